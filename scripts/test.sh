@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs every test: native unit and doc tests, reference vectors, codec properties,
+# the CLI, then a release build of the page tested in headless Chromium.
+# Installs what is missing first. Prints the gzip size of what ships.
+set -euo pipefail
+bash "$(dirname "$0")/setup.sh"
+source "$(dirname "$0")/env.sh"
+
+step cargo test --locked
+step trunk build --release
+
+total=0
+for f in dist/*.wasm dist/*.js dist/*.css; do
+  [ -f "$f" ] || continue
+  raw=$(stat -c%s "$f"); gz=$(gzip -9c "$f" | wc -c); total=$((total + gz))
+  echo "[memfit] size: $(basename "$f") ${raw} B raw, ${gz} B gzip -9"
+done
+echo "[memfit] size: shipped wasm+js+css ${total} B gzip -9"
+
+step node tests/e2e/browser.mjs dist "$CARGO_TARGET_DIR/debug/memfit"

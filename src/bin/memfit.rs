@@ -1,0 +1,73 @@
+//! memfit CLI: a query string in, the Estimate as JSON out.
+//!
+//! ```text
+//! memfit 'model=llama-2-7b&mode=train&zero=3&gpus_per_node=8'
+//! memfit --json '{"model":"gpt2", ...}'      # a serialized Scenario
+//! memfit --strict '...'                      # exit 2 on any warning
+//! ```
+//! Exit status: 0 on success (warnings included), 2 when the input cannot be used.
+
+use memfit::core::{gpu::GPUS, model::presets, scenario::Scenario};
+use memfit::share::query::KEYS;
+use memfit::share::report::{estimate_with, report, report_query};
+use std::process::ExitCode;
+
+fn help() -> String {
+    let mut h = String::from(
+        "memfit — will this LLM job fit in GPU memory?\n\n\
+         USAGE:\n  memfit [--strict] '<query string>'\n  memfit [--strict] --json '<Scenario JSON>'\n  memfit --help\n\n\
+         Prints the estimate as one JSON object. Exit 0 on success (warnings are in\n\
+         \"warnings\"), 2 when the input cannot be used (or, with --strict, has warnings).\n\nKEYS:\n",
+    );
+    for k in KEYS {
+        h.push_str(&format!(
+            "  {:<14} {} [{}] — {}\n",
+            k.key, k.meaning, k.unit, k.allowed
+        ));
+    }
+    h.push_str("\nMODELS:\n");
+    for p in presets() {
+        h.push_str(&format!("  {:<16} {}\n", p.id, p.name));
+    }
+    h.push_str("\nGPUS:\n");
+    for g in GPUS {
+        h.push_str(&format!("  {:<12} {}\n", g.id, g.name));
+    }
+    h
+}
+
+fn fail(msg: &str) -> ExitCode {
+    eprintln!("memfit: {msg}\nTry 'memfit --help'.");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        print!("{}", help());
+        return ExitCode::SUCCESS;
+    }
+    let strict = args.iter().any(|a| a == "--strict");
+    args.retain(|a| a != "--strict");
+    let value = match args.as_slice() {
+        [flag, json] if flag == "--json" => match serde_json::from_str::<Scenario>(json) {
+            Ok(s) => {
+                let e = estimate_with(&s, &[]);
+                report(&s, &e)
+            }
+            Err(e) => return fail(&format!("the JSON is not a Scenario: {e}")),
+        },
+        [q] if !q.starts_with("--") => report_query(q),
+        [] => return fail("no query string given"),
+        _ => return fail(&format!("unexpected arguments: {}", args.join(" "))),
+    };
+    match serde_json::to_string_pretty(&value) {
+        Ok(text) => println!("{text}"),
+        Err(e) => return fail(&format!("cannot print JSON: {e}")),
+    }
+    let warned = value["warnings"].as_array().is_some_and(|w| !w.is_empty());
+    if strict && warned {
+        return fail("warnings present (--strict)");
+    }
+    ExitCode::SUCCESS
+}

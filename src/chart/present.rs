@@ -1,0 +1,129 @@
+//! Text the page shows for an estimate: verdict, table rows. Pure, so it is
+//! tested natively and the components only place it.
+
+use crate::core::estimate::{Estimate, Item, Location, Phase};
+use crate::core::units::{group_digits, Units};
+
+/// The fit verdict in words.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    /// Whether the per-GPU peak fits the usable memory.
+    pub fits: bool,
+    /// "Fits" / "Does not fit".
+    pub headline: String,
+    /// Per-GPU peak, e.g. "61.24 GiB".
+    pub per_gpu: String,
+    /// Usable memory, e.g. "79.65 GiB".
+    pub usable: String,
+    /// Headroom sentence, e.g. "18.41 GiB free" or "24.10 GiB over".
+    pub headroom: String,
+    /// The largest GPU component and its share, e.g. "Activations (85%)".
+    pub largest: String,
+    /// Host RAM per node, e.g. "0.00 GiB".
+    pub per_cpu: String,
+    /// Where in the step the peak occurs.
+    pub phase: String,
+}
+
+/// Human name of a phase.
+pub fn phase_label(p: Phase) -> &'static str {
+    match p {
+        Phase::Init => "model init",
+        Phase::Forward => "forward",
+        Phase::Backward => "backward",
+        Phase::OptimizerStep => "optimizer step",
+        Phase::Prefill => "prefill",
+        Phase::Decode => "decode (cache full)",
+    }
+}
+
+/// The verdict for an estimate in the given units.
+pub fn verdict(e: &Estimate, units: Units) -> Verdict {
+    let headroom = if e.headroom_bytes >= 0 {
+        format!("{} free", units.format(e.headroom_bytes as u64))
+    } else {
+        format!("{} over", units.format(e.headroom_bytes.unsigned_abs()))
+    };
+    let largest = e
+        .largest_gpu_component()
+        .map(|c| {
+            let share = e.gpu_bytes_of(c) as f64 / e.per_gpu_bytes.max(1) as f64 * 100.0;
+            format!("{} ({share:.0}%)", c.label())
+        })
+        .unwrap_or_else(|| "—".into());
+    Verdict {
+        fits: e.fits,
+        headline: if e.fits {
+            "Fits".into()
+        } else {
+            "Does not fit".into()
+        },
+        per_gpu: units.format(e.per_gpu_bytes),
+        usable: units.format(e.gpu.usable_bytes),
+        headroom,
+        largest,
+        per_cpu: units.format(e.per_cpu_bytes),
+        phase: phase_label(e.peak_phase).into(),
+    }
+}
+
+/// One row of the ledger table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// Component label.
+    pub component: String,
+    /// "GPU" / "CPU (per node)" / "NVMe (per node)".
+    pub location: String,
+    /// Formatted size.
+    pub size: String,
+    /// Exact bytes with digit grouping.
+    pub bytes: String,
+    /// Formula in symbols.
+    pub formula: String,
+    /// Values substituted.
+    pub values: String,
+    /// Source.
+    pub source: String,
+}
+
+/// The ledger as table rows.
+pub fn rows(items: &[Item], units: Units) -> Vec<Row> {
+    items
+        .iter()
+        .map(|i| Row {
+            component: i.component.label().into(),
+            location: match i.location {
+                Location::Gpu => "GPU".into(),
+                Location::Cpu => "CPU (per node)".into(),
+                Location::Nvme => "NVMe (per node)".into(),
+            },
+            size: units.format(i.bytes),
+            bytes: group_digits(i.bytes),
+            formula: i.formula.clone(),
+            values: i.values.clone(),
+            source: i.source.clone(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::estimate::estimate;
+    use crate::core::scenario::{Scenario, Zero};
+
+    #[test]
+    fn verdict_for_llama2_7b_zero3_8gpu() {
+        let mut s = Scenario::default();
+        s.zero = Zero::Z3;
+        s.gpus_per_node = 8;
+        let e = estimate(&s);
+        let v = verdict(&e, Units::Gib);
+        // 1,684,603,904·2 + 3,369,207,808 + 6,738,415,616 + 524,288,000 + 104,152,956,928
+        assert_eq!(e.per_gpu_bytes, 118_154_076_160);
+        assert_eq!(v.per_gpu, "110.04 GiB");
+        assert_eq!(v.headline, "Does not fit");
+        assert_eq!(v.headroom, "30.39 GiB over");
+        assert!(v.largest.starts_with("Activations (88%)"), "{}", v.largest);
+    }
+}

@@ -1,0 +1,9 @@
+//! The estimator. Pure Rust: no `leptos`, no `web_sys`, no `wasm_bindgen`; builds
+//! and tests natively.
+
+pub mod deepspeed;
+pub mod estimate;
+pub mod gpu;
+pub mod model;
+pub mod scenario;
+pub mod units;

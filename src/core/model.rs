@@ -1,0 +1,525 @@
+//! Transformer shapes and their exact parameter counts.
+//!
+//! A model is an [`Arch`]: the handful of numbers in a Hugging Face `config.json`
+//! that fix every weight matrix. From it memfit counts parameters exactly (the way
+//! `sum(p.numel() for p in model.parameters())` does, tied weights once) and the
+//! "largest layer" the way DeepSpeed's ZeRO-3 estimator does (the largest single
+//! module's own parameters, not recursive).
+
+use serde::{Deserialize, Serialize};
+
+/// Feed-forward block shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mlp {
+    /// Two matrices, `h→f→h` (GPT-2, GPT-3, BLOOM, T5): GELU or ReLU.
+    Gelu,
+    /// Three matrices, gate and up `h→f` and down `f→h` (Llama, Mistral, Qwen, Gemma).
+    Swiglu,
+}
+
+impl Mlp {
+    /// Stable query-string spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mlp::Gelu => "gelu",
+            Mlp::Swiglu => "swiglu",
+        }
+    }
+    /// Number of `h×f` matrices.
+    pub fn matrices(self) -> u64 {
+        match self {
+            Mlp::Gelu => 2,
+            Mlp::Swiglu => 3,
+        }
+    }
+}
+
+/// Normalisation layer kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Norm {
+    /// LayerNorm: weight and bias, `2h` parameters.
+    Layernorm,
+    /// RMSNorm: weight only, `h` parameters.
+    Rmsnorm,
+}
+
+impl Norm {
+    /// Stable query-string spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Norm::Layernorm => "layernorm",
+            Norm::Rmsnorm => "rmsnorm",
+        }
+    }
+    /// Parameters of one norm over a vector of width `h`.
+    pub fn params(self, h: u64) -> u64 {
+        match self {
+            Norm::Layernorm => 2 * h,
+            Norm::Rmsnorm => h,
+        }
+    }
+}
+
+/// Which linear layers carry a bias vector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bias {
+    /// No biases (Llama, Mistral, Gemma).
+    None,
+    /// Only the q, k, v projections (Qwen2/2.5).
+    Qkv,
+    /// Every linear layer (GPT-2, GPT-3, BLOOM).
+    All,
+}
+
+/// The shape of a decoder-only transformer (dense or mixture-of-experts).
+///
+/// All counts are plain integers; `head_dim` is explicit because some models
+/// (Gemma 2) do not use `hidden / heads`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Arch {
+    /// Transformer blocks, `L`.
+    pub layers: u32,
+    /// Model width, `h`.
+    pub hidden: u32,
+    /// Query heads, `a`.
+    pub heads: u32,
+    /// Key/value heads, `a_kv` (= `a` for MHA, 1 for MQA, in between for GQA).
+    pub kv_heads: u32,
+    /// Width of one head, `d` (usually `h / a`).
+    pub head_dim: u32,
+    /// Feed-forward inner width, `f` (per expert for MoE).
+    pub ffn: u32,
+    /// Vocabulary size, `V`.
+    pub vocab: u32,
+    /// Feed-forward shape.
+    pub mlp: Mlp,
+    /// Normalisation kind.
+    pub norm: Norm,
+    /// LM head shares the embedding matrix.
+    pub tied: bool,
+    /// Which linears have biases.
+    pub bias: Bias,
+    /// Learned absolute position embeddings (0 for RoPE / ALiBi).
+    pub positions: u32,
+    /// Norms inside each block: 2 (pre-norm) or 4 (Gemma 2's sandwich norms).
+    pub norms_per_layer: u32,
+    /// OLMo 2 style q/k norms over the full projected q and k vectors.
+    pub qk_norm: bool,
+    /// LayerNorm right after the embedding (BLOOM).
+    pub emb_norm: bool,
+    /// q, k and v live in one fused linear module (GPT-2 `c_attn`, Phi-3 `qkv_proj`).
+    pub fused_qkv: bool,
+    /// Gate and up projections live in one fused module (Phi-3 `gate_up_proj`).
+    pub fused_gate_up: bool,
+    /// Routed experts per MoE layer (0 = dense model).
+    pub experts: u32,
+    /// Experts each token is routed to.
+    pub top_k: u32,
+}
+
+/// Parameter counts of one model, by part.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParamCount {
+    /// Token embedding + learned positions + embedding norm.
+    pub embedding: u64,
+    /// All attention projections (with biases and q/k norms), all layers.
+    pub attention: u64,
+    /// All feed-forward weights (all experts and routers), all layers.
+    pub mlp: u64,
+    /// All norms in the blocks plus the final norm.
+    pub norms: u64,
+    /// Untied LM head (0 when tied).
+    pub lm_head: u64,
+    /// Sum of the above, `Ψ`.
+    pub total: u64,
+    /// Parameters one token touches (MoE: `top_k` experts instead of all).
+    pub active: u64,
+    /// DeepSpeed's `largest_layer_params`: the biggest module's own parameters.
+    pub largest_layer: u64,
+    /// Parameters of one transformer block.
+    pub per_layer: u64,
+}
+
+impl Arch {
+    /// Exact parameter count.
+    ///
+    /// # Formula
+    /// ```text
+    /// Ψ = V·h + P·h [+ n(h) if emb_norm]
+    ///   + L · ( h·a·d + 2·h·a_kv·d + a·d·h + b_qkv + b_o + n_qk
+    ///         + E'·m·h·f + b_mlp + router + k_n·n(h) )
+    ///   + n(h) + [V·h if untied]
+    /// ```
+    /// where `V` vocab, `h` hidden, `P` learned positions, `L` layers, `a` heads,
+    /// `a_kv` KV heads, `d` head width, `f` FFN width, `m` = 2 (GELU) or 3 (SwiGLU)
+    /// matrices, `E'` = max(1, experts), `router = h·E` for MoE, `k_n` norms per
+    /// block, `n(h)` = `2h` (LayerNorm) or `h` (RMSNorm); biases: `b_qkv = (a+2a_kv)·d`,
+    /// `b_o = h`, `b_mlp = E'·(f + h)` for GELU.
+    ///
+    /// Source: the modules of Hugging Face `transformers` (`LlamaForCausalLM`,
+    /// `GPT2LMHeadModel`, ...); checked against published counts in the tests.
+    ///
+    /// # Example
+    /// ```
+    /// use memfit::core::model::preset;
+    /// // Llama-2-7B: 32·(4·4096² + 3·4096·11008 + 2·4096) + 4096 + 2·32000·4096
+    /// assert_eq!(preset("llama-2-7b").unwrap().arch.params().total, 6_738_415_616);
+    /// ```
+    pub fn params(&self) -> ParamCount {
+        let h = self.hidden as u64;
+        let v = self.vocab as u64;
+        let a = self.heads as u64;
+        let kv = self.kv_heads as u64;
+        let d = self.head_dim as u64;
+        let f = self.ffn as u64;
+        let layers = self.layers as u64;
+        let n = |w: u64| self.norm.params(w);
+
+        let embedding = v * h + self.positions as u64 * h + if self.emb_norm { n(h) } else { 0 };
+
+        let q = h * a * d;
+        let k = h * kv * d;
+        let o = a * d * h;
+        let (b_qkv, b_o) = match self.bias {
+            Bias::None => (0, 0),
+            Bias::Qkv => ((a + 2 * kv) * d, 0),
+            Bias::All => ((a + 2 * kv) * d, h),
+        };
+        let qk_norm = if self.qk_norm {
+            n(a * d) + n(kv * d)
+        } else {
+            0
+        };
+        let attn_layer = q + 2 * k + o + b_qkv + b_o + qk_norm;
+
+        let e = self.experts.max(1) as u64;
+        let mlp_bias = if self.bias == Bias::All && self.mlp == Mlp::Gelu {
+            f + h
+        } else {
+            0
+        };
+        let one_expert = self.mlp.matrices() * h * f + mlp_bias;
+        let router = if self.experts > 0 { h * e } else { 0 };
+        let mlp_layer = e * one_expert + router;
+        let norm_layer = self.norms_per_layer as u64 * n(h);
+
+        let per_layer = attn_layer + mlp_layer + norm_layer;
+        let attention = layers * attn_layer;
+        let mlp = layers * mlp_layer;
+        let norms = layers * norm_layer + n(h);
+        let lm_head = if self.tied { 0 } else { v * h };
+        let total = embedding + attention + mlp + norms + lm_head;
+        let active_experts = if self.experts > 0 {
+            self.top_k.min(self.experts) as u64
+        } else {
+            1
+        };
+        let active = total - layers * (e - active_experts) * one_expert;
+
+        // Largest single module (DeepSpeed counts each module's own parameters).
+        let mut largest = (v * h).max(self.positions as u64 * h);
+        if !self.tied {
+            largest = largest.max(v * h);
+        }
+        let (qb, kb) = match self.bias {
+            Bias::None => (0, 0),
+            _ => (a * d, kv * d),
+        };
+        if self.fused_qkv {
+            largest = largest.max(q + 2 * k + b_qkv);
+        } else {
+            largest = largest.max(q + qb).max(k + kb);
+        }
+        largest = largest.max(o + b_o);
+        let up = h * f + if mlp_bias > 0 { f } else { 0 };
+        let down = f * h + if mlp_bias > 0 { h } else { 0 };
+        let up_module = if self.fused_gate_up && self.mlp == Mlp::Swiglu {
+            2 * h * f
+        } else {
+            up
+        };
+        largest = largest.max(up_module).max(down).max(router);
+
+        ParamCount {
+            embedding,
+            attention,
+            mlp,
+            norms,
+            lm_head,
+            total,
+            active,
+            largest_layer: largest,
+            per_layer,
+        }
+    }
+
+    /// Checks the shape is self-consistent.
+    ///
+    /// # Errors
+    /// A message naming the offending field when a count is zero, when the KV
+    /// heads do not divide the query heads, or when `top_k` exceeds the experts.
+    pub fn check(&self) -> Result<(), String> {
+        for (name, v) in [
+            ("layers", self.layers),
+            ("hidden", self.hidden),
+            ("heads", self.heads),
+            ("kv_heads", self.kv_heads),
+            ("head_dim", self.head_dim),
+            ("ffn", self.ffn),
+            ("vocab", self.vocab),
+        ] {
+            if v == 0 {
+                return Err(format!("{name} must be at least 1"));
+            }
+        }
+        if self.kv_heads > self.heads || self.heads % self.kv_heads != 0 {
+            return Err(format!(
+                "kv_heads ({}) must divide heads ({})",
+                self.kv_heads, self.heads
+            ));
+        }
+        if self.experts > 0 && (self.top_k == 0 || self.top_k > self.experts) {
+            return Err(format!(
+                "top_k ({}) must be between 1 and experts ({})",
+                self.top_k, self.experts
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A named model with its exact shape and the parameter count its authors publish.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Preset {
+    /// Query-string id (`model=`).
+    pub id: &'static str,
+    /// Display name.
+    pub name: &'static str,
+    /// The shape.
+    pub arch: Arch,
+    /// The total parameter count as published (model card or `num_parameters()`).
+    pub published_params: u64,
+    /// Relative tolerance of the published count: 0 when the publisher gives the
+    /// exact integer, larger when it only gives a rounded figure (GPT-3's "175.0B").
+    pub published_rel_tol: f64,
+    /// Where the shape and count come from.
+    pub source: &'static str,
+}
+
+#[allow(clippy::too_many_arguments)]
+const fn dense(
+    layers: u32,
+    hidden: u32,
+    heads: u32,
+    kv_heads: u32,
+    ffn: u32,
+    vocab: u32,
+    mlp: Mlp,
+    norm: Norm,
+    tied: bool,
+    bias: Bias,
+) -> Arch {
+    Arch {
+        layers,
+        hidden,
+        heads,
+        kv_heads,
+        head_dim: hidden / heads,
+        ffn,
+        vocab,
+        mlp,
+        norm,
+        tied,
+        bias,
+        positions: 0,
+        norms_per_layer: 2,
+        qk_norm: false,
+        emb_norm: false,
+        fused_qkv: false,
+        fused_gate_up: false,
+        experts: 0,
+        top_k: 0,
+    }
+}
+
+const fn llama(layers: u32, hidden: u32, heads: u32, kv: u32, ffn: u32, vocab: u32) -> Arch {
+    dense(
+        layers,
+        hidden,
+        heads,
+        kv,
+        ffn,
+        vocab,
+        Mlp::Swiglu,
+        Norm::Rmsnorm,
+        false,
+        Bias::None,
+    )
+}
+
+const fn gpt2(layers: u32, hidden: u32, heads: u32, positions: u32, vocab: u32) -> Arch {
+    let mut a = dense(
+        layers,
+        hidden,
+        heads,
+        heads,
+        4 * hidden,
+        vocab,
+        Mlp::Gelu,
+        Norm::Layernorm,
+        true,
+        Bias::All,
+    );
+    a.positions = positions;
+    a.fused_qkv = true;
+    a
+}
+
+const fn with_experts(mut a: Arch, experts: u32, top_k: u32) -> Arch {
+    a.experts = experts;
+    a.top_k = top_k;
+    a
+}
+
+const fn qwen(layers: u32, hidden: u32, heads: u32, kv: u32, ffn: u32) -> Arch {
+    let mut a = llama(layers, hidden, heads, kv, ffn, 152_064);
+    a.bias = Bias::Qkv;
+    a
+}
+
+const fn gemma2(layers: u32, hidden: u32, heads: u32, kv: u32, head_dim: u32, ffn: u32) -> Arch {
+    let mut a = llama(layers, hidden, heads, kv, ffn, 256_000);
+    a.head_dim = head_dim;
+    a.tied = true;
+    a.norms_per_layer = 4;
+    a
+}
+
+const fn phi3(layers: u32, hidden: u32, heads: u32, kv: u32, ffn: u32) -> Arch {
+    let mut a = llama(layers, hidden, heads, kv, ffn, 32_064);
+    a.fused_qkv = true;
+    a.fused_gate_up = true;
+    a
+}
+
+/// Every model preset, in display order.
+pub fn presets() -> &'static [Preset] {
+    use std::sync::OnceLock;
+    static P: OnceLock<Vec<Preset>> = OnceLock::new();
+    P.get_or_init(build_presets)
+}
+
+fn build_presets() -> Vec<Preset> {
+    let hf = "Hugging Face config.json; count = transformers num_parameters()";
+    let mut olmo2 = llama(32, 4096, 32, 32, 11_008, 100_352);
+    olmo2.qk_norm = true;
+    let mut bloom = dense(
+        70,
+        14_336,
+        112,
+        112,
+        57_344,
+        250_880,
+        Mlp::Gelu,
+        Norm::Layernorm,
+        true,
+        Bias::All,
+    );
+    bloom.emb_norm = true;
+    bloom.fused_qkv = true;
+    let mut gpt3 = gpt2(96, 12_288, 96, 2048, 50_257);
+    gpt3.fused_qkv = true;
+    vec![
+        Preset { id: "gpt2", name: "GPT-2 small (124M)", arch: gpt2(12, 768, 12, 1024, 50_257), published_params: 124_439_808, published_rel_tol: 0.0, source: hf },
+        Preset { id: "gpt2-medium", name: "GPT-2 medium (355M)", arch: gpt2(24, 1024, 16, 1024, 50_257), published_params: 354_823_168, published_rel_tol: 0.0, source: hf },
+        Preset { id: "gpt2-large", name: "GPT-2 large (774M)", arch: gpt2(36, 1280, 20, 1024, 50_257), published_params: 774_030_080, published_rel_tol: 0.0, source: hf },
+        Preset { id: "gpt2-xl", name: "GPT-2 XL (1.5B)", arch: gpt2(48, 1600, 25, 1024, 50_257), published_params: 1_557_611_200, published_rel_tol: 0.0, source: hf },
+        Preset { id: "gpt3-175b", name: "GPT-3 175B", arch: gpt3, published_params: 175_000_000_000, published_rel_tol: 0.005, source: "Brown et al. 2020 Table 2.1 shape (L=96, h=12288, a=96, n_ctx=2048), GPT-2 vocabulary 50257 unpadded, learned positions; exact count 174,604,259,328; the paper rounds to 175.0B" },
+        Preset { id: "llama-2-7b", name: "Llama 2 7B", arch: llama(32, 4096, 32, 32, 11_008, 32_000), published_params: 6_738_415_616, published_rel_tol: 0.0, source: hf },
+        Preset { id: "llama-2-13b", name: "Llama 2 13B", arch: llama(40, 5120, 40, 40, 13_824, 32_000), published_params: 13_015_864_320, published_rel_tol: 0.0, source: hf },
+        Preset { id: "llama-2-70b", name: "Llama 2 70B", arch: llama(80, 8192, 64, 8, 28_672, 32_000), published_params: 68_976_648_192, published_rel_tol: 0.0, source: hf },
+        Preset { id: "llama-3-8b", name: "Llama 3 / 3.1 8B", arch: llama(32, 4096, 32, 8, 14_336, 128_256), published_params: 8_030_261_248, published_rel_tol: 0.0, source: hf },
+        Preset { id: "llama-3-70b", name: "Llama 3 / 3.1 70B", arch: llama(80, 8192, 64, 8, 28_672, 128_256), published_params: 70_553_706_496, published_rel_tol: 0.0, source: hf },
+        Preset { id: "llama-3.1-405b", name: "Llama 3.1 405B", arch: llama(126, 16_384, 128, 8, 53_248, 128_256), published_params: 405_853_388_800, published_rel_tol: 0.0, source: hf },
+        Preset { id: "mistral-7b", name: "Mistral 7B v0.1", arch: llama(32, 4096, 32, 8, 14_336, 32_000), published_params: 7_241_732_096, published_rel_tol: 0.0, source: hf },
+        Preset { id: "mixtral-8x7b", name: "Mixtral 8x7B", arch: with_experts(llama(32, 4096, 32, 8, 14_336, 32_000), 8, 2), published_params: 46_702_792_704, published_rel_tol: 0.0, source: hf },
+        Preset { id: "mixtral-8x22b", name: "Mixtral 8x22B", arch: with_experts(llama(56, 6144, 48, 8, 16_384, 32_768), 8, 2), published_params: 141_000_000_000, published_rel_tol: 0.005, source: "Hugging Face config.json; the model card says 141B (exact count 140,630,071,296)" },
+        Preset { id: "qwen2.5-7b", name: "Qwen2.5 7B", arch: qwen(28, 3584, 28, 4, 18_944), published_params: 7_615_616_512, published_rel_tol: 0.0, source: hf },
+        Preset { id: "qwen2.5-14b", name: "Qwen2.5 14B", arch: qwen(48, 5120, 40, 8, 13_824), published_params: 14_770_033_664, published_rel_tol: 0.0, source: hf },
+        Preset { id: "qwen2.5-32b", name: "Qwen2.5 32B", arch: qwen(64, 5120, 40, 8, 27_648), published_params: 32_763_876_352, published_rel_tol: 0.0, source: hf },
+        Preset { id: "qwen2.5-72b", name: "Qwen2.5 72B", arch: qwen(80, 8192, 64, 8, 29_568), published_params: 72_706_203_648, published_rel_tol: 0.0, source: hf },
+        Preset { id: "gemma-2-9b", name: "Gemma 2 9B", arch: gemma2(42, 3584, 16, 8, 256, 14_336), published_params: 9_241_705_984, published_rel_tol: 0.0, source: hf },
+        Preset { id: "gemma-2-27b", name: "Gemma 2 27B", arch: gemma2(46, 4608, 32, 16, 128, 36_864), published_params: 27_227_128_320, published_rel_tol: 0.0, source: hf },
+        Preset { id: "phi-3-mini", name: "Phi-3 mini (3.8B)", arch: phi3(32, 3072, 32, 32, 8192), published_params: 3_821_079_552, published_rel_tol: 0.0, source: hf },
+        Preset { id: "phi-3-medium", name: "Phi-3 medium (14B)", arch: phi3(40, 5120, 40, 10, 17_920), published_params: 13_960_238_080, published_rel_tol: 0.0, source: hf },
+        Preset { id: "olmo-2-7b", name: "OLMo 2 7B", arch: olmo2, published_params: 7_298_617_344, published_rel_tol: 0.0, source: hf },
+        Preset { id: "bloom-176b", name: "BLOOM 176B", arch: bloom, published_params: 176_247_271_424, published_rel_tol: 0.0, source: hf },
+    ]
+}
+
+/// Looks a preset up by its id.
+pub fn preset(id: &str) -> Option<&'static Preset> {
+    presets().iter().find(|p| p.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every preset's computed count equals the count its publisher reports.
+    #[test]
+    fn presets_match_published_counts() {
+        for p in presets() {
+            p.arch.check().unwrap_or_else(|e| panic!("{}: {e}", p.id));
+            let got = p.arch.params().total;
+            if p.published_rel_tol == 0.0 {
+                assert_eq!(got, p.published_params, "{}", p.id);
+            } else {
+                let rel =
+                    (got as f64 - p.published_params as f64).abs() / p.published_params as f64;
+                assert!(
+                    rel <= p.published_rel_tol,
+                    "{}: {got} vs {} (rel {rel})",
+                    p.id,
+                    p.published_params
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn gpt2_breakdown_by_hand() {
+        // wte 50257·768 + wpe 1024·768; block: c_attn 768·2304+2304, c_proj 768²+768,
+        // c_fc 768·3072+3072, c_proj 3072·768+768, 2 LayerNorms 4·768; ln_f 2·768.
+        let p = preset("gpt2").unwrap().arch.params();
+        assert_eq!(p.embedding, 38_597_376 + 786_432);
+        assert_eq!(
+            p.per_layer,
+            1_771_776 + 590_592 + 2_362_368 + 2_360_064 + 3_072
+        );
+        assert_eq!(p.largest_layer, 38_597_376); // transformer.wte, as DeepSpeed reports
+        assert_eq!(p.lm_head, 0);
+    }
+
+    #[test]
+    fn moe_active_params() {
+        // Mixtral 8x7B: "12.9B active" (Mistral AI). By hand: total minus the 6 unused
+        // experts in each of 32 layers, 46,702,792,704 − 32·6·(3·4096·14336).
+        let p = preset("mixtral-8x7b").unwrap().arch.params();
+        assert_eq!(p.active, 46_702_792_704 - 32 * 6 * 3 * 4096 * 14_336);
+        assert_eq!(p.active, 12_879_925_248);
+    }
+
+    #[test]
+    fn check_rejects_bad_shapes() {
+        let mut a = preset("llama-2-7b").unwrap().arch.clone();
+        a.kv_heads = 5;
+        assert!(a.check().unwrap_err().contains("kv_heads"));
+        a.kv_heads = 32;
+        a.layers = 0;
+        assert!(a.check().unwrap_err().contains("layers"));
+    }
+}

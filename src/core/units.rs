@@ -1,0 +1,154 @@
+//! Byte counts and their display.
+//!
+//! Bytes stay integers (`u64`) until the last moment of display. Display always
+//! names its unit: GiB (2^30 bytes) by default, GB (10^9 bytes) on request.
+//! DeepSpeed prints `bytes / 2**30` and labels it "GB"; memfit labels the same
+//! number GiB.
+
+use serde::{Deserialize, Serialize};
+
+/// 2^30 bytes.
+pub const GIB: u64 = 1 << 30;
+/// 2^20 bytes.
+pub const MIB: u64 = 1 << 20;
+/// 10^9 bytes.
+pub const GB: u64 = 1_000_000_000;
+
+/// Which unit system a number is shown in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Units {
+    /// Binary: GiB = 2^30 bytes (what `nvidia-smi` and PyTorch report as MiB/GiB).
+    #[default]
+    Gib,
+    /// Decimal: GB = 10^9 bytes (what the seeds' worked examples and vendors' data sheets use).
+    Gb,
+}
+
+impl Units {
+    /// Stable query-string spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Units::Gib => "gib",
+            Units::Gb => "gb",
+        }
+    }
+    /// The unit's label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Units::Gib => "GiB",
+            Units::Gb => "GB",
+        }
+    }
+    /// Bytes in one unit.
+    pub fn divisor(self) -> u64 {
+        match self {
+            Units::Gib => GIB,
+            Units::Gb => GB,
+        }
+    }
+    /// `bytes` in this unit, as a float for display.
+    pub fn value(self, bytes: u64) -> f64 {
+        bytes as f64 / self.divisor() as f64
+    }
+    /// `bytes` formatted with two decimals and the unit, e.g. `"12.55 GiB"`.
+    ///
+    /// ```
+    /// use memfit::core::units::Units;
+    /// assert_eq!(Units::Gib.format(85_520_809_984), "79.65 GiB");
+    /// assert_eq!(Units::Gb.format(85_520_809_984), "85.52 GB");
+    /// ```
+    pub fn format(self, bytes: u64) -> String {
+        format!("{:.2} {}", self.value(bytes), self.label())
+    }
+    /// A signed byte difference (headroom), e.g. `"-3.10 GiB"`.
+    pub fn format_signed(self, bytes: i128) -> String {
+        let v = bytes as f64 / self.divisor() as f64;
+        format!("{v:.2} {}", self.label())
+    }
+}
+
+/// `a · b / c`, computed exactly in 128-bit integers and truncated toward zero;
+/// `c = 0` is treated as 1 so that no division can panic.
+pub fn mul_div(a: u64, b: u64, c: u64) -> u64 {
+    let r = (a as u128 * b as u128) / c.max(1) as u128;
+    r.min(u64::MAX as u128) as u64
+}
+
+/// `⌈a · b / c⌉`: the largest of `c` shards of `a·b` bytes (memory comes in whole
+/// bytes, and the peak is the rank holding the biggest shard); `c = 0` is treated as 1.
+///
+/// ```
+/// use memfit::core::units::mul_div_ceil;
+/// assert_eq!(mul_div_ceil(2, 7_500_000_000, 1024), 14_648_438); // 14,648,437.5 rounded up
+/// ```
+pub fn mul_div_ceil(a: u64, b: u64, c: u64) -> u64 {
+    let r = (a as u128 * b as u128).div_ceil(c.max(1) as u128);
+    r.min(u64::MAX as u128) as u64
+}
+
+/// `a · b`, saturating at `u64::MAX` (only reachable with absurd inputs, which the
+/// codec rejects; this keeps the estimator panic-free on any input).
+pub fn mul(a: u64, b: u64) -> u64 {
+    a.saturating_mul(b)
+}
+
+/// Formats an integer with thousands separators: `6738415616` → `"6,738,415,616"`.
+pub fn group_digits(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// A parameter count in a short human form: `6738415616` → `"6.74B"`.
+pub fn short_count(n: u64) -> String {
+    let f = n as f64;
+    if f >= 1e12 {
+        format!("{:.2}T", f / 1e12)
+    } else if f >= 1e9 {
+        format!("{:.2}B", f / 1e9)
+    } else if f >= 1e6 {
+        format!("{:.2}M", f / 1e6)
+    } else if f >= 1e3 {
+        format!("{:.1}K", f / 1e3)
+    } else {
+        n.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_name_their_unit() {
+        assert_eq!(Units::Gib.format(GIB), "1.00 GiB");
+        assert_eq!(Units::Gb.format(GB), "1.00 GB");
+        assert_eq!(
+            Units::Gib.format_signed(-(GIB as i128) * 3 / 2),
+            "-1.50 GiB"
+        );
+    }
+
+    #[test]
+    fn mul_div_is_exact_and_total() {
+        assert_eq!(mul_div(18, 7_000_000_000, 64), 1_968_750_000);
+        assert_eq!(mul_div(5, 7, 0), 35);
+        assert_eq!(mul_div(u64::MAX, u64::MAX, 1), u64::MAX);
+    }
+
+    #[test]
+    fn grouping() {
+        assert_eq!(group_digits(6_738_415_616), "6,738,415,616");
+        assert_eq!(group_digits(999), "999");
+        assert_eq!(group_digits(1000), "1,000");
+        assert_eq!(short_count(6_738_415_616), "6.74B");
+        assert_eq!(short_count(124_439_808), "124.44M");
+    }
+}

@@ -1,0 +1,12 @@
+//! wasm entry: install the panic hook and mount the app. Nothing else.
+
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(memfit::ui::App);
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    eprintln!("memfit-web is the browser app; build it with `trunk build`. The CLI is `memfit`.");
+}

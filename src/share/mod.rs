@@ -1,0 +1,5 @@
+//! The public contract: the query-string codec and the CLI's JSON report.
+//! Pure: no `leptos`, no `web_sys`.
+
+pub mod query;
+pub mod report;

@@ -1,0 +1,33 @@
+//! The one place that touches `window.location` and `window.history`.
+
+use leptos::prelude::window;
+use wasm_bindgen::JsValue;
+
+/// The current query string without the leading `?` (empty when unavailable).
+pub fn read_query() -> String {
+    window()
+        .location()
+        .search()
+        .unwrap_or_default()
+        .trim_start_matches('?')
+        .to_string()
+}
+
+/// Replaces the current history entry's query (no new entry, no scroll jump).
+pub fn replace_query(query: &str) {
+    let url = format!("?{query}");
+    if let Ok(history) = window().history() {
+        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+    }
+}
+
+/// The page's full URL (for the copy-link button).
+pub fn href() -> String {
+    window().location().href().unwrap_or_default()
+}
+
+/// Copies text to the clipboard; resolves silently when the browser refuses.
+pub fn copy_to_clipboard(text: &str) {
+    let clipboard = window().navigator().clipboard();
+    let _ = clipboard.write_text(text);
+}

@@ -1,0 +1,90 @@
+//! The CLI contract: JSON shape, exit codes, no panics.
+
+use std::process::Command;
+
+fn memfit(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_memfit"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn acceptance_query_prints_the_ledger() {
+    let (code, out, _) = memfit(&["model=llama-2-7b&mode=train&zero=3&gpus_per_node=8"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["model"]["params"], 6_738_415_616u64);
+    let psi = 6_738_415_616u64;
+    let item = |c: &str| {
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["component"] == c)
+            .unwrap()["bytes"]
+            .as_u64()
+            .unwrap()
+    };
+    // By hand: each of 8 ranks holds 2Ψ/8 weights, 2Ψ/8 grads, 4Ψ/8 master, 8Ψ/8 Adam m+v.
+    assert_eq!(item("weights"), 2 * psi / 8);
+    assert_eq!(item("gradients"), 2 * psi / 8);
+    assert_eq!(item("master_weights"), 4 * psi / 8);
+    assert_eq!(item("optimizer_states"), psi);
+    assert_eq!(item("gathered_layer"), 4 * 32_000 * 4096);
+    let sum: u64 = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["location"] == "gpu")
+        .map(|i| i["bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(v["per_gpu_bytes"].as_u64().unwrap(), sum);
+    assert_eq!(v["fits"], false);
+    assert!(v["warnings"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn warnings_keep_exit_zero_and_strict_makes_them_fatal() {
+    let (code, out, _) = memfit(&["tp=abc"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["warnings"][0]["key"], "tp");
+    assert_eq!(v["warnings"][0]["value"], "abc");
+    let (code, _, err) = memfit(&["--strict", "tp=abc"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("warnings"));
+}
+
+#[test]
+fn unusable_input_exits_2() {
+    assert_eq!(memfit(&[]).0, 2);
+    assert_eq!(memfit(&["a", "b"]).0, 2);
+    let (code, _, err) = memfit(&["--json", "{not json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not a Scenario"));
+}
+
+#[test]
+fn json_scenario_input_matches_the_query() {
+    let (s, _) = memfit::share::query::decode("model=gpt2&zero=2&gpus_per_node=4");
+    let json = serde_json::to_string(&s).unwrap();
+    let (_, a, _) = memfit(&["--json", &json]);
+    let (_, b, _) = memfit(&["model=gpt2&zero=2&gpus_per_node=4"]);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn help_lists_every_key() {
+    let (code, out, _) = memfit(&["--help"]);
+    assert_eq!(code, 0);
+    for k in memfit::share::query::KEYS {
+        assert!(out.contains(k.key), "--help lacks {}", k.key);
+    }
+}

@@ -1,0 +1,105 @@
+//! Properties of the query codec and the estimator: round trip, no panics,
+//! monotonicity, ledger sums.
+
+use memfit::core::estimate::{estimate, Location};
+use memfit::core::gpu::GPUS;
+use memfit::core::model::{presets, Mlp, Norm};
+use memfit::core::scenario::{ArchOverrides, Convention, Mode, Offload, Precision, Scenario, Zero};
+use memfit::core::units::Units;
+use memfit::share::query::{decode, encode, KEYS};
+use proptest::prelude::*;
+
+fn opt<T: std::fmt::Debug + Clone + 'static>(
+    s: impl Strategy<Value = T> + 'static,
+) -> BoxedStrategy<Option<T>> {
+    prop_oneof![Just(None), s.prop_map(Some)].boxed()
+}
+
+prop_compose! {
+    fn arch_overrides()(
+        layers in opt(1u32..=1024), hidden in opt(1u32..=1 << 20), heads in opt(1u32..=4096),
+        kv_heads in opt(1u32..=4096), ffn in opt(1u32..=1 << 22), vocab in opt(1u32..=1 << 24),
+        mlp in opt(prop_oneof![Just(Mlp::Gelu), Just(Mlp::Swiglu)]),
+        norm in opt(prop_oneof![Just(Norm::Layernorm), Just(Norm::Rmsnorm)]),
+        tied in opt(any::<bool>()),
+    ) -> ArchOverrides {
+        ArchOverrides { layers, hidden, heads, kv_heads, ffn, vocab, mlp, norm, tied }
+    }
+}
+
+prop_compose! {
+    /// Any scenario the codec can express (every field within its documented range).
+    fn scenario()(
+        model in prop::sample::select(presets().iter().map(|p| p.id.to_string()).collect::<Vec<_>>()),
+        arch in arch_overrides(),
+        params in opt(1u64..=1_000_000_000_000_000), largest_layer in opt(1u64..=1_000_000_000_000_000),
+        mode in prop_oneof![Just(Mode::Train), Just(Mode::Infer)],
+        batch in 1u32..=1 << 20, seq in 1u32..=1 << 26, gen in 0u32..=1 << 26,
+        gpus_per_node in 1u32..=1024, nodes in 1u32..=1 << 20,
+        dp in opt(1u32..=1 << 20), tp in 1u32..=1 << 20, pp in 1u32..=1 << 20, cp in 1u32..=1 << 20,
+        zero in prop_oneof![Just(Zero::Z0), Just(Zero::Z1), Just(Zero::Z2), Just(Zero::Z3)],
+        offload_opt in prop_oneof![Just(Offload::None), Just(Offload::Cpu), Just(Offload::Nvme)],
+        offload_param in prop_oneof![Just(Offload::None), Just(Offload::Cpu), Just(Offload::Nvme)],
+        zero_init in any::<bool>(),
+        buffer_factor in prop_oneof![Just(1.5f64), Just(1.0), 1e-6f64..=100.0],
+        precision in prop_oneof![Just(Precision::Bf16), Just(Precision::Fp16), Just(Precision::Fp32)],
+        gpu in prop::sample::select(GPUS.iter().map(|g| g.id.to_string()).collect::<Vec<_>>()),
+        gpu_mem_mib in opt(1u64..=1 << 30),
+        convention in prop::sample::select(Convention::ALL.to_vec()),
+        units in prop_oneof![Just(Units::Gib), Just(Units::Gb)],
+    ) -> Scenario {
+        Scenario { model, arch, params, largest_layer, mode, batch, seq, gen, gpus_per_node, nodes, dp, tp, pp, cp,
+                   zero, offload_opt, offload_param, zero_init, buffer_factor, precision, gpu, gpu_mem_mib, convention, units }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn decode_encode_round_trips(s in scenario()) {
+        let q = encode(&s);
+        let (back, warnings) = decode(&q);
+        prop_assert!(warnings.is_empty(), "{q}: {warnings:?}");
+        prop_assert_eq!(back, s);
+    }
+
+    #[test]
+    fn estimate_never_panics_and_sums(s in scenario()) {
+        let e = estimate(&s);
+        let gpu: u128 = e.items.iter().filter(|i| i.location == Location::Gpu).map(|i| i.bytes as u128).sum();
+        prop_assert_eq!(e.per_gpu_bytes as u128, gpu.min(u64::MAX as u128));
+        prop_assert_eq!(e.fits, e.per_gpu_bytes <= e.gpu.usable_bytes);
+    }
+
+    #[test]
+    fn decode_of_arbitrary_strings_never_panics(q in ".{0,200}") {
+        let _ = decode(&q);
+    }
+
+    #[test]
+    fn decode_of_key_shaped_garbage_never_panics(
+        pairs in prop::collection::vec((prop::sample::select(KEYS.iter().map(|k| k.key).collect::<Vec<_>>()), "[%+=&a-z0-9.\\-_<>]{0,12}"), 0..12)
+    ) {
+        let q: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let (s, _) = decode(&q.join("&"));
+        let _ = estimate(&s);
+    }
+
+    /// More parameters, longer sequences or bigger batches never need less memory.
+    #[test]
+    fn memory_is_monotone(base in scenario(), extra in 1u32..1000) {
+        let mut s = base;
+        s.dp = Some(s.dp.unwrap_or(1));
+        let e0 = estimate(&s).per_gpu_bytes;
+        let mut bigger = s.clone();
+        bigger.seq = s.seq.saturating_add(extra).min(1 << 26);
+        prop_assert!(estimate(&bigger).per_gpu_bytes >= e0);
+        let mut bigger = s.clone();
+        bigger.batch = s.batch.saturating_add(extra).min(1 << 20);
+        prop_assert!(estimate(&bigger).per_gpu_bytes >= e0);
+        let mut bigger = s.clone();
+        bigger.params = Some(s.params.unwrap_or(s.arch().params().total).saturating_add(extra as u64 * 1_000_000));
+        prop_assert!(estimate(&bigger).per_gpu_bytes >= e0);
+    }
+}

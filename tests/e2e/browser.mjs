@@ -1,0 +1,160 @@
+// Browser tests: the release build in dist/ served locally, driven in Debian's
+// headless Chromium through playwright-core. Prints "N passed, N failed".
+//
+// usage: node tests/e2e/browser.mjs <dist dir> <memfit CLI binary>
+import { chromium } from 'playwright-core';
+import { createServer } from 'node:http';
+import { readFile, mkdir } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { extname, join, normalize } from 'node:path';
+
+const dist = process.argv[2] ?? 'dist';
+const cli = process.argv[3] ?? 'target/debug/memfit';
+const outDir = 'tests/e2e/out';
+await mkdir(outDir, { recursive: true });
+
+const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml' };
+const server = createServer(async (req, res) => {
+  const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
+  const file = join(dist, path === '/' ? 'index.html' : path);
+  try {
+    const body = await readFile(file);
+    res.writeHead(200, { 'content-type': types[extname(file)] ?? 'application/octet-stream' });
+    res.end(body);
+  } catch {
+    res.writeHead(404); res.end('not found');
+  }
+});
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const origin = `http://127.0.0.1:${server.address().port}`;
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--disable-quic', '--no-first-run', '--disable-extensions'],
+});
+
+let passed = 0, failed = 0;
+const timings = [];
+function check(cond, msg) { if (!cond) throw new Error(msg); }
+function cliJson(query) { return JSON.parse(execFileSync(cli, [query], { encoding: 'utf8' })); }
+function gib(bytes) { return `${(bytes / 2 ** 30).toFixed(2)} GiB`; }
+
+async function withPage(width, fn) {
+  const context = await browser.newContext({ viewport: { width, height: 1000 } });
+  const page = await context.newPage();
+  const errors = [];
+  const requests = [];
+  const dialogs = [];
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error' && !/favicon/.test(m.text())) errors.push(`console: ${m.text()}`); });
+  page.on('request', (r) => requests.push(r.url()));
+  page.on('dialog', async (d) => { dialogs.push(d.message()); await d.dismiss(); });
+  try {
+    await fn(page, { errors, requests, dialogs });
+    check(errors.length === 0, `page errors: ${errors.join(' | ')}`);
+    const foreign = requests.filter((u) => !u.startsWith(origin) && !u.startsWith('data:'));
+    check(foreign.length === 0, `requests outside the page's origin: ${foreign.join(', ')}`);
+  } finally {
+    await context.close();
+  }
+}
+
+async function test(name, width, fn) {
+  try {
+    await withPage(width, fn);
+    passed++; console.log(`ok   - ${name}`);
+  } catch (e) {
+    failed++; console.log(`FAIL - ${name}: ${e.message}`);
+  }
+}
+
+async function open(page, query) {
+  const t0 = Date.now();
+  await page.goto(`${origin}/?${query}`);
+  await page.waitForSelector('[data-testid=per-gpu]');
+  timings.push(['load to verdict', Date.now() - t0]);
+}
+
+await test('shared URL: page total equals the CLI total for the same query', 1440, async (page) => {
+  const q = 'model=llama-2-7b&mode=train&zero=3&gpus_per_node=8';
+  await open(page, q);
+  const want = cliJson(q);
+  const el = page.getByTestId('per-gpu');
+  check(await el.getAttribute('data-bytes') === String(want.per_gpu_bytes), `data-bytes ${await el.getAttribute('data-bytes')} != CLI ${want.per_gpu_bytes}`);
+  check((await el.textContent()).trim() === gib(want.per_gpu_bytes), `shown ${await el.textContent()} != ${gib(want.per_gpu_bytes)}`);
+  check(new URL(page.url()).search === `?${want.query}`, `URL ${page.url()} is not the canonical ${want.query}`);
+  check(await page.locator('#f-zero').inputValue() === '3', 'ZeRO select does not show 3');
+  check(await page.locator('#f-gpus_per_node').inputValue() === '8', 'GPUs/node does not show 8');
+  await page.screenshot({ path: `${outDir}/page-1440.png`, fullPage: true });
+});
+
+await test('changing an input updates the URL, the total and the chart', 1440, async (page) => {
+  await open(page, 'model=llama-2-7b&zero=3&gpus_per_node=8');
+  const svg0 = await page.getByTestId('chart').innerHTML();
+  const total0 = await page.getByTestId('per-gpu').getAttribute('data-bytes');
+  const historyBefore = await page.evaluate(() => history.length);
+  const t0 = Date.now();
+  await page.locator('#f-tp').fill('2');
+  await page.waitForFunction(() => location.search.includes('tp=2'));
+  timings.push(['input to URL update', Date.now() - t0]);
+  const svg1 = await page.getByTestId('chart').innerHTML();
+  const total1 = await page.getByTestId('per-gpu').getAttribute('data-bytes');
+  check(svg1 !== svg0, 'chart did not change');
+  check(total1 !== total0, 'total did not change');
+  const want = cliJson(new URL(page.url()).search.slice(1));
+  check(total1 === String(want.per_gpu_bytes), `after edit: page ${total1} != CLI ${want.per_gpu_bytes}`);
+  // Type without the driver scrolling: the URL write itself must not move the page.
+  const scrolled = await page.evaluate(async () => {
+    window.scrollTo(0, 300);
+    const before = window.scrollY;
+    const el = document.querySelector('#f-seq');
+    el.value = '2048';
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+    await new Promise((r) => setTimeout(r, 100));
+    return [before, window.scrollY, location.search];
+  });
+  check(scrolled[2].includes('seq=2048'), `seq edit not in URL: ${scrolled[2]}`);
+  check(scrolled[0] === scrolled[1], `the URL update scrolled the page from ${scrolled[0]} to ${scrolled[1]}`);
+  check(await page.evaluate(() => history.length) === historyBefore, 'typing pushed history entries');
+  // A rejected value stays in the box with an error, and the state keeps the last good value.
+  await page.locator('#f-batch').fill('abc');
+  await page.getByText('`abc` is not a whole number').waitFor();
+  check(await page.locator('#f-batch').inputValue() === 'abc', 'draft text was lost');
+  check(!new URL(page.url()).search.includes('batch='), 'bad batch reached the URL');
+  await page.locator('#f-model').selectOption('gpt2');
+  await page.waitForFunction(() => location.search.includes('model=gpt2'));
+});
+
+await test('malformed URL shows warnings, runs no script and still works', 1440, async (page, seen) => {
+  await page.goto(`${origin}/?batch=-3&zero=9&tp=abc&model=%3Cscript%3Ealert(1)%3C/script%3E`);
+  await page.getByTestId('warnings').waitFor();
+  const text = await page.getByTestId('warnings').textContent();
+  for (const key of ['batch', 'zero', 'tp', 'model']) check(text.includes(key), `no warning for ${key}: ${text}`);
+  check(text.includes('<script>alert(1)</script>'), 'the bad value is not echoed as text');
+  check(await page.locator('main script').count() === 0, 'a <script> element was injected');
+  check(seen.dialogs.length === 0, `a dialog opened: ${seen.dialogs}`);
+  const want = cliJson('');
+  check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === String(want.per_gpu_bytes), 'defaults not used');
+  await page.screenshot({ path: `${outDir}/bad-url.png`, fullPage: true });
+  await page.locator('#f-batch').fill('2');
+  await page.waitForFunction(() => location.search.includes('batch=2'));
+  const after = await page.getByTestId('warnings').textContent();
+  check(!after.includes('batch'), 'the batch warning stayed after the user fixed batch');
+});
+
+await test('narrow screen (360 px) renders every panel', 360, async (page) => {
+  await open(page, 'model=llama-3-8b&mode=infer&seq=8192&gen=1024&batch=8');
+  for (const id of ['model-panel', 'workload-panel', 'cluster-panel', 'zero-panel', 'verdict', 'chart', 'ledger']) {
+    check(await page.getByTestId(id).isVisible(), `${id} not visible`);
+  }
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  check(overflow <= 0, `page scrolls sideways by ${overflow}px`);
+  await page.screenshot({ path: `${outDir}/page-360.png`, fullPage: true });
+});
+
+await browser.close();
+server.close();
+for (const [what, ms] of timings) console.log(`timing: ${what}: ${ms} ms`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
