@@ -118,6 +118,33 @@ pub struct Arch {
     pub experts: u32,
     /// Experts each token is routed to.
     pub top_k: u32,
+    /// Shared (always active) experts per MoE layer (DeepSeek).
+    pub shared_experts: u32,
+    /// Inner width of one expert (0 = `ffn`).
+    pub moe_ffn: u32,
+    /// The first `first_dense` blocks use a dense MLP of width `ffn` (DeepSeek-V3: 3).
+    pub first_dense: u32,
+    /// Multi-head latent attention shape (DeepSeek-V2/V3); `None` = standard q/k/v/o.
+    pub mla: Option<Mla>,
+    /// Encoder blocks of an encoder-decoder model (T5); 0 = decoder-only.
+    pub encoder_layers: u32,
+    /// T5 relative-position buckets (a `buckets × heads` table in the first block of each stack).
+    pub rel_buckets: u32,
+}
+
+/// Multi-head latent attention (DeepSeek-V2/V3): low-rank q and kv projections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mla {
+    /// `q_lora_rank` (0 = a plain q projection).
+    pub q_rank: u32,
+    /// `kv_lora_rank`.
+    pub kv_rank: u32,
+    /// `qk_rope_head_dim`.
+    pub rope_dim: u32,
+    /// `qk_nope_head_dim`.
+    pub nope_dim: u32,
+    /// `v_head_dim`.
+    pub v_dim: u32,
 }
 
 /// Parameter counts of one model, by part.
@@ -177,71 +204,130 @@ impl Arch {
         let f = self.ffn as u64;
         let layers = self.layers as u64;
         let n = |w: u64| self.norm.params(w);
+        let mut largest = 0u64;
+        let mut see = |m: u64| largest = largest.max(m);
 
         let embedding = v * h + self.positions as u64 * h + if self.emb_norm { n(h) } else { 0 };
+        see(v * h);
+        see(self.positions as u64 * h);
 
-        let q = h * a * d;
-        let k = h * kv * d;
-        let o = a * d * h;
-        let (b_qkv, b_o) = match self.bias {
-            Bias::None => (0, 0),
-            Bias::Qkv => ((a + 2 * kv) * d, 0),
-            Bias::All => ((a + 2 * kv) * d, h),
+        // One attention block (self- or cross-attention).
+        let attn_layer = match self.mla {
+            None => {
+                let q = h * a * d;
+                let k = h * kv * d;
+                let o = a * d * h;
+                let (b_qkv, b_o) = match self.bias {
+                    Bias::None => (0, 0),
+                    Bias::Qkv => ((a + 2 * kv) * d, 0),
+                    Bias::All => ((a + 2 * kv) * d, h),
+                };
+                let qk_norm = if self.qk_norm {
+                    n(a * d) + n(kv * d)
+                } else {
+                    0
+                };
+                if self.fused_qkv {
+                    see(q + 2 * k + b_qkv);
+                } else {
+                    let (qb, kb) = if self.bias == Bias::None {
+                        (0, 0)
+                    } else {
+                        (a * d, kv * d)
+                    };
+                    see(q + qb);
+                    see(k + kb);
+                }
+                see(o + b_o);
+                q + 2 * k + o + b_qkv + b_o + qk_norm
+            }
+            Some(m) => {
+                let (qr, kvr) = (m.q_rank as u64, m.kv_rank as u64);
+                let qk_head = (m.rope_dim + m.nope_dim) as u64;
+                let q = if qr > 0 {
+                    h * qr + n(qr) + qr * a * qk_head
+                } else {
+                    h * a * qk_head
+                };
+                let kv_a = h * (kvr + m.rope_dim as u64);
+                let kv_b = kvr * a * (m.nope_dim as u64 + m.v_dim as u64);
+                let o = a * m.v_dim as u64 * h;
+                if qr > 0 {
+                    see(h * qr);
+                    see(qr * a * qk_head);
+                } else {
+                    see(q);
+                }
+                see(kv_a);
+                see(kv_b);
+                see(o);
+                q + kv_a + n(kvr) + kv_b + o
+            }
         };
-        let qk_norm = if self.qk_norm {
-            n(a * d) + n(kv * d)
-        } else {
-            0
-        };
-        let attn_layer = q + 2 * k + o + b_qkv + b_o + qk_norm;
 
-        let e = self.experts.max(1) as u64;
-        let mlp_bias = if self.bias == Bias::All && self.mlp == Mlp::Gelu {
-            f + h
-        } else {
-            0
+        let matrices = self.mlp.matrices();
+        let mlp_bias = |w: u64| {
+            if self.bias == Bias::All && self.mlp == Mlp::Gelu {
+                w + h
+            } else {
+                0
+            }
         };
-        let one_expert = self.mlp.matrices() * h * f + mlp_bias;
-        let router = if self.experts > 0 { h * e } else { 0 };
-        let mlp_layer = e * one_expert + router;
+        let dense_mlp = |w: u64| matrices * h * w + mlp_bias(w);
+        let up_module = |w: u64| {
+            if self.fused_gate_up && self.mlp == Mlp::Swiglu {
+                2 * h * w
+            } else {
+                h * w + mlp_bias(w) - if mlp_bias(w) > 0 { h } else { 0 }
+            }
+        };
+        let moe_w = if self.moe_ffn > 0 {
+            self.moe_ffn as u64
+        } else {
+            f
+        };
+        let e = self.experts as u64;
+        let (dense_layers, moe_layers) = if e > 0 {
+            let fd = (self.first_dense as u64).min(layers);
+            (fd, layers - fd)
+        } else {
+            (layers, 0)
+        };
+        let dense_f = f;
+        let one_expert = dense_mlp(moe_w);
+        let router = if e > 0 { h * e } else { 0 };
+        let moe_layer = (e + self.shared_experts as u64) * one_expert + router;
+        see(up_module(dense_f));
+        see(f * h + if mlp_bias(f) > 0 { h } else { 0 });
+        if e > 0 {
+            see(up_module(moe_w));
+            see(router);
+        }
         let norm_layer = self.norms_per_layer as u64 * n(h);
 
-        let per_layer = attn_layer + mlp_layer + norm_layer;
-        let attention = layers * attn_layer;
-        let mlp = layers * mlp_layer;
-        let norms = layers * norm_layer + n(h);
+        // Decoder blocks (cross-attention and a third norm for encoder-decoder models).
+        let enc = self.encoder_layers as u64;
+        let cross = if enc > 0 { attn_layer + n(h) } else { 0 };
+        let rel = self.rel_buckets as u64 * a;
+        let decoder_attn = layers * (attn_layer + cross) + if enc > 0 { rel } else { 0 };
+        let decoder_mlp = dense_layers * dense_mlp(dense_f) + moe_layers * moe_layer;
+        let decoder_norms = layers * norm_layer + n(h);
+        // Encoder stack (T5): self-attention, MLP, 2 norms per block, a final norm.
+        let attention = decoder_attn + if enc > 0 { enc * attn_layer + rel } else { 0 };
+        let mlp = decoder_mlp + enc * dense_mlp(dense_f);
+        let norms = decoder_norms + if enc > 0 { enc * 2 * n(h) + n(h) } else { 0 };
         let lm_head = if self.tied { 0 } else { v * h };
         let total = embedding + attention + mlp + norms + lm_head;
-        let active_experts = if self.experts > 0 {
-            self.top_k.min(self.experts) as u64
-        } else {
-            1
-        };
-        let active = total - layers * (e - active_experts) * one_expert;
-
-        // Largest single module (DeepSpeed counts each module's own parameters).
-        let mut largest = (v * h).max(self.positions as u64 * h);
-        if !self.tied {
-            largest = largest.max(v * h);
-        }
-        let (qb, kb) = match self.bias {
-            Bias::None => (0, 0),
-            _ => (a * d, kv * d),
-        };
-        if self.fused_qkv {
-            largest = largest.max(q + 2 * k + b_qkv);
-        } else {
-            largest = largest.max(q + qb).max(k + kb);
-        }
-        largest = largest.max(o + b_o);
-        let up = h * f + if mlp_bias > 0 { f } else { 0 };
-        let down = f * h + if mlp_bias > 0 { h } else { 0 };
-        let up_module = if self.fused_gate_up && self.mlp == Mlp::Swiglu {
-            2 * h * f
-        } else {
-            up
-        };
-        largest = largest.max(up_module).max(down).max(router);
+        let active_routed = if e > 0 { (self.top_k as u64).min(e) } else { 0 };
+        let active = total - moe_layers * (e - active_routed) * one_expert;
+        let per_layer = attn_layer
+            + cross
+            + if moe_layers > 0 {
+                moe_layer
+            } else {
+                dense_mlp(dense_f)
+            }
+            + norm_layer;
 
         ParamCount {
             embedding,
@@ -342,6 +428,12 @@ const fn dense(
         fused_gate_up: false,
         experts: 0,
         top_k: 0,
+        shared_experts: 0,
+        moe_ffn: 0,
+        first_dense: 0,
+        mla: None,
+        encoder_layers: 0,
+        rel_buckets: 0,
     }
 }
 
@@ -412,6 +504,25 @@ pub fn presets() -> &'static [Preset] {
     P.get_or_init(build_presets)
 }
 
+const fn t5(layers: u32, hidden: u32, heads: u32, d_kv: u32, ffn: u32) -> Arch {
+    let mut a = dense(
+        layers,
+        hidden,
+        heads,
+        heads,
+        ffn,
+        32_128,
+        Mlp::Gelu,
+        Norm::Rmsnorm,
+        true,
+        Bias::None,
+    );
+    a.head_dim = d_kv;
+    a.encoder_layers = layers;
+    a.rel_buckets = 32;
+    a
+}
+
 fn build_presets() -> Vec<Preset> {
     let hf = "Hugging Face config.json; count = transformers num_parameters()";
     let mut olmo2 = llama(32, 4096, 32, 32, 11_008, 100_352);
@@ -430,6 +541,18 @@ fn build_presets() -> Vec<Preset> {
     );
     bloom.emb_norm = true;
     bloom.fused_qkv = true;
+    let mut deepseek_v3 = with_experts(llama(61, 7168, 128, 128, 18_432, 129_280), 256, 8);
+    deepseek_v3.head_dim = 128;
+    deepseek_v3.moe_ffn = 2048;
+    deepseek_v3.shared_experts = 1;
+    deepseek_v3.first_dense = 3;
+    deepseek_v3.mla = Some(Mla {
+        q_rank: 1536,
+        kv_rank: 512,
+        rope_dim: 64,
+        nope_dim: 128,
+        v_dim: 128,
+    });
     let mut gpt3 = gpt2(96, 12_288, 96, 2048, 50_257);
     gpt3.fused_qkv = true;
     vec![
@@ -455,6 +578,9 @@ fn build_presets() -> Vec<Preset> {
         Preset { id: "gemma-2-27b", name: "Gemma 2 27B", arch: gemma2(46, 4608, 32, 16, 128, 36_864), published_params: 27_227_128_320, published_rel_tol: 0.0, source: hf },
         Preset { id: "phi-3-mini", name: "Phi-3 mini (3.8B)", arch: phi3(32, 3072, 32, 32, 8192), published_params: 3_821_079_552, published_rel_tol: 0.0, source: hf },
         Preset { id: "phi-3-medium", name: "Phi-3 medium (14B)", arch: phi3(40, 5120, 40, 10, 17_920), published_params: 13_960_238_080, published_rel_tol: 0.0, source: hf },
+        Preset { id: "t5-large", name: "T5 large (770M, encoder-decoder)", arch: t5(24, 1024, 16, 64, 4096), published_params: 737_668_096, published_rel_tol: 0.0, source: "Hugging Face t5-large config.json; count as DeepSpeed's doc prints it (737.67M)" },
+        Preset { id: "t5-3b", name: "T5 3B (encoder-decoder)", arch: t5(24, 1024, 32, 128, 16_384), published_params: 2_851_598_336, published_rel_tol: 0.0, source: "Hugging Face t5-3b config.json; count as DeepSpeed's doc prints it (2851M)" },
+        Preset { id: "deepseek-v3", name: "DeepSeek-V3 (671B MoE, MLA)", arch: deepseek_v3, published_params: 671_000_000_000, published_rel_tol: 0.005, source: "Hugging Face config.json (MTP module excluded); DeepSeek-V3 report: 671B total, 37B activated" },
         Preset { id: "olmo-2-7b", name: "OLMo 2 7B", arch: olmo2, published_params: 7_298_617_344, published_rel_tol: 0.0, source: hf },
         Preset { id: "bloom-176b", name: "BLOOM 176B", arch: bloom, published_params: 176_247_271_424, published_rel_tol: 0.0, source: hf },
     ]
@@ -502,6 +628,25 @@ mod tests {
         );
         assert_eq!(p.largest_layer, 38_597_376); // transformer.wte, as DeepSpeed reports
         assert_eq!(p.lm_head, 0);
+    }
+
+    #[test]
+    fn deepseek_v3_active_params() {
+        // DeepSeek-V3 technical report: "37B activated" per token, which rounds a count
+        // without the input embedding lookup (129280·7168): 37.55B − 0.93B = 36.63B → 37B.
+        let p = preset("deepseek-v3").unwrap().arch.params();
+        assert_eq!(p.active, 37_552_282_624);
+        let without_lookup = p.active - 129_280 * 7168;
+        assert_eq!((without_lookup as f64 / 1e9).round(), 37.0);
+    }
+
+    #[test]
+    fn t5_largest_layer_is_the_shared_embedding() {
+        // DeepSpeed reports `shared` (32128·1024) for both T5 shapes.
+        assert_eq!(
+            preset("t5-3b").unwrap().arch.params().largest_layer,
+            32_899_072
+        );
     }
 
     #[test]
