@@ -4,6 +4,7 @@
 pub mod deepspeed;
 pub mod estimate;
 pub mod gpu;
+pub mod megatron;
 pub mod model;
 pub mod scenario;
 pub mod units;

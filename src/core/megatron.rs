@@ -1,0 +1,340 @@
+//! Megatron-LM's theoretical memory formula, reproduced.
+//!
+//! `megatron/training/theoretical_memory_usage.py` reports, for the first (most
+//! loaded) pipeline stage, "weight and optimizer" bytes and activation bytes. Two
+//! revisions are reproduced (`reference/megatron_formula.json`, tolerance 1e-9):
+//!
+//! - **HEAD** (d98e8a64, 2026-08-22): RMSNorm counted as 1 parameter per element,
+//!   norms and routers replicated across TP, experts sharded by EP × expert-TP with
+//!   their own expert-data-parallel size; a "without SP" activation path
+//!   `s·b·h·(10 + 24/t) × 1.05` used when sequence parallelism is off or recompute is
+//!   not selective.
+//! - **core_v0.14.0**: every norm 2 parameters per element and TP-sharded, no expert
+//!   sharding; activations only for sequence parallel + selective recompute.
+//!
+//! Megatron computes in floats (it divides by t, p, d); so does this module.
+
+use serde::{Deserialize, Serialize};
+
+/// Which revision of Megatron-LM's formula.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MegatronVersion {
+    /// NVIDIA/Megatron-LM HEAD d98e8a64 (megatron-core 0.20.0 dev).
+    Head,
+    /// Tag core_v0.14.0.
+    V0_14,
+}
+
+/// Activation recomputation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Recompute {
+    /// Keep every activation.
+    #[default]
+    None,
+    /// Recompute the attention core (Korthikanti et al.'s selective recomputation).
+    Selective,
+    /// Recompute whole layers from their checkpointed inputs.
+    Full,
+}
+
+impl Recompute {
+    /// Stable query-string spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Recompute::None => "none",
+            Recompute::Selective => "selective",
+            Recompute::Full => "full",
+        }
+    }
+}
+
+/// The arguments Megatron's formula reads (names follow Megatron's `args`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MegatronArgs {
+    /// `num_layers`, L.
+    pub num_layers: u64,
+    /// `hidden_size`, h.
+    pub hidden_size: u64,
+    /// `num_attention_heads`, a.
+    pub num_attention_heads: u64,
+    /// `num_query_groups` (GQA), g.
+    pub num_query_groups: u64,
+    /// `kv_channels` (head width).
+    pub kv_channels: u64,
+    /// `ffn_hidden_size`.
+    pub ffn_hidden_size: u64,
+    /// `swiglu`.
+    pub swiglu: bool,
+    /// `normalization == "LayerNorm"` (else RMSNorm).
+    pub layernorm: bool,
+    /// Unpadded vocabulary.
+    pub vocab_size: u64,
+    /// `make_vocab_size_divisible_by` (Megatron's default 128).
+    pub make_vocab_size_divisible_by: u64,
+    /// `untie_embeddings_and_output_weights`.
+    pub untie: bool,
+    /// `num_experts` (None = dense).
+    pub num_experts: Option<u64>,
+    /// `moe_ffn_hidden_size`.
+    pub moe_ffn_hidden_size: u64,
+    /// `moe_router_topk`.
+    pub moe_router_topk: u64,
+    /// `add_bias_linear` (adds a router bias).
+    pub add_bias_linear: bool,
+    /// TP degree.
+    pub tp: u64,
+    /// PP degree.
+    pub pp: u64,
+    /// Virtual pipeline stages per rank (interleaved schedule), if any.
+    pub vp: Option<u64>,
+    /// DP degree.
+    pub dp: u64,
+    /// Expert-parallel degree.
+    pub ep: u64,
+    /// Expert tensor-parallel degree.
+    pub etp: u64,
+    /// Sequence parallelism.
+    pub sequence_parallel: bool,
+    /// Recompute granularity.
+    pub recompute: Recompute,
+    /// Distributed optimizer (ZeRO-1 style sharding of fp32 state over DP).
+    pub use_distributed_optimizer: bool,
+    /// Sequence length, s.
+    pub seq_length: u64,
+    /// Micro-batch size, b.
+    pub micro_batch_size: u64,
+    /// Micro-batches per step (None = not given).
+    pub num_microbatches: Option<u64>,
+}
+
+/// Megatron's answer for the first pipeline stage.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MegatronEstimate {
+    /// Total parameters (Megatron's count).
+    pub total_params: f64,
+    /// Active parameters per token (MoE).
+    pub active_params: f64,
+    /// Parameters on the most loaded shard (first stage).
+    pub most_loaded_shard_params: f64,
+    /// Weights + gradients + optimizer states, bytes.
+    pub weight_and_optimizer_bytes: f64,
+    /// Activations, bytes (`None`: this revision does not report them for these settings).
+    pub activation_bytes: Option<f64>,
+    /// Whether the "without SP" path (HEAD only) was taken.
+    pub without_sp_path: bool,
+}
+
+impl MegatronArgs {
+    /// `ceil(V / (128·t)) · 128·t`: the vocabulary padded so every TP rank gets an equal slice.
+    pub fn padded_vocab(&self) -> u64 {
+        let m = self.make_vocab_size_divisible_by.max(1) * self.tp.max(1);
+        self.vocab_size.div_ceil(m) * m
+    }
+}
+
+/// Megatron-LM's theoretical memory for the most loaded (first) pipeline stage.
+///
+/// # Formula
+/// ```text
+/// per layer (HEAD): attn = 2·h²·(1 + g/a)·(d·a/h)
+///                   mlp  = 2·h·f·(3/2 if SwiGLU)       | MoE: 2·h·f_e·E·glu + router h·E
+///                   norms = 2·h·n                      (n = 1 RMSNorm, 2 LayerNorm)
+/// final norm n·h; embedding h·V_pad (×2 untied)
+/// shard = ((attn+mlp)·L/p + emb)/t + (norms+routers)/p + experts/(p·etp·ep) [+ emb/t if untied and p = 1]
+/// bytes/param = 18, or 6 + 12/d with the distributed optimizer (experts: d_e = world/(etp·ep·p))
+/// activations (SP + selective): [s·b·h·(18 + 4f/h)·L + 8·s·b·p + s·b·h·p]·PP factor
+///                               [+ 4·s·b·h·(1 + V/h) if p = 1] / t
+/// activations (HEAD, otherwise): [s·b·h·(10 + 24/t)·L + 8·s·b·p + s·b·h·p]·PP factor
+///                               [+ 2·(s·b·V/t + s·b·h) if p = 1] · 1.05
+/// PP factor: 1 + (p−1)/(p·v) interleaved, else min(1, m/p) when p > 1
+/// ```
+/// `h` hidden, `a` heads, `g` query groups, `d` kv channels, `f` FFN width, `L`
+/// layers, `t`/`p`/`d` TP/PP/DP, `s` sequence, `b` micro-batch, `m` micro-batches,
+/// `v` virtual stages, `V` padded vocabulary.
+///
+/// Source: NVIDIA Megatron-LM `megatron/training/theoretical_memory_usage.py` at
+/// HEAD d98e8a64 and core_v0.14.0, as recorded in `reference/megatron_formula.json`.
+///
+/// # Example
+/// GPT-3 175B, t = p = d = 8, SP + selective, distributed optimizer: weight and
+/// optimizer 20,978,588,160 B, activations 10,292,838,400 B (HEAD), printed as
+/// "weight and optimizer=20006.74 MB, activation=9816.02 MB".
+pub fn megatron_memory(args: &MegatronArgs, version: MegatronVersion) -> MegatronEstimate {
+    let f = |x: u64| x as f64;
+    let (l, h, a) = (
+        f(args.num_layers),
+        f(args.hidden_size),
+        f(args.num_attention_heads).max(1.0),
+    );
+    let g = f(args.num_query_groups);
+    let (t, p, d) = (f(args.tp.max(1)), f(args.pp.max(1)), f(args.dp.max(1)));
+    let glu = if args.swiglu { 1.5 } else { 1.0 };
+    let v_pad = f(args.padded_vocab());
+    let attn = 2.0 * h * h * (1.0 + g / a) * (f(args.kv_channels) * a / h);
+    let emb = h * v_pad;
+    let emb_total = if args.untie { 2.0 * emb } else { emb };
+    let experts = args.num_experts.unwrap_or(1).max(1);
+    let moe = args.num_experts.is_some();
+
+    match version {
+        MegatronVersion::V0_14 => {
+            // Everything (incl. 2-per-element norms) in one TP-sharded block.
+            let e = f(experts);
+            let layer_params = 2.0
+                * l
+                * h
+                * h
+                * (((1.0 + g / a) * (f(args.kv_channels) * a / h))
+                    + (f(args.ffn_hidden_size) / h) * e * glu
+                    + 2.0 / h
+                    + 1.0 / (l * h));
+            let total = layer_params + emb_total;
+            let active = if moe {
+                let topk = f(args.moe_router_topk.min(experts));
+                total - 2.0 * l * h * f(args.ffn_hidden_size) * glu * (e - topk)
+            } else {
+                total
+            };
+            let mut shard = (layer_params / p + emb) / t;
+            if args.untie && args.pp == 1 {
+                shard += emb / t;
+            }
+            let bpp = if args.use_distributed_optimizer {
+                6.0 + 12.0 / d
+            } else {
+                18.0
+            };
+            let activations = if args.sequence_parallel && args.recompute == Recompute::Selective {
+                Some(activations_sp(args, v_pad))
+            } else {
+                None
+            };
+            MegatronEstimate {
+                total_params: total,
+                active_params: active,
+                most_loaded_shard_params: shard,
+                weight_and_optimizer_bytes: shard * bpp,
+                activation_bytes: activations,
+                without_sp_path: false,
+            }
+        }
+        MegatronVersion::Head => {
+            let norm_size = if args.layernorm { 2.0 } else { 1.0 };
+            let norms = l * 2.0 * h * norm_size + norm_size * h;
+            let (dense_mlp, expert_params, router, active_experts) = if moe {
+                let e = f(experts);
+                let per_layer_experts = 2.0 * h * f(args.moe_ffn_hidden_size) * e * glu;
+                let router = h * e + if args.add_bias_linear { e } else { 0.0 };
+                let topk = f(args.moe_router_topk.min(experts));
+                (
+                    0.0,
+                    l * per_layer_experts,
+                    l * router,
+                    l * 2.0 * h * f(args.moe_ffn_hidden_size) * topk * glu,
+                )
+            } else {
+                (l * 2.0 * h * f(args.ffn_hidden_size) * glu, 0.0, 0.0, 0.0)
+            };
+            let sharded = l * attn + dense_mlp;
+            let replicated = norms + router;
+            let total = sharded + expert_params + replicated + emb_total;
+            let active = if moe {
+                total - expert_params + active_experts
+            } else {
+                total
+            };
+            let mut shard_non_expert = (sharded / p + emb) / t + replicated / p;
+            if args.untie && args.pp == 1 {
+                shard_non_expert += emb / t;
+            }
+            let shard_expert = expert_params / p / f(args.etp.max(1) * args.ep.max(1));
+            let world = t * p * d;
+            let edp = (world / (f(args.etp.max(1) * args.ep.max(1)) * p)).max(1.0);
+            let (bpp, bpp_e) = if args.use_distributed_optimizer {
+                (6.0 + 12.0 / d, 6.0 + 12.0 / edp)
+            } else {
+                (18.0, 18.0)
+            };
+            let with_sp = args.sequence_parallel && args.recompute == Recompute::Selective;
+            let activations = if with_sp {
+                activations_sp(args, v_pad)
+            } else {
+                activations_without_sp(args, v_pad)
+            };
+            MegatronEstimate {
+                total_params: total,
+                active_params: active,
+                most_loaded_shard_params: shard_non_expert + shard_expert,
+                weight_and_optimizer_bytes: shard_non_expert * bpp + shard_expert * bpp_e,
+                activation_bytes: Some(activations),
+                without_sp_path: !with_sp,
+            }
+        }
+    }
+}
+
+/// The in-flight factor for the first pipeline stage.
+fn pipeline_factor(args: &MegatronArgs) -> f64 {
+    let p = args.pp.max(1) as f64;
+    match args.vp {
+        Some(v) => 1.0 + (p - 1.0) / (p * v.max(1) as f64),
+        None if args.pp > 1 => match args.num_microbatches {
+            Some(m) => (m as f64 / p).min(1.0),
+            None => 1.0,
+        },
+        None => 1.0,
+    }
+}
+
+/// Korthikanti et al. Table 2 with sequence parallelism and selective recompute.
+fn activations_sp(args: &MegatronArgs, v_pad: f64) -> f64 {
+    let (s, b, h) = (
+        args.seq_length as f64,
+        args.micro_batch_size as f64,
+        args.hidden_size as f64,
+    );
+    let p = args.pp.max(1) as f64;
+    let mut m = s * b * h * (18.0 + 4.0 * (args.ffn_hidden_size as f64 / h));
+    m *= args.num_layers as f64;
+    m += 8.0 * s * b * p;
+    m += s * b * h * p;
+    m *= pipeline_factor(args);
+    if args.pp == 1 {
+        m += s * b * h * 4.0 * (1.0 + v_pad / h);
+    }
+    m / args.tp.max(1) as f64
+}
+
+/// HEAD's path without sequence parallelism (also used for recompute none/full).
+fn activations_without_sp(args: &MegatronArgs, v_pad: f64) -> f64 {
+    let (s, b, h) = (
+        args.seq_length as f64,
+        args.micro_batch_size as f64,
+        args.hidden_size as f64,
+    );
+    let (t, p) = (args.tp.max(1) as f64, args.pp.max(1) as f64);
+    let mut m = s * b * h * (10.0 + 24.0 / t);
+    m *= args.num_layers as f64;
+    m += 8.0 * s * b * p;
+    m += s * b * h * p;
+    m *= pipeline_factor(args);
+    if args.pp == 1 {
+        m += 2.0 * (s * b * v_pad / t + s * b * h);
+    }
+    m * 1.05
+}
+
+/// Megatron's printed summary, MB = 2^20 bytes.
+pub fn printed_summary(e: &MegatronEstimate) -> String {
+    let mb = |x: f64| x / (1u64 << 20) as f64;
+    match e.activation_bytes {
+        Some(act) => format!(
+            "Theoretical memory footprints: weight and optimizer={:.2} MB, activation={:.2} MB, total={:.2} MB",
+            mb(e.weight_and_optimizer_bytes),
+            mb(act),
+            mb(e.weight_and_optimizer_bytes + act)
+        ),
+        None => format!("Theoretical memory footprints: weight and optimizer={:.2} MB", mb(e.weight_and_optimizer_bytes)),
+    }
+}
