@@ -3,8 +3,12 @@
 
 use memfit::core::estimate::{estimate, Location};
 use memfit::core::gpu::GPUS;
-use memfit::core::model::{presets, Mlp, Norm};
-use memfit::core::scenario::{ArchOverrides, Convention, Mode, Offload, Precision, Scenario, Zero};
+use memfit::core::megatron::Recompute;
+use memfit::core::model::{presets, Bias, Mlp, Norm};
+use memfit::core::scenario::{
+    ArchOverrides, Convention, Dtype, Finetune, Fsdp, GradAcc, LoraTargets, Mode, Offload,
+    Optimizer, Precision, Scenario, Solve, Zero,
+};
 use memfit::core::units::Units;
 use memfit::share::query::{decode, encode, KEYS};
 use proptest::prelude::*;
@@ -22,8 +26,58 @@ prop_compose! {
         mlp in opt(prop_oneof![Just(Mlp::Gelu), Just(Mlp::Swiglu)]),
         norm in opt(prop_oneof![Just(Norm::Layernorm), Just(Norm::Rmsnorm)]),
         tied in opt(any::<bool>()),
+        bias in opt(prop_oneof![Just(Bias::None), Just(Bias::Qkv), Just(Bias::All)]),
+        experts in opt(0u32..=1024),
+        top_k in opt(1u32..=1024),
     ) -> ArchOverrides {
-        ArchOverrides { layers, hidden, heads, kv_heads, ffn, vocab, mlp, norm, tied }
+        ArchOverrides { layers, hidden, heads, kv_heads, ffn, vocab, mlp, norm, tied, bias, experts, top_k }
+    }
+}
+
+/// The training/inference knobs added by the model-states work.
+#[derive(Clone, Debug)]
+struct Knobs {
+    grad_acc: GradAcc,
+    optimizer: Optimizer,
+    fsdp: Fsdp,
+    finetune: Finetune,
+    lora_rank: u32,
+    lora_targets: LoraTargets,
+    double_quant: bool,
+    weight_dtype: Dtype,
+    quant_group: u32,
+    kv_dtype: Dtype,
+    sp: bool,
+    recompute: Recompute,
+    vpp: u32,
+    microbatches: u32,
+    ep: u32,
+    pin_memory: bool,
+    solve: Solve,
+}
+
+prop_compose! {
+    fn knobs()(
+        grad_acc in prop::sample::select(GradAcc::ALL.to_vec()),
+        optimizer in prop::sample::select(Optimizer::ALL.to_vec()),
+        fsdp in prop::sample::select(Fsdp::ALL.to_vec()),
+        finetune in prop::sample::select(Finetune::ALL.to_vec()),
+        lora_rank in 1u32..=65_536,
+        lora_targets in prop::sample::select(LoraTargets::ALL.to_vec()),
+        double_quant in any::<bool>(),
+        weight_dtype in prop::sample::select(Dtype::ALL.to_vec()),
+        quant_group in 1u32..=1 << 20,
+        kv_dtype in prop::sample::select(Dtype::ALL.to_vec()),
+        sp in any::<bool>(),
+        recompute in prop_oneof![Just(Recompute::None), Just(Recompute::Selective), Just(Recompute::Full)],
+        vpp in 1u32..=1024,
+        microbatches in 1u32..=1 << 20,
+        ep in 1u32..=1024,
+        pin_memory in any::<bool>(),
+        solve in prop::sample::select(Solve::ALL.to_vec()),
+    ) -> Knobs {
+        Knobs { grad_acc, optimizer, fsdp, finetune, lora_rank, lora_targets, double_quant, weight_dtype, quant_group,
+                kv_dtype, sp, recompute, vpp, microbatches, ep, pin_memory, solve }
     }
 }
 
@@ -42,14 +96,20 @@ prop_compose! {
         offload_param in prop_oneof![Just(Offload::None), Just(Offload::Cpu), Just(Offload::Nvme)],
         zero_init in any::<bool>(),
         buffer_factor in prop_oneof![Just(1.5f64), Just(1.0), 1e-6f64..=100.0],
-        precision in prop_oneof![Just(Precision::Bf16), Just(Precision::Fp16), Just(Precision::Fp32)],
+        precision in prop::sample::select(Precision::ALL.to_vec()),
+        k in knobs(),
         gpu in prop::sample::select(GPUS.iter().map(|g| g.id.to_string()).collect::<Vec<_>>()),
         gpu_mem_mib in opt(1u64..=1 << 30),
         convention in prop::sample::select(Convention::ALL.to_vec()),
         units in prop_oneof![Just(Units::Gib), Just(Units::Gb)],
     ) -> Scenario {
         Scenario { model, arch, params, largest_layer, mode, batch, seq, gen, gpus_per_node, nodes, dp, tp, pp, cp,
-                   zero, offload_opt, offload_param, zero_init, buffer_factor, precision, gpu, gpu_mem_mib, convention, units }
+                   zero, offload_opt, offload_param, zero_init, buffer_factor, precision,
+                   grad_acc: k.grad_acc, optimizer: k.optimizer, fsdp: k.fsdp, finetune: k.finetune,
+                   lora_rank: k.lora_rank, lora_targets: k.lora_targets, double_quant: k.double_quant,
+                   weight_dtype: k.weight_dtype, quant_group: k.quant_group, kv_dtype: k.kv_dtype, sp: k.sp,
+                   recompute: k.recompute, vpp: k.vpp, microbatches: k.microbatches, ep: k.ep,
+                   pin_memory: k.pin_memory, solve: k.solve, gpu, gpu_mem_mib, convention, units }
     }
 }
 
@@ -67,8 +127,13 @@ proptest! {
     #[test]
     fn estimate_never_panics_and_sums(s in scenario()) {
         let e = estimate(&s);
-        let gpu: u128 = e.items.iter().filter(|i| i.location == Location::Gpu).map(|i| i.bytes as u128).sum();
+        // The peak is the sum of the items alive in the peak phase.
+        let gpu: u128 = e.items.iter()
+            .filter(|i| i.location == Location::Gpu && (i.phase.is_none() || i.phase == Some(e.peak_phase)))
+            .map(|i| i.bytes as u128).sum();
         prop_assert_eq!(e.per_gpu_bytes as u128, gpu.min(u64::MAX as u128));
+        let all: u128 = e.items.iter().filter(|i| i.location == Location::Gpu).map(|i| i.bytes as u128).sum();
+        prop_assert!(e.per_gpu_bytes as u128 <= all);
         prop_assert_eq!(e.fits, e.per_gpu_bytes <= e.gpu.usable_bytes);
     }
 

@@ -4,7 +4,7 @@
 
 mod common;
 use common::{ds_gb, load, u, Failures};
-use memfit::core::estimate::Component;
+use memfit::core::estimate::{Component, Phase};
 use memfit::share::report::estimate_query;
 use serde_json::Value;
 
@@ -263,7 +263,12 @@ fn seed_003_kv_cache_and_activations() {
         u(kv, "n")
     );
     let (_, e) = estimate_query(&q);
-    assert_eq!(e.gpu_bytes_of(Component::KvCache), u(kv, "bytes"));
+    let decode_kv = e
+        .items
+        .iter()
+        .find(|i| i.component == Component::KvCache && i.phase == Some(Phase::Decode))
+        .unwrap();
+    assert_eq!(decode_kv.bytes, u(kv, "bytes"));
     let act = &example(&doc, "chaofa_training_rule")["worked_computed_here"]
         ["llama2-7b_shape_activation_b1_s4096"];
     let q = format!("model=llama-2-7b&batch={}&seq={}", u(act, "b"), u(act, "s"));

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 fn help() -> String {
     let mut h = String::from(
         "memfit — will this LLM job fit in GPU memory?\n\n\
-         USAGE:\n  memfit [--strict] '<query string>'\n  memfit [--strict] --json '<Scenario JSON>'\n  memfit --help\n\n\
+         USAGE:\n  memfit [--strict] '<query string>'\n  memfit [--strict] --json '<Scenario JSON>'\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n\n\
          Prints the estimate as one JSON object. Exit 0 on success (warnings are in\n\
          \"warnings\"), 2 when the input cannot be used (or, with --strict, has warnings).\n\nKEYS:\n",
     );
@@ -45,6 +45,10 @@ fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--help" || a == "-h") {
         print!("{}", help());
+        return ExitCode::SUCCESS;
+    }
+    if args.iter().any(|a| a == "--keys-markdown") {
+        print!("{}", memfit::share::query::markdown_table());
         return ExitCode::SUCCESS;
     }
     let strict = args.iter().any(|a| a == "--strict");

@@ -6,7 +6,7 @@
 
 pub mod present;
 
-use crate::core::estimate::{Component, Estimate, Location};
+use crate::core::estimate::{Component, Estimate};
 use crate::core::units::Units;
 use plotters::prelude::*;
 
@@ -24,14 +24,7 @@ impl Bar {
     pub fn from_estimate(label: impl Into<String>, e: &Estimate) -> Bar {
         let segments = Component::ALL
             .iter()
-            .map(|c| {
-                let bytes = e
-                    .items
-                    .iter()
-                    .filter(|i| i.component == *c && i.location == Location::Gpu)
-                    .fold(0u64, |a, i| a.saturating_add(i.bytes));
-                (*c, bytes)
-            })
+            .map(|c| (*c, e.gpu_bytes_of(*c)))
             .filter(|(_, b)| *b > 0)
             .collect();
         Bar {

@@ -1,10 +1,14 @@
 //! The estimator. Pure Rust: no `leptos`, no `web_sys`, no `wasm_bindgen`; builds
 //! and tests natively.
 
+pub mod conventions;
 pub mod deepspeed;
 pub mod estimate;
 pub mod gpu;
+pub mod infer;
 pub mod megatron;
 pub mod model;
 pub mod scenario;
+pub mod solve;
+pub mod train;
 pub mod units;

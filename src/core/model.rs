@@ -54,7 +54,7 @@ impl Norm {
         }
     }
     /// Parameters of one norm over a vector of width `h`.
-    pub fn params(self, h: u64) -> u64 {
+    pub fn params(self, h: u128) -> u128 {
         match self {
             Norm::Layernorm => 2 * h,
             Norm::Rmsnorm => h,
@@ -196,20 +196,21 @@ impl Arch {
     /// assert_eq!(preset("llama-2-7b").unwrap().arch.params().total, 6_738_415_616);
     /// ```
     pub fn params(&self) -> ParamCount {
-        let h = self.hidden as u64;
-        let v = self.vocab as u64;
-        let a = self.heads as u64;
-        let kv = self.kv_heads as u64;
-        let d = self.head_dim as u64;
-        let f = self.ffn as u64;
-        let layers = self.layers as u64;
-        let n = |w: u64| self.norm.params(w);
-        let mut largest = 0u64;
-        let mut see = |m: u64| largest = largest.max(m);
+        // Computed in u128: absurd overrides (1024 layers × 1024 experts × ...) saturate instead of overflowing.
+        let h = self.hidden as u128;
+        let v = self.vocab as u128;
+        let a = self.heads as u128;
+        let kv = self.kv_heads as u128;
+        let d = self.head_dim as u128;
+        let f = self.ffn as u128;
+        let layers = self.layers as u128;
+        let n = |w: u128| self.norm.params(w);
+        let mut largest = 0u128;
+        let mut see = |m: u128| largest = largest.max(m);
 
-        let embedding = v * h + self.positions as u64 * h + if self.emb_norm { n(h) } else { 0 };
+        let embedding = v * h + self.positions as u128 * h + if self.emb_norm { n(h) } else { 0 };
         see(v * h);
-        see(self.positions as u64 * h);
+        see(self.positions as u128 * h);
 
         // One attention block (self- or cross-attention).
         let attn_layer = match self.mla {
@@ -242,16 +243,16 @@ impl Arch {
                 q + 2 * k + o + b_qkv + b_o + qk_norm
             }
             Some(m) => {
-                let (qr, kvr) = (m.q_rank as u64, m.kv_rank as u64);
-                let qk_head = (m.rope_dim + m.nope_dim) as u64;
+                let (qr, kvr) = (m.q_rank as u128, m.kv_rank as u128);
+                let qk_head = (m.rope_dim + m.nope_dim) as u128;
                 let q = if qr > 0 {
                     h * qr + n(qr) + qr * a * qk_head
                 } else {
                     h * a * qk_head
                 };
-                let kv_a = h * (kvr + m.rope_dim as u64);
-                let kv_b = kvr * a * (m.nope_dim as u64 + m.v_dim as u64);
-                let o = a * m.v_dim as u64 * h;
+                let kv_a = h * (kvr + m.rope_dim as u128);
+                let kv_b = kvr * a * (m.nope_dim as u128 + m.v_dim as u128);
+                let o = a * m.v_dim as u128 * h;
                 if qr > 0 {
                     see(h * qr);
                     see(qr * a * qk_head);
@@ -265,16 +266,16 @@ impl Arch {
             }
         };
 
-        let matrices = self.mlp.matrices();
-        let mlp_bias = |w: u64| {
+        let matrices = self.mlp.matrices() as u128;
+        let mlp_bias = |w: u128| {
             if self.bias == Bias::All && self.mlp == Mlp::Gelu {
                 w + h
             } else {
                 0
             }
         };
-        let dense_mlp = |w: u64| matrices * h * w + mlp_bias(w);
-        let up_module = |w: u64| {
+        let dense_mlp = |w: u128| matrices * h * w + mlp_bias(w);
+        let up_module = |w: u128| {
             if self.fused_gate_up && self.mlp == Mlp::Swiglu {
                 2 * h * w
             } else {
@@ -282,13 +283,13 @@ impl Arch {
             }
         };
         let moe_w = if self.moe_ffn > 0 {
-            self.moe_ffn as u64
+            self.moe_ffn as u128
         } else {
             f
         };
-        let e = self.experts as u64;
+        let e = self.experts as u128;
         let (dense_layers, moe_layers) = if e > 0 {
-            let fd = (self.first_dense as u64).min(layers);
+            let fd = (self.first_dense as u128).min(layers);
             (fd, layers - fd)
         } else {
             (layers, 0)
@@ -296,19 +297,19 @@ impl Arch {
         let dense_f = f;
         let one_expert = dense_mlp(moe_w);
         let router = if e > 0 { h * e } else { 0 };
-        let moe_layer = (e + self.shared_experts as u64) * one_expert + router;
+        let moe_layer = (e + self.shared_experts as u128) * one_expert + router;
         see(up_module(dense_f));
         see(f * h + if mlp_bias(f) > 0 { h } else { 0 });
         if e > 0 {
             see(up_module(moe_w));
             see(router);
         }
-        let norm_layer = self.norms_per_layer as u64 * n(h);
+        let norm_layer = self.norms_per_layer as u128 * n(h);
 
         // Decoder blocks (cross-attention and a third norm for encoder-decoder models).
-        let enc = self.encoder_layers as u64;
+        let enc = self.encoder_layers as u128;
         let cross = if enc > 0 { attn_layer + n(h) } else { 0 };
-        let rel = self.rel_buckets as u64 * a;
+        let rel = self.rel_buckets as u128 * a;
         let decoder_attn = layers * (attn_layer + cross) + if enc > 0 { rel } else { 0 };
         let decoder_mlp = dense_layers * dense_mlp(dense_f) + moe_layers * moe_layer;
         let decoder_norms = layers * norm_layer + n(h);
@@ -318,7 +319,11 @@ impl Arch {
         let norms = decoder_norms + if enc > 0 { enc * 2 * n(h) + n(h) } else { 0 };
         let lm_head = if self.tied { 0 } else { v * h };
         let total = embedding + attention + mlp + norms + lm_head;
-        let active_routed = if e > 0 { (self.top_k as u64).min(e) } else { 0 };
+        let active_routed = if e > 0 {
+            (self.top_k as u128).min(e)
+        } else {
+            0
+        };
         let active = total - moe_layers * (e - active_routed) * one_expert;
         let per_layer = attn_layer
             + cross
@@ -329,17 +334,174 @@ impl Arch {
             }
             + norm_layer;
 
+        let c = |x: u128| x.min(u64::MAX as u128) as u64;
         ParamCount {
-            embedding,
-            attention,
-            mlp,
-            norms,
-            lm_head,
-            total,
-            active,
-            largest_layer: largest,
-            per_layer,
+            embedding: c(embedding),
+            attention: c(attention),
+            mlp: c(mlp),
+            norms: c(norms),
+            lm_head: c(lm_head),
+            total: c(total),
+            active: c(active),
+            largest_layer: c(largest),
+            per_layer: c(per_layer),
         }
+    }
+
+    /// Every weight matrix (`in × out`, how many), for adapters, quantisation and
+    /// factored optimizers. Vectors (biases, norms) are not listed.
+    pub fn linears(&self) -> Vec<Linear> {
+        let h = self.hidden as u64;
+        let (a, kv, d) = (
+            self.heads as u64,
+            self.kv_heads as u64,
+            self.head_dim as u64,
+        );
+        let layers = self.layers as u64;
+        let enc = self.encoder_layers as u64;
+        // Self-attention in every block of both stacks, cross-attention in decoder blocks.
+        let attn_count = layers + enc + if enc > 0 { layers } else { 0 };
+        let mut out = vec![Linear {
+            name: "embedding",
+            kind: LinearKind::Embedding,
+            inp: self.vocab as u64,
+            out: h,
+            count: 1,
+        }];
+        match self.mla {
+            None => {
+                out.push(Linear {
+                    name: "q",
+                    kind: LinearKind::Attn,
+                    inp: h,
+                    out: a * d,
+                    count: attn_count,
+                });
+                out.push(Linear {
+                    name: "k",
+                    kind: LinearKind::Attn,
+                    inp: h,
+                    out: kv * d,
+                    count: attn_count,
+                });
+                out.push(Linear {
+                    name: "v",
+                    kind: LinearKind::Attn,
+                    inp: h,
+                    out: kv * d,
+                    count: attn_count,
+                });
+                out.push(Linear {
+                    name: "o",
+                    kind: LinearKind::Attn,
+                    inp: a * d,
+                    out: h,
+                    count: attn_count,
+                });
+            }
+            Some(m) => {
+                let qk = (m.rope_dim + m.nope_dim) as u64;
+                if m.q_rank > 0 {
+                    out.push(Linear {
+                        name: "q_a",
+                        kind: LinearKind::Attn,
+                        inp: h,
+                        out: m.q_rank as u64,
+                        count: attn_count,
+                    });
+                    out.push(Linear {
+                        name: "q",
+                        kind: LinearKind::Attn,
+                        inp: m.q_rank as u64,
+                        out: a * qk,
+                        count: attn_count,
+                    });
+                } else {
+                    out.push(Linear {
+                        name: "q",
+                        kind: LinearKind::Attn,
+                        inp: h,
+                        out: a * qk,
+                        count: attn_count,
+                    });
+                }
+                out.push(Linear {
+                    name: "kv_a",
+                    kind: LinearKind::Attn,
+                    inp: h,
+                    out: (m.kv_rank + m.rope_dim) as u64,
+                    count: attn_count,
+                });
+                out.push(Linear {
+                    name: "v",
+                    kind: LinearKind::Attn,
+                    inp: m.kv_rank as u64,
+                    out: a * (m.nope_dim + m.v_dim) as u64,
+                    count: attn_count,
+                });
+                out.push(Linear {
+                    name: "o",
+                    kind: LinearKind::Attn,
+                    inp: a * m.v_dim as u64,
+                    out: h,
+                    count: attn_count,
+                });
+            }
+        }
+        let f = self.ffn as u64;
+        let e = self.experts as u64;
+        let (dense_layers, moe_layers) = if e > 0 {
+            let fd = (self.first_dense as u64).min(layers);
+            (fd + enc, layers - fd)
+        } else {
+            (layers + enc, 0)
+        };
+        let mut mlp = |width: u64, count: u64| {
+            if count == 0 {
+                return;
+            }
+            let ups = self.mlp.matrices() - 1;
+            out.push(Linear {
+                name: "up",
+                kind: LinearKind::Mlp,
+                inp: h,
+                out: width,
+                count: count * ups,
+            });
+            out.push(Linear {
+                name: "down",
+                kind: LinearKind::Mlp,
+                inp: width,
+                out: h,
+                count,
+            });
+        };
+        mlp(f, dense_layers);
+        if moe_layers > 0 {
+            let w = if self.moe_ffn > 0 {
+                self.moe_ffn as u64
+            } else {
+                f
+            };
+            mlp(w, moe_layers * (e + self.shared_experts as u64));
+            out.push(Linear {
+                name: "router",
+                kind: LinearKind::Router,
+                inp: h,
+                out: e,
+                count: moe_layers,
+            });
+        }
+        if !self.tied {
+            out.push(Linear {
+                name: "lm_head",
+                kind: LinearKind::Head,
+                inp: h,
+                out: self.vocab as u64,
+                count: 1,
+            });
+        }
+        out
     }
 
     /// Checks the shape is self-consistent.
@@ -374,6 +536,43 @@ impl Arch {
             ));
         }
         Ok(())
+    }
+}
+
+/// What a weight matrix belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LinearKind {
+    /// Token embedding table.
+    Embedding,
+    /// Attention projections.
+    Attn,
+    /// Feed-forward projections (dense or experts).
+    Mlp,
+    /// MoE router.
+    Router,
+    /// Untied LM head.
+    Head,
+}
+
+/// One family of equal weight matrices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Linear {
+    /// Short name (`q`, `k`, `v`, `o`, `up`, `down`, ...).
+    pub name: &'static str,
+    /// What it belongs to.
+    pub kind: LinearKind,
+    /// Input width.
+    pub inp: u64,
+    /// Output width.
+    pub out: u64,
+    /// How many such matrices the model has.
+    pub count: u64,
+}
+
+impl Linear {
+    /// Parameters of all matrices of this family (saturating).
+    pub fn params(&self) -> u64 {
+        self.inp.saturating_mul(self.out).saturating_mul(self.count)
     }
 }
 
@@ -656,6 +855,20 @@ mod tests {
         let p = preset("mixtral-8x7b").unwrap().arch.params();
         assert_eq!(p.active, 46_702_792_704 - 32 * 6 * 3 * 4096 * 14_336);
         assert_eq!(p.active, 12_879_925_248);
+    }
+
+    #[test]
+    fn linears_cover_every_matrix() {
+        // Matrices + vectors = the total; Llama-2-7B's vectors are its 65 RMSNorms.
+        for id in ["llama-2-7b", "mixtral-8x7b", "t5-3b", "deepseek-v3", "gpt2"] {
+            let a = &preset(id).unwrap().arch;
+            let m: u64 = a.linears().iter().map(Linear::params).sum();
+            let p = a.params();
+            assert!(m <= p.total, "{id}");
+            if id == "llama-2-7b" {
+                assert_eq!(p.total - m, 65 * 4096);
+            }
+        }
     }
 
     #[test]

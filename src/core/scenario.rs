@@ -5,7 +5,8 @@
 //! else. Field docs name the query key.
 
 use super::gpu::{gpu, Gpu, GPUS};
-use super::model::{preset, Arch, Mlp, Norm, Preset};
+use super::megatron::Recompute;
+use super::model::{preset, Arch, Bias, Mlp, Norm, Preset};
 use super::units::{Units, MIB};
 use serde::{Deserialize, Serialize};
 
@@ -87,6 +88,11 @@ pub enum Precision {
     Bf16,
     /// Mixed precision with fp16 (same byte counts as bf16, plus loss scaling).
     Fp16,
+    /// Pure bf16: bf16 weights, gradients and optimizer states, no fp32 master copy.
+    Bf16Pure,
+    /// FP8 training, Transformer-Engine style: bf16 weights plus fp8 weight copies,
+    /// fp32 master weights and optimizer states.
+    Fp8,
 }
 
 impl Precision {
@@ -96,19 +102,281 @@ impl Precision {
             Precision::Fp32 => "fp32",
             Precision::Bf16 => "bf16",
             Precision::Fp16 => "fp16",
+            Precision::Bf16Pure => "bf16-pure",
+            Precision::Fp8 => "fp8",
         }
     }
+    /// All policies.
+    pub const ALL: [Precision; 5] = [
+        Precision::Bf16,
+        Precision::Fp16,
+        Precision::Fp32,
+        Precision::Bf16Pure,
+        Precision::Fp8,
+    ];
     /// Bytes per element of weights, gradients and activations in the compute dtype.
     pub fn compute_bytes(self) -> u64 {
         match self {
             Precision::Fp32 => 4,
-            Precision::Bf16 | Precision::Fp16 => 2,
+            _ => 2,
         }
     }
     /// Whether an fp32 master copy of the weights is kept.
     pub fn has_master(self) -> bool {
-        !matches!(self, Precision::Fp32)
+        matches!(self, Precision::Bf16 | Precision::Fp16 | Precision::Fp8)
     }
+    /// Bytes per element of optimizer moments (fp32, except bf16-pure).
+    pub fn state_bytes(self) -> u64 {
+        match self {
+            Precision::Bf16Pure => 2,
+            _ => 4,
+        }
+    }
+}
+
+/// How gradients are kept (seed 003's 16 vs 18 vs 20 bytes per parameter).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GradAcc {
+    /// Gradients in the compute dtype (2 B in bf16): 2+2+12 = 16 B/param with Adam.
+    #[default]
+    Compute,
+    /// Gradients accumulated in fp32 only (Megatron's `main_grad`): 2+4+12 = 18 B/param.
+    Fp32,
+    /// Compute-dtype gradients plus an fp32 accumulation buffer: 2+2+4+12 = 20 B/param (seed 003).
+    Both,
+}
+
+impl GradAcc {
+    /// Stable query-string spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GradAcc::Compute => "compute",
+            GradAcc::Fp32 => "fp32",
+            GradAcc::Both => "both",
+        }
+    }
+    /// All options.
+    pub const ALL: [GradAcc; 3] = [GradAcc::Compute, GradAcc::Fp32, GradAcc::Both];
+}
+
+/// The optimizer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Optimizer {
+    /// AdamW: momentum and variance.
+    #[default]
+    Adamw,
+    /// Adam: momentum and variance (same memory as AdamW).
+    Adam,
+    /// Plain SGD: no state.
+    Sgd,
+    /// SGD with momentum: one moment.
+    SgdMomentum,
+    /// bitsandbytes 8-bit Adam: two 8-bit moments with one fp32 absmax per 2048-value block.
+    Adam8bit,
+    /// Adafactor: factored second moment (rows + columns per matrix), no momentum.
+    Adafactor,
+    /// Lion: one moment.
+    Lion,
+}
+
+impl Optimizer {
+    /// Stable query-string spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Optimizer::Adamw => "adamw",
+            Optimizer::Adam => "adam",
+            Optimizer::Sgd => "sgd",
+            Optimizer::SgdMomentum => "sgd-momentum",
+            Optimizer::Adam8bit => "adam8bit",
+            Optimizer::Adafactor => "adafactor",
+            Optimizer::Lion => "lion",
+        }
+    }
+    /// All optimizers.
+    pub const ALL: [Optimizer; 7] = [
+        Optimizer::Adamw,
+        Optimizer::Adam,
+        Optimizer::Sgd,
+        Optimizer::SgdMomentum,
+        Optimizer::Adam8bit,
+        Optimizer::Adafactor,
+        Optimizer::Lion,
+    ];
+}
+
+/// PyTorch FSDP sharding strategy (maps onto the ZeRO stages).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Fsdp {
+    /// Not using FSDP (the `zero` key applies).
+    #[default]
+    None,
+    /// FULL_SHARD = ZeRO-3 over all data-parallel ranks.
+    FullShard,
+    /// SHARD_GRAD_OP = ZeRO-2.
+    ShardGradOp,
+    /// HYBRID_SHARD = ZeRO-3 inside a node, replicated across nodes.
+    HybridShard,
+}
+
+impl Fsdp {
+    /// Stable query-string spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fsdp::None => "none",
+            Fsdp::FullShard => "full_shard",
+            Fsdp::ShardGradOp => "shard_grad_op",
+            Fsdp::HybridShard => "hybrid_shard",
+        }
+    }
+    /// All strategies.
+    pub const ALL: [Fsdp; 4] = [
+        Fsdp::None,
+        Fsdp::FullShard,
+        Fsdp::ShardGradOp,
+        Fsdp::HybridShard,
+    ];
+}
+
+/// Full fine-tuning or parameter-efficient adapters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Finetune {
+    /// Every parameter trains.
+    #[default]
+    Full,
+    /// LoRA: frozen base in the compute dtype, trainable low-rank adapters.
+    Lora,
+    /// QLoRA: frozen base in 4-bit NF4, trainable adapters.
+    Qlora,
+}
+
+impl Finetune {
+    /// Stable query-string spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Finetune::Full => "full",
+            Finetune::Lora => "lora",
+            Finetune::Qlora => "qlora",
+        }
+    }
+    /// All options.
+    pub const ALL: [Finetune; 3] = [Finetune::Full, Finetune::Lora, Finetune::Qlora];
+}
+
+/// Which linear layers get LoRA adapters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LoraTargets {
+    /// q and v projections (PEFT's default for Llama-style models).
+    Qv,
+    /// All attention projections (q, k, v, o).
+    Attn,
+    /// The MLP projections.
+    Mlp,
+    /// Every linear layer in the blocks (QLoRA paper, Unsloth).
+    #[default]
+    All,
+}
+
+impl LoraTargets {
+    /// Stable query-string spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LoraTargets::Qv => "qv",
+            LoraTargets::Attn => "attn",
+            LoraTargets::Mlp => "mlp",
+            LoraTargets::All => "all",
+        }
+    }
+    /// All options.
+    pub const ALL: [LoraTargets; 4] = [
+        LoraTargets::Qv,
+        LoraTargets::Attn,
+        LoraTargets::Mlp,
+        LoraTargets::All,
+    ];
+}
+
+/// Storage dtype for inference weights or the KV cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Dtype {
+    /// The precision policy's compute dtype.
+    #[default]
+    Auto,
+    /// 4 bytes.
+    Fp32,
+    /// 2 bytes.
+    Bf16,
+    /// 2 bytes.
+    Fp16,
+    /// 1 byte.
+    Fp8,
+    /// 1 byte (+ group scales for weights).
+    Int8,
+    /// 0.5 byte (+ group scales for weights).
+    Int4,
+}
+
+impl Dtype {
+    /// Stable query-string spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dtype::Auto => "auto",
+            Dtype::Fp32 => "fp32",
+            Dtype::Bf16 => "bf16",
+            Dtype::Fp16 => "fp16",
+            Dtype::Fp8 => "fp8",
+            Dtype::Int8 => "int8",
+            Dtype::Int4 => "int4",
+        }
+    }
+    /// All options.
+    pub const ALL: [Dtype; 7] = [
+        Dtype::Auto,
+        Dtype::Fp32,
+        Dtype::Bf16,
+        Dtype::Fp16,
+        Dtype::Fp8,
+        Dtype::Int8,
+        Dtype::Int4,
+    ];
+    /// Bits per element (`auto` resolves to the precision's compute dtype).
+    pub fn bits(self, p: Precision) -> u64 {
+        match self {
+            Dtype::Auto => p.compute_bytes() * 8,
+            Dtype::Fp32 => 32,
+            Dtype::Bf16 | Dtype::Fp16 => 16,
+            Dtype::Fp8 | Dtype::Int8 => 8,
+            Dtype::Int4 => 4,
+        }
+    }
+    /// Whether the format stores integer codes with per-group scales.
+    pub fn is_integer(self) -> bool {
+        matches!(self, Dtype::Int8 | Dtype::Int4)
+    }
+}
+
+/// An inverse solve to report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Solve {
+    /// Nothing.
+    #[default]
+    None,
+    /// The largest micro-batch that fits.
+    MaxBatch,
+    /// The largest sequence length (prompt + generated, in inference) that fits.
+    MaxContext,
+}
+
+impl Solve {
+    /// Stable query-string spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Solve::None => "none",
+            Solve::MaxBatch => "max_batch",
+            Solve::MaxContext => "max_context",
+        }
+    }
+    /// All options.
+    pub const ALL: [Solve; 3] = [Solve::None, Solve::MaxBatch, Solve::MaxContext];
 }
 
 /// Whose accounting the estimate follows. Sources disagree; memfit names the one it uses.
@@ -124,6 +392,10 @@ pub enum Convention {
     Ds014,
     /// DeepSpeed ≥ 0.14.3's estimator code, checked against 0.19.8 (ZeRO-2: `2P + 18P/G`).
     Ds019,
+    /// Megatron-LM's theoretical memory formula at HEAD (d98e8a64).
+    Megatron,
+    /// Megatron-LM's formula at core_v0.14.0.
+    Megatron014,
 }
 
 impl Convention {
@@ -134,18 +406,29 @@ impl Convention {
             Convention::DsDoc => "ds-doc",
             Convention::Ds014 => "ds-0.14",
             Convention::Ds019 => "ds-0.19",
+            Convention::Megatron => "megatron",
+            Convention::Megatron014 => "megatron-0.14",
         }
     }
     /// All conventions.
-    pub const ALL: [Convention; 4] = [
+    pub const ALL: [Convention; 6] = [
         Convention::Memfit,
         Convention::DsDoc,
         Convention::Ds014,
         Convention::Ds019,
+        Convention::Megatron,
+        Convention::Megatron014,
     ];
     /// Whether this is one of DeepSpeed's model-states estimators.
     pub fn is_deepspeed(self) -> bool {
-        !matches!(self, Convention::Memfit)
+        matches!(
+            self,
+            Convention::DsDoc | Convention::Ds014 | Convention::Ds019
+        )
+    }
+    /// Whether this is Megatron-LM's formula.
+    pub fn is_megatron(self) -> bool {
+        matches!(self, Convention::Megatron | Convention::Megatron014)
     }
 }
 
@@ -170,6 +453,12 @@ pub struct ArchOverrides {
     pub norm: Option<Norm>,
     /// `tied`
     pub tied: Option<bool>,
+    /// `bias`
+    pub bias: Option<Bias>,
+    /// `experts` (0 = dense)
+    pub experts: Option<u32>,
+    /// `top_k`
+    pub top_k: Option<u32>,
 }
 
 impl ArchOverrides {
@@ -222,6 +511,40 @@ pub struct Scenario {
     pub buffer_factor: f64,
     /// `precision`
     pub precision: Precision,
+    /// `grad_acc_dtype`: how gradients are kept.
+    pub grad_acc: GradAcc,
+    /// `optimizer`
+    pub optimizer: Optimizer,
+    /// `fsdp`: FSDP sharding strategy (overrides `zero` when not `none`).
+    pub fsdp: Fsdp,
+    /// `finetune`
+    pub finetune: Finetune,
+    /// `lora_rank`
+    pub lora_rank: u32,
+    /// `lora_targets`
+    pub lora_targets: LoraTargets,
+    /// `double_quant`: QLoRA double quantisation of the NF4 constants.
+    pub double_quant: bool,
+    /// `weight_dtype`: inference weight storage.
+    pub weight_dtype: Dtype,
+    /// `quant_group`: weights per quantisation group (int8/int4 scales).
+    pub quant_group: u32,
+    /// `kv_dtype`: KV cache storage.
+    pub kv_dtype: Dtype,
+    /// `sp`: sequence parallelism (with TP).
+    pub sp: bool,
+    /// `recompute`: activation recomputation.
+    pub recompute: Recompute,
+    /// `vpp`: virtual pipeline stages per rank (interleaved schedule; 1 = none).
+    pub vpp: u32,
+    /// `microbatches`: micro-batches per optimizer step (gradient accumulation).
+    pub microbatches: u32,
+    /// `ep`: expert-parallel degree (MoE).
+    pub ep: u32,
+    /// `pin_memory`: pinned host buffers for ZeRO-3 offload.
+    pub pin_memory: bool,
+    /// `solve`: an inverse solve to report.
+    pub solve: Solve,
     /// `gpu`: GPU preset id.
     pub gpu: String,
     /// `gpu_mem`: custom usable memory per GPU in MiB (overrides the preset's capacity).
@@ -255,6 +578,23 @@ impl Default for Scenario {
             zero_init: true,
             buffer_factor: 1.5,
             precision: Precision::Bf16,
+            grad_acc: GradAcc::Compute,
+            optimizer: Optimizer::Adamw,
+            fsdp: Fsdp::None,
+            finetune: Finetune::Full,
+            lora_rank: 16,
+            lora_targets: LoraTargets::All,
+            double_quant: true,
+            weight_dtype: Dtype::Auto,
+            quant_group: 128,
+            kv_dtype: Dtype::Auto,
+            sp: false,
+            recompute: Recompute::None,
+            vpp: 1,
+            microbatches: 1,
+            ep: 1,
+            pin_memory: false,
+            solve: Solve::None,
             gpu: "h100-80".into(),
             gpu_mem_mib: None,
             convention: Convention::Memfit,
@@ -315,6 +655,13 @@ impl Scenario {
         a.mlp = o.mlp.unwrap_or(a.mlp);
         a.norm = o.norm.unwrap_or(a.norm);
         a.tied = o.tied.unwrap_or(a.tied);
+        a.bias = o.bias.unwrap_or(a.bias);
+        a.experts = o.experts.unwrap_or(a.experts);
+        a.top_k = o.top_k.unwrap_or(if a.experts > 0 && a.top_k == 0 {
+            1
+        } else {
+            a.top_k
+        });
         a
     }
 
@@ -347,6 +694,28 @@ impl Scenario {
             cp: self.cp.max(1),
             world: self.world(),
             gpus_per_node: self.gpus_per_node.max(1),
+        }
+    }
+
+    /// The ZeRO stage in effect: FSDP's strategy when set, else `zero`.
+    pub fn effective_zero(&self) -> Zero {
+        match self.fsdp {
+            Fsdp::None => self.zero,
+            Fsdp::FullShard | Fsdp::HybridShard => Zero::Z3,
+            Fsdp::ShardGradOp => Zero::Z2,
+        }
+    }
+
+    /// Ranks the sharded states are split over: `N_d`, or for HYBRID_SHARD the
+    /// data-parallel ranks inside one node.
+    pub fn shard_degree(&self) -> u32 {
+        let l = self.layout();
+        match self.fsdp {
+            Fsdp::HybridShard => {
+                let per_node = (l.gpus_per_node / l.tp.saturating_mul(l.cp).max(1)).max(1);
+                per_node.min(l.dp)
+            }
+            _ => l.dp,
         }
     }
 
@@ -410,25 +779,96 @@ impl Scenario {
                 format!("pp = {} is more than the {} layers", l.pp, arch.layers),
             ));
         }
-        if self.offload_param != Offload::None && self.zero != Zero::Z3 {
+        let z = self.effective_zero();
+        if self.fsdp != Fsdp::None && self.zero != Zero::Z0 {
+            out.push((
+                "fsdp",
+                format!(
+                    "fsdp={} sets the sharding; zero={} is ignored",
+                    self.fsdp.as_str(),
+                    self.zero.number()
+                ),
+            ));
+        }
+        if self.offload_opt != Offload::None && z == Zero::Z0 {
+            out.push((
+                "offload_opt",
+                "optimizer offload needs ZeRO stage 1, 2 or 3 (or FSDP); counted as if it worked"
+                    .to_string(),
+            ));
+        }
+        if arch.experts > 0 && arch.experts % self.ep.max(1) != 0 {
+            out.push((
+                "ep",
+                format!(
+                    "ep = {} does not divide the {} experts",
+                    self.ep, arch.experts
+                ),
+            ));
+        }
+        if arch.experts == 0 && self.ep > 1 {
+            out.push((
+                "ep",
+                "ep > 1 needs a mixture-of-experts model; ignored".to_string(),
+            ));
+        }
+        if self.vpp > 1 && (self.pp < 2 || arch.layers % (self.pp * self.vpp).max(1) != 0) {
+            out.push((
+                "vpp",
+                format!(
+                    "vpp = {} needs pp > 1 and layers ({}) divisible by pp·vpp",
+                    self.vpp, arch.layers
+                ),
+            ));
+        }
+        if self.sp && self.tp < 2 {
+            out.push((
+                "sp",
+                "sequence parallelism shards along TP; with tp = 1 it changes nothing".to_string(),
+            ));
+        }
+        if self.finetune != Finetune::Full
+            && (self.convention.is_deepspeed() || self.convention.is_megatron())
+        {
+            out.push((
+                "finetune",
+                format!(
+                    "{} models full training only; LoRA/QLoRA use memfit's accounting",
+                    self.convention.as_str()
+                ),
+            ));
+        }
+        if self.mode == Mode::Infer
+            && (self.weight_dtype.is_integer() || self.kv_dtype.is_integer())
+            && self.quant_group == 0
+        {
+            out.push(("quant_group", "quant_group must be at least 1".to_string()));
+        }
+        if self.offload_param != Offload::None && z != Zero::Z3 {
             out.push((
                 "offload_param",
                 "parameter offload needs ZeRO stage 3; ignored".to_string(),
             ));
         }
-        if self.mode == Mode::Infer && self.zero != Zero::Z0 {
+        if self.mode == Mode::Infer && z != Zero::Z0 {
             out.push((
                 "zero",
                 "ZeRO applies to training; ignored in inference".to_string(),
             ));
         }
-        if self.convention.is_deepspeed() && !matches!(self.zero, Zero::Z2 | Zero::Z3) {
+        if self.convention.is_deepspeed() && !matches!(z, Zero::Z2 | Zero::Z3) {
             out.push((
                 "convention",
                 format!(
                     "DeepSpeed's estimators cover ZeRO-2 and ZeRO-3 only; zero={} uses memfit's accounting",
-                    self.zero.number()
+                    z.number()
                 ),
+            ));
+        }
+        if self.convention.is_megatron() && (z > Zero::Z1 || self.offload_opt != Offload::None) {
+            out.push((
+                "convention",
+                "Megatron's formula models its distributed optimizer (zero=1) or none (zero=0); ZeRO-2/3 and offload are not in it".to_string(),
             ));
         }
         out

@@ -8,8 +8,12 @@
 
 use crate::core::estimate::Warning;
 use crate::core::gpu::{gpu, GPUS};
-use crate::core::model::{preset, Mlp, Norm};
-use crate::core::scenario::{Convention, Mode, Offload, Precision, Scenario, Zero};
+use crate::core::megatron::Recompute;
+use crate::core::model::{preset, Bias, Mlp, Norm};
+use crate::core::scenario::{
+    Convention, Dtype, Finetune, Fsdp, GradAcc, LoraTargets, Mode, Offload, Optimizer, Precision,
+    Scenario, Solve, Zero,
+};
 use crate::core::units::Units;
 
 /// Format version written as `v=`.
@@ -43,161 +47,84 @@ const fn k(
 }
 
 /// Every key, in canonical order.
+#[rustfmt::skip]
 pub const KEYS: &[KeySpec] = &[
     k("v", "format version", "-", "1"),
-    k(
-        "model",
-        "model preset id",
-        "-",
-        "a preset id (see `memfit --help`)",
-    ),
-    k(
-        "layers",
-        "transformer blocks (overrides the preset)",
-        "count",
-        "1–1024, empty = preset",
-    ),
-    k(
-        "hidden",
-        "model width h",
-        "count",
-        "1–1048576, empty = preset",
-    ),
-    k(
-        "heads",
-        "attention heads a",
-        "count",
-        "1–4096, empty = preset",
-    ),
-    k(
-        "kv_heads",
-        "key/value heads (GQA/MQA)",
-        "count",
-        "1–4096, divides heads, empty = preset",
-    ),
-    k(
-        "ffn",
-        "feed-forward width f",
-        "count",
-        "1–4194304, empty = preset",
-    ),
-    k(
-        "vocab",
-        "vocabulary size V",
-        "tokens",
-        "1–16777216, empty = preset",
-    ),
-    k(
-        "mlp",
-        "feed-forward shape",
-        "-",
-        "`gelu` (2 matrices), `swiglu` (3 matrices), empty = preset",
-    ),
-    k(
-        "norm",
-        "normalisation",
-        "-",
-        "`layernorm`, `rmsnorm`, empty = preset",
-    ),
-    k(
-        "tied",
-        "LM head tied to the embedding",
-        "-",
-        "`0`, `1`, empty = preset",
-    ),
-    k(
-        "params",
-        "explicit total parameters (DeepSpeed's cold input)",
-        "parameters",
-        "1–10^15, empty = from the architecture",
-    ),
-    k(
-        "largest_layer",
-        "explicit largest-layer parameters",
-        "parameters",
-        "1–10^15, empty = from the architecture",
-    ),
+    k("model", "model preset id", "-", "a preset id (see `memfit --help`)"),
+    k("layers", "transformer blocks (overrides the preset)", "count", "1–1024, empty = preset"),
+    k("hidden", "model width h", "count", "1–1048576, empty = preset"),
+    k("heads", "attention heads a", "count", "1–4096, empty = preset"),
+    k("kv_heads", "key/value heads (GQA/MQA)", "count", "1–4096, divides heads, empty = preset"),
+    k("ffn", "feed-forward width f", "count", "1–4194304, empty = preset"),
+    k("vocab", "vocabulary size V", "tokens", "1–16777216, empty = preset"),
+    k("mlp", "feed-forward shape", "-", "`gelu` (2 matrices), `swiglu` (3 matrices), empty = preset"),
+    k("norm", "normalisation", "-", "`layernorm`, `rmsnorm`, empty = preset"),
+    k("tied", "LM head tied to the embedding", "-", "`0`, `1`, empty = preset"),
+    k("bias", "linear-layer biases", "-", "`none`, `qkv` (q/k/v only), `all`, empty = preset"),
+    k("experts", "routed experts per MoE layer", "count", "0–1024 (0 = dense), empty = preset"),
+    k("top_k", "experts each token uses", "count", "1–1024, empty = preset"),
+    k("params", "explicit total parameters (DeepSpeed's cold input)", "parameters", "1–10^15, empty = from the architecture"),
+    k("largest_layer", "explicit largest-layer parameters", "parameters", "1–10^15, empty = from the architecture"),
     k("mode", "training or inference", "-", "`train`, `infer`"),
     k("batch", "micro-batch per GPU", "sequences", "1–1048576"),
-    k(
-        "seq",
-        "sequence length (the prompt, in inference)",
-        "tokens",
-        "1–67108864",
-    ),
-    k(
-        "gen",
-        "tokens generated (inference)",
-        "tokens",
-        "0–67108864",
-    ),
+    k("seq", "sequence length (the prompt, in inference)", "tokens", "1–67108864"),
+    k("gen", "tokens generated (inference)", "tokens", "0–67108864"),
     k("gpus_per_node", "GPUs per node n", "GPUs", "1–1024"),
     k("nodes", "nodes", "nodes", "1–1048576"),
-    k(
-        "dp",
-        "data-parallel degree",
-        "ranks",
-        "1–1048576, `auto`/empty = GPUs / (tp·pp·cp)",
-    ),
+    k("dp", "data-parallel degree", "ranks", "1–1048576, `auto`/empty = GPUs / (tp·pp·cp)"),
     k("tp", "tensor-parallel degree", "ranks", "1–1048576"),
     k("pp", "pipeline-parallel degree", "stages", "1–1048576"),
     k("cp", "context-parallel degree", "ranks", "1–1048576"),
     k("zero", "ZeRO stage", "-", "0, 1, 2, 3"),
-    k(
-        "offload_opt",
-        "optimizer-state offload",
-        "-",
-        "`none`, `cpu`, `nvme`",
-    ),
-    k(
-        "offload_param",
-        "parameter offload (ZeRO-3)",
-        "-",
-        "`none`, `cpu`, `nvme`",
-    ),
-    k(
-        "zero_init",
-        "model built under deepspeed.zero.Init",
-        "-",
-        "`0`, `1`",
-    ),
-    k(
-        "buffer_factor",
-        "DeepSpeed additional_buffer_factor (host RAM)",
-        "factor",
-        "0 < x ≤ 100",
-    ),
-    k(
-        "precision",
-        "precision policy",
-        "-",
-        "`bf16`, `fp16` (mixed, fp32 master), `fp32`",
-    ),
-    k(
-        "gpu",
-        "GPU preset id",
-        "-",
-        "a GPU id (see `memfit --help`)",
-    ),
-    k(
-        "gpu_mem",
-        "custom usable memory per GPU (overrides the preset)",
-        "MiB",
-        "1–1073741824, empty = preset",
-    ),
-    k(
-        "convention",
-        "whose accounting",
-        "-",
-        "`memfit`, `ds-doc`, `ds-0.14`, `ds-0.19`",
-    ),
-    k(
-        "units",
-        "display units",
-        "-",
-        "`gib` (2^30 B), `gb` (10^9 B)",
-    ),
+    k("offload_opt", "optimizer-state offload", "-", "`none`, `cpu`, `nvme`"),
+    k("offload_param", "parameter offload (ZeRO-3)", "-", "`none`, `cpu`, `nvme`"),
+    k("zero_init", "model built under deepspeed.zero.Init", "-", "`0`, `1`"),
+    k("buffer_factor", "DeepSpeed additional_buffer_factor (host RAM)", "factor", "0 < x ≤ 100"),
+    k("precision", "precision policy", "-", "`bf16`, `fp16` (mixed, fp32 master), `fp32`, `bf16-pure` (no master), `fp8` (bf16 + fp8 copies, fp32 master)"),
+    k("grad_acc_dtype", "how gradients are kept", "-", "`compute` (16 B/param), `fp32` (18, Megatron main_grad), `both` (20, seed 003)"),
+    k("optimizer", "optimizer", "-", "`adamw`, `adam`, `sgd`, `sgd-momentum`, `adam8bit`, `adafactor`, `lion`"),
+    k("fsdp", "FSDP sharding strategy (overrides `zero`)", "-", "`none`, `full_shard`, `shard_grad_op`, `hybrid_shard`"),
+    k("finetune", "full training or adapters", "-", "`full`, `lora`, `qlora`"),
+    k("lora_rank", "LoRA rank r", "count", "1–65536"),
+    k("lora_targets", "linears with adapters", "-", "`qv`, `attn`, `mlp`, `all`"),
+    k("double_quant", "QLoRA double quantisation", "-", "`0`, `1`"),
+    k("weight_dtype", "inference weight storage", "-", "`auto` (= precision), `fp32`, `bf16`, `fp16`, `fp8`, `int8`, `int4`"),
+    k("quant_group", "weights per int8/int4 scale group", "weights", "1–1048576"),
+    k("kv_dtype", "KV cache storage", "-", "`auto`, `fp32`, `bf16`, `fp16`, `fp8`, `int8`, `int4`"),
+    k("sp", "sequence parallelism (with TP)", "-", "`0`, `1`"),
+    k("recompute", "activation recomputation", "-", "`none`, `selective`, `full`"),
+    k("vpp", "virtual pipeline stages per rank (interleaved)", "stages", "1–1024"),
+    k("microbatches", "micro-batches per optimizer step", "count", "1–1048576"),
+    k("ep", "expert-parallel degree", "ranks", "1–1024"),
+    k("pin_memory", "pinned host buffers (ZeRO-3 offload)", "-", "`0`, `1`"),
+    k("solve", "inverse solve to report", "-", "`none`, `max_batch`, `max_context`"),
+    k("gpu", "GPU preset id", "-", "a GPU id (see `memfit --help`)"),
+    k("gpu_mem", "custom usable memory per GPU (overrides the preset)", "MiB", "1–1073741824, empty = preset"),
+    k("convention", "whose accounting", "-", "`memfit`, `ds-doc`, `ds-0.14`, `ds-0.19`, `megatron`, `megatron-0.14`"),
+    k("units", "display units", "-", "`gib` (2^30 B), `gb` (10^9 B)"),
 ];
+
+/// The README's key table (markdown), generated from [`KEYS`] and the defaults so
+/// the documentation cannot drift (a test compares it with README.md).
+pub fn markdown_table() -> String {
+    let d = Scenario::default();
+    let mut t = String::from(
+        "| key | meaning | unit | default | allowed values |\n|---|---|---|---|---|\n",
+    );
+    for spec in KEYS {
+        let v = get_key(&d, spec.key);
+        let default = if v.is_empty() {
+            "—".to_string()
+        } else {
+            format!("`{v}`")
+        };
+        t.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            spec.key, spec.meaning, spec.unit, default, spec.allowed
+        ));
+    }
+    t
+}
 
 fn parse_int(value: &str, lo: u64, hi: u64) -> Result<u64, String> {
     let t = value.trim().replace('_', "");
@@ -319,6 +246,24 @@ pub fn set_key(s: &mut Scenario, key: &str, value: &str) -> Result<(), String> {
                 Some(parse_bool(v)?)
             }
         }
+        "bias" => {
+            s.arch.bias = if v.trim().is_empty() {
+                None
+            } else {
+                Some(parse_enum(
+                    v,
+                    &[("none", Bias::None), ("qkv", Bias::Qkv), ("all", Bias::All)],
+                )?)
+            }
+        }
+        "experts" => {
+            s.arch.experts = if v.trim().is_empty() {
+                None
+            } else {
+                Some(parse_u32(v, 0, 1024)?)
+            }
+        }
+        "top_k" => s.arch.top_k = parse_opt_u32(v, 1, 1024)?,
         "params" => {
             s.params = if v.trim().is_empty() {
                 None
@@ -367,16 +312,35 @@ pub fn set_key(s: &mut Scenario, key: &str, value: &str) -> Result<(), String> {
             }
             s.buffer_factor = f;
         }
-        "precision" => {
-            s.precision = parse_enum(
+        "precision" => s.precision = parse_enum(v, &Precision::ALL.map(|p| (p.as_str(), p)))?,
+        "grad_acc_dtype" => s.grad_acc = parse_enum(v, &GradAcc::ALL.map(|p| (p.as_str(), p)))?,
+        "optimizer" => s.optimizer = parse_enum(v, &Optimizer::ALL.map(|p| (p.as_str(), p)))?,
+        "fsdp" => s.fsdp = parse_enum(v, &Fsdp::ALL.map(|p| (p.as_str(), p)))?,
+        "finetune" => s.finetune = parse_enum(v, &Finetune::ALL.map(|p| (p.as_str(), p)))?,
+        "lora_rank" => s.lora_rank = parse_u32(v, 1, 65_536)?,
+        "lora_targets" => {
+            s.lora_targets = parse_enum(v, &LoraTargets::ALL.map(|p| (p.as_str(), p)))?
+        }
+        "double_quant" => s.double_quant = parse_bool(v)?,
+        "weight_dtype" => s.weight_dtype = parse_enum(v, &Dtype::ALL.map(|p| (p.as_str(), p)))?,
+        "quant_group" => s.quant_group = parse_u32(v, 1, 1 << 20)?,
+        "kv_dtype" => s.kv_dtype = parse_enum(v, &Dtype::ALL.map(|p| (p.as_str(), p)))?,
+        "sp" => s.sp = parse_bool(v)?,
+        "recompute" => {
+            s.recompute = parse_enum(
                 v,
                 &[
-                    ("bf16", Precision::Bf16),
-                    ("fp16", Precision::Fp16),
-                    ("fp32", Precision::Fp32),
+                    ("none", Recompute::None),
+                    ("selective", Recompute::Selective),
+                    ("full", Recompute::Full),
                 ],
             )?
         }
+        "vpp" => s.vpp = parse_u32(v, 1, 1024)?,
+        "microbatches" => s.microbatches = parse_u32(v, 1, 1 << 20)?,
+        "ep" => s.ep = parse_u32(v, 1, 1024)?,
+        "pin_memory" => s.pin_memory = parse_bool(v)?,
+        "solve" => s.solve = parse_enum(v, &Solve::ALL.map(|p| (p.as_str(), p)))?,
         "gpu" => {
             let id = v.trim();
             if gpu(id).is_none() {
@@ -433,6 +397,17 @@ pub fn get_key(s: &Scenario, key: &str) -> String {
             .tied
             .map(|t| (t as u8).to_string())
             .unwrap_or_default(),
+        "bias" => s
+            .arch
+            .bias
+            .map(|b| match b {
+                Bias::None => "none".to_string(),
+                Bias::Qkv => "qkv".to_string(),
+                Bias::All => "all".to_string(),
+            })
+            .unwrap_or_default(),
+        "experts" => opt(&s.arch.experts),
+        "top_k" => opt(&s.arch.top_k),
         "params" => opt(&s.params),
         "largest_layer" => opt(&s.largest_layer),
         "mode" => match s.mode {
@@ -454,6 +429,23 @@ pub fn get_key(s: &Scenario, key: &str) -> String {
         "zero_init" => (s.zero_init as u8).to_string(),
         "buffer_factor" => s.buffer_factor.to_string(),
         "precision" => s.precision.as_str().into(),
+        "grad_acc_dtype" => s.grad_acc.as_str().into(),
+        "optimizer" => s.optimizer.as_str().into(),
+        "fsdp" => s.fsdp.as_str().into(),
+        "finetune" => s.finetune.as_str().into(),
+        "lora_rank" => s.lora_rank.to_string(),
+        "lora_targets" => s.lora_targets.as_str().into(),
+        "double_quant" => (s.double_quant as u8).to_string(),
+        "weight_dtype" => s.weight_dtype.as_str().into(),
+        "quant_group" => s.quant_group.to_string(),
+        "kv_dtype" => s.kv_dtype.as_str().into(),
+        "sp" => (s.sp as u8).to_string(),
+        "recompute" => s.recompute.as_str().into(),
+        "vpp" => s.vpp.to_string(),
+        "microbatches" => s.microbatches.to_string(),
+        "ep" => s.ep.to_string(),
+        "pin_memory" => (s.pin_memory as u8).to_string(),
+        "solve" => s.solve.as_str().into(),
         "gpu" => s.gpu.clone(),
         "gpu_mem" => opt(&s.gpu_mem_mib),
         "convention" => s.convention.as_str().into(),

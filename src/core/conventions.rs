@@ -1,0 +1,248 @@
+//! Ledgers that reproduce other tools exactly: DeepSpeed's model-states
+//! estimators and Megatron-LM's theoretical memory formula.
+
+use super::deepspeed::{self, DsInputs, DsVersion};
+use super::estimate::{Component, Ledger, Location, Warning};
+use super::megatron::{megatron_memory, MegatronArgs, MegatronVersion};
+use super::model::{Arch, Mlp, Norm};
+use super::scenario::{Convention, Layout, Offload, Scenario, Zero};
+
+/// Model states exactly as DeepSpeed's estimators compute them, split into
+/// ledger items whose sums are DeepSpeed's two numbers.
+pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut Ledger) {
+    let version = match s.convention {
+        Convention::DsDoc => DsVersion::Doc,
+        Convention::Ds014 => DsVersion::V0_14,
+        _ => DsVersion::V0_19,
+    };
+    let tool = match version {
+        DsVersion::Doc => "seed 000 (DeepSpeed docs, Memory Requirements)",
+        DsVersion::V0_14 => "DeepSpeed 0.14.2 estimate_zero*_model_states_mem_needs",
+        DsVersion::V0_19 => "DeepSpeed 0.19.8 estimate_zero*_model_states_mem_needs",
+    };
+    let i = DsInputs {
+        total_params: psi as f64,
+        largest_layer_params: largest as f64,
+        gpus_per_node: s.gpus_per_node.max(1),
+        nodes: s.nodes.max(1),
+        buffer_factor: s.buffer_factor,
+    };
+    let n = i.gpus_per_node;
+    let g = n as u64 * i.nodes as u64;
+    let base = format!(
+        "P={psi}, G={g}, n={n}, nodes={}, abf={}",
+        i.nodes, s.buffer_factor
+    );
+    let offload = s.offload_opt != Offload::None;
+    if s.effective_zero() == Zero::Z2 {
+        let e = deepspeed::zero2(&i, offload, version);
+        if offload {
+            ledger.push(
+                Component::Weights,
+                Location::Gpu,
+                e.gpu,
+                "2·P  (fp16 params)",
+                base.clone(),
+                tool,
+            );
+            let f = if version == DsVersion::Doc {
+                "P·max(4·n, 16)·abf"
+            } else {
+                "P·max(4·G, 16)·abf"
+            };
+            ledger.push(Component::ModelStates, Location::Cpu, e.cpu, f, base, tool);
+        } else {
+            let (lead, lead_formula) = match version {
+                DsVersion::V0_19 => (2 * psi, "2·P  (fp16 params)"),
+                _ => (4 * psi, "4·P  (fp16 params and grads)"),
+            };
+            let rest = e.gpu - lead.min(e.gpu);
+            let rest_formula = match version {
+                DsVersion::V0_19 => "int(18·P/G)  (grads and optimizer states, partitioned)",
+                _ => "int(16·P/G)  (optimizer states, partitioned)",
+            };
+            ledger.push(
+                Component::Weights,
+                Location::Gpu,
+                lead,
+                lead_formula,
+                base.clone(),
+                tool,
+            );
+            ledger.push(
+                Component::ModelStates,
+                Location::Gpu,
+                rest,
+                rest_formula,
+                base.clone(),
+                tool,
+            );
+            ledger.push(
+                Component::InitLoad,
+                Location::Cpu,
+                e.cpu,
+                "P·4·n·abf  (fp32 model built per process at init)",
+                base,
+                tool,
+            );
+        }
+        return;
+    }
+    let param_off = s.offload_param != Offload::None && offload;
+    let e = deepspeed::zero3(&i, offload, param_off, s.zero_init);
+    let base = format!("{base}, L={largest}, zero_init={}", s.zero_init as u8);
+    ledger.push(
+        Component::GatheredLayer,
+        Location::Gpu,
+        e.largest_layer_memory,
+        "4·L  (largest layer's fp16 params + grads)",
+        base.clone(),
+        tool,
+    );
+    let rest = e.gpu - e.largest_layer_memory.min(e.gpu);
+    let (rest_formula, cpu_formula) = match (offload, param_off, s.zero_init) {
+        (true, true, true) => ("", "P·18·(1/nodes)·abf"),
+        (true, true, false) => ("", "P·max(4·n, 18/nodes)·abf"),
+        (true, false, true) => ("int(2·P/G)  (fp16 param partition)", "P·16·(1/nodes)·abf"),
+        (true, false, false) => (
+            "int(2·P/G)  (fp16 param partition)",
+            "P·max(4·n, 16/nodes)·abf",
+        ),
+        (false, _, true) => (
+            "int(18·P/G)  (params, grads, optimizer states partitioned)",
+            "L·4·n·abf  (zero.Init)",
+        ),
+        (false, _, false) => (
+            "int(18·P/G)  (params, grads, optimizer states partitioned)",
+            "P·4·n·abf  (fp32 model built per process at init)",
+        ),
+    };
+    if !rest_formula.is_empty() {
+        ledger.push(
+            Component::ModelStates,
+            Location::Gpu,
+            rest,
+            rest_formula,
+            base.clone(),
+            tool,
+        );
+    }
+    let cpu_component = if offload {
+        Component::ModelStates
+    } else {
+        Component::InitLoad
+    };
+    ledger.push(cpu_component, Location::Cpu, e.cpu, cpu_formula, base, tool);
+}
+
+/// Megatron-LM's two numbers (weight and optimizer; activations) as ledger items.
+/// Returns a warning when this revision does not report activations for the settings.
+pub(crate) fn megatron_items(
+    s: &Scenario,
+    arch: &Arch,
+    l: &Layout,
+    ledger: &mut Ledger,
+) -> Option<Warning> {
+    let version = if s.convention == Convention::Megatron014 {
+        MegatronVersion::V0_14
+    } else {
+        MegatronVersion::Head
+    };
+    let args = MegatronArgs {
+        num_layers: arch.layers as u64,
+        hidden_size: arch.hidden as u64,
+        num_attention_heads: arch.heads as u64,
+        num_query_groups: arch.kv_heads as u64,
+        kv_channels: arch.head_dim as u64,
+        ffn_hidden_size: arch.ffn as u64,
+        swiglu: arch.mlp == Mlp::Swiglu,
+        layernorm: arch.norm == Norm::Layernorm,
+        vocab_size: arch.vocab as u64,
+        make_vocab_size_divisible_by: 128,
+        untie: !arch.tied,
+        num_experts: (arch.experts > 0).then_some(arch.experts as u64),
+        moe_ffn_hidden_size: if arch.moe_ffn > 0 {
+            arch.moe_ffn as u64
+        } else {
+            arch.ffn as u64
+        },
+        moe_router_topk: arch.top_k as u64,
+        add_bias_linear: false,
+        tp: l.tp as u64,
+        pp: l.pp as u64,
+        vp: (s.vpp > 1).then_some(s.vpp as u64),
+        dp: l.dp as u64,
+        ep: s.ep as u64,
+        etp: l.tp as u64,
+        sequence_parallel: s.sp,
+        recompute: s.recompute,
+        use_distributed_optimizer: s.effective_zero() >= Zero::Z1,
+        seq_length: s.seq as u64,
+        micro_batch_size: s.batch as u64,
+        num_microbatches: Some(s.microbatches as u64),
+    };
+    let e = megatron_memory(&args, version);
+    let tool = match version {
+        MegatronVersion::Head => "Megatron-LM theoretical_memory_usage.py (HEAD d98e8a64)",
+        MegatronVersion::V0_14 => "Megatron-LM theoretical_memory_usage.py (core_v0.14.0)",
+    };
+    let bpp = if args.use_distributed_optimizer {
+        "(6 + 12/d)"
+    } else {
+        "18"
+    };
+    ledger.push(
+        Component::ModelStates,
+        Location::Gpu,
+        e.weight_and_optimizer_bytes.round() as u64,
+        &format!(
+            "{bpp} · most-loaded-shard params (bf16 param 2 + fp32 grad 4 + master 4 + Adam 8)"
+        ),
+        format!(
+            "shard={:.0}, t={}, p={}, d={}, V_pad={}, distributed_optimizer={}",
+            e.most_loaded_shard_params,
+            l.tp,
+            l.pp,
+            l.dp,
+            args.padded_vocab(),
+            args.use_distributed_optimizer as u8
+        ),
+        tool,
+    );
+    match e.activation_bytes {
+        Some(a) => {
+            let formula = if e.without_sp_path {
+                "[s·b·h·(10 + 24/t)·L + 8·s·b·p + s·b·h·p]·PP [+ 2·(s·b·V/t + s·b·h) if p=1] · 1.05"
+            } else {
+                "[s·b·h·(18 + 4f/h)·L + 8·s·b·p + s·b·h·p]·PP [+ 4·s·b·h·(1 + V/h) if p=1] / t"
+            };
+            ledger.push(
+                Component::Activations,
+                Location::Gpu,
+                a.round() as u64,
+                formula,
+                format!(
+                    "s={}, b={}, h={}, f={}, L={}, t={}, p={}, vpp={}, microbatches={}, sp={}, recompute={}",
+                    s.seq,
+                    s.batch,
+                    arch.hidden,
+                    arch.ffn,
+                    arch.layers,
+                    l.tp,
+                    l.pp,
+                    s.vpp,
+                    s.microbatches,
+                    s.sp as u8,
+                    s.recompute.as_str()
+                ),
+                tool,
+            );
+            None
+        }
+        None => Some(Warning {
+            key: "convention".into(),
+            value: s.convention.as_str().into(),
+            message: "Megatron core_v0.14.0 reports activations only with sp=1 and recompute=selective; the estimate holds weights and optimizer only".into(),
+        }),
+    }
+}

@@ -1,0 +1,190 @@
+//! Inference memory: weights in their storage dtype, the KV cache, and the
+//! transient workspace of prefill and decode.
+
+use super::estimate::{Component, Ledger, Location, Phase};
+use super::model::{Arch, LinearKind};
+use super::scenario::{Dtype, Layout, Scenario};
+
+const SRC_KV: &str = "seed 003 (KV cache 4·b·l·h·(s+n) in fp16), generalised to GQA, MLA and TP/PP";
+const SRC_QUANT: &str = "group-wise weight quantisation (GPTQ/AWQ style: one fp16 scale per group; embeddings, norms and LM head stay 16-bit)";
+
+/// Weight storage bytes for `psi` parameters of which `quantisable` are block
+/// linears, in `dtype` with `group` weights per scale.
+///
+/// # Formula
+/// ```text
+/// float dtypes (fp32/bf16/fp16): bits/8 · Ψ
+/// fp8:          1·Ψ_q + 2·(Ψ − Ψ_q)
+/// int8 / int4:  bits/8·Ψ_q + 2·⌈Ψ_q/g⌉ + 2·(Ψ − Ψ_q)      (fp16 scale per group of g)
+/// ```
+/// # Example
+/// 1,048,576 linear weights in int4, g = 128: 524,288 + 2·8,192 = 540,672 bytes (0.516 B/param).
+pub fn weight_bytes(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: u32) -> u64 {
+    let q = quantisable.min(psi) as u128;
+    let rest = 2 * (psi as u128 - q);
+    let bytes = match dtype {
+        Dtype::Fp8 => q + rest,
+        Dtype::Int8 | Dtype::Int4 => {
+            (q * bits as u128).div_ceil(8) + 2 * q.div_ceil(group.max(1) as u128) + rest
+        }
+        _ => psi as u128 * bits as u128 / 8,
+    };
+    bytes.min(u64::MAX as u128) as u64
+}
+
+/// Inference items per GPU: weights; KV cache and workspace at prefill (prompt
+/// only) and at the end of decoding (prompt + generated).
+///
+/// # Formula
+/// ```text
+/// weights    = weight_bytes(Ψ) / (t·p)
+/// kv_cache   = 2·b·T·⌈L/p⌉·⌈a_kv/t⌉·d·k_kv          standard attention (T = s at prefill, s+n at the end)
+///            =   b·T·⌈L/p⌉·(r_kv + d_rope)·k_kv      MLA (the compressed latent, replicated over TP)
+/// workspace  = k·b·T'·(2h + ((a + 2a_kv)·d + a·d + m·f)/t) + 4·b·V
+///              (one layer's transient tensors with flash/SDPA attention, T' = s at prefill
+///               and 1 per decode step, plus fp32 logits of the last position)
+/// ```
+/// `b` batch, `s` prompt, `n` generated tokens, `L` layers, `a`/`a_kv` heads, `d`
+/// head width, `h` hidden, `f` FFN width (MoE: per-expert width × top-k), `m` MLP
+/// matrices, `V` vocabulary, `k` compute bytes, `k_kv` cache bytes.
+///
+/// Source: seed 003 (`4·b·l·h·(s+n)` for MHA in fp16); DeepSeek-V2 §2.1 (MLA cache);
+/// the workspace is memfit's own count of one layer's tensors.
+///
+/// # Example
+/// Llama-2-7B, b = 1, s = 512, n = 32, bf16: KV cache 2·1·544·32·32·128·2 =
+/// 285,212,672 B (equals llm-analysis 0.2.2's `kv_cache_memory_per_gpu`).
+pub(crate) fn inference_items(
+    s: &Scenario,
+    arch: &Arch,
+    psi: u64,
+    l: &Layout,
+    ledger: &mut Ledger,
+) {
+    let k = s.precision.compute_bytes();
+    let (t, p) = (l.tp as u64, l.pp as u64);
+    let bits = s.weight_dtype.bits(s.precision);
+    let quantisable = super::train::quantisable_share(arch, psi);
+    let w = weight_bytes(psi, quantisable, s.weight_dtype, bits, s.quant_group);
+    let (formula, src) = match s.weight_dtype {
+        Dtype::Int8 | Dtype::Int4 => (
+            format!("({bits}/8·Ψ_q + 2·⌈Ψ_q/g⌉ + 2·(Ψ−Ψ_q))/(t·p)"),
+            SRC_QUANT,
+        ),
+        Dtype::Fp8 => ("(Ψ_q + 2·(Ψ−Ψ_q))/(t·p)".to_string(), SRC_QUANT),
+        _ => (
+            format!("{}·Ψ/(t·p)", bits as f64 / 8.0),
+            "seed 003 (weights = bytes per parameter · Φ)",
+        ),
+    };
+    ledger.push(
+        Component::Weights,
+        Location::Gpu,
+        w.div_ceil(t * p),
+        &formula,
+        format!(
+            "Ψ={psi}, Ψ_q={quantisable}, g={}, dtype={}, t={t}, p={p}",
+            s.quant_group,
+            s.weight_dtype.as_str()
+        ),
+        src,
+    );
+
+    let kv_bits = s.kv_dtype.bits(s.precision) as u128;
+    let layers = (arch.layers as u128).div_ceil(p as u128);
+    let b = s.batch as u128;
+    let kv_bytes = |tokens: u128| -> (u64, String) {
+        let bytes = match arch.mla {
+            Some(m) => b * tokens * layers * (m.kv_rank + m.rope_dim) as u128 * kv_bits / 8,
+            None => {
+                let kv_heads = (arch.kv_heads as u128).div_ceil(t as u128);
+                2 * b * tokens * layers * kv_heads * arch.head_dim as u128 * kv_bits / 8
+            }
+        };
+        (bytes.min(u64::MAX as u128) as u64, format!("{tokens}"))
+    };
+    let kv_formula = if arch.mla.is_some() {
+        "b·T·⌈L/p⌉·(r_kv + d_rope)·k_kv"
+    } else {
+        "2·b·T·⌈L/p⌉·⌈a_kv/t⌉·d·k_kv"
+    };
+    let kv_vals = |tokens: String| {
+        format!(
+            "b={}, T={tokens}, L={}, a_kv={}, d={}, t={t}, p={p}, k_kv={}",
+            s.batch,
+            arch.layers,
+            arch.kv_heads,
+            arch.head_dim,
+            kv_bits as f64 / 8.0
+        )
+    };
+    let (prefill_kv, pt) = kv_bytes(s.seq as u128);
+    let (full_kv, ft) = kv_bytes(s.seq as u128 + s.gen as u128);
+    ledger.push_in(
+        Some(Phase::Prefill),
+        Component::KvCache,
+        Location::Gpu,
+        prefill_kv,
+        &format!("{kv_formula}, T = s"),
+        kv_vals(pt),
+        SRC_KV,
+    );
+    ledger.push_in(
+        Some(Phase::Decode),
+        Component::KvCache,
+        Location::Gpu,
+        full_kv,
+        &format!("{kv_formula}, T = s + n"),
+        kv_vals(ft),
+        SRC_KV,
+    );
+
+    let h = arch.hidden as u128;
+    let (a, kv, d) = (
+        arch.heads as u128,
+        arch.kv_heads as u128,
+        arch.head_dim as u128,
+    );
+    let f_eff = if arch.experts > 0 {
+        (if arch.moe_ffn > 0 {
+            arch.moe_ffn
+        } else {
+            arch.ffn
+        }) as u128
+            * (arch.top_k + arch.shared_experts).max(1) as u128
+    } else {
+        arch.ffn as u128
+    };
+    let sharded =
+        ((a + 2 * kv) * d + a * d + arch.mlp.matrices() as u128 * f_eff).div_ceil(t as u128);
+    let work = |tokens: u128| {
+        ((k as u128 * b * tokens * (2 * h + sharded) + 4 * b * arch.vocab as u128)
+            .min(u64::MAX as u128)) as u64
+    };
+    let wf = "k·b·T'·(2h + ((a+2a_kv)·d + a·d + m·f)/t) + 4·b·V";
+    let wv = |tt: &str| {
+        format!(
+            "k={k}, b={}, T'={tt}, h={h}, a={a}, a_kv={kv}, d={d}, f={f_eff}, t={t}, V={}",
+            s.batch, arch.vocab
+        )
+    };
+    let src = "memfit: one layer's forward tensors (flash/SDPA attention, nothing kept) + last-position fp32 logits";
+    ledger.push_in(
+        Some(Phase::Prefill),
+        Component::Workspace,
+        Location::Gpu,
+        work(s.seq as u128),
+        wf,
+        wv(&s.seq.to_string()),
+        src,
+    );
+    ledger.push_in(
+        Some(Phase::Decode),
+        Component::Workspace,
+        Location::Gpu,
+        work(1),
+        wf,
+        wv("1"),
+        src,
+    );
+}
