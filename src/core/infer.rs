@@ -2,7 +2,7 @@
 //! transient workspace of prefill and decode.
 
 use super::estimate::{Component, Ledger, Location, Phase};
-use super::model::{Arch, LinearKind};
+use super::model::Arch;
 use super::scenario::{Dtype, Layout, Scenario};
 
 const SRC_KV: &str = "seed 003 (KV cache 4·b·l·h·(s+n) in fp16), generalised to GQA, MLA and TP/PP";

@@ -3,6 +3,7 @@
 use super::query::{decode, encode};
 use crate::core::estimate::{estimate, Estimate, Warning};
 use crate::core::scenario::Scenario;
+use crate::core::solve::max_fitting;
 use serde_json::{json, Value};
 
 /// JSON schema version of the report.
@@ -31,6 +32,12 @@ pub fn report(s: &Scenario, e: &Estimate) -> Value {
     if let Value::Object(map) = &mut v {
         map.insert("version".into(), json!(REPORT_VERSION));
         map.insert("query".into(), json!(encode(s)));
+        if let Some(r) = max_fitting(s, s.solve) {
+            map.insert(
+                "solve".into(),
+                serde_json::to_value(r).unwrap_or(Value::Null),
+            );
+        }
     }
     v
 }
