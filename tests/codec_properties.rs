@@ -6,7 +6,7 @@ use memfit::core::gpu::GPUS;
 use memfit::core::megatron::Recompute;
 use memfit::core::model::{presets, Bias, Mlp, Norm};
 use memfit::core::scenario::{
-    ArchOverrides, Convention, Dtype, Finetune, Fsdp, GradAcc, LoraTargets, Mode, Offload,
+    ArchOverrides, Attn, Convention, Dtype, Framework, Schedule, Finetune, Fsdp, GradAcc, LoraTargets, Mode, Offload,
     Optimizer, Precision, Scenario, Solve, Zero,
 };
 use memfit::core::units::Units;
@@ -81,6 +81,43 @@ prop_compose! {
     }
 }
 
+/// The activation / overhead knobs.
+#[derive(Clone, Debug)]
+struct Knobs2 {
+    attn: Attn,
+    dropout: bool,
+    schedule: Schedule,
+    framework: Framework,
+    ckpt_layers: u32,
+    cuda_ctx_mib: u32,
+    nccl_mib: Option<u32>,
+    frag_pct: u32,
+    reduce_bucket: u64,
+    allgather_bucket: u64,
+    overlap_comm: bool,
+    prefetch_bucket: u64,
+}
+
+prop_compose! {
+    fn knobs2()(
+        attn in prop::sample::select(Attn::ALL.to_vec()),
+        dropout in any::<bool>(),
+        schedule in prop::sample::select(Schedule::ALL.to_vec()),
+        framework in prop::sample::select(Framework::ALL.to_vec()),
+        ckpt_layers in 0u32..=1024,
+        cuda_ctx_mib in 0u32..=65_536,
+        nccl_mib in opt(0u32..=65_536),
+        frag_pct in 0u32..=100,
+        reduce_bucket in 0u64..=1_000_000_000_000,
+        allgather_bucket in 0u64..=1_000_000_000_000,
+        overlap_comm in any::<bool>(),
+        prefetch_bucket in 0u64..=1_000_000_000_000,
+    ) -> Knobs2 {
+        Knobs2 { attn, dropout, schedule, framework, ckpt_layers, cuda_ctx_mib, nccl_mib, frag_pct, reduce_bucket,
+                 allgather_bucket, overlap_comm, prefetch_bucket }
+    }
+}
+
 prop_compose! {
     /// Any scenario the codec can express (every field within its documented range).
     fn scenario()(
@@ -98,6 +135,7 @@ prop_compose! {
         buffer_factor in prop_oneof![Just(1.5f64), Just(1.0), 1e-6f64..=100.0],
         precision in prop::sample::select(Precision::ALL.to_vec()),
         k in knobs(),
+        k2 in knobs2(),
         gpu in prop::sample::select(GPUS.iter().map(|g| g.id.to_string()).collect::<Vec<_>>()),
         gpu_mem_mib in opt(1u64..=1 << 30),
         convention in prop::sample::select(Convention::ALL.to_vec()),
@@ -109,7 +147,11 @@ prop_compose! {
                    lora_rank: k.lora_rank, lora_targets: k.lora_targets, double_quant: k.double_quant,
                    weight_dtype: k.weight_dtype, quant_group: k.quant_group, kv_dtype: k.kv_dtype, sp: k.sp,
                    recompute: k.recompute, vpp: k.vpp, microbatches: k.microbatches, ep: k.ep,
-                   pin_memory: k.pin_memory, solve: k.solve, gpu, gpu_mem_mib, convention, units }
+                   pin_memory: k.pin_memory, solve: k.solve, attn: k2.attn, dropout: k2.dropout,
+                   schedule: k2.schedule, framework: k2.framework, ckpt_layers: k2.ckpt_layers,
+                   cuda_ctx_mib: k2.cuda_ctx_mib, nccl_mib: k2.nccl_mib, frag_pct: k2.frag_pct,
+                   reduce_bucket: k2.reduce_bucket, allgather_bucket: k2.allgather_bucket,
+                   overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, gpu, gpu_mem_mib, convention, units }
     }
 }
 
@@ -129,7 +171,7 @@ proptest! {
         let e = estimate(&s);
         // The peak is the sum of the items alive in the peak phase.
         let gpu: u128 = e.items.iter()
-            .filter(|i| i.location == Location::Gpu && (i.phase.is_none() || i.phase == Some(e.peak_phase)))
+            .filter(|i| i.location == Location::Gpu && i.alive_in(e.peak_phase))
             .map(|i| i.bytes as u128).sum();
         prop_assert_eq!(e.per_gpu_bytes as u128, gpu.min(u64::MAX as u128));
         let all: u128 = e.items.iter().filter(|i| i.location == Location::Gpu).map(|i| i.bytes as u128).sum();

@@ -100,7 +100,7 @@ fn offload_and_host_ram() {
     let host: u64 = e
         .items
         .iter()
-        .filter(|i| i.location == Location::Cpu && i.phase.is_none())
+        .filter(|i| i.location == Location::Cpu && i.phases.is_empty())
         .map(|i| i.bytes)
         .sum();
     assert_eq!(host, (2 + 4 + 8) * PSI); // weights 2Ψ, master 4Ψ, Adam 8Ψ (8 shards of 1/8)
@@ -210,7 +210,7 @@ fn inference_weight_dtypes_and_kv_cache() {
     let kv = e
         .items
         .iter()
-        .find(|i| i.component == Component::KvCache && i.phase == Some(Phase::Decode))
+        .find(|i| i.component == Component::KvCache && i.phases == [Phase::Decode])
         .unwrap();
     assert_eq!(kv.bytes, 285_212_672 / 2);
     // GQA and TP: Llama-3-8B has 8 KV heads; tp=2 keeps 4 per rank.
@@ -218,7 +218,7 @@ fn inference_weight_dtypes_and_kv_cache() {
     let kv = e
         .items
         .iter()
-        .find(|i| i.component == Component::KvCache && i.phase == Some(Phase::Decode))
+        .find(|i| i.component == Component::KvCache && i.phases == [Phase::Decode])
         .unwrap();
     assert_eq!(kv.bytes, 2 * 1024 * 32 * 4 * 128 * 2);
 }
@@ -230,7 +230,7 @@ fn mla_caches_the_latent() {
     let kv = e
         .items
         .iter()
-        .find(|i| i.component == Component::KvCache && i.phase == Some(Phase::Decode))
+        .find(|i| i.component == Component::KvCache && i.phases == [Phase::Decode])
         .unwrap();
     assert_eq!(kv.bytes, 4096 * 61 * 576 * 2);
 }

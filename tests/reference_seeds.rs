@@ -266,7 +266,7 @@ fn seed_003_kv_cache_and_activations() {
     let decode_kv = e
         .items
         .iter()
-        .find(|i| i.component == Component::KvCache && i.phase == Some(Phase::Decode))
+        .find(|i| i.component == Component::KvCache && i.phases == [Phase::Decode])
         .unwrap();
     assert_eq!(decode_kv.bytes, u(kv, "bytes"));
     let act = &example(&doc, "chaofa_training_rule")["worked_computed_here"]

@@ -143,9 +143,20 @@ pub struct Item {
     pub values: String,
     /// Where the formula comes from (seed file, paper, tool and version).
     pub source: String,
-    /// The one phase this item exists in (`None`: every phase of the step).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub phase: Option<Phase>,
+    /// The phases this item exists in (empty: every phase of the step).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub phases: Vec<Phase>,
+}
+
+impl Item {
+    /// Whether the item is alive in phase `ph` (`Init` items only in `Init`).
+    pub fn alive_in(&self, ph: Phase) -> bool {
+        if self.phases.is_empty() {
+            ph != Phase::Init
+        } else {
+            self.phases.contains(&ph)
+        }
+    }
 }
 
 /// A problem with the input, by key.
@@ -239,7 +250,7 @@ impl Estimate {
     /// The GPU items alive in the peak phase (what `per_gpu_bytes` sums).
     pub fn peak_gpu_items(&self) -> impl Iterator<Item = &Item> {
         self.items.iter().filter(|i| {
-            i.location == Location::Gpu && (i.phase.is_none() || i.phase == Some(self.peak_phase))
+            i.location == Location::Gpu && i.alive_in(self.peak_phase)
         })
     }
     /// Bytes of one component on the GPU at the peak.
@@ -274,14 +285,14 @@ impl Ledger {
         values: String,
         source: &str,
     ) {
-        self.push_in(None, component, location, bytes, formula, values, source);
+        self.push_in(&[], component, location, bytes, formula, values, source);
     }
 
-    /// Adds an item present in one phase only (or every phase with `None`).
+    /// Adds an item present in the given phases only (every phase when empty).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn push_in(
         &mut self,
-        phase: Option<Phase>,
+        phases: &[Phase],
         component: Component,
         location: Location,
         bytes: u64,
@@ -301,7 +312,7 @@ impl Ledger {
             formula: formula.into(),
             values,
             source: source.into(),
-            phase,
+            phases: phases.to_vec(),
         });
     }
 }
@@ -314,10 +325,7 @@ fn peak(items: &[Item], loc: Location, phases: &[Phase]) -> (u64, Phase) {
         let sum = items
             .iter()
             .filter(|i| i.location == loc)
-            .filter(|i| match i.phase {
-                None => ph != Phase::Init,
-                Some(p) => p == ph,
-            })
+            .filter(|i| i.alive_in(ph))
             .fold(0u64, |a, i| a.saturating_add(i.bytes));
         if sum > best.0 {
             best = (sum, ph);
@@ -566,7 +574,7 @@ mod tests {
         let steady: u64 = e
             .items
             .iter()
-            .filter(|i| i.location == Location::Cpu && i.phase.is_none())
+            .filter(|i| i.location == Location::Cpu && i.phases.is_empty())
             .map(|i| i.bytes)
             .sum();
         assert_eq!(steady, 12 * 6_738_415_616);
@@ -585,7 +593,7 @@ mod tests {
         let kv = |ph| {
             e.items
                 .iter()
-                .find(|i| i.component == Component::KvCache && i.phase == Some(ph))
+                .find(|i| i.component == Component::KvCache && i.phases == [ph])
                 .unwrap()
                 .bytes
         };

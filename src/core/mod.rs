@@ -1,6 +1,7 @@
 //! The estimator. Pure Rust: no `leptos`, no `web_sys`, no `wasm_bindgen`; builds
 //! and tests natively.
 
+pub mod activations;
 pub mod conventions;
 pub mod deepspeed;
 pub mod estimate;

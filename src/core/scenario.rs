@@ -379,6 +379,81 @@ impl Solve {
     pub const ALL: [Solve; 3] = [Solve::None, Solve::MaxBatch, Solve::MaxContext];
 }
 
+/// Attention kernel (decides whether the s² scores are stored).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Attn {
+    /// FlashAttention-2/3: stores q, k, v, output and the log-sum-exp; no s² scores; native GQA.
+    #[default]
+    Flash,
+    /// PyTorch fused SDPA (flash / memory-efficient backends): no s² scores; K/V repeated to all heads (HF `repeat_kv`).
+    Sdpa,
+    /// Eager attention: stores the softmax (and, with dropout, the mask and dropped probabilities).
+    Eager,
+}
+
+impl Attn {
+    /// Stable query-string spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Attn::Flash => "flash",
+            Attn::Sdpa => "sdpa",
+            Attn::Eager => "eager",
+        }
+    }
+    /// All options.
+    pub const ALL: [Attn; 3] = [Attn::Flash, Attn::Sdpa, Attn::Eager];
+}
+
+/// Whose allocations are modelled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Framework {
+    /// DeepSpeed ZeRO: bf16/fp16 params and grads, fp32 partitioned optimizer, communication buckets.
+    #[default]
+    Deepspeed,
+    /// Plain PyTorch (Hugging Face modules, autocast or FSDP2, torch.optim.AdamW foreach).
+    Pytorch,
+    /// Megatron-LM: fp32 main grads, distributed optimizer, fused kernels, vocab-parallel loss.
+    Megatron,
+}
+
+impl Framework {
+    /// Stable query-string spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Framework::Deepspeed => "deepspeed",
+            Framework::Pytorch => "pytorch",
+            Framework::Megatron => "megatron",
+        }
+    }
+    /// All options.
+    pub const ALL: [Framework; 3] = [Framework::Deepspeed, Framework::Pytorch, Framework::Megatron];
+}
+
+/// Pipeline schedule.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Schedule {
+    /// 1F1B (PipeDream-flush): stage i holds min(p − i, m) micro-batches.
+    #[default]
+    OneFOneB,
+    /// GPipe: every micro-batch's forward before any backward: m in flight.
+    Gpipe,
+    /// Interleaved 1F1B with `vpp` virtual stages: factor 1 + (p−1)/(p·v) on the first stage.
+    Interleaved,
+}
+
+impl Schedule {
+    /// Stable query-string spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Schedule::OneFOneB => "1f1b",
+            Schedule::Gpipe => "gpipe",
+            Schedule::Interleaved => "interleaved",
+        }
+    }
+    /// All options.
+    pub const ALL: [Schedule; 3] = [Schedule::OneFOneB, Schedule::Gpipe, Schedule::Interleaved];
+}
+
 /// Whose accounting the estimate follows. Sources disagree; memfit names the one it uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Convention {
@@ -396,6 +471,12 @@ pub enum Convention {
     Megatron,
     /// Megatron-LM's formula at core_v0.14.0.
     Megatron014,
+    /// memfit's model states with seed 003's activations `(34·b·s·h + 5·b·s²·a)·L`.
+    Seed003,
+    /// memfit's model states with seed 002's activations `16k·bsh + 2bsh + 2k·bas² + bas²` per layer.
+    Seed002,
+    /// memfit's model states with Korthikanti et al. Table 2 (row chosen by tp, sp, recompute).
+    Korthikanti,
 }
 
 impl Convention {
@@ -408,16 +489,22 @@ impl Convention {
             Convention::Ds019 => "ds-0.19",
             Convention::Megatron => "megatron",
             Convention::Megatron014 => "megatron-0.14",
+            Convention::Seed003 => "seed003",
+            Convention::Seed002 => "seed002",
+            Convention::Korthikanti => "korthikanti",
         }
     }
     /// All conventions.
-    pub const ALL: [Convention; 6] = [
+    pub const ALL: [Convention; 9] = [
         Convention::Memfit,
         Convention::DsDoc,
         Convention::Ds014,
         Convention::Ds019,
         Convention::Megatron,
         Convention::Megatron014,
+        Convention::Seed003,
+        Convention::Seed002,
+        Convention::Korthikanti,
     ];
     /// Whether this is one of DeepSpeed's model-states estimators.
     pub fn is_deepspeed(self) -> bool {
@@ -545,6 +632,30 @@ pub struct Scenario {
     pub pin_memory: bool,
     /// `solve`: an inverse solve to report.
     pub solve: Solve,
+    /// `attn`: attention kernel.
+    pub attn: Attn,
+    /// `dropout`: dropout layers active (masks stored).
+    pub dropout: bool,
+    /// `schedule`: pipeline schedule.
+    pub schedule: Schedule,
+    /// `framework`: whose allocations are modelled.
+    pub framework: Framework,
+    /// `ckpt_layers`: with `recompute=full`, how many layers per stage are checkpointed (0 = all).
+    pub ckpt_layers: u32,
+    /// `cuda_ctx`: CUDA context + library workspaces per GPU, MiB.
+    pub cuda_ctx_mib: u32,
+    /// `nccl`: NCCL communicator buffers per GPU, MiB (`None` = 0 on one GPU, else the default).
+    pub nccl_mib: Option<u32>,
+    /// `frag`: allocator fragmentation, percent of allocated bytes (reserved − allocated).
+    pub frag_pct: u32,
+    /// `reduce_bucket`: DeepSpeed reduce_bucket_size, elements.
+    pub reduce_bucket: u64,
+    /// `allgather_bucket`: DeepSpeed allgather_bucket_size, elements.
+    pub allgather_bucket: u64,
+    /// `overlap_comm`: DeepSpeed overlap_comm (double-buffered reduction).
+    pub overlap_comm: bool,
+    /// `prefetch_bucket`: DeepSpeed stage3_prefetch_bucket_size, elements.
+    pub prefetch_bucket: u64,
     /// `gpu`: GPU preset id.
     pub gpu: String,
     /// `gpu_mem`: custom usable memory per GPU in MiB (overrides the preset's capacity).
@@ -595,6 +706,18 @@ impl Default for Scenario {
             ep: 1,
             pin_memory: false,
             solve: Solve::None,
+            attn: Attn::Flash,
+            dropout: false,
+            schedule: Schedule::OneFOneB,
+            framework: Framework::Deepspeed,
+            ckpt_layers: 0,
+            cuda_ctx_mib: 600,
+            nccl_mib: None,
+            frag_pct: 5,
+            reduce_bucket: 500_000_000,
+            allgather_bucket: 500_000_000,
+            overlap_comm: false,
+            prefetch_bucket: 50_000_000,
             gpu: "h100-80".into(),
             gpu_mem_mib: None,
             convention: Convention::Memfit,
@@ -820,6 +943,18 @@ impl Scenario {
                     self.vpp, arch.layers
                 ),
             ));
+        }
+        if self.mode == Mode::Train && self.pp > 1 && self.microbatches < self.pp {
+            out.push((
+                "microbatches",
+                format!(
+                    "{} micro-batch(es) for {} pipeline stages: the pipeline idles; 1F1B needs at least pp micro-batches",
+                    self.microbatches, self.pp
+                ),
+            ));
+        }
+        if self.schedule == Schedule::Interleaved && self.vpp < 2 {
+            out.push(("vpp", "the interleaved schedule needs vpp ≥ 2; counted as 1F1B".to_string()));
         }
         if self.sp && self.tp < 2 {
             out.push((

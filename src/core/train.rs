@@ -468,8 +468,7 @@ pub(crate) fn host_init(s: &Scenario, psi: u64, largest: u64, l: &Layout, ledger
             format!("n={n}, Ψ={psi}"),
         )
     };
-    ledger.push_in(
-        Some(Phase::Init),
+    ledger.push_in(&[Phase::Init],
         Component::InitLoad,
         Location::Cpu,
         bytes,

@@ -11,7 +11,7 @@ use crate::core::gpu::{gpu, GPUS};
 use crate::core::megatron::Recompute;
 use crate::core::model::{preset, Bias, Mlp, Norm};
 use crate::core::scenario::{
-    Convention, Dtype, Finetune, Fsdp, GradAcc, LoraTargets, Mode, Offload, Optimizer, Precision,
+    Attn, Convention, Dtype, Finetune, Framework, Schedule, Fsdp, GradAcc, LoraTargets, Mode, Offload, Optimizer, Precision,
     Scenario, Solve, Zero,
 };
 use crate::core::units::Units;
@@ -98,9 +98,21 @@ pub const KEYS: &[KeySpec] = &[
     k("ep", "expert-parallel degree", "ranks", "1–1024"),
     k("pin_memory", "pinned host buffers (ZeRO-3 offload)", "-", "`0`, `1`"),
     k("solve", "inverse solve to report", "-", "`none`, `max_batch`, `max_context`"),
+    k("attn", "attention kernel", "-", "`flash`, `sdpa`, `eager` (stores the s² softmax)"),
+    k("dropout", "dropout active (masks stored)", "-", "`0`, `1`"),
+    k("schedule", "pipeline schedule", "-", "`1f1b`, `gpipe`, `interleaved` (with `vpp`)"),
+    k("framework", "whose allocations are modelled", "-", "`deepspeed`, `pytorch`, `megatron`"),
+    k("ckpt_layers", "layers per stage checkpointed with `recompute=full`", "layers", "0 (= all)–1024"),
+    k("cuda_ctx", "CUDA context + cuBLAS/cuDNN workspaces per GPU", "MiB", "0–65536"),
+    k("nccl", "NCCL communicator buffers per GPU", "MiB", "0–65536, empty = 0 on one GPU, else 256"),
+    k("frag", "allocator fragmentation (reserved − allocated)", "% of allocated", "0–100"),
+    k("reduce_bucket", "DeepSpeed reduce_bucket_size", "elements", "0–10^12"),
+    k("allgather_bucket", "DeepSpeed allgather_bucket_size", "elements", "0–10^12"),
+    k("overlap_comm", "DeepSpeed overlap_comm (double-buffered reduce)", "-", "`0`, `1`"),
+    k("prefetch_bucket", "DeepSpeed stage3_prefetch_bucket_size", "elements", "0–10^12"),
     k("gpu", "GPU preset id", "-", "a GPU id (see `memfit --help`)"),
     k("gpu_mem", "custom usable memory per GPU (overrides the preset)", "MiB", "1–1073741824, empty = preset"),
-    k("convention", "whose accounting", "-", "`memfit`, `ds-doc`, `ds-0.14`, `ds-0.19`, `megatron`, `megatron-0.14`"),
+    k("convention", "whose accounting", "-", "`memfit`, `ds-doc`, `ds-0.14`, `ds-0.19`, `megatron`, `megatron-0.14`, `seed003`, `seed002`, `korthikanti`"),
     k("units", "display units", "-", "`gib` (2^30 B), `gb` (10^9 B)"),
 ];
 
@@ -341,6 +353,18 @@ pub fn set_key(s: &mut Scenario, key: &str, value: &str) -> Result<(), String> {
         "ep" => s.ep = parse_u32(v, 1, 1024)?,
         "pin_memory" => s.pin_memory = parse_bool(v)?,
         "solve" => s.solve = parse_enum(v, &Solve::ALL.map(|p| (p.as_str(), p)))?,
+        "attn" => s.attn = parse_enum(v, &Attn::ALL.map(|p| (p.as_str(), p)))?,
+        "dropout" => s.dropout = parse_bool(v)?,
+        "schedule" => s.schedule = parse_enum(v, &Schedule::ALL.map(|p| (p.as_str(), p)))?,
+        "framework" => s.framework = parse_enum(v, &Framework::ALL.map(|p| (p.as_str(), p)))?,
+        "ckpt_layers" => s.ckpt_layers = parse_u32(v, 0, 1024)?,
+        "cuda_ctx" => s.cuda_ctx_mib = parse_u32(v, 0, 65_536)?,
+        "nccl" => s.nccl_mib = parse_opt_u32(v, 0, 65_536)?,
+        "frag" => s.frag_pct = parse_u32(v, 0, 100)?,
+        "reduce_bucket" => s.reduce_bucket = parse_int(v, 0, 1_000_000_000_000)?,
+        "allgather_bucket" => s.allgather_bucket = parse_int(v, 0, 1_000_000_000_000)?,
+        "overlap_comm" => s.overlap_comm = parse_bool(v)?,
+        "prefetch_bucket" => s.prefetch_bucket = parse_int(v, 0, 1_000_000_000_000)?,
         "gpu" => {
             let id = v.trim();
             if gpu(id).is_none() {
@@ -446,6 +470,18 @@ pub fn get_key(s: &Scenario, key: &str) -> String {
         "ep" => s.ep.to_string(),
         "pin_memory" => (s.pin_memory as u8).to_string(),
         "solve" => s.solve.as_str().into(),
+        "attn" => s.attn.as_str().into(),
+        "dropout" => (s.dropout as u8).to_string(),
+        "schedule" => s.schedule.as_str().into(),
+        "framework" => s.framework.as_str().into(),
+        "ckpt_layers" => s.ckpt_layers.to_string(),
+        "cuda_ctx" => s.cuda_ctx_mib.to_string(),
+        "nccl" => opt(&s.nccl_mib),
+        "frag" => s.frag_pct.to_string(),
+        "reduce_bucket" => s.reduce_bucket.to_string(),
+        "allgather_bucket" => s.allgather_bucket.to_string(),
+        "overlap_comm" => (s.overlap_comm as u8).to_string(),
+        "prefetch_bucket" => s.prefetch_bucket.to_string(),
         "gpu" => s.gpu.clone(),
         "gpu_mem" => opt(&s.gpu_mem_mib),
         "convention" => s.convention.as_str().into(),

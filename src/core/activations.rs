@@ -1,0 +1,326 @@
+//! Activation memory: what the forward pass saves for the backward pass.
+//!
+//! memfit's default model counts, per transformer block and micro-batch, every
+//! tensor the block's autograd graph keeps — Korthikanti et al.'s Table 2 derivation
+//! generalised to GQA, SwiGLU, RMSNorm, fused attention kernels, dropout on/off,
+//! mixture-of-experts and context parallelism. The seed formulas and the paper's
+//! rows are selectable conventions, reproduced exactly.
+
+use super::model::{Arch, Mlp, Norm};
+use super::scenario::{Attn, Framework, Layout, Scenario, Schedule};
+use super::megatron::Recompute;
+
+/// One named term of a block's saved activations, in bytes per micro-batch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Term {
+    /// What is stored.
+    pub name: &'static str,
+    /// The term in symbols.
+    pub formula: &'static str,
+    /// Bytes.
+    pub bytes: u128,
+}
+
+/// Shape numbers the activation formulas read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Micro-batch, b.
+    pub b: u128,
+    /// Full sequence length, s.
+    pub s: u128,
+    /// Local sequence s' = ⌈s/c⌉ under context parallelism.
+    pub sl: u128,
+    /// Hidden, h.
+    pub h: u128,
+    /// Heads, a.
+    pub a: u128,
+    /// KV heads.
+    pub kv: u128,
+    /// Head width, d.
+    pub d: u128,
+    /// FFN width f.
+    pub f: u128,
+    /// TP degree, t.
+    pub t: u128,
+    /// Bytes per activation element, k.
+    pub k: u128,
+}
+
+impl Shape {
+    /// The shape of a scenario.
+    pub fn of(s: &Scenario, arch: &Arch, l: &Layout) -> Shape {
+        let sq = s.seq as u128;
+        Shape {
+            b: s.batch as u128,
+            s: sq,
+            sl: sq.div_ceil(l.cp.max(1) as u128),
+            h: arch.hidden as u128,
+            a: arch.heads as u128,
+            kv: arch.kv_heads as u128,
+            d: arch.head_dim as u128,
+            f: arch.ffn as u128,
+            t: l.tp.max(1) as u128,
+            k: s.precision.compute_bytes() as u128,
+        }
+    }
+}
+
+/// Seed 003's per-layer activations (= seed 002 with k = 2, = Korthikanti's no-parallelism row).
+///
+/// # Formula
+/// ```text
+/// A = 34·b·s·h + 5·b·s²·a      bytes per layer (16-bit activations, 1-byte dropout masks)
+/// ```
+/// # Example
+/// Llama-2-7B shape, b = 1, s = 4096: 34·4096·4096 + 5·4096²·32 = 3,254,779,904 B.
+pub fn seed003_layer(x: &Shape) -> u128 {
+    34 * x.b * x.s * x.h + 5 * x.b * x.s * x.s * x.a
+}
+
+/// Seed 002's per-layer activations with `k` bytes per value.
+///
+/// # Formula
+/// ```text
+/// A = 16k·b·s·h + 2·b·s·h + 2k·b·a·s² + b·a·s²      (MLP 10k·bsh + bsh; attention 6k·bsh + bsh + 2k·bas² + bas²)
+/// ```
+/// Source: seed 002 (hepengfei); with k = 2 it is 34bsh + 5bas².
+pub fn seed002_layer(x: &Shape) -> u128 {
+    16 * x.k * x.b * x.s * x.h + 2 * x.b * x.s * x.h + 2 * x.k * x.b * x.a * x.s * x.s + x.b * x.a * x.s * x.s
+}
+
+/// Korthikanti et al. 2022 Table 2, per layer, bytes.
+///
+/// # Formula
+/// ```text
+/// no parallelism:         s·b·h·(34 + 5·a·s/h)
+/// tensor parallel:        s·b·h·(10 + 24/t + 5·a·s/(h·t))
+/// TP + sequence parallel: s·b·h·(34 + 5·a·s/h)/t
+/// TP + selective:         s·b·h·(10 + 24/t)
+/// TP + SP + selective:    34·s·b·h/t
+/// full recompute:         2·s·b·h              (the layer input)
+/// ```
+/// Returned as a numerator over `2t` to stay exact: bytes = num / den.
+pub fn korthikanti_layer(x: &Shape, sp: bool, recompute: Recompute) -> (u128, u128) {
+    let (s, b, h, a, t) = (x.s, x.b, x.h, x.a, x.t);
+    let sbh = s * b * h;
+    let scores = 5 * a * s * s * b;
+    match (recompute, sp || t == 1) {
+        (Recompute::Full, _) => (2 * sbh, 1),
+        (Recompute::Selective, true) => (34 * sbh, t),
+        (Recompute::Selective, false) => (10 * t * sbh + 24 * sbh, t),
+        (Recompute::None, true) => (34 * sbh + scores, t),
+        (Recompute::None, false) => (10 * t * sbh + 24 * sbh + scores, t),
+    }
+}
+
+/// memfit's per-block saved activations, term by term, for one micro-batch.
+///
+/// # Formula
+/// With `T = b·s'` local tokens, `k` activation bytes, heads per TP rank `a/t`,
+/// `a_kv/t`, replicated terms divided by `t` only under sequence parallelism (`r = t` if
+/// SP else 1), and `n` the norm statistics (4 B/token RMSNorm rstd, 8 B LayerNorm mean+rstd):
+/// ```text
+/// attention norm input + qkv input      2·T·h·k/r + n·T
+/// q, k, v for the kernel                T·(a + 2·a_kv')·d·k/t   (a_kv' = a_kv with flash, a with sdpa/eager: repeat_kv)
+/// attention output (= o_proj input)     T·a·d·k/t
+/// flash/sdpa log-sum-exp                4·T·a/t
+/// eager softmax                         b·a·s'·s·k/t   [+ mask b·a·s'·s + dropped probs b·a·s'·s·k with dropout]
+/// attention dropout mask                T·h/r          (dropout only)
+/// MLP norm input + first linear input   2·T·h·k/r + n·T
+/// SwiGLU (PyTorch)                      4·T·f·k/t      (gate, up, silu(gate), product)
+/// SwiGLU (Megatron fused)               3·T·f·k/t
+/// GELU                                  2·T·f·k/t      (fc1 output, GELU output)
+/// MoE                                   T·top_k·(h·k + m_s·f_e·k)/t + 4·T·E   (routed copies, expert MLPs, fp32 router logits)
+/// MLP dropout mask                      T·h/r          (dropout only)
+/// ```
+/// Selective recompute drops the eager softmax terms (the attention core is recomputed).
+///
+/// Source: Korthikanti et al. 2022 §4.1 (the same derivation; with GELU, f = 4h, eager
+/// attention, dropout and LayerNorm it gives their 34·s·b·h + 5·a·s²·b exactly, plus the
+/// norm statistics); PyTorch autograd saved tensors of Hugging Face `LlamaDecoderLayer`.
+///
+/// # Example
+/// Llama-2-7B, b = 1, s = 4096, flash, no dropout, bf16: per layer
+/// 2·T·h·2 + 4T + 3·T·4096·2 + T·4096·2 + 4·T·32 + 2·T·h·2 + 4T + 4·T·11008·2 = 629,702,656 B
+/// (T = 4096).
+pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Vec<Term> {
+    let tok = x.b * x.sl;
+    let (k, t, h) = (x.k, x.t, x.h);
+    let r = if s.sp { t } else { 1 };
+    let stats = match arch.norm {
+        Norm::Rmsnorm => 4,
+        Norm::Layernorm => 8,
+    };
+    let a_t = x.a.div_ceil(t);
+    let kv_heads = match s.attn {
+        Attn::Flash => x.kv,
+        Attn::Sdpa | Attn::Eager => x.a,
+    };
+    let kv_t = kv_heads.div_ceil(t);
+    let selective = s.recompute == Recompute::Selective;
+    let mut v = vec![
+        Term { name: "attention norm + qkv input", formula: "2·T·h·k/r + n·T", bytes: 2 * tok * h * k / r + stats * tok },
+        Term { name: "q, k, v", formula: "T·(a + 2·a_kv')·d·k/t", bytes: tok * (a_t + 2 * kv_t) * x.d * k },
+        Term { name: "attention output", formula: "T·a·d·k/t", bytes: tok * a_t * x.d * k },
+    ];
+    match s.attn {
+        Attn::Flash | Attn::Sdpa => v.push(Term { name: "log-sum-exp", formula: "4·T·a/t", bytes: 4 * tok * a_t }),
+        Attn::Eager if !selective => {
+            v.push(Term { name: "softmax", formula: "b·a·s'·s·k/t", bytes: x.b * a_t * x.sl * x.s * k });
+            if s.dropout {
+                v.push(Term {
+                    name: "attention dropout mask + output",
+                    formula: "b·a·s'·s·(1 + k)/t",
+                    bytes: x.b * a_t * x.sl * x.s * (1 + k),
+                });
+            }
+        }
+        Attn::Eager => {}
+    }
+    if s.dropout {
+        v.push(Term { name: "attention residual dropout mask", formula: "T·h/r", bytes: tok * h / r });
+    }
+    v.push(Term { name: "MLP norm + first linear input", formula: "2·T·h·k/r + n·T", bytes: 2 * tok * h * k / r + stats * tok });
+    let swiglu_saved = if s.framework == Framework::Megatron { 3 } else { 4 };
+    if arch.experts > 0 {
+        let fe = (if arch.moe_ffn > 0 { arch.moe_ffn } else { arch.ffn }) as u128;
+        let per = match arch.mlp {
+            Mlp::Swiglu => swiglu_saved,
+            Mlp::Gelu => 2,
+        };
+        let routed = (arch.top_k + arch.shared_experts) as u128;
+        v.push(Term {
+            name: "MoE routed inputs + expert MLPs + router logits",
+            formula: "T·top_k·(h·k + m_s·f_e·k)/t + 4·T·E",
+            bytes: (tok * routed * (h * k + per * fe * k)).div_ceil(t) + 4 * tok * arch.experts as u128,
+        });
+    } else {
+        let (per, formula) = match arch.mlp {
+            Mlp::Swiglu if s.framework == Framework::Megatron => (3, "3·T·f·k/t  (fused SwiGLU: gate‖up, output)"),
+            Mlp::Swiglu => (4, "4·T·f·k/t  (gate, up, silu(gate), product)"),
+            Mlp::Gelu => (2, "2·T·f·k/t  (fc1 output, GELU output)"),
+        };
+        v.push(Term { name: "MLP intermediates", formula, bytes: per * tok * x.f.div_ceil(t) * k });
+    }
+    if s.dropout {
+        v.push(Term { name: "MLP dropout mask", formula: "T·h/r", bytes: tok * h / r });
+    }
+    v
+}
+
+/// Layers on pipeline stage `i` of `p` (earlier stages take the remainder).
+pub fn stage_layers(layers: u32, p: u32, i: u32) -> u32 {
+    let p = p.max(1);
+    layers / p + u32::from(i < layers % p)
+}
+
+/// Micro-batches whose activations stage `i` holds at its peak, as a fraction `(num, den)`.
+///
+/// # Formula
+/// ```text
+/// GPipe:        m
+/// 1F1B:         min(p − i, m)
+/// interleaved:  min(p − i, m) · (1 + (p − 1)/(p·v))      (Korthikanti et al. §4.2.3; Megatron)
+/// ```
+/// `m` micro-batches per step, `p` stages, `v` virtual stages per rank.
+pub fn in_flight(s: &Scenario, l: &Layout, i: u32) -> (u128, u128) {
+    let p = l.pp.max(1) as u128;
+    let m = s.microbatches.max(1) as u128;
+    let base = match s.schedule {
+        Schedule::Gpipe => m,
+        _ => (p - i as u128).min(m),
+    };
+    let v = s.vpp.max(1) as u128;
+    if s.schedule != Schedule::Gpipe && v > 1 {
+        (base * (p * v + p - 1), p * v)
+    } else {
+        (base, 1)
+    }
+}
+
+/// Bytes of one block's checkpointed input (what full recompute keeps per layer).
+pub fn layer_input_bytes(s: &Scenario, x: &Shape) -> u128 {
+    let r = if s.sp { x.t } else { 1 };
+    x.b * x.sl * x.h * x.k / r
+}
+
+/// The last stage's output layer: final norm, LM head input, logits and the loss.
+///
+/// # Formula
+/// ```text
+/// PyTorch / DeepSpeed (HF):  2·T·h·k + T·V·(k + 4 + 4)/t    (bf16 logits, fp32 upcast, log-softmax)
+/// Megatron:                  2·T·h·k + 4·T·V/t              (fused vocab-parallel cross entropy, fp32)
+/// ```
+/// `T = b·s'` tokens, `V` vocabulary, `t` TP (vocab-parallel head).
+/// Source: Hugging Face `LlamaForCausalLM.forward` (`logits.float()` then
+/// `CrossEntropyLoss`); Megatron `vocab_parallel_cross_entropy`.
+///
+/// # Example
+/// Llama-3-8B, b = 1, s = 8192, bf16: 2·8192·4096·2 + 8192·128256·10 = 10,640,752,640 B.
+pub fn logits_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> (u128, &'static str) {
+    let tok = x.b * x.sl;
+    let v = arch.vocab as u128;
+    match s.framework {
+        Framework::Megatron => (2 * tok * x.h * x.k + (4 * tok * v).div_ceil(x.t), "2·T·h·k + 4·T·V/t"),
+        _ => (2 * tok * x.h * x.k + (tok * v * (x.k + 8)).div_ceil(x.t), "2·T·h·k + T·V·(k + 4 + 4)/t"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::model::preset;
+    use crate::core::scenario::Scenario;
+
+    fn shape(s: &Scenario) -> Shape {
+        Shape::of(s, &s.arch(), &s.layout())
+    }
+
+    /// GPT-3 shape with Korthikanti's assumptions (GELU, f = 4h, eager, dropout,
+    /// LayerNorm, 16-bit): memfit's terms sum to 34·s·b·h + 5·a·s²·b + the 16·T bytes
+    /// of LayerNorm statistics.
+    #[test]
+    fn memfit_reduces_to_korthikanti() {
+        let mut s = Scenario::default();
+        s.model = "gpt3-175b".into();
+        s.seq = 2048;
+        s.attn = Attn::Eager;
+        s.dropout = true;
+        let arch = preset("gpt3-175b").unwrap().arch.clone();
+        let x = shape(&s);
+        let total: u128 = memfit_layer(&s, &arch, &x).iter().map(|t| t.bytes).sum();
+        let (n, d) = korthikanti_layer(&x, false, Recompute::None);
+        assert_eq!(total, n / d + 16 * 2048);
+        assert_eq!(n / d, 2_868_903_936);
+    }
+
+    #[test]
+    fn llama2_7b_flash_layer_by_hand() {
+        let s = Scenario::default();
+        let arch = s.arch();
+        let x = shape(&s);
+        let t = 4096u128;
+        let want = 2 * t * 4096 * 2 + 4 * t + 3 * t * 4096 * 2 + t * 4096 * 2 + 4 * t * 32 + 2 * t * 4096 * 2 + 4 * t + 4 * t * 11008 * 2;
+        assert_eq!(memfit_layer(&s, &arch, &x).iter().map(|t| t.bytes).sum::<u128>(), want);
+        assert_eq!(want, 629_702_656);
+    }
+
+    #[test]
+    fn pipeline_in_flight() {
+        let mut s = Scenario::default();
+        s.pp = 4;
+        s.microbatches = 8;
+        let l = s.layout();
+        assert_eq!(in_flight(&s, &l, 0), (4, 1));
+        assert_eq!(in_flight(&s, &l, 3), (1, 1));
+        s.schedule = Schedule::Gpipe;
+        assert_eq!(in_flight(&s, &l, 3), (8, 1));
+        s.schedule = Schedule::Interleaved;
+        s.vpp = 2;
+        // 4 · (1 + 3/8) = 5.5
+        let (n, d) = in_flight(&s, &l, 0);
+        assert_eq!(n as f64 / d as f64, 5.5);
+        assert_eq!(stage_layers(30, 4, 0), 8);
+        assert_eq!(stage_layers(30, 4, 3), 7);
+    }
+}
