@@ -6,8 +6,8 @@ use memfit::core::gpu::GPUS;
 use memfit::core::megatron::Recompute;
 use memfit::core::model::{presets, Bias, Mlp, Norm};
 use memfit::core::scenario::{
-    ArchOverrides, Attn, Convention, Dtype, Framework, Schedule, Finetune, Fsdp, GradAcc, LoraTargets, Mode, Offload,
-    Optimizer, Precision, Scenario, Solve, Zero,
+    ArchOverrides, Attn, Convention, Dtype, Finetune, Framework, Fsdp, GradAcc, LoraTargets, Mode,
+    Offload, Optimizer, Precision, Scenario, Schedule, Solve, Zero,
 };
 use memfit::core::units::Units;
 use memfit::share::query::{decode, encode, KEYS};

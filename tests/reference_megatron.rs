@@ -116,3 +116,59 @@ fn megatron_formula_both_revisions() {
     }
     f.finish("Megatron formula");
 }
+
+/// The same 24 configs through the public query string (`convention=megatron`):
+/// the CLI's per-GPU total equals Megatron's total (weight and optimizer + activations).
+#[test]
+fn megatron_convention_through_the_query_string() {
+    let doc = load("megatron_formula.json");
+    let mut f = Failures::default();
+    for case in doc["cases"].as_array().unwrap() {
+        let id = case["id"].as_str().unwrap();
+        let i = &case["inputs"];
+        let model = match case["model"].as_str().unwrap() {
+            "gpt3-175b" => "gpt3-175b",
+            "llama2-7b" => "llama-2-7b",
+            "llama2-70b" => "llama-2-70b",
+            "llama3-8b" => "llama-3-8b",
+            "llama3-70b" => "llama-3-70b",
+            "llama3-405b" => "llama-3.1-405b",
+            "mixtral-8x7b" => "mixtral-8x7b",
+            other => panic!("unmapped model {other}"),
+        };
+        let (tp, pp, dp) = (
+            u(i, "tensor_model_parallel_size"),
+            u(i, "pipeline_model_parallel_size"),
+            u(i, "data_parallel_size"),
+        );
+        let mut q = format!(
+            "model={model}&convention=megatron&tp={tp}&pp={pp}&dp={dp}&gpus_per_node={}&seq={}&batch={}&microbatches={}&ep={}&sp={}&zero={}",
+            tp * pp * dp,
+            u(i, "seq_length"),
+            u(i, "micro_batch_size"),
+            u(i, "num_microbatches"),
+            u(i, "expert_model_parallel_size"),
+            i["sequence_parallel"].as_bool().unwrap() as u8,
+            i["use_distributed_optimizer"].as_bool().unwrap() as u8,
+        );
+        if let Some(r) = i["recompute_granularity"].as_str() {
+            q.push_str(&format!("&recompute={r}"));
+        }
+        if let Some(v) = i["virtual_pipeline_model_parallel_size"].as_u64() {
+            q.push_str(&format!("&vpp={v}&schedule=interleaved"));
+        }
+        let (_, e) = memfit::share::report::estimate_query(&q);
+        let want = case["outputs"]["megatron_head"]["total_bytes"]
+            .as_f64()
+            .unwrap();
+        let rel = (e.per_gpu_bytes as f64 - want).abs() / want;
+        // Items are whole bytes (each rounded), so allow 1 byte per item.
+        f.check((e.per_gpu_bytes as f64 - want).abs() <= 1.0, || {
+            format!("{id}: {q} → {} vs {want} (rel {rel:e})", e.per_gpu_bytes)
+        });
+        f.check(e.convention == "megatron", || {
+            format!("{id}: convention {}", e.convention)
+        });
+    }
+    f.finish("Megatron through the query string");
+}

@@ -271,7 +271,11 @@ fn seed_003_kv_cache_and_activations() {
     assert_eq!(decode_kv.bytes, u(kv, "bytes"));
     let act = &example(&doc, "chaofa_training_rule")["worked_computed_here"]
         ["llama2-7b_shape_activation_b1_s4096"];
-    let q = format!("model=llama-2-7b&batch={}&seq={}", u(act, "b"), u(act, "s"));
+    let q = format!(
+        "model=llama-2-7b&convention=seed003&batch={}&seq={}",
+        u(act, "b"),
+        u(act, "s")
+    );
     let (_, e) = estimate_query(&q);
     assert_eq!(e.gpu_bytes_of(Component::Activations), u(act, "bytes"));
 }
@@ -284,7 +288,7 @@ fn korthikanti_table_2_per_layer() {
     let k = &example(&doc, "korthikanti_activation_formulas")["worked_computed_here"][0];
     let per_layer = &k["per_layer_bytes"];
     let base = format!(
-        "model=gpt3-175b&layers=1&batch={}&seq={}",
+        "model=gpt3-175b&convention=korthikanti&layers=1&batch={}&seq={}",
         u(k, "b"),
         u(k, "s")
     );

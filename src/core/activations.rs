@@ -6,9 +6,16 @@
 //! mixture-of-experts and context parallelism. The seed formulas and the paper's
 //! rows are selectable conventions, reproduced exactly.
 
+use super::megatron::Recompute;
 use super::model::{Arch, Mlp, Norm};
 use super::scenario::{Attn, Framework, Layout, Scenario, Schedule};
-use super::megatron::Recompute;
+
+/// Seed 002's arithmetic slip, as memfit explains it next to the seed's convention.
+pub const SEED_002_SLIP: &str = "Seed 002's Llama-3 405B example prints M_a = 147,366 GB \
+(147,366,233,505,792 bytes), but its own formula (34·b·s·h + 5·b·a·s²)·L gives \
+22,313,351,535,132,672 bytes (≈ 22.3 PB): the example used s where the formula has s², \
+151× less. memfit evaluates the formula; the per-GPU activation term becomes ≈ 10,895/MB GB, \
+not ≈ 71/MB GB.";
 
 /// One named term of a block's saved activations, in bytes per micro-batch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,7 +92,10 @@ pub fn seed003_layer(x: &Shape) -> u128 {
 /// ```
 /// Source: seed 002 (hepengfei); with k = 2 it is 34bsh + 5bas².
 pub fn seed002_layer(x: &Shape) -> u128 {
-    16 * x.k * x.b * x.s * x.h + 2 * x.b * x.s * x.h + 2 * x.k * x.b * x.a * x.s * x.s + x.b * x.a * x.s * x.s
+    16 * x.k * x.b * x.s * x.h
+        + 2 * x.b * x.s * x.h
+        + 2 * x.k * x.b * x.a * x.s * x.s
+        + x.b * x.a * x.s * x.s
 }
 
 /// Korthikanti et al. 2022 Table 2, per layer, bytes.
@@ -159,14 +169,34 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Vec<Term> {
     let kv_t = kv_heads.div_ceil(t);
     let selective = s.recompute == Recompute::Selective;
     let mut v = vec![
-        Term { name: "attention norm + qkv input", formula: "2·T·h·k/r + n·T", bytes: 2 * tok * h * k / r + stats * tok },
-        Term { name: "q, k, v", formula: "T·(a + 2·a_kv')·d·k/t", bytes: tok * (a_t + 2 * kv_t) * x.d * k },
-        Term { name: "attention output", formula: "T·a·d·k/t", bytes: tok * a_t * x.d * k },
+        Term {
+            name: "attention norm + qkv input",
+            formula: "2·T·h·k/r + n·T",
+            bytes: 2 * tok * h * k / r + stats * tok,
+        },
+        Term {
+            name: "q, k, v",
+            formula: "T·(a + 2·a_kv')·d·k/t",
+            bytes: tok * (a_t + 2 * kv_t) * x.d * k,
+        },
+        Term {
+            name: "attention output",
+            formula: "T·a·d·k/t",
+            bytes: tok * a_t * x.d * k,
+        },
     ];
     match s.attn {
-        Attn::Flash | Attn::Sdpa => v.push(Term { name: "log-sum-exp", formula: "4·T·a/t", bytes: 4 * tok * a_t }),
+        Attn::Flash | Attn::Sdpa => v.push(Term {
+            name: "log-sum-exp",
+            formula: "4·T·a/t",
+            bytes: 4 * tok * a_t,
+        }),
         Attn::Eager if !selective => {
-            v.push(Term { name: "softmax", formula: "b·a·s'·s·k/t", bytes: x.b * a_t * x.sl * x.s * k });
+            v.push(Term {
+                name: "softmax",
+                formula: "b·a·s'·s·k/t",
+                bytes: x.b * a_t * x.sl * x.s * k,
+            });
             if s.dropout {
                 v.push(Term {
                     name: "attention dropout mask + output",
@@ -178,12 +208,28 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Vec<Term> {
         Attn::Eager => {}
     }
     if s.dropout {
-        v.push(Term { name: "attention residual dropout mask", formula: "T·h/r", bytes: tok * h / r });
+        v.push(Term {
+            name: "attention residual dropout mask",
+            formula: "T·h/r",
+            bytes: tok * h / r,
+        });
     }
-    v.push(Term { name: "MLP norm + first linear input", formula: "2·T·h·k/r + n·T", bytes: 2 * tok * h * k / r + stats * tok });
-    let swiglu_saved = if s.framework == Framework::Megatron { 3 } else { 4 };
+    v.push(Term {
+        name: "MLP norm + first linear input",
+        formula: "2·T·h·k/r + n·T",
+        bytes: 2 * tok * h * k / r + stats * tok,
+    });
+    let swiglu_saved = if s.framework == Framework::Megatron {
+        3
+    } else {
+        4
+    };
     if arch.experts > 0 {
-        let fe = (if arch.moe_ffn > 0 { arch.moe_ffn } else { arch.ffn }) as u128;
+        let fe = (if arch.moe_ffn > 0 {
+            arch.moe_ffn
+        } else {
+            arch.ffn
+        }) as u128;
         let per = match arch.mlp {
             Mlp::Swiglu => swiglu_saved,
             Mlp::Gelu => 2,
@@ -192,18 +238,29 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Vec<Term> {
         v.push(Term {
             name: "MoE routed inputs + expert MLPs + router logits",
             formula: "T·top_k·(h·k + m_s·f_e·k)/t + 4·T·E",
-            bytes: (tok * routed * (h * k + per * fe * k)).div_ceil(t) + 4 * tok * arch.experts as u128,
+            bytes: (tok * routed * (h * k + per * fe * k)).div_ceil(t)
+                + 4 * tok * arch.experts as u128,
         });
     } else {
         let (per, formula) = match arch.mlp {
-            Mlp::Swiglu if s.framework == Framework::Megatron => (3, "3·T·f·k/t  (fused SwiGLU: gate‖up, output)"),
+            Mlp::Swiglu if s.framework == Framework::Megatron => {
+                (3, "3·T·f·k/t  (fused SwiGLU: gate‖up, output)")
+            }
             Mlp::Swiglu => (4, "4·T·f·k/t  (gate, up, silu(gate), product)"),
             Mlp::Gelu => (2, "2·T·f·k/t  (fc1 output, GELU output)"),
         };
-        v.push(Term { name: "MLP intermediates", formula, bytes: per * tok * x.f.div_ceil(t) * k });
+        v.push(Term {
+            name: "MLP intermediates",
+            formula,
+            bytes: per * tok * x.f.div_ceil(t) * k,
+        });
     }
     if s.dropout {
-        v.push(Term { name: "MLP dropout mask", formula: "T·h/r", bytes: tok * h / r });
+        v.push(Term {
+            name: "MLP dropout mask",
+            formula: "T·h/r",
+            bytes: tok * h / r,
+        });
     }
     v
 }
@@ -261,8 +318,14 @@ pub fn logits_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> (u128, &'static str
     let tok = x.b * x.sl;
     let v = arch.vocab as u128;
     match s.framework {
-        Framework::Megatron => (2 * tok * x.h * x.k + (4 * tok * v).div_ceil(x.t), "2·T·h·k + 4·T·V/t"),
-        _ => (2 * tok * x.h * x.k + (tok * v * (x.k + 8)).div_ceil(x.t), "2·T·h·k + T·V·(k + 4 + 4)/t"),
+        Framework::Megatron => (
+            2 * tok * x.h * x.k + (4 * tok * v).div_ceil(x.t),
+            "2·T·h·k + 4·T·V/t",
+        ),
+        _ => (
+            2 * tok * x.h * x.k + (tok * v * (x.k + 8)).div_ceil(x.t),
+            "2·T·h·k + T·V·(k + 4 + 4)/t",
+        ),
     }
 }
 
@@ -300,8 +363,21 @@ mod tests {
         let arch = s.arch();
         let x = shape(&s);
         let t = 4096u128;
-        let want = 2 * t * 4096 * 2 + 4 * t + 3 * t * 4096 * 2 + t * 4096 * 2 + 4 * t * 32 + 2 * t * 4096 * 2 + 4 * t + 4 * t * 11008 * 2;
-        assert_eq!(memfit_layer(&s, &arch, &x).iter().map(|t| t.bytes).sum::<u128>(), want);
+        let want = 2 * t * 4096 * 2
+            + 4 * t
+            + 3 * t * 4096 * 2
+            + t * 4096 * 2
+            + 4 * t * 32
+            + 2 * t * 4096 * 2
+            + 4 * t
+            + 4 * t * 11008 * 2;
+        assert_eq!(
+            memfit_layer(&s, &arch, &x)
+                .iter()
+                .map(|t| t.bytes)
+                .sum::<u128>(),
+            want
+        );
         assert_eq!(want, 629_702_656);
     }
 

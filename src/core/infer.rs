@@ -120,7 +120,8 @@ pub(crate) fn inference_items(
     };
     let (prefill_kv, pt) = kv_bytes(s.seq as u128);
     let (full_kv, ft) = kv_bytes(s.seq as u128 + s.gen as u128);
-    ledger.push_in(&[Phase::Prefill],
+    ledger.push_in(
+        &[Phase::Prefill],
         Component::KvCache,
         Location::Gpu,
         prefill_kv,
@@ -128,7 +129,8 @@ pub(crate) fn inference_items(
         kv_vals(pt),
         SRC_KV,
     );
-    ledger.push_in(&[Phase::Decode],
+    ledger.push_in(
+        &[Phase::Decode],
         Component::KvCache,
         Location::Gpu,
         full_kv,
@@ -167,7 +169,8 @@ pub(crate) fn inference_items(
         )
     };
     let src = "memfit: one layer's forward tensors (flash/SDPA attention, nothing kept) + last-position fp32 logits";
-    ledger.push_in(&[Phase::Prefill],
+    ledger.push_in(
+        &[Phase::Prefill],
         Component::Workspace,
         Location::Gpu,
         work(s.seq as u128),
@@ -175,7 +178,8 @@ pub(crate) fn inference_items(
         wv(&s.seq.to_string()),
         src,
     );
-    ledger.push_in(&[Phase::Decode],
+    ledger.push_in(
+        &[Phase::Decode],
         Component::Workspace,
         Location::Gpu,
         work(1),

@@ -426,7 +426,11 @@ impl Framework {
         }
     }
     /// All options.
-    pub const ALL: [Framework; 3] = [Framework::Deepspeed, Framework::Pytorch, Framework::Megatron];
+    pub const ALL: [Framework; 3] = [
+        Framework::Deepspeed,
+        Framework::Pytorch,
+        Framework::Megatron,
+    ];
 }
 
 /// Pipeline schedule.
@@ -954,7 +958,10 @@ impl Scenario {
             ));
         }
         if self.schedule == Schedule::Interleaved && self.vpp < 2 {
-            out.push(("vpp", "the interleaved schedule needs vpp ≥ 2; counted as 1F1B".to_string()));
+            out.push((
+                "vpp",
+                "the interleaved schedule needs vpp ≥ 2; counted as 1F1B".to_string(),
+            ));
         }
         if self.sp && self.tp < 2 {
             out.push((

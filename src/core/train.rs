@@ -2,10 +2,16 @@
 //! policy, optimizer, ZeRO stage / FSDP strategy, offload target and fine-tuning
 //! method; activations; host RAM at model init; pinned memory.
 
+use super::activations::{
+    in_flight, korthikanti_layer, layer_input_bytes, logits_bytes, memfit_layer, stage_layers,
+    Shape,
+};
 use super::estimate::{Component, Ledger, Location, Phase};
+use super::megatron::Recompute;
 use super::model::{Arch, LinearKind};
 use super::scenario::{
-    Finetune, GradAcc, Layout, LoraTargets, Offload, Optimizer, Precision, Scenario, Zero,
+    Convention, Finetune, Framework, GradAcc, Layout, LoraTargets, Offload, Optimizer, Precision,
+    Scenario, Schedule, Zero,
 };
 use super::units::{mul, mul_div_ceil};
 
@@ -158,25 +164,90 @@ fn quantisable_params(arch: &Arch) -> u64 {
         .fold(0u64, |acc, m| acc.saturating_add(m.params()))
 }
 
-/// Model states per GPU under memfit's convention.
+/// Which pipeline stage a ledger is for, and its share of the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Stage {
+    /// Stage index, 0-based.
+    pub i: u32,
+    /// Stages, p.
+    pub p: u32,
+    /// Transformer blocks on this stage.
+    pub layers: u32,
+    /// This stage's share of the parameters, `num/den`.
+    pub frac: (u128, u128),
+}
+
+impl Stage {
+    /// Stage `i` of the scenario's pipeline, with its parameter share.
+    ///
+    /// # Formula
+    /// ```text
+    /// Ψ_i = L_i·Ψ_block + [i = 0]·Ψ_emb + [i = p−1]·(Ψ_final_norm + Ψ_head + [tied ∧ p > 1]·V·h)
+    /// ```
+    /// The last stage of a tied model keeps its own copy of the embedding matrix as the
+    /// output layer (Megatron-LM, DeepSpeed pipeline); `Ψ_block` is the average block.
+    pub fn of(arch: &Arch, p: u32, i: u32) -> Stage {
+        let c = arch.params();
+        let layers = arch.layers.max(1) as u128;
+        let final_norm = arch.norm.params(arch.hidden as u128);
+        let body = (c.attention + c.mlp + c.norms) as u128 - final_norm;
+        let li = stage_layers(arch.layers, p, i);
+        let mut num = body * li as u128; // over `layers`
+        let den_total = c.total as u128
+            + if arch.tied && p > 1 {
+                (arch.vocab as u128) * arch.hidden as u128
+            } else {
+                0
+            };
+        if i == 0 {
+            num += c.embedding as u128 * layers;
+        }
+        if i + 1 == p.max(1) {
+            num += (final_norm + c.lm_head as u128) * layers;
+            if arch.tied && p > 1 {
+                num += arch.vocab as u128 * arch.hidden as u128 * layers;
+            }
+        }
+        let _ = den_total;
+        Stage {
+            i,
+            p: p.max(1),
+            layers: li,
+            frac: (num, (c.total as u128).max(1) * layers),
+        }
+    }
+    /// `x · frac`, rounded up.
+    pub fn share(&self, x: u64) -> u64 {
+        (x as u128 * self.frac.0)
+            .div_ceil(self.frac.1.max(1))
+            .min(u64::MAX as u128) as u64
+    }
+}
+
+/// Model states per GPU under memfit's convention, for one pipeline stage.
 ///
 /// # Formula
 /// ```text
-/// Ψ_r = Ψ / (t·p)                                 parameters per model-parallel rank (even split)
-/// weights    = w·Ψ_r       / (N_s if ZeRO-3)      w = 4 fp32, 2 bf16/fp16, 2 + 1 fp8 (bf16 + fp8 copy)
-/// gradients  = g·Ψ_r       / (N_s if ZeRO ≥ 2)    g = k (compute), 4 (fp32), k + 4 (both)
-/// master     = 4·Ψ_r       / (N_s if ZeRO ≥ 1)    mixed precision (bf16, fp16, fp8) only
-/// optimizer  = O(Ψ_r)      / (N_s if ZeRO ≥ 1)    see optimizer_state_bytes
-/// gathered   = 2k·L / t                           ZeRO-3 / FSDP: the largest layer's params + grads
+/// Ψ_i = stage i's parameters (see Stage::of);  N_s = shard degree
+/// DeepSpeed / Megatron (mixed precision):
+///   weights    = w·Ψ_i/t   / (N_s if ZeRO-3)      w = 4 fp32, 2 bf16/fp16, 2 + 1 fp8 (bf16 + fp8 copy)
+///   gradients  = g·Ψ_i/t   / (N_s if ZeRO ≥ 2)    g = k (compute), 4 (fp32, Megatron main_grad), k + 4 (both)
+///   master     = 4·Ψ_i/t   / (N_s if ZeRO ≥ 1)    mixed precision only
+///   optimizer  = O(Ψ_i)/t  / (N_s if ZeRO ≥ 1)    see optimizer_state_bytes
+/// PyTorch (autocast over fp32 parameters, torch.optim.AdamW foreach):
+///   weights 4·Ψ_i/t, autocast bf16 copies 2·Ψ_i/t (forward, backward), gradients 4·Ψ_i/t
+///   (backward, step: freed by zero_grad), Adam 8·Ψ_i/t, foreach temporaries 4·Ψ_i/t (step),
+///   DDP bucket copy of the gradients 4·Ψ_i/t when N_d > 1 without sharding;
+///   with FSDP: fp32 shards (/N_s) plus two unsharded bf16 blocks and one fp32 gradient block.
+/// ZeRO-3 (DeepSpeed): gathered largest layer 2k·L/t (seed 000's 4·L) + prefetch bucket k·B_p.
 /// ```
-/// `N_s` the shard degree (`N_d`, or the ranks in a node for HYBRID_SHARD), `L` the
-/// largest layer. LoRA/QLoRA: the base is frozen (weights only: `k·Ψ_r`, or NF4 for
-/// QLoRA), and the `Ψ_a` adapter parameters train in fp32 (4 + 4 + optimizer).
-/// Offloaded items are counted in host RAM (or NVMe) per node: × GPUs per node.
-/// Divisions round up (the peak rank holds the largest shard).
+/// LoRA/QLoRA: the base is frozen (weights only: `k·Ψ`, or NF4 for QLoRA), and the `Ψ_a`
+/// adapters train in fp32. Offloaded items are counted in host RAM (or NVMe) per node
+/// (× GPUs per node). Divisions round up (the peak rank holds the largest shard).
 ///
-/// Source: seed 001 and the ZeRO paper (2+2+K, K = 12 for Adam), seed 004
-/// ((2+2+K)·Ψ/N_d for ZeRO-3), seed 003 (16/18/20 B/param), seed 000 (4·L gathered).
+/// Source: seed 001 and the ZeRO paper (2+2+K, K = 12 for Adam), seed 004 ((2+2+K)·Ψ/N_d),
+/// seed 003 (16/18/20 B/param), seed 000 (4·L gathered); PyTorch `torch.amp.autocast`
+/// weight cache, `_multi_tensor_adamw`, DDP `Reducer` buckets; FSDP2 `fully_shard`.
 ///
 /// # Example
 /// Llama-2-7B (Ψ = 6,738,415,616), bf16 + AdamW, ZeRO-1 on 8 GPUs: weights
@@ -185,29 +256,46 @@ fn quantisable_params(arch: &Arch) -> u64 {
 pub(crate) fn model_states(
     s: &Scenario,
     arch: &Arch,
-    psi: u64,
+    psi_total: u64,
     largest: u64,
     l: &Layout,
+    st: &Stage,
     ledger: &mut Ledger,
 ) {
     let k = s.precision.compute_bytes();
-    let mp = l.tp as u64 * l.pp as u64;
+    let t = l.tp as u64;
     let ns = s.shard_degree() as u64;
     let z = s.effective_zero();
     let per_node = l.gpus_per_node.min(l.world) as u64;
+    let psi = st.share(psi_total);
     let (w_div, g_div, o_div) = (
         if z >= Zero::Z3 { ns } else { 1 },
         if z >= Zero::Z2 { ns } else { 1 },
         if z >= Zero::Z1 { ns } else { 1 },
     );
-    let sym = |div: u64| if div > 1 { "/(t·p·N_s)" } else { "/(t·p)" };
-    let vals = |extra: &str| format!("Ψ={psi}, t={}, p={}, N_s={ns}{extra}", l.tp, l.pp);
+    let psym = if st.p > 1 { "Ψ_i" } else { "Ψ" };
+    let sym = |div: u64| {
+        if div > 1 {
+            format!("{psym}/(t·N_s)")
+        } else {
+            format!("{psym}/t")
+        }
+    };
+    let vals = |extra: &str| {
+        if st.p > 1 {
+            format!(
+                "Ψ_i={psi} (stage {} of {}, Ψ={psi_total}), t={t}, N_s={ns}{extra}",
+                st.i, st.p
+            )
+        } else {
+            format!("Ψ={psi}, t={t}, N_s={ns}{extra}")
+        }
+    };
     let place = |off: Offload| match off {
         Offload::None => Location::Gpu,
         Offload::Cpu => Location::Cpu,
         Offload::Nvme => Location::Nvme,
     };
-    // Bytes on `loc`: per GPU, or per node (× n) off the GPU.
     let at = |loc: Location, bytes: u64| {
         if loc == Location::Gpu {
             bytes
@@ -228,181 +316,206 @@ pub(crate) fn model_states(
         Location::Gpu
     };
     let opt_loc = place(s.offload_opt);
+    let prefix = |loc: Location| if loc == Location::Gpu { "" } else { "n·" };
+    let pytorch = s.framework == Framework::Pytorch && s.finetune == Finetune::Full;
+    let fb = [Phase::Forward, Phase::Backward];
+    let bs = [Phase::Backward, Phase::OptimizerStep];
 
     // The trained parameters: everything, or the adapters.
     let (trained, train_bytes) = match s.finetune {
         Finetune::Full => (psi, k),
-        Finetune::Lora | Finetune::Qlora => (lora_params(arch, s.lora_rank, s.lora_targets), 4),
+        Finetune::Lora | Finetune::Qlora => {
+            (st.share(lora_params(arch, s.lora_rank, s.lora_targets)), 4)
+        }
     };
-    let tr = |bytes_per: u64, div: u64| mul_div_ceil(bytes_per, trained, mp * div);
+    let tr = |bytes_per: u64, div: u64| mul_div_ceil(bytes_per, trained, t * div);
 
-    // Weights.
-    match s.finetune {
-        Finetune::Full => {
-            let w = mul_div_ceil(k, psi, mp * w_div);
-            let f = format!(
-                "{}{k}·Ψ{}",
-                if weights_loc == Location::Gpu {
-                    ""
-                } else {
-                    "n·"
-                },
-                sym(w_div)
-            );
-            ledger.push(
-                Component::Weights,
-                weights_loc,
-                at(weights_loc, w),
-                &f,
-                vals(&node_note(weights_loc, "offload_param")),
-                SRC_ZERO,
-            );
-            if s.precision == Precision::Fp8 {
-                let c = mul_div_ceil(1, psi, mp * w_div);
+    if pytorch {
+        pytorch_states(s, arch, psi, l, st, ledger);
+    } else {
+        // Weights.
+        match s.finetune {
+            Finetune::Full => {
+                let w = mul_div_ceil(k, psi, t * w_div);
+                let f = format!("{}{k}·{}", prefix(weights_loc), sym(w_div));
                 ledger.push(
                     Component::Weights,
                     weights_loc,
-                    at(weights_loc, c),
-                    &format!("1·Ψ{}  (fp8 weight copies)", sym(w_div)),
+                    at(weights_loc, w),
+                    &f,
+                    vals(&node_note(weights_loc, "offload_param")),
+                    SRC_ZERO,
+                );
+                if s.precision == Precision::Fp8 {
+                    let c = mul_div_ceil(1, psi, t * w_div);
+                    ledger.push(
+                        Component::Weights,
+                        weights_loc,
+                        at(weights_loc, c),
+                        &format!("1·{}  (fp8 weight copies)", sym(w_div)),
+                        vals(""),
+                        "NVIDIA Transformer Engine FP8 training (bf16 weights + cached fp8 copies)",
+                    );
+                }
+            }
+            Finetune::Lora => {
+                let w = mul_div_ceil(k, psi, t * w_div);
+                ledger.push(
+                    Component::Weights,
+                    weights_loc,
+                    at(weights_loc, w),
+                    &format!("{k}·{}  (frozen base)", sym(w_div)),
                     vals(""),
-                    "NVIDIA Transformer Engine FP8 training (bf16 weights + cached fp8 copies)",
+                    SRC_LORA,
+                );
+            }
+            Finetune::Qlora => {
+                let q = quantisable_share(arch, psi);
+                let base = nf4_bytes(q, s.double_quant).saturating_add(mul(2, psi - q));
+                let w = base.div_ceil(t * w_div);
+                ledger.push(
+                    Component::Weights,
+                    weights_loc,
+                    at(weights_loc, w),
+                    if s.double_quant {
+                        "(⌈Ψ_q/2⌉ + ⌈Ψ_q/64⌉ + 4·⌈Ψ_q/16384⌉ + 2·(Ψ−Ψ_q))/t  (frozen NF4 base)"
+                    } else {
+                        "(⌈Ψ_q/2⌉ + 4·⌈Ψ_q/64⌉ + 2·(Ψ−Ψ_q))/t  (frozen NF4 base)"
+                    },
+                    format!("Ψ={psi}, Ψ_q={q}, t={t}"),
+                    SRC_QLORA,
                 );
             }
         }
-        Finetune::Lora => {
-            let w = mul_div_ceil(k, psi, mp * w_div);
+        if s.finetune != Finetune::Full {
             ledger.push(
                 Component::Weights,
-                weights_loc,
-                at(weights_loc, w),
-                &format!("{k}·Ψ{}  (frozen base)", sym(w_div)),
-                vals(""),
+                Location::Gpu,
+                tr(4, 1),
+                "4·Ψ_a/t  (fp32 adapters)",
+                format!(
+                    "Ψ_a={trained} (r={}, targets={}), t={t}",
+                    s.lora_rank,
+                    s.lora_targets.as_str()
+                ),
                 SRC_LORA,
             );
         }
-        Finetune::Qlora => {
-            let q = quantisable_share(arch, psi);
-            let base = nf4_bytes(q, s.double_quant).saturating_add(mul(2, psi - q));
-            let w = base.div_ceil(mp * w_div);
-            ledger.push(
-                Component::Weights,
-                weights_loc,
-                at(weights_loc, w),
-                if s.double_quant {
-                    "(⌈Ψ_q/2⌉ + ⌈Ψ_q/64⌉ + 4·⌈Ψ_q/16384⌉ + 2·(Ψ−Ψ_q))/(t·p)  (frozen NF4 base)"
-                } else {
-                    "(⌈Ψ_q/2⌉ + 4·⌈Ψ_q/64⌉ + 2·(Ψ−Ψ_q))/(t·p)  (frozen NF4 base)"
-                },
-                format!("Ψ={psi}, Ψ_q={q}, t={}, p={}", l.tp, l.pp),
-                SRC_QLORA,
-            );
-        }
-    }
-    if s.finetune != Finetune::Full {
-        ledger.push(
-            Component::Weights,
-            Location::Gpu,
-            tr(4, 1),
-            "4·Ψ_a/(t·p)  (fp32 adapters)",
-            format!(
-                "Ψ_a={trained} (r={}, targets={}), t={}, p={}",
-                s.lora_rank,
-                s.lora_targets.as_str(),
-                l.tp,
-                l.pp
-            ),
-            SRC_LORA,
-        );
-    }
 
-    // Gradients (of the trained parameters).
-    let sym_t = |div: u64| {
-        if s.finetune == Finetune::Full {
-            sym(div).to_string()
+        // Gradients. Megatron always accumulates into fp32 main_grad buffers.
+        let grad_acc = if s.framework == Framework::Megatron && s.grad_acc == GradAcc::Compute {
+            GradAcc::Fp32
         } else {
-            format!("{}  (adapters, Ψ_a={trained})", sym(div))
+            s.grad_acc
+        };
+        let sym_t = |div: u64| {
+            if s.finetune == Finetune::Full {
+                sym(div)
+            } else {
+                format!(
+                    "{}  (adapters, Ψ_a={trained})",
+                    sym(div).replace(psym, "Ψ_a")
+                )
+            }
+        };
+        match (s.finetune, grad_acc) {
+            (Finetune::Full, GradAcc::Compute) | (Finetune::Lora | Finetune::Qlora, _) => {
+                ledger.push(
+                    Component::Gradients,
+                    Location::Gpu,
+                    tr(train_bytes, g_div),
+                    &format!("{train_bytes}·{}", sym_t(g_div)),
+                    vals(""),
+                    SRC_ZERO,
+                );
+            }
+            (Finetune::Full, GradAcc::Fp32) => {
+                ledger.push(
+                    Component::Gradients,
+                    Location::Gpu,
+                    tr(4, g_div),
+                    &format!("4·{}  (fp32 main grads)", sym(g_div)),
+                    vals(""),
+                    SRC_GRAD,
+                );
+            }
+            (Finetune::Full, GradAcc::Both) => {
+                ledger.push(
+                    Component::Gradients,
+                    Location::Gpu,
+                    tr(k, g_div),
+                    &format!("{k}·{}", sym(g_div)),
+                    vals(""),
+                    SRC_GRAD,
+                );
+                ledger.push(
+                    Component::Gradients,
+                    Location::Gpu,
+                    tr(4, g_div),
+                    &format!("4·{}  (fp32 accumulation buffer)", sym(g_div)),
+                    vals(""),
+                    SRC_GRAD,
+                );
+            }
         }
-    };
-    match (s.finetune, s.grad_acc) {
-        (Finetune::Full, GradAcc::Compute) | (Finetune::Lora | Finetune::Qlora, _) => {
+
+        // Master weights (mixed precision, full training only: adapters are already fp32).
+        if s.finetune == Finetune::Full && s.precision.has_master() {
             ledger.push(
-                Component::Gradients,
-                Location::Gpu,
-                tr(train_bytes, g_div),
-                &format!("{train_bytes}·Ψ{}", sym_t(g_div)),
-                vals(""),
+                Component::MasterWeights,
+                opt_loc,
+                at(opt_loc, tr(4, o_div)),
+                &format!("{}4·{}", prefix(opt_loc), sym(o_div)),
+                vals(&node_note(opt_loc, "offload_opt")),
                 SRC_ZERO,
             );
         }
-        (Finetune::Full, GradAcc::Fp32) => {
-            ledger.push(
-                Component::Gradients,
-                Location::Gpu,
-                tr(4, g_div),
-                &format!("4·Ψ{}  (fp32 main grads)", sym(g_div)),
-                vals(""),
-                SRC_GRAD,
-            );
-        }
-        (Finetune::Full, GradAcc::Both) => {
-            ledger.push(
-                Component::Gradients,
-                Location::Gpu,
-                tr(k, g_div),
-                &format!("{k}·Ψ{}", sym(g_div)),
-                vals(""),
-                SRC_GRAD,
-            );
-            ledger.push(
-                Component::Gradients,
-                Location::Gpu,
-                tr(4, g_div),
-                &format!("4·Ψ{}  (fp32 accumulation buffer)", sym(g_div)),
-                vals(""),
-                SRC_GRAD,
-            );
-        }
-    }
-
-    // Master weights (mixed precision, full training only: adapters are already fp32).
-    let prefix = if opt_loc == Location::Gpu { "" } else { "n·" };
-    if s.finetune == Finetune::Full && s.precision.has_master() {
-        ledger.push(
-            Component::MasterWeights,
-            opt_loc,
-            at(opt_loc, tr(4, o_div)),
-            &format!("{prefix}4·Ψ{}", sym(o_div)),
-            vals(&node_note(opt_loc, "offload_opt")),
-            SRC_ZERO,
-        );
-    }
-    // Optimizer states.
-    let state_precision = if s.finetune == Finetune::Full {
-        s.precision
-    } else {
-        Precision::Fp32
-    };
-    let share = (1, mp * o_div);
-    let (opt_bytes, opt_formula, opt_src) =
-        optimizer_state_bytes(s.optimizer, state_precision, trained, arch, share);
-    if opt_bytes > 0 {
-        let per_rank = if s.optimizer == Optimizer::Adafactor {
-            opt_bytes
+        // Optimizer states.
+        let state_precision = if s.finetune == Finetune::Full {
+            s.precision
         } else {
-            opt_bytes.div_ceil(mp * o_div)
+            Precision::Fp32
         };
-        ledger.push(
-            Component::OptimizerStates,
-            opt_loc,
-            at(opt_loc, per_rank),
-            &format!("{prefix}[{opt_formula}]{}", sym(o_div)),
-            format!(
-                "{}, optimizer={}",
-                vals(&node_note(opt_loc, "offload_opt")),
-                s.optimizer.as_str()
-            ),
-            opt_src,
+        let share = (
+            st.frac.0 as u64,
+            (st.frac.1 as u64).saturating_mul(t * o_div),
         );
+        let (opt_bytes, opt_formula, opt_src) =
+            optimizer_state_bytes(s.optimizer, state_precision, trained, arch, share);
+        if opt_bytes > 0 {
+            let per_rank = if s.optimizer == Optimizer::Adafactor {
+                opt_bytes
+            } else {
+                opt_bytes.div_ceil(t * o_div)
+            };
+            ledger.push(
+                Component::OptimizerStates,
+                opt_loc,
+                at(opt_loc, per_rank),
+                &format!(
+                    "{}[{opt_formula}]/{}",
+                    prefix(opt_loc),
+                    sym(o_div).trim_start_matches(psym).trim_start_matches('/')
+                ),
+                format!(
+                    "{}, optimizer={}",
+                    vals(&node_note(opt_loc, "offload_opt")),
+                    s.optimizer.as_str()
+                ),
+                opt_src,
+            );
+        }
+        // ZeRO-3 gathers one layer at a time.
+        if z == Zero::Z3 {
+            ledger.push(
+                Component::GatheredLayer,
+                Location::Gpu,
+                mul_div_ceil(2 * k, largest, t),
+                &format!("{}·L/t", 2 * k),
+                format!("L={largest}, t={t}"),
+                SRC_GATHER,
+            );
+        }
     }
 
     // NVMe offload stages through pinned host buffers.
@@ -426,16 +539,327 @@ pub(crate) fn model_states(
             SRC_NVME,
         );
     }
+    let _ = (fb, bs);
+}
 
-    // ZeRO-3 / FSDP gathers one layer at a time.
-    if z == Zero::Z3 {
+/// Plain PyTorch's model states (see `model_states`): autocast over fp32 parameters or
+/// FSDP2 with a bf16 MixedPrecisionPolicy, gradients freed by `zero_grad`, AdamW foreach.
+fn pytorch_states(
+    s: &Scenario,
+    arch: &Arch,
+    psi: u64,
+    l: &Layout,
+    st: &Stage,
+    ledger: &mut Ledger,
+) {
+    let t = l.tp as u64;
+    let ns = s.shard_degree() as u64;
+    let z = s.effective_zero();
+    let k = s.precision.compute_bytes();
+    let mixed = s.precision.has_master();
+    // Parameters live in fp32 under autocast / MixedPrecisionPolicy, in bf16 for bf16-pure.
+    let pb = if mixed { 4 } else { k };
+    let sb = s.precision.state_bytes();
+    let (w_div, g_div, o_div) = (
+        if z >= Zero::Z3 { ns } else { 1 },
+        if z >= Zero::Z2 { ns } else { 1 },
+        if z >= Zero::Z1 { ns } else { 1 },
+    );
+    let psym = if st.p > 1 { "Ψ_i" } else { "Ψ" };
+    let sym = |div: u64| {
+        if div > 1 {
+            format!("{psym}/(t·N_s)")
+        } else {
+            format!("{psym}/t")
+        }
+    };
+    let vals = format!("{psym}={psi}, t={t}, N_s={ns}");
+    let src = "PyTorch 2.x: fp32 params under torch.amp.autocast (or FSDP2 MixedPrecisionPolicy), torch.optim.AdamW (foreach)";
+    let fb = [Phase::Forward, Phase::Backward];
+    let bs = [Phase::Backward, Phase::OptimizerStep];
+    ledger.push(
+        Component::Weights,
+        Location::Gpu,
+        mul_div_ceil(pb, psi, t * w_div),
+        &format!("{pb}·{}", sym(w_div)),
+        vals.clone(),
+        src,
+    );
+    if mixed && s.fsdp == super::scenario::Fsdp::None {
+        ledger.push_in(
+            &fb,
+            Component::Weights,
+            Location::Gpu,
+            mul_div_ceil(k, psi, t),
+            &format!("{k}·{psym}/t  (autocast bf16 weight copies, forward and backward)"),
+            vals.clone(),
+            "PyTorch torch.amp.autocast weight-cast cache (cache_enabled=True)",
+        );
+    }
+    ledger.push_in(
+        &bs,
+        Component::Gradients,
+        Location::Gpu,
+        mul_div_ceil(pb, psi, t * g_div),
+        &format!("{pb}·{}  (freed by zero_grad)", sym(g_div)),
+        vals.clone(),
+        src,
+    );
+    if l.dp > 1 && z == Zero::Z0 && s.fsdp == super::scenario::Fsdp::None {
+        ledger.push_in(
+            &bs,
+            Component::CommBuffers,
+            Location::Gpu,
+            mul_div_ceil(pb, psi, t),
+            &format!("{pb}·{psym}/t  (DDP bucket copy of the gradients)"),
+            vals.clone(),
+            "PyTorch DistributedDataParallel Reducer buckets (gradient_as_bucket_view=False, the default)",
+        );
+    }
+    let share = (
+        st.frac.0 as u64,
+        (st.frac.1 as u64).saturating_mul(t * o_div),
+    );
+    let (opt_bytes, opt_formula, opt_src) =
+        optimizer_state_bytes(s.optimizer, s.precision, psi, arch, share);
+    if opt_bytes > 0 {
+        let per_rank = if s.optimizer == Optimizer::Adafactor {
+            opt_bytes
+        } else {
+            opt_bytes.div_ceil(t * o_div)
+        };
         ledger.push(
+            Component::OptimizerStates,
+            Location::Gpu,
+            per_rank,
+            &format!("[{opt_formula}]/(t{})", if o_div > 1 { "·N_s" } else { "" }),
+            vals.clone(),
+            opt_src,
+        );
+    }
+    if matches!(s.optimizer, Optimizer::Adam | Optimizer::Adamw) {
+        ledger.push_in(
+            &[Phase::OptimizerStep],
+            Component::Workspace,
+            Location::Gpu,
+            mul_div_ceil(sb, psi, t * o_div),
+            &format!("{sb}·{}  (foreach sqrt(v) temporaries)", sym(o_div)),
+            vals.clone(),
+            "PyTorch torch.optim.AdamW foreach implementation (_multi_tensor_adamw: torch._foreach_sqrt)",
+        );
+    }
+    if s.fsdp != super::scenario::Fsdp::None {
+        // FSDP2 unshards one block for compute and prefetches the next; backward also holds
+        // the unsharded gradient block in the reduce dtype (fp32) before reduce-scatter.
+        let block = arch.params().per_layer;
+        ledger.push_in(
+            &fb,
             Component::GatheredLayer,
             Location::Gpu,
-            mul_div_ceil(2 * k, largest, l.tp as u64),
-            &format!("{}·L/t", 2 * k),
-            format!("L={largest}, t={}", l.tp),
-            SRC_GATHER,
+            mul_div_ceil(2 * k, block, t),
+            &format!("2·{k}·P_block/t  (current + prefetched unsharded block)"),
+            format!("P_block={block}, t={t}"),
+            "PyTorch FSDP2 fully_shard (forward prefetch of the next block)",
+        );
+        ledger.push_in(
+            &[Phase::Backward],
+            Component::GatheredLayer,
+            Location::Gpu,
+            mul_div_ceil(4, block, t),
+            "4·P_block/t  (unsharded fp32 gradient block before reduce-scatter)",
+            format!("P_block={block}, t={t}"),
+            "PyTorch FSDP2 MixedPrecisionPolicy(reduce_dtype=float32)",
+        );
+    }
+}
+
+/// Communication buffers and runtime overheads per GPU: CUDA context, NCCL, DeepSpeed buckets.
+///
+/// # Formula
+/// ```text
+/// CUDA context + cuBLAS/cuDNN workspaces  C MiB                      (default 600)
+/// NCCL communicator buffers               N MiB                      (default 256 with > 1 GPU, else 0)
+/// DeepSpeed ZeRO-1/2/3 reduce bucket      k·B_r·(2 if overlap_comm)   (B_r = reduce_bucket_size)
+/// DeepSpeed ZeRO-1/2 all-gather bucket    k·B_a                      (optimizer step)
+/// DeepSpeed ZeRO-3 prefetch bucket        k·B_p                      (forward, backward)
+/// ```
+/// Sources: CUDA 12 context on Hopper measures 500–700 MiB including cuBLAS/cuDNN
+/// handles (NVIDIA CUDA C Programming Guide, lazy loading; PyTorch "Understanding CUDA
+/// Memory Usage"); NCCL_BUFFSIZE 4 MiB per channel and peer (NCCL environment docs);
+/// DeepSpeed config defaults (reduce_bucket_size 5e8, allgather_bucket_size 5e8,
+/// stage3_prefetch_bucket_size 5e7); seed 001 (overlap_comm costs memory: ~+7%).
+pub(crate) fn overhead_items(s: &Scenario, l: &Layout, ledger: &mut Ledger) {
+    let mib = 1u64 << 20;
+    ledger.push(
+        Component::Overhead,
+        Location::Gpu,
+        s.cuda_ctx_mib as u64 * mib,
+        "C  (CUDA context + cuBLAS/cuDNN workspaces)",
+        format!("C={} MiB", s.cuda_ctx_mib),
+        "CUDA 12 context on H100 with cuBLAS/cuDNN handles: 500–700 MiB (PyTorch notes: Understanding CUDA Memory Usage)",
+    );
+    let nccl = s.nccl_mib.unwrap_or(if l.world > 1 { 256 } else { 0 });
+    if nccl > 0 {
+        ledger.push(
+            Component::Overhead,
+            Location::Gpu,
+            nccl as u64 * mib,
+            "N  (NCCL communicator buffers)",
+            format!("N={nccl} MiB, GPUs={}", l.world),
+            "NCCL: NCCL_BUFFSIZE 4 MiB per channel per peer (NCCL environment variables documentation)",
+        );
+    }
+    let z = s.effective_zero();
+    if s.mode == super::scenario::Mode::Train
+        && s.framework == Framework::Deepspeed
+        && z >= Zero::Z1
+        && s.fsdp == super::scenario::Fsdp::None
+    {
+        let k = s.precision.compute_bytes();
+        let copies = if s.overlap_comm { 2 } else { 1 };
+        let src = "DeepSpeed ZeRO config (reduce_bucket_size, allgather_bucket_size, stage3_prefetch_bucket_size, overlap_comm); seed 001";
+        ledger.push_in(
+            &[Phase::Backward],
+            Component::CommBuffers,
+            Location::Gpu,
+            mul(k * copies, s.reduce_bucket),
+            &format!(
+                "{k}·B_r{}  (gradient reduce bucket)",
+                if copies == 2 {
+                    "·2 (overlap_comm)"
+                } else {
+                    ""
+                }
+            ),
+            format!("B_r={}, k={k}", s.reduce_bucket),
+            src,
+        );
+        if z < Zero::Z3 {
+            ledger.push_in(
+                &[Phase::OptimizerStep],
+                Component::CommBuffers,
+                Location::Gpu,
+                mul(k, s.allgather_bucket),
+                &format!("{k}·B_a  (updated-parameter all-gather bucket)"),
+                format!("B_a={}, k={k}", s.allgather_bucket),
+                src,
+            );
+        } else {
+            ledger.push_in(
+                &[Phase::Forward, Phase::Backward],
+                Component::CommBuffers,
+                Location::Gpu,
+                mul(k, s.prefetch_bucket),
+                &format!("{k}·B_p  (ZeRO-3 parameter prefetch bucket)"),
+                format!("B_p={}, k={k}", s.prefetch_bucket),
+                src,
+            );
+        }
+    }
+}
+
+/// Activations for one pipeline stage, under the scenario's convention.
+///
+/// # Formula
+/// ```text
+/// no / selective recompute:  A_layer · L_i · m_i
+/// full recompute (N of L_i layers checkpointed, N = 0 → all):
+///                            (N·I + (L_i − N)·A_layer)·m_i + A_layer      (inputs kept; one layer rematerialised)
+/// output layer (last stage): logits_bytes · min(m_i, 1 for 1F1B)
+/// ```
+/// `A_layer` from `memfit_layer` (default), seed 003, seed 002 or Korthikanti's Table 2
+/// (which counts full recompute as `2sbh` per layer without the working set); `I` the
+/// block input; `m_i` micro-batches in flight (see `in_flight`).
+pub(crate) fn activation_items(
+    s: &Scenario,
+    arch: &Arch,
+    l: &Layout,
+    st: &Stage,
+    ledger: &mut Ledger,
+) {
+    let x = Shape::of(s, arch, l);
+    let (per_layer, formula, src): (u128, String, &str) = match s.convention {
+        Convention::Seed003 => (
+            (34 * x.b * x.sl * x.h + 5 * x.b * x.a * x.sl * x.s) * x.k / 2,
+            "(34·b·s'·h + 5·b·a·s'·s)·(k/2)".into(),
+            SRC_ACT,
+        ),
+        Convention::Seed002 => {
+            let y = Shape { s: x.sl, ..x };
+            let quad = 2 * x.k * x.b * x.a * x.sl * x.s + x.b * x.a * x.sl * x.s;
+            (
+                16 * x.k * y.b * y.s * y.h + 2 * y.b * y.s * y.h + quad,
+                "16k·b·s'·h + 2·b·s'·h + 2k·b·a·s'·s + b·a·s'·s".into(),
+                "seed 002 (hepengfei: per-layer activations with k bytes per value)",
+            )
+        }
+        Convention::Korthikanti => {
+            let (n, d) = korthikanti_layer(&x, s.sp, s.recompute);
+            (
+                n / d,
+                "Korthikanti et al. 2022 Table 2 row (tp, sp, recompute)".into(),
+                SRC_ACT_TP,
+            )
+        }
+        _ => {
+            let terms = memfit_layer(s, arch, &x);
+            let sum: u128 = terms.iter().map(|t| t.bytes).sum();
+            let f = terms
+                .iter()
+                .map(|t| format!("{} [{}]", t.formula, t.name))
+                .collect::<Vec<_>>()
+                .join(" + ");
+            (sum, f, "memfit: Korthikanti et al. 2022 §4.1 derivation generalised (GQA, SwiGLU, flash, RMSNorm, MoE, CP)")
+        }
+    };
+    let (mn, md) = in_flight(s, l, st.i);
+    let li = st.layers as u128;
+    let full = s.recompute == Recompute::Full && s.convention != Convention::Korthikanti;
+    let (bytes, shape_formula) = if full {
+        let input = layer_input_bytes(s, &x);
+        let n = if s.ckpt_layers == 0 {
+            li
+        } else {
+            (s.ckpt_layers as u128).min(li)
+        };
+        let kept = (n * input + (li - n) * per_layer) * mn / md;
+        (
+            kept + per_layer,
+            format!("(N·I + (L_i − N)·A)·m_i + A;  A = {formula}"),
+        )
+    } else {
+        (
+            per_layer * li * mn / md,
+            format!("A·L_i·m_i;  A = {formula}"),
+        )
+    };
+    ledger.push_in(
+        &[Phase::Forward, Phase::Backward],
+        Component::Activations,
+        Location::Gpu,
+        bytes.min(u64::MAX as u128) as u64,
+        &shape_formula,
+        format!(
+            "A={per_layer} B/layer, L_i={li}, m_i={:.3}, b={}, s={}, s'={}, h={}, a={}, a_kv={}, d={}, f={}, t={}, c={}, k={}, attn={}, recompute={}, sp={}",
+            mn as f64 / md as f64, x.b, x.s, x.sl, x.h, x.a, x.kv, x.d, x.f, x.t, l.cp, x.k, s.attn.as_str(), s.recompute.as_str(), s.sp as u8
+        ),
+        src,
+    );
+    if st.i + 1 == st.p {
+        let (lb, lf) = logits_bytes(s, arch, &x);
+        let alive = if s.schedule == Schedule::Gpipe {
+            s.microbatches.max(1) as u128
+        } else {
+            1
+        };
+        ledger.push_in(
+            &[Phase::Forward, Phase::Backward],
+            Component::Logits,
+            Location::Gpu,
+            (lb * alive).min(u64::MAX as u128) as u64,
+            &format!("({lf})·{alive}"),
+            format!("T=b·s'={}, h={}, V={}, k={}, t={}, micro-batches alive={alive}", x.b * x.sl, x.h, arch.vocab, x.k, x.t),
+            "Hugging Face causal-LM loss (bf16 logits, fp32 upcast, log-softmax) / Megatron vocab-parallel cross entropy",
         );
     }
 }
@@ -468,7 +892,8 @@ pub(crate) fn host_init(s: &Scenario, psi: u64, largest: u64, l: &Layout, ledger
             format!("n={n}, Ψ={psi}"),
         )
     };
-    ledger.push_in(&[Phase::Init],
+    ledger.push_in(
+        &[Phase::Init],
         Component::InitLoad,
         Location::Cpu,
         bytes,
@@ -498,62 +923,4 @@ pub(crate) fn pinned_bytes(s: &Scenario, psi: u64, l: &Layout) -> u64 {
         4
     };
     mul_div_ceil(per_param, psi, nodes)
-}
-
-/// Activation memory saved for the backward pass, per GPU.
-///
-/// # Formula
-/// ```text
-/// per layer, t = 1:  A = s'·b·h·(34 + 5·a·s/h) · k/2      (= 34·b·s'·h + 5·b·a·s'·s)
-/// per layer, t > 1:  A = s'·b·h·(10 + 24/t + 5·a·s/(h·t)) · k/2
-/// per GPU:           A · ⌈L/p⌉ · p                         (1F1B: the first stage holds p micro-batches)
-/// ```
-/// `s` sequence length, `s' = s/c` the local sequence under context parallelism
-/// `c`, `b` micro-batch, `h` hidden, `a` heads, `L` layers, `t` TP, `p` PP, `k`
-/// bytes of the activation dtype (the constants assume 2-byte activations and
-/// 1-byte dropout masks).
-///
-/// Source: seed 003 / seed 002 (`34bsh + 5bs²a`), Korthikanti et al. 2022 Table 2.
-/// A first, convention-named term: dropout, attention kernels (flash stores no
-/// s² scores), GQA and recomputation are refined later.
-///
-/// # Example
-/// Llama-2-7B shape, b = 1, s = 4096, one GPU: per layer
-/// 34·4096·4096 + 5·32·4096² = 3,254,779,904 B; ×32 layers = 104,152,956,928 B
-/// (seed_examples.json `chaofa_training_rule`).
-pub(crate) fn activation_items(s: &Scenario, arch: &Arch, l: &Layout, ledger: &mut Ledger) {
-    let k = s.precision.compute_bytes() as u128;
-    let b = s.batch as u128;
-    let seq = s.seq as u128;
-    let c = l.cp as u128;
-    let s_local = seq.div_ceil(c);
-    let h = arch.hidden as u128;
-    let a = arch.heads as u128;
-    let t = l.tp as u128;
-    let p = l.pp as u128;
-    let layers_per_stage = (arch.layers as u128).div_ceil(p);
-    // Work in units of 1/2 byte·t so the TP formula stays integral: multiply by 2t·... then divide.
-    let per_layer: u128 = if t == 1 {
-        (34 * b * s_local * h + 5 * b * a * s_local * seq) * k / 2
-    } else {
-        // s'bh(10 + 24/t) + 5·a·s'·s·b/t
-        (10 * t * b * s_local * h + 24 * b * s_local * h + 5 * b * a * s_local * seq) * k / (2 * t)
-    };
-    let total = per_layer * layers_per_stage * p;
-    let (formula, src) = if t == 1 {
-        ("(34·b·s'·h + 5·b·a·s'·s)·(k/2)·⌈L/p⌉·p", SRC_ACT)
-    } else {
-        ("s'·b·h·(10 + 24/t + 5·a·s/(h·t))·(k/2)·⌈L/p⌉·p", SRC_ACT_TP)
-    };
-    ledger.push(
-        Component::Activations,
-        Location::Gpu,
-        total.min(u64::MAX as u128) as u64,
-        formula,
-        format!(
-            "b={b}, s={seq}, s'=s/c={s_local}, h={h}, a={a}, L={}, t={t}, p={p}, c={c}, k={k}",
-            arch.layers
-        ),
-        src,
-    );
 }

@@ -11,8 +11,8 @@ use crate::core::gpu::{gpu, GPUS};
 use crate::core::megatron::Recompute;
 use crate::core::model::{preset, Bias, Mlp, Norm};
 use crate::core::scenario::{
-    Attn, Convention, Dtype, Finetune, Framework, Schedule, Fsdp, GradAcc, LoraTargets, Mode, Offload, Optimizer, Precision,
-    Scenario, Solve, Zero,
+    Attn, Convention, Dtype, Finetune, Framework, Fsdp, GradAcc, LoraTargets, Mode, Offload,
+    Optimizer, Precision, Scenario, Schedule, Solve, Zero,
 };
 use crate::core::units::Units;
 
