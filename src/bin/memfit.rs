@@ -15,7 +15,7 @@ use std::process::ExitCode;
 fn help() -> String {
     let mut h = String::from(
         "memfit — will this LLM job fit in GPU memory?\n\n\
-         USAGE:\n  memfit [--strict] '<query string>'\n  memfit [--strict] --json '<Scenario JSON>'\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n\n\
+         USAGE:\n  memfit [--strict] '<query string>'\n  memfit [--strict] --json '<Scenario JSON>'\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n  memfit --validation ../shared/reference/measured_runs.json   (docs/validation.md)\n\n\
          Prints the estimate as one JSON object. Exit 0 on success (warnings are in\n\
          \"warnings\"), 2 when the input cannot be used (or, with --strict, has warnings).\n\nKEYS:\n",
     );
@@ -49,6 +49,20 @@ fn main() -> ExitCode {
     }
     if args.iter().any(|a| a == "--keys-markdown") {
         print!("{}", memfit::share::query::markdown_table());
+        return ExitCode::SUCCESS;
+    }
+    if let Some(pos) = args.iter().position(|a| a == "--validation") {
+        let Some(path) = args.get(pos + 1) else {
+            return fail("--validation needs the path of measured_runs.json");
+        };
+        let doc = match std::fs::read_to_string(path)
+            .map(|t| serde_json::from_str::<serde_json::Value>(&t))
+        {
+            Ok(Ok(v)) => v,
+            Ok(Err(e)) => return fail(&format!("{path} is not JSON: {e}")),
+            Err(e) => return fail(&format!("cannot read {path}: {e}")),
+        };
+        print!("{}", memfit::share::validation::markdown(&doc));
         return ExitCode::SUCCESS;
     }
     let strict = args.iter().any(|a| a == "--strict");

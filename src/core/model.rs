@@ -696,6 +696,24 @@ const fn phi3(layers: u32, hidden: u32, heads: u32, kv: u32, ffn: u32) -> Arch {
     a
 }
 
+fn bloom7b1() -> Arch {
+    let mut a = dense(
+        30,
+        4096,
+        32,
+        32,
+        16_384,
+        250_880,
+        Mlp::Gelu,
+        Norm::Layernorm,
+        true,
+        Bias::All,
+    );
+    a.emb_norm = true;
+    a.fused_qkv = true;
+    a
+}
+
 /// Every model preset, in display order.
 pub fn presets() -> &'static [Preset] {
     use std::sync::OnceLock;
@@ -719,6 +737,15 @@ const fn t5(layers: u32, hidden: u32, heads: u32, d_kv: u32, ffn: u32) -> Arch {
     a.head_dim = d_kv;
     a.encoder_layers = layers;
     a.rel_buckets = 32;
+    a
+}
+
+/// T5 v1.1 / mT5 style: gated-GELU (3 matrices), untied head.
+const fn t5_v11(layers: u32, hidden: u32, heads: u32, d_kv: u32, ffn: u32, vocab: u32) -> Arch {
+    let mut a = t5(layers, hidden, heads, d_kv, ffn);
+    a.mlp = Mlp::Swiglu;
+    a.tied = false;
+    a.vocab = vocab;
     a
 }
 
@@ -780,6 +807,9 @@ fn build_presets() -> Vec<Preset> {
         Preset { id: "t5-large", name: "T5 large (770M, encoder-decoder)", arch: t5(24, 1024, 16, 64, 4096), published_params: 737_668_096, published_rel_tol: 0.0, source: "Hugging Face t5-large config.json; count as DeepSpeed's doc prints it (737.67M)" },
         Preset { id: "t5-3b", name: "T5 3B (encoder-decoder)", arch: t5(24, 1024, 32, 128, 16_384), published_params: 2_851_598_336, published_rel_tol: 0.0, source: "Hugging Face t5-3b config.json; count as DeepSpeed's doc prints it (2851M)" },
         Preset { id: "deepseek-v3", name: "DeepSeek-V3 (671B MoE, MLA)", arch: deepseek_v3, published_params: 671_000_000_000, published_rel_tol: 0.005, source: "Hugging Face config.json (MTP module excluded); DeepSeek-V3 report: 671B total, 37B activated" },
+        Preset { id: "t0-3b", name: "T0 3B (T5 v1.1 XL LM-adapted)", arch: t5_v11(24, 2048, 32, 64, 5120, 32_128), published_params: 2_849_757_184, published_rel_tol: 0.0, source: "Hugging Face bigscience/T0_3B config.json (gated-gelu, untied)" },
+        Preset { id: "mt0-xxl", name: "mT0 XXL (13B, mT5 XXL)", arch: t5_v11(24, 4096, 64, 64, 10_240, 250_112), published_params: 12_921_057_280, published_rel_tol: 0.0, source: "Hugging Face bigscience/mt0-xxl config.json (gated-gelu, untied)" },
+        Preset { id: "bloom-7b1", name: "BLOOM 7B1 (bloomz-7b1)", arch: bloom7b1(), published_params: 7_069_016_064, published_rel_tol: 0.0, source: "Hugging Face bigscience/bloom-7b1 config.json" },
         Preset { id: "olmo-2-7b", name: "OLMo 2 7B", arch: olmo2, published_params: 7_298_617_344, published_rel_tol: 0.0, source: hf },
         Preset { id: "bloom-176b", name: "BLOOM 176B", arch: bloom, published_params: 176_247_271_424, published_rel_tol: 0.0, source: hf },
     ]

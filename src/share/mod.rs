@@ -3,3 +3,4 @@
 
 pub mod query;
 pub mod report;
+pub mod validation;

@@ -1,0 +1,30 @@
+//! `docs/validation.md` is generated from `../shared/reference/measured_runs.json` by
+//! `memfit --validation`; this test regenerates it, fails when the committed file is
+//! stale, and prints the median and maximum errors.
+
+mod common;
+use common::load;
+use memfit::share::validation::{markdown, rows, summary};
+
+#[test]
+fn validation_report_is_current() {
+    let doc = load("measured_runs.json");
+    let (r, _) = rows(&doc);
+    let (median, max) = summary(&r);
+    eprintln!(
+        "validation: {} rows, median |error| {:.1} %, max {:.1} %",
+        r.len(),
+        median * 100.0,
+        max * 100.0
+    );
+    assert!(r.len() >= 30, "only {} rows compared", r.len());
+    assert!(r
+        .iter()
+        .all(|x| x.estimated.is_finite() && x.estimated > 0.0));
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/validation.md");
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == markdown(&doc),
+        "docs/validation.md is stale: run `cargo run --release --bin memfit -- --validation ../shared/reference/measured_runs.json > docs/validation.md`"
+    );
+}
