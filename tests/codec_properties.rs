@@ -29,8 +29,9 @@ prop_compose! {
         bias in opt(prop_oneof![Just(Bias::None), Just(Bias::Qkv), Just(Bias::All)]),
         experts in opt(0u32..=1024),
         top_k in opt(1u32..=1024),
+        head_dim in opt(1u32..=65_536),
     ) -> ArchOverrides {
-        ArchOverrides { layers, hidden, heads, kv_heads, ffn, vocab, mlp, norm, tied, bias, experts, top_k }
+        ArchOverrides { layers, hidden, heads, kv_heads, ffn, vocab, mlp, norm, tied, bias, experts, top_k, head_dim }
     }
 }
 

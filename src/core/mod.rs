@@ -6,6 +6,7 @@ pub mod conventions;
 pub mod deepspeed;
 pub mod estimate;
 pub mod gpu;
+pub mod hfconfig;
 pub mod infer;
 pub mod megatron;
 pub mod model;

@@ -550,6 +550,8 @@ pub struct ArchOverrides {
     pub experts: Option<u32>,
     /// `top_k`
     pub top_k: Option<u32>,
+    /// `head_dim`
+    pub head_dim: Option<u32>,
 }
 
 impl ArchOverrides {
@@ -771,7 +773,9 @@ impl Scenario {
             a.hidden = o.hidden.unwrap_or(a.hidden);
             a.heads = o.heads.unwrap_or(a.heads);
             a.head_dim = (a.hidden / a.heads.max(1)).max(1);
-            if o.kv_heads.is_none() && a.kv_heads > a.heads {
+            // Multi-head presets stay multi-head; GQA presets keep their groups (capped).
+            let was_mha = self.preset().arch.kv_heads == self.preset().arch.heads;
+            if o.kv_heads.is_none() && (was_mha || a.kv_heads > a.heads) {
                 a.kv_heads = a.heads;
             }
         }
@@ -783,6 +787,7 @@ impl Scenario {
         a.norm = o.norm.unwrap_or(a.norm);
         a.tied = o.tied.unwrap_or(a.tied);
         a.bias = o.bias.unwrap_or(a.bias);
+        a.head_dim = o.head_dim.unwrap_or(a.head_dim);
         a.experts = o.experts.unwrap_or(a.experts);
         a.top_k = o.top_k.unwrap_or(if a.experts > 0 && a.top_k == 0 {
             1

@@ -55,6 +55,7 @@ pub const KEYS: &[KeySpec] = &[
     k("hidden", "model width h", "count", "1–1048576, empty = preset"),
     k("heads", "attention heads a", "count", "1–4096, empty = preset"),
     k("kv_heads", "key/value heads (GQA/MQA)", "count", "1–4096, divides heads, empty = preset"),
+    k("head_dim", "width of one attention head d", "count", "1–65536, empty = hidden/heads or preset"),
     k("ffn", "feed-forward width f", "count", "1–4194304, empty = preset"),
     k("vocab", "vocabulary size V", "tokens", "1–16777216, empty = preset"),
     k("mlp", "feed-forward shape", "-", "`gelu` (2 matrices), `swiglu` (3 matrices), empty = preset"),
@@ -276,6 +277,7 @@ pub fn set_key(s: &mut Scenario, key: &str, value: &str) -> Result<(), String> {
             }
         }
         "top_k" => s.arch.top_k = parse_opt_u32(v, 1, 1024)?,
+        "head_dim" => s.arch.head_dim = parse_opt_u32(v, 1, 65_536)?,
         "params" => {
             s.params = if v.trim().is_empty() {
                 None
@@ -432,6 +434,7 @@ pub fn get_key(s: &Scenario, key: &str) -> String {
             .unwrap_or_default(),
         "experts" => opt(&s.arch.experts),
         "top_k" => opt(&s.arch.top_k),
+        "head_dim" => opt(&s.arch.head_dim),
         "params" => opt(&s.params),
         "largest_layer" => opt(&s.largest_layer),
         "mode" => match s.mode {
@@ -553,6 +556,30 @@ pub fn encode(s: &Scenario) -> String {
         }
     }
     parts.join("&")
+}
+
+/// Applies an imported `config.json`: selects the base preset, then sets each key
+/// through the same parser as the URL. Returns problems as warnings.
+pub fn apply_import(s: &mut Scenario, imported: &crate::core::hfconfig::Imported) -> Vec<Warning> {
+    s.select_model(imported.base);
+    let mut warnings = Vec::new();
+    for (k, v) in &imported.keys {
+        if let Err(message) = set_key(s, k, v) {
+            warnings.push(Warning {
+                key: (*k).into(),
+                value: v.clone(),
+                message,
+            });
+        }
+    }
+    for n in &imported.notes {
+        warnings.push(Warning {
+            key: "model".into(),
+            value: imported.model_type.clone(),
+            message: n.clone(),
+        });
+    }
+    warnings
 }
 
 /// Decodes a query string (with or without the leading `?`). Never fails: bad

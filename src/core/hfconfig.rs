@@ -1,0 +1,171 @@
+//! Hugging Face `config.json` → memfit model keys.
+//!
+//! Reads the fields that fix the weight shapes for the common families (Llama,
+//! Mistral, Mixtral, Qwen2, Gemma/Gemma 2, Phi-3, GPT-2, GPT-NeoX, Falcon, T5,
+//! DeepSeek-V3). Unknown fields are ignored; a missing required field is named in the
+//! error. The result is a list of query keys, so the import goes through the same
+//! validated path as the URL and the form.
+
+use serde_json::Value;
+
+/// What an import produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Imported {
+    /// `model_type` as read.
+    pub model_type: String,
+    /// The memfit preset the shape is built on.
+    pub base: &'static str,
+    /// `(key, value)` pairs to apply after selecting `base`.
+    pub keys: Vec<(&'static str, String)>,
+    /// Things the import could not represent exactly.
+    pub notes: Vec<String>,
+}
+
+fn get(v: &Value, names: &[&str]) -> Option<u64> {
+    names.iter().find_map(|n| v.get(*n).and_then(Value::as_u64))
+}
+
+fn need(v: &Value, names: &[&str]) -> Result<u64, String> {
+    get(v, names).ok_or_else(|| format!("config.json lacks `{}`", names[0]))
+}
+
+/// Parses a `config.json` text.
+///
+/// # Errors
+/// The JSON does not parse, `model_type` is unknown, or a required field is missing
+/// (the message names it).
+///
+/// # Example
+/// ```
+/// use memfit::core::hfconfig::parse;
+/// let cfg = r#"{"model_type":"llama","hidden_size":4096,"intermediate_size":14336,
+///   "num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,"vocab_size":128256}"#;
+/// let i = parse(cfg).unwrap();
+/// assert_eq!(i.base, "llama-2-7b");
+/// assert!(i.keys.contains(&("kv_heads", "8".to_string())));
+/// ```
+pub fn parse(text: &str) -> Result<Imported, String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+    if !v.is_object() {
+        return Err("config.json must be a JSON object".into());
+    }
+    let model_type = v
+        .get("model_type")
+        .and_then(Value::as_str)
+        .ok_or("config.json lacks `model_type`")?
+        .to_string();
+    let mut keys: Vec<(&'static str, String)> = Vec::new();
+    let mut notes = Vec::new();
+    let mut put = |k: &'static str, x: u64| keys.push((k, x.to_string()));
+    let tied = v.get("tie_word_embeddings").and_then(Value::as_bool);
+    let base = match model_type.as_str() {
+        "llama" | "mistral" | "mixtral" | "qwen2" | "qwen2_moe" | "gemma" | "gemma2" | "phi3" | "olmo2" | "deepseek_v3" => {
+            let h = need(&v, &["hidden_size"])?;
+            let heads = need(&v, &["num_attention_heads"])?;
+            put("hidden", h);
+            put("heads", heads);
+            put("layers", need(&v, &["num_hidden_layers"])?);
+            put("kv_heads", get(&v, &["num_key_value_heads"]).unwrap_or(heads));
+            put("ffn", need(&v, &["intermediate_size"])?);
+            put("vocab", need(&v, &["vocab_size"])?);
+            if let Some(d) = get(&v, &["head_dim"]) {
+                put("head_dim", d);
+            }
+            if let Some(e) = get(&v, &["num_local_experts", "n_routed_experts", "num_experts"]) {
+                put("experts", e);
+                put("top_k", get(&v, &["num_experts_per_tok"]).unwrap_or(2));
+            }
+            match model_type.as_str() {
+                "mixtral" => "mixtral-8x7b",
+                "qwen2" | "qwen2_moe" => "qwen2.5-7b",
+                "gemma" | "gemma2" => "gemma-2-9b",
+                "phi3" => "phi-3-mini",
+                "olmo2" => "olmo-2-7b",
+                "deepseek_v3" => {
+                    notes.push("DeepSeek-V3's MLA ranks and expert widths come from the preset".into());
+                    "deepseek-v3"
+                }
+                "mistral" => "mistral-7b",
+                _ => "llama-2-7b",
+            }
+        }
+        "gpt2" => {
+            put("hidden", need(&v, &["n_embd", "hidden_size"])?);
+            put("heads", need(&v, &["n_head", "num_attention_heads"])?);
+            put("layers", need(&v, &["n_layer", "num_hidden_layers"])?);
+            put("vocab", need(&v, &["vocab_size"])?);
+            let h = need(&v, &["n_embd", "hidden_size"])?;
+            put("ffn", get(&v, &["n_inner"]).unwrap_or(4 * h));
+            "gpt2"
+        }
+        "gpt_neox" => {
+            let h = need(&v, &["hidden_size"])?;
+            put("hidden", h);
+            put("heads", need(&v, &["num_attention_heads"])?);
+            put("layers", need(&v, &["num_hidden_layers"])?);
+            put("ffn", get(&v, &["intermediate_size"]).unwrap_or(4 * h));
+            put("vocab", need(&v, &["vocab_size"])?);
+            keys.push(("mlp", "gelu".into()));
+            keys.push(("norm", "layernorm".into()));
+            keys.push(("bias", "all".into()));
+            notes.push("GPT-NeoX: rotary positions, parallel attention; counted as a GPT-2-style block without learned positions".into());
+            "bloom-7b1"
+        }
+        "falcon" | "RefinedWeb" | "RefinedWebModel" => {
+            let h = need(&v, &["hidden_size", "d_model"])?;
+            let heads = need(&v, &["num_attention_heads", "n_head"])?;
+            put("hidden", h);
+            put("heads", heads);
+            put("layers", need(&v, &["num_hidden_layers", "n_layer"])?);
+            let kv = if v.get("multi_query").and_then(Value::as_bool).unwrap_or(false) { 1 } else { get(&v, &["num_kv_heads", "n_head_kv"]).unwrap_or(heads) };
+            put("kv_heads", kv);
+            put("ffn", get(&v, &["ffn_hidden_size"]).unwrap_or(4 * h));
+            put("vocab", need(&v, &["vocab_size"])?);
+            keys.push(("mlp", "gelu".into()));
+            keys.push(("norm", "layernorm".into()));
+            keys.push(("bias", "none".into()));
+            "bloom-7b1"
+        }
+        "t5" | "mt5" => {
+            let d = need(&v, &["d_model"])?;
+            put("hidden", d);
+            put("heads", need(&v, &["num_heads"])?);
+            put("layers", need(&v, &["num_decoder_layers", "num_layers"])?);
+            put("head_dim", need(&v, &["d_kv"])?);
+            put("ffn", need(&v, &["d_ff"])?);
+            put("vocab", need(&v, &["vocab_size"])?);
+            let gated = v.get("feed_forward_proj").and_then(Value::as_str).is_some_and(|p| p.starts_with("gated"));
+            keys.push(("mlp", if gated { "swiglu".into() } else { "gelu".into() }));
+            if get(&v, &["num_layers"]) != get(&v, &["num_decoder_layers"]) && get(&v, &["num_decoder_layers"]).is_some() {
+                notes.push("encoder and decoder depths differ; memfit uses the decoder depth for both".into());
+            }
+            if gated { "t0-3b" } else { "t5-large" }
+        }
+        other => return Err(format!("model_type `{other}` is not supported (llama, mistral, mixtral, qwen2, gemma, gemma2, phi3, gpt2, gpt_neox, falcon, t5, deepseek_v3)")),
+    };
+    if let Some(t) = tied {
+        keys.push(("tied", (t as u8).to_string()));
+    }
+    Ok(Imported {
+        model_type,
+        base,
+        keys,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_the_missing_field() {
+        let e = parse(r#"{"model_type":"llama","hidden_size":4096}"#).unwrap_err();
+        assert!(e.contains("num_attention_heads"), "{e}");
+        assert!(parse("[1]").unwrap_err().contains("object"));
+        assert!(parse(r#"{"model_type":"rwkv"}"#)
+            .unwrap_err()
+            .contains("not supported"));
+        assert!(parse("{").unwrap_err().contains("JSON"));
+    }
+}

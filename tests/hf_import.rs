@@ -1,0 +1,65 @@
+//! `config.json` import: configs written from the published shapes import to the
+//! published parameter counts; missing fields are named.
+
+use memfit::core::estimate::estimate;
+use memfit::core::hfconfig::parse;
+use memfit::core::scenario::Scenario;
+use memfit::share::query::apply_import;
+
+fn import(name: &str) -> (Scenario, Vec<memfit::core::estimate::Warning>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/configs")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let imported = parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut s = Scenario::default();
+    let w = apply_import(&mut s, &imported);
+    (s, w)
+}
+
+#[test]
+fn imports_reproduce_published_counts() {
+    for (file, params) in [
+        ("llama-3-8b.json", 8_030_261_248u64),
+        ("mistral-7b.json", 7_241_732_096),
+        ("mixtral-8x7b.json", 46_702_792_704),
+        ("qwen2.5-7b.json", 7_615_616_512),
+        ("gemma-2-9b.json", 9_241_705_984),
+        ("phi-3-mini.json", 3_821_079_552),
+        ("gpt2.json", 124_439_808),
+        ("t5-large.json", 737_668_096),
+        ("deepseek-v3.json", 671_026_404_352),
+    ] {
+        let (s, w) = import(file);
+        assert!(w.iter().all(|w| w.key == "model"), "{file}: {w:?}");
+        assert_eq!(estimate(&s).model.params, params, "{file}");
+    }
+}
+
+#[test]
+fn approximate_families_import_close_to_their_counts() {
+    // GPT-NeoX-20B: 20,554,567,680 published; Falcon-7B: 6,921,720,704. memfit counts them
+    // as GPT-style blocks (see the import note), within 2 %.
+    for (file, published) in [
+        ("gpt-neox-20b.json", 20_554_567_680f64),
+        ("falcon-7b.json", 6_921_720_704f64),
+    ] {
+        let (s, w) = import(file);
+        let got = estimate(&s).model.params as f64;
+        let rel = (got - published).abs() / published;
+        eprintln!("{file}: {got} vs {published} ({:.2} %)", rel * 100.0);
+        assert!(rel < 0.02, "{file}: {got} vs {published}");
+        assert!(
+            !w.is_empty() || file.starts_with("falcon"),
+            "{file} should carry a note"
+        );
+    }
+}
+
+#[test]
+fn missing_fields_are_named() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/configs/broken-llama.json");
+    let e = parse(&std::fs::read_to_string(path).unwrap()).unwrap_err();
+    assert_eq!(e, "config.json lacks `num_hidden_layers`");
+}
