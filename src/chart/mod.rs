@@ -211,6 +211,189 @@ fn draw(
     Ok(())
 }
 
+/// Escapes text for SVG/XML content and attributes.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Adds hover titles and click targets to the bar segments plotters drew: each
+/// segment's `<rect>` (found in drawing order by its fill colour) gets
+/// `data-component`, `data-bar` and a `<title>` with the component and its size.
+/// The text is memfit's own labels and numbers, escaped.
+pub fn annotate(svg: &str, bars: &[Bar], units: Units) -> String {
+    let mut out = String::with_capacity(svg.len() + 64 * bars.len());
+    let mut rest = svg;
+    for (bi, bar) in bars.iter().enumerate() {
+        for (c, bytes) in &bar.segments {
+            let (r, g, b) = c.color();
+            let needle = format!("fill=\"#{r:02X}{g:02X}{b:02X}\"");
+            let Some(at) = rest.find(&needle) else {
+                continue;
+            };
+            let Some(start) = rest[..at].rfind("<rect ") else {
+                continue;
+            };
+            let Some(end_rel) = rest[at..].find("/>") else {
+                continue;
+            };
+            let end = at + end_rel;
+            out.push_str(&rest[..end]);
+            out.push_str(&format!(
+                " data-component=\"{}\" data-bar=\"{bi}\"><title>{}: {} ({})</title></rect>",
+                c.as_str(),
+                escape(&bar.label),
+                escape(c.label()),
+                units.format(*bytes)
+            ));
+            rest = &rest[end + 2..];
+            let _ = start;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// One point of a memory curve.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Point {
+    /// The swept value (sequence length or batch).
+    pub x: u64,
+    /// Per-GPU bytes.
+    pub bytes: u64,
+}
+
+/// Per-GPU memory against a swept input (log₂ x axis), with the capacity line and
+/// the largest value that fits marked.
+pub fn render_curve(
+    points: &[Point],
+    capacity: u64,
+    max_fit: Option<u64>,
+    x_label: &str,
+    units: Units,
+    size: ChartSize,
+) -> String {
+    let mut buf = String::new();
+    let r = draw_curve(&mut buf, points, capacity, max_fit, x_label, units, size);
+    match r {
+        Ok(()) => buf,
+        Err(msg) => {
+            let mut fallback = String::new();
+            {
+                let root = SVGBackend::with_string(&mut fallback, (size.width, size.height))
+                    .into_drawing_area();
+                let _ = root.draw_text(
+                    &format!("chart error: {msg}"),
+                    &("sans-serif", 14).into_text_style(&root),
+                    (10, 20),
+                );
+            }
+            fallback
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn draw_curve(
+    buf: &mut String,
+    points: &[Point],
+    capacity: u64,
+    max_fit: Option<u64>,
+    x_label: &str,
+    units: Units,
+    size: ChartSize,
+) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let root = SVGBackend::with_string(buf, (size.width, size.height)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let lo = points.iter().map(|p| p.x).min().unwrap_or(1).max(1) as f64;
+    let hi = (points.iter().map(|p| p.x).max().unwrap_or(2) as f64).max(lo * 2.0);
+    let top = points
+        .iter()
+        .map(|p| p.bytes)
+        .max()
+        .unwrap_or(0)
+        .max(capacity);
+    let y_max = (units.value(top) * 1.1).max(1e-9);
+    let mut chart = ChartBuilder::on(&root)
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d((lo..hi).log_scale().base(2.0), 0f64..y_max)
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(format!("per GPU ({})", units.label()))
+        .x_label_formatter(&|x| {
+            let v = x.round() as u64;
+            if v >= 1 << 20 {
+                format!("{}M", v >> 20)
+            } else if v >= 1024 {
+                format!("{}K", v >> 10)
+            } else {
+                v.to_string()
+            }
+        })
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .draw()
+        .map_err(|e| err(&e))?;
+    let blue = RGBColor(0x3b, 0x6e, 0xc8);
+    chart
+        .draw_series(LineSeries::new(
+            points.iter().map(|p| (p.x as f64, units.value(p.bytes))),
+            blue.stroke_width(3),
+        ))
+        .map_err(|e| err(&e))?;
+    chart
+        .draw_series(
+            points
+                .iter()
+                .map(|p| Circle::new((p.x as f64, units.value(p.bytes)), 3, blue.filled())),
+        )
+        .map_err(|e| err(&e))?;
+    let cap = units.value(capacity);
+    chart
+        .draw_series(DashedLineSeries::new(
+            vec![(lo, cap), (hi, cap)],
+            6,
+            4,
+            BLACK.stroke_width(2),
+        ))
+        .map_err(|e| err(&e))?;
+    let style = ("sans-serif", 13).into_font().color(&BLACK);
+    chart
+        .draw_series(std::iter::once(Text::new(
+            format!("usable {cap:.1} {}", units.label()),
+            (lo, cap + y_max * 0.02),
+            style.clone(),
+        )))
+        .map_err(|e| err(&e))?;
+    if let Some(m) = max_fit.filter(|m| *m >= 1) {
+        let x = (m as f64).clamp(lo, hi);
+        let red = RGBColor(0xc8, 0x3b, 0x4a);
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(x, 0.0), (x, y_max)],
+                4,
+                4,
+                red.stroke_width(2),
+            ))
+            .map_err(|e| err(&e))?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                format!("max that fits: {m}"),
+                (x, y_max * 0.95),
+                style.color(&red),
+            )))
+            .map_err(|e| err(&e))?;
+    }
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,6 +424,46 @@ mod tests {
             assert!(svg.contains(c.label()), "no legend for {c:?}");
         }
         assert!(svg.contains("usable 79.6 GiB"));
+    }
+
+    #[test]
+    fn annotate_adds_a_title_per_segment() {
+        let e = estimate(&Scenario::default());
+        let bar = Bar::from_estimate("this <config>", &e);
+        let svg = render_stacked(
+            &[bar.clone()],
+            e.gpu.usable_bytes,
+            Units::Gib,
+            ChartSize::default(),
+        );
+        let a = annotate(&svg, &[bar.clone()], Units::Gib);
+        assert_eq!(a.matches("<title>").count(), bar.segments.len());
+        assert!(a.contains("data-component=\"activations\""));
+        assert!(a.contains("this &lt;config&gt;: Activations ("));
+        assert!(!a.contains("<config>"));
+    }
+
+    #[test]
+    fn curve_marks_capacity_and_max() {
+        let pts: Vec<Point> = (8..=16)
+            .map(|k| Point {
+                x: 1 << k,
+                bytes: (1u64 << k) * 1_000_000,
+            })
+            .collect();
+        let svg = render_curve(
+            &pts,
+            40_000_000_000,
+            Some(40_000),
+            "sequence length",
+            Units::Gb,
+            ChartSize::default(),
+        );
+        assert!(svg.contains("max that fits: 40000"));
+        assert!(svg.contains("usable 40.0 GB"));
+        assert!(svg.contains("<polyline") || svg.contains("<path"));
+        let empty = render_curve(&[], 0, None, "x", Units::Gib, ChartSize::default());
+        assert!(empty.contains("<svg"));
     }
 
     #[test]

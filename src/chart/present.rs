@@ -138,3 +138,101 @@ mod tests {
         assert!(v.largest.starts_with("Activations (51%)"), "{}", v.largest); // 20.15e9 / 39.36e9
     }
 }
+
+/// One bar of the ZeRO comparison: a stage × offload variant of the scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variant {
+    /// The bar.
+    pub bar: super::Bar,
+    /// Whether it fits the GPU.
+    pub fits: bool,
+    /// Per-GPU peak.
+    pub per_gpu: u64,
+    /// Communication per step, as text (`2Ψ` / `3Ψ` elements and bytes).
+    pub comm: String,
+}
+
+/// ZeRO stages 0–3 × optimizer offload none/CPU for the scenario at data-parallel size `dp`.
+///
+/// # Formula
+/// Communication per step (seeds 001 and 004): all-reduce = reduce-scatter + all-gather
+/// = 2Ψ elements for DP, ZeRO-1 and ZeRO-2; ZeRO-3 adds a parameter all-gather in the
+/// backward: 3Ψ.
+pub fn zero_variants(s: &crate::core::scenario::Scenario, dp: u32, units: Units) -> Vec<Variant> {
+    use crate::core::scenario::{Fsdp, Mode, Offload, Zero};
+    let mut out = Vec::new();
+    for z in [Zero::Z0, Zero::Z1, Zero::Z2, Zero::Z3] {
+        for off in [Offload::None, Offload::Cpu] {
+            let mut t = s.clone();
+            t.mode = Mode::Train;
+            t.fsdp = Fsdp::None;
+            t.zero = z;
+            t.dp = Some(dp.max(1));
+            t.offload_opt = off;
+            t.offload_param = if z == Zero::Z3 { off } else { Offload::None };
+            if t.convention.is_deepspeed() || t.convention.is_megatron() {
+                t.convention = crate::core::scenario::Convention::Memfit;
+            }
+            let e = crate::core::estimate::estimate(&t);
+            let label = format!(
+                "Z{}{}{}",
+                z.number(),
+                if off == Offload::Cpu { " cpu" } else { "" },
+                if e.fits { " ✓" } else { " ✗" }
+            );
+            let factor = if z == Zero::Z3 { 3 } else { 2 };
+            let k = t.precision.compute_bytes();
+            let comm = format!("{factor}Ψ = {}", units.format(factor * k * e.model.params));
+            out.push(Variant {
+                bar: super::Bar::from_estimate(label, &e),
+                fits: e.fits,
+                per_gpu: e.per_gpu_bytes,
+                comm,
+            });
+        }
+    }
+    out
+}
+
+/// Per-GPU peak against sequence length (powers of two), and the largest that fits.
+pub fn seq_curve(s: &crate::core::scenario::Scenario) -> (Vec<super::Point>, Option<u64>) {
+    use crate::core::scenario::Solve;
+    let max = crate::core::solve::max_fitting(s, Solve::MaxContext).map(|r| r.value as u64);
+    let top_k = match max {
+        Some(m) if m > 0 => (64 - (m.max(1) * 4).leading_zeros()).clamp(10, 24),
+        _ => 17,
+    };
+    let points = (7..=top_k)
+        .map(|k| {
+            let mut t = s.clone();
+            t.seq = 1 << k;
+            super::Point {
+                x: 1 << k,
+                bytes: crate::core::estimate::estimate(&t).per_gpu_bytes,
+            }
+        })
+        .collect();
+    (points, max)
+}
+
+#[cfg(test)]
+mod variant_tests {
+    use super::*;
+    use crate::core::scenario::Scenario;
+
+    #[test]
+    fn eight_variants_and_zero3_removes_weights() {
+        let s = Scenario::default();
+        let v = zero_variants(&s, 8, Units::Gib);
+        assert_eq!(v.len(), 8);
+        assert!(v[0].bar.label.starts_with("Z0"));
+        assert!(v[6].comm.starts_with("3Ψ"));
+        assert!(v[6].per_gpu < v[0].per_gpu);
+        let (pts, max) = seq_curve(&s);
+        assert!(pts.windows(2).all(|w| w[0].bytes <= w[1].bytes));
+        assert_eq!(max, Some(0)); // 7B full training never fits one H100
+        let (s, _) = crate::share::query::decode("zero=3&gpus_per_node=8");
+        let (_, max) = seq_curve(&s);
+        assert!(max.unwrap() > 4096);
+    }
+}
