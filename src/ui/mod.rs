@@ -1,17 +1,26 @@
 //! The Leptos page. Components are small, one per panel; all numbers come from
-//! the Estimate; all URL access is in [`url`].
+//! the Estimate; all URL access is in [`url`], all network access in `net`.
 
+mod compare;
 mod fields;
+mod import;
+mod net;
 mod panels;
 mod results;
 pub mod url;
 
 use crate::core::estimate::Warning;
-use crate::share::query::{decode, encode};
+use crate::share::query::{decode, encode, get_key};
 use crate::share::report::estimate_with;
+use compare::{SeqCurve, ZeroComparison};
 use leptos::prelude::*;
 use panels::{ClusterPanel, ModelPanel, WorkloadPanel, ZeroPanel};
-use results::{ChartPanel, CopyLink, LedgerTable, VerdictPanel, WarningsPanel};
+use results::{
+    ChartPanel, CopyLink, ExplainPanel, ExportPanel, LedgerTable, VerdictPanel, WarningsPanel,
+};
+
+/// Keys whose problems are shown next to the layout inputs.
+const LAYOUT_KEYS: [&str; 7] = ["dp", "tp", "pp", "cp", "ep", "vpp", "microbatches"];
 
 /// The whole page: state from the URL, inputs, results; the URL follows the state.
 #[component]
@@ -26,18 +35,23 @@ pub fn App() -> impl IntoView {
         url::replace_query(&query);
         let now = scenario.get();
         let before = last.get_value();
-        url_warnings.update(|ws| {
-            ws.retain(|w| {
-                crate::share::query::get_key(&now, &w.key)
-                    == crate::share::query::get_key(&before, &w.key)
-            })
-        });
+        url_warnings.update(|ws| ws.retain(|w| get_key(&now, &w.key) == get_key(&before, &w.key)));
         last.set_value(now);
     });
     let estimate =
         Memo::new(move |_| scenario.with(|s| url_warnings.with(|w| estimate_with(s, w))));
     let warnings = Signal::derive(move || estimate.with(|e| e.warnings.clone()));
+    let layout_problems = Signal::derive(move || {
+        estimate.with(|e| {
+            e.warnings
+                .iter()
+                .filter(|w| LAYOUT_KEYS.contains(&w.key.as_str()))
+                .map(|w| w.message.clone())
+                .collect()
+        })
+    });
     let units = Signal::derive(move || scenario.with(|s| s.units));
+    let selected = RwSignal::new(None::<usize>);
     view! {
         <header class="top">
             <h1>"memfit"</h1>
@@ -48,19 +62,23 @@ pub fn App() -> impl IntoView {
             <div class="inputs">
                 <ModelPanel scenario />
                 <WorkloadPanel scenario />
-                <ClusterPanel scenario />
+                <ClusterPanel scenario layout_problems />
                 <ZeroPanel scenario />
             </div>
             <div class="results">
                 <WarningsPanel warnings />
                 <VerdictPanel estimate units />
-                <ChartPanel estimate units />
-                <LedgerTable estimate units />
+                <ChartPanel estimate units selected />
+                <ExplainPanel estimate units selected />
+                <LedgerTable estimate units selected />
+                <ZeroComparison scenario units />
+                <SeqCurve scenario units />
+                <ExportPanel scenario estimate />
             </div>
         </main>
         <footer>
-            "Formulas: DeepSpeed docs, ZeRO paper, Korthikanti et al.; every line of the ledger names its source. "
-            "Bytes are exact integers; GiB = 2^30 bytes, GB = 10^9 bytes."
+            "Formulas: DeepSpeed docs and code, ZeRO paper, Korthikanti et al., Megatron-LM; every ledger line names its source. "
+            "Bytes are exact integers; GiB = 2^30 bytes, GB = 10^9 bytes. Works offline once loaded."
         </footer>
     }
 }

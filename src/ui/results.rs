@@ -1,19 +1,61 @@
-//! Result panels: verdict, chart, ledger table, warnings. They read the Estimate only.
+//! Result panels: verdict, chart, ledger, explain, export. They read the Estimate only.
 
 use super::url;
-use crate::chart::present::{rows, verdict};
-use crate::chart::{render_stacked, Bar, ChartSize};
-use crate::core::estimate::{Estimate, Warning};
-use crate::core::units::Units;
+use crate::chart::present::{phase_label, rows, verdict};
+use crate::chart::{annotate, render_stacked, Bar, ChartSize};
+use crate::core::estimate::{Component, Estimate, Warning};
+use crate::core::scenario::Scenario;
+use crate::core::units::{group_digits, Units};
+use crate::share::export;
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
-/// Fits / does not fit, the per-GPU peak, headroom and what dominates.
+/// Fits / does not fit, the per-GPU peak, headroom, what dominates, per-stage peaks
+/// and the seeds' rules of thumb.
 #[component]
 pub fn VerdictPanel(
     #[prop(into)] estimate: Signal<Estimate>,
     #[prop(into)] units: Signal<Units>,
 ) -> impl IntoView {
     let v = Memo::new(move |_| estimate.with(|e| verdict(e, units.get())));
+    let stages = move || {
+        estimate.with(|e| {
+            let u = units.get();
+            if e.stages.len() < 2 {
+                return None;
+            }
+            let rows = e
+                .stages
+                .iter()
+                .map(|st| {
+                    let fits = st.per_gpu_bytes <= e.gpu.usable_bytes;
+                    view! {
+                        <tr class:over=!fits>
+                            <td>{st.stage}</td><td class="num">{st.layers}</td>
+                            <td class="num">{u.format(st.per_gpu_bytes)}</td>
+                            <td>{phase_label(st.peak_phase)}</td><td>{if fits { "fits" } else { "over" }}</td>
+                        </tr>
+                    }
+                })
+                .collect_view();
+            Some(view! {
+                <table class="stages" data-testid="stages">
+                    <caption>"Every pipeline stage"</caption>
+                    <thead><tr><th>"stage"</th><th>"layers"</th><th>"peak"</th><th>"during"</th><th></th></tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            })
+        })
+    };
+    let rules = move || {
+        estimate.with(|e| {
+            let u = units.get();
+            e.rules_of_thumb
+                .iter()
+                .map(|r| view! { <li>{format!("{} — {} ({})", r.name, u.format(r.bytes), r.formula)}</li> })
+                .collect_view()
+        })
+    };
     view! {
         <section class="panel verdict" class:fits=move || v.with(|v| v.fits) data-testid="verdict" aria-live="polite">
             <h2 data-testid="headline">{move || v.with(|v| v.headline.clone())}</h2>
@@ -23,55 +65,95 @@ pub fn VerdictPanel(
                 </span>
                 " per GPU of "
                 <span data-testid="usable">{move || v.with(|v| v.usable.clone())}</span>
-                " usable"
+                " usable on " {move || estimate.with(|e| e.gpu.name.clone())}
             </p>
             <ul>
                 <li data-testid="headroom">{move || v.with(|v| v.headroom.clone())}</li>
                 <li>"Largest: " {move || v.with(|v| v.largest.clone())}</li>
                 <li>"Peak during: " {move || v.with(|v| v.phase.clone())}</li>
+                <li>"Allocated by the framework (no CUDA context, no fragmentation): "
+                    {move || estimate.with(|e| units.get().format(e.allocated_bytes))}</li>
                 <li>"Host RAM per node: " <span data-testid="per-cpu">{move || v.with(|v| v.per_cpu.clone())}</span></li>
+                <li>"Convention: " {move || estimate.with(|e| e.convention.clone())}</li>
             </ul>
+            {stages}
+            <p class="hint">"Rules of thumb (seed 003), for comparison:"</p>
+            <ul class="rules">{rules}</ul>
         </section>
     }
 }
 
-/// The stacked bar chart (plotters SVG) with the usable-memory line.
+/// The stacked bar chart (plotters SVG) with the usable-memory line; a click on a
+/// segment explains it.
 #[component]
 pub fn ChartPanel(
     #[prop(into)] estimate: Signal<Estimate>,
     #[prop(into)] units: Signal<Units>,
+    selected: RwSignal<Option<usize>>,
 ) -> impl IntoView {
     let svg = Memo::new(move |_| {
         estimate.with(|e| {
-            let bars = [Bar::from_estimate("this configuration", e)];
-            render_stacked(&bars, e.gpu.usable_bytes, units.get(), ChartSize::default())
+            let u = units.get();
+            let bars: Vec<Bar> = if e.stages.len() > 1 {
+                e.stages
+                    .iter()
+                    .map(|st| Bar {
+                        label: format!("stage {}", st.stage),
+                        segments: st.components.clone(),
+                    })
+                    .collect()
+            } else {
+                vec![Bar::from_estimate("this configuration", e)]
+            };
+            annotate(
+                &render_stacked(&bars, e.gpu.usable_bytes, u, ChartSize::default()),
+                &bars,
+                u,
+            )
         })
     });
     let summary = move || {
         estimate.with(|e| {
             let u = units.get();
+            let parts: Vec<String> = Component::ALL
+                .iter()
+                .filter(|c| e.gpu_bytes_of(**c) > 0)
+                .map(|c| format!("{} {}", c.label(), u.format(e.gpu_bytes_of(*c))))
+                .collect();
             format!(
-                "Stacked bar: {} per GPU against {} usable on {}.",
+                "Per-GPU memory {} of {} usable: {}.",
                 u.format(e.per_gpu_bytes),
                 u.format(e.gpu.usable_bytes),
-                e.gpu.name
+                parts.join(", ")
             )
         })
+    };
+    let on_click = move |ev: web_sys::MouseEvent| {
+        let comp = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|el| el.get_attribute("data-component"));
+        if let Some(c) = comp {
+            let idx = estimate.with(|e| e.items.iter().position(|i| i.component.as_str() == c));
+            selected.set(idx);
+        }
     };
     view! {
         <section class="panel chart-panel">
             <h2>"Per-GPU memory"</h2>
-            <figure class="chart" role="img" aria-label=summary data-testid="chart" inner_html=move || svg.get()></figure>
+            <figure class="chart" role="img" aria-label=summary data-testid="chart" on:click=on_click inner_html=move || svg.get()></figure>
+            <p class="hint">"Hover a segment for its size; click it to see its formula."</p>
             <p class="sr-summary">{summary}</p>
         </section>
     }
 }
 
-/// The ledger: every item with formula, values and source.
+/// The ledger: every item with formula, values and source; a row click explains it.
 #[component]
 pub fn LedgerTable(
     #[prop(into)] estimate: Signal<Estimate>,
     #[prop(into)] units: Signal<Units>,
+    selected: RwSignal<Option<usize>>,
 ) -> impl IntoView {
     let table = Memo::new(move |_| estimate.with(|e| rows(&e.items, units.get())));
     view! {
@@ -80,23 +162,115 @@ pub fn LedgerTable(
             <div class="table-wrap">
                 <table data-testid="ledger">
                     <thead>
-                        <tr><th>"Component"</th><th>"Where"</th><th>"Size"</th><th>"Bytes"</th><th>"Formula"</th><th>"Values"</th><th>"Source"</th></tr>
+                        <tr><th>"Component"</th><th>"Where"</th><th>"Size"</th><th>"Bytes"</th><th>"Formula"</th></tr>
                     </thead>
                     <tbody>
-                        {move || table.get().into_iter().map(|r| view! {
-                            <tr>
+                        {move || table.get().into_iter().enumerate().map(|(i, r)| view! {
+                            <tr tabindex="0" class:selected=move || selected.get() == Some(i) data-row=i
+                                on:click=move |_| selected.set(Some(i))
+                                on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Enter" || ev.key() == " " { selected.set(Some(i)) }>
                                 <td>{r.component}</td>
                                 <td>{r.location}</td>
                                 <td class="num">{r.size}</td>
                                 <td class="num">{r.bytes}</td>
                                 <td><code>{r.formula}</code></td>
-                                <td class="vals">{r.values}</td>
-                                <td class="src">{r.source}</td>
                             </tr>
                         }).collect_view()}
                     </tbody>
                 </table>
             </div>
+        </section>
+    }
+}
+
+/// Explain mode: the selected item's formula, substituted values and source; and the
+/// whole ledger's formulas on request.
+#[component]
+pub fn ExplainPanel(
+    #[prop(into)] estimate: Signal<Estimate>,
+    #[prop(into)] units: Signal<Units>,
+    selected: RwSignal<Option<usize>>,
+) -> impl IntoView {
+    let item = move || {
+        selected
+            .get()
+            .and_then(|i| estimate.with(|e| e.items.get(i).cloned()))
+    };
+    view! {
+        <section class="panel explain" data-testid="explain" aria-live="polite">
+            <h2>"Explain"</h2>
+            {move || match item() {
+                None => view! { <p class="hint">"Click a bar segment or a ledger row to see how it is computed."</p> }.into_any(),
+                Some(i) => view! {
+                    <dl data-testid="explain-item">
+                        <dt>"Item"</dt><dd>{i.component.label()} " — " {units.get().format(i.bytes)} " (" {group_digits(i.bytes)} " bytes)"</dd>
+                        <dt>"Formula"</dt><dd><code data-testid="explain-formula">{i.formula.clone()}</code></dd>
+                        <dt>"Values"</dt><dd><code>{i.values.clone()}</code></dd>
+                        <dt>"Source"</dt><dd>{i.source.clone()}</dd>
+                        <dt>"Held by"</dt><dd>{i.rank.clone()}</dd>
+                    </dl>
+                }.into_any(),
+            }}
+            <details data-testid="all-formulas">
+                <summary>"Show all formulas"</summary>
+                <ol>
+                    {move || estimate.with(|e| e.items.iter().map(|i| view! {
+                        <li><strong>{i.component.label()}</strong> " = " <code>{i.formula.clone()}</code>
+                            " with " <code>{i.values.clone()}</code> " → " {units.get().format(i.bytes)}
+                            <br /><small>{i.source.clone()}</small></li>
+                    }).collect_view())}
+                </ol>
+            </details>
+        </section>
+    }
+}
+
+/// Export the estimate and matching configs (as downloads from data URLs).
+#[component]
+pub fn ExportPanel(
+    scenario: RwSignal<Scenario>,
+    #[prop(into)] estimate: Signal<Estimate>,
+) -> impl IntoView {
+    let kind = RwSignal::new("json".to_string());
+    let text = Memo::new(move |_| {
+        let k = kind.get();
+        scenario.with(|s| {
+            estimate.with(|e| match k.as_str() {
+                "csv" => export::items_csv(e),
+                "ds" => export::ds_config(s),
+                "torchrun" => export::torchrun_snippet(s),
+                _ => export::estimate_json(s, e),
+            })
+        })
+    });
+    let file = move || match kind.get().as_str() {
+        "csv" => ("memfit-ledger.csv", "text/csv"),
+        "ds" => ("ds_config.json", "application/json"),
+        "torchrun" => ("train_fsdp.txt", "text/plain"),
+        _ => ("memfit-estimate.json", "application/json"),
+    };
+    let href = move || {
+        format!(
+            "data:{};charset=utf-8,{}",
+            file().1,
+            crate::share::query::percent_encode(&text.get())
+        )
+    };
+    view! {
+        <section class="panel export" data-testid="export">
+            <h2>"Export"</h2>
+            <div class="row">
+                <label for="export-kind">"Format"</label>
+                <select id="export-kind" on:change=move |ev| kind.set(event_target_value(&ev)) prop:value=move || kind.get()>
+                    <option value="json">"Estimate (JSON)"</option>
+                    <option value="csv">"Ledger (CSV)"</option>
+                    <option value="ds">"DeepSpeed ds_config.json"</option>
+                    <option value="torchrun">"torchrun + FSDP2 snippet"</option>
+                </select>
+                <a class="button" data-testid="download" href=href download=move || file().0>"Download"</a>
+                <button type="button" on:click=move |_| url::copy_to_clipboard(&text.get_untracked())>"Copy"</button>
+            </div>
+            <pre data-testid="export-text">{move || text.get()}</pre>
         </section>
     }
 }
@@ -123,14 +297,11 @@ pub fn WarningsPanel(#[prop(into)] warnings: Signal<Vec<Warning>>) -> impl IntoV
 pub fn CopyLink() -> impl IntoView {
     let copied = RwSignal::new(false);
     view! {
-        <button
-            type="button"
-            data-testid="copy-link"
+        <button type="button" data-testid="copy-link"
             on:click=move |_| {
                 url::copy_to_clipboard(&url::href());
                 copied.set(true);
-            }
-        >
+            }>
             {move || if copied.get() { "Link copied" } else { "Copy link" }}
         </button>
     }

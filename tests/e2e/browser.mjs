@@ -40,29 +40,34 @@ function check(cond, msg) { if (!cond) throw new Error(msg); }
 function cliJson(query) { return JSON.parse(execFileSync(cli, [query], { encoding: 'utf8' })); }
 function gib(bytes) { return `${(bytes / 2 ** 30).toFixed(2)} GiB`; }
 
-async function withPage(width, fn) {
-  const context = await browser.newContext({ viewport: { width, height: 1000 } });
+async function withPage(width, fn, opts = {}) {
+  const context = await browser.newContext({ viewport: { width, height: 1000 }, colorScheme: opts.colorScheme ?? 'light' });
+  if (opts.clipboard) await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
   const page = await context.newPage();
   const errors = [];
   const requests = [];
   const dialogs = [];
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error' && !/favicon/.test(m.text())) errors.push(`console: ${m.text()}`); });
+  // The browser logs failed resource loads itself; the mocked Hub's 401 is expected there.
+  page.on('console', (m) => {
+    const expected = /favicon/.test(m.text()) || (opts.allow && /Failed to load resource: .* 401/.test(m.text()));
+    if (m.type() === 'error' && !expected) errors.push(`console: ${m.text()}`);
+  });
   page.on('request', (r) => requests.push(r.url()));
   page.on('dialog', async (d) => { dialogs.push(d.message()); await d.dismiss(); });
   try {
     await fn(page, { errors, requests, dialogs });
     check(errors.length === 0, `page errors: ${errors.join(' | ')}`);
-    const foreign = requests.filter((u) => !u.startsWith(origin) && !u.startsWith('data:'));
+    const foreign = requests.filter((u) => !u.startsWith(origin) && !u.startsWith('data:') && !(opts.allow ?? []).some((a) => u.startsWith(a)));
     check(foreign.length === 0, `requests outside the page's origin: ${foreign.join(', ')}`);
   } finally {
     await context.close();
   }
 }
 
-async function test(name, width, fn) {
+async function test(name, width, fn, opts) {
   try {
-    await withPage(width, fn);
+    await withPage(width, fn, opts);
     passed++; console.log(`ok   - ${name}`);
   } catch (e) {
     failed++; console.log(`FAIL - ${name}: ${e.message}`);
@@ -152,6 +157,103 @@ await test('narrow screen (360 px) renders every panel', 360, async (page) => {
   check(overflow <= 0, `page scrolls sideways by ${overflow}px`);
   await page.screenshot({ path: `${outDir}/page-360.png`, fullPage: true });
 });
+
+await test('model panel: import a config.json file, then paste one', 1440, async (page) => {
+  await open(page, '');
+  await page.locator('[data-testid=import] summary').click();
+  await page.getByTestId('import-file').setInputFiles('tests/configs/llama-3-8b.json');
+  await page.getByTestId('import-status').waitFor();
+  check((await page.getByTestId('import-status').textContent()).includes('Imported a `llama` config'), 'no import message');
+  await page.waitForFunction(() => location.search.includes('kv_heads=8'));
+  check((await page.getByTestId('param-count').textContent()).includes('8,030,261,248'), 'imported count is not 8,030,261,248');
+  await page.getByTestId('import-text').fill('{"model_type":"llama","hidden_size":4096}');
+  await page.getByTestId('import-apply').click();
+  await page.getByText('config.json lacks `num_attention_heads`').waitFor();
+  await page.getByTestId('preset-search').fill('GPT-2 XL (1.5B)');
+  await page.getByTestId('preset-search').press('Enter');
+  await page.waitForFunction(() => location.search.includes('model=gpt2-xl'));
+});
+
+await test('model panel: Hub fetch on request (mocked Hub: a config, then a gated model)', 1440, async (page, seen) => {
+  await page.route('https://huggingface.co/**', (route) => {
+    if (route.request().url().includes('gated')) return route.fulfill({ status: 401, body: 'unauthorized' });
+    return route.fulfill({ status: 200, contentType: 'application/json', path: 'tests/configs/qwen2.5-7b.json' });
+  });
+  await open(page, '');
+  check(seen.requests.every((u) => !u.includes('huggingface.co')), 'the page contacted the Hub at load');
+  await page.locator('[data-testid=import] summary').click();
+  await page.locator('#import-hub').fill('Qwen/Qwen2.5-7B');
+  await page.getByTestId('import-fetch').click();
+  await page.waitForFunction(() => location.search.includes('model=qwen2.5-7b'));
+  check((await page.getByTestId('param-count').textContent()).includes('7,615,616,512'), 'Qwen count wrong');
+  await page.locator('#import-hub').fill('meta-llama/gated-model');
+  await page.getByTestId('import-fetch').click();
+  await page.getByText('is gated or private').waitFor();
+}, { allow: ['https://huggingface.co/'] });
+
+await test('cluster panel: switch GPU, layout constraint explained', 1440, async (page) => {
+  await open(page, 'zero=3&gpus_per_node=8');
+  const before = await page.getByTestId('usable').textContent();
+  await page.locator('#f-gpu').selectOption('a100-40');
+  await page.waitForFunction(() => location.search.includes('gpu=a100-40'));
+  const after = await page.getByTestId('usable').textContent();
+  check(before !== after && after.includes('40.00 GiB'), `usable did not change to A100 40: ${after}`);
+  await page.locator('#f-dp').fill('16');
+  await page.getByTestId('layout-problems').getByText('16 GPUs, but the cluster has').waitFor();
+});
+
+await test('ZeRO panel and comparison: stage change, DP slider, fitting bars marked', 1440, async (page) => {
+  await open(page, 'gpus_per_node=8');
+  const z0 = Number(await page.getByTestId('per-gpu').getAttribute('data-bytes'));
+  await page.locator('#f-zero').selectOption('3');
+  await page.waitForFunction(() => location.search.includes('zero=3'));
+  const z3 = Number(await page.getByTestId('per-gpu').getAttribute('data-bytes'));
+  check(z3 < z0, `ZeRO-3 (${z3}) is not below ZeRO-0 (${z0})`);
+  const rows = await page.getByTestId('comm-table').locator('tbody tr').count();
+  check(rows === 8, `${rows} comparison rows`);
+  check((await page.getByTestId('comm-table').textContent()).includes('3Ψ'), 'no 3Ψ for ZeRO-3');
+  await page.getByTestId('dp-slider').fill('6');
+  await page.waitForFunction(() => document.querySelector('[data-testid=dp-value]').textContent === '64');
+  check((await page.getByTestId('zero-compare').textContent()).includes('✓'), 'no bar marked as fitting');
+  check(await page.getByTestId('seq-curve').locator('svg').count() === 1, 'no sequence curve');
+  check((await page.getByTestId('max-seq').textContent()).includes('tokens'), 'no max sequence');
+});
+
+await test('explain mode: chart segment click, keyboard on a ledger row, all formulas', 1440, async (page) => {
+  await open(page, 'zero=3&gpus_per_node=8');
+  await page.locator('[data-testid=chart] rect[data-component=activations]').first().click();
+  await page.getByTestId('explain-item').waitFor();
+  check((await page.getByTestId('explain-formula').textContent()).includes('A·L_i·m_i'), 'activation formula not shown');
+  await page.locator('[data-testid=ledger] tbody tr').first().focus();
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('[data-testid=explain-formula]').textContent.includes('Ψ'));
+  await page.locator('[data-testid=all-formulas] summary').click();
+  const n = await page.locator('[data-testid=all-formulas] li').count();
+  check(n >= 5, `only ${n} formulas listed`);
+  check(await page.locator('[data-testid=chart] title').count() >= 5, 'chart segments have no hover titles');
+});
+
+await test('copy link and reopen it: same state; export ds_config', 1440, async (page) => {
+  await open(page, 'model=mixtral-8x7b&mode=train&zero=2&gpus_per_node=8&tp=2&ep=4');
+  await page.getByTestId('copy-link').click();
+  const link = await page.evaluate(() => navigator.clipboard.readText());
+  const total = await page.getByTestId('per-gpu').getAttribute('data-bytes');
+  await page.goto(link);
+  await page.getByTestId('per-gpu').waitFor();
+  check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === total, 'reopened link shows another total');
+  check(await page.locator('#f-ep').inputValue() === '4', 'ep not restored');
+  await page.locator('#export-kind').selectOption('ds');
+  const ds = JSON.parse(await page.getByTestId('export-text').textContent());
+  check(ds.zero_optimization.stage === 2, 'ds_config stage is not 2');
+  const href = await page.getByTestId('download').getAttribute('href');
+  check(href.startsWith('data:application/json'), 'download is not a data URL');
+}, { clipboard: true });
+
+await test('dark colour scheme renders (screenshot)', 1440, async (page) => {
+  await open(page, 'model=llama-3-70b&zero=3&gpus_per_node=8&nodes=4&pp=4&microbatches=8');
+  check(await page.getByTestId('stages').locator('tbody tr').count() === 4, 'no per-stage table for pp=4');
+  await page.screenshot({ path: `${outDir}/page-1440-dark.png`, fullPage: false });
+}, { colorScheme: 'dark' });
 
 await browser.close();
 server.close();

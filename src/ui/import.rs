@@ -1,0 +1,104 @@
+//! Import a Hugging Face `config.json`: paste it, drop or choose the file, or fetch it
+//! from the Hub by id (on request only).
+
+use super::net;
+use crate::core::estimate::Warning;
+use crate::core::hfconfig;
+use crate::core::scenario::Scenario;
+use crate::share::query::apply_import;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
+
+/// Parses `text` and applies it; returns the message to show.
+fn apply_text(scenario: RwSignal<Scenario>, text: &str) -> Result<String, String> {
+    let imported = hfconfig::parse(text)?;
+    let mut next = scenario.get_untracked();
+    let warnings: Vec<Warning> = apply_import(&mut next, &imported);
+    scenario.set(next);
+    let mut msg = format!(
+        "Imported a `{}` config on the {} preset.",
+        imported.model_type, imported.base
+    );
+    for w in warnings {
+        msg.push_str(&format!(" {}: {}.", w.key, w.message));
+    }
+    Ok(msg)
+}
+
+/// The import panel.
+#[component]
+pub fn ConfigImport(scenario: RwSignal<Scenario>) -> impl IntoView {
+    let text = RwSignal::new(String::new());
+    let hub = RwSignal::new(String::new());
+    let status: RwSignal<Option<Result<String, String>>> = RwSignal::new(None);
+    let busy = RwSignal::new(false);
+    let on_file = move |file: web_sys::File| {
+        spawn_local(async move {
+            let r = match net::read_file(file).await {
+                Ok(t) => apply_text(scenario, &t),
+                Err(e) => Err(e),
+            };
+            status.set(Some(r));
+        });
+    };
+    view! {
+        <details class="import" data-testid="import">
+            <summary>"Import a Hugging Face config.json"</summary>
+            <div
+                class="drop"
+                on:dragover=move |ev: web_sys::DragEvent| ev.prevent_default()
+                on:drop=move |ev: web_sys::DragEvent| {
+                    ev.prevent_default();
+                    if let Some(f) = ev.data_transfer().and_then(|d| d.files()).and_then(|l| l.get(0)) {
+                        on_file(f);
+                    }
+                }
+            >
+                <label for="import-text">"Paste config.json, or drop the file here"</label>
+                <textarea id="import-text" rows="4" data-testid="import-text" prop:value=move || text.get()
+                    on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+                <div class="row">
+                    <button type="button" data-testid="import-apply" on:click=move |_| status.set(Some(apply_text(scenario, &text.get_untracked())))>
+                        "Apply pasted config"
+                    </button>
+                    <label class="file">
+                        "Choose file… "
+                        <input type="file" accept=".json,application/json" data-testid="import-file"
+                            on:change=move |ev| {
+                                let input = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
+                                if let Some(f) = input.and_then(|i| i.files()).and_then(|l| l.get(0)) {
+                                    on_file(f);
+                                }
+                            } />
+                    </label>
+                </div>
+                <div class="row">
+                    <label for="import-hub">"Hub id"</label>
+                    <input id="import-hub" type="text" placeholder="Qwen/Qwen2.5-7B" prop:value=move || hub.get()
+                        on:input=move |ev| hub.set(event_target_value(&ev)) />
+                    <button type="button" data-testid="import-fetch" disabled=move || busy.get()
+                        on:click=move |_| {
+                            let id = hub.get_untracked();
+                            busy.set(true);
+                            spawn_local(async move {
+                                let r = match net::fetch_hub_config(&id).await {
+                                    Ok(t) => apply_text(scenario, &t),
+                                    Err(e) => Err(e),
+                                };
+                                status.set(Some(r));
+                                busy.set(false);
+                            });
+                        }>
+                        "Fetch from the Hub"
+                    </button>
+                </div>
+                <p class="hint">"Fetching is the only network request memfit makes, and only when you press the button."</p>
+                {move || status.get().map(|r| match r {
+                    Ok(m) => view! { <p class="ok" role="status" data-testid="import-status">{m}</p> }.into_any(),
+                    Err(e) => view! { <p class="error" role="alert" data-testid="import-status">{e}</p> }.into_any(),
+                })}
+            </div>
+        </details>
+    }
+}
