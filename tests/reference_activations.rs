@@ -3,19 +3,10 @@
 //! Llama-3 405B example (with the arithmetic slip it contains), seed 003's term.
 
 mod common;
-use common::{load, u, Failures};
+use common::{example, load, u, Failures};
 use memfit::core::estimate::Component;
 use memfit::share::report::estimate_query;
 use serde_json::Value;
-
-fn example<'a>(doc: &'a Value, id: &str) -> &'a Value {
-    doc["examples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["id"] == id)
-        .unwrap()
-}
 
 fn activations(q: &str) -> u64 {
     let (_, e) = estimate_query(q);

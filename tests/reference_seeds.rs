@@ -3,7 +3,7 @@
 //! (the public contract) → estimate path.
 
 mod common;
-use common::{ds_gb, load, u, Failures};
+use common::{ds_gb, example, load, u, Failures};
 use memfit::core::estimate::{Component, Phase};
 use memfit::share::report::estimate_query;
 use serde_json::Value;
@@ -24,15 +24,6 @@ fn options_query(options: &str) -> String {
         }
     }
     q.join("&")
-}
-
-fn example<'a>(doc: &'a Value, id: &str) -> &'a Value {
-    doc["examples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["id"] == id)
-        .unwrap_or_else(|| panic!("no example {id}"))
 }
 
 /// Seed 000: the t5-3b tables (ZeRO-2 and ZeRO-3, live and cold), as printed on the

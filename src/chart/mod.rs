@@ -69,23 +69,24 @@ fn rgb(c: Component) -> RGBColor {
 /// panicking) returns an SVG with the error message as text.
 pub fn render_stacked(bars: &[Bar], capacity: u64, units: Units, size: ChartSize) -> String {
     let mut buf = String::new();
-    let result = draw(&mut buf, bars, capacity, units, size);
-    match result {
+    match draw(&mut buf, bars, capacity, units, size) {
         Ok(()) => buf,
-        Err(msg) => {
-            let mut fallback = String::new();
-            {
-                let root = SVGBackend::with_string(&mut fallback, (size.width, size.height))
-                    .into_drawing_area();
-                let _ = root.draw_text(
-                    &format!("chart error: {msg}"),
-                    &("sans-serif", 14).into_text_style(&root),
-                    (10, 20),
-                );
-            }
-            fallback
-        }
+        Err(msg) => error_svg(&msg, size),
     }
+}
+
+/// An SVG that shows a drawing error as text (plotters reports errors instead of panicking).
+fn error_svg(msg: &str, size: ChartSize) -> String {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (size.width, size.height)).into_drawing_area();
+        let _ = root.draw_text(
+            &format!("chart error: {msg}"),
+            &("sans-serif", 14).into_text_style(&root),
+            (10, 20),
+        );
+    }
+    out
 }
 
 /// Width of the legend column in pixels.
@@ -276,22 +277,9 @@ pub fn render_curve(
     size: ChartSize,
 ) -> String {
     let mut buf = String::new();
-    let r = draw_curve(&mut buf, points, capacity, max_fit, x_label, units, size);
-    match r {
+    match draw_curve(&mut buf, points, capacity, max_fit, x_label, units, size) {
         Ok(()) => buf,
-        Err(msg) => {
-            let mut fallback = String::new();
-            {
-                let root = SVGBackend::with_string(&mut fallback, (size.width, size.height))
-                    .into_drawing_area();
-                let _ = root.draw_text(
-                    &format!("chart error: {msg}"),
-                    &("sans-serif", 14).into_text_style(&root),
-                    (10, 20),
-                );
-            }
-            fallback
-        }
+        Err(msg) => error_svg(&msg, size),
     }
 }
 

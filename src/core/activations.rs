@@ -150,8 +150,8 @@ pub fn korthikanti_layer(x: &Shape, sp: bool, recompute: Recompute) -> (u128, u1
 /// norm statistics); PyTorch autograd saved tensors of Hugging Face `LlamaDecoderLayer`.
 ///
 /// # Example
-/// Llama-2-7B, b = 1, s = 4096, flash, no dropout, bf16: per layer
-/// 2·T·h·2 + 4T + 3·T·4096·2 + T·4096·2 + 4·T·32 + 2·T·h·2 + 4T + 4·T·11008·2 = 629,702,656 B
+/// Llama-2-7B, b = 1, s = 4096, flash, no dropout, bf16, DeepSpeed/HF modules: per layer
+/// 2·(2·T·h·2 + 4T + 4·T·h) + 3·T·4096·2 + T·4096·2 + 4·T·32 + 4·T·11008·2 = 763,920,384 B
 /// (T = 4096).
 pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Vec<Term> {
     let tok = x.b * x.sl;
@@ -160,6 +160,13 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Vec<Term> {
     let stats = match arch.norm {
         Norm::Rmsnorm => 4,
         Norm::Layernorm => 8,
+    };
+    // Composite RMSNorm (Hugging Face LlamaRMSNorm, torch.nn.RMSNorm) also saves the
+    // normalised fp32 tensor x·rsqrt(mean(x²)); fused kernels (Megatron/Apex) do not.
+    let composite = if arch.norm == Norm::Rmsnorm && s.framework != Framework::Megatron {
+        4 * h / r
+    } else {
+        0
     };
     let a_t = x.a.div_ceil(t);
     let kv_heads = match s.attn {
@@ -171,8 +178,8 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Vec<Term> {
     let mut v = vec![
         Term {
             name: "attention norm + qkv input",
-            formula: "2·T·h·k/r + n·T",
-            bytes: 2 * tok * h * k / r + stats * tok,
+            formula: "2·T·h·k/r + n·T [+ 4·T·h/r composite RMSNorm]",
+            bytes: 2 * tok * h * k / r + stats * tok + composite * tok,
         },
         Term {
             name: "q, k, v",
@@ -192,10 +199,18 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Vec<Term> {
             bytes: 4 * tok * a_t,
         }),
         Attn::Eager if !selective => {
+            // Hugging Face eager attention takes the softmax in fp32 and casts back:
+            // the fp32 output (softmax backward) and the cast (input of the V matmul) are
+            // both saved. Megatron's fused softmax keeps one 16-bit tensor.
+            let (per, formula) = if s.framework == Framework::Megatron || k >= 4 {
+                (k, "b·a·s'·s·k/t")
+            } else {
+                (4 + k, "b·a·s'·s·(4 + k)/t  (fp32 softmax + cast)")
+            };
             v.push(Term {
                 name: "softmax",
-                formula: "b·a·s'·s·k/t",
-                bytes: x.b * a_t * x.sl * x.s * k,
+                formula,
+                bytes: x.b * a_t * x.sl * x.s * per,
             });
             if s.dropout {
                 v.push(Term {
@@ -216,8 +231,8 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Vec<Term> {
     }
     v.push(Term {
         name: "MLP norm + first linear input",
-        formula: "2·T·h·k/r + n·T",
-        bytes: 2 * tok * h * k / r + stats * tok,
+        formula: "2·T·h·k/r + n·T [+ 4·T·h/r composite RMSNorm]",
+        bytes: 2 * tok * h * k / r + stats * tok + composite * tok,
     });
     let swiglu_saved = if s.framework == Framework::Megatron {
         3
@@ -305,7 +320,8 @@ pub fn layer_input_bytes(s: &Scenario, x: &Shape) -> u128 {
 ///
 /// # Formula
 /// ```text
-/// PyTorch / DeepSpeed (HF):  2·T·h·k + T·V·(k + 4 + 4)/t    (bf16 logits, fp32 upcast, log-softmax)
+/// PyTorch / DeepSpeed (HF):  2·T·h·k + T·V·(k + [4] + 4 + 4)/t   (logits, fp32 upcast when k < 4,
+///                            log-softmax saved by the loss, its gradient at the start of backward)
 /// Megatron:                  2·T·h·k + 4·T·V/t              (fused vocab-parallel cross entropy, fp32)
 /// ```
 /// `T = b·s'` tokens, `V` vocabulary, `t` TP (vocab-parallel head).
@@ -313,7 +329,7 @@ pub fn layer_input_bytes(s: &Scenario, x: &Shape) -> u128 {
 /// `CrossEntropyLoss`); Megatron `vocab_parallel_cross_entropy`.
 ///
 /// # Example
-/// Llama-3-8B, b = 1, s = 8192, bf16: 2·8192·4096·2 + 8192·128256·10 = 10,640,752,640 B.
+/// Llama-3-8B, b = 1, s = 8192, bf16: 2·8192·4096·2 + 8192·128256·14 = 14,843,445,248 B.
 pub fn logits_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> (u128, &'static str) {
     let tok = x.b * x.sl;
     let v = arch.vocab as u128;
@@ -322,9 +338,13 @@ pub fn logits_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> (u128, &'static str
             2 * tok * x.h * x.k + (4 * tok * v).div_ceil(x.t),
             "2·T·h·k + 4·T·V/t",
         ),
-        _ => (
+        _ if x.k >= 4 => (
             2 * tok * x.h * x.k + (tok * v * (x.k + 8)).div_ceil(x.t),
             "2·T·h·k + T·V·(k + 4 + 4)/t",
+        ),
+        _ => (
+            2 * tok * x.h * x.k + (tok * v * (x.k + 12)).div_ceil(x.t),
+            "2·T·h·k + T·V·(k + 4 + 4 + 4)/t",
         ),
     }
 }
@@ -349,6 +369,7 @@ mod tests {
         s.seq = 2048;
         s.attn = Attn::Eager;
         s.dropout = true;
+        s.framework = Framework::Megatron; // fused 16-bit softmax, as the paper measured
         let arch = preset("gpt3-175b").unwrap().arch.clone();
         let x = shape(&s);
         let total: u128 = memfit_layer(&s, &arch, &x).iter().map(|t| t.bytes).sum();
@@ -363,13 +384,12 @@ mod tests {
         let arch = s.arch();
         let x = shape(&s);
         let t = 4096u128;
-        let want = 2 * t * 4096 * 2
-            + 4 * t
+        // Norm inputs + linear inputs 2·T·h·2, rstd 4T and the composite RMSNorm's fp32
+        // x·rsqrt 4·T·h (twice); q, k, v 3·T·4096·2; output T·4096·2; lse 4·T·32; SwiGLU 4·T·11008·2.
+        let want = 2 * (2 * t * 4096 * 2 + 4 * t + 4 * t * 4096)
             + 3 * t * 4096 * 2
             + t * 4096 * 2
             + 4 * t * 32
-            + 2 * t * 4096 * 2
-            + 4 * t
             + 4 * t * 11008 * 2;
         assert_eq!(
             memfit_layer(&s, &arch, &x)
@@ -378,7 +398,7 @@ mod tests {
                 .sum::<u128>(),
             want
         );
-        assert_eq!(want, 629_702_656);
+        assert_eq!(want, 763_920_384);
     }
 
     #[test]

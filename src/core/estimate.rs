@@ -674,8 +674,8 @@ mod tests {
         // Largest layer = embedding 32000·4096 = 131,072,000 params; 4 bytes each (bf16 params + grads).
         assert_eq!(e.model.largest_layer_params, 131_072_000);
         assert_eq!(gpu_item(&e, Component::GatheredLayer), 524_288_000);
-        // Activations (memfit, flash, no dropout): 32 layers · 629,702,656 B (see activations.rs).
-        assert_eq!(gpu_item(&e, Component::Activations), 32 * 629_702_656);
+        // Activations (memfit, flash, no dropout): 32 layers · 763,920,384 B (see activations.rs).
+        assert_eq!(gpu_item(&e, Component::Activations), 32 * 763_920_384);
         // Seed 003's term for comparison: 32 · (34·4096·4096 + 5·32·4096²) = 104,152,956,928.
         s.convention = Convention::Seed003;
         assert_eq!(

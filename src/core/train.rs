@@ -164,6 +164,24 @@ fn quantisable_params(arch: &Arch) -> u64 {
         .fold(0u64, |acc, m| acc.saturating_add(m.params()))
 }
 
+/// What ZeRO stage `z` divides by `ns`: (weights, gradients, optimizer states and master).
+fn shard_divisors(z: Zero, ns: u64) -> (u64, u64, u64) {
+    (
+        if z >= Zero::Z3 { ns } else { 1 },
+        if z >= Zero::Z2 { ns } else { 1 },
+        if z >= Zero::Z1 { ns } else { 1 },
+    )
+}
+
+/// `Ψ/t` or `Ψ/(t·N_s)` in formulas.
+fn shard_symbol(psym: &str, div: u64) -> String {
+    if div > 1 {
+        format!("{psym}/(t·N_s)")
+    } else {
+        format!("{psym}/t")
+    }
+}
+
 /// Which pipeline stage a ledger is for, and its share of the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Stage {
@@ -193,12 +211,6 @@ impl Stage {
         let body = (c.attention + c.mlp + c.norms) as u128 - final_norm;
         let li = stage_layers(arch.layers, p, i);
         let mut num = body * li as u128; // over `layers`
-        let den_total = c.total as u128
-            + if arch.tied && p > 1 {
-                (arch.vocab as u128) * arch.hidden as u128
-            } else {
-                0
-            };
         if i == 0 {
             num += c.embedding as u128 * layers;
         }
@@ -208,7 +220,6 @@ impl Stage {
                 num += arch.vocab as u128 * arch.hidden as u128 * layers;
             }
         }
-        let _ = den_total;
         Stage {
             i,
             p: p.max(1),
@@ -268,19 +279,9 @@ pub(crate) fn model_states(
     let z = s.effective_zero();
     let per_node = l.gpus_per_node.min(l.world) as u64;
     let psi = st.share(psi_total);
-    let (w_div, g_div, o_div) = (
-        if z >= Zero::Z3 { ns } else { 1 },
-        if z >= Zero::Z2 { ns } else { 1 },
-        if z >= Zero::Z1 { ns } else { 1 },
-    );
+    let (w_div, g_div, o_div) = shard_divisors(z, ns);
     let psym = if st.p > 1 { "Ψ_i" } else { "Ψ" };
-    let sym = |div: u64| {
-        if div > 1 {
-            format!("{psym}/(t·N_s)")
-        } else {
-            format!("{psym}/t")
-        }
-    };
+    let sym = |div: u64| shard_symbol(psym, div);
     let vals = |extra: &str| {
         if st.p > 1 {
             format!(
@@ -318,8 +319,6 @@ pub(crate) fn model_states(
     let opt_loc = place(s.offload_opt);
     let prefix = |loc: Location| if loc == Location::Gpu { "" } else { "n·" };
     let pytorch = s.framework == Framework::Pytorch && s.finetune == Finetune::Full;
-    let fb = [Phase::Forward, Phase::Backward];
-    let bs = [Phase::Backward, Phase::OptimizerStep];
 
     // The trained parameters: everything, or the adapters.
     let (trained, train_bytes) = match s.finetune {
@@ -539,7 +538,6 @@ pub(crate) fn model_states(
             SRC_NVME,
         );
     }
-    let _ = (fb, bs);
 }
 
 /// Plain PyTorch's model states (see `model_states`): autocast over fp32 parameters or
@@ -560,19 +558,9 @@ fn pytorch_states(
     // Parameters live in fp32 under autocast / MixedPrecisionPolicy, in bf16 for bf16-pure.
     let pb = if mixed { 4 } else { k };
     let sb = s.precision.state_bytes();
-    let (w_div, g_div, o_div) = (
-        if z >= Zero::Z3 { ns } else { 1 },
-        if z >= Zero::Z2 { ns } else { 1 },
-        if z >= Zero::Z1 { ns } else { 1 },
-    );
+    let (w_div, g_div, o_div) = shard_divisors(z, ns);
     let psym = if st.p > 1 { "Ψ_i" } else { "Ψ" };
-    let sym = |div: u64| {
-        if div > 1 {
-            format!("{psym}/(t·N_s)")
-        } else {
-            format!("{psym}/t")
-        }
-    };
+    let sym = |div: u64| shard_symbol(psym, div);
     let vals = format!("{psym}={psi}, t={t}, N_s={ns}");
     let src = "PyTorch 2.x: fp32 params under torch.amp.autocast (or FSDP2 MixedPrecisionPolicy), torch.optim.AdamW (foreach)";
     let fb = [Phase::Forward, Phase::Backward];
@@ -833,8 +821,41 @@ pub(crate) fn activation_items(
             format!("A·L_i·m_i;  A = {formula}"),
         )
     };
+    // PyTorch frees gradients with zero_grad, so the phases separate: the saved
+    // activations peak at the end of forward; backward holds the gradients plus the
+    // layer being differentiated. DeepSpeed/Megatron keep gradient buffers throughout.
+    let pytorch = s.framework == Framework::Pytorch;
+    let act_phases: &[Phase] = if pytorch {
+        &[Phase::Forward]
+    } else {
+        &[Phase::Forward, Phase::Backward]
+    };
+    if pytorch {
+        let backward = if full {
+            let input = layer_input_bytes(s, &x);
+            input * li.saturating_sub(1) * mn / md + per_layer
+        } else {
+            per_layer * mn / md
+        };
+        ledger.push_in(
+            &[Phase::Backward],
+            Component::Activations,
+            Location::Gpu,
+            backward.min(u64::MAX as u128) as u64,
+            if full {
+                "(L_i − 1)·I·m_i + A  (inputs still kept + the layer recomputed)"
+            } else {
+                "A·m_i  (the layer being differentiated)"
+            },
+            format!(
+                "A={per_layer} B/layer, L_i={li}, m_i={:.3}",
+                mn as f64 / md as f64
+            ),
+            "PyTorch autograd: saved tensors are freed as backward passes each layer",
+        );
+    }
     ledger.push_in(
-        &[Phase::Forward, Phase::Backward],
+        act_phases,
         Component::Activations,
         Location::Gpu,
         bytes.min(u64::MAX as u128) as u64,
@@ -853,7 +874,7 @@ pub(crate) fn activation_items(
             1
         };
         ledger.push_in(
-            &[Phase::Forward, Phase::Backward],
+            act_phases,
             Component::Logits,
             Location::Gpu,
             (lb * alive).min(u64::MAX as u128) as u64,

@@ -86,3 +86,13 @@ impl Failures {
         );
     }
 }
+
+/// One entry of `seed_examples.json` by id.
+pub fn example<'a>(doc: &'a Value, id: &str) -> &'a Value {
+    doc["examples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == id)
+        .unwrap_or_else(|| panic!("no example {id}"))
+}

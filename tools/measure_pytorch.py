@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Measure real PyTorch memory on CPU, per category, for memfit's `framework=pytorch`.
+
+Runs small Llama- and GPT-2-shaped models (written here with the same modules as
+Hugging Face's implementations: RMSNorm/LayerNorm, q/k/v/o or fused c_attn, repeat_kv,
+SwiGLU or GELU MLP, untied/tied head, `logits.float()` + cross entropy) through two
+training steps under `torch.distributed._tools.mem_tracker.MemTracker`, and inference
+(prefill + decode into a static KV cache). Writes JSON with the per-category peaks.
+
+Not run by CI (it needs torch); its output is committed as tests/data/pytorch_measurements.json
+and checked by tests/pytorch_measured.rs.
+
+    python3 -m venv ~/.cache/memfit-venv && ~/.cache/memfit-venv/bin/pip install torch==2.15.0
+    ~/.cache/memfit-venv/bin/python tools/measure_pytorch.py > tests/data/pytorch_measurements.json
+"""
+import itertools
+import json
+import math
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.distributed._tools.mem_tracker import MemTracker
+from torch.utils.checkpoint import checkpoint
+
+
+class Attention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        h, a, kv, d = c["hidden"], c["heads"], c["kv_heads"], c["hidden"] // c["heads"]
+        if c["style"] == "gpt2":
+            self.c_attn = nn.Linear(h, 3 * h)
+            self.o = nn.Linear(h, h)
+        else:
+            self.q = nn.Linear(h, a * d, bias=False)
+            self.k = nn.Linear(h, kv * d, bias=False)
+            self.v = nn.Linear(h, kv * d, bias=False)
+            self.o = nn.Linear(a * d, h, bias=False)
+
+    def forward(self, x, cache=None, pos=0):
+        c = self.c
+        b, s, h = x.shape
+        a, kv, d = c["heads"], c["kv_heads"], h // c["heads"]
+        if c["style"] == "gpt2":
+            q, k, v = self.c_attn(x).split(h, dim=2)
+        else:
+            q, k, v = self.q(x), self.k(x), self.v(x)
+        q = q.view(b, s, a, d).transpose(1, 2)
+        k = k.view(b, s, kv, d).transpose(1, 2)
+        v = v.view(b, s, kv, d).transpose(1, 2)
+        if cache is not None:
+            kc, vc = cache
+            kc[:, :, pos:pos + s] = k
+            vc[:, :, pos:pos + s] = v
+            k, v = kc[:, :, :pos + s], vc[:, :, :pos + s]
+        if kv != a:  # Hugging Face repeat_kv
+            k = k[:, :, None].expand(b, kv, a // kv, k.shape[2], d).reshape(b, a, k.shape[2], d)
+            v = v[:, :, None].expand(b, kv, a // kv, v.shape[2], d).reshape(b, a, v.shape[2], d)
+        causal = cache is None or s > 1
+        if c["attn"] == "sdpa":
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        else:
+            scores = (q @ k.transpose(2, 3)) / math.sqrt(d)
+            if causal:
+                mask = torch.full((s, k.shape[2]), float("-inf"), dtype=scores.dtype).triu(1 + k.shape[2] - s)
+                scores = scores + mask
+            o = F.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype) @ v
+        o = o.transpose(1, 2).reshape(b, s, a * d)
+        return self.o(o)
+
+
+class Mlp(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        h, f = c["hidden"], c["ffn"]
+        self.style = c["style"]
+        if self.style == "gpt2":
+            self.fc = nn.Linear(h, f)
+            self.proj = nn.Linear(f, h)
+        else:
+            self.gate = nn.Linear(h, f, bias=False)
+            self.up = nn.Linear(h, f, bias=False)
+            self.down = nn.Linear(f, h, bias=False)
+
+    def forward(self, x):
+        if self.style == "gpt2":
+            return self.proj(F.gelu(self.fc(x), approximate="tanh"))
+        return self.down(F.silu(self.gate(x)) * self.up(x))
+
+
+def norm(c):
+    return nn.LayerNorm(c["hidden"]) if c["style"] == "gpt2" else nn.RMSNorm(c["hidden"], eps=1e-5)
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.n1, self.attn, self.n2, self.mlp = norm(c), Attention(c), norm(c), Mlp(c)
+
+    def forward(self, x, cache=None, pos=0):
+        x = x + self.attn(self.n1(x), cache, pos)
+        return x + self.mlp(self.n2(x))
+
+
+class Model(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        self.embed = nn.Embedding(c["vocab"], c["hidden"])
+        self.pos = nn.Embedding(c["positions"], c["hidden"]) if c["style"] == "gpt2" else None
+        self.blocks = nn.ModuleList(Block(c) for _ in range(c["layers"]))
+        self.norm = norm(c)
+        self.head = nn.Linear(c["hidden"], c["vocab"], bias=False)
+        if c["tied"]:
+            self.head.weight = self.embed.weight
+
+    def forward(self, ids, caches=None, pos=0, last_only=False):
+        x = self.embed(ids)
+        if self.pos is not None:
+            x = x + self.pos(torch.arange(pos, pos + ids.shape[1]))
+        for i, blk in enumerate(self.blocks):
+            if self.c.get("ckpt") and caches is None:
+                x = checkpoint(blk, x, use_reentrant=False)
+            else:
+                x = blk(x, None if caches is None else caches[i], pos)
+        if last_only:  # generate() computes logits for the last position only (logits_to_keep=1)
+            x = x[:, -1:]
+        return self.head(self.norm(x))
+
+
+def shapes():
+    llama = dict(style="llama", hidden=256, heads=8, kv_heads=2, ffn=688, vocab=4096, layers=4, positions=0, tied=False)
+    gpt2 = dict(style="gpt2", hidden=256, heads=8, kv_heads=8, ffn=1024, vocab=4096, layers=4, positions=1024, tied=True)
+    return [llama, gpt2]
+
+
+def train_case(c, precision, optim, seq, batch):
+    torch.manual_seed(0)
+    model = Model(c)
+    if precision == "bf16-pure":
+        model = model.to(torch.bfloat16)
+    params = [p for p in model.parameters()]
+    if optim == "adamw":
+        opt = torch.optim.AdamW(params, lr=1e-4, foreach=True)
+    else:
+        opt = torch.optim.SGD(params, lr=1e-2)
+    ids = torch.randint(0, c["vocab"], (batch, seq))
+    labels = torch.randint(0, c["vocab"], (batch * seq,))
+    mt = MemTracker()
+    mt.track_external(model, opt)
+    with mt:
+        for step in range(2):
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
+                logits = model(ids)
+            loss = F.cross_entropy(logits.float().view(-1, c["vocab"]), labels)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            del logits, loss
+            if step == 0:
+                mt.reset_mod_stats()
+    snap = mt.get_tracker_snapshot("peak")["cpu" if "cpu" in mt.get_tracker_snapshot("peak") else torch.device("cpu")]
+    return {k.name if hasattr(k, "name") else str(k): v for k, v in snap.items()}
+
+
+def infer_case(c, precision, seq, gen, batch):
+    torch.manual_seed(0)
+    model = Model(c).eval()
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float32
+    model = model.to(dtype)
+    a, kv, d = c["heads"], c["kv_heads"], c["hidden"] // c["heads"]
+    ids = torch.randint(0, c["vocab"], (batch, seq))
+    mt = MemTracker()
+    mt.track_external(model)
+    with mt, torch.no_grad():
+        caches = [(torch.zeros(batch, kv, seq + gen, d, dtype=dtype), torch.zeros(batch, kv, seq + gen, d, dtype=dtype)) for _ in range(c["layers"])]
+        logits = model(ids, caches, 0, last_only=True)
+        tok = logits.argmax(-1)
+        del logits
+        for i in range(gen):
+            mt.reset_mod_stats()  # MemTracker needs this between forward calls; peaks are kept
+            logits = model(tok, caches, seq + i)
+            tok = logits.argmax(-1)
+            del logits
+    snap = mt.get_tracker_snapshot("peak")
+    snap = snap[list(snap.keys())[0]]
+    return {k.name if hasattr(k, "name") else str(k): v for k, v in snap.items()}
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--infer-into":
+        # Re-measure inference only, keeping an existing file's training runs.
+        out = json.load(open(sys.argv[2]))
+        out["infer"] = []
+        for c, precision in itertools.product(shapes(), ["fp32", "bf16"]):
+            cfg = dict(c, attn="sdpa", ckpt=False)
+            peaks = infer_case(cfg, precision, 384, 64, 2)
+            out["infer"].append(dict(config=cfg, precision=precision, seq=384, gen=64, batch=2, peak=peaks))
+        json.dump(out, sys.stdout, indent=1)
+        return
+    out = {"what": "Per-category peak bytes measured with torch.distributed._tools.mem_tracker.MemTracker on CPU",
+           "torch": torch.__version__, "train": [], "infer": []}
+    for c, precision, optim, attn, ckpt in itertools.product(shapes(), ["fp32", "bf16", "bf16-pure"], ["adamw", "sgd"], ["eager", "sdpa"], [False, True]):
+        cfg = dict(c, attn=attn, ckpt=ckpt)
+        seq, batch = 256, 2
+        peaks = train_case(cfg, precision, optim, seq, batch)
+        out["train"].append(dict(config=cfg, precision=precision, optimizer=optim, seq=seq, batch=batch, peak=peaks))
+        print(f"train {c['style']} {precision} {optim} {attn} ckpt={ckpt}: {peaks['Total'] if 'Total' in peaks else peaks}", file=sys.stderr)
+    for c, precision in itertools.product(shapes(), ["fp32", "bf16"]):
+        cfg = dict(c, attn="sdpa", ckpt=False)
+        seq, gen, batch = 384, 64, 2
+        peaks = infer_case(cfg, precision, seq, gen, batch)
+        out["infer"].append(dict(config=cfg, precision=precision, seq=seq, gen=gen, batch=batch, peak=peaks))
+        print(f"infer {c['style']} {precision}: {peaks}", file=sys.stderr)
+    json.dump(out, sys.stdout, indent=1)
+
+
+if __name__ == "__main__":
+    main()
