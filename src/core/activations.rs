@@ -143,7 +143,9 @@ pub fn korthikanti_layer(x: &Shape, sp: bool, recompute: Recompute) -> (u128, u1
 /// MoE                                   T·top_k·(h·k + m_s·f_e·k)/t + 4·T·E   (routed copies, expert MLPs, fp32 router logits)
 /// MLP dropout mask                      T·h/r          (dropout only)
 /// ```
-/// Selective recompute drops the eager softmax terms (the attention core is recomputed).
+/// Selective recompute drops the eager softmax terms (the attention core is recomputed,
+/// Korthikanti et al.); under `framework=pytorch` it is torchtitan's op-level SAC
+/// (see `op_sac_layer`).
 ///
 /// Source: Korthikanti et al. 2022 §4.1 (the same derivation; with GELU, f = 4h, eager
 /// attention, dropout and LayerNorm it gives their 34·s·b·h + 5·a·s²·b exactly, plus the
@@ -157,6 +159,12 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Vec<Term> {
     let tok = x.b * x.sl;
     let (k, t, h) = (x.k, x.t, x.h);
     let r = if s.sp { t } else { 1 };
+    if s.framework == Framework::Pytorch
+        && s.recompute == Recompute::Selective
+        && arch.mla.is_none()
+    {
+        return op_sac_layer(arch, x, r);
+    }
     let stats = match arch.norm {
         Norm::Rmsnorm => 4,
         Norm::Layernorm => 8,
@@ -278,6 +286,50 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Vec<Term> {
         });
     }
     v
+}
+
+/// PyTorch selective activation checkpointing as torchtitan applies it ("op" policy):
+/// inside each block, the outputs of every other matmul and of the attention kernel are
+/// saved, everything else is recomputed in backward.
+///
+/// # Formula
+/// ```text
+/// block input                         T·h·k/r
+/// saved matmuls (1st, 3rd, 5th, 7th)  T·(a·d + a_kv·d + f_e + h)·k/t    (q, v, gate, down)
+/// attention output + log-sum-exp      T·a·d·k/t + 4·T·a/t
+/// ```
+/// Source: torchtitan `apply_ac` with `selective_ac_option = "op"` (`_save_list`: mm,
+/// scaled_dot_product_*_attention; "save every other mm").
+pub fn op_sac_layer(arch: &Arch, x: &Shape, r: u128) -> Vec<Term> {
+    let tok = x.b * x.sl;
+    let (k, t, h) = (x.k, x.t, x.h);
+    let f = if arch.experts > 0 {
+        (if arch.moe_ffn > 0 {
+            arch.moe_ffn
+        } else {
+            arch.ffn
+        }) as u128
+            * (arch.top_k + arch.shared_experts).max(1) as u128
+    } else {
+        x.f
+    };
+    vec![
+        Term {
+            name: "block input",
+            formula: "T·h·k/r",
+            bytes: tok * h * k / r,
+        },
+        Term {
+            name: "saved matmul outputs (q, v, gate, down)",
+            formula: "T·(a·d + a_kv·d + f + h)·k/t",
+            bytes: (tok * (x.a * x.d + x.kv * x.d + f + h) * k).div_ceil(t),
+        },
+        Term {
+            name: "attention output + log-sum-exp",
+            formula: "T·a·d·k/t + 4·T·a/t",
+            bytes: (tok * x.a * x.d * k + 4 * tok * x.a).div_ceil(t),
+        },
+    ]
 }
 
 /// Layers on pipeline stage `i` of `p` (earlier stages take the remainder).

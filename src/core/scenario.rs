@@ -838,16 +838,18 @@ impl Scenario {
         }
     }
 
-    /// Ranks the sharded states are split over: `N_d`, or for HYBRID_SHARD the
-    /// data-parallel ranks inside one node.
+    /// Ranks the sharded states are split over, `N_s`: the data-parallel ranks times the
+    /// context-parallel ranks (context-parallel ranks hold the same weights, so ZeRO/FSDP
+    /// shard over both: torchtitan's `dp_shard_cp` mesh, Megatron's data-parallel group
+    /// with CP); for HYBRID_SHARD only the ranks inside one node.
     pub fn shard_degree(&self) -> u32 {
         let l = self.layout();
         match self.fsdp {
             Fsdp::HybridShard => {
                 let per_node = (l.gpus_per_node / l.tp.saturating_mul(l.cp).max(1)).max(1);
-                per_node.min(l.dp)
+                per_node.min(l.dp.saturating_mul(l.cp))
             }
-            _ => l.dp,
+            _ => l.dp.saturating_mul(l.cp),
         }
     }
 

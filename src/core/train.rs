@@ -636,7 +636,30 @@ fn pytorch_states(
             "PyTorch torch.optim.AdamW foreach implementation (_multi_tensor_adamw: torch._foreach_sqrt)",
         );
     }
-    if s.fsdp != super::scenario::Fsdp::None {
+    if s.fsdp != super::scenario::Fsdp::None && l.pp > 1 {
+        // With pipeline parallelism FSDP keeps the stage unsharded across micro-batches
+        // (reshard_after_forward=False) and accumulates unsharded fp32 gradients until the
+        // last micro-batch's reduce-scatter.
+        let src = "PyTorch FSDP2 under pipeline parallelism (torchtitan: reshard_after_forward=False with PP; gradients reduce-scattered after the last micro-batch)";
+        ledger.push_in(
+            &fb,
+            Component::GatheredLayer,
+            Location::Gpu,
+            mul_div_ceil(k, psi, t),
+            &format!("{k}·{psym}/t  (stage kept unsharded across micro-batches)"),
+            vals.clone(),
+            src,
+        );
+        ledger.push_in(
+            &bs,
+            Component::GatheredLayer,
+            Location::Gpu,
+            mul_div_ceil(4, psi, t),
+            &format!("4·{psym}/t  (unsharded fp32 gradients accumulated over micro-batches)"),
+            vals.clone(),
+            src,
+        );
+    } else if s.fsdp != super::scenario::Fsdp::None {
         // FSDP2 unshards one block for compute and prefetches the next; backward also holds
         // the unsharded gradient block in the reduce dtype (fp32) before reduce-scatter.
         let block = arch.params().per_layer;
