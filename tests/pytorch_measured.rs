@@ -191,3 +191,37 @@ fn pytorch_inference_peaks() {
     );
     assert!(med <= 0.25, "median inference error {med}");
 }
+
+#[test]
+fn pytorch_fsdp2_peaks() {
+    let d = data();
+    let mut errs = Vec::new();
+    for run in d["fsdp"].as_array().unwrap() {
+        let c = &run["config"];
+        let world = run["world"].as_u64().unwrap();
+        let q = format!(
+            "{}&fsdp=full_shard&gpus_per_node={world}&precision={}&optimizer=adamw&attn=sdpa&batch={}&seq={}",
+            base_query(c),
+            run["precision"].as_str().unwrap(),
+            run["batch"],
+            run["seq"]
+        );
+        let (_, e) = estimate_query(&q);
+        let meas = run["peak"]["Total"].as_f64().unwrap();
+        let err = (e.allocated_bytes as f64 - meas) / meas;
+        eprintln!(
+            "FSDP2 world {world} {}: est {} meas {meas} ({:+.1} %)",
+            run["precision"],
+            e.allocated_bytes,
+            err * 100.0
+        );
+        errs.push(err.abs());
+    }
+    let (med, max) = stats(errs);
+    eprintln!(
+        "FSDP2 peak: median |error| {:.1} %, max {:.1} %",
+        med * 100.0,
+        max * 100.0
+    );
+    assert!(med <= 0.15, "median FSDP2 error {med}");
+}

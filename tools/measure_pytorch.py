@@ -189,7 +189,54 @@ def infer_case(c, precision, seq, gen, batch):
     return {k.name if hasattr(k, "name") else str(k): v for k, v in snap.items()}
 
 
+def fsdp_case(c, world, precision, seq, batch):
+    """FSDP2 (fully_shard per block and at the root) on a fake process group of `world` ranks."""
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    if dist.is_initialized():
+        dist.destroy_process_group()
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
+    mesh = init_device_mesh("cpu", (world,))
+    torch.manual_seed(0)
+    model = Model(c)
+    mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if precision == "bf16" else MixedPrecisionPolicy()
+    for blk in model.blocks:
+        fully_shard(blk, mesh=mesh, mp_policy=mp)
+    fully_shard(model, mesh=mesh, mp_policy=mp)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
+    ids = torch.randint(0, c["vocab"], (batch, seq))
+    labels = torch.randint(0, c["vocab"], (batch * seq,))
+    mt = MemTracker()
+    mt.track_external(model, opt)
+    with mt:
+        for step in range(2):
+            logits = model(ids)
+            loss = F.cross_entropy(logits.float().view(-1, c["vocab"]), labels)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            del logits, loss
+            if step == 0:
+                mt.reset_mod_stats()
+    snap = mt.get_tracker_snapshot("peak")
+    snap = snap[list(snap.keys())[0]]
+    return {k.name if hasattr(k, "name") else str(k): v for k, v in snap.items()}
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--fsdp-into":
+        out = json.load(open(sys.argv[2]))
+        out["fsdp"] = []
+        c = dict(shapes()[0], attn="sdpa", ckpt=False, hidden=512, heads=8, kv_heads=2, ffn=1376, layers=4)
+        for world, precision in itertools.product([2, 8, 32, 64], ["fp32", "bf16"]):
+            peaks = fsdp_case(c, world, precision, 256, 2)
+            out["fsdp"].append(dict(config=c, world=world, precision=precision, seq=256, batch=2, peak=peaks))
+            print(f"fsdp {world} {precision}: {peaks}", file=sys.stderr)
+        json.dump(out, sys.stdout, indent=1)
+        return
     if len(sys.argv) > 1 and sys.argv[1] == "--infer-into":
         # Re-measure inference only, keeping an existing file's training runs.
         out = json.load(open(sys.argv[2]))

@@ -660,6 +660,19 @@ fn pytorch_states(
             src,
         );
     } else if s.fsdp != super::scenario::Fsdp::None {
+        // The root module (embedding, final norm, head) is one FSDP group: unsharded for the
+        // whole forward and backward.
+        let c = arch.params();
+        let root = c.embedding + c.lm_head + arch.norm.params(arch.hidden as u128) as u64;
+        ledger.push_in(
+            &fb,
+            Component::GatheredLayer,
+            Location::Gpu,
+            mul_div_ceil(k, root, t),
+            &format!("{k}·P_root/t  (root group unsharded: embedding, final norm, head)"),
+            format!("P_root={root}, t={t}"),
+            "PyTorch FSDP2 fully_shard(model) root group",
+        );
         // FSDP2 unshards one block for compute and prefetches the next; backward also holds
         // the unsharded gradient block in the reduce dtype (fp32) before reduce-scatter.
         let block = arch.params().per_layer;
