@@ -146,6 +146,11 @@ await test('malformed URL shows warnings, runs no script and still works', 1440,
   await page.waitForFunction(() => location.search.includes('batch=2'));
   const after = await page.getByTestId('warnings').textContent();
   check(!after.includes('batch'), 'the batch warning stayed after the user fixed batch');
+  await page.goto(`${origin}/?params=-1&zero=9&name=%3Cscript%3Ealert(2)%3C/script%3E`);
+  await page.getByTestId('warnings').waitFor();
+  const second = await page.getByTestId('warnings').textContent();
+  for (const needle of ['params', '`-1` is negative', 'unknown key `name`']) check(second.includes(needle), `second bad URL lacks ${needle}: ${second}`);
+  check(seen.dialogs.length === 0, 'a dialog opened on the second bad URL');
 });
 
 await test('narrow screen (360 px) renders every panel', 360, async (page) => {
