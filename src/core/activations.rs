@@ -248,11 +248,7 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Vec<Term> {
         4
     };
     if arch.experts > 0 {
-        let fe = (if arch.moe_ffn > 0 {
-            arch.moe_ffn
-        } else {
-            arch.ffn
-        }) as u128;
+        let fe = arch.expert_ffn() as u128;
         let per = match arch.mlp {
             Mlp::Swiglu => swiglu_saved,
             Mlp::Gelu => 2,
@@ -304,12 +300,7 @@ pub fn op_sac_layer(arch: &Arch, x: &Shape, r: u128) -> Vec<Term> {
     let tok = x.b * x.sl;
     let (k, t, h) = (x.k, x.t, x.h);
     let f = if arch.experts > 0 {
-        (if arch.moe_ffn > 0 {
-            arch.moe_ffn
-        } else {
-            arch.ffn
-        }) as u128
-            * (arch.top_k + arch.shared_experts).max(1) as u128
+        arch.active_ffn()
     } else {
         x.f
     };

@@ -145,16 +145,7 @@ pub(crate) fn inference_items(
         arch.kv_heads as u128,
         arch.head_dim as u128,
     );
-    let f_eff = if arch.experts > 0 {
-        (if arch.moe_ffn > 0 {
-            arch.moe_ffn
-        } else {
-            arch.ffn
-        }) as u128
-            * (arch.top_k + arch.shared_experts).max(1) as u128
-    } else {
-        arch.ffn as u128
-    };
+    let f_eff = arch.active_ffn();
     let sharded =
         ((a + 2 * kv) * d + a * d + arch.mlp.matrices() as u128 * f_eff).div_ceil(t as u128);
     let work = |tokens: u128| {

@@ -348,6 +348,24 @@ impl Arch {
         }
     }
 
+    /// Inner width of one routed expert (`moe_ffn`, or `ffn` when not given).
+    pub fn expert_ffn(&self) -> u32 {
+        if self.moe_ffn > 0 {
+            self.moe_ffn
+        } else {
+            self.ffn
+        }
+    }
+
+    /// MLP width one token passes through: `ffn` for dense models, `(top_k + shared)·f_e` for MoE.
+    pub fn active_ffn(&self) -> u128 {
+        if self.experts > 0 {
+            self.expert_ffn() as u128 * (self.top_k + self.shared_experts).max(1) as u128
+        } else {
+            self.ffn as u128
+        }
+    }
+
     /// Every weight matrix (`in × out`, how many), for adapters, quantisation and
     /// factored optimizers. Vectors (biases, norms) are not listed.
     pub fn linears(&self) -> Vec<Linear> {
