@@ -306,3 +306,28 @@ fn no_item_lacks_its_explanation() {
     }
     assert!(n > 60, "{n} items");
 }
+
+#[test]
+fn expert_parallelism_divides_the_unpartitioned_experts() {
+    // Mixtral 8x7B, ZeRO-1, ep = 8: bf16 weights and grads hold the non-expert parameters
+    // and 1/8 of the routed experts (32·8·3·4096·14336 = 45,097,156,608).
+    let (total, experts) = (46_702_792_704u64, 45_097_156_608u64);
+    let e = est("model=mixtral-8x7b&gpus_per_node=8&zero=1&ep=8");
+    let psi_ep = total - experts + experts / 8;
+    assert_eq!(e.gpu_bytes_of(Component::Weights), 2 * psi_ep);
+    assert_eq!(e.gpu_bytes_of(Component::Gradients), 2 * psi_ep);
+    // Partitioned states are the same with or without EP.
+    assert_eq!(e.gpu_bytes_of(Component::OptimizerStates), 8 * total / 8);
+}
+
+#[test]
+fn context_parallel_kv_buffers() {
+    // Llama-3-8B, cp = 4, s = 32768: s' = 8192; 2·2·1·8192·8·128·2 bytes of K/V chunks.
+    let e = est("model=llama-3-8b&gpus_per_node=4&cp=4&seq=32768&zero=3");
+    let b = e
+        .items
+        .iter()
+        .find(|i| i.component == Component::CommBuffers && i.formula.contains("K and V"))
+        .unwrap();
+    assert_eq!(b.bytes, 2 * 2 * 8192 * 8 * 128 * 2);
+}

@@ -357,6 +357,23 @@ impl Arch {
         }
     }
 
+    /// Parameters of all routed experts (what expert parallelism divides).
+    ///
+    /// ```
+    /// use memfit::core::model::preset;
+    /// // Mixtral 8x7B: 32 layers · 8 experts · 3·4096·14336
+    /// assert_eq!(preset("mixtral-8x7b").unwrap().arch.routed_expert_params(), 32 * 8 * 3 * 4096 * 14336);
+    /// ```
+    pub fn routed_expert_params(&self) -> u64 {
+        if self.experts == 0 {
+            return 0;
+        }
+        let moe_layers =
+            (self.layers as u128).saturating_sub(self.first_dense.min(self.layers) as u128);
+        let per = self.mlp.matrices() as u128 * self.hidden as u128 * self.expert_ffn() as u128;
+        (moe_layers * self.experts as u128 * per).min(u64::MAX as u128) as u64
+    }
+
     /// MLP width one token passes through: `ffn` for dense models, `(top_k + shared)·f_e` for MoE.
     pub fn active_ffn(&self) -> u128 {
         if self.experts > 0 {

@@ -279,9 +279,21 @@ pub(crate) fn model_states(
     let z = s.effective_zero();
     let per_node = l.gpus_per_node.min(l.world) as u64;
     let psi = st.share(psi_total);
+    // Expert parallelism: each rank holds 1/ep of the routed experts. States that ZeRO
+    // partitions are unchanged by it (experts are partitioned over the expert-data-parallel
+    // group, N_s/ep ranks, which gives the same bytes per rank); unpartitioned copies shrink.
+    let experts = st.share(arch.routed_expert_params()).min(psi);
+    let psi_ep = psi - experts + experts.div_ceil(s.ep.max(1) as u64);
     let (w_div, g_div, o_div) = shard_divisors(z, ns);
     let psym = if st.p > 1 { "Ψ_i" } else { "Ψ" };
-    let sym = |div: u64| shard_symbol(psym, div);
+    let ep_on = s.ep > 1 && experts > 0;
+    let sym = |div: u64| {
+        if div == 1 && ep_on {
+            shard_symbol(&format!("{psym}_ep"), div)
+        } else {
+            shard_symbol(psym, div)
+        }
+    };
     let vals = |extra: &str| {
         if st.p > 1 {
             format!(
@@ -290,6 +302,16 @@ pub(crate) fn model_states(
             )
         } else {
             format!("Ψ={psi}, t={t}, N_s={ns}{extra}")
+        }
+    };
+    let vals = |extra: &str| {
+        if ep_on {
+            vals(&format!(
+                ", Ψ_ep={psi_ep} (routed experts {experts}/ep, ep={}){extra}",
+                s.ep
+            ))
+        } else {
+            vals(extra)
         }
     };
     let place = |off: Offload| match off {
@@ -327,7 +349,18 @@ pub(crate) fn model_states(
             (st.share(lora_params(arch, s.lora_rank, s.lora_targets)), 4)
         }
     };
-    let tr = |bytes_per: u64, div: u64| mul_div_ceil(bytes_per, trained, t * div);
+    let trained_ep = if s.finetune == Finetune::Full {
+        psi_ep
+    } else {
+        trained
+    };
+    let tr = |bytes_per: u64, div: u64| {
+        mul_div_ceil(
+            bytes_per,
+            if div > 1 { trained } else { trained_ep },
+            t * div,
+        )
+    };
 
     if pytorch {
         pytorch_states(s, arch, psi, l, st, ledger);
@@ -335,7 +368,7 @@ pub(crate) fn model_states(
         // Weights.
         match s.finetune {
             Finetune::Full => {
-                let w = mul_div_ceil(k, psi, t * w_div);
+                let w = mul_div_ceil(k, if w_div > 1 { psi } else { psi_ep }, t * w_div);
                 let f = format!("{}{k}·{}", prefix(weights_loc), sym(w_div));
                 ledger.push(
                     Component::Weights,
@@ -358,7 +391,7 @@ pub(crate) fn model_states(
                 }
             }
             Finetune::Lora => {
-                let w = mul_div_ceil(k, psi, t * w_div);
+                let w = mul_div_ceil(k, if w_div > 1 { psi } else { psi_ep }, t * w_div);
                 ledger.push(
                     Component::Weights,
                     weights_loc,
@@ -902,6 +935,20 @@ pub(crate) fn activation_items(
         ),
         src,
     );
+    if l.cp > 1 {
+        // Ring attention passes K/V chunks between the CP ranks, double-buffered.
+        let kv_t = x.kv.div_ceil(x.t);
+        let bytes = 2 * 2 * x.b * x.sl * kv_t * x.d * x.k;
+        ledger.push_in(
+            &[Phase::Forward, Phase::Backward],
+            Component::CommBuffers,
+            Location::Gpu,
+            bytes.min(u64::MAX as u128) as u64,
+            "2·2·b·s'·⌈a_kv/t⌉·d·k  (double-buffered K and V chunks)",
+            format!("b={}, s'={}, a_kv={}, d={}, t={}, k={}, c={}", x.b, x.sl, x.kv, x.d, x.t, x.k, l.cp),
+            "ring attention context parallelism (Liu et al. 2023; Megatron-core / torchtitan CP): K/V chunks exchanged per step",
+        );
+    }
     if st.i + 1 == st.p {
         let (lb, lf) = logits_bytes(s, arch, &x);
         let alive = if s.schedule == Schedule::Gpipe {
