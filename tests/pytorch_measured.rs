@@ -225,3 +225,47 @@ fn pytorch_fsdp2_peaks() {
     );
     assert!(med <= 0.15, "median FSDP2 error {med}");
 }
+
+/// Full-width Llama-2-7B blocks measured under FakeTensorMode (sizes without data).
+#[test]
+fn pytorch_full_width_peaks() {
+    let d = data();
+    let mut errs = Vec::new();
+    for run in d["large"].as_array().unwrap() {
+        let c = &run["config"];
+        let q = format!(
+            "{}&precision={}&optimizer={}&attn={}&recompute={}&batch={}&seq={}",
+            base_query(c),
+            run["precision"].as_str().unwrap(),
+            run["optimizer"].as_str().unwrap(),
+            c["attn"].as_str().unwrap(),
+            if c["ckpt"].as_bool().unwrap() {
+                "full"
+            } else {
+                "none"
+            },
+            run["batch"],
+            run["seq"]
+        );
+        let (_, e) = estimate_query(&q);
+        let meas = run["peak"]["Total"].as_f64().unwrap();
+        let err = (e.allocated_bytes as f64 - meas) / meas;
+        eprintln!(
+            "full width {} {} {} ckpt={}: est {} meas {meas} ({:+.1} %)",
+            run["precision"],
+            run["optimizer"],
+            c["attn"],
+            c["ckpt"],
+            e.allocated_bytes,
+            err * 100.0
+        );
+        errs.push(err.abs());
+    }
+    let (med, max) = stats(errs);
+    eprintln!(
+        "full-width peak: median |error| {:.1} %, max {:.1} %",
+        med * 100.0,
+        max * 100.0
+    );
+    assert!(med <= 0.10, "median full-width error {med}");
+}

@@ -12,6 +12,9 @@ and checked by tests/pytorch_measured.rs.
 
     python3 -m venv ~/.cache/memfit-venv && ~/.cache/memfit-venv/bin/pip install torch==2.15.0
     ~/.cache/memfit-venv/bin/python tools/measure_pytorch.py > tests/data/pytorch_measurements.json
+    # then add the FSDP2 (fake process group) and full-width (FakeTensorMode) runs:
+    ~/.cache/memfit-venv/bin/python tools/measure_pytorch.py --fsdp-into tests/data/pytorch_measurements.json > /tmp/m.json && mv /tmp/m.json tests/data/pytorch_measurements.json
+    ~/.cache/memfit-venv/bin/python tools/measure_pytorch.py --large-into tests/data/pytorch_measurements.json > /tmp/m.json && mv /tmp/m.json tests/data/pytorch_measurements.json
 """
 import itertools
 import json
@@ -227,6 +230,22 @@ def fsdp_case(c, world, precision, seq, batch):
 
 
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--large-into":
+        # Full-width Llama-2-7B blocks (2 of them) under FakeTensorMode: shapes too large to
+        # allocate here, tracked exactly (fake tensors carry sizes, not data).
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        out = json.load(open(sys.argv[2]))
+        out["large"] = []
+        base = dict(style="llama", hidden=4096, heads=32, kv_heads=32, ffn=11008, vocab=32000, layers=2, positions=0, tied=False)
+        for precision, optim, attn, ckpt in itertools.product(["fp32", "bf16"], ["adamw", "sgd"], ["sdpa", "eager"], [False, True]):
+            cfg = dict(base, attn=attn, ckpt=ckpt)
+            with FakeTensorMode(allow_non_fake_inputs=True):
+                peaks = train_case(cfg, precision, optim, 2048, 1)
+            out["large"].append(dict(config=cfg, precision=precision, optimizer=optim, seq=2048, batch=1, peak=peaks))
+            print(f"large {precision} {optim} {attn} ckpt={ckpt}: {peaks['Total']}", file=sys.stderr)
+        json.dump(out, sys.stdout, indent=1)
+        return
     if len(sys.argv) > 1 and sys.argv[1] == "--fsdp-into":
         out = json.load(open(sys.argv[2]))
         out["fsdp"] = []
