@@ -97,6 +97,7 @@ struct Knobs2 {
     allgather_bucket: u64,
     overlap_comm: bool,
     prefetch_bucket: u64,
+    max_live_params: u64,
 }
 
 prop_compose! {
@@ -113,9 +114,10 @@ prop_compose! {
         allgather_bucket in 0u64..=1_000_000_000_000,
         overlap_comm in any::<bool>(),
         prefetch_bucket in 0u64..=1_000_000_000_000,
+        max_live_params in 0u64..=1_000_000_000_000,
     ) -> Knobs2 {
         Knobs2 { attn, dropout, schedule, framework, ckpt_layers, cuda_ctx_mib, nccl_mib, frag_pct, reduce_bucket,
-                 allgather_bucket, overlap_comm, prefetch_bucket }
+                 allgather_bucket, overlap_comm, prefetch_bucket, max_live_params }
     }
 }
 
@@ -152,7 +154,7 @@ prop_compose! {
                    schedule: k2.schedule, framework: k2.framework, ckpt_layers: k2.ckpt_layers,
                    cuda_ctx_mib: k2.cuda_ctx_mib, nccl_mib: k2.nccl_mib, frag_pct: k2.frag_pct,
                    reduce_bucket: k2.reduce_bucket, allgather_bucket: k2.allgather_bucket,
-                   overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, gpu, gpu_mem_mib, convention, units }
+                   overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, gpu, gpu_mem_mib, convention, units }
     }
 }
 

@@ -331,3 +331,22 @@ fn context_parallel_kv_buffers() {
         .unwrap();
     assert_eq!(b.bytes, 2 * 2 * 8192 * 8 * 128 * 2);
 }
+
+#[test]
+fn deepspeed_prefetch_is_capped_by_max_live_parameters() {
+    // Llama-2-7B, ZeRO-3: largest layer 131,072,000; prefetch 5e7 fits under 1e9 live params.
+    let prefetch = |q: &str| {
+        let e = est(q);
+        e.items
+            .iter()
+            .find(|i| i.formula.contains("prefetch"))
+            .map(|i| i.bytes)
+            .unwrap()
+    };
+    assert_eq!(prefetch("zero=3&gpus_per_node=8"), 2 * 50_000_000);
+    // max_live = 1.5e8: only 150,000,000 − 131,072,000 = 18,928,000 more may be prefetched.
+    assert_eq!(
+        prefetch("zero=3&gpus_per_node=8&max_live_params=150000000"),
+        2 * 18_928_000
+    );
+}

@@ -468,7 +468,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
                 let mut lg = Ledger { items: Vec::new() };
                 train::model_states(s, &arch, psi, largest, &layout, &st, &mut lg);
                 train::activation_items(s, &arch, &layout, &st, &mut lg);
-                train::overhead_items(s, &layout, &mut lg);
+                train::overhead_items(s, &layout, largest, &mut lg);
                 add_fragmentation(s, &mut lg, &TRAIN);
                 let (bytes, phase) = peak(&lg.items, Location::Gpu, &TRAIN);
                 stages.push(StageSummary {
@@ -494,7 +494,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
         }
     };
     if s.mode == Mode::Infer && !use_ds && !use_megatron {
-        train::overhead_items(s, &layout, &mut ledger);
+        train::overhead_items(s, &layout, largest, &mut ledger);
         add_fragmentation(s, &mut ledger, phases);
     }
     let (per_gpu_bytes, peak_phase) = peak(&ledger.items, Location::Gpu, phases);

@@ -662,6 +662,8 @@ pub struct Scenario {
     pub overlap_comm: bool,
     /// `prefetch_bucket`: DeepSpeed stage3_prefetch_bucket_size, elements.
     pub prefetch_bucket: u64,
+    /// `max_live_params`: DeepSpeed stage3_max_live_parameters, elements.
+    pub max_live_params: u64,
     /// `gpu`: GPU preset id.
     pub gpu: String,
     /// `gpu_mem`: custom usable memory per GPU in MiB (overrides the preset's capacity).
@@ -724,6 +726,7 @@ impl Default for Scenario {
             allgather_bucket: 500_000_000,
             overlap_comm: false,
             prefetch_bucket: 50_000_000,
+            max_live_params: 1_000_000_000,
             gpu: "h100-80".into(),
             gpu_mem_mib: None,
             convention: Convention::Memfit,

@@ -738,14 +738,15 @@ fn pytorch_states(
 /// NCCL communicator buffers               N MiB                      (default 256 with > 1 GPU, else 0)
 /// DeepSpeed ZeRO-1/2/3 reduce bucket      k·B_r·(2 if overlap_comm)   (B_r = reduce_bucket_size)
 /// DeepSpeed ZeRO-1/2 all-gather bucket    k·B_a                      (optimizer step)
-/// DeepSpeed ZeRO-3 prefetch bucket        k·B_p                      (forward, backward)
+/// DeepSpeed ZeRO-3 prefetch bucket        k·min(B_p, M_live − L)     (forward, backward; M_live =
+///                                         stage3_max_live_parameters bounds the gathered params)
 /// ```
 /// Sources: CUDA 12 context on Hopper measures 500–700 MiB including cuBLAS/cuDNN
 /// handles (NVIDIA CUDA C Programming Guide, lazy loading; PyTorch "Understanding CUDA
 /// Memory Usage"); NCCL_BUFFSIZE 4 MiB per channel and peer (NCCL environment docs);
 /// DeepSpeed config defaults (reduce_bucket_size 5e8, allgather_bucket_size 5e8,
 /// stage3_prefetch_bucket_size 5e7); seed 001 (overlap_comm costs memory: ~+7%).
-pub(crate) fn overhead_items(s: &Scenario, l: &Layout, ledger: &mut Ledger) {
+pub(crate) fn overhead_items(s: &Scenario, l: &Layout, largest: u64, ledger: &mut Ledger) {
     let mib = 1u64 << 20;
     ledger.push(
         Component::Overhead,
@@ -806,9 +807,9 @@ pub(crate) fn overhead_items(s: &Scenario, l: &Layout, ledger: &mut Ledger) {
                 &[Phase::Forward, Phase::Backward],
                 Component::CommBuffers,
                 Location::Gpu,
-                mul(k, s.prefetch_bucket),
-                &format!("{k}·B_p  (ZeRO-3 parameter prefetch bucket)"),
-                format!("B_p={}, k={k}", s.prefetch_bucket),
+                mul(k, s.prefetch_bucket.min(s.max_live_params.saturating_sub(largest))),
+                &format!("{k}·min(B_p, M_live − L)  (ZeRO-3 parameter prefetch, capped by stage3_max_live_parameters)"),
+                format!("B_p={}, M_live={}, L={largest}, k={k}", s.prefetch_bucket, s.max_live_params),
                 src,
             );
         }

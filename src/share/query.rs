@@ -111,6 +111,7 @@ pub const KEYS: &[KeySpec] = &[
     k("allgather_bucket", "DeepSpeed allgather_bucket_size", "elements", "0–10^12"),
     k("overlap_comm", "DeepSpeed overlap_comm (double-buffered reduce)", "-", "`0`, `1`"),
     k("prefetch_bucket", "DeepSpeed stage3_prefetch_bucket_size", "elements", "0–10^12"),
+    k("max_live_params", "DeepSpeed stage3_max_live_parameters", "elements", "0–10^12"),
     k("gpu", "GPU preset id", "-", "a GPU id (see `memfit --help`)"),
     k("gpu_mem", "custom usable memory per GPU (overrides the preset)", "MiB", "1–1073741824, empty = preset"),
     k("convention", "whose accounting", "-", "`memfit`, `ds-doc`, `ds-0.14`, `ds-0.19`, `megatron`, `megatron-0.14`, `seed003`, `seed002`, `korthikanti`"),
@@ -367,6 +368,7 @@ pub fn set_key(s: &mut Scenario, key: &str, value: &str) -> Result<(), String> {
         "allgather_bucket" => s.allgather_bucket = parse_int(v, 0, 1_000_000_000_000)?,
         "overlap_comm" => s.overlap_comm = parse_bool(v)?,
         "prefetch_bucket" => s.prefetch_bucket = parse_int(v, 0, 1_000_000_000_000)?,
+        "max_live_params" => s.max_live_params = parse_int(v, 0, 1_000_000_000_000)?,
         "gpu" => {
             let id = v.trim();
             if gpu(id).is_none() {
@@ -485,6 +487,7 @@ pub fn get_key(s: &Scenario, key: &str) -> String {
         "allgather_bucket" => s.allgather_bucket.to_string(),
         "overlap_comm" => (s.overlap_comm as u8).to_string(),
         "prefetch_bucket" => s.prefetch_bucket.to_string(),
+        "max_live_params" => s.max_live_params.to_string(),
         "gpu" => s.gpu.clone(),
         "gpu_mem" => opt(&s.gpu_mem_mib),
         "convention" => s.convention.as_str().into(),

@@ -188,6 +188,9 @@ pub fn ZeroPanel(scenario: RwSignal<Scenario>) -> impl IntoView {
                 <KeySelect scenario key="pin_memory" label="Pinned memory" options=opts(&[("0", "no"), ("1", "yes")]) />
                 <KeySelect scenario key="framework" label="Framework" options=opts(&[("deepspeed", "DeepSpeed"), ("pytorch", "PyTorch / FSDP2"), ("megatron", "Megatron-LM")]) />
                 <KeySelect scenario key="overlap_comm" label="overlap_comm" options=opts(&[("0", "off"), ("1", "on")]) />
+                <KeyInput scenario key="reduce_bucket" label="reduce_bucket_size" unit="elements" />
+                <KeyInput scenario key="prefetch_bucket" label="stage3 prefetch" unit="elements" />
+                <KeyInput scenario key="max_live_params" label="stage3 max live" unit="elements" />
                 <KeyInput scenario key="cuda_ctx" label="CUDA context" unit="MiB" />
                 <KeyInput scenario key="nccl" label="NCCL buffers" unit="MiB" placeholder="auto".to_string() />
                 <KeyInput scenario key="frag" label="Fragmentation" unit="%" />
