@@ -89,6 +89,9 @@ fn error_svg(msg: &str, size: ChartSize) -> String {
     out
 }
 
+/// Charts narrower than this have no legend column.
+pub const NARROW: u32 = 560;
+
 /// Width of the legend column in pixels.
 const LEGEND_WIDTH: u32 = 210;
 
@@ -102,7 +105,12 @@ fn draw(
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let root = SVGBackend::with_string(buf, (size.width, size.height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
-    let legend_w = LEGEND_WIDTH.min(size.width / 2);
+    // Narrow charts (phones) drop the legend column; the page lists the legend in HTML.
+    let legend_w = if size.width < NARROW {
+        0
+    } else {
+        LEGEND_WIDTH.min(size.width / 2)
+    };
     let (plot, legend) = root.split_horizontally(size.width - legend_w);
     let top = bars.iter().map(Bar::total).max().unwrap_or(0).max(capacity);
     let y_max = (units.value(top) * 1.12).max(1e-9);
@@ -174,6 +182,10 @@ fn draw(
         ))
         .map_err(|e| err(&e))?;
 
+    if legend_w == 0 {
+        root.present().map_err(|e| err(&e))?;
+        return Ok(());
+    }
     // Legend column: one swatch per component present, then the capacity line.
     let mut present: Vec<Component> = Vec::new();
     for c in Component::ALL {
@@ -452,6 +464,23 @@ mod tests {
         assert!(svg.contains("<polyline") || svg.contains("<path"));
         let empty = render_curve(&[], 0, None, "x", Units::Gib, ChartSize::default());
         assert!(empty.contains("<svg"));
+    }
+
+    #[test]
+    fn narrow_charts_have_no_legend_column() {
+        let e = estimate(&Scenario::default());
+        let bar = Bar::from_estimate("x", &e);
+        let svg = render_stacked(
+            &[bar],
+            e.gpu.usable_bytes,
+            Units::Gib,
+            ChartSize {
+                width: 420,
+                height: 320,
+            },
+        );
+        assert!(!svg.contains("Optimizer states"));
+        assert!(svg.contains("<rect"));
     }
 
     #[test]

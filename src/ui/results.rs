@@ -10,6 +10,23 @@ use crate::share::export;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
+/// The main chart's size: narrower on phones (no legend column; the HTML legend shows).
+fn chart_size() -> ChartSize {
+    let w = leptos::prelude::window()
+        .inner_width()
+        .ok()
+        .and_then(|v| v.as_f64())
+        .unwrap_or(1200.0);
+    if w < 600.0 {
+        ChartSize {
+            width: 420,
+            height: 340,
+        }
+    } else {
+        ChartSize::default()
+    }
+}
+
 /// Fits / does not fit, the per-GPU peak, headroom, what dominates, per-stage peaks
 /// and the seeds' rules of thumb.
 #[component]
@@ -106,7 +123,7 @@ pub fn ChartPanel(
                 vec![Bar::from_estimate("this configuration", e)]
             };
             annotate(
-                &render_stacked(&bars, e.gpu.usable_bytes, u, ChartSize::default()),
+                &render_stacked(&bars, e.gpu.usable_bytes, u, chart_size()),
                 &bars,
                 u,
             )
@@ -142,6 +159,12 @@ pub fn ChartPanel(
         <section class="panel chart-panel">
             <h2>"Per-GPU memory"</h2>
             <figure class="chart" role="img" aria-label=summary data-testid="chart" on:click=on_click inner_html=move || svg.get()></figure>
+            <ul class="html-legend" aria-hidden="true">
+                {move || estimate.with(|e| Component::ALL.iter().filter(|c| e.stages.iter().any(|st| st.components.iter().any(|(x, b)| x == *c && *b > 0))).map(|c| {
+                    let (r, g, b) = c.color();
+                    view! { <li><span class="swatch" style=format!("background:#{r:02x}{g:02x}{b:02x}")></span>{c.label()}</li> }
+                }).collect_view())}
+            </ul>
             <p class="hint">"Hover a segment for its size; click it to see its formula."</p>
             <p class="sr-summary">{summary}</p>
         </section>
