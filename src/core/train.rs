@@ -403,16 +403,23 @@ pub(crate) fn model_states(
             }
             Finetune::Qlora => {
                 let q = quantisable_share(arch, psi);
-                let base = nf4_bytes(q, s.double_quant).saturating_add(mul(2, psi - q));
+                // PEFT's prepare_model_for_kbit_training casts the parameters left unquantised
+                // (embedding, norms, LM head) to fp32; other stacks keep them in 16 bits.
+                let rest_b = if s.framework == Framework::Pytorch {
+                    4
+                } else {
+                    2
+                };
+                let base = nf4_bytes(q, s.double_quant).saturating_add(mul(rest_b, psi - q));
                 let w = base.div_ceil(t * w_div);
                 ledger.push(
                     Component::Weights,
                     weights_loc,
                     at(weights_loc, w),
                     if s.double_quant {
-                        "(⌈Ψ_q/2⌉ + ⌈Ψ_q/64⌉ + 4·⌈Ψ_q/16384⌉ + 2·(Ψ−Ψ_q))/t  (frozen NF4 base)"
+                        "(⌈Ψ_q/2⌉ + ⌈Ψ_q/64⌉ + 4·⌈Ψ_q/16384⌉ + r·(Ψ−Ψ_q))/t  (frozen NF4 base; r = 4 under PEFT, else 2)"
                     } else {
-                        "(⌈Ψ_q/2⌉ + 4·⌈Ψ_q/64⌉ + 2·(Ψ−Ψ_q))/t  (frozen NF4 base)"
+                        "(⌈Ψ_q/2⌉ + 4·⌈Ψ_q/64⌉ + r·(Ψ−Ψ_q))/t  (frozen NF4 base; r = 4 under PEFT, else 2)"
                     },
                     format!("Ψ={psi}, Ψ_q={q}, t={t}"),
                     SRC_QLORA,
