@@ -29,15 +29,51 @@ fn base_query(c: &Value) -> String {
     )
 }
 
-fn stats(mut errs: Vec<f64>) -> (f64, f64) {
-    errs.sort_by(f64::total_cmp);
-    let n = errs.len();
-    let median = if n % 2 == 1 {
-        errs[n / 2]
-    } else {
-        (errs[n / 2 - 1] + errs[n / 2]) / 2.0
-    };
-    (median, errs[n - 1])
+use memfit::share::validation::median_max as stats;
+
+/// Estimates every run of a measured set (the query built per run), prints each
+/// comparison of the allocated peak, and returns the median and max |error|.
+fn compare_set(set: &str, query: impl Fn(&Value) -> String) -> (f64, f64) {
+    let d = data();
+    let mut errs = Vec::new();
+    for run in d[set].as_array().unwrap() {
+        let q = query(run);
+        let (_, e) = estimate_query(&q);
+        let meas = run["peak"]["Total"].as_f64().unwrap();
+        let err = (e.allocated_bytes as f64 - meas) / meas;
+        eprintln!(
+            "{set}: {q}: est {} meas {meas} ({:+.1} %)",
+            e.allocated_bytes,
+            err * 100.0
+        );
+        errs.push(err.abs());
+    }
+    let (med, max) = stats(errs);
+    eprintln!(
+        "{set} peak: median |error| {:.1} %, max {:.1} %",
+        med * 100.0,
+        max * 100.0
+    );
+    (med, max)
+}
+
+/// The query of a measured training run.
+fn train_query(run: &Value) -> String {
+    let c = &run["config"];
+    format!(
+        "{}&precision={}&optimizer={}&attn={}&recompute={}&batch={}&seq={}",
+        base_query(c),
+        run["precision"].as_str().unwrap(),
+        run["optimizer"].as_str().unwrap(),
+        c["attn"].as_str().unwrap(),
+        if c["ckpt"].as_bool().unwrap() {
+            "full"
+        } else {
+            "none"
+        },
+        run["batch"],
+        run["seq"]
+    )
 }
 
 fn comp(e: &Estimate, cs: &[Component]) -> f64 {
@@ -71,21 +107,7 @@ fn pytorch_training_peaks() {
     let mut cats: [(&str, Vec<f64>); 1] = [("params (fp32 or bf16 parameters)", vec![])];
     let mut agree = 0usize;
     for run in d["train"].as_array().unwrap() {
-        let c = &run["config"];
-        let q = format!(
-            "{}&precision={}&optimizer={}&attn={}&recompute={}&batch={}&seq={}",
-            base_query(c),
-            run["precision"].as_str().unwrap(),
-            run["optimizer"].as_str().unwrap(),
-            c["attn"].as_str().unwrap(),
-            if c["ckpt"].as_bool().unwrap() {
-                "full"
-            } else {
-                "none"
-            },
-            run["batch"],
-            run["seq"]
-        );
+        let q = train_query(run);
         let (_, e) = estimate_query(&q);
         let p = &run["peak"];
         let m = |k: &str| p[k].as_f64().unwrap_or(0.0);
@@ -157,115 +179,37 @@ fn comp_autocast(e: &Estimate) -> f64 {
 
 #[test]
 fn pytorch_inference_peaks() {
-    let d = data();
-    let mut errs = Vec::new();
-    for run in d["infer"].as_array().unwrap() {
-        let c = &run["config"];
-        let q = format!(
+    let (med, _) = compare_set("infer", |run| {
+        format!(
             "{}&mode=infer&precision={}&attn=sdpa&batch={}&seq={}&gen={}",
-            base_query(c),
-            if run["precision"] == "bf16" {
-                "bf16"
-            } else {
-                "fp32"
-            },
+            base_query(&run["config"]),
+            run["precision"].as_str().unwrap(),
             run["batch"],
             run["seq"],
             run["gen"]
-        );
-        let (_, e) = estimate_query(&q);
-        let meas = run["peak"]["Total"].as_f64().unwrap();
-        let err = (e.allocated_bytes as f64 - meas) / meas;
-        eprintln!(
-            "{q}: est {} meas {meas} ({:+.1} %)",
-            e.allocated_bytes,
-            err * 100.0
-        );
-        errs.push(err.abs());
-    }
-    let (med, max) = stats(errs);
-    eprintln!(
-        "inference peak: median |error| {:.1} %, max {:.1} %",
-        med * 100.0,
-        max * 100.0
-    );
+        )
+    });
     assert!(med <= 0.25, "median inference error {med}");
 }
 
 #[test]
 fn pytorch_fsdp2_peaks() {
-    let d = data();
-    let mut errs = Vec::new();
-    for run in d["fsdp"].as_array().unwrap() {
-        let c = &run["config"];
-        let world = run["world"].as_u64().unwrap();
-        let q = format!(
-            "{}&fsdp=full_shard&gpus_per_node={world}&precision={}&optimizer=adamw&attn=sdpa&batch={}&seq={}",
-            base_query(c),
+    let (med, _) = compare_set("fsdp", |run| {
+        format!(
+            "{}&fsdp=full_shard&gpus_per_node={}&precision={}&optimizer=adamw&attn=sdpa&batch={}&seq={}",
+            base_query(&run["config"]),
+            run["world"],
             run["precision"].as_str().unwrap(),
             run["batch"],
             run["seq"]
-        );
-        let (_, e) = estimate_query(&q);
-        let meas = run["peak"]["Total"].as_f64().unwrap();
-        let err = (e.allocated_bytes as f64 - meas) / meas;
-        eprintln!(
-            "FSDP2 world {world} {}: est {} meas {meas} ({:+.1} %)",
-            run["precision"],
-            e.allocated_bytes,
-            err * 100.0
-        );
-        errs.push(err.abs());
-    }
-    let (med, max) = stats(errs);
-    eprintln!(
-        "FSDP2 peak: median |error| {:.1} %, max {:.1} %",
-        med * 100.0,
-        max * 100.0
-    );
+        )
+    });
     assert!(med <= 0.15, "median FSDP2 error {med}");
 }
 
 /// Full-width Llama-2-7B blocks measured under FakeTensorMode (sizes without data).
 #[test]
 fn pytorch_full_width_peaks() {
-    let d = data();
-    let mut errs = Vec::new();
-    for run in d["large"].as_array().unwrap() {
-        let c = &run["config"];
-        let q = format!(
-            "{}&precision={}&optimizer={}&attn={}&recompute={}&batch={}&seq={}",
-            base_query(c),
-            run["precision"].as_str().unwrap(),
-            run["optimizer"].as_str().unwrap(),
-            c["attn"].as_str().unwrap(),
-            if c["ckpt"].as_bool().unwrap() {
-                "full"
-            } else {
-                "none"
-            },
-            run["batch"],
-            run["seq"]
-        );
-        let (_, e) = estimate_query(&q);
-        let meas = run["peak"]["Total"].as_f64().unwrap();
-        let err = (e.allocated_bytes as f64 - meas) / meas;
-        eprintln!(
-            "full width {} {} {} ckpt={}: est {} meas {meas} ({:+.1} %)",
-            run["precision"],
-            run["optimizer"],
-            c["attn"],
-            c["ckpt"],
-            e.allocated_bytes,
-            err * 100.0
-        );
-        errs.push(err.abs());
-    }
-    let (med, max) = stats(errs);
-    eprintln!(
-        "full-width peak: median |error| {:.1} %, max {:.1} %",
-        med * 100.0,
-        max * 100.0
-    );
+    let (med, _) = compare_set("large", train_query);
     assert!(med <= 0.10, "median full-width error {med}");
 }

@@ -177,13 +177,9 @@ pub fn rows(doc: &Value) -> (Vec<Row>, Vec<String>) {
     (out, notes)
 }
 
-/// Median and maximum absolute relative error.
-pub fn summary(rows: &[Row]) -> (f64, f64) {
-    let mut errs: Vec<f64> = rows
-        .iter()
-        .map(|r| r.rel_error().abs())
-        .filter(|e| e.is_finite())
-        .collect();
+/// Median and maximum of a list of absolute relative errors (NaN when empty).
+pub fn median_max(mut errs: Vec<f64>) -> (f64, f64) {
+    errs.retain(|e| e.is_finite());
     if errs.is_empty() {
         return (f64::NAN, f64::NAN);
     }
@@ -195,6 +191,11 @@ pub fn summary(rows: &[Row]) -> (f64, f64) {
         (errs[n / 2 - 1] + errs[n / 2]) / 2.0
     };
     (median, errs[n - 1])
+}
+
+/// Median and maximum absolute relative error of the rows.
+pub fn summary(rows: &[Row]) -> (f64, f64) {
+    median_max(rows.iter().map(|r| r.rel_error().abs()).collect())
 }
 
 /// The markdown report.
