@@ -18,7 +18,7 @@ pub const SEED_002_SLIP: &str = "Seed 002's Llama-3 405B example prints M_a = 14
 not ≈ 71/MB GB.";
 
 /// One named term of a block's saved activations, in bytes per micro-batch.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Term {
     /// What is stored.
     pub name: &'static str,
@@ -26,6 +26,55 @@ pub struct Term {
     pub formula: &'static str,
     /// Bytes.
     pub bytes: u128,
+}
+
+/// A block's terms, kept inline (at most [`Terms::CAPACITY`]) so that evaluating a
+/// layout allocates nothing. Dereferences to a slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Terms {
+    items: [Term; Terms::CAPACITY],
+    len: usize,
+}
+
+impl Terms {
+    /// The most terms a block has (memfit's eager attention with dropout has 9).
+    pub const CAPACITY: usize = 10;
+    const EMPTY: Term = Term {
+        name: "",
+        formula: "",
+        bytes: 0,
+    };
+    fn new() -> Terms {
+        Terms {
+            items: [Terms::EMPTY; Terms::CAPACITY],
+            len: 0,
+        }
+    }
+    fn push(&mut self, t: Term) {
+        // The term lists below are fixed; a debug build checks the capacity.
+        debug_assert!(self.len < Terms::CAPACITY);
+        if self.len < Terms::CAPACITY {
+            self.items[self.len] = t;
+            self.len += 1;
+        }
+    }
+}
+
+impl<const N: usize> From<[Term; N]> for Terms {
+    fn from(v: [Term; N]) -> Terms {
+        let mut out = Terms::new();
+        for t in v {
+            out.push(t);
+        }
+        out
+    }
+}
+
+impl std::ops::Deref for Terms {
+    type Target = [Term];
+    fn deref(&self) -> &[Term] {
+        &self.items[..self.len]
+    }
 }
 
 /// Shape numbers the activation formulas read.
@@ -155,7 +204,7 @@ pub fn korthikanti_layer(x: &Shape, sp: bool, recompute: Recompute) -> (u128, u1
 /// Llama-2-7B, b = 1, s = 4096, flash, no dropout, bf16, DeepSpeed/HF modules: per layer
 /// 2·(2·T·h·2 + 4T + 4·T·h) + 3·T·4096·2 + T·4096·2 + 4·T·32 + 4·T·11008·2 = 763,920,384 B
 /// (T = 4096).
-pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Vec<Term> {
+pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
     let tok = x.b * x.sl;
     let (k, t, h) = (x.k, x.t, x.h);
     let r = if s.sp { t } else { 1 };
@@ -183,7 +232,7 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Vec<Term> {
     };
     let kv_t = kv_heads.div_ceil(t);
     let selective = s.recompute == Recompute::Selective;
-    let mut v = vec![
+    let mut v = Terms::from([
         Term {
             name: "attention norm + qkv input",
             formula: "2·T·h·k/r + n·T [+ 4·T·h/r composite RMSNorm]",
@@ -199,7 +248,7 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Vec<Term> {
             formula: "T·a·d·k/t",
             bytes: tok * a_t * x.d * k,
         },
-    ];
+    ]);
     match s.attn {
         Attn::Flash | Attn::Sdpa => v.push(Term {
             name: "log-sum-exp",
@@ -296,7 +345,7 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Vec<Term> {
 /// ```
 /// Source: torchtitan `apply_ac` with `selective_ac_option = "op"` (`_save_list`: mm,
 /// scaled_dot_product_*_attention; "save every other mm").
-pub fn op_sac_layer(arch: &Arch, x: &Shape, r: u128) -> Vec<Term> {
+pub fn op_sac_layer(arch: &Arch, x: &Shape, r: u128) -> Terms {
     let tok = x.b * x.sl;
     let (k, t, h) = (x.k, x.t, x.h);
     let f = if arch.experts > 0 {
@@ -304,7 +353,7 @@ pub fn op_sac_layer(arch: &Arch, x: &Shape, r: u128) -> Vec<Term> {
     } else {
         x.f
     };
-    vec![
+    Terms::from([
         Term {
             name: "block input",
             formula: "T·h·k/r",
@@ -320,7 +369,7 @@ pub fn op_sac_layer(arch: &Arch, x: &Shape, r: u128) -> Vec<Term> {
             formula: "T·a·d·k/t + 4·T·a/t",
             bytes: (tok * x.a * x.d * k + 4 * tok * x.a).div_ceil(t),
         },
-    ]
+    ])
 }
 
 /// Layers on pipeline stage `i` of `p` (earlier stages take the remainder).

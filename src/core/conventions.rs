@@ -2,7 +2,7 @@
 //! estimators and Megatron-LM's theoretical memory formula.
 
 use super::deepspeed::{self, DsInputs, DsVersion};
-use super::estimate::{Component, Ledger, Location, Warning};
+use super::ledger::{Component, Ledger, Location, Warning};
 use super::megatron::{megatron_memory, MegatronArgs, MegatronVersion};
 use super::model::{Arch, Mlp, Norm};
 use super::scenario::{Convention, Layout, Offload, Scenario, Zero};
@@ -41,8 +41,7 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
                 Component::Weights,
                 Location::Gpu,
                 e.gpu,
-                "2·P  (fp16 params)",
-                base.clone(),
+                || (String::from("2·P  (fp16 params)"), base.clone()),
                 tool,
             );
             let f = if version == DsVersion::Doc {
@@ -50,7 +49,13 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
             } else {
                 "P·max(4·G, 16)·abf"
             };
-            ledger.push(Component::ModelStates, Location::Cpu, e.cpu, f, base, tool);
+            ledger.push(
+                Component::ModelStates,
+                Location::Cpu,
+                e.cpu,
+                || (String::from(f), base),
+                tool,
+            );
         } else {
             let (lead, lead_formula) = match version {
                 DsVersion::V0_19 => (2 * psi, "2·P  (fp16 params)"),
@@ -65,24 +70,26 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
                 Component::Weights,
                 Location::Gpu,
                 lead,
-                lead_formula,
-                base.clone(),
+                || (String::from(lead_formula), base.clone()),
                 tool,
             );
             ledger.push(
                 Component::ModelStates,
                 Location::Gpu,
                 rest,
-                rest_formula,
-                base.clone(),
+                || (String::from(rest_formula), base.clone()),
                 tool,
             );
             ledger.push(
                 Component::InitLoad,
                 Location::Cpu,
                 e.cpu,
-                "P·4·n·abf  (fp32 model built per process at init)",
-                base,
+                || {
+                    (
+                        String::from("P·4·n·abf  (fp32 model built per process at init)"),
+                        base,
+                    )
+                },
                 tool,
             );
         }
@@ -95,8 +102,12 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
         Component::GatheredLayer,
         Location::Gpu,
         e.largest_layer_memory,
-        "4·L  (largest layer's fp16 params + grads)",
-        base.clone(),
+        || {
+            (
+                String::from("4·L  (largest layer's fp16 params + grads)"),
+                base.clone(),
+            )
+        },
         tool,
     );
     let rest = e.gpu - e.largest_layer_memory.min(e.gpu);
@@ -122,8 +133,7 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
             Component::ModelStates,
             Location::Gpu,
             rest,
-            rest_formula,
-            base.clone(),
+            || (String::from(rest_formula), base.clone()),
             tool,
         );
     }
@@ -132,7 +142,13 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
     } else {
         Component::InitLoad
     };
-    ledger.push(cpu_component, Location::Cpu, e.cpu, cpu_formula, base, tool);
+    ledger.push(
+        cpu_component,
+        Location::Cpu,
+        e.cpu,
+        || (String::from(cpu_formula), base),
+        tool,
+    );
 }
 
 /// Megatron-LM's two numbers (weight and optimizer; activations) as ledger items.
@@ -195,18 +211,22 @@ pub(crate) fn megatron_items(
         Component::ModelStates,
         Location::Gpu,
         e.weight_and_optimizer_bytes.round() as u64,
-        &format!(
+        || {
+            (
+                String::from(format!(
             "{bpp} · most-loaded-shard params (bf16 param 2 + fp32 grad 4 + master 4 + Adam 8)"
-        ),
-        format!(
-            "shard={:.0}, t={}, p={}, d={}, V_pad={}, distributed_optimizer={}",
-            e.most_loaded_shard_params,
-            l.tp,
-            l.pp,
-            l.dp,
-            args.padded_vocab(),
-            args.use_distributed_optimizer as u8
-        ),
+        )),
+                format!(
+                    "shard={:.0}, t={}, p={}, d={}, V_pad={}, distributed_optimizer={}",
+                    e.most_loaded_shard_params,
+                    l.tp,
+                    l.pp,
+                    l.dp,
+                    args.padded_vocab(),
+                    args.use_distributed_optimizer as u8
+                ),
+            )
+        },
         tool,
     );
     match e.activation_bytes {
@@ -216,12 +236,7 @@ pub(crate) fn megatron_items(
             } else {
                 "[s·b·h·(18 + 4f/h)·L + 8·s·b·p + s·b·h·p]·PP [+ 4·s·b·h·(1 + V/h) if p=1] / t"
             };
-            ledger.push(
-                Component::Activations,
-                Location::Gpu,
-                a.round() as u64,
-                formula,
-                format!(
+            ledger.push(Component::Activations, Location::Gpu, a.round() as u64, || (String::from(formula), format!(
                     "s={}, b={}, h={}, f={}, L={}, t={}, p={}, vpp={}, microbatches={}, sp={}, recompute={}",
                     s.seq,
                     s.batch,
@@ -234,9 +249,7 @@ pub(crate) fn megatron_items(
                     s.microbatches,
                     s.sp as u8,
                     s.recompute.as_str()
-                ),
-                tool,
-            );
+                )), tool);
             None
         }
         None => Some(Warning {

@@ -4,200 +4,14 @@
 //! many bytes, the formula in symbols, the values substituted and the source.
 //! Totals are sums of items. Views read the ledger and never recompute memory.
 
-use super::model::ParamCount;
+use super::ledger::Ledger;
+use super::model::{Arch, ParamCount};
 use super::scenario::{Convention, Layout, Mode, Scenario, Zero};
+use super::train::Stage;
 use super::{conventions, infer, train};
 use serde::{Deserialize, Serialize};
 
-/// What a ledger item holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Component {
-    /// Model parameters in the compute dtype.
-    Weights,
-    /// Parameter gradients.
-    Gradients,
-    /// fp32 master copy of the weights (mixed precision).
-    MasterWeights,
-    /// Optimizer moments (Adam: momentum and variance).
-    OptimizerStates,
-    /// DeepSpeed's lumped "params, grads and optimizer states" partition.
-    ModelStates,
-    /// ZeRO-3's gathered (all-gathered) layer: full params and grads of the largest layer.
-    GatheredLayer,
-    /// Activations saved for the backward pass.
-    Activations,
-    /// Inference KV cache.
-    KvCache,
-    /// Host RAM used while the model is built and handed to the GPUs.
-    InitLoad,
-    /// Transient buffers: prefill/decode workspace, optimizer temporaries, NVMe staging.
-    Workspace,
-    /// Logits and loss of the output layer.
-    Logits,
-    /// Communication buffers: NCCL, DDP buckets, DeepSpeed reduce/all-gather/prefetch buckets.
-    CommBuffers,
-    /// CUDA context and library workspaces (not allocator memory).
-    Overhead,
-    /// Allocator fragmentation: reserved but not allocated.
-    Fragmentation,
-}
-
-impl Component {
-    /// Every component, in stacking order (bottom to top of a bar).
-    pub const ALL: [Component; 14] = [
-        Component::Weights,
-        Component::Gradients,
-        Component::MasterWeights,
-        Component::OptimizerStates,
-        Component::ModelStates,
-        Component::GatheredLayer,
-        Component::Activations,
-        Component::Logits,
-        Component::KvCache,
-        Component::Workspace,
-        Component::CommBuffers,
-        Component::Overhead,
-        Component::Fragmentation,
-        Component::InitLoad,
-    ];
-    /// Whether the component is tensor memory the allocator hands out (what
-    /// `torch.cuda.max_memory_allocated` counts).
-    pub fn is_allocated(self) -> bool {
-        !matches!(self, Component::Overhead | Component::Fragmentation)
-    }
-    /// Stable machine name (as in the JSON).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Component::Weights => "weights",
-            Component::Gradients => "gradients",
-            Component::MasterWeights => "master_weights",
-            Component::OptimizerStates => "optimizer_states",
-            Component::ModelStates => "model_states",
-            Component::GatheredLayer => "gathered_layer",
-            Component::Activations => "activations",
-            Component::KvCache => "kv_cache",
-            Component::InitLoad => "init_load",
-            Component::Workspace => "workspace",
-            Component::Logits => "logits",
-            Component::CommBuffers => "comm_buffers",
-            Component::Overhead => "overhead",
-            Component::Fragmentation => "fragmentation",
-        }
-    }
-    /// Human label.
-    pub fn label(self) -> &'static str {
-        match self {
-            Component::Weights => "Weights",
-            Component::Gradients => "Gradients",
-            Component::MasterWeights => "fp32 master weights",
-            Component::OptimizerStates => "Optimizer states",
-            Component::ModelStates => "Model states (DeepSpeed, lumped)",
-            Component::GatheredLayer => "Gathered layer (ZeRO-3)",
-            Component::Activations => "Activations",
-            Component::KvCache => "KV cache",
-            Component::InitLoad => "Model init (host)",
-            Component::Workspace => "Workspace",
-            Component::Logits => "Logits and loss",
-            Component::CommBuffers => "Communication buffers",
-            Component::Overhead => "CUDA context",
-            Component::Fragmentation => "Fragmentation",
-        }
-    }
-    /// A stable colour (hex RGB) for charts and legends.
-    pub fn color(self) -> (u8, u8, u8) {
-        match self {
-            Component::Weights => (0x3b, 0x6e, 0xc8),
-            Component::Gradients => (0xe0, 0x8a, 0x1e),
-            Component::MasterWeights => (0x6a, 0x4c, 0x93),
-            Component::OptimizerStates => (0xc8, 0x3b, 0x4a),
-            Component::ModelStates => (0x8c, 0x56, 0x4b),
-            Component::GatheredLayer => (0x17, 0xa2, 0xb8),
-            Component::Activations => (0x2e, 0x9e, 0x57),
-            Component::KvCache => (0xb5, 0x9f, 0x1a),
-            Component::InitLoad => (0x7f, 0x7f, 0x7f),
-            Component::Workspace => (0xd6, 0x6e, 0xb8),
-            Component::Logits => (0x9c, 0xc4, 0x3e),
-            Component::CommBuffers => (0x5a, 0x9b, 0xd5),
-            Component::Overhead => (0x4d, 0x4d, 0x4d),
-            Component::Fragmentation => (0xbd, 0xbd, 0xbd),
-        }
-    }
-}
-
-/// Where an item lives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Location {
-    /// GPU memory, per GPU.
-    Gpu,
-    /// Host RAM, per node.
-    Cpu,
-    /// NVMe, per node.
-    Nvme,
-}
-
-/// The phase of a step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    /// Model construction, before training starts.
-    Init,
-    /// Forward pass.
-    Forward,
-    /// Backward pass.
-    Backward,
-    /// Optimizer step.
-    OptimizerStep,
-    /// Inference: processing the prompt.
-    Prefill,
-    /// Inference: generating tokens.
-    Decode,
-}
-
-/// One line of the ledger.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Item {
-    /// What it holds.
-    pub component: Component,
-    /// Where it lives.
-    pub location: Location,
-    /// Bytes (per GPU for `gpu`, per node for `cpu`/`nvme`).
-    pub bytes: u64,
-    /// Which ranks hold it: `"all"` (every GPU alike) or `"node"` (per node of host RAM).
-    pub rank: String,
-    /// The formula in symbols.
-    pub formula: String,
-    /// The values substituted into the formula.
-    pub values: String,
-    /// Where the formula comes from (seed file, paper, tool and version).
-    pub source: String,
-    /// The phases this item exists in (empty: every phase of the step).
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub phases: Vec<Phase>,
-}
-
-impl Item {
-    /// Whether the item is alive in phase `ph` (`Init` items only in `Init`).
-    pub fn alive_in(&self, ph: Phase) -> bool {
-        if self.phases.is_empty() {
-            ph != Phase::Init
-        } else {
-            self.phases.contains(&ph)
-        }
-    }
-}
-
-/// A problem with the input, by key.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Warning {
-    /// The query key concerned.
-    pub key: String,
-    /// The offending value as given (may be empty).
-    pub value: String,
-    /// What is wrong and what memfit did instead.
-    pub message: String,
-}
+pub use super::ledger::{Component, Item, Location, Phase, Warning};
 
 /// Model facts reported with the estimate.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -318,69 +132,177 @@ impl Estimate {
     }
 }
 
-/// Builds ledger items.
-pub(crate) struct Ledger {
-    pub(crate) items: Vec<Item>,
+/// What every mechanism reads about the model, resolved once per scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prepared {
+    /// The architecture with the scenario's overrides.
+    pub arch: Arch,
+    /// Its parameter counts.
+    pub counts: ParamCount,
+    /// `Ψ`: the explicit `params=` or the architecture's total.
+    pub psi: u64,
+    /// `L`: the explicit `largest_layer=` or the architecture's largest module.
+    pub largest: u64,
 }
 
-impl Ledger {
-    /// Adds an item present in every phase.
-    pub(crate) fn push(
-        &mut self,
-        component: Component,
-        location: Location,
-        bytes: u64,
-        formula: &str,
-        values: String,
-        source: &str,
-    ) {
-        self.push_in(&[], component, location, bytes, formula, values, source);
-    }
-
-    /// Adds an item present in the given phases only (every phase when empty).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn push_in(
-        &mut self,
-        phases: &[Phase],
-        component: Component,
-        location: Location,
-        bytes: u64,
-        formula: &str,
-        values: String,
-        source: &str,
-    ) {
-        self.items.push(Item {
-            component,
-            location,
-            bytes,
-            rank: if location == Location::Gpu {
-                "all".into()
-            } else {
-                "node".into()
-            },
-            formula: formula.into(),
-            values,
-            source: source.into(),
-            phases: phases.to_vec(),
-        });
-    }
-}
-
-/// The peak of one location over the phases: items without a phase count in every
-/// phase of the step (not in `Init`); `Init` items count only in `Init`.
-fn peak(items: &[Item], loc: Location, phases: &[Phase]) -> (u64, Phase) {
-    let mut best = (0u64, phases[0]);
-    for &ph in phases.iter().chain(std::iter::once(&Phase::Init)) {
-        let sum = items
-            .iter()
-            .filter(|i| i.location == loc)
-            .filter(|i| i.alive_in(ph))
-            .fold(0u64, |a, i| a.saturating_add(i.bytes));
-        if sum > best.0 {
-            best = (sum, ph);
+impl Prepared {
+    /// Resolves the scenario's model.
+    pub fn of(s: &Scenario) -> Prepared {
+        let arch = s.arch();
+        let counts = arch.params();
+        Prepared {
+            psi: s.params.unwrap_or(counts.total),
+            largest: s.largest_layer.unwrap_or(counts.largest_layer),
+            arch,
+            counts,
         }
     }
-    best
+}
+
+/// The phases of a training step, in the order a tie between their sums is reported.
+pub(crate) const TRAIN: [Phase; 3] = [Phase::Backward, Phase::Forward, Phase::OptimizerStep];
+/// The phases of inference.
+const INFER: [Phase; 2] = [Phase::Decode, Phase::Prefill];
+
+/// Whose accounting a scenario takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Route {
+    /// Inference (memfit's accounting under every convention).
+    Infer,
+    /// DeepSpeed's estimators (ZeRO-2/3 training).
+    DeepSpeed,
+    /// Megatron-LM's formula (training).
+    Megatron,
+    /// memfit's per-stage mechanisms (training).
+    Train,
+}
+
+fn route(s: &Scenario) -> Route {
+    let z = s.effective_zero();
+    match s.mode {
+        Mode::Infer => Route::Infer,
+        Mode::Train if s.convention.is_deepspeed() && matches!(z, Zero::Z2 | Zero::Z3) => {
+            Route::DeepSpeed
+        }
+        Mode::Train if s.convention.is_megatron() => Route::Megatron,
+        Mode::Train => Route::Train,
+    }
+}
+
+impl Route {
+    fn phases(self) -> &'static [Phase] {
+        match self {
+            Route::Infer => &INFER,
+            Route::DeepSpeed => &[Phase::OptimizerStep],
+            Route::Megatron => &[Phase::Backward],
+            Route::Train => &TRAIN,
+        }
+    }
+}
+
+/// Pipeline stages evaluated: `pp`, capped at the layer count (a larger `pp` is
+/// flagged as a problem) and at 1024.
+pub(crate) fn stage_count(arch: &Arch, l: &Layout) -> u32 {
+    l.pp.min(arch.layers.max(1)).clamp(1, 1024)
+}
+
+/// One training pipeline stage's GPU memory under memfit's mechanisms: model states,
+/// activations, runtime overheads, then fragmentation on their allocated peak.
+pub(crate) fn train_stage(s: &Scenario, p: &Prepared, l: &Layout, st: &Stage, ledger: &mut Ledger) {
+    train::model_states(s, &p.arch, p.psi, p.largest, l, st, ledger);
+    train::activation_items(s, &p.arch, l, st, ledger);
+    train::overhead_items(s, l, p.largest, ledger);
+    add_fragmentation(s, ledger, &TRAIN);
+}
+
+/// The ledger of a scenario that has no pipeline stages of its own (inference and
+/// the other tools' conventions); a warning when Megatron's formula needs one.
+fn whole_ledger(
+    s: &Scenario,
+    p: &Prepared,
+    l: &Layout,
+    r: Route,
+    ledger: &mut Ledger,
+) -> Option<Warning> {
+    match r {
+        Route::Infer => {
+            infer::inference_items(s, &p.arch, p.psi, l, ledger);
+            train::overhead_items(s, l, p.largest, ledger);
+            add_fragmentation(s, ledger, &INFER);
+            None
+        }
+        Route::DeepSpeed => {
+            conventions::deepspeed_items(s, p.psi, p.largest, ledger);
+            None
+        }
+        Route::Megatron => conventions::megatron_items(s, &p.arch, l, ledger),
+        Route::Train => None,
+    }
+}
+
+/// The per-GPU peak of a scenario, `estimate(s).per_gpu_bytes`, without building
+/// the ledger's text: the same mechanisms run into a byte tally. Allocates nothing
+/// for memfit's training and inference accounting.
+///
+/// # Example
+/// ```
+/// use memfit::core::estimate::{estimate, per_gpu_peak, Prepared};
+/// use memfit::core::scenario::{Scenario, Zero};
+/// let mut s = Scenario::default();
+/// s.gpus_per_node = 8;
+/// s.zero = Zero::Z3;
+/// s.pp = 2;
+/// assert_eq!(per_gpu_peak(&s, &Prepared::of(&s)), estimate(&s).per_gpu_bytes);
+/// ```
+pub fn per_gpu_peak(s: &Scenario, p: &Prepared) -> u64 {
+    let l = s.layout();
+    let r = route(s);
+    if r == Route::Train {
+        let n = stage_count(&p.arch, &l);
+        (0..n)
+            .map(|i| {
+                let mut lg = Ledger::tally();
+                train_stage(s, p, &l, &Stage::of(&p.arch, n, i), &mut lg);
+                lg.totals().peak(Location::Gpu, &TRAIN, false).0
+            })
+            .max()
+            .unwrap_or(0)
+    } else {
+        let mut lg = Ledger::tally();
+        whole_ledger(s, p, &l, r, &mut lg);
+        lg.totals().peak(Location::Gpu, r.phases(), false).0
+    }
+}
+
+/// Every pipeline stage's ledger; returns the peak stage's items and every stage's summary.
+fn train_stages(s: &Scenario, p: &Prepared, l: &Layout) -> (Ledger, Vec<StageSummary>) {
+    let n = stage_count(&p.arch, l);
+    let mut stages = Vec::with_capacity(n as usize);
+    let mut best: Option<(u64, Ledger)> = None;
+    for i in 0..n {
+        let st = Stage::of(&p.arch, n, i);
+        let mut lg = Ledger::items();
+        train_stage(s, p, l, &st, &mut lg);
+        let (bytes, phase) = lg.totals().peak(Location::Gpu, &TRAIN, false);
+        if let Ledger::Items(items) = &mut lg {
+            stages.push(StageSummary {
+                stage: i,
+                layers: st.layers,
+                per_gpu_bytes: bytes,
+                peak_phase: phase,
+                components: by_component(items, phase),
+            });
+            if n > 1 {
+                for item in items.iter_mut() {
+                    item.rank = format!("stage {i} of {n}");
+                }
+            }
+        }
+        if best.as_ref().is_none_or(|(b, _)| bytes > *b) {
+            best = Some((bytes, lg));
+        }
+    }
+    (best.map_or_else(Ledger::items, |(_, lg)| lg), stages)
 }
 
 /// Estimates memory for a scenario.
@@ -405,11 +327,7 @@ fn peak(items: &[Item], loc: Location, phases: &[Phase]) -> (u64, Phase) {
 /// assert_eq!(states, 13_476_831_232);
 /// ```
 pub fn estimate(s: &Scenario) -> Estimate {
-    let preset = s.preset();
-    let arch = s.arch();
-    let counts = arch.params();
-    let psi = s.params.unwrap_or(counts.total);
-    let largest = s.largest_layer.unwrap_or(counts.largest_layer);
+    let p = Prepared::of(s);
     let layout = s.layout();
     let mut warnings: Vec<Warning> = s
         .problems()
@@ -420,13 +338,8 @@ pub fn estimate(s: &Scenario) -> Estimate {
             message,
         })
         .collect();
-    let z = s.effective_zero();
-
-    let mut ledger = Ledger { items: Vec::new() };
-    let use_ds =
-        s.convention.is_deepspeed() && s.mode == Mode::Train && matches!(z, Zero::Z2 | Zero::Z3);
-    let use_megatron = s.convention.is_megatron() && s.mode == Mode::Train;
-    if (s.convention.is_deepspeed() || s.convention.is_megatron()) && s.mode == Mode::Infer {
+    let r = route(s);
+    if (s.convention.is_deepspeed() || s.convention.is_megatron()) && r == Route::Infer {
         warnings.push(Warning {
             key: "convention".into(),
             value: s.convention.as_str().into(),
@@ -436,114 +349,37 @@ pub fn estimate(s: &Scenario) -> Estimate {
             ),
         });
     }
-    let mut pinned = 0;
-    let mut stages: Vec<StageSummary> = Vec::new();
-    let mut convention = Convention::Memfit.as_str();
-    let phases: &[Phase] = match s.mode {
-        Mode::Infer => {
-            infer::inference_items(s, &arch, psi, &layout, &mut ledger);
-            &[Phase::Decode, Phase::Prefill]
-        }
-        Mode::Train if use_ds => {
-            conventions::deepspeed_items(s, psi, largest, &mut ledger);
-            convention = s.convention.as_str();
-            &[Phase::OptimizerStep]
-        }
-        Mode::Train if use_megatron => {
-            if let Some(w) = conventions::megatron_items(s, &arch, &layout, &mut ledger) {
-                warnings.push(w);
-            }
-            convention = s.convention.as_str();
-            &[Phase::Backward]
-        }
-        Mode::Train => {
-            const TRAIN: [Phase; 3] = [Phase::Backward, Phase::Forward, Phase::OptimizerStep];
-            // Every pipeline stage (they differ: embedding, head, micro-batches in flight);
-            // the ledger shows the stage with the highest peak.
-            // (pp beyond the layer count is flagged as a problem; stages are capped there.)
-            let p = layout.pp.min(arch.layers.max(1)).clamp(1, 1024);
-            let mut best: Option<(u64, Vec<Item>)> = None;
-            for i in 0..p {
-                let st = train::Stage::of(&arch, p, i);
-                let mut lg = Ledger { items: Vec::new() };
-                train::model_states(s, &arch, psi, largest, &layout, &st, &mut lg);
-                train::activation_items(s, &arch, &layout, &st, &mut lg);
-                train::overhead_items(s, &layout, largest, &mut lg);
-                add_fragmentation(s, &mut lg, &TRAIN);
-                let (bytes, phase) = peak(&lg.items, Location::Gpu, &TRAIN);
-                stages.push(StageSummary {
-                    stage: i,
-                    layers: st.layers,
-                    per_gpu_bytes: bytes,
-                    peak_phase: phase,
-                    components: by_component(&lg.items, phase),
-                });
-                if p > 1 {
-                    for item in lg.items.iter_mut() {
-                        item.rank = format!("stage {i} of {p}");
-                    }
-                }
-                if best.as_ref().is_none_or(|(b, _)| bytes > *b) {
-                    best = Some((bytes, lg.items));
-                }
-            }
-            ledger.items = best.map(|(_, items)| items).unwrap_or_default();
-            train::host_init(s, psi, largest, &layout, &mut ledger);
-            pinned = train::pinned_bytes(s, psi, &layout);
-            &TRAIN
-        }
+    let convention = match r {
+        Route::DeepSpeed | Route::Megatron => s.convention.as_str(),
+        Route::Infer | Route::Train => Convention::Memfit.as_str(),
     };
-    if s.mode == Mode::Infer && !use_ds && !use_megatron {
-        train::overhead_items(s, &layout, largest, &mut ledger);
-        add_fragmentation(s, &mut ledger, phases);
+    let (mut ledger, mut stages, mut pinned) = (Ledger::items(), Vec::new(), 0);
+    if r == Route::Train {
+        (ledger, stages) = train_stages(s, &p, &layout);
+        train::host_init(s, p.psi, p.largest, &layout, &mut ledger);
+        pinned = train::pinned_bytes(s, p.psi, &layout);
+    } else if let Some(w) = whole_ledger(s, &p, &layout, r, &mut ledger) {
+        warnings.push(w);
     }
-    let (per_gpu_bytes, peak_phase) = peak(&ledger.items, Location::Gpu, phases);
-    let (per_cpu_bytes, cpu_peak_phase) = peak(&ledger.items, Location::Cpu, phases);
-    let allocated_bytes = ledger
-        .items
-        .iter()
-        .filter(|i| {
-            i.location == Location::Gpu && i.component.is_allocated() && i.alive_in(peak_phase)
-        })
-        .fold(0u64, |a, i| a.saturating_add(i.bytes));
+    let totals = ledger.totals();
+    let (per_gpu_bytes, peak_phase) = totals.peak(Location::Gpu, r.phases(), false);
+    let (per_cpu_bytes, cpu_peak_phase) = totals.peak(Location::Cpu, r.phases(), false);
+    let allocated_bytes = totals.at(Location::Gpu, peak_phase, true);
+    let items = ledger.into_items();
     if stages.is_empty() {
         stages.push(StageSummary {
             stage: 0,
-            layers: arch.layers,
+            layers: p.arch.layers,
             per_gpu_bytes,
             peak_phase,
-            components: by_component(&ledger.items, peak_phase),
+            components: by_component(&items, peak_phase),
         });
     }
-    if use_megatron && s.convention == Convention::Megatron014 && !convention.is_empty() {
-        convention = s.convention.as_str();
-    }
     let usable = s.usable_bytes();
-    let gpu = s.gpu();
-    let rules_of_thumb = rules(s, &arch, psi, &layout);
+    let rules_of_thumb = rules(s, &p.arch, p.psi, &layout);
     Estimate {
-        model: ModelInfo {
-            id: preset.id.into(),
-            name: preset.name.into(),
-            params: psi,
-            largest_layer_params: largest,
-            active_params: counts.active,
-            breakdown: counts,
-            explicit_params: s.params.is_some() || s.largest_layer.is_some(),
-        },
-        gpu: GpuInfo {
-            id: if s.gpu_mem_mib.is_some() {
-                "custom".into()
-            } else {
-                gpu.id.into()
-            },
-            name: if s.gpu_mem_mib.is_some() {
-                "Custom capacity".into()
-            } else {
-                gpu.name.into()
-            },
-            usable_bytes: usable,
-        },
+        model: model_info(s, &p),
+        gpu: gpu_info(s),
         layout,
         convention: convention.into(),
         per_gpu_bytes,
@@ -554,11 +390,41 @@ pub fn estimate(s: &Scenario) -> Estimate {
             .clamp(i64::MIN as i128, i64::MAX as i128) as i64,
         peak_phase,
         cpu_peak_phase,
-        items: ledger.items,
+        items,
         pinned_cpu_bytes: pinned,
         rules_of_thumb,
         stages,
         warnings,
+    }
+}
+
+fn model_info(s: &Scenario, p: &Prepared) -> ModelInfo {
+    let preset = s.preset();
+    ModelInfo {
+        id: preset.id.into(),
+        name: preset.name.into(),
+        params: p.psi,
+        largest_layer_params: p.largest,
+        active_params: p.counts.active,
+        breakdown: p.counts.clone(),
+        explicit_params: s.params.is_some() || s.largest_layer.is_some(),
+    }
+}
+
+fn gpu_info(s: &Scenario) -> GpuInfo {
+    let custom = s.gpu_mem_mib.is_some();
+    GpuInfo {
+        id: if custom {
+            "custom".into()
+        } else {
+            s.gpu().id.into()
+        },
+        name: if custom {
+            "Custom capacity".into()
+        } else {
+            s.gpu().name.into()
+        },
+        usable_bytes: s.usable_bytes(),
     }
 }
 
@@ -586,17 +452,14 @@ fn by_component(items: &[Item], phase: Phase) -> Vec<(Component, u64)> {
 /// Default f = 5: PyTorch's caching allocator typically reserves 3–10 % more than it
 /// has allocated in steady training (PyTorch CUDA semantics docs: memory management,
 /// `expandable_segments` reduces it). Editable with `frag=`.
-fn add_fragmentation(s: &Scenario, ledger: &mut Ledger, phases: &[Phase]) {
+///
+/// # Example
+/// An allocated peak of 40,000,000,000 B at f = 5: 2,000,000,000 B.
+pub(crate) fn add_fragmentation(s: &Scenario, ledger: &mut Ledger, phases: &[Phase]) {
     if s.frag_pct == 0 {
         return;
     }
-    let allocated: Vec<Item> = ledger
-        .items
-        .iter()
-        .filter(|i| i.component.is_allocated())
-        .cloned()
-        .collect();
-    let (peak_alloc, _) = peak(&allocated, Location::Gpu, phases);
+    let (peak_alloc, _) = ledger.totals().peak(Location::Gpu, phases, true);
     let bytes = (peak_alloc as u128 * s.frag_pct as u128)
         .div_ceil(100)
         .min(u64::MAX as u128) as u64;
@@ -604,8 +467,12 @@ fn add_fragmentation(s: &Scenario, ledger: &mut Ledger, phases: &[Phase]) {
         Component::Fragmentation,
         Location::Gpu,
         bytes,
-        "f/100 · allocated peak",
-        format!("f={}%, allocated peak={peak_alloc}", s.frag_pct),
+        || {
+            (
+                "f/100 · allocated peak".into(),
+                format!("f={}%, allocated peak={peak_alloc}", s.frag_pct),
+            )
+        },
         "PyTorch caching allocator: reserved − allocated, typically 3–10 % (CUDA semantics: memory management)",
     );
 }
@@ -618,7 +485,7 @@ fn add_fragmentation(s: &Scenario, ledger: &mut Ledger, phases: &[Phase]) {
 /// training:  20·Ψ + (34·b·s·h + 5·b·s²·a)·L           (AdamW mixed precision, no ZeRO)
 /// ```
 /// Source: seed 003 (chaofa).
-fn rules(s: &Scenario, arch: &super::model::Arch, psi: u64, _l: &Layout) -> Vec<Rule> {
+fn rules(s: &Scenario, arch: &Arch, psi: u64, _l: &Layout) -> Vec<Rule> {
     let k = s.precision.compute_bytes();
     match s.mode {
         Mode::Infer => vec![Rule {

@@ -1,7 +1,7 @@
 //! Inference memory: weights in their storage dtype, the KV cache, and the
 //! transient workspace of prefill and decode.
 
-use super::estimate::{Component, Ledger, Location, Phase};
+use super::ledger::{Component, Ledger, Location, Phase};
 use super::model::Arch;
 use super::scenario::{Dtype, Layout, Scenario};
 
@@ -81,12 +81,16 @@ pub(crate) fn inference_items(
         Component::Weights,
         Location::Gpu,
         w.div_ceil(t * p),
-        &formula,
-        format!(
-            "Ψ={psi}, Ψ_q={quantisable}, g={}, dtype={}, t={t}, p={p}",
-            s.quant_group,
-            s.weight_dtype.as_str()
-        ),
+        || {
+            (
+                String::from(formula),
+                format!(
+                    "Ψ={psi}, Ψ_q={quantisable}, g={}, dtype={}, t={t}, p={p}",
+                    s.quant_group,
+                    s.weight_dtype.as_str()
+                ),
+            )
+        },
         src,
     );
 
@@ -125,8 +129,7 @@ pub(crate) fn inference_items(
         Component::KvCache,
         Location::Gpu,
         prefill_kv,
-        &format!("{kv_formula}, T = s"),
-        kv_vals(pt),
+        || (String::from(format!("{kv_formula}, T = s")), kv_vals(pt)),
         SRC_KV,
     );
     ledger.push_in(
@@ -134,8 +137,12 @@ pub(crate) fn inference_items(
         Component::KvCache,
         Location::Gpu,
         full_kv,
-        &format!("{kv_formula}, T = s + n"),
-        kv_vals(ft),
+        || {
+            (
+                String::from(format!("{kv_formula}, T = s + n")),
+                kv_vals(ft),
+            )
+        },
         SRC_KV,
     );
 
@@ -165,8 +172,7 @@ pub(crate) fn inference_items(
         Component::Workspace,
         Location::Gpu,
         work(s.seq as u128),
-        wf,
-        wv(&s.seq.to_string()),
+        || (String::from(wf), wv(&s.seq.to_string())),
         src,
     );
     ledger.push_in(
@@ -174,8 +180,7 @@ pub(crate) fn inference_items(
         Component::Workspace,
         Location::Gpu,
         work(1),
-        wf,
-        wv("1"),
+        || (String::from(wf), wv("1")),
         src,
     );
 }

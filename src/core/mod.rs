@@ -8,6 +8,7 @@ pub mod estimate;
 pub mod gpu;
 pub mod hfconfig;
 pub mod infer;
+pub mod ledger;
 pub mod megatron;
 pub mod model;
 pub mod scenario;

@@ -6,12 +6,12 @@ use super::activations::{
     in_flight, korthikanti_layer, layer_input_bytes, logits_bytes, memfit_layer, stage_layers,
     Shape,
 };
-use super::estimate::{Component, Ledger, Location, Phase};
+use super::ledger::{Component, Ledger, Location, Phase};
 use super::megatron::Recompute;
 use super::model::{Arch, LinearKind};
 use super::scenario::{
-    Convention, Finetune, Framework, GradAcc, Layout, LoraTargets, Offload, Optimizer, Precision,
-    Scenario, Schedule, Zero,
+    Convention, Finetune, Framework, Fsdp, GradAcc, Layout, LoraTargets, Offload, Optimizer,
+    Precision, Scenario, Schedule, Zero,
 };
 use super::units::{mul, mul_div_ceil};
 
@@ -31,7 +31,7 @@ const SRC_INIT: &str = "seed 000 (model built in fp32 on the host by each proces
 const SRC_NVME: &str = "DeepSpeed ZeRO-Infinity config defaults (offload_param buffer_count=5, buffer_size=1e8; offload_optimizer buffer_count=4)";
 
 /// Bytes of optimizer state for `n` trainable parameters (`frac` of the model's
-/// matrices, for Adafactor's factored moments), and the formula text.
+/// matrices, for Adafactor's factored moments); the text is `optimizer_state_formula`.
 ///
 /// # Formula
 /// ```text
@@ -55,38 +55,49 @@ pub fn optimizer_state_bytes(
     n: u64,
     arch: &Arch,
     frac: (u64, u64),
-) -> (u64, String, &'static str) {
+) -> u64 {
     let sb = precision.state_bytes();
     match opt {
-        Optimizer::Adam | Optimizer::Adamw => (
-            mul(2 * sb, n),
-            format!("2·{sb}·Ψ  (Adam m, v)"),
-            "Kingma & Ba 2015 (Adam keeps momentum and variance); seed 001 K = 12 with the fp32 master",
-        ),
-        Optimizer::Sgd => (0, "0  (plain SGD keeps no state)".into(), "PyTorch torch.optim.SGD (momentum=0)"),
-        Optimizer::SgdMomentum => (mul(sb, n), format!("{sb}·Ψ  (momentum buffer)"), "PyTorch torch.optim.SGD (momentum>0)"),
-        Optimizer::Lion => (mul(sb, n), format!("{sb}·Ψ  (momentum only)"), "Chen et al. 2023 (Lion keeps one moment)"),
-        Optimizer::Adam8bit => (
-            mul(2, n).saturating_add(8 * n.div_ceil(2048)),
-            "2·Ψ + 8·⌈Ψ/2048⌉  (8-bit m, v + fp32 absmax per 2048 block)".into(),
-            "Dettmers et al. 2022 (8-bit optimizers; bitsandbytes block-wise quantisation, block 2048)",
-        ),
+        Optimizer::Adam | Optimizer::Adamw => mul(2 * sb, n),
+        Optimizer::Sgd => 0,
+        Optimizer::SgdMomentum | Optimizer::Lion => mul(sb, n),
+        Optimizer::Adam8bit => mul(2, n).saturating_add(8 * n.div_ceil(2048)),
         Optimizer::Adafactor => {
             // Factored moments for each matrix, full moments for vectors; scaled to the
             // share `frac = (num, den)` of the model this rank trains.
             let linears = arch.linears();
-            let factored: u128 = linears.iter().map(|m| (m.inp + m.out) as u128 * m.count as u128).sum();
+            let factored: u128 = linears
+                .iter()
+                .map(|m| (m.inp + m.out) as u128 * m.count as u128)
+                .sum();
             let matrix_params: u128 = linears.iter().map(|m| m.params() as u128).sum();
             let total = arch.params().total as u128;
             let vectors = total.saturating_sub(matrix_params);
             let whole = 4 * (factored + vectors);
-            let b = (whole * frac.0 as u128 / frac.1.max(1) as u128).min(u64::MAX as u128) as u64;
-            (
-                b,
-                "4·(Σ(rows+cols) + vector params)·share  (factored second moment, no momentum)".into(),
-                "Shazeer & Stern 2018 (Adafactor; Hugging Face default β1 = None)",
-            )
+            (whole * frac.0 as u128 / frac.1.max(1) as u128).min(u64::MAX as u128) as u64
         }
+    }
+}
+
+/// The formula and source of `optimizer_state_bytes` for `opt`.
+pub fn optimizer_state_formula(opt: Optimizer, precision: Precision) -> (String, &'static str) {
+    let sb = precision.state_bytes();
+    match opt {
+        Optimizer::Adam | Optimizer::Adamw => (
+            format!("2·{sb}·Ψ  (Adam m, v)"),
+            "Kingma & Ba 2015 (Adam keeps momentum and variance); seed 001 K = 12 with the fp32 master",
+        ),
+        Optimizer::Sgd => ("0  (plain SGD keeps no state)".into(), "PyTorch torch.optim.SGD (momentum=0)"),
+        Optimizer::SgdMomentum => (format!("{sb}·Ψ  (momentum buffer)"), "PyTorch torch.optim.SGD (momentum>0)"),
+        Optimizer::Lion => (format!("{sb}·Ψ  (momentum only)"), "Chen et al. 2023 (Lion keeps one moment)"),
+        Optimizer::Adam8bit => (
+            "2·Ψ + 8·⌈Ψ/2048⌉  (8-bit m, v + fp32 absmax per 2048 block)".into(),
+            "Dettmers et al. 2022 (8-bit optimizers; bitsandbytes block-wise quantisation, block 2048)",
+        ),
+        Optimizer::Adafactor => (
+            "4·(Σ(rows+cols) + vector params)·share  (factored second moment, no momentum)".into(),
+            "Shazeer & Stern 2018 (Adafactor; Hugging Face default β1 = None)",
+        ),
     }
 }
 
@@ -235,6 +246,181 @@ impl Stage {
     }
 }
 
+/// Where an offloaded state lives.
+fn place(off: Offload) -> Location {
+    match off {
+        Offload::None => Location::Gpu,
+        Offload::Cpu => Location::Cpu,
+        Offload::Nvme => Location::Nvme,
+    }
+}
+
+/// `n·` in front of a formula whose item is counted per node of host RAM.
+fn node_prefix(loc: Location) -> &'static str {
+    if loc == Location::Gpu {
+        ""
+    } else {
+        "n·"
+    }
+}
+
+/// What every model-state mechanism of one stage reads: the stage's parameters, the
+/// shard degrees, the trained parameters, and how to write them in a formula.
+struct StateCtx<'a> {
+    s: &'a Scenario,
+    arch: &'a Arch,
+    st: &'a Stage,
+    /// Whole-model `Ψ`.
+    psi_total: u64,
+    /// This stage's `Ψ_i`.
+    psi: u64,
+    /// `Ψ_i` with the routed experts divided by `ep` (unpartitioned copies).
+    psi_ep: u64,
+    /// Routed-expert parameters on this stage.
+    experts: u64,
+    /// Largest layer `L`.
+    largest: u64,
+    /// Compute bytes `k`.
+    k: u64,
+    /// TP degree `t`.
+    t: u64,
+    /// Shard degree `N_s`.
+    ns: u64,
+    /// Effective ZeRO stage.
+    z: Zero,
+    /// GPUs per node (for host-RAM items).
+    per_node: u64,
+    /// What ZeRO divides by `N_s`: weights, gradients, optimizer states and master.
+    w_div: u64,
+    g_div: u64,
+    o_div: u64,
+    /// Trained parameters (all, or the LoRA adapters) and their bytes each.
+    trained: u64,
+    train_bytes: u64,
+}
+
+impl<'a> StateCtx<'a> {
+    fn new(
+        s: &'a Scenario,
+        arch: &'a Arch,
+        psi_total: u64,
+        largest: u64,
+        l: &Layout,
+        st: &'a Stage,
+    ) -> Self {
+        let ns = s.shard_degree() as u64;
+        let z = s.effective_zero();
+        let psi = st.share(psi_total);
+        // Expert parallelism: each rank holds 1/ep of the routed experts. States that ZeRO
+        // partitions are unchanged by it (experts are partitioned over the expert-data-parallel
+        // group, N_s/ep ranks, which gives the same bytes per rank); unpartitioned copies shrink.
+        let experts = st.share(arch.routed_expert_params()).min(psi);
+        let psi_ep = psi - experts + experts.div_ceil(s.ep.max(1) as u64);
+        let (w_div, g_div, o_div) = shard_divisors(z, ns);
+        let (trained, train_bytes) = match s.finetune {
+            Finetune::Full => (psi, s.precision.compute_bytes()),
+            Finetune::Lora | Finetune::Qlora => {
+                (st.share(lora_params(arch, s.lora_rank, s.lora_targets)), 4)
+            }
+        };
+        StateCtx {
+            s,
+            arch,
+            st,
+            psi_total,
+            psi,
+            psi_ep,
+            experts,
+            largest,
+            k: s.precision.compute_bytes(),
+            t: l.tp as u64,
+            ns,
+            z,
+            per_node: l.gpus_per_node.min(l.world) as u64,
+            w_div,
+            g_div,
+            o_div,
+            trained,
+            train_bytes,
+        }
+    }
+    fn ep_on(&self) -> bool {
+        self.s.ep > 1 && self.experts > 0
+    }
+    /// `Ψ` or `Ψ_i` (a pipeline stage's share).
+    fn psym(&self) -> &'static str {
+        if self.st.p > 1 {
+            "Ψ_i"
+        } else {
+            "Ψ"
+        }
+    }
+    /// `Ψ/t`, `Ψ/(t·N_s)` or `Ψ_ep/t` for a state divided by `div`.
+    fn sym(&self, div: u64) -> String {
+        if div == 1 && self.ep_on() {
+            shard_symbol(&format!("{}_ep", self.psym()), div)
+        } else {
+            shard_symbol(self.psym(), div)
+        }
+    }
+    /// The values behind `sym`, with `extra` appended.
+    fn vals(&self, extra: &str) -> String {
+        let (psi, t, ns) = (self.psi, self.t, self.ns);
+        let extra = if self.ep_on() {
+            format!(
+                ", Ψ_ep={} (routed experts {}/ep, ep={}){extra}",
+                self.psi_ep, self.experts, self.s.ep
+            )
+        } else {
+            extra.to_string()
+        };
+        if self.st.p > 1 {
+            format!(
+                "Ψ_i={psi} (stage {} of {}, Ψ={}), t={t}, N_s={ns}{extra}",
+                self.st.i, self.st.p, self.psi_total
+            )
+        } else {
+            format!("Ψ={psi}, t={t}, N_s={ns}{extra}")
+        }
+    }
+    /// Bytes at `loc`: per GPU, or per node (× GPUs per node) in host RAM / NVMe.
+    fn at(&self, loc: Location, bytes: u64) -> u64 {
+        if loc == Location::Gpu {
+            bytes
+        } else {
+            mul(bytes, self.per_node)
+        }
+    }
+    fn node_note(&self, loc: Location, what: &str) -> String {
+        if loc == Location::Gpu {
+            String::new()
+        } else {
+            format!(", n={} ({what})", self.per_node)
+        }
+    }
+    /// `bytes_per · Ψ/(t·div)` of the whole-model states (`Ψ_ep` when unpartitioned).
+    fn full(&self, bytes_per: u64, div: u64) -> u64 {
+        let n = if div > 1 { self.psi } else { self.psi_ep };
+        mul_div_ceil(bytes_per, n, self.t * div)
+    }
+    /// `bytes_per · Ψ_trained/(t·div)` of the trained parameters.
+    fn trained_share(&self, bytes_per: u64, div: u64) -> u64 {
+        if self.s.finetune == Finetune::Full {
+            self.full(bytes_per, div)
+        } else {
+            mul_div_ceil(bytes_per, self.trained, self.t * div)
+        }
+    }
+    /// Where the ZeRO-3 parameter partition lives.
+    fn weights_loc(&self) -> Location {
+        if self.z == Zero::Z3 {
+            place(self.s.offload_param)
+        } else {
+            Location::Gpu
+        }
+    }
+}
+
 /// Model states per GPU under memfit's convention, for one pipeline stage.
 ///
 /// # Formula
@@ -255,6 +441,9 @@ impl Stage {
 /// LoRA/QLoRA: the base is frozen (weights only: `k·Ψ`, or NF4 for QLoRA), and the `Ψ_a`
 /// adapters train in fp32. Offloaded items are counted in host RAM (or NVMe) per node
 /// (× GPUs per node). Divisions round up (the peak rank holds the largest shard).
+/// Each mechanism is one function below: `weight_items`, `adapter_items`,
+/// `gradient_items`, `master_weight_items`, `optimizer_items`, `gathered_layer_item`,
+/// `nvme_staging_items`, and `pytorch_states` for plain PyTorch.
 ///
 /// Source: seed 001 and the ZeRO paper (2+2+K, K = 12 for Adam), seed 004 ((2+2+K)·Ψ/N_d),
 /// seed 003 (16/18/20 B/param), seed 000 (4·L gathered); PyTorch `torch.amp.autocast`
@@ -273,308 +462,289 @@ pub(crate) fn model_states(
     st: &Stage,
     ledger: &mut Ledger,
 ) {
-    let k = s.precision.compute_bytes();
-    let t = l.tp as u64;
-    let ns = s.shard_degree() as u64;
-    let z = s.effective_zero();
-    let per_node = l.gpus_per_node.min(l.world) as u64;
-    let psi = st.share(psi_total);
-    // Expert parallelism: each rank holds 1/ep of the routed experts. States that ZeRO
-    // partitions are unchanged by it (experts are partitioned over the expert-data-parallel
-    // group, N_s/ep ranks, which gives the same bytes per rank); unpartitioned copies shrink.
-    let experts = st.share(arch.routed_expert_params()).min(psi);
-    let psi_ep = psi - experts + experts.div_ceil(s.ep.max(1) as u64);
-    let (w_div, g_div, o_div) = shard_divisors(z, ns);
-    let psym = if st.p > 1 { "Ψ_i" } else { "Ψ" };
-    let ep_on = s.ep > 1 && experts > 0;
-    let sym = |div: u64| {
-        if div == 1 && ep_on {
-            shard_symbol(&format!("{psym}_ep"), div)
-        } else {
-            shard_symbol(psym, div)
-        }
-    };
-    let vals = |extra: &str| {
-        if st.p > 1 {
-            format!(
-                "Ψ_i={psi} (stage {} of {}, Ψ={psi_total}), t={t}, N_s={ns}{extra}",
-                st.i, st.p
-            )
-        } else {
-            format!("Ψ={psi}, t={t}, N_s={ns}{extra}")
-        }
-    };
-    let vals = |extra: &str| {
-        if ep_on {
-            vals(&format!(
-                ", Ψ_ep={psi_ep} (routed experts {experts}/ep, ep={}){extra}",
-                s.ep
-            ))
-        } else {
-            vals(extra)
-        }
-    };
-    let place = |off: Offload| match off {
-        Offload::None => Location::Gpu,
-        Offload::Cpu => Location::Cpu,
-        Offload::Nvme => Location::Nvme,
-    };
-    let at = |loc: Location, bytes: u64| {
-        if loc == Location::Gpu {
-            bytes
-        } else {
-            mul(bytes, per_node)
-        }
-    };
-    let node_note = |loc: Location, what: &str| {
-        if loc == Location::Gpu {
-            String::new()
-        } else {
-            format!(", n={per_node} ({what})")
-        }
-    };
-    let weights_loc = if z == Zero::Z3 {
-        place(s.offload_param)
+    let c = StateCtx::new(s, arch, psi_total, largest, l, st);
+    if s.framework == Framework::Pytorch && s.finetune == Finetune::Full {
+        pytorch_states(&c, l, ledger);
     } else {
-        Location::Gpu
-    };
-    let opt_loc = place(s.offload_opt);
-    let prefix = |loc: Location| if loc == Location::Gpu { "" } else { "n·" };
-    let pytorch = s.framework == Framework::Pytorch && s.finetune == Finetune::Full;
+        weight_items(&c, ledger);
+        adapter_items(&c, ledger);
+        gradient_items(&c, ledger);
+        master_weight_items(&c, ledger);
+        optimizer_items(&c, ledger);
+        gathered_layer_item(&c, ledger);
+    }
+    nvme_staging_items(&c, ledger);
+}
 
-    // The trained parameters: everything, or the adapters.
-    let (trained, train_bytes) = match s.finetune {
-        Finetune::Full => (psi, k),
-        Finetune::Lora | Finetune::Qlora => {
-            (st.share(lora_params(arch, s.lora_rank, s.lora_targets)), 4)
-        }
-    };
-    let trained_ep = if s.finetune == Finetune::Full {
-        psi_ep
-    } else {
-        trained
-    };
-    let tr = |bytes_per: u64, div: u64| {
-        mul_div_ceil(
-            bytes_per,
-            if div > 1 { trained } else { trained_ep },
-            t * div,
-        )
-    };
-
-    if pytorch {
-        pytorch_states(s, arch, psi, l, st, ledger);
-    } else {
-        // Weights.
-        match s.finetune {
-            Finetune::Full => {
-                let w = mul_div_ceil(k, if w_div > 1 { psi } else { psi_ep }, t * w_div);
-                let f = format!("{}{k}·{}", prefix(weights_loc), sym(w_div));
+/// The model's weights: `k·Ψ_i/t` (÷ N_s under ZeRO-3), an fp8 copy under fp8
+/// training, the frozen base of LoRA, or QLoRA's NF4 base.
+///
+/// # Formula
+/// ```text
+/// full / LoRA:  k·Ψ_i/(t·[N_s])            fp8 adds 1·Ψ_i/(t·[N_s])
+/// QLoRA:        (nf4(Ψ_q) + r·(Ψ − Ψ_q))/(t·[N_s])   r = 4 under PEFT (fp32 cast), else 2
+/// ```
+fn weight_items(c: &StateCtx, ledger: &mut Ledger) {
+    let (s, k) = (c.s, c.k);
+    let loc = c.weights_loc();
+    match s.finetune {
+        Finetune::Full => {
+            ledger.push(
+                Component::Weights,
+                loc,
+                c.at(loc, c.full(k, c.w_div)),
+                || {
+                    (
+                        format!("{}{k}·{}", node_prefix(loc), c.sym(c.w_div)),
+                        c.vals(&c.node_note(loc, "offload_param")),
+                    )
+                },
+                SRC_ZERO,
+            );
+            if s.precision == Precision::Fp8 {
                 ledger.push(
                     Component::Weights,
-                    weights_loc,
-                    at(weights_loc, w),
-                    &f,
-                    vals(&node_note(weights_loc, "offload_param")),
-                    SRC_ZERO,
-                );
-                if s.precision == Precision::Fp8 {
-                    let c = mul_div_ceil(1, psi, t * w_div);
-                    ledger.push(
-                        Component::Weights,
-                        weights_loc,
-                        at(weights_loc, c),
-                        &format!("1·{}  (fp8 weight copies)", sym(w_div)),
-                        vals(""),
-                        "NVIDIA Transformer Engine FP8 training (bf16 weights + cached fp8 copies)",
-                    );
-                }
-            }
-            Finetune::Lora => {
-                let w = mul_div_ceil(k, if w_div > 1 { psi } else { psi_ep }, t * w_div);
-                ledger.push(
-                    Component::Weights,
-                    weights_loc,
-                    at(weights_loc, w),
-                    &format!("{k}·{}  (frozen base)", sym(w_div)),
-                    vals(""),
-                    SRC_LORA,
+                    loc,
+                    c.at(loc, mul_div_ceil(1, c.psi, c.t * c.w_div)),
+                    || {
+                        (
+                            format!("1·{}  (fp8 weight copies)", c.sym(c.w_div)),
+                            c.vals(""),
+                        )
+                    },
+                    "NVIDIA Transformer Engine FP8 training (bf16 weights + cached fp8 copies)",
                 );
             }
-            Finetune::Qlora => {
-                let q = quantisable_share(arch, psi);
-                // PEFT's prepare_model_for_kbit_training casts the parameters left unquantised
-                // (embedding, norms, LM head) to fp32; other stacks keep them in 16 bits.
-                let rest_b = if s.framework == Framework::Pytorch {
-                    4
-                } else {
-                    2
-                };
-                let base = nf4_bytes(q, s.double_quant).saturating_add(mul(rest_b, psi - q));
-                let w = base.div_ceil(t * w_div);
-                ledger.push(
-                    Component::Weights,
-                    weights_loc,
-                    at(weights_loc, w),
-                    if s.double_quant {
+        }
+        Finetune::Lora => ledger.push(
+            Component::Weights,
+            loc,
+            c.at(loc, c.full(k, c.w_div)),
+            || (format!("{k}·{}  (frozen base)", c.sym(c.w_div)), c.vals("")),
+            SRC_LORA,
+        ),
+        Finetune::Qlora => {
+            let q = quantisable_share(c.arch, c.psi);
+            // PEFT's prepare_model_for_kbit_training casts the parameters left unquantised
+            // (embedding, norms, LM head) to fp32; other stacks keep them in 16 bits.
+            let rest_b = if s.framework == Framework::Pytorch {
+                4
+            } else {
+                2
+            };
+            let base = nf4_bytes(q, s.double_quant).saturating_add(mul(rest_b, c.psi - q));
+            let (psi, t) = (c.psi, c.t);
+            ledger.push(
+                Component::Weights,
+                loc,
+                c.at(loc, base.div_ceil(c.t * c.w_div)),
+                || {
+                    let f = if s.double_quant {
                         "(⌈Ψ_q/2⌉ + ⌈Ψ_q/64⌉ + 4·⌈Ψ_q/16384⌉ + r·(Ψ−Ψ_q))/t  (frozen NF4 base; r = 4 under PEFT, else 2)"
                     } else {
                         "(⌈Ψ_q/2⌉ + 4·⌈Ψ_q/64⌉ + r·(Ψ−Ψ_q))/t  (frozen NF4 base; r = 4 under PEFT, else 2)"
-                    },
-                    format!("Ψ={psi}, Ψ_q={q}, t={t}"),
-                    SRC_QLORA,
-                );
-            }
-        }
-        if s.finetune != Finetune::Full {
-            ledger.push(
-                Component::Weights,
-                Location::Gpu,
-                tr(4, 1),
-                "4·Ψ_a/t  (fp32 adapters)",
-                format!(
-                    "Ψ_a={trained} (r={}, targets={}), t={t}",
-                    s.lora_rank,
-                    s.lora_targets.as_str()
-                ),
-                SRC_LORA,
-            );
-        }
-
-        // Gradients. Megatron always accumulates into fp32 main_grad buffers.
-        let grad_acc = if s.framework == Framework::Megatron && s.grad_acc == GradAcc::Compute {
-            GradAcc::Fp32
-        } else {
-            s.grad_acc
-        };
-        let sym_t = |div: u64| {
-            if s.finetune == Finetune::Full {
-                sym(div)
-            } else {
-                format!(
-                    "{}  (adapters, Ψ_a={trained})",
-                    sym(div).replace(psym, "Ψ_a")
-                )
-            }
-        };
-        match (s.finetune, grad_acc) {
-            (Finetune::Full, GradAcc::Compute) | (Finetune::Lora | Finetune::Qlora, _) => {
-                ledger.push(
-                    Component::Gradients,
-                    Location::Gpu,
-                    tr(train_bytes, g_div),
-                    &format!("{train_bytes}·{}", sym_t(g_div)),
-                    vals(""),
-                    SRC_ZERO,
-                );
-            }
-            (Finetune::Full, GradAcc::Fp32) => {
-                ledger.push(
-                    Component::Gradients,
-                    Location::Gpu,
-                    tr(4, g_div),
-                    &format!("4·{}  (fp32 main grads)", sym(g_div)),
-                    vals(""),
-                    SRC_GRAD,
-                );
-            }
-            (Finetune::Full, GradAcc::Both) => {
-                ledger.push(
-                    Component::Gradients,
-                    Location::Gpu,
-                    tr(k, g_div),
-                    &format!("{k}·{}", sym(g_div)),
-                    vals(""),
-                    SRC_GRAD,
-                );
-                ledger.push(
-                    Component::Gradients,
-                    Location::Gpu,
-                    tr(4, g_div),
-                    &format!("4·{}  (fp32 accumulation buffer)", sym(g_div)),
-                    vals(""),
-                    SRC_GRAD,
-                );
-            }
-        }
-
-        // Master weights (mixed precision, full training only: adapters are already fp32).
-        if s.finetune == Finetune::Full && s.precision.has_master() {
-            ledger.push(
-                Component::MasterWeights,
-                opt_loc,
-                at(opt_loc, tr(4, o_div)),
-                &format!("{}4·{}", prefix(opt_loc), sym(o_div)),
-                vals(&node_note(opt_loc, "offload_opt")),
-                SRC_ZERO,
-            );
-        }
-        // Optimizer states.
-        let state_precision = if s.finetune == Finetune::Full {
-            s.precision
-        } else {
-            Precision::Fp32
-        };
-        let share = (
-            st.frac.0 as u64,
-            (st.frac.1 as u64).saturating_mul(t * o_div),
-        );
-        let (opt_bytes, opt_formula, opt_src) =
-            optimizer_state_bytes(s.optimizer, state_precision, trained, arch, share);
-        if opt_bytes > 0 {
-            let per_rank = if s.optimizer == Optimizer::Adafactor {
-                opt_bytes
-            } else {
-                opt_bytes.div_ceil(t * o_div)
-            };
-            ledger.push(
-                Component::OptimizerStates,
-                opt_loc,
-                at(opt_loc, per_rank),
-                &format!(
-                    "{}[{opt_formula}]/{}",
-                    prefix(opt_loc),
-                    sym(o_div).trim_start_matches(psym).trim_start_matches('/')
-                ),
-                format!(
-                    "{}, optimizer={}",
-                    vals(&node_note(opt_loc, "offload_opt")),
-                    s.optimizer.as_str()
-                ),
-                opt_src,
-            );
-        }
-        // ZeRO-3 gathers one layer at a time.
-        if z == Zero::Z3 {
-            ledger.push(
-                Component::GatheredLayer,
-                Location::Gpu,
-                mul_div_ceil(2 * k, largest, t),
-                &format!("{}·L/t", 2 * k),
-                format!("L={largest}, t={t}"),
-                SRC_GATHER,
+                    };
+                    (f.into(), format!("Ψ={psi}, Ψ_q={q}, t={t}"))
+                },
+                SRC_QLORA,
             );
         }
     }
+}
 
-    // NVMe offload stages through pinned host buffers.
+/// LoRA/QLoRA adapters, trained in fp32: `4·Ψ_a/t`.
+fn adapter_items(c: &StateCtx, ledger: &mut Ledger) {
+    if c.s.finetune == Finetune::Full {
+        return;
+    }
+    ledger.push(
+        Component::Weights,
+        Location::Gpu,
+        c.trained_share(4, 1),
+        || {
+            (
+                "4·Ψ_a/t  (fp32 adapters)".into(),
+                format!(
+                    "Ψ_a={} (r={}, targets={}), t={}",
+                    c.trained,
+                    c.s.lora_rank,
+                    c.s.lora_targets.as_str(),
+                    c.t
+                ),
+            )
+        },
+        SRC_LORA,
+    );
+}
+
+/// Gradients: `g·Ψ_i/t` (÷ N_s from ZeRO-2), in the compute dtype, in fp32
+/// (`grad_acc_dtype=fp32`, always under Megatron's `main_grad`), or both.
+///
+/// # Formula
+/// ```text
+/// compute: k·Ψ_i/(t·[N_s])    fp32: 4·Ψ_i/(t·[N_s])    both: (k + 4)·Ψ_i/(t·[N_s])
+/// adapters: 4·Ψ_a/(t·[N_s])
+/// ```
+/// Source: seed 003 (16 vs 18 vs 20 B/param).
+fn gradient_items(c: &StateCtx, ledger: &mut Ledger) {
+    let (s, k, div) = (c.s, c.k, c.g_div);
+    // Megatron always accumulates into fp32 main_grad buffers.
+    let grad_acc = if s.framework == Framework::Megatron && s.grad_acc == GradAcc::Compute {
+        GradAcc::Fp32
+    } else {
+        s.grad_acc
+    };
+    let mut push = |bytes_per: u64, note: &'static str, src: &'static str| {
+        ledger.push(
+            Component::Gradients,
+            Location::Gpu,
+            c.trained_share(bytes_per, div),
+            || {
+                let f = if s.finetune == Finetune::Full {
+                    format!("{bytes_per}·{}{note}", c.sym(div))
+                } else {
+                    format!(
+                        "{bytes_per}·{}  (adapters, Ψ_a={})",
+                        c.sym(div).replace(c.psym(), "Ψ_a"),
+                        c.trained
+                    )
+                };
+                (f, c.vals(""))
+            },
+            src,
+        );
+    };
+    match (s.finetune, grad_acc) {
+        (Finetune::Full, GradAcc::Compute) => push(k, "", SRC_ZERO),
+        (Finetune::Lora | Finetune::Qlora, _) => push(c.train_bytes, "", SRC_ZERO),
+        (Finetune::Full, GradAcc::Fp32) => push(4, "  (fp32 main grads)", SRC_GRAD),
+        (Finetune::Full, GradAcc::Both) => {
+            push(k, "", SRC_GRAD);
+            push(4, "  (fp32 accumulation buffer)", SRC_GRAD);
+        }
+    }
+}
+
+/// fp32 master weights of mixed precision (full training; adapters are already
+/// fp32): `4·Ψ_i/t` (÷ N_s from ZeRO-1), in host RAM per node with `offload_opt`.
+fn master_weight_items(c: &StateCtx, ledger: &mut Ledger) {
+    if c.s.finetune != Finetune::Full || !c.s.precision.has_master() {
+        return;
+    }
+    let loc = place(c.s.offload_opt);
+    ledger.push(
+        Component::MasterWeights,
+        loc,
+        c.at(loc, c.trained_share(4, c.o_div)),
+        || {
+            (
+                format!("{}4·{}", node_prefix(loc), c.sym(c.o_div)),
+                c.vals(&c.node_note(loc, "offload_opt")),
+            )
+        },
+        SRC_ZERO,
+    );
+}
+
+/// Optimizer states of the trained parameters (see `optimizer_state_bytes`), ÷ `t`
+/// and ÷ N_s from ZeRO-1; in host RAM per node with `offload_opt`.
+fn optimizer_items(c: &StateCtx, ledger: &mut Ledger) {
+    let s = c.s;
+    let loc = place(s.offload_opt);
+    let precision = if s.finetune == Finetune::Full {
+        s.precision
+    } else {
+        Precision::Fp32
+    };
+    let share = (
+        c.st.frac.0 as u64,
+        (c.st.frac.1 as u64).saturating_mul(c.t * c.o_div),
+    );
+    let bytes = optimizer_state_bytes(s.optimizer, precision, c.trained, c.arch, share);
+    if bytes == 0 {
+        return;
+    }
+    let per_rank = if s.optimizer == Optimizer::Adafactor {
+        bytes
+    } else {
+        bytes.div_ceil(c.t * c.o_div)
+    };
+    let (formula, src) = optimizer_state_formula(s.optimizer, precision);
+    ledger.push(
+        Component::OptimizerStates,
+        loc,
+        c.at(loc, per_rank),
+        || {
+            (
+                format!(
+                    "{}[{formula}]/{}",
+                    node_prefix(loc),
+                    c.sym(c.o_div)
+                        .trim_start_matches(c.psym())
+                        .trim_start_matches('/')
+                ),
+                format!(
+                    "{}, optimizer={}",
+                    c.vals(&c.node_note(loc, "offload_opt")),
+                    s.optimizer.as_str()
+                ),
+            )
+        },
+        src,
+    );
+}
+
+/// ZeRO-3 gathers one layer at a time: its full parameters and gradients, `2k·L/t`
+/// (seed 000's `4·L` in 16 bits).
+fn gathered_layer_item(c: &StateCtx, ledger: &mut Ledger) {
+    if c.z != Zero::Z3 {
+        return;
+    }
+    let (k, t, largest) = (c.k, c.t, c.largest);
+    ledger.push(
+        Component::GatheredLayer,
+        Location::Gpu,
+        mul_div_ceil(2 * k, largest, t),
+        || (format!("{}·L/t", 2 * k), format!("L={largest}, t={t}")),
+        SRC_GATHER,
+    );
+}
+
+/// NVMe offload stages through pinned host buffers (DeepSpeed ZeRO-Infinity defaults).
+///
+/// # Formula
+/// ```text
+/// offload_opt=nvme:              n·4·16·L      (4 swap buffers of the largest layer's fp32 param, grad, m, v)
+/// offload_param=nvme (ZeRO-3):   n·5·1e8·k     (5 parameter swap buffers of 1e8 elements)
+/// ```
+fn nvme_staging_items(c: &StateCtx, ledger: &mut Ledger) {
+    let (s, largest, n, k) = (c.s, c.largest, c.per_node, c.k);
     if s.offload_opt == Offload::Nvme {
         ledger.push(
             Component::Workspace,
             Location::Cpu,
-            mul(4 * 16, largest).saturating_mul(per_node),
-            "n·4·16·L  (4 swap buffers of the largest layer's fp32 param, grad, m, v)",
-            format!("L={largest}, n={per_node}"),
+            mul(4 * 16, largest).saturating_mul(n),
+            || {
+                (
+                    "n·4·16·L  (4 swap buffers of the largest layer's fp32 param, grad, m, v)"
+                        .into(),
+                    format!("L={largest}, n={n}"),
+                )
+            },
             SRC_NVME,
         );
     }
-    if z == Zero::Z3 && s.offload_param == Offload::Nvme {
+    if c.z == Zero::Z3 && s.offload_param == Offload::Nvme {
         ledger.push(
             Component::Workspace,
             Location::Cpu,
-            mul(5 * 100_000_000, k).saturating_mul(per_node),
-            &format!("n·5·1e8·{k}  (5 param swap buffers of 1e8 elements)"),
-            format!("n={per_node}, k={k}"),
+            mul(5 * 100_000_000, k).saturating_mul(n),
+            || {
+                (
+                    format!("n·5·1e8·{k}  (5 param swap buffers of 1e8 elements)"),
+                    format!("n={n}, k={k}"),
+                )
+            },
             SRC_NVME,
         );
     }
@@ -582,159 +752,239 @@ pub(crate) fn model_states(
 
 /// Plain PyTorch's model states (see `model_states`): autocast over fp32 parameters or
 /// FSDP2 with a bf16 MixedPrecisionPolicy, gradients freed by `zero_grad`, AdamW foreach.
-fn pytorch_states(
-    s: &Scenario,
-    arch: &Arch,
-    psi: u64,
-    l: &Layout,
-    st: &Stage,
-    ledger: &mut Ledger,
-) {
-    let t = l.tp as u64;
-    let ns = s.shard_degree() as u64;
-    let z = s.effective_zero();
-    let k = s.precision.compute_bytes();
-    let mixed = s.precision.has_master();
-    // Parameters live in fp32 under autocast / MixedPrecisionPolicy, in bf16 for bf16-pure.
-    let pb = if mixed { 4 } else { k };
-    let sb = s.precision.state_bytes();
-    let (w_div, g_div, o_div) = shard_divisors(z, ns);
-    let psym = if st.p > 1 { "Ψ_i" } else { "Ψ" };
+/// Its mechanisms: `pytorch_params_grads`, `pytorch_optimizer`, and the unsharded
+/// FSDP buffers (`fsdp_pipeline_buffers` or `fsdp_unsharded_buffers`).
+fn pytorch_states(c: &StateCtx, l: &Layout, ledger: &mut Ledger) {
+    pytorch_params_grads(c, l, ledger);
+    pytorch_optimizer(c, ledger);
+    if c.s.fsdp != Fsdp::None && l.pp > 1 {
+        fsdp_pipeline_buffers(c, ledger);
+    } else if c.s.fsdp != Fsdp::None {
+        fsdp_unsharded_buffers(c, ledger);
+    }
+}
+
+const SRC_PYTORCH: &str = "PyTorch 2.x: fp32 params under torch.amp.autocast (or FSDP2 MixedPrecisionPolicy), torch.optim.AdamW (foreach)";
+const FWD_BWD: [Phase; 2] = [Phase::Forward, Phase::Backward];
+const BWD_STEP: [Phase; 2] = [Phase::Backward, Phase::OptimizerStep];
+
+impl StateCtx<'_> {
+    /// Parameter bytes under PyTorch: fp32 under autocast / MixedPrecisionPolicy, else `k`.
+    fn pytorch_param_bytes(&self) -> u64 {
+        if self.s.precision.has_master() {
+            4
+        } else {
+            self.k
+        }
+    }
+    fn pytorch_vals(&self) -> String {
+        format!(
+            "{}={}, t={}, N_s={}",
+            self.psym(),
+            self.psi,
+            self.t,
+            self.ns
+        )
+    }
+}
+
+/// PyTorch parameters (`p·Ψ_i/t`, ÷ N_s under FSDP full shard), autocast's bf16 weight
+/// cache (forward and backward, without FSDP), gradients (backward and step: freed by
+/// `zero_grad`) and DDP's bucket copy of the gradients (N_d > 1, unsharded).
+fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger) {
+    let (s, k, t, psi) = (c.s, c.k, c.t, c.psi);
+    let pb = c.pytorch_param_bytes();
+    let psym = c.psym();
     let sym = |div: u64| shard_symbol(psym, div);
-    let vals = format!("{psym}={psi}, t={t}, N_s={ns}");
-    let src = "PyTorch 2.x: fp32 params under torch.amp.autocast (or FSDP2 MixedPrecisionPolicy), torch.optim.AdamW (foreach)";
-    let fb = [Phase::Forward, Phase::Backward];
-    let bs = [Phase::Backward, Phase::OptimizerStep];
     ledger.push(
         Component::Weights,
         Location::Gpu,
-        mul_div_ceil(pb, psi, t * w_div),
-        &format!("{pb}·{}", sym(w_div)),
-        vals.clone(),
-        src,
+        mul_div_ceil(pb, psi, t * c.w_div),
+        || (format!("{pb}·{}", sym(c.w_div)), c.pytorch_vals()),
+        SRC_PYTORCH,
     );
-    if mixed && s.fsdp == super::scenario::Fsdp::None {
+    if s.precision.has_master() && s.fsdp == Fsdp::None {
         ledger.push_in(
-            &fb,
+            &FWD_BWD,
             Component::Weights,
             Location::Gpu,
             mul_div_ceil(k, psi, t),
-            &format!("{k}·{psym}/t  (autocast bf16 weight copies, forward and backward)"),
-            vals.clone(),
+            || {
+                (
+                    format!("{k}·{psym}/t  (autocast bf16 weight copies, forward and backward)"),
+                    c.pytorch_vals(),
+                )
+            },
             "PyTorch torch.amp.autocast weight-cast cache (cache_enabled=True)",
         );
     }
     ledger.push_in(
-        &bs,
+        &BWD_STEP,
         Component::Gradients,
         Location::Gpu,
-        mul_div_ceil(pb, psi, t * g_div),
-        &format!("{pb}·{}  (freed by zero_grad)", sym(g_div)),
-        vals.clone(),
-        src,
+        mul_div_ceil(pb, psi, t * c.g_div),
+        || {
+            (
+                format!("{pb}·{}  (freed by zero_grad)", sym(c.g_div)),
+                c.pytorch_vals(),
+            )
+        },
+        SRC_PYTORCH,
     );
-    if l.dp > 1 && z == Zero::Z0 && s.fsdp == super::scenario::Fsdp::None {
+    if l.dp > 1 && c.z == Zero::Z0 && s.fsdp == Fsdp::None {
         ledger.push_in(
-            &bs,
+            &BWD_STEP,
             Component::CommBuffers,
             Location::Gpu,
             mul_div_ceil(pb, psi, t),
-            &format!("{pb}·{psym}/t  (DDP bucket copy of the gradients)"),
-            vals.clone(),
+            || {
+                (
+                    format!("{pb}·{psym}/t  (DDP bucket copy of the gradients)"),
+                    c.pytorch_vals(),
+                )
+            },
             "PyTorch DistributedDataParallel Reducer buckets (gradient_as_bucket_view=False, the default)",
         );
     }
+}
+
+/// PyTorch optimizer states, and AdamW's foreach temporaries in the step
+/// (`torch._foreach_sqrt(v)`: `s_b·Ψ_i/t`, ÷ N_s when sharded).
+fn pytorch_optimizer(c: &StateCtx, ledger: &mut Ledger) {
+    let (s, t, psi) = (c.s, c.t, c.psi);
     let share = (
-        st.frac.0 as u64,
-        (st.frac.1 as u64).saturating_mul(t * o_div),
+        c.st.frac.0 as u64,
+        (c.st.frac.1 as u64).saturating_mul(t * c.o_div),
     );
-    let (opt_bytes, opt_formula, opt_src) =
-        optimizer_state_bytes(s.optimizer, s.precision, psi, arch, share);
-    if opt_bytes > 0 {
+    let bytes = optimizer_state_bytes(s.optimizer, s.precision, psi, c.arch, share);
+    if bytes > 0 {
         let per_rank = if s.optimizer == Optimizer::Adafactor {
-            opt_bytes
+            bytes
         } else {
-            opt_bytes.div_ceil(t * o_div)
+            bytes.div_ceil(t * c.o_div)
         };
+        let (formula, src) = optimizer_state_formula(s.optimizer, s.precision);
         ledger.push(
             Component::OptimizerStates,
             Location::Gpu,
             per_rank,
-            &format!("[{opt_formula}]/(t{})", if o_div > 1 { "·N_s" } else { "" }),
-            vals.clone(),
-            opt_src,
+            || {
+                (
+                    format!("[{formula}]/(t{})", if c.o_div > 1 { "·N_s" } else { "" }),
+                    c.pytorch_vals(),
+                )
+            },
+            src,
         );
     }
     if matches!(s.optimizer, Optimizer::Adam | Optimizer::Adamw) {
+        let sb = s.precision.state_bytes();
         ledger.push_in(
             &[Phase::OptimizerStep],
             Component::Workspace,
             Location::Gpu,
-            mul_div_ceil(sb, psi, t * o_div),
-            &format!("{sb}·{}  (foreach sqrt(v) temporaries)", sym(o_div)),
-            vals.clone(),
+            mul_div_ceil(sb, psi, t * c.o_div),
+            || {
+                (
+                    format!(
+                        "{sb}·{}  (foreach sqrt(v) temporaries)",
+                        shard_symbol(c.psym(), c.o_div)
+                    ),
+                    c.pytorch_vals(),
+                )
+            },
             "PyTorch torch.optim.AdamW foreach implementation (_multi_tensor_adamw: torch._foreach_sqrt)",
         );
     }
-    if s.fsdp != super::scenario::Fsdp::None && l.pp > 1 {
-        // With pipeline parallelism FSDP keeps the stage unsharded across micro-batches
-        // (reshard_after_forward=False) and accumulates unsharded fp32 gradients until the
-        // last micro-batch's reduce-scatter.
-        let src = "PyTorch FSDP2 under pipeline parallelism (torchtitan: reshard_after_forward=False with PP; gradients reduce-scattered after the last micro-batch)";
-        ledger.push_in(
-            &fb,
-            Component::GatheredLayer,
-            Location::Gpu,
-            mul_div_ceil(k, psi, t),
-            &format!("{k}·{psym}/t  (stage kept unsharded across micro-batches)"),
-            vals.clone(),
-            src,
-        );
-        ledger.push_in(
-            &bs,
-            Component::GatheredLayer,
-            Location::Gpu,
-            mul_div_ceil(4, psi, t),
-            &format!("4·{psym}/t  (unsharded fp32 gradients accumulated over micro-batches)"),
-            vals.clone(),
-            src,
-        );
-    } else if s.fsdp != super::scenario::Fsdp::None {
-        // The root module (embedding, final norm, head) is one FSDP group: unsharded for the
-        // whole forward and backward.
-        let c = arch.params();
-        let root = c.embedding + c.lm_head + arch.norm.params(arch.hidden as u128) as u64;
-        ledger.push_in(
-            &fb,
-            Component::GatheredLayer,
-            Location::Gpu,
-            mul_div_ceil(k, root, t),
-            &format!("{k}·P_root/t  (root group unsharded: embedding, final norm, head)"),
-            format!("P_root={root}, t={t}"),
-            "PyTorch FSDP2 fully_shard(model) root group",
-        );
-        // FSDP2 unshards one block for compute and prefetches the next; backward also holds
-        // the unsharded gradient block in the reduce dtype (fp32) before reduce-scatter.
-        let block = arch.params().per_layer;
-        ledger.push_in(
-            &fb,
-            Component::GatheredLayer,
-            Location::Gpu,
-            mul_div_ceil(2 * k, block, t),
-            &format!("2·{k}·P_block/t  (current + prefetched unsharded block)"),
-            format!("P_block={block}, t={t}"),
-            "PyTorch FSDP2 fully_shard (forward prefetch of the next block)",
-        );
-        ledger.push_in(
-            &[Phase::Backward],
-            Component::GatheredLayer,
-            Location::Gpu,
-            mul_div_ceil(4, block, t),
-            "4·P_block/t  (unsharded fp32 gradient block before reduce-scatter)",
-            format!("P_block={block}, t={t}"),
-            "PyTorch FSDP2 MixedPrecisionPolicy(reduce_dtype=float32)",
-        );
-    }
+}
+
+/// FSDP under pipeline parallelism keeps the stage unsharded across micro-batches
+/// (`reshard_after_forward=False`) and accumulates unsharded fp32 gradients until the
+/// last micro-batch's reduce-scatter: `k·Ψ_i/t` (forward, backward) + `4·Ψ_i/t`
+/// (backward, step).
+fn fsdp_pipeline_buffers(c: &StateCtx, ledger: &mut Ledger) {
+    let (k, t, psi, psym) = (c.k, c.t, c.psi, c.psym());
+    let src = "PyTorch FSDP2 under pipeline parallelism (torchtitan: reshard_after_forward=False with PP; gradients reduce-scattered after the last micro-batch)";
+    ledger.push_in(
+        &FWD_BWD,
+        Component::GatheredLayer,
+        Location::Gpu,
+        mul_div_ceil(k, psi, t),
+        || {
+            (
+                format!("{k}·{psym}/t  (stage kept unsharded across micro-batches)"),
+                c.pytorch_vals(),
+            )
+        },
+        src,
+    );
+    ledger.push_in(
+        &BWD_STEP,
+        Component::GatheredLayer,
+        Location::Gpu,
+        mul_div_ceil(4, psi, t),
+        || {
+            (
+                format!("4·{psym}/t  (unsharded fp32 gradients accumulated over micro-batches)"),
+                c.pytorch_vals(),
+            )
+        },
+        src,
+    );
+}
+
+/// FSDP2's unsharded buffers without pipeline parallelism: the root group (embedding,
+/// final norm, head) for the whole forward and backward, the current + prefetched
+/// block, and the unsharded fp32 gradient block before its reduce-scatter.
+///
+/// # Formula
+/// ```text
+/// k·P_root/t (fwd, bwd) + 2·k·P_block/t (fwd, bwd) + 4·P_block/t (bwd)
+/// ```
+fn fsdp_unsharded_buffers(c: &StateCtx, ledger: &mut Ledger) {
+    let (arch, k, t) = (c.arch, c.k, c.t);
+    let counts = arch.params();
+    let root = counts.embedding + counts.lm_head + arch.norm.params(arch.hidden as u128) as u64;
+    ledger.push_in(
+        &FWD_BWD,
+        Component::GatheredLayer,
+        Location::Gpu,
+        mul_div_ceil(k, root, t),
+        || {
+            (
+                format!("{k}·P_root/t  (root group unsharded: embedding, final norm, head)"),
+                format!("P_root={root}, t={t}"),
+            )
+        },
+        "PyTorch FSDP2 fully_shard(model) root group",
+    );
+    let block = counts.per_layer;
+    ledger.push_in(
+        &FWD_BWD,
+        Component::GatheredLayer,
+        Location::Gpu,
+        mul_div_ceil(2 * k, block, t),
+        || {
+            (
+                format!("2·{k}·P_block/t  (current + prefetched unsharded block)"),
+                format!("P_block={block}, t={t}"),
+            )
+        },
+        "PyTorch FSDP2 fully_shard (forward prefetch of the next block)",
+    );
+    ledger.push_in(
+        &[Phase::Backward],
+        Component::GatheredLayer,
+        Location::Gpu,
+        mul_div_ceil(4, block, t),
+        || {
+            (
+                "4·P_block/t  (unsharded fp32 gradient block before reduce-scatter)".into(),
+                format!("P_block={block}, t={t}"),
+            )
+        },
+        "PyTorch FSDP2 MixedPrecisionPolicy(reduce_dtype=float32)",
+    );
 }
 
 /// Communication buffers and runtime overheads per GPU: CUDA context, NCCL, DeepSpeed buckets.
@@ -759,8 +1009,12 @@ pub(crate) fn overhead_items(s: &Scenario, l: &Layout, largest: u64, ledger: &mu
         Component::Overhead,
         Location::Gpu,
         s.cuda_ctx_mib as u64 * mib,
-        "C  (CUDA context + cuBLAS/cuDNN workspaces)",
-        format!("C={} MiB", s.cuda_ctx_mib),
+        || {
+            (
+                "C  (CUDA context + cuBLAS/cuDNN workspaces)".into(),
+                format!("C={} MiB", s.cuda_ctx_mib),
+            )
+        },
         "CUDA 12 context on H100 with cuBLAS/cuDNN handles: 500–700 MiB (PyTorch notes: Understanding CUDA Memory Usage)",
     );
     let nccl = s.nccl_mib.unwrap_or(if l.world > 1 { 256 } else { 0 });
@@ -769,57 +1023,130 @@ pub(crate) fn overhead_items(s: &Scenario, l: &Layout, largest: u64, ledger: &mu
             Component::Overhead,
             Location::Gpu,
             nccl as u64 * mib,
-            "N  (NCCL communicator buffers)",
-            format!("N={nccl} MiB, GPUs={}", l.world),
+            || {
+                (
+                    "N  (NCCL communicator buffers)".into(),
+                    format!("N={nccl} MiB, GPUs={}", l.world),
+                )
+            },
             "NCCL: NCCL_BUFFSIZE 4 MiB per channel per peer (NCCL environment variables documentation)",
         );
     }
+    deepspeed_buckets(s, largest, ledger);
+}
+
+/// DeepSpeed's ZeRO communication buckets (training, ZeRO ≥ 1, not FSDP): the gradient
+/// reduce bucket in backward (doubled with `overlap_comm`), the updated-parameter
+/// all-gather bucket in the step (stages 1/2) or the stage-3 parameter prefetch.
+fn deepspeed_buckets(s: &Scenario, largest: u64, ledger: &mut Ledger) {
     let z = s.effective_zero();
-    if s.mode == super::scenario::Mode::Train
-        && s.framework == Framework::Deepspeed
-        && z >= Zero::Z1
-        && s.fsdp == super::scenario::Fsdp::None
+    if s.mode != super::scenario::Mode::Train
+        || s.framework != Framework::Deepspeed
+        || z < Zero::Z1
+        || s.fsdp != Fsdp::None
     {
-        let k = s.precision.compute_bytes();
-        let copies = if s.overlap_comm { 2 } else { 1 };
-        let src = "DeepSpeed ZeRO config (reduce_bucket_size, allgather_bucket_size, stage3_prefetch_bucket_size, overlap_comm); seed 001";
+        return;
+    }
+    let k = s.precision.compute_bytes();
+    let copies = if s.overlap_comm { 2 } else { 1 };
+    let src = "DeepSpeed ZeRO config (reduce_bucket_size, allgather_bucket_size, stage3_prefetch_bucket_size, overlap_comm); seed 001";
+    ledger.push_in(
+        &[Phase::Backward],
+        Component::CommBuffers,
+        Location::Gpu,
+        mul(k * copies, s.reduce_bucket),
+        || {
+            (
+                format!(
+                    "{k}·B_r{}  (gradient reduce bucket)",
+                    if copies == 2 {
+                        "·2 (overlap_comm)"
+                    } else {
+                        ""
+                    }
+                ),
+                format!("B_r={}, k={k}", s.reduce_bucket),
+            )
+        },
+        src,
+    );
+    if z < Zero::Z3 {
         ledger.push_in(
-            &[Phase::Backward],
+            &[Phase::OptimizerStep],
             Component::CommBuffers,
             Location::Gpu,
-            mul(k * copies, s.reduce_bucket),
-            &format!(
-                "{k}·B_r{}  (gradient reduce bucket)",
-                if copies == 2 {
-                    "·2 (overlap_comm)"
-                } else {
-                    ""
-                }
-            ),
-            format!("B_r={}, k={k}", s.reduce_bucket),
+            mul(k, s.allgather_bucket),
+            || {
+                (
+                    format!("{k}·B_a  (updated-parameter all-gather bucket)"),
+                    format!("B_a={}, k={k}", s.allgather_bucket),
+                )
+            },
             src,
         );
-        if z < Zero::Z3 {
-            ledger.push_in(
-                &[Phase::OptimizerStep],
-                Component::CommBuffers,
-                Location::Gpu,
-                mul(k, s.allgather_bucket),
-                &format!("{k}·B_a  (updated-parameter all-gather bucket)"),
-                format!("B_a={}, k={k}", s.allgather_bucket),
-                src,
-            );
-        } else {
-            ledger.push_in(
-                &[Phase::Forward, Phase::Backward],
-                Component::CommBuffers,
-                Location::Gpu,
-                mul(k, s.prefetch_bucket.min(s.max_live_params.saturating_sub(largest))),
-                &format!("{k}·min(B_p, M_live − L)  (ZeRO-3 parameter prefetch, capped by stage3_max_live_parameters)"),
-                format!("B_p={}, M_live={}, L={largest}, k={k}", s.prefetch_bucket, s.max_live_params),
-                src,
-            );
+    } else {
+        ledger.push_in(
+            &FWD_BWD,
+            Component::CommBuffers,
+            Location::Gpu,
+            mul(k, s.prefetch_bucket.min(s.max_live_params.saturating_sub(largest))),
+            || {
+                (
+                    format!("{k}·min(B_p, M_live − L)  (ZeRO-3 parameter prefetch, capped by stage3_max_live_parameters)"),
+                    format!("B_p={}, M_live={}, L={largest}, k={k}", s.prefetch_bucket, s.max_live_params),
+                )
+            },
+            src,
+        );
+    }
+}
+
+/// One block's saved activations per micro-batch under the scenario's convention:
+/// bytes, the formula, its source.
+///
+/// # Formula
+/// ```text
+/// seed003:      (34·b·s'·h + 5·b·a·s'·s)·(k/2)
+/// seed002:      16k·b·s'·h + 2·b·s'·h + 2k·b·a·s'·s + b·a·s'·s
+/// korthikanti:  Korthikanti et al. 2022 Table 2 row (tp, sp, recompute)
+/// memfit:       Σ memfit_layer terms
+/// ```
+pub(crate) fn layer_activations(s: &Scenario, arch: &Arch, x: &Shape) -> u128 {
+    match s.convention {
+        Convention::Seed003 => (34 * x.b * x.sl * x.h + 5 * x.b * x.a * x.sl * x.s) * x.k / 2,
+        Convention::Seed002 => {
+            let y = Shape { s: x.sl, ..*x };
+            let quad = 2 * x.k * x.b * x.a * x.sl * x.s + x.b * x.a * x.sl * x.s;
+            16 * x.k * y.b * y.s * y.h + 2 * y.b * y.s * y.h + quad
         }
+        Convention::Korthikanti => {
+            let (n, d) = korthikanti_layer(x, s.sp, s.recompute);
+            n / d
+        }
+        _ => memfit_layer(s, arch, x).iter().map(|t| t.bytes).sum(),
+    }
+}
+
+/// The formula text and source of `layer_activations`.
+fn layer_activations_text(s: &Scenario, arch: &Arch, x: &Shape) -> (String, &'static str) {
+    match s.convention {
+        Convention::Seed003 => ("(34·b·s'·h + 5·b·a·s'·s)·(k/2)".into(), SRC_ACT),
+        Convention::Seed002 => (
+            "16k·b·s'·h + 2·b·s'·h + 2k·b·a·s'·s + b·a·s'·s".into(),
+            "seed 002 (hepengfei: per-layer activations with k bytes per value)",
+        ),
+        Convention::Korthikanti => (
+            "Korthikanti et al. 2022 Table 2 row (tp, sp, recompute)".into(),
+            SRC_ACT_TP,
+        ),
+        _ => (
+            memfit_layer(s, arch, x)
+                .iter()
+                .map(|t| format!("{} [{}]", t.formula, t.name))
+                .collect::<Vec<_>>()
+                .join(" + "),
+            "memfit: Korthikanti et al. 2022 §4.1 derivation generalised (GQA, SwiGLU, flash, RMSNorm, MoE, CP)",
+        ),
     }
 }
 
@@ -832,9 +1159,16 @@ pub(crate) fn overhead_items(s: &Scenario, l: &Layout, largest: u64, ledger: &mu
 ///                            (N·I + (L_i − N)·A_layer)·m_i + A_layer      (inputs kept; one layer rematerialised)
 /// output layer (last stage): logits_bytes · min(m_i, 1 for 1F1B)
 /// ```
-/// `A_layer` from `memfit_layer` (default), seed 003, seed 002 or Korthikanti's Table 2
-/// (which counts full recompute as `2sbh` per layer without the working set); `I` the
-/// block input; `m_i` micro-batches in flight (see `in_flight`).
+/// `A_layer` from `layer_activations` (memfit's terms by default, seed 003, seed 002
+/// or Korthikanti's Table 2, which counts full recompute as `2sbh` per layer without
+/// the working set); `I` the block input; `m_i` micro-batches in flight (see
+/// `in_flight`). Under PyTorch the backward phase holds only the layer being
+/// differentiated (plus the kept inputs). Context parallelism adds the ring's K/V
+/// buffers (`cp_ring_buffers`), the last stage the logits (`logits_item`).
+///
+/// # Example
+/// Llama-2-7B, b = 1, s = 4096, flash, DeepSpeed, no recompute, one stage:
+/// 32 · 763,920,384 = 24,445,452,288 B.
 pub(crate) fn activation_items(
     s: &Scenario,
     arch: &Arch,
@@ -843,73 +1177,29 @@ pub(crate) fn activation_items(
     ledger: &mut Ledger,
 ) {
     let x = Shape::of(s, arch, l);
-    let (per_layer, formula, src): (u128, String, &str) = match s.convention {
-        Convention::Seed003 => (
-            (34 * x.b * x.sl * x.h + 5 * x.b * x.a * x.sl * x.s) * x.k / 2,
-            "(34·b·s'·h + 5·b·a·s'·s)·(k/2)".into(),
-            SRC_ACT,
-        ),
-        Convention::Seed002 => {
-            let y = Shape { s: x.sl, ..x };
-            let quad = 2 * x.k * x.b * x.a * x.sl * x.s + x.b * x.a * x.sl * x.s;
-            (
-                16 * x.k * y.b * y.s * y.h + 2 * y.b * y.s * y.h + quad,
-                "16k·b·s'·h + 2·b·s'·h + 2k·b·a·s'·s + b·a·s'·s".into(),
-                "seed 002 (hepengfei: per-layer activations with k bytes per value)",
-            )
-        }
-        Convention::Korthikanti => {
-            let (n, d) = korthikanti_layer(&x, s.sp, s.recompute);
-            (
-                n / d,
-                "Korthikanti et al. 2022 Table 2 row (tp, sp, recompute)".into(),
-                SRC_ACT_TP,
-            )
-        }
-        _ => {
-            let terms = memfit_layer(s, arch, &x);
-            let sum: u128 = terms.iter().map(|t| t.bytes).sum();
-            let f = terms
-                .iter()
-                .map(|t| format!("{} [{}]", t.formula, t.name))
-                .collect::<Vec<_>>()
-                .join(" + ");
-            (sum, f, "memfit: Korthikanti et al. 2022 §4.1 derivation generalised (GQA, SwiGLU, flash, RMSNorm, MoE, CP)")
-        }
-    };
+    let per_layer = layer_activations(s, arch, &x);
     let (mn, md) = in_flight(s, l, st.i);
     let li = st.layers as u128;
     let full = s.recompute == Recompute::Full && s.convention != Convention::Korthikanti;
-    let (bytes, shape_formula) = if full {
-        let input = layer_input_bytes(s, &x);
+    let input = layer_input_bytes(s, &x);
+    let bytes = if full {
         let n = if s.ckpt_layers == 0 {
             li
         } else {
             (s.ckpt_layers as u128).min(li)
         };
-        let kept = (n * input + (li - n) * per_layer) * mn / md;
-        (
-            kept + per_layer,
-            format!("(N·I + (L_i − N)·A)·m_i + A;  A = {formula}"),
-        )
+        (n * input + (li - n) * per_layer) * mn / md + per_layer
     } else {
-        (
-            per_layer * li * mn / md,
-            format!("A·L_i·m_i;  A = {formula}"),
-        )
+        per_layer * li * mn / md
     };
     // PyTorch frees gradients with zero_grad, so the phases separate: the saved
     // activations peak at the end of forward; backward holds the gradients plus the
     // layer being differentiated. DeepSpeed/Megatron keep gradient buffers throughout.
     let pytorch = s.framework == Framework::Pytorch;
-    let act_phases: &[Phase] = if pytorch {
-        &[Phase::Forward]
-    } else {
-        &[Phase::Forward, Phase::Backward]
-    };
+    let act_phases: &[Phase] = if pytorch { &[Phase::Forward] } else { &FWD_BWD };
+    let m_i = || mn as f64 / md as f64;
     if pytorch {
         let backward = if full {
-            let input = layer_input_bytes(s, &x);
             input * li.saturating_sub(1) * mn / md + per_layer
         } else {
             per_layer * mn / md
@@ -919,61 +1209,96 @@ pub(crate) fn activation_items(
             Component::Activations,
             Location::Gpu,
             backward.min(u64::MAX as u128) as u64,
-            if full {
-                "(L_i − 1)·I·m_i + A  (inputs still kept + the layer recomputed)"
-            } else {
-                "A·m_i  (the layer being differentiated)"
+            || {
+                (
+                    if full {
+                        "(L_i − 1)·I·m_i + A  (inputs still kept + the layer recomputed)".into()
+                    } else {
+                        "A·m_i  (the layer being differentiated)".into()
+                    },
+                    format!("A={per_layer} B/layer, L_i={li}, m_i={:.3}", m_i()),
+                )
             },
-            format!(
-                "A={per_layer} B/layer, L_i={li}, m_i={:.3}",
-                mn as f64 / md as f64
-            ),
             "PyTorch autograd: saved tensors are freed as backward passes each layer",
         );
     }
+    let (formula, src) = layer_activations_text(s, arch, &x);
     ledger.push_in(
         act_phases,
         Component::Activations,
         Location::Gpu,
         bytes.min(u64::MAX as u128) as u64,
-        &shape_formula,
-        format!(
-            "A={per_layer} B/layer, L_i={li}, m_i={:.3}, b={}, s={}, s'={}, h={}, a={}, a_kv={}, d={}, f={}, t={}, c={}, k={}, attn={}, recompute={}, sp={}",
-            mn as f64 / md as f64, x.b, x.s, x.sl, x.h, x.a, x.kv, x.d, x.f, x.t, l.cp, x.k, s.attn.as_str(), s.recompute.as_str(), s.sp as u8
-        ),
+        || {
+            (
+                if full {
+                    format!("(N·I + (L_i − N)·A)·m_i + A;  A = {formula}")
+                } else {
+                    format!("A·L_i·m_i;  A = {formula}")
+                },
+                format!(
+                    "A={per_layer} B/layer, L_i={li}, m_i={:.3}, b={}, s={}, s'={}, h={}, a={}, a_kv={}, d={}, f={}, t={}, c={}, k={}, attn={}, recompute={}, sp={}",
+                    m_i(), x.b, x.s, x.sl, x.h, x.a, x.kv, x.d, x.f, x.t, l.cp, x.k, s.attn.as_str(), s.recompute.as_str(), s.sp as u8
+                ),
+            )
+        },
         src,
     );
-    if l.cp > 1 {
-        // Ring attention passes K/V chunks between the CP ranks, double-buffered.
-        let kv_t = x.kv.div_ceil(x.t);
-        let bytes = 2 * 2 * x.b * x.sl * kv_t * x.d * x.k;
-        ledger.push_in(
-            &[Phase::Forward, Phase::Backward],
-            Component::CommBuffers,
-            Location::Gpu,
-            bytes.min(u64::MAX as u128) as u64,
-            "2·2·b·s'·⌈a_kv/t⌉·d·k  (double-buffered K and V chunks)",
-            format!("b={}, s'={}, a_kv={}, d={}, t={}, k={}, c={}", x.b, x.sl, x.kv, x.d, x.t, x.k, l.cp),
-            "ring attention context parallelism (Liu et al. 2023; Megatron-core / torchtitan CP): K/V chunks exchanged per step",
-        );
-    }
+    cp_ring_buffers(&x, l, ledger);
     if st.i + 1 == st.p {
-        let (lb, lf) = logits_bytes(s, arch, &x);
-        let alive = if s.schedule == Schedule::Gpipe {
-            s.microbatches.max(1) as u128
-        } else {
-            1
-        };
-        ledger.push_in(
-            act_phases,
-            Component::Logits,
-            Location::Gpu,
-            (lb * alive).min(u64::MAX as u128) as u64,
-            &format!("({lf})·{alive}"),
-            format!("T=b·s'={}, h={}, V={}, k={}, t={}, micro-batches alive={alive}", x.b * x.sl, x.h, arch.vocab, x.k, x.t),
-            "Hugging Face causal-LM loss (bf16 logits, fp32 upcast, log-softmax) / Megatron vocab-parallel cross entropy",
-        );
+        logits_item(s, arch, &x, act_phases, ledger);
     }
+}
+
+/// Ring attention passes K/V chunks between the CP ranks, double-buffered.
+///
+/// # Formula
+/// ```text
+/// 2·2·b·s'·⌈a_kv/t⌉·d·k      (forward and backward; c > 1 only)
+/// ```
+/// Source: ring attention (Liu et al. 2023); Megatron-core / torchtitan CP.
+fn cp_ring_buffers(x: &Shape, l: &Layout, ledger: &mut Ledger) {
+    if l.cp <= 1 {
+        return;
+    }
+    let kv_t = x.kv.div_ceil(x.t);
+    let bytes = 2 * 2 * x.b * x.sl * kv_t * x.d * x.k;
+    ledger.push_in(
+        &FWD_BWD,
+        Component::CommBuffers,
+        Location::Gpu,
+        bytes.min(u64::MAX as u128) as u64,
+        || {
+            (
+                "2·2·b·s'·⌈a_kv/t⌉·d·k  (double-buffered K and V chunks)".into(),
+                format!("b={}, s'={}, a_kv={}, d={}, t={}, k={}, c={}", x.b, x.sl, x.kv, x.d, x.t, x.k, l.cp),
+            )
+        },
+        "ring attention context parallelism (Liu et al. 2023; Megatron-core / torchtitan CP): K/V chunks exchanged per step",
+    );
+}
+
+/// The last stage's logits and loss (see `logits_bytes`), for every micro-batch
+/// alive at once (GPipe: all `m`; 1F1B: one).
+fn logits_item(s: &Scenario, arch: &Arch, x: &Shape, phases: &[Phase], ledger: &mut Ledger) {
+    let (lb, lf) = logits_bytes(s, arch, x);
+    let alive = if s.schedule == Schedule::Gpipe {
+        s.microbatches.max(1) as u128
+    } else {
+        1
+    };
+    ledger.push_in(
+        phases,
+        Component::Logits,
+        Location::Gpu,
+        (lb * alive).min(u64::MAX as u128) as u64,
+        || {
+            (
+                format!("({lf})·{alive}"),
+                format!("T=b·s'={}, h={}, V={}, k={}, t={}, micro-batches alive={alive}", x.b * x.sl, x.h, arch.vocab, x.k, x.t),
+            )
+        },
+        "Hugging Face causal-LM loss (bf16 logits, fp32 upcast, log-softmax) / Megatron vocab-parallel cross entropy",
+    );
 }
 
 /// Host RAM per node while the model is built (phase `Init`; the host peak is the
@@ -991,26 +1316,22 @@ pub(crate) fn activation_items(
 pub(crate) fn host_init(s: &Scenario, psi: u64, largest: u64, l: &Layout, ledger: &mut Ledger) {
     let n = l.gpus_per_node.min(l.world) as u64;
     let zero_init = s.zero_init && s.effective_zero() == Zero::Z3;
-    let (bytes, formula, values) = if zero_init {
-        (
-            mul(4 * n, largest),
-            "n·4·L  (zero.Init)",
-            format!("n={n}, L={largest}"),
-        )
-    } else {
-        (
-            mul(4 * n, psi),
-            "n·4·Ψ  (fp32 model per process)",
-            format!("n={n}, Ψ={psi}"),
-        )
-    };
+    let bytes = mul(4 * n, if zero_init { largest } else { psi });
     ledger.push_in(
         &[Phase::Init],
         Component::InitLoad,
         Location::Cpu,
         bytes,
-        formula,
-        values,
+        || {
+            if zero_init {
+                ("n·4·L  (zero.Init)".into(), format!("n={n}, L={largest}"))
+            } else {
+                (
+                    "n·4·Ψ  (fp32 model per process)".into(),
+                    format!("n={n}, Ψ={psi}"),
+                )
+            }
+        },
         SRC_INIT,
     );
 }

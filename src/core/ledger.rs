@@ -1,0 +1,390 @@
+//! The ledger: the bottom floor of the estimator. Every mechanism (model states,
+//! activations, inference, other tools' conventions) pushes items here; `estimate`
+//! orchestrates on top; the explorer and the timeline read the same mechanisms.
+//!
+//! A [`Ledger`] either records full [`Item`]s (component, location, bytes, formula,
+//! values, source) or only tallies bytes per phase ([`Tally`]). The text of an item
+//! is built by a closure that the tally never calls, so a mechanism run into a tally
+//! allocates nothing: the layout explorer evaluates millions of layouts with the very
+//! code that builds the explained ledger, and the two cannot drift apart.
+
+use serde::{Deserialize, Serialize};
+
+/// What a ledger item holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Component {
+    /// Model parameters in the compute dtype.
+    Weights,
+    /// Parameter gradients.
+    Gradients,
+    /// fp32 master copy of the weights (mixed precision).
+    MasterWeights,
+    /// Optimizer moments (Adam: momentum and variance).
+    OptimizerStates,
+    /// DeepSpeed's lumped "params, grads and optimizer states" partition.
+    ModelStates,
+    /// ZeRO-3's gathered (all-gathered) layer: full params and grads of the largest layer.
+    GatheredLayer,
+    /// Activations saved for the backward pass.
+    Activations,
+    /// Inference KV cache.
+    KvCache,
+    /// Host RAM used while the model is built and handed to the GPUs.
+    InitLoad,
+    /// Transient buffers: prefill/decode workspace, optimizer temporaries, NVMe staging.
+    Workspace,
+    /// Logits and loss of the output layer.
+    Logits,
+    /// Communication buffers: NCCL, DDP buckets, DeepSpeed reduce/all-gather/prefetch buckets.
+    CommBuffers,
+    /// CUDA context and library workspaces (not allocator memory).
+    Overhead,
+    /// Allocator fragmentation: reserved but not allocated.
+    Fragmentation,
+}
+
+impl Component {
+    /// Every component, in stacking order (bottom to top of a bar).
+    pub const ALL: [Component; 14] = [
+        Component::Weights,
+        Component::Gradients,
+        Component::MasterWeights,
+        Component::OptimizerStates,
+        Component::ModelStates,
+        Component::GatheredLayer,
+        Component::Activations,
+        Component::Logits,
+        Component::KvCache,
+        Component::Workspace,
+        Component::CommBuffers,
+        Component::Overhead,
+        Component::Fragmentation,
+        Component::InitLoad,
+    ];
+    /// Whether the component is tensor memory the allocator hands out (what
+    /// `torch.cuda.max_memory_allocated` counts).
+    pub fn is_allocated(self) -> bool {
+        !matches!(self, Component::Overhead | Component::Fragmentation)
+    }
+    /// Stable machine name (as in the JSON).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Component::Weights => "weights",
+            Component::Gradients => "gradients",
+            Component::MasterWeights => "master_weights",
+            Component::OptimizerStates => "optimizer_states",
+            Component::ModelStates => "model_states",
+            Component::GatheredLayer => "gathered_layer",
+            Component::Activations => "activations",
+            Component::KvCache => "kv_cache",
+            Component::InitLoad => "init_load",
+            Component::Workspace => "workspace",
+            Component::Logits => "logits",
+            Component::CommBuffers => "comm_buffers",
+            Component::Overhead => "overhead",
+            Component::Fragmentation => "fragmentation",
+        }
+    }
+    /// Human label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Component::Weights => "Weights",
+            Component::Gradients => "Gradients",
+            Component::MasterWeights => "fp32 master weights",
+            Component::OptimizerStates => "Optimizer states",
+            Component::ModelStates => "Model states (DeepSpeed, lumped)",
+            Component::GatheredLayer => "Gathered layer (ZeRO-3)",
+            Component::Activations => "Activations",
+            Component::KvCache => "KV cache",
+            Component::InitLoad => "Model init (host)",
+            Component::Workspace => "Workspace",
+            Component::Logits => "Logits and loss",
+            Component::CommBuffers => "Communication buffers",
+            Component::Overhead => "CUDA context",
+            Component::Fragmentation => "Fragmentation",
+        }
+    }
+    /// A stable colour (hex RGB) for charts and legends.
+    pub fn color(self) -> (u8, u8, u8) {
+        match self {
+            Component::Weights => (0x3b, 0x6e, 0xc8),
+            Component::Gradients => (0xe0, 0x8a, 0x1e),
+            Component::MasterWeights => (0x6a, 0x4c, 0x93),
+            Component::OptimizerStates => (0xc8, 0x3b, 0x4a),
+            Component::ModelStates => (0x8c, 0x56, 0x4b),
+            Component::GatheredLayer => (0x17, 0xa2, 0xb8),
+            Component::Activations => (0x2e, 0x9e, 0x57),
+            Component::KvCache => (0xb5, 0x9f, 0x1a),
+            Component::InitLoad => (0x7f, 0x7f, 0x7f),
+            Component::Workspace => (0xd6, 0x6e, 0xb8),
+            Component::Logits => (0x9c, 0xc4, 0x3e),
+            Component::CommBuffers => (0x5a, 0x9b, 0xd5),
+            Component::Overhead => (0x4d, 0x4d, 0x4d),
+            Component::Fragmentation => (0xbd, 0xbd, 0xbd),
+        }
+    }
+}
+
+/// Where an item lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Location {
+    /// GPU memory, per GPU.
+    Gpu,
+    /// Host RAM, per node.
+    Cpu,
+    /// NVMe, per node.
+    Nvme,
+}
+
+/// The phase of a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Model construction, before training starts.
+    Init,
+    /// Forward pass.
+    Forward,
+    /// Backward pass.
+    Backward,
+    /// Optimizer step.
+    OptimizerStep,
+    /// Inference: processing the prompt.
+    Prefill,
+    /// Inference: generating tokens.
+    Decode,
+}
+
+/// One line of the ledger.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    /// What it holds.
+    pub component: Component,
+    /// Where it lives.
+    pub location: Location,
+    /// Bytes (per GPU for `gpu`, per node for `cpu`/`nvme`).
+    pub bytes: u64,
+    /// Which ranks hold it: `"all"` (every GPU alike) or `"node"` (per node of host RAM).
+    pub rank: String,
+    /// The formula in symbols.
+    pub formula: String,
+    /// The values substituted into the formula.
+    pub values: String,
+    /// Where the formula comes from (seed file, paper, tool and version).
+    pub source: String,
+    /// The phases this item exists in (empty: every phase of the step).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub phases: Vec<Phase>,
+}
+
+impl Item {
+    /// Whether the item is alive in phase `ph` (`Init` items only in `Init`).
+    pub fn alive_in(&self, ph: Phase) -> bool {
+        if self.phases.is_empty() {
+            ph != Phase::Init
+        } else {
+            self.phases.contains(&ph)
+        }
+    }
+}
+
+/// A problem with the input, by key.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    /// The query key concerned.
+    pub key: String,
+    /// The offending value as given (may be empty).
+    pub value: String,
+    /// What is wrong and what memfit did instead.
+    pub message: String,
+}
+
+impl Phase {
+    /// Every phase, in [`Tally`] index order.
+    pub const ALL: [Phase; 6] = [
+        Phase::Init,
+        Phase::Forward,
+        Phase::Backward,
+        Phase::OptimizerStep,
+        Phase::Prefill,
+        Phase::Decode,
+    ];
+    /// Index into a [`Tally`]'s per-phase arrays.
+    pub const fn index(self) -> usize {
+        match self {
+            Phase::Init => 0,
+            Phase::Forward => 1,
+            Phase::Backward => 2,
+            Phase::OptimizerStep => 3,
+            Phase::Prefill => 4,
+            Phase::Decode => 5,
+        }
+    }
+    /// Stable machine name (as in the JSON).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Init => "init",
+            Phase::Forward => "forward",
+            Phase::Backward => "backward",
+            Phase::OptimizerStep => "optimizer_step",
+            Phase::Prefill => "prefill",
+            Phase::Decode => "decode",
+        }
+    }
+}
+
+/// Bytes alive in each phase, by where they live: what a ledger sums to, without the
+/// items. Sums saturate at `u64::MAX` (a sum of non-negative terms saturates to the
+/// same value in any order, so a tally equals the sum of its items exactly).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// GPU bytes the allocator hands out, per phase (index: [`Phase::index`]).
+    pub gpu_alloc: [u64; 6],
+    /// GPU bytes outside the allocator (CUDA context, NCCL, fragmentation), per phase.
+    pub gpu_other: [u64; 6],
+    /// Host RAM per node, per phase.
+    pub cpu: [u64; 6],
+}
+
+impl Tally {
+    /// Adds `bytes` at `location` in `phases` (every phase of the step but `Init` when empty).
+    pub fn add(&mut self, component: Component, location: Location, bytes: u64, phases: &[Phase]) {
+        let row = match location {
+            Location::Gpu if component.is_allocated() => &mut self.gpu_alloc,
+            Location::Gpu => &mut self.gpu_other,
+            Location::Cpu => &mut self.cpu,
+            Location::Nvme => return,
+        };
+        if phases.is_empty() {
+            for v in row.iter_mut().skip(1) {
+                *v = v.saturating_add(bytes);
+            }
+        } else {
+            for ph in phases {
+                let v = &mut row[ph.index()];
+                *v = v.saturating_add(bytes);
+            }
+        }
+    }
+    /// Adds another tally (two parts of one rank's memory).
+    pub fn merge(&mut self, o: &Tally) {
+        for i in 0..6 {
+            self.gpu_alloc[i] = self.gpu_alloc[i].saturating_add(o.gpu_alloc[i]);
+            self.gpu_other[i] = self.gpu_other[i].saturating_add(o.gpu_other[i]);
+            self.cpu[i] = self.cpu[i].saturating_add(o.cpu[i]);
+        }
+    }
+    /// Bytes at `location` alive in `ph` (`allocated_only`: without CUDA context,
+    /// NCCL and fragmentation).
+    pub fn at(&self, location: Location, ph: Phase, allocated_only: bool) -> u64 {
+        let i = ph.index();
+        match location {
+            Location::Gpu if allocated_only => self.gpu_alloc[i],
+            Location::Gpu => self.gpu_alloc[i].saturating_add(self.gpu_other[i]),
+            Location::Cpu => self.cpu[i],
+            Location::Nvme => 0,
+        }
+    }
+    /// The peak of one location over `phases` and `Init`, and the phase where it occurs
+    /// (the first of equal sums, in the order given; `phases` must not be empty).
+    pub fn peak(&self, location: Location, phases: &[Phase], allocated_only: bool) -> (u64, Phase) {
+        let mut best = (0u64, phases[0]);
+        for &ph in phases.iter().chain(std::iter::once(&Phase::Init)) {
+            let sum = self.at(location, ph, allocated_only);
+            if sum > best.0 {
+                best = (sum, ph);
+            }
+        }
+        best
+    }
+}
+
+/// The explanation of an item: its formula in symbols and the values substituted.
+pub(crate) type Text = (String, String);
+
+/// Where mechanisms put what they compute: full items, or a byte tally.
+pub(crate) enum Ledger {
+    /// Every item with its explanation (what `estimate` returns).
+    Items(Vec<Item>),
+    /// Bytes per phase only; explanations are never built (the explorer's fast path).
+    Tally(Tally),
+}
+
+impl Ledger {
+    /// A ledger that keeps every item.
+    pub(crate) fn items() -> Ledger {
+        Ledger::Items(Vec::new())
+    }
+    /// A ledger that only sums bytes.
+    pub(crate) fn tally() -> Ledger {
+        Ledger::Tally(Tally::default())
+    }
+
+    /// Adds an item present in every phase of the step. `text` builds the formula and
+    /// the values; it runs only when items are kept.
+    pub(crate) fn push(
+        &mut self,
+        component: Component,
+        location: Location,
+        bytes: u64,
+        text: impl FnOnce() -> Text,
+        source: &'static str,
+    ) {
+        self.push_in(&[], component, location, bytes, text, source);
+    }
+
+    /// Adds an item present in the given phases only (every phase when empty).
+    pub(crate) fn push_in(
+        &mut self,
+        phases: &[Phase],
+        component: Component,
+        location: Location,
+        bytes: u64,
+        text: impl FnOnce() -> Text,
+        source: &'static str,
+    ) {
+        match self {
+            Ledger::Tally(t) => t.add(component, location, bytes, phases),
+            Ledger::Items(items) => {
+                let (formula, values) = text();
+                items.push(Item {
+                    component,
+                    location,
+                    bytes,
+                    rank: if location == Location::Gpu {
+                        "all".into()
+                    } else {
+                        "node".into()
+                    },
+                    formula,
+                    values,
+                    source: source.into(),
+                    phases: phases.to_vec(),
+                });
+            }
+        }
+    }
+
+    /// The bytes per phase (summed from the items, or the tally itself).
+    pub(crate) fn totals(&self) -> Tally {
+        match self {
+            Ledger::Tally(t) => *t,
+            Ledger::Items(items) => {
+                let mut t = Tally::default();
+                for i in items {
+                    t.add(i.component, i.location, i.bytes, &i.phases);
+                }
+                t
+            }
+        }
+    }
+
+    /// The items (empty for a tally).
+    pub(crate) fn into_items(self) -> Vec<Item> {
+        match self {
+            Ledger::Items(items) => items,
+            Ledger::Tally(_) => Vec::new(),
+        }
+    }
+}
