@@ -1,8 +1,9 @@
 //! Criterion benchmarks of the pure core: decode → estimate → encode, and the chart.
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use memfit::chart::{render_stacked, Bar, ChartSize};
 use memfit::core::estimate::estimate;
+use memfit::core::explore::explore;
 use memfit::share::query::{decode, encode};
 use memfit::share::report::report_query;
 
@@ -30,5 +31,23 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench);
+/// The layout explorer on Llama 3 70B at 8k context (the case), N H100s:
+/// throughput in layouts evaluated per second.
+fn bench_explore(c: &mut Criterion) {
+    let mut g = c.benchmark_group("explore llama-3-70b seq 8192");
+    g.sample_size(10);
+    for (gpn, nodes) in [(8u32, 1u32), (8, 8), (8, 64), (8, 512)] {
+        let q = format!("model=llama-3-70b&seq=8192&gpus_per_node={gpn}&nodes={nodes}");
+        let (s, _) = decode(&q);
+        let n = gpn * nodes;
+        let evaluated = explore(&s, Some(50)).evaluated;
+        g.throughput(Throughput::Elements(evaluated));
+        g.bench_with_input(BenchmarkId::new("gpus", n), &s, |b, s| {
+            b.iter(|| explore(black_box(s), Some(50)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_explore);
 criterion_main!(benches);

@@ -6,7 +6,6 @@ mod common;
 use common::{example, load, u, Failures};
 use memfit::core::estimate::Component;
 use memfit::share::report::estimate_query;
-use serde_json::Value;
 
 fn activations(q: &str) -> u64 {
     let (_, e) = estimate_query(q);

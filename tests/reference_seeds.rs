@@ -6,7 +6,6 @@ mod common;
 use common::{ds_gb, example, load, u, Failures};
 use memfit::core::estimate::{Component, Phase};
 use memfit::share::report::estimate_query;
-use serde_json::Value;
 
 /// DeepSpeed's row options → query keys.
 fn options_query(options: &str) -> String {

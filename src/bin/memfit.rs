@@ -15,7 +15,7 @@ use std::process::ExitCode;
 fn help() -> String {
     let mut h = String::from(
         "memfit — will this LLM job fit in GPU memory?\n\n\
-         USAGE:\n  memfit [--strict] '<query string>'\n  memfit [--strict] --json '<Scenario JSON>'\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n  memfit --validation ../shared/reference/measured_runs.json   (docs/validation.md)\n\n\
+         USAGE:\n  memfit [--strict] '<query string>'\n  memfit --explore [--limit N] '<query string>'   (every layout of the cluster; N = 0: all fitting)\n  memfit [--strict] --json '<Scenario JSON>'\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n  memfit --validation ../shared/reference/measured_runs.json   (docs/validation.md)\n\n\
          Prints the estimate as one JSON object. Exit 0 on success (warnings are in\n\
          \"warnings\"), 2 when the input cannot be used (or, with --strict, has warnings).\n\nKEYS:\n",
     );
@@ -64,6 +64,33 @@ fn main() -> ExitCode {
         };
         print!("{}", memfit::share::validation::markdown(&doc));
         return ExitCode::SUCCESS;
+    }
+    if let Some(pos) = args.iter().position(|a| a == "--explore") {
+        args.remove(pos);
+        let mut limit = Some(50usize);
+        if let Some(lp) = args.iter().position(|a| a == "--limit") {
+            let Some(n) = args.get(lp + 1).and_then(|v| v.parse::<usize>().ok()) else {
+                return fail("--limit needs a whole number (0 = all)");
+            };
+            limit = if n == 0 { None } else { Some(n) };
+            args.drain(lp..lp + 2);
+        }
+        let [q] = args.as_slice() else {
+            return fail("--explore takes one query string");
+        };
+        let (s, w) = memfit::share::query::decode(q);
+        let mut v = memfit::share::explore::explore_report(&s, limit);
+        v["warnings"] = serde_json::to_value(&w).unwrap_or_default();
+        if s.solve == memfit::core::scenario::Solve::MinGpus {
+            v["solve"] = memfit::share::explore::min_gpus_json(&s);
+        }
+        return match serde_json::to_string_pretty(&v) {
+            Ok(text) => {
+                println!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(&format!("cannot print JSON: {e}")),
+        };
     }
     let strict = args.iter().any(|a| a == "--strict");
     args.retain(|a| a != "--strict");

@@ -213,9 +213,9 @@ pub(crate) fn megatron_items(
         e.weight_and_optimizer_bytes.round() as u64,
         || {
             (
-                String::from(format!(
+                format!(
             "{bpp} · most-loaded-shard params (bf16 param 2 + fp32 grad 4 + master 4 + Adam 8)"
-        )),
+        ),
                 format!(
                     "shard={:.0}, t={}, p={}, d={}, V_pad={}, distributed_optimizer={}",
                     e.most_loaded_shard_params,

@@ -166,7 +166,7 @@ const INFER: [Phase; 2] = [Phase::Decode, Phase::Prefill];
 
 /// Whose accounting a scenario takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Route {
+pub(crate) enum Route {
     /// Inference (memfit's accounting under every convention).
     Infer,
     /// DeepSpeed's estimators (ZeRO-2/3 training).
@@ -177,7 +177,7 @@ enum Route {
     Train,
 }
 
-fn route(s: &Scenario) -> Route {
+pub(crate) fn route(s: &Scenario) -> Route {
     let z = s.effective_zero();
     match s.mode {
         Mode::Infer => Route::Infer,
@@ -271,6 +271,32 @@ pub fn per_gpu_peak(s: &Scenario, p: &Prepared) -> u64 {
         let mut lg = Ledger::tally();
         whole_ledger(s, p, &l, r, &mut lg);
         lg.totals().peak(Location::Gpu, r.phases(), false).0
+    }
+}
+
+/// Whether `estimate(s)` has no warning (cross-field problems, a convention that
+/// does not model the scenario), checked without building the ledger. The explorer
+/// lists only such layouts.
+///
+/// # Example
+/// ```
+/// use memfit::core::estimate::{estimate, is_clean, Prepared};
+/// use memfit::core::scenario::Scenario;
+/// let mut s = Scenario::default();
+/// s.tp = 3; // does not divide the 32 heads
+/// assert!(!is_clean(&s, &Prepared::of(&s)) && !estimate(&s).warnings.is_empty());
+/// ```
+pub fn is_clean(s: &Scenario, p: &Prepared) -> bool {
+    if !s.problems().is_empty() {
+        return false;
+    }
+    match route(s) {
+        Route::Infer => !(s.convention.is_deepspeed() || s.convention.is_megatron()),
+        Route::Megatron => {
+            let mut lg = Ledger::tally();
+            whole_ledger(s, p, &s.layout(), Route::Megatron, &mut lg).is_none()
+        }
+        Route::DeepSpeed | Route::Train => true,
     }
 }
 

@@ -83,7 +83,7 @@ pub(crate) fn inference_items(
         w.div_ceil(t * p),
         || {
             (
-                String::from(formula),
+                formula,
                 format!(
                     "Ψ={psi}, Ψ_q={quantisable}, g={}, dtype={}, t={t}, p={p}",
                     s.quant_group,
@@ -129,7 +129,7 @@ pub(crate) fn inference_items(
         Component::KvCache,
         Location::Gpu,
         prefill_kv,
-        || (String::from(format!("{kv_formula}, T = s")), kv_vals(pt)),
+        || (format!("{kv_formula}, T = s"), kv_vals(pt)),
         SRC_KV,
     );
     ledger.push_in(
@@ -137,12 +137,7 @@ pub(crate) fn inference_items(
         Component::KvCache,
         Location::Gpu,
         full_kv,
-        || {
-            (
-                String::from(format!("{kv_formula}, T = s + n")),
-                kv_vals(ft),
-            )
-        },
+        || (format!("{kv_formula}, T = s + n"), kv_vals(ft)),
         SRC_KV,
     );
 

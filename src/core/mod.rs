@@ -2,9 +2,11 @@
 //! and tests natively.
 
 pub mod activations;
+pub mod comm;
 pub mod conventions;
 pub mod deepspeed;
 pub mod estimate;
+pub mod explore;
 pub mod gpu;
 pub mod hfconfig;
 pub mod infer;

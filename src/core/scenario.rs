@@ -364,6 +364,8 @@ pub enum Solve {
     MaxBatch,
     /// The largest sequence length (prompt + generated, in inference) that fits.
     MaxContext,
+    /// The fewest GPUs of the selected type on which some layout fits.
+    MinGpus,
 }
 
 impl Solve {
@@ -373,10 +375,16 @@ impl Solve {
             Solve::None => "none",
             Solve::MaxBatch => "max_batch",
             Solve::MaxContext => "max_context",
+            Solve::MinGpus => "min_gpus",
         }
     }
     /// All options.
-    pub const ALL: [Solve; 3] = [Solve::None, Solve::MaxBatch, Solve::MaxContext];
+    pub const ALL: [Solve; 4] = [
+        Solve::None,
+        Solve::MaxBatch,
+        Solve::MaxContext,
+        Solve::MinGpus,
+    ];
 }
 
 /// Attention kernel (decides whether the s² scores are stored).

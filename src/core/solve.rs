@@ -39,7 +39,7 @@ const MAX_SEQ: u32 = 1 << 26;
 /// ```
 pub fn max_fitting(s: &Scenario, what: Solve) -> Option<SolveResult> {
     let (limit, key) = match what {
-        Solve::None => return None,
+        Solve::None | Solve::MinGpus => return None,
         Solve::MaxBatch => (MAX_BATCH, "batch"),
         Solve::MaxContext => (MAX_SEQ, "seq"),
     };

@@ -1127,26 +1127,27 @@ pub(crate) fn layer_activations(s: &Scenario, arch: &Arch, x: &Shape) -> u128 {
     }
 }
 
-/// The formula text and source of `layer_activations`.
-fn layer_activations_text(s: &Scenario, arch: &Arch, x: &Shape) -> (String, &'static str) {
+/// The source of `layer_activations` under the scenario's convention.
+fn layer_activations_source(s: &Scenario) -> &'static str {
     match s.convention {
-        Convention::Seed003 => ("(34·b·s'·h + 5·b·a·s'·s)·(k/2)".into(), SRC_ACT),
-        Convention::Seed002 => (
-            "16k·b·s'·h + 2·b·s'·h + 2k·b·a·s'·s + b·a·s'·s".into(),
-            "seed 002 (hepengfei: per-layer activations with k bytes per value)",
-        ),
-        Convention::Korthikanti => (
-            "Korthikanti et al. 2022 Table 2 row (tp, sp, recompute)".into(),
-            SRC_ACT_TP,
-        ),
-        _ => (
-            memfit_layer(s, arch, x)
-                .iter()
-                .map(|t| format!("{} [{}]", t.formula, t.name))
-                .collect::<Vec<_>>()
-                .join(" + "),
-            "memfit: Korthikanti et al. 2022 §4.1 derivation generalised (GQA, SwiGLU, flash, RMSNorm, MoE, CP)",
-        ),
+        Convention::Seed003 => SRC_ACT,
+        Convention::Seed002 => "seed 002 (hepengfei: per-layer activations with k bytes per value)",
+        Convention::Korthikanti => SRC_ACT_TP,
+        _ => "memfit: Korthikanti et al. 2022 §4.1 derivation generalised (GQA, SwiGLU, flash, RMSNorm, MoE, CP)",
+    }
+}
+
+/// The formula text of `layer_activations`.
+fn layer_activations_formula(s: &Scenario, arch: &Arch, x: &Shape) -> String {
+    match s.convention {
+        Convention::Seed003 => "(34·b·s'·h + 5·b·a·s'·s)·(k/2)".into(),
+        Convention::Seed002 => "16k·b·s'·h + 2·b·s'·h + 2k·b·a·s'·s + b·a·s'·s".into(),
+        Convention::Korthikanti => "Korthikanti et al. 2022 Table 2 row (tp, sp, recompute)".into(),
+        _ => memfit_layer(s, arch, x)
+            .iter()
+            .map(|t| format!("{} [{}]", t.formula, t.name))
+            .collect::<Vec<_>>()
+            .join(" + "),
     }
 }
 
@@ -1222,13 +1223,13 @@ pub(crate) fn activation_items(
             "PyTorch autograd: saved tensors are freed as backward passes each layer",
         );
     }
-    let (formula, src) = layer_activations_text(s, arch, &x);
     ledger.push_in(
         act_phases,
         Component::Activations,
         Location::Gpu,
         bytes.min(u64::MAX as u128) as u64,
         || {
+            let formula = layer_activations_formula(s, arch, &x);
             (
                 if full {
                     format!("(N·I + (L_i − N)·A)·m_i + A;  A = {formula}")
@@ -1241,7 +1242,7 @@ pub(crate) fn activation_items(
                 ),
             )
         },
-        src,
+        layer_activations_source(s),
     );
     cp_ring_buffers(&x, l, ledger);
     if st.i + 1 == st.p {

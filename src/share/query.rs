@@ -98,7 +98,7 @@ pub const KEYS: &[KeySpec] = &[
     k("microbatches", "micro-batches per optimizer step", "count", "1–1048576"),
     k("ep", "expert-parallel degree", "ranks", "1–1024"),
     k("pin_memory", "pinned host buffers (ZeRO-3 offload)", "-", "`0`, `1`"),
-    k("solve", "inverse solve to report", "-", "`none`, `max_batch`, `max_context`"),
+    k("solve", "inverse solve to report", "-", "`none`, `max_batch`, `max_context`, `min_gpus`"),
     k("attn", "attention kernel", "-", "`flash`, `sdpa`, `eager` (stores the s² softmax)"),
     k("dropout", "dropout active (masks stored)", "-", "`0`, `1`"),
     k("schedule", "pipeline schedule", "-", "`1f1b`, `gpipe`, `interleaved` (with `vpp`)"),

@@ -32,7 +32,9 @@ pub fn report(s: &Scenario, e: &Estimate) -> Value {
     if let Value::Object(map) = &mut v {
         map.insert("version".into(), json!(REPORT_VERSION));
         map.insert("query".into(), json!(encode(s)));
-        if let Some(r) = max_fitting(s, s.solve) {
+        if s.solve == crate::core::scenario::Solve::MinGpus {
+            map.insert("solve".into(), super::explore::min_gpus_json(s));
+        } else if let Some(r) = max_fitting(s, s.solve) {
             map.insert(
                 "solve".into(),
                 serde_json::to_value(r).unwrap_or(Value::Null),

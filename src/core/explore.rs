@@ -1,0 +1,666 @@
+//! The layout explorer: every parallel layout of a cluster, its per-GPU peak,
+//! headroom and communication, and the fewest GPUs on which anything fits.
+//!
+//! A layout is the scenario with these settings replaced:
+//! `N = dp·tp·pp·cp` (the cluster's GPUs), the sharding (ZeRO 0–3; under
+//! `framework=pytorch` also FSDP full / grad-op / hybrid), optimizer offload (none,
+//! cpu), recomputation (none, selective, full) and the micro-batch (1, 2, 4, … up to
+//! the largest that fits). Everything else is kept from the scenario, with the
+//! adjustments a layout needs to be valid:
+//! - sequence parallelism is swept (off, on) where `tp > 1` and is off at `tp = 1`;
+//! - a pipeline runs at least `pp` micro-batches per step (`microbatches = max(m, pp)`);
+//! - without a pipeline the interleaved schedule becomes 1F1B and `vpp = 1`;
+//! - parameter offload is kept only where the sharding is ZeRO-3.
+//!
+//! Degrees: `tp ≤ gpus_per_node`, `tp` divides the attention heads and either divides
+//! the KV heads or is a multiple of them (then each rank holds one KV head replicated,
+//! as Megatron-LM and vLLM do: memfit counts `⌈a_kv/t⌉` per rank); `pp ≤ layers`;
+//! `cp` divides the sequence. A layout is *valid* when the calculator accepts it
+//! without a warning ([`crate::core::estimate::is_clean`]); only valid layouts are
+//! evaluated and listed.
+//!
+//! **Best** means, in this order: no optimizer offload (a CPU optimizer step and its
+//! PCIe traffic are the slowest way to save memory: DeepSpeed recommends it only when
+//! nothing else fits), then the least wasted compute ([`compute_overhead`]: the
+//! pipeline bubble plus recomputation), then the least communication per trained
+//! token (bytes one GPU sends per optimizer step, [`crate::core::comm`], over the
+//! tokens the cluster trains in that step, `dp·m·b·s`), then the most headroom. memfit has no FLOP or bandwidth figures for the GPUs, so it does
+//! not turn these into a step time; it orders by what it can count.
+
+use super::comm::{activation_comm, data_parallel_comm, Comm};
+use super::estimate::{
+    add_fragmentation, is_clean, per_gpu_peak, route, stage_count, Prepared, Route, TRAIN,
+};
+use super::ledger::{Ledger, Location, Tally};
+use super::megatron::Recompute;
+use super::scenario::{Framework, Fsdp, Mode, Offload, Scenario, Schedule, Zero};
+use super::train::{self, Stage};
+use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+
+/// The largest micro-batch tried.
+pub const MAX_BATCH: u32 = 1 << 16;
+/// `min_gpus` tries whole nodes up to this many.
+pub const MAX_NODES: u32 = 1024;
+
+/// One evaluated layout: the settings it changes and what it costs.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// Data-parallel degree.
+    pub dp: u32,
+    /// Tensor-parallel degree.
+    pub tp: u32,
+    /// Pipeline-parallel degree.
+    pub pp: u32,
+    /// Context-parallel degree.
+    pub cp: u32,
+    /// ZeRO stage (with `fsdp = none`).
+    pub zero: Zero,
+    /// FSDP strategy (`framework=pytorch`; `zero` is then 0).
+    pub fsdp: Fsdp,
+    /// Optimizer offload.
+    pub offload_opt: Offload,
+    /// Parameter offload (the scenario's, under ZeRO-3 only).
+    pub offload_param: Offload,
+    /// Recomputation.
+    pub recompute: Recompute,
+    /// Micro-batch per GPU.
+    pub batch: u32,
+    /// Micro-batches per step.
+    pub microbatches: u32,
+    /// Sequence parallelism.
+    pub sp: bool,
+    /// Virtual pipeline stages.
+    pub vpp: u32,
+    /// Pipeline schedule.
+    pub schedule: Schedule,
+    /// Peak bytes per GPU (max over pipeline stages and phases), = `estimate().per_gpu_bytes`.
+    pub per_gpu_bytes: u64,
+    /// Usable bytes − peak (negative: does not fit).
+    pub headroom_bytes: i64,
+    /// Bytes one GPU sends per step.
+    pub comm: Comm,
+    /// Tokens the cluster trains per step (`dp·m·b·s`; inference `dp·b·(s+n)`).
+    pub tokens_per_step: u64,
+    /// Extra compute over the model's FLOPs: pipeline bubble + recomputation (see [`compute_overhead`]).
+    pub compute_overhead: f64,
+}
+
+impl Candidate {
+    /// Whether the layout fits the GPU.
+    pub fn fits(&self) -> bool {
+        self.headroom_bytes >= 0
+    }
+    /// The effective ZeRO stage (FSDP's strategy when set): the fit map's panel.
+    pub fn stage(&self) -> Zero {
+        match self.fsdp {
+            Fsdp::None => self.zero,
+            Fsdp::FullShard | Fsdp::HybridShard => Zero::Z3,
+            Fsdp::ShardGradOp => Zero::Z2,
+        }
+    }
+    /// Writes the layout's settings into a scenario (the one it was swept from).
+    pub fn apply(&self, s: &mut Scenario) {
+        s.dp = None;
+        s.tp = self.tp;
+        s.pp = self.pp;
+        s.cp = self.cp;
+        s.zero = self.zero;
+        s.fsdp = self.fsdp;
+        s.offload_opt = self.offload_opt;
+        s.offload_param = self.offload_param;
+        s.recompute = self.recompute;
+        s.batch = self.batch;
+        s.microbatches = self.microbatches;
+        s.sp = self.sp;
+        s.vpp = self.vpp;
+        s.schedule = self.schedule;
+        s.solve = super::scenario::Solve::None;
+    }
+    /// The scenario of this layout.
+    pub fn scenario(&self, base: &Scenario) -> Scenario {
+        let mut s = base.clone();
+        self.apply(&mut s);
+        s
+    }
+    /// Short description: "TP 4 × PP 2 × DP 2, ZeRO-1".
+    pub fn describe(&self) -> String {
+        let mut d = format!("TP {} × PP {} × DP {}", self.tp, self.pp, self.dp);
+        if self.cp > 1 {
+            d.push_str(&format!(" × CP {}", self.cp));
+        }
+        match self.fsdp {
+            Fsdp::None => d.push_str(&format!(", ZeRO-{}", self.zero.number())),
+            f => d.push_str(&format!(", FSDP {}", f.as_str())),
+        }
+        if self.offload_opt != Offload::None {
+            d.push_str(&format!(", offload {}", self.offload_opt.as_str()));
+        }
+        if self.recompute != Recompute::None {
+            d.push_str(&format!(", recompute {}", self.recompute.as_str()));
+        }
+        d.push_str(&format!(", micro-batch {}", self.batch));
+        d
+    }
+}
+
+/// Orders layouts best first (see the module docs).
+pub fn rank(a: &Candidate, b: &Candidate) -> Ordering {
+    // comm_a / tokens_a vs comm_b / tokens_b, exactly.
+    let lhs = a.comm.total() as u128 * b.tokens_per_step.max(1) as u128;
+    let rhs = b.comm.total() as u128 * a.tokens_per_step.max(1) as u128;
+    let rc = |r: Recompute| match r {
+        Recompute::None => 0,
+        Recompute::Selective => 1,
+        Recompute::Full => 2,
+    };
+    let off = |o: Offload| match o {
+        Offload::None => 0,
+        Offload::Cpu => 1,
+        Offload::Nvme => 2,
+    };
+    off(a.offload_opt)
+        .cmp(&off(b.offload_opt))
+        .then(a.compute_overhead.total_cmp(&b.compute_overhead))
+        .then(lhs.cmp(&rhs))
+        .then(rc(a.recompute).cmp(&rc(b.recompute)))
+        .then(b.headroom_bytes.cmp(&a.headroom_bytes))
+        .then(a.sp.cmp(&b.sp))
+        .then((a.tp, a.pp, a.cp, a.zero.number()).cmp(&(b.tp, b.pp, b.cp, b.zero.number())))
+        .then((a.fsdp as u8).cmp(&(b.fsdp as u8)))
+}
+
+/// One cell of the fit map: a (ZeRO stage, TP, PP) over every other dimension.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// The panel: effective ZeRO stage.
+    pub zero: Zero,
+    /// TP degree.
+    pub tp: u32,
+    /// PP degree.
+    pub pp: u32,
+    /// The best fitting layout of the cell (by [`rank`]).
+    pub best: Option<Candidate>,
+    /// The layout with the most headroom (the closest to fitting when nothing fits).
+    pub closest: Option<Candidate>,
+}
+
+impl Cell {
+    /// Most headroom over the cell's layouts (`None`: no valid layout).
+    pub fn headroom(&self) -> Option<i64> {
+        self.closest.map(|l| l.headroom_bytes)
+    }
+}
+
+/// Everything the sweep found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sweep {
+    /// GPUs of the cluster.
+    pub gpus: u32,
+    /// Layouts evaluated (every micro-batch tried counts once).
+    pub evaluated: u64,
+    /// Layouts that fit.
+    pub fitting: u64,
+    /// Fitting layouts, best first (at most the limit asked for).
+    pub layouts: Vec<Candidate>,
+    /// TP degrees of the fit map's columns.
+    pub tps: Vec<u32>,
+    /// PP degrees of its rows.
+    pub pps: Vec<u32>,
+    /// Cells, panel by panel (ZeRO 0–3), row by row (PP), column by column (TP).
+    pub cells: Vec<Cell>,
+}
+
+impl Sweep {
+    /// The cell of (zero, tp, pp), if that TP/PP is a column/row.
+    pub fn cell(&self, zero: Zero, tp: u32, pp: u32) -> Option<&Cell> {
+        let ti = self.tps.iter().position(|&t| t == tp)?;
+        let pi = self.pps.iter().position(|&p| p == pp)?;
+        self.cells
+            .get((zero.number() as usize * self.pps.len() + pi) * self.tps.len() + ti)
+    }
+}
+
+/// Divisors of `n`, ascending.
+fn divisors(n: u32) -> Vec<u32> {
+    let mut d: Vec<u32> = (1..=n.min(1 << 16))
+        .filter(|i| n.is_multiple_of(*i))
+        .collect();
+    if n > 1 << 16 {
+        // Large N: the cofactors too (N ≤ 2^32).
+        let extra: Vec<u32> = d.iter().map(|i| n / i).collect();
+        d.extend(extra);
+        d.sort_unstable();
+        d.dedup();
+    }
+    d
+}
+
+/// The TP degrees a cluster of `n` GPUs offers the scenario's model.
+fn tp_options(s: &Scenario, p: &Prepared, n: u32) -> Vec<u32> {
+    let (heads, kv) = (p.arch.heads.max(1), p.arch.kv_heads.max(1));
+    divisors(n)
+        .into_iter()
+        .filter(|&t| t <= s.gpus_per_node.max(1) && heads % t == 0 && (kv % t == 0 || t % kv == 0))
+        .collect()
+}
+
+/// Shardings to sweep: ZeRO 0–3, and FSDP's strategies under PyTorch (hybrid only
+/// across nodes); inference has none.
+fn shardings(s: &Scenario) -> Vec<(Zero, Fsdp)> {
+    if s.mode == Mode::Infer {
+        return vec![(Zero::Z0, Fsdp::None)];
+    }
+    let mut v: Vec<(Zero, Fsdp)> = [Zero::Z0, Zero::Z1, Zero::Z2, Zero::Z3]
+        .into_iter()
+        .map(|z| (z, Fsdp::None))
+        .collect();
+    if s.framework == Framework::Pytorch {
+        v.push((Zero::Z0, Fsdp::FullShard));
+        v.push((Zero::Z0, Fsdp::ShardGradOp));
+        if s.nodes > 1 {
+            v.push((Zero::Z0, Fsdp::HybridShard));
+        }
+    }
+    v
+}
+
+fn offloads(s: &Scenario) -> Vec<Offload> {
+    if s.mode == Mode::Infer {
+        return vec![Offload::None];
+    }
+    let mut v = vec![Offload::None, Offload::Cpu];
+    if s.offload_opt == Offload::Nvme {
+        v.push(Offload::Nvme);
+    }
+    v
+}
+
+fn recomputes(s: &Scenario) -> Vec<Recompute> {
+    if s.mode == Mode::Infer {
+        vec![s.recompute]
+    } else {
+        vec![Recompute::None, Recompute::Selective, Recompute::Full]
+    }
+}
+
+/// Sets the degree-dependent settings of a layout on the working scenario.
+fn set_degrees(w: &mut Scenario, base: &Scenario, tp: u32, pp: u32, cp: u32, sp: bool) {
+    w.dp = None;
+    w.tp = tp;
+    w.pp = pp;
+    w.cp = cp;
+    w.sp = sp && tp > 1;
+    if pp > 1 {
+        w.microbatches = base.microbatches.max(pp);
+        w.vpp = base.vpp;
+        w.schedule = base.schedule;
+    } else {
+        w.microbatches = base.microbatches;
+        w.vpp = 1;
+        w.schedule = if base.schedule == Schedule::Interleaved {
+            Schedule::OneFOneB
+        } else {
+            base.schedule
+        };
+    }
+}
+
+/// A sharding × offload of one degree set, with what does not depend on the
+/// micro-batch or the recomputation: its model states + overheads per evaluated
+/// stage (training under memfit's mechanisms) and its data-parallel communication.
+#[derive(Clone, Copy)]
+struct Combo {
+    zero: Zero,
+    fsdp: Fsdp,
+    offload_opt: Offload,
+    offload_param: Offload,
+    /// Model states + overheads of the first and last stage (`cached` routes).
+    states: [Tally; 2],
+    /// Whether `estimate`'s own per-stage mechanisms apply (else `per_gpu_peak`).
+    cached: bool,
+    /// Data-parallel bytes per step.
+    comm_dp: u64,
+    /// Still fitting at the current micro-batch (for this recomputation).
+    alive: bool,
+}
+
+impl Combo {
+    fn set(&self, w: &mut Scenario) {
+        w.zero = self.zero;
+        w.fsdp = self.fsdp;
+        w.offload_opt = self.offload_opt;
+        w.offload_param = self.offload_param;
+    }
+}
+
+/// Per-GPU peak of a combo at the working scenario's micro-batch and recomputation,
+/// from the activation tallies of the evaluated stages.
+///
+/// Only the first and last pipeline stages are evaluated: a middle stage `i` holds
+/// no more of any item than stage 0 (no embedding, no more layers — earlier stages
+/// take the remainder — and no more micro-batches in flight, `min(p − i, m)`, under
+/// every schedule), so the maximum over stages is the maximum of the two ends.
+/// Model states and overheads do not depend on the micro-batch or recomputation;
+/// activations do not depend on the sharding or offload; fragmentation is taken on
+/// their sum, as `estimate` does. The property test `fast_path_equals_estimate`
+/// checks all of this against `estimate`, which evaluates every stage in full.
+fn combo_peak(w: &Scenario, c: &Combo, acts: &[Tally; 2], n_stages: usize) -> u64 {
+    let mut best = 0;
+    for (states, act) in c.states.iter().zip(acts).take(n_stages) {
+        let mut t = *states;
+        t.merge(act);
+        let mut lg = Ledger::Tally(t);
+        add_fragmentation(w, &mut lg, &TRAIN);
+        best = best.max(lg.totals().peak(Location::Gpu, &TRAIN, false).0);
+    }
+    best
+}
+
+/// Sweeps every layout of the scenario's cluster (see the module docs). `limit`
+/// bounds the listed layouts (`None`: all fitting layouts).
+///
+/// # Example
+/// ```
+/// use memfit::core::{explore::explore, scenario::Scenario};
+/// let mut s = Scenario::default(); // Llama-2-7B on H100s
+/// s.gpus_per_node = 8;
+/// let sweep = explore(&s, Some(5));
+/// assert!(sweep.fitting > 0 && sweep.layouts.len() == 5);
+/// assert!(sweep.layouts.iter().all(|l| l.fits() && l.dp * l.tp * l.pp * l.cp == 8));
+/// ```
+pub fn explore(s: &Scenario, limit: Option<usize>) -> Sweep {
+    let p = Prepared::of(s);
+    let n = s.world();
+    let usable = s.usable_bytes();
+    let tps = tp_options(s, &p, n);
+    let layers = p.arch.layers.max(1);
+    let pps: Vec<u32> = divisors(n).into_iter().filter(|&d| d <= layers).collect();
+    let shard = shardings(s);
+    let offs = offloads(s);
+    let recs = recomputes(s);
+    let mut cells: Vec<Cell> = Vec::with_capacity(4 * tps.len() * pps.len());
+    for z in [Zero::Z0, Zero::Z1, Zero::Z2, Zero::Z3] {
+        for &pp in &pps {
+            for &tp in &tps {
+                cells.push(Cell {
+                    zero: z,
+                    tp,
+                    pp,
+                    best: None,
+                    closest: None,
+                });
+            }
+        }
+    }
+    let mut out = Sweep {
+        gpus: n,
+        evaluated: 0,
+        fitting: 0,
+        layouts: Vec::new(),
+        tps: tps.clone(),
+        pps: pps.clone(),
+        cells: Vec::new(),
+    };
+    let mut w = s.clone();
+    let seq = s.seq.max(1);
+    let mut combos: Vec<Combo> = Vec::with_capacity(shard.len() * offs.len());
+    for (ti, &tp) in tps.iter().enumerate() {
+        for (pi, &pp) in pps.iter().enumerate() {
+            if !(n / tp).is_multiple_of(pp) {
+                continue;
+            }
+            let rest = n / tp / pp;
+            let dp_of = |cp: u32| n / (tp * pp * cp);
+            let cps: Vec<u32> = if s.mode == Mode::Infer {
+                vec![1]
+            } else {
+                divisors(rest)
+                    .into_iter()
+                    .filter(|&c| seq.is_multiple_of(c))
+                    .collect()
+            };
+            let sps: &[bool] = if tp > 1 { &[false, true] } else { &[false] };
+            for (&cp, &sp) in cps.iter().flat_map(|c| sps.iter().map(move |x| (c, x))) {
+                set_degrees(&mut w, s, tp, pp, cp, sp);
+                let l = w.layout();
+                let n_st = stage_count(&p.arch, &l);
+                let ends = [
+                    Stage::of(&p.arch, n_st, 0),
+                    Stage::of(&p.arch, n_st, n_st - 1),
+                ];
+                let n_stages = if n_st > 1 { 2 } else { 1 };
+                combos.clear();
+                for &(zero, fsdp) in &shard {
+                    for &off in &offs {
+                        let mut c = Combo {
+                            zero,
+                            fsdp,
+                            offload_opt: off,
+                            offload_param: Offload::None,
+                            states: [Tally::default(); 2],
+                            cached: false,
+                            comm_dp: 0,
+                            alive: true,
+                        };
+                        c.set(&mut w);
+                        if w.effective_zero() == Zero::Z3 {
+                            c.offload_param = s.offload_param;
+                            w.offload_param = s.offload_param;
+                        }
+                        c.cached = route(&w) == Route::Train;
+                        if c.cached {
+                            for (st, out) in ends.iter().zip(c.states.iter_mut()).take(n_stages) {
+                                let mut lg = Ledger::tally();
+                                train::model_states(&w, &p.arch, p.psi, p.largest, &l, st, &mut lg);
+                                train::overhead_items(&w, &l, p.largest, &mut lg);
+                                *out = lg.totals();
+                            }
+                        }
+                        c.comm_dp = data_parallel_comm(&w, &p, &ends[0]);
+                        combos.push(c);
+                    }
+                }
+                for &rc in &recs {
+                    w.recompute = rc;
+                    w.batch = 1;
+                    for c in combos.iter_mut() {
+                        c.set(&mut w);
+                        c.alive = is_clean(&w, &p);
+                    }
+                    let mut b = 1u32;
+                    while combos.iter().any(|c| c.alive) {
+                        w.batch = b;
+                        let mut acts = [Tally::default(); 2];
+                        for (st, out) in ends.iter().zip(acts.iter_mut()).take(n_stages) {
+                            let mut lg = Ledger::tally();
+                            train::activation_items(&w, &p.arch, &l, st, &mut lg);
+                            *out = lg.totals();
+                        }
+                        let act_comm = activation_comm(&w, &p, &ends[0]);
+                        let tokens = tokens(&w, dp_of(cp));
+                        for c in combos.iter_mut().filter(|c| c.alive) {
+                            let peak = if c.cached {
+                                combo_peak(&w, c, &acts, n_stages)
+                            } else {
+                                c.set(&mut w);
+                                per_gpu_peak(&w, &p)
+                            };
+                            out.evaluated += 1;
+                            let mut comm = act_comm;
+                            comm.dp = c.comm_dp;
+                            let l = Candidate {
+                                dp: dp_of(cp),
+                                tp,
+                                pp,
+                                cp,
+                                zero: c.zero,
+                                fsdp: c.fsdp,
+                                offload_opt: c.offload_opt,
+                                offload_param: c.offload_param,
+                                recompute: rc,
+                                batch: b,
+                                microbatches: w.microbatches,
+                                sp: w.sp,
+                                vpp: w.vpp,
+                                schedule: w.schedule,
+                                per_gpu_bytes: peak,
+                                headroom_bytes: (usable as i128 - peak as i128)
+                                    .clamp(i64::MIN as i128, i64::MAX as i128)
+                                    as i64,
+                                comm,
+                                tokens_per_step: tokens,
+                                compute_overhead: compute_overhead(&w, &p.arch),
+                            };
+                            let cell = &mut cells
+                                [(l.stage().number() as usize * pps.len() + pi) * tps.len() + ti];
+                            if cell
+                                .closest
+                                .is_none_or(|c| l.headroom_bytes > c.headroom_bytes)
+                            {
+                                cell.closest = Some(l);
+                            }
+                            if !l.fits() || b >= MAX_BATCH {
+                                c.alive = false;
+                            }
+                            if l.fits() {
+                                out.fitting += 1;
+                                if cell.best.is_none_or(|c| rank(&l, &c) == Ordering::Less) {
+                                    cell.best = Some(l);
+                                }
+                                out.layouts.push(l);
+                            }
+                        }
+                        b = b.saturating_mul(2);
+                    }
+                }
+            }
+        }
+    }
+    let keep = limit.unwrap_or(usize::MAX).min(out.layouts.len());
+    if keep < out.layouts.len() && keep > 0 {
+        out.layouts.select_nth_unstable_by(keep - 1, rank);
+    }
+    out.layouts.truncate(keep);
+    out.layouts.sort_unstable_by(rank);
+    out.cells = cells;
+    out
+}
+
+/// Compute a layout spends beyond the model's own FLOPs, as a fraction of them.
+///
+/// # Formula
+/// ```text
+/// bubble      (p − 1)/(v·m)                 idle pipeline time per step (1F1B, GPipe, interleaved)
+/// selective   s/(18·h + 3·s)                the attention core replayed: 4·b·s²·h of 3·(24·b·s·h² + 4·b·s²·h)
+/// full        1/3                           the whole forward replayed: 1 of 3 units (forward + 2 backward)
+/// ```
+/// `p` stages, `v` virtual stages, `m` micro-batches, `s` sequence, `h` hidden.
+/// Sources: Narayanan et al. 2021 §2.2 (bubble fraction (p−1)/m, ÷v interleaved);
+/// Korthikanti et al. 2022 §5 (24·b·s·h² + 4·b·s²·h forward FLOPs per layer; full
+/// recomputation adds a forward pass).
+///
+/// # Example
+/// p = 4, m = 8, no recompute: 3/8 = 0.375. Llama-3-70B (h = 8192) at s = 8192 with
+/// selective recompute, no pipeline: 8192/(147,456 + 24,576) = 0.0476.
+pub fn compute_overhead(w: &Scenario, arch: &super::model::Arch) -> f64 {
+    if w.mode == Mode::Infer {
+        return 0.0;
+    }
+    let p = w.pp.max(1) as f64;
+    let v = w.vpp.max(1) as f64;
+    let m = w.microbatches.max(1) as f64;
+    let bubble = (p - 1.0) / (v * m);
+    let (s, h) = (w.seq as f64, arch.hidden.max(1) as f64);
+    let recompute = match w.recompute {
+        Recompute::None => 0.0,
+        Recompute::Selective => s / (18.0 * h + 3.0 * s),
+        Recompute::Full => 1.0 / 3.0,
+    };
+    bubble + recompute
+}
+
+/// Tokens the cluster processes per step: `dp·m·b·s` (inference `dp·b·(s+n)`).
+fn tokens(w: &Scenario, dp: u32) -> u64 {
+    let per = if w.mode == Mode::Infer {
+        w.batch as u128 * (w.seq as u128 + w.gen as u128)
+    } else {
+        w.microbatches.max(1) as u128 * w.batch as u128 * w.seq as u128
+    };
+    (per * dp as u128).min(u64::MAX as u128) as u64
+}
+
+/// Whether any layout fits a cluster (stops at the first).
+fn any_fits(s: &Scenario) -> Option<Candidate> {
+    // The sweep is cheap at small N; a full sweep returns the best one.
+    let sweep = explore(s, Some(1));
+    sweep.layouts.first().copied()
+}
+
+/// The answer of the minimum-GPU solve.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MinGpus {
+    /// Fewest GPUs on which a layout fits (`None`: not up to `MAX_NODES` nodes).
+    pub value: Option<u32>,
+    /// Nodes and GPUs per node of that cluster.
+    pub nodes: u32,
+    /// GPUs per node of that cluster.
+    pub gpus_per_node: u32,
+    /// The best layout there.
+    pub layout: Option<Candidate>,
+    /// The candidate just below `value` (none of its layouts fits).
+    pub previous: Option<u32>,
+}
+
+/// The fewest GPUs of the selected type on which at least one layout fits.
+///
+/// Candidates: 1, 2, 4, … up to `gpus_per_node` (one node), then whole nodes
+/// 2, 3, 4, … × `gpus_per_node`, up to [`MAX_NODES`]. Exact: a layout fits on the
+/// answer, and none on the candidate before it. (Memory is not monotone in the GPU
+/// count — divisibility decides which degrees exist — so every candidate is tried
+/// in order.)
+///
+/// # Example
+/// ```
+/// use memfit::core::{explore::min_gpus, scenario::Scenario};
+/// let mut s = Scenario::default();
+/// s.select_model("llama-2-70b");   // 16-bit weights alone are 138 GB
+/// s.gpus_per_node = 8;
+/// let m = min_gpus(&s);
+/// assert!(m.value.unwrap() >= 2);
+/// ```
+pub fn min_gpus(s: &Scenario) -> MinGpus {
+    let gpn = s.gpus_per_node.max(1);
+    let mut candidates: Vec<(u32, u32)> = Vec::new();
+    let mut g = 1;
+    while g < gpn {
+        candidates.push((g, 1));
+        g *= 2;
+    }
+    for nodes in 1..=MAX_NODES {
+        candidates.push((gpn, nodes));
+    }
+    let mut previous = None;
+    let mut w = s.clone();
+    for (per_node, nodes) in candidates {
+        w.gpus_per_node = per_node;
+        w.nodes = nodes;
+        if let Some(l) = any_fits(&w) {
+            return MinGpus {
+                value: Some(per_node * nodes),
+                nodes,
+                gpus_per_node: per_node,
+                layout: Some(l),
+                previous,
+            };
+        }
+        previous = Some(per_node * nodes);
+    }
+    MinGpus {
+        value: None,
+        nodes: MAX_NODES,
+        gpus_per_node: gpn,
+        layout: None,
+        previous,
+    }
+}

@@ -1,0 +1,71 @@
+//! The explorer's JSON (`memfit --explore`) and the minimum-GPU answer: the sweep of
+//! `core::explore` with a query string per layout, so that every entry reproduces in
+//! the calculator.
+
+use super::query::encode;
+use crate::core::explore::{explore, min_gpus, Candidate, MinGpus};
+use crate::core::scenario::Scenario;
+use serde_json::{json, Value};
+
+/// One layout as JSON: its degrees and settings, bytes, communication, and the query
+/// string that loads it.
+pub fn layout_json(base: &Scenario, l: &Candidate) -> Value {
+    json!({
+        "query": encode(&l.scenario(base)),
+        "describe": l.describe(),
+        "dp": l.dp, "tp": l.tp, "pp": l.pp, "cp": l.cp,
+        "zero": l.zero.number(),
+        "fsdp": l.fsdp.as_str(),
+        "offload_opt": l.offload_opt.as_str(),
+        "recompute": l.recompute.as_str(),
+        "sp": l.sp,
+        "batch": l.batch,
+        "microbatches": l.microbatches,
+        "per_gpu_bytes": l.per_gpu_bytes,
+        "headroom_bytes": l.headroom_bytes,
+        "fits": l.fits(),
+        "comm_bytes_per_step": l.comm.total(),
+        "comm": l.comm,
+        "tokens_per_step": l.tokens_per_step,
+        "compute_overhead": l.compute_overhead,
+    })
+}
+
+/// `{"gpus", "evaluated", "fitting", "best", "layouts": [...]}` for the scenario's
+/// cluster: the fitting layouts, best first, at most `limit` (`None`: all).
+pub fn explore_report(s: &Scenario, limit: Option<usize>) -> Value {
+    let sweep = explore(s, limit);
+    json!({
+        "gpus": sweep.gpus,
+        "evaluated": sweep.evaluated,
+        "fitting": sweep.fitting,
+        "best": "no optimizer offload first, then least wasted compute (pipeline bubble (p−1)/(v·m) + recomputation), then least communication per trained token (bytes one GPU sends per optimizer step ÷ tokens the cluster trains in it), then most headroom",
+        "layouts": sweep.layouts.iter().map(|l| layout_json(s, l)).collect::<Vec<_>>(),
+    })
+}
+
+/// `{"what": "min_gpus", "value": G, ...}`: the fewest GPUs on which a layout fits.
+pub fn min_gpus_json(s: &Scenario) -> Value {
+    min_gpus_value(s, &min_gpus(s))
+}
+
+/// The JSON of a computed minimum-GPU answer.
+pub fn min_gpus_value(s: &Scenario, m: &MinGpus) -> Value {
+    let mut cluster = s.clone();
+    cluster.gpus_per_node = m.gpus_per_node;
+    cluster.nodes = m.nodes;
+    json!({
+        "what": "min_gpus",
+        "value": m.value,
+        "gpus_per_node": m.gpus_per_node,
+        "nodes": m.nodes,
+        "previous_candidate": m.previous,
+        "layout": m.layout.map(|l| layout_json(&cluster, &l)),
+        "message": match m.value {
+            Some(g) => format!("fits on {g} × {} at the earliest{}", s.gpu().name,
+                m.layout.map(|l| format!(" ({})", l.describe())).unwrap_or_default()),
+            None => format!("no layout fits on up to {} nodes of {} × {}",
+                crate::core::explore::MAX_NODES, m.gpus_per_node, s.gpu().name),
+        },
+    })
+}
