@@ -55,7 +55,7 @@ fn url_access_lives_in_one_file() {
     assert_eq!(touching, ["ui/url.rs"]);
 }
 
-/// The README's key table documents every query key the codec knows.
+/// The README's key table is the generated one, row for row (`memfit --keys-markdown`).
 #[test]
 fn readme_documents_every_key() {
     let readme =
@@ -67,4 +67,85 @@ fn readme_documents_every_key() {
             k.key
         );
     }
+    for row in memfit::share::query::markdown_table().lines() {
+        assert!(
+            readme.lines().any(|l| l == row),
+            "README's key table differs from `memfit --keys-markdown` at: {row}"
+        );
+    }
+}
+
+/// The modules of `core/` and who they import (`use super::x` / `crate::core::x`).
+fn core_imports() -> Vec<(String, Vec<String>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/core");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| f.file_stem().unwrap().to_string_lossy().into_owned())
+        .filter(|n| n != "mod")
+        .collect();
+    files
+        .iter()
+        .filter(|f| f.file_stem().unwrap() != "mod")
+        .map(|f| {
+            let me = f.file_stem().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(f).unwrap();
+            // Code before the unit tests, without comments.
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            let mut deps: Vec<String> = names
+                .iter()
+                .filter(|n| **n != me)
+                .filter(|n| {
+                    code.lines()
+                        .filter(|l| !l.trim_start().starts_with("//"))
+                        .any(|l| {
+                            l.contains(&format!("super::{n}"))
+                                || l.contains(&format!("crate::core::{n}"))
+                        })
+                })
+                .cloned()
+                .collect();
+            deps.sort();
+            (me, deps)
+        })
+        .collect()
+}
+
+/// The arrows between `core/` modules point one way: no module reaches itself
+/// through its imports. The ledger is the bottom floor (it imports no other module).
+#[test]
+fn core_modules_have_no_cycle() {
+    let graph = core_imports();
+    let deps = |m: &str| {
+        graph
+            .iter()
+            .find(|(n, _)| n == m)
+            .map(|(_, d)| d.clone())
+            .unwrap_or_default()
+    };
+    for (m, _) in &graph {
+        // Depth-first search from m's imports back to m.
+        let mut stack = deps(m);
+        let mut seen: Vec<String> = Vec::new();
+        while let Some(n) = stack.pop() {
+            assert_ne!(&n, m, "module cycle through core/{m}.rs");
+            if !seen.contains(&n) {
+                seen.push(n.clone());
+                stack.extend(deps(&n));
+            }
+        }
+    }
+    assert!(
+        deps("ledger").is_empty(),
+        "ledger imports {:?}",
+        deps("ledger")
+    );
+    for floor in ["train", "infer", "conventions", "activations"] {
+        assert!(
+            !deps(floor).contains(&"estimate".to_string()),
+            "{floor} imports estimate"
+        );
+    }
+    assert!(graph.len() >= 15, "only {} modules read", graph.len());
 }

@@ -399,3 +399,28 @@ fn llama_3_70b_on_64_h100_best_layout() {
     // The fit map's cell of the current scenario (TP 1, PP 1, ZeRO-0) does not fit.
     assert!(sweep.cell(Zero::Z0, 1, 1).unwrap().best.is_none());
 }
+
+/// The page runs sweeps a slice at a time: any slicing gives the one-shot result.
+#[test]
+fn sliced_sweeps_equal_one_shot_sweeps() {
+    use memfit::core::explore::{min_gpus_within, MinGpusJob, SweepJob};
+    for q in [
+        "model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8",
+        "model=mixtral-8x7b&gpus_per_node=8&framework=pytorch&nodes=2",
+    ] {
+        let base = scenario(q);
+        let whole = explore(&base, Some(50));
+        for slice in [1, 37, 1000] {
+            let mut job = SweepJob::new(&base, Some(50), false);
+            let mut calls = 0;
+            while !job.step(slice) {
+                calls += 1;
+            }
+            assert!(slice > 100 || calls > 3, "{q}: {calls} slices of {slice}");
+            assert_eq!(job.finish(), whole, "{q}, slices of {slice}");
+        }
+        let mut job = MinGpusJob::new(&base, 16);
+        while !job.step(97) {}
+        assert_eq!(job.finish(), min_gpus_within(&base, 16), "{q}");
+    }
+}

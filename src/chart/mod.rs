@@ -4,6 +4,7 @@
 //! `inner_html`. plotters escapes all text it draws, and the only text here is
 //! memfit's own labels and numbers.
 
+pub mod fitmap;
 pub mod present;
 
 use crate::core::estimate::{Component, Estimate};

@@ -99,7 +99,8 @@ impl Candidate {
             Fsdp::ShardGradOp => Zero::Z2,
         }
     }
-    /// Writes the layout's settings into a scenario (the one it was swept from).
+    /// Writes the layout's settings into a scenario (the one it was swept from);
+    /// every other setting is left as it is.
     pub fn apply(&self, s: &mut Scenario) {
         s.dp = None;
         s.tp = self.tp;
@@ -115,12 +116,13 @@ impl Candidate {
         s.sp = self.sp;
         s.vpp = self.vpp;
         s.schedule = self.schedule;
-        s.solve = super::scenario::Solve::None;
     }
-    /// The scenario of this layout.
+    /// The scenario of this layout (without the base's inverse solve: a layout's
+    /// query string reproduces one estimate).
     pub fn scenario(&self, base: &Scenario) -> Scenario {
         let mut s = base.clone();
         self.apply(&mut s);
+        s.solve = super::scenario::Solve::None;
         s
     }
     /// Short description: "TP 4 × PP 2 × DP 2, ZeRO-1".
@@ -370,181 +372,310 @@ fn combo_peak(w: &Scenario, c: &Combo, acts: &[Tally; 2], n_stages: usize) -> u6
 /// assert!(sweep.layouts.iter().all(|l| l.fits() && l.dp * l.tp * l.pp * l.cp == 8));
 /// ```
 pub fn explore(s: &Scenario, limit: Option<usize>) -> Sweep {
-    let p = Prepared::of(s);
-    let n = s.world();
-    let usable = s.usable_bytes();
-    let tps = tp_options(s, &p, n);
-    let layers = p.arch.layers.max(1);
-    let pps: Vec<u32> = divisors(n).into_iter().filter(|&d| d <= layers).collect();
-    let shard = shardings(s);
-    let offs = offloads(s);
-    let recs = recomputes(s);
-    let mut cells: Vec<Cell> = Vec::with_capacity(4 * tps.len() * pps.len());
-    for z in [Zero::Z0, Zero::Z1, Zero::Z2, Zero::Z3] {
-        for &pp in &pps {
-            for &tp in &tps {
-                cells.push(Cell {
-                    zero: z,
-                    tp,
-                    pp,
-                    best: None,
-                    closest: None,
-                });
+    sweep(s, limit, false)
+}
+
+/// The scenario with every setting the sweep replaces reset to its default: two
+/// scenarios with the same key have the same sweep (the page re-sweeps only when
+/// the key changes, so loading a layout from the map does not).
+pub fn sweep_key(s: &Scenario) -> Scenario {
+    let d = Scenario::default();
+    let mut k = s.clone();
+    k.dp = None;
+    k.tp = d.tp;
+    k.pp = d.pp;
+    k.cp = d.cp;
+    k.sp = d.sp;
+    k.zero = d.zero;
+    k.fsdp = d.fsdp;
+    k.recompute = d.recompute;
+    k.batch = d.batch;
+    k.solve = d.solve;
+    k.units = d.units;
+    if k.offload_opt != Offload::Nvme {
+        k.offload_opt = d.offload_opt;
+    }
+    k
+}
+
+/// One degree set of the sweep: TP, PP, CP and sequence parallelism (DP follows).
+#[derive(Clone, Copy, Debug)]
+struct Degrees {
+    ti: usize,
+    pi: usize,
+    tp: u32,
+    pp: u32,
+    cp: u32,
+    sp: bool,
+}
+
+/// A sweep that can run a slice at a time (the page runs it between frames so that
+/// typing never waits for it; the CLI runs it to the end at once).
+pub struct SweepJob {
+    base: Scenario,
+    w: Scenario,
+    p: Prepared,
+    usable: u64,
+    limit: Option<usize>,
+    first_fit: bool,
+    shard: Vec<(Zero, Fsdp)>,
+    offs: Vec<Offload>,
+    recs: Vec<Recompute>,
+    todo: Vec<Degrees>,
+    next: usize,
+    combos: Vec<Combo>,
+    out: Sweep,
+}
+
+impl SweepJob {
+    /// Prepares the sweep of `s`'s cluster; `limit` bounds the listed layouts
+    /// (`None`: all); with `first_fit` it stops at the first layout that fits.
+    pub fn new(s: &Scenario, limit: Option<usize>, first_fit: bool) -> SweepJob {
+        let p = Prepared::of(s);
+        let n = s.world();
+        let tps = tp_options(s, &p, n);
+        let layers = p.arch.layers.max(1);
+        let pps: Vec<u32> = divisors(n).into_iter().filter(|&d| d <= layers).collect();
+        let mut cells: Vec<Cell> = Vec::with_capacity(4 * tps.len() * pps.len());
+        for z in [Zero::Z0, Zero::Z1, Zero::Z2, Zero::Z3] {
+            for &pp in &pps {
+                for &tp in &tps {
+                    cells.push(Cell {
+                        zero: z,
+                        tp,
+                        pp,
+                        best: None,
+                        closest: None,
+                    });
+                }
             }
         }
-    }
-    let mut out = Sweep {
-        gpus: n,
-        evaluated: 0,
-        fitting: 0,
-        layouts: Vec::new(),
-        tps: tps.clone(),
-        pps: pps.clone(),
-        cells: Vec::new(),
-    };
-    let mut w = s.clone();
-    let seq = s.seq.max(1);
-    let mut combos: Vec<Combo> = Vec::with_capacity(shard.len() * offs.len());
-    for (ti, &tp) in tps.iter().enumerate() {
-        for (pi, &pp) in pps.iter().enumerate() {
-            if !(n / tp).is_multiple_of(pp) {
-                continue;
-            }
-            let rest = n / tp / pp;
-            let dp_of = |cp: u32| n / (tp * pp * cp);
-            let cps: Vec<u32> = if s.mode == Mode::Infer {
-                vec![1]
-            } else {
-                divisors(rest)
-                    .into_iter()
-                    .filter(|&c| seq.is_multiple_of(c))
-                    .collect()
-            };
-            let sps: &[bool] = if tp > 1 { &[false, true] } else { &[false] };
-            for (&cp, &sp) in cps.iter().flat_map(|c| sps.iter().map(move |x| (c, x))) {
-                set_degrees(&mut w, s, tp, pp, cp, sp);
-                let l = w.layout();
-                let n_st = stage_count(&p.arch, &l);
-                let ends = [
-                    Stage::of(&p.arch, n_st, 0),
-                    Stage::of(&p.arch, n_st, n_st - 1),
-                ];
-                let n_stages = if n_st > 1 { 2 } else { 1 };
-                combos.clear();
-                for &(zero, fsdp) in &shard {
-                    for &off in &offs {
-                        let mut c = Combo {
-                            zero,
-                            fsdp,
-                            offload_opt: off,
-                            offload_param: Offload::None,
-                            states: [Tally::default(); 2],
-                            cached: false,
-                            comm_dp: 0,
-                            alive: true,
-                        };
-                        c.set(&mut w);
-                        if w.effective_zero() == Zero::Z3 {
-                            c.offload_param = s.offload_param;
-                            w.offload_param = s.offload_param;
-                        }
-                        c.cached = route(&w) == Route::Train;
-                        if c.cached {
-                            for (st, out) in ends.iter().zip(c.states.iter_mut()).take(n_stages) {
-                                let mut lg = Ledger::tally();
-                                train::model_states(&w, &p.arch, p.psi, p.largest, &l, st, &mut lg);
-                                train::overhead_items(&w, &l, p.largest, &mut lg);
-                                *out = lg.totals();
-                            }
-                        }
-                        c.comm_dp = data_parallel_comm(&w, &p, &ends[0]);
-                        combos.push(c);
-                    }
+        let seq = s.seq.max(1);
+        let mut todo = Vec::new();
+        for (ti, &tp) in tps.iter().enumerate() {
+            for (pi, &pp) in pps.iter().enumerate() {
+                if !(n / tp).is_multiple_of(pp) {
+                    continue;
                 }
-                for &rc in &recs {
-                    w.recompute = rc;
-                    w.batch = 1;
-                    for c in combos.iter_mut() {
-                        c.set(&mut w);
-                        c.alive = is_clean(&w, &p);
-                    }
-                    let mut b = 1u32;
-                    while combos.iter().any(|c| c.alive) {
-                        w.batch = b;
-                        let mut acts = [Tally::default(); 2];
-                        for (st, out) in ends.iter().zip(acts.iter_mut()).take(n_stages) {
-                            let mut lg = Ledger::tally();
-                            train::activation_items(&w, &p.arch, &l, st, &mut lg);
-                            *out = lg.totals();
+                let cps: Vec<u32> = if s.mode == Mode::Infer {
+                    vec![1]
+                } else {
+                    divisors(n / tp / pp)
+                        .into_iter()
+                        .filter(|&c| seq.is_multiple_of(c))
+                        .collect()
+                };
+                for cp in cps {
+                    for sp in [false, true] {
+                        if sp && tp == 1 {
+                            continue;
                         }
-                        let act_comm = activation_comm(&w, &p, &ends[0]);
-                        let tokens = tokens(&w, dp_of(cp));
-                        for c in combos.iter_mut().filter(|c| c.alive) {
-                            let peak = if c.cached {
-                                combo_peak(&w, c, &acts, n_stages)
-                            } else {
-                                c.set(&mut w);
-                                per_gpu_peak(&w, &p)
-                            };
-                            out.evaluated += 1;
-                            let mut comm = act_comm;
-                            comm.dp = c.comm_dp;
-                            let l = Candidate {
-                                dp: dp_of(cp),
-                                tp,
-                                pp,
-                                cp,
-                                zero: c.zero,
-                                fsdp: c.fsdp,
-                                offload_opt: c.offload_opt,
-                                offload_param: c.offload_param,
-                                recompute: rc,
-                                batch: b,
-                                microbatches: w.microbatches,
-                                sp: w.sp,
-                                vpp: w.vpp,
-                                schedule: w.schedule,
-                                per_gpu_bytes: peak,
-                                headroom_bytes: (usable as i128 - peak as i128)
-                                    .clamp(i64::MIN as i128, i64::MAX as i128)
-                                    as i64,
-                                comm,
-                                tokens_per_step: tokens,
-                                compute_overhead: compute_overhead(&w, &p.arch),
-                            };
-                            let cell = &mut cells
-                                [(l.stage().number() as usize * pps.len() + pi) * tps.len() + ti];
-                            if cell
-                                .closest
-                                .is_none_or(|c| l.headroom_bytes > c.headroom_bytes)
-                            {
-                                cell.closest = Some(l);
-                            }
-                            if !l.fits() || b >= MAX_BATCH {
-                                c.alive = false;
-                            }
-                            if l.fits() {
-                                out.fitting += 1;
-                                if cell.best.is_none_or(|c| rank(&l, &c) == Ordering::Less) {
-                                    cell.best = Some(l);
-                                }
-                                out.layouts.push(l);
-                            }
-                        }
-                        b = b.saturating_mul(2);
+                        todo.push(Degrees {
+                            ti,
+                            pi,
+                            tp,
+                            pp,
+                            cp,
+                            sp,
+                        });
                     }
                 }
             }
         }
+        let shard = shardings(s);
+        let offs = offloads(s);
+        SweepJob {
+            base: s.clone(),
+            w: s.clone(),
+            usable: s.usable_bytes(),
+            limit,
+            first_fit,
+            combos: Vec::with_capacity(shard.len() * offs.len()),
+            shard,
+            offs,
+            recs: recomputes(s),
+            todo,
+            next: 0,
+            out: Sweep {
+                gpus: n,
+                evaluated: 0,
+                fitting: 0,
+                layouts: Vec::new(),
+                tps,
+                pps,
+                cells,
+            },
+            p,
+        }
     }
-    let keep = limit.unwrap_or(usize::MAX).min(out.layouts.len());
-    if keep < out.layouts.len() && keep > 0 {
-        out.layouts.select_nth_unstable_by(keep - 1, rank);
+
+    /// Whether every layout has been evaluated (or, with `first_fit`, one fits).
+    pub fn done(&self) -> bool {
+        self.next >= self.todo.len() || (self.first_fit && self.out.fitting > 0)
     }
-    out.layouts.truncate(keep);
-    out.layouts.sort_unstable_by(rank);
-    out.cells = cells;
-    out
+
+    /// Evaluates degree sets until at least `layouts` more layouts have been
+    /// evaluated or the sweep is done; returns `done()`.
+    pub fn step(&mut self, layouts: u64) -> bool {
+        let goal = self.out.evaluated.saturating_add(layouts);
+        while !self.done() && self.out.evaluated < goal {
+            let d = self.todo[self.next];
+            self.next += 1;
+            self.degree_set(d);
+        }
+        self.done()
+    }
+
+    /// The result: fitting layouts best first (at most the limit), and the cells.
+    pub fn finish(mut self) -> Sweep {
+        let out = &mut self.out;
+        let keep = self.limit.unwrap_or(usize::MAX).min(out.layouts.len());
+        if keep < out.layouts.len() && keep > 0 {
+            out.layouts.select_nth_unstable_by(keep - 1, rank);
+        }
+        out.layouts.truncate(keep);
+        out.layouts.sort_unstable_by(rank);
+        self.out
+    }
+
+    /// Every sharding × offload × recomputation × micro-batch of one degree set.
+    fn degree_set(&mut self, d: Degrees) {
+        let Degrees {
+            ti,
+            pi,
+            tp,
+            pp,
+            cp,
+            sp,
+        } = d;
+        let (s, p, w) = (&self.base, &self.p, &mut self.w);
+        let dp = self.out.gpus / (tp * pp * cp);
+        set_degrees(w, s, tp, pp, cp, sp);
+        let l = w.layout();
+        let n_st = stage_count(&p.arch, &l);
+        let ends = [
+            Stage::of(&p.arch, n_st, 0),
+            Stage::of(&p.arch, n_st, n_st - 1),
+        ];
+        let n_stages = if n_st > 1 { 2 } else { 1 };
+        self.combos.clear();
+        for &(zero, fsdp) in &self.shard {
+            for &off in &self.offs {
+                let mut c = Combo {
+                    zero,
+                    fsdp,
+                    offload_opt: off,
+                    offload_param: Offload::None,
+                    states: [Tally::default(); 2],
+                    cached: false,
+                    comm_dp: 0,
+                    alive: true,
+                };
+                c.set(w);
+                if w.effective_zero() == Zero::Z3 {
+                    c.offload_param = s.offload_param;
+                    w.offload_param = s.offload_param;
+                }
+                c.cached = route(w) == Route::Train;
+                if c.cached {
+                    for (st, out) in ends.iter().zip(c.states.iter_mut()).take(n_stages) {
+                        let mut lg = Ledger::tally();
+                        train::model_states(w, &p.arch, p.psi, p.largest, &l, st, &mut lg);
+                        train::overhead_items(w, &l, p.largest, &mut lg);
+                        *out = lg.totals();
+                    }
+                }
+                c.comm_dp = data_parallel_comm(w, p, &ends[0]);
+                self.combos.push(c);
+            }
+        }
+        let pps = self.out.pps.len();
+        let tps = self.out.tps.len();
+        for &rc in &self.recs {
+            w.recompute = rc;
+            w.batch = 1;
+            for c in self.combos.iter_mut() {
+                c.set(w);
+                c.alive = is_clean(w, p);
+            }
+            let mut b = 1u32;
+            while self.combos.iter().any(|c| c.alive) {
+                w.batch = b;
+                let mut acts = [Tally::default(); 2];
+                for (st, out) in ends.iter().zip(acts.iter_mut()).take(n_stages) {
+                    let mut lg = Ledger::tally();
+                    train::activation_items(w, &p.arch, &l, st, &mut lg);
+                    *out = lg.totals();
+                }
+                let act_comm = activation_comm(w, p, &ends[0]);
+                let tokens = tokens(w, dp);
+                let overhead = compute_overhead(w, &p.arch);
+                for c in self.combos.iter_mut().filter(|c| c.alive) {
+                    let peak = if c.cached {
+                        combo_peak(w, c, &acts, n_stages)
+                    } else {
+                        c.set(w);
+                        per_gpu_peak(w, p)
+                    };
+                    self.out.evaluated += 1;
+                    let mut comm = act_comm;
+                    comm.dp = c.comm_dp;
+                    let l = Candidate {
+                        dp,
+                        tp,
+                        pp,
+                        cp,
+                        zero: c.zero,
+                        fsdp: c.fsdp,
+                        offload_opt: c.offload_opt,
+                        offload_param: c.offload_param,
+                        recompute: rc,
+                        batch: b,
+                        microbatches: w.microbatches,
+                        sp: w.sp,
+                        vpp: w.vpp,
+                        schedule: w.schedule,
+                        per_gpu_bytes: peak,
+                        headroom_bytes: (self.usable as i128 - peak as i128)
+                            .clamp(i64::MIN as i128, i64::MAX as i128)
+                            as i64,
+                        comm,
+                        tokens_per_step: tokens,
+                        compute_overhead: overhead,
+                    };
+                    let cell =
+                        &mut self.out.cells[(l.stage().number() as usize * pps + pi) * tps + ti];
+                    if cell
+                        .closest
+                        .is_none_or(|c| l.headroom_bytes > c.headroom_bytes)
+                    {
+                        cell.closest = Some(l);
+                    }
+                    if !l.fits() || b >= MAX_BATCH {
+                        c.alive = false;
+                    }
+                    if l.fits() {
+                        self.out.fitting += 1;
+                        if cell.best.is_none_or(|c| rank(&l, &c) == Ordering::Less) {
+                            cell.best = Some(l);
+                        }
+                        self.out.layouts.push(l);
+                        if self.first_fit {
+                            return;
+                        }
+                    }
+                }
+                b = b.saturating_mul(2);
+            }
+        }
+    }
+}
+
+/// The sweep; with `first_fit` it stops at the first layout that fits.
+fn sweep(s: &Scenario, limit: Option<usize>, first_fit: bool) -> Sweep {
+    let mut job = SweepJob::new(s, limit, first_fit);
+    job.step(u64::MAX);
+    job.finish()
 }
 
 /// Compute a layout spends beyond the model's own FLOPs, as a fraction of them.
@@ -590,13 +721,6 @@ fn tokens(w: &Scenario, dp: u32) -> u64 {
     (per * dp as u128).min(u64::MAX as u128) as u64
 }
 
-/// Whether any layout fits a cluster (stops at the first).
-fn any_fits(s: &Scenario) -> Option<Candidate> {
-    // The sweep is cheap at small N; a full sweep returns the best one.
-    let sweep = explore(s, Some(1));
-    sweep.layouts.first().copied()
-}
-
 /// The answer of the minimum-GPU solve.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MinGpus {
@@ -630,37 +754,124 @@ pub struct MinGpus {
 /// assert!(m.value.unwrap() >= 2);
 /// ```
 pub fn min_gpus(s: &Scenario) -> MinGpus {
-    let gpn = s.gpus_per_node.max(1);
-    let mut candidates: Vec<(u32, u32)> = Vec::new();
-    let mut g = 1;
-    while g < gpn {
-        candidates.push((g, 1));
-        g *= 2;
+    min_gpus_within(s, MAX_NODES)
+}
+
+/// `min_gpus` trying whole nodes up to `max_nodes` only (the page's bound).
+pub fn min_gpus_within(s: &Scenario, max_nodes: u32) -> MinGpus {
+    let mut job = MinGpusJob::new(s, max_nodes);
+    job.step(u64::MAX);
+    job.finish()
+}
+
+/// The minimum-GPU search, resumable a slice at a time like [`SweepJob`].
+pub struct MinGpusJob {
+    base: Scenario,
+    candidates: Vec<(u32, u32)>,
+    next: usize,
+    previous: Option<u32>,
+    /// The candidate being swept (stops at its first fitting layout).
+    search: Option<(u32, u32, SweepJob)>,
+    /// The answer's cluster, swept in full for its best layout.
+    best: Option<(u32, u32, SweepJob)>,
+    result: Option<MinGpus>,
+}
+
+impl MinGpusJob {
+    /// Candidates 1, 2, 4, … < `gpus_per_node`, then 1 … `max_nodes` whole nodes.
+    pub fn new(s: &Scenario, max_nodes: u32) -> MinGpusJob {
+        let gpn = s.gpus_per_node.max(1);
+        let mut candidates: Vec<(u32, u32)> = Vec::new();
+        let mut g = 1;
+        while g < gpn {
+            candidates.push((g, 1));
+            g *= 2;
+        }
+        for nodes in 1..=max_nodes.max(1) {
+            candidates.push((gpn, nodes));
+        }
+        MinGpusJob {
+            base: s.clone(),
+            candidates,
+            next: 0,
+            previous: None,
+            search: None,
+            best: None,
+            result: None,
+        }
     }
-    for nodes in 1..=MAX_NODES {
-        candidates.push((gpn, nodes));
-    }
-    let mut previous = None;
-    let mut w = s.clone();
-    for (per_node, nodes) in candidates {
+
+    fn cluster(&self, per_node: u32, nodes: u32) -> Scenario {
+        let mut w = self.base.clone();
         w.gpus_per_node = per_node;
         w.nodes = nodes;
-        if let Some(l) = any_fits(&w) {
-            return MinGpus {
-                value: Some(per_node * nodes),
-                nodes,
-                gpus_per_node: per_node,
-                layout: Some(l),
-                previous,
-            };
-        }
-        previous = Some(per_node * nodes);
+        w
     }
-    MinGpus {
-        value: None,
-        nodes: MAX_NODES,
-        gpus_per_node: gpn,
-        layout: None,
-        previous,
+
+    /// Evaluates at least `layouts` more layouts (or finishes); returns whether done.
+    pub fn step(&mut self, layouts: u64) -> bool {
+        let mut budget = layouts;
+        while self.result.is_none() && budget > 0 {
+            if let Some((per_node, nodes, job)) = &mut self.best {
+                let before = job.out.evaluated;
+                let done = job.step(budget);
+                budget = budget.saturating_sub((job.out.evaluated - before).max(1));
+                if done {
+                    let (per_node, nodes) = (*per_node, *nodes);
+                    let job = self.best.take().map(|b| b.2);
+                    self.result = Some(MinGpus {
+                        value: Some(per_node * nodes),
+                        nodes,
+                        gpus_per_node: per_node,
+                        layout: job.and_then(|j| j.finish().layouts.first().copied()),
+                        previous: self.previous,
+                    });
+                }
+                continue;
+            }
+            if self.search.is_none() {
+                let Some(&(per_node, nodes)) = self.candidates.get(self.next) else {
+                    let gpn = self.base.gpus_per_node.max(1);
+                    self.result = Some(MinGpus {
+                        value: None,
+                        nodes: self.candidates.last().map_or(1, |c| c.1),
+                        gpus_per_node: gpn,
+                        layout: None,
+                        previous: self.previous,
+                    });
+                    break;
+                };
+                self.next += 1;
+                let job = SweepJob::new(&self.cluster(per_node, nodes), Some(1), true);
+                self.search = Some((per_node, nodes, job));
+            }
+            if let Some((per_node, nodes, job)) = &mut self.search {
+                let before = job.out.evaluated;
+                let done = job.step(budget);
+                budget = budget.saturating_sub((job.out.evaluated - before).max(1));
+                if done {
+                    let (per_node, nodes, fits) = (*per_node, *nodes, job.out.fitting > 0);
+                    self.search = None;
+                    if fits {
+                        let full = SweepJob::new(&self.cluster(per_node, nodes), Some(1), false);
+                        self.best = Some((per_node, nodes, full));
+                    } else {
+                        self.previous = Some(per_node * nodes);
+                    }
+                }
+            }
+        }
+        self.result.is_some()
+    }
+
+    /// The answer (`value: None` if the search was not run to the end).
+    pub fn finish(self) -> MinGpus {
+        self.result.unwrap_or(MinGpus {
+            value: None,
+            nodes: 0,
+            gpus_per_node: self.base.gpus_per_node,
+            layout: None,
+            previous: self.previous,
+        })
     }
 }

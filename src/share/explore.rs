@@ -65,7 +65,7 @@ pub fn min_gpus_value(s: &Scenario, m: &MinGpus) -> Value {
             Some(g) => format!("fits on {g} × {} at the earliest{}", s.gpu().name,
                 m.layout.map(|l| format!(" ({})", l.describe())).unwrap_or_default()),
             None => format!("no layout fits on up to {} nodes of {} × {}",
-                crate::core::explore::MAX_NODES, m.gpus_per_node, s.gpu().name),
+                m.nodes, m.gpus_per_node, s.gpu().name),
         },
     })
 }

@@ -2,6 +2,7 @@
 //! the Estimate; all URL access is in [`url`], all network access in `net`.
 
 mod compare;
+mod explore;
 mod fields;
 mod import;
 mod net;
@@ -13,6 +14,7 @@ use crate::core::estimate::Warning;
 use crate::share::query::{decode, encode, get_key};
 use crate::share::report::estimate_with;
 use compare::{SeqCurve, ZeroComparison};
+use explore::{use_explorer, BestLayouts, FitMapPanel, MinGpusLine};
 use leptos::prelude::*;
 use panels::{ClusterPanel, ModelPanel, WorkloadPanel, ZeroPanel};
 use results::{
@@ -52,6 +54,7 @@ pub fn App() -> impl IntoView {
     });
     let units = Signal::derive(move || scenario.with(|s| s.units));
     let selected = RwSignal::new(None::<usize>);
+    let explorer = use_explorer(scenario);
     view! {
         <header class="top">
             <h1>"memfit"</h1>
@@ -68,7 +71,10 @@ pub fn App() -> impl IntoView {
             <div class="results">
                 <WarningsPanel warnings />
                 <VerdictPanel estimate units />
+                <MinGpusLine scenario explorer />
                 <ChartPanel estimate units selected />
+                <FitMapPanel scenario explorer units />
+                <BestLayouts scenario explorer units />
                 <ExplainPanel estimate units selected />
                 <LedgerTable estimate units selected />
                 <ZeroComparison scenario units />

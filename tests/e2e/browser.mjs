@@ -38,6 +38,7 @@ let passed = 0, failed = 0;
 const timings = [];
 function check(cond, msg) { if (!cond) throw new Error(msg); }
 function cliJson(query) { return JSON.parse(execFileSync(cli, [query], { encoding: 'utf8' })); }
+function cliExplore(query, limit = 50) { return JSON.parse(execFileSync(cli, ['--explore', '--limit', String(limit), query], { encoding: 'utf8' })); }
 function gib(bytes) { return `${(bytes / 2 ** 30).toFixed(2)} GiB`; }
 
 async function withPage(width, fn, opts = {}) {
@@ -259,6 +260,86 @@ await test('dark colour scheme renders (screenshot)', 1440, async (page) => {
   check(await page.getByTestId('stages').locator('tbody tr').count() === 4, 'no per-stage table for pp=4');
   await page.screenshot({ path: `${outDir}/page-1440-dark.png`, fullPage: false });
 }, { colorScheme: 'dark' });
+
+async function sweepDone(page) {
+  await page.waitForFunction(() => {
+    const el = document.querySelector('[data-testid=explorer]');
+    return el && el.dataset.sweepMs && !el.classList.contains('stale');
+  });
+  await page.locator('[data-testid=fit-map] rect[data-cell]').first().waitFor();
+}
+
+await test('explorer: fit map click and Enter load layouts; fewest GPUs; best-layouts table', 1440, async (page) => {
+  const q = 'model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8';
+  await open(page, q);
+  await sweepDone(page);
+  const cli = cliExplore(q);
+  const counts = await page.getByTestId('explore-counts').textContent();
+  check(counts.includes(`${cli.evaluated.toLocaleString('en-US')} layouts`) && counts.includes(`${cli.fitting.toLocaleString('en-US')} fit`), `counts ${counts} != CLI ${cli.evaluated}/${cli.fitting}`);
+  timings.push(['wasm sweep, 64 GPUs (ms)', Number(await page.getByTestId('explorer').getAttribute('data-sweep-ms'))]);
+  await page.getByTestId('explorer').screenshot({ path: `${outDir}/fitmap-1440.png` });
+  // Click: ZeRO-3, TP 8, PP 1 loads that cell's best layout into the calculator and the URL.
+  const before = await page.getByTestId('per-gpu').getAttribute('data-bytes');
+  await page.locator('[data-testid=fit-map] rect[aria-label^="ZeRO-3, TP 8, PP 1:"]').click();
+  await page.waitForFunction(() => location.search.includes('tp=8') && location.search.includes('zero=3'));
+  const after = await page.getByTestId('per-gpu').getAttribute('data-bytes');
+  check(after !== before, 'the verdict did not change');
+  const want = cliJson(new URL(page.url()).search.slice(1));
+  check(after === String(want.per_gpu_bytes) && want.fits && want.warnings.length === 0, `loaded layout: page ${after}, CLI ${want.per_gpu_bytes} fits=${want.fits} warnings=${want.warnings.length}`);
+  check((await page.getByTestId('headline').textContent()).toLowerCase().includes('fits'), 'headline does not say it fits');
+  // The same sweep stays (loading a layout changes no swept-over setting): no re-sweep.
+  check(!(await page.getByTestId('explorer').getAttribute('class')).includes('stale'), 'loading a layout re-swept');
+  // Keyboard: focus the ZeRO-1, TP 8, PP 2 cell and press Enter.
+  await page.locator('[data-testid=fit-map] rect[aria-label^="ZeRO-1, TP 8, PP 2:"]').focus();
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => location.search.includes('zero=1') && location.search.includes('pp=2'));
+  // Fewest GPUs, as the CLI solves it.
+  const min = cliExplore(q + '&solve=min_gpus', 1).solve;
+  await page.waitForFunction(() => !document.querySelector('[data-testid=min-gpus]').textContent.includes('searching'));
+  const line = await page.getByTestId('min-gpus').textContent();
+  check(line.includes(`fits on ${min.value} ×`), `min GPUs: page "${line}", CLI ${min.value}`);
+  // Best layouts: the first row loads the CLI's best layout.
+  const rows = page.getByTestId('best-layouts').locator('tbody tr');
+  check(await rows.count() === 10, `${await rows.count()} rows before "show all"`);
+  await page.getByTestId('show-all-layouts').click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=best-layouts] tbody tr').length === 50);
+  await page.getByTestId('load-layout').first().click();
+  await page.waitForFunction((qq) => location.search === '?' + qq, cli.layouts[0].query);
+  // Sorting by peak puts the smallest peak first.
+  await page.getByTestId('best-layouts').getByRole('button', { name: 'peak per GPU' }).click();
+  const peaks = cli.layouts.map((l) => l.per_gpu_bytes).sort((a, b) => a - b);
+  check((await rows.first().textContent()).includes(gib(peaks[0])), `sorted first row ${await rows.first().textContent()} lacks ${gib(peaks[0])}`);
+  // The table equivalent of the map.
+  await page.getByTestId('explorer').locator('details summary').click();
+  await page.getByTestId('fit-table').locator('tbody tr').first().waitFor();
+  const cellsWithLayouts = await page.locator('[data-testid=fit-map] rect[data-cell]').count();
+  check(await page.getByTestId('fit-table').locator('tbody tr').count() === cellsWithLayouts, 'fit table and fit map list different cells');
+});
+
+await test('explorer: a change of model re-sweeps; 4096 GPUs sweep timed; 360 px fit map', 1440, async (page) => {
+  await open(page, 'model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=512');
+  await sweepDone(page);
+  const ms = Number(await page.getByTestId('explorer').getAttribute('data-sweep-ms'));
+  const evaluated = Number(await page.getByTestId('explorer').getAttribute('data-evaluated'));
+  timings.push(['wasm sweep, 4096 GPUs (ms)', ms]);
+  timings.push(['wasm sweep, 4096 GPUs (layouts)', evaluated]);
+  check(evaluated === cliExplore('model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=512', 1).evaluated, 'page and CLI evaluated different counts');
+  const svg0 = await page.getByTestId('fit-map').innerHTML();
+  await page.locator('#f-model').selectOption('mistral-7b');
+  await page.waitForFunction(() => location.search.includes('model=mistral-7b'));
+  await page.waitForFunction((old) => document.querySelector('[data-testid=fit-map]').innerHTML !== old, svg0);
+  await sweepDone(page);
+  check(await page.getByTestId('best-layouts').locator('tbody tr').count() === 10, 'no layouts after the model change');
+});
+
+await test('explorer at 360 px: fit map visible, no sideways scroll (screenshot)', 360, async (page) => {
+  await open(page, 'model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8');
+  await sweepDone(page);
+  check(await page.getByTestId('fit-map').isVisible(), 'fit map not visible');
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  check(overflow <= 0, `page scrolls sideways by ${overflow}px`);
+  await page.getByTestId('explorer').screenshot({ path: `${outDir}/fitmap-360.png` });
+});
 
 await browser.close();
 server.close();

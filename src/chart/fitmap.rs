@@ -1,0 +1,362 @@
+//! `Sweep → SVG`: the fit map. One panel per ZeRO stage, TP across, PP down; each
+//! cell coloured by the most headroom any layout of that cell leaves (over CP, SP,
+//! offload, recomputation and micro-batch).
+//!
+//! Panels are ZeRO stages (not recomputation modes) because the stage is the first
+//! choice people make and the one the teaching is about: reading across the four
+//! panels shows what each stage buys at every TP × PP, while recomputation is a
+//! within-cell option that the best layout of the cell already picks.
+
+use super::{error_svg, escape, ChartSize};
+use crate::core::explore::{Cell, Sweep};
+use crate::core::scenario::Zero;
+use crate::core::units::Units;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// The colour of a cell: green (deeper with more headroom) when a layout fits, red
+/// when none does, grey when the cell has no valid layout.
+pub fn cell_color(c: &Cell, usable: u64) -> RGBColor {
+    match c.headroom() {
+        None => RGBColor(0xe4, 0xe4, 0xe4),
+        Some(h) if h < 0 => RGBColor(0xd9, 0x4a, 0x3d),
+        Some(h) => {
+            // Fraction of the GPU left free, 0..1 → light to deep green.
+            let f = (h as f64 / usable.max(1) as f64).clamp(0.0, 1.0);
+            let mix = |light: f64, deep: f64| (light + (deep - light) * f.sqrt()) as u8;
+            RGBColor(
+                mix(200.0, 0x1b as f64),
+                mix(235.0, 0x7a as f64),
+                mix(200.0, 0x3a as f64),
+            )
+        }
+    }
+}
+
+/// A cell's label: the best headroom in the chosen units, signed.
+fn cell_text(c: &Cell, units: Units) -> String {
+    match c.headroom() {
+        None => "–".into(),
+        Some(h) => {
+            let v = units.value(h.unsigned_abs());
+            let sign = if h < 0 { "−" } else { "+" };
+            if v >= 100.0 {
+                format!("{sign}{v:.0}")
+            } else {
+                format!("{sign}{v:.1}")
+            }
+        }
+    }
+}
+
+/// Layout of the panels: four across when wide, two by two when narrow.
+fn grid(size: ChartSize) -> (u32, u32) {
+    if size.width >= 700 {
+        (4, 1)
+    } else {
+        (2, 2)
+    }
+}
+
+/// Renders the fit map. `current` is the scenario's own (ZeRO stage, TP, PP), outlined.
+///
+/// The cells are the first filled rectangles after the background, drawn panel by
+/// panel, row by row, column by column (the order of `Sweep::cells`); `annotate_fit_map`
+/// relies on that order.
+pub fn render_fit_map(
+    sweep: &Sweep,
+    current: (Zero, u32, u32),
+    usable: u64,
+    units: Units,
+    size: ChartSize,
+) -> String {
+    let mut buf = String::new();
+    match draw(&mut buf, sweep, current, usable, units, size) {
+        Ok(()) => buf,
+        Err(msg) => error_svg(&msg, size),
+    }
+}
+
+fn draw(
+    buf: &mut String,
+    sweep: &Sweep,
+    current: (Zero, u32, u32),
+    usable: u64,
+    units: Units,
+    size: ChartSize,
+) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let root = SVGBackend::with_string(buf, (size.width, size.height)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let (cols, rows) = grid(size);
+    let legend_h = if size.width < 700 { 46i32 } else { 30i32 };
+    let pw = size.width as i32 / cols as i32;
+    let ph = (size.height as i32 - legend_h) / rows as i32;
+    let (nt, np) = (sweep.tps.len().max(1) as i32, sweep.pps.len().max(1) as i32);
+    let (left, top, right, bottom) = (44, 30, 8, 26);
+    let cw = ((pw - left - right) / nt).max(4);
+    let chh = ((ph - top - bottom) / np).max(4);
+    let font = ("sans-serif", 12).into_font();
+    let small = ("sans-serif", 11).into_font();
+    let origin = |panel: i32| (panel % cols as i32 * pw, panel / cols as i32 * ph);
+    let cell_rect = |panel: i32, ti: i32, pi: i32| {
+        let (x0, y0) = origin(panel);
+        let x = x0 + left + ti * cw;
+        let y = y0 + top + pi * chh;
+        [(x + 1, y + 1), (x + cw - 1, y + chh - 1)]
+    };
+    // Cells first (annotate_fit_map finds them in this order).
+    for c in &sweep.cells {
+        let (panel, ti, pi) = index(sweep, c);
+        root.draw(&Rectangle::new(
+            cell_rect(panel, ti, pi),
+            cell_color(c, usable).filled(),
+        ))
+        .map_err(|e| err(&e))?;
+    }
+    let centre = Pos::new(HPos::Center, VPos::Center);
+    for c in &sweep.cells {
+        let (panel, ti, pi) = index(sweep, c);
+        let [(x0, y0), (x1, y1)] = cell_rect(panel, ti, pi);
+        if cw >= 30 && chh >= 14 {
+            let fits = c.headroom().is_some_and(|h| h >= 0);
+            let color = if fits && c.headroom().unwrap_or(0) as f64 > usable as f64 * 0.3 {
+                WHITE
+            } else {
+                BLACK
+            };
+            root.draw_text(
+                &cell_text(c, units),
+                &small.color(&color).pos(centre),
+                ((x0 + x1) / 2, (y0 + y1) / 2),
+            )
+            .map_err(|e| err(&e))?;
+        }
+        if (c.zero, c.tp, c.pp) == current {
+            root.draw(&Rectangle::new(
+                [(x0 - 1, y0 - 1), (x1 + 1, y1 + 1)],
+                BLACK.stroke_width(3),
+            ))
+            .map_err(|e| err(&e))?;
+        }
+    }
+    for z in 0..4 {
+        let (x0, y0) = origin(z);
+        root.draw_text(
+            &format!("ZeRO-{z}"),
+            &("sans-serif", 14)
+                .into_font()
+                .style(FontStyle::Bold)
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Left, VPos::Top)),
+            (x0 + left, y0 + 6),
+        )
+        .map_err(|e| err(&e))?;
+        for (ti, t) in sweep.tps.iter().enumerate() {
+            let [(a, _), (b, _)] = cell_rect(z, ti as i32, np - 1);
+            root.draw_text(
+                &t.to_string(),
+                &font.color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top)),
+                ((a + b) / 2, y0 + top + np * chh + 4),
+            )
+            .map_err(|e| err(&e))?;
+        }
+        for (pi, p) in sweep.pps.iter().enumerate() {
+            let [(_, a), (_, b)] = cell_rect(z, 0, pi as i32);
+            root.draw_text(
+                &p.to_string(),
+                &font.color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center)),
+                (x0 + left - 6, (a + b) / 2),
+            )
+            .map_err(|e| err(&e))?;
+        }
+        root.draw_text(
+            "PP",
+            &small.color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center)),
+            (x0 + 2, y0 + top + np * chh / 2),
+        )
+        .map_err(|e| err(&e))?;
+    }
+    // Legend: one row when wide, two when narrow.
+    let two_rows = size.width < 700;
+    let row_y = |r: i32| size.height as i32 - legend_h + 6 + r * 18;
+    let entry = |x: i32, y: i32, fill: Option<RGBColor>, text: &str| -> Result<i32, String> {
+        match fill {
+            Some(c) => root.draw(&Rectangle::new([(x, y), (x + 14, y + 14)], c.filled())),
+            None => root.draw(&Rectangle::new(
+                [(x + 1, y + 1), (x + 13, y + 13)],
+                BLACK.stroke_width(2),
+            )),
+        }
+        .map_err(|e| err(&e))?;
+        root.draw_text(
+            text,
+            &font.color(&BLACK).pos(Pos::new(HPos::Left, VPos::Top)),
+            (x + 18, y + 1),
+        )
+        .map_err(|e| err(&e))?;
+        Ok(x + 30 + 7 * text.chars().count() as i32)
+    };
+    let fits = format!("fits (most headroom, {})", units.label());
+    let mut x = 8;
+    let y0 = row_y(0);
+    if !two_rows {
+        root.draw_text(
+            "columns TP, rows PP:",
+            &font.color(&BLACK).pos(Pos::new(HPos::Left, VPos::Top)),
+            (x, y0 + 1),
+        )
+        .map_err(|e| err(&e))?;
+        x += 150;
+    }
+    x = entry(x, y0, Some(RGBColor(0x1b, 0x7a, 0x3a)), &fits)?;
+    x = entry(x, y0, Some(RGBColor(0xd9, 0x4a, 0x3d)), "nothing fits")?;
+    let (mut x, y1) = if two_rows { (8, row_y(1)) } else { (x, y0) };
+    x = entry(x, y1, Some(RGBColor(0xe4, 0xe4, 0xe4)), "no valid layout")?;
+    entry(x, y1, None, "this scenario")?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+/// (panel, column, row) of a cell.
+fn index(sweep: &Sweep, c: &Cell) -> (i32, i32, i32) {
+    let ti = sweep.tps.iter().position(|&t| t == c.tp).unwrap_or(0);
+    let pi = sweep.pps.iter().position(|&p| p == c.pp).unwrap_or(0);
+    (c.zero.number() as i32, ti as i32, pi as i32)
+}
+
+/// What a cell says to a screen reader and in its hover title.
+pub fn cell_summary(c: &Cell, units: Units) -> String {
+    let head = format!("ZeRO-{}, TP {}, PP {}: ", c.zero.number(), c.tp, c.pp);
+    match (c.best, c.closest) {
+        (Some(b), _) => format!(
+            "{head}fits; best {} at {} per GPU ({} free)",
+            b.describe(),
+            units.format(b.per_gpu_bytes),
+            units.format(b.headroom_bytes.max(0) as u64)
+        ),
+        (None, Some(c)) => format!(
+            "{head}nothing fits; closest {} needs {} per GPU ({} over)",
+            c.describe(),
+            units.format(c.per_gpu_bytes),
+            units.format(c.headroom_bytes.unsigned_abs())
+        ),
+        (None, None) => {
+            format!("{head}no valid layout (heads, GPUs per node or warnings rule it out)")
+        }
+    }
+}
+
+/// Makes the cells interactive: each cell's `<rect>` (the first filled rectangles
+/// after the background, in `Sweep::cells` order) gets `data-cell`, `tabindex`,
+/// `role="button"`, an `aria-label` and a `<title>`; cells with no valid layout get
+/// only the title. The text is memfit's own, escaped.
+pub fn annotate_fit_map(svg: &str, sweep: &Sweep, units: Units) -> String {
+    let mut out = String::with_capacity(svg.len() + 160 * sweep.cells.len());
+    let mut rest = svg;
+    // Skip the background rectangle.
+    if let Some(at) = rest
+        .find("<rect ")
+        .and_then(|a| rest[a..].find("/>").map(|e| a + e + 2))
+    {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+    }
+    for (i, c) in sweep.cells.iter().enumerate() {
+        let Some(start) = rest.find("<rect ") else {
+            break;
+        };
+        let Some(end_rel) = rest[start..].find("/>") else {
+            break;
+        };
+        let end = start + end_rel;
+        out.push_str(&rest[..end]);
+        let text = escape(&cell_summary(c, units));
+        if c.closest.is_some() {
+            out.push_str(&format!(
+                " data-cell=\"{i}\" tabindex=\"0\" role=\"button\" aria-label=\"{text}\"><title>{text}</title></rect>"
+            ));
+        } else {
+            out.push_str(&format!("><title>{text}</title></rect>"));
+        }
+        rest = &rest[end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::explore::explore;
+    use crate::core::scenario::Scenario;
+    use crate::share::query::decode;
+
+    fn sweep() -> (Scenario, Sweep) {
+        let (s, _) = decode("model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8");
+        let sw = explore(&s, Some(10));
+        (s, sw)
+    }
+
+    #[test]
+    fn one_interactive_cell_per_valid_cell() {
+        let (s, sw) = sweep();
+        let svg = render_fit_map(
+            &sw,
+            (Zero::Z0, 1, 1),
+            s.usable_bytes(),
+            Units::Gib,
+            ChartSize {
+                width: 900,
+                height: 360,
+            },
+        );
+        let a = annotate_fit_map(&svg, &sw, Units::Gib);
+        let valid = sw.cells.iter().filter(|c| c.closest.is_some()).count();
+        assert_eq!(a.matches("data-cell=\"").count(), valid);
+        assert_eq!(a.matches("<title>").count(), sw.cells.len());
+        assert!(a.starts_with("<svg") && a.trim_end().ends_with("</svg>"));
+        // Cells are 4 panels × |PP| × |TP|: TP 1, 2, 4, 8 and PP 1, 2, 4, 8, 16, 32, 64.
+        assert_eq!((sw.tps.len(), sw.pps.len(), sw.cells.len()), (4, 7, 112));
+        // The annotated rects keep the colours the map drew, in cell order.
+        let first = sw.cells.iter().position(|c| c.closest.is_some()).unwrap();
+        let (r, g, b) = {
+            let c = cell_color(&sw.cells[first], s.usable_bytes());
+            (c.0, c.1, c.2)
+        };
+        let at = a.find(&format!("data-cell=\"{first}\"")).unwrap();
+        let rect = &a[a[..at].rfind("<rect").unwrap()..at];
+        assert!(rect.contains(&format!("#{r:02X}{g:02X}{b:02X}")), "{rect}");
+    }
+
+    #[test]
+    fn colours_say_fit_nothing_or_invalid() {
+        let (s, sw) = sweep();
+        let u = s.usable_bytes();
+        // ZeRO-0 at TP 1, PP 1: 16 B/param of 70B does not fit → red.
+        let c = sw.cell(Zero::Z0, 1, 1).unwrap();
+        assert_eq!(cell_color(c, u), RGBColor(0xd9, 0x4a, 0x3d));
+        assert!(cell_summary(c, Units::Gib).contains("nothing fits"));
+        // ZeRO-3 at TP 8: fits → green.
+        let c = sw.cell(Zero::Z3, 8, 1).unwrap();
+        assert!(c.best.is_some());
+        let g = cell_color(c, u);
+        assert!(g.1 > g.0 && g.1 > g.2);
+    }
+
+    #[test]
+    fn narrow_maps_stack_panels_two_by_two() {
+        let (s, sw) = sweep();
+        let svg = render_fit_map(
+            &sw,
+            (Zero::Z3, 8, 1),
+            s.usable_bytes(),
+            Units::Gib,
+            ChartSize {
+                width: 340,
+                height: 520,
+            },
+        );
+        assert!(svg.contains("ZeRO-3") && svg.contains("viewBox=\"0 0 340 520\""));
+    }
+}

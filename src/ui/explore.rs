@@ -1,0 +1,462 @@
+//! Which layouts fit: the fit map, the best layouts, the fewest GPUs.
+//!
+//! The sweep runs outside the keystroke's task: an input change paints the verdict
+//! first, then (from the next animation frame) the sweep runs in slices of a few
+//! milliseconds between browser tasks, so typing is never queued behind it; the
+//! fewest-GPU search, which may try many cluster sizes, waits until typing pauses. The sweep only reruns
+//! when a setting it depends on changes (`sweep_key`), so loading a layout from the
+//! map moves the outline without a new sweep. While a newer sweep is pending, the
+//! panel is marked as updating instead of showing old numbers as current.
+
+use crate::chart::fitmap::{annotate_fit_map, cell_summary, render_fit_map};
+use crate::chart::ChartSize;
+use crate::core::explore::{sweep_key, Candidate, MinGpus, MinGpusJob, Sweep, SweepJob};
+use crate::core::scenario::Scenario;
+use crate::core::units::Units;
+use crate::share::query::encode;
+use leptos::prelude::*;
+use std::sync::Arc;
+use std::time::Duration;
+use wasm_bindgen::JsCast;
+
+/// Layouts the sweep keeps for the table.
+const LISTED: usize = 50;
+/// Rows the table shows until asked for all.
+const SHOWN: usize = 10;
+/// The page searches the fewest GPUs up to this many nodes (the CLI: 1024).
+pub const PAGE_MAX_NODES: u32 = 128;
+
+/// One sweep and the scenario (its `sweep_key`) it was run for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Explored {
+    /// The sweep's input.
+    pub key: Scenario,
+    /// What it found.
+    pub sweep: Sweep,
+    /// Main-thread time the sweep took in this browser (sum of its slices), milliseconds.
+    pub ms: f64,
+}
+
+/// The explorer's state: the latest sweep, the fewest-GPU answer, and whether they
+/// are behind the scenario.
+#[derive(Clone, Copy)]
+pub struct Explorer {
+    /// The latest finished sweep.
+    pub result: RwSignal<Option<Arc<Explored>>>,
+    /// The fewest-GPU answer for `(key, answer)`.
+    pub min: RwSignal<Option<Arc<(Scenario, MinGpus)>>>,
+    /// The key the page wants.
+    pub key: Memo<Scenario>,
+}
+
+impl Explorer {
+    /// Whether the shown sweep is not the current scenario's.
+    pub fn stale(&self) -> bool {
+        let k = self.key.get();
+        self.result.with(|r| r.as_ref().is_none_or(|e| e.key != k))
+    }
+}
+
+/// Schedules sweeps after the verdict is painted (see the module docs).
+pub fn use_explorer(scenario: RwSignal<Scenario>) -> Explorer {
+    let result = RwSignal::new(None::<Arc<Explored>>);
+    let min = RwSignal::new(None::<Arc<(Scenario, MinGpus)>>);
+    let key = Memo::new(move |_| scenario.with(sweep_key));
+    Effect::new(move |_| {
+        let k = key.get();
+        let current = {
+            let k = k.clone();
+            move || key.with_untracked(|now| *now == k)
+        };
+        let (k1, alive) = (k.clone(), current.clone());
+        request_animation_frame(move || {
+            let job = SweepJob::new(&k1, Some(LISTED), false);
+            run_sliced(job, SweepJob::step, alive, move |job, ms| {
+                let sweep = job.finish();
+                result.set(Some(Arc::new(Explored { key: k1, sweep, ms })));
+            });
+        });
+        // The fewest-GPU search may sweep many cluster sizes: it waits for a pause.
+        set_timeout(
+            move || {
+                if !current() {
+                    return;
+                }
+                let job = MinGpusJob::new(&k, PAGE_MAX_NODES);
+                run_sliced(job, MinGpusJob::step, current, move |job, _| {
+                    min.set(Some(Arc::new((k, job.finish()))));
+                });
+            },
+            Duration::from_millis(300),
+        );
+    });
+    Explorer { result, min, key }
+}
+
+/// Longest slice of work per task, milliseconds (a frame is 16.7 ms).
+const SLICE_MS: f64 = 6.0;
+/// Layouts per `step` call inside a slice.
+const STEP_LAYOUTS: u64 = 400;
+
+/// Runs a resumable job in slices of about `SLICE_MS` between browser tasks, so that
+/// input events are handled in between; drops it as soon as `alive()` is false (a
+/// newer input made it stale); calls `done(job, busy_ms)` at the end.
+fn run_sliced<J: 'static>(
+    job: J,
+    step: fn(&mut J, u64) -> bool,
+    alive: impl Fn() -> bool + 'static,
+    done: impl FnOnce(J, f64) + 'static,
+) {
+    struct Task<J, A, D> {
+        job: J,
+        step: fn(&mut J, u64) -> bool,
+        alive: A,
+        done: D,
+        busy: f64,
+    }
+    fn tick<J: 'static, A: Fn() -> bool + 'static, D: FnOnce(J, f64) + 'static>(
+        mut t: Task<J, A, D>,
+    ) {
+        if !(t.alive)() {
+            return;
+        }
+        let t0 = now_ms();
+        let mut finished = false;
+        while now_ms() - t0 < SLICE_MS {
+            if (t.step)(&mut t.job, STEP_LAYOUTS) {
+                finished = true;
+                break;
+            }
+        }
+        t.busy += now_ms() - t0;
+        if finished {
+            let Task {
+                job, done, busy, ..
+            } = t;
+            done(job, busy);
+        } else {
+            set_timeout(move || tick(t), Duration::ZERO);
+        }
+    }
+    tick(Task {
+        job,
+        step,
+        alive,
+        done,
+        busy: 0.0,
+    });
+}
+
+fn now_ms() -> f64 {
+    window().performance().map_or(0.0, |p| p.now())
+}
+
+/// Loads a layout into the calculator (and so the URL).
+fn load(scenario: RwSignal<Scenario>, l: &Candidate) {
+    scenario.update(|s| l.apply(s));
+}
+
+/// The query string that loads `l` over the current scenario (for plain links).
+fn href(scenario: RwSignal<Scenario>, l: &Candidate) -> String {
+    scenario.with(|s| format!("?{}", encode(&l.scenario(s))))
+}
+
+fn fit_map_size() -> ChartSize {
+    let w = window()
+        .inner_width()
+        .ok()
+        .and_then(|v| v.as_f64())
+        .unwrap_or(1200.0);
+    if w < 600.0 {
+        ChartSize {
+            width: 360,
+            height: 560,
+        }
+    } else {
+        ChartSize {
+            width: 900,
+            height: 330,
+        }
+    }
+}
+
+/// The fit map: every TP × PP per ZeRO stage, coloured by the best headroom; a click
+/// (or Enter) on a cell loads its best layout (the closest one when nothing fits).
+#[component]
+pub fn FitMapPanel(
+    scenario: RwSignal<Scenario>,
+    explorer: Explorer,
+    #[prop(into)] units: Signal<Units>,
+) -> impl IntoView {
+    let current = Memo::new(move |_| {
+        scenario.with(|s| {
+            let l = s.layout();
+            (s.effective_zero(), l.tp, l.pp)
+        })
+    });
+    let svg = Memo::new(move |_| {
+        explorer.result.with(|r| {
+            r.as_ref().map(|e| {
+                let u = units.get();
+                annotate_fit_map(
+                    &render_fit_map(
+                        &e.sweep,
+                        current.get(),
+                        e.key.usable_bytes(),
+                        u,
+                        fit_map_size(),
+                    ),
+                    &e.sweep,
+                    u,
+                )
+            })
+        })
+    });
+    let pick = move |target: Option<web_sys::EventTarget>| {
+        let idx = target
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|el| el.closest("[data-cell]").ok().flatten())
+            .and_then(|el| el.get_attribute("data-cell"))
+            .and_then(|v| v.parse::<usize>().ok());
+        let cell = idx.and_then(|i| {
+            explorer
+                .result
+                .with_untracked(|r| r.as_ref().and_then(|e| e.sweep.cells.get(i).copied()))
+        });
+        if let Some(l) = cell.and_then(|c| c.best.or(c.closest)) {
+            load(scenario, &l);
+        }
+    };
+    let on_click = move |ev: web_sys::MouseEvent| pick(ev.target());
+    let on_key = move |ev: web_sys::KeyboardEvent| {
+        if ev.key() == "Enter" || ev.key() == " " {
+            ev.prevent_default();
+            pick(ev.target());
+        }
+    };
+    let counts = move || {
+        explorer.result.with(|r| match r {
+            None => "Sweeping every layout…".to_string(),
+            Some(e) => format!(
+                "{} GPUs: {} layouts evaluated in {:.1} ms, {} fit.",
+                e.sweep.gpus,
+                crate::core::units::group_digits(e.sweep.evaluated),
+                e.ms,
+                crate::core::units::group_digits(e.sweep.fitting)
+            ),
+        })
+    };
+    let summary = move || {
+        explorer.result.with(|r| {
+            r.as_ref().map_or(String::new(), |e| {
+                let fit: Vec<String> = e
+                    .sweep
+                    .cells
+                    .iter()
+                    .filter(|c| c.best.is_some())
+                    .map(|c| format!("ZeRO-{} TP {} PP {}", c.zero.number(), c.tp, c.pp))
+                    .collect();
+                format!(
+                    "Fit map. Cells where a layout fits: {}.",
+                    if fit.is_empty() {
+                        "none".into()
+                    } else {
+                        fit.join(", ")
+                    }
+                )
+            })
+        })
+    };
+    let table_open = RwSignal::new(false);
+    let rows = move || {
+        if !table_open.get() {
+            return None;
+        }
+        explorer.result.with(|r| {
+            r.as_ref().map(|e| {
+                let u = units.get();
+                e.sweep
+                    .cells
+                    .iter()
+                    .filter_map(|c| {
+                        let l = c.best.or(c.closest)?;
+                        let text = cell_summary(c, u);
+                        Some(view! {
+                            <tr class:over=c.best.is_none()>
+                                <td>{format!("ZeRO-{}", c.zero.number())}</td><td class="num">{c.tp}</td><td class="num">{c.pp}</td>
+                                <td>{text}</td>
+                                <td><a href=move || href(scenario, &l) on:click=move |ev| { ev.prevent_default(); load(scenario, &l); }>"load"</a></td>
+                            </tr>
+                        })
+                    })
+                    .collect_view()
+            })
+        })
+    };
+    view! {
+        <section class="panel fitmap" class:stale=move || explorer.stale() data-testid="explorer"
+            data-sweep-ms=move || explorer.result.with(|r| r.as_ref().map(|e| format!("{:.2}", e.ms)))
+            data-evaluated=move || explorer.result.with(|r| r.as_ref().map(|e| e.sweep.evaluated.to_string()))>
+            <h2>"Which layouts fit"</h2>
+            <p class="hint" data-testid="explore-counts">{counts}<span class="updating">" Updating…"</span></p>
+            <figure class="chart map" role="group" aria-label=summary data-testid="fit-map"
+                on:click=on_click on:keydown=on_key inner_html=move || svg.get().unwrap_or_default()></figure>
+            <p class="hint">"Each cell is one TP × PP under one ZeRO stage, over every context-parallel size, sequence parallelism, offload, recomputation and micro-batch; the number is the most headroom any of them leaves. Click a cell (or focus it and press Enter) to load its best layout — the closest one when nothing fits."</p>
+            <details on:toggle=move |ev| {
+                let open = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlDetailsElement>().ok()).is_some_and(|d| d.open());
+                table_open.set(open);
+            }>
+                <summary>"The fit map as a table"</summary>
+                <div class="table-wrap">
+                    <table data-testid="fit-table">
+                        <thead><tr><th>"ZeRO"</th><th>"TP"</th><th>"PP"</th><th>"best layout"</th><th></th></tr></thead>
+                        <tbody>{rows}</tbody>
+                    </table>
+                </div>
+            </details>
+        </section>
+    }
+}
+
+/// Table columns that sort.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum SortBy {
+    Rank,
+    Peak,
+    Headroom,
+    Comm,
+    Batch,
+}
+
+/// The best fitting layouts (at most 50), sortable, each with a load link.
+#[component]
+pub fn BestLayouts(
+    scenario: RwSignal<Scenario>,
+    explorer: Explorer,
+    #[prop(into)] units: Signal<Units>,
+) -> impl IntoView {
+    let sort = RwSignal::new((SortBy::Rank, true));
+    let show_all = RwSignal::new(false);
+    let header = move |col: SortBy, label: &'static str| {
+        let aria = move || match sort.get() {
+            (c, true) if c == col => "ascending",
+            (c, false) if c == col => "descending",
+            _ => "none",
+        };
+        view! {
+            <th aria-sort=aria>
+                <button class="sort" on:click=move |_| sort.update(|s| *s = if s.0 == col { (col, !s.1) } else { (col, true) })>{label}</button>
+            </th>
+        }
+    };
+    let rows = move || {
+        explorer.result.with(|r| {
+            let Some(e) = r else { return Vec::new() };
+            let mut v: Vec<(usize, Candidate)> =
+                e.sweep.layouts.iter().copied().enumerate().collect();
+            let (col, asc) = sort.get();
+            v.sort_by(|(ia, a), (ib, b)| {
+                let o = match col {
+                    SortBy::Rank => ia.cmp(ib),
+                    SortBy::Peak => a.per_gpu_bytes.cmp(&b.per_gpu_bytes),
+                    SortBy::Headroom => a.headroom_bytes.cmp(&b.headroom_bytes),
+                    SortBy::Comm => a.comm.total().cmp(&b.comm.total()),
+                    SortBy::Batch => a.batch.cmp(&b.batch),
+                };
+                if asc {
+                    o
+                } else {
+                    o.reverse()
+                }
+            });
+            if !show_all.get() {
+                v.truncate(SHOWN);
+            }
+            v
+        })
+    };
+    view! {
+        <section class="panel best" class:stale=move || explorer.stale() data-testid="best-layouts">
+            <h2>"Best fitting layouts"</h2>
+            <p class="hint">"Best first: no optimizer offload, then the least wasted compute (pipeline bubble (p−1)/(v·m) + recomputation), then the least communication per trained token, then the most headroom."</p>
+            <div class="table-wrap">
+                <table>
+                    <thead><tr>
+                        {header(SortBy::Rank, "#")}<th>"layout"</th>
+                        {header(SortBy::Peak, "peak per GPU")}{header(SortBy::Headroom, "headroom")}
+                        {header(SortBy::Comm, "sent per GPU per step")}{header(SortBy::Batch, "micro-batch")}<th></th>
+                    </tr></thead>
+                    <tbody>
+                        <For each=rows key=|(i, l)| (*i, l.describe(), l.per_gpu_bytes) let:row>
+                            {
+                                let (i, l) = row;
+                                view! {
+                                    <tr>
+                                        <td class="num">{i + 1}</td><td>{l.describe()}</td>
+                                        <td class="num">{move || units.get().format(l.per_gpu_bytes)}</td>
+                                        <td class="num">{move || units.get().format(l.headroom_bytes.max(0) as u64)}</td>
+                                        <td class="num">{move || units.get().format(l.comm.total())}</td>
+                                        <td class="num">{l.batch}</td>
+                                        <td><a data-testid="load-layout" href=move || href(scenario, &l) on:click=move |ev| { ev.prevent_default(); load(scenario, &l); }>"load"</a></td>
+                                    </tr>
+                                }
+                            }
+                        </For>
+                    </tbody>
+                </table>
+            </div>
+            <p class="hint">
+                {move || explorer.result.with(|r| r.as_ref().map(|e| if e.sweep.fitting == 0 { "No layout of this cluster fits.".to_string() } else {
+                    format!("The best {} of {} fitting layouts. ", if show_all.get() { e.sweep.layouts.len() } else { e.sweep.layouts.len().min(SHOWN) }, crate::core::units::group_digits(e.sweep.fitting))
+                }))}
+                <button data-testid="show-all-layouts" on:click=move |_| show_all.update(|v| *v = !*v)>
+                    {move || if show_all.get() { "Show the best 10".to_string() } else { format!("Show the best {LISTED}") }}
+                </button>
+            </p>
+        </section>
+    }
+}
+
+/// "Fits on 16 × H100 at the earliest (TP 4 × PP 2 × DP 2, ZeRO-1)", next to the verdict.
+#[component]
+pub fn MinGpusLine(scenario: RwSignal<Scenario>, explorer: Explorer) -> impl IntoView {
+    let answer = move || {
+        let k = explorer.key.get();
+        explorer
+            .min
+            .with(|m| m.as_ref().filter(|m| m.0 == k).map(|m| m.1.clone()))
+    };
+    let text = move || {
+        match answer() {
+        None => "Fewest GPUs: searching…".to_string(),
+        Some(m) => match m.value {
+            Some(g) => format!(
+                "Fewest GPUs: fits on {g} × {} at the earliest{}.",
+                scenario.with(|s| s.gpu().name),
+                m.layout.map(|l| format!(" ({})", l.describe())).unwrap_or_default()
+            ),
+            None => format!("Fewest GPUs: no layout fits on up to {} nodes of {} (the CLI searches up to 1,024 nodes).", m.nodes, m.gpus_per_node),
+        },
+    }
+    };
+    let link = move || {
+        answer().and_then(|m| {
+            let l = m.layout?;
+            let (gpn, nodes) = (m.gpus_per_node, m.nodes);
+            let to = move |s: &mut Scenario| {
+                s.gpus_per_node = gpn;
+                s.nodes = nodes;
+                l.apply(s);
+            };
+            let url = scenario.with(|s| {
+                let mut t = s.clone();
+                to(&mut t);
+                format!("?{}", encode(&t))
+            });
+            Some(view! { " " <a href=url data-testid="load-min-gpus" on:click=move |ev| { ev.prevent_default(); scenario.update(to); }>"load it"</a> })
+        })
+    };
+    view! {
+        <p class="panel min-gpus" data-testid="min-gpus" aria-live="polite">{text}{link}</p>
+    }
+}
