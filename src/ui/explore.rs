@@ -130,10 +130,18 @@ fn run_sliced<J: 'static>(
         }
         t.busy += now_ms() - t0;
         if finished {
-            let Task {
-                job, done, busy, ..
-            } = t;
-            done(job, busy);
+            // The result (sorting, rendering) in a task of its own, after the last slice.
+            set_timeout(
+                move || {
+                    if (t.alive)() {
+                        let Task {
+                            job, done, busy, ..
+                        } = t;
+                        done(job, busy);
+                    }
+                },
+                Duration::ZERO,
+            );
         } else {
             set_timeout(move || tick(t), Duration::ZERO);
         }

@@ -322,8 +322,35 @@ await test('explorer: a change of model re-sweeps; 4096 GPUs sweep timed; 360 px
   const ms = Number(await page.getByTestId('explorer').getAttribute('data-sweep-ms'));
   const evaluated = Number(await page.getByTestId('explorer').getAttribute('data-evaluated'));
   timings.push(['wasm sweep, 4096 GPUs (ms)', ms]);
-  timings.push(['wasm sweep, 4096 GPUs (layouts)', evaluated]);
+  timings.push(['wasm sweep, 4096 GPUs (layouts evaluated)', evaluated]);
   check(evaluated === cliExplore('model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=512', 1).evaluated, 'page and CLI evaluated different counts');
+  // The longest gap between animation frames after an input: with a re-sweep of 4096 GPUs
+  // (seq is an input the sweep depends on) and without one (batch is swept over, so no
+  // re-sweep). A sweep that blocked the main thread would show as a longer frame.
+  const frameGaps = (id, val) => page.evaluate(async ([id, val]) => {
+    const gaps = [];
+    let last = performance.now();
+    let running = true;
+    const loop = (t) => { gaps.push(t - last); last = t; if (running) requestAnimationFrame(loop); };
+    requestAnimationFrame(loop);
+    await new Promise((r) => setTimeout(r, 50));
+    const input = document.querySelector(id);
+    input.value = val;
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+    const el = document.querySelector('[data-testid=explorer]');
+    const t0 = performance.now();
+    await new Promise((r) => setTimeout(r, 30));
+    while (el.classList.contains('stale') && performance.now() - t0 < 10000) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 100));
+    running = false;
+    return { max: Math.max(...gaps.slice(1)), wall: performance.now() - t0 - 100, busy: Number(el.dataset.sweepMs) };
+  }, [id, val]);
+  const sweep = await frameGaps('#f-seq', '4096');
+  const plain = await frameGaps('#f-batch', '2');
+  timings.push(['longest frame after an input that re-sweeps 4096 GPUs (ms)', Math.round(sweep.max * 10) / 10]);
+  timings.push(['longest frame after an input that does not re-sweep (ms)', Math.round(plain.max * 10) / 10]);
+  timings.push(['4096-GPU re-sweep: wall time to the new map (ms)', Math.round(sweep.wall)]);
+  timings.push(['4096-GPU re-sweep: main-thread time in slices (ms)', sweep.busy]);
   const svg0 = await page.getByTestId('fit-map').innerHTML();
   await page.locator('#f-model').selectOption('mistral-7b');
   await page.waitForFunction(() => location.search.includes('model=mistral-7b'));
@@ -343,6 +370,6 @@ await test('explorer at 360 px: fit map visible, no sideways scroll (screenshot)
 
 await browser.close();
 server.close();
-for (const [what, ms] of timings) console.log(`timing: ${what}: ${ms} ms`);
+for (const [what, v] of timings) console.log(`timing: ${what}: ${v}${/\(/.test(what) ? '' : ' ms'}`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);
