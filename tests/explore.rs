@@ -424,3 +424,18 @@ fn sliced_sweeps_equal_one_shot_sweeps() {
         assert_eq!(job.finish(), min_gpus_within(&base, 16), "{q}");
     }
 }
+
+/// A pathological cluster (1,024 GPUs per node) is searched within the bounds
+/// (65,536 GPUs), not for hours; the answer says how far it looked.
+#[test]
+fn min_gpus_is_bounded_on_huge_nodes() {
+    use memfit::core::explore::MAX_GPUS;
+    let base = scenario("model=llama-3.1-405b&seq=67108863&gpus_per_node=1024");
+    let m = min_gpus(&base);
+    assert_eq!(m.value, None);
+    assert!(
+        m.nodes as u64 * 1024 <= MAX_GPUS as u64,
+        "searched {} nodes",
+        m.nodes
+    );
+}

@@ -39,7 +39,9 @@ pub fn phase_label(p: Phase) -> &'static str {
 
 /// The verdict for an estimate in the given units.
 pub fn verdict(e: &Estimate, units: Units) -> Verdict {
-    let headroom = if e.headroom_bytes >= 0 {
+    let headroom = if e.out_of_range {
+        "out of range: a figure exceeds 2^64 bytes (see the warnings)".to_string()
+    } else if e.headroom_bytes >= 0 {
         format!("{} free", units.format(e.headroom_bytes as u64))
     } else {
         format!("{} over", units.format(e.headroom_bytes.unsigned_abs()))
@@ -53,7 +55,9 @@ pub fn verdict(e: &Estimate, units: Units) -> Verdict {
         .unwrap_or_else(|| "—".into());
     Verdict {
         fits: e.fits,
-        headline: if e.fits {
+        headline: if e.out_of_range {
+            "Out of range".into()
+        } else if e.fits {
             "Fits".into()
         } else {
             "Does not fit".into()

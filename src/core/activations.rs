@@ -386,9 +386,11 @@ pub fn stage_layers(layers: u32, p: u32, i: u32) -> u32 {
 /// 1F1B:         min(p − i, m)
 /// interleaved:  min(p − i, m) · (1 + (p − 1)/(p·v))      (Korthikanti et al. §4.2.3; Megatron)
 /// ```
-/// `m` micro-batches per step, `p` stages, `v` virtual stages per rank.
-pub fn in_flight(s: &Scenario, l: &Layout, i: u32) -> (u128, u128) {
-    let p = l.pp.max(1) as u128;
+/// `m` micro-batches per step, `p` stages evaluated (`pp`, capped at the layer count
+/// like the stages themselves, so that the last stage holds one micro-batch under
+/// 1F1B), `v` virtual stages per rank.
+pub fn in_flight(s: &Scenario, p: u32, i: u32) -> (u128, u128) {
+    let p = p.max(1) as u128;
     let m = s.microbatches.max(1) as u128;
     let base = match s.schedule {
         Schedule::Gpipe => m,
@@ -499,14 +501,14 @@ mod tests {
         s.pp = 4;
         s.microbatches = 8;
         let l = s.layout();
-        assert_eq!(in_flight(&s, &l, 0), (4, 1));
-        assert_eq!(in_flight(&s, &l, 3), (1, 1));
+        assert_eq!(in_flight(&s, l.pp, 0), (4, 1));
+        assert_eq!(in_flight(&s, l.pp, 3), (1, 1));
         s.schedule = Schedule::Gpipe;
-        assert_eq!(in_flight(&s, &l, 3), (8, 1));
+        assert_eq!(in_flight(&s, l.pp, 3), (8, 1));
         s.schedule = Schedule::Interleaved;
         s.vpp = 2;
         // 4 · (1 + 3/8) = 5.5
-        let (n, d) = in_flight(&s, &l, 0);
+        let (n, d) = in_flight(&s, l.pp, 0);
         assert_eq!(n as f64 / d as f64, 5.5);
         assert_eq!(stage_layers(30, 4, 0), 8);
         assert_eq!(stage_layers(30, 4, 3), 7);

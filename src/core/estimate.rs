@@ -4,7 +4,7 @@
 //! many bytes, the formula in symbols, the values substituted and the source.
 //! Totals are sums of items. Views read the ledger and never recompute memory.
 
-use super::ledger::Ledger;
+use super::ledger::{Ledger, Tally, OUT_OF_RANGE};
 use super::model::{Arch, ParamCount};
 use super::scenario::{Convention, Layout, Mode, Scenario, Zero};
 use super::train::Stage;
@@ -79,6 +79,11 @@ pub struct Estimate {
     pub stages: Vec<StageSummary>,
     /// Input problems (cross-field; the codec adds per-key ones).
     pub warnings: Vec<Warning>,
+    /// Some figure does not fit in 64 bits: the affected byte counts stand at
+    /// [`OUT_OF_RANGE`] and are not figures (a warning names the keys; the CLI prints
+    /// them as `null`, the page as "out of range").
+    #[serde(default)]
+    pub out_of_range: bool,
 }
 
 /// One pipeline stage's peak (all stages are listed; the ledger shows the peak one).
@@ -391,6 +396,19 @@ pub fn estimate(s: &Scenario) -> Estimate {
     let (per_gpu_bytes, peak_phase) = totals.peak(Location::Gpu, r.phases(), false);
     let (per_cpu_bytes, cpu_peak_phase) = totals.peak(Location::Cpu, r.phases(), false);
     let allocated_bytes = totals.at(Location::Gpu, peak_phase, true);
+    let mut range = out_of_range_warnings(&totals, per_gpu_bytes, per_cpu_bytes);
+    if p.counts.total == OUT_OF_RANGE || p.psi == OUT_OF_RANGE {
+        range.insert(
+            0,
+            Warning {
+                key: "layers".into(),
+                value: String::new(),
+                message: "out of range: the parameter count exceeds 2^64; lower layers, hidden, ffn, vocab or experts".into(),
+            },
+        );
+    }
+    let out_of_range = !range.is_empty();
+    warnings.extend(range);
     let items = ledger.into_items();
     if stages.is_empty() {
         stages.push(StageSummary {
@@ -421,7 +439,40 @@ pub fn estimate(s: &Scenario) -> Estimate {
         rules_of_thumb,
         stages,
         warnings,
+        out_of_range,
     }
+}
+
+/// One warning per component whose bytes do not fit in 64 bits (see [`OUT_OF_RANGE`]),
+/// naming the keys that drive it; one for a total that overflows only as a sum.
+fn out_of_range_warnings(t: &Tally, per_gpu: u64, per_cpu: u64) -> Vec<Warning> {
+    let mut out: Vec<Warning> = Component::ALL
+        .iter()
+        .filter(|c| t.saturated & (1 << c.index()) != 0)
+        .map(|c| {
+            let keys = c.driving_keys();
+            Warning {
+                key: keys[0].into(),
+                value: String::new(),
+                message: format!(
+                    "out of range: the {} exceed 2^64 bytes (16 EiB); lower {}",
+                    c.label().to_lowercase(),
+                    keys.join(", ")
+                ),
+            }
+        })
+        .collect();
+    if out.is_empty() && (per_gpu == OUT_OF_RANGE || per_cpu == OUT_OF_RANGE) {
+        out.push(Warning {
+            key: "seq".into(),
+            value: String::new(),
+            message: format!(
+                "out of range: the {} total exceeds 2^64 bytes (16 EiB); lower seq, batch or params",
+                if per_gpu == OUT_OF_RANGE { "per-GPU" } else { "host RAM" }
+            ),
+        });
+    }
+    out
 }
 
 fn model_info(s: &Scenario, p: &Prepared) -> ModelInfo {
@@ -486,9 +537,14 @@ pub(crate) fn add_fragmentation(s: &Scenario, ledger: &mut Ledger, phases: &[Pha
         return;
     }
     let (peak_alloc, _) = ledger.totals().peak(Location::Gpu, phases, true);
-    let bytes = (peak_alloc as u128 * s.frag_pct as u128)
-        .div_ceil(100)
-        .min(u64::MAX as u128) as u64;
+    // A peak that is out of range stays so (a percentage of it is not a figure).
+    let bytes = if peak_alloc == OUT_OF_RANGE {
+        OUT_OF_RANGE
+    } else {
+        (peak_alloc as u128 * s.frag_pct as u128)
+            .div_ceil(100)
+            .min(u64::MAX as u128) as u64
+    };
     ledger.push(
         Component::Fragmentation,
         Location::Gpu,
@@ -496,7 +552,11 @@ pub(crate) fn add_fragmentation(s: &Scenario, ledger: &mut Ledger, phases: &[Pha
         || {
             (
                 "f/100 · allocated peak".into(),
-                format!("f={}%, allocated peak={peak_alloc}", s.frag_pct),
+                if peak_alloc == OUT_OF_RANGE {
+                    format!("f={}%, allocated peak out of range", s.frag_pct)
+                } else {
+                    format!("f={}%, allocated peak={peak_alloc}", s.frag_pct)
+                },
             )
         },
         "PyTorch caching allocator: reserved − allocated, typically 3–10 % (CUDA semantics: memory management)",

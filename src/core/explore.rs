@@ -40,8 +40,10 @@ use std::cmp::Ordering;
 
 /// The largest micro-batch tried.
 pub const MAX_BATCH: u32 = 1 << 16;
-/// `min_gpus` tries whole nodes up to this many.
+/// `min_gpus` tries whole nodes up to this many …
 pub const MAX_NODES: u32 = 1024;
+/// … and clusters of up to this many GPUs.
+pub const MAX_GPUS: u32 = 65_536;
 
 /// One evaluated layout: the settings it changes and what it costs.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -739,7 +741,7 @@ pub struct MinGpus {
 /// The fewest GPUs of the selected type on which at least one layout fits.
 ///
 /// Candidates: 1, 2, 4, … up to `gpus_per_node` (one node), then whole nodes
-/// 2, 3, 4, … × `gpus_per_node`, up to [`MAX_NODES`]. Exact: a layout fits on the
+/// 2, 3, 4, … × `gpus_per_node`, up to [`MAX_NODES`] nodes and [`MAX_GPUS`] GPUs. Exact: a layout fits on the
 /// answer, and none on the candidate before it. (Memory is not monotone in the GPU
 /// count — divisibility decides which degrees exist — so every candidate is tried
 /// in order.)
@@ -788,6 +790,9 @@ impl MinGpusJob {
             g *= 2;
         }
         for nodes in 1..=max_nodes.max(1) {
+            if gpn.saturating_mul(nodes) > MAX_GPUS && nodes > 1 {
+                break;
+            }
             candidates.push((gpn, nodes));
         }
         MinGpusJob {

@@ -10,6 +10,19 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The byte count that stands for "does not fit in 64 bits".
+///
+/// # Invariant
+/// Every byte count the estimator produces is exact, or — when the exact value is
+/// 2^64 − 1 bytes or more — exactly `OUT_OF_RANGE`: products are computed in `u128`
+/// and clamped once (`units::mul_div`, `mul_div_ceil`, `.min(u64::MAX)`) or saturate
+/// (`units::mul`), and sums saturate; a clamped value is never divided again (within
+/// the codec's ranges every division happens inside the `u128` computation). No value
+/// wraps: `tests/codec_properties.rs` evaluates the full input ranges with overflow
+/// checks on. So an item or total equal to `OUT_OF_RANGE` is out of range, never a
+/// figure, and `estimate` says so with a warning instead of printing 16 EiB.
+pub const OUT_OF_RANGE: u64 = u64::MAX;
+
 /// What a ledger item holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -45,6 +58,22 @@ pub enum Component {
 }
 
 impl Component {
+    /// Position in [`Component::ALL`].
+    pub fn index(self) -> usize {
+        Component::ALL.iter().position(|c| *c == self).unwrap_or(0)
+    }
+    /// The query keys whose size drives the component (what an out-of-range warning names).
+    pub fn driving_keys(self) -> &'static [&'static str] {
+        match self {
+            Component::Activations | Component::Logits | Component::CommBuffers => {
+                &["seq", "batch", "microbatches"]
+            }
+            Component::KvCache | Component::Workspace => &["seq", "gen", "batch"],
+            Component::Overhead => &["cuda_ctx", "nccl"],
+            Component::Fragmentation => &["frag"],
+            _ => &["params", "layers", "hidden", "gpus_per_node"],
+        }
+    }
     /// Every component, in stacking order (bottom to top of a bar).
     pub const ALL: [Component; 14] = [
         Component::Weights,
@@ -245,11 +274,16 @@ pub struct Tally {
     pub gpu_other: [u64; 6],
     /// Host RAM per node, per phase.
     pub cpu: [u64; 6],
+    /// Components with an item at [`OUT_OF_RANGE`] (bit `i` = `Component::ALL[i]`).
+    pub saturated: u16,
 }
 
 impl Tally {
     /// Adds `bytes` at `location` in `phases` (every phase of the step but `Init` when empty).
     pub fn add(&mut self, component: Component, location: Location, bytes: u64, phases: &[Phase]) {
+        if bytes == OUT_OF_RANGE {
+            self.saturated |= 1 << component.index();
+        }
         let row = match location {
             Location::Gpu if component.is_allocated() => &mut self.gpu_alloc,
             Location::Gpu => &mut self.gpu_other,
@@ -274,6 +308,7 @@ impl Tally {
             self.gpu_other[i] = self.gpu_other[i].saturating_add(o.gpu_other[i]);
             self.cpu[i] = self.cpu[i].saturating_add(o.cpu[i]);
         }
+        self.saturated |= o.saturated;
     }
     /// Bytes at `location` alive in `ph` (`allocated_only`: without CUDA context,
     /// NCCL and fragmentation).

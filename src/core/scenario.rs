@@ -761,9 +761,9 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// GPUs the layout uses, `dp·tp·pp·cp`.
-    pub fn used(&self) -> u64 {
-        (self.dp as u64 * self.tp as u64 * self.pp as u64).saturating_mul(self.cp as u64)
+    /// GPUs the layout uses, `dp·tp·pp·cp`, exactly (up to 2^128; four `u32` factors).
+    pub fn used(&self) -> u128 {
+        self.dp as u128 * self.tp as u128 * self.pp as u128 * self.cp as u128
     }
 }
 
@@ -893,7 +893,7 @@ impl Scenario {
                     l.world, l.dp
                 ),
             ));
-        } else if l.used() != l.world as u64 {
+        } else if l.used() != l.world as u128 {
             out.push((
                 "dp",
                 format!(

@@ -13,7 +13,7 @@ use super::scenario::{
     Convention, Finetune, Framework, Fsdp, GradAcc, Layout, LoraTargets, Offload, Optimizer,
     Precision, Scenario, Schedule, Zero,
 };
-use super::units::{mul, mul_div_ceil};
+use super::units::{mul, mul_div_ceil, mul_div_u128};
 
 const SRC_ZERO: &str =
     "seed 001 (ZeRO stage 1/2: 2+2+12 B/param), ZeRO paper (Rajbhandari et al. 2020 §5)";
@@ -54,7 +54,7 @@ pub fn optimizer_state_bytes(
     precision: Precision,
     n: u64,
     arch: &Arch,
-    frac: (u64, u64),
+    frac: (u128, u128),
 ) -> u64 {
     let sb = precision.state_bytes();
     match opt {
@@ -74,7 +74,8 @@ pub fn optimizer_state_bytes(
             let total = arch.params().total as u128;
             let vectors = total.saturating_sub(matrix_params);
             let whole = 4 * (factored + vectors);
-            (whole * frac.0 as u128 / frac.1.max(1) as u128).min(u64::MAX as u128) as u64
+            mul_div_u128(whole, frac.0, frac.1, false)
+                .map_or(u64::MAX, |v| v.min(u64::MAX as u128) as u64)
         }
     }
 }
@@ -238,11 +239,11 @@ impl Stage {
             frac: (num, (c.total as u128).max(1) * layers),
         }
     }
-    /// `x · frac`, rounded up.
+    /// `x · frac`, rounded up, exactly (the product may need more than 128 bits for
+    /// a model near the codec's limit of 10^18 parameters); `OUT_OF_RANGE` past 2^64.
     pub fn share(&self, x: u64) -> u64 {
-        (x as u128 * self.frac.0)
-            .div_ceil(self.frac.1.max(1))
-            .min(u64::MAX as u128) as u64
+        mul_div_u128(x as u128, self.frac.0, self.frac.1, true)
+            .map_or(u64::MAX, |v| v.min(u64::MAX as u128) as u64)
     }
 }
 
@@ -657,8 +658,8 @@ fn optimizer_items(c: &StateCtx, ledger: &mut Ledger) {
         Precision::Fp32
     };
     let share = (
-        c.st.frac.0 as u64,
-        (c.st.frac.1 as u64).saturating_mul(c.t * c.o_div),
+        c.st.frac.0,
+        c.st.frac.1.saturating_mul((c.t * c.o_div) as u128),
     );
     let bytes = optimizer_state_bytes(s.optimizer, precision, c.trained, c.arch, share);
     if bytes == 0 {
@@ -853,8 +854,8 @@ fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger) {
 fn pytorch_optimizer(c: &StateCtx, ledger: &mut Ledger) {
     let (s, t, psi) = (c.s, c.t, c.psi);
     let share = (
-        c.st.frac.0 as u64,
-        (c.st.frac.1 as u64).saturating_mul(t * c.o_div),
+        c.st.frac.0,
+        c.st.frac.1.saturating_mul((t * c.o_div) as u128),
     );
     let bytes = optimizer_state_bytes(s.optimizer, s.precision, psi, c.arch, share);
     if bytes > 0 {
@@ -1179,7 +1180,7 @@ pub(crate) fn activation_items(
 ) {
     let x = Shape::of(s, arch, l);
     let per_layer = layer_activations(s, arch, &x);
-    let (mn, md) = in_flight(s, l, st.i);
+    let (mn, md) = in_flight(s, st.p, st.i);
     let li = st.layers as u128;
     let full = s.recompute == Recompute::Full && s.convention != Convention::Korthikanti;
     let input = layer_input_bytes(s, &x);

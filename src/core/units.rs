@@ -57,8 +57,12 @@ impl Units {
     /// use memfit::core::units::Units;
     /// assert_eq!(Units::Gib.format(85_520_809_984), "79.65 GiB");
     /// assert_eq!(Units::Gb.format(85_520_809_984), "85.52 GB");
+    /// assert_eq!(Units::Gib.format(u64::MAX), "out of range"); // not 16 EiB: see ledger::OUT_OF_RANGE
     /// ```
     pub fn format(self, bytes: u64) -> String {
+        if bytes == super::ledger::OUT_OF_RANGE {
+            return "out of range".into();
+        }
         format!("{:.2} {}", self.value(bytes), self.label())
     }
     /// A signed byte difference (headroom), e.g. `"-3.10 GiB"`.
@@ -85,6 +89,54 @@ pub fn mul_div(a: u64, b: u64, c: u64) -> u64 {
 pub fn mul_div_ceil(a: u64, b: u64, c: u64) -> u64 {
     let r = (a as u128 * b as u128).div_ceil(c.max(1) as u128);
     r.min(u64::MAX as u128) as u64
+}
+
+/// `⌈a · b / c⌉` (or `⌊…⌋` without `ceil`) for 128-bit operands, exactly: the product is
+/// formed in 256 bits when it does not fit in 128 (schoolbook on 64-bit limbs, then
+/// long division), so no intermediate wraps; `c = 0` is treated as 1. Returns `None`
+/// when the quotient itself exceeds `u128::MAX`.
+///
+/// ```
+/// use memfit::core::units::mul_div_u128;
+/// // (2^100 · 3^40) / 3^39 = 3 · 2^100: the product needs 164 bits.
+/// let (a, b, c) = (1u128 << 100, 3u128.pow(40), 3u128.pow(39));
+/// assert_eq!(mul_div_u128(a, b, c, false), Some(3 << 100));
+/// assert_eq!(mul_div_u128(7, 1, 2, true), Some(4));
+/// ```
+pub fn mul_div_u128(a: u128, b: u128, c: u128, ceil: bool) -> Option<u128> {
+    let c = c.max(1);
+    if let Some(p) = a.checked_mul(b) {
+        return Some(if ceil { p.div_ceil(c) } else { p / c });
+    }
+    // 256-bit product (hi, lo) from 64-bit limbs.
+    let (a1, a0) = (a >> 64, a & u64::MAX as u128);
+    let (b1, b0) = (b >> 64, b & u64::MAX as u128);
+    let ll = a0 * b0;
+    let lh = a0 * b1;
+    let hl = a1 * b0;
+    let hh = a1 * b1;
+    let mid = (ll >> 64) + (lh & u64::MAX as u128) + (hl & u64::MAX as u128);
+    let lo = (ll & u64::MAX as u128) | (mid << 64);
+    let hi = hh + (lh >> 64) + (hl >> 64) + (mid >> 64);
+    if hi >= c {
+        return None; // the quotient needs more than 128 bits
+    }
+    // Long division of (hi, lo) by c, one bit at a time; the remainder stays below c.
+    let (mut rem, mut q) = (hi, 0u128);
+    for i in (0..128).rev() {
+        let carry = rem >> 127;
+        rem = (rem << 1) | ((lo >> i) & 1);
+        q <<= 1;
+        if carry == 1 || rem >= c {
+            rem = rem.wrapping_sub(c);
+            q |= 1;
+        }
+    }
+    Some(if ceil && rem > 0 {
+        q.checked_add(1)?
+    } else {
+        q
+    })
 }
 
 /// `a · b`, saturating at `u64::MAX` (only reachable with absurd inputs, which the

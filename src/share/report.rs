@@ -41,7 +41,31 @@ pub fn report(s: &Scenario, e: &Estimate) -> Value {
             );
         }
     }
+    // Last: no byte count at the out-of-range sentinel leaves as a figure (the solve's
+    // included, whose own scenarios may overflow where this one does not).
+    null_out_of_range(&mut v);
     v
+}
+
+/// Replaces every byte count at `OUT_OF_RANGE` (2^64 − 1: does not fit in 64 bits)
+/// with `null`, and the headroom with it: the JSON never shows a saturated figure.
+fn null_out_of_range(v: &mut Value) {
+    let max = crate::core::ledger::OUT_OF_RANGE;
+    match v {
+        Value::Number(n) if n.as_u64() == Some(max) => *v = Value::Null,
+        Value::Object(map) => {
+            let headroom_null = map.get("per_gpu_bytes").and_then(Value::as_u64) == Some(max);
+            for (k, x) in map.iter_mut() {
+                if headroom_null && k == "headroom_bytes" {
+                    *x = Value::Null;
+                } else {
+                    null_out_of_range(x);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(null_out_of_range),
+        _ => {}
+    }
 }
 
 /// Decodes, estimates and reports a query string in one call.
