@@ -8,6 +8,8 @@ source "$(dirname "$0")/env.sh"
 
 step cargo test --locked
 step trunk build --release
+# The same page with the test-only panic trigger, for the panic-message browser test.
+step trunk build --release --features panic-test --dist dist-panic-test
 
 total=0
 for f in dist/*.wasm dist/*.js dist/*.css; do
@@ -17,4 +19,4 @@ for f in dist/*.wasm dist/*.js dist/*.css; do
 done
 echo "[memfit] size: shipped wasm+js+css ${total} B gzip -9"
 
-step node tests/e2e/browser.mjs dist "$CARGO_TARGET_DIR/debug/memfit"
+step node tests/e2e/browser.mjs dist "$CARGO_TARGET_DIR/debug/memfit" dist-panic-test

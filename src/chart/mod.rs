@@ -33,6 +33,11 @@ impl Bar {
             segments,
         }
     }
+    /// Whether a segment (and so the total) is out of range: such a bar is drawn
+    /// empty with the words "out of range", never as a 16 EiB column.
+    pub fn out_of_range(&self) -> bool {
+        self.total() == crate::core::ledger::OUT_OF_RANGE
+    }
     /// Sum of the segments.
     pub fn total(&self) -> u64 {
         self.segments
@@ -113,7 +118,13 @@ fn draw(
         LEGEND_WIDTH.min(size.width / 2)
     };
     let (plot, legend) = root.split_horizontally(size.width - legend_w);
-    let top = bars.iter().map(Bar::total).max().unwrap_or(0).max(capacity);
+    let top = bars
+        .iter()
+        .filter(|b| !b.out_of_range())
+        .map(Bar::total)
+        .max()
+        .unwrap_or(0)
+        .max(capacity);
     let y_max = (units.value(top) * 1.12).max(1e-9);
     let n = bars.len().max(1) as f64;
     let mut chart = ChartBuilder::on(&plot)
@@ -145,6 +156,23 @@ fn draw(
             i as f64 + 0.5 - bar_width / 2.0,
             i as f64 + 0.5 + bar_width / 2.0,
         );
+        if bar.out_of_range() {
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    "out of range (> 2^64 bytes)".to_string(),
+                    (i as f64 + 0.5, y_max * 0.5),
+                    ("sans-serif", 13).into_font().color(&BLACK).pos(centre),
+                )))
+                .map_err(|e| err(&e))?;
+            let (px, py) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
+            plot.draw(&Text::new(
+                bar.label.clone(),
+                (px, py + 6),
+                ("sans-serif", 13).into_font().color(&BLACK).pos(below),
+            ))
+            .map_err(|e| err(&e))?;
+            continue;
+        }
         let mut y0 = 0u64;
         for (c, bytes) in &bar.segments {
             let y1 = y0.saturating_add(*bytes);
@@ -241,6 +269,9 @@ pub fn annotate(svg: &str, bars: &[Bar], units: Units) -> String {
     let mut out = String::with_capacity(svg.len() + 64 * bars.len());
     let mut rest = svg;
     for (bi, bar) in bars.iter().enumerate() {
+        if bar.out_of_range() {
+            continue; // drawn without segments
+        }
         for (c, bytes) in &bar.segments {
             let (r, g, b) = c.color();
             let needle = format!("fill=\"#{r:02X}{g:02X}{b:02X}\"");
@@ -307,6 +338,13 @@ fn draw_curve(
     size: ChartSize,
 ) -> Result<(), String> {
     let err = |e: &dyn std::fmt::Display| e.to_string();
+    // Points out of range (> 2^64 bytes) are not drawn: they are not figures.
+    let kept: Vec<Point> = points
+        .iter()
+        .filter(|p| p.bytes != crate::core::ledger::OUT_OF_RANGE)
+        .copied()
+        .collect();
+    let points = &kept[..];
     let root = SVGBackend::with_string(buf, (size.width, size.height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let lo = points.iter().map(|p| p.x).min().unwrap_or(1).max(1) as f64;
@@ -496,5 +534,46 @@ mod tests {
             },
         );
         assert!(svg.contains("<svg"));
+    }
+
+    /// An out-of-range estimate is drawn as words, not as a 16 EiB column.
+    #[test]
+    fn out_of_range_bars_and_points_are_not_drawn_as_figures() {
+        let (s, _) = crate::share::query::decode("seq=67108864&batch=1048576&model=llama-3.1-405b");
+        let e = estimate(&s);
+        assert!(e.out_of_range);
+        let bar = Bar::from_estimate("this", &e);
+        assert!(bar.out_of_range());
+        let svg = annotate(
+            &render_stacked(
+                std::slice::from_ref(&bar),
+                e.gpu.usable_bytes,
+                Units::Gib,
+                ChartSize::default(),
+            ),
+            std::slice::from_ref(&bar),
+            Units::Gib,
+        );
+        assert!(svg.contains("out of range"));
+        assert!(!svg.contains("17179869184"), "a 16 EiB label was drawn");
+        let pts = [
+            Point {
+                x: 1,
+                bytes: 1 << 30,
+            },
+            Point {
+                x: 2,
+                bytes: u64::MAX,
+            },
+        ];
+        let curve = render_curve(
+            &pts,
+            80 << 30,
+            None,
+            "seq",
+            Units::Gib,
+            ChartSize::default(),
+        );
+        assert!(!curve.contains("17179869184"));
     }
 }

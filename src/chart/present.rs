@@ -46,11 +46,16 @@ pub fn verdict(e: &Estimate, units: Units) -> Verdict {
     } else {
         format!("{} over", units.format(e.headroom_bytes.unsigned_abs()))
     };
-    let largest = e
-        .largest_gpu_component()
-        .map(|c| {
-            let share = e.gpu_bytes_of(c) as f64 / e.per_gpu_bytes.max(1) as f64 * 100.0;
-            format!("{} ({share:.0}%)", c.label())
+    let saturated = crate::core::estimate::Component::ALL
+        .iter()
+        .find(|c| e.gpu_bytes_of(**c) == crate::core::ledger::OUT_OF_RANGE);
+    let largest = saturated
+        .map(|c| format!("{} (out of range)", c.label()))
+        .or_else(|| {
+            e.largest_gpu_component().map(|c| {
+                let share = e.gpu_bytes_of(c) as f64 / e.per_gpu_bytes.max(1) as f64 * 100.0;
+                format!("{} ({share:.0}%)", c.label())
+            })
         })
         .unwrap_or_else(|| "—".into());
     Verdict {

@@ -446,9 +446,12 @@ pub fn estimate(s: &Scenario) -> Estimate {
 /// One warning per component whose bytes do not fit in 64 bits (see [`OUT_OF_RANGE`]),
 /// naming the keys that drive it; one for a total that overflows only as a sum.
 fn out_of_range_warnings(t: &Tally, per_gpu: u64, per_cpu: u64) -> Vec<Warning> {
+    // Fragmentation is a share of the others: reported only when it alone overflows.
+    let only_frag = t.saturated == 1 << Component::Fragmentation.index();
     let mut out: Vec<Warning> = Component::ALL
         .iter()
         .filter(|c| t.saturated & (1 << c.index()) != 0)
+        .filter(|c| **c != Component::Fragmentation || only_frag)
         .map(|c| {
             let keys = c.driving_keys();
             Warning {

@@ -443,7 +443,7 @@ pub fn MinGpusLine(scenario: RwSignal<Scenario>, explorer: Explorer) -> impl Int
                 scenario.with(|s| s.gpu().name),
                 m.layout.map(|l| format!(" ({})", l.describe())).unwrap_or_default()
             ),
-            None => format!("Fewest GPUs: no layout fits on up to {} nodes of {} (the CLI searches up to 1,024 nodes).", m.nodes, m.gpus_per_node),
+            None => format!("Fewest GPUs: no layout fits on up to {} nodes × {} GPUs (the CLI searches up to 1,024 nodes).", m.nodes, m.gpus_per_node),
         },
     }
     };

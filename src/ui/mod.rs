@@ -7,6 +7,7 @@ mod fields;
 mod import;
 mod net;
 mod panels;
+pub mod panic;
 mod results;
 pub mod url;
 
@@ -27,6 +28,8 @@ const LAYOUT_KEYS: [&str; 7] = ["dp", "tp", "pp", "cp", "ep", "vpp", "microbatch
 /// The whole page: state from the URL, inputs, results; the URL follows the state.
 #[component]
 pub fn App() -> impl IntoView {
+    #[cfg(feature = "panic-test")]
+    panic::maybe_panic_for_test();
     let (initial, url_warnings) = decode(&url::read_query());
     let scenario = RwSignal::new(initial);
     // Warnings from the URL stay until the user edits the key they name.

@@ -162,7 +162,7 @@ pub fn ChartPanel(
             <ul class="html-legend" aria-hidden="true">
                 {move || estimate.with(|e| Component::ALL.iter().filter(|c| e.stages.iter().any(|st| st.components.iter().any(|(x, b)| x == *c && *b > 0))).map(|c| {
                     let (r, g, b) = c.color();
-                    view! { <li><span class="swatch" style=format!("background:#{r:02x}{g:02x}{b:02x}")></span>{c.label()}</li> }
+                    view! { <li><span class="swatch" style:--swatch=format!("#{r:02x}{g:02x}{b:02x}")></span>{c.label()}</li> }
                 }).collect_view())}
             </ul>
             <p class="hint">"Hover a segment for its size; click it to see its formula."</p>

@@ -21,6 +21,15 @@ pub fn replace_query(query: &str) {
     }
 }
 
+/// The page without its query string (the panic message's reset link): works at `/`
+/// and under any sub-path.
+pub fn reset_href() -> String {
+    window()
+        .location()
+        .pathname()
+        .unwrap_or_else(|_| "./".into())
+}
+
 /// The page's full URL (for the copy-link button).
 pub fn href() -> String {
     window().location().href().unwrap_or_default()

@@ -1,7 +1,9 @@
 // Browser tests: the release build in dist/ served locally, driven in Debian's
 // headless Chromium through playwright-core. Prints "N passed, N failed".
 //
-// usage: node tests/e2e/browser.mjs <dist dir> <memfit CLI binary>
+// usage: node tests/e2e/browser.mjs <dist dir> <memfit CLI binary> [<panic-test dist dir>]
+// The server serves <dist> at / and at /memfit/ (a sub-path, as a static host would),
+// and the panic-test build at /panic/.
 import { chromium } from 'playwright-core';
 import { createServer } from 'node:http';
 import { readFile, mkdir } from 'node:fs/promises';
@@ -10,13 +12,18 @@ import { extname, join, normalize } from 'node:path';
 
 const dist = process.argv[2] ?? 'dist';
 const cli = process.argv[3] ?? 'target/debug/memfit';
+const panicDist = process.argv[4];
 const outDir = 'tests/e2e/out';
 await mkdir(outDir, { recursive: true });
 
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml' };
-const server = createServer(async (req, res) => {
-  const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
-  const file = join(dist, path === '/' ? 'index.html' : path);
+const server = createServer({ maxHeaderSize: 4 << 20 }, async (req, res) => {
+  let path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
+  let root = dist;
+  for (const [prefix, dir] of [['/memfit/', dist], ['/panic/', panicDist]]) {
+    if (dir && path.startsWith(prefix)) { root = dir; path = '/' + path.slice(prefix.length); }
+  }
+  const file = join(root, path === '/' ? 'index.html' : path);
   try {
     const body = await readFile(file);
     res.writeHead(200, { 'content-type': types[extname(file)] ?? 'application/octet-stream' });
@@ -48,10 +55,10 @@ async function withPage(width, fn, opts = {}) {
   const errors = [];
   const requests = [];
   const dialogs = [];
-  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('pageerror', (e) => { if (!(opts.allowPageError ?? /^$/).test(e.message)) errors.push(`pageerror: ${e.message}`); });
   // The browser logs failed resource loads itself; the mocked Hub's 401 is expected there.
   page.on('console', (m) => {
-    const expected = /favicon/.test(m.text()) || (opts.allow && /Failed to load resource: .* 401/.test(m.text()));
+    const expected = /favicon/.test(m.text()) || (opts.allow && /Failed to load resource: .* 401/.test(m.text())) || (opts.allowConsole ?? /^$/).test(m.text());
     if (m.type() === 'error' && !expected) errors.push(`console: ${m.text()}`);
   });
   page.on('request', (r) => requests.push(r.url()));
@@ -71,7 +78,7 @@ async function test(name, width, fn, opts) {
     await withPage(width, fn, opts);
     passed++; console.log(`ok   - ${name}`);
   } catch (e) {
-    failed++; console.log(`FAIL - ${name}: ${e.message}`);
+    failed++; console.log(`FAIL - ${name}: ${e.message.length > 600 ? e.message.slice(0, 600) + ' …' : e.message}`);
   }
 }
 
@@ -366,6 +373,136 @@ await test('explorer at 360 px: fit map visible, no sideways scroll (screenshot)
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   check(overflow <= 0, `page scrolls sideways by ${overflow}px`);
   await page.getByTestId('explorer').screenshot({ path: `${outDir}/fitmap-360.png` });
+});
+
+await test('CSP in force: inline script and outside fetch refused; no request while editing (cache off)', 1440, async (page, seen) => {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+  const violations = [];
+  await page.exposeFunction('__cspViolation', (v) => violations.push(v));
+  await page.addInitScript(() => document.addEventListener('securitypolicyviolation', (e) => window.__cspViolation(`${e.violatedDirective} ${e.blockedURI}`)));
+  await open(page, 'model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8');
+  await sweepDone(page);
+  const csp = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+  for (const d of ["default-src 'none'", "script-src 'self' 'wasm-unsafe-eval' 'sha256-", "connect-src 'self' https://huggingface.co", "style-src 'self'"]) check(csp.includes(d), `CSP lacks ${d}: ${csp}`);
+  check(violations.length === 0, `the page itself violated its CSP: ${violations.join(', ')}`);
+  // The policy is enforced: an injected inline script does not run, an outside fetch is refused.
+  const probe = await page.evaluate(async () => {
+    const sc = document.createElement('script');
+    sc.textContent = 'window.__cspInline = 1';
+    document.body.appendChild(sc);
+    let fetched = 'no';
+    try { await fetch('https://example.com/x'); fetched = 'yes'; } catch { fetched = 'refused'; }
+    return { inline: window.__cspInline, fetched };
+  });
+  check(probe.inline === undefined, 'an inline script ran despite the CSP');
+  check(probe.fetched === 'refused', `outside fetch: ${probe.fetched}`);
+  await page.waitForFunction(() => true);
+  check(violations.some((v) => v.startsWith('script-src')) && violations.some((v) => v.startsWith('connect-src')), `violations not reported: ${violations}`);
+  // Editing: not one request, to anywhere.
+  const before = seen.requests.length;
+  await page.locator('#f-seq').fill('4096');
+  await page.locator('#f-batch').fill('2');
+  await page.locator('#f-zero').selectOption('3');
+  await page.locator('#f-tp').fill('8');
+  await sweepDone(page);
+  await page.locator('[data-testid=fit-map] rect[data-cell]').first().click();
+  await page.waitForTimeout(300);
+  const during = seen.requests.slice(before);
+  check(during.length === 0, `requests while editing: ${during.join(', ')}`);
+}, { allowConsole: /Content Security Policy|example\.com/ });
+
+await test('deployable from a sub-path: /memfit/ loads, computes, keeps its path', 1440, async (page) => {
+  const q = 'model=llama-2-7b&zero=3&gpus_per_node=8';
+  await page.goto(`${origin}/memfit/?${q}`);
+  await page.getByTestId('per-gpu').waitFor();
+  check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === String(cliJson(q).per_gpu_bytes), 'sub-path page total differs from the CLI');
+  const border = await page.getByTestId('verdict').evaluate((el) => getComputedStyle(el).borderLeftWidth);
+  check(border === '6px', `stylesheet not applied under the sub-path (border ${border})`);
+  await page.locator('#f-batch').fill('2');
+  await page.waitForFunction(() => location.pathname === '/memfit/' && location.search.includes('batch=2'));
+});
+
+if (panicDist) {
+  await test('a panic shows a message with a reset link, not a blank page', 1440, async (page) => {
+    await page.goto(`${origin}/panic/?panic_test=1&model=gpt2`);
+    await page.getByTestId('panic').waitFor();
+    const text = await page.getByTestId('panic').textContent();
+    check(text.includes('internal error') && text.includes('panic test'), `panic message: ${text}`);
+    check(await page.getByTestId('panic-reset').getAttribute('href') === '/panic/', 'reset link is not the page without its query');
+    await page.getByTestId('panic').screenshot({ path: `${outDir}/panic.png` });
+    await page.getByTestId('panic-reset').click();
+    await page.getByTestId('per-gpu').waitFor();
+    check(new URL(page.url()).search === '?v=1', `after reset: ${page.url()}`);
+  }, { allowPageError: /unreachable|panic test/, allowConsole: /panicked at|panic test/ });
+}
+
+// 50 hostile payloads; each sets window.__pwned if it ever runs.
+const PAYLOADS = [
+  '<script>window.__pwned=1</script>', '"><script>window.__pwned=1</script>', "'><script>window.__pwned=1</script>",
+  '<img src=x onerror="window.__pwned=1">', '<img src=x onerror=window.__pwned=1>', '<svg onload="window.__pwned=1">',
+  '<svg><script>window.__pwned=1</script></svg>', '<svg><a xlink:href="javascript:window.__pwned=1"><text>x</text></a></svg>',
+  '<body onload=window.__pwned=1>', '<iframe src="javascript:window.__pwned=1">', '<iframe srcdoc="<script>parent.__pwned=1</script>">',
+  'javascript:window.__pwned=1', 'JaVaScRiPt:window.__pwned=1', 'data:text/html,<script>window.__pwned=1</script>',
+  '<a href="javascript:window.__pwned=1">x</a>', '<details open ontoggle=window.__pwned=1>', '<input autofocus onfocus=window.__pwned=1>',
+  '<video><source onerror="window.__pwned=1">', '<audio src=x onerror=window.__pwned=1>', '<marquee onstart=window.__pwned=1>',
+  '<object data="javascript:window.__pwned=1">', '<embed src="javascript:window.__pwned=1">', '<math><mtext><script>window.__pwned=1</script>',
+  '<style>@import "javascript:window.__pwned=1";</style>', '<link rel=stylesheet href="javascript:window.__pwned=1">',
+  '<meta http-equiv="refresh" content="0;url=javascript:window.__pwned=1">', '<base href="javascript:window.__pwned=1//">',
+  '<form action="javascript:window.__pwned=1"><button>x</button></form>', '<template><script>window.__pwned=1</script></template>',
+  '<noscript><p title="</noscript><img src=x onerror=window.__pwned=1>">', '<scr<script>ipt>window.__pwned=1</scr</script>ipt>',
+  '&lt;script&gt;window.__pwned=1&lt;/script&gt;', '&#60;script&#62;window.__pwned=1&#60;/script&#62;', '\\u003cscript\\u003ewindow.__pwned=1',
+  '%3Cscript%3Ewindow.__pwned%3D1%3C%2Fscript%3E', '<scr\u0000ipt>window.__pwned=1</script>', '\u202e<script>window.__pwned=1</script>',
+  '"onmouseover="window.__pwned=1', "' onfocus='window.__pwned=1' autofocus='", '`${window.__pwned=1}`', '{{constructor.constructor("window.__pwned=1")()}}',
+  '<svg><animate onbegin=window.__pwned=1 attributeName=x dur=1s>', '<svg><set onbegin=window.__pwned=1 attributeName=x>',
+  '<svg><foreignObject><img src=x onerror=window.__pwned=1></foreignObject></svg>', '<xss onpointerenter=window.__pwned=1 style=display:block>x</xss>',
+  '1e9<script>window.__pwned=1</script>', '7_000_000_000"><img src=x onerror=window.__pwned=1>', '-1<svg onload=window.__pwned=1>',
+  'A'.repeat(4000) + '<script>window.__pwned=1</script>', '\ud83d\ude00<img src=x onerror=window.__pwned=1>\ud800',
+];
+// Raw (not re-encoded) broken percent-encodings, as a hostile link would carry them.
+const RAW = ['%E0%A4%A', '%ZZ%00', '%C0%AE%C0%AE%2F', '%uD800', '%3Cscript%3Ewindow.__pwned=1%3C/script'];
+// A lone surrogate cannot be URL-encoded: send the invalid UTF-8 bytes a hostile link would carry.
+const enc = (p) => { try { return encodeURIComponent(p); } catch { return encodeURIComponent(p.replace(/[\ud800-\udfff]/g, '')) + '%ED%A0%80'; } };
+const KEYS = [...execFileSync(cli, ['--keys-markdown'], { encoding: 'utf8' }).matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1]);
+
+await test(`injection: ${PAYLOADS.length} payloads × ${KEYS.length} keys in the URL, and in imported config fields`, 1440, async (page, seen) => {
+  check(PAYLOADS.length === 50 && KEYS.length >= 60, `${PAYLOADS.length} payloads, ${KEYS.length} keys`);
+  const violations = [];
+  await page.exposeFunction('__cspViolation2', (v) => violations.push(v));
+  await page.addInitScript(() => document.addEventListener('securitypolicyviolation', (e) => window.__cspViolation2(e.violatedDirective)));
+  let tried = 0;
+  for (const p of PAYLOADS) {
+    const q = KEYS.map((k) => `${k}=${enc(p)}`).join('&');
+    await page.goto(`${origin}/?${q}`);
+    await page.getByTestId('per-gpu').waitFor();
+    tried += KEYS.length;
+    const state = await page.evaluate(() => ({ pwned: window.__pwned, scripts: document.querySelectorAll('body script').length, warnings: document.querySelector('[data-testid=warnings]')?.textContent ?? '' }));
+    check(state.pwned === undefined, `payload ran: ${p.slice(0, 60)}`);
+    check(state.scripts === 0, `a <script> element appeared for ${p.slice(0, 60)}`);
+    // Shown as text: the model warning quotes the value (long values may be shortened).
+    check(state.warnings.includes('unknown model') && state.warnings.includes(p.trim().slice(0, 20).replace(/\u0000/g, '\ufffd')) || /\u0000|\ud800|\u202e/.test(p), `payload not shown as text: ${p.slice(0, 60)} in ${state.warnings.slice(0, 200)}`);
+  }
+  for (const raw of RAW) {
+    await page.goto(`${origin}/?model=${raw}&gpu=${raw}&seq=${raw}`);
+    await page.getByTestId('per-gpu').waitFor();
+    check(await page.evaluate(() => window.__pwned) === undefined, `raw ${raw} ran`);
+  }
+  // The page still works after all of it.
+  await open(page, 'model=llama-2-7b&zero=3&gpus_per_node=8');
+  check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === String(cliJson('model=llama-2-7b&zero=3&gpus_per_node=8').per_gpu_bytes), 'page broken after the payloads');
+  // Imported config fields.
+  await page.locator('[data-testid=import] summary').click();
+  for (const p of PAYLOADS) {
+    const cfg = { model_type: p, architectures: [p], _name_or_path: p, torch_dtype: p, hidden_size: p, num_attention_heads: 32, num_hidden_layers: 2, vocab_size: 1000, intermediate_size: 64 };
+    await page.getByTestId('import-text').fill(JSON.stringify(cfg));
+    await page.getByTestId('import-apply').click();
+    const status = await page.getByTestId('import-status').textContent();
+    check(await page.evaluate(() => window.__pwned) === undefined, `config payload ran: ${p.slice(0, 60)}`);
+    check(status.length > 0, 'no import message');
+  }
+  check(violations.length === 0, `CSP violations (markup was injected somewhere): ${violations.slice(0, 5).join(', ')}`);
+  check(seen.dialogs.length === 0, `dialogs: ${seen.dialogs}`);
+  timings.push([`injection: payload × key combinations tried (count)`, tried + PAYLOADS.length]);
 });
 
 await browser.close();

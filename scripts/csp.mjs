@@ -1,0 +1,37 @@
+// Trunk post-build hook: adds the Content-Security-Policy <meta> to index.html.
+//
+// The page's only inline script is Trunk's wasm loader; it is allowed by its SHA-256
+// hash (computed here, after Trunk wrote it), so the policy needs no 'unsafe-inline'.
+// Allowed: the page's own files ('self'), WebAssembly compilation ('wasm-unsafe-eval'),
+// data: images (the inlined favicon), and one outside origin, the Hugging Face Hub, for
+// the config.json fetch a user asks for. Debug builds (`trunk serve`) also allow the
+// dev server's autoreload websocket.
+import { readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+
+const dir = process.env.TRUNK_STAGING_DIR;
+if (!dir) throw new Error('csp.mjs runs as a Trunk post_build hook (TRUNK_STAGING_DIR is unset)');
+const file = join(dir, 'index.html');
+let html = await readFile(file, 'utf8');
+const inline = [...html.matchAll(/<script(\s[^>]*)?>([\s\S]*?)<\/script>/g)].filter((m) => !/\ssrc=/.test(m[1] ?? ''));
+const hashes = inline.map((m) => `'sha256-${createHash('sha256').update(m[2], 'utf8').digest('base64')}'`);
+const debug = process.env.TRUNK_PROFILE === 'debug';
+const policy = [
+  "default-src 'none'",
+  `script-src 'self' 'wasm-unsafe-eval' ${hashes.join(' ')}`.trim(),
+  "style-src 'self'",
+  "img-src 'self' data:",
+  `connect-src 'self' https://huggingface.co${debug ? ' ws://127.0.0.1:* ws://localhost:*' : ''}`,
+  "manifest-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "object-src 'none'",
+].join('; ');
+const meta = `<meta http-equiv="Content-Security-Policy" content="${policy}" />`;
+if (html.includes('http-equiv="Content-Security-Policy"')) throw new Error('index.html already has a CSP');
+// The policy must precede every script it governs: right after <meta charset>.
+html = html.replace(/(<meta charset="utf-8" \/>)/, `$1\n  ${meta}`);
+if (!html.includes(meta)) throw new Error('no <meta charset="utf-8" /> to put the CSP after');
+await writeFile(file, html);
+console.log(`csp.mjs: ${inline.length} inline script(s) hashed into the policy`);
