@@ -156,6 +156,13 @@ fn draw(
             i as f64 + 0.5 - bar_width / 2.0,
             i as f64 + 0.5 + bar_width / 2.0,
         );
+        let (px, py) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
+        plot.draw(&Text::new(
+            bar.label.clone(),
+            (px, py + 6),
+            ("sans-serif", 13).into_font().color(&BLACK).pos(below),
+        ))
+        .map_err(|e| err(&e))?;
         if bar.out_of_range() {
             chart
                 .draw_series(std::iter::once(Text::new(
@@ -164,13 +171,6 @@ fn draw(
                     ("sans-serif", 13).into_font().color(&BLACK).pos(centre),
                 )))
                 .map_err(|e| err(&e))?;
-            let (px, py) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
-            plot.draw(&Text::new(
-                bar.label.clone(),
-                (px, py + 6),
-                ("sans-serif", 13).into_font().color(&BLACK).pos(below),
-            ))
-            .map_err(|e| err(&e))?;
             continue;
         }
         let mut y0 = 0u64;
@@ -193,13 +193,6 @@ fn draw(
                 ("sans-serif", 13).into_font().color(&BLACK).pos(centre),
             )))
             .map_err(|e| err(&e))?;
-        let (px, py) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
-        plot.draw(&Text::new(
-            bar.label.clone(),
-            (px, py + 6),
-            ("sans-serif", 13).into_font().color(&BLACK).pos(below),
-        ))
-        .map_err(|e| err(&e))?;
     }
     let cap = units.value(capacity);
     chart

@@ -170,12 +170,7 @@ fn href(scenario: RwSignal<Scenario>, l: &Candidate) -> String {
 }
 
 fn fit_map_size() -> ChartSize {
-    let w = window()
-        .inner_width()
-        .ok()
-        .and_then(|v| v.as_f64())
-        .unwrap_or(1200.0);
-    if w < 600.0 {
+    if super::viewport_width() < 600.0 {
         ChartSize {
             width: 360,
             height: 560,

@@ -22,6 +22,15 @@ use results::{
     ChartPanel, CopyLink, ExplainPanel, ExportPanel, LedgerTable, VerdictPanel, WarningsPanel,
 };
 
+/// The window's width in CSS pixels (1200 when unknown): charts pick their size by it.
+fn viewport_width() -> f64 {
+    window()
+        .inner_width()
+        .ok()
+        .and_then(|v| v.as_f64())
+        .unwrap_or(1200.0)
+}
+
 /// Keys whose problems are shown next to the layout inputs.
 const LAYOUT_KEYS: [&str; 7] = ["dp", "tp", "pp", "cp", "ep", "vpp", "microbatches"];
 

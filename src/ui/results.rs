@@ -12,12 +12,7 @@ use wasm_bindgen::JsCast;
 
 /// The main chart's size: narrower on phones (no legend column; the HTML legend shows).
 fn chart_size() -> ChartSize {
-    let w = leptos::prelude::window()
-        .inner_width()
-        .ok()
-        .and_then(|v| v.as_f64())
-        .unwrap_or(1200.0);
-    if w < 600.0 {
+    if super::viewport_width() < 600.0 {
         ChartSize {
             width: 420,
             height: 340,
