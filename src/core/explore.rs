@@ -530,13 +530,8 @@ impl SweepJob {
 
     /// The result: fitting layouts best first (at most the limit), and the cells.
     pub fn finish(mut self) -> Sweep {
-        let out = &mut self.out;
-        let keep = self.limit.unwrap_or(usize::MAX).min(out.layouts.len());
-        if keep < out.layouts.len() && keep > 0 {
-            out.layouts.select_nth_unstable_by(keep - 1, rank);
-        }
-        out.layouts.truncate(keep);
-        out.layouts.sort_unstable_by(rank);
+        keep_best(&mut self.out.layouts, self.limit.unwrap_or(usize::MAX));
+        self.out.layouts.sort_unstable_by(rank);
         self.out
     }
 
@@ -665,12 +660,32 @@ impl SweepJob {
                         if self.first_fit {
                             return;
                         }
+                        trim(&mut self.out.layouts, self.limit);
                     }
                 }
                 b = b.saturating_mul(2);
             }
         }
     }
+}
+
+/// Keeps the best `limit` layouts once twice as many are held (amortised O(1) per
+/// layout): with a limit the sweep never holds more than `2·limit` layouts.
+fn trim(layouts: &mut Vec<Candidate>, limit: Option<usize>) {
+    if let Some(limit) = limit {
+        if layouts.len() >= 2 * limit.max(1) {
+            keep_best(layouts, limit);
+        }
+    }
+}
+
+/// Keeps the `keep` best layouts (unordered).
+fn keep_best(layouts: &mut Vec<Candidate>, keep: usize) {
+    let keep = keep.min(layouts.len());
+    if keep < layouts.len() && keep > 0 {
+        layouts.select_nth_unstable_by(keep - 1, rank);
+    }
+    layouts.truncate(keep);
 }
 
 /// The sweep; with `first_fit` it stops at the first layout that fits.
