@@ -35,13 +35,15 @@ pub fn layout_json(base: &Scenario, l: &Candidate) -> Value {
 /// cluster: the fitting layouts, best first, at most `limit` (`None`: all).
 pub fn explore_report(s: &Scenario, limit: Option<usize>) -> Value {
     let sweep = explore(s, limit);
-    json!({
+    let mut v = json!({
         "gpus": sweep.gpus,
         "evaluated": sweep.evaluated,
         "fitting": sweep.fitting,
         "best": "no optimizer offload first, then least wasted compute (pipeline bubble (p−1)/(v·m) + recomputation), then least communication per trained token (bytes one GPU sends per optimizer step ÷ tokens the cluster trains in it), then most headroom",
         "layouts": sweep.layouts.iter().map(|l| layout_json(s, l)).collect::<Vec<_>>(),
-    })
+    });
+    super::report::null_out_of_range(&mut v);
+    v
 }
 
 /// `{"what": "min_gpus", "value": G, ...}`: the fewest GPUs on which a layout fits.
@@ -54,7 +56,7 @@ pub fn min_gpus_value(s: &Scenario, m: &MinGpus) -> Value {
     let mut cluster = s.clone();
     cluster.gpus_per_node = m.gpus_per_node;
     cluster.nodes = m.nodes;
-    json!({
+    let mut v = json!({
         "what": "min_gpus",
         "value": m.value,
         "gpus_per_node": m.gpus_per_node,
@@ -67,5 +69,7 @@ pub fn min_gpus_value(s: &Scenario, m: &MinGpus) -> Value {
             None => format!("no layout fits on up to {} nodes of {} × {}",
                 m.nodes, m.gpus_per_node, s.gpu().name),
         },
-    })
+    });
+    super::report::null_out_of_range(&mut v);
+    v
 }

@@ -49,7 +49,7 @@ pub fn report(s: &Scenario, e: &Estimate) -> Value {
 
 /// Replaces every byte count at `OUT_OF_RANGE` (2^64 − 1: does not fit in 64 bits)
 /// with `null`, and the headroom with it: the JSON never shows a saturated figure.
-fn null_out_of_range(v: &mut Value) {
+pub(crate) fn null_out_of_range(v: &mut Value) {
     let max = crate::core::ledger::OUT_OF_RANGE;
     match v {
         Value::Number(n) if n.as_u64() == Some(max) => *v = Value::Null,
