@@ -387,104 +387,68 @@ impl Arch {
     /// factored optimizers. Vectors (biases, norms) are not listed.
     pub fn linears(&self) -> Vec<Linear> {
         let h = self.hidden as u64;
+        let mut out = vec![lin(
+            "embedding",
+            LinearKind::Embedding,
+            self.vocab as u64,
+            h,
+            1,
+        )];
+        self.attention_linears(&mut out);
+        self.mlp_linears(&mut out);
+        if !self.tied {
+            out.push(lin("lm_head", LinearKind::Head, h, self.vocab as u64, 1));
+        }
+        out
+    }
+
+    /// Attention projections: q, k, v, o in every self-attention (both stacks of an
+    /// encoder-decoder) and every decoder cross-attention; MLA's low-rank q_a/q, kv_a, v
+    /// (the kv_b up-projection) and o.
+    fn attention_linears(&self, out: &mut Vec<Linear>) {
+        let h = self.hidden as u64;
         let (a, kv, d) = (
             self.heads as u64,
             self.kv_heads as u64,
             self.head_dim as u64,
         );
-        let layers = self.layers as u64;
-        let enc = self.encoder_layers as u64;
-        // Self-attention in every block of both stacks, cross-attention in decoder blocks.
-        let attn_count = layers + enc + if enc > 0 { layers } else { 0 };
-        let mut out = vec![Linear {
-            name: "embedding",
-            kind: LinearKind::Embedding,
-            inp: self.vocab as u64,
-            out: h,
-            count: 1,
-        }];
+        let (layers, enc) = (self.layers as u64, self.encoder_layers as u64);
+        let n = layers + enc + if enc > 0 { layers } else { 0 };
+        let attn = |name, inp, o| lin(name, LinearKind::Attn, inp, o, n);
         match self.mla {
-            None => {
-                out.push(Linear {
-                    name: "q",
-                    kind: LinearKind::Attn,
-                    inp: h,
-                    out: a * d,
-                    count: attn_count,
-                });
-                out.push(Linear {
-                    name: "k",
-                    kind: LinearKind::Attn,
-                    inp: h,
-                    out: kv * d,
-                    count: attn_count,
-                });
-                out.push(Linear {
-                    name: "v",
-                    kind: LinearKind::Attn,
-                    inp: h,
-                    out: kv * d,
-                    count: attn_count,
-                });
-                out.push(Linear {
-                    name: "o",
-                    kind: LinearKind::Attn,
-                    inp: a * d,
-                    out: h,
-                    count: attn_count,
-                });
-            }
+            None => out.extend([
+                attn("q", h, a * d),
+                attn("k", h, kv * d),
+                attn("v", h, kv * d),
+                attn("o", a * d, h),
+            ]),
             Some(m) => {
                 let qk = (m.rope_dim + m.nope_dim) as u64;
                 if m.q_rank > 0 {
-                    out.push(Linear {
-                        name: "q_a",
-                        kind: LinearKind::Attn,
-                        inp: h,
-                        out: m.q_rank as u64,
-                        count: attn_count,
-                    });
-                    out.push(Linear {
-                        name: "q",
-                        kind: LinearKind::Attn,
-                        inp: m.q_rank as u64,
-                        out: a * qk,
-                        count: attn_count,
-                    });
+                    out.push(attn("q_a", h, m.q_rank as u64));
+                    out.push(attn("q", m.q_rank as u64, a * qk));
                 } else {
-                    out.push(Linear {
-                        name: "q",
-                        kind: LinearKind::Attn,
-                        inp: h,
-                        out: a * qk,
-                        count: attn_count,
-                    });
+                    out.push(attn("q", h, a * qk));
                 }
-                out.push(Linear {
-                    name: "kv_a",
-                    kind: LinearKind::Attn,
-                    inp: h,
-                    out: (m.kv_rank + m.rope_dim) as u64,
-                    count: attn_count,
-                });
-                out.push(Linear {
-                    name: "v",
-                    kind: LinearKind::Attn,
-                    inp: m.kv_rank as u64,
-                    out: a * (m.nope_dim + m.v_dim) as u64,
-                    count: attn_count,
-                });
-                out.push(Linear {
-                    name: "o",
-                    kind: LinearKind::Attn,
-                    inp: a * m.v_dim as u64,
-                    out: h,
-                    count: attn_count,
-                });
+                out.extend([
+                    attn("kv_a", h, (m.kv_rank + m.rope_dim) as u64),
+                    attn("v", m.kv_rank as u64, a * (m.nope_dim + m.v_dim) as u64),
+                    attn("o", a * m.v_dim as u64, h),
+                ]);
             }
         }
-        let f = self.ffn as u64;
-        let e = self.experts as u64;
+    }
+
+    /// MLP matrices: `m − 1` up projections (gate and up for SwiGLU) and one down per
+    /// dense block (encoder blocks included) and per expert (routed + shared) of the MoE
+    /// blocks, plus each MoE block's router.
+    fn mlp_linears(&self, out: &mut Vec<Linear>) {
+        let h = self.hidden as u64;
+        let (layers, enc, e) = (
+            self.layers as u64,
+            self.encoder_layers as u64,
+            self.experts as u64,
+        );
         let (dense_layers, moe_layers) = if e > 0 {
             let fd = (self.first_dense as u64).min(layers);
             (fd + enc, layers - fd)
@@ -492,51 +456,20 @@ impl Arch {
             (layers + enc, 0)
         };
         let mut mlp = |width: u64, count: u64| {
-            if count == 0 {
-                return;
+            if count > 0 {
+                let ups = self.mlp.matrices() - 1;
+                out.push(lin("up", LinearKind::Mlp, h, width, count * ups));
+                out.push(lin("down", LinearKind::Mlp, width, h, count));
             }
-            let ups = self.mlp.matrices() - 1;
-            out.push(Linear {
-                name: "up",
-                kind: LinearKind::Mlp,
-                inp: h,
-                out: width,
-                count: count * ups,
-            });
-            out.push(Linear {
-                name: "down",
-                kind: LinearKind::Mlp,
-                inp: width,
-                out: h,
-                count,
-            });
         };
-        mlp(f, dense_layers);
+        mlp(self.ffn as u64, dense_layers);
         if moe_layers > 0 {
-            let w = if self.moe_ffn > 0 {
-                self.moe_ffn as u64
-            } else {
-                f
-            };
-            mlp(w, moe_layers * (e + self.shared_experts as u64));
-            out.push(Linear {
-                name: "router",
-                kind: LinearKind::Router,
-                inp: h,
-                out: e,
-                count: moe_layers,
-            });
+            mlp(
+                self.expert_ffn() as u64,
+                moe_layers * (e + self.shared_experts as u64),
+            );
+            out.push(lin("router", LinearKind::Router, h, e, moe_layers));
         }
-        if !self.tied {
-            out.push(Linear {
-                name: "lm_head",
-                kind: LinearKind::Head,
-                inp: h,
-                out: self.vocab as u64,
-                count: 1,
-            });
-        }
-        out
     }
 
     /// Checks the shape is self-consistent.
@@ -587,6 +520,17 @@ pub enum LinearKind {
     Router,
     /// Untied LM head.
     Head,
+}
+
+/// `count` matrices `inp × out` of one kind.
+const fn lin(name: &'static str, kind: LinearKind, inp: u64, out: u64, count: u64) -> Linear {
+    Linear {
+        name,
+        kind,
+        inp,
+        out,
+        count,
+    }
 }
 
 /// One family of equal weight matrices.
