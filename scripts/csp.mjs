@@ -1,11 +1,12 @@
 // Trunk post-build hook: adds the Content-Security-Policy <meta> to index.html.
 //
 // The page's only inline script is Trunk's wasm loader; it is allowed by its SHA-256
-// hash (computed here, after Trunk wrote it), so the policy needs no 'unsafe-inline'.
+// hash (computed here, after Trunk wrote it), so a release policy needs no 'unsafe-inline'.
 // Allowed: the page's own files ('self'), WebAssembly compilation ('wasm-unsafe-eval'),
 // data: images (the inlined favicon), and one outside origin, the Hugging Face Hub, for
-// the config.json fetch a user asks for. Debug builds (`trunk serve`) also allow the
-// dev server's autoreload websocket.
+// the config.json fetch a user asks for. Debug builds (what `trunk serve` makes) allow
+// inline scripts instead of hashing them, because the dev server injects its autoreload
+// script after this hook has run, and its websocket; release builds stay strict.
 import { readFile, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
@@ -19,7 +20,7 @@ const hashes = inline.map((m) => `'sha256-${createHash('sha256').update(m[2], 'u
 const debug = process.env.TRUNK_PROFILE === 'debug';
 const policy = [
   "default-src 'none'",
-  `script-src 'self' 'wasm-unsafe-eval' ${hashes.join(' ')}`.trim(),
+  `script-src 'self' 'wasm-unsafe-eval' ${debug ? "'unsafe-inline'" : hashes.join(' ')}`.trim(),
   "style-src 'self'",
   "img-src 'self' data:",
   `connect-src 'self' https://huggingface.co${debug ? ' ws://127.0.0.1:* ws://localhost:*' : ''}`,
