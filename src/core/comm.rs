@@ -171,7 +171,7 @@ pub(crate) fn activation_comm(s: &Scenario, p: &Prepared, st: &Stage) -> Comm {
     };
     let kv_t = (arch.kv_heads as u128).div_ceil(t);
     let cp = 3 * (c - 1) * 2 * b * sl * kv_t * arch.head_dim as u128 * k * layers * m;
-    let ep_deg = s.ep.max(1) as u128;
+    let ep_deg = s.ep_ranks() as u128;
     let ep = if arch.experts > 0 && ep_deg > 1 {
         let moe_layers = layers.saturating_sub(arch.first_dense as u128);
         ring(4 * b * sl * arch.top_k as u128 * h * k, ep_deg) * moe_layers * m

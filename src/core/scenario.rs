@@ -864,6 +864,14 @@ impl Scenario {
         }
     }
 
+    /// The expert-parallel degree in effect: `ep`, at most the data-parallel ranks
+    /// `dp·cp` it is carved from (a larger `ep` is flagged as a problem).
+    pub fn ep_ranks(&self) -> u32 {
+        let l = self.layout();
+        let dp_ranks = (l.dp as u64 * l.cp as u64).clamp(1, u32::MAX as u64) as u32;
+        self.ep.clamp(1, dp_ranks)
+    }
+
     /// Selects a model preset and drops the architecture overrides made for the
     /// previous one (the form does this; the URL decoder sets fields one by one).
     pub fn select_model(&mut self, id: &str) {
@@ -948,6 +956,17 @@ impl Scenario {
                 format!(
                     "ep = {} does not divide the {} experts",
                     self.ep, arch.experts
+                ),
+            ));
+        }
+        let dp_ranks = l.dp as u64 * l.cp as u64;
+        if arch.experts > 0 && self.ep > 1 && dp_ranks % self.ep as u64 != 0 {
+            out.push((
+                "ep",
+                format!(
+                    "ep = {} does not divide the {dp_ranks} data-parallel ranks (dp·cp): expert parallelism splits them; counted with ep = {}",
+                    self.ep,
+                    self.ep_ranks()
                 ),
             ));
         }

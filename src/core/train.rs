@@ -316,7 +316,7 @@ impl<'a> StateCtx<'a> {
         // partitions are unchanged by it (experts are partitioned over the expert-data-parallel
         // group, N_s/ep ranks, which gives the same bytes per rank); unpartitioned copies shrink.
         let experts = st.share(arch.routed_expert_params()).min(psi);
-        let psi_ep = psi - experts + experts.div_ceil(s.ep.max(1) as u64);
+        let psi_ep = psi - experts + experts.div_ceil(s.ep_ranks() as u64);
         let (w_div, g_div, o_div) = shard_divisors(z, ns);
         let (trained, train_bytes) = match s.finetune {
             Finetune::Full => (psi, s.precision.compute_bytes()),
@@ -346,7 +346,7 @@ impl<'a> StateCtx<'a> {
         }
     }
     fn ep_on(&self) -> bool {
-        self.s.ep > 1 && self.experts > 0
+        self.s.ep_ranks() > 1 && self.experts > 0
     }
     /// `Ψ` or `Ψ_i` (a pipeline stage's share).
     fn psym(&self) -> &'static str {
@@ -370,7 +370,9 @@ impl<'a> StateCtx<'a> {
         let extra = if self.ep_on() {
             format!(
                 ", Ψ_ep={} (routed experts {}/ep, ep={}){extra}",
-                self.psi_ep, self.experts, self.s.ep
+                self.psi_ep,
+                self.experts,
+                self.s.ep_ranks()
             )
         } else {
             extra.to_string()
