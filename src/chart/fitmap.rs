@@ -49,12 +49,31 @@ fn cell_text(c: &Cell, units: Units) -> String {
     }
 }
 
-/// Layout of the panels: four across when wide, two by two when narrow.
-fn grid(size: ChartSize) -> (u32, u32) {
-    if size.width >= 700 {
-        (4, 1)
+/// The ZeRO stages shown: those with at least one valid layout (inference has only
+/// ZeRO-0: ZeRO does not apply there), or ZeRO-0 alone when nothing is valid.
+pub fn panels(sweep: &Sweep) -> Vec<u8> {
+    let v: Vec<u8> = (0..4u8)
+        .filter(|z| {
+            sweep
+                .cells
+                .iter()
+                .any(|c| c.zero.number() == *z && c.closest.is_some())
+        })
+        .collect();
+    if v.is_empty() {
+        vec![0]
     } else {
-        (2, 2)
+        v
+    }
+}
+
+/// Layout of `n` panels: side by side when wide, two per row when narrow.
+fn grid(size: ChartSize, n: u32) -> (u32, u32) {
+    let n = n.clamp(1, 4);
+    if size.width >= 700 {
+        (n, 1)
+    } else {
+        (n.min(2), n.div_ceil(2))
     }
 }
 
@@ -88,7 +107,9 @@ fn draw(
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let root = SVGBackend::with_string(buf, (size.width, size.height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
-    let (cols, rows) = grid(size);
+    let shown = panels(sweep);
+    let (cols, rows) = grid(size, shown.len() as u32);
+    let inference = sweep.inference;
     let legend_h = if size.width < 700 { 46i32 } else { 30i32 };
     let pw = size.width as i32 / cols as i32;
     let ph = (size.height as i32 - legend_h) / rows as i32;
@@ -106,8 +127,9 @@ fn draw(
         [(x + 1, y + 1), (x + cw - 1, y + chh - 1)]
     };
     // Cells first (annotate_fit_map finds them in this order).
-    for c in &sweep.cells {
-        let (panel, ti, pi) = index(sweep, c);
+    let visible = |c: &&Cell| shown.contains(&c.zero.number());
+    for c in sweep.cells.iter().filter(visible) {
+        let (panel, ti, pi) = index(sweep, &shown, c);
         root.draw(&Rectangle::new(
             cell_rect(panel, ti, pi),
             cell_color(c, usable).filled(),
@@ -115,8 +137,8 @@ fn draw(
         .map_err(|e| err(&e))?;
     }
     let centre = Pos::new(HPos::Center, VPos::Center);
-    for c in &sweep.cells {
-        let (panel, ti, pi) = index(sweep, c);
+    for c in sweep.cells.iter().filter(visible) {
+        let (panel, ti, pi) = index(sweep, &shown, c);
         let [(x0, y0), (x1, y1)] = cell_rect(panel, ti, pi);
         if cw >= 30 && chh >= 14 {
             let fits = c.headroom().is_some_and(|h| h >= 0);
@@ -140,10 +162,15 @@ fn draw(
             .map_err(|e| err(&e))?;
         }
     }
-    for z in 0..4 {
+    for (z, &stage) in shown.iter().enumerate() {
+        let z = z as i32;
         let (x0, y0) = origin(z);
         root.draw_text(
-            &format!("ZeRO-{z}"),
+            &if inference {
+                "Inference (no ZeRO)".to_string()
+            } else {
+                format!("ZeRO-{stage}")
+            },
             &("sans-serif", 14)
                 .into_font()
                 .style(FontStyle::Bold)
@@ -218,11 +245,15 @@ fn draw(
     Ok(())
 }
 
-/// (panel, column, row) of a cell.
-fn index(sweep: &Sweep, c: &Cell) -> (i32, i32, i32) {
+/// (panel, column, row) of a cell among the `shown` panels.
+fn index(sweep: &Sweep, shown: &[u8], c: &Cell) -> (i32, i32, i32) {
     let ti = sweep.tps.iter().position(|&t| t == c.tp).unwrap_or(0);
     let pi = sweep.pps.iter().position(|&p| p == c.pp).unwrap_or(0);
-    (c.zero.number() as i32, ti as i32, pi as i32)
+    let panel = shown
+        .iter()
+        .position(|&z| z == c.zero.number())
+        .unwrap_or(0);
+    (panel as i32, ti as i32, pi as i32)
 }
 
 /// What a cell says to a screen reader and in its hover title.
@@ -247,8 +278,8 @@ pub fn cell_summary(c: &Cell, units: Units) -> String {
     }
 }
 
-/// Makes the cells interactive: each cell's `<rect>` (the first filled rectangles
-/// after the background, in `Sweep::cells` order) gets `data-cell`, `tabindex`,
+/// Makes the cells interactive: each shown cell's `<rect>` (the first filled rectangles
+/// after the background, in `Sweep::cells` order, hidden panels skipped) gets `data-cell`, `tabindex`,
 /// `role="button"`, an `aria-label` and a `<title>`; cells with no valid layout get
 /// only the title. The text is memfit's own, escaped.
 pub fn annotate_fit_map(svg: &str, sweep: &Sweep, units: Units) -> String {
@@ -262,7 +293,13 @@ pub fn annotate_fit_map(svg: &str, sweep: &Sweep, units: Units) -> String {
         out.push_str(&rest[..at]);
         rest = &rest[at..];
     }
-    for (i, c) in sweep.cells.iter().enumerate() {
+    let shown = panels(sweep);
+    for (i, c) in sweep
+        .cells
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| shown.contains(&c.zero.number()))
+    {
         let Some(start) = rest.find("<rect ") else {
             break;
         };
@@ -358,5 +395,30 @@ mod tests {
             },
         );
         assert!(svg.contains("ZeRO-3") && svg.contains("viewBox=\"0 0 340 520\""));
+    }
+
+    #[test]
+    fn inference_shows_one_panel() {
+        let (s, _) =
+            decode("model=llama-3-70b&mode=infer&seq=8192&gen=1024&gpus_per_node=8&nodes=2");
+        let sw = explore(&s, Some(10));
+        assert_eq!(panels(&sw), vec![0]);
+        let svg = render_fit_map(
+            &sw,
+            (Zero::Z0, 1, 1),
+            s.usable_bytes(),
+            Units::Gib,
+            ChartSize {
+                width: 900,
+                height: 330,
+            },
+        );
+        assert!(svg.contains("Inference (no ZeRO)") && !svg.contains("ZeRO-3"));
+        let a = annotate_fit_map(&svg, &sw, Units::Gib);
+        let valid = sw.cells.iter().filter(|c| c.closest.is_some()).count();
+        assert_eq!(a.matches("data-cell=\"").count(), valid);
+        // Training shows all four.
+        let (t, _) = decode("model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8");
+        assert_eq!(panels(&explore(&t, Some(1))), vec![0, 1, 2, 3]);
     }
 }

@@ -213,6 +213,8 @@ pub struct Sweep {
     pub pps: Vec<u32>,
     /// Cells, panel by panel (ZeRO 0–3), row by row (PP), column by column (TP).
     pub cells: Vec<Cell>,
+    /// An inference sweep (no ZeRO, no recomputation: degrees and batch only).
+    pub inference: bool,
 }
 
 impl Sweep {
@@ -506,6 +508,7 @@ impl SweepJob {
                 tps,
                 pps,
                 cells,
+                inference: s.mode == Mode::Infer,
             },
             p,
         }

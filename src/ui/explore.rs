@@ -304,7 +304,14 @@ pub fn FitMapPanel(
             <p class="hint" data-testid="explore-counts">{counts}<span class="updating">" Updating…"</span></p>
             <figure class="chart map" role="group" aria-label=summary data-testid="fit-map"
                 on:click=on_click on:keydown=on_key inner_html=move || svg.get().unwrap_or_default()></figure>
-            <p class="hint">"Each cell is one TP × PP under one ZeRO stage, over every context-parallel size, sequence parallelism, offload, recomputation and micro-batch; the number is the most headroom any of them leaves. Click a cell (or focus it and press Enter) to load its best layout — the closest one when nothing fits."</p>
+            <p class="hint">{move || explorer.result.with(|r| {
+                let over = if r.as_ref().is_some_and(|e| e.sweep.inference) {
+                    "Each cell is one TP × PP, over every batch size"
+                } else {
+                    "Each cell is one TP × PP under one ZeRO stage, over every context-parallel size, sequence parallelism, offload, recomputation and micro-batch"
+                };
+                format!("{over}; the number is the most headroom any of them leaves. Click a cell (or focus it and press Enter) to load its best layout — the closest one when nothing fits.")
+            })}</p>
             <details on:toggle=move |ev| {
                 let open = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlDetailsElement>().ok()).is_some_and(|d| d.open());
                 table_open.set(open);
