@@ -280,7 +280,8 @@ pub fn per_gpu_peak(s: &Scenario, p: &Prepared) -> u64 {
 }
 
 /// Whether `estimate(s)` has no warning (cross-field problems, a convention that
-/// does not model the scenario), checked without building the ledger. The explorer
+/// does not model the scenario), checked without building the ledger. `p` is
+/// `Prepared::of` a scenario with the same model as `s` (the layout may differ). The explorer
 /// lists only such layouts.
 ///
 /// # Example
@@ -292,7 +293,7 @@ pub fn per_gpu_peak(s: &Scenario, p: &Prepared) -> u64 {
 /// assert!(!is_clean(&s, &Prepared::of(&s)) && !estimate(&s).warnings.is_empty());
 /// ```
 pub fn is_clean(s: &Scenario, p: &Prepared) -> bool {
-    if !s.problems().is_empty() {
+    if !s.problems_for(&p.arch).is_empty() {
         return false;
     }
     match route(s) {
@@ -544,9 +545,13 @@ pub(crate) fn add_fragmentation(s: &Scenario, ledger: &mut Ledger, phases: &[Pha
     let bytes = if peak_alloc == OUT_OF_RANGE {
         OUT_OF_RANGE
     } else {
-        (peak_alloc as u128 * s.frag_pct as u128)
-            .div_ceil(100)
-            .min(u64::MAX as u128) as u64
+        // u64 when the product fits (no 128-bit division in the sweep's inner loop).
+        match peak_alloc.checked_mul(s.frag_pct as u64) {
+            Some(x) => x.div_ceil(100),
+            None => (peak_alloc as u128 * s.frag_pct as u128)
+                .div_ceil(100)
+                .min(u64::MAX as u128) as u64,
+        }
     };
     ledger.push(
         Component::Fragmentation,

@@ -329,6 +329,11 @@ struct Combo {
     comm_dp: u64,
     /// Still fitting at the current micro-batch (for this recomputation).
     alive: bool,
+    /// Accepted without a warning (any recomputation; Megatron's formula is checked
+    /// per recomputation, its warning depends on it).
+    clean: bool,
+    /// Megatron's formula route.
+    megatron: bool,
 }
 
 impl Combo {
@@ -570,6 +575,8 @@ impl SweepJob {
                     cached: false,
                     comm_dp: 0,
                     alive: true,
+                    clean: true,
+                    megatron: false,
                 };
                 c.set(w);
                 if w.effective_zero() == Zero::Z3 {
@@ -577,6 +584,8 @@ impl SweepJob {
                     w.offload_param = s.offload_param;
                 }
                 c.cached = route(w) == Route::Train;
+                c.megatron = route(w) == Route::Megatron;
+                c.clean = c.megatron || is_clean(w, p);
                 if c.cached {
                     for (st, out) in ends.iter().zip(c.states.iter_mut()).take(n_stages) {
                         let mut lg = Ledger::tally();
@@ -595,8 +604,11 @@ impl SweepJob {
             w.recompute = rc;
             w.batch = 1;
             for c in self.combos.iter_mut() {
-                c.set(w);
-                c.alive = is_clean(w, p);
+                c.alive = c.clean
+                    && (!c.megatron || {
+                        c.set(w);
+                        is_clean(w, p)
+                    });
             }
             let mut b = 1u32;
             while self.combos.iter().any(|c| c.alive) {

@@ -886,9 +886,14 @@ impl Scenario {
     /// estimate still runs (per-GPU memory depends on the degrees, not on whether
     /// the cluster is big enough) and shows them as warnings.
     pub fn problems(&self) -> Vec<(&'static str, String)> {
+        self.problems_for(&self.arch())
+    }
+
+    /// [`Scenario::problems`] with the architecture already resolved: `arch` must be
+    /// `self.arch()` (the layout explorer resolves it once per sweep).
+    pub fn problems_for(&self, arch: &Arch) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         let l = self.layout();
-        let arch = self.arch();
         if let Err(e) = arch.check() {
             out.push(("model", format!("model shape: {e}")));
         }
