@@ -335,19 +335,21 @@ mod tests {
         (s, sw)
     }
 
+    /// The map of `sw` with `current` outlined, `width × height` pixels, in GiB.
+    fn map(sw: &Sweep, s: &Scenario, current: (Zero, u32, u32), width: u32, height: u32) -> String {
+        render_fit_map(
+            sw,
+            current,
+            s.usable_bytes(),
+            Units::Gib,
+            ChartSize { width, height },
+        )
+    }
+
     #[test]
     fn one_interactive_cell_per_valid_cell() {
         let (s, sw) = sweep();
-        let svg = render_fit_map(
-            &sw,
-            (Zero::Z0, 1, 1),
-            s.usable_bytes(),
-            Units::Gib,
-            ChartSize {
-                width: 900,
-                height: 360,
-            },
-        );
+        let svg = map(&sw, &s, (Zero::Z0, 1, 1), 900, 360);
         let a = annotate_fit_map(&svg, &sw, Units::Gib);
         let valid = sw.cells.iter().filter(|c| c.closest.is_some()).count();
         assert_eq!(a.matches("data-cell=\"").count(), valid);
@@ -384,16 +386,7 @@ mod tests {
     #[test]
     fn narrow_maps_stack_panels_two_by_two() {
         let (s, sw) = sweep();
-        let svg = render_fit_map(
-            &sw,
-            (Zero::Z3, 8, 1),
-            s.usable_bytes(),
-            Units::Gib,
-            ChartSize {
-                width: 340,
-                height: 520,
-            },
-        );
+        let svg = map(&sw, &s, (Zero::Z3, 8, 1), 340, 520);
         assert!(svg.contains("ZeRO-3") && svg.contains("viewBox=\"0 0 340 520\""));
     }
 
@@ -403,16 +396,7 @@ mod tests {
             decode("model=llama-3-70b&mode=infer&seq=8192&gen=1024&gpus_per_node=8&nodes=2");
         let sw = explore(&s, Some(10));
         assert_eq!(panels(&sw), vec![0]);
-        let svg = render_fit_map(
-            &sw,
-            (Zero::Z0, 1, 1),
-            s.usable_bytes(),
-            Units::Gib,
-            ChartSize {
-                width: 900,
-                height: 330,
-            },
-        );
+        let svg = map(&sw, &s, (Zero::Z0, 1, 1), 900, 330);
         assert!(svg.contains("Inference (no ZeRO)") && !svg.contains("ZeRO-3"));
         let a = annotate_fit_map(&svg, &sw, Units::Gib);
         let valid = sw.cells.iter().filter(|c| c.closest.is_some()).count();
