@@ -98,6 +98,7 @@ struct Knobs2 {
     overlap_comm: bool,
     prefetch_bucket: u64,
     max_live_params: u64,
+    timeline: bool,
 }
 
 prop_compose! {
@@ -115,9 +116,12 @@ prop_compose! {
         overlap_comm in any::<bool>(),
         prefetch_bucket in 0u64..=1_000_000_000_000,
         max_live_params in 0u64..=1_000_000_000_000,
+        // 1 case in 8 walks the step timeline too (a walk of up to a million layer
+        // passes is slow in a debug build).
+        timeline in prop::bool::weighted(0.125),
     ) -> Knobs2 {
         Knobs2 { attn, dropout, schedule, framework, ckpt_layers, cuda_ctx_mib, nccl_mib, frag_pct, reduce_bucket,
-                 allgather_bucket, overlap_comm, prefetch_bucket, max_live_params }
+                 allgather_bucket, overlap_comm, prefetch_bucket, max_live_params, timeline }
     }
 }
 
@@ -154,7 +158,7 @@ prop_compose! {
                    schedule: k2.schedule, framework: k2.framework, ckpt_layers: k2.ckpt_layers,
                    cuda_ctx_mib: k2.cuda_ctx_mib, nccl_mib: k2.nccl_mib, frag_pct: k2.frag_pct,
                    reduce_bucket: k2.reduce_bucket, allgather_bucket: k2.allgather_bucket,
-                   overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, gpu, gpu_mem_mib, convention, units }
+                   overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, timeline: k2.timeline, gpu, gpu_mem_mib, convention, units }
     }
 }
 

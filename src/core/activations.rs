@@ -378,30 +378,50 @@ pub fn stage_layers(layers: u32, p: u32, i: u32) -> u32 {
     layers / p + u32::from(i < layers % p)
 }
 
-/// Micro-batches whose activations stage `i` holds at its peak, as a fraction `(num, den)`.
+/// Model chunks whose activations stage `i` holds at its peak, and the chunks per
+/// micro-batch: `(C, v)`; the stage holds `C/v` micro-batches' worth.
 ///
 /// # Formula
 /// ```text
-/// GPipe:        m
-/// 1F1B:         min(p − i, m)
-/// interleaved:  min(p − i, m) · (1 + (p − 1)/(p·v))      (Korthikanti et al. §4.2.3; Megatron)
+/// GPipe:        C = m                                   v = 1
+/// 1F1B:         C = min(p − i, m)                       v = 1
+/// interleaved:  C = min(2·(p − i − 1) + (v − 1)·p + 1, m·v)     (chunks of L_i/v layers)
 /// ```
 /// `m` micro-batches per step, `p` stages evaluated (`pp`, capped at the layer count
 /// like the stages themselves, so that the last stage holds one micro-batch under
-/// 1F1B), `v` virtual stages per rank.
+/// 1F1B), `v` = [`Scenario::virtual_stages`]. The interleaved count is Megatron-LM's
+/// warm-up (`get_forward_backward_func`: `(p − i − 1)·2 + (v − 1)·p` chunk forwards,
+/// capped at `m·v`) plus the steady state's one more forward before a backward frees a
+/// chunk. On the first stage with `m > p` it equals Korthikanti et al. §4.2.3's factor
+/// `p·(1 + (p − 1)/(p·v))` micro-batches; on later stages it is larger than that factor
+/// applied to `p − i` (the last stage still warms up `(v − 1)·p` chunks), which the
+/// step timeline's schedule walk showed (`core::timeline`).
+///
+/// # Example
+/// p = 4, v = 2, m = 8: stage 0 holds 11 chunks = 5.5 micro-batches; stage 3 holds
+/// 5 chunks = 2.5 (the first-stage factor would have given 1.375).
 pub fn in_flight(s: &Scenario, p: u32, i: u32) -> (u128, u128) {
     let p = p.max(1) as u128;
+    let i = (i as u128).min(p - 1);
     let m = s.microbatches.max(1) as u128;
-    let base = match s.schedule {
-        Schedule::Gpipe => m,
-        _ => (p - i as u128).min(m),
-    };
-    let v = s.vpp.max(1) as u128;
-    if s.schedule != Schedule::Gpipe && v > 1 {
-        (base * (p * v + p - 1), p * v)
-    } else {
-        (base, 1)
+    match (s.schedule, s.virtual_stages() as u128) {
+        (Schedule::Gpipe, _) => (m, 1),
+        (_, 1) => ((p - i).min(m), 1),
+        (_, v) => ((2 * (p - i - 1) + (v - 1) * p + 1).min(m * v), v),
     }
+}
+
+/// Layers of a stage's model chunk (`L_i/v`, at least 1) and how many of them full
+/// recomputation checkpoints: `ckpt_layers` per chunk (0 = all), as Megatron-LM's
+/// `recompute_num_layers` counts per virtual pipeline stage.
+pub fn chunk_layers(s: &Scenario, stage_layers: u32) -> (u128, u128) {
+    let lc = (stage_layers / s.virtual_stages().max(1)).max(1) as u128;
+    let n = if s.ckpt_layers == 0 {
+        lc
+    } else {
+        (s.ckpt_layers as u128).min(lc)
+    };
+    (lc, n)
 }
 
 /// Bytes of one block's checkpointed input (what full recompute keeps per layer).
@@ -507,9 +527,13 @@ mod tests {
         assert_eq!(in_flight(&s, l.pp, 3), (8, 1));
         s.schedule = Schedule::Interleaved;
         s.vpp = 2;
-        // 4 · (1 + 3/8) = 5.5
-        let (n, d) = in_flight(&s, l.pp, 0);
-        assert_eq!(n as f64 / d as f64, 5.5);
+        // Stage 0: 2·3 + 1·4 + 1 = 11 chunks = 4 · (1 + 3/8) = 5.5 micro-batches
+        // (Korthikanti's factor); stage 3: 0 + 4 + 1 = 5 chunks = 2.5.
+        assert_eq!(in_flight(&s, l.pp, 0), (11, 2));
+        assert_eq!(in_flight(&s, l.pp, 3), (5, 2));
+        // m = p: every chunk is warm-up, all 8 micro-batches' chunks are in flight.
+        s.microbatches = 4;
+        assert_eq!(in_flight(&s, l.pp, 0), (8, 2));
         assert_eq!(stage_layers(30, 4, 0), 8);
         assert_eq!(stage_layers(30, 4, 3), 7);
     }

@@ -214,8 +214,8 @@ pub(crate) fn stage_count(arch: &Arch, l: &Layout) -> u32 {
 /// One training pipeline stage's GPU memory under memfit's mechanisms: model states,
 /// activations, runtime overheads, then fragmentation on their allocated peak.
 pub(crate) fn train_stage(s: &Scenario, p: &Prepared, l: &Layout, st: &Stage, ledger: &mut Ledger) {
-    train::model_states(s, &p.arch, p.psi, p.largest, l, st, ledger);
-    train::activation_items(s, &p.arch, l, st, ledger);
+    let grads = train::model_states(s, &p.arch, p.psi, p.largest, l, st, ledger);
+    train::activation_items(s, &p.arch, l, st, grads, ledger);
     train::overhead_items(s, l, p.largest, ledger);
     add_fragmentation(s, ledger, &TRAIN);
 }

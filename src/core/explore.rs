@@ -583,7 +583,9 @@ impl SweepJob {
                     c.offload_param = s.offload_param;
                     w.offload_param = s.offload_param;
                 }
-                c.cached = route(w) == Route::Train;
+                // PyTorch's backward trades activations for gradients (both sides of
+                // the cache), so its layouts take the full path.
+                c.cached = route(w) == Route::Train && !train::pytorch_grads(w);
                 c.megatron = route(w) == Route::Megatron;
                 c.clean = c.megatron || is_clean(w, p);
                 if c.cached {
@@ -616,7 +618,7 @@ impl SweepJob {
                 let mut acts = [Tally::default(); 2];
                 for (st, out) in ends.iter().zip(acts.iter_mut()).take(n_stages) {
                     let mut lg = Ledger::tally();
-                    train::activation_items(w, &p.arch, &l, st, &mut lg);
+                    train::activation_items(w, &p.arch, &l, st, 0, &mut lg);
                     *out = lg.totals();
                 }
                 let act_comm = activation_comm(w, p, &ends[0]);

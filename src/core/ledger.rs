@@ -344,12 +344,18 @@ pub(crate) enum Ledger {
     Items(Vec<Item>),
     /// Bytes per phase only; explanations are never built (the explorer's fast path).
     Tally(Tally),
+    /// Items without their explanations (the step timeline reads sizes and phases).
+    Bare(Vec<Item>),
 }
 
 impl Ledger {
     /// A ledger that keeps every item.
     pub(crate) fn items() -> Ledger {
         Ledger::Items(Vec::new())
+    }
+    /// A ledger that keeps items without building their text.
+    pub(crate) fn bare() -> Ledger {
+        Ledger::Bare(Vec::new())
     }
     /// A ledger that only sums bytes.
     pub(crate) fn tally() -> Ledger {
@@ -381,6 +387,16 @@ impl Ledger {
     ) {
         match self {
             Ledger::Tally(t) => t.add(component, location, bytes, phases),
+            Ledger::Bare(items) => items.push(Item {
+                component,
+                location,
+                bytes,
+                rank: String::new(),
+                formula: String::new(),
+                values: String::new(),
+                source: String::new(),
+                phases: phases.to_vec(),
+            }),
             Ledger::Items(items) => {
                 let (formula, values) = text();
                 items.push(Item {
@@ -405,7 +421,7 @@ impl Ledger {
     pub(crate) fn totals(&self) -> Tally {
         match self {
             Ledger::Tally(t) => *t,
-            Ledger::Items(items) => {
+            Ledger::Items(items) | Ledger::Bare(items) => {
                 let mut t = Tally::default();
                 for i in items {
                     t.add(i.component, i.location, i.bytes, &i.phases);
@@ -418,7 +434,7 @@ impl Ledger {
     /// The items (empty for a tally).
     pub(crate) fn into_items(self) -> Vec<Item> {
         match self {
-            Ledger::Items(items) => items,
+            Ledger::Items(items) | Ledger::Bare(items) => items,
             Ledger::Tally(_) => Vec::new(),
         }
     }

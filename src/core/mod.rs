@@ -15,5 +15,6 @@ pub mod megatron;
 pub mod model;
 pub mod scenario;
 pub mod solve;
+pub mod timeline;
 pub mod train;
 pub mod units;

@@ -449,7 +449,7 @@ pub enum Schedule {
     OneFOneB,
     /// GPipe: every micro-batch's forward before any backward: m in flight.
     Gpipe,
-    /// Interleaved 1F1B with `vpp` virtual stages: factor 1 + (p−1)/(p·v) on the first stage.
+    /// Interleaved 1F1B with `vpp` virtual stages (Megatron-LM's schedule).
     Interleaved,
 }
 
@@ -646,6 +646,9 @@ pub struct Scenario {
     pub pin_memory: bool,
     /// `solve`: an inverse solve to report.
     pub solve: Solve,
+    /// `timeline`: add the step timeline (`core::timeline`) to the CLI's JSON.
+    #[serde(default)]
+    pub timeline: bool,
     /// `attn`: attention kernel.
     pub attn: Attn,
     /// `dropout`: dropout layers active (masks stored).
@@ -721,6 +724,7 @@ impl Default for Scenario {
             microbatches: 1,
             ep: 1,
             pin_memory: false,
+            timeline: false,
             solve: Solve::None,
             attn: Attn::Flash,
             dropout: false,
@@ -822,6 +826,19 @@ impl Scenario {
     /// Total GPUs `G`.
     pub fn world(&self) -> u32 {
         self.gpus_per_node.saturating_mul(self.nodes).max(1)
+    }
+
+    /// Virtual pipeline stages per rank the activations are walked in: `vpp` under the
+    /// interleaved schedule (training, `vpp ≥ 2`, not PyTorch), else 1.
+    pub fn virtual_stages(&self) -> u32 {
+        if self.schedule == Schedule::Interleaved
+            && self.vpp >= 2
+            && self.framework != Framework::Pytorch
+        {
+            self.vpp
+        } else {
+            1
+        }
     }
 
     /// The parallel layout: `dp` defaults to `G / (tp·pp·cp)` (at least 1).
@@ -1003,6 +1020,27 @@ impl Scenario {
             out.push((
                 "vpp",
                 "the interleaved schedule needs vpp ≥ 2; counted as 1F1B".to_string(),
+            ));
+        } else if self.schedule == Schedule::Interleaved
+            && self.mode == Mode::Train
+            && self.pp > 1
+            && self.framework != Framework::Pytorch
+            && self.microbatches % self.pp != 0
+        {
+            out.push((
+                "microbatches",
+                format!(
+                    "the interleaved schedule runs micro-batches in groups of pp: {} is not a multiple of pp = {} (Megatron-LM asserts it)",
+                    self.microbatches, self.pp
+                ),
+            ));
+        } else if self.schedule == Schedule::Interleaved
+            && self.framework == Framework::Pytorch
+            && self.mode == Mode::Train
+        {
+            out.push((
+                "schedule",
+                "framework=pytorch models the 1F1B and GPipe schedules; interleaved is counted as 1F1B".to_string(),
             ));
         }
         if self.sp && self.tp < 2 {

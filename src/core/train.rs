@@ -3,8 +3,8 @@
 //! method; activations; host RAM at model init; pinned memory.
 
 use super::activations::{
-    in_flight, korthikanti_layer, layer_input_bytes, logits_bytes, memfit_layer, stage_layers,
-    Shape,
+    chunk_layers, in_flight, korthikanti_layer, layer_input_bytes, logits_bytes, memfit_layer,
+    stage_layers, Shape,
 };
 use super::ledger::{Component, Ledger, Location, Phase};
 use super::megatron::Recompute;
@@ -464,10 +464,11 @@ pub(crate) fn model_states(
     l: &Layout,
     st: &Stage,
     ledger: &mut Ledger,
-) {
+) -> u64 {
     let c = StateCtx::new(s, arch, psi_total, largest, l, st);
-    if s.framework == Framework::Pytorch && s.finetune == Finetune::Full {
-        pytorch_states(&c, l, ledger);
+    let mut grads = 0;
+    if pytorch_grads(s) {
+        grads = pytorch_states(&c, l, ledger);
     } else {
         weight_items(&c, ledger);
         adapter_items(&c, ledger);
@@ -477,6 +478,7 @@ pub(crate) fn model_states(
         gathered_layer_item(&c, ledger);
     }
     nvme_staging_items(&c, ledger);
+    grads
 }
 
 /// The model's weights: `k·Ψ_i/t` (÷ N_s under ZeRO-3), an fp8 copy under fp8
@@ -704,7 +706,10 @@ fn gathered_layer_item(c: &StateCtx, ledger: &mut Ledger) {
         return;
     }
     let (k, t, largest) = (c.k, c.t, c.largest);
-    ledger.push(
+    // Gathered before a layer's forward or backward and released after it: alive in
+    // the passes, not in the optimizer step (which updates the fp32 partitions).
+    ledger.push_in(
+        &FWD_BWD,
         Component::GatheredLayer,
         Location::Gpu,
         mul_div_ceil(2 * k, largest, t),
@@ -757,19 +762,31 @@ fn nvme_staging_items(c: &StateCtx, ledger: &mut Ledger) {
 /// FSDP2 with a bf16 MixedPrecisionPolicy, gradients freed by `zero_grad`, AdamW foreach.
 /// Its mechanisms: `pytorch_params_grads`, `pytorch_optimizer`, and the unsharded
 /// FSDP buffers (`fsdp_pipeline_buffers` or `fsdp_unsharded_buffers`).
-fn pytorch_states(c: &StateCtx, l: &Layout, ledger: &mut Ledger) {
-    pytorch_params_grads(c, l, ledger);
+fn pytorch_states(c: &StateCtx, l: &Layout, ledger: &mut Ledger) -> u64 {
+    let grads = pytorch_params_grads(c, l, ledger);
     pytorch_optimizer(c, ledger);
     if c.s.fsdp != Fsdp::None && l.pp > 1 {
         fsdp_pipeline_buffers(c, ledger);
     } else if c.s.fsdp != Fsdp::None {
         fsdp_unsharded_buffers(c, ledger);
     }
+    grads
 }
 
 const SRC_PYTORCH: &str = "PyTorch 2.x: fp32 params under torch.amp.autocast (or FSDP2 MixedPrecisionPolicy), torch.optim.AdamW (foreach)";
 const FWD_BWD: [Phase; 2] = [Phase::Forward, Phase::Backward];
 const BWD_STEP: [Phase; 2] = [Phase::Backward, Phase::OptimizerStep];
+const ALL_STEP: [Phase; 3] = [Phase::Forward, Phase::Backward, Phase::OptimizerStep];
+
+/// What PyTorch allocates in backward and frees after the step (gradients, DDP's
+/// buckets): backward and step, or the whole step once gradients accumulate.
+fn bwd_step(s: &Scenario, st: &Stage) -> &'static [Phase] {
+    if accumulates(s, st) {
+        &ALL_STEP
+    } else {
+        &BWD_STEP
+    }
+}
 
 impl StateCtx<'_> {
     /// Parameter bytes under PyTorch: fp32 under autocast / MixedPrecisionPolicy, else `k`.
@@ -793,8 +810,9 @@ impl StateCtx<'_> {
 
 /// PyTorch parameters (`p·Ψ_i/t`, ÷ N_s under FSDP full shard), autocast's bf16 weight
 /// cache (forward and backward, without FSDP), gradients (backward and step: freed by
-/// `zero_grad`) and DDP's bucket copy of the gradients (N_d > 1, unsharded).
-fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger) {
+/// `zero_grad`; the whole step under gradient accumulation, see `accumulates`) and
+/// DDP's bucket copy of the gradients (N_d > 1, unsharded). Returns the gradient bytes.
+fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger) -> u64 {
     let (s, k, t, psi) = (c.s, c.k, c.t, c.psi);
     let pb = c.pytorch_param_bytes();
     let psym = c.psym();
@@ -821,11 +839,13 @@ fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger) {
             "PyTorch torch.amp.autocast weight-cast cache (cache_enabled=True)",
         );
     }
+    let grads = mul_div_ceil(pb, psi, t * c.g_div);
+    let phases = bwd_step(s, c.st);
     ledger.push_in(
-        &BWD_STEP,
+        phases,
         Component::Gradients,
         Location::Gpu,
-        mul_div_ceil(pb, psi, t * c.g_div),
+        grads,
         || {
             (
                 format!("{pb}·{}  (freed by zero_grad)", sym(c.g_div)),
@@ -836,7 +856,7 @@ fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger) {
     );
     if l.dp > 1 && c.z == Zero::Z0 && s.fsdp == Fsdp::None {
         ledger.push_in(
-            &BWD_STEP,
+            phases,
             Component::CommBuffers,
             Location::Gpu,
             mul_div_ceil(pb, psi, t),
@@ -849,6 +869,7 @@ fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger) {
             "PyTorch DistributedDataParallel Reducer buckets (gradient_as_bucket_view=False, the default)",
         );
     }
+    grads
 }
 
 /// PyTorch optimizer states, and AdamW's foreach temporaries in the step
@@ -922,7 +943,7 @@ fn fsdp_pipeline_buffers(c: &StateCtx, ledger: &mut Ledger) {
         src,
     );
     ledger.push_in(
-        &BWD_STEP,
+        bwd_step(c.s, c.st),
         Component::GatheredLayer,
         Location::Gpu,
         mul_div_ceil(4, psi, t),
@@ -1154,21 +1175,133 @@ fn layer_activations_formula(s: &Scenario, arch: &Arch, x: &Shape) -> String {
     }
 }
 
+/// Whether a PyTorch stage runs a forward after its first backward with its most
+/// micro-batches in flight (gradient accumulation): from then on the gradients (and
+/// what lives from backward to the step) are alive in the forward too.
+///
+/// # Formula
+/// ```text
+/// 1F1B (and no pipeline):  m ≥ p − i + 1      (warm-up p − i − 1 forwards, F, B, then F again)
+/// GPipe:                   never               (every forward precedes every backward)
+/// ```
+pub(crate) fn accumulates(s: &Scenario, st: &Stage) -> bool {
+    s.schedule != Schedule::Gpipe && s.microbatches.max(1) > st.p.saturating_sub(st.i)
+}
+
+/// Whether the stage's gradients are written during backward and freed by
+/// `zero_grad` (PyTorch, full fine-tuning), rather than kept as a resident buffer.
+pub(crate) fn pytorch_grads(s: &Scenario) -> bool {
+    s.framework == Framework::Pytorch && s.finetune == Finetune::Full
+}
+
+/// What one stage's activations are made of, per model chunk: the bytes a layer
+/// saves (`A`), a checkpointed layer's kept input (`I`), chunk layers `L_c`, the
+/// checkpointed layers `n` of a chunk, the chunks in flight `C` (see `in_flight`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ActPlan {
+    /// Bytes one layer saves for backward (`A`).
+    pub a: u128,
+    /// Bytes a checkpointed layer keeps (its input, `I`).
+    pub input: u128,
+    /// Layers per model chunk, `L_c = L_i/v`.
+    pub lc: u128,
+    /// Checkpointed layers per chunk (0 without full recompute).
+    pub n: u128,
+    /// Chunks in flight at the stage's peak, `C`.
+    pub chunks: u128,
+    /// Chunks per micro-batch, `v`.
+    pub v: u128,
+}
+
+impl ActPlan {
+    /// The plan of stage `st` (Korthikanti's convention counts recomputation inside `A`).
+    pub fn of(s: &Scenario, arch: &Arch, l: &Layout, st: &Stage) -> ActPlan {
+        let x = Shape::of(s, arch, l);
+        let full = s.recompute == Recompute::Full && s.convention != Convention::Korthikanti;
+        let (lc, n) = chunk_layers(s, st.layers);
+        let (chunks, v) = in_flight(s, st.p, st.i);
+        ActPlan {
+            a: layer_activations(s, arch, &x),
+            input: layer_input_bytes(s, &x),
+            lc,
+            n: if full { n } else { 0 },
+            chunks,
+            v,
+        }
+    }
+    /// Bytes one chunk of one micro-batch saves: `S_c = n·I + (L_c − n)·A`.
+    pub fn chunk_saved(&self) -> u128 {
+        self.n * self.input + (self.lc - self.n) * self.a
+    }
+    /// Whether every layer of a chunk is checkpointed (then its last layer's forward
+    /// and its first layer's recomputation hold a layer's working set `A` on top).
+    pub fn all_checkpointed(&self) -> bool {
+        self.n > 0 && self.n == self.lc
+    }
+    /// Saved activations at the peak: `S_c·C + [n = L_c]·A`.
+    pub fn peak(&self) -> u128 {
+        self.chunk_saved() * self.chunks + if self.all_checkpointed() { self.a } else { 0 }
+    }
+    /// PyTorch's first backward: layer `j` (from the chunk's last down to 0) writes its
+    /// gradients, then frees what it saved; a checkpointed layer is recomputed first
+    /// (its working set `A`). Gradients `G` are written in `L_c` parts: `⌊G/L_c⌋` per
+    /// layer, the remainder with layer 0 (the embedding's gradients come last).
+    /// Returns the high-water mark of saved activations + written gradients:
+    ///
+    /// ```text
+    /// v(j) = (C − 1)·S_c + Σ_{i ≤ j} saved(i) + [j < n]·A + (L_c − j)·⌊G/L_c⌋ + [j = 0]·(G mod L_c)
+    /// max over j of v(j)   — linear on j ∈ [n, L_c − 1] and on [1, n − 1], so the
+    ///                         ends of both runs and j = 0 are the only candidates.
+    /// ```
+    pub fn pytorch_backward_high_water(&self, grads: u128) -> u128 {
+        let lc = self.lc;
+        let q = grads / lc;
+        let prefix = |j: u128| {
+            if j < self.n {
+                (j + 1) * self.input
+            } else {
+                self.n * self.input + (j + 1 - self.n) * self.a
+            }
+        };
+        let v = |j: u128| {
+            (self.chunks - 1) * self.chunk_saved()
+                + prefix(j)
+                + if j < self.n { self.a } else { 0 }
+                + (lc - j) * q
+                + if j == 0 { grads % lc } else { 0 }
+        };
+        let mut best = v(0);
+        for j in [lc - 1, self.n, self.n.saturating_sub(1), 1] {
+            if j < lc {
+                best = best.max(v(j));
+            }
+        }
+        best
+    }
+}
+
 /// Activations for one pipeline stage, under the scenario's convention.
 ///
 /// # Formula
 /// ```text
-/// no / selective recompute:  A_layer · L_i · m_i
-/// full recompute (N of L_i layers checkpointed, N = 0 → all):
-///                            (N·I + (L_i − N)·A_layer)·m_i + A_layer      (inputs kept; one layer rematerialised)
-/// output layer (last stage): logits_bytes · min(m_i, 1 for 1F1B)
+/// saved at the peak:  S_c·C + [n = L_c]·A        S_c = n·I + (L_c − n)·A
+/// output layer (last stage): logits_bytes · (m under GPipe, else 1)
+/// PyTorch, no gradient accumulation (see `accumulates`): the forward holds S_c·C (+A)
+///   and the logits; the backward holds max_j v(j) − G (`pytorch_backward_high_water`)
+///   on top of the gradients G, which `zero_grad` freed before the forward.
 /// ```
-/// `A_layer` from `layer_activations` (memfit's terms by default, seed 003, seed 002
-/// or Korthikanti's Table 2, which counts full recompute as `2sbh` per layer without
-/// the working set); `I` the block input; `m_i` micro-batches in flight (see
-/// `in_flight`). Under PyTorch the backward phase holds only the layer being
-/// differentiated (plus the kept inputs). Context parallelism adds the ring's K/V
-/// buffers (`cp_ring_buffers`), the last stage the logits (`logits_item`).
+/// `A` from `layer_activations` (memfit's terms by default, seed 003, seed 002 or
+/// Korthikanti's Table 2, which counts full recompute as `2sbh` per layer without the
+/// working set); `I` the block input; `C` chunks in flight of `L_c = L_i/v` layers
+/// (`in_flight`, `chunk_layers`); `n` checkpointed layers per chunk (full recompute;
+/// `ckpt_layers`, 0 = all). A layer's working set `A` comes on top of the saved ones
+/// only when the chunk's last layer is itself checkpointed (`n = L_c`): then its
+/// forward and its recomputation in backward hold `A` while every other layer's
+/// checkpoint is still kept; with `n < L_c` the non-checkpointed layers' `A` is the
+/// larger moment. The step timeline (`core::timeline`) walks the schedule layer by
+/// layer and reaches exactly these peaks (property-tested). Context parallelism adds
+/// the ring's K/V buffers (`cp_ring_buffers`), the last stage the logits
+/// (`logits_item`).
 ///
 /// # Example
 /// Llama-2-7B, b = 1, s = 4096, flash, DeepSpeed, no recompute, one stage:
@@ -1178,36 +1311,30 @@ pub(crate) fn activation_items(
     arch: &Arch,
     l: &Layout,
     st: &Stage,
+    grads: u64,
     ledger: &mut Ledger,
 ) {
     let x = Shape::of(s, arch, l);
-    let per_layer = layer_activations(s, arch, &x);
-    let (mn, md) = in_flight(s, st.p, st.i);
+    let plan = ActPlan::of(s, arch, l, st);
+    let per_layer = plan.a;
     let li = st.layers as u128;
-    let full = s.recompute == Recompute::Full && s.convention != Convention::Korthikanti;
-    let input = layer_input_bytes(s, &x);
-    let bytes = if full {
-        let n = if s.ckpt_layers == 0 {
-            li
-        } else {
-            (s.ckpt_layers as u128).min(li)
-        };
-        (n * input + (li - n) * per_layer) * mn / md + per_layer
-    } else {
-        per_layer * li * mn / md
-    };
+    let full = plan.n > 0;
+    let bytes = plan.peak();
     // PyTorch frees gradients with zero_grad, so the phases separate: the saved
-    // activations peak at the end of forward; backward holds the gradients plus the
-    // layer being differentiated. DeepSpeed/Megatron keep gradient buffers throughout.
-    let pytorch = s.framework == Framework::Pytorch;
-    let act_phases: &[Phase] = if pytorch { &[Phase::Forward] } else { &FWD_BWD };
-    let m_i = || mn as f64 / md as f64;
-    if pytorch {
-        let backward = if full {
-            input * li.saturating_sub(1) * mn / md + per_layer
-        } else {
-            per_layer * mn / md
-        };
+    // activations peak at the end of forward; the first backward trades them for the
+    // gradients layer by layer. Under gradient accumulation (and under DeepSpeed and
+    // Megatron, whose gradient buffers are resident) the forward and backward hold both.
+    let separate = pytorch_grads(s) && !accumulates(s, st);
+    let act_phases: &[Phase] = if separate {
+        &[Phase::Forward]
+    } else {
+        &FWD_BWD
+    };
+    let m_i = || plan.chunks as f64 / plan.v as f64;
+    if separate {
+        let backward = plan
+            .pytorch_backward_high_water(grads as u128)
+            .saturating_sub(grads as u128);
         ledger.push_in(
             &[Phase::Backward],
             Component::Activations,
@@ -1215,15 +1342,16 @@ pub(crate) fn activation_items(
             backward.min(u64::MAX as u128) as u64,
             || {
                 (
-                    if full {
-                        "(L_i − 1)·I·m_i + A  (inputs still kept + the layer recomputed)".into()
-                    } else {
-                        "A·m_i  (the layer being differentiated)".into()
-                    },
-                    format!("A={per_layer} B/layer, L_i={li}, m_i={:.3}", m_i()),
+                    "max_j v(j) − G;  v(j) = (m_i − 1)·S + saved(layers ≤ j) + [j checkpointed]·A + gradients of layers ≥ j".into(),
+                    format!(
+                        "A={per_layer} B/layer, I={} B, L_i={li}, n={}, m_i={:.3}, G={grads} B",
+                        plan.input,
+                        plan.n,
+                        m_i()
+                    ),
                 )
             },
-            "PyTorch autograd: saved tensors are freed as backward passes each layer",
+            "PyTorch autograd: each layer's backward writes its gradients, then frees what the layer saved",
         );
     }
     ledger.push_in(
@@ -1235,13 +1363,16 @@ pub(crate) fn activation_items(
             let formula = layer_activations_formula(s, arch, &x);
             (
                 if full {
-                    format!("(N·I + (L_i − N)·A)·m_i + A;  A = {formula}")
+                    format!(
+                        "(n·I + (L_c − n)·A)·C{};  A = {formula}",
+                        if plan.all_checkpointed() { " + A" } else { "" }
+                    )
                 } else {
-                    format!("A·L_i·m_i;  A = {formula}")
+                    format!("A·L_c·C;  A = {formula}")
                 },
                 format!(
-                    "A={per_layer} B/layer, L_i={li}, m_i={:.3}, b={}, s={}, s'={}, h={}, a={}, a_kv={}, d={}, f={}, t={}, c={}, k={}, attn={}, recompute={}, sp={}",
-                    m_i(), x.b, x.s, x.sl, x.h, x.a, x.kv, x.d, x.f, x.t, l.cp, x.k, s.attn.as_str(), s.recompute.as_str(), s.sp as u8
+                    "A={per_layer} B/layer, I={}, L_c={}, n={}, C={} chunks (m_i={:.3}), b={}, s={}, s'={}, h={}, a={}, a_kv={}, d={}, f={}, t={}, c={}, k={}, attn={}, recompute={}, sp={}",
+                    plan.input, plan.lc, plan.n, plan.chunks, m_i(), x.b, x.s, x.sl, x.h, x.a, x.kv, x.d, x.f, x.t, l.cp, x.k, s.attn.as_str(), s.recompute.as_str(), s.sp as u8
                 ),
             )
         },
@@ -1249,7 +1380,7 @@ pub(crate) fn activation_items(
     );
     cp_ring_buffers(&x, l, ledger);
     if st.i + 1 == st.p {
-        logits_item(s, arch, &x, act_phases, ledger);
+        logits_item(s, arch, &x, separate, ledger);
     }
 }
 
@@ -1282,27 +1413,55 @@ fn cp_ring_buffers(x: &Shape, l: &Layout, ledger: &mut Ledger) {
 }
 
 /// The last stage's logits and loss (see `logits_bytes`), for every micro-batch
-/// alive at once (GPipe: all `m`; 1F1B: one).
-fn logits_item(s: &Scenario, arch: &Arch, x: &Shape, phases: &[Phase], ledger: &mut Ledger) {
+/// alive at once (GPipe: all `m`; 1F1B: one), forward and backward. When PyTorch's
+/// backward is counted apart (`separate`), the micro-batch being differentiated has
+/// freed its logits: the backward holds the other `m − 1` (GPipe) or none.
+fn logits_item(s: &Scenario, arch: &Arch, x: &Shape, separate: bool, ledger: &mut Ledger) {
     let (lb, lf) = logits_bytes(s, arch, x);
     let alive = if s.schedule == Schedule::Gpipe {
         s.microbatches.max(1) as u128
     } else {
         1
     };
+    let src = "Hugging Face causal-LM loss (bf16 logits, fp32 upcast, log-softmax) / Megatron vocab-parallel cross entropy";
+    let vals = |n: u128| {
+        format!(
+            "T=b·s'={}, h={}, V={}, k={}, t={}, micro-batches alive={n}",
+            x.b * x.sl,
+            x.h,
+            arch.vocab,
+            x.k,
+            x.t
+        )
+    };
+    let (fwd, bwd): (&[Phase], u128) = if separate {
+        (&[Phase::Forward], alive - 1)
+    } else {
+        (&FWD_BWD, 0)
+    };
     ledger.push_in(
-        phases,
+        fwd,
         Component::Logits,
         Location::Gpu,
         (lb * alive).min(u64::MAX as u128) as u64,
-        || {
-            (
-                format!("({lf})·{alive}"),
-                format!("T=b·s'={}, h={}, V={}, k={}, t={}, micro-batches alive={alive}", x.b * x.sl, x.h, arch.vocab, x.k, x.t),
-            )
-        },
-        "Hugging Face causal-LM loss (bf16 logits, fp32 upcast, log-softmax) / Megatron vocab-parallel cross entropy",
+        || (format!("({lf})·{alive}"), vals(alive)),
+        src,
     );
+    if bwd > 0 {
+        ledger.push_in(
+            &[Phase::Backward],
+            Component::Logits,
+            Location::Gpu,
+            (lb * bwd).min(u64::MAX as u128) as u64,
+            || {
+                (
+                    format!("({lf})·{bwd}  (the other micro-batches' logits)"),
+                    vals(bwd),
+                )
+            },
+            src,
+        );
+    }
 }
 
 /// Host RAM per node while the model is built (phase `Init`; the host peak is the

@@ -41,6 +41,16 @@ pub fn report(s: &Scenario, e: &Estimate) -> Value {
             );
         }
     }
+    if s.timeline {
+        if let Value::Object(map) = &mut v {
+            map.insert(
+                "timeline".into(),
+                crate::core::timeline::timeline(s)
+                    .and_then(|t| serde_json::to_value(t).ok())
+                    .unwrap_or(Value::Null),
+            );
+        }
+    }
     // Last: no byte count at the out-of-range sentinel leaves as a figure (the solve's
     // included, whose own scenarios may overflow where this one does not).
     null_out_of_range(&mut v);

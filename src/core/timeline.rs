@@ -1,0 +1,1021 @@
+//! One step's memory over time, rank by rank: a simulation that walks a training
+//! step (or an inference request) in order and records every allocation and free.
+//!
+//! The walk takes its sizes from the same mechanisms as the estimator (the stage's
+//! ledger items, `ActPlan` for the activations) and its *timing* from the schedule:
+//! forward layer by layer (saved activations, ZeRO-3/FSDP's gathered parameters
+//! gathered before a layer and released after it, a checkpointed layer's working
+//! set), backward in reverse (recomputation, PyTorch's gradients written layer by
+//! layer, saved activations freed, the per-backward reduce buckets), the optimizer
+//! step (its temporaries and all-gather bucket), micro-batches in the order of the
+//! pipeline schedule (GPipe; 1F1B's warm-up, steady state and cool-down; Megatron's
+//! interleaved order with `vpp` chunks). Inference: prefill layer by layer into the
+//! KV cache, then decode with the cache growing.
+//!
+//! The closed form (`estimate`) takes the largest phase sum; the walk's high-water
+//! mark must be the same number for every stage (`tests/timeline.rs` checks it on
+//! random scenarios). The walk found two errors in the closed form, both fixed there:
+//! the interleaved schedule's later stages hold more chunks than Korthikanti's
+//! first-stage factor (`activations::in_flight`), and PyTorch under gradient
+//! accumulation keeps the gradients through the forward (`train::accumulates`).
+//!
+//! # What the walk does not resolve
+//! Operations inside a layer (the walk's unit is a layer); the constant items (CUDA
+//! context, NCCL, fragmentation, resident model states) are a baseline allocated at the
+//! start. Micro-batches after the schedule's steady state repeat it: the walk runs
+//! `micro_batches_walked` of them (GPipe: the first and last in full, the middle ones
+//! as one event each way).
+
+use super::estimate::{route, stage_count, train_stage, Prepared, Route};
+use super::ledger::{Component, Item, Ledger, Location, Phase};
+use super::scenario::{Scenario, Schedule};
+use super::train::{accumulates, pytorch_grads, ActPlan, Stage};
+use super::{activations, conventions, infer, train};
+use serde::{Deserialize, Serialize};
+
+/// The part of the step an event belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepPhase {
+    /// Allocated before the step (resident model states, CUDA context, …).
+    Baseline,
+    /// A forward pass.
+    Forward,
+    /// A backward pass.
+    Backward,
+    /// The optimizer step.
+    Optimizer,
+    /// Inference: the prompt.
+    Prefill,
+    /// Inference: generating tokens.
+    Decode,
+}
+
+impl StepPhase {
+    /// Stable machine name (as in the JSON).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepPhase::Baseline => "baseline",
+            StepPhase::Forward => "forward",
+            StepPhase::Backward => "backward",
+            StepPhase::Optimizer => "optimizer",
+            StepPhase::Prefill => "prefill",
+            StepPhase::Decode => "decode",
+        }
+    }
+}
+
+/// One allocation (`delta_bytes > 0`) or free (`< 0`) on one rank.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Event {
+    /// Part of the step.
+    pub phase: StepPhase,
+    /// Transformer block (0-based, in the whole model), when the event is a layer's.
+    pub layer: Option<u32>,
+    /// Pipeline stage (0-based).
+    pub stage: u32,
+    /// Micro-batch (0-based), when the event is a micro-batch's.
+    pub micro_batch: Option<u32>,
+    /// What the bytes hold.
+    pub component: Component,
+    /// Bytes allocated (+) or freed (−).
+    pub delta_bytes: i64,
+    /// The rank's GPU bytes after the event.
+    pub total_bytes: u64,
+    /// What happens, in words.
+    pub what: &'static str,
+}
+
+/// One stage's high-water mark.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StagePeak {
+    /// Stage (0-based).
+    pub stage: u32,
+    /// The stage's largest `total_bytes`.
+    pub peak_bytes: u64,
+    /// Whether the stage's events are listed (at most 8 stages are).
+    pub listed: bool,
+}
+
+/// A step's memory over time.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Timeline {
+    /// The largest `total_bytes` over every stage (equals `Estimate::per_gpu_bytes`).
+    pub peak_bytes: u64,
+    /// Index into `events` of the event that reaches the peak (its first occurrence).
+    pub peak_event: usize,
+    /// The stage of the peak.
+    pub peak_stage: u32,
+    /// Every stage's high-water mark.
+    pub stages: Vec<StagePeak>,
+    /// Micro-batches the walk runs per stage (the schedule's steady state repeats after).
+    pub micro_batches_walked: u32,
+    /// The events, stage by stage, in order.
+    pub events: Vec<Event>,
+}
+
+/// Stages whose events are listed: every one up to 8, else the first, the last, the
+/// peak and evenly spaced ones.
+const LISTED_STAGES: u32 = 8;
+
+/// Walks one step of `s`. `None` when some figure is out of range (no timeline is
+/// drawn for a scenario whose bytes do not fit in 64 bits) or the schedule is longer
+/// than [`MAX_LAYER_PASSES`].
+///
+/// # Example
+/// ```
+/// use memfit::core::{estimate::estimate, scenario::{Scenario, Zero}, timeline::timeline};
+/// let mut s = Scenario::default(); // Llama-2-7B, 1 GPU
+/// s.gpus_per_node = 8;
+/// s.zero = Zero::Z3;
+/// let t = timeline(&s).unwrap();
+/// assert_eq!(t.peak_bytes, estimate(&s).per_gpu_bytes);
+/// ```
+pub fn timeline(s: &Scenario) -> Option<Timeline> {
+    let p = Prepared::of(s);
+    let l = s.layout();
+    let r = route(s);
+    if r == Route::Train && walk_cost(s, &p) > MAX_LAYER_PASSES {
+        return None;
+    }
+    let mut walks: Vec<Walk> = Vec::new();
+    let mut walked = 1;
+    let mut peaks = Vec::new();
+    match r {
+        Route::Train => {
+            let n = stage_count(&p.arch, &l);
+            for i in 0..n {
+                let mut w = Walk::new(i, false);
+                walked = walked.max(train_walk(s, &p, &Stage::of(&p.arch, n, i), &mut w)?);
+                peaks.push(w.peak);
+            }
+            let peak_stage = argmax(&peaks);
+            for i in listed(n, peak_stage) {
+                let mut w = Walk::new(i, true);
+                train_walk(s, &p, &Stage::of(&p.arch, n, i), &mut w)?;
+                walks.push(w);
+            }
+        }
+        Route::Infer => {
+            let mut w = Walk::new(0, true);
+            infer_walk(s, &p, &mut w)?;
+            walks.push(w);
+        }
+        Route::DeepSpeed | Route::Megatron => {
+            let mut lg = Ledger::bare();
+            match r {
+                Route::DeepSpeed => conventions::deepspeed_items(s, p.psi, p.largest, &mut lg),
+                _ => {
+                    let _ = conventions::megatron_items(s, &p.arch, &l, &mut lg);
+                }
+            }
+            let ph = if r == Route::DeepSpeed {
+                Phase::OptimizerStep
+            } else {
+                Phase::Backward
+            };
+            let mut w = Walk::new(0, true);
+            for it in lg.into_items().iter().filter(|i| gpu(i) && i.alive_in(ph)) {
+                w.add(
+                    StepPhase::Baseline,
+                    None,
+                    None,
+                    it.component,
+                    signed(it.bytes)?,
+                    "resident (the convention counts it for the whole step)",
+                );
+            }
+            walks.push(w);
+        }
+    }
+    if r != Route::Train {
+        peaks = vec![walks[0].peak];
+    }
+    let stages: Vec<StagePeak> = peaks
+        .iter()
+        .enumerate()
+        .map(|(i, &peak_bytes)| StagePeak {
+            stage: i as u32,
+            peak_bytes,
+            listed: walks.iter().any(|w| w.stage == i as u32),
+        })
+        .collect();
+    let peak_stage = argmax(&peaks);
+    let mut events = Vec::new();
+    let mut peak_event = 0;
+    for w in walks {
+        if w.stage == peak_stage {
+            peak_event = events.len() + w.peak_event;
+        }
+        events.extend(w.events);
+    }
+    Some(Timeline {
+        peak_bytes: peaks.iter().copied().max().unwrap_or(0),
+        peak_event,
+        peak_stage,
+        stages,
+        micro_batches_walked: walked,
+        events,
+    })
+}
+
+/// The most layer passes (forward or backward of one layer of one micro-batch, over
+/// every stage) a timeline walks; a larger schedule (say 512 stages of 2
+/// virtual chunks) gets no timeline.
+pub const MAX_LAYER_PASSES: u64 = 250_000;
+
+/// Layer passes the training walk would run, over every stage.
+fn walk_cost(s: &Scenario, p: &Prepared) -> u64 {
+    let n = stage_count(&p.arch, &s.layout());
+    let v = s.virtual_stages().max(1) as u64;
+    (0..n)
+        .map(|i| {
+            let st = Stage::of(&p.arch, n, i);
+            let (lc, _) = activations::chunk_layers(s, st.layers);
+            let m = micro_batches_to_walk(s, n, i) as u64;
+            // GPipe walks its middle micro-batches as one event each way.
+            let m = if s.schedule == Schedule::Gpipe {
+                m.min(2) + 1
+            } else {
+                m
+            };
+            2 * m * v * lc as u64
+        })
+        .fold(0u64, u64::saturating_add)
+}
+
+fn argmax(v: &[u64]) -> u32 {
+    let mut best = 0;
+    for (i, x) in v.iter().enumerate() {
+        if *x > v[best] {
+            best = i;
+        }
+    }
+    best as u32
+}
+
+/// The stages whose events are listed.
+fn listed(n: u32, peak: u32) -> Vec<u32> {
+    if n <= LISTED_STAGES {
+        return (0..n).collect();
+    }
+    let mut v: Vec<u32> = (0..LISTED_STAGES - 1)
+        .map(|k| (k as u64 * (n - 1) as u64 / (LISTED_STAGES - 2) as u64) as u32)
+        .collect();
+    v.push(peak);
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn gpu(i: &Item) -> bool {
+    i.location == Location::Gpu
+}
+
+/// Bytes as a signed delta; `None` past `i64::MAX` (out of range).
+fn signed(b: impl TryInto<i64>) -> Option<i64> {
+    b.try_into().ok()
+}
+
+/// A rank's running total, its high-water mark and (when listed) its events.
+struct Walk {
+    stage: u32,
+    keep: bool,
+    total: u64,
+    peak: u64,
+    peak_event: usize,
+    count: usize,
+    events: Vec<Event>,
+}
+
+impl Walk {
+    fn new(stage: u32, keep: bool) -> Walk {
+        Walk {
+            stage,
+            keep,
+            total: 0,
+            peak: 0,
+            peak_event: 0,
+            count: 0,
+            events: Vec::new(),
+        }
+    }
+    /// A zero-byte event that names a moment of the step.
+    fn mark(&mut self, phase: StepPhase, component: Component, what: &'static str) {
+        self.count += 1;
+        if self.keep {
+            self.events.push(Event {
+                phase,
+                layer: None,
+                stage: self.stage,
+                micro_batch: None,
+                component,
+                delta_bytes: 0,
+                total_bytes: self.total,
+                what,
+            });
+        }
+    }
+    fn add(
+        &mut self,
+        phase: StepPhase,
+        layer: Option<u32>,
+        micro_batch: Option<u32>,
+        component: Component,
+        delta: i64,
+        what: &'static str,
+    ) {
+        if delta == 0 {
+            return;
+        }
+        self.total = self.total.saturating_add_signed(delta);
+        if self.total > self.peak {
+            self.peak = self.total;
+            self.peak_event = self.count;
+        }
+        self.count += 1;
+        if self.keep {
+            self.events.push(Event {
+                phase,
+                layer,
+                stage: self.stage,
+                micro_batch,
+                component,
+                delta_bytes: delta,
+                total_bytes: self.total,
+                what,
+            });
+        }
+    }
+}
+
+/// One scheduled pass of a micro-batch's model chunk on a stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Op {
+    forward: bool,
+    mb: u32,
+    chunk: u32,
+    /// Micro-batches the pass stands for: 1, or GPipe's middle micro-batches walked
+    /// as one event each way.
+    run: u32,
+}
+
+/// The order of a stage's forward and backward passes, for `m` micro-batches.
+///
+/// GPipe: every forward, then every backward. 1F1B (and no pipeline, `p = 1`):
+/// `p − i − 1` warm-up forwards, then forward/backward pairs, then the cool-down
+/// backwards. Interleaved (Megatron-LM `forward_backward_pipelining_with_interleaving`):
+/// `m·v` chunk passes each way; warm-up `min(2·(p − i − 1) + (v − 1)·p, m·v)`; the
+/// k-th forward runs chunk `(k mod p·v)/p` of micro-batch `⌊k/(p·v)⌋·p + k mod p`, the
+/// k-th backward the chunks in reverse.
+fn schedule(s: &Scenario, p: u32, i: u32, m: u32) -> Vec<Op> {
+    let v = s.virtual_stages().max(1);
+    let mut ops = Vec::new();
+    if s.schedule == Schedule::Gpipe {
+        // The first and last micro-batch layer by layer, the middle ones as one pass.
+        for forward in [true, false] {
+            let op = |mb, run| Op {
+                forward,
+                mb,
+                chunk: 0,
+                run,
+            };
+            ops.push(op(0, 1));
+            if m > 2 {
+                ops.push(op(1, m - 2));
+            }
+            if m > 1 {
+                ops.push(op(m - 1, 1));
+            }
+        }
+        return ops;
+    }
+    // Megatron's order: micro-batches in groups of p, each group through chunk 0, 1, …
+    // (forward) or v − 1, …, 0 (backward); the last group may be smaller.
+    let order = |forward: bool| {
+        let mut out = Vec::with_capacity((m as usize) * (v as usize));
+        let mut g = 0;
+        while g < m {
+            let end = (g + p).min(m);
+            for c in 0..v {
+                let chunk = if forward { c } else { v - 1 - c };
+                out.extend((g..end).map(|mb| Op {
+                    forward,
+                    mb,
+                    chunk,
+                    run: 1,
+                }));
+            }
+            g = end;
+        }
+        out
+    };
+    let (f, b) = (order(true), order(false));
+    let total = f.len();
+    let warm = if v == 1 {
+        (p - i - 1) as usize
+    } else {
+        2 * (p - i - 1) as usize + ((v - 1) * p) as usize
+    }
+    .min(total);
+    ops.extend_from_slice(&f[..warm]);
+    for k in 0..total - warm {
+        ops.push(f[warm + k]);
+        ops.push(b[k]);
+    }
+    ops.extend_from_slice(&b[total - warm..]);
+    ops
+}
+
+/// Micro-batches the walk needs on stage `i` to reach every state the step reaches:
+/// GPipe all; otherwise up to the first forward after the first backward with the
+/// most chunks in flight (the steady state repeats from there).
+fn micro_batches_to_walk(s: &Scenario, p: u32, i: u32) -> u32 {
+    let m = s.microbatches.max(1);
+    let v = s.virtual_stages().max(1) as u64;
+    if s.schedule == Schedule::Gpipe {
+        return m;
+    }
+    let warm = if v == 1 {
+        (p - i - 1) as u64
+    } else {
+        2 * (p - i - 1) as u64 + (v - 1) * p as u64
+    };
+    // chunks needed: warm-up + 1 (peak) + 1 (a forward after the first backward)
+    let need = (warm + 2).div_ceil(v);
+    let need = if v > 1 {
+        need.div_ceil(p as u64) * p as u64
+    } else {
+        need
+    };
+    need.min(m as u64) as u32
+}
+
+/// How an item of a stage's ledger lives through the walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Life {
+    /// Allocated before the step, never freed.
+    Resident,
+    /// From the first forward to the end of the last backward.
+    Passes,
+    /// Gathered before each layer's pass and released after it.
+    PerLayer,
+    /// Within each backward pass.
+    PerBackward,
+    /// From the first backward to the end of the step (PyTorch's gradients are
+    /// written layer by layer in the first backward).
+    BackwardToStep,
+    /// Within the optimizer step.
+    Step,
+    /// Walked by the activation plan (saved activations, logits).
+    Plan,
+}
+
+fn life(it: &Item) -> Life {
+    use Phase::*;
+    let ph = &it.phases;
+    let has = |p: Phase| ph.contains(&p);
+    if matches!(it.component, Component::Activations | Component::Logits) {
+        return Life::Plan;
+    }
+    if ph.is_empty() {
+        return Life::Resident;
+    }
+    match (has(Forward), has(Backward), has(OptimizerStep)) {
+        (_, true, true) => Life::BackwardToStep,
+        (true, true, false) if it.component == Component::GatheredLayer => Life::PerLayer,
+        (true, _, false) => Life::Passes,
+        (false, true, false) => Life::PerBackward,
+        (false, false, true) => Life::Step,
+        _ => Life::Resident,
+    }
+}
+
+/// Walks one training stage; returns the micro-batches walked.
+fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u32> {
+    let l = s.layout();
+    let mut lg = Ledger::bare();
+    train_stage(s, p, &l, st, &mut lg);
+    let items: Vec<Item> = lg.into_items().into_iter().filter(gpu).collect();
+    let plan = ActPlan::of(s, &p.arch, &l, st);
+    let x = activations::Shape::of(s, &p.arch, &l);
+    let last_stage = st.i + 1 == st.p;
+    let logits = if last_stage {
+        signed(activations::logits_bytes(s, &p.arch, &x).0)?
+    } else {
+        0
+    };
+    let pyt = pytorch_grads(s);
+    let separate = pyt && !accumulates(s, st);
+    let sum = |f: &dyn Fn(&Item) -> bool| -> Option<i64> {
+        items
+            .iter()
+            .filter(|i| f(i))
+            .try_fold(0i64, |a, i| a.checked_add(signed(i.bytes)?))
+    };
+    let of_life = |lf: Life| move |i: &Item| life(i) == lf;
+    let grads =
+        sum(&|i| life(i) == Life::BackwardToStep && i.component == Component::Gradients && pyt)?;
+    let gathered = sum(&of_life(Life::PerLayer))?;
+    let a = signed(plan.a)?;
+    let input = signed(plan.input)?;
+    let (lc, n, v) = (plan.lc as u32, plan.n as u32, plan.v as u32);
+    // Gradients written per layer in the first backward: ⌊G/L_c⌋ each, the remainder
+    // with layer 0 (see `ActPlan::pytorch_backward_high_water`).
+    let g_layer = |j: u32| grads / lc as i64 + if j == 0 { grads % lc as i64 } else { 0 };
+    // Global block index of chunk c's first layer on stage i.
+    let before: u32 = (0..st.i)
+        .map(|k| activations::stage_layers(p.arch.layers, st.p, k))
+        .sum();
+    let first_layer = |c: u32| {
+        if v > 1 {
+            (c * st.p + st.i) * lc
+        } else {
+            before
+        }
+    };
+
+    for it in items.iter().filter(|i| life(i) == Life::Resident) {
+        w.add(
+            StepPhase::Baseline,
+            None,
+            None,
+            it.component,
+            signed(it.bytes)?,
+            resident_what(it.component),
+        );
+    }
+    let m = micro_batches_to_walk(s, st.p, st.i);
+    let ops = schedule(s, st.p, st.i, m);
+    let mut started = false;
+    let mut backward_seen = false;
+    let mut grads_written = vec![false; lc as usize];
+    let mut k = 0;
+    while k < ops.len() {
+        let op = ops[k];
+        let mb = Some(op.mb);
+        if op.forward {
+            if !started {
+                started = true;
+                for it in items.iter().filter(|i| life(i) == Life::Passes) {
+                    w.add(
+                        StepPhase::Forward,
+                        None,
+                        mb,
+                        it.component,
+                        signed(it.bytes)?,
+                        passes_what(it.component),
+                    );
+                }
+            }
+            if op.run > 1 {
+                // GPipe's middle micro-batches, one event each way.
+                let run = op.run as i64;
+                let saved = signed(plan.chunk_saved())?.checked_mul(run)?;
+                w.add(
+                    StepPhase::Forward,
+                    None,
+                    mb,
+                    Component::Activations,
+                    saved,
+                    "forward of the middle micro-batches (saved activations)",
+                );
+                if last_stage {
+                    w.add(
+                        StepPhase::Forward,
+                        None,
+                        mb,
+                        Component::Logits,
+                        logits.checked_mul(run)?,
+                        "their logits and loss",
+                    );
+                }
+                k += 1;
+                continue;
+            }
+            for j in 0..lc {
+                let layer = Some(first_layer(op.chunk) + j);
+                w.add(
+                    StepPhase::Forward,
+                    layer,
+                    mb,
+                    Component::GatheredLayer,
+                    gathered,
+                    "all-gather the layer's parameters",
+                );
+                let ckpt = j < n;
+                if ckpt {
+                    w.add(
+                        StepPhase::Forward,
+                        layer,
+                        mb,
+                        Component::Activations,
+                        input,
+                        "keep the layer's input (checkpoint)",
+                    );
+                    w.add(
+                        StepPhase::Forward,
+                        layer,
+                        mb,
+                        Component::Activations,
+                        a,
+                        "the layer's working set (not saved)",
+                    );
+                } else {
+                    w.add(
+                        StepPhase::Forward,
+                        layer,
+                        mb,
+                        Component::Activations,
+                        a,
+                        "save the layer's activations",
+                    );
+                }
+                if last_stage && op.chunk + 1 == v && j + 1 == lc {
+                    w.add(
+                        StepPhase::Forward,
+                        layer,
+                        mb,
+                        Component::Logits,
+                        logits,
+                        "logits and loss",
+                    );
+                }
+                if ckpt {
+                    w.add(
+                        StepPhase::Forward,
+                        layer,
+                        mb,
+                        Component::Activations,
+                        -a,
+                        "free the working set",
+                    );
+                }
+                w.add(
+                    StepPhase::Forward,
+                    layer,
+                    mb,
+                    Component::GatheredLayer,
+                    -gathered,
+                    "release the gathered parameters",
+                );
+            }
+        } else {
+            let has_logits = last_stage && op.chunk + 1 == v;
+            if has_logits && separate && op.run == 1 {
+                // PyTorch: the loss's backward is done before any layer's.
+                w.add(
+                    StepPhase::Backward,
+                    None,
+                    mb,
+                    Component::Logits,
+                    -logits,
+                    "loss gradient done: logits freed",
+                );
+            }
+            for it in items.iter().filter(|i| life(i) == Life::PerBackward) {
+                w.add(
+                    StepPhase::Backward,
+                    None,
+                    mb,
+                    it.component,
+                    signed(it.bytes)?,
+                    per_backward_what(it.component),
+                );
+            }
+            if !backward_seen {
+                backward_seen = true;
+                for it in items.iter().filter(|i| life(i) == Life::BackwardToStep) {
+                    if !(pyt && it.component == Component::Gradients) {
+                        w.add(
+                            StepPhase::Backward,
+                            None,
+                            mb,
+                            it.component,
+                            signed(it.bytes)?,
+                            to_step_what(it.component),
+                        );
+                    }
+                }
+            }
+            if op.run > 1 {
+                let run = op.run as i64;
+                if has_logits {
+                    w.add(
+                        StepPhase::Backward,
+                        None,
+                        mb,
+                        Component::Logits,
+                        -logits.checked_mul(run)?,
+                        "their logits freed",
+                    );
+                }
+                let saved = signed(plan.chunk_saved())?.checked_mul(run)?;
+                w.add(
+                    StepPhase::Backward,
+                    None,
+                    mb,
+                    Component::Activations,
+                    -saved,
+                    "backward of the middle micro-batches (activations freed)",
+                );
+                for it in items.iter().filter(|i| life(i) == Life::PerBackward) {
+                    w.add(
+                        StepPhase::Backward,
+                        None,
+                        mb,
+                        it.component,
+                        -signed(it.bytes)?,
+                        "freed after the backward",
+                    );
+                }
+                k += 1;
+                continue;
+            }
+            for jj in 0..lc {
+                let j = lc - 1 - jj;
+                let layer = Some(first_layer(op.chunk) + j);
+                w.add(
+                    StepPhase::Backward,
+                    layer,
+                    mb,
+                    Component::GatheredLayer,
+                    gathered,
+                    "all-gather the layer's parameters",
+                );
+                let ckpt = j < n;
+                if ckpt {
+                    w.add(
+                        StepPhase::Backward,
+                        layer,
+                        mb,
+                        Component::Activations,
+                        a,
+                        "recompute the layer's activations",
+                    );
+                }
+                if pyt && !grads_written[j as usize] && (v == 1 || op.chunk + 1 == v) {
+                    grads_written[j as usize] = true;
+                    w.add(
+                        StepPhase::Backward,
+                        layer,
+                        mb,
+                        Component::Gradients,
+                        g_layer(j),
+                        "write the layer's gradients",
+                    );
+                }
+                if ckpt {
+                    w.add(
+                        StepPhase::Backward,
+                        layer,
+                        mb,
+                        Component::Activations,
+                        -a,
+                        "free the recomputed activations",
+                    );
+                    w.add(
+                        StepPhase::Backward,
+                        layer,
+                        mb,
+                        Component::Activations,
+                        -input,
+                        "free the layer's checkpoint",
+                    );
+                } else {
+                    w.add(
+                        StepPhase::Backward,
+                        layer,
+                        mb,
+                        Component::Activations,
+                        -a,
+                        "free the layer's saved activations",
+                    );
+                }
+                if has_logits && !separate && jj == 0 {
+                    w.add(
+                        StepPhase::Backward,
+                        layer,
+                        mb,
+                        Component::Logits,
+                        -logits,
+                        "logits and loss freed",
+                    );
+                }
+                w.add(
+                    StepPhase::Backward,
+                    layer,
+                    mb,
+                    Component::GatheredLayer,
+                    -gathered,
+                    "release the gathered parameters (gradients reduce-scattered)",
+                );
+            }
+            for it in items.iter().filter(|i| life(i) == Life::PerBackward) {
+                w.add(
+                    StepPhase::Backward,
+                    None,
+                    mb,
+                    it.component,
+                    -signed(it.bytes)?,
+                    "freed after the backward",
+                );
+            }
+        }
+        k += 1;
+    }
+    for it in items.iter().filter(|i| life(i) == Life::Passes) {
+        w.add(
+            StepPhase::Backward,
+            None,
+            None,
+            it.component,
+            -signed(it.bytes)?,
+            "freed after the last backward",
+        );
+    }
+    w.mark(
+        StepPhase::Optimizer,
+        Component::OptimizerStates,
+        "optimizer step: the update runs in place on the resident states",
+    );
+    for it in items.iter().filter(|i| life(i) == Life::Step) {
+        w.add(
+            StepPhase::Optimizer,
+            None,
+            None,
+            it.component,
+            signed(it.bytes)?,
+            step_what(it.component),
+        );
+    }
+    for it in items.iter().filter(|i| life(i) == Life::Step) {
+        w.add(
+            StepPhase::Optimizer,
+            None,
+            None,
+            it.component,
+            -signed(it.bytes)?,
+            "freed after the update",
+        );
+    }
+    for it in items.iter().filter(|i| life(i) == Life::BackwardToStep) {
+        w.add(
+            StepPhase::Optimizer,
+            None,
+            None,
+            it.component,
+            -signed(it.bytes)?,
+            "zero_grad / buckets freed after the step",
+        );
+    }
+    Some(m)
+}
+
+fn resident_what(c: Component) -> &'static str {
+    match c {
+        Component::Weights => "resident weights",
+        Component::Gradients => "resident gradient buffer",
+        Component::MasterWeights => "resident fp32 master weights",
+        Component::OptimizerStates => "resident optimizer states",
+        Component::ModelStates => "resident model states",
+        Component::Overhead => "CUDA context / NCCL",
+        Component::Fragmentation => "allocator fragmentation",
+        Component::CommBuffers => "communication buffers",
+        _ => "resident",
+    }
+}
+
+fn passes_what(c: Component) -> &'static str {
+    match c {
+        Component::Weights => "autocast's bf16 weight copies",
+        Component::CommBuffers => "prefetch / ring buffers for the passes",
+        _ => "held through forward and backward",
+    }
+}
+
+fn per_backward_what(c: Component) -> &'static str {
+    match c {
+        Component::CommBuffers => "gradient reduce bucket",
+        Component::GatheredLayer => "unsharded gradient block before reduce-scatter",
+        _ => "held during the backward",
+    }
+}
+
+fn to_step_what(c: Component) -> &'static str {
+    match c {
+        Component::CommBuffers => "DDP gradient buckets",
+        Component::GatheredLayer => "unsharded gradients accumulated over micro-batches",
+        _ => "held from backward to the step",
+    }
+}
+
+fn step_what(c: Component) -> &'static str {
+    match c {
+        Component::CommBuffers => "all-gather bucket for the updated parameters",
+        Component::Workspace => "optimizer temporaries (foreach)",
+        _ => "optimizer step",
+    }
+}
+
+/// Decode events: at most this many token groups.
+const DECODE_GROUPS: u64 = 64;
+
+/// Walks inference: the weights, the prompt layer by layer into the KV cache, then
+/// the generated tokens with the cache growing.
+fn infer_walk(s: &Scenario, p: &Prepared, w: &mut Walk) -> Option<u32> {
+    let l = s.layout();
+    let mut lg = Ledger::bare();
+    infer::inference_items(s, &p.arch, p.psi, &l, &mut lg);
+    train::overhead_items(s, &l, p.largest, &mut lg);
+    super::estimate::add_fragmentation(s, &mut lg, &[Phase::Decode, Phase::Prefill]);
+    let items: Vec<Item> = lg.into_items().into_iter().filter(gpu).collect();
+    let find = |c: Component, ph: Phase| {
+        items
+            .iter()
+            .filter(|i| i.component == c && i.phases == [ph])
+            .try_fold(0i64, |a, i| a.checked_add(signed(i.bytes)?))
+    };
+    for it in items.iter().filter(|i| i.phases.is_empty()) {
+        w.add(
+            StepPhase::Baseline,
+            None,
+            None,
+            it.component,
+            signed(it.bytes)?,
+            resident_what(it.component),
+        );
+    }
+    let kv_prompt = find(Component::KvCache, Phase::Prefill)?;
+    let kv_full = find(Component::KvCache, Phase::Decode)?;
+    let work_prefill = find(Component::Workspace, Phase::Prefill)?;
+    let work_decode = find(Component::Workspace, Phase::Decode)?;
+    let layers = (p.arch.layers.max(1) as u64)
+        .div_ceil(l.pp.max(1) as u64)
+        .max(1) as i64;
+    for j in 0..layers {
+        let part = share(kv_prompt, j, layers);
+        let layer = Some(j as u32);
+        w.add(
+            StepPhase::Prefill,
+            layer,
+            None,
+            Component::KvCache,
+            part,
+            "write the prompt's keys and values",
+        );
+        w.add(
+            StepPhase::Prefill,
+            layer,
+            None,
+            Component::Workspace,
+            work_prefill,
+            "the layer's forward tensors",
+        );
+        w.add(
+            StepPhase::Prefill,
+            layer,
+            None,
+            Component::Workspace,
+            -work_prefill,
+            "freed after the layer",
+        );
+    }
+    let tokens = (s.gen as u64).max(1);
+    let groups = tokens.min(DECODE_GROUPS) as i64;
+    let grow = kv_full - kv_prompt;
+    for g in 0..groups {
+        let part = share(grow, g, groups);
+        w.add(
+            StepPhase::Decode,
+            None,
+            None,
+            Component::KvCache,
+            part,
+            "the cache grows by the generated tokens",
+        );
+        w.add(
+            StepPhase::Decode,
+            None,
+            None,
+            Component::Workspace,
+            work_decode,
+            "one token's forward tensors",
+        );
+        w.add(
+            StepPhase::Decode,
+            None,
+            None,
+            Component::Workspace,
+            -work_decode,
+            "freed after the token",
+        );
+    }
+    Some(1)
+}
+
+/// Part `j` of `n` of `total`, so that the parts sum to `total` exactly.
+fn share(total: i64, j: i64, n: i64) -> i64 {
+    let (t, j, n) = (total as i128, j as i128, n.max(1) as i128);
+    (t * (j + 1) / n - t * j / n) as i64
+}

@@ -1,0 +1,320 @@
+//! The step timeline: a walk of one training step (or inference request) whose
+//! high-water mark must equal the estimator's closed form, stage by stage.
+
+use memfit::core::estimate::estimate;
+use memfit::core::megatron::Recompute;
+use memfit::core::scenario::{
+    Attn, Convention, Framework, Fsdp, Mode, Offload, Scenario, Schedule, Zero,
+};
+use memfit::core::timeline::{timeline, StepPhase, Timeline};
+use memfit::share::query::decode;
+use proptest::prelude::*;
+
+const MODELS: [&str; 7] = [
+    "llama-2-7b",
+    "llama-3-8b",
+    "gpt2-xl",
+    "mixtral-8x7b",
+    "qwen2.5-14b",
+    "gemma-2-9b",
+    "deepseek-v3",
+];
+
+#[allow(clippy::type_complexity)]
+fn arb() -> impl Strategy<Value = Scenario> {
+    (
+        (0usize..MODELS.len(), 0u32..4, 0u8..4, 0usize..4, 0usize..3),
+        (0usize..5, 0usize..3, 0usize..5, 0usize..4, 0usize..3),
+        (0usize..6, 0usize..5, 0usize..4, 0usize..3, 0usize..4),
+    )
+        .prop_map(
+            |((m, g, z, seq, fw), (pp, sched, mb, rc, ck), (conv, mode, fsdp, attn, misc))| {
+                let mut s = Scenario::default();
+                s.select_model(MODELS[m]);
+                s.gpus_per_node = 1 << g;
+                s.zero = Zero::from_number(z).unwrap();
+                s.seq = [256, 2048, 4096, 8192][seq];
+                s.framework = [
+                    Framework::Deepspeed,
+                    Framework::Pytorch,
+                    Framework::Megatron,
+                ][fw];
+                s.pp = [1, 2, 4, 1, 8][pp];
+                s.schedule = [Schedule::OneFOneB, Schedule::Gpipe, Schedule::Interleaved][sched];
+                s.vpp = if s.schedule == Schedule::Interleaved {
+                    2
+                } else {
+                    1
+                };
+                s.microbatches = [1, 2, 4, 8, 16][mb];
+                if s.schedule == Schedule::Interleaved {
+                    // Megatron runs interleaved micro-batches in groups of pp (flagged otherwise).
+                    s.microbatches = s.microbatches.next_multiple_of(s.pp);
+                }
+                s.recompute = [
+                    Recompute::None,
+                    Recompute::Selective,
+                    Recompute::Full,
+                    Recompute::Full,
+                ][rc];
+                s.ckpt_layers = [0, 1, 3][ck];
+                s.convention = [
+                    Convention::Memfit,
+                    Convention::Memfit,
+                    Convention::Seed003,
+                    Convention::Korthikanti,
+                    Convention::Ds019,
+                    Convention::Megatron,
+                ][conv];
+                if mode == 0 {
+                    s.mode = Mode::Infer;
+                    s.gen = [0, 1, 100, 5000, 70000][mb];
+                }
+                if s.framework == Framework::Pytorch {
+                    s.fsdp = [Fsdp::None, Fsdp::FullShard, Fsdp::ShardGradOp, Fsdp::None][fsdp];
+                }
+                s.attn = [Attn::Flash, Attn::Eager, Attn::Sdpa][attn];
+                match misc {
+                    1 => s.offload_opt = Offload::Cpu,
+                    2 => s.frag_pct = 0,
+                    3 => s.batch = 3,
+                    _ => {}
+                }
+                s
+            },
+        )
+}
+
+/// Every event's total is the running sum of the deltas, and the peak event holds the peak.
+fn consistent(t: &Timeline) {
+    let mut stage = u32::MAX;
+    let mut total = 0u64;
+    for e in &t.events {
+        if e.stage != stage {
+            stage = e.stage;
+            total = 0;
+        }
+        total = total
+            .checked_add_signed(e.delta_bytes)
+            .expect("freed more than allocated");
+        assert_eq!(total, e.total_bytes);
+        assert!(e.total_bytes <= t.peak_bytes);
+    }
+    let pe = &t.events[t.peak_event];
+    assert_eq!(pe.total_bytes, t.peak_bytes);
+    assert_eq!(pe.stage, t.peak_stage);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+    /// The walk's high-water mark is the closed form's peak, for every pipeline stage.
+    #[test]
+    fn walk_peak_equals_closed_form(s in arb()) {
+        let e = estimate(&s);
+        prop_assume!(!e.out_of_range);
+        let t = timeline(&s).expect("in range");
+        consistent(&t);
+        prop_assert_eq!(t.peak_bytes, e.per_gpu_bytes, "{}", memfit::share::query::encode(&s));
+        if !e.stages.is_empty() {
+            prop_assert_eq!(t.stages.len(), e.stages.len());
+            for (w, c) in t.stages.iter().zip(&e.stages) {
+                prop_assert_eq!(w.peak_bytes, c.per_gpu_bytes, "stage {}: {}", c.stage, memfit::share::query::encode(&s));
+            }
+        }
+    }
+}
+
+fn q(query: &str) -> Scenario {
+    let (s, w) = decode(query);
+    assert!(w.is_empty(), "{w:?}");
+    s
+}
+
+/// Llama-2-7B on 8 GPUs, ZeRO 0 → 3: the baseline (resident model states) follows
+/// seed 001's bytes per parameter — 16Ψ, 4Ψ + 12Ψ/8, 2Ψ + 14Ψ/8, 16Ψ/8 — and the peak
+/// lands in the backward pass at every stage; under ZeRO-3 every layer's parameters
+/// are all-gathered before its forward and its backward and released after.
+#[test]
+fn zero_stages_walk_for_llama_2_7b_on_8_gpus() {
+    let psi: u64 = 6_738_415_616;
+    let want = [
+        16 * psi,
+        4 * psi + 12 * psi / 8,
+        2 * psi + 14 * psi / 8,
+        16 * psi / 8,
+    ];
+    let mut peaks = Vec::new();
+    for z in 0..4u8 {
+        let s = q(&format!(
+            "model=llama-2-7b&gpus_per_node=8&zero={z}&seq=4096"
+        ));
+        let t = timeline(&s).unwrap();
+        let states: u64 = t
+            .events
+            .iter()
+            .filter(|e| e.phase == StepPhase::Baseline)
+            .filter(|e| {
+                ["weights", "gradients", "master_weights", "optimizer_states"]
+                    .contains(&e.component.as_str())
+            })
+            .map(|e| e.delta_bytes as u64)
+            .sum();
+        assert_eq!(states, want[z as usize], "ZeRO-{z}");
+        // The peak is the turn from forward to backward: the last layer's logits
+        // (ZeRO-0, where nothing more is allocated for backward) or the backward's
+        // reduce bucket (ZeRO ≥ 1), with every layer's activations still saved.
+        let pe = &t.events[t.peak_event];
+        if z == 0 {
+            assert_eq!(
+                (pe.phase, pe.layer, pe.what),
+                (StepPhase::Forward, Some(31), "logits and loss")
+            );
+        } else if z == 3 {
+            // ZeRO-3: the last layer's parameters gathered again for its backward.
+            assert_eq!(
+                (pe.phase, pe.layer, pe.what),
+                (
+                    StepPhase::Backward,
+                    Some(31),
+                    "all-gather the layer's parameters"
+                )
+            );
+        } else {
+            assert_eq!(
+                (pe.phase, pe.what),
+                (StepPhase::Backward, "gradient reduce bucket"),
+                "ZeRO-{z}"
+            );
+        }
+        assert_eq!(t.peak_bytes, estimate(&s).per_gpu_bytes);
+        peaks.push(t.peak_bytes);
+        let gathers = t
+            .events
+            .iter()
+            .filter(|e| e.component.as_str() == "gathered_layer" && e.delta_bytes > 0)
+            .count();
+        // 32 layers, gathered once in forward and once in backward.
+        assert_eq!(gathers, if z == 3 { 64 } else { 0 }, "ZeRO-{z}");
+    }
+    assert!(peaks.windows(2).all(|w| w[1] < w[0]), "{peaks:?}");
+}
+
+/// Under 1F1B, stage i holds min(p − i, m) micro-batches' activations at its peak
+/// (PipeDream-flush): counted from the walk's events, not from the formula.
+#[test]
+fn one_f_one_b_in_flight_from_the_walk() {
+    let s = q("model=llama-2-7b&gpus_per_node=8&pp=4&microbatches=8&seq=2048");
+    let t = timeline(&s).unwrap();
+    for stage in 0..4u32 {
+        let mut alive = std::collections::BTreeMap::<u32, i64>::new();
+        let mut most = 0;
+        for e in t.events.iter().filter(|e| e.stage == stage) {
+            if e.component.as_str() == "activations" {
+                *alive.entry(e.micro_batch.unwrap()).or_default() += e.delta_bytes;
+                most = most.max(alive.values().filter(|b| **b > 0).count());
+            }
+        }
+        assert_eq!(most, (4 - stage as usize).min(8), "stage {stage}");
+    }
+}
+
+/// Inference: the KV cache grows through prefill and decode to 2·b·(s + n)·L·a_kv·d·k,
+/// and the peak is the last decode step.
+#[test]
+fn inference_kv_cache_grows_to_its_full_size() {
+    let s = q("model=llama-2-7b&mode=infer&seq=100&gen=4000&batch=2");
+    let t = timeline(&s).unwrap();
+    let kv: i64 = t
+        .events
+        .iter()
+        .filter(|e| e.component.as_str() == "kv_cache")
+        .map(|e| e.delta_bytes)
+        .sum();
+    // 2 (K, V) · b 2 · 4100 tokens · 32 layers · 32 KV heads · 128 · 2 bytes
+    assert_eq!(kv, 2 * 2 * 4100 * 32 * 32 * 128 * 2);
+    let pe = &t.events[t.peak_event];
+    assert_eq!(pe.phase, StepPhase::Decode);
+    assert_eq!(t.peak_bytes, estimate(&s).per_gpu_bytes);
+}
+
+/// `timeline=1` adds the timeline to the JSON report, in the documented shape.
+#[test]
+fn report_carries_the_timeline() {
+    let v =
+        memfit::share::report::report_query("model=llama-2-7b&gpus_per_node=8&zero=3&timeline=1");
+    let t = &v["timeline"];
+    assert_eq!(t["peak_bytes"], v["per_gpu_bytes"]);
+    let ev = &t["events"][t["peak_event"].as_u64().unwrap() as usize];
+    for key in [
+        "phase",
+        "layer",
+        "stage",
+        "micro_batch",
+        "component",
+        "delta_bytes",
+        "total_bytes",
+    ] {
+        assert!(ev.get(key).is_some(), "{key} missing: {ev}");
+    }
+    assert_eq!(ev["total_bytes"], t["peak_bytes"]);
+    let phases: std::collections::BTreeSet<&str> = t["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["phase"].as_str().unwrap())
+        .collect();
+    assert!(
+        ["baseline", "forward", "backward", "optimizer"]
+            .iter()
+            .all(|p| phases.contains(p)),
+        "{phases:?}"
+    );
+    assert!(memfit::share::report::report_query("model=llama-2-7b")
+        .get("timeline")
+        .is_none());
+}
+
+#[test]
+fn debug_case() {
+    let Ok(query) = std::env::var("TL_DEBUG") else {
+        return;
+    };
+    let s = q(&query);
+    let e = estimate(&s);
+    let t = timeline(&s).unwrap();
+    for st in &e.stages {
+        eprintln!(
+            "closed stage{} {} {:?} {:?} walk {}",
+            st.stage,
+            st.per_gpu_bytes,
+            st.peak_phase,
+            st.components,
+            t.stages[st.stage as usize].peak_bytes
+        );
+    }
+    let k = t.peak_stage;
+    let pe = t.stages[k as usize].peak_bytes;
+    for (i, ev) in t.events.iter().enumerate().filter(|(_, e)| e.stage == k) {
+        if ev.total_bytes + 300_000_000 > pe {
+            eprintln!("{i} {:?}", ev);
+        }
+    }
+}
+
+/// A schedule too long to walk gets no timeline (the JSON says `null`), quickly.
+#[test]
+fn huge_schedules_are_refused_not_walked() {
+    let query = "model=llama-3.1-405b&layers=1024&pp=1024&vpp=1024&schedule=interleaved&microbatches=1048576&gpus_per_node=8&nodes=131072&timeline=1";
+    assert!(timeline(&q(query)).is_none());
+    let v = memfit::share::report::report_query(query);
+    assert!(v["timeline"].is_null());
+    // A long but walkable one: 128 eight-layer stages under 1F1B, stage i walking
+    // p − i + 1 micro-batches: 2·8·Σ_{k=2}^{129} k = 134,144 layer passes.
+    let t = timeline(&q(
+        "model=llama-3.1-405b&layers=1024&pp=128&microbatches=2048&gpus_per_node=8&nodes=16",
+    ))
+    .unwrap();
+    assert_eq!(t.stages.len(), 128);
+    assert!(t.stages.iter().filter(|s| s.listed).count() <= 8);
+}
