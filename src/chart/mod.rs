@@ -6,6 +6,7 @@
 
 pub mod fitmap;
 pub mod present;
+pub mod timeline;
 
 use crate::core::estimate::{Component, Estimate};
 use crate::core::units::Units;

@@ -3,6 +3,7 @@
 
 pub mod explore;
 pub mod export;
+pub mod learn;
 pub mod query;
 pub mod report;
 pub mod validation;

@@ -44,7 +44,7 @@ pub fn ZeroComparison(
         })
     };
     view! {
-        <section class="panel compare" data-testid="zero-compare">
+        <section class="panel compare" id="zero-compare" data-testid="zero-compare">
             <h2>"ZeRO stages side by side"</h2>
             <div class="row">
                 <label for="dp-slider">"Data-parallel ranks N_d: " <strong data-testid="dp-value">{move || dp.get()}</strong></label>

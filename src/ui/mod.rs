@@ -5,10 +5,12 @@ mod compare;
 mod explore;
 mod fields;
 mod import;
+mod learn;
 mod net;
 mod panels;
 pub mod panic;
 mod results;
+mod timeline;
 pub mod url;
 
 use crate::core::estimate::Warning;
@@ -16,11 +18,13 @@ use crate::share::query::{decode, encode, get_key};
 use crate::share::report::estimate_with;
 use compare::{SeqCurve, ZeroComparison};
 use explore::{use_explorer, BestLayouts, FitMapPanel, MinGpusLine};
+use learn::LearnPanel;
 use leptos::prelude::*;
 use panels::{ClusterPanel, ModelPanel, WorkloadPanel, ZeroPanel};
 use results::{
     ChartPanel, CopyLink, ExplainPanel, ExportPanel, LedgerTable, VerdictPanel, WarningsPanel,
 };
+use timeline::TimelinePanel;
 
 /// The window's width in CSS pixels (1200 when unknown): charts pick their size by it.
 fn viewport_width() -> f64 {
@@ -85,12 +89,14 @@ pub fn App() -> impl IntoView {
                 <VerdictPanel estimate units />
                 <MinGpusLine scenario explorer />
                 <ChartPanel estimate units selected />
+                <TimelinePanel scenario units />
                 <FitMapPanel scenario explorer units />
                 <BestLayouts scenario explorer units />
                 <ExplainPanel estimate units selected />
                 <LedgerTable estimate units selected />
                 <ZeroComparison scenario units />
                 <SeqCurve scenario units />
+                <LearnPanel units />
                 <ExportPanel scenario estimate />
             </div>
         </main>

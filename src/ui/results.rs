@@ -69,7 +69,7 @@ pub fn VerdictPanel(
         })
     };
     view! {
-        <section class="panel verdict" class:fits=move || v.with(|v| v.fits) data-testid="verdict" aria-live="polite">
+        <section class="panel verdict" id="verdict" class:fits=move || v.with(|v| v.fits) data-testid="verdict" aria-live="polite">
             <h2 data-testid="headline">{move || v.with(|v| v.headline.clone())}</h2>
             <p class="big">
                 <span data-testid="per-gpu" data-bytes=move || estimate.with(|e| e.per_gpu_bytes.to_string())>
@@ -151,7 +151,7 @@ pub fn ChartPanel(
         }
     };
     view! {
-        <section class="panel chart-panel">
+        <section class="panel chart-panel" id="chart">
             <h2>"Per-GPU memory"</h2>
             <figure class="chart" role="img" aria-label=summary data-testid="chart" on:click=on_click inner_html=move || svg.get()></figure>
             <ul class="html-legend" aria-hidden="true">
@@ -175,7 +175,7 @@ pub fn LedgerTable(
 ) -> impl IntoView {
     let table = Memo::new(move |_| estimate.with(|e| rows(&e.items, units.get())));
     view! {
-        <section class="panel ledger">
+        <section class="panel ledger" id="ledger">
             <h2>"Ledger"</h2>
             <div class="table-wrap">
                 <table data-testid="ledger">

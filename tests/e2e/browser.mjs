@@ -236,7 +236,7 @@ await test('explain mode: chart segment click, keyboard on a ledger row, all for
   await open(page, 'zero=3&gpus_per_node=8');
   await page.locator('[data-testid=chart] rect[data-component=activations]').first().click();
   await page.getByTestId('explain-item').waitFor();
-  check((await page.getByTestId('explain-formula').textContent()).includes('A·L_i·m_i'), 'activation formula not shown');
+  check((await page.getByTestId('explain-formula').textContent()).includes('A·L_c·C'), 'activation formula not shown');
   await page.locator('[data-testid=ledger] tbody tr').first().focus();
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => document.querySelector('[data-testid=explain-formula]').textContent.includes('Ψ'));
@@ -373,6 +373,88 @@ await test('explorer at 360 px: fit map visible, no sideways scroll (screenshot)
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   check(overflow <= 0, `page scrolls sideways by ${overflow}px`);
   await page.getByTestId('explorer').screenshot({ path: `${outDir}/fitmap-360.png` });
+});
+
+await test('timeline: peak equals the verdict and the CLI, names its event; ZeRO 0 → 3 moves the peak; hover and focus name events', 1440, async (page) => {
+  const seen = [];
+  for (const z of [0, 1, 2, 3]) {
+    const q = `model=llama-2-7b&seq=4096&gpus_per_node=8&zero=${z}`;
+    await open(page, q);
+    const want = cliJson(q + '&timeline=1');
+    const t = want.timeline;
+    check(t.peak_bytes === want.per_gpu_bytes, `CLI timeline peak ${t.peak_bytes} != per_gpu ${want.per_gpu_bytes}`);
+    const chart = page.getByTestId('timeline-chart');
+    await chart.locator('svg').waitFor();
+    const svg = await chart.innerHTML();
+    const pe = t.events[t.peak_event];
+    const label = `peak ${gib(t.peak_bytes)} — ${pe.phase}` + (pe.layer !== null ? `, layer ${pe.layer}` : '');
+    check(svg.includes(label), `ZeRO-${z}: chart lacks "${label}"`);
+    const ev = (await page.getByTestId('timeline-event').textContent()).trim();
+    check(ev.startsWith(`Peak: ${pe.phase}`) && ev.includes(pe.what) && ev.endsWith(gib(t.peak_bytes)),
+      `ZeRO-${z}: event line "${ev}" does not name ${JSON.stringify(pe)}`);
+    check((await page.getByTestId('per-gpu').textContent()).trim() === gib(t.peak_bytes), `ZeRO-${z}: verdict differs from the timeline peak`);
+    seen.push(`${z}:${pe.phase}/${pe.layer}/${pe.what}`);
+    if (z === 3) {
+      check(t.events.filter((e) => e.component === 'gathered_layer' && e.delta_bytes > 0).length === 64, 'ZeRO-3: not 64 all-gathers (32 layers × forward and backward)');
+      await page.getByTestId('timeline').screenshot({ path: `${outDir}/timeline-zero3.png` });
+      // Hover a point: the line names that point's event.
+      const pts = chart.locator('circle.tl-pt');
+      check(await pts.count() > 20, 'too few event points');
+      const first = pts.nth(3);
+      await first.hover();
+      const hovered = (await page.getByTestId('timeline-event').textContent()).trim();
+      check(hovered === (await first.getAttribute('aria-label')), `hover shows "${hovered}"`);
+      // Keyboard: focus another point.
+      const other = pts.nth(10);
+      await other.focus();
+      const focused = (await page.getByTestId('timeline-event').textContent()).trim();
+      check(focused === (await other.getAttribute('aria-label')) && focused !== hovered, `focus shows "${focused}"`);
+    }
+  }
+  check(seen[0].startsWith('0:forward/31/logits') && seen[1].startsWith('1:backward') && seen[3].startsWith('3:backward/31/all-gather'), `peak path ${seen.join(' | ')}`);
+  // Pipelines: one line per other stage, the stages' peaks listed.
+  const q = 'model=llama-2-7b&seq=4096&gpus_per_node=8&pp=4&microbatches=8&zero=1';
+  await open(page, q);
+  const want = cliJson(q + '&timeline=1');
+  check(want.timeline.stages.length === 4, 'CLI: not 4 stages');
+  const svg = await page.getByTestId('timeline-chart').innerHTML();
+  check(['stage 1', 'stage 2', 'stage 3'].every((x) => svg.includes(x)) || want.timeline.peak_stage !== 0, 'stage lines not labelled');
+  await page.getByTestId('timeline').screenshot({ path: `${outDir}/timeline-pp4.png` });
+});
+
+await test('learn: every step\'s link loads its scenario and the page shows the number the step quotes', 1440, async (page) => {
+  await open(page, '');
+  const steps = page.getByTestId('learn-step');
+  const n = await steps.count();
+  check(n >= 6 && n <= 10, `${n} steps`);
+  const items = [];
+  for (let i = 0; i < n; i++) {
+    const st = steps.nth(i);
+    items.push({
+      quoted: await st.getAttribute('data-quoted'),
+      shownIn: await st.getAttribute('data-shown-in'),
+      text: await st.locator('p').textContent(),
+      href: await st.locator('a').getAttribute('href'),
+    });
+  }
+  await page.getByTestId('learn').screenshot({ path: `${outDir}/learn.png` });
+  for (const [i, it] of items.entries()) {
+    check(it.text.includes(it.quoted), `step ${i + 1}: text does not quote ${it.quoted}`);
+    check(it.href.startsWith('?') && it.href.includes('#'), `step ${i + 1}: href ${it.href}`);
+    await page.goto(`${origin}/${it.href}`);
+    await page.waitForSelector('[data-testid=per-gpu]');
+    const shown = (await page.getByTestId(it.shownIn).textContent()).trim();
+    check(shown === it.quoted, `step ${i + 1}: page shows ${shown}, the step quotes ${it.quoted}`);
+    const query = it.href.slice(1).split('#')[0];
+    const cli = cliJson(query);
+    const bytes = it.shownIn === 'per-cpu' ? cli.per_cpu_bytes : cli.per_gpu_bytes;
+    check(gib(bytes) === it.quoted, `step ${i + 1}: CLI says ${gib(bytes)}`);
+    check(cli.warnings.length === 0, `step ${i + 1}: warnings ${JSON.stringify(cli.warnings)}`);
+    const panel = it.href.split('#')[1];
+    check(await page.locator(`#${panel}`).count() === 1, `step ${i + 1}: no #${panel} on the page`);
+    if (i === 3) await page.locator(`#${panel}`).screenshot({ path: `${outDir}/learn-step4-${panel}.png` });
+    if (i === 5) await page.locator(`#${panel}`).screenshot({ path: `${outDir}/learn-step6-${panel}.png` });
+  }
 });
 
 await test('CSP in force: inline script and outside fetch refused; no request while editing (cache off)', 1440, async (page, seen) => {

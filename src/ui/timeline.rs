@@ -1,0 +1,108 @@
+//! The step timeline panel: memory through one step, stacked by component, the
+//! peak named; hovering or focusing a point names its event.
+
+use crate::chart::timeline::{components_present, describe, render_timeline};
+use crate::chart::ChartSize;
+use crate::core::scenario::Scenario;
+use crate::core::timeline::timeline;
+use crate::core::units::Units;
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+fn size() -> ChartSize {
+    if super::viewport_width() < 600.0 {
+        ChartSize {
+            width: 420,
+            height: 320,
+        }
+    } else {
+        ChartSize {
+            width: 900,
+            height: 380,
+        }
+    }
+}
+
+/// The `aria-label` of the event point under the pointer or focus, if any.
+fn point_label(ev: &web_sys::Event) -> Option<String> {
+    ev.target()?
+        .dyn_into::<web_sys::Element>()
+        .ok()?
+        .closest(".tl-pt")
+        .ok()??
+        .get_attribute("aria-label")
+}
+
+/// Memory through one training step (or inference request), rank by rank.
+#[component]
+pub fn TimelinePanel(
+    scenario: RwSignal<Scenario>,
+    #[prop(into)] units: Signal<Units>,
+) -> impl IntoView {
+    let walk = Memo::new(move |_| scenario.with(timeline));
+    let svg = Memo::new(move |_| {
+        walk.with(|t| {
+            t.as_ref().map(|t| {
+                let cap = scenario.with(|s| s.usable_bytes());
+                render_timeline(t, cap, units.get(), size())
+            })
+        })
+    });
+    let peak_text = move || {
+        walk.with(|t| match t {
+            Some(t) => t
+                .events
+                .get(t.peak_event)
+                .map(|e| format!("Peak: {}", describe(e, units.get())))
+                .unwrap_or_default(),
+            None => "No timeline: a figure is out of range, or the schedule is too long to walk (more than 250,000 layer passes).".into(),
+        })
+    };
+    let hovered = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        walk.track();
+        hovered.set(None);
+    });
+    let shown = move || hovered.get().unwrap_or_else(peak_text);
+    let summary = move || {
+        walk.with(|t| match t {
+            Some(t) => format!(
+                "Memory through one step: {} events; {}",
+                t.events.len(),
+                peak_text()
+            ),
+            None => peak_text(),
+        })
+    };
+    let walked = move || {
+        walk.with(|t| {
+            t.as_ref()
+                .filter(|t| t.stages.len() > 1 || t.micro_batches_walked > 1)
+                .map(|t| {
+                    format!(
+                        "{} pipeline stage(s) (lines: other stages' totals); {} micro-batch(es) walked per stage — the steady state repeats after.",
+                        t.stages.len(),
+                        t.micro_batches_walked
+                    )
+                })
+        })
+    };
+    view! {
+        <section class="panel timeline" id="timeline" data-testid="timeline">
+            <h2>"One step, allocation by allocation"</h2>
+            <p class="hint">"Blue bands: forward (prefill); orange: backward (decode); violet: optimizer step. The stack is this rank's memory after each event; the red line is the peak, the same number as the verdict."</p>
+            <figure class="chart" role="img" aria-label=summary data-testid="timeline-chart"
+                on:mouseover=move |ev| { if let Some(l) = point_label(&ev) { hovered.set(Some(l)); } }
+                on:focusin=move |ev| { if let Some(l) = point_label(&ev) { hovered.set(Some(l)); } }
+                inner_html=move || svg.get().unwrap_or_default()></figure>
+            <ul class="html-legend tl-legend" aria-hidden="true">
+                {move || walk.with(|t| t.as_ref().map(components_present).unwrap_or_default()).into_iter().map(|c| {
+                    let (r, g, b) = c.color();
+                    view! { <li><span class="swatch" style:--swatch=format!("#{r:02x}{g:02x}{b:02x}")></span>{c.label()}</li> }
+                }).collect_view()}
+            </ul>
+            <p class="tl-event" data-testid="timeline-event" aria-live="polite">{shown}</p>
+            <p class="hint">{walked}</p>
+        </section>
+    }
+}
