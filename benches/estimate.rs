@@ -49,5 +49,30 @@ fn bench_explore(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, bench_explore);
+/// The step timeline: the walk and its chart, for the tour's ZeRO-3 case and a
+/// 4-stage 1F1B pipeline of Llama 3 70B.
+fn bench_timeline(c: &mut Criterion) {
+    use memfit::chart::timeline::render_timeline;
+    use memfit::core::timeline::timeline;
+    for q in [
+        "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=3",
+        "model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=4&tp=8&pp=4&microbatches=16&zero=1",
+    ] {
+        let (s, _) = decode(q);
+        c.bench_function(&format!("timeline {q}"), |b| b.iter(|| timeline(black_box(&s))));
+        let t = timeline(&s).unwrap();
+        c.bench_function(&format!("render_timeline {q}"), |b| {
+            b.iter(|| {
+                render_timeline(
+                    black_box(&t),
+                    80 << 30,
+                    memfit::core::units::Units::Gib,
+                    ChartSize::default(),
+                )
+            })
+        });
+    }
+}
+
+criterion_group!(benches, bench, bench_explore, bench_timeline);
 criterion_main!(benches);
