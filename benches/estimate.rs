@@ -59,7 +59,9 @@ fn bench_timeline(c: &mut Criterion) {
         "model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=4&tp=8&pp=4&microbatches=16&zero=1",
     ] {
         let (s, _) = decode(q);
-        c.bench_function(&format!("timeline {q}"), |b| b.iter(|| timeline(black_box(&s))));
+        c.bench_function(&format!("timeline {q}"), |b| {
+            b.iter(|| timeline(black_box(&s)))
+        });
         let t = timeline(&s).unwrap();
         c.bench_function(&format!("render_timeline {q}"), |b| {
             b.iter(|| {

@@ -137,6 +137,9 @@ fn draw(
     chart
         .configure_mesh()
         .disable_x_mesh()
+        // One faint line between labelled ones (plotters' default is up to 10: 80 extra
+        // SVG lines the page re-inserts on every input).
+        .max_light_lines(1)
         .x_labels(0)
         .y_desc(format!("per GPU ({})", units.label()))
         .y_label_formatter(&|y| format!("{y:.0}"))
@@ -358,6 +361,7 @@ fn draw_curve(
         .map_err(|e| err(&e))?;
     chart
         .configure_mesh()
+        .max_light_lines(1)
         .x_desc(x_label)
         .y_desc(format!("per GPU ({})", units.label()))
         .x_label_formatter(&|x| {

@@ -9,9 +9,9 @@ use crate::core::units::Units;
 use plotters::prelude::*;
 
 /// Points drawn per stage at most (buckets keep their largest total, so the peak stays).
-pub const MAX_POINTS: usize = 360;
+pub const MAX_POINTS: usize = 160;
 /// Focusable points at most.
-const MAX_MARKERS: usize = 90;
+const MAX_MARKERS: usize = 48;
 
 /// The state after one event: its index in the stage and bytes by component.
 #[derive(Clone, Debug, PartialEq)]

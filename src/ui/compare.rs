@@ -9,7 +9,7 @@ use leptos::prelude::*;
 /// ZeRO 0–3 × offload none/CPU at a chosen data-parallel size.
 #[component]
 pub fn ZeroComparison(
-    scenario: RwSignal<Scenario>,
+    #[prop(into)] scenario: Signal<Scenario>,
     #[prop(into)] units: Signal<Units>,
 ) -> impl IntoView {
     let dp = RwSignal::new(scenario.with_untracked(|s| s.layout().dp.max(8)));
@@ -73,7 +73,10 @@ pub fn ZeroComparison(
 
 /// Per-GPU peak against sequence length, with the largest that fits.
 #[component]
-pub fn SeqCurve(scenario: RwSignal<Scenario>, #[prop(into)] units: Signal<Units>) -> impl IntoView {
+pub fn SeqCurve(
+    #[prop(into)] scenario: Signal<Scenario>,
+    #[prop(into)] units: Signal<Units>,
+) -> impl IntoView {
     let data = Memo::new(move |_| scenario.with(seq_curve));
     let svg = Memo::new(move |_| {
         data.with(|(pts, max)| {

@@ -35,6 +35,37 @@ fn viewport_width() -> f64 {
         .unwrap_or(1200.0)
 }
 
+/// The scenario after the next paint: panels below the fold read it, so that an
+/// input's verdict and main chart are painted first and the rest follows in the next
+/// task (issue 9: input → result within one task; the deferred panels are at most one
+/// frame behind). Changes within one frame coalesce into one update.
+fn after_paint(
+    scenario: RwSignal<crate::core::scenario::Scenario>,
+) -> Signal<crate::core::scenario::Scenario> {
+    let later = RwSignal::new(scenario.get_untracked());
+    let pending = StoredValue::new(false);
+    Effect::new(move |_| {
+        scenario.track();
+        if pending.get_value() {
+            return;
+        }
+        pending.set_value(true);
+        request_animation_frame(move || {
+            set_timeout(
+                move || {
+                    pending.set_value(false);
+                    let now = scenario.get_untracked();
+                    if later.with_untracked(|l| *l != now) {
+                        later.set(now);
+                    }
+                },
+                std::time::Duration::ZERO,
+            );
+        });
+    });
+    later.into()
+}
+
 /// Keys whose problems are shown next to the layout inputs.
 const LAYOUT_KEYS: [&str; 7] = ["dp", "tp", "pp", "cp", "ep", "vpp", "microbatches"];
 
@@ -48,9 +79,11 @@ pub fn App() -> impl IntoView {
     // Warnings from the URL stay until the user edits the key they name.
     let url_warnings: RwSignal<Vec<Warning>> = RwSignal::new(url_warnings);
     let last = StoredValue::new(scenario.get_untracked());
+    // Below the fold, and the address bar: one paint later (`history.replaceState`
+    // costs Chromium 4–6 ms, more than the estimate and the verdict together).
+    let later = after_paint(scenario);
+    Effect::new(move |_| url::replace_query(&later.with(encode)));
     Effect::new(move |_| {
-        let query = scenario.with(encode);
-        url::replace_query(&query);
         let now = scenario.get();
         let before = last.get_value();
         url_warnings.update(|ws| ws.retain(|w| get_key(&now, &w.key) == get_key(&before, &w.key)));
@@ -58,6 +91,9 @@ pub fn App() -> impl IntoView {
     });
     let estimate =
         Memo::new(move |_| scenario.with(|s| url_warnings.with(|w| estimate_with(s, w))));
+    // Below the fold: the same estimate, one paint later.
+    let estimate_later =
+        Memo::new(move |_| later.with(|s| url_warnings.with(|w| estimate_with(s, w))));
     let warnings = Signal::derive(move || estimate.with(|e| e.warnings.clone()));
     let layout_problems = Signal::derive(move || {
         estimate.with(|e| {
@@ -89,15 +125,15 @@ pub fn App() -> impl IntoView {
                 <VerdictPanel estimate units />
                 <MinGpusLine scenario explorer />
                 <ChartPanel estimate units selected />
-                <TimelinePanel scenario units />
+                <TimelinePanel scenario=later units />
                 <FitMapPanel scenario explorer units />
                 <BestLayouts scenario explorer units />
-                <ExplainPanel estimate units selected />
-                <LedgerTable estimate units selected />
-                <ZeroComparison scenario units />
-                <SeqCurve scenario units />
+                <ExplainPanel estimate=estimate_later units selected />
+                <LedgerTable estimate=estimate_later units selected />
+                <ZeroComparison scenario=later units />
+                <SeqCurve scenario=later units />
                 <LearnPanel units />
-                <ExportPanel scenario estimate />
+                <ExportPanel scenario=later estimate=estimate_later />
             </div>
         </main>
         <footer>

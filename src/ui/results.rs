@@ -246,7 +246,7 @@ pub fn ExplainPanel(
 /// Export the estimate and matching configs (as downloads from data URLs).
 #[component]
 pub fn ExportPanel(
-    scenario: RwSignal<Scenario>,
+    #[prop(into)] scenario: Signal<Scenario>,
     #[prop(into)] estimate: Signal<Estimate>,
 ) -> impl IntoView {
     let kind = RwSignal::new("json".to_string());

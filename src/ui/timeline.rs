@@ -36,7 +36,7 @@ fn point_label(ev: &web_sys::Event) -> Option<String> {
 /// Memory through one training step (or inference request), rank by rank.
 #[component]
 pub fn TimelinePanel(
-    scenario: RwSignal<Scenario>,
+    #[prop(into)] scenario: Signal<Scenario>,
     #[prop(into)] units: Signal<Units>,
 ) -> impl IntoView {
     let walk = Memo::new(move |_| scenario.with(timeline));
