@@ -24,3 +24,7 @@ done
 echo "[memfit] size: shipped wasm+js+css ${total} B gzip -9"
 
 step node tests/e2e/browser.mjs dist "$CARGO_TARGET_DIR/debug/memfit" dist-panic-test
+
+# Page speed, printed, never failing (machines are noisy): the issue-9 figures. Pass a gpu_poor
+# build as MEMFIT_GPU_POOR=<dir> to measure it in the same run (see README, Performance).
+step node tests/e2e/perf.mjs dist ${MEMFIT_GPU_POOR:-} --rounds 1 --loads 3 --changes 10 || echo "[memfit] perf harness failed (not a test failure)"

@@ -13,6 +13,8 @@ pub fn ZeroComparison(
     #[prop(into)] units: Signal<Units>,
 ) -> impl IntoView {
     let dp = RwSignal::new(scenario.with_untracked(|s| s.layout().dp.max(8)));
+    let node = NodeRef::<leptos::html::Section>::new();
+    let scenario = super::while_visible(scenario, super::on_screen(node));
     let variants = Memo::new(move |_| scenario.with(|s| zero_variants(s, dp.get(), units.get())));
     let svg = Memo::new(move |_| {
         variants.with(|v| {
@@ -44,7 +46,7 @@ pub fn ZeroComparison(
         })
     };
     view! {
-        <section class="panel compare" id="zero-compare" data-testid="zero-compare">
+        <section class="panel compare" id="zero-compare" data-testid="zero-compare" node_ref=node>
             <h2>"ZeRO stages side by side"</h2>
             <div class="row">
                 <label for="dp-slider">"Data-parallel ranks N_d: " <strong data-testid="dp-value">{move || dp.get()}</strong></label>
@@ -77,6 +79,8 @@ pub fn SeqCurve(
     #[prop(into)] scenario: Signal<Scenario>,
     #[prop(into)] units: Signal<Units>,
 ) -> impl IntoView {
+    let node = NodeRef::<leptos::html::Section>::new();
+    let scenario = super::while_visible(scenario, super::on_screen(node));
     let data = Memo::new(move |_| scenario.with(seq_curve));
     let svg = Memo::new(move |_| {
         data.with(|(pts, max)| {
@@ -102,7 +106,7 @@ pub fn SeqCurve(
         })
     };
     view! {
-        <section class="panel curve" data-testid="seq-curve">
+        <section class="panel curve" data-testid="seq-curve" node_ref=node>
             <h2>"Memory against sequence length"</h2>
             <figure class="chart" role="img" aria-label=summary inner_html=move || svg.get()></figure>
             <p data-testid="max-seq">{summary}</p>

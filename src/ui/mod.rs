@@ -66,6 +66,48 @@ fn after_paint(
     later.into()
 }
 
+/// Whether a panel is on screen (or within 400 px of it), from an
+/// `IntersectionObserver`; true until the observer first reports.
+fn on_screen(node: NodeRef<leptos::html::Section>) -> Signal<bool> {
+    use wasm_bindgen::{closure::Closure, JsCast};
+    let visible = RwSignal::new(true);
+    Effect::new(move |_| {
+        let Some(el) = node.get() else { return };
+        let cb = Closure::<dyn FnMut(js_sys::Array)>::new(move |entries: js_sys::Array| {
+            if let Some(e) = entries
+                .iter()
+                .last()
+                .and_then(|e| e.dyn_into::<web_sys::IntersectionObserverEntry>().ok())
+            {
+                visible.set(e.is_intersecting());
+            }
+        });
+        let init = web_sys::IntersectionObserverInit::new();
+        init.set_root_margin("400px");
+        if let Ok(io) =
+            web_sys::IntersectionObserver::new_with_options(cb.as_ref().unchecked_ref(), &init)
+        {
+            io.observe(&el);
+        }
+        // The panel lives as long as the page.
+        cb.forget();
+    });
+    visible.into()
+}
+
+/// `src` while `visible`; frozen at its last value while the panel is off screen (it
+/// catches up when it scrolls into view), so off-screen panels cost nothing per input.
+fn while_visible<T: Clone + PartialEq + Send + Sync + 'static>(
+    src: Signal<T>,
+    visible: Signal<bool>,
+) -> Signal<T> {
+    Memo::new(move |prev: Option<&T>| match prev {
+        Some(p) if !visible.get() => p.clone(),
+        _ => src.get(),
+    })
+    .into()
+}
+
 /// Keys whose problems are shown next to the layout inputs.
 const LAYOUT_KEYS: [&str; 7] = ["dp", "tp", "pp", "cp", "ep", "vpp", "microbatches"];
 

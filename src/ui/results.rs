@@ -173,9 +173,11 @@ pub fn LedgerTable(
     #[prop(into)] units: Signal<Units>,
     selected: RwSignal<Option<usize>>,
 ) -> impl IntoView {
+    let node = NodeRef::<leptos::html::Section>::new();
+    let estimate = super::while_visible(estimate, super::on_screen(node));
     let table = Memo::new(move |_| estimate.with(|e| rows(&e.items, units.get())));
     view! {
-        <section class="panel ledger" id="ledger">
+        <section class="panel ledger" id="ledger" node_ref=node>
             <h2>"Ledger"</h2>
             <div class="table-wrap">
                 <table data-testid="ledger">
@@ -249,6 +251,10 @@ pub fn ExportPanel(
     #[prop(into)] scenario: Signal<Scenario>,
     #[prop(into)] estimate: Signal<Estimate>,
 ) -> impl IntoView {
+    let node = NodeRef::<leptos::html::Section>::new();
+    let visible = super::on_screen(node);
+    let scenario = super::while_visible(scenario, visible);
+    let estimate = super::while_visible(estimate, visible);
     let kind = RwSignal::new("json".to_string());
     let text = Memo::new(move |_| {
         let k = kind.get();
@@ -275,7 +281,7 @@ pub fn ExportPanel(
         )
     };
     view! {
-        <section class="panel export" data-testid="export">
+        <section class="panel export" data-testid="export" node_ref=node>
             <h2>"Export"</h2>
             <div class="row">
                 <label for="export-kind">"Format"</label>

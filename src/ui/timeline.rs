@@ -39,6 +39,8 @@ pub fn TimelinePanel(
     #[prop(into)] scenario: Signal<Scenario>,
     #[prop(into)] units: Signal<Units>,
 ) -> impl IntoView {
+    let node = NodeRef::<leptos::html::Section>::new();
+    let scenario = super::while_visible(scenario, super::on_screen(node));
     let walk = Memo::new(move |_| scenario.with(timeline));
     let svg = Memo::new(move |_| {
         walk.with(|t| {
@@ -88,7 +90,7 @@ pub fn TimelinePanel(
         })
     };
     view! {
-        <section class="panel timeline" id="timeline" data-testid="timeline">
+        <section class="panel timeline" id="timeline" data-testid="timeline" node_ref=node>
             <h2>"One step, allocation by allocation"</h2>
             <p class="hint">"Blue bands: forward (prefill); orange: backward (decode); violet: optimizer step. The stack is this rank's memory after each event; the red line is the peak, the same number as the verdict."</p>
             <figure class="chart" role="img" aria-label=summary data-testid="timeline-chart"
