@@ -28,3 +28,25 @@ fn validation_report_is_current() {
         "docs/validation.md is stale: run `cargo run --release --bin memfit -- --validation ../shared/reference/measured_runs.json > docs/validation.md`"
     );
 }
+
+/// The page's embedded copy of the published measurements is the reference file, and
+/// the page's table is the report's.
+#[test]
+fn embedded_measurements_are_the_reference() {
+    let reference = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/reference/measured_runs.json"),
+    )
+    .expect("../shared/reference/measured_runs.json");
+    assert_eq!(
+        memfit::share::validation::EMBEDDED,
+        reference,
+        "assets/measured_runs.json is stale: copy it from ../shared/reference/"
+    );
+    let (r, median, max, notes) = memfit::share::validation::embedded_rows();
+    let doc = load("measured_runs.json");
+    let (want, want_notes) = rows(&doc);
+    assert_eq!(r, want);
+    assert_eq!(notes, want_notes);
+    assert_eq!((median, max), summary(&want));
+}

@@ -198,6 +198,23 @@ pub fn summary(rows: &[Row]) -> (f64, f64) {
     median_max(rows.iter().map(|r| r.rel_error().abs()).collect())
 }
 
+/// The published measurements the page's "How accurate is this?" panel compares with: a
+/// copy of `../shared/reference/measured_runs.json` (`tests/validation.rs` keeps it equal).
+pub const EMBEDDED: &str = include_str!("../../assets/measured_runs.json");
+
+/// The page's validation table: every compared row, the median and max |error|, and
+/// the assumptions; empty when the embedded file does not parse.
+pub fn embedded_rows() -> (Vec<Row>, f64, f64, Vec<String>) {
+    match serde_json::from_str::<Value>(EMBEDDED) {
+        Ok(doc) => {
+            let (r, notes) = rows(&doc);
+            let (median, max) = summary(&r);
+            (r, median, max, notes)
+        }
+        Err(_) => (Vec::new(), f64::NAN, f64::NAN, Vec::new()),
+    }
+}
+
 /// The markdown report.
 pub fn markdown(doc: &Value) -> String {
     let (rows, notes) = rows(doc);

@@ -1,6 +1,7 @@
 //! The Leptos page. Components are small, one per panel; all numbers come from
 //! the Estimate; all URL access is in [`url`], all network access in `net`.
 
+mod accuracy;
 mod compare;
 mod explore;
 mod fields;
@@ -16,6 +17,7 @@ pub mod url;
 use crate::core::estimate::Warning;
 use crate::share::query::{decode, encode, get_key};
 use crate::share::report::estimate_with;
+use accuracy::AccuracyPanel;
 use compare::{SeqCurve, ZeroComparison};
 use explore::{use_explorer, BestLayouts, FitMapPanel, MinGpusLine};
 use learn::LearnPanel;
@@ -175,6 +177,7 @@ pub fn App() -> impl IntoView {
                 <ZeroComparison scenario=later units />
                 <SeqCurve scenario=later units />
                 <LearnPanel units />
+                <AccuracyPanel />
                 <ExportPanel scenario=later estimate=estimate_later />
             </div>
         </main>

@@ -457,6 +457,27 @@ await test('learn: every step\'s link loads its scenario and the page shows the 
   }
 });
 
+await test('accuracy panel: the published runs, the same median as docs/validation.md, rows load their scenario', 1440, async (page) => {
+  await open(page, '');
+  const panel = page.getByTestId('accuracy');
+  await panel.locator('summary').click();
+  await page.getByTestId('accuracy-row').first().waitFor();
+  const rows = await page.getByTestId('accuracy-row').count();
+  const doc = await readFile('docs/validation.md', 'utf8');
+  const [, n, median, max] = doc.match(/\*\*(\d+) rows: median \|error\| ([\d.]+) %, max \|error\| ([\d.]+) %/);
+  check(rows === Number(n), `${rows} rows, docs/validation.md has ${n}`);
+  const summary = await page.getByTestId('accuracy-summary').textContent();
+  check(summary.includes(`median |error| ${median} %, max ${max} %`), `summary "${summary}" vs ${median} / ${max}`);
+  await panel.screenshot({ path: `${outDir}/accuracy.png` });
+  const link = page.getByTestId('accuracy-row').first().locator('a');
+  const href = await link.getAttribute('href');
+  await link.click();
+  await page.waitForURL((u) => u.search.length > 1);
+  await page.waitForSelector('[data-testid=per-gpu]');
+  const want = cliJson(href.slice(1));
+  check((await page.getByTestId('per-gpu').getAttribute('data-bytes')) === String(want.per_gpu_bytes), 'row link does not load its scenario');
+});
+
 await test('CSP in force: inline script and outside fetch refused; no request while editing (cache off)', 1440, async (page, seen) => {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
