@@ -28,6 +28,10 @@ fn imports_reproduce_published_counts() {
         ("phi-3-mini.json", 3_821_079_552),
         ("gpt2.json", 124_439_808),
         ("t5-large.json", 737_668_096),
+        // t5-base and t5-small (Hugging Face checkpoints, `model.num_parameters()`): the
+        // imported depth now sets the encoder too (it stayed at the preset's 24: +38 %).
+        ("t5-base.json", 222_903_552),
+        ("t5-small.json", 60_506_624),
         ("deepseek-v3.json", 671_026_404_352),
     ] {
         let (s, w) = import(file);
@@ -62,4 +66,25 @@ fn missing_fields_are_named() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/configs/broken-llama.json");
     let e = parse(&std::fs::read_to_string(path).unwrap()).unwrap_err();
     assert_eq!(e, "config.json lacks `num_hidden_layers`");
+}
+
+/// A config whose weights the import cannot represent is refused, naming the fields,
+/// never counted as a different model (Qwen1.5-MoE-A2.7B's shape: 60 experts of width
+/// 1,408 plus a 5,632-wide shared expert; read as dense it came out 3.5× too large).
+#[test]
+fn unrepresentable_moe_configs_are_refused_by_name() {
+    let cfg = r#"{"model_type":"qwen2_moe","hidden_size":2048,"intermediate_size":5632,
+        "moe_intermediate_size":1408,"shared_expert_intermediate_size":5632,"num_experts":60,
+        "num_experts_per_tok":4,"num_attention_heads":16,"num_key_value_heads":16,
+        "num_hidden_layers":24,"vocab_size":151936,"decoder_sparse_step":1,"mlp_only_layers":[]}"#;
+    let e = parse(cfg).unwrap_err();
+    assert!(
+        e.contains("qwen2_moe")
+            && e.contains("`moe_intermediate_size`")
+            && e.contains("`shared_expert_intermediate_size`"),
+        "{e}"
+    );
+    // A plain Mixtral config (no such fields) still imports.
+    assert!(parse(r#"{"model_type":"mixtral","hidden_size":4096,"intermediate_size":14336,"num_attention_heads":32,
+        "num_key_value_heads":8,"num_hidden_layers":32,"vocab_size":32000,"num_local_experts":8,"num_experts_per_tok":2}"#).is_ok());
 }

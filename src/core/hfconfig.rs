@@ -29,6 +29,19 @@ fn need(v: &Value, names: &[&str]) -> Result<u64, String> {
     get(v, names).ok_or_else(|| format!("config.json lacks `{}`", names[0]))
 }
 
+/// Weight-changing fields of decoder configs that the importer cannot express (expert
+/// widths, shared experts, dense first layers, MLA ranks, sparse-layer steps).
+const UNREPRESENTED: [&str; 8] = [
+    "moe_intermediate_size",
+    "shared_expert_intermediate_size",
+    "n_shared_experts",
+    "first_k_dense_replace",
+    "q_lora_rank",
+    "kv_lora_rank",
+    "decoder_sparse_step",
+    "mlp_only_layers",
+];
+
 /// Parses a `config.json` text.
 ///
 /// # Errors
@@ -60,6 +73,19 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     let tied = v.get("tie_word_embeddings").and_then(Value::as_bool);
     let base = match model_type.as_str() {
         "llama" | "mistral" | "mixtral" | "qwen2" | "qwen2_moe" | "gemma" | "gemma2" | "phi3" | "olmo2" | "deepseek_v3" => {
+            // Fields that change the weights and that the query keys cannot express: refuse
+            // rather than count a different model (a qwen2_moe config read as dense with
+            // `intermediate_size`-wide experts came out 3.5× too large). DeepSeek-V3 takes
+            // them from its preset (noted below).
+            if model_type != "deepseek_v3" {
+                let unknown: Vec<&str> = UNREPRESENTED.iter().copied().filter(|k| v.get(*k).is_some_and(|x| !x.is_null())).collect();
+                if !unknown.is_empty() {
+                    return Err(format!(
+                        "model_type `{model_type}`: {} change the weights and memfit's import cannot represent them yet; refusing rather than counting a different model",
+                        unknown.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                    ));
+                }
+            }
             let h = need(&v, &["hidden_size"])?;
             let heads = need(&v, &["num_attention_heads"])?;
             put("hidden", h);

@@ -794,7 +794,14 @@ impl Scenario {
                 a.kv_heads = a.heads;
             }
         }
-        a.layers = o.layers.unwrap_or(a.layers);
+        if let Some(l) = o.layers {
+            // Encoder-decoder presets: the override sets both stacks (an imported T5
+            // config's depth; encoder and decoder depths are equal in T5/mT5/Flan-T5).
+            if a.encoder_layers > 0 {
+                a.encoder_layers = l;
+            }
+            a.layers = l;
+        }
         a.kv_heads = o.kv_heads.unwrap_or(a.kv_heads);
         a.ffn = o.ffn.unwrap_or(a.ffn);
         a.vocab = o.vocab.unwrap_or(a.vocab);
