@@ -30,6 +30,11 @@ fn imports_reproduce_published_counts() {
         ("t5-large.json", 737_668_096),
         // t5-base and t5-small (Hugging Face checkpoints, `model.num_parameters()`): the
         // imported depth now sets the encoder too (it stayed at the preset's 24: +38 %).
+        // Qwen/Qwen3-8B and Qwen/Qwen3-4B (per-head q/k norms; 4B ties its embeddings),
+        // meta-llama/Llama-3.2-1B (tied).
+        ("qwen3-8b.json", 8_190_735_360),
+        ("qwen3-4b.json", 4_022_468_096),
+        ("llama-3.2-1b.json", 1_235_814_400),
         ("t5-base.json", 222_903_552),
         ("t5-small.json", 60_506_624),
         ("deepseek-v3.json", 671_026_404_352),

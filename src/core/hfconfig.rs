@@ -72,7 +72,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     let mut put = |k: &'static str, x: u64| keys.push((k, x.to_string()));
     let tied = v.get("tie_word_embeddings").and_then(Value::as_bool);
     let base = match model_type.as_str() {
-        "llama" | "mistral" | "mixtral" | "qwen2" | "qwen2_moe" | "gemma" | "gemma2" | "phi3" | "olmo2" | "deepseek_v3" => {
+        "llama" | "mistral" | "mixtral" | "qwen2" | "qwen2_moe" | "qwen3" | "gemma" | "gemma2" | "phi3" | "olmo2" | "deepseek_v3" => {
             // Fields that change the weights and that the query keys cannot express: refuse
             // rather than count a different model (a qwen2_moe config read as dense with
             // `intermediate_size`-wide experts came out 3.5× too large). DeepSeek-V3 takes
@@ -104,6 +104,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             match model_type.as_str() {
                 "mixtral" => "mixtral-8x7b",
                 "qwen2" | "qwen2_moe" => "qwen2.5-7b",
+                "qwen3" => "qwen3-8b",
                 "gemma" | "gemma2" => "gemma-2-9b",
                 "phi3" => "phi-3-mini",
                 "olmo2" => "olmo-2-7b",
@@ -167,7 +168,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             }
             if gated { "t0-3b" } else { "t5-large" }
         }
-        other => return Err(format!("model_type `{other}` is not supported (llama, mistral, mixtral, qwen2, gemma, gemma2, phi3, gpt2, gpt_neox, falcon, t5, deepseek_v3)")),
+        other => return Err(format!("model_type `{other}` is not supported (llama, mistral, mixtral, qwen2, qwen3, gemma, gemma2, phi3, olmo2, gpt2, gpt_neox, falcon, t5, mt5, deepseek_v3)")),
     };
     if let Some(t) = tied {
         keys.push(("tied", (t as u8).to_string()));

@@ -108,6 +108,10 @@ pub struct Arch {
     pub norms_per_layer: u32,
     /// OLMo 2 style q/k norms over the full projected q and k vectors.
     pub qk_norm: bool,
+    /// Qwen3 / Gemma 3 style q/k norms per head: one `d`-wide norm each for q and k
+    /// (`Qwen3RMSNorm(head_dim)`), shared by the heads.
+    #[serde(default)]
+    pub qk_norm_head: bool,
     /// LayerNorm right after the embedding (BLOOM).
     pub emb_norm: bool,
     /// q, k and v live in one fused linear module (GPT-2 `c_attn`, Phi-3 `qkv_proj`).
@@ -225,6 +229,8 @@ impl Arch {
                 };
                 let qk_norm = if self.qk_norm {
                     n(a * d) + n(kv * d)
+                } else if self.qk_norm_head {
+                    2 * n(d)
                 } else {
                     0
                 };
@@ -601,6 +607,7 @@ const fn dense(
         positions: 0,
         norms_per_layer: 2,
         qk_norm: false,
+        qk_norm_head: false,
         emb_norm: false,
         fused_qkv: false,
         fused_gate_up: false,
@@ -758,6 +765,19 @@ fn build_presets() -> Vec<Preset> {
         nope_dim: 128,
         v_dim: 128,
     });
+    // Llama 3.2 1B/3B: tied embeddings.
+    let mut llama32_1b = llama(16, 2048, 32, 8, 8192, 128_256);
+    llama32_1b.tied = true;
+    let mut llama32_3b = llama(28, 3072, 24, 8, 8192, 128_256);
+    llama32_3b.tied = true;
+    // Qwen3: RMSNorm on q and k per head, no q/k/v bias, head_dim 128.
+    let qwen3 = |layers, hidden, kv, ffn, tied| {
+        let mut a = llama(layers, hidden, 32, kv, ffn, 151_936);
+        a.head_dim = 128;
+        a.qk_norm_head = true;
+        a.tied = tied;
+        a
+    };
     let mut gpt3 = gpt2(96, 12_288, 96, 2048, 50_257);
     gpt3.fused_qkv = true;
     vec![
@@ -772,6 +792,8 @@ fn build_presets() -> Vec<Preset> {
         Preset { id: "llama-3-8b", name: "Llama 3 / 3.1 8B", arch: llama(32, 4096, 32, 8, 14_336, 128_256), published_params: 8_030_261_248, published_rel_tol: 0.0, source: hf },
         Preset { id: "llama-3-70b", name: "Llama 3 / 3.1 70B", arch: llama(80, 8192, 64, 8, 28_672, 128_256), published_params: 70_553_706_496, published_rel_tol: 0.0, source: hf },
         Preset { id: "llama-3.1-405b", name: "Llama 3.1 405B", arch: llama(126, 16_384, 128, 8, 53_248, 128_256), published_params: 405_853_388_800, published_rel_tol: 0.0, source: hf },
+        Preset { id: "llama-3.2-1b", name: "Llama 3.2 1B", arch: llama32_1b, published_params: 1_235_814_400, published_rel_tol: 0.0, source: "Hugging Face meta-llama/Llama-3.2-1B config.json (tied embeddings); count = transformers num_parameters()" },
+        Preset { id: "llama-3.2-3b", name: "Llama 3.2 3B", arch: llama32_3b, published_params: 3_212_749_824, published_rel_tol: 0.0, source: "Hugging Face meta-llama/Llama-3.2-3B config.json (tied embeddings); count = transformers num_parameters()" },
         Preset { id: "mistral-7b", name: "Mistral 7B v0.1", arch: llama(32, 4096, 32, 8, 14_336, 32_000), published_params: 7_241_732_096, published_rel_tol: 0.0, source: hf },
         Preset { id: "mixtral-8x7b", name: "Mixtral 8x7B", arch: with_experts(llama(32, 4096, 32, 8, 14_336, 32_000), 8, 2), published_params: 46_702_792_704, published_rel_tol: 0.0, source: hf },
         Preset { id: "mixtral-8x22b", name: "Mixtral 8x22B", arch: with_experts(llama(56, 6144, 48, 8, 16_384, 32_768), 8, 2), published_params: 141_000_000_000, published_rel_tol: 0.005, source: "Hugging Face config.json; the model card says 141B (exact count 140,630,071,296)" },
@@ -779,6 +801,8 @@ fn build_presets() -> Vec<Preset> {
         Preset { id: "qwen2.5-14b", name: "Qwen2.5 14B", arch: qwen(48, 5120, 40, 8, 13_824), published_params: 14_770_033_664, published_rel_tol: 0.0, source: hf },
         Preset { id: "qwen2.5-32b", name: "Qwen2.5 32B", arch: qwen(64, 5120, 40, 8, 27_648), published_params: 32_763_876_352, published_rel_tol: 0.0, source: hf },
         Preset { id: "qwen2.5-72b", name: "Qwen2.5 72B", arch: qwen(80, 8192, 64, 8, 29_568), published_params: 72_706_203_648, published_rel_tol: 0.0, source: hf },
+        Preset { id: "qwen3-4b", name: "Qwen3 4B", arch: qwen3(36, 2560, 8, 9728, true), published_params: 4_022_468_096, published_rel_tol: 0.0, source: "Hugging Face Qwen/Qwen3-4B config.json (qk_norm, tied); model card: 4.0B, 3.6B non-embedding (3,633,511,936 here)" },
+        Preset { id: "qwen3-8b", name: "Qwen3 8B", arch: qwen3(36, 4096, 8, 12_288, false), published_params: 8_190_735_360, published_rel_tol: 0.0, source: "Hugging Face Qwen/Qwen3-8B config.json (qk_norm, untied); model card: 8.2B, 6.95B non-embedding (6,946,075,648 here)" },
         Preset { id: "gemma-2-9b", name: "Gemma 2 9B", arch: gemma2(42, 3584, 16, 8, 256, 14_336), published_params: 9_241_705_984, published_rel_tol: 0.0, source: hf },
         Preset { id: "gemma-2-27b", name: "Gemma 2 27B", arch: gemma2(46, 4608, 32, 16, 128, 36_864), published_params: 27_227_128_320, published_rel_tol: 0.0, source: hf },
         Preset { id: "phi-3-mini", name: "Phi-3 mini (3.8B)", arch: phi3(32, 3072, 32, 32, 8192), published_params: 3_821_079_552, published_rel_tol: 0.0, source: hf },
