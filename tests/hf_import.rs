@@ -35,11 +35,17 @@ fn imports_reproduce_published_counts() {
         ("qwen3-8b.json", 8_190_735_360),
         ("qwen3-4b.json", 4_022_468_096),
         ("llama-3.2-1b.json", 1_235_814_400),
+        // google/gemma-3-1b-pt (gemma3_text), microsoft/phi-4 (phi3),
+        // mistralai/Mistral-Small-24B-Base-2501 (mistral, head_dim 128).
+        ("gemma-3-1b.json", 999_885_952),
+        ("phi-4.json", 14_659_507_200),
+        ("mistral-small-24b.json", 23_572_403_200),
         ("t5-base.json", 222_903_552),
         ("t5-small.json", 60_506_624),
         ("deepseek-v3.json", 671_026_404_352),
     ] {
         let (s, w) = import(file);
+        // The only warnings allowed are the import's notes (under `model`).
         assert!(w.iter().all(|w| w.key == "model"), "{file}: {w:?}");
         assert_eq!(estimate(&s).model.params, params, "{file}");
     }
@@ -92,4 +98,16 @@ fn unrepresentable_moe_configs_are_refused_by_name() {
     // A plain Mixtral config (no such fields) still imports.
     assert!(parse(r#"{"model_type":"mixtral","hidden_size":4096,"intermediate_size":14336,"num_attention_heads":32,
         "num_key_value_heads":8,"num_hidden_layers":32,"vocab_size":32000,"num_local_experts":8,"num_experts_per_tok":2}"#).is_ok());
+}
+
+/// Sliding-window layers are said, not hidden: Gemma 3's import notes that the KV cache
+/// is counted in full on every layer.
+#[test]
+fn sliding_window_is_noted() {
+    let (_, w) = import("gemma-3-1b.json");
+    assert!(
+        w.iter()
+            .any(|w| w.message.contains("512 tokens") && w.message.contains("upper bound")),
+        "{w:?}"
+    );
 }

@@ -72,7 +72,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     let mut put = |k: &'static str, x: u64| keys.push((k, x.to_string()));
     let tied = v.get("tie_word_embeddings").and_then(Value::as_bool);
     let base = match model_type.as_str() {
-        "llama" | "mistral" | "mixtral" | "qwen2" | "qwen2_moe" | "qwen3" | "gemma" | "gemma2" | "phi3" | "olmo2" | "deepseek_v3" => {
+        "llama" | "mistral" | "mixtral" | "qwen2" | "qwen2_moe" | "qwen3" | "gemma" | "gemma2" | "gemma3_text" | "phi3" | "olmo2" | "deepseek_v3" => {
             // Fields that change the weights and that the query keys cannot express: refuse
             // rather than count a different model (a qwen2_moe config read as dense with
             // `intermediate_size`-wide experts came out 3.5× too large). DeepSeek-V3 takes
@@ -97,6 +97,11 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             if let Some(d) = get(&v, &["head_dim"]) {
                 put("head_dim", d);
             }
+            if matches!(model_type.as_str(), "gemma2" | "gemma3_text") {
+                if let Some(w) = get(&v, &["sliding_window"]) {
+                    notes.push(format!("{model_type} attends locally ({w} tokens) on most layers; memfit counts a full KV cache on every layer, an upper bound for inference"));
+                }
+            }
             if let Some(e) = get(&v, &["num_local_experts", "n_routed_experts", "num_experts"]) {
                 put("experts", e);
                 put("top_k", get(&v, &["num_experts_per_tok"]).unwrap_or(2));
@@ -106,6 +111,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 "qwen2" | "qwen2_moe" => "qwen2.5-7b",
                 "qwen3" => "qwen3-8b",
                 "gemma" | "gemma2" => "gemma-2-9b",
+                "gemma3_text" => "gemma-3-1b",
                 "phi3" => "phi-3-mini",
                 "olmo2" => "olmo-2-7b",
                 "deepseek_v3" => {
@@ -168,7 +174,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             }
             if gated { "t0-3b" } else { "t5-large" }
         }
-        other => return Err(format!("model_type `{other}` is not supported (llama, mistral, mixtral, qwen2, qwen3, gemma, gemma2, phi3, olmo2, gpt2, gpt_neox, falcon, t5, mt5, deepseek_v3)")),
+        other => return Err(format!("model_type `{other}` is not supported (llama, mistral, mixtral, qwen2, qwen3, gemma, gemma2, gemma3_text, phi3, olmo2, gpt2, gpt_neox, falcon, t5, mt5, deepseek_v3)")),
     };
     if let Some(t) = tied {
         keys.push(("tied", (t as u8).to_string()));

@@ -675,6 +675,14 @@ const fn gemma2(layers: u32, hidden: u32, heads: u32, kv: u32, head_dim: u32, ff
     a
 }
 
+impl Arch {
+    /// The same architecture with another vocabulary size.
+    pub const fn with_vocab(mut self, vocab: u32) -> Arch {
+        self.vocab = vocab;
+        self
+    }
+}
+
 const fn phi3(layers: u32, hidden: u32, heads: u32, kv: u32, ffn: u32) -> Arch {
     let mut a = llama(layers, hidden, heads, kv, ffn, 32_064);
     a.fused_qkv = true;
@@ -778,6 +786,13 @@ fn build_presets() -> Vec<Preset> {
         a.tied = tied;
         a
     };
+    // Gemma 3 (text): sandwich norms, per-head q/k norms, tied, head_dim 256.
+    let mut gemma3_1b = gemma2(26, 1152, 4, 1, 256, 6912);
+    gemma3_1b.vocab = 262_144;
+    gemma3_1b.qk_norm_head = true;
+    // Mistral Small 3 (24B): head_dim 128 (not hidden/heads = 160).
+    let mut mistral_small = llama(40, 5120, 32, 8, 32_768, 131_072);
+    mistral_small.head_dim = 128;
     let mut gpt3 = gpt2(96, 12_288, 96, 2048, 50_257);
     gpt3.fused_qkv = true;
     vec![
@@ -795,6 +810,7 @@ fn build_presets() -> Vec<Preset> {
         Preset { id: "llama-3.2-1b", name: "Llama 3.2 1B", arch: llama32_1b, published_params: 1_235_814_400, published_rel_tol: 0.0, source: "Hugging Face meta-llama/Llama-3.2-1B config.json (tied embeddings); count = transformers num_parameters()" },
         Preset { id: "llama-3.2-3b", name: "Llama 3.2 3B", arch: llama32_3b, published_params: 3_212_749_824, published_rel_tol: 0.0, source: "Hugging Face meta-llama/Llama-3.2-3B config.json (tied embeddings); count = transformers num_parameters()" },
         Preset { id: "mistral-7b", name: "Mistral 7B v0.1", arch: llama(32, 4096, 32, 8, 14_336, 32_000), published_params: 7_241_732_096, published_rel_tol: 0.0, source: hf },
+        Preset { id: "mistral-small-24b", name: "Mistral Small 3 (24B)", arch: mistral_small, published_params: 23_572_403_200, published_rel_tol: 0.0, source: "Hugging Face mistralai/Mistral-Small-24B-Base-2501 config.json (head_dim 128); count = transformers num_parameters()" },
         Preset { id: "mixtral-8x7b", name: "Mixtral 8x7B", arch: with_experts(llama(32, 4096, 32, 8, 14_336, 32_000), 8, 2), published_params: 46_702_792_704, published_rel_tol: 0.0, source: hf },
         Preset { id: "mixtral-8x22b", name: "Mixtral 8x22B", arch: with_experts(llama(56, 6144, 48, 8, 16_384, 32_768), 8, 2), published_params: 141_000_000_000, published_rel_tol: 0.005, source: "Hugging Face config.json; the model card says 141B (exact count 140,630,071,296)" },
         Preset { id: "qwen2.5-7b", name: "Qwen2.5 7B", arch: qwen(28, 3584, 28, 4, 18_944), published_params: 7_615_616_512, published_rel_tol: 0.0, source: hf },
@@ -805,11 +821,14 @@ fn build_presets() -> Vec<Preset> {
         Preset { id: "qwen3-8b", name: "Qwen3 8B", arch: qwen3(36, 4096, 8, 12_288, false), published_params: 8_190_735_360, published_rel_tol: 0.0, source: "Hugging Face Qwen/Qwen3-8B config.json (qk_norm, untied); model card: 8.2B, 6.95B non-embedding (6,946,075,648 here)" },
         Preset { id: "gemma-2-9b", name: "Gemma 2 9B", arch: gemma2(42, 3584, 16, 8, 256, 14_336), published_params: 9_241_705_984, published_rel_tol: 0.0, source: hf },
         Preset { id: "gemma-2-27b", name: "Gemma 2 27B", arch: gemma2(46, 4608, 32, 16, 128, 36_864), published_params: 27_227_128_320, published_rel_tol: 0.0, source: hf },
+        Preset { id: "gemma-3-1b", name: "Gemma 3 1B", arch: gemma3_1b, published_params: 999_885_952, published_rel_tol: 0.0, source: "Hugging Face google/gemma-3-1b-pt config.json (gemma3_text: sandwich norms, per-head q/k norms, tied)" },
         Preset { id: "phi-3-mini", name: "Phi-3 mini (3.8B)", arch: phi3(32, 3072, 32, 32, 8192), published_params: 3_821_079_552, published_rel_tol: 0.0, source: hf },
         Preset { id: "phi-3-medium", name: "Phi-3 medium (14B)", arch: phi3(40, 5120, 40, 10, 17_920), published_params: 13_960_238_080, published_rel_tol: 0.0, source: hf },
+        Preset { id: "phi-4", name: "Phi-4 (14B)", arch: phi3(40, 5120, 40, 10, 17_920).with_vocab(100_352), published_params: 14_659_507_200, published_rel_tol: 0.0, source: "Hugging Face microsoft/phi-4 config.json (model_type phi3, untied)" },
         Preset { id: "t5-large", name: "T5 large (770M, encoder-decoder)", arch: t5(24, 1024, 16, 64, 4096), published_params: 737_668_096, published_rel_tol: 0.0, source: "Hugging Face t5-large config.json; count as DeepSpeed's doc prints it (737.67M)" },
         Preset { id: "t5-3b", name: "T5 3B (encoder-decoder)", arch: t5(24, 1024, 32, 128, 16_384), published_params: 2_851_598_336, published_rel_tol: 0.0, source: "Hugging Face t5-3b config.json; count as DeepSpeed's doc prints it (2851M)" },
-        Preset { id: "deepseek-v3", name: "DeepSeek-V3 (671B MoE, MLA)", arch: deepseek_v3, published_params: 671_000_000_000, published_rel_tol: 0.005, source: "Hugging Face config.json (MTP module excluded); DeepSeek-V3 report: 671B total, 37B activated" },
+        Preset { id: "deepseek-v3", name: "DeepSeek-V3 (671B MoE, MLA)", arch: deepseek_v3.clone(), published_params: 671_000_000_000, published_rel_tol: 0.005, source: "Hugging Face config.json (MTP module excluded); DeepSeek-V3 report: 671B total, 37B activated" },
+        Preset { id: "deepseek-r1", name: "DeepSeek-R1 (671B MoE, MLA; V3's architecture)", arch: deepseek_v3, published_params: 671_000_000_000, published_rel_tol: 0.005, source: "Hugging Face deepseek-ai/DeepSeek-R1 config.json (model_type deepseek_v3, the V3 shape; MTP module excluded); model card: 671B total, 37B activated" },
         Preset { id: "t0-3b", name: "T0 3B (T5 v1.1 XL LM-adapted)", arch: t5_v11(24, 2048, 32, 64, 5120, 32_128), published_params: 2_849_757_184, published_rel_tol: 0.0, source: "Hugging Face bigscience/T0_3B config.json (gated-gelu, untied)" },
         Preset { id: "mt0-xxl", name: "mT0 XXL (13B, mT5 XXL)", arch: t5_v11(24, 4096, 64, 64, 10_240, 250_112), published_params: 12_921_057_280, published_rel_tol: 0.0, source: "Hugging Face bigscience/mt0-xxl config.json (gated-gelu, untied)" },
         Preset { id: "bloom-7b1", name: "BLOOM 7B1 (bloomz-7b1)", arch: bloom7b1(), published_params: 7_069_016_064, published_rel_tol: 0.0, source: "Hugging Face bigscience/bloom-7b1 config.json" },
