@@ -95,3 +95,48 @@ fn help_lists_every_key() {
         assert!(out.contains(k.key), "--help lacks {}", k.key);
     }
 }
+
+/// `--config` imports a Hugging Face config.json exactly as the page does, then applies
+/// the query; a config that cannot be used exits 2 with the message.
+#[test]
+fn config_import_then_query() {
+    let cfg = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/configs/qwen3-8b.json");
+    let (code, out, _) = memfit(&["--config", cfg, "zero=3&gpus_per_node=8"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // Qwen/Qwen3-8B: 8,190,735,360 parameters; 16 B/param over 8 ranks.
+    assert_eq!(v["model"]["params"], 8_190_735_360u64);
+    assert_eq!(v["layout"]["dp"], 8);
+    let q = v["query"].as_str().unwrap();
+    assert!(
+        q.contains("model=qwen3-8b") && q.contains("zero=3") && q.contains("head_dim=128"),
+        "{q}"
+    );
+    // The printed query reproduces the estimate without the file.
+    let (_, again, _) = memfit(&[q]);
+    let again: serde_json::Value = serde_json::from_str(&again).unwrap();
+    assert_eq!(again["per_gpu_bytes"], v["per_gpu_bytes"]);
+    // Without a query: the import alone.
+    let (code, _, _) = memfit(&["--config", cfg]);
+    assert_eq!(code, 0);
+    // Unusable configs: exit 2, the reason on stderr.
+    let dir = std::env::temp_dir().join(format!("memfit-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let moe = dir.join("qwen2_moe.json");
+    std::fs::write(
+        &moe,
+        r#"{"model_type":"qwen2_moe","hidden_size":2048,"moe_intermediate_size":1408}"#,
+    )
+    .unwrap();
+    let (code, _, err) = memfit(&["--config", moe.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("`moe_intermediate_size` changes the weights"),
+        "{err}"
+    );
+    let (code, _, err) = memfit(&["--config", dir.join("missing.json").to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot read"), "{err}");
+    let (code, _, _) = memfit(&["--config"]);
+    assert_eq!(code, 2);
+}

@@ -4,6 +4,7 @@
 //! memfit 'model=llama-2-7b&mode=train&zero=3&gpus_per_node=8'
 //! memfit --json '{"model":"gpt2", ...}'      # a serialized Scenario
 //! memfit --strict '...'                      # exit 2 on any warning
+//! memfit --config config.json 'zero=3&gpus_per_node=8'   # import, then the query
 //! ```
 //! Exit status: 0 on success (warnings included), 2 when the input cannot be used.
 
@@ -15,7 +16,7 @@ use std::process::ExitCode;
 fn help() -> String {
     let mut h = String::from(
         "memfit — will this LLM job fit in GPU memory?\n\n\
-         USAGE:\n  memfit [--strict] '<query string>'\n  memfit --explore [--limit N] '<query string>'   (every layout of the cluster; N = 0: all fitting)\n  memfit [--strict] --json '<Scenario JSON>'\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n  memfit --validation ../shared/reference/measured_runs.json   (docs/validation.md)\n\n\
+         USAGE:\n  memfit [--strict] '<query string>'\n  memfit --explore [--limit N] '<query string>'   (every layout of the cluster; N = 0: all fitting)\n  memfit [--strict] --json '<Scenario JSON>'\n  memfit [--strict] --config path/to/config.json ['<query string>']   (import a Hugging Face config, then apply the query)\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n  memfit --validation ../shared/reference/measured_runs.json   (docs/validation.md)\n\n\
          Prints the estimate as one JSON object. Exit 0 on success (warnings are in\n\
          \"warnings\"), 2 when the input cannot be used (or, with --strict, has warnings).\n\nKEYS:\n",
     );
@@ -94,6 +95,31 @@ fn main() -> ExitCode {
     }
     let strict = args.iter().any(|a| a == "--strict");
     args.retain(|a| a != "--strict");
+    if let Some(pos) = args.iter().position(|a| a == "--config") {
+        let Some(path) = args.get(pos + 1).cloned() else {
+            return fail("--config needs the path of a config.json");
+        };
+        args.drain(pos..pos + 2);
+        let query = match args.as_slice() {
+            [] => String::new(),
+            [q] if !q.starts_with("--") => q.clone(),
+            _ => return fail(&format!("unexpected arguments: {}", args.join(" "))),
+        };
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) => return fail(&format!("cannot read {path}: {e}")),
+        };
+        let imported = match memfit::core::hfconfig::parse(&text) {
+            Ok(i) => i,
+            Err(e) => return fail(&format!("{path}: {e}")),
+        };
+        let mut base = Scenario::default();
+        let mut warnings = memfit::share::query::apply_import(&mut base, &imported);
+        let (s, w) = memfit::share::query::decode_onto(base, &query);
+        warnings.extend(w);
+        let value = report(&s, &estimate_with(&s, &warnings));
+        return print_report(&value, strict);
+    }
     let value = match args.as_slice() {
         [flag, json] if flag == "--json" => match serde_json::from_str::<Scenario>(json) {
             Ok(s) => {
@@ -106,7 +132,12 @@ fn main() -> ExitCode {
         [] => return fail("no query string given"),
         _ => return fail(&format!("unexpected arguments: {}", args.join(" "))),
     };
-    match serde_json::to_string_pretty(&value) {
+    print_report(&value, strict)
+}
+
+/// Prints a report; with `strict`, exit 2 when it carries warnings.
+fn print_report(value: &serde_json::Value, strict: bool) -> ExitCode {
+    match serde_json::to_string_pretty(value) {
         Ok(text) => println!("{text}"),
         Err(e) => return fail(&format!("cannot print JSON: {e}")),
     }

@@ -81,8 +81,10 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 let unknown: Vec<&str> = UNREPRESENTED.iter().copied().filter(|k| v.get(*k).is_some_and(|x| !x.is_null())).collect();
                 if !unknown.is_empty() {
                     return Err(format!(
-                        "model_type `{model_type}`: {} change the weights and memfit's import cannot represent them yet; refusing rather than counting a different model",
-                        unknown.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                        "model_type `{model_type}`: {} {} the weights and memfit's import cannot represent {} yet; refusing rather than counting a different model",
+                        unknown.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "),
+                        if unknown.len() == 1 { "changes" } else { "change" },
+                        if unknown.len() == 1 { "it" } else { "them" }
                     ));
                 }
             }

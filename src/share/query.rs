@@ -591,7 +591,13 @@ pub fn apply_import(s: &mut Scenario, imported: &crate::core::hfconfig::Imported
 /// Decodes a query string (with or without the leading `?`). Never fails: bad
 /// values keep the default and come back as warnings naming key and value.
 pub fn decode(query: &str) -> (Scenario, Vec<Warning>) {
-    let mut s = Scenario::default();
+    decode_onto(Scenario::default(), query)
+}
+
+/// Applies a query string on top of `base` (an imported config's scenario: the query's
+/// keys win), with the same per-key warnings as [`decode`].
+pub fn decode_onto(base: Scenario, query: &str) -> (Scenario, Vec<Warning>) {
+    let mut s = base;
     let mut warnings = Vec::new();
     let q = query.trim().trim_start_matches('?');
     let mut seen: Vec<String> = Vec::new();
