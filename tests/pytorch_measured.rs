@@ -16,20 +16,8 @@ fn data() -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
-fn base_query(c: &Value) -> String {
-    let style = c["style"].as_str().unwrap();
-    let model = if style == "gpt2" {
-        "gpt2"
-    } else {
-        "llama-2-7b"
-    };
-    format!(
-        "model={model}&hidden={}&heads={}&kv_heads={}&ffn={}&vocab={}&layers={}&tied={}&framework=pytorch&cuda_ctx=0&frag=0&nccl=0",
-        c["hidden"], c["heads"], c["kv_heads"], c["ffn"], c["vocab"], c["layers"], c["tied"].as_bool().unwrap() as u8
-    )
-}
-
 use memfit::share::validation::median_max as stats;
+use memfit::share::validation::pytorch_query;
 
 /// Estimates every run of a measured set (the query built per run), prints each
 /// comparison of the allocated peak, and returns the median and max |error|.
@@ -57,23 +45,9 @@ fn compare_set(set: &str, query: impl Fn(&Value) -> String) -> (f64, f64) {
     (med, max)
 }
 
-/// The query of a measured training run.
+/// The query of a measured training run (the page's accuracy panel builds the same).
 fn train_query(run: &Value) -> String {
-    let c = &run["config"];
-    format!(
-        "{}&precision={}&optimizer={}&attn={}&recompute={}&batch={}&seq={}",
-        base_query(c),
-        run["precision"].as_str().unwrap(),
-        run["optimizer"].as_str().unwrap(),
-        c["attn"].as_str().unwrap(),
-        if c["ckpt"].as_bool().unwrap() {
-            "full"
-        } else {
-            "none"
-        },
-        run["batch"],
-        run["seq"]
-    )
+    pytorch_query("train", run)
 }
 
 fn comp(e: &Estimate, cs: &[Component]) -> f64 {
@@ -179,31 +153,13 @@ fn comp_autocast(e: &Estimate) -> f64 {
 
 #[test]
 fn pytorch_inference_peaks() {
-    let (med, _) = compare_set("infer", |run| {
-        format!(
-            "{}&mode=infer&precision={}&attn=sdpa&batch={}&seq={}&gen={}",
-            base_query(&run["config"]),
-            run["precision"].as_str().unwrap(),
-            run["batch"],
-            run["seq"],
-            run["gen"]
-        )
-    });
+    let (med, _) = compare_set("infer", |run| pytorch_query("infer", run));
     assert!(med <= 0.25, "median inference error {med}");
 }
 
 #[test]
 fn pytorch_fsdp2_peaks() {
-    let (med, _) = compare_set("fsdp", |run| {
-        format!(
-            "{}&fsdp=full_shard&gpus_per_node={}&precision={}&optimizer=adamw&attn=sdpa&batch={}&seq={}",
-            base_query(&run["config"]),
-            run["world"],
-            run["precision"].as_str().unwrap(),
-            run["batch"],
-            run["seq"]
-        )
-    });
+    let (med, _) = compare_set("fsdp", |run| pytorch_query("fsdp", run));
     assert!(med <= 0.15, "median FSDP2 error {med}");
 }
 
@@ -212,4 +168,30 @@ fn pytorch_fsdp2_peaks() {
 fn pytorch_full_width_peaks() {
     let (med, _) = compare_set("large", train_query);
     assert!(med <= 0.10, "median full-width error {med}");
+}
+
+/// The page's table is these comparisons: one row per measured run, memfit's allocated
+/// peak against MemTracker's.
+#[test]
+fn page_table_is_these_comparisons() {
+    let d = data();
+    let (rows, median, _) = memfit::share::validation::embedded_pytorch_rows();
+    assert_eq!(
+        rows.len(),
+        ["train", "large", "fsdp", "infer"]
+            .iter()
+            .map(|k| d[*k].as_array().unwrap().len())
+            .sum::<usize>()
+    );
+    let run = &d["train"][0];
+    let (_, e) = estimate_query(&train_query(run));
+    assert_eq!(
+        rows[0].estimated,
+        e.allocated_bytes as f64 / (1u64 << 20) as f64
+    );
+    assert_eq!(
+        rows[0].measured,
+        run["peak"]["Total"].as_f64().unwrap() / (1u64 << 20) as f64
+    );
+    assert!(median < 0.10, "{median}");
 }

@@ -36,6 +36,7 @@ impl Row {
 }
 
 const GIB: f64 = (1u64 << 30) as f64;
+const MIB: f64 = (1u64 << 20) as f64;
 
 fn reserved(e: &Estimate) -> u64 {
     // Allocator view: everything but the CUDA context / NCCL (Overhead) at the peak.
@@ -212,6 +213,93 @@ pub fn embedded_rows() -> (Vec<Row>, f64, f64, Vec<String>) {
             (r, median, max, notes)
         }
         Err(_) => (Vec::new(), f64::NAN, f64::NAN, Vec::new()),
+    }
+}
+
+/// memfit's own PyTorch measurements (`tools/measure_pytorch.py`: MemTracker on CPU, real
+/// Hugging Face classes), as `tests/pytorch_measured.rs` compares them.
+pub const PYTORCH: &str = include_str!("../../tests/data/pytorch_measurements.json");
+
+/// The query of one measured PyTorch run of set `set` (`train`, `large`, `infer`, `fsdp`).
+pub fn pytorch_query(set: &str, run: &Value) -> String {
+    let c = &run["config"];
+    let style = c["style"].as_str().unwrap_or("llama");
+    let base = format!(
+        "model={}&hidden={}&heads={}&kv_heads={}&ffn={}&vocab={}&layers={}&tied={}&framework=pytorch&cuda_ctx=0&frag=0&nccl=0",
+        if style == "gpt2" { "gpt2" } else { "llama-2-7b" },
+        c["hidden"], c["heads"], c["kv_heads"], c["ffn"], c["vocab"], c["layers"],
+        c["tied"].as_bool().unwrap_or(false) as u8
+    );
+    let str_of = |v: &Value| v.as_str().unwrap_or("").to_string();
+    match set {
+        "infer" => format!(
+            "{base}&mode=infer&precision={}&attn=sdpa&batch={}&seq={}&gen={}",
+            str_of(&run["precision"]), run["batch"], run["seq"], run["gen"]
+        ),
+        "fsdp" => format!(
+            "{base}&fsdp=full_shard&gpus_per_node={}&precision={}&optimizer=adamw&attn=sdpa&batch={}&seq={}",
+            run["world"], str_of(&run["precision"]), run["batch"], run["seq"]
+        ),
+        _ => format!(
+            "{base}&precision={}&optimizer={}&attn={}&recompute={}&batch={}&seq={}",
+            str_of(&run["precision"]),
+            str_of(&run["optimizer"]),
+            str_of(&c["attn"]),
+            if c["ckpt"].as_bool().unwrap_or(false) { "full" } else { "none" },
+            run["batch"],
+            run["seq"]
+        ),
+    }
+}
+
+/// Every PyTorch measurement as a compared row: memfit's allocated peak against
+/// MemTracker's, in MiB.
+pub fn pytorch_rows(doc: &Value) -> Vec<Row> {
+    let mut out = Vec::new();
+    for set in ["train", "large", "fsdp", "infer"] {
+        for run in doc[set].as_array().map(Vec::as_slice).unwrap_or(&[]) {
+            let q = pytorch_query(set, run);
+            let (_, e) = estimate_query(&q);
+            let c = &run["config"];
+            out.push(Row {
+                set: format!("pytorch_{set}"),
+                label: format!(
+                    "{} h={} L={} {} {} {}{}",
+                    c["style"].as_str().unwrap_or(""),
+                    c["hidden"],
+                    c["layers"],
+                    run["precision"].as_str().unwrap_or(""),
+                    run["optimizer"].as_str().unwrap_or(if set == "infer" {
+                        "inference"
+                    } else {
+                        ""
+                    }),
+                    c["attn"].as_str().unwrap_or(""),
+                    if c["ckpt"].as_bool().unwrap_or(false) {
+                        " ckpt"
+                    } else {
+                        ""
+                    }
+                ),
+                query: q,
+                metric: "peak allocated, MiB".into(),
+                measured: run["peak"]["Total"].as_f64().unwrap_or(f64::NAN) / MIB,
+                estimated: e.allocated_bytes as f64 / MIB,
+            });
+        }
+    }
+    out
+}
+
+/// The page's PyTorch table, with its median and max |error|.
+pub fn embedded_pytorch_rows() -> (Vec<Row>, f64, f64) {
+    match serde_json::from_str::<Value>(PYTORCH) {
+        Ok(doc) => {
+            let r = pytorch_rows(&doc);
+            let (median, max) = summary(&r);
+            (r, median, max)
+        }
+        Err(_) => (Vec::new(), f64::NAN, f64::NAN),
     }
 }
 

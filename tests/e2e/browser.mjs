@@ -468,6 +468,10 @@ await test('accuracy panel: the published runs, the same median as docs/validati
   check(rows === Number(n), `${rows} rows, docs/validation.md has ${n}`);
   const summary = await page.getByTestId('accuracy-summary').textContent();
   check(summary.includes(`median |error| ${median} %, max ${max} %`), `summary "${summary}" vs ${median} / ${max}`);
+  const measured = JSON.parse(await readFile('tests/data/pytorch_measurements.json', 'utf8'));
+  const nPytorch = ['train', 'large', 'fsdp', 'infer'].reduce((a, k) => a + measured[k].length, 0);
+  check(await page.getByTestId('pytorch-row').count() === nPytorch, `PyTorch rows ${await page.getByTestId('pytorch-row').count()} != ${nPytorch}`);
+  check((await page.getByTestId('pytorch-summary').textContent()).startsWith(`${nPytorch} runs`), 'PyTorch summary');
   await panel.screenshot({ path: `${outDir}/accuracy.png` });
   const link = page.getByTestId('accuracy-row').first().locator('a');
   const href = await link.getAttribute('href');
