@@ -112,7 +112,11 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 "mixtral" => "mixtral-8x7b",
                 "qwen2" | "qwen2_moe" => "qwen2.5-7b",
                 "qwen3" => "qwen3-8b",
-                "gemma" | "gemma2" => "gemma-2-9b",
+                "gemma" => {
+                    notes.push("Gemma (v1) is counted on Gemma 2's block (four norms per layer, two more than Gemma v1's): the parameter count is slightly high".into());
+                    "gemma-2-9b"
+                }
+                "gemma2" => "gemma-2-9b",
                 "gemma3_text" => "gemma-3-1b",
                 "phi3" => "phi-3-mini",
                 "olmo2" => "olmo-2-7b",
@@ -159,6 +163,11 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             keys.push(("mlp", "gelu".into()));
             keys.push(("norm", "layernorm".into()));
             keys.push(("bias", "none".into()));
+            notes.push(if v.get("new_decoder_architecture").and_then(Value::as_bool).unwrap_or(false) {
+                "Falcon's new decoder architecture (grouped KV, two layer norms per block) is counted as a GPT-style block: the parameter count is approximate".to_string()
+            } else {
+                "Falcon: parallel attention with multi-query KV, counted as a GPT-style block: the parameter count is approximate (within 2 % for Falcon-7B)".to_string()
+            });
             "bloom-7b1"
         }
         "t5" | "mt5" => {
