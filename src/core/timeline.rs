@@ -300,6 +300,28 @@ impl Walk {
             events: Vec::new(),
         }
     }
+    /// Allocates (or, with `free`, frees) every item of `items`, one event each.
+    fn each<'a>(
+        &mut self,
+        phase: StepPhase,
+        micro_batch: Option<u32>,
+        items: impl Iterator<Item = &'a Item>,
+        free: bool,
+        what: impl Fn(Component) -> &'static str,
+    ) -> Option<()> {
+        for it in items {
+            let b = signed(it.bytes)?;
+            self.add(
+                phase,
+                None,
+                micro_batch,
+                it.component,
+                if free { -b } else { b },
+                what(it.component),
+            );
+        }
+        Some(())
+    }
     /// A zero-byte event that names a moment of the step.
     fn mark(&mut self, phase: StepPhase, component: Component, what: &'static str) {
         self.count += 1;
@@ -535,16 +557,13 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
         }
     };
 
-    for it in items.iter().filter(|i| life(i) == Life::Resident) {
-        w.add(
-            StepPhase::Baseline,
-            None,
-            None,
-            it.component,
-            signed(it.bytes)?,
-            resident_what(it.component),
-        );
-    }
+    w.each(
+        StepPhase::Baseline,
+        None,
+        items.iter().filter(|i| life(i) == Life::Resident),
+        false,
+        resident_what,
+    )?;
     let m = micro_batches_to_walk(s, st.p, st.i);
     let ops = schedule(s, st.p, st.i, m);
     let mut started = false;
@@ -557,16 +576,13 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
         if op.forward {
             if !started {
                 started = true;
-                for it in items.iter().filter(|i| life(i) == Life::Passes) {
-                    w.add(
-                        StepPhase::Forward,
-                        None,
-                        mb,
-                        it.component,
-                        signed(it.bytes)?,
-                        passes_what(it.component),
-                    );
-                }
+                w.each(
+                    StepPhase::Forward,
+                    mb,
+                    items.iter().filter(|i| life(i) == Life::Passes),
+                    false,
+                    passes_what,
+                )?;
             }
             if op.run > 1 {
                 // GPipe's middle micro-batches, one event each way.
@@ -673,30 +689,20 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
                     "loss gradient done: logits freed",
                 );
             }
-            for it in items.iter().filter(|i| life(i) == Life::PerBackward) {
-                w.add(
-                    StepPhase::Backward,
-                    None,
-                    mb,
-                    it.component,
-                    signed(it.bytes)?,
-                    per_backward_what(it.component),
-                );
-            }
+            w.each(
+                StepPhase::Backward,
+                mb,
+                items.iter().filter(|i| life(i) == Life::PerBackward),
+                false,
+                per_backward_what,
+            )?;
             if !backward_seen {
                 backward_seen = true;
-                for it in items.iter().filter(|i| life(i) == Life::BackwardToStep) {
-                    if !(pyt && it.component == Component::Gradients) {
-                        w.add(
-                            StepPhase::Backward,
-                            None,
-                            mb,
-                            it.component,
-                            signed(it.bytes)?,
-                            to_step_what(it.component),
-                        );
-                    }
-                }
+                // PyTorch's gradients are written layer by layer below.
+                let to_step = items.iter().filter(|i| {
+                    life(i) == Life::BackwardToStep && !(pyt && i.component == Component::Gradients)
+                });
+                w.each(StepPhase::Backward, mb, to_step, false, to_step_what)?;
             }
             if op.run > 1 {
                 let run = op.run as i64;
@@ -719,16 +725,13 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
                     -saved,
                     "backward of the middle micro-batches (activations freed)",
                 );
-                for it in items.iter().filter(|i| life(i) == Life::PerBackward) {
-                    w.add(
-                        StepPhase::Backward,
-                        None,
-                        mb,
-                        it.component,
-                        -signed(it.bytes)?,
-                        "freed after the backward",
-                    );
-                }
+                w.each(
+                    StepPhase::Backward,
+                    mb,
+                    items.iter().filter(|i| life(i) == Life::PerBackward),
+                    true,
+                    |_| "freed after the backward",
+                )?;
                 k += 1;
                 continue;
             }
@@ -811,64 +814,49 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
                     "release the gathered parameters (gradients reduce-scattered)",
                 );
             }
-            for it in items.iter().filter(|i| life(i) == Life::PerBackward) {
-                w.add(
-                    StepPhase::Backward,
-                    None,
-                    mb,
-                    it.component,
-                    -signed(it.bytes)?,
-                    "freed after the backward",
-                );
-            }
+            w.each(
+                StepPhase::Backward,
+                mb,
+                items.iter().filter(|i| life(i) == Life::PerBackward),
+                true,
+                |_| "freed after the backward",
+            )?;
         }
         k += 1;
     }
-    for it in items.iter().filter(|i| life(i) == Life::Passes) {
-        w.add(
-            StepPhase::Backward,
-            None,
-            None,
-            it.component,
-            -signed(it.bytes)?,
-            "freed after the last backward",
-        );
-    }
+    w.each(
+        StepPhase::Backward,
+        None,
+        items.iter().filter(|i| life(i) == Life::Passes),
+        true,
+        |_| "freed after the last backward",
+    )?;
     w.mark(
         StepPhase::Optimizer,
         Component::OptimizerStates,
         "optimizer step: the update runs in place on the resident states",
     );
-    for it in items.iter().filter(|i| life(i) == Life::Step) {
-        w.add(
-            StepPhase::Optimizer,
-            None,
-            None,
-            it.component,
-            signed(it.bytes)?,
-            step_what(it.component),
-        );
-    }
-    for it in items.iter().filter(|i| life(i) == Life::Step) {
-        w.add(
-            StepPhase::Optimizer,
-            None,
-            None,
-            it.component,
-            -signed(it.bytes)?,
-            "freed after the update",
-        );
-    }
-    for it in items.iter().filter(|i| life(i) == Life::BackwardToStep) {
-        w.add(
-            StepPhase::Optimizer,
-            None,
-            None,
-            it.component,
-            -signed(it.bytes)?,
-            "zero_grad / buckets freed after the step",
-        );
-    }
+    w.each(
+        StepPhase::Optimizer,
+        None,
+        items.iter().filter(|i| life(i) == Life::Step),
+        false,
+        step_what,
+    )?;
+    w.each(
+        StepPhase::Optimizer,
+        None,
+        items.iter().filter(|i| life(i) == Life::Step),
+        true,
+        |_| "freed after the update",
+    )?;
+    w.each(
+        StepPhase::Optimizer,
+        None,
+        items.iter().filter(|i| life(i) == Life::BackwardToStep),
+        true,
+        |_| "zero_grad / buckets freed after the step",
+    )?;
     Some(m)
 }
 
@@ -936,16 +924,13 @@ fn infer_walk(s: &Scenario, p: &Prepared, w: &mut Walk) -> Option<u32> {
             .filter(|i| i.component == c && i.phases == [ph])
             .try_fold(0i64, |a, i| a.checked_add(signed(i.bytes)?))
     };
-    for it in items.iter().filter(|i| i.phases.is_empty()) {
-        w.add(
-            StepPhase::Baseline,
-            None,
-            None,
-            it.component,
-            signed(it.bytes)?,
-            resident_what(it.component),
-        );
-    }
+    w.each(
+        StepPhase::Baseline,
+        None,
+        items.iter().filter(|i| i.phases.is_empty()),
+        false,
+        resident_what,
+    )?;
     let kv_prompt = find(Component::KvCache, Phase::Prefill)?;
     let kv_full = find(Component::KvCache, Phase::Decode)?;
     let work_prefill = find(Component::Workspace, Phase::Prefill)?;

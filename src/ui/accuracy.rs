@@ -44,48 +44,47 @@ pub fn AccuracyPanel() -> impl IntoView {
             }>
                 <summary><h2>"How accurate is this?"</h2></summary>
                 <p data-testid="accuracy-summary">{summary}</p>
-                <div class="scroll">
-                    <table data-testid="accuracy-table">
-                        <thead><tr><th>"run"</th><th>"metric"</th><th>"measured"</th><th>"memfit"</th><th>"error"</th><th></th></tr></thead>
-                        <tbody>
-                            {move || data.with(|d| d.as_ref().map(|(rows, ..)| table_rows(rows, "accuracy-row")))}
-                        </tbody>
-                    </table>
-                </div>
+                <RowsTable testid="accuracy-table" rows=Signal::derive(move || data.with(|d| d.as_ref().map(|(r, ..)| r.clone()).unwrap_or_default())) row_testid="accuracy-row" />
                 <ul class="hint">
                     {move || data.with(|d| d.as_ref().map(|(.., notes)| notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()))}
                 </ul>
                 <h3>"memfit's own PyTorch measurements"</h3>
                 <p data-testid="pytorch-summary">{pytorch_summary}</p>
-                <div class="scroll">
-                    <table data-testid="pytorch-table">
-                        <thead><tr><th>"run"</th><th>"metric"</th><th>"measured"</th><th>"memfit"</th><th>"error"</th><th></th></tr></thead>
-                        <tbody>
-                            {move || pytorch.with(|d| d.as_ref().map(|(rows, ..)| table_rows(rows, "pytorch-row")))}
-                        </tbody>
-                    </table>
-                </div>
+                <RowsTable testid="pytorch-table" rows=Signal::derive(move || pytorch.with(|d| d.as_ref().map(|(r, ..)| r.clone()).unwrap_or_default())) row_testid="pytorch-row" />
                 <p class="hint">"Where the misses come from: docs/validation.md and tests/pytorch_measured.rs in the repository."</p>
             </details>
         </section>
     }
 }
 
-/// Table rows: run, metric, measured, memfit, error and a link that loads the scenario.
-fn table_rows(rows: &[Row], testid: &'static str) -> impl IntoView {
-    rows.iter()
-        .map(|r| {
-            let href = format!("?{}", r.query);
-            view! {
-                <tr data-testid=testid>
-                    <td>{format!("{}: {}", r.set, r.label)}</td>
-                    <td>{r.metric.clone()}</td>
-                    <td class="num">{format!("{:.1}", r.measured)}</td>
-                    <td class="num">{format!("{:.1}", r.estimated)}</td>
-                    <td class="num">{format!("{:+.1} %", r.rel_error() * 100.0)}</td>
-                    <td><a href=href>"load"</a></td>
-                </tr>
-            }
-        })
-        .collect_view()
+/// A comparison table: run, metric, measured, memfit, error, and a link that loads
+/// the run's scenario.
+#[component]
+fn RowsTable(
+    testid: &'static str,
+    #[prop(into)] rows: Signal<Vec<Row>>,
+    row_testid: &'static str,
+) -> impl IntoView {
+    view! {
+        <div class="scroll">
+            <table data-testid=testid>
+                <thead><tr><th>"run"</th><th>"metric"</th><th>"measured"</th><th>"memfit"</th><th>"error"</th><th></th></tr></thead>
+                <tbody>
+                    {move || rows.with(|rows| rows.iter().map(|r| {
+                        let href = format!("?{}", r.query);
+                        view! {
+                            <tr data-testid=row_testid>
+                                <td>{format!("{}: {}", r.set, r.label)}</td>
+                                <td>{r.metric.clone()}</td>
+                                <td class="num">{format!("{:.1}", r.measured)}</td>
+                                <td class="num">{format!("{:.1}", r.estimated)}</td>
+                                <td class="num">{format!("{:+.1} %", r.rel_error() * 100.0)}</td>
+                                <td><a href=href>"load"</a></td>
+                            </tr>
+                        }
+                    }).collect_view())}
+                </tbody>
+            </table>
+        </div>
+    }
 }
