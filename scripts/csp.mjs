@@ -3,7 +3,7 @@
 // The page's only inline script is Trunk's wasm loader; it is allowed by its SHA-256
 // hash (computed here, after Trunk wrote it), so a release policy needs no 'unsafe-inline'.
 // Allowed: the page's own files ('self'), WebAssembly compilation ('wasm-unsafe-eval'),
-// data: images (the inlined favicon), and one outside origin, the Hugging Face Hub, for
+// workers from blob: URLs (the explorer's, whose script is a string in the wasm), data: images (the inlined favicon), and one outside origin, the Hugging Face Hub, for
 // the config.json fetch a user asks for. Debug builds (what `trunk serve` makes) allow
 // inline scripts instead of hashing them, because the dev server injects its autoreload
 // script after this hook has run, and its websocket; release builds stay strict.
@@ -21,6 +21,8 @@ const debug = process.env.TRUNK_PROFILE === 'debug';
 const policy = [
   "default-src 'none'",
   `script-src 'self' 'wasm-unsafe-eval' ${debug ? "'unsafe-inline'" : hashes.join(' ')}`.trim(),
+  // The layout explorer's Web Worker is made from a blob: of its script (src/ui/worker.rs).
+  "worker-src blob:",
   "style-src 'self'",
   "img-src 'self' data:",
   `connect-src 'self' https://huggingface.co${debug ? ' ws://127.0.0.1:* ws://localhost:*' : ''}`,

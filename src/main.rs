@@ -1,7 +1,11 @@
-//! wasm entry: install the panic hook and mount the app. Nothing else.
+//! wasm entry: install the panic hook and mount the app (nothing in a worker). Nothing else.
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
+    // In the explorer's Web Worker (`ui::worker`) the same module runs without a page.
+    if web_sys::window().is_none() {
+        return;
+    }
     memfit::ui::panic::install();
     leptos::mount::mount_to_body(memfit::ui::App);
 }

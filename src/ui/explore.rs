@@ -1,13 +1,15 @@
 //! Which layouts fit: the fit map, the best layouts, the fewest GPUs.
 //!
-//! The sweep runs outside the keystroke's task: an input change paints the verdict
-//! first, then (from the next animation frame) the sweep runs in slices of a few
-//! milliseconds between browser tasks, so typing is never queued behind it; the
-//! fewest-GPU search, which may try many cluster sizes, waits until typing pauses. The sweep only reruns
-//! when a setting it depends on changes (`sweep_key`), so loading a layout from the
-//! map moves the outline without a new sweep. While a newer sweep is pending, the
-//! panel is marked as updating instead of showing old numbers as current.
+//! The sweep runs outside the keystroke's task: in a Web Worker ([`super::worker`])
+//! when the browser can run one, so the main thread only posts the query and draws the
+//! answer; otherwise on the main thread, from the next animation frame, in slices of a
+//! few milliseconds between browser tasks, so typing is never queued behind it. The
+//! fewest-GPU search, which may try many cluster sizes, waits until typing pauses. The
+//! sweep only reruns when a setting it depends on changes (`sweep_key`), so loading a
+//! layout from the map moves the outline without a new sweep. While a newer sweep is
+//! pending, the panel is marked as updating instead of showing old numbers as current.
 
+use super::worker::{self, Kind, LISTED, PAGE_MAX_NODES};
 use crate::chart::fitmap::{annotate_fit_map, cell_summary, render_fit_map};
 use crate::chart::ChartSize;
 use crate::core::explore::{sweep_key, Candidate, MinGpus, MinGpusJob, Sweep, SweepJob};
@@ -19,12 +21,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use wasm_bindgen::JsCast;
 
-/// Layouts the sweep keeps for the table.
-const LISTED: usize = 50;
 /// Rows the table shows until asked for all.
 const SHOWN: usize = 10;
-/// The page searches the fewest GPUs up to this many nodes (the CLI: 1024).
-pub const PAGE_MAX_NODES: u32 = 128;
 
 /// One sweep and the scenario (its `sweep_key`) it was run for.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,8 +31,11 @@ pub struct Explored {
     pub key: Scenario,
     /// What it found.
     pub sweep: Sweep,
-    /// Main-thread time the sweep took in this browser (sum of its slices), milliseconds.
+    /// Time the sweep took in this browser, milliseconds: in the worker, or the sum of
+    /// its main-thread slices when no worker could run.
     pub ms: f64,
+    /// Whether it ran in the worker.
+    pub off_main: bool,
 }
 
 /// The explorer's state: the latest sweep, the fewest-GPU answer, and whether they
@@ -57,7 +58,8 @@ impl Explorer {
     }
 }
 
-/// Schedules sweeps after the verdict is painted (see the module docs).
+/// Schedules sweeps (see the module docs): in the explorer's worker when the browser
+/// can run one, else on the main thread in slices after the verdict is painted.
 pub fn use_explorer(scenario: RwSignal<Scenario>) -> Explorer {
     let result = RwSignal::new(None::<Arc<Explored>>);
     let min = RwSignal::new(None::<Arc<(Scenario, MinGpus)>>);
@@ -68,24 +70,64 @@ pub fn use_explorer(scenario: RwSignal<Scenario>) -> Explorer {
             let k = k.clone();
             move || key.with_untracked(|now| *now == k)
         };
+        let set_sweep = move |k: Scenario, sweep: Sweep, ms: f64, off_main: bool| {
+            result.set(Some(Arc::new(Explored {
+                key: k,
+                sweep,
+                ms,
+                off_main,
+            })));
+        };
         let (k1, alive) = (k.clone(), current.clone());
-        request_animation_frame(move || {
-            let job = SweepJob::new(&k1, Some(LISTED), false);
-            run_sliced(job, SweepJob::step, alive, move |job, ms| {
-                let sweep = job.finish();
-                result.set(Some(Arc::new(Explored { key: k1, sweep, ms })));
-            });
-        });
+        let here = move || {
+            request_animation_frame(move || {
+                let job = SweepJob::new(&k1, Some(LISTED), false);
+                run_sliced(job, SweepJob::step, alive, move |job, ms| {
+                    set_sweep(k1, job.finish(), ms, false)
+                });
+            })
+        };
+        let (k2, alive2, fallback) = (k.clone(), current.clone(), here.clone());
+        let sent = worker::request(
+            Kind::Sweep,
+            encode(&k),
+            Box::new(move |json, ms| match serde_json::from_str::<Sweep>(&json) {
+                Ok(sweep) if alive2() => set_sweep(k2, sweep, ms, true),
+                Ok(_) => {}
+                Err(_) => fallback(),
+            }),
+        );
+        if !sent {
+            here();
+        }
         // The fewest-GPU search may sweep many cluster sizes: it waits for a pause.
         set_timeout(
             move || {
                 if !current() {
                     return;
                 }
-                let job = MinGpusJob::new(&k, PAGE_MAX_NODES);
-                run_sliced(job, MinGpusJob::step, current, move |job, _| {
-                    min.set(Some(Arc::new((k, job.finish()))));
-                });
+                let (k3, alive3) = (k.clone(), current.clone());
+                let here = move || {
+                    let job = MinGpusJob::new(&k3, PAGE_MAX_NODES);
+                    run_sliced(job, MinGpusJob::step, alive3, move |job, _| {
+                        min.set(Some(Arc::new((k3, job.finish()))));
+                    });
+                };
+                let (k4, alive4, fallback) = (k.clone(), current.clone(), here.clone());
+                let sent = worker::request(
+                    Kind::Min,
+                    encode(&k),
+                    Box::new(
+                        move |json, _| match serde_json::from_str::<MinGpus>(&json) {
+                            Ok(m) if alive4() => min.set(Some(Arc::new((k4, m)))),
+                            Ok(_) => {}
+                            Err(_) => fallback(),
+                        },
+                    ),
+                );
+                if !sent {
+                    here();
+                }
             },
             Duration::from_millis(300),
         );
@@ -241,10 +283,15 @@ pub fn FitMapPanel(
         explorer.result.with(|r| match r {
             None => "Sweeping every layout…".to_string(),
             Some(e) => format!(
-                "{} GPUs: {} layouts evaluated in {:.1} ms, {} fit.",
+                "{} GPUs: {} layouts evaluated in {:.1} ms{}, {} fit.",
                 e.sweep.gpus,
                 crate::core::units::group_digits(e.sweep.evaluated),
                 e.ms,
+                if e.off_main {
+                    " (in a background worker)"
+                } else {
+                    ""
+                },
                 crate::core::units::group_digits(e.sweep.fitting)
             ),
         })

@@ -13,6 +13,7 @@ pub mod panic;
 mod results;
 mod timeline;
 pub mod url;
+pub mod worker;
 
 use crate::core::estimate::Warning;
 use crate::share::query::{decode, encode, get_key};

@@ -1,0 +1,252 @@
+//! The layout explorer off the main thread (issue 8: "run off the main thread so that
+//! typing never waits for it").
+//!
+//! Two Web Workers, one for sweeps and one for the fewest-GPU search, each running
+//! this same wasm module: the page posts the `WebAssembly.Module` it was instantiated
+//! from (no second download, no second compile) and the URL of its JS glue (Trunk's
+//! `modulepreload` link); the worker instantiates it (`main` sees no `window` and
+//! mounts nothing) and runs each request as an [`ExploreJob`]. A request is a query
+//! string (the URL contract: `decode(encode(s)) == s`), the answer JSON. The job runs
+//! in steps with a pause between them, so a newer request of the same kind abandons
+//! an older one within a step (the fewest-GPU search may try many cluster sizes), and
+//! the page drops any answer that a newer request superseded. Each worker starts once.
+//!
+//! When a worker cannot be started (no module workers, no preload link) or fails, the
+//! caller runs the job on the main thread in slices instead ([`super::explore`]).
+
+use crate::core::explore::{MinGpusJob, SweepJob};
+use crate::share::query::decode;
+use js_sys::{Array, Object, Reflect};
+use std::cell::RefCell;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{Blob, BlobPropertyBag, MessageEvent, Url, Worker, WorkerOptions, WorkerType};
+
+/// The worker's script: import the page's glue, instantiate the posted module, then
+/// run the latest request as an [`ExploreJob`] in steps, yielding between them so a
+/// newer request (which replaces `next`) abandons it.
+const SCRIPT: &str = r#"let m = null, next = null, busy = false;
+const pause = () => new Promise((r) => setTimeout(r, 0));
+onmessage = async ({ data }) => {
+  if (data.js) {
+    try { m = await import(data.js); await m.default({ module_or_path: data.module }); }
+    catch (e) { postMessage({ failed: String(e) }); return; }
+  } else { next = data; }
+  if (busy || !m) return;
+  busy = true;
+  while (next) {
+    const d = next; next = null;
+    try {
+      const job = new m.ExploreJob(d.kind, d.query);
+      let ms = 0, done = false;
+      for (;;) {
+        const t0 = performance.now();
+        done = job.step(20000);
+        ms += performance.now() - t0;
+        if (done) break;
+        await pause();
+        if (next) break;
+      }
+      if (done) postMessage({ id: d.id, out: job.finish(), ms }); else job.free();
+    } catch (e) { postMessage({ id: d.id, failed: String(e) }); break; }
+    await pause();
+  }
+  busy = false;
+};"#;
+
+/// The page searches the fewest GPUs up to this many nodes (the CLI: 1024).
+pub const PAGE_MAX_NODES: u32 = 128;
+/// Layouts a sweep keeps for the best-layouts table.
+pub const LISTED: usize = 50;
+
+enum Job {
+    Sweep(Box<SweepJob>),
+    Min(Box<MinGpusJob>),
+}
+
+/// One explorer job inside the worker, run in steps (exported to the worker's script):
+/// `kind = "sweep"`: the [`crate::core::explore::Sweep`] of the query's scenario with
+/// the best [`LISTED`] layouts; `kind = "min"`: its [`crate::core::explore::MinGpus`]
+/// up to [`PAGE_MAX_NODES`] nodes. The answer is JSON.
+#[wasm_bindgen]
+pub struct ExploreJob(Job);
+
+#[wasm_bindgen]
+impl ExploreJob {
+    /// Starts the job for the scenario of `query`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(kind: &str, query: &str) -> ExploreJob {
+        let (s, _) = decode(query);
+        ExploreJob(if kind == "min" {
+            Job::Min(Box::new(MinGpusJob::new(&s, PAGE_MAX_NODES)))
+        } else {
+            Job::Sweep(Box::new(SweepJob::new(&s, Some(LISTED), false)))
+        })
+    }
+
+    /// Evaluates about `layouts` more layouts; `true` when the job is finished.
+    pub fn step(&mut self, layouts: u32) -> bool {
+        match &mut self.0 {
+            Job::Sweep(j) => j.step(layouts.into()),
+            Job::Min(j) => j.step(layouts.into()),
+        }
+    }
+
+    /// The answer as JSON.
+    pub fn finish(self) -> String {
+        match self.0 {
+            Job::Sweep(j) => serde_json::to_string(&j.finish()),
+            Job::Min(j) => serde_json::to_string(&j.finish()),
+        }
+        .unwrap_or_default()
+    }
+}
+
+/// The two kinds of request, one worker each.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    /// One cluster's sweep.
+    Sweep,
+    /// The fewest-GPU search.
+    Min,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Sweep => "sweep",
+            Kind::Min => "min",
+        }
+    }
+}
+
+/// The answer's callback: `(json, milliseconds the job took in the worker)`.
+type Done = Box<dyn FnOnce(String, f64)>;
+
+struct Lane {
+    worker: Worker,
+    /// Kept alive while the worker is.
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_error: Closure<dyn FnMut(web_sys::Event)>,
+    /// The latest request and its callback.
+    waiting: Option<(u32, Done)>,
+}
+
+thread_local! {
+    static LANES: RefCell<[Option<Lane>; 2]> = const { RefCell::new([None, None]) };
+    static NEXT_ID: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    /// Set when a worker could not start or failed: from then on the main thread computes.
+    static BROKEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Sends `query` to the worker of `kind`; `done` gets the answer unless a newer request
+/// of the same kind is sent first. Returns `false` when no worker can run it (the
+/// caller then computes on the main thread).
+pub fn request(kind: Kind, query: String, done: Done) -> bool {
+    if BROKEN.get() {
+        return false;
+    }
+    let slot = kind as usize;
+    if LANES.with_borrow(|l| l[slot].is_none()) {
+        match start(kind) {
+            Some(lane) => LANES.with_borrow_mut(|l| l[slot] = Some(lane)),
+            None => {
+                BROKEN.set(true);
+                return false;
+            }
+        }
+    }
+    let id = NEXT_ID.get().wrapping_add(1);
+    NEXT_ID.set(id);
+    let msg = Object::new();
+    let _ = Reflect::set(&msg, &"id".into(), &id.into());
+    let _ = Reflect::set(&msg, &"kind".into(), &kind.as_str().into());
+    let _ = Reflect::set(&msg, &"query".into(), &query.into());
+    LANES
+        .with_borrow_mut(|l| {
+            let lane = l[slot].as_mut()?;
+            lane.waiting = Some((id, done));
+            lane.worker.post_message(&msg).ok()
+        })
+        .is_some()
+}
+
+/// Starts a worker for `kind` and sends it the module; `None` when the browser cannot.
+fn start(kind: Kind) -> Option<Lane> {
+    let js = leptos::prelude::document()
+        .query_selector("link[rel=modulepreload]")
+        .ok()
+        .flatten()
+        .and_then(|el| Reflect::get(&el, &"href".into()).ok())
+        .filter(|v| v.is_string())?;
+    let props = BlobPropertyBag::new();
+    props.set_type("text/javascript");
+    let blob = Blob::new_with_str_sequence_and_options(&Array::of1(&SCRIPT.into()), &props).ok()?;
+    let url = Url::create_object_url_with_blob(&blob).ok()?;
+    let opts = WorkerOptions::new();
+    opts.set_type(WorkerType::Module);
+    let worker = Worker::new_with_options(&url, &opts).ok();
+    let _ = Url::revoke_object_url(&url);
+    let worker = worker?;
+    let slot = kind as usize;
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+        let data = ev.data();
+        let get = |k: &str| Reflect::get(&data, &k.into()).unwrap_or(JsValue::UNDEFINED);
+        if !get("failed").is_undefined() {
+            fail(slot, &get("failed").as_string().unwrap_or_default());
+            return;
+        }
+        let id = get("id").as_f64().map(|v| v as u32);
+        let out = get("out").as_string().unwrap_or_default();
+        let ms = get("ms").as_f64().unwrap_or(f64::NAN);
+        let done = LANES.with_borrow_mut(|l| {
+            let lane = l[slot].as_mut()?;
+            match lane.waiting.take() {
+                Some((want, done)) if Some(want) == id => Some(done),
+                other => {
+                    lane.waiting = other;
+                    None
+                }
+            }
+        });
+        if let Some(done) = done {
+            done(out, ms);
+        }
+    });
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    // A worker the browser refuses (a Content-Security-Policy, no module workers) or
+    // whose script fails reports an `error` event, not an exception.
+    let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_: web_sys::Event| {
+        fail(slot, "the worker did not start or stopped with an error")
+    });
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    let init = Object::new();
+    let _ = Reflect::set(&init, &"js".into(), &js);
+    let _ = Reflect::set(&init, &"module".into(), &wasm_bindgen::module());
+    worker.post_message(&init).ok()?;
+    Some(Lane {
+        worker,
+        _on_message: on_message,
+        _on_error: on_error,
+        waiting: None,
+    })
+}
+
+/// Gives up on the workers: the waiting request (and every later one) is computed on
+/// the main thread instead (its callback gets an empty answer, which it cannot parse).
+fn fail(slot: usize, why: &str) {
+    BROKEN.set(true);
+    let waiting = LANES.with_borrow_mut(|l| {
+        let lane = l[slot].take()?;
+        lane.worker.terminate();
+        // This runs inside one of these closures: they must outlive the call.
+        std::mem::forget((lane._on_message, lane._on_error));
+        lane.waiting
+    });
+    leptos::logging::warn!(
+        "memfit: the explorer's worker failed ({why}); computing on the main thread"
+    );
+    if let Some((_, done)) = waiting {
+        done(String::new(), f64::NAN);
+    }
+}
