@@ -7,7 +7,7 @@ fn main() {
         return;
     }
     memfit::ui::panic::install();
-    leptos::mount::mount_to_body(memfit::ui::App);
+    memfit::ui::start();
 }
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -233,14 +233,23 @@ pub fn FitMapPanel(
     explorer: Explorer,
     #[prop(into)] units: Signal<Units>,
 ) -> impl IntoView {
-    let current = Memo::new(move |_| {
-        scenario.with(|s| {
-            let l = s.layout();
-            (s.effective_zero(), l.tp, l.pp)
-        })
-    });
+    // Off screen, the map, its outline and its table stay as they were (no SVG rebuilt
+    // per input) and catch up when the panel scrolls into view.
+    let node = NodeRef::<leptos::html::Section>::new();
+    let visible = super::on_screen(node);
+    let shown: Signal<Option<Arc<Explored>>> =
+        super::while_visible(explorer.result.into(), visible);
+    let current = super::while_visible(
+        Signal::derive(move || {
+            scenario.with(|s| {
+                let l = s.layout();
+                (s.effective_zero(), l.tp, l.pp)
+            })
+        }),
+        visible,
+    );
     let svg = Memo::new(move |_| {
-        explorer.result.with(|r| {
+        shown.with(|r| {
             r.as_ref().map(|e| {
                 let u = units.get();
                 annotate_fit_map(
@@ -264,9 +273,7 @@ pub fn FitMapPanel(
             .and_then(|el| el.get_attribute("data-cell"))
             .and_then(|v| v.parse::<usize>().ok());
         let cell = idx.and_then(|i| {
-            explorer
-                .result
-                .with_untracked(|r| r.as_ref().and_then(|e| e.sweep.cells.get(i).copied()))
+            shown.with_untracked(|r| r.as_ref().and_then(|e| e.sweep.cells.get(i).copied()))
         });
         if let Some(l) = cell.and_then(|c| c.best.or(c.closest)) {
             load(scenario, &l);
@@ -280,7 +287,7 @@ pub fn FitMapPanel(
         }
     };
     let counts = move || {
-        explorer.result.with(|r| match r {
+        shown.with(|r| match r {
             None => "Sweeping every layout…".to_string(),
             Some(e) => format!(
                 "{} GPUs: {} layouts evaluated in {:.1} ms{}, {} fit.",
@@ -297,7 +304,7 @@ pub fn FitMapPanel(
         })
     };
     let summary = move || {
-        explorer.result.with(|r| {
+        shown.with(|r| {
             r.as_ref().map_or(String::new(), |e| {
                 let fit: Vec<String> = e
                     .sweep
@@ -322,7 +329,7 @@ pub fn FitMapPanel(
         if !table_open.get() {
             return None;
         }
-        explorer.result.with(|r| {
+        shown.with(|r| {
             r.as_ref().map(|e| {
                 let u = units.get();
                 e.sweep
@@ -344,14 +351,14 @@ pub fn FitMapPanel(
         })
     };
     view! {
-        <section class="panel fitmap" class:stale=move || explorer.stale() data-testid="explorer"
+        <section class="panel fitmap" node_ref=node class:stale=move || explorer.stale() data-testid="explorer"
             data-sweep-ms=move || explorer.result.with(|r| r.as_ref().map(|e| format!("{:.2}", e.ms)))
             data-evaluated=move || explorer.result.with(|r| r.as_ref().map(|e| e.sweep.evaluated.to_string()))>
             <h2>"Which layouts fit"</h2>
             <p class="hint" data-testid="explore-counts">{counts}<span class="updating">" Updating…"</span></p>
             <figure class="chart map" role="group" aria-label=summary data-testid="fit-map"
                 on:click=on_click on:keydown=on_key inner_html=move || svg.get().unwrap_or_default()></figure>
-            <p class="hint">{move || explorer.result.with(|r| {
+            <p class="hint">{move || shown.with(|r| {
                 let over = if r.as_ref().is_some_and(|e| e.sweep.inference) {
                     "Each cell is one TP × PP, over every batch size"
                 } else {
@@ -394,6 +401,9 @@ pub fn BestLayouts(
 ) -> impl IntoView {
     let sort = RwSignal::new((SortBy::Rank, true));
     let show_all = RwSignal::new(false);
+    let node = NodeRef::<leptos::html::Section>::new();
+    let shown: Signal<Option<Arc<Explored>>> =
+        super::while_visible(explorer.result.into(), super::on_screen(node));
     let header = move |col: SortBy, label: &'static str| {
         let aria = move || match sort.get() {
             (c, true) if c == col => "ascending",
@@ -407,7 +417,7 @@ pub fn BestLayouts(
         }
     };
     let rows = move || {
-        explorer.result.with(|r| {
+        shown.with(|r| {
             let Some(e) = r else { return Vec::new() };
             let mut v: Vec<(usize, Candidate)> =
                 e.sweep.layouts.iter().copied().enumerate().collect();
@@ -433,7 +443,7 @@ pub fn BestLayouts(
         })
     };
     view! {
-        <section class="panel best" class:stale=move || explorer.stale() data-testid="best-layouts">
+        <section class="panel best" node_ref=node class:stale=move || explorer.stale() data-testid="best-layouts">
             <h2>"Best fitting layouts"</h2>
             <p class="hint">"Best first: no optimizer offload, then the least wasted compute (pipeline bubble (p−1)/(v·m) + recomputation), then the least communication per trained token, then the most headroom."</p>
             <div class="table-wrap">
@@ -463,7 +473,7 @@ pub fn BestLayouts(
                 </table>
             </div>
             <p class="hint">
-                {move || explorer.result.with(|r| r.as_ref().map(|e| if e.sweep.fitting == 0 { "No layout of this cluster fits.".to_string() } else {
+                {move || shown.with(|r| r.as_ref().map(|e| if e.sweep.fitting == 0 { "No layout of this cluster fits.".to_string() } else {
                     format!("The best {} of {} fitting layouts. ", if show_all.get() { e.sweep.layouts.len() } else { e.sweep.layouts.len().min(SHOWN) }, crate::core::units::group_digits(e.sweep.fitting))
                 }))}
                 <button data-testid="show-all-layouts" on:click=move |_| show_all.update(|v| *v = !*v)>

@@ -69,6 +69,29 @@ fn after_paint(
     later.into()
 }
 
+/// How many of the page's later stages are mounted: 0 at first, then one more per
+/// painted frame up to `last`. The first task only builds the inputs, the verdict and
+/// the main chart; each panel group below them gets a task of its own, so that no
+/// single task of the page's start is long (Lighthouse's total blocking time).
+fn staged(last: u8) -> Signal<u8> {
+    let stage = RwSignal::new(0u8);
+    fn next(stage: RwSignal<u8>, last: u8) {
+        request_animation_frame(move || {
+            set_timeout(
+                move || {
+                    stage.update(|s| *s += 1);
+                    if stage.get_untracked() < last {
+                        next(stage, last);
+                    }
+                },
+                std::time::Duration::ZERO,
+            )
+        });
+    }
+    next(stage, last);
+    stage.into()
+}
+
 /// Whether a panel is on screen (or within 400 px of it), from an
 /// `IntersectionObserver`; true until the observer first reports.
 fn on_screen(node: NodeRef<leptos::html::Section>) -> Signal<bool> {
@@ -114,6 +137,20 @@ fn while_visible<T: Clone + PartialEq + Send + Sync + 'static>(
 /// Keys whose problems are shown next to the layout inputs.
 const LAYOUT_KEYS: [&str; 7] = ["dp", "tp", "pp", "cp", "ep", "vpp", "microbatches"];
 
+/// Mounts the page: the app after the static header of `index.html` (which paints
+/// before the wasm loads), and its "Copy link" button into that header.
+pub fn start() {
+    leptos::mount::mount_to_body(App);
+    if let Some(header) = document()
+        .query_selector("header.top")
+        .ok()
+        .flatten()
+        .and_then(|h| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(h).ok())
+    {
+        leptos::mount::mount_to(header, CopyLink).forget();
+    }
+}
+
 /// The whole page: state from the URL, inputs, results; the URL follows the state.
 #[component]
 pub fn App() -> impl IntoView {
@@ -152,12 +189,9 @@ pub fn App() -> impl IntoView {
     let units = Signal::derive(move || scenario.with(|s| s.units));
     let selected = RwSignal::new(None::<usize>);
     let explorer = use_explorer(scenario);
+    let stage = staged(4);
+    let at = move |n: u8| move || stage.get() >= n;
     view! {
-        <header class="top">
-            <h1>"memfit"</h1>
-            <p class="tagline">"Will this LLM job fit in GPU memory — on which layout, and why?"</p>
-            <CopyLink />
-        </header>
         <main class="layout">
             <div class="inputs">
                 <ModelPanel scenario />
@@ -170,16 +204,24 @@ pub fn App() -> impl IntoView {
                 <VerdictPanel estimate units />
                 <MinGpusLine scenario explorer />
                 <ChartPanel estimate units selected />
-                <TimelinePanel scenario=later units />
-                <FitMapPanel scenario explorer units />
-                <BestLayouts scenario explorer units />
-                <ExplainPanel estimate=estimate_later units selected />
-                <LedgerTable estimate=estimate_later units selected />
-                <ZeroComparison scenario=later units />
-                <SeqCurve scenario=later units />
-                <LearnPanel units />
-                <AccuracyPanel />
-                <ExportPanel scenario=later estimate=estimate_later />
+                <Show when=at(1)>
+                    <TimelinePanel scenario=later units />
+                    <FitMapPanel scenario explorer units />
+                    <BestLayouts scenario explorer units />
+                </Show>
+                <Show when=at(2)>
+                    <ExplainPanel estimate=estimate_later units selected />
+                    <LedgerTable estimate=estimate_later units selected />
+                </Show>
+                <Show when=at(3)>
+                    <ZeroComparison scenario=later units />
+                    <SeqCurve scenario=later units />
+                </Show>
+                <Show when=at(4)>
+                    <LearnPanel units />
+                    <AccuracyPanel />
+                    <ExportPanel scenario=later estimate=estimate_later />
+                </Show>
             </div>
         </main>
         <footer>

@@ -271,6 +271,8 @@ await test('dark colour scheme renders (screenshot)', 1440, async (page) => {
 }, { colorScheme: 'dark' });
 
 async function sweepDone(page) {
+  // The map is drawn only on screen (off-screen panels do not redraw per input).
+  await page.getByTestId('explorer').scrollIntoViewIfNeeded();
   await page.waitForFunction(() => {
     const el = document.querySelector('[data-testid=explorer]');
     return el && el.dataset.sweepMs && !el.classList.contains('stale');

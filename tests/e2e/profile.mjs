@@ -1,11 +1,12 @@
 // CPU profile of 10 input changes on memfit (CDP Profiler): self time by function, and the
-// size of every chart SVG. usage: node tests/e2e/profile.mjs   (serves dist/)
+// size of every chart SVG. usage: node tests/e2e/profile.mjs [dist]   (dist-prof from
+// scripts/profile-build.sh names the wasm functions)
 import { chromium } from 'playwright-core';
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css' };
-const server = createServer(async (req, res) => { const p = new URL(req.url, 'http://x').pathname; const f = join('dist', p === '/' ? 'index.html' : p); try { const b = await readFile(f); res.writeHead(200, { 'content-type': types[extname(f)] ?? 'x' }); res.end(b); } catch { res.writeHead(404); res.end(); } });
+const server = createServer(async (req, res) => { const p = new URL(req.url, 'http://x').pathname; const f = join(process.argv[2] ?? 'dist', p === '/' ? 'index.html' : p); try { const b = await readFile(f); res.writeHead(200, { 'content-type': types[extname(f)] ?? 'x' }); res.end(b); } catch { res.writeHead(404); res.end(); } });
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless=new', '--no-sandbox'] });
 const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });

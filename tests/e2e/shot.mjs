@@ -1,21 +1,19 @@
-// One-off screenshot helper: node tests/e2e/shot.mjs <dist> <query> <width> <out.png> [selector]
+// A viewport screenshot of the page (for looking at a change): serves <dist>, opens the query at the width, optionally scrolls.
+// usage: node tests/e2e/shot.mjs <dist> <query> <width> <out.png> [scrollY]
 import { chromium } from 'playwright-core';
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
-import { extname, join, normalize } from 'node:path';
-const [dist, query, width, out, selector] = process.argv.slice(2);
-const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml' };
-const server = createServer(async (req, res) => {
-  const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
-  const file = join(dist, path === '/' ? 'index.html' : path);
-  try { const body = await readFile(file); res.writeHead(200, { 'content-type': types[extname(file)] ?? 'application/octet-stream' }); res.end(body); }
-  catch { res.writeHead(404); res.end('not found'); }
-});
+import { extname, join } from 'node:path';
+const [dist, query, width, out, scroll] = process.argv.slice(2);
+const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css' };
+const server = createServer(async (req, res) => { const p = new URL(req.url, 'http://x').pathname; const f = join(dist, p === '/' ? 'index.html' : p); try { const b = await readFile(f); res.writeHead(200, { 'content-type': types[extname(f)] ?? 'x' }); res.end(b); } catch { res.writeHead(404); res.end(); } });
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
-const page = await browser.newPage({ viewport: { width: Number(width), height: 1000 } });
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless=new', '--no-sandbox'] });
+const page = await browser.newPage({ viewport: { width: Number(width), height: 900 } });
+page.on('pageerror', (e) => console.log('pageerror', e.message));
 await page.goto(`http://127.0.0.1:${server.address().port}/?${query}`);
-await page.waitForFunction(() => document.querySelector('[data-testid=explorer]')?.dataset.sweepMs);
-await page.waitForTimeout(1200);
-if (selector) await page.locator(selector).screenshot({ path: out }); else await page.screenshot({ path: out, fullPage: true });
+await page.waitForSelector('[data-testid=per-gpu]');
+await page.waitForTimeout(800);
+if (scroll) { await page.evaluate((y) => window.scrollTo(0, y), Number(scroll)); await page.waitForTimeout(800); }
+await page.screenshot({ path: out });
 await browser.close(); server.close();
