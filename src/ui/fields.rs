@@ -38,6 +38,10 @@ pub fn KeyInput(
 ) -> impl IntoView {
     let draft: RwSignal<Option<String>> = RwSignal::new(None);
     let error: RwSignal<Option<String>> = RwSignal::new(None);
+    // Memos: an input's DOM is touched only when its own value (or placeholder) changes,
+    // not on every change of the scenario (issue 9: ~70 inputs).
+    let value = Memo::new(move |_| scenario.with(|s| get_key(s, key)));
+    let placeholder = Memo::new(move |_| placeholder.get());
     let id = format!("f-{key}");
     let err_id = format!("e-{key}");
     view! {
@@ -52,7 +56,7 @@ pub fn KeyInput(
                 autocomplete="off"
                 aria-describedby=err_id.clone()
                 placeholder=move || placeholder.get()
-                prop:value=move || draft.get().unwrap_or_else(|| scenario.with(|s| get_key(s, key)))
+                prop:value=move || draft.get().unwrap_or_else(|| value.get())
                 on:input=move |ev| {
                     let v = event_target_value(&ev);
                     match apply(scenario, key, &v) {
@@ -86,7 +90,8 @@ pub fn KeySelect(
     options: Vec<(String, String)>,
 ) -> impl IntoView {
     let id = format!("f-{key}");
-    let current = move || scenario.with(|s| get_key(s, key));
+    // A memo: the select and its options are touched only when this key changes.
+    let current = Memo::new(move |_| scenario.with(|s| get_key(s, key)));
     view! {
         <div class="field">
             <label for=id.clone()>{label}</label>
@@ -104,7 +109,7 @@ pub fn KeySelect(
                     .map(|(value, text)| {
                         let v = value.clone();
                         view! {
-                            <option value=value selected=move || current() == v>
+                            <option value=value selected=move || current.with(|c| *c == v)>
                                 {text}
                             </option>
                         }

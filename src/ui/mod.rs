@@ -176,8 +176,10 @@ pub fn App() -> impl IntoView {
     // Below the fold: the same estimate, one paint later.
     let estimate_later =
         Memo::new(move |_| later.with(|s| url_warnings.with(|w| estimate_with(s, w))));
-    let warnings = Signal::derive(move || estimate.with(|e| e.warnings.clone()));
-    let layout_problems = Signal::derive(move || {
+    // Memos, not derived signals: what reads them reruns only when they change (the
+    // units, in particular, are read by every number on the page).
+    let warnings = Memo::new(move |_| estimate.with(|e| e.warnings.clone()));
+    let layout_problems = Memo::new(move |_| {
         estimate.with(|e| {
             e.warnings
                 .iter()
@@ -186,7 +188,7 @@ pub fn App() -> impl IntoView {
                 .collect()
         })
     });
-    let units = Signal::derive(move || scenario.with(|s| s.units));
+    let units = Memo::new(move |_| scenario.with(|s| s.units));
     let selected = RwSignal::new(None::<usize>);
     let explorer = use_explorer(scenario);
     let stage = staged(4);

@@ -24,6 +24,8 @@ pub fn ModelPanel(scenario: RwSignal<Scenario>) -> impl IntoView {
     let preset_value = move |f: fn(&Arch) -> String| Signal::derive(move || arch.with(f));
     let counts = Memo::new(move |_| scenario.with(|s| s.arch().params()));
     let search_error = RwSignal::new(None::<String>);
+    // The preset list is touched only when the model changes.
+    let model = Memo::new(move |_| scenario.with(|s| s.model.clone()));
     view! {
         <fieldset class="panel" data-testid="model-panel">
             <legend>"Model"</legend>
@@ -32,9 +34,9 @@ pub fn ModelPanel(scenario: RwSignal<Scenario>) -> impl IntoView {
                     <label for="f-model">"Preset"</label>
                     <select id="f-model" data-key="model"
                         on:change=move |ev| scenario.update(|s| s.select_model(&event_target_value(&ev)))
-                        prop:value=move || scenario.with(|s| s.model.clone())>
+                        prop:value=move || model.get()>
                         {presets().iter().map(|p| view! {
-                            <option value=p.id selected=move || scenario.with(|s| s.model == p.id)>{p.name}</option>
+                            <option value=p.id selected=move || model.with(|m| m == p.id)>{p.name}</option>
                         }).collect_view()}
                     </select>
                 </div>
