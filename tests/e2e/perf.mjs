@@ -2,6 +2,7 @@
 // Builds nothing: serves dist/ at / and a gpu_poor build at /gpu_poor/.
 //
 // usage: node tests/e2e/perf.mjs [dist] [gpu_poor build dir] [--rounds R] [--loads L] [--changes C]
+//                                [--before <older memfit dist>]
 //
 // For each page, R interleaved rounds × L cold loads (a fresh browser context each) × C input
 // changes; prints the median of each figure:
@@ -26,6 +27,8 @@ import { extname, join, normalize } from 'node:path';
 const args = process.argv.slice(2);
 const opt = (name, dflt) => { const i = args.indexOf(name); if (i < 0) return dflt; const v = Number(args[i + 1]); args.splice(i, 2); return v; };
 const ROUNDS = opt('--rounds', 3), LOADS = opt('--loads', 5), CHANGES = opt('--changes', 20);
+// --before <dist>: an older memfit build, measured in the same run (served under /before/).
+const before = (() => { const i = args.indexOf('--before'); if (i < 0) return null; const v = args[i + 1]; args.splice(i, 2); return v; })();
 const dist = args[0] ?? 'dist';
 const gpuPoor = args[1];
 
@@ -34,6 +37,7 @@ const server = createServer(async (req, res) => {
   let path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
   let root = dist;
   if (gpuPoor && (path === '/gpu_poor' || path.startsWith('/gpu_poor/'))) { root = gpuPoor; path = path.slice('/gpu_poor'.length) || '/'; }
+  if (before && path.startsWith('/before/')) { root = before; path = path.slice('/before'.length); }
   const file = join(root, path === '/' ? 'index.html' : path);
   try {
     const body = await readFile(file);
@@ -79,10 +83,10 @@ const observer = (sel) => `
   document.addEventListener('DOMContentLoaded', () => { if (!arm()) boot.observe(document.body, { childList: true, subtree: true }); });
 `;
 
-const pages = [{
-  name: 'memfit',
+const memfit = (name, root, prefix) => ({
+  name,
   observe: true,
-  url: `${origin}/?model=llama-2-7b&zero=3&gpus_per_node=8`,
+  url: `${origin}${prefix}/?model=llama-2-7b&zero=3&gpus_per_node=8`,
   result: '[data-testid=per-gpu]',
   async ready(page) { await page.waitForFunction(() => window.__perf.first !== null); },
   // Sequence length 1037, 1074, … (never the 4,096 it starts at: every value changes the figure).
@@ -100,8 +104,10 @@ const pages = [{
       return window.__perf.changes[n][0] - t0;
     }, 1000 + 37 * (i + 1));
   },
-  files: () => gzipOf(dist, (n) => /\.(wasm|js|css)$/.test(n)),
-}];
+  files: () => gzipOf(root, (n) => /\.(wasm|js|css)$/.test(n)),
+});
+const pages = [memfit('memfit', dist, '')];
+if (before) pages.unshift(memfit('memfit before', before, '/before'));
 if (gpuPoor) pages.push({
   name: 'gpu_poor',
   url: `${origin}/gpu_poor/`,

@@ -25,7 +25,7 @@ const tasks = onMain.filter((e) => e.name === 'RunTask').sort((a, b) => a.ts - b
 const t0 = tasks[0]?.ts ?? 0;
 let tbt = 0;
 for (const t of tasks) {
-  if (t.dur < 50000) continue;
+  if (t.dur < (process.env.MIN_TASK_MS ?? 50) * 1000) continue;
   tbt += t.dur / 1000 - 50;
   const inner = {};
   for (const e of onMain) if (e !== t && e.ts >= t.ts && e.ts + e.dur <= t.ts + t.dur) inner[e.name] = (inner[e.name] ?? 0) + e.dur;
