@@ -24,9 +24,7 @@ use explore::{use_explorer, BestLayouts, FitMapPanel, MinGpusLine};
 use learn::LearnPanel;
 use leptos::prelude::*;
 use panels::{ClusterPanel, ModelPanel, WorkloadPanel, ZeroPanel};
-use results::{
-    ChartPanel, CopyLink, ExplainPanel, ExportPanel, LedgerTable, VerdictPanel, WarningsPanel,
-};
+use results::{ChartPanel, ExplainPanel, ExportPanel, LedgerTable, VerdictPanel, WarningsPanel};
 use timeline::TimelinePanel;
 
 /// The window's width in CSS pixels (1200 when unknown): charts pick their size by it.
@@ -138,17 +136,10 @@ fn while_visible<T: Clone + PartialEq + Send + Sync + 'static>(
 const LAYOUT_KEYS: [&str; 7] = ["dp", "tp", "pp", "cp", "ep", "vpp", "microbatches"];
 
 /// Mounts the page: the app after the static header of `index.html` (which paints
-/// before the wasm loads), and its "Copy link" button into that header.
+/// before the wasm loads), and wires that header's "Copy link" button.
 pub fn start() {
     leptos::mount::mount_to_body(App);
-    if let Some(header) = document()
-        .query_selector("header.top")
-        .ok()
-        .flatten()
-        .and_then(|h| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(h).ok())
-    {
-        leptos::mount::mount_to(header, CopyLink).forget();
-    }
+    results::wire_copy_link();
 }
 
 /// The whole page: state from the URL, inputs, results; the URL follows the state.

@@ -316,17 +316,20 @@ pub fn WarningsPanel(#[prop(into)] warnings: Signal<Vec<Warning>>) -> impl IntoV
     }
 }
 
-/// Copy the page's URL (every setting is in it).
-#[component]
-pub fn CopyLink() -> impl IntoView {
-    let copied = RwSignal::new(false);
-    view! {
-        <button type="button" data-testid="copy-link"
-            on:click=move |_| {
-                url::copy_to_clipboard(&url::href());
-                copied.set(true);
-            }>
-            {move || if copied.get() { "Link copied" } else { "Copy link" }}
-        </button>
-    }
+/// Wires the static "Copy link" button of `index.html` (static so that the header,
+/// painted before the wasm loads, never reflows): a click copies the page's URL and
+/// says so.
+pub fn wire_copy_link() {
+    use wasm_bindgen::closure::Closure;
+    let Some(button) = document().get_element_by_id("copy-link") else {
+        return;
+    };
+    let b = button.clone();
+    let on_click = Closure::<dyn FnMut()>::new(move || {
+        url::copy_to_clipboard(&url::href());
+        b.set_text_content(Some("Link copied"));
+    });
+    let _ = button.add_event_listener_with_callback("click", on_click.as_ref().unchecked_ref());
+    // The button lives as long as the page.
+    on_click.forget();
 }
