@@ -122,16 +122,16 @@ fn config_import_then_query() {
     // Unusable configs: exit 2, the reason on stderr.
     let dir = std::env::temp_dir().join(format!("memfit-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let moe = dir.join("qwen2_moe.json");
+    let opt = dir.join("opt-350m.json");
     std::fs::write(
-        &moe,
-        r#"{"model_type":"qwen2_moe","hidden_size":2048,"moe_intermediate_size":1408}"#,
+        &opt,
+        r#"{"model_type":"opt","hidden_size":1024,"word_embed_proj_dim":512}"#,
     )
     .unwrap();
-    let (code, _, err) = memfit(&["--config", moe.to_str().unwrap()]);
+    let (code, _, err) = memfit(&["--config", opt.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("`moe_intermediate_size` changes the weights"),
+        err.contains("`word_embed_proj_dim`") && err.contains("changes the weights"),
         "{err}"
     );
     let (code, _, err) = memfit(&["--config", dir.join("missing.json").to_str().unwrap()]);

@@ -21,6 +21,18 @@ fn opt<T: std::fmt::Debug + Clone + 'static>(
 
 prop_compose! {
     fn arch_overrides()(
+        base in arch_base(),
+        moe_ffn in opt(1u32..=1 << 22),
+        shared_experts in opt(0u32..=1024),
+        first_dense in opt(0u32..=1023),
+        positions in opt(0u32..=1 << 24),
+    ) -> ArchOverrides {
+        ArchOverrides { moe_ffn, shared_experts, first_dense, positions, ..base }
+    }
+}
+
+prop_compose! {
+    fn arch_base()(
         layers in opt(1u32..=1024), hidden in opt(1u32..=1 << 20), heads in opt(1u32..=4096),
         kv_heads in opt(1u32..=4096), ffn in opt(1u32..=1 << 22), vocab in opt(1u32..=1 << 24),
         mlp in opt(prop_oneof![Just(Mlp::Gelu), Just(Mlp::Swiglu)]),
@@ -31,7 +43,7 @@ prop_compose! {
         top_k in opt(1u32..=1024),
         head_dim in opt(1u32..=65_536),
     ) -> ArchOverrides {
-        ArchOverrides { layers, hidden, heads, kv_heads, ffn, vocab, mlp, norm, tied, bias, experts, top_k, head_dim }
+        ArchOverrides { layers, hidden, heads, kv_heads, ffn, vocab, mlp, norm, tied, bias, experts, top_k, head_dim, ..Default::default() }
     }
 }
 

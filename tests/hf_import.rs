@@ -43,6 +43,23 @@ fn imports_reproduce_published_counts() {
         ("t5-base.json", 222_903_552),
         ("t5-small.json", 60_506_624),
         ("deepseek-v3.json", 671_026_404_352),
+        // Qwen/Qwen1.5-MoE-A2.7B (qwen2_moe: shared expert and its gate), Qwen/Qwen3-30B-A3B
+        // and Qwen/Qwen3-235B-A22B (qwen3_moe), bigcode/starcoder2-3b and -7b,
+        // stabilityai/stablelm-2-1_6b (q/k/v biases) and stablelm-3b-4e1t (none),
+        // facebook/opt-125m and opt-1.3b (2,048 + 2 learned positions),
+        // bigscience/bloom-560m and bloom-1b1: the counts their checkpoints hold
+        // (`model.num_parameters()`, tied heads counted once).
+        ("qwen1.5-moe-a2.7b.json", 14_315_784_192),
+        ("qwen3-30b-a3b.json", 30_532_122_624),
+        ("qwen3-235b-a22b.json", 235_093_634_560),
+        ("starcoder2-3b.json", 3_030_371_328),
+        ("starcoder2-7b.json", 7_173_923_840),
+        ("stablelm-2-1.6b.json", 1_644_515_328),
+        ("stablelm-3b-4e1t.json", 2_795_443_200),
+        ("opt-125m.json", 125_239_296),
+        ("opt-1.3b.json", 1_315_758_080),
+        ("bloom-560m.json", 559_214_592),
+        ("bloom-1b1.json", 1_065_314_304),
     ] {
         let (s, w) = import(file);
         // The only warnings allowed are the import's notes (under `model`).
@@ -80,24 +97,96 @@ fn missing_fields_are_named() {
 }
 
 /// A config whose weights the import cannot represent is refused, naming the fields,
-/// never counted as a different model (Qwen1.5-MoE-A2.7B's shape: 60 experts of width
-/// 1,408 plus a 5,632-wide shared expert; read as dense it came out 3.5× too large).
+/// never counted as a different model.
 #[test]
-fn unrepresentable_moe_configs_are_refused_by_name() {
-    let cfg = r#"{"model_type":"qwen2_moe","hidden_size":2048,"intermediate_size":5632,
+fn unrepresentable_configs_are_refused_by_name() {
+    let refused = |cfg: &str, want: &[&str]| {
+        let e = parse(cfg).unwrap_err();
+        assert!(want.iter().all(|w| e.contains(w)), "{e}");
+    };
+    // Qwen MoE with dense blocks between the MoE blocks.
+    refused(
+        r#"{"model_type":"qwen2_moe","hidden_size":2048,"intermediate_size":5632,
         "moe_intermediate_size":1408,"shared_expert_intermediate_size":5632,"num_experts":60,
         "num_experts_per_tok":4,"num_attention_heads":16,"num_key_value_heads":16,
-        "num_hidden_layers":24,"vocab_size":151936,"decoder_sparse_step":1,"mlp_only_layers":[]}"#;
-    let e = parse(cfg).unwrap_err();
-    assert!(
-        e.contains("qwen2_moe")
-            && e.contains("`moe_intermediate_size`")
-            && e.contains("`shared_expert_intermediate_size`"),
-        "{e}"
+        "num_hidden_layers":24,"vocab_size":151936,"decoder_sparse_step":2}"#,
+        &["qwen2_moe", "`decoder_sparse_step`"],
+    );
+    refused(
+        r#"{"model_type":"qwen3_moe","hidden_size":2048,"intermediate_size":6144,"moe_intermediate_size":768,
+        "num_experts":128,"num_experts_per_tok":8,"num_attention_heads":32,"num_key_value_heads":4,
+        "num_hidden_layers":48,"vocab_size":151936,"mlp_only_layers":[0,1]}"#,
+        &["qwen3_moe", "`mlp_only_layers`"],
+    );
+    // facebook/opt-350m: project_in/project_out and post-norm blocks.
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/configs/opt-350m.json"),
+    )
+    .unwrap();
+    refused(&text, &["`word_embed_proj_dim`"]);
+    // StableLM 2 12B: per-head q/k LayerNorms and a parallel block.
+    refused(
+        r#"{"model_type":"stablelm","hidden_size":5120,"intermediate_size":13824,"num_attention_heads":32,
+        "num_key_value_heads":8,"num_hidden_layers":40,"vocab_size":100352,"qk_layernorm":true,"use_parallel_residual":true}"#,
+        &["`qk_layernorm`"],
+    );
+    // A Llama config with biases on every projection (`attention_bias`) and the MLP.
+    refused(
+        r#"{"model_type":"llama","hidden_size":4096,"intermediate_size":11008,"num_attention_heads":32,
+        "num_hidden_layers":32,"vocab_size":32000,"attention_bias":true,"mlp_bias":true}"#,
+        &["`attention_bias`", "`mlp_bias`"],
+    );
+    // An unknown type with MLA and MoE fields (DeepSeek-V2-Lite): the generic path refuses,
+    // naming what it would have ignored.
+    refused(
+        r#"{"model_type":"deepseek_v2","hidden_size":2048,"intermediate_size":10944,"moe_intermediate_size":1408,
+        "n_routed_experts":64,"n_shared_experts":2,"first_k_dense_replace":1,"kv_lora_rank":512,"q_lora_rank":null,
+        "num_attention_heads":16,"num_key_value_heads":16,"num_hidden_layers":27,"vocab_size":102400}"#,
+        &[
+            "`deepseek_v2`",
+            "`moe_intermediate_size`",
+            "`kv_lora_rank`",
+            "`n_routed_experts`",
+        ],
     );
     // A plain Mixtral config (no such fields) still imports.
     assert!(parse(r#"{"model_type":"mixtral","hidden_size":4096,"intermediate_size":14336,"num_attention_heads":32,
         "num_key_value_heads":8,"num_hidden_layers":32,"vocab_size":32000,"num_local_experts":8,"num_experts_per_tok":2}"#).is_ok());
+}
+
+/// An unknown `model_type` with the standard fields is read as a Llama-style decoder and
+/// says so: Llama-3-8B's shape under another name gives Llama-3-8B's published count.
+#[test]
+fn unknown_model_type_is_read_generically_with_a_note() {
+    let cfg = r#"{"model_type":"my_llama_fork","hidden_size":4096,"intermediate_size":14336,
+        "num_attention_heads":32,"num_key_value_heads":8,"num_hidden_layers":32,"vocab_size":128256,
+        "tie_word_embeddings":false,"attention_bias":false}"#;
+    let imported = parse(cfg).unwrap();
+    assert!(imported
+        .notes
+        .iter()
+        .any(|n| n.contains("my_llama_fork") && n.contains("Llama-style")));
+    let mut s = Scenario::default();
+    let w = apply_import(&mut s, &imported);
+    assert!(
+        w.iter()
+            .any(|w| w.key == "model" && w.message.contains("Llama-style")),
+        "{w:?}"
+    );
+    assert_eq!(estimate(&s).model.params, 8_030_261_248);
+}
+
+/// Granite 3.x is a Llama-shaped block (its multipliers are scalars, not weights): the
+/// ibm-granite/granite-3.0-2b-base shape, counted by hand.
+#[test]
+fn granite_counts_as_a_llama_block() {
+    let (s, w) = import("granite-3.0-2b.json");
+    assert!(w.is_empty(), "{w:?}");
+    let (h, l, v, kv_w, f) = (2048u64, 40u64, 49_155u64, 8 * 64u64, 8192u64);
+    // Embedding (tied) + per block: q, o (h²) + k, v (h·512) + 3 MLP matrices + 2 RMSNorms; final norm.
+    let per_block = 2 * h * h + 2 * h * kv_w + 3 * h * f + 2 * h;
+    assert_eq!(estimate(&s).model.params, v * h + l * per_block + h);
+    assert_eq!(estimate(&s).model.params, 2_533_531_648);
 }
 
 /// Sliding-window layers are said, not hidden: Gemma 3's import notes that the KV cache

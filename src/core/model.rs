@@ -128,6 +128,10 @@ pub struct Arch {
     pub moe_ffn: u32,
     /// The first `first_dense` blocks use a dense MLP of width `ffn` (DeepSeek-V3: 3).
     pub first_dense: u32,
+    /// A sigmoid gate on the shared experts' output, `Linear(h, 1)` per MoE layer
+    /// (Qwen2-MoE's `shared_expert_gate`).
+    #[serde(default)]
+    pub shared_gate: bool,
     /// Multi-head latent attention shape (DeepSeek-V2/V3); `None` = standard q/k/v/o.
     pub mla: Option<Mla>,
     /// Encoder blocks of an encoder-decoder model (T5); 0 = decoder-only.
@@ -303,7 +307,12 @@ impl Arch {
         let dense_f = f;
         let one_expert = dense_mlp(moe_w);
         let router = if e > 0 { h * e } else { 0 };
-        let moe_layer = (e + self.shared_experts as u128) * one_expert + router;
+        let shared_gate = if self.shared_gate && self.shared_experts > 0 {
+            h
+        } else {
+            0
+        };
+        let moe_layer = (e + self.shared_experts as u128) * one_expert + router + shared_gate;
         see(up_module(dense_f));
         see(f * h + if mlp_bias(f) > 0 { h } else { 0 });
         if e > 0 {
@@ -503,6 +512,17 @@ impl Arch {
                 self.kv_heads, self.heads
             ));
         }
+        if self.experts == 0 && (self.shared_experts > 0 || self.moe_ffn > 0) {
+            return Err(
+                "shared_experts and moe_ffn need a mixture-of-experts model (experts ≥ 1)".into(),
+            );
+        }
+        if self.experts > 0 && self.first_dense >= self.layers {
+            return Err(format!(
+                "first_dense ({}) must be below layers ({}): at least one block is MoE",
+                self.first_dense, self.layers
+            ));
+        }
         if self.experts > 0 && (self.top_k == 0 || self.top_k > self.experts) {
             return Err(format!(
                 "top_k ({}) must be between 1 and experts ({})",
@@ -616,6 +636,7 @@ const fn dense(
         shared_experts: 0,
         moe_ffn: 0,
         first_dense: 0,
+        shared_gate: false,
         mla: None,
         encoder_layers: 0,
         rel_buckets: 0,
@@ -793,6 +814,62 @@ fn build_presets() -> Vec<Preset> {
     // Mistral Small 3 (24B): head_dim 128 (not hidden/heads = 160).
     let mut mistral_small = llama(40, 5120, 32, 8, 32_768, 131_072);
     mistral_small.head_dim = 128;
+    // Qwen3 MoE: Qwen3's attention (per-head q/k norms, head_dim 128), every block MoE,
+    // no shared experts, untied.
+    let qwen3_moe = |layers, hidden, heads, ffn, moe_ffn| {
+        let mut a = with_experts(llama(layers, hidden, heads, 4, ffn, 151_936), 128, 8);
+        a.head_dim = 128;
+        a.qk_norm_head = true;
+        a.moe_ffn = moe_ffn;
+        a
+    };
+    // Qwen1.5-MoE / Qwen2-MoE: q/k/v biases, 60 routed experts of width 1408, one shared
+    // expert of width 5632 (= 4 × 1408: counted as 4 shared experts) behind a sigmoid gate.
+    let mut qwen15_moe = with_experts(qwen(24, 2048, 16, 16, 5632).with_vocab(151_936), 60, 4);
+    qwen15_moe.moe_ffn = 1408;
+    qwen15_moe.shared_experts = 4;
+    qwen15_moe.shared_gate = true;
+    // StarCoder2: LayerNorm, biases on every linear, GELU MLP (c_fc, c_proj), GQA, tied.
+    let starcoder2 = |layers, hidden, heads, kv| {
+        dense(
+            layers,
+            hidden,
+            heads,
+            kv,
+            4 * hidden,
+            49_152,
+            Mlp::Gelu,
+            Norm::Layernorm,
+            true,
+            Bias::All,
+        )
+    };
+    // OPT: learned positions (max_position_embeddings + 2: OPT's offset), LayerNorm,
+    // biases everywhere, ReLU MLP (fc1, fc2), tied.
+    let opt = |layers, hidden, heads| {
+        let mut a = dense(
+            layers,
+            hidden,
+            heads,
+            heads,
+            4 * hidden,
+            50_272,
+            Mlp::Gelu,
+            Norm::Layernorm,
+            true,
+            Bias::All,
+        );
+        a.positions = 2050;
+        a
+    };
+    let mut bloom560m = bloom7b1();
+    (
+        bloom560m.layers,
+        bloom560m.hidden,
+        bloom560m.heads,
+        bloom560m.kv_heads,
+    ) = (24, 1024, 16, 16);
+    (bloom560m.head_dim, bloom560m.ffn) = (64, 4096);
     let mut gpt3 = gpt2(96, 12_288, 96, 2048, 50_257);
     gpt3.fused_qkv = true;
     vec![
@@ -819,6 +896,9 @@ fn build_presets() -> Vec<Preset> {
         Preset { id: "qwen2.5-72b", name: "Qwen2.5 72B", arch: qwen(80, 8192, 64, 8, 29_568), published_params: 72_706_203_648, published_rel_tol: 0.0, source: hf },
         Preset { id: "qwen3-4b", name: "Qwen3 4B", arch: qwen3(36, 2560, 8, 9728, true), published_params: 4_022_468_096, published_rel_tol: 0.0, source: "Hugging Face Qwen/Qwen3-4B config.json (qk_norm, tied); model card: 4.0B, 3.6B non-embedding (3,633,511,936 here)" },
         Preset { id: "qwen3-8b", name: "Qwen3 8B", arch: qwen3(36, 4096, 8, 12_288, false), published_params: 8_190_735_360, published_rel_tol: 0.0, source: "Hugging Face Qwen/Qwen3-8B config.json (qk_norm, untied); model card: 8.2B, 6.95B non-embedding (6,946,075,648 here)" },
+        Preset { id: "qwen3-30b-a3b", name: "Qwen3 30B-A3B (MoE)", arch: qwen3_moe(48, 2048, 32, 6144, 768), published_params: 30_532_122_624, published_rel_tol: 0.0, source: "Hugging Face Qwen/Qwen3-30B-A3B config.json (qwen3_moe: 128 experts of width 768, top-8, per-head q/k norms, untied); model card: 30.5B total, 3.3B activated" },
+        Preset { id: "qwen3-235b-a22b", name: "Qwen3 235B-A22B (MoE)", arch: qwen3_moe(94, 4096, 64, 12_288, 1536), published_params: 235_093_634_560, published_rel_tol: 0.0, source: "Hugging Face Qwen/Qwen3-235B-A22B config.json (qwen3_moe: 128 experts of width 1536, top-8); model card: 235B total, 22B activated" },
+        Preset { id: "qwen1.5-moe-a2.7b", name: "Qwen1.5-MoE A2.7B", arch: qwen15_moe, published_params: 14_315_784_192, published_rel_tol: 0.0, source: "Hugging Face Qwen/Qwen1.5-MoE-A2.7B config.json (qwen2_moe: 60 experts of width 1408, top-4, shared expert of width 5632 with its gate); model card: 14.3B total, 2.7B activated" },
         Preset { id: "gemma-2-9b", name: "Gemma 2 9B", arch: gemma2(42, 3584, 16, 8, 256, 14_336), published_params: 9_241_705_984, published_rel_tol: 0.0, source: hf },
         Preset { id: "gemma-2-27b", name: "Gemma 2 27B", arch: gemma2(46, 4608, 32, 16, 128, 36_864), published_params: 27_227_128_320, published_rel_tol: 0.0, source: hf },
         Preset { id: "gemma-3-1b", name: "Gemma 3 1B", arch: gemma3_1b, published_params: 999_885_952, published_rel_tol: 0.0, source: "Hugging Face google/gemma-3-1b-pt config.json (gemma3_text: sandwich norms, per-head q/k norms, tied)" },
@@ -831,6 +911,13 @@ fn build_presets() -> Vec<Preset> {
         Preset { id: "deepseek-r1", name: "DeepSeek-R1 (671B MoE, MLA; V3's architecture)", arch: deepseek_v3, published_params: 671_000_000_000, published_rel_tol: 0.005, source: "Hugging Face deepseek-ai/DeepSeek-R1 config.json (model_type deepseek_v3, the V3 shape; MTP module excluded); model card: 671B total, 37B activated" },
         Preset { id: "t0-3b", name: "T0 3B (T5 v1.1 XL LM-adapted)", arch: t5_v11(24, 2048, 32, 64, 5120, 32_128), published_params: 2_849_757_184, published_rel_tol: 0.0, source: "Hugging Face bigscience/T0_3B config.json (gated-gelu, untied)" },
         Preset { id: "mt0-xxl", name: "mT0 XXL (13B, mT5 XXL)", arch: t5_v11(24, 4096, 64, 64, 10_240, 250_112), published_params: 12_921_057_280, published_rel_tol: 0.0, source: "Hugging Face bigscience/mt0-xxl config.json (gated-gelu, untied)" },
+        Preset { id: "starcoder2-3b", name: "StarCoder2 3B", arch: starcoder2(30, 3072, 24, 2), published_params: 3_030_371_328, published_rel_tol: 0.0, source: "Hugging Face bigcode/starcoder2-3b config.json (starcoder2: LayerNorm, biases on every linear, GELU, GQA 24/2, tied)" },
+        Preset { id: "starcoder2-7b", name: "StarCoder2 7B", arch: starcoder2(32, 4608, 36, 4), published_params: 7_173_923_840, published_rel_tol: 0.0, source: "Hugging Face bigcode/starcoder2-7b config.json (starcoder2, GQA 36/4, tied)" },
+        Preset { id: "stablelm-2-1.6b", name: "StableLM 2 1.6B", arch: dense(24, 2048, 32, 32, 5632, 100_352, Mlp::Swiglu, Norm::Layernorm, false, Bias::Qkv), published_params: 1_644_515_328, published_rel_tol: 0.0, source: "Hugging Face stabilityai/stablelm-2-1_6b config.json (stablelm: LayerNorm, SwiGLU, q/k/v biases, untied)" },
+        Preset { id: "stablelm-3b-4e1t", name: "StableLM 3B 4E1T", arch: dense(32, 2560, 32, 32, 6912, 50_304, Mlp::Swiglu, Norm::Layernorm, false, Bias::None), published_params: 2_795_443_200, published_rel_tol: 0.0, source: "Hugging Face stabilityai/stablelm-3b-4e1t config.json (stablelm: LayerNorm, SwiGLU, no biases, untied)" },
+        Preset { id: "opt-125m", name: "OPT 125M", arch: opt(12, 768, 12), published_params: 125_239_296, published_rel_tol: 0.0, source: "Hugging Face facebook/opt-125m config.json (opt: 2048 + 2 learned positions, LayerNorm, biases, ReLU MLP, tied)" },
+        Preset { id: "opt-1.3b", name: "OPT 1.3B", arch: opt(24, 2048, 32), published_params: 1_315_758_080, published_rel_tol: 0.0, source: "Hugging Face facebook/opt-1.3b config.json (opt)" },
+        Preset { id: "bloom-560m", name: "BLOOM 560M", arch: bloom560m, published_params: 559_214_592, published_rel_tol: 0.0, source: "Hugging Face bigscience/bloom-560m config.json (bloom: embedding LayerNorm, ALiBi, biases, tied)" },
         Preset { id: "bloom-7b1", name: "BLOOM 7B1 (bloomz-7b1)", arch: bloom7b1(), published_params: 7_069_016_064, published_rel_tol: 0.0, source: "Hugging Face bigscience/bloom-7b1 config.json" },
         Preset { id: "olmo-2-7b", name: "OLMo 2 7B", arch: olmo2, published_params: 7_298_617_344, published_rel_tol: 0.0, source: hf },
         Preset { id: "bloom-176b", name: "BLOOM 176B", arch: bloom, published_params: 176_247_271_424, published_rel_tol: 0.0, source: hf },

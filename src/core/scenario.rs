@@ -560,6 +560,18 @@ pub struct ArchOverrides {
     pub top_k: Option<u32>,
     /// `head_dim`
     pub head_dim: Option<u32>,
+    /// `moe_ffn`
+    #[serde(default)]
+    pub moe_ffn: Option<u32>,
+    /// `shared_experts`
+    #[serde(default)]
+    pub shared_experts: Option<u32>,
+    /// `first_dense`
+    #[serde(default)]
+    pub first_dense: Option<u32>,
+    /// `positions`
+    #[serde(default)]
+    pub positions: Option<u32>,
 }
 
 impl ArchOverrides {
@@ -811,6 +823,17 @@ impl Scenario {
         a.bias = o.bias.unwrap_or(a.bias);
         a.head_dim = o.head_dim.unwrap_or(a.head_dim);
         a.experts = o.experts.unwrap_or(a.experts);
+        a.moe_ffn = o.moe_ffn.unwrap_or(a.moe_ffn);
+        a.shared_experts = o.shared_experts.unwrap_or(a.shared_experts);
+        a.first_dense = o.first_dense.unwrap_or(a.first_dense);
+        a.positions = o.positions.unwrap_or(a.positions);
+        if a.experts == 0 {
+            // A dense override of an MoE preset drops the preset's expert structure with
+            // its experts (explicit overrides stay, and `Arch::check` names them).
+            a.moe_ffn = o.moe_ffn.unwrap_or(0);
+            a.shared_experts = o.shared_experts.unwrap_or(0);
+            a.first_dense = o.first_dense.unwrap_or(0);
+        }
         a.top_k = o.top_k.unwrap_or(if a.experts > 0 && a.top_k == 0 {
             1
         } else {

@@ -64,6 +64,10 @@ pub const KEYS: &[KeySpec] = &[
     k("bias", "linear-layer biases", "-", "`none`, `qkv` (q/k/v only), `all`, empty = preset"),
     k("experts", "routed experts per MoE layer", "count", "0–1024 (0 = dense), empty = preset"),
     k("top_k", "experts each token uses", "count", "1–1024, empty = preset"),
+    k("moe_ffn", "width of one routed expert", "count", "1–4194304, empty = `ffn` or preset"),
+    k("shared_experts", "always-active experts per MoE layer, each `moe_ffn` wide", "count", "0–1024, empty = preset"),
+    k("first_dense", "leading blocks with a dense `ffn`-wide MLP in an MoE model", "count", "0–1023, below layers, empty = preset"),
+    k("positions", "learned absolute position embeddings (0 = rotary/ALiBi)", "positions", "0–16777216, empty = preset"),
     k("params", "explicit total parameters (DeepSpeed's cold input)", "parameters", "1–10^15, empty = from the architecture"),
     k("largest_layer", "explicit largest-layer parameters", "parameters", "1–10^15, empty = from the architecture"),
     k("mode", "training or inference", "-", "`train`, `infer`"),
@@ -279,6 +283,10 @@ pub fn set_key(s: &mut Scenario, key: &str, value: &str) -> Result<(), String> {
             }
         }
         "top_k" => s.arch.top_k = parse_opt_u32(v, 1, 1024)?,
+        "moe_ffn" => s.arch.moe_ffn = parse_opt_u32(v, 1, 1 << 22)?,
+        "shared_experts" => s.arch.shared_experts = parse_opt_u32(v, 0, 1024)?,
+        "first_dense" => s.arch.first_dense = parse_opt_u32(v, 0, 1023)?,
+        "positions" => s.arch.positions = parse_opt_u32(v, 0, 1 << 24)?,
         "head_dim" => s.arch.head_dim = parse_opt_u32(v, 1, 65_536)?,
         "params" => {
             s.params = if v.trim().is_empty() {
@@ -438,6 +446,10 @@ pub fn get_key(s: &Scenario, key: &str) -> String {
             .unwrap_or_default(),
         "experts" => opt(&s.arch.experts),
         "top_k" => opt(&s.arch.top_k),
+        "moe_ffn" => opt(&s.arch.moe_ffn),
+        "shared_experts" => opt(&s.arch.shared_experts),
+        "first_dense" => opt(&s.arch.first_dense),
+        "positions" => opt(&s.arch.positions),
         "head_dim" => opt(&s.arch.head_dim),
         "params" => opt(&s.params),
         "largest_layer" => opt(&s.largest_layer),

@@ -68,6 +68,10 @@ pub fn ModelPanel(scenario: RwSignal<Scenario>) -> impl IntoView {
                 <KeyInput scenario key="vocab" label="Vocabulary" placeholder=preset_value(|a| a.vocab.to_string()) />
                 <KeyInput scenario key="experts" label="Experts" placeholder=preset_value(|a| a.experts.to_string()) />
                 <KeyInput scenario key="top_k" label="Top-k" placeholder=preset_value(|a| a.top_k.to_string()) />
+                <KeyInput scenario key="moe_ffn" label="Expert width" placeholder=preset_value(|a| a.moe_ffn.to_string()) />
+                <KeyInput scenario key="shared_experts" label="Shared experts" placeholder=preset_value(|a| a.shared_experts.to_string()) />
+                <KeyInput scenario key="first_dense" label="Dense first blocks" placeholder=preset_value(|a| a.first_dense.to_string()) />
+                <KeyInput scenario key="positions" label="Learned positions" placeholder=preset_value(|a| a.positions.to_string()) />
                 <KeySelect scenario key="mlp" label="MLP" options=opts(&[("", "preset"), ("gelu", "GELU (2 matrices)"), ("swiglu", "SwiGLU (3 matrices)")]) />
                 <KeySelect scenario key="norm" label="Norm" options=opts(&[("", "preset"), ("layernorm", "LayerNorm"), ("rmsnorm", "RMSNorm")]) />
                 <KeySelect scenario key="tied" label="Tied LM head" options=opts(&[("", "preset"), ("1", "tied"), ("0", "untied")]) />
