@@ -60,6 +60,15 @@ fn imports_reproduce_published_counts() {
         ("opt-1.3b.json", 1_315_758_080),
         ("bloom-560m.json", 559_214_592),
         ("bloom-1b1.json", 1_065_314_304),
+        // microsoft/phi-2 and phi-1_5 (one LayerNorm per parallel block, LM-head bias),
+        // microsoft/Phi-3.5-MoE-instruct (phimoe), openai/gpt-oss-20b and gpt-oss-120b
+        // (expert and router biases, attention sinks), CohereForAI/c4ai-command-r-v01.
+        ("phi-2.json", 2_779_683_840),
+        ("phi-1.5.json", 1_418_270_720),
+        ("phi-3.5-moe.json", 41_873_153_344),
+        ("gpt-oss-20b.json", 20_914_757_184),
+        ("gpt-oss-120b.json", 116_829_156_672),
+        ("command-r.json", 34_980_831_232),
     ] {
         let (s, w) = import(file);
         // The only warnings allowed are the import's notes (under `model`).

@@ -91,7 +91,9 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 }
                 let e = need(&v, &["moe_intermediate_size"])?;
                 if e == 0 {
-                    return Err(format!("model_type `{model_type}`: `moe_intermediate_size` must be at least 1"));
+                    return Err(format!(
+                        "model_type `{model_type}`: `moe_intermediate_size` must be at least 1"
+                    ));
                 }
                 put("moe_ffn", e);
                 let shared = get(&v, &["shared_expert_intermediate_size"]).unwrap_or(0);
@@ -235,6 +237,76 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             }
             "opt-1.3b"
         }
+        "phi" => {
+            if v.get("qk_layernorm").and_then(Value::as_bool) == Some(true) {
+                return Err("model_type `phi`: `qk_layernorm` = true changes the weights and memfit cannot represent it yet; refusing rather than counting a different model".into());
+            }
+            let heads = need(&v, &["num_attention_heads"])?;
+            put("hidden", need(&v, &["hidden_size"])?);
+            put("heads", heads);
+            put("layers", need(&v, &["num_hidden_layers"])?);
+            put(
+                "kv_heads",
+                get(&v, &["num_key_value_heads"]).unwrap_or(heads),
+            );
+            put("ffn", need(&v, &["intermediate_size"])?);
+            put("vocab", need(&v, &["vocab_size"])?);
+            "phi-2"
+        }
+        "phimoe" => {
+            let heads = need(&v, &["num_attention_heads"])?;
+            put("hidden", need(&v, &["hidden_size"])?);
+            put("heads", heads);
+            put("layers", need(&v, &["num_hidden_layers"])?);
+            put(
+                "kv_heads",
+                get(&v, &["num_key_value_heads"]).unwrap_or(heads),
+            );
+            put("ffn", need(&v, &["intermediate_size"])?);
+            put("vocab", need(&v, &["vocab_size"])?);
+            put("experts", need(&v, &["num_local_experts"])?);
+            put("top_k", get(&v, &["num_experts_per_tok"]).unwrap_or(2));
+            if v.get("attention_bias").and_then(Value::as_bool) == Some(false) {
+                keys.push(("bias", "none".into()));
+            }
+            "phi-3.5-moe"
+        }
+        "gpt_oss" => {
+            let heads = need(&v, &["num_attention_heads"])?;
+            put("hidden", need(&v, &["hidden_size"])?);
+            put("heads", heads);
+            put("layers", need(&v, &["num_hidden_layers"])?);
+            put(
+                "kv_heads",
+                get(&v, &["num_key_value_heads"]).unwrap_or(heads),
+            );
+            put("head_dim", need(&v, &["head_dim"])?);
+            put("ffn", need(&v, &["intermediate_size"])?);
+            put("vocab", need(&v, &["vocab_size"])?);
+            put("experts", need(&v, &["num_local_experts"])?);
+            put(
+                "top_k",
+                get(&v, &["num_experts_per_tok", "experts_per_token"]).unwrap_or(4),
+            );
+            notes.push("gpt-oss checkpoints store the experts in MXFP4 (4.25 bits per weight); memfit counts them at the precision you select (weight_dtype=int4 approximates the checkpoint for inference)".into());
+            "gpt-oss-20b"
+        }
+        "cohere" => {
+            if v.get("use_qk_norm").and_then(Value::as_bool) == Some(true) {
+                return Err("model_type `cohere`: `use_qk_norm` = true (Command R+'s per-head q/k LayerNorms) changes the weights and memfit cannot represent it yet; refusing rather than counting a different model".into());
+            }
+            let heads = need(&v, &["num_attention_heads"])?;
+            put("hidden", need(&v, &["hidden_size"])?);
+            put("heads", heads);
+            put("layers", need(&v, &["num_hidden_layers"])?);
+            put(
+                "kv_heads",
+                get(&v, &["num_key_value_heads"]).unwrap_or(heads),
+            );
+            put("ffn", need(&v, &["intermediate_size"])?);
+            put("vocab", need(&v, &["vocab_size"])?);
+            "command-r"
+        }
         "bloom" => {
             let h = need(&v, &["hidden_size", "n_embed"])?;
             put("hidden", h);
@@ -342,7 +414,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
 }
 
 /// The model types read exactly (or, for a few, with a note), in the refusal message.
-pub const SUPPORTED: &str = "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, phi3, olmo2, granite, deepseek_v3, starcoder2, stablelm, opt, bloom, gpt2, gpt_neox, falcon, t5, mt5";
+pub const SUPPORTED: &str = "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, phi, phi3, phimoe, olmo2, granite, cohere, gpt_oss, deepseek_v3, starcoder2, stablelm, opt, bloom, gpt2, gpt_neox, falcon, t5, mt5";
 
 /// An unknown `model_type` with the standard decoder field names: read as a Llama-style
 /// block (RMSNorm, SwiGLU, no biases, rotary positions, untied unless the config says),
@@ -443,7 +515,15 @@ mod tests {
         );
         assert!(parse("{").unwrap_err().contains("JSON"));
         // Zero widths are refused or left to the codec's range checks, never a panic.
-        for t in ["qwen2_moe", "qwen3_moe", "opt", "bloom", "stablelm", "starcoder2", "x"] {
+        for t in [
+            "qwen2_moe",
+            "qwen3_moe",
+            "opt",
+            "bloom",
+            "stablelm",
+            "starcoder2",
+            "x",
+        ] {
             let _ = parse(&format!(
                 r#"{{"model_type":"{t}","hidden_size":0,"intermediate_size":0,"moe_intermediate_size":0,
                 "shared_expert_intermediate_size":0,"num_attention_heads":0,"num_hidden_layers":0,

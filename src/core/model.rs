@@ -132,6 +132,16 @@ pub struct Arch {
     /// (Qwen2-MoE's `shared_expert_gate`).
     #[serde(default)]
     pub shared_gate: bool,
+    /// Biases on every expert's projections (gate and up `2·f_e`, down `h`) and on the
+    /// router (`E`) (gpt-oss).
+    #[serde(default)]
+    pub expert_bias: bool,
+    /// A bias on the LM head, `V` (Phi-2, Phi-3.5-MoE).
+    #[serde(default)]
+    pub head_bias: bool,
+    /// One learned attention-sink logit per head and layer (gpt-oss `sinks`).
+    #[serde(default)]
+    pub attn_sinks: bool,
     /// Multi-head latent attention shape (DeepSeek-V2/V3); `None` = standard q/k/v/o.
     pub mla: Option<Mla>,
     /// Encoder blocks of an encoder-decoder model (T5); 0 = decoder-only.
@@ -250,7 +260,8 @@ impl Arch {
                     see(k + kb);
                 }
                 see(o + b_o);
-                q + 2 * k + o + b_qkv + b_o + qk_norm
+                let sinks = if self.attn_sinks { a } else { 0 };
+                q + 2 * k + o + b_qkv + b_o + qk_norm + sinks
             }
             Some(m) => {
                 let (qr, kvr) = (m.q_rank as u128, m.kv_rank as u128);
@@ -305,8 +316,18 @@ impl Arch {
             (layers, 0)
         };
         let dense_f = f;
-        let one_expert = dense_mlp(moe_w);
-        let router = if e > 0 { h * e } else { 0 };
+        // gpt-oss: gate/up biases (2·f_e) and the down bias (h) on every expert.
+        let expert_bias = if self.expert_bias {
+            (matrices - 1) * moe_w + h
+        } else {
+            0
+        };
+        let one_expert = dense_mlp(moe_w) + expert_bias;
+        let router = if e > 0 {
+            h * e + if self.expert_bias { e } else { 0 }
+        } else {
+            0
+        };
         let shared_gate = if self.shared_gate && self.shared_experts > 0 {
             h
         } else {
@@ -332,7 +353,7 @@ impl Arch {
         let attention = decoder_attn + if enc > 0 { enc * attn_layer + rel } else { 0 };
         let mlp = decoder_mlp + enc * dense_mlp(dense_f);
         let norms = decoder_norms + if enc > 0 { enc * 2 * n(h) + n(h) } else { 0 };
-        let lm_head = if self.tied { 0 } else { v * h };
+        let lm_head = if self.tied { 0 } else { v * h } + if self.head_bias { v } else { 0 };
         let total = embedding + attention + mlp + norms + lm_head;
         let active_routed = if e > 0 {
             (self.top_k as u128).min(e)
@@ -637,6 +658,9 @@ const fn dense(
         moe_ffn: 0,
         first_dense: 0,
         shared_gate: false,
+        expert_bias: false,
+        head_bias: false,
+        attn_sinks: false,
         mla: None,
         encoder_layers: 0,
         rel_buckets: 0,
@@ -862,6 +886,87 @@ fn build_presets() -> Vec<Preset> {
         a.positions = 2050;
         a
     };
+    // Phi-2 / Phi-1.5: one LayerNorm per block (attention and MLP in parallel), biases on
+    // every linear including the LM head, GELU MLP, untied.
+    let phi = |layers, hidden| {
+        let mut a = dense(
+            layers,
+            hidden,
+            32,
+            32,
+            4 * hidden,
+            51_200,
+            Mlp::Gelu,
+            Norm::Layernorm,
+            false,
+            Bias::All,
+        );
+        a.norms_per_layer = 1;
+        a.head_bias = true;
+        a
+    };
+    // Phi-3.5-MoE: LayerNorm, biases on q/k/v/o and the LM head (none on the experts or
+    // the router), 16 experts, top-2, untied.
+    let mut phi35_moe = with_experts(
+        dense(
+            32,
+            4096,
+            32,
+            8,
+            6400,
+            32_064,
+            Mlp::Swiglu,
+            Norm::Layernorm,
+            false,
+            Bias::All,
+        ),
+        16,
+        2,
+    );
+    phi35_moe.head_bias = true;
+    // gpt-oss: biases on q/k/v/o, on every expert and on the router, one sink logit per
+    // head, head_dim 64, every block MoE (experts as wide as the model), untied.
+    let gpt_oss = |layers, experts| {
+        let mut a = with_experts(
+            dense(
+                layers,
+                2880,
+                64,
+                8,
+                2880,
+                201_088,
+                Mlp::Swiglu,
+                Norm::Rmsnorm,
+                false,
+                Bias::All,
+            ),
+            experts,
+            4,
+        );
+        a.head_dim = 64;
+        a.expert_bias = true;
+        a.attn_sinks = true;
+        a.fused_gate_up = true;
+        a
+    };
+    // Cohere (Command R): one weight-only LayerNorm per block (parallel attention and
+    // MLP; counted as an RMSNorm: h weights, no bias), SwiGLU, no biases, tied.
+    let command_r = {
+        let mut a = dense(
+            40,
+            8192,
+            64,
+            64,
+            22_528,
+            256_000,
+            Mlp::Swiglu,
+            Norm::Rmsnorm,
+            true,
+            Bias::None,
+        );
+        a.norms_per_layer = 1;
+        a
+    };
     let mut bloom560m = bloom7b1();
     (
         bloom560m.layers,
@@ -911,6 +1016,12 @@ fn build_presets() -> Vec<Preset> {
         Preset { id: "deepseek-r1", name: "DeepSeek-R1 (671B MoE, MLA; V3's architecture)", arch: deepseek_v3, published_params: 671_000_000_000, published_rel_tol: 0.005, source: "Hugging Face deepseek-ai/DeepSeek-R1 config.json (model_type deepseek_v3, the V3 shape; MTP module excluded); model card: 671B total, 37B activated" },
         Preset { id: "t0-3b", name: "T0 3B (T5 v1.1 XL LM-adapted)", arch: t5_v11(24, 2048, 32, 64, 5120, 32_128), published_params: 2_849_757_184, published_rel_tol: 0.0, source: "Hugging Face bigscience/T0_3B config.json (gated-gelu, untied)" },
         Preset { id: "mt0-xxl", name: "mT0 XXL (13B, mT5 XXL)", arch: t5_v11(24, 4096, 64, 64, 10_240, 250_112), published_params: 12_921_057_280, published_rel_tol: 0.0, source: "Hugging Face bigscience/mt0-xxl config.json (gated-gelu, untied)" },
+        Preset { id: "phi-2", name: "Phi-2 (2.7B)", arch: phi(32, 2560), published_params: 2_779_683_840, published_rel_tol: 0.0, source: "Hugging Face microsoft/phi-2 config.json (phi: parallel block with one LayerNorm, biases everywhere incl. the LM head, untied)" },
+        Preset { id: "phi-1.5", name: "Phi-1.5 (1.4B)", arch: phi(24, 2048), published_params: 1_418_270_720, published_rel_tol: 0.0, source: "Hugging Face microsoft/phi-1_5 config.json (phi)" },
+        Preset { id: "phi-3.5-moe", name: "Phi-3.5-MoE (42B, 16 experts)", arch: phi35_moe, published_params: 41_873_153_344, published_rel_tol: 0.0, source: "Hugging Face microsoft/Phi-3.5-MoE-instruct config.json (phimoe: LayerNorm, q/k/v/o and LM-head biases, 16 experts top-2); model card: 42B total, 6.6B active" },
+        Preset { id: "gpt-oss-20b", name: "gpt-oss 20B (MoE)", arch: gpt_oss(24, 32), published_params: 20_914_757_184, published_rel_tol: 0.0, source: "Hugging Face openai/gpt-oss-20b config.json (gpt_oss: 32 experts top-4 with biases, attention sinks, untied; counted in bf16 — the checkpoint stores the experts in MXFP4)" },
+        Preset { id: "gpt-oss-120b", name: "gpt-oss 120B (MoE)", arch: gpt_oss(36, 128), published_params: 116_829_156_672, published_rel_tol: 0.0, source: "Hugging Face openai/gpt-oss-120b config.json (gpt_oss: 128 experts top-4); model card: 117B total, 5.1B active" },
+        Preset { id: "command-r", name: "Command R (35B)", arch: command_r, published_params: 34_980_831_232, published_rel_tol: 0.0, source: "Hugging Face CohereForAI/c4ai-command-r-v01 config.json (cohere: one weight-only LayerNorm per parallel block, tied)" },
         Preset { id: "starcoder2-3b", name: "StarCoder2 3B", arch: starcoder2(30, 3072, 24, 2), published_params: 3_030_371_328, published_rel_tol: 0.0, source: "Hugging Face bigcode/starcoder2-3b config.json (starcoder2: LayerNorm, biases on every linear, GELU, GQA 24/2, tied)" },
         Preset { id: "starcoder2-7b", name: "StarCoder2 7B", arch: starcoder2(32, 4608, 36, 4), published_params: 7_173_923_840, published_rel_tol: 0.0, source: "Hugging Face bigcode/starcoder2-7b config.json (starcoder2, GQA 36/4, tied)" },
         Preset { id: "stablelm-2-1.6b", name: "StableLM 2 1.6B", arch: dense(24, 2048, 32, 32, 5632, 100_352, Mlp::Swiglu, Norm::Layernorm, false, Bias::Qkv), published_params: 1_644_515_328, published_rel_tol: 0.0, source: "Hugging Face stabilityai/stablelm-2-1_6b config.json (stablelm: LayerNorm, SwiGLU, q/k/v biases, untied)" },
