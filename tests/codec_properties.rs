@@ -26,8 +26,10 @@ prop_compose! {
         shared_experts in opt(0u32..=1024),
         first_dense in opt(0u32..=1023),
         positions in opt(0u32..=1 << 24),
+        window in opt(0u32..=1 << 24),
+        local_layers in opt(0u32..=1024),
     ) -> ArchOverrides {
-        ArchOverrides { moe_ffn, shared_experts, first_dense, positions, ..base }
+        ArchOverrides { moe_ffn, shared_experts, first_dense, positions, window, local_layers, ..base }
     }
 }
 

@@ -142,11 +142,6 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             if let Some(d) = get(&v, &["head_dim"]) {
                 put("head_dim", d);
             }
-            if matches!(model_type.as_str(), "gemma2" | "gemma3_text") {
-                if let Some(w) = get(&v, &["sliding_window"]) {
-                    notes.push(format!("{model_type} attends locally ({w} tokens) on most layers; memfit counts a full KV cache on every layer, an upper bound for inference"));
-                }
-            }
             if let Some(e) = get(
                 &v,
                 &["num_local_experts", "n_routed_experts", "num_experts"],
@@ -405,12 +400,54 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     if let Some(t) = tied {
         keys.push(("tied", (t as u8).to_string()));
     }
+    window_keys(&v, &model_type, &mut keys);
     Ok(Imported {
         model_type,
         base,
         keys,
         notes,
     })
+}
+
+/// Sliding-window attention (no weights; the KV cache of the windowed layers holds at most
+/// `window` tokens): `window` and `local_layers` keys from `sliding_window` and, in order of
+/// preference, `layer_types` (count of `sliding_attention`), Gemma 3's
+/// `sliding_window_pattern` (every P-th layer global), Gemma 2's alternation (even layers
+/// local), Qwen's `use_sliding_window` from `max_window_layers` on, or every layer
+/// (Mistral v0.1, Mixtral, StarCoder2). No window, or one as long as the context: nothing.
+fn window_keys(v: &Value, model_type: &str, keys: &mut Vec<(&'static str, String)>) {
+    let Some(w) = get(v, &["sliding_window"]).filter(|&w| w > 0) else {
+        return;
+    };
+    if get(v, &["max_position_embeddings"]).is_some_and(|m| w >= m) {
+        return;
+    }
+    let layers = get(v, &["num_hidden_layers", "n_layer"]).unwrap_or(0);
+    let local = if let Some(types) = v.get("layer_types").and_then(Value::as_array) {
+        types
+            .iter()
+            .filter(|t| t.as_str() == Some("sliding_attention"))
+            .count() as u64
+    } else {
+        match model_type {
+            "gemma3_text" => {
+                layers - layers / get(v, &["sliding_window_pattern"]).unwrap_or(6).max(1)
+            }
+            "gemma2" => layers.div_ceil(2),
+            "qwen2" | "qwen2_moe" | "qwen3" | "qwen3_moe" => {
+                if v.get("use_sliding_window").and_then(Value::as_bool) == Some(true) {
+                    layers.saturating_sub(get(v, &["max_window_layers"]).unwrap_or(0))
+                } else {
+                    0
+                }
+            }
+            _ => layers,
+        }
+    };
+    if local > 0 {
+        keys.push(("window", w.to_string()));
+        keys.push(("local_layers", local.min(layers).to_string()));
+    }
 }
 
 /// The model types read exactly (or, for a few, with a note), in the refusal message.
@@ -489,6 +526,7 @@ fn generic(v: &Value, model_type: &str) -> Result<Imported, String> {
     if let Some(t) = v.get("tie_word_embeddings").and_then(Value::as_bool) {
         keys.push(("tied", (t as u8).to_string()));
     }
+    window_keys(v, model_type, &mut keys);
     Ok(Imported {
         model_type: model_type.to_string(),
         base: "llama-2-7b",

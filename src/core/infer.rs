@@ -32,6 +32,31 @@ pub fn weight_bytes(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: 
     bytes.min(u64::MAX as u128) as u64
 }
 
+/// The layers of the most loaded pipeline stage that keep every token (`L_g`) and that
+/// keep at most the sliding window (`L_w`): a stage holds `⌈L/p⌉` layers, and the stage
+/// with the most full-context layers bounds the per-GPU cache.
+///
+/// # Formula
+/// ```text
+/// L_s = ⌈L/p⌉,  L_g = min(L_s, L − L_local),  L_w = L_s − L_g
+/// ```
+/// Source: Gemma 2 / Gemma 3 reports (local and global layers), Mistral 7B paper
+/// (rolling buffer cache of W tokens); exact for p = 1, an upper bound for p > 1.
+///
+/// # Example
+/// Gemma 2 9B (42 layers, 21 windowed), p = 1: L_g = 21, L_w = 21; p = 2: L_s = 21,
+/// L_g = 21, L_w = 0.
+pub(crate) fn kv_layers(arch: &Arch, p: u32) -> (u128, u128) {
+    let stage = (arch.layers as u128).div_ceil(p.max(1) as u128);
+    let global_total = (arch.layers as u128).saturating_sub(if arch.window > 0 {
+        arch.local_layers as u128
+    } else {
+        0
+    });
+    let global = stage.min(global_total);
+    (global, stage - global)
+}
+
 /// Inference items per GPU: weights; KV cache and workspace at prefill (prompt
 /// only) and at the end of decoding (prompt + generated).
 ///
@@ -40,6 +65,8 @@ pub fn weight_bytes(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: 
 /// weights    = weight_bytes(Ψ) / (t·p)
 /// kv_cache   = 2·b·T·⌈L/p⌉·⌈a_kv/t⌉·d·k_kv          standard attention (T = s at prefill, s+n at the end)
 ///            =   b·T·⌈L/p⌉·(r_kv + d_rope)·k_kv      MLA (the compressed latent, replicated over TP)
+///            with a sliding window W on L_w of the stage's layers (see `kv_layers`),
+///            T·⌈L/p⌉ becomes L_g·T + L_w·min(T, W)
 /// workspace  = k·b·T'·(2h + ((a + 2a_kv)·d + a·d + m·f)/t) + 4·b·V
 ///              (one layer's transient tensors with flash/SDPA attention, T' = s at prefill
 ///               and 1 per decode step, plus fp32 logits of the last position)
@@ -49,11 +76,15 @@ pub fn weight_bytes(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: 
 /// matrices, `V` vocabulary, `k` compute bytes, `k_kv` cache bytes.
 ///
 /// Source: seed 003 (`4·b·l·h·(s+n)` for MHA in fp16); DeepSeek-V2 §2.1 (MLA cache);
+/// Mistral 7B §2 (rolling buffer cache) and the Gemma 2/3 reports (local layers);
 /// the workspace is memfit's own count of one layer's tensors.
 ///
 /// # Example
 /// Llama-2-7B, b = 1, s = 512, n = 32, bf16: KV cache 2·1·544·32·32·128·2 =
-/// 285,212,672 B (equals llm-analysis 0.2.2's `kv_cache_memory_per_gpu`).
+/// 285,212,672 B (equals llm-analysis 0.2.2's `kv_cache_memory_per_gpu`). Gemma 2 9B
+/// (a_kv = 8, d = 256, 21 of 42 layers windowed to 4,096), b = 1, T = 32,768, bf16:
+/// 2·(21·32,768 + 21·4,096)·8·256·2 = 6,341,787,648 B, against 11,274,289,152 B if every
+/// layer kept the whole context.
 pub(crate) fn inference_items(
     s: &Scenario,
     arch: &Arch,
@@ -95,26 +126,35 @@ pub(crate) fn inference_items(
     );
 
     let kv_bits = s.kv_dtype.bits(s.precision) as u128;
-    let layers = (arch.layers as u128).div_ceil(p as u128);
     let b = s.batch as u128;
+    let (global, local) = kv_layers(arch, p as u32);
+    let window = arch.window as u128;
     let kv_bytes = |tokens: u128| -> (u64, String) {
+        // Token-layers held: full-context layers keep every token, windowed ones ≤ W.
+        let held = global * tokens + local * tokens.min(window);
         let bytes = match arch.mla {
-            Some(m) => b * tokens * layers * (m.kv_rank + m.rope_dim) as u128 * kv_bits / 8,
+            Some(m) => b * held * (m.kv_rank + m.rope_dim) as u128 * kv_bits / 8,
             None => {
                 let kv_heads = (arch.kv_heads as u128).div_ceil(t as u128);
-                2 * b * tokens * layers * kv_heads * arch.head_dim as u128 * kv_bits / 8
+                2 * b * held * kv_heads * arch.head_dim as u128 * kv_bits / 8
             }
         };
         (bytes.min(u64::MAX as u128) as u64, format!("{tokens}"))
     };
-    let kv_formula = if arch.mla.is_some() {
-        "b·T·⌈L/p⌉·(r_kv + d_rope)·k_kv"
-    } else {
-        "2·b·T·⌈L/p⌉·⌈a_kv/t⌉·d·k_kv"
+    let kv_formula = match (arch.mla.is_some(), local > 0) {
+        (true, false) => "b·T·⌈L/p⌉·(r_kv + d_rope)·k_kv",
+        (false, false) => "2·b·T·⌈L/p⌉·⌈a_kv/t⌉·d·k_kv",
+        (true, true) => "b·(L_g·T + L_w·min(T, W))·(r_kv + d_rope)·k_kv",
+        (false, true) => "2·b·(L_g·T + L_w·min(T, W))·⌈a_kv/t⌉·d·k_kv",
     };
     let kv_vals = |tokens: String| {
+        let win = if local > 0 {
+            format!(", L_g={global}, L_w={local}, W={window}")
+        } else {
+            String::new()
+        };
         format!(
-            "b={}, T={tokens}, L={}, a_kv={}, d={}, t={t}, p={p}, k_kv={}",
+            "b={}, T={tokens}, L={}, a_kv={}, d={}, t={t}, p={p}, k_kv={}{win}",
             s.batch,
             arch.layers,
             arch.kv_heads,
@@ -178,4 +218,43 @@ pub(crate) fn inference_items(
         || (String::from(wf), wv("1")),
         src,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kv_layers;
+    use crate::core::estimate::{estimate, Component};
+    use crate::share::query::decode;
+
+    fn kv(query: &str) -> u64 {
+        let (s, w) = decode(query);
+        assert!(w.is_empty(), "{w:?}");
+        estimate(&s)
+            .items
+            .iter()
+            .filter(|i| i.component == Component::KvCache)
+            .map(|i| i.bytes)
+            .max()
+            .unwrap()
+    }
+
+    /// The doc example (Gemma 2 9B at 32,768 tokens), the split per stage, and a window
+    /// that the context never reaches.
+    #[test]
+    fn sliding_window_kv_by_hand() {
+        let q = "model=gemma-2-9b&mode=infer&seq=32768&gen=0&batch=1&precision=bf16";
+        assert_eq!(kv(q), 2 * (21 * 32_768 + 21 * 4096) * 8 * 256 * 2);
+        assert_eq!(kv(&format!("{q}&window=0")), 2 * 42 * 32_768 * 8 * 256 * 2);
+        // Shorter than the window: the same as full attention.
+        let short = "model=gemma-2-9b&mode=infer&seq=1000&gen=0&batch=1&precision=bf16";
+        assert_eq!(kv(short), kv(&format!("{short}&window=0")));
+        // Two stages of 21 layers: the worst stage may hold 21 global layers.
+        let a = &crate::core::model::preset("gemma-2-9b").unwrap().arch;
+        assert_eq!(kv_layers(a, 1), (21, 21));
+        assert_eq!(kv_layers(a, 2), (21, 0));
+        assert_eq!(kv_layers(a, 7), (6, 0));
+        // A depth override keeps the share of windowed layers: 10 of 20.
+        let (s, _) = decode("model=gemma-2-9b&layers=20");
+        assert_eq!(s.arch().local_layers, 10);
+    }
 }

@@ -142,6 +142,14 @@ pub struct Arch {
     /// One learned attention-sink logit per head and layer (gpt-oss `sinks`).
     #[serde(default)]
     pub attn_sinks: bool,
+    /// Sliding-window attention span `W` in tokens (0 = every layer attends to the whole
+    /// context). Changes no weight; bounds the KV cache of the windowed layers.
+    #[serde(default)]
+    pub window: u32,
+    /// Layers that attend within the window, `L_w` (Gemma 2: every other layer; Gemma 3:
+    /// five of six; gpt-oss: every other; StarCoder2 and Mistral v0.1: all).
+    #[serde(default)]
+    pub local_layers: u32,
     /// Multi-head latent attention shape (DeepSeek-V2/V3); `None` = standard q/k/v/o.
     pub mla: Option<Mla>,
     /// Encoder blocks of an encoder-decoder model (T5); 0 = decoder-only.
@@ -533,6 +541,15 @@ impl Arch {
                 self.kv_heads, self.heads
             ));
         }
+        if self.local_layers > self.layers {
+            return Err(format!(
+                "local_layers ({}) must not exceed layers ({})",
+                self.local_layers, self.layers
+            ));
+        }
+        if self.local_layers > 0 && self.window == 0 {
+            return Err("local_layers needs a sliding window (window ≥ 1)".into());
+        }
         if self.experts == 0 && (self.shared_experts > 0 || self.moe_ffn > 0) {
             return Err(
                 "shared_experts and moe_ffn need a mixture-of-experts model (experts ≥ 1)".into(),
@@ -661,6 +678,8 @@ const fn dense(
         expert_bias: false,
         head_bias: false,
         attn_sinks: false,
+        window: 0,
+        local_layers: 0,
         mla: None,
         encoder_layers: 0,
         rel_buckets: 0,
@@ -724,6 +743,13 @@ impl Arch {
     /// The same architecture with another vocabulary size.
     pub const fn with_vocab(mut self, vocab: u32) -> Arch {
         self.vocab = vocab;
+        self
+    }
+
+    /// The same architecture with `local_layers` layers attending within `window` tokens.
+    pub const fn with_window(mut self, window: u32, local_layers: u32) -> Arch {
+        self.window = window;
+        self.local_layers = local_layers;
         self
     }
 }
@@ -832,7 +858,7 @@ fn build_presets() -> Vec<Preset> {
         a
     };
     // Gemma 3 (text): sandwich norms, per-head q/k norms, tied, head_dim 256.
-    let mut gemma3_1b = gemma2(26, 1152, 4, 1, 256, 6912);
+    let mut gemma3_1b = gemma2(26, 1152, 4, 1, 256, 6912).with_window(512, 22);
     gemma3_1b.vocab = 262_144;
     gemma3_1b.qk_norm_head = true;
     // Mistral Small 3 (24B): head_dim 128 (not hidden/heads = 160).
@@ -867,6 +893,7 @@ fn build_presets() -> Vec<Preset> {
             true,
             Bias::All,
         )
+        .with_window(4096, layers)
     };
     // OPT: learned positions (max_position_embeddings + 2: OPT's offset), LayerNorm,
     // biases everywhere, ReLU MLP (fc1, fc2), tied.
@@ -947,7 +974,7 @@ fn build_presets() -> Vec<Preset> {
         a.expert_bias = true;
         a.attn_sinks = true;
         a.fused_gate_up = true;
-        a
+        a.with_window(128, layers / 2)
     };
     // Cohere (Command R): one weight-only LayerNorm per block (parallel attention and
     // MLP; counted as an RMSNorm: h weights, no bias), SwiGLU, no biases, tied.
@@ -991,7 +1018,7 @@ fn build_presets() -> Vec<Preset> {
         Preset { id: "llama-3.1-405b", name: "Llama 3.1 405B", arch: llama(126, 16_384, 128, 8, 53_248, 128_256), published_params: 405_853_388_800, published_rel_tol: 0.0, source: hf },
         Preset { id: "llama-3.2-1b", name: "Llama 3.2 1B", arch: llama32_1b, published_params: 1_235_814_400, published_rel_tol: 0.0, source: "Hugging Face meta-llama/Llama-3.2-1B config.json (tied embeddings); count = transformers num_parameters()" },
         Preset { id: "llama-3.2-3b", name: "Llama 3.2 3B", arch: llama32_3b, published_params: 3_212_749_824, published_rel_tol: 0.0, source: "Hugging Face meta-llama/Llama-3.2-3B config.json (tied embeddings); count = transformers num_parameters()" },
-        Preset { id: "mistral-7b", name: "Mistral 7B v0.1", arch: llama(32, 4096, 32, 8, 14_336, 32_000), published_params: 7_241_732_096, published_rel_tol: 0.0, source: hf },
+        Preset { id: "mistral-7b", name: "Mistral 7B v0.1", arch: llama(32, 4096, 32, 8, 14_336, 32_000).with_window(4096, 32), published_params: 7_241_732_096, published_rel_tol: 0.0, source: "Hugging Face mistralai/Mistral-7B-v0.1 config.json (sliding window 4,096 on every layer: a rolling KV cache)" },
         Preset { id: "mistral-small-24b", name: "Mistral Small 3 (24B)", arch: mistral_small, published_params: 23_572_403_200, published_rel_tol: 0.0, source: "Hugging Face mistralai/Mistral-Small-24B-Base-2501 config.json (head_dim 128); count = transformers num_parameters()" },
         Preset { id: "mixtral-8x7b", name: "Mixtral 8x7B", arch: with_experts(llama(32, 4096, 32, 8, 14_336, 32_000), 8, 2), published_params: 46_702_792_704, published_rel_tol: 0.0, source: hf },
         Preset { id: "mixtral-8x22b", name: "Mixtral 8x22B", arch: with_experts(llama(56, 6144, 48, 8, 16_384, 32_768), 8, 2), published_params: 141_000_000_000, published_rel_tol: 0.005, source: "Hugging Face config.json; the model card says 141B (exact count 140,630,071,296)" },
@@ -1004,8 +1031,8 @@ fn build_presets() -> Vec<Preset> {
         Preset { id: "qwen3-30b-a3b", name: "Qwen3 30B-A3B (MoE)", arch: qwen3_moe(48, 2048, 32, 6144, 768), published_params: 30_532_122_624, published_rel_tol: 0.0, source: "Hugging Face Qwen/Qwen3-30B-A3B config.json (qwen3_moe: 128 experts of width 768, top-8, per-head q/k norms, untied); model card: 30.5B total, 3.3B activated" },
         Preset { id: "qwen3-235b-a22b", name: "Qwen3 235B-A22B (MoE)", arch: qwen3_moe(94, 4096, 64, 12_288, 1536), published_params: 235_093_634_560, published_rel_tol: 0.0, source: "Hugging Face Qwen/Qwen3-235B-A22B config.json (qwen3_moe: 128 experts of width 1536, top-8); model card: 235B total, 22B activated" },
         Preset { id: "qwen1.5-moe-a2.7b", name: "Qwen1.5-MoE A2.7B", arch: qwen15_moe, published_params: 14_315_784_192, published_rel_tol: 0.0, source: "Hugging Face Qwen/Qwen1.5-MoE-A2.7B config.json (qwen2_moe: 60 experts of width 1408, top-4, shared expert of width 5632 with its gate); model card: 14.3B total, 2.7B activated" },
-        Preset { id: "gemma-2-9b", name: "Gemma 2 9B", arch: gemma2(42, 3584, 16, 8, 256, 14_336), published_params: 9_241_705_984, published_rel_tol: 0.0, source: hf },
-        Preset { id: "gemma-2-27b", name: "Gemma 2 27B", arch: gemma2(46, 4608, 32, 16, 128, 36_864), published_params: 27_227_128_320, published_rel_tol: 0.0, source: hf },
+        Preset { id: "gemma-2-9b", name: "Gemma 2 9B", arch: gemma2(42, 3584, 16, 8, 256, 14_336).with_window(4096, 21), published_params: 9_241_705_984, published_rel_tol: 0.0, source: hf },
+        Preset { id: "gemma-2-27b", name: "Gemma 2 27B", arch: gemma2(46, 4608, 32, 16, 128, 36_864).with_window(4096, 23), published_params: 27_227_128_320, published_rel_tol: 0.0, source: hf },
         Preset { id: "gemma-3-1b", name: "Gemma 3 1B", arch: gemma3_1b, published_params: 999_885_952, published_rel_tol: 0.0, source: "Hugging Face google/gemma-3-1b-pt config.json (gemma3_text: sandwich norms, per-head q/k norms, tied)" },
         Preset { id: "phi-3-mini", name: "Phi-3 mini (3.8B)", arch: phi3(32, 3072, 32, 32, 8192), published_params: 3_821_079_552, published_rel_tol: 0.0, source: hf },
         Preset { id: "phi-3-medium", name: "Phi-3 medium (14B)", arch: phi3(40, 5120, 40, 10, 17_920), published_params: 13_960_238_080, published_rel_tol: 0.0, source: hf },

@@ -572,6 +572,12 @@ pub struct ArchOverrides {
     /// `positions`
     #[serde(default)]
     pub positions: Option<u32>,
+    /// `window`
+    #[serde(default)]
+    pub window: Option<u32>,
+    /// `local_layers`
+    #[serde(default)]
+    pub local_layers: Option<u32>,
 }
 
 impl ArchOverrides {
@@ -827,6 +833,20 @@ impl Scenario {
         a.shared_experts = o.shared_experts.unwrap_or(a.shared_experts);
         a.first_dense = o.first_dense.unwrap_or(a.first_dense);
         a.positions = o.positions.unwrap_or(a.positions);
+        a.window = o.window.unwrap_or(a.window);
+        a.local_layers = match o.local_layers {
+            Some(n) => n,
+            // A depth override keeps the preset's share of windowed layers (Gemma 2's
+            // every other layer stays every other layer).
+            None if o.layers.is_some() && self.preset().arch.layers > 0 => {
+                let p = &self.preset().arch;
+                ((a.layers as u64 * p.local_layers as u64).div_ceil(p.layers as u64)) as u32
+            }
+            None => a.local_layers,
+        };
+        if a.window == 0 && o.local_layers.is_none() {
+            a.local_layers = 0;
+        }
         if a.experts == 0 {
             // A dense override of an MoE preset drops the preset's expert structure with
             // its experts (explicit overrides stay, and `Arch::check` names them).

@@ -68,6 +68,8 @@ pub const KEYS: &[KeySpec] = &[
     k("shared_experts", "always-active experts per MoE layer, each `moe_ffn` wide", "count", "0–1024, empty = preset"),
     k("first_dense", "leading blocks with a dense `ffn`-wide MLP in an MoE model", "count", "0–1023, below layers, empty = preset"),
     k("positions", "learned absolute position embeddings (0 = rotary/ALiBi)", "positions", "0–16777216, empty = preset"),
+    k("window", "sliding-window attention span W (bounds the KV cache of windowed layers)", "tokens", "0–16777216 (0 = none), empty = preset"),
+    k("local_layers", "layers that attend within the window", "count", "0–1024, at most layers, empty = preset (scaled with a layers override)"),
     k("params", "explicit total parameters (DeepSpeed's cold input)", "parameters", "1–10^15, empty = from the architecture"),
     k("largest_layer", "explicit largest-layer parameters", "parameters", "1–10^15, empty = from the architecture"),
     k("mode", "training or inference", "-", "`train`, `infer`"),
@@ -287,6 +289,8 @@ pub fn set_key(s: &mut Scenario, key: &str, value: &str) -> Result<(), String> {
         "shared_experts" => s.arch.shared_experts = parse_opt_u32(v, 0, 1024)?,
         "first_dense" => s.arch.first_dense = parse_opt_u32(v, 0, 1023)?,
         "positions" => s.arch.positions = parse_opt_u32(v, 0, 1 << 24)?,
+        "window" => s.arch.window = parse_opt_u32(v, 0, 1 << 24)?,
+        "local_layers" => s.arch.local_layers = parse_opt_u32(v, 0, 1024)?,
         "head_dim" => s.arch.head_dim = parse_opt_u32(v, 1, 65_536)?,
         "params" => {
             s.params = if v.trim().is_empty() {
@@ -450,6 +454,8 @@ pub fn get_key(s: &Scenario, key: &str) -> String {
         "shared_experts" => opt(&s.arch.shared_experts),
         "first_dense" => opt(&s.arch.first_dense),
         "positions" => opt(&s.arch.positions),
+        "window" => opt(&s.arch.window),
+        "local_layers" => opt(&s.arch.local_layers),
         "head_dim" => opt(&s.arch.head_dim),
         "params" => opt(&s.params),
         "largest_layer" => opt(&s.largest_layer),

@@ -72,6 +72,8 @@ pub fn ModelPanel(scenario: RwSignal<Scenario>) -> impl IntoView {
                 <KeyInput scenario key="shared_experts" label="Shared experts" placeholder=preset_value(|a| a.shared_experts.to_string()) />
                 <KeyInput scenario key="first_dense" label="Dense first blocks" placeholder=preset_value(|a| a.first_dense.to_string()) />
                 <KeyInput scenario key="positions" label="Learned positions" placeholder=preset_value(|a| a.positions.to_string()) />
+                <KeyInput scenario key="window" label="Sliding window" placeholder=preset_value(|a| a.window.to_string()) unit="tokens" />
+                <KeyInput scenario key="local_layers" label="Windowed layers" placeholder=preset_value(|a| a.local_layers.to_string()) />
                 <KeySelect scenario key="mlp" label="MLP" options=opts(&[("", "preset"), ("gelu", "GELU (2 matrices)"), ("swiglu", "SwiGLU (3 matrices)")]) />
                 <KeySelect scenario key="norm" label="Norm" options=opts(&[("", "preset"), ("layernorm", "LayerNorm"), ("rmsnorm", "RMSNorm")]) />
                 <KeySelect scenario key="tied" label="Tied LM head" options=opts(&[("", "preset"), ("1", "tied"), ("0", "untied")]) />
