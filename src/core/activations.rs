@@ -434,13 +434,18 @@ pub fn layer_input_bytes(s: &Scenario, x: &Shape) -> u128 {
 ///
 /// # Formula
 /// ```text
-/// PyTorch / DeepSpeed (HF):  2·T·h·k + T·V·(k + [4] + 4 + 4)/t   (logits, fp32 upcast when k < 4,
-///                            log-softmax saved by the loss, its gradient at the start of backward)
+/// PyTorch / DeepSpeed (HF):  2·T·h·k + T·V·(k + 4 + 4 + 4)/t   (at the loss's backward: the
+///                            logits the caller still holds, the log-softmax output the loss
+///                            saved, its gradient and the gradient of its input, all fp32;
+///                            the forward's fp32 upcast (k < 4) is already freed: k + 4 + 4 is
+///                            the smaller forward moment)
 /// Megatron:                  2·T·h·k + 4·T·V/t              (fused vocab-parallel cross entropy, fp32)
 /// ```
 /// `T = b·s'` tokens, `V` vocabulary, `t` TP (vocab-parallel head).
 /// Source: Hugging Face `LlamaForCausalLM.forward` (`logits.float()` then
-/// `CrossEntropyLoss`); Megatron `vocab_parallel_cross_entropy`.
+/// `CrossEntropyLoss`); Megatron `vocab_parallel_cross_entropy`; measured with MemTracker
+/// (`tools/measure_pytorch.py`): fp32 runs hold the fourth `4·T·V` too (before 2026-11-23
+/// memfit counted `k + 8` for fp32 and was 6–15 % low on those runs).
 ///
 /// # Example
 /// Llama-3-8B, b = 1, s = 8192, bf16: 2·8192·4096·2 + 8192·128256·14 = 14,843,445,248 B.
@@ -451,10 +456,6 @@ pub fn logits_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> (u128, &'static str
         Framework::Megatron => (
             2 * tok * x.h * x.k + (4 * tok * v).div_ceil(x.t),
             "2·T·h·k + 4·T·V/t",
-        ),
-        _ if x.k >= 4 => (
-            2 * tok * x.h * x.k + (tok * v * (x.k + 8)).div_ceil(x.t),
-            "2·T·h·k + T·V·(k + 4 + 4)/t",
         ),
         _ => (
             2 * tok * x.h * x.k + (tok * v * (x.k + 12)).div_ceil(x.t),

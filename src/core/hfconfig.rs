@@ -97,7 +97,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
                 }
                 put("moe_ffn", e);
                 let shared = get(&v, &["shared_expert_intermediate_size"]).unwrap_or(0);
-                if shared % e != 0 {
+                if !shared.is_multiple_of(e) {
                     return Err(format!("model_type `{model_type}`: `shared_expert_intermediate_size` ({shared}) is not a multiple of `moe_intermediate_size` ({e}); memfit counts shared experts in units of one expert's width"));
                 }
                 put("shared_experts", shared / e);

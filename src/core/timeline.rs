@@ -480,6 +480,9 @@ enum Life {
     Resident,
     /// From the first forward to the end of the last backward.
     Passes,
+    /// From the first forward to the first backward (autocast's cast cache under full
+    /// checkpointing: cleared when autocast exits).
+    Forward,
     /// Gathered before each layer's pass and released after it.
     PerLayer,
     /// Within each backward pass.
@@ -506,6 +509,7 @@ fn life(it: &Item) -> Life {
     match (has(Forward), has(Backward), has(OptimizerStep)) {
         (_, true, true) => Life::BackwardToStep,
         (true, true, false) if it.component == Component::GatheredLayer => Life::PerLayer,
+        (true, false, false) => Life::Forward,
         (true, _, false) => Life::Passes,
         (false, true, false) => Life::PerBackward,
         (false, false, true) => Life::Step,
@@ -579,7 +583,9 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
                 w.each(
                     StepPhase::Forward,
                     mb,
-                    items.iter().filter(|i| life(i) == Life::Passes),
+                    items
+                        .iter()
+                        .filter(|i| matches!(life(i), Life::Passes | Life::Forward)),
                     false,
                     passes_what,
                 )?;
@@ -647,6 +653,19 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
                         "save the layer's activations",
                     );
                 }
+                // PyTorch frees a checkpointed layer's working set when its forward
+                // returns, before the logits exist (see `train::activation_items`).
+                let free_first = ckpt && separate;
+                if free_first {
+                    w.add(
+                        StepPhase::Forward,
+                        layer,
+                        mb,
+                        Component::Activations,
+                        -a,
+                        "free the working set",
+                    );
+                }
                 if last_stage && op.chunk + 1 == v && j + 1 == lc {
                     w.add(
                         StepPhase::Forward,
@@ -657,7 +676,7 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
                         "logits and loss",
                     );
                 }
-                if ckpt {
+                if ckpt && !free_first {
                     w.add(
                         StepPhase::Forward,
                         layer,
@@ -678,6 +697,15 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
             }
         } else {
             let has_logits = last_stage && op.chunk + 1 == v;
+            if !backward_seen {
+                w.each(
+                    StepPhase::Backward,
+                    mb,
+                    items.iter().filter(|i| life(i) == Life::Forward),
+                    true,
+                    |_| "autocast exited: its cast cache freed",
+                )?;
+            }
             if has_logits && separate && op.run == 1 {
                 // PyTorch: the loss's backward is done before any layer's.
                 w.add(

@@ -808,23 +808,62 @@ impl StateCtx<'_> {
     }
 }
 
-/// PyTorch parameters (`p·Ψ_i/t`, ÷ N_s under FSDP full shard), autocast's bf16 weight
-/// cache (forward and backward, without FSDP), gradients (backward and step: freed by
-/// `zero_grad`; the whole step under gradient accumulation, see `accumulates`) and
-/// DDP's bucket copy of the gradients (N_d > 1, unsharded). Returns the gradient bytes.
-fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger) -> u64 {
+/// Autocast's bf16 copies of the weights.
+///
+/// # Formula
+/// ```text
+/// forward and backward:  k·Ψ_i/t                 (the cast cache; each copy is also
+///                                                 saved by its matmul for backward)
+/// every layer checkpointed, no gradient accumulation (PyTorch):
+///   forward:   k·Ψ_i/t                           (the cache, cleared when autocast exits)
+///   backward:  k·Ψ_b/t                           (one block's copies, re-cast by its
+///                                                 recomputation; nothing else saved them)
+/// ```
+/// `Ψ_b` one block's parameters. Source: `torch.amp.autocast` (`cache_enabled=True`:
+/// casts of leaf weights are cached inside the context and freed by
+/// `clear_autocast_cache` on exit), `torch.utils.checkpoint` (a checkpointed block saves
+/// only its input); measured with MemTracker (`tools/measure_pytorch.py`): at the
+/// backward's peak under full checkpointing no other copy is alive.
+///
+/// # Example
+/// Llama-2-7B, bf16 autocast, t = 1: forward 2·6,738,415,616 = 13,476,831,232 B; with
+/// every block checkpointed, backward 2·202,383,360 = 404,766,720 B.
+fn autocast_copies(c: &StateCtx, ledger: &mut Ledger) {
     let (s, k, t, psi) = (c.s, c.k, c.t, c.psi);
-    let pb = c.pytorch_param_bytes();
     let psym = c.psym();
-    let sym = |div: u64| shard_symbol(psym, div);
-    ledger.push(
-        Component::Weights,
-        Location::Gpu,
-        mul_div_ceil(pb, psi, t * c.w_div),
-        || (format!("{pb}·{}", sym(c.w_div)), c.pytorch_vals()),
-        SRC_PYTORCH,
-    );
-    if s.precision.has_master() && s.fsdp == Fsdp::None {
+    let src = "PyTorch torch.amp.autocast weight-cast cache (cache_enabled=True)";
+    let plan_all_ckpt = s.recompute == Recompute::Full
+        && s.convention != Convention::Korthikanti
+        && (s.ckpt_layers == 0 || s.ckpt_layers >= c.st.layers / s.virtual_stages().max(1));
+    if pytorch_grads(s) && !accumulates(s, c.st) && plan_all_ckpt {
+        let block = c.arch.params().per_layer.min(psi);
+        ledger.push_in(
+            &[Phase::Forward],
+            Component::Weights,
+            Location::Gpu,
+            mul_div_ceil(k, psi, t),
+            || {
+                (
+                    format!("{k}·{psym}/t  (autocast bf16 weight copies, forward: the cast cache)"),
+                    c.pytorch_vals(),
+                )
+            },
+            src,
+        );
+        ledger.push_in(
+            &[Phase::Backward],
+            Component::Weights,
+            Location::Gpu,
+            mul_div_ceil(k, block, t),
+            || {
+                (
+                    format!("{k}·Ψ_b/t  (backward: one checkpointed block's copies, re-cast by its recomputation)"),
+                    format!("Ψ_b={block}, t={t}"),
+                )
+            },
+            src,
+        );
+    } else {
         ledger.push_in(
             &FWD_BWD,
             Component::Weights,
@@ -836,8 +875,29 @@ fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger) -> u64 {
                     c.pytorch_vals(),
                 )
             },
-            "PyTorch torch.amp.autocast weight-cast cache (cache_enabled=True)",
+            src,
         );
+    }
+}
+
+/// PyTorch parameters (`p·Ψ_i/t`, ÷ N_s under FSDP full shard), autocast's bf16 weight
+/// cache (forward and backward, without FSDP), gradients (backward and step: freed by
+/// `zero_grad`; the whole step under gradient accumulation, see `accumulates`) and
+/// DDP's bucket copy of the gradients (N_d > 1, unsharded). Returns the gradient bytes.
+fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger) -> u64 {
+    let (s, t, psi) = (c.s, c.t, c.psi);
+    let pb = c.pytorch_param_bytes();
+    let psym = c.psym();
+    let sym = |div: u64| shard_symbol(psym, div);
+    ledger.push(
+        Component::Weights,
+        Location::Gpu,
+        mul_div_ceil(pb, psi, t * c.w_div),
+        || (format!("{pb}·{}", sym(c.w_div)), c.pytorch_vals()),
+        SRC_PYTORCH,
+    );
+    if s.precision.has_master() && s.fsdp == Fsdp::None {
+        autocast_copies(c, ledger);
     }
     let grads = mul_div_ceil(pb, psi, t * c.g_div);
     let phases = bwd_step(s, c.st);
@@ -1331,6 +1391,16 @@ pub(crate) fn activation_items(
         &FWD_BWD
     };
     let m_i = || plan.chunks as f64 / plan.v as f64;
+    // PyTorch, every layer checkpointed: the last layer's working set is freed when its
+    // forward returns, before the logits exist; the larger of the two counts.
+    let last = st.i + 1 == st.p;
+    let logits_one = if last { logits_bytes(s, arch, &x).0 } else { 0 };
+    let overlap_logits = separate && plan.all_checkpointed() && last;
+    let bytes = if overlap_logits {
+        bytes - plan.a + plan.a.saturating_sub(logits_one)
+    } else {
+        bytes
+    };
     if separate {
         let backward = plan
             .pytorch_backward_high_water(grads as u128)
@@ -1365,7 +1435,13 @@ pub(crate) fn activation_items(
                 if full {
                     format!(
                         "(n·I + (L_c − n)·A)·C{};  A = {formula}",
-                        if plan.all_checkpointed() { " + A" } else { "" }
+                        if overlap_logits {
+                            " + max(0, A − logits)  (the last layer's working set is freed before the logits exist)"
+                        } else if plan.all_checkpointed() {
+                            " + A"
+                        } else {
+                            ""
+                        }
                     )
                 } else {
                     format!("A·L_c·C;  A = {formula}")

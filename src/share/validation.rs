@@ -363,6 +363,23 @@ pub fn markdown(doc: &Value) -> String {
         "\nWhere the estimate runs high on torch.compile rows, compile's fusions (fewer saved intermediates) are not modelled; \
          the PEFT rows state neither batch nor sequence; the Unsloth baseline's exact checkpointing and loss implementation are not stated.\n",
     );
+    md.push_str(
+        "\n## What the PyTorch measurements changed (2026-11-23)\n\n\
+         Three mechanisms, each measured with MemTracker (`tools/measure_pytorch.py`, `tests/pytorch_measured.rs`), moved these rows:\n\n\
+         - A checkpointed block's working set is freed when its forward returns, before the logits exist: the forward holds \
+         the larger of the two, not both. torchtitan's full-AC rows drop by that working set (T2 +4.9 % → −3.3 %; T4 −9.6 % → −19.1 %: \
+         the T4 row's closer figure came from counting the working set twice; its remaining gap is torch.compile + float8 and \
+         `max reserved` including the caching allocator's slack at TP 8 × FSDP 32, which these rows do not resolve).\n\
+         - Autocast's cast cache is cleared when the autocast context exits; under full checkpointing no matmul saved the bf16 copies, \
+         so the backward holds one block's copies, not the model's (bf16 full-checkpointing runs: +18 % to +33 % → +9 % to +11 %).\n\
+         - At the loss's backward the caller's logits, the saved log-softmax, its gradient and the input gradient are alive \
+         (`k + 12` bytes per logit); fp32 runs were counted with `k + 8` and were 6–15 % low. The PEFT fp32 LoRA rows rise by ~1 GB \
+         (they were already high: batch and sequence are not stated).\n\
+         \nOpen: FSDP2 runs are 3–6 % high in fp32 and bf16 alike (the fp32 rows were close before only because the fourth logits \
+         buffer was missing); bf16 SGD with full checkpointing is still ~10 % high (the backward peak holds fewer gradients than \
+         `pytorch_backward_high_water` counts: the embedding's come last); pure-bf16 and full-width SGD runs without checkpointing \
+         are up to 24 % high.\n",
+    );
     let _ = Location::Gpu;
     md
 }
