@@ -6,8 +6,8 @@ use memfit::core::gpu::GPUS;
 use memfit::core::megatron::Recompute;
 use memfit::core::model::{presets, Bias, Mlp, Norm};
 use memfit::core::scenario::{
-    ArchOverrides, Attn, Convention, Dtype, Finetune, Framework, Fsdp, GradAcc, LoraTargets, Mode,
-    Offload, Optimizer, Precision, Scenario, Schedule, Solve, Zero,
+    AdamImpl, ArchOverrides, Attn, Convention, Dtype, Finetune, Framework, Fsdp, GradAcc, Logits,
+    LoraTargets, Mode, Offload, Optimizer, Precision, Scenario, Schedule, Solve, Zero,
 };
 use memfit::core::units::Units;
 use memfit::share::query::{decode, encode, KEYS};
@@ -161,6 +161,8 @@ prop_compose! {
         gpu_mem_mib in opt(1u64..=1 << 30),
         convention in prop::sample::select(Convention::ALL.to_vec()),
         units in prop_oneof![Just(Units::Gib), Just(Units::Gb)],
+        adam_impl in prop::sample::select(AdamImpl::ALL.to_vec()),
+        logits in prop::sample::select(Logits::ALL.to_vec()),
     ) -> Scenario {
         Scenario { model, arch, params, largest_layer, mode, batch, seq, gen, gpus_per_node, nodes, dp, tp, pp, cp,
                    zero, offload_opt, offload_param, zero_init, buffer_factor, precision,
@@ -172,7 +174,7 @@ prop_compose! {
                    schedule: k2.schedule, framework: k2.framework, ckpt_layers: k2.ckpt_layers,
                    cuda_ctx_mib: k2.cuda_ctx_mib, nccl_mib: k2.nccl_mib, frag_pct: k2.frag_pct,
                    reduce_bucket: k2.reduce_bucket, allgather_bucket: k2.allgather_bucket,
-                   overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, timeline: k2.timeline, gpu, gpu_mem_mib, convention, units }
+                   overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, timeline: k2.timeline, gpu, gpu_mem_mib, convention, units, adam_impl, logits }
     }
 }
 

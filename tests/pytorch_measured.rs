@@ -6,7 +6,7 @@
 //! test reports the median and maximum relative error of the peak and of each category
 //! and bounds them.
 
-use memfit::core::estimate::{Component, Estimate, Phase};
+use memfit::core::estimate::{Component, Estimate, Location, Phase};
 use memfit::share::report::estimate_query;
 use serde_json::Value;
 
@@ -157,6 +157,87 @@ fn pytorch_inference_peaks() {
     assert!(med <= 0.25, "median inference error {med}");
 }
 
+/// Inference over a whole prompt with every position's logits and the loss
+/// (`logits=all`): weights + the prompt's KV cache + b·s·V·(k + [k < 4]·4 + 4).
+#[test]
+fn pytorch_whole_prompt_peaks() {
+    let (med, max) = compare_set("prompt", |run| pytorch_query("prompt", run));
+    assert!(
+        med <= 0.01 && max <= 0.01,
+        "whole-prompt error: median {med}, max {max}"
+    );
+}
+
+/// AdamW's three implementations at seq 32, where the step is the peak: foreach holds
+/// `4·Ψ` of temporaries, fused none, for-loop two of the largest tensor. Foreach and
+/// for-loop peaks agree within 1 %. Fused leaves the step below the backward, so its
+/// measured peak is a backward moment: there memfit's step (parameters + gradients +
+/// states, no temporary) must equal the measured parameters + all gradients + states, and
+/// the two backward mechanisms it does not model are pinned as known misses (see
+/// docs/validation.md: bf16 copies held through the whole backward, +12.6 %; GPT-2's tied
+/// embedding accumulating its gradient through three V·h buffers, −10.4 %).
+#[test]
+fn pytorch_adam_implementations() {
+    let d = data();
+    let mut n = 0;
+    for run in d["train"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["seq"] == 32)
+    {
+        let q = train_query(run);
+        let (_, e) = estimate_query(&q);
+        let p = &run["peak"];
+        let meas = p["Total"].as_f64().unwrap();
+        let rel = (e.allocated_bytes as f64 - meas) / meas;
+        if run["optimizer"] == "adamw-fused" {
+            let step: u64 = e
+                .items
+                .iter()
+                .filter(|i| {
+                    i.location == Location::Gpu && i.phases.is_empty()
+                        || i.phases.contains(&Phase::OptimizerStep)
+                })
+                .filter(|i| i.location == Location::Gpu)
+                .map(|i| i.bytes)
+                .sum();
+            let params = p["PARAM"].as_f64().unwrap();
+            let states = p["OPT"].as_f64().unwrap();
+            // Parameters + a full set of gradients (as many bytes as the fp32 parameters) +
+            // states; the measured states also hold AdamW's per-tensor `step` scalars (4 B each).
+            let want = 2.0 * params + states;
+            assert!(
+                (step as f64 - want).abs() <= 1024.0,
+                "{q}: fused step {step} vs {want}"
+            );
+            if q.contains("gpt2") && q.contains("fp32") {
+                assert!((rel + 0.104).abs() <= 0.01, "{q}: {:+.2} %", rel * 100.0);
+                n += 1;
+                continue;
+            }
+        }
+        if q.contains("llama") && q.contains("bf16") {
+            // The backward holds every layer's bf16 copy in memfit, fewer in PyTorch (each
+            // layer's are freed by its backward): the excess is at most those copies.
+            let over = e.allocated_bytes as f64 - meas;
+            assert!(
+                rel >= -0.01 && over <= 1.02 * comp_autocast(&e),
+                "{q}: over by {over}"
+            );
+        } else {
+            assert!(
+                rel.abs() <= 0.01,
+                "{q}: est {} meas {meas} ({:+.2} %)",
+                e.allocated_bytes,
+                rel * 100.0
+            );
+        }
+        n += 1;
+    }
+    assert_eq!(n, 12);
+}
+
 #[test]
 fn pytorch_fsdp2_peaks() {
     let (med, _) = compare_set("fsdp", |run| pytorch_query("fsdp", run));
@@ -178,7 +259,7 @@ fn page_table_is_these_comparisons() {
     let (rows, median, _) = memfit::share::validation::embedded_pytorch_rows();
     assert_eq!(
         rows.len(),
-        ["train", "large", "fsdp", "infer"]
+        ["train", "large", "fsdp", "infer", "prompt"]
             .iter()
             .map(|k| d[*k].as_array().unwrap().len())
             .sum::<usize>()

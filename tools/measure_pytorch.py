@@ -15,6 +15,8 @@ and checked by tests/pytorch_measured.rs.
     # then add the FSDP2 (fake process group) and full-width (FakeTensorMode) runs:
     ~/.cache/memfit-venv/bin/python tools/measure_pytorch.py --fsdp-into tests/data/pytorch_measurements.json > /tmp/m.json && mv /tmp/m.json tests/data/pytorch_measurements.json
     ~/.cache/memfit-venv/bin/python tools/measure_pytorch.py --large-into tests/data/pytorch_measurements.json > /tmp/m.json && mv /tmp/m.json tests/data/pytorch_measurements.json
+    # AdamW fused / for-loop runs and whole-prompt inference (logits of every position):
+    ~/.cache/memfit-venv/bin/python tools/measure_pytorch.py --impl-into tests/data/pytorch_measurements.json > /tmp/m.json && mv /tmp/m.json tests/data/pytorch_measurements.json
 """
 import itertools
 import json
@@ -147,6 +149,10 @@ def train_case(c, precision, optim, seq, batch):
     params = [p for p in model.parameters()]
     if optim == "adamw":
         opt = torch.optim.AdamW(params, lr=1e-4, foreach=True)
+    elif optim == "adamw-fused":
+        opt = torch.optim.AdamW(params, lr=1e-4, fused=True)
+    elif optim == "adamw-forloop":
+        opt = torch.optim.AdamW(params, lr=1e-4, foreach=False)
     else:
         opt = torch.optim.SGD(params, lr=1e-2)
     ids = torch.randint(0, c["vocab"], (batch, seq))
@@ -165,6 +171,29 @@ def train_case(c, precision, optim, seq, batch):
             if step == 0:
                 mt.reset_mod_stats()
     snap = mt.get_tracker_snapshot("peak")["cpu" if "cpu" in mt.get_tracker_snapshot("peak") else torch.device("cpu")]
+    return {k.name if hasattr(k, "name") else str(k): v for k, v in snap.items()}
+
+
+def prompt_case(c, precision, seq, batch):
+    """A plain forward over the whole prompt, as evaluation / perplexity runs do: the
+    prompt's KV cache is written (Hugging Face's default use_cache=True), the logits of
+    every position are kept, and the loss upcasts them (`logits.float()`, cross entropy)."""
+    torch.manual_seed(0)
+    model = Model(c).eval()
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float32
+    model = model.to(dtype)
+    kv, d = c["kv_heads"], c["hidden"] // c["heads"]
+    ids = torch.randint(0, c["vocab"], (batch, seq))
+    labels = torch.randint(0, c["vocab"], (batch * seq,))
+    mt = MemTracker()
+    mt.track_external(model)
+    with mt, torch.no_grad():
+        caches = [(torch.zeros(batch, kv, seq, d, dtype=dtype), torch.zeros(batch, kv, seq, d, dtype=dtype)) for _ in range(c["layers"])]
+        logits = model(ids, caches, 0, last_only=False)
+        loss = F.cross_entropy(logits.float().view(-1, c["vocab"]), labels)
+        del logits, loss
+    snap = mt.get_tracker_snapshot("peak")
+    snap = snap[list(snap.keys())[0]]
     return {k.name if hasattr(k, "name") else str(k): v for k, v in snap.items()}
 
 
@@ -254,6 +283,25 @@ def main():
             peaks = fsdp_case(c, world, precision, 256, 2)
             out["fsdp"].append(dict(config=c, world=world, precision=precision, seq=256, batch=2, peak=peaks))
             print(f"fsdp {world} {precision}: {peaks}", file=sys.stderr)
+        json.dump(out, sys.stdout, indent=1)
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--impl-into":
+        # AdamW's fused and for-loop implementations, and inference over a whole prompt with
+        # every position's logits (appended to an existing file).
+        out = json.load(open(sys.argv[2]))
+        # Short sequences, so that the optimizer step (not the activations) is the peak.
+        out["train"] = [r for r in out["train"] if r["seq"] != 32]
+        for c, precision, optim in itertools.product(shapes(), ["fp32", "bf16"], ["adamw", "adamw-fused", "adamw-forloop"]):
+            cfg = dict(c, attn="sdpa", ckpt=False)
+            peaks = train_case(cfg, precision, optim, 32, 1)
+            out["train"].append(dict(config=cfg, precision=precision, optimizer=optim, seq=32, batch=1, peak=peaks))
+            print(f"train {c['style']} {precision} {optim}: {peaks['Total']}", file=sys.stderr)
+        out["prompt"] = []
+        for c, precision in itertools.product(shapes(), ["fp32", "bf16"]):
+            cfg = dict(c, attn="sdpa", ckpt=False)
+            peaks = prompt_case(cfg, precision, 384, 2)
+            out["prompt"].append(dict(config=cfg, precision=precision, seq=384, batch=2, peak=peaks))
+            print(f"prompt {c['style']} {precision}: {peaks['Total']}", file=sys.stderr)
         json.dump(out, sys.stdout, indent=1)
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--infer-into":

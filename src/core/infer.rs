@@ -3,7 +3,7 @@
 
 use super::ledger::{Component, Ledger, Location, Phase};
 use super::model::Arch;
-use super::scenario::{Dtype, Layout, Scenario};
+use super::scenario::{Dtype, Layout, Logits, Scenario};
 
 const SRC_KV: &str = "seed 003 (KV cache 4·b·l·h·(s+n) in fp16), generalised to GQA, MLA and TP/PP";
 const SRC_QUANT: &str = "group-wise weight quantisation (GPTQ/AWQ style: one fp16 scale per group; embeddings, norms and LM head stay 16-bit)";
@@ -70,6 +70,8 @@ pub(crate) fn kv_layers(arch: &Arch, p: u32) -> (u128, u128) {
 /// workspace  = k·b·T'·(2h + ((a + 2a_kv)·d + a·d + m·f)/t) + 4·b·V
 ///              (one layer's transient tensors with flash/SDPA attention, T' = s at prefill
 ///               and 1 per decode step, plus fp32 logits of the last position)
+///            logits=all, prefill: max(that layer term,  b·s·V·(k + [k < 4]·4 + 4)/t)
+///              (every position's logits, the fp32 upcast, the loss's log-softmax)
 /// ```
 /// `b` batch, `s` prompt, `n` generated tokens, `L` layers, `a`/`a_kv` heads, `d`
 /// head width, `h` hidden, `f` FFN width (MoE: per-expert width × top-k), `m` MLP
@@ -202,14 +204,36 @@ pub(crate) fn inference_items(
         )
     };
     let src = "memfit: one layer's forward tensors (flash/SDPA attention, nothing kept) + last-position fp32 logits";
-    ledger.push_in(
-        &[Phase::Prefill],
-        Component::Workspace,
-        Location::Gpu,
-        work(s.seq as u128),
-        || (String::from(wf), wv(&s.seq.to_string())),
-        src,
-    );
+    if s.logits == Logits::All {
+        // Every prompt position's logits and the loss over them (evaluation, perplexity):
+        // they follow the last layer, so the larger of the two moments counts.
+        let tok = b * s.seq as u128;
+        let upcast = if k < 4 { 4 } else { 0 };
+        let all = (tok * arch.vocab as u128 * (k as u128 + upcast + 4)).div_ceil(t as u128);
+        let layer = (k as u128 * tok * (2 * h + sharded)).min(u64::MAX as u128);
+        ledger.push_in(
+            &[Phase::Prefill],
+            Component::Workspace,
+            Location::Gpu,
+            layer.max(all).min(u64::MAX as u128) as u64,
+            || {
+                (
+                    "max(k·b·s·(2h + ((a+2a_kv)·d + a·d + m·f)/t),  b·s·V·(k + [k < 4]·4 + 4)/t)".into(),
+                    wv(&s.seq.to_string()),
+                )
+            },
+            "every position's logits, their fp32 upcast and the loss's log-softmax (Hugging Face forward with labels; measured with MemTracker, tools/measure_pytorch.py --impl-into)",
+        );
+    } else {
+        ledger.push_in(
+            &[Phase::Prefill],
+            Component::Workspace,
+            Location::Gpu,
+            work(s.seq as u128),
+            || (String::from(wf), wv(&s.seq.to_string())),
+            src,
+        );
+    }
     ledger.push_in(
         &[Phase::Decode],
         Component::Workspace,

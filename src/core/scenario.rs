@@ -159,6 +159,53 @@ impl GradAcc {
     pub const ALL: [GradAcc; 3] = [GradAcc::Compute, GradAcc::Fp32, GradAcc::Both];
 }
 
+/// How PyTorch's Adam/AdamW runs its update (`torch.optim.AdamW(foreach=…, fused=…)`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AdamImpl {
+    /// `foreach=True` (PyTorch's default on GPU): `_foreach_sqrt` of every `v` at once.
+    #[default]
+    Foreach,
+    /// `fused=True`: one kernel per parameter group, no temporary tensors.
+    Fused,
+    /// `foreach=False`: one parameter at a time (`sqrt(v)` and its quotient).
+    Forloop,
+}
+
+impl AdamImpl {
+    /// Stable query-string spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AdamImpl::Foreach => "foreach",
+            AdamImpl::Fused => "fused",
+            AdamImpl::Forloop => "forloop",
+        }
+    }
+    /// All options.
+    pub const ALL: [AdamImpl; 3] = [AdamImpl::Foreach, AdamImpl::Fused, AdamImpl::Forloop];
+}
+
+/// Which positions' logits an inference forward keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Logits {
+    /// The last position only (`generate`: `logits_to_keep=1`).
+    #[default]
+    Last,
+    /// Every prompt position, and the loss over them (evaluation, perplexity).
+    All,
+}
+
+impl Logits {
+    /// Stable query-string spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Logits::Last => "last",
+            Logits::All => "all",
+        }
+    }
+    /// All options.
+    pub const ALL: [Logits; 2] = [Logits::Last, Logits::All];
+}
+
 /// The optimizer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Optimizer {
@@ -634,6 +681,12 @@ pub struct Scenario {
     pub grad_acc: GradAcc,
     /// `optimizer`
     pub optimizer: Optimizer,
+    /// `adam_impl`: PyTorch Adam/AdamW implementation (foreach, fused, for-loop).
+    #[serde(default)]
+    pub adam_impl: AdamImpl,
+    /// `logits`: inference keeps the last position's logits or every position's.
+    #[serde(default)]
+    pub logits: Logits,
     /// `fsdp`: FSDP sharding strategy (overrides `zero` when not `none`).
     pub fsdp: Fsdp,
     /// `finetune`
@@ -727,6 +780,8 @@ impl Default for Scenario {
             buffer_factor: 1.5,
             precision: Precision::Bf16,
             grad_acc: GradAcc::Compute,
+            adam_impl: AdamImpl::Foreach,
+            logits: Logits::Last,
             optimizer: Optimizer::Adamw,
             fsdp: Fsdp::None,
             finetune: Finetune::Full,

@@ -10,8 +10,8 @@ use super::ledger::{Component, Ledger, Location, Phase};
 use super::megatron::Recompute;
 use super::model::{Arch, LinearKind};
 use super::scenario::{
-    Convention, Finetune, Framework, Fsdp, GradAcc, Layout, LoraTargets, Offload, Optimizer,
-    Precision, Scenario, Schedule, Zero,
+    AdamImpl, Convention, Finetune, Framework, Fsdp, GradAcc, Layout, LoraTargets, Offload,
+    Optimizer, Precision, Scenario, Schedule, Zero,
 };
 use super::units::{mul, mul_div_ceil, mul_div_u128};
 
@@ -962,24 +962,57 @@ fn pytorch_optimizer(c: &StateCtx, ledger: &mut Ledger) {
         );
     }
     if matches!(s.optimizer, Optimizer::Adam | Optimizer::Adamw) {
-        let sb = s.precision.state_bytes();
-        ledger.push_in(
-            &[Phase::OptimizerStep],
-            Component::Workspace,
-            Location::Gpu,
-            mul_div_ceil(sb, psi, t * c.o_div),
-            || {
-                (
-                    format!(
-                        "{sb}·{}  (foreach sqrt(v) temporaries)",
-                        shard_symbol(c.psym(), c.o_div)
-                    ),
-                    c.pytorch_vals(),
-                )
-            },
-            "PyTorch torch.optim.AdamW foreach implementation (_multi_tensor_adamw: torch._foreach_sqrt)",
-        );
+        adam_temporaries(c, ledger);
     }
+}
+
+/// The temporaries of PyTorch's Adam/AdamW update, by implementation (`adam_impl`).
+///
+/// # Formula
+/// ```text
+/// foreach:  s_b·Ψ_i/(t·N_s)        torch._foreach_sqrt(v) of every parameter at once
+/// fused:    0                      one fused kernel, no temporary tensor
+/// forloop:  2·s_b·P_max/(t·N_s)    sqrt(v) and its quotient by the bias correction, for
+///                                  one parameter at a time (the largest, P_max)
+/// ```
+/// `s_b` state bytes (4), `P_max` the largest single parameter tensor.
+/// Source: PyTorch `torch/optim/adamw.py` (`_multi_tensor_adamw`, `_fused_adamw`,
+/// `_single_tensor_adamw`); measured with MemTracker (`tools/measure_pytorch.py
+/// --impl-into`): at seq 32 the step is the peak, and the three differ by exactly these.
+///
+/// # Example
+/// Llama-2-7B, fp32 states, one GPU: foreach 4·6,738,415,616 = 26,953,662,464 B; fused 0;
+/// for-loop 2·4·131,072,000 (the embedding) = 1,048,576,000 B.
+fn adam_temporaries(c: &StateCtx, ledger: &mut Ledger) {
+    let (s, t) = (c.s, c.t);
+    let sb = s.precision.state_bytes();
+    let sym = shard_symbol(c.psym(), c.o_div);
+    let (bytes, formula, src) = match s.adam_impl {
+        AdamImpl::Foreach => (
+            mul_div_ceil(sb, c.psi, t * c.o_div),
+            format!("{sb}·{sym}  (foreach sqrt(v) temporaries)"),
+            "PyTorch torch.optim.AdamW foreach implementation (_multi_tensor_adamw: torch._foreach_sqrt)",
+        ),
+        AdamImpl::Fused => (
+            0,
+            "0  (fused kernel: no temporaries)".to_string(),
+            "PyTorch torch.optim.AdamW(fused=True) (_fused_adamw)",
+        ),
+        AdamImpl::Forloop => (
+            mul_div_ceil(2 * sb, c.largest.min(c.psi), t * c.o_div),
+            format!("2·{sb}·P_max/(t{})  (for-loop: sqrt(v) and the quotient of the largest tensor)", if c.o_div > 1 { "·N_s" } else { "" }),
+            "PyTorch torch.optim.AdamW(foreach=False) (_single_tensor_adamw)",
+        ),
+    };
+    let vals = format!("{}, P_max={}", c.pytorch_vals(), c.largest);
+    ledger.push_in(
+        &[Phase::OptimizerStep],
+        Component::Workspace,
+        Location::Gpu,
+        bytes,
+        || (formula, vals),
+        src,
+    );
 }
 
 /// FSDP under pipeline parallelism keeps the stage unsharded across micro-batches

@@ -11,8 +11,8 @@ use crate::core::gpu::{gpu, GPUS};
 use crate::core::megatron::Recompute;
 use crate::core::model::{preset, Bias, Mlp, Norm};
 use crate::core::scenario::{
-    Attn, Convention, Dtype, Finetune, Framework, Fsdp, GradAcc, LoraTargets, Mode, Offload,
-    Optimizer, Precision, Scenario, Schedule, Solve, Zero,
+    AdamImpl, Attn, Convention, Dtype, Finetune, Framework, Fsdp, GradAcc, Logits, LoraTargets,
+    Mode, Offload, Optimizer, Precision, Scenario, Schedule, Solve, Zero,
 };
 use crate::core::units::Units;
 
@@ -76,6 +76,7 @@ pub const KEYS: &[KeySpec] = &[
     k("batch", "micro-batch per GPU", "sequences", "1–1048576"),
     k("seq", "sequence length (the prompt, in inference)", "tokens", "1–67108864"),
     k("gen", "tokens generated (inference)", "tokens", "0–67108864"),
+    k("logits", "inference logits kept", "-", "`last` (generate: last position), `all` (every prompt position and the loss: evaluation, perplexity)"),
     k("gpus_per_node", "GPUs per node n", "GPUs", "1–1024"),
     k("nodes", "nodes", "nodes", "1–1048576"),
     k("dp", "data-parallel degree", "ranks", "1–1048576, `auto`/empty = GPUs / (tp·pp·cp)"),
@@ -90,6 +91,7 @@ pub const KEYS: &[KeySpec] = &[
     k("precision", "precision policy", "-", "`bf16`, `fp16` (mixed, fp32 master), `fp32`, `bf16-pure` (no master), `fp8` (bf16 + fp8 copies, fp32 master)"),
     k("grad_acc_dtype", "how gradients are kept", "-", "`compute` (16 B/param), `fp32` (18, Megatron main_grad), `both` (20, seed 003)"),
     k("optimizer", "optimizer", "-", "`adamw`, `adam`, `sgd`, `sgd-momentum`, `adam8bit`, `adafactor`, `lion`"),
+    k("adam_impl", "PyTorch Adam/AdamW implementation (framework=pytorch): its temporaries in the step", "-", "`foreach` (sqrt(v) of every parameter), `fused` (none), `forloop` (two of the largest tensor)"),
     k("fsdp", "FSDP sharding strategy (overrides `zero`)", "-", "`none`, `full_shard`, `shard_grad_op`, `hybrid_shard`"),
     k("finetune", "full training or adapters", "-", "`full`, `lora`, `qlora`"),
     k("lora_rank", "LoRA rank r", "count", "1–65536"),
@@ -343,6 +345,8 @@ pub fn set_key(s: &mut Scenario, key: &str, value: &str) -> Result<(), String> {
         "precision" => s.precision = parse_enum(v, &Precision::ALL.map(|p| (p.as_str(), p)))?,
         "grad_acc_dtype" => s.grad_acc = parse_enum(v, &GradAcc::ALL.map(|p| (p.as_str(), p)))?,
         "optimizer" => s.optimizer = parse_enum(v, &Optimizer::ALL.map(|p| (p.as_str(), p)))?,
+        "adam_impl" => s.adam_impl = parse_enum(v, &AdamImpl::ALL.map(|p| (p.as_str(), p)))?,
+        "logits" => s.logits = parse_enum(v, &Logits::ALL.map(|p| (p.as_str(), p)))?,
         "fsdp" => s.fsdp = parse_enum(v, &Fsdp::ALL.map(|p| (p.as_str(), p)))?,
         "finetune" => s.finetune = parse_enum(v, &Finetune::ALL.map(|p| (p.as_str(), p)))?,
         "lora_rank" => s.lora_rank = parse_u32(v, 1, 65_536)?,
@@ -480,6 +484,8 @@ pub fn get_key(s: &Scenario, key: &str) -> String {
         "precision" => s.precision.as_str().into(),
         "grad_acc_dtype" => s.grad_acc.as_str().into(),
         "optimizer" => s.optimizer.as_str().into(),
+        "adam_impl" => s.adam_impl.as_str().into(),
+        "logits" => s.logits.as_str().into(),
         "fsdp" => s.fsdp.as_str().into(),
         "finetune" => s.finetune.as_str().into(),
         "lora_rank" => s.lora_rank.to_string(),

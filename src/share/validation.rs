@@ -240,10 +240,15 @@ pub fn pytorch_query(set: &str, run: &Value) -> String {
             "{base}&fsdp=full_shard&gpus_per_node={}&precision={}&optimizer=adamw&attn=sdpa&batch={}&seq={}",
             run["world"], str_of(&run["precision"]), run["batch"], run["seq"]
         ),
+        "prompt" => format!(
+            "{base}&mode=infer&logits=all&precision={}&attn=sdpa&batch={}&seq={}&gen=0",
+            str_of(&run["precision"]), run["batch"], run["seq"]
+        ),
         _ => format!(
             "{base}&precision={}&optimizer={}&attn={}&recompute={}&batch={}&seq={}",
             str_of(&run["precision"]),
-            str_of(&run["optimizer"]),
+            // The harness's `adamw-fused` / `adamw-forloop` are AdamW with `adam_impl`.
+            str_of(&run["optimizer"]).replace("adamw-", "adamw&adam_impl="),
             str_of(&c["attn"]),
             if c["ckpt"].as_bool().unwrap_or(false) { "full" } else { "none" },
             run["batch"],
@@ -256,7 +261,7 @@ pub fn pytorch_query(set: &str, run: &Value) -> String {
 /// MemTracker's, in MiB.
 pub fn pytorch_rows(doc: &Value) -> Vec<Row> {
     let mut out = Vec::new();
-    for set in ["train", "large", "fsdp", "infer"] {
+    for set in ["train", "large", "fsdp", "infer", "prompt"] {
         for run in doc[set].as_array().map(Vec::as_slice).unwrap_or(&[]) {
             let q = pytorch_query(set, run);
             let (_, e) = estimate_query(&q);
@@ -269,10 +274,10 @@ pub fn pytorch_rows(doc: &Value) -> Vec<Row> {
                     c["hidden"],
                     c["layers"],
                     run["precision"].as_str().unwrap_or(""),
-                    run["optimizer"].as_str().unwrap_or(if set == "infer" {
-                        "inference"
-                    } else {
-                        ""
+                    run["optimizer"].as_str().unwrap_or(match set {
+                        "infer" => "inference",
+                        "prompt" => "whole-prompt inference",
+                        _ => "",
                     }),
                     c["attn"].as_str().unwrap_or(""),
                     if c["ckpt"].as_bool().unwrap_or(false) {
@@ -375,10 +380,16 @@ pub fn markdown(doc: &Value) -> String {
          - At the loss's backward the caller's logits, the saved log-softmax, its gradient and the input gradient are alive \
          (`k + 12` bytes per logit); fp32 runs were counted with `k + 8` and were 6–15 % low. The PEFT fp32 LoRA rows rise by ~1 GB \
          (they were already high: batch and sequence are not stated).\n\
+         - New keys from new measurements: `adam_impl` (AdamW foreach / fused / for-loop: 4·Ψ, 0, two of the largest tensor; \
+         within 1 % where the step is the peak) and `logits=all` (inference over a whole prompt with every position's logits \
+         and the loss: within 0.01 %).\n\
          \nOpen: FSDP2 runs are 3–6 % high in fp32 and bf16 alike (the fp32 rows were close before only because the fourth logits \
          buffer was missing); bf16 SGD with full checkpointing is still ~10 % high (the backward peak holds fewer gradients than \
          `pytorch_backward_high_water` counts: the embedding's come last); pure-bf16 and full-width SGD runs without checkpointing \
-         are up to 24 % high.\n",
+         are up to 24 % high. Two backward mechanisms that AdamW's fused runs expose (their step is no longer the peak): \
+         without checkpointing, autocast's bf16 copies are saved per layer and freed by each layer's backward, while memfit \
+         holds all of them through the backward (+12.6 %); GPT-2's tied embedding accumulates its gradient through three \
+         `V·h` buffers at the end of the backward, which memfit does not count (−10.4 %).\n",
     );
     let _ = Location::Gpu;
     md

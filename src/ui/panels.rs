@@ -114,8 +114,10 @@ pub fn WorkloadPanel(scenario: RwSignal<Scenario>) -> impl IntoView {
                 <KeyInput scenario key="batch" label="Micro-batch / GPU" unit="sequences" />
                 <KeyInput scenario key="seq" label="Sequence" unit="tokens" />
                 <KeyInput scenario key="gen" label="Generated (inference)" unit="tokens" />
+                <KeySelect scenario key="logits" label="Logits (inference)" options=opts(&[("last", "last position (generate)"), ("all", "every position + loss (eval)")]) />
                 <KeyInput scenario key="microbatches" label="Micro-batches / step" />
                 <KeySelect scenario key="optimizer" label="Optimizer" options=opts(&[("adamw", "AdamW"), ("adam", "Adam"), ("sgd", "SGD"), ("sgd-momentum", "SGD + momentum"), ("adam8bit", "8-bit Adam"), ("adafactor", "Adafactor"), ("lion", "Lion")]) />
+                <KeySelect scenario key="adam_impl" label="AdamW kernel (PyTorch)" options=opts(&[("foreach", "foreach"), ("fused", "fused"), ("forloop", "for-loop")]) />
                 <KeySelect scenario key="grad_acc_dtype" label="Gradients" options=opts(&[("compute", "compute dtype (16 B)"), ("fp32", "fp32 (18 B)"), ("both", "both (20 B)")]) />
                 <KeySelect scenario key="finetune" label="Fine-tuning" options=opts(&[("full", "full"), ("lora", "LoRA"), ("qlora", "QLoRA (NF4)")]) />
                 <KeyInput scenario key="lora_rank" label="LoRA rank" />
