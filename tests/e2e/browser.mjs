@@ -488,7 +488,7 @@ await test('accuracy panel: the published runs, the same median as docs/validati
   const summary = await page.getByTestId('accuracy-summary').textContent();
   check(summary.includes(`median |error| ${median} %, max ${max} %`), `summary "${summary}" vs ${median} / ${max}`);
   const measured = JSON.parse(await readFile('tests/data/pytorch_measurements.json', 'utf8'));
-  const nPytorch = ['train', 'large', 'fsdp', 'infer'].reduce((a, k) => a + measured[k].length, 0);
+  const nPytorch = ['train', 'large', 'fsdp', 'infer', 'prompt'].reduce((a, k) => a + measured[k].length, 0);
   check(await page.getByTestId('pytorch-row').count() === nPytorch, `PyTorch rows ${await page.getByTestId('pytorch-row').count()} != ${nPytorch}`);
   check((await page.getByTestId('pytorch-summary').textContent()).startsWith(`${nPytorch} runs`), 'PyTorch summary');
   await panel.screenshot({ path: `${outDir}/accuracy.png` });
