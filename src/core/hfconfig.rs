@@ -68,335 +68,28 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         .and_then(Value::as_str)
         .ok_or("config.json lacks `model_type`")?
         .to_string();
-    let mut keys: Vec<(&'static str, String)> = Vec::new();
-    let mut notes = Vec::new();
-    let mut put = |k: &'static str, x: u64| keys.push((k, x.to_string()));
+    let mut acc = Acc::default();
     let tied = v.get("tie_word_embeddings").and_then(Value::as_bool);
     let base = match model_type.as_str() {
         "llama" | "mistral" | "mixtral" | "qwen2" | "qwen2_moe" | "qwen3" | "qwen3_moe"
         | "gemma" | "gemma2" | "gemma3_text" | "phi3" | "olmo2" | "deepseek_v3" | "granite" => {
-            // Qwen MoE: expert and shared-expert widths become keys; sparse-step and
-            // dense-only-layer variants are refused by name (a qwen2_moe config read as dense
-            // with `intermediate_size`-wide experts came out 3.5× too large).
-            let qwen_moe = matches!(model_type.as_str(), "qwen2_moe" | "qwen3_moe");
-            if qwen_moe {
-                if get(&v, &["decoder_sparse_step"]).is_some_and(|x| x != 1) {
-                    return Err(format!("model_type `{model_type}`: `decoder_sparse_step` ≠ 1 (dense blocks between MoE blocks) changes the weights and memfit cannot represent it yet; refusing rather than counting a different model"));
-                }
-                if v.get("mlp_only_layers")
-                    .and_then(Value::as_array)
-                    .is_some_and(|l| !l.is_empty())
-                {
-                    return Err(format!("model_type `{model_type}`: a non-empty `mlp_only_layers` (dense blocks among the MoE blocks) changes the weights and memfit cannot represent it yet; refusing rather than counting a different model"));
-                }
-                let e = need(&v, &["moe_intermediate_size"])?;
-                if e == 0 {
-                    return Err(format!(
-                        "model_type `{model_type}`: `moe_intermediate_size` must be at least 1"
-                    ));
-                }
-                put("moe_ffn", e);
-                let shared = get(&v, &["shared_expert_intermediate_size"]).unwrap_or(0);
-                if !shared.is_multiple_of(e) {
-                    return Err(format!("model_type `{model_type}`: `shared_expert_intermediate_size` ({shared}) is not a multiple of `moe_intermediate_size` ({e}); memfit counts shared experts in units of one expert's width"));
-                }
-                put("shared_experts", shared / e);
-            }
-            // Fields that change the weights and that the query keys cannot express: refuse
-            // rather than count a different model. DeepSeek-V3 takes them from its preset
-            // (noted below).
-            if model_type != "deepseek_v3" && !qwen_moe {
-                let unknown: Vec<&str> = UNREPRESENTED
-                    .iter()
-                    .copied()
-                    .filter(|k| v.get(*k).is_some_and(|x| !x.is_null()))
-                    .collect();
-                let mut unknown = unknown;
-                // Granite and Llama configs may carry biases: `attention_bias` on q/k/v/o,
-                // `mlp_bias` on the MLP, neither expressible with one `bias` key.
-                for flag in ["attention_bias", "mlp_bias"] {
-                    if v.get(flag).and_then(Value::as_bool) == Some(true) {
-                        unknown.push(flag);
-                    }
-                }
-                if !unknown.is_empty() {
-                    return Err(format!(
-                        "model_type `{model_type}`: {} {} the weights and memfit's import cannot represent {} yet; refusing rather than counting a different model",
-                        unknown.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "),
-                        if unknown.len() == 1 { "changes" } else { "change" },
-                        if unknown.len() == 1 { "it" } else { "them" }
-                    ));
-                }
-            }
-            let h = need(&v, &["hidden_size"])?;
-            let heads = need(&v, &["num_attention_heads"])?;
-            put("hidden", h);
-            put("heads", heads);
-            put("layers", need(&v, &["num_hidden_layers"])?);
-            put(
-                "kv_heads",
-                get(&v, &["num_key_value_heads"]).unwrap_or(heads),
-            );
-            put("ffn", need(&v, &["intermediate_size"])?);
-            put("vocab", need(&v, &["vocab_size"])?);
-            if let Some(d) = get(&v, &["head_dim"]) {
-                put("head_dim", d);
-            }
-            if let Some(e) = get(
-                &v,
-                &["num_local_experts", "n_routed_experts", "num_experts"],
-            ) {
-                put("experts", e);
-                put("top_k", get(&v, &["num_experts_per_tok"]).unwrap_or(2));
-            }
-            match model_type.as_str() {
-                "mixtral" => "mixtral-8x7b",
-                "qwen2" => "qwen2.5-7b",
-                "qwen2_moe" => "qwen1.5-moe-a2.7b",
-                "qwen3" => "qwen3-8b",
-                "qwen3_moe" => "qwen3-30b-a3b",
-                "gemma" => {
-                    notes.push("Gemma (v1) is counted on Gemma 2's block (four norms per layer, two more than Gemma v1's): the parameter count is slightly high".into());
-                    "gemma-2-9b"
-                }
-                "gemma2" => "gemma-2-9b",
-                "gemma3_text" => "gemma-3-1b",
-                "phi3" => "phi-3-mini",
-                "olmo2" => "olmo-2-7b",
-                "deepseek_v3" => {
-                    notes.push(
-                        "DeepSeek-V3's MLA ranks and expert widths come from the preset".into(),
-                    );
-                    "deepseek-v3"
-                }
-                "mistral" => "mistral-7b",
-                _ => "llama-2-7b",
-            }
+            llama_family(&v, &model_type, &mut acc)?
         }
-        "starcoder2" => {
-            put("hidden", need(&v, &["hidden_size"])?);
-            let heads = need(&v, &["num_attention_heads"])?;
-            put("heads", heads);
-            put("layers", need(&v, &["num_hidden_layers"])?);
-            put(
-                "kv_heads",
-                get(&v, &["num_key_value_heads"]).unwrap_or(heads),
-            );
-            put("ffn", need(&v, &["intermediate_size"])?);
-            put("vocab", need(&v, &["vocab_size"])?);
-            if v.get("use_bias").and_then(Value::as_bool) == Some(false) {
-                keys.push(("bias", "none".into()));
-            }
-            "starcoder2-7b"
-        }
-        "stablelm" => {
-            for flag in ["qk_layernorm", "use_parallel_residual"] {
-                if v.get(flag).and_then(Value::as_bool) == Some(true) {
-                    return Err(format!("model_type `stablelm`: `{flag}` = true (StableLM 2 12B's per-head q/k LayerNorms / parallel block) changes the weights and memfit cannot represent it yet; refusing rather than counting a different model"));
-                }
-            }
-            let heads = need(&v, &["num_attention_heads"])?;
-            put("hidden", need(&v, &["hidden_size"])?);
-            put("heads", heads);
-            put("layers", need(&v, &["num_hidden_layers"])?);
-            put(
-                "kv_heads",
-                get(&v, &["num_key_value_heads"]).unwrap_or(heads),
-            );
-            put("ffn", need(&v, &["intermediate_size"])?);
-            put("vocab", need(&v, &["vocab_size"])?);
-            let qkv_bias = v
-                .get("use_qkv_bias")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-            keys.push(("bias", if qkv_bias { "qkv" } else { "none" }.into()));
-            "stablelm-2-1.6b"
-        }
-        "opt" => {
-            let h = need(&v, &["hidden_size"])?;
-            if get(&v, &["word_embed_proj_dim"]).is_some_and(|w| w != h) {
-                return Err("model_type `opt`: `word_embed_proj_dim` ≠ `hidden_size` (OPT-350m's project_in/project_out) changes the weights and memfit cannot represent it yet; refusing rather than counting a different model".into());
-            }
-            if v.get("do_layer_norm_before").and_then(Value::as_bool) == Some(false) {
-                return Err("model_type `opt`: `do_layer_norm_before` = false (post-norm OPT-350m, no final LayerNorm) changes the weights and memfit cannot represent it yet; refusing rather than counting a different model".into());
-            }
-            put("hidden", h);
-            put("heads", need(&v, &["num_attention_heads"])?);
-            put("layers", need(&v, &["num_hidden_layers"])?);
-            put("ffn", need(&v, &["ffn_dim"])?);
-            put("vocab", need(&v, &["vocab_size"])?);
-            // OPTLearnedPositionalEmbedding: max_position_embeddings + 2 rows (its offset).
-            put("positions", need(&v, &["max_position_embeddings"])? + 2);
-            if v.get("enable_bias").and_then(Value::as_bool) == Some(false) {
-                keys.push(("bias", "none".into()));
-            }
-            "opt-1.3b"
-        }
-        "phi" => {
-            if v.get("qk_layernorm").and_then(Value::as_bool) == Some(true) {
-                return Err("model_type `phi`: `qk_layernorm` = true changes the weights and memfit cannot represent it yet; refusing rather than counting a different model".into());
-            }
-            let heads = need(&v, &["num_attention_heads"])?;
-            put("hidden", need(&v, &["hidden_size"])?);
-            put("heads", heads);
-            put("layers", need(&v, &["num_hidden_layers"])?);
-            put(
-                "kv_heads",
-                get(&v, &["num_key_value_heads"]).unwrap_or(heads),
-            );
-            put("ffn", need(&v, &["intermediate_size"])?);
-            put("vocab", need(&v, &["vocab_size"])?);
-            "phi-2"
-        }
-        "phimoe" => {
-            let heads = need(&v, &["num_attention_heads"])?;
-            put("hidden", need(&v, &["hidden_size"])?);
-            put("heads", heads);
-            put("layers", need(&v, &["num_hidden_layers"])?);
-            put(
-                "kv_heads",
-                get(&v, &["num_key_value_heads"]).unwrap_or(heads),
-            );
-            put("ffn", need(&v, &["intermediate_size"])?);
-            put("vocab", need(&v, &["vocab_size"])?);
-            put("experts", need(&v, &["num_local_experts"])?);
-            put("top_k", get(&v, &["num_experts_per_tok"]).unwrap_or(2));
-            if v.get("attention_bias").and_then(Value::as_bool) == Some(false) {
-                keys.push(("bias", "none".into()));
-            }
-            "phi-3.5-moe"
-        }
-        "gpt_oss" => {
-            let heads = need(&v, &["num_attention_heads"])?;
-            put("hidden", need(&v, &["hidden_size"])?);
-            put("heads", heads);
-            put("layers", need(&v, &["num_hidden_layers"])?);
-            put(
-                "kv_heads",
-                get(&v, &["num_key_value_heads"]).unwrap_or(heads),
-            );
-            put("head_dim", need(&v, &["head_dim"])?);
-            put("ffn", need(&v, &["intermediate_size"])?);
-            put("vocab", need(&v, &["vocab_size"])?);
-            put("experts", need(&v, &["num_local_experts"])?);
-            put(
-                "top_k",
-                get(&v, &["num_experts_per_tok", "experts_per_token"]).unwrap_or(4),
-            );
-            notes.push("gpt-oss checkpoints store the experts in MXFP4 (4.25 bits per weight); memfit counts them at the precision you select (weight_dtype=int4 approximates the checkpoint for inference)".into());
-            "gpt-oss-20b"
-        }
-        "cohere" => {
-            if v.get("use_qk_norm").and_then(Value::as_bool) == Some(true) {
-                return Err("model_type `cohere`: `use_qk_norm` = true (Command R+'s per-head q/k LayerNorms) changes the weights and memfit cannot represent it yet; refusing rather than counting a different model".into());
-            }
-            let heads = need(&v, &["num_attention_heads"])?;
-            put("hidden", need(&v, &["hidden_size"])?);
-            put("heads", heads);
-            put("layers", need(&v, &["num_hidden_layers"])?);
-            put(
-                "kv_heads",
-                get(&v, &["num_key_value_heads"]).unwrap_or(heads),
-            );
-            put("ffn", need(&v, &["intermediate_size"])?);
-            put("vocab", need(&v, &["vocab_size"])?);
-            "command-r"
-        }
-        "bloom" => {
-            let h = need(&v, &["hidden_size", "n_embed"])?;
-            put("hidden", h);
-            put("heads", need(&v, &["n_head", "num_attention_heads"])?);
-            put("layers", need(&v, &["n_layer", "num_hidden_layers"])?);
-            put("ffn", 4 * h);
-            put("vocab", need(&v, &["vocab_size"])?);
-            "bloom-7b1"
-        }
-        "gpt2" => {
-            put("hidden", need(&v, &["n_embd", "hidden_size"])?);
-            put("heads", need(&v, &["n_head", "num_attention_heads"])?);
-            put("layers", need(&v, &["n_layer", "num_hidden_layers"])?);
-            put("vocab", need(&v, &["vocab_size"])?);
-            let h = need(&v, &["n_embd", "hidden_size"])?;
-            put("ffn", get(&v, &["n_inner"]).unwrap_or(4 * h));
-            "gpt2"
-        }
-        "gpt_neox" => {
-            let h = need(&v, &["hidden_size"])?;
-            put("hidden", h);
-            put("heads", need(&v, &["num_attention_heads"])?);
-            put("layers", need(&v, &["num_hidden_layers"])?);
-            put("ffn", get(&v, &["intermediate_size"]).unwrap_or(4 * h));
-            put("vocab", need(&v, &["vocab_size"])?);
-            keys.push(("mlp", "gelu".into()));
-            keys.push(("norm", "layernorm".into()));
-            keys.push(("bias", "all".into()));
-            notes.push("GPT-NeoX: rotary positions, parallel attention; counted as a GPT-2-style block without learned positions".into());
-            "bloom-7b1"
-        }
-        "falcon" | "RefinedWeb" | "RefinedWebModel" => {
-            let h = need(&v, &["hidden_size", "d_model"])?;
-            let heads = need(&v, &["num_attention_heads", "n_head"])?;
-            put("hidden", h);
-            put("heads", heads);
-            put("layers", need(&v, &["num_hidden_layers", "n_layer"])?);
-            let kv = if v
-                .get("multi_query")
-                .and_then(Value::as_bool)
-                .unwrap_or(false)
-            {
-                1
-            } else {
-                get(&v, &["num_kv_heads", "n_head_kv"]).unwrap_or(heads)
-            };
-            put("kv_heads", kv);
-            put("ffn", get(&v, &["ffn_hidden_size"]).unwrap_or(4 * h));
-            put("vocab", need(&v, &["vocab_size"])?);
-            keys.push(("mlp", "gelu".into()));
-            keys.push(("norm", "layernorm".into()));
-            keys.push(("bias", "none".into()));
-            notes.push(if v.get("new_decoder_architecture").and_then(Value::as_bool).unwrap_or(false) {
-                "Falcon's new decoder architecture (grouped KV, two layer norms per block) is counted as a GPT-style block: the parameter count is approximate".to_string()
-            } else {
-                "Falcon: parallel attention with multi-query KV, counted as a GPT-style block: the parameter count is approximate (within 2 % for Falcon-7B)".to_string()
-            });
-            "bloom-7b1"
-        }
-        "t5" | "mt5" => {
-            let d = need(&v, &["d_model"])?;
-            put("hidden", d);
-            put("heads", need(&v, &["num_heads"])?);
-            put("layers", need(&v, &["num_decoder_layers", "num_layers"])?);
-            put("head_dim", need(&v, &["d_kv"])?);
-            put("ffn", need(&v, &["d_ff"])?);
-            put("vocab", need(&v, &["vocab_size"])?);
-            let gated = v
-                .get("feed_forward_proj")
-                .and_then(Value::as_str)
-                .is_some_and(|p| p.starts_with("gated"));
-            keys.push((
-                "mlp",
-                if gated {
-                    "swiglu".into()
-                } else {
-                    "gelu".into()
-                },
-            ));
-            if get(&v, &["num_layers"]) != get(&v, &["num_decoder_layers"])
-                && get(&v, &["num_decoder_layers"]).is_some()
-            {
-                notes.push(
-                    "encoder and decoder depths differ; memfit uses the decoder depth for both"
-                        .into(),
-                );
-            }
-            if gated {
-                "t0-3b"
-            } else {
-                "t5-large"
-            }
-        }
+        "starcoder2" => starcoder2(&v, &mut acc)?,
+        "stablelm" => stablelm(&v, &mut acc)?,
+        "opt" => opt(&v, &mut acc)?,
+        "phi" => phi(&v, &mut acc)?,
+        "phimoe" => phimoe(&v, &mut acc)?,
+        "gpt_oss" => gpt_oss(&v, &mut acc)?,
+        "cohere" => cohere(&v, &mut acc)?,
+        "bloom" => bloom(&v, &mut acc)?,
+        "gpt2" => gpt2(&v, &mut acc)?,
+        "gpt_neox" => gpt_neox(&v, &mut acc)?,
+        "falcon" | "RefinedWeb" | "RefinedWebModel" => falcon(&v, &mut acc)?,
+        "t5" | "mt5" => t5(&v, &mut acc)?,
         other => return generic(&v, other),
     };
+    let Acc { mut keys, notes } = acc;
     if let Some(t) = tied {
         keys.push(("tied", (t as u8).to_string()));
     }
@@ -407,6 +100,367 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         keys,
         notes,
     })
+}
+
+/// Keys and notes one import collects.
+#[derive(Default)]
+struct Acc {
+    keys: Vec<(&'static str, String)>,
+    notes: Vec<String>,
+}
+
+impl Acc {
+    fn put(&mut self, key: &'static str, x: u64) {
+        self.keys.push((key, x.to_string()));
+    }
+}
+
+/// Llama-style decoders (Llama, Mistral, Mixtral, Qwen2/3 and their MoE, Gemma 1–3,
+/// Phi-3, OLMo 2, Granite, DeepSeek-V3): sizes as keys on the family's preset.
+fn llama_family(v: &Value, model_type: &str, a: &mut Acc) -> Result<&'static str, String> {
+    let qwen_moe = matches!(model_type, "qwen2_moe" | "qwen3_moe");
+    if qwen_moe {
+        qwen_moe_keys(v, model_type, a)?;
+    } else if model_type != "deepseek_v3" {
+        // DeepSeek-V3 takes its MLA ranks and expert widths from its preset (noted below).
+        refuse_unrepresented(v, model_type)?;
+    }
+    let h = need(v, &["hidden_size"])?;
+    let heads = need(v, &["num_attention_heads"])?;
+    a.put("hidden", h);
+    a.put("heads", heads);
+    a.put("layers", need(v, &["num_hidden_layers"])?);
+    a.put(
+        "kv_heads",
+        get(v, &["num_key_value_heads"]).unwrap_or(heads),
+    );
+    a.put("ffn", need(v, &["intermediate_size"])?);
+    a.put("vocab", need(v, &["vocab_size"])?);
+    if let Some(d) = get(v, &["head_dim"]) {
+        a.put("head_dim", d);
+    }
+    if let Some(e) = get(v, &["num_local_experts", "n_routed_experts", "num_experts"]) {
+        a.put("experts", e);
+        a.put("top_k", get(v, &["num_experts_per_tok"]).unwrap_or(2));
+    }
+    Ok(match model_type {
+        "mixtral" => "mixtral-8x7b",
+        "qwen2" => "qwen2.5-7b",
+        "qwen2_moe" => "qwen1.5-moe-a2.7b",
+        "qwen3" => "qwen3-8b",
+        "qwen3_moe" => "qwen3-30b-a3b",
+        "gemma" => {
+            a.notes.push("Gemma (v1) is counted on Gemma 2's block (four norms per layer, two more than Gemma v1's): the parameter count is slightly high".into());
+            "gemma-2-9b"
+        }
+        "gemma2" => "gemma-2-9b",
+        "gemma3_text" => "gemma-3-1b",
+        "phi3" => "phi-3-mini",
+        "olmo2" => "olmo-2-7b",
+        "deepseek_v3" => {
+            a.notes
+                .push("DeepSeek-V3's MLA ranks and expert widths come from the preset".into());
+            "deepseek-v3"
+        }
+        "mistral" => "mistral-7b",
+        _ => "llama-2-7b",
+    })
+}
+
+/// Qwen MoE: expert and shared-expert widths become keys (`moe_ffn`, `shared_experts` in
+/// units of one expert's width); sparse-step and dense-only-layer variants are refused by
+/// name (a qwen2_moe config read as dense with `intermediate_size`-wide experts came out
+/// 3.5× too large).
+fn qwen_moe_keys(v: &Value, model_type: &str, a: &mut Acc) -> Result<(), String> {
+    if get(v, &["decoder_sparse_step"]).is_some_and(|x| x != 1) {
+        return Err(format!("model_type `{model_type}`: `decoder_sparse_step` ≠ 1 (dense blocks between MoE blocks) changes the weights and memfit cannot represent it yet; refusing rather than counting a different model"));
+    }
+    if v.get("mlp_only_layers")
+        .and_then(Value::as_array)
+        .is_some_and(|l| !l.is_empty())
+    {
+        return Err(format!("model_type `{model_type}`: a non-empty `mlp_only_layers` (dense blocks among the MoE blocks) changes the weights and memfit cannot represent it yet; refusing rather than counting a different model"));
+    }
+    let e = need(v, &["moe_intermediate_size"])?;
+    if e == 0 {
+        return Err(format!(
+            "model_type `{model_type}`: `moe_intermediate_size` must be at least 1"
+        ));
+    }
+    a.put("moe_ffn", e);
+    let shared = get(v, &["shared_expert_intermediate_size"]).unwrap_or(0);
+    if !shared.is_multiple_of(e) {
+        return Err(format!("model_type `{model_type}`: `shared_expert_intermediate_size` ({shared}) is not a multiple of `moe_intermediate_size` ({e}); memfit counts shared experts in units of one expert's width"));
+    }
+    a.put("shared_experts", shared / e);
+    Ok(())
+}
+
+/// Fields that change the weights and that the query keys cannot express
+/// ([`UNREPRESENTED`], and Llama/Granite's `attention_bias` / `mlp_bias`, neither
+/// expressible with one `bias` key): refused by name rather than counting a different model.
+fn refuse_unrepresented(v: &Value, model_type: &str) -> Result<(), String> {
+    let mut unknown: Vec<&str> = UNREPRESENTED
+        .iter()
+        .copied()
+        .filter(|k| v.get(*k).is_some_and(|x| !x.is_null()))
+        .collect();
+    for flag in ["attention_bias", "mlp_bias"] {
+        if v.get(flag).and_then(Value::as_bool) == Some(true) {
+            unknown.push(flag);
+        }
+    }
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "model_type `{model_type}`: {} {} the weights and memfit's import cannot represent {} yet; refusing rather than counting a different model",
+        unknown.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "),
+        if unknown.len() == 1 { "changes" } else { "change" },
+        if unknown.len() == 1 { "it" } else { "them" }
+    ))
+}
+
+/// StarCoder2: LayerNorm, biases on every linear (unless `use_bias` is false), GELU MLP, GQA.
+fn starcoder2(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
+    a.put("hidden", need(v, &["hidden_size"])?);
+    let heads = need(v, &["num_attention_heads"])?;
+    a.put("heads", heads);
+    a.put("layers", need(v, &["num_hidden_layers"])?);
+    a.put(
+        "kv_heads",
+        get(v, &["num_key_value_heads"]).unwrap_or(heads),
+    );
+    a.put("ffn", need(v, &["intermediate_size"])?);
+    a.put("vocab", need(v, &["vocab_size"])?);
+    if v.get("use_bias").and_then(Value::as_bool) == Some(false) {
+        a.keys.push(("bias", "none".into()));
+    }
+    Ok("starcoder2-7b")
+}
+
+/// StableLM (2 1.6B, 3B 4E1T): LayerNorm, SwiGLU, q/k/v biases when `use_qkv_bias`; per-head q/k norms and parallel blocks refused.
+fn stablelm(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
+    for flag in ["qk_layernorm", "use_parallel_residual"] {
+        if v.get(flag).and_then(Value::as_bool) == Some(true) {
+            return Err(format!("model_type `stablelm`: `{flag}` = true (StableLM 2 12B's per-head q/k LayerNorms / parallel block) changes the weights and memfit cannot represent it yet; refusing rather than counting a different model"));
+        }
+    }
+    let heads = need(v, &["num_attention_heads"])?;
+    a.put("hidden", need(v, &["hidden_size"])?);
+    a.put("heads", heads);
+    a.put("layers", need(v, &["num_hidden_layers"])?);
+    a.put(
+        "kv_heads",
+        get(v, &["num_key_value_heads"]).unwrap_or(heads),
+    );
+    a.put("ffn", need(v, &["intermediate_size"])?);
+    a.put("vocab", need(v, &["vocab_size"])?);
+    let qkv_bias = v
+        .get("use_qkv_bias")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    a.keys
+        .push(("bias", if qkv_bias { "qkv" } else { "none" }.into()));
+    Ok("stablelm-2-1.6b")
+}
+
+/// OPT: learned positions (`max_position_embeddings + 2`), LayerNorm, biases; OPT-350m's projections and post-norm refused.
+fn opt(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
+    let h = need(v, &["hidden_size"])?;
+    if get(v, &["word_embed_proj_dim"]).is_some_and(|w| w != h) {
+        return Err("model_type `opt`: `word_embed_proj_dim` ≠ `hidden_size` (OPT-350m's project_in/project_out) changes the weights and memfit cannot represent it yet; refusing rather than counting a different model".into());
+    }
+    if v.get("do_layer_norm_before").and_then(Value::as_bool) == Some(false) {
+        return Err("model_type `opt`: `do_layer_norm_before` = false (post-norm OPT-350m, no final LayerNorm) changes the weights and memfit cannot represent it yet; refusing rather than counting a different model".into());
+    }
+    a.put("hidden", h);
+    a.put("heads", need(v, &["num_attention_heads"])?);
+    a.put("layers", need(v, &["num_hidden_layers"])?);
+    a.put("ffn", need(v, &["ffn_dim"])?);
+    a.put("vocab", need(v, &["vocab_size"])?);
+    // OPTLearnedPositionalEmbedding: max_position_embeddings + 2 rows (its offset).
+    a.put("positions", need(v, &["max_position_embeddings"])? + 2);
+    if v.get("enable_bias").and_then(Value::as_bool) == Some(false) {
+        a.keys.push(("bias", "none".into()));
+    }
+    Ok("opt-1.3b")
+}
+
+/// Phi-2 / Phi-1.5: one LayerNorm per parallel block, biases everywhere incl. the LM head.
+fn phi(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
+    if v.get("qk_layernorm").and_then(Value::as_bool) == Some(true) {
+        return Err("model_type `phi`: `qk_layernorm` = true changes the weights and memfit cannot represent it yet; refusing rather than counting a different model".into());
+    }
+    let heads = need(v, &["num_attention_heads"])?;
+    a.put("hidden", need(v, &["hidden_size"])?);
+    a.put("heads", heads);
+    a.put("layers", need(v, &["num_hidden_layers"])?);
+    a.put(
+        "kv_heads",
+        get(v, &["num_key_value_heads"]).unwrap_or(heads),
+    );
+    a.put("ffn", need(v, &["intermediate_size"])?);
+    a.put("vocab", need(v, &["vocab_size"])?);
+    Ok("phi-2")
+}
+
+/// Phi-3.5-MoE: LayerNorm, q/k/v/o and LM-head biases, experts without biases.
+fn phimoe(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
+    let heads = need(v, &["num_attention_heads"])?;
+    a.put("hidden", need(v, &["hidden_size"])?);
+    a.put("heads", heads);
+    a.put("layers", need(v, &["num_hidden_layers"])?);
+    a.put(
+        "kv_heads",
+        get(v, &["num_key_value_heads"]).unwrap_or(heads),
+    );
+    a.put("ffn", need(v, &["intermediate_size"])?);
+    a.put("vocab", need(v, &["vocab_size"])?);
+    a.put("experts", need(v, &["num_local_experts"])?);
+    a.put("top_k", get(v, &["num_experts_per_tok"]).unwrap_or(2));
+    if v.get("attention_bias").and_then(Value::as_bool) == Some(false) {
+        a.keys.push(("bias", "none".into()));
+    }
+    Ok("phi-3.5-moe")
+}
+
+/// gpt-oss: expert and router biases, attention sinks; MXFP4 experts noted.
+fn gpt_oss(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
+    let heads = need(v, &["num_attention_heads"])?;
+    a.put("hidden", need(v, &["hidden_size"])?);
+    a.put("heads", heads);
+    a.put("layers", need(v, &["num_hidden_layers"])?);
+    a.put(
+        "kv_heads",
+        get(v, &["num_key_value_heads"]).unwrap_or(heads),
+    );
+    a.put("head_dim", need(v, &["head_dim"])?);
+    a.put("ffn", need(v, &["intermediate_size"])?);
+    a.put("vocab", need(v, &["vocab_size"])?);
+    a.put("experts", need(v, &["num_local_experts"])?);
+    a.put(
+        "top_k",
+        get(v, &["num_experts_per_tok", "experts_per_token"]).unwrap_or(4),
+    );
+    a.notes.push("gpt-oss checkpoints store the experts in MXFP4 (4.25 bits per weight); memfit counts them at the precision you select (weight_dtype=int4 approximates the checkpoint for inference)".into());
+    Ok("gpt-oss-20b")
+}
+
+/// Cohere (Command R): one weight-only LayerNorm per parallel block, tied; per-head q/k norms refused.
+fn cohere(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
+    if v.get("use_qk_norm").and_then(Value::as_bool) == Some(true) {
+        return Err("model_type `cohere`: `use_qk_norm` = true (Command R+'s per-head q/k LayerNorms) changes the weights and memfit cannot represent it yet; refusing rather than counting a different model".into());
+    }
+    let heads = need(v, &["num_attention_heads"])?;
+    a.put("hidden", need(v, &["hidden_size"])?);
+    a.put("heads", heads);
+    a.put("layers", need(v, &["num_hidden_layers"])?);
+    a.put(
+        "kv_heads",
+        get(v, &["num_key_value_heads"]).unwrap_or(heads),
+    );
+    a.put("ffn", need(v, &["intermediate_size"])?);
+    a.put("vocab", need(v, &["vocab_size"])?);
+    Ok("command-r")
+}
+
+/// BLOOM: embedding LayerNorm, ALiBi, biases, `4h` MLP.
+fn bloom(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
+    let h = need(v, &["hidden_size", "n_embed"])?;
+    a.put("hidden", h);
+    a.put("heads", need(v, &["n_head", "num_attention_heads"])?);
+    a.put("layers", need(v, &["n_layer", "num_hidden_layers"])?);
+    a.put("ffn", 4 * h);
+    a.put("vocab", need(v, &["vocab_size"])?);
+    Ok("bloom-7b1")
+}
+
+/// GPT-2: learned positions, LayerNorm, biases, tied.
+fn gpt2(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
+    a.put("hidden", need(v, &["n_embd", "hidden_size"])?);
+    a.put("heads", need(v, &["n_head", "num_attention_heads"])?);
+    a.put("layers", need(v, &["n_layer", "num_hidden_layers"])?);
+    a.put("vocab", need(v, &["vocab_size"])?);
+    let h = need(v, &["n_embd", "hidden_size"])?;
+    a.put("ffn", get(v, &["n_inner"]).unwrap_or(4 * h));
+    Ok("gpt2")
+}
+
+/// GPT-NeoX: approximated as a GPT-style block (noted).
+fn gpt_neox(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
+    let h = need(v, &["hidden_size"])?;
+    a.put("hidden", h);
+    a.put("heads", need(v, &["num_attention_heads"])?);
+    a.put("layers", need(v, &["num_hidden_layers"])?);
+    a.put("ffn", get(v, &["intermediate_size"]).unwrap_or(4 * h));
+    a.put("vocab", need(v, &["vocab_size"])?);
+    a.keys.push(("mlp", "gelu".into()));
+    a.keys.push(("norm", "layernorm".into()));
+    a.keys.push(("bias", "all".into()));
+    a.notes.push("GPT-NeoX: rotary positions, parallel attention; counted as a GPT-2-style block without learned positions".into());
+    Ok("bloom-7b1")
+}
+
+/// Falcon (old and new decoder architecture): approximated as a GPT-style block (noted).
+fn falcon(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
+    let h = need(v, &["hidden_size", "d_model"])?;
+    let heads = need(v, &["num_attention_heads", "n_head"])?;
+    a.put("hidden", h);
+    a.put("heads", heads);
+    a.put("layers", need(v, &["num_hidden_layers", "n_layer"])?);
+    let kv = if v
+        .get("multi_query")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+    {
+        1
+    } else {
+        get(v, &["num_kv_heads", "n_head_kv"]).unwrap_or(heads)
+    };
+    a.put("kv_heads", kv);
+    a.put("ffn", get(v, &["ffn_hidden_size"]).unwrap_or(4 * h));
+    a.put("vocab", need(v, &["vocab_size"])?);
+    a.keys.push(("mlp", "gelu".into()));
+    a.keys.push(("norm", "layernorm".into()));
+    a.keys.push(("bias", "none".into()));
+    a.notes.push(if v.get("new_decoder_architecture").and_then(Value::as_bool).unwrap_or(false) {
+        "Falcon's new decoder architecture (grouped KV, two layer norms per block) is counted as a GPT-style block: the parameter count is approximate".to_string()
+    } else {
+        "Falcon: parallel attention with multi-query KV, counted as a GPT-style block: the parameter count is approximate (within 2 % for Falcon-7B)".to_string()
+    });
+    Ok("bloom-7b1")
+}
+
+/// T5 / mT5 / Flan-T5: encoder-decoder, gated or plain MLP.
+fn t5(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
+    let d = need(v, &["d_model"])?;
+    a.put("hidden", d);
+    a.put("heads", need(v, &["num_heads"])?);
+    a.put("layers", need(v, &["num_decoder_layers", "num_layers"])?);
+    a.put("head_dim", need(v, &["d_kv"])?);
+    a.put("ffn", need(v, &["d_ff"])?);
+    a.put("vocab", need(v, &["vocab_size"])?);
+    let gated = v
+        .get("feed_forward_proj")
+        .and_then(Value::as_str)
+        .is_some_and(|p| p.starts_with("gated"));
+    a.keys.push((
+        "mlp",
+        if gated {
+            "swiglu".into()
+        } else {
+            "gelu".into()
+        },
+    ));
+    if get(v, &["num_layers"]) != get(v, &["num_decoder_layers"])
+        && get(v, &["num_decoder_layers"]).is_some()
+    {
+        a.notes.push(
+            "encoder and decoder depths differ; memfit uses the decoder depth for both".into(),
+        );
+    }
+    Ok(if gated { "t0-3b" } else { "t5-large" })
 }
 
 /// Sliding-window attention (no weights; the KV cache of the windowed layers holds at most

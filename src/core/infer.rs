@@ -127,6 +127,13 @@ pub(crate) fn inference_items(
         src,
     );
 
+    kv_cache_items(s, arch, t, p, ledger);
+    workspace_items(s, arch, k, t, ledger);
+}
+
+/// The KV cache at the end of prefill (`T = s`) and of decoding (`T = s + n`); see
+/// [`inference_items`] for the formula and [`kv_layers`] for sliding windows.
+fn kv_cache_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mut Ledger) {
     let kv_bits = s.kv_dtype.bits(s.precision) as u128;
     let b = s.batch as u128;
     let (global, local) = kv_layers(arch, p as u32);
@@ -182,7 +189,12 @@ pub(crate) fn inference_items(
         || (format!("{kv_formula}, T = s + n"), kv_vals(ft)),
         SRC_KV,
     );
+}
 
+/// One layer's transient forward tensors and the logits, at prefill and per decoded
+/// token; see [`inference_items`] for the formula (`logits=all`: every position's).
+fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledger) {
+    let b = s.batch as u128;
     let h = arch.hidden as u128;
     let (a, kv, d) = (
         arch.heads as u128,
