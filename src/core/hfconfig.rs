@@ -115,6 +115,22 @@ impl Acc {
     }
 }
 
+/// The standard decoder sizes (`hidden_size`, `num_attention_heads`, `num_hidden_layers`,
+/// `num_key_value_heads` (default: the heads), `intermediate_size`, `vocab_size`) as keys.
+fn decoder_sizes(v: &Value, a: &mut Acc) -> Result<(), String> {
+    let heads = need(v, &["num_attention_heads"])?;
+    a.put("hidden", need(v, &["hidden_size"])?);
+    a.put("heads", heads);
+    a.put("layers", need(v, &["num_hidden_layers"])?);
+    a.put(
+        "kv_heads",
+        get(v, &["num_key_value_heads"]).unwrap_or(heads),
+    );
+    a.put("ffn", need(v, &["intermediate_size"])?);
+    a.put("vocab", need(v, &["vocab_size"])?);
+    Ok(())
+}
+
 /// Llama-style decoders (Llama, Mistral, Mixtral, Qwen2/3 and their MoE, Gemma 1–3,
 /// Phi-3, OLMo 2, Granite, DeepSeek-V3): sizes as keys on the family's preset.
 fn llama_family(v: &Value, model_type: &str, a: &mut Acc) -> Result<&'static str, String> {
@@ -125,17 +141,7 @@ fn llama_family(v: &Value, model_type: &str, a: &mut Acc) -> Result<&'static str
         // DeepSeek-V3 takes its MLA ranks and expert widths from its preset (noted below).
         refuse_unrepresented(v, model_type)?;
     }
-    let h = need(v, &["hidden_size"])?;
-    let heads = need(v, &["num_attention_heads"])?;
-    a.put("hidden", h);
-    a.put("heads", heads);
-    a.put("layers", need(v, &["num_hidden_layers"])?);
-    a.put(
-        "kv_heads",
-        get(v, &["num_key_value_heads"]).unwrap_or(heads),
-    );
-    a.put("ffn", need(v, &["intermediate_size"])?);
-    a.put("vocab", need(v, &["vocab_size"])?);
+    decoder_sizes(v, a)?;
     if let Some(d) = get(v, &["head_dim"]) {
         a.put("head_dim", d);
     }
@@ -223,16 +229,7 @@ fn refuse_unrepresented(v: &Value, model_type: &str) -> Result<(), String> {
 
 /// StarCoder2: LayerNorm, biases on every linear (unless `use_bias` is false), GELU MLP, GQA.
 fn starcoder2(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
-    a.put("hidden", need(v, &["hidden_size"])?);
-    let heads = need(v, &["num_attention_heads"])?;
-    a.put("heads", heads);
-    a.put("layers", need(v, &["num_hidden_layers"])?);
-    a.put(
-        "kv_heads",
-        get(v, &["num_key_value_heads"]).unwrap_or(heads),
-    );
-    a.put("ffn", need(v, &["intermediate_size"])?);
-    a.put("vocab", need(v, &["vocab_size"])?);
+    decoder_sizes(v, a)?;
     if v.get("use_bias").and_then(Value::as_bool) == Some(false) {
         a.keys.push(("bias", "none".into()));
     }
@@ -246,16 +243,7 @@ fn stablelm(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
             return Err(format!("model_type `stablelm`: `{flag}` = true (StableLM 2 12B's per-head q/k LayerNorms / parallel block) changes the weights and memfit cannot represent it yet; refusing rather than counting a different model"));
         }
     }
-    let heads = need(v, &["num_attention_heads"])?;
-    a.put("hidden", need(v, &["hidden_size"])?);
-    a.put("heads", heads);
-    a.put("layers", need(v, &["num_hidden_layers"])?);
-    a.put(
-        "kv_heads",
-        get(v, &["num_key_value_heads"]).unwrap_or(heads),
-    );
-    a.put("ffn", need(v, &["intermediate_size"])?);
-    a.put("vocab", need(v, &["vocab_size"])?);
+    decoder_sizes(v, a)?;
     let qkv_bias = v
         .get("use_qkv_bias")
         .and_then(Value::as_bool)
@@ -292,31 +280,13 @@ fn phi(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
     if v.get("qk_layernorm").and_then(Value::as_bool) == Some(true) {
         return Err("model_type `phi`: `qk_layernorm` = true changes the weights and memfit cannot represent it yet; refusing rather than counting a different model".into());
     }
-    let heads = need(v, &["num_attention_heads"])?;
-    a.put("hidden", need(v, &["hidden_size"])?);
-    a.put("heads", heads);
-    a.put("layers", need(v, &["num_hidden_layers"])?);
-    a.put(
-        "kv_heads",
-        get(v, &["num_key_value_heads"]).unwrap_or(heads),
-    );
-    a.put("ffn", need(v, &["intermediate_size"])?);
-    a.put("vocab", need(v, &["vocab_size"])?);
+    decoder_sizes(v, a)?;
     Ok("phi-2")
 }
 
 /// Phi-3.5-MoE: LayerNorm, q/k/v/o and LM-head biases, experts without biases.
 fn phimoe(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
-    let heads = need(v, &["num_attention_heads"])?;
-    a.put("hidden", need(v, &["hidden_size"])?);
-    a.put("heads", heads);
-    a.put("layers", need(v, &["num_hidden_layers"])?);
-    a.put(
-        "kv_heads",
-        get(v, &["num_key_value_heads"]).unwrap_or(heads),
-    );
-    a.put("ffn", need(v, &["intermediate_size"])?);
-    a.put("vocab", need(v, &["vocab_size"])?);
+    decoder_sizes(v, a)?;
     a.put("experts", need(v, &["num_local_experts"])?);
     a.put("top_k", get(v, &["num_experts_per_tok"]).unwrap_or(2));
     if v.get("attention_bias").and_then(Value::as_bool) == Some(false) {
@@ -327,17 +297,8 @@ fn phimoe(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
 
 /// gpt-oss: expert and router biases, attention sinks; MXFP4 experts noted.
 fn gpt_oss(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
-    let heads = need(v, &["num_attention_heads"])?;
-    a.put("hidden", need(v, &["hidden_size"])?);
-    a.put("heads", heads);
-    a.put("layers", need(v, &["num_hidden_layers"])?);
-    a.put(
-        "kv_heads",
-        get(v, &["num_key_value_heads"]).unwrap_or(heads),
-    );
+    decoder_sizes(v, a)?;
     a.put("head_dim", need(v, &["head_dim"])?);
-    a.put("ffn", need(v, &["intermediate_size"])?);
-    a.put("vocab", need(v, &["vocab_size"])?);
     a.put("experts", need(v, &["num_local_experts"])?);
     a.put(
         "top_k",
@@ -352,16 +313,7 @@ fn cohere(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
     if v.get("use_qk_norm").and_then(Value::as_bool) == Some(true) {
         return Err("model_type `cohere`: `use_qk_norm` = true (Command R+'s per-head q/k LayerNorms) changes the weights and memfit cannot represent it yet; refusing rather than counting a different model".into());
     }
-    let heads = need(v, &["num_attention_heads"])?;
-    a.put("hidden", need(v, &["hidden_size"])?);
-    a.put("heads", heads);
-    a.put("layers", need(v, &["num_hidden_layers"])?);
-    a.put(
-        "kv_heads",
-        get(v, &["num_key_value_heads"]).unwrap_or(heads),
-    );
-    a.put("ffn", need(v, &["intermediate_size"])?);
-    a.put("vocab", need(v, &["vocab_size"])?);
+    decoder_sizes(v, a)?;
     Ok("command-r")
 }
 

@@ -655,8 +655,7 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
                 }
                 // PyTorch frees a checkpointed layer's working set when its forward
                 // returns, before the logits exist (see `train::activation_items`).
-                let free_first = ckpt && separate;
-                if free_first {
+                let free_ws = |w: &mut Walk| {
                     w.add(
                         StepPhase::Forward,
                         layer,
@@ -664,7 +663,10 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
                         Component::Activations,
                         -a,
                         "free the working set",
-                    );
+                    )
+                };
+                if ckpt && separate {
+                    free_ws(w);
                 }
                 if last_stage && op.chunk + 1 == v && j + 1 == lc {
                     w.add(
@@ -676,15 +678,8 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
                         "logits and loss",
                     );
                 }
-                if ckpt && !free_first {
-                    w.add(
-                        StepPhase::Forward,
-                        layer,
-                        mb,
-                        Component::Activations,
-                        -a,
-                        "free the working set",
-                    );
+                if ckpt && !separate {
+                    free_ws(w);
                 }
                 w.add(
                     StepPhase::Forward,
