@@ -29,7 +29,7 @@
 use super::estimate::{route, stage_count, train_stage, Prepared, Route};
 use super::ledger::{Component, Item, Ledger, Location, Phase};
 use super::scenario::{Scenario, Schedule};
-use super::train::{accumulates, pytorch_grads, ActPlan, Stage};
+use super::train::{accumulates, grad_split, pytorch_grads, ActPlan, Stage};
 use super::{activations, conventions, infer, train};
 use serde::{Deserialize, Serialize};
 
@@ -546,9 +546,17 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
     let a = signed(plan.a)?;
     let input = signed(plan.input)?;
     let (lc, n, v) = (plan.lc as u32, plan.n as u32, plan.v as u32);
-    // Gradients written per layer in the first backward: ⌊G/L_c⌋ each, the remainder
-    // with layer 0 (see `ActPlan::pytorch_backward_high_water`).
-    let g_layer = |j: u32| grads / lc as i64 + if j == 0 { grads % lc as i64 } else { 0 };
+    // Gradients in the first backward: the LM head's first, the embedding's last, the
+    // rest ⌊G_l/L_c⌋ per layer with the remainder at layer 0 (see `train::grad_split`
+    // and `ActPlan::pytorch_backward_high_water`).
+    let (g_head, g_emb) = if separate {
+        let (h, e) = grad_split(s, &p.arch, st, grads.max(0) as u128);
+        (signed(h)?, signed(e)?)
+    } else {
+        (0, 0)
+    };
+    let g_body = grads - g_head - g_emb;
+    let g_layer = |j: u32| g_body / lc as i64 + if j == 0 { g_body % lc as i64 } else { 0 };
     // Global block index of chunk c's first layer on stage i.
     let before: u32 = (0..st.i)
         .map(|k| activations::stage_layers(p.arch.layers, st.p, k))
@@ -573,6 +581,7 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
     let mut started = false;
     let mut backward_seen = false;
     let mut grads_written = vec![false; lc as usize];
+    let mut emb_written = false;
     let mut k = 0;
     while k < ops.len() {
         let op = ops[k];
@@ -719,6 +728,16 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
                 false,
                 per_backward_what,
             )?;
+            if !backward_seen && g_head > 0 {
+                w.add(
+                    StepPhase::Backward,
+                    None,
+                    mb,
+                    Component::Gradients,
+                    g_head,
+                    "the LM head's gradients (first in the backward)",
+                );
+            }
             if !backward_seen {
                 backward_seen = true;
                 // PyTorch's gradients are written layer by layer below.
@@ -826,6 +845,17 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
                         Component::Logits,
                         -logits,
                         "logits and loss freed",
+                    );
+                }
+                if j == 0 && g_emb > 0 && !emb_written {
+                    emb_written = true;
+                    w.add(
+                        StepPhase::Backward,
+                        layer,
+                        mb,
+                        Component::Gradients,
+                        g_emb,
+                        "the embedding's gradients (last in the backward)",
                     );
                 }
                 w.add(

@@ -1304,6 +1304,9 @@ pub(crate) struct ActPlan {
     pub chunks: u128,
     /// Chunks per micro-batch, `v`.
     pub v: u128,
+    /// Other micro-batches in flight during the second backward that is walked layer by
+    /// layer (1F1B: `C − 2`; GPipe, whose middle backwards are lumped: 0).
+    pub later_others: u128,
 }
 
 impl ActPlan {
@@ -1320,6 +1323,11 @@ impl ActPlan {
             n: if full { n } else { 0 },
             chunks,
             v,
+            later_others: if s.schedule == Schedule::Gpipe {
+                0
+            } else {
+                chunks.saturating_sub(2)
+            },
         }
     }
     /// Bytes one chunk of one micro-batch saves: `S_c = n·I + (L_c − n)·A`.
@@ -1337,18 +1345,26 @@ impl ActPlan {
     }
     /// PyTorch's first backward: layer `j` (from the chunk's last down to 0) writes its
     /// gradients, then frees what it saved; a checkpointed layer is recomputed first
-    /// (its working set `A`). Gradients `G` are written in `L_c` parts: `⌊G/L_c⌋` per
-    /// layer, the remainder with layer 0 (the embedding's gradients come last).
-    /// Returns the high-water mark of saved activations + written gradients:
+    /// (its working set `A`). The LM head's gradients `G_head` come first, the embedding's
+    /// `G_emb` last (`grad_split`); the rest `G_l` in `L_c` parts: `⌊G_l/L_c⌋` per layer,
+    /// the remainder with layer 0. Returns the high-water mark of saved activations +
+    /// written gradients:
     ///
     /// ```text
-    /// v(j) = (C − 1)·S_c + Σ_{i ≤ j} saved(i) + [j < n]·A + (L_c − j)·⌊G/L_c⌋ + [j = 0]·(G mod L_c)
-    /// max over j of v(j)   — linear on j ∈ [n, L_c − 1] and on [1, n − 1], so the
-    ///                         ends of both runs and j = 0 are the only candidates.
+    /// v(j) = (C − 1)·S_c + Σ_{i ≤ j} saved(i) + [j < n]·A + G_head + (L_c − j)·⌊G_l/L_c⌋ + [j = 0]·(G_l mod L_c)
+    /// v'(j) = O·S_c + Σ_{i ≤ j} saved(i) + [j < n]·A + G   (the next micro-batch's
+    ///                         backward, C ≥ 2, v = 1: every gradient written; O = C − 2
+    ///                         under 1F1B, 0 under GPipe whose middle backwards are lumped)
+    /// max(max over j of v(j) and v'(j), (C − 1)·S_c + G)   — linear on j ∈ [n, L_c − 1]
+    ///                         and on [1, n − 1], so the ends of both runs and j = 0 are
+    ///                         the only candidates; the last term is the end of the first
+    ///                         backward, with G_emb written.
     /// ```
-    pub fn pytorch_backward_high_water(&self, grads: u128) -> u128 {
+    pub fn pytorch_backward_high_water(&self, grads: u128, split: (u128, u128)) -> u128 {
         let lc = self.lc;
-        let q = grads / lc;
+        let (head, emb) = split;
+        let body = grads - head - emb;
+        let q = body / lc;
         let prefix = |j: u128| {
             if j < self.n {
                 (j + 1) * self.input
@@ -1360,17 +1376,76 @@ impl ActPlan {
             (self.chunks - 1) * self.chunk_saved()
                 + prefix(j)
                 + if j < self.n { self.a } else { 0 }
+                + head
                 + (lc - j) * q
-                + if j == 0 { grads % lc } else { 0 }
+                + if j == 0 { body % lc } else { 0 }
         };
-        let mut best = v(0);
-        for j in [lc - 1, self.n, self.n.saturating_sub(1), 1] {
+        // After layer 0: its saved tensors freed, the embedding's gradients written.
+        let mut best = v(0).max((self.chunks - 1) * self.chunk_saved() + grads);
+        // The next micro-batch's backward (every gradient written, one fewer in flight).
+        let later = |j: u128| {
+            self.later_others * self.chunk_saved()
+                + prefix(j)
+                + if j < self.n { self.a } else { 0 }
+                + grads
+        };
+        for j in [lc - 1, self.n, self.n.saturating_sub(1), 1, 0] {
             if j < lc {
                 best = best.max(v(j));
+                if self.chunks >= 2 && self.v == 1 && head + emb > 0 {
+                    best = best.max(later(j));
+                }
             }
         }
         best
     }
+}
+
+/// Which of a stage's gradients PyTorch writes before its first layer's backward and
+/// which after its last: `(G_head, G_emb)` in bytes, the rest `G − G_head − G_emb` layer
+/// by layer (see `ActPlan::pytorch_backward_high_water`).
+///
+/// # Formula
+/// ```text
+/// G_head = G·Ψ_head/Ψ_i   last stage: final norm + LM head (+ the tied matrix, whose gradient
+///                          the LM head writes first)
+/// G_emb  = G·Ψ_emb/Ψ_i    first stage: the embedding (and learned positions), written last
+/// FSDP and interleaved pipelines (v > 1): (0, 0), spread over the layers
+/// ```
+/// Source: PyTorch autograd order (the loss's backward reaches the LM head first, the
+/// embedding last); measured with MemTracker: at a bf16 run's backward peak the embedding's
+/// gradient is not yet written (`tools/measure_pytorch.py`).
+///
+/// # Example
+/// Llama-2-7B on one GPU, fp32 gradients G = 26,953,662,464 B: G_head = 4·(4096 + 131,072,000)
+/// = 524,304,384 B, G_emb = 4·131,072,000 = 524,288,000 B.
+pub(crate) fn grad_split(s: &Scenario, arch: &Arch, st: &Stage, grads: u128) -> (u128, u128) {
+    // FSDP reduce-scatters per unit (the root's at the end); its walk is not split here.
+    if s.virtual_stages() > 1 || st.frac.0 == 0 || s.fsdp != Fsdp::None {
+        return (0, 0);
+    }
+    let c = arch.params();
+    let (first, last) = (st.i == 0, st.i + 1 == st.p);
+    let vh = arch.vocab as u128 * arch.hidden as u128;
+    let final_norm = arch.norm.params(arch.hidden as u128);
+    let head = if last {
+        final_norm + c.lm_head as u128 + if arch.tied { vh } else { 0 }
+    } else {
+        0
+    };
+    let emb = if first {
+        (c.embedding as u128).saturating_sub(if arch.tied && last { vh } else { 0 })
+    } else {
+        0
+    };
+    let layers = arch.layers.max(1) as u128;
+    let bytes = |params: u128| {
+        mul_div_u128(grads, params.saturating_mul(layers), st.frac.0, false)
+            .unwrap_or(0)
+            .min(grads)
+    };
+    let (h, e) = (bytes(head), bytes(emb));
+    (h, e.min(grads - h))
 }
 
 /// Activations for one pipeline stage, under the scenario's convention.
@@ -1435,8 +1510,9 @@ pub(crate) fn activation_items(
         bytes
     };
     if separate {
+        let split = grad_split(s, arch, st, grads as u128);
         let backward = plan
-            .pytorch_backward_high_water(grads as u128)
+            .pytorch_backward_high_water(grads as u128, split)
             .saturating_sub(grads as u128);
         ledger.push_in(
             &[Phase::Backward],
