@@ -90,6 +90,39 @@ fn staged(last: u8) -> Signal<u8> {
     stage.into()
 }
 
+/// Becomes true (and stays true) once `node` comes within 600 px of the viewport, or at
+/// once when the page opens on a `#fragment` (a link to a panel must find it): the panels
+/// far below the fold are not built at all until the reader scrolls towards them.
+fn near_once(node: NodeRef<leptos::html::Div>) -> Signal<bool> {
+    use wasm_bindgen::{closure::Closure, JsCast};
+    let near = RwSignal::new(!window().location().hash().unwrap_or_default().is_empty());
+    Effect::new(move |_| {
+        if near.get_untracked() {
+            return;
+        }
+        let Some(el) = node.get() else { return };
+        let cb = Closure::<dyn FnMut(js_sys::Array)>::new(move |entries: js_sys::Array| {
+            let hit = entries.iter().any(|e| {
+                e.dyn_into::<web_sys::IntersectionObserverEntry>()
+                    .is_ok_and(|e| e.is_intersecting())
+            });
+            if hit && !near.get_untracked() {
+                near.set(true);
+            }
+        });
+        let init = web_sys::IntersectionObserverInit::new();
+        init.set_root_margin("600px");
+        if let Ok(io) =
+            web_sys::IntersectionObserver::new_with_options(cb.as_ref().unchecked_ref(), &init)
+        {
+            io.observe(&el);
+        }
+        // The sentinel lives as long as the page.
+        cb.forget();
+    });
+    near.into()
+}
+
 /// Whether a panel is on screen (or within 400 px of it), from an
 /// `IntersectionObserver`; true until the observer first reports.
 fn on_screen(node: NodeRef<leptos::html::Section>) -> Signal<bool> {
@@ -184,6 +217,10 @@ pub fn App() -> impl IntoView {
     let explorer = use_explorer(scenario);
     let stage = staged(4);
     let at = move |n: u8| move || stage.get() >= n;
+    // The comparison, the curve, the tour, the accuracy tables and the exports: built when
+    // the reader scrolls near them (or follows a link to one).
+    let sentinel = NodeRef::<leptos::html::Div>::new();
+    let near = near_once(sentinel);
     view! {
         <main class="layout">
             <div class="inputs">
@@ -206,11 +243,12 @@ pub fn App() -> impl IntoView {
                     <ExplainPanel estimate=estimate_later units selected />
                     <LedgerTable estimate=estimate_later units selected />
                 </Show>
-                <Show when=at(3)>
+                <div class="lazy-sentinel" node_ref=sentinel aria-hidden="true"></div>
+                <Show when=move || at(3)() && near.get()>
                     <ZeroComparison scenario=later units />
                     <SeqCurve scenario=later units />
                 </Show>
-                <Show when=at(4)>
+                <Show when=move || at(4)() && near.get()>
                     <LearnPanel units />
                     <AccuracyPanel />
                     <ExportPanel scenario=later estimate=estimate_later />
