@@ -95,7 +95,7 @@ fn staged(last: u8) -> Signal<u8> {
 /// far below the fold are not built at all until the reader scrolls towards them.
 fn near_once(node: NodeRef<leptos::html::Div>) -> Signal<bool> {
     use wasm_bindgen::{closure::Closure, JsCast};
-    let near = RwSignal::new(!window().location().hash().unwrap_or_default().is_empty());
+    let near = RwSignal::new(url::has_fragment());
     Effect::new(move |_| {
         if near.get_untracked() {
             return;

@@ -21,6 +21,14 @@ pub fn replace_query(query: &str) {
     }
 }
 
+/// Whether the page was opened on a `#fragment` (a link to one panel).
+pub fn has_fragment() -> bool {
+    window()
+        .location()
+        .hash()
+        .is_ok_and(|h| !h.is_empty() && h != "#")
+}
+
 /// The page without its query string (the panic message's reset link): works at `/`
 /// and under any sub-path.
 pub fn reset_href() -> String {
