@@ -90,35 +90,44 @@ fn staged(last: u8) -> Signal<u8> {
     stage.into()
 }
 
+/// Calls `f(intersecting)` whenever `el` enters or leaves the viewport grown by `margin`
+/// (an `IntersectionObserver`; the element lives as long as the page).
+fn observe(el: &web_sys::Element, margin: &str, mut f: impl FnMut(bool) + 'static) {
+    use wasm_bindgen::{closure::Closure, JsCast};
+    let cb = Closure::<dyn FnMut(js_sys::Array)>::new(move |entries: js_sys::Array| {
+        if let Some(e) = entries
+            .iter()
+            .last()
+            .and_then(|e| e.dyn_into::<web_sys::IntersectionObserverEntry>().ok())
+        {
+            f(e.is_intersecting());
+        }
+    });
+    let init = web_sys::IntersectionObserverInit::new();
+    init.set_root_margin(margin);
+    if let Ok(io) =
+        web_sys::IntersectionObserver::new_with_options(cb.as_ref().unchecked_ref(), &init)
+    {
+        io.observe(el);
+    }
+    cb.forget();
+}
+
 /// Becomes true (and stays true) once `node` comes within 600 px of the viewport, or at
 /// once when the page opens on a `#fragment` (a link to a panel must find it): the panels
 /// far below the fold are not built at all until the reader scrolls towards them.
 fn near_once(node: NodeRef<leptos::html::Div>) -> Signal<bool> {
-    use wasm_bindgen::{closure::Closure, JsCast};
     let near = RwSignal::new(url::has_fragment());
     Effect::new(move |_| {
         if near.get_untracked() {
             return;
         }
         let Some(el) = node.get() else { return };
-        let cb = Closure::<dyn FnMut(js_sys::Array)>::new(move |entries: js_sys::Array| {
-            let hit = entries.iter().any(|e| {
-                e.dyn_into::<web_sys::IntersectionObserverEntry>()
-                    .is_ok_and(|e| e.is_intersecting())
-            });
+        observe(&el, "600px", move |hit| {
             if hit && !near.get_untracked() {
                 near.set(true);
             }
         });
-        let init = web_sys::IntersectionObserverInit::new();
-        init.set_root_margin("600px");
-        if let Ok(io) =
-            web_sys::IntersectionObserver::new_with_options(cb.as_ref().unchecked_ref(), &init)
-        {
-            io.observe(&el);
-        }
-        // The sentinel lives as long as the page.
-        cb.forget();
     });
     near.into()
 }
@@ -126,28 +135,10 @@ fn near_once(node: NodeRef<leptos::html::Div>) -> Signal<bool> {
 /// Whether a panel is on screen (or within 400 px of it), from an
 /// `IntersectionObserver`; true until the observer first reports.
 fn on_screen(node: NodeRef<leptos::html::Section>) -> Signal<bool> {
-    use wasm_bindgen::{closure::Closure, JsCast};
     let visible = RwSignal::new(true);
     Effect::new(move |_| {
         let Some(el) = node.get() else { return };
-        let cb = Closure::<dyn FnMut(js_sys::Array)>::new(move |entries: js_sys::Array| {
-            if let Some(e) = entries
-                .iter()
-                .last()
-                .and_then(|e| e.dyn_into::<web_sys::IntersectionObserverEntry>().ok())
-            {
-                visible.set(e.is_intersecting());
-            }
-        });
-        let init = web_sys::IntersectionObserverInit::new();
-        init.set_root_margin("400px");
-        if let Ok(io) =
-            web_sys::IntersectionObserver::new_with_options(cb.as_ref().unchecked_ref(), &init)
-        {
-            io.observe(&el);
-        }
-        // The panel lives as long as the page.
-        cb.forget();
+        observe(&el, "400px", move |v| visible.set(v));
     });
     visible.into()
 }
