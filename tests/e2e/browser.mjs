@@ -89,8 +89,12 @@ async function open(page, query) {
   await page.goto(`${origin}/?${query}`);
   await page.waitForSelector('[data-testid=per-gpu]');
   timings.push(['load to verdict', Date.now() - t0]);
-  // The panels far below are built when the reader scrolls near them: scroll there once, as
-  // a reader would, then back to the top.
+  await reveal(page);
+}
+
+// The panels far below are built when the reader scrolls near them: scroll there once, as
+// a reader would, then back to the top.
+async function reveal(page) {
   await page.locator('.lazy-sentinel').scrollIntoViewIfNeeded();
   await page.getByTestId('learn').waitFor({ state: 'attached' });
   await page.evaluate(() => window.scrollTo(0, 0));
@@ -260,6 +264,7 @@ await test('copy link and reopen it: same state; export ds_config', 1440, async 
   const total = await page.getByTestId('per-gpu').getAttribute('data-bytes');
   await page.goto(link);
   await page.getByTestId('per-gpu').waitFor();
+  await reveal(page);
   check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === total, 'reopened link shows another total');
   check(await page.locator('#f-ep').inputValue() === '4', 'ep not restored');
   await page.locator('#export-kind').selectOption('ds');
