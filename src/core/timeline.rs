@@ -526,11 +526,6 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
     let plan = ActPlan::of(s, &p.arch, &l, st);
     let x = activations::Shape::of(s, &p.arch, &l);
     let last_stage = st.i + 1 == st.p;
-    let logits = if last_stage {
-        signed(activations::logits_bytes(s, &p.arch, &x).0)?
-    } else {
-        0
-    };
     let pyt = pytorch_grads(s);
     let separate = pyt && !accumulates(s, st);
     let sum = |f: &dyn Fn(&Item) -> bool| -> Option<i64> {
@@ -542,6 +537,17 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
     let of_life = |lf: Life| move |i: &Item| life(i) == lf;
     let grads =
         sum(&|i| life(i) == Life::BackwardToStep && i.component == Component::Gradients && pyt)?;
+    let logits = if last_stage {
+        signed(train::logits_forward_bytes(
+            s,
+            &p.arch,
+            &x,
+            st,
+            grads.max(0) as u128,
+        ))?
+    } else {
+        0
+    };
     let gathered = sum(&of_life(Life::PerLayer))?;
     let a = signed(plan.a)?;
     let input = signed(plan.input)?;

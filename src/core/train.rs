@@ -808,6 +808,56 @@ impl StateCtx<'_> {
     }
 }
 
+/// Whether autocast's cast cache is the only home of the bf16 weight copies: PyTorch with
+/// fp32 parameters under autocast, no FSDP, no gradient accumulation, every layer
+/// checkpointed (no matmul saved a copy). The cache is freed when autocast exits, before
+/// the backward.
+pub(crate) fn autocast_cache_only(s: &Scenario, st: &Stage) -> bool {
+    s.precision.has_master()
+        && s.fsdp == Fsdp::None
+        && pytorch_grads(s)
+        && !accumulates(s, st)
+        && s.recompute == Recompute::Full
+        && s.convention != Convention::Korthikanti
+        && (s.ckpt_layers == 0 || s.ckpt_layers >= st.layers / s.virtual_stages().max(1))
+}
+
+/// One micro-batch's logits and loss in the forward phase of stage `st`.
+///
+/// # Formula
+/// ```text
+/// logits_bytes                                  (see activations::logits_bytes: k + 12 per logit)
+/// autocast cache only (see autocast_cache_only), one micro-batch alive, last stage:
+///   2·T·h·k + T·V·(k + 4 + 4)/t + max(0, 4·T·V/t − k·Ψ_i/t)
+/// ```
+/// The loss's forward (logits, fp32 upcast, log-softmax: `k + 8`) runs inside autocast,
+/// with its cache `k·Ψ_i/t`; the loss's backward (`k + 12`) runs after autocast exited and
+/// freed it. The forward phase holds the larger of the two moments; the cache is its own
+/// item, so this item adds only what the backward moment has beyond it.
+/// Source: `torch.amp.autocast` (`clear_autocast_cache` on exit); measured with
+/// MemTracker (`tools/measure_pytorch.py`, bf16 runs with full checkpointing).
+///
+/// # Example
+/// Llama shape h = 256, V = 4096, T = 512, bf16, Ψ = 4,868,352: k·Ψ = 9,736,704 B ≥ 4·T·V
+/// = 8,388,608 B, so the item is 2·512·256·2 + 512·4096·10 = 21,495,808 B.
+pub(crate) fn logits_forward_bytes(
+    s: &Scenario,
+    arch: &Arch,
+    x: &Shape,
+    st: &Stage,
+    grads: u128,
+) -> u128 {
+    let (lb, _) = logits_bytes(s, arch, x);
+    let one_alive = s.schedule != Schedule::Gpipe || s.microbatches <= 1;
+    if !(autocast_cache_only(s, st) && one_alive && st.i + 1 == st.p) {
+        return lb;
+    }
+    let tv4 = (4 * x.b * x.sl * arch.vocab as u128).div_ceil(x.t);
+    // The fp32 gradients are 4·Ψ_i/t: the cache is k/4 of them.
+    let cache = grads * x.k / 4;
+    lb - tv4 + tv4.saturating_sub(cache)
+}
+
 /// Autocast's bf16 copies of the weights.
 ///
 /// # Formula
@@ -832,10 +882,7 @@ fn autocast_copies(c: &StateCtx, ledger: &mut Ledger) {
     let (s, k, t, psi) = (c.s, c.k, c.t, c.psi);
     let psym = c.psym();
     let src = "PyTorch torch.amp.autocast weight-cast cache (cache_enabled=True)";
-    let plan_all_ckpt = s.recompute == Recompute::Full
-        && s.convention != Convention::Korthikanti
-        && (s.ckpt_layers == 0 || s.ckpt_layers >= c.st.layers / s.virtual_stages().max(1));
-    if pytorch_grads(s) && !accumulates(s, c.st) && plan_all_ckpt {
+    if autocast_cache_only(s, c.st) {
         let block = c.arch.params().per_layer.min(psi);
         ledger.push_in(
             &[Phase::Forward],
@@ -1565,7 +1612,7 @@ pub(crate) fn activation_items(
     );
     cp_ring_buffers(&x, l, ledger);
     if st.i + 1 == st.p {
-        logits_item(s, arch, &x, separate, ledger);
+        logits_item(s, arch, &x, separate, st, grads as u128, ledger);
     }
 }
 
@@ -1601,8 +1648,22 @@ fn cp_ring_buffers(x: &Shape, l: &Layout, ledger: &mut Ledger) {
 /// alive at once (GPipe: all `m`; 1F1B: one), forward and backward. When PyTorch's
 /// backward is counted apart (`separate`), the micro-batch being differentiated has
 /// freed its logits: the backward holds the other `m − 1` (GPipe) or none.
-fn logits_item(s: &Scenario, arch: &Arch, x: &Shape, separate: bool, ledger: &mut Ledger) {
-    let (lb, lf) = logits_bytes(s, arch, x);
+fn logits_item(
+    s: &Scenario,
+    arch: &Arch,
+    x: &Shape,
+    separate: bool,
+    st: &Stage,
+    grads: u128,
+    ledger: &mut Ledger,
+) {
+    let (full, lf) = logits_bytes(s, arch, x);
+    let lb = logits_forward_bytes(s, arch, x, st, grads);
+    let lf = if lb == full {
+        lf.to_string()
+    } else {
+        "2·T·h·k + T·V·(k + 4 + 4)/t + max(0, 4·T·V/t − k·Ψ_i/t)  (the loss's backward runs after autocast freed its cache)".to_string()
+    };
     let alive = if s.schedule == Schedule::Gpipe {
         s.microbatches.max(1) as u128
     } else {

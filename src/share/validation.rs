@@ -380,15 +380,19 @@ pub fn markdown(doc: &Value) -> String {
          - At the loss's backward the caller's logits, the saved log-softmax, its gradient and the input gradient are alive \
          (`k + 12` bytes per logit); fp32 runs were counted with `k + 8` and were 6–15 % low. The PEFT fp32 LoRA rows rise by ~1 GB \
          (they were already high: batch and sequence are not stated).\n\
+         - The loss's forward runs inside autocast (with its cache), its backward after autocast freed the cache: under full \
+         checkpointing the forward phase holds the larger of the two moments (`logits_forward_bytes`), not both \
+         (bf16 full-checkpointing runs: +9 % to +11 % → −7 % to −4 %; full-width bf16 SGD with checkpointing +11.6 % → +4.4 %).\n\
          - The LM head's gradients are written first in the backward and the embedding's last (`grad_split`), not spread \
          over the layers (full-width bf16 SGD without checkpointing: +24.3 % → +17.6 %).\n\
          - New keys from new measurements: `adam_impl` (AdamW foreach / fused / for-loop: 4·Ψ, 0, two of the largest tensor; \
          within 1 % where the step is the peak) and `logits=all` (inference over a whole prompt with every position's logits \
          and the loss: within 0.01 %).\n\
          \nOpen: FSDP2 runs are 3–6 % high in fp32 and bf16 alike (the fp32 rows were close before only because the fourth logits \
-         buffer was missing); bf16 runs with full checkpointing are ~10 % high: memfit's forward holds the autocast cache and the \
-         loss's backward moment (`k + 12` per logit) together, while autocast has exited, freeing its cache, before the loss's \
-         backward; full-width fp32 eager runs are 9 % low and the full-width bf16 SGD run 17.6 % high. Two backward mechanisms that AdamW's fused runs expose (their step is no longer the peak): \
+         buffer was missing); bf16 runs with full checkpointing are now 4–7 % low: the loss's forward (inside autocast, with its \
+         cache) and its backward (after autocast freed the cache) are counted as the two moments they are, which removed a \
+         +10 % that had hidden a missing backward term — the recomputed layer's gradient temporaries; full-width fp32 eager runs \
+         are 9 % low and the full-width bf16 SGD run without checkpointing 17.6 % high. Two backward mechanisms that AdamW's fused runs expose (their step is no longer the peak): \
          without checkpointing, autocast's bf16 copies are saved per layer and freed by each layer's backward, while memfit \
          holds all of them through the backward (+12.6 %); GPT-2's tied embedding accumulates its gradient through three \
          `V·h` buffers at the end of the backward, which memfit does not count (−10.4 %).\n",
