@@ -216,7 +216,7 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
     }
     let stats = match arch.norm {
         Norm::Rmsnorm => 4,
-        Norm::Layernorm => 8,
+        Norm::Layernorm | Norm::LayernormNp => 8,
     };
     // Composite RMSNorm (Hugging Face LlamaRMSNorm, torch.nn.RMSNorm) also saves the
     // normalised fp32 tensor x·rsqrt(mean(x²)); fused kernels (Megatron/Apex) do not.

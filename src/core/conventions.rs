@@ -172,7 +172,7 @@ pub(crate) fn megatron_items(
         kv_channels: arch.head_dim as u64,
         ffn_hidden_size: arch.ffn as u64,
         swiglu: arch.mlp == Mlp::Swiglu,
-        layernorm: arch.norm == Norm::Layernorm,
+        layernorm: arch.norm != Norm::Rmsnorm,
         vocab_size: arch.vocab as u64,
         make_vocab_size_divisible_by: 128,
         untie: !arch.tied,

@@ -63,17 +63,24 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     if !v.is_object() {
         return Err("config.json must be a JSON object".into());
     }
-    let model_type = v
+    let outer_type = v
         .get("model_type")
         .and_then(Value::as_str)
         .ok_or("config.json lacks `model_type`")?
         .to_string();
     let mut acc = Acc::default();
+    let (v, model_type) = text_decoder(v, &outer_type, &mut acc)?;
     let tied = v.get("tie_word_embeddings").and_then(Value::as_bool);
     let base = match model_type.as_str() {
         "llama" | "mistral" | "mixtral" | "qwen2" | "qwen2_moe" | "qwen3" | "qwen3_moe"
-        | "gemma" | "gemma2" | "gemma3_text" | "phi3" | "olmo2" | "deepseek_v3" | "granite" => {
+        | "gemma" | "gemma2" | "gemma3_text" | "phi3" | "olmo" | "olmo2" | "olmoe" | "granite" => {
             llama_family(&v, &model_type, &mut acc)?
+        }
+        "deepseek_v2" | "deepseek_v3" => deepseek(&v, &model_type, &mut acc)?,
+        "llama4_text" => llama4(&v, &mut acc)?,
+        "cohere2" => {
+            decoder_sizes(&v, &mut acc)?;
+            "command-r7b"
         }
         "starcoder2" => starcoder2(&v, &mut acc)?,
         "stablelm" => stablelm(&v, &mut acc)?,
@@ -93,9 +100,11 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     if let Some(t) = tied {
         keys.push(("tied", (t as u8).to_string()));
     }
-    window_keys(&v, &model_type, &mut keys);
+    if model_type != "llama4_text" {
+        window_keys(&v, &model_type, &mut keys);
+    }
     Ok(Imported {
-        model_type,
+        model_type: outer_type,
         base,
         keys,
         notes,
@@ -131,14 +140,166 @@ fn decoder_sizes(v: &Value, a: &mut Acc) -> Result<(), String> {
     Ok(())
 }
 
+/// The text decoder of a multimodal checkpoint (Llama 4, Gemma 3 4B–27B, Mistral Small
+/// 3.1): its `text_config`, with `transformers`' defaults for the fields such configs leave
+/// out (Gemma 3's heads, head width and vocabulary), and a note that the vision encoder
+/// is not counted. Any other config is returned as it is.
+fn text_decoder(v: Value, model_type: &str, a: &mut Acc) -> Result<(Value, String), String> {
+    let (defaults, inner): (&[(&str, u64)], &str) = match model_type {
+        // Gemma3TextConfig's defaults (transformers 5.23).
+        "gemma3" => (
+            &[
+                ("num_attention_heads", 8),
+                ("num_key_value_heads", 4),
+                ("head_dim", 256),
+                ("vocab_size", 262_208),
+                ("sliding_window", 4096),
+            ],
+            "gemma3_text",
+        ),
+        "llama4" => (&[], "llama4_text"),
+        "mistral3" => (&[], "mistral"),
+        _ => return Ok((v, model_type.to_string())),
+    };
+    let Some(Value::Object(text)) = v.get("text_config") else {
+        return Err(format!(
+            "model_type `{model_type}` is a multimodal config: memfit reads its `text_config`, which is missing"
+        ));
+    };
+    let mut text = text.clone();
+    for (k, d) in defaults {
+        text.entry(*k).or_insert((*d).into());
+    }
+    let inner = text
+        .get("model_type")
+        .and_then(Value::as_str)
+        .unwrap_or(inner)
+        .to_string();
+    a.notes.push(format!(
+        "`{model_type}` is a multimodal checkpoint: memfit counts and models its text decoder (`{inner}`); the vision encoder and projector are not counted"
+    ));
+    Ok((Value::Object(text), inner))
+}
+
+/// DeepSeek-V2 / V3 / R1: MLA ranks, routed and shared experts, dense first blocks, all
+/// read from the config. The MLA shape is the preset's (`q_lora_rank` 1536 or none,
+/// `kv_lora_rank` 512, rope 64, nope 128, v 128: every published V2/V3 checkpoint); a
+/// config with other ranks is refused by field name.
+fn deepseek(v: &Value, model_type: &str, a: &mut Acc) -> Result<&'static str, String> {
+    // `q_lora_rank`: absent = the config class default (1536); null = no q compression.
+    let q_rank = match v.get("q_lora_rank") {
+        None => 1536,
+        Some(Value::Null) => 0,
+        Some(x) => x
+            .as_u64()
+            .ok_or("`q_lora_rank` must be an integer or null")?,
+    };
+    let base = match (model_type, q_rank) {
+        (_, 0) => "deepseek-v2-lite",
+        ("deepseek_v2", _) => "deepseek-v2",
+        _ => "deepseek-v3",
+    };
+    let want = [
+        ("q_lora_rank", q_rank, if q_rank == 0 { 0 } else { 1536 }),
+        ("kv_lora_rank", need(v, &["kv_lora_rank"])?, 512),
+        ("qk_rope_head_dim", need(v, &["qk_rope_head_dim"])?, 64),
+        ("qk_nope_head_dim", need(v, &["qk_nope_head_dim"])?, 128),
+        ("v_head_dim", need(v, &["v_head_dim"])?, 128),
+    ];
+    let off: Vec<String> = want
+        .iter()
+        .filter(|(_, got, want)| got != want)
+        .map(|(k, got, want)| format!("`{k}` = {got} (memfit's MLA shape has {want})"))
+        .collect();
+    if !off.is_empty() {
+        return Err(format!(
+            "model_type `{model_type}`: {} changes the MLA weights and memfit cannot represent it yet; refusing rather than counting a different model",
+            off.join(", ")
+        ));
+    }
+    decoder_sizes(v, a)?;
+    a.put("head_dim", 128);
+    a.put("experts", need(v, &["n_routed_experts"])?);
+    a.put("top_k", need(v, &["num_experts_per_tok"])?);
+    a.put("moe_ffn", need(v, &["moe_intermediate_size"])?);
+    a.put("shared_experts", get(v, &["n_shared_experts"]).unwrap_or(0));
+    a.put(
+        "first_dense",
+        get(v, &["first_k_dense_replace"]).unwrap_or(0),
+    );
+    Ok(base)
+}
+
+/// Llama 4 text decoder: routed experts (`intermediate_size` wide) plus one shared expert
+/// in each MoE block, dense blocks `intermediate_size_mlp` wide, MoE blocks from
+/// `moe_layers` or every `interleave_moe_layer_step`-th block; 8,192-token chunked
+/// attention on the RoPE layers (3 of 4) bounds their KV cache (`window`).
+fn llama4(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
+    if v.get("attention_bias").and_then(Value::as_bool) == Some(true) {
+        return Err("model_type `llama4_text`: `attention_bias` = true changes the weights and memfit's import cannot represent it yet; refusing rather than counting a different model".into());
+    }
+    // Llama4TextConfig's defaults (transformers 5.23) for the fields a config may omit.
+    let or = |k: &str, d: u64| get(v, &[k]).unwrap_or(d);
+    let layers = or("num_hidden_layers", 48);
+    let heads = or("num_attention_heads", 40);
+    for (k, x) in [
+        ("hidden", or("hidden_size", 5120)),
+        ("heads", heads),
+        ("layers", layers),
+        ("kv_heads", or("num_key_value_heads", 8)),
+        ("head_dim", or("head_dim", 128)),
+        ("ffn", or("intermediate_size_mlp", 16_384)),
+        ("moe_ffn", or("intermediate_size", 8192)),
+        ("vocab", or("vocab_size", 202_048)),
+        ("experts", or("num_local_experts", 16)),
+        ("top_k", or("num_experts_per_tok", 1)),
+        ("shared_experts", 1),
+    ] {
+        a.put(k, x);
+    }
+    let moe_layers = match v.get("moe_layers").and_then(Value::as_array) {
+        Some(l) => l.len() as u64,
+        None => {
+            let step = or("interleave_moe_layer_step", 1).max(1);
+            (step - 1..layers).step_by(step as usize).count() as u64
+        }
+    };
+    let dense = layers.saturating_sub(moe_layers);
+    a.put("first_dense", dense);
+    if dense > 0 && moe_layers > 0 {
+        a.notes.push(format!("Llama 4 alternates {dense} dense and {moe_layers} MoE blocks; memfit places the dense blocks first (the totals are exact; a pipeline stage's share is approximate)"));
+    }
+    // Chunked attention: layer_types, else no_rope_layers (1 = RoPE = chunked), else every
+    // layer but each 4th.
+    let chunked = if let Some(t) = v.get("layer_types").and_then(Value::as_array) {
+        t.iter()
+            .filter(|t| t.as_str() == Some("chunked_attention"))
+            .count() as u64
+    } else if let Some(n) = v.get("no_rope_layers").and_then(Value::as_array) {
+        n.iter().filter(|x| x.as_u64() == Some(1)).count() as u64
+    } else {
+        layers - layers / or("no_rope_layer_interval", 4).max(1)
+    };
+    let chunk = match v.get("attention_chunk_size") {
+        None => 8192,
+        Some(x) => x.as_u64().unwrap_or(0),
+    };
+    if chunk > 0 && chunked > 0 {
+        a.put("window", chunk);
+        a.put("local_layers", chunked.min(layers));
+    } else {
+        a.put("window", 0);
+    }
+    Ok("llama-4-scout")
+}
+
 /// Llama-style decoders (Llama, Mistral, Mixtral, Qwen2/3 and their MoE, Gemma 1–3,
-/// Phi-3, OLMo 2, Granite, DeepSeek-V3): sizes as keys on the family's preset.
+/// Phi-3, OLMo 1/2, OLMoE, Granite): sizes as keys on the family's preset.
 fn llama_family(v: &Value, model_type: &str, a: &mut Acc) -> Result<&'static str, String> {
     let qwen_moe = matches!(model_type, "qwen2_moe" | "qwen3_moe");
     if qwen_moe {
         qwen_moe_keys(v, model_type, a)?;
-    } else if model_type != "deepseek_v3" {
-        // DeepSeek-V3 takes its MLA ranks and expert widths from its preset (noted below).
+    } else {
         refuse_unrepresented(v, model_type)?;
     }
     decoder_sizes(v, a)?;
@@ -155,19 +316,13 @@ fn llama_family(v: &Value, model_type: &str, a: &mut Acc) -> Result<&'static str
         "qwen2_moe" => "qwen1.5-moe-a2.7b",
         "qwen3" => "qwen3-8b",
         "qwen3_moe" => "qwen3-30b-a3b",
-        "gemma" => {
-            a.notes.push("Gemma (v1) is counted on Gemma 2's block (four norms per layer, two more than Gemma v1's): the parameter count is slightly high".into());
-            "gemma-2-9b"
-        }
+        "gemma" => "gemma-7b",
         "gemma2" => "gemma-2-9b",
         "gemma3_text" => "gemma-3-1b",
         "phi3" => "phi-3-mini",
+        "olmo" => "olmo-7b",
         "olmo2" => "olmo-2-7b",
-        "deepseek_v3" => {
-            a.notes
-                .push("DeepSeek-V3's MLA ranks and expert widths come from the preset".into());
-            "deepseek-v3"
-        }
+        "olmoe" => "olmoe-1b-7b",
         "mistral" => "mistral-7b",
         _ => "llama-2-7b",
     })
@@ -308,13 +463,17 @@ fn gpt_oss(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
     Ok("gpt-oss-20b")
 }
 
-/// Cohere (Command R): one weight-only LayerNorm per parallel block, tied; per-head q/k norms refused.
+/// Cohere (Command R, R+): one weight-only LayerNorm per parallel block, tied; with
+/// `use_qk_norm` (Command R+) per-head q/k LayerNorms, `(a + a_kv)·d` weights.
 fn cohere(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
-    if v.get("use_qk_norm").and_then(Value::as_bool) == Some(true) {
-        return Err("model_type `cohere`: `use_qk_norm` = true (Command R+'s per-head q/k LayerNorms) changes the weights and memfit cannot represent it yet; refusing rather than counting a different model".into());
-    }
     decoder_sizes(v, a)?;
-    Ok("command-r")
+    Ok(
+        if v.get("use_qk_norm").and_then(Value::as_bool) == Some(true) {
+            "command-r-plus"
+        } else {
+            "command-r"
+        },
+    )
 }
 
 /// BLOOM: embedding LayerNorm, ALiBi, biases, `4h` MLP.
@@ -339,49 +498,55 @@ fn gpt2(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
     Ok("gpt2")
 }
 
-/// GPT-NeoX: approximated as a GPT-style block (noted).
+/// GPT-NeoX / Pythia: two LayerNorms per block (parallel or sequential: the same
+/// weights), biases on every linear, GELU MLP (`intermediate_size`, default `4h`), rotary
+/// positions, untied unless the config says. `attention_bias` = false (biases on the MLP
+/// only) is refused by name.
 fn gpt_neox(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
+    if v.get("attention_bias").and_then(Value::as_bool) == Some(false) {
+        return Err("model_type `gpt_neox`: `attention_bias` = false (biases on the MLP but not on the attention) changes the weights and memfit cannot represent it yet; refusing rather than counting a different model".into());
+    }
     let h = need(v, &["hidden_size"])?;
     a.put("hidden", h);
     a.put("heads", need(v, &["num_attention_heads"])?);
     a.put("layers", need(v, &["num_hidden_layers"])?);
     a.put("ffn", get(v, &["intermediate_size"]).unwrap_or(4 * h));
     a.put("vocab", need(v, &["vocab_size"])?);
-    a.keys.push(("mlp", "gelu".into()));
-    a.keys.push(("norm", "layernorm".into()));
-    a.keys.push(("bias", "all".into()));
-    a.notes.push("GPT-NeoX: rotary positions, parallel attention; counted as a GPT-2-style block without learned positions".into());
-    Ok("bloom-7b1")
+    Ok("gpt-neox-20b")
 }
 
-/// Falcon (old and new decoder architecture): approximated as a GPT-style block (noted).
+/// Falcon, as `transformers`' FalconDecoderLayer builds it: KV heads from `num_kv_heads`
+/// (new decoder architecture), one (`multi_query`, the default) or all heads; one
+/// LayerNorm per parallel block unless the block is sequential (`parallel_attn` false) or
+/// the new architecture keeps two (`num_ln_in_parallel_attn`, default 2); biases on every
+/// linear when `bias`; GELU MLP `ffn_hidden_size` (default `4h`) wide; tied.
 fn falcon(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
+    let flag = |k: &str, d: bool| v.get(k).and_then(Value::as_bool).unwrap_or(d);
     let h = need(v, &["hidden_size", "d_model"])?;
     let heads = need(v, &["num_attention_heads", "n_head"])?;
+    let new_arch = flag("new_decoder_architecture", false);
     a.put("hidden", h);
     a.put("heads", heads);
     a.put("layers", need(v, &["num_hidden_layers", "n_layer"])?);
-    let kv = if v
-        .get("multi_query")
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
-    {
+    let kv = if new_arch {
+        get(v, &["num_kv_heads", "n_head_kv"]).unwrap_or(heads)
+    } else if flag("multi_query", true) {
         1
     } else {
-        get(v, &["num_kv_heads", "n_head_kv"]).unwrap_or(heads)
+        heads
     };
     a.put("kv_heads", kv);
     a.put("ffn", get(v, &["ffn_hidden_size"]).unwrap_or(4 * h));
     a.put("vocab", need(v, &["vocab_size"])?);
-    a.keys.push(("mlp", "gelu".into()));
-    a.keys.push(("norm", "layernorm".into()));
-    a.keys.push(("bias", "none".into()));
-    a.notes.push(if v.get("new_decoder_architecture").and_then(Value::as_bool).unwrap_or(false) {
-        "Falcon's new decoder architecture (grouped KV, two layer norms per block) is counted as a GPT-style block: the parameter count is approximate".to_string()
-    } else {
-        "Falcon: parallel attention with multi-query KV, counted as a GPT-style block: the parameter count is approximate (within 2 % for Falcon-7B)".to_string()
-    });
-    Ok("bloom-7b1")
+    let lns = match get(v, &["num_ln_in_parallel_attn"]) {
+        None if new_arch => 2,
+        n => n.unwrap_or(1),
+    };
+    let two_norms = !flag("parallel_attn", true) || lns == 2;
+    if flag("bias", false) {
+        a.keys.push(("bias", "all".into()));
+    }
+    Ok(if two_norms { "falcon-40b" } else { "falcon-7b" })
 }
 
 /// T5 / mT5 / Flan-T5: encoder-decoder, gated or plain MLP.
@@ -436,8 +601,14 @@ fn window_keys(v: &Value, model_type: &str, keys: &mut Vec<(&'static str, String
             .count() as u64
     } else {
         match model_type {
-            "gemma3_text" => {
-                layers - layers / get(v, &["sliding_window_pattern"]).unwrap_or(6).max(1)
+            // Every P-th layer global (Gemma 3: 6, Cohere2: 4).
+            "gemma3_text" | "cohere2" => {
+                let default = if model_type == "cohere2" { 4 } else { 6 };
+                layers
+                    - layers
+                        / get(v, &["sliding_window_pattern"])
+                            .unwrap_or(default)
+                            .max(1)
             }
             "gemma2" => layers.div_ceil(2),
             "qwen2" | "qwen2_moe" | "qwen3" | "qwen3_moe" => {
@@ -457,7 +628,7 @@ fn window_keys(v: &Value, model_type: &str, keys: &mut Vec<(&'static str, String
 }
 
 /// The model types read exactly (or, for a few, with a note), in the refusal message.
-pub const SUPPORTED: &str = "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, phi, phi3, phimoe, olmo2, granite, cohere, gpt_oss, deepseek_v3, starcoder2, stablelm, opt, bloom, gpt2, gpt_neox, falcon, t5, mt5";
+pub const SUPPORTED: &str = "llama, llama4, mistral, mistral3, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, phimoe, olmo, olmo2, olmoe, granite, cohere, cohere2, gpt_oss, deepseek_v2, deepseek_v3, starcoder2, stablelm, opt, bloom, gpt2, gpt_neox, falcon, t5, mt5";
 
 /// An unknown `model_type` with the standard decoder field names: read as a Llama-style
 /// block (RMSNorm, SwiGLU, no biases, rotary positions, untied unless the config says),

@@ -43,6 +43,10 @@ pub enum Norm {
     Layernorm,
     /// RMSNorm: weight only, `h` parameters.
     Rmsnorm,
+    /// LayerNorm without affine weights (`F.layer_norm(x, ...)`, OLMo v1): no parameters;
+    /// it saves what a LayerNorm saves.
+    #[serde(rename = "layernorm-np")]
+    LayernormNp,
 }
 
 impl Norm {
@@ -51,6 +55,7 @@ impl Norm {
         match self {
             Norm::Layernorm => "layernorm",
             Norm::Rmsnorm => "rmsnorm",
+            Norm::LayernormNp => "layernorm-np",
         }
     }
     /// Parameters of one norm over a vector of width `h`.
@@ -58,6 +63,7 @@ impl Norm {
         match self {
             Norm::Layernorm => 2 * h,
             Norm::Rmsnorm => h,
+            Norm::LayernormNp => 0,
         }
     }
 }
@@ -783,7 +789,11 @@ fn bloom7b1() -> Arch {
 pub fn presets() -> &'static [Preset] {
     use std::sync::OnceLock;
     static P: OnceLock<Vec<Preset>> = OnceLock::new();
-    P.get_or_init(build_presets)
+    P.get_or_init(|| {
+        let mut all = build_presets();
+        all.extend(family_presets());
+        all
+    })
 }
 
 const fn t5(layers: u32, hidden: u32, heads: u32, d_kv: u32, ffn: u32) -> Arch {
@@ -1039,8 +1049,8 @@ fn build_presets() -> Vec<Preset> {
         Preset { id: "phi-4", name: "Phi-4 (14B)", arch: phi3(40, 5120, 40, 10, 17_920).with_vocab(100_352), published_params: 14_659_507_200, published_rel_tol: 0.0, source: "Hugging Face microsoft/phi-4 config.json (model_type phi3, untied)" },
         Preset { id: "t5-large", name: "T5 large (770M, encoder-decoder)", arch: t5(24, 1024, 16, 64, 4096), published_params: 737_668_096, published_rel_tol: 0.0, source: "Hugging Face t5-large config.json; count as DeepSpeed's doc prints it (737.67M)" },
         Preset { id: "t5-3b", name: "T5 3B (encoder-decoder)", arch: t5(24, 1024, 32, 128, 16_384), published_params: 2_851_598_336, published_rel_tol: 0.0, source: "Hugging Face t5-3b config.json; count as DeepSpeed's doc prints it (2851M)" },
-        Preset { id: "deepseek-v3", name: "DeepSeek-V3 (671B MoE, MLA)", arch: deepseek_v3.clone(), published_params: 671_000_000_000, published_rel_tol: 0.005, source: "Hugging Face config.json (MTP module excluded); DeepSeek-V3 report: 671B total, 37B activated" },
-        Preset { id: "deepseek-r1", name: "DeepSeek-R1 (671B MoE, MLA; V3's architecture)", arch: deepseek_v3, published_params: 671_000_000_000, published_rel_tol: 0.005, source: "Hugging Face deepseek-ai/DeepSeek-R1 config.json (model_type deepseek_v3, the V3 shape; MTP module excluded); model card: 671B total, 37B activated" },
+        Preset { id: "deepseek-v3", name: "DeepSeek-V3 (671B MoE, MLA)", arch: deepseek_v3.clone(), published_params: 671_026_404_352, published_rel_tol: 0.0, source: "Hugging Face deepseek-ai/DeepSeek-V3 config.json, transformers num_parameters() (MTP module excluded); DeepSeek-V3 report: 671B total, 37B activated" },
+        Preset { id: "deepseek-r1", name: "DeepSeek-R1 (671B MoE, MLA; V3's architecture)", arch: deepseek_v3, published_params: 671_026_404_352, published_rel_tol: 0.0, source: "Hugging Face deepseek-ai/DeepSeek-R1 config.json (model_type deepseek_v3, the V3 shape; MTP module excluded); model card: 671B total, 37B activated" },
         Preset { id: "t0-3b", name: "T0 3B (T5 v1.1 XL LM-adapted)", arch: t5_v11(24, 2048, 32, 64, 5120, 32_128), published_params: 2_849_757_184, published_rel_tol: 0.0, source: "Hugging Face bigscience/T0_3B config.json (gated-gelu, untied)" },
         Preset { id: "mt0-xxl", name: "mT0 XXL (13B, mT5 XXL)", arch: t5_v11(24, 4096, 64, 64, 10_240, 250_112), published_params: 12_921_057_280, published_rel_tol: 0.0, source: "Hugging Face bigscience/mt0-xxl config.json (gated-gelu, untied)" },
         Preset { id: "phi-2", name: "Phi-2 (2.7B)", arch: phi(32, 2560), published_params: 2_779_683_840, published_rel_tol: 0.0, source: "Hugging Face microsoft/phi-2 config.json (phi: parallel block with one LayerNorm, biases everywhere incl. the LM head, untied)" },
@@ -1059,6 +1069,154 @@ fn build_presets() -> Vec<Preset> {
         Preset { id: "bloom-7b1", name: "BLOOM 7B1 (bloomz-7b1)", arch: bloom7b1(), published_params: 7_069_016_064, published_rel_tol: 0.0, source: "Hugging Face bigscience/bloom-7b1 config.json" },
         Preset { id: "olmo-2-7b", name: "OLMo 2 7B", arch: olmo2, published_params: 7_298_617_344, published_rel_tol: 0.0, source: hf },
         Preset { id: "bloom-176b", name: "BLOOM 176B", arch: bloom, published_params: 176_247_271_424, published_rel_tol: 0.0, source: hf },
+    ]
+}
+
+/// Presets of the families the importer reads beyond the first dozen: Llama 4, Gemma 1
+/// and 3, DeepSeek-V2, GPT-NeoX, Falcon, OLMo and OLMoE, Command R+, R7B and A. Each count
+/// is `model.num_parameters()` of the class `transformers` 5.23 builds from the named
+/// checkpoint's config.json (`tools/count_params.py`; the configs are in `tests/configs/`).
+fn family_presets() -> Vec<Preset> {
+    let exact = |id, name, arch: Arch, published_params, source| Preset {
+        id,
+        name,
+        arch,
+        published_params,
+        published_rel_tol: 0.0,
+        source,
+    };
+    // Llama 4 (text decoder): every MoE block has one shared expert as wide as a routed
+    // one (`intermediate_size`), dense blocks are `intermediate_size_mlp` wide; q/k L2
+    // norms have no weights; 3 of 4 layers attend within 8,192-token chunks.
+    let llama4 = |experts, dense_blocks| {
+        let mut a = with_experts(llama(48, 5120, 40, 8, 16_384, 202_048), experts, 1);
+        (a.head_dim, a.moe_ffn, a.shared_experts, a.first_dense) = (128, 8192, 1, dense_blocks);
+        a.with_window(8192, 36)
+    };
+    // Gemma (v1): two RMSNorms per block (Gemma 2 has four), GeGLU, head_dim 256, tied.
+    let gemma = |layers, hidden, heads, kv, ffn| {
+        let mut a = gemma2(layers, hidden, heads, kv, 256, ffn);
+        a.norms_per_layer = 2;
+        a
+    };
+    // Gemma 3 (text decoder of the 4B/12B/27B multimodal checkpoints): Gemma 2's block with
+    // per-head q/k norms, 262,208 tokens, 1,024-token window on 5 of 6 layers.
+    let gemma3 = |layers: u32, hidden, heads, kv, head_dim, ffn| {
+        let mut a = gemma2(layers, hidden, heads, kv, head_dim, ffn).with_vocab(262_208);
+        a.qk_norm_head = true;
+        a.with_window(1024, layers - layers / 6)
+    };
+    // DeepSeek-V2: MLA (q rank 1536, or none in Lite; kv rank 512), 2 shared experts, one dense first block.
+    let deepseek_v2 = |layers, hidden, heads, ffn, moe_ffn, experts, q_rank| {
+        let mut a = with_experts(
+            llama(layers, hidden, heads, heads, ffn, 102_400),
+            experts,
+            6,
+        );
+        (a.head_dim, a.moe_ffn, a.shared_experts, a.first_dense) = (128, moe_ffn, 2, 1);
+        a.mla = Some(Mla {
+            q_rank,
+            kv_rank: 512,
+            rope_dim: 64,
+            nope_dim: 128,
+            v_dim: 128,
+        });
+        a
+    };
+    // GPT-NeoX / Pythia: LayerNorm, biases on every linear, GELU MLP, fused qkv, untied.
+    let mut neox = dense(
+        44,
+        6144,
+        64,
+        64,
+        24_576,
+        50_432,
+        Mlp::Gelu,
+        Norm::Layernorm,
+        false,
+        Bias::All,
+    );
+    neox.fused_qkv = true;
+    // Falcon: no biases, GELU MLP, fused qkv, tied; 7B: multi-query, one LayerNorm per
+    // parallel block; 40B (new decoder architecture): 8 KV groups, two LayerNorms.
+    let falcon = |layers, hidden, heads, kv, norms| {
+        let mut a = dense(
+            layers,
+            hidden,
+            heads,
+            kv,
+            4 * hidden,
+            65_024,
+            Mlp::Gelu,
+            Norm::Layernorm,
+            true,
+            Bias::None,
+        );
+        a.fused_qkv = true;
+        a.norms_per_layer = norms;
+        a
+    };
+    // OLMo (v1): LayerNorm without weights, SwiGLU, no biases.
+    let olmo = |layers, hidden, heads, ffn, tied| {
+        dense(
+            layers,
+            hidden,
+            heads,
+            heads,
+            ffn,
+            50_304,
+            Mlp::Swiglu,
+            Norm::LayernormNp,
+            tied,
+            Bias::None,
+        )
+    };
+    // OLMoE: 64 experts of width 1024, top-8, RMSNorm over the whole q and k vectors.
+    let mut olmoe = with_experts(llama(16, 2048, 16, 16, 1024, 50_304), 64, 8);
+    olmoe.qk_norm = true;
+    // Cohere: one weight-only LayerNorm per parallel block (counted as h weights), tied;
+    // Command R+ adds per-head q/k LayerNorms (`a·d + a_kv·d` weights); Cohere2 (R7B, A)
+    // attends within 4,096 tokens on 3 of 4 layers.
+    let cohere = |layers: u32, hidden, heads, kv, ffn, qk_norm, window| {
+        let mut a = dense(
+            layers,
+            hidden,
+            heads,
+            kv,
+            ffn,
+            256_000,
+            Mlp::Swiglu,
+            Norm::Rmsnorm,
+            true,
+            Bias::None,
+        );
+        a.norms_per_layer = 1;
+        a.qk_norm = qk_norm;
+        if window {
+            a.with_window(4096, layers - layers / 4)
+        } else {
+            a
+        }
+    };
+    vec![
+        exact("llama-4-scout", "Llama 4 Scout (109B MoE, text)", llama4(16, 0), 107_769_861_120, "Hugging Face meta-llama/Llama-4-Scout-17B-16E config.json, text decoder (Llama4ForCausalLM: 16 experts top-1 + a shared expert in every block); the vision encoder (~0.9B of the card's 109B) is not counted"),
+        exact("llama-4-maverick", "Llama 4 Maverick (400B MoE, text)", llama4(128, 24), 400_711_848_960, "Hugging Face meta-llama/Llama-4-Maverick-17B-128E config.json, text decoder (128 experts top-1 + shared in every other block; memfit places the 24 dense blocks first: totals exact)"),
+        exact("gemma-2b", "Gemma 2B", gemma(18, 2048, 8, 1, 16_384), 2_506_172_416, "Hugging Face google/gemma-2b config.json (gemma: two RMSNorms per block, MQA, tied)"),
+        exact("gemma-7b", "Gemma 7B", gemma(28, 3072, 16, 16, 24_576), 8_537_680_896, "Hugging Face google/gemma-7b config.json (gemma)"),
+        exact("gemma-3-4b", "Gemma 3 4B (text)", gemma3(34, 2560, 8, 4, 256, 10_240), 3_880_263_168, "Hugging Face google/gemma-3-4b-pt config.json, text decoder (Gemma 3 report: 3,209M non-embedding + 675M embedding; the 417M SigLIP vision encoder is not counted)"),
+        exact("gemma-3-12b", "Gemma 3 12B (text)", gemma3(48, 3840, 16, 8, 256, 15_360), 11_766_034_176, "Hugging Face google/gemma-3-12b-pt config.json, text decoder (report: 10,759M non-embedding)"),
+        exact("gemma-3-27b", "Gemma 3 27B (text)", gemma3(62, 5376, 32, 16, 128, 21_504), 27_009_346_304, "Hugging Face google/gemma-3-27b-pt config.json, text decoder (report: 25,600M non-embedding)"),
+        exact("deepseek-v2-lite", "DeepSeek-V2-Lite (16B MoE, MLA)", deepseek_v2(27, 2048, 16, 10_944, 1408, 64, 0), 15_706_484_224, "Hugging Face deepseek-ai/DeepSeek-V2-Lite config.json (no q compression, 64 experts + 2 shared, top-6); model card: 15.7B total, 2.4B activated"),
+        exact("deepseek-v2", "DeepSeek-V2 (236B MoE, MLA)", deepseek_v2(60, 5120, 128, 12_288, 1536, 160, 1536), 235_741_434_880, "Hugging Face deepseek-ai/DeepSeek-V2 config.json (160 experts + 2 shared, top-6); model card: 236B total, 21B activated"),
+        exact("gpt-neox-20b", "GPT-NeoX 20B", neox, 20_554_567_680, "Hugging Face EleutherAI/gpt-neox-20b config.json (gpt_neox: parallel block, two LayerNorms, biases, untied); the Pythia README's count"),
+        exact("falcon-7b", "Falcon 7B", falcon(32, 4544, 71, 1, 1), 6_921_720_704, "Hugging Face tiiuae/falcon-7b config.json (falcon: multi-query, one LayerNorm per parallel block, no biases, tied)"),
+        exact("falcon-40b", "Falcon 40B", falcon(60, 8192, 128, 8, 2), 41_303_293_952, "Hugging Face tiiuae/falcon-40b config.json (new decoder architecture: 8 KV groups, ln_attn and ln_mlp, tied)"),
+        exact("olmo-1b", "OLMo 1B", olmo(16, 2048, 16, 8192, true), 1_176_764_416, "Hugging Face allenai/OLMo-1B-hf config.json (olmo: LayerNorm without weights, SwiGLU, tied)"),
+        exact("olmo-7b", "OLMo 7B", olmo(32, 4096, 32, 11_008, false), 6_888_095_744, "Hugging Face allenai/OLMo-7B-hf config.json (olmo, untied)"),
+        exact("olmoe-1b-7b", "OLMoE 1B-7B (MoE)", olmoe, 6_919_161_856, "Hugging Face allenai/OLMoE-1B-7B-0924 (and -0125, the same shape) config.json (olmoe: 64 experts top-8, q/k RMSNorms); model card: 6.9B total, 1.3B active"),
+        exact("command-r-plus", "Command R+ (104B)", cohere(64, 12_288, 96, 8, 33_792, true, false), 103_810_674_688, "Hugging Face CohereForAI/c4ai-command-r-plus config.json (cohere with use_qk_norm: per-head q/k LayerNorms, tied)"),
+        exact("command-r7b", "Command R7B", cohere(32, 4096, 32, 8, 14_336, false, true), 8_028_033_024, "Hugging Face CohereForAI/c4ai-command-r7b-12-2024 config.json (cohere2: 4,096-token window on 3 of 4 layers, tied)"),
+        exact("command-a", "Command A (111B)", cohere(64, 12_288, 96, 8, 36_864, false, true), 111_057_580_032, "Hugging Face CohereForAI/c4ai-command-a-03-2025 config.json (cohere2)"),
     ]
 }
 

@@ -59,7 +59,7 @@ pub const KEYS: &[KeySpec] = &[
     k("ffn", "feed-forward width f", "count", "1–4194304, empty = preset"),
     k("vocab", "vocabulary size V", "tokens", "1–16777216, empty = preset"),
     k("mlp", "feed-forward shape", "-", "`gelu` (2 matrices), `swiglu` (3 matrices), empty = preset"),
-    k("norm", "normalisation", "-", "`layernorm`, `rmsnorm`, empty = preset"),
+    k("norm", "normalisation", "-", "`layernorm`, `rmsnorm`, `layernorm-np` (no weights: OLMo v1), empty = preset"),
     k("tied", "LM head tied to the embedding", "-", "`0`, `1`, empty = preset"),
     k("bias", "linear-layer biases", "-", "`none`, `qkv` (q/k/v only), `all`, empty = preset"),
     k("experts", "routed experts per MoE layer", "count", "0–1024 (0 = dense), empty = preset"),
@@ -217,7 +217,11 @@ const OFFLOADS: &[(&str, Offload)] = &[
     ("nvme", Offload::Nvme),
 ];
 const MLPS: &[(&str, Mlp)] = &[("gelu", Mlp::Gelu), ("swiglu", Mlp::Swiglu)];
-const NORMS: &[(&str, Norm)] = &[("layernorm", Norm::Layernorm), ("rmsnorm", Norm::Rmsnorm)];
+const NORMS: &[(&str, Norm)] = &[
+    ("layernorm", Norm::Layernorm),
+    ("rmsnorm", Norm::Rmsnorm),
+    ("layernorm-np", Norm::LayernormNp),
+];
 const MAX_PARAMS: u64 = 1_000_000_000_000_000;
 
 /// Sets one key from its string value (the same parser serves the URL and the form).

@@ -75,7 +75,7 @@ pub fn ModelPanel(scenario: RwSignal<Scenario>) -> impl IntoView {
                 <KeyInput scenario key="window" label="Sliding window" placeholder=preset_value(|a| a.window.to_string()) unit="tokens" />
                 <KeyInput scenario key="local_layers" label="Windowed layers" placeholder=preset_value(|a| a.local_layers.to_string()) />
                 <KeySelect scenario key="mlp" label="MLP" options=opts(&[("", "preset"), ("gelu", "GELU (2 matrices)"), ("swiglu", "SwiGLU (3 matrices)")]) />
-                <KeySelect scenario key="norm" label="Norm" options=opts(&[("", "preset"), ("layernorm", "LayerNorm"), ("rmsnorm", "RMSNorm")]) />
+                <KeySelect scenario key="norm" label="Norm" options=opts(&[("", "preset"), ("layernorm", "LayerNorm"), ("rmsnorm", "RMSNorm"), ("layernorm-np", "LayerNorm, no weights")]) />
                 <KeySelect scenario key="tied" label="Tied LM head" options=opts(&[("", "preset"), ("1", "tied"), ("0", "untied")]) />
                 <KeySelect scenario key="bias" label="Biases" options=opts(&[("", "preset"), ("none", "none"), ("qkv", "q/k/v"), ("all", "all")]) />
                 <KeyInput scenario key="params" label="Params (explicit)" placeholder=Signal::derive(move || counts.with(|c| c.total.to_string())) />
