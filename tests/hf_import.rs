@@ -135,7 +135,10 @@ fn multimodal_configs_import_their_text_decoder_with_a_note() {
         let a = s.arch();
         match file {
             "llama-4-maverick.json" => {
-                assert_eq!((a.experts, a.top_k, a.shared_experts, a.first_dense), (128, 1, 1, 24));
+                assert_eq!(
+                    (a.experts, a.top_k, a.shared_experts, a.first_dense),
+                    (128, 1, 1, 24)
+                );
             }
             "llama-4-scout.json" => {
                 // 48 layers, a NoPE (global) layer every 4th: 36 chunked layers of 8,192 tokens.

@@ -518,405 +518,432 @@ fn life(it: &Item) -> Life {
 }
 
 /// Walks one training stage; returns the micro-batches walked.
+///
+/// The resident states first, then the stage's passes in schedule order (a forward:
+/// [`StageWalk::forward`], a backward: [`StageWalk::backward`]), then the optimizer step
+/// ([`StageWalk::step`]).
 fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u32> {
-    let l = s.layout();
-    let mut lg = Ledger::bare();
-    train_stage(s, p, &l, st, &mut lg);
-    let items: Vec<Item> = lg.into_items().into_iter().filter(gpu).collect();
-    let plan = ActPlan::of(s, &p.arch, &l, st);
-    let x = activations::Shape::of(s, &p.arch, &l);
-    let last_stage = st.i + 1 == st.p;
-    let pyt = pytorch_grads(s);
-    let separate = pyt && !accumulates(s, st);
-    let sum = |f: &dyn Fn(&Item) -> bool| -> Option<i64> {
-        items
-            .iter()
-            .filter(|i| f(i))
-            .try_fold(0i64, |a, i| a.checked_add(signed(i.bytes)?))
-    };
-    let of_life = |lf: Life| move |i: &Item| life(i) == lf;
-    let grads =
-        sum(&|i| life(i) == Life::BackwardToStep && i.component == Component::Gradients && pyt)?;
-    let logits = if last_stage {
-        signed(train::logits_forward_bytes(
-            s,
-            &p.arch,
-            &x,
-            st,
-            grads.max(0) as u128,
-        ))?
-    } else {
-        0
-    };
-    let gathered = sum(&of_life(Life::PerLayer))?;
-    let a = signed(plan.a)?;
-    let input = signed(plan.input)?;
-    let (lc, n, v) = (plan.lc as u32, plan.n as u32, plan.v as u32);
-    // Gradients in the first backward: the LM head's first, the embedding's last, the
-    // rest ⌊G_l/L_c⌋ per layer with the remainder at layer 0 (see `train::grad_split`
-    // and `ActPlan::pytorch_backward_high_water`).
-    let (g_head, g_emb) = if separate {
-        let (h, e) = grad_split(s, &p.arch, st, grads.max(0) as u128);
-        (signed(h)?, signed(e)?)
-    } else {
-        (0, 0)
-    };
-    let g_body = grads - g_head - g_emb;
-    let g_layer = |j: u32| g_body / lc as i64 + if j == 0 { g_body % lc as i64 } else { 0 };
-    // Global block index of chunk c's first layer on stage i.
-    let before: u32 = (0..st.i)
-        .map(|k| activations::stage_layers(p.arch.layers, st.p, k))
-        .sum();
-    let first_layer = |c: u32| {
-        if v > 1 {
-            (c * st.p + st.i) * lc
-        } else {
-            before
-        }
-    };
-
+    let t = StageWalk::of(s, p, st)?;
     w.each(
         StepPhase::Baseline,
         None,
-        items.iter().filter(|i| life(i) == Life::Resident),
+        t.with(|lf| lf == Life::Resident),
         false,
         resident_what,
     )?;
     let m = micro_batches_to_walk(s, st.p, st.i);
-    let ops = schedule(s, st.p, st.i, m);
-    let mut started = false;
-    let mut backward_seen = false;
-    let mut grads_written = vec![false; lc as usize];
-    let mut emb_written = false;
-    let mut k = 0;
-    while k < ops.len() {
-        let op = ops[k];
-        let mb = Some(op.mb);
+    let mut progress = Progress {
+        started: false,
+        backward_seen: false,
+        grads_written: vec![false; t.lc as usize],
+        emb_written: false,
+    };
+    for op in schedule(s, st.p, st.i, m) {
         if op.forward {
-            if !started {
-                started = true;
-                w.each(
-                    StepPhase::Forward,
-                    mb,
-                    items
-                        .iter()
-                        .filter(|i| matches!(life(i), Life::Passes | Life::Forward)),
-                    false,
-                    passes_what,
-                )?;
-            }
-            if op.run > 1 {
-                // GPipe's middle micro-batches, one event each way.
-                let run = op.run as i64;
-                let saved = signed(plan.chunk_saved())?.checked_mul(run)?;
-                w.add(
-                    StepPhase::Forward,
-                    None,
-                    mb,
-                    Component::Activations,
-                    saved,
-                    "forward of the middle micro-batches (saved activations)",
-                );
-                if last_stage {
-                    w.add(
-                        StepPhase::Forward,
-                        None,
-                        mb,
-                        Component::Logits,
-                        logits.checked_mul(run)?,
-                        "their logits and loss",
-                    );
-                }
-                k += 1;
-                continue;
-            }
-            for j in 0..lc {
-                let layer = Some(first_layer(op.chunk) + j);
-                w.add(
-                    StepPhase::Forward,
-                    layer,
-                    mb,
-                    Component::GatheredLayer,
-                    gathered,
-                    "all-gather the layer's parameters",
-                );
-                let ckpt = j < n;
-                if ckpt {
-                    w.add(
-                        StepPhase::Forward,
-                        layer,
-                        mb,
-                        Component::Activations,
-                        input,
-                        "keep the layer's input (checkpoint)",
-                    );
-                    w.add(
-                        StepPhase::Forward,
-                        layer,
-                        mb,
-                        Component::Activations,
-                        a,
-                        "the layer's working set (not saved)",
-                    );
-                } else {
-                    w.add(
-                        StepPhase::Forward,
-                        layer,
-                        mb,
-                        Component::Activations,
-                        a,
-                        "save the layer's activations",
-                    );
-                }
-                // PyTorch frees a checkpointed layer's working set when its forward
-                // returns, before the logits exist (see `train::activation_items`).
-                let free_ws = |w: &mut Walk| {
-                    w.add(
-                        StepPhase::Forward,
-                        layer,
-                        mb,
-                        Component::Activations,
-                        -a,
-                        "free the working set",
-                    )
-                };
-                if ckpt && separate {
-                    free_ws(w);
-                }
-                if last_stage && op.chunk + 1 == v && j + 1 == lc {
-                    w.add(
-                        StepPhase::Forward,
-                        layer,
-                        mb,
-                        Component::Logits,
-                        logits,
-                        "logits and loss",
-                    );
-                }
-                if ckpt && !separate {
-                    free_ws(w);
-                }
-                w.add(
-                    StepPhase::Forward,
-                    layer,
-                    mb,
-                    Component::GatheredLayer,
-                    -gathered,
-                    "release the gathered parameters",
-                );
-            }
+            t.forward(w, op, &mut progress)?;
         } else {
-            let has_logits = last_stage && op.chunk + 1 == v;
-            if !backward_seen {
-                w.each(
-                    StepPhase::Backward,
-                    mb,
-                    items.iter().filter(|i| life(i) == Life::Forward),
-                    true,
-                    |_| "autocast exited: its cast cache freed",
-                )?;
-            }
-            if has_logits && separate && op.run == 1 {
-                // PyTorch: the loss's backward is done before any layer's.
+            t.backward(w, op, &mut progress)?;
+        }
+    }
+    t.step(w)?;
+    Some(m)
+}
+
+/// What one stage's walk allocates, computed once from its ledger and activation plan.
+struct StageWalk {
+    /// The stage's GPU items other than activations and logits (walked by their [`Life`]).
+    items: Vec<Item>,
+    plan: ActPlan,
+    /// The stage holds the LM head (logits and loss).
+    last_stage: bool,
+    /// PyTorch writes gradients into fresh tensors layer by layer in the first backward.
+    pyt: bool,
+    /// ... and without accumulation into a resident buffer (the loss's backward runs first).
+    separate: bool,
+    /// Logits and loss of one micro-batch (`train::logits_forward_bytes`).
+    logits: i64,
+    /// One layer's gathered parameters (ZeRO-3 / FSDP).
+    gathered: i64,
+    /// A layer's saved activations `A` and a checkpointed layer's input `I`.
+    a: i64,
+    input: i64,
+    /// Layers per chunk, checkpointed layers per chunk, virtual chunks.
+    lc: u32,
+    n: u32,
+    v: u32,
+    /// Gradients of the LM head (first in the backward), of the embedding (last) and of
+    /// the layers between.
+    g_head: i64,
+    g_emb: i64,
+    g_body: i64,
+    /// Global index of this stage's first block, the stage and the stages.
+    before: u32,
+    stage: u32,
+    stages: u32,
+}
+
+/// What the walk has done so far.
+struct Progress {
+    started: bool,
+    backward_seen: bool,
+    grads_written: Vec<bool>,
+    emb_written: bool,
+}
+
+impl StageWalk {
+    fn of(s: &Scenario, p: &Prepared, st: &Stage) -> Option<StageWalk> {
+        let l = s.layout();
+        let mut lg = Ledger::bare();
+        train_stage(s, p, &l, st, &mut lg);
+        let items: Vec<Item> = lg.into_items().into_iter().filter(gpu).collect();
+        let plan = ActPlan::of(s, &p.arch, &l, st);
+        let x = activations::Shape::of(s, &p.arch, &l);
+        let last_stage = st.i + 1 == st.p;
+        let pyt = pytorch_grads(s);
+        let separate = pyt && !accumulates(s, st);
+        let sum = |f: &dyn Fn(&Item) -> bool| -> Option<i64> {
+            items
+                .iter()
+                .filter(|i| f(i))
+                .try_fold(0i64, |a, i| a.checked_add(signed(i.bytes)?))
+        };
+        let grads = sum(&|i| {
+            life(i) == Life::BackwardToStep && i.component == Component::Gradients && pyt
+        })?;
+        let logits = if last_stage {
+            signed(train::logits_forward_bytes(
+                s,
+                &p.arch,
+                &x,
+                st,
+                grads.max(0) as u128,
+            ))?
+        } else {
+            0
+        };
+        let gathered = sum(&|i| life(i) == Life::PerLayer)?;
+        // Gradients in the first backward: the LM head's first, the embedding's last, the
+        // rest ⌊G_l/L_c⌋ per layer with the remainder at layer 0 (see `train::grad_split`
+        // and `ActPlan::pytorch_backward_high_water`).
+        let (g_head, g_emb) = if separate {
+            let (h, e) = grad_split(s, &p.arch, st, grads.max(0) as u128);
+            (signed(h)?, signed(e)?)
+        } else {
+            (0, 0)
+        };
+        Some(StageWalk {
+            a: signed(plan.a)?,
+            input: signed(plan.input)?,
+            lc: plan.lc as u32,
+            n: plan.n as u32,
+            v: plan.v as u32,
+            before: (0..st.i)
+                .map(|k| activations::stage_layers(p.arch.layers, st.p, k))
+                .sum(),
+            stage: st.i,
+            stages: st.p,
+            items,
+            plan,
+            last_stage,
+            pyt,
+            separate,
+            logits,
+            gathered,
+            g_head,
+            g_emb,
+            g_body: grads - g_head - g_emb,
+        })
+    }
+
+    /// The stage's items of the lives `keep` accepts.
+    fn with(&self, keep: impl Fn(Life) -> bool) -> impl Iterator<Item = &Item> {
+        self.items.iter().filter(move |i| keep(life(i)))
+    }
+
+    /// Layer `j`'s share of the body's gradients: `⌊G_b/L_c⌋`, the remainder at layer 0.
+    fn g_layer(&self, j: u32) -> i64 {
+        let lc = self.lc as i64;
+        self.g_body / lc + if j == 0 { self.g_body % lc } else { 0 }
+    }
+
+    /// Global block index of chunk `c`'s first layer on this stage.
+    fn first_layer(&self, c: u32) -> u32 {
+        if self.v > 1 {
+            (c * self.stages + self.stage) * self.lc
+        } else {
+            self.before
+        }
+    }
+
+    /// A forward pass: the first one allocates what lives through the passes; GPipe's
+    /// middle micro-batches are one event each; otherwise layer by layer.
+    fn forward(&self, w: &mut Walk, op: Op, pr: &mut Progress) -> Option<()> {
+        let mb = Some(op.mb);
+        if !pr.started {
+            pr.started = true;
+            w.each(
+                StepPhase::Forward,
+                mb,
+                self.with(|lf| matches!(lf, Life::Passes | Life::Forward)),
+                false,
+                passes_what,
+            )?;
+        }
+        if op.run > 1 {
+            let run = op.run as i64;
+            let saved = signed(self.plan.chunk_saved())?.checked_mul(run)?;
+            w.add(
+                StepPhase::Forward,
+                None,
+                mb,
+                Component::Activations,
+                saved,
+                "forward of the middle micro-batches (saved activations)",
+            );
+            if self.last_stage {
+                let logits = self.logits.checked_mul(run)?;
+                let what = "their logits and loss";
                 w.add(
-                    StepPhase::Backward,
+                    StepPhase::Forward,
                     None,
                     mb,
                     Component::Logits,
-                    -logits,
-                    "loss gradient done: logits freed",
+                    logits,
+                    what,
                 );
             }
+            return Some(());
+        }
+        for j in 0..self.lc {
+            self.forward_layer(w, op, j);
+        }
+        Some(())
+    }
+
+    /// One layer's forward: gather, save (or checkpoint and run the working set), the
+    /// logits after the chunk's last layer of the model, release.
+    fn forward_layer(&self, w: &mut Walk, op: Op, j: u32) {
+        let layer = Some(self.first_layer(op.chunk) + j);
+        let mut at = |c: Component, bytes: i64, what: &'static str| {
+            w.add(StepPhase::Forward, layer, Some(op.mb), c, bytes, what)
+        };
+        let (a, ckpt) = (self.a, j < self.n);
+        at(
+            Component::GatheredLayer,
+            self.gathered,
+            "all-gather the layer's parameters",
+        );
+        if ckpt {
+            let keep = "keep the layer's input (checkpoint)";
+            at(Component::Activations, self.input, keep);
+            at(
+                Component::Activations,
+                a,
+                "the layer's working set (not saved)",
+            );
+        } else {
+            at(Component::Activations, a, "save the layer's activations");
+        }
+        // PyTorch frees a checkpointed layer's working set when its forward returns,
+        // before the logits exist (see `train::activation_items`).
+        let free_ws = "free the working set";
+        if ckpt && self.separate {
+            at(Component::Activations, -a, free_ws);
+        }
+        if self.last_stage && op.chunk + 1 == self.v && j + 1 == self.lc {
+            at(Component::Logits, self.logits, "logits and loss");
+        }
+        if ckpt && !self.separate {
+            at(Component::Activations, -a, free_ws);
+        }
+        let release = "release the gathered parameters";
+        at(Component::GatheredLayer, -self.gathered, release);
+    }
+
+    /// A backward pass: the first one frees autocast's cache and allocates what lives to
+    /// the step (the LM head's gradients first); then GPipe's middle micro-batches as
+    /// one event, or layer by layer in reverse; the pass's temporaries freed at the end.
+    fn backward(&self, w: &mut Walk, op: Op, pr: &mut Progress) -> Option<()> {
+        let mb = Some(op.mb);
+        let has_logits = self.last_stage && op.chunk + 1 == self.v;
+        if !pr.backward_seen {
+            let what = |_| "autocast exited: its cast cache freed";
             w.each(
                 StepPhase::Backward,
                 mb,
-                items.iter().filter(|i| life(i) == Life::PerBackward),
-                false,
-                per_backward_what,
+                self.with(|lf| lf == Life::Forward),
+                true,
+                what,
             )?;
-            if !backward_seen && g_head > 0 {
+        }
+        if has_logits && self.separate && op.run == 1 {
+            // PyTorch: the loss's backward is done before any layer's.
+            let what = "loss gradient done: logits freed";
+            w.add(
+                StepPhase::Backward,
+                None,
+                mb,
+                Component::Logits,
+                -self.logits,
+                what,
+            );
+        }
+        let per_backward = |lf| lf == Life::PerBackward;
+        w.each(
+            StepPhase::Backward,
+            mb,
+            self.with(per_backward),
+            false,
+            per_backward_what,
+        )?;
+        if !pr.backward_seen {
+            pr.backward_seen = true;
+            if self.g_head > 0 {
+                let what = "the LM head's gradients (first in the backward)";
                 w.add(
                     StepPhase::Backward,
                     None,
                     mb,
                     Component::Gradients,
-                    g_head,
-                    "the LM head's gradients (first in the backward)",
+                    self.g_head,
+                    what,
                 );
             }
-            if !backward_seen {
-                backward_seen = true;
-                // PyTorch's gradients are written layer by layer below.
-                let to_step = items.iter().filter(|i| {
-                    life(i) == Life::BackwardToStep && !(pyt && i.component == Component::Gradients)
-                });
-                w.each(StepPhase::Backward, mb, to_step, false, to_step_what)?;
-            }
-            if op.run > 1 {
-                let run = op.run as i64;
-                if has_logits {
-                    w.add(
-                        StepPhase::Backward,
-                        None,
-                        mb,
-                        Component::Logits,
-                        -logits.checked_mul(run)?,
-                        "their logits freed",
-                    );
-                }
-                let saved = signed(plan.chunk_saved())?.checked_mul(run)?;
+            // PyTorch's gradients are written layer by layer below.
+            let to_step = self.items.iter().filter(|i| {
+                life(i) == Life::BackwardToStep
+                    && !(self.pyt && i.component == Component::Gradients)
+            });
+            w.each(StepPhase::Backward, mb, to_step, false, to_step_what)?;
+        }
+        if op.run > 1 {
+            let run = op.run as i64;
+            if has_logits {
+                let logits = -self.logits.checked_mul(run)?;
                 w.add(
                     StepPhase::Backward,
                     None,
                     mb,
-                    Component::Activations,
-                    -saved,
-                    "backward of the middle micro-batches (activations freed)",
-                );
-                w.each(
-                    StepPhase::Backward,
-                    mb,
-                    items.iter().filter(|i| life(i) == Life::PerBackward),
-                    true,
-                    |_| "freed after the backward",
-                )?;
-                k += 1;
-                continue;
-            }
-            for jj in 0..lc {
-                let j = lc - 1 - jj;
-                let layer = Some(first_layer(op.chunk) + j);
-                w.add(
-                    StepPhase::Backward,
-                    layer,
-                    mb,
-                    Component::GatheredLayer,
-                    gathered,
-                    "all-gather the layer's parameters",
-                );
-                let ckpt = j < n;
-                if ckpt {
-                    w.add(
-                        StepPhase::Backward,
-                        layer,
-                        mb,
-                        Component::Activations,
-                        a,
-                        "recompute the layer's activations",
-                    );
-                }
-                if pyt && !grads_written[j as usize] && (v == 1 || op.chunk + 1 == v) {
-                    grads_written[j as usize] = true;
-                    w.add(
-                        StepPhase::Backward,
-                        layer,
-                        mb,
-                        Component::Gradients,
-                        g_layer(j),
-                        "write the layer's gradients",
-                    );
-                }
-                if ckpt {
-                    w.add(
-                        StepPhase::Backward,
-                        layer,
-                        mb,
-                        Component::Activations,
-                        -a,
-                        "free the recomputed activations",
-                    );
-                    w.add(
-                        StepPhase::Backward,
-                        layer,
-                        mb,
-                        Component::Activations,
-                        -input,
-                        "free the layer's checkpoint",
-                    );
-                } else {
-                    w.add(
-                        StepPhase::Backward,
-                        layer,
-                        mb,
-                        Component::Activations,
-                        -a,
-                        "free the layer's saved activations",
-                    );
-                }
-                if has_logits && !separate && jj == 0 {
-                    w.add(
-                        StepPhase::Backward,
-                        layer,
-                        mb,
-                        Component::Logits,
-                        -logits,
-                        "logits and loss freed",
-                    );
-                }
-                if j == 0 && g_emb > 0 && !emb_written {
-                    emb_written = true;
-                    w.add(
-                        StepPhase::Backward,
-                        layer,
-                        mb,
-                        Component::Gradients,
-                        g_emb,
-                        "the embedding's gradients (last in the backward)",
-                    );
-                }
-                w.add(
-                    StepPhase::Backward,
-                    layer,
-                    mb,
-                    Component::GatheredLayer,
-                    -gathered,
-                    "release the gathered parameters (gradients reduce-scattered)",
+                    Component::Logits,
+                    logits,
+                    "their logits freed",
                 );
             }
-            w.each(
+            let saved = signed(self.plan.chunk_saved())?.checked_mul(run)?;
+            let what = "backward of the middle micro-batches (activations freed)";
+            w.add(
                 StepPhase::Backward,
+                None,
                 mb,
-                items.iter().filter(|i| life(i) == Life::PerBackward),
-                true,
-                |_| "freed after the backward",
-            )?;
+                Component::Activations,
+                -saved,
+                what,
+            );
+        } else {
+            for jj in 0..self.lc {
+                self.backward_layer(w, op, self.lc - 1 - jj, has_logits && jj == 0, pr);
+            }
         }
-        k += 1;
+        let what = |_| "freed after the backward";
+        w.each(StepPhase::Backward, mb, self.with(per_backward), true, what)
     }
-    w.each(
-        StepPhase::Backward,
-        None,
-        items.iter().filter(|i| life(i) == Life::Passes),
-        true,
-        |_| "freed after the last backward",
-    )?;
-    w.mark(
-        StepPhase::Optimizer,
-        Component::OptimizerStates,
-        "optimizer step: the update runs in place on the resident states",
-    );
-    w.each(
-        StepPhase::Optimizer,
-        None,
-        items.iter().filter(|i| life(i) == Life::Step),
-        false,
-        step_what,
-    )?;
-    w.each(
-        StepPhase::Optimizer,
-        None,
-        items.iter().filter(|i| life(i) == Life::Step),
-        true,
-        |_| "freed after the update",
-    )?;
-    w.each(
-        StepPhase::Optimizer,
-        None,
-        items.iter().filter(|i| life(i) == Life::BackwardToStep),
-        true,
-        |_| "zero_grad / buckets freed after the step",
-    )?;
-    Some(m)
+
+    /// One layer's backward: gather, recompute a checkpointed layer, write its
+    /// gradients (PyTorch, first backward of the chunk), free what it saved, the logits
+    /// after the model's last layer (non-PyTorch), the embedding's gradients after layer 0.
+    fn backward_layer(&self, w: &mut Walk, op: Op, j: u32, frees_logits: bool, pr: &mut Progress) {
+        let layer = Some(self.first_layer(op.chunk) + j);
+        let mut at = |c: Component, bytes: i64, what: &'static str| {
+            w.add(StepPhase::Backward, layer, Some(op.mb), c, bytes, what)
+        };
+        let (a, ckpt) = (self.a, j < self.n);
+        at(
+            Component::GatheredLayer,
+            self.gathered,
+            "all-gather the layer's parameters",
+        );
+        if ckpt {
+            at(
+                Component::Activations,
+                a,
+                "recompute the layer's activations",
+            );
+        }
+        let last_chunk = self.v == 1 || op.chunk + 1 == self.v;
+        if self.pyt && !pr.grads_written[j as usize] && last_chunk {
+            pr.grads_written[j as usize] = true;
+            at(
+                Component::Gradients,
+                self.g_layer(j),
+                "write the layer's gradients",
+            );
+        }
+        if ckpt {
+            at(
+                Component::Activations,
+                -a,
+                "free the recomputed activations",
+            );
+            at(
+                Component::Activations,
+                -self.input,
+                "free the layer's checkpoint",
+            );
+        } else {
+            at(
+                Component::Activations,
+                -a,
+                "free the layer's saved activations",
+            );
+        }
+        if frees_logits && !self.separate {
+            at(Component::Logits, -self.logits, "logits and loss freed");
+        }
+        if j == 0 && self.g_emb > 0 && !pr.emb_written {
+            pr.emb_written = true;
+            let what = "the embedding's gradients (last in the backward)";
+            at(Component::Gradients, self.g_emb, what);
+        }
+        let release = "release the gathered parameters (gradients reduce-scattered)";
+        at(Component::GatheredLayer, -self.gathered, release);
+    }
+
+    /// After the last backward: what lived through the passes is freed; the optimizer
+    /// step's temporaries come and go; gradients and buckets are freed by `zero_grad`.
+    fn step(&self, w: &mut Walk) -> Option<()> {
+        let what = |_| "freed after the last backward";
+        w.each(
+            StepPhase::Backward,
+            None,
+            self.with(|lf| lf == Life::Passes),
+            true,
+            what,
+        )?;
+        w.mark(
+            StepPhase::Optimizer,
+            Component::OptimizerStates,
+            "optimizer step: the update runs in place on the resident states",
+        );
+        let step = |lf| lf == Life::Step;
+        w.each(
+            StepPhase::Optimizer,
+            None,
+            self.with(step),
+            false,
+            step_what,
+        )?;
+        w.each(StepPhase::Optimizer, None, self.with(step), true, |_| {
+            "freed after the update"
+        })?;
+        let what = |_| "zero_grad / buckets freed after the step";
+        w.each(
+            StepPhase::Optimizer,
+            None,
+            self.with(|lf| lf == Life::BackwardToStep),
+            true,
+            what,
+        )
+    }
 }
 
 fn resident_what(c: Component) -> &'static str {
