@@ -58,8 +58,9 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
             );
         } else {
             let (lead, lead_formula) = match version {
-                DsVersion::V0_19 => (2 * psi, "2·P  (fp16 params)"),
-                _ => (4 * psi, "4·P  (fp16 params and grads)"),
+                // Saturating: absurd overrides saturate Ψ at u64::MAX (see `Arch::params`).
+                DsVersion::V0_19 => (psi.saturating_mul(2), "2·P  (fp16 params)"),
+                _ => (psi.saturating_mul(4), "4·P  (fp16 params and grads)"),
             };
             let rest = e.gpu - lead.min(e.gpu);
             let rest_formula = match version {

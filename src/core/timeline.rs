@@ -562,6 +562,8 @@ struct StageWalk {
     separate: bool,
     /// Logits and loss of one micro-batch (`train::logits_forward_bytes`).
     logits: i64,
+    /// The model output the loop holds to the step's end (`train::held_output_bytes`).
+    held: i64,
     /// One layer's gathered parameters (ZeRO-3 / FSDP).
     gathered: i64,
     /// A layer's saved activations `A` and a checkpointed layer's input `I`.
@@ -648,6 +650,11 @@ impl StageWalk {
             pyt,
             separate,
             logits,
+            held: if last_stage {
+                signed(train::held_output_bytes(s, &p.arch, &x, separate))?
+            } else {
+                0
+            },
             gathered,
             g_head,
             g_emb,
@@ -778,13 +785,13 @@ impl StageWalk {
         }
         if has_logits && self.separate && op.run == 1 {
             // PyTorch: the loss's backward is done before any layer's.
-            let what = "loss gradient done: logits freed";
+            let what = "loss gradient done: logits freed (the loop still holds the output)";
             w.add(
                 StepPhase::Backward,
                 None,
                 mb,
                 Component::Logits,
-                -self.logits,
+                -(self.logits - self.held),
                 what,
             );
         }
@@ -942,7 +949,17 @@ impl StageWalk {
             self.with(|lf| lf == Life::BackwardToStep),
             true,
             what,
-        )
+        )?;
+        let what = "the loop drops its reference to the model output";
+        w.add(
+            StepPhase::Optimizer,
+            None,
+            None,
+            Component::Logits,
+            -self.held,
+            what,
+        );
+        Some(())
     }
 }
 

@@ -370,7 +370,7 @@ pub fn markdown(doc: &Value) -> String {
     );
     md.push_str(
         "\n## What the PyTorch measurements changed (2026-11-23)\n\n\
-         Three mechanisms, each measured with MemTracker (`tools/measure_pytorch.py`, `tests/pytorch_measured.rs`), moved these rows:\n\n\
+         Seven mechanisms, each measured with MemTracker (`tools/measure_pytorch.py`, `tests/pytorch_measured.rs`), moved these rows:\n\n\
          - A checkpointed block's working set is freed when its forward returns, before the logits exist: the forward holds \
          the larger of the two, not both. torchtitan's full-AC rows drop by that working set (T2 +4.9 % → −3.3 %; T4 −9.6 % → −19.1 %: \
          the T4 row's closer figure came from counting the working set twice; its remaining gap is torch.compile + float8 and \
@@ -385,17 +385,21 @@ pub fn markdown(doc: &Value) -> String {
          (bf16 full-checkpointing runs: +9 % to +11 % → −7 % to −4 %; full-width bf16 SGD with checkpointing +11.6 % → +4.4 %).\n\
          - The LM head's gradients are written first in the backward and the embedding's last (`grad_split`), not spread \
          over the layers (full-width bf16 SGD without checkpointing: +24.3 % → +17.6 %).\n\
+         - The training loop's own reference to the model output (`logits = model(ids)`, or `outputs` holding `outputs.logits`) \
+         keeps that tensor (`T·V·k/t`) alive through the backward and the optimizer step (`held_output_bytes`); memfit freed it with \
+         the loss. Where the step is the peak (AdamW with every block checkpointed) this was the whole gap: fp32 full-checkpointing \
+         runs −7.9 % → within 1 %, the 60 small-model runs' median 1.3 % → 0.4 %. Hugging Face's `Trainer` drops the output \
+         with the forward; there this is `T·V·k/t` high.\n\
          - New keys from new measurements: `adam_impl` (AdamW foreach / fused / for-loop: 4·Ψ, 0, two of the largest tensor; \
          within 1 % where the step is the peak) and `logits=all` (inference over a whole prompt with every position's logits \
          and the loss: within 0.01 %).\n\
-         \nOpen: FSDP2 runs are 3–6 % high in fp32 and bf16 alike (the fp32 rows were close before only because the fourth logits \
-         buffer was missing); bf16 runs with full checkpointing are now 4–7 % low: the loss's forward (inside autocast, with its \
-         cache) and its backward (after autocast freed the cache) are counted as the two moments they are, which removed a \
-         +10 % that had hidden a missing backward term — the recomputed layer's gradient temporaries; full-width fp32 eager runs \
-         are 9 % low and the full-width bf16 SGD run without checkpointing 17.6 % high. Two backward mechanisms that AdamW's fused runs expose (their step is no longer the peak): \
-         without checkpointing, autocast's bf16 copies are saved per layer and freed by each layer's backward, while memfit \
-         holds all of them through the backward (+12.6 %); GPT-2's tied embedding accumulates its gradient through three \
-         `V·h` buffers at the end of the backward, which memfit does not count (−10.4 %).\n",
+         \nOpen: FSDP2 runs are 3–6 % high in fp32 and bf16 alike; bf16 runs with full checkpointing are 3–6 % low (not yet \
+         traced: the recomputed layer's backward temporaries are the candidate); full-width fp32 eager runs are 6 % low and the full-width bf16 \
+         SGD run without checkpointing 19.9 % high. Two backward mechanisms that AdamW's fused runs expose (their step is not the \
+         peak): without checkpointing, autocast's bf16 copies are saved per layer and freed by each layer's backward, while memfit \
+         holds all of them through the backward (+12.4 %; the same mechanism is the likeliest cause of the full-width bf16 SGD \
+         row); GPT-2's tied embedding accumulates its gradient through three `V·h` buffers at the end of the backward, which \
+         memfit does not count (−10.4 %).\n",
     );
     let _ = Location::Gpu;
     md
