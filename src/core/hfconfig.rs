@@ -290,7 +290,12 @@ fn llama4(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
     } else {
         a.put("window", 0);
     }
-    Ok("llama-4-scout")
+    // The preset whose block layout matches: Maverick's interleaved dense blocks, or Scout's.
+    Ok(if dense > 0 {
+        "llama-4-maverick"
+    } else {
+        "llama-4-scout"
+    })
 }
 
 /// Llama-style decoders (Llama, Mistral, Mixtral, Qwen2/3 and their MoE, Gemma 1–3,

@@ -791,7 +791,17 @@ pub fn presets() -> &'static [Preset] {
     static P: OnceLock<Vec<Preset>> = OnceLock::new();
     P.get_or_init(|| {
         let mut all = build_presets();
-        all.extend(family_presets());
+        // Each family preset goes after its relatives (display order), in its own order.
+        let mut placed: Vec<&str> = Vec::new();
+        for p in family_presets() {
+            let anchor = family_anchor(p.id);
+            let n = placed.iter().filter(|a| **a == anchor).count();
+            match all.iter().position(|q| q.id == anchor) {
+                Some(i) => all.insert(i + 1 + n, p),
+                None => all.push(p),
+            }
+            placed.push(anchor);
+        }
         all
     })
 }
@@ -1070,6 +1080,19 @@ fn build_presets() -> Vec<Preset> {
         Preset { id: "olmo-2-7b", name: "OLMo 2 7B", arch: olmo2, published_params: 7_298_617_344, published_rel_tol: 0.0, source: hf },
         Preset { id: "bloom-176b", name: "BLOOM 176B", arch: bloom, published_params: 176_247_271_424, published_rel_tol: 0.0, source: hf },
     ]
+}
+
+/// The preset a family preset is listed after.
+fn family_anchor(id: &str) -> &'static str {
+    match id {
+        _ if id.starts_with("llama-4") => "llama-3.2-3b",
+        "gemma-2b" | "gemma-7b" => "qwen1.5-moe-a2.7b",
+        _ if id.starts_with("gemma-3") => "gemma-3-1b",
+        _ if id.starts_with("deepseek-v2") => "t5-3b",
+        _ if id.starts_with("command") => "command-r",
+        _ if id.starts_with("olmo") => "olmo-2-7b",
+        _ => "bloom-176b",
+    }
 }
 
 /// Presets of the families the importer reads beyond the first dozen: Llama 4, Gemma 1
