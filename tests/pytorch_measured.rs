@@ -172,10 +172,12 @@ fn pytorch_whole_prompt_peaks() {
 /// `4·Ψ` of temporaries, fused none, for-loop two of the largest tensor. Foreach and
 /// for-loop peaks agree within 1 %. Fused leaves the step below the backward, so its
 /// measured peak is a backward moment: there memfit's step (parameters + gradients +
-/// states, no temporary) must equal the measured parameters + all gradients + states, and
-/// the two backward mechanisms it does not model are pinned as known misses (see
-/// docs/validation.md: bf16 copies held through the whole backward, +12.4 %; GPT-2's tied
-/// embedding accumulating its gradient through three V·h buffers, −10.4 %).
+/// states, no temporary) must equal the measured parameters + all gradients + states + the
+/// held output. GPT-2's tied embedding accumulates its gradient through three `V·h`
+/// buffers at the end of the backward (`tied_accumulation_bytes`: fp32 fused −10.4 % → 0.0 %).
+/// Under autocast memfit holds every bf16 weight copy through the backward while PyTorch
+/// frees each layer's with its backward (open, docs/validation.md): those runs may be
+/// high by at most the copies.
 #[test]
 fn pytorch_adam_implementations() {
     let d = data();
@@ -219,13 +221,8 @@ fn pytorch_adam_implementations() {
                 (step as f64 - want).abs() <= 1024.0,
                 "{q}: fused step {step} vs {want}"
             );
-            if q.contains("gpt2") && q.contains("fp32") {
-                assert!((rel + 0.104).abs() <= 0.01, "{q}: {:+.2} %", rel * 100.0);
-                n += 1;
-                continue;
-            }
         }
-        if q.contains("llama") && q.contains("bf16") {
+        if q.contains("precision=bf16&") {
             // The backward holds every layer's bf16 copy in memfit, fewer in PyTorch (each
             // layer's are freed by its backward): the excess is at most those copies.
             let over = e.allocated_bytes as f64 - meas;

@@ -537,6 +537,7 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
         backward_seen: false,
         grads_written: vec![false; t.lc as usize],
         emb_written: false,
+        tied_done: false,
     };
     for op in schedule(s, st.p, st.i, m) {
         if op.forward {
@@ -578,6 +579,8 @@ struct StageWalk {
     g_head: i64,
     g_emb: i64,
     g_body: i64,
+    /// A tied embedding's gradient accumulation at the end (`train::tied_accumulation_bytes`).
+    tied: i64,
     /// Global index of this stage's first block, the stage and the stages.
     before: u32,
     stage: u32,
@@ -590,6 +593,7 @@ struct Progress {
     backward_seen: bool,
     grads_written: Vec<bool>,
     emb_written: bool,
+    tied_done: bool,
 }
 
 impl StageWalk {
@@ -659,6 +663,12 @@ impl StageWalk {
             g_head,
             g_emb,
             g_body: grads - g_head - g_emb,
+            tied: signed(train::tied_accumulation_bytes(
+                s,
+                &p.arch,
+                st,
+                grads.max(0) as u128,
+            ))?,
         })
     }
 
@@ -910,6 +920,16 @@ impl StageWalk {
             pr.emb_written = true;
             let what = "the embedding's gradients (last in the backward)";
             at(Component::Gradients, self.g_emb, what);
+        }
+        if j == 0 && self.tied > 0 && !pr.tied_done {
+            pr.tied_done = true;
+            let what = "tied embedding: its gradient accumulated (old + new + their sum)";
+            at(Component::Gradients, self.tied, what);
+            at(
+                Component::Gradients,
+                -self.tied,
+                "the accumulation's temporaries freed",
+            );
         }
         let release = "release the gathered parameters (gradients reduce-scattered)";
         at(Component::GatheredLayer, -self.gathered, release);

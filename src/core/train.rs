@@ -1402,12 +1402,18 @@ impl ActPlan {
     /// v'(j) = O·S_c + Σ_{i ≤ j} saved(i) + [j < n]·A + G   (the next micro-batch's
     ///                         backward, C ≥ 2, v = 1: every gradient written; O = C − 2
     ///                         under 1F1B, 0 under GPipe whose middle backwards are lumped)
-    /// max(max over j of v(j) and v'(j), (C − 1)·S_c + G)   — linear on j ∈ [n, L_c − 1]
+    /// max(max over j of v(j) and v'(j), (C − 1)·S_c + G + T)   — linear on j ∈ [n, L_c − 1]
     ///                         and on [1, n − 1], so the ends of both runs and j = 0 are
     ///                         the only candidates; the last term is the end of the first
-    ///                         backward, with G_emb written.
+    ///                         backward, with G_emb written and a tied matrix's gradient
+    ///                         accumulation T (`tied_accumulation_bytes`) for a moment.
     /// ```
-    pub fn pytorch_backward_high_water(&self, grads: u128, split: (u128, u128)) -> u128 {
+    pub fn pytorch_backward_high_water(
+        &self,
+        grads: u128,
+        split: (u128, u128),
+        tied: u128,
+    ) -> u128 {
         let lc = self.lc;
         let (head, emb) = split;
         let body = grads - head - emb;
@@ -1427,8 +1433,9 @@ impl ActPlan {
                 + (lc - j) * q
                 + if j == 0 { body % lc } else { 0 }
         };
-        // After layer 0: its saved tensors freed, the embedding's gradients written.
-        let mut best = v(0).max((self.chunks - 1) * self.chunk_saved() + grads);
+        // After layer 0: its saved tensors freed, the embedding's gradients written (a
+        // tied matrix's accumulation for a moment on top, `tied_accumulation_bytes`).
+        let mut best = v(0).max((self.chunks - 1) * self.chunk_saved() + grads + tied);
         // The next micro-batch's backward (every gradient written, one fewer in flight).
         let later = |j: u128| {
             self.later_others * self.chunk_saved()
@@ -1485,14 +1492,46 @@ pub(crate) fn grad_split(s: &Scenario, arch: &Arch, st: &Stage, grads: u128) -> 
     } else {
         0
     };
-    let layers = arch.layers.max(1) as u128;
-    let bytes = |params: u128| {
-        mul_div_u128(grads, params.saturating_mul(layers), st.frac.0, false)
-            .unwrap_or(0)
-            .min(grads)
-    };
-    let (h, e) = (bytes(head), bytes(emb));
+    let (h, e) = (
+        grad_share(arch, st, grads, head),
+        grad_share(arch, st, grads, emb),
+    );
     (h, e.min(grads - h))
+}
+
+/// The bytes of `params` parameters' gradients, of the stage's `grads` (`G·Ψ_x/Ψ_i`).
+fn grad_share(arch: &Arch, st: &Stage, grads: u128, params: u128) -> u128 {
+    let layers = arch.layers.max(1) as u128;
+    mul_div_u128(grads, params.saturating_mul(layers), st.frac.0, false)
+        .unwrap_or(0)
+        .min(grads)
+}
+
+/// A tied embedding's gradient accumulation at the end of PyTorch's first backward: the
+/// LM head wrote the tied matrix's gradient first; the embedding's backward produces its
+/// own dense gradient of the same shape, and autograd's accumulation allocates their sum
+/// before the old one is freed — three `V·h` gradients for a moment, two beyond the one
+/// already counted.
+///
+/// # Formula
+/// ```text
+/// 2·G_tied = 2·G·V·h/Ψ_i      tied, embedding and head on the one stage, PyTorch without
+///                              accumulation (the walked split, `grad_split`); else 0
+/// ```
+/// Source: PyTorch autograd's `AccumulateGrad` (a new `grad = old + new` when the old
+/// gradient cannot be updated in place); measured with MemTracker
+/// (`tools/measure_pytorch.py`, GPT-2 shape, AdamW fused: the backward's peak holds three
+/// `V·h` fp32 tensors, 12,582,912 B, with the tied gradient not yet in place).
+///
+/// # Example
+/// GPT-2 small, fp32 gradients: 2·4·50,257·768 = 308,779,008 B.
+pub(crate) fn tied_accumulation_bytes(s: &Scenario, arch: &Arch, st: &Stage, grads: u128) -> u128 {
+    let walked =
+        pytorch_grads(s) && !accumulates(s, st) && grad_split(s, arch, st, grads) != (0, 0);
+    if !(arch.tied && st.p == 1 && walked) {
+        return 0;
+    }
+    2 * grad_share(arch, st, grads, arch.vocab as u128 * arch.hidden as u128)
 }
 
 /// Activations for one pipeline stage, under the scenario's convention.
@@ -1558,8 +1597,9 @@ pub(crate) fn activation_items(
     };
     if separate {
         let split = grad_split(s, arch, st, grads as u128);
+        let tied = tied_accumulation_bytes(s, arch, st, grads as u128);
         let backward = plan
-            .pytorch_backward_high_water(grads as u128, split)
+            .pytorch_backward_high_water(grads as u128, split, tied)
             .saturating_sub(grads as u128);
         ledger.push_in(
             &[Phase::Backward],

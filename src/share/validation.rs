@@ -370,7 +370,7 @@ pub fn markdown(doc: &Value) -> String {
     );
     md.push_str(
         "\n## What the PyTorch measurements changed (2026-11-23)\n\n\
-         Seven mechanisms, each measured with MemTracker (`tools/measure_pytorch.py`, `tests/pytorch_measured.rs`), moved these rows:\n\n\
+         Eight mechanisms, each measured with MemTracker (`tools/measure_pytorch.py`, `tests/pytorch_measured.rs`), moved these rows:\n\n\
          - A checkpointed block's working set is freed when its forward returns, before the logits exist: the forward holds \
          the larger of the two, not both. torchtitan's full-AC rows drop by that working set (T2 +4.9 % → −3.3 %; T4 −9.6 % → −19.1 %: \
          the T4 row's closer figure came from counting the working set twice; its remaining gap is torch.compile + float8 and \
@@ -390,16 +390,19 @@ pub fn markdown(doc: &Value) -> String {
          the loss. Where the step is the peak (AdamW with every block checkpointed) this was the whole gap: fp32 full-checkpointing \
          runs −7.9 % → within 1 %, the 60 small-model runs' median 1.3 % → 0.4 %. Hugging Face's `Trainer` drops the output \
          with the forward; there this is `T·V·k/t` high.\n\
+         - A tied embedding's gradient is accumulated at the end of the backward: the LM head wrote it first, the embedding's \
+         backward makes its own, and autograd allocates their sum before freeing the old one — three `V·h` gradients for a \
+         moment (`tied_accumulation_bytes`; GPT-2 fp32 AdamW fused −10.4 % → 0.0 %).\n\
          - New keys from new measurements: `adam_impl` (AdamW foreach / fused / for-loop: 4·Ψ, 0, two of the largest tensor; \
          within 1 % where the step is the peak) and `logits=all` (inference over a whole prompt with every position's logits \
          and the loss: within 0.01 %).\n\
          \nOpen: FSDP2 runs are 3–6 % high in fp32 and bf16 alike; bf16 runs with full checkpointing are 3–6 % low (not yet \
          traced: the recomputed layer's backward temporaries are the candidate); full-width fp32 eager runs are 6 % low and the full-width bf16 \
-         SGD run without checkpointing 19.9 % high. Two backward mechanisms that AdamW's fused runs expose (their step is not the \
-         peak): without checkpointing, autocast's bf16 copies are saved per layer and freed by each layer's backward, while memfit \
-         holds all of them through the backward (+12.4 %; the same mechanism is the likeliest cause of the full-width bf16 SGD \
-         row); GPT-2's tied embedding accumulates its gradient through three `V·h` buffers at the end of the backward, which \
-         memfit does not count (−10.4 %).\n",
+         SGD run without checkpointing 19.9 % high. One backward mechanism that AdamW's fused and for-loop runs expose \
+         (their step is not the peak): without checkpointing, autocast's bf16 copies are saved per layer and freed by each \
+         layer's backward (and the embedding and norms are never cast), while memfit holds a copy of every parameter through \
+         the backward: +11 to +12 % on those bf16 runs (Llama and GPT-2 shapes; before the tied-gradient term the GPT-2 runs hid \
+         it), and the likeliest cause of the full-width bf16 SGD row.\n",
     );
     let _ = Location::Gpu;
     md
