@@ -737,19 +737,32 @@ impl StageWalk {
         Some(())
     }
 
-    /// One layer's forward: gather, save (or checkpoint and run the working set), the
-    /// logits after the chunk's last layer of the model, release.
-    fn forward_layer(&self, w: &mut Walk, op: Op, j: u32) {
+    /// The events of layer `j`'s pass in `op`, starting with the all-gather of its
+    /// parameters (ZeRO-3 / FSDP; nothing otherwise).
+    fn layer_pass<'w>(
+        &self,
+        w: &'w mut Walk,
+        phase: StepPhase,
+        op: Op,
+        j: u32,
+    ) -> impl FnMut(Component, i64, &'static str) + 'w {
         let layer = Some(self.first_layer(op.chunk) + j);
-        let mut at = |c: Component, bytes: i64, what: &'static str| {
-            w.add(StepPhase::Forward, layer, Some(op.mb), c, bytes, what)
+        let mut at = move |c: Component, bytes: i64, what: &'static str| {
+            w.add(phase, layer, Some(op.mb), c, bytes, what)
         };
-        let (a, ckpt) = (self.a, j < self.n);
         at(
             Component::GatheredLayer,
             self.gathered,
             "all-gather the layer's parameters",
         );
+        at
+    }
+
+    /// One layer's forward: gather, save (or checkpoint and run the working set), the
+    /// logits after the chunk's last layer of the model, release.
+    fn forward_layer(&self, w: &mut Walk, op: Op, j: u32) {
+        let mut at = self.layer_pass(w, StepPhase::Forward, op, j);
+        let (a, ckpt) = (self.a, j < self.n);
         if ckpt {
             let keep = "keep the layer's input (checkpoint)";
             at(Component::Activations, self.input, keep);
@@ -869,16 +882,8 @@ impl StageWalk {
     /// gradients (PyTorch, first backward of the chunk), free what it saved, the logits
     /// after the model's last layer (non-PyTorch), the embedding's gradients after layer 0.
     fn backward_layer(&self, w: &mut Walk, op: Op, j: u32, frees_logits: bool, pr: &mut Progress) {
-        let layer = Some(self.first_layer(op.chunk) + j);
-        let mut at = |c: Component, bytes: i64, what: &'static str| {
-            w.add(StepPhase::Backward, layer, Some(op.mb), c, bytes, what)
-        };
+        let mut at = self.layer_pass(w, StepPhase::Backward, op, j);
         let (a, ckpt) = (self.a, j < self.n);
-        at(
-            Component::GatheredLayer,
-            self.gathered,
-            "all-gather the layer's parameters",
-        );
         if ckpt {
             at(
                 Component::Activations,
