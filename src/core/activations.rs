@@ -8,7 +8,7 @@
 
 use super::megatron::Recompute;
 use super::model::{Arch, Mlp, Norm};
-use super::scenario::{Attn, Framework, Layout, Scenario, Schedule};
+use super::scenario::{Attn, Finetune, Framework, Fsdp, Layout, Scenario, Schedule};
 
 /// Seed 002's arithmetic slip, as memfit explains it next to the seed's convention.
 pub const SEED_002_SLIP: &str = "Seed 002's Llama-3 405B example prints M_a = 147,366 GB \
@@ -100,6 +100,22 @@ pub struct Shape {
     pub t: u128,
     /// Bytes per activation element, k.
     pub k: u128,
+    /// Bytes per element of the residual stream (the blocks' inputs and outputs): 4 under
+    /// autocast (see [`autocast`]), else `k`.
+    pub res: u128,
+}
+
+/// Whether the blocks run under `torch.amp.autocast` over fp32 parameters: PyTorch with
+/// a master precision and no FSDP (whose MixedPrecisionPolicy casts the parameters
+/// themselves), training every parameter or QLoRA (PEFT's `prepare_model_for_kbit_training`
+/// casts every parameter that is not 4-bit to fp32); LoRA keeps its frozen base in the
+/// compute dtype. Then the embedding's output is fp32, each block adds its 16-bit output
+/// to an fp32 residual, norms run in fp32, and every linear casts its own input to 16 bits.
+pub fn autocast(s: &Scenario) -> bool {
+    s.framework == Framework::Pytorch
+        && s.precision.has_master()
+        && s.fsdp == Fsdp::None
+        && s.finetune != Finetune::Lora
 }
 
 impl Shape {
@@ -117,6 +133,11 @@ impl Shape {
             f: arch.ffn as u128,
             t: l.tp.max(1) as u128,
             k: s.precision.compute_bytes() as u128,
+            res: if autocast(s) {
+                4
+            } else {
+                s.precision.compute_bytes() as u128
+            },
         }
     }
 }
@@ -214,17 +235,6 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
     {
         return op_sac_layer(arch, x, r);
     }
-    let stats = match arch.norm {
-        Norm::Rmsnorm => 4,
-        Norm::Layernorm | Norm::LayernormNp => 8,
-    };
-    // Composite RMSNorm (Hugging Face LlamaRMSNorm, torch.nn.RMSNorm) also saves the
-    // normalised fp32 tensor x·rsqrt(mean(x²)); fused kernels (Megatron/Apex) do not.
-    let composite = if arch.norm == Norm::Rmsnorm && s.framework != Framework::Megatron {
-        4 * h / r
-    } else {
-        0
-    };
     let a_t = x.a.div_ceil(t);
     let kv_heads = match s.attn {
         Attn::Flash => x.kv,
@@ -233,11 +243,13 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
     let kv_t = kv_heads.div_ceil(t);
     let selective = s.recompute == Recompute::Selective;
     let mut v = Terms::from([
-        Term {
-            name: "attention norm + qkv input",
-            formula: "2·T·h·k/r + n·T [+ 4·T·h/r composite RMSNorm]",
-            bytes: 2 * tok * h * k / r + stats * tok + composite * tok,
-        },
+        norm_term(
+            s,
+            arch,
+            x,
+            "attention norm + qkv input",
+            attention_readers(arch),
+        ),
         Term {
             name: "q, k, v",
             formula: "T·(a + 2·a_kv')·d·k/t",
@@ -286,11 +298,13 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
             bytes: tok * h / r,
         });
     }
-    v.push(Term {
-        name: "MLP norm + first linear input",
-        formula: "2·T·h·k/r + n·T [+ 4·T·h/r composite RMSNorm]",
-        bytes: 2 * tok * h * k / r + stats * tok + composite * tok,
-    });
+    v.push(norm_term(
+        s,
+        arch,
+        x,
+        "MLP norm + first linear input",
+        mlp_readers(arch),
+    ));
     let swiglu_saved = if s.framework == Framework::Megatron {
         3
     } else {
@@ -333,6 +347,86 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
     v
 }
 
+/// A norm and the linears that read its output, as a block saves them.
+///
+/// # Formula
+/// ```text
+/// 16-bit or fp32 modules:  2·T·h·k/r + n·T [+ 4·T·h/r composite RMSNorm]
+///                          (the norm's input; its output, one tensor every reader saves)
+/// autocast:                4·T·h/r + n·T [+ 4·T·h/r] + c·T·h·k/r
+///                          (the fp32 residual is the norm's input and its output is fp32;
+///                           each of the c linears reading it saves its own 16-bit cast)
+/// ```
+/// `T = b·s'` tokens, `r = t` under sequence parallelism else 1, `n` the statistics (4 B
+/// per token RMSNorm rstd, 8 B LayerNorm mean + rstd); composite RMSNorm (Hugging Face
+/// `LlamaRMSNorm`, `torch.nn.RMSNorm`) also saves the normalised fp32 `x·rsqrt(mean(x²))`,
+/// fused kernels (Megatron/Apex) do not. `c` the readers (`attention_readers`,
+/// `mlp_readers`).
+/// Source: PyTorch autocast (`cached_cast` caches casts of leaf parameters only, so an
+/// activation is cast once per op that reads it); measured with saved-tensor hooks on the
+/// blocks of `tools/measure_pytorch.py` (torch 2.15, CPU autocast, bf16).
+///
+/// # Example
+/// Llama shape h = 256, b·s = 2·256, autocast bf16, attention norm (q, k, v separate):
+/// 4·512·256 + 4·512 + 4·512·256 + 3·512·256·2 = 1,837,056 B, as measured; without
+/// autocast (bf16 modules) 2·512·256·2 + 4·512 + 4·512·256 = 1,050,624 B.
+fn norm_term(s: &Scenario, arch: &Arch, x: &Shape, name: &'static str, readers: u128) -> Term {
+    let tok = x.b * x.sl;
+    let r = if s.sp { x.t } else { 1 };
+    let stats = match arch.norm {
+        Norm::Rmsnorm => 4,
+        Norm::Layernorm | Norm::LayernormNp => 8,
+    };
+    let composite = if arch.norm == Norm::Rmsnorm && s.framework != Framework::Megatron {
+        4 * tok * x.h / r
+    } else {
+        0
+    };
+    let (bytes, formula) = if autocast(s) {
+        let casts = readers * tok * x.h * x.k / r;
+        let formula = match readers {
+            1 => "4·T·h/r + n·T [+ 4·T·h/r composite RMSNorm] + T·h·k/r  (autocast: fp32 residual and norm, one reader's 16-bit cast)",
+            2 => "4·T·h/r + n·T [+ 4·T·h/r composite RMSNorm] + 2·T·h·k/r  (autocast: fp32 residual and norm, each of 2 readers' 16-bit cast)",
+            _ => "4·T·h/r + n·T [+ 4·T·h/r composite RMSNorm] + 3·T·h·k/r  (autocast: fp32 residual and norm, each of 3 readers' 16-bit cast)",
+        };
+        (4 * tok * x.h / r + stats * tok + composite + casts, formula)
+    } else {
+        (
+            2 * tok * x.h * x.k / r + stats * tok + composite,
+            "2·T·h·k/r + n·T [+ 4·T·h/r composite RMSNorm]",
+        )
+    };
+    Term {
+        name,
+        formula,
+        bytes,
+    }
+}
+
+/// The linears that read the attention norm's output: q, k and v (3), one fused qkv
+/// module (1), or MLA's q_a and kv_a projections (2).
+fn attention_readers(arch: &Arch) -> u128 {
+    match (arch.mla.is_some(), arch.fused_qkv) {
+        (true, _) => 2,
+        (false, true) => 1,
+        (false, false) => 3,
+    }
+}
+
+/// The linears that read the MLP norm's output: gate and up (2), one fused gate‖up
+/// module or GELU's fc (1); MoE: the router, plus the shared experts' first linears.
+fn mlp_readers(arch: &Arch) -> u128 {
+    let dense = match arch.mlp {
+        Mlp::Swiglu if !arch.fused_gate_up => 2,
+        _ => 1,
+    };
+    if arch.experts == 0 {
+        dense
+    } else {
+        1 + if arch.shared_experts > 0 { dense } else { 0 }
+    }
+}
+
 /// PyTorch selective activation checkpointing as torchtitan applies it ("op" policy):
 /// inside each block, the outputs of every other matmul and of the attention kernel are
 /// saved, everything else is recomputed in backward.
@@ -356,8 +450,8 @@ pub fn op_sac_layer(arch: &Arch, x: &Shape, r: u128) -> Terms {
     Terms::from([
         Term {
             name: "block input",
-            formula: "T·h·k/r",
-            bytes: tok * h * k / r,
+            formula: "T·h·k'/r  (k' = 4 under autocast: the fp32 residual)",
+            bytes: tok * h * x.res / r,
         },
         Term {
             name: "saved matmul outputs (q, v, gate, down)",
@@ -424,10 +518,11 @@ pub fn chunk_layers(s: &Scenario, stage_layers: u32) -> (u128, u128) {
     (lc, n)
 }
 
-/// Bytes of one block's checkpointed input (what full recompute keeps per layer).
+/// Bytes of one block's checkpointed input (what full recompute keeps per layer):
+/// `T·h·k'/r`, `k'` the residual stream's bytes (4 under autocast, see [`Shape::res`]).
 pub fn layer_input_bytes(s: &Scenario, x: &Shape) -> u128 {
     let r = if s.sp { x.t } else { 1 };
-    x.b * x.sl * x.h * x.k / r
+    x.b * x.sl * x.h * x.res / r
 }
 
 /// The last stage's output layer: final norm, LM head input, logits and the loss.
@@ -440,6 +535,9 @@ pub fn layer_input_bytes(s: &Scenario, x: &Shape) -> u128 {
 ///                            the forward's fp32 upcast (k < 4) is already freed: k + 4 + 4 is
 ///                            the smaller forward moment)
 /// Megatron:                  2·T·h·k + 4·T·V/t              (fused vocab-parallel cross entropy, fp32)
+/// PyTorch under autocast:    4·T·h + n·T [+ 4·T·h] + T·h·k + T·V·(k + 12)/t   (the final norm
+///                            runs in fp32 on the fp32 residual, see `norm_term`; the head
+///                            saves its 16-bit cast of the norm's output)
 /// ```
 /// `T = b·s'` tokens, `V` vocabulary, `t` TP (vocab-parallel head).
 /// Source: Hugging Face `LlamaForCausalLM.forward` (`logits.float()` then
@@ -456,6 +554,11 @@ pub fn logits_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> (u128, &'static str
         Framework::Megatron => (
             2 * tok * x.h * x.k + (4 * tok * v).div_ceil(x.t),
             "2·T·h·k + 4·T·V/t",
+        ),
+        _ if autocast(s) => (
+            norm_term(s, arch, x, "final norm + LM head input", 1).bytes
+                + (tok * v * (x.k + 12)).div_ceil(x.t),
+            "4·T·h + n·T [+ 4·T·h composite RMSNorm] + T·h·k + T·V·(k + 4 + 4 + 4)/t  (autocast: the fp32 final norm and the head's cast input)",
         ),
         _ => (
             2 * tok * x.h * x.k + (tok * v * (x.k + 12)).div_ceil(x.t),
@@ -514,6 +617,48 @@ mod tests {
             want
         );
         assert_eq!(want, 763_920_384);
+    }
+
+    /// The blocks of `tools/measure_pytorch.py` under CPU autocast (bf16, fp32
+    /// parameters), b = 2, s = 256: the bytes their saved-tensor hooks report per block,
+    /// the parameters' bf16 casts left out (torch 2.15; Llama shape 7,294,976 B, GPT-2
+    /// shape 4,743,168 B).
+    #[test]
+    fn autocast_blocks_match_saved_tensor_hooks() {
+        let mut s = Scenario::default();
+        s.framework = Framework::Pytorch;
+        s.precision = crate::core::scenario::Precision::Bf16;
+        s.attn = Attn::Sdpa;
+        s.batch = 2;
+        s.seq = 256;
+        s.arch.hidden = Some(256);
+        s.arch.heads = Some(8);
+        s.arch.kv_heads = Some(2);
+        s.arch.ffn = Some(688);
+        s.arch.vocab = Some(4096);
+        s.arch.layers = Some(4);
+        assert!(autocast(&s));
+        let sum = |s: &Scenario| -> u128 {
+            memfit_layer(s, &s.arch(), &shape(s))
+                .iter()
+                .map(|t| t.bytes)
+                .sum()
+        };
+        let llama = sum(&s);
+        assert_eq!(llama, 7_294_976);
+        // The attention norm: fp32 input and normalised tensor, rstd, q/k/v casts.
+        let t = memfit_layer(&s, &s.arch(), &shape(&s))[0];
+        assert_eq!(t.bytes, 4 * 512 * 256 + 4 * 512 + 4 * 512 * 256 + 3 * 512 * 256 * 2);
+        assert_eq!(t.bytes, 1_837_056);
+        // A checkpointed block keeps its fp32 input.
+        assert_eq!(layer_input_bytes(&s, &shape(&s)), 4 * 512 * 256);
+        s.model = "gpt2".into();
+        s.arch.kv_heads = Some(8);
+        s.arch.ffn = Some(1024);
+        assert_eq!(sum(&s), 4_743_168);
+        // LoRA keeps a 16-bit base: no fp32 residual.
+        s.finetune = crate::core::scenario::Finetune::Lora;
+        assert!(!autocast(&s));
     }
 
     #[test]

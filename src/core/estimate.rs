@@ -213,11 +213,18 @@ pub(crate) fn stage_count(arch: &Arch, l: &Layout) -> u32 {
 
 /// One training pipeline stage's GPU memory under memfit's mechanisms: model states,
 /// activations, runtime overheads, then fragmentation on their allocated peak.
-pub(crate) fn train_stage(s: &Scenario, p: &Prepared, l: &Layout, st: &Stage, ledger: &mut Ledger) {
-    let grads = train::model_states(s, &p.arch, p.psi, p.largest, l, st, ledger);
-    train::activation_items(s, &p.arch, l, st, grads, ledger);
+pub(crate) fn train_stage(
+    s: &Scenario,
+    p: &Prepared,
+    l: &Layout,
+    st: &Stage,
+    ledger: &mut Ledger,
+) -> train::StageStates {
+    let states = train::model_states(s, &p.arch, p.psi, p.largest, l, st, ledger);
+    train::activation_items(s, &p.arch, l, st, states, ledger);
     train::overhead_items(s, l, p.largest, ledger);
     add_fragmentation(s, ledger, &TRAIN);
+    states
 }
 
 /// The ledger of a scenario that has no pipeline stages of its own (inference and

@@ -618,7 +618,14 @@ impl SweepJob {
                 let mut acts = [Tally::default(); 2];
                 for (st, out) in ends.iter().zip(acts.iter_mut()).take(n_stages) {
                     let mut lg = Ledger::tally();
-                    train::activation_items(w, &p.arch, &l, st, 0, &mut lg);
+                    train::activation_items(
+                        w,
+                        &p.arch,
+                        &l,
+                        st,
+                        train::StageStates::default(),
+                        &mut lg,
+                    );
                     *out = lg.totals();
                 }
                 let act_comm = activation_comm(w, p, &ends[0]);

@@ -29,7 +29,7 @@
 use super::estimate::{route, stage_count, train_stage, Prepared, Route};
 use super::ledger::{Component, Item, Ledger, Location, Phase};
 use super::scenario::{Scenario, Schedule};
-use super::train::{accumulates, grad_split, pytorch_grads, ActPlan, Stage};
+use super::train::{accumulates, grad_split, pytorch_grads, ActPlan, CopyWalk, Stage};
 use super::{activations, conventions, infer, train};
 use serde::{Deserialize, Serialize};
 
@@ -503,6 +503,11 @@ fn life(it: &Item) -> Life {
     if matches!(it.component, Component::Activations | Component::Logits) {
         return Life::Plan;
     }
+    // Autocast's copies at the backward's high-water mark: the walk frees the copies
+    // layer by layer itself (`CopyWalk`).
+    if it.component == Component::Weights && ph == &[Backward] {
+        return Life::Plan;
+    }
     if ph.is_empty() {
         return Life::Resident;
     }
@@ -581,6 +586,9 @@ struct StageWalk {
     g_body: i64,
     /// A tied embedding's gradient accumulation at the end (`train::tied_accumulation_bytes`).
     tied: i64,
+    /// Autocast's copies as the first backward frees them (`train::CopyWalk`; zero
+    /// unless walked: PyTorch under autocast without accumulation).
+    copies: CopyWalk,
     /// Global index of this stage's first block, the stage and the stages.
     before: u32,
     stage: u32,
@@ -600,7 +608,7 @@ impl StageWalk {
     fn of(s: &Scenario, p: &Prepared, st: &Stage) -> Option<StageWalk> {
         let l = s.layout();
         let mut lg = Ledger::bare();
-        train_stage(s, p, &l, st, &mut lg);
+        let states = train_stage(s, p, &l, st, &mut lg);
         let items: Vec<Item> = lg.into_items().into_iter().filter(gpu).collect();
         let plan = ActPlan::of(s, &p.arch, &l, st);
         let x = activations::Shape::of(s, &p.arch, &l);
@@ -622,7 +630,7 @@ impl StageWalk {
                 &p.arch,
                 &x,
                 st,
-                grads.max(0) as u128,
+                states.copies,
             ))?
         } else {
             0
@@ -669,6 +677,11 @@ impl StageWalk {
                 st,
                 grads.max(0) as u128,
             ))?,
+            copies: if separate {
+                CopyWalk::of(s, st, states.copies)
+            } else {
+                CopyWalk::default()
+            },
         })
     }
 
@@ -797,14 +810,23 @@ impl StageWalk {
         let mb = Some(op.mb);
         let has_logits = self.last_stage && op.chunk + 1 == self.v;
         if !pr.backward_seen {
-            let what = |_| "autocast exited: its cast cache freed";
-            w.each(
-                StepPhase::Backward,
-                mb,
-                self.with(|lf| lf == Life::Forward),
-                true,
-                what,
-            )?;
+            // Autocast exited: its cache is cleared; the copies a matmul saved live on.
+            let what = |_| "freed when the forward's context exits";
+            let others = self.with(|lf| lf == Life::Forward);
+            let others = others.filter(|i| i.component != Component::Weights);
+            w.each(StepPhase::Backward, mb, others, true, what)?;
+            let exit = signed(self.copies.exit)?;
+            if exit > 0 {
+                let what = "autocast exited: the checkpointed layers' cached copies freed";
+                w.add(
+                    StepPhase::Backward,
+                    None,
+                    mb,
+                    Component::Weights,
+                    -exit,
+                    what,
+                );
+            }
         }
         if has_logits && self.separate && op.run == 1 {
             // PyTorch: the loss's backward is done before any layer's.
@@ -828,6 +850,18 @@ impl StageWalk {
         )?;
         if !pr.backward_seen {
             pr.backward_seen = true;
+            let head_copy = signed(self.copies.head)?;
+            if head_copy > 0 {
+                let what = "the LM head's bf16 copy freed by its backward";
+                w.add(
+                    StepPhase::Backward,
+                    None,
+                    mb,
+                    Component::Weights,
+                    -head_copy,
+                    what,
+                );
+            }
             if self.g_head > 0 {
                 let what = "the LM head's gradients (first in the backward)";
                 w.add(
@@ -894,6 +928,23 @@ impl StageWalk {
         let last_chunk = self.v == 1 || op.chunk + 1 == self.v;
         if self.pyt && !pr.grads_written[j as usize] && last_chunk {
             pr.grads_written[j as usize] = true;
+            // Autocast's copy of the layer: re-cast by a checkpointed layer's recomputation;
+            // freed by the matmuls' backward, before the gradients are written.
+            let copy = self.copies.layer(j as u128).min(i64::MAX as u128) as i64;
+            if copy > 0 {
+                if ckpt {
+                    at(
+                        Component::Weights,
+                        copy,
+                        "recomputation re-casts the layer's bf16 copies",
+                    );
+                }
+                at(
+                    Component::Weights,
+                    -copy,
+                    "the layer's bf16 copies freed by its matmuls' backward",
+                );
+            }
             at(
                 Component::Gradients,
                 self.g_layer(j),

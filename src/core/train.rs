@@ -3,8 +3,8 @@
 //! method; activations; host RAM at model init; pinned memory.
 
 use super::activations::{
-    chunk_layers, in_flight, korthikanti_layer, layer_input_bytes, logits_bytes, memfit_layer,
-    stage_layers, Shape,
+    autocast, chunk_layers, in_flight, korthikanti_layer, layer_input_bytes, logits_bytes,
+    memfit_layer, stage_layers, Shape,
 };
 use super::ledger::{Component, Ledger, Location, Phase};
 use super::megatron::Recompute;
@@ -464,11 +464,11 @@ pub(crate) fn model_states(
     l: &Layout,
     st: &Stage,
     ledger: &mut Ledger,
-) -> u64 {
+) -> StageStates {
     let c = StateCtx::new(s, arch, psi_total, largest, l, st);
-    let mut grads = 0;
+    let mut out = StageStates::default();
     if pytorch_grads(s) {
-        grads = pytorch_states(&c, l, ledger);
+        out = pytorch_states(&c, l, ledger);
     } else {
         weight_items(&c, ledger);
         adapter_items(&c, ledger);
@@ -478,7 +478,18 @@ pub(crate) fn model_states(
         gathered_layer_item(&c, ledger);
     }
     nvme_staging_items(&c, ledger);
-    grads
+    out
+}
+
+/// What a stage's model states hand to its activations: PyTorch's gradients, written in
+/// the backward (0 otherwise), and autocast's bf16 copies as the backward frees them
+/// (`autocast_copy_split`: the head's, the layers'; 0 unless walked).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct StageStates {
+    /// PyTorch's gradient bytes of the stage, `G`.
+    pub grads: u64,
+    /// Autocast's copies `(C_head, C_body)` in bytes.
+    pub copies: (u128, u128),
 }
 
 /// The model's weights: `k·Ψ_i/t` (÷ N_s under ZeRO-3), an fp8 copy under fp8
@@ -762,15 +773,15 @@ fn nvme_staging_items(c: &StateCtx, ledger: &mut Ledger) {
 /// FSDP2 with a bf16 MixedPrecisionPolicy, gradients freed by `zero_grad`, AdamW foreach.
 /// Its mechanisms: `pytorch_params_grads`, `pytorch_optimizer`, and the unsharded
 /// FSDP buffers (`fsdp_pipeline_buffers` or `fsdp_unsharded_buffers`).
-fn pytorch_states(c: &StateCtx, l: &Layout, ledger: &mut Ledger) -> u64 {
-    let grads = pytorch_params_grads(c, l, ledger);
+fn pytorch_states(c: &StateCtx, l: &Layout, ledger: &mut Ledger) -> StageStates {
+    let states = pytorch_params_grads(c, l, ledger);
     pytorch_optimizer(c, ledger);
     if c.s.fsdp != Fsdp::None && l.pp > 1 {
         fsdp_pipeline_buffers(c, ledger);
     } else if c.s.fsdp != Fsdp::None {
         fsdp_unsharded_buffers(c, ledger);
     }
-    grads
+    states
 }
 
 const SRC_PYTORCH: &str = "PyTorch 2.x: fp32 params under torch.amp.autocast (or FSDP2 MixedPrecisionPolicy), torch.optim.AdamW (foreach)";
@@ -808,18 +819,64 @@ impl StateCtx<'_> {
     }
 }
 
-/// Whether autocast's cast cache is the only home of the bf16 weight copies: PyTorch with
-/// fp32 parameters under autocast, no FSDP, no gradient accumulation, every layer
-/// checkpointed (no matmul saved a copy). The cache is freed when autocast exits, before
-/// the backward.
-pub(crate) fn autocast_cache_only(s: &Scenario, st: &Stage) -> bool {
-    s.precision.has_master()
-        && s.fsdp == Fsdp::None
-        && pytorch_grads(s)
-        && !accumulates(s, st)
-        && s.recompute == Recompute::Full
-        && s.convention != Convention::Korthikanti
-        && (s.ckpt_layers == 0 || s.ckpt_layers >= st.layers / s.virtual_stages().max(1))
+/// Autocast's bf16 copies of stage `st`'s weights, split as PyTorch's first backward
+/// frees them: `(C_head, C_body)` bytes; `(0, 0)` when the blocks do not run under
+/// autocast (see [`autocast`]).
+///
+/// # Formula
+/// ```text
+/// C      = k·Ψ_cast/t = (k/4)·W·Ψ_cast/Ψ_i     W = 4·Ψ_i/t the stage's fp32 weights
+/// Ψ_cast = L_i·(Ψ_attention + Ψ_mlp)/L + [last stage]·(Ψ_head + [tied]·V·h)
+/// C_head = (k/4)·W·(Ψ_head + [tied]·V·h)/Ψ_i   (0 where the gradients are not split, see
+///                                               `grad_split`), C_body = C − C_head
+/// ```
+/// Autocast casts what a linear reads — every linear's weight and bias, the LM head (a
+/// tied matrix through it) — once per forward and caches the cast until the context
+/// exits; the embedding lookup, learned positions and norms run on the fp32 parameters
+/// and are never cast. Each copy is also saved by its matmul, so it outlives the cache:
+/// the backward frees the head's copy first and each layer's when that layer's matmuls
+/// are differentiated, just before its gradients are written (`c(j) = ⌊C_body/L_c⌋`, the
+/// remainder at layer 0, as the gradients, see `ActPlan::pytorch_backward_high_water`).
+/// A checkpointed layer saved nothing: its copies die with the cache and are re-cast by
+/// its recomputation. Source: `torch.amp.autocast` (`cached_cast`: leaf fp32 tensors
+/// that require grad; `clear_autocast_cache` on exit); measured with MemTracker
+/// (`tools/measure_pytorch.py`): at the end of a bf16 AdamW run's backward no copy is
+/// alive, and the embedding is never cast.
+///
+/// # Example
+/// Llama-2-7B on one GPU, bf16: Ψ_cast = 6,738,415,616 − 131,072,000 (embedding) − 266,240
+/// (norms) = 6,607,077,376, C = 2·Ψ_cast = 13,214,154,752 B; C_head = 2·131,072,000 =
+/// 262,144,000 B.
+pub(crate) fn autocast_copy_split(s: &Scenario, arch: &Arch, st: &Stage, w4: u128) -> (u128, u128) {
+    if !autocast(s) || st.frac.0 == 0 {
+        return (0, 0);
+    }
+    let c = arch.params();
+    let layers = arch.layers.max(1) as u128;
+    let vh = arch.vocab as u128 * arch.hidden as u128;
+    let head = if st.i + 1 == st.p {
+        c.lm_head as u128 + if arch.tied { vh } else { 0 }
+    } else {
+        0
+    };
+    let body = (c.attention as u128 + c.mlp as u128).saturating_mul(st.layers as u128);
+    let k = s.precision.compute_bytes() as u128;
+    // (k/4)·W·x/Ψ_i, x counted over `layers` like the stage's share `frac`.
+    let copies = |x: u128| {
+        mul_div_u128(w4, x, st.frac.0, false)
+            .unwrap_or(0)
+            .min(w4)
+            .saturating_mul(k)
+            / 4
+    };
+    let all = copies(body.saturating_add(head.saturating_mul(layers)));
+    let split = grad_split(s, arch, st, w4) != (0, 0);
+    let h = if split {
+        copies(head.saturating_mul(layers)).min(all)
+    } else {
+        0
+    };
+    (h, all - h)
 }
 
 /// One micro-batch's logits and loss in the forward phase of stage `st`.
@@ -827,85 +884,125 @@ pub(crate) fn autocast_cache_only(s: &Scenario, st: &Stage) -> bool {
 /// # Formula
 /// ```text
 /// logits_bytes                                  (see activations::logits_bytes: k + 12 per logit)
-/// autocast cache only (see autocast_cache_only), one micro-batch alive, last stage:
-///   2·T·h·k + T·V·(k + 4 + 4)/t + max(0, 4·T·V/t − k·Ψ_i/t)
+/// PyTorch under autocast, no gradient accumulation, one micro-batch alive, last stage:
+///   logits_bytes − 4·T·V/t + max(0, 4·T·V/t + C_B − C)
 /// ```
-/// The loss's forward (logits, fp32 upcast, log-softmax: `k + 8`) runs inside autocast,
-/// with its cache `k·Ψ_i/t`; the loss's backward (`k + 12`) runs after autocast exited and
-/// freed it. The forward phase holds the larger of the two moments; the cache is its own
-/// item, so this item adds only what the backward moment has beyond it.
+/// The loss's forward (logits, fp32 upcast, log-softmax: `k + 8`) runs inside autocast
+/// with its whole cache `C` (`autocast_copy_split`); the loss's backward (`k + 12`) runs
+/// after autocast exited, when only the copies a matmul saved are alive: `C_B` = the head's
+/// and the layers' that are not checkpointed (with every layer checkpointed, the head's
+/// only). The forward phase holds the larger of the two moments; the copies are their own
+/// item (`C`), so this item adds only what the backward moment has beyond it.
 /// Source: `torch.amp.autocast` (`clear_autocast_cache` on exit); measured with
 /// MemTracker (`tools/measure_pytorch.py`, bf16 runs with full checkpointing).
 ///
 /// # Example
-/// Llama shape h = 256, V = 4096, T = 512, bf16, Ψ = 4,868,352: k·Ψ = 9,736,704 B ≥ 4·T·V
-/// = 8,388,608 B, so the item is 2·512·256·2 + 512·4096·10 = 21,495,808 B.
+/// Llama shape h = 256, V = 4096, T = 512, bf16, every layer checkpointed: C − C_B =
+/// 2·(4,868,352 − 1,048,576 − 2,304 − 1,048,576) = 5,537,792 B < 4·T·V = 8,388,608 B, so
+/// the item is logits_bytes − 5,537,792 B.
 pub(crate) fn logits_forward_bytes(
     s: &Scenario,
     arch: &Arch,
     x: &Shape,
     st: &Stage,
-    grads: u128,
+    copies: (u128, u128),
 ) -> u128 {
     let (lb, _) = logits_bytes(s, arch, x);
     let one_alive = s.schedule != Schedule::Gpipe || s.microbatches <= 1;
-    if !(autocast_cache_only(s, st) && one_alive && st.i + 1 == st.p) {
+    let walked = pytorch_grads(s) && !accumulates(s, st);
+    if !(walked && one_alive && st.i + 1 == st.p) {
         return lb;
     }
+    let exit = CopyWalk::of(s, st, copies).exit;
     let tv4 = (4 * x.b * x.sl * arch.vocab as u128).div_ceil(x.t);
-    // The fp32 gradients are 4·Ψ_i/t: the cache is k/4 of them.
-    let cache = grads * x.k / 4;
-    lb - tv4 + tv4.saturating_sub(cache)
+    lb - tv4 + tv4.saturating_sub(exit)
 }
 
-/// Autocast's bf16 copies of the weights.
+/// How autocast's copies leave a stage in PyTorch's first backward (see
+/// `autocast_copy_split`): the checkpointed layers' when autocast exits, the head's
+/// first, then each layer's just before its gradients are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CopyWalk {
+    /// The head's copy, `C_head`.
+    pub head: u128,
+    /// Layer `j`'s copy is `per + [j = 0]·rem` (`C_body` over the chunk's `L_c` layers).
+    pub per: u128,
+    /// The remainder of `C_body/L_c`, with layer 0.
+    pub rem: u128,
+    /// Checkpointed layers of the chunk, `n` (the first `n`).
+    pub n: u128,
+    /// Freed when autocast exits: the checkpointed layers' copies, `Σ_{j<n} c(j)`.
+    pub exit: u128,
+}
+
+impl CopyWalk {
+    /// The walk of stage `st`'s copies `(C_head, C_body)` (`autocast_copy_split`).
+    pub fn of(s: &Scenario, st: &Stage, (head, body): (u128, u128)) -> CopyWalk {
+        let (lc, n) = chunk_layers(s, st.layers);
+        let full = s.recompute == Recompute::Full && s.convention != Convention::Korthikanti;
+        let n = if full { n } else { 0 };
+        let (per, rem) = (body / lc, body % lc);
+        CopyWalk {
+            head,
+            per,
+            rem,
+            n,
+            exit: if n > 0 { n * per + rem } else { 0 },
+        }
+    }
+    /// Layer `j`'s copy, `c(j)`.
+    pub fn layer(&self, j: u128) -> u128 {
+        self.per + if j == 0 { self.rem } else { 0 }
+    }
+    /// The copies alive while layer `j`'s gradients are written: the layers below `j`
+    /// that are not checkpointed, `Σ_{n ≤ i < j} c(i)` (layer `j`'s own copy is freed by
+    /// its matmuls' backward, before the gradients exist).
+    pub fn below(&self, j: u128) -> u128 {
+        if j <= self.n {
+            0
+        } else {
+            (j - self.n) * self.per + if self.n == 0 { self.rem } else { 0 }
+        }
+    }
+}
+
+/// Autocast's bf16 copies of the weights (`autocast_copy_split`).
 ///
 /// # Formula
 /// ```text
-/// forward and backward:  k·Ψ_i/t                 (the cast cache; each copy is also
-///                                                 saved by its matmul for backward)
-/// every layer checkpointed, no gradient accumulation (PyTorch):
-///   forward:   k·Ψ_i/t                           (the cache, cleared when autocast exits)
-///   backward:  k·Ψ_b/t                           (one block's copies, re-cast by its
-///                                                 recomputation; nothing else saved them)
+/// PyTorch, no gradient accumulation:
+///   forward:   C = k·Ψ_cast/t          (the cast cache, every linear's weights)
+///   backward:  the copies alive at the backward's high-water mark, counted with it
+///              (`activation_items`, `ActPlan::pytorch_backward_high_water`)
+/// with gradient accumulation (the gradients resident, the backward lumped):
+///   forward and backward:  C
 /// ```
-/// `Ψ_b` one block's parameters. Source: `torch.amp.autocast` (`cache_enabled=True`:
-/// casts of leaf weights are cached inside the context and freed by
-/// `clear_autocast_cache` on exit), `torch.utils.checkpoint` (a checkpointed block saves
-/// only its input); measured with MemTracker (`tools/measure_pytorch.py`): at the
-/// backward's peak under full checkpointing no other copy is alive.
+/// Source: `torch.amp.autocast` (`cache_enabled=True`), `torch.utils.checkpoint` (a
+/// checkpointed block saves only its input); measured with MemTracker
+/// (`tools/measure_pytorch.py`).
 ///
 /// # Example
-/// Llama-2-7B, bf16 autocast, t = 1: forward 2·6,738,415,616 = 13,476,831,232 B; with
-/// every block checkpointed, backward 2·202,383,360 = 404,766,720 B.
-fn autocast_copies(c: &StateCtx, ledger: &mut Ledger) {
+/// Llama-2-7B, bf16 autocast, t = 1: forward 2·6,607,077,376 = 13,214,154,752 B.
+fn autocast_copies(c: &StateCtx, ledger: &mut Ledger) -> (u128, u128) {
     let (s, k, t, psi) = (c.s, c.k, c.t, c.psi);
-    let psym = c.psym();
+    let w4 = mul_div_ceil(4, psi, t) as u128;
+    let (head, body) = autocast_copy_split(s, c.arch, c.st, w4);
+    if head + body == 0 {
+        return (0, 0);
+    }
+    let bytes = (head + body).min(u64::MAX as u128) as u64;
     let src = "PyTorch torch.amp.autocast weight-cast cache (cache_enabled=True)";
-    if autocast_cache_only(s, c.st) {
-        let block = c.arch.params().per_layer.min(psi);
+    let vals = || format!("{}, C_head={head} B, C_body={body} B", c.pytorch_vals());
+    if pytorch_grads(s) && !accumulates(s, c.st) {
         ledger.push_in(
             &[Phase::Forward],
             Component::Weights,
             Location::Gpu,
-            mul_div_ceil(k, psi, t),
+            bytes,
             || {
                 (
-                    format!("{k}·{psym}/t  (autocast bf16 weight copies, forward: the cast cache)"),
-                    c.pytorch_vals(),
-                )
-            },
-            src,
-        );
-        ledger.push_in(
-            &[Phase::Backward],
-            Component::Weights,
-            Location::Gpu,
-            mul_div_ceil(k, block, t),
-            || {
-                (
-                    format!("{k}·Ψ_b/t  (backward: one checkpointed block's copies, re-cast by its recomputation)"),
-                    format!("Ψ_b={block}, t={t}"),
+                    format!("{k}·Ψ_cast/t  (autocast bf16 weight copies, forward: the cast cache of every linear)"),
+                    vals(),
                 )
             },
             src,
@@ -915,23 +1012,25 @@ fn autocast_copies(c: &StateCtx, ledger: &mut Ledger) {
             &FWD_BWD,
             Component::Weights,
             Location::Gpu,
-            mul_div_ceil(k, psi, t),
+            bytes,
             || {
                 (
-                    format!("{k}·{psym}/t  (autocast bf16 weight copies, forward and backward)"),
-                    c.pytorch_vals(),
+                    format!("{k}·Ψ_cast/t  (autocast bf16 weight copies of every linear, forward and backward)"),
+                    vals(),
                 )
             },
             src,
         );
     }
+    (head, body)
 }
 
 /// PyTorch parameters (`p·Ψ_i/t`, ÷ N_s under FSDP full shard), autocast's bf16 weight
 /// cache (forward and backward, without FSDP), gradients (backward and step: freed by
 /// `zero_grad`; the whole step under gradient accumulation, see `accumulates`) and
-/// DDP's bucket copy of the gradients (N_d > 1, unsharded). Returns the gradient bytes.
-fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger) -> u64 {
+/// DDP's bucket copy of the gradients (N_d > 1, unsharded). Returns the gradient bytes
+/// and the copies' split.
+fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger) -> StageStates {
     let (s, t, psi) = (c.s, c.t, c.psi);
     let pb = c.pytorch_param_bytes();
     let psym = c.psym();
@@ -943,9 +1042,7 @@ fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger) -> u64 {
         || (format!("{pb}·{}", sym(c.w_div)), c.pytorch_vals()),
         SRC_PYTORCH,
     );
-    if s.precision.has_master() && s.fsdp == Fsdp::None {
-        autocast_copies(c, ledger);
-    }
+    let copies = autocast_copies(c, ledger);
     let grads = mul_div_ceil(pb, psi, t * c.g_div);
     let phases = bwd_step(s, c.st);
     ledger.push_in(
@@ -976,7 +1073,7 @@ fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger) -> u64 {
             "PyTorch DistributedDataParallel Reducer buckets (gradient_as_bucket_view=False, the default)",
         );
     }
-    grads
+    StageStates { grads, copies }
 }
 
 /// PyTorch optimizer states, and AdamW's foreach temporaries in the step
@@ -1402,18 +1499,22 @@ impl ActPlan {
     /// v'(j) = O·S_c + Σ_{i ≤ j} saved(i) + [j < n]·A + G   (the next micro-batch's
     ///                         backward, C ≥ 2, v = 1: every gradient written; O = C − 2
     ///                         under 1F1B, 0 under GPipe whose middle backwards are lumped)
-    /// max(max over j of v(j) and v'(j), (C − 1)·S_c + G + T)   — linear on j ∈ [n, L_c − 1]
-    ///                         and on [1, n − 1], so the ends of both runs and j = 0 are
-    ///                         the only candidates; the last term is the end of the first
-    ///                         backward, with G_emb written and a tied matrix's gradient
-    ///                         accumulation T (`tied_accumulation_bytes`) for a moment.
+    /// max(max over j of v(j) + c_<(j) and v'(j), (C − 1)·S_c + G + T)   — linear on
+    ///                         j ∈ [n, L_c − 1] and on [1, n − 1], so the ends of both runs
+    ///                         and j = 0 are the only candidates; the last term is the end
+    ///                         of the first backward, with G_emb written and a tied matrix's
+    ///                         gradient accumulation T (`tied_accumulation_bytes`) for a moment.
     /// ```
+    /// `c_<(j)` autocast's copies still alive while layer `j`'s gradients are written
+    /// (`CopyWalk::below`: the layers below `j` that are not checkpointed; 0 without
+    /// autocast). Returns the mark and the copies alive at it.
     pub fn pytorch_backward_high_water(
         &self,
         grads: u128,
         split: (u128, u128),
         tied: u128,
-    ) -> u128 {
+        copies: &CopyWalk,
+    ) -> (u128, u128) {
         let lc = self.lc;
         let (head, emb) = split;
         let body = grads - head - emb;
@@ -1434,8 +1535,9 @@ impl ActPlan {
                 + if j == 0 { body % lc } else { 0 }
         };
         // After layer 0: its saved tensors freed, the embedding's gradients written (a
-        // tied matrix's accumulation for a moment on top, `tied_accumulation_bytes`).
-        let mut best = v(0).max((self.chunks - 1) * self.chunk_saved() + grads + tied);
+        // tied matrix's accumulation for a moment on top, `tied_accumulation_bytes`);
+        // every copy freed.
+        let mut best = ((self.chunks - 1) * self.chunk_saved() + grads + tied, 0);
         // The next micro-batch's backward (every gradient written, one fewer in flight).
         let later = |j: u128| {
             self.later_others * self.chunk_saved()
@@ -1443,11 +1545,17 @@ impl ActPlan {
                 + if j < self.n { self.a } else { 0 }
                 + grads
         };
+        let mut see = |total: u128, c: u128| {
+            if total > best.0 {
+                best = (total, c);
+            }
+        };
         for j in [lc - 1, self.n, self.n.saturating_sub(1), 1, 0] {
             if j < lc {
-                best = best.max(v(j));
+                let c = copies.below(j);
+                see(v(j) + c, c);
                 if self.chunks >= 2 && self.v == 1 && head + emb > 0 {
-                    best = best.max(later(j));
+                    see(later(j), 0);
                 }
             }
         }
@@ -1565,9 +1673,10 @@ pub(crate) fn activation_items(
     arch: &Arch,
     l: &Layout,
     st: &Stage,
-    grads: u64,
+    states: StageStates,
     ledger: &mut Ledger,
 ) {
+    let grads = states.grads;
     let x = Shape::of(s, arch, l);
     let plan = ActPlan::of(s, arch, l, st);
     let per_layer = plan.a;
@@ -1598,9 +1707,29 @@ pub(crate) fn activation_items(
     if separate {
         let split = grad_split(s, arch, st, grads as u128);
         let tied = tied_accumulation_bytes(s, arch, st, grads as u128);
-        let backward = plan
-            .pytorch_backward_high_water(grads as u128, split, tied)
-            .saturating_sub(grads as u128);
+        let copies = CopyWalk::of(s, st, states.copies);
+        let (mark, alive) = plan.pytorch_backward_high_water(grads as u128, split, tied, &copies);
+        // The phase's items sum to the mark: the gradients G (their item, as after the
+        // backward), the copies alive at the mark, and the rest. Where the mark comes before
+        // most gradients are written, the copies take what is left beyond G.
+        let beyond = mark.saturating_sub(grads as u128);
+        let alive = alive.min(beyond);
+        let backward = beyond - alive;
+        if alive > 0 {
+            ledger.push_in(
+                &[Phase::Backward],
+                Component::Weights,
+                Location::Gpu,
+                alive.min(u64::MAX as u128) as u64,
+                || {
+                    (
+                        "Σ_{n ≤ i < j} c(i)  (autocast bf16 copies of the layers not yet differentiated, at the backward's high-water mark j)".into(),
+                        format!("c(i)={} B/layer, n={}", copies.per, copies.n),
+                    )
+                },
+                "PyTorch autograd: a matmul's saved bf16 weight copy is freed by its backward, before the layer's gradients are written",
+            );
+        }
         ledger.push_in(
             &[Phase::Backward],
             Component::Activations,
@@ -1608,7 +1737,7 @@ pub(crate) fn activation_items(
             backward.min(u64::MAX as u128) as u64,
             || {
                 (
-                    "max_j v(j) − G;  v(j) = (m_i − 1)·S + saved(layers ≤ j) + [j checkpointed]·A + gradients of layers ≥ j".into(),
+                    "max_j v(j) − G − copies;  v(j) = (m_i − 1)·S + saved(layers ≤ j) + [j checkpointed]·A + gradients of layers ≥ j + autocast copies of layers < j".into(),
                     format!(
                         "A={per_layer} B/layer, I={} B, L_i={li}, n={}, m_i={:.3}, G={grads} B",
                         plan.input,
@@ -1652,7 +1781,7 @@ pub(crate) fn activation_items(
     );
     cp_ring_buffers(&x, l, ledger);
     if st.i + 1 == st.p {
-        logits_item(s, arch, &x, separate, st, grads as u128, ledger);
+        logits_item(s, arch, &x, separate, st, states.copies, ledger);
     }
 }
 
@@ -1694,11 +1823,11 @@ fn logits_item(
     x: &Shape,
     separate: bool,
     st: &Stage,
-    grads: u128,
+    copies: (u128, u128),
     ledger: &mut Ledger,
 ) {
     let (full, lf) = logits_bytes(s, arch, x);
-    let lb = logits_forward_bytes(s, arch, x, st, grads);
+    let lb = logits_forward_bytes(s, arch, x, st, copies);
     let lf = if lb == full {
         lf.to_string()
     } else {
@@ -1854,4 +1983,40 @@ pub(crate) fn pinned_bytes(s: &Scenario, psi: u64, l: &Layout) -> u64 {
         4
     };
     mul_div_ceil(per_param, psi, nodes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Llama-2-7B on one GPU under bf16 autocast: the copies are every linear's weights
+    /// (the embedding and the 65 norms are never cast), the head's 2·V·h first.
+    #[test]
+    fn autocast_copies_of_llama2_7b_by_hand() {
+        let mut s = Scenario::default();
+        s.framework = Framework::Pytorch;
+        s.precision = Precision::Bf16;
+        let arch = s.arch();
+        let st = Stage::of(&arch, 1, 0);
+        let psi = 6_738_415_616u128;
+        let (head, body) = autocast_copy_split(&s, &arch, &st, 4 * psi);
+        let cast = psi - 32_000 * 4096 - (65 * 4096);
+        assert_eq!(head + body, 2 * cast);
+        assert_eq!(head + body, 13_214_154_752);
+        assert_eq!(head, 2 * 32_000 * 4096);
+        // Freed layer by layer: 32 layers, nothing checkpointed.
+        let w = CopyWalk::of(&s, &st, (head, body));
+        assert_eq!((w.n, w.exit), (0, 0));
+        assert_eq!(w.per * 32 + w.rem, body);
+        assert_eq!(w.below(0), 0);
+        assert_eq!(w.below(31), body - w.per);
+        // Every layer checkpointed: the cache dies when autocast exits.
+        s.recompute = Recompute::Full;
+        let w = CopyWalk::of(&s, &st, (head, body));
+        assert_eq!(w.exit, body);
+        assert_eq!(w.below(31), 0);
+        // FSDP's MixedPrecisionPolicy casts the parameters themselves: no autocast.
+        s.fsdp = Fsdp::FullShard;
+        assert_eq!(autocast_copy_split(&s, &arch, &st, 4 * psi), (0, 0));
+    }
 }

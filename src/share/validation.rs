@@ -370,7 +370,7 @@ pub fn markdown(doc: &Value) -> String {
     );
     md.push_str(
         "\n## What the PyTorch measurements changed (2026-11-23)\n\n\
-         Eight mechanisms, each measured with MemTracker (`tools/measure_pytorch.py`, `tests/pytorch_measured.rs`), moved these rows:\n\n\
+         Ten mechanisms, each measured with MemTracker (`tools/measure_pytorch.py`, `tests/pytorch_measured.rs`), moved these rows:\n\n\
          - A checkpointed block's working set is freed when its forward returns, before the logits exist: the forward holds \
          the larger of the two, not both. torchtitan's full-AC rows drop by that working set (T2 +4.9 % → −3.3 %; T4 −9.6 % → −19.1 %: \
          the T4 row's closer figure came from counting the working set twice; its remaining gap is torch.compile + float8 and \
@@ -393,16 +393,17 @@ pub fn markdown(doc: &Value) -> String {
          - A tied embedding's gradient is accumulated at the end of the backward: the LM head wrote it first, the embedding's \
          backward makes its own, and autograd allocates their sum before freeing the old one — three `V·h` gradients for a \
          moment (`tied_accumulation_bytes`; GPT-2 fp32 AdamW fused −10.4 % → 0.0 %).\n\
+         - Under autocast the residual stream is fp32: the embedding's output is fp32 and each block adds its 16-bit output to it, so the norms save fp32 inputs (and RMSNorm its fp32 normalised tensor), a checkpointed block keeps an fp32 input, and every linear that reads a norm's output saves its own 16-bit cast (q, k and v: three; gate and up: two; a fused module: one) — autocast caches casts of parameters only (`norm_term`, `Shape::res`; measured per saved tensor with saved-tensor hooks). Applies to full training and QLoRA (PEFT's `prepare_model_for_kbit_training` casts every non-4-bit parameter to fp32), not to LoRA over a 16-bit base. The Unsloth QLoRA rows moved from +11 % … +19 % to −2.7 % … +4.1 % with it; Unsloth's own kernels and offloaded checkpointing are not modelled, so part of that agreement may be coincidence.
+         - Autocast's bf16 copies are of the linears only (the embedding, positions and norms are never cast), and each is saved by its matmul: the backward frees the head's first and each layer's just before that layer's gradients are written, so gradients replace copies layer by layer (`autocast_copy_split`, `CopyWalk`); at the end of the backward no copy is alive. With the fp32 residual this closed every bf16 autocast run without eager attention: AdamW fused / for-loop +11 % … +12 % → 0.0 %, SGD −2.4 % … −4.8 % → 0.0 %, full-width bf16 SGD +19.9 % → 0.0 % (with checkpointing +6.7 % → −0.6 %); the 60 small-model runs' median 0.4 % → 0.0 %, max 12.4 % → 4.3 %.
          - New keys from new measurements: `adam_impl` (AdamW foreach / fused / for-loop: 4·Ψ, 0, two of the largest tensor; \
          within 1 % where the step is the peak) and `logits=all` (inference over a whole prompt with every position's logits \
          and the loss: within 0.01 %).\n\
-         \nOpen: FSDP2 runs are 3–6 % high in fp32 and bf16 alike; bf16 runs with full checkpointing are 3–6 % low (not yet \
-         traced: the recomputed layer's backward temporaries are the candidate); full-width fp32 eager runs are 6 % low and the full-width bf16 \
-         SGD run without checkpointing 19.9 % high. One backward mechanism that AdamW's fused and for-loop runs expose \
-         (their step is not the peak): without checkpointing, autocast's bf16 copies are saved per layer and freed by each \
-         layer's backward (and the embedding and norms are never cast), while memfit holds a copy of every parameter through \
-         the backward: +11 to +12 % on those bf16 runs (Llama and GPT-2 shapes; before the tied-gradient term the GPT-2 runs hid \
-         it), and the likeliest cause of the full-width bf16 SGD row.\n",
+         \nOpen: FSDP2 runs are 3–6 % high in fp32 and bf16 alike (not traced). Eager attention's backward: the full-width \
+         eager runs are 3–6 % low because the peak falls inside a layer's attention backward, where the softmax's backward \
+         holds the gradient of the probabilities and of the scores, both fp32 (MemTracker: TEMP 1,088 MiB = 2·b·a·s²·4 = \
+         1,024 MiB plus two `b·s·h·4` gradients), after the MLP's saved tensors are freed and its gradients written; memfit's \
+         backward moments are whole layers and do not count these temporaries. Pure bf16 (no autocast) Llama runs are 2–4 % low \
+         (not traced).\n",
     );
     let _ = Location::Gpu;
     md
