@@ -648,7 +648,10 @@ mod tests {
         assert_eq!(llama, 7_294_976);
         // The attention norm: fp32 input and normalised tensor, rstd, q/k/v casts.
         let t = memfit_layer(&s, &s.arch(), &shape(&s))[0];
-        assert_eq!(t.bytes, 4 * 512 * 256 + 4 * 512 + 4 * 512 * 256 + 3 * 512 * 256 * 2);
+        assert_eq!(
+            t.bytes,
+            4 * 512 * 256 + 4 * 512 + 4 * 512 * 256 + 3 * 512 * 256 * 2
+        );
         assert_eq!(t.bytes, 1_837_056);
         // A checkpointed block keeps its fp32 input.
         assert_eq!(layer_input_bytes(&s, &shape(&s)), 4 * 512 * 256);
