@@ -139,8 +139,9 @@ fn pytorch_training_peaks() {
         cats[0].1.iter().all(|e| *e < 1e-9),
         "parameter bytes differ"
     );
-    assert!(med <= 0.10, "median peak error {med}");
-    assert!(max <= 0.40, "max peak error {max}");
+    // 2026-11-23: median 0.0 %, max 4.3 % (pure bf16 Llama, see docs/validation.md "Open").
+    assert!(med <= 0.01, "median peak error {med}");
+    assert!(max <= 0.05, "max peak error {max}");
 }
 
 /// Autocast's bf16 copies at their largest over the phases (the forward's cache), as
@@ -165,8 +166,12 @@ fn comp_autocast(e: &Estimate) -> f64 {
 
 #[test]
 fn pytorch_inference_peaks() {
-    let (med, _) = compare_set("infer", |run| pytorch_query("infer", run));
-    assert!(med <= 0.25, "median inference error {med}");
+    let (med, max) = compare_set("infer", |run| pytorch_query("infer", run));
+    // 2026-11-23: median 3.6 %, max 4.1 %.
+    assert!(
+        med <= 0.05 && max <= 0.05,
+        "inference error: median {med}, max {max}"
+    );
 }
 
 /// Inference over a whole prompt with every position's logits and the loss
@@ -257,15 +262,24 @@ fn pytorch_adam_implementations() {
 
 #[test]
 fn pytorch_fsdp2_peaks() {
-    let (med, _) = compare_set("fsdp", |run| pytorch_query("fsdp", run));
-    assert!(med <= 0.15, "median FSDP2 error {med}");
+    let (med, max) = compare_set("fsdp", |run| pytorch_query("fsdp", run));
+    // 2026-11-23: median 5.4 %, max 5.9 % (memfit high; docs/validation.md "Open").
+    assert!(
+        med <= 0.06 && max <= 0.065,
+        "FSDP2 error: median {med}, max {max}"
+    );
 }
 
 /// Full-width Llama-2-7B blocks measured under FakeTensorMode (sizes without data).
 #[test]
 fn pytorch_full_width_peaks() {
-    let (med, _) = compare_set("large", train_query);
-    assert!(med <= 0.10, "median full-width error {med}");
+    let (med, max) = compare_set("large", train_query);
+    // The layer's backward walked inside (`layer_backward`) and the embedding's backward
+    // (`embedding_backward`): all 16 runs within 0.01 % (were −6.1 … +3.1 %).
+    assert!(
+        med <= 0.001 && max <= 0.001,
+        "full-width error: median {med}, max {max}"
+    );
 }
 
 /// The page's table is these comparisons: one row per measured run, memfit's allocated

@@ -7,7 +7,7 @@
 //! rows are selectable conventions, reproduced exactly.
 
 use super::megatron::Recompute;
-use super::model::{Arch, Mlp, Norm};
+use super::model::{Arch, Bias, Mlp, Norm};
 use super::scenario::{Attn, Finetune, Framework, Fsdp, Layout, Scenario, Schedule};
 
 /// Seed 002's arithmetic slip, as memfit explains it next to the seed's convention.
@@ -403,6 +403,111 @@ fn norm_term(s: &Scenario, arch: &Arch, x: &Shape, name: &'static str, readers: 
     }
 }
 
+/// What a layer holds at the moments inside its PyTorch backward, relative to the
+/// whole-layer moment (every saved tensor alive, every gradient written) that `ActPlan`
+/// walks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayerBackward {
+    /// Saved bytes of the layer freed before its attention core is differentiated: the
+    /// MLP's side and the attention output; eager attention also V and the softmax's
+    /// 16-bit cast (`S_f`).
+    pub freed: u128,
+    /// Eager attention's softmax-backward temporaries (`X`; 0 for fused kernels).
+    pub temp: u128,
+    /// The layer's parameters whose gradients come last — q, k, v (with biases and q/k
+    /// norms) and the attention norm — over the layer's parameters: `(Ψ_qkvn, Ψ_l)`.
+    pub grad_part: (u128, u128),
+    /// Autocast's copies freed last (q, k, v) over the layer's copied linears:
+    /// `(Ψ_qkv, Ψ_attn + Ψ_mlp)` per layer.
+    pub copy_part: (u128, u128),
+}
+
+impl LayerBackward {
+    /// Of a layer's gradient bytes `g` and autocast copy `c`: the gradients written last
+    /// (`g·Ψ_qkvn/Ψ_l`) and the copies freed last (`c·Ψ_qkv/(Ψ_attn + Ψ_mlp)`).
+    pub fn qkv_parts(&self, g: u128, c: u128) -> (u128, u128) {
+        let part = |x: u128, (n, d): (u128, u128)| {
+            super::units::mul_div_u128(x, n, d, false)
+                .unwrap_or(x)
+                .min(x)
+        };
+        (part(g, self.grad_part), part(c, self.copy_part))
+    }
+}
+
+/// The moments inside a PyTorch layer's backward. The residual's gradient reaches the MLP
+/// first: its gradients are written and its saved tensors freed, then the attention
+/// output's linear's; then the attention core is differentiated — eager attention's P·V
+/// matmul (∂P, ∂V; its saved V freed) and softmax (∂scores) while q, k and the fp32
+/// probabilities are still saved; q, k, v's and the attention norm's gradients come last.
+///
+/// # Formula
+/// ```text
+/// S_f = T·a·d·k/t [attention output] + MLP norm + first linear input + MLP intermediates
+///       eager: + [q, k, v separate]·T·a'·d·k/t [V] + [k < 4]·b·a·s'·s·k/t [softmax's cast]
+/// X   = eager: 2·b·a·s'·s·4/t [∂P and ∂scores, fp32: Hugging Face takes the softmax in
+///       fp32] + T·h·res/r [the residual stream's gradient] + T·a'·d·k/t [∂V];  else 0
+/// Ψ_qkvn = Ψ_attn/L − (a·d·h + b_o) + n(h)         Ψ_qkv = Ψ_attn/L − (a·d·h + b_o)
+/// ```
+/// `T = b·s'` tokens, `a' = a` (eager repeats the KV heads), `d` head width, `k` bytes
+/// per activation, `res` bytes per residual element (`Shape::res`), `r = t` under
+/// sequence parallelism, `n(h)` the norm's parameters. Only PyTorch's standard pre-norm
+/// blocks without dropout (two norms a layer, no MLA, no encoder, not op-level selective
+/// checkpointing); other blocks keep the whole-layer moment (`None`).
+/// Source: PyTorch autograd; Hugging Face `eager_attention_forward`
+/// (`softmax(..., dtype=torch.float32).to(query.dtype)`); measured with MemTracker on
+/// full-width Llama-2-7B blocks (`tools/measure_pytorch.py --large-into`): fp32 eager,
+/// s = 2048, TEMP 1,140,850,688 B = 2·32·2048²·4 + 2·2048·4096·4 and GRAD = the head's +
+/// the MLP's + the MLP norm's + o's gradients, exactly; the 16 full-width runs 0.0 %
+/// (were −6.1 … +3.1 %).
+///
+/// # Example
+/// Llama-2-7B shape, b = 1, s = 2048, fp32, eager: S_f = 33,554,432·2 + 100,671,488 +
+/// 360,710,144 = 528,490,496 B; X = 1,073,741,824 + 33,554,432·2 = 1,140,850,688 B;
+/// Ψ_qkvn = 3·4096² + 4096 = 50,335,744 of Ψ_l = 202,383,360.
+pub fn layer_backward(s: &Scenario, arch: &Arch, x: &Shape) -> Option<LayerBackward> {
+    let standard = arch.mla.is_none() && arch.encoder_layers == 0 && arch.norms_per_layer == 2;
+    if s.framework != Framework::Pytorch
+        || s.recompute == Recompute::Selective
+        || s.dropout
+        || !standard
+    {
+        return None;
+    }
+    let eager = s.attn == Attn::Eager;
+    let (tok, t) = (x.b * x.sl, x.t);
+    let r = if s.sp { t } else { 1 };
+    let a_t = x.a.div_ceil(t);
+    let probs = x.b * a_t * x.sl * x.s;
+    let head_side = tok * a_t * x.d * x.k;
+    let terms = memfit_layer(s, arch, x);
+    let mlp_side: u128 = terms
+        .iter()
+        .skip_while(|t| t.name != "MLP norm + first linear input")
+        .map(|t| t.bytes)
+        .sum();
+    let (freed, temp) = if eager {
+        let v = if arch.fused_qkv { 0 } else { head_side };
+        let cast = if x.k < 4 { probs * x.k } else { 0 };
+        let temp = 2 * probs * 4 + tok * x.h * x.res / r + head_side;
+        (head_side + v + cast + mlp_side, temp)
+    } else {
+        (head_side + mlp_side, 0)
+    };
+    let c = arch.params();
+    let layers = arch.layers.max(1) as u128;
+    let (h, a, d) = (x.h, x.a, x.d);
+    let o = a * d * h + if arch.bias == Bias::All { h } else { 0 };
+    let attn = c.attention as u128 / layers;
+    let qkv = attn.saturating_sub(o);
+    Some(LayerBackward {
+        freed,
+        temp,
+        grad_part: (qkv + arch.norm.params(h), (c.per_layer as u128).max(1)),
+        copy_part: (qkv, (attn + c.mlp as u128 / layers).max(1)),
+    })
+}
+
 /// The linears that read the attention norm's output: q, k and v (3), one fused qkv
 /// module (1), or MLA's q_a and kv_a projections (2).
 fn attention_readers(arch: &Arch) -> u128 {
@@ -623,6 +728,46 @@ mod tests {
     /// parameters), b = 2, s = 256: the bytes their saved-tensor hooks report per block,
     /// the parameters' bf16 casts left out (torch 2.15; Llama shape 7,294,976 B, GPT-2
     /// shape 4,743,168 B).
+    /// The moments inside a layer's backward for the full-width Llama-2-7B block that
+    /// MemTracker measured (`tests/data/pytorch_measurements.json`, "large"), by hand.
+    #[test]
+    fn layer_backward_of_a_llama_2_7b_block_by_hand() {
+        let mut s = Scenario::default();
+        s.framework = Framework::Pytorch;
+        s.precision = crate::core::scenario::Precision::Fp32;
+        s.attn = Attn::Eager;
+        s.batch = 1;
+        s.seq = 2048;
+        s.arch.layers = Some(2);
+        let (t, h, a, f) = (2048u128, 4096u128, 32u128, 11008u128);
+        let lb = layer_backward(&s, &s.arch(), &shape(&s)).unwrap();
+        // The attention output and V (T·h·4 each), the MLP norm (input, output,
+        // composite RMSNorm's normalised tensor, rstd) and the four MLP intermediates.
+        let mlp_norm = 2 * t * h * 4 + 4 * t + 4 * t * h;
+        assert_eq!(lb.freed, 2 * t * h * 4 + mlp_norm + 4 * t * f * 4);
+        assert_eq!(lb.freed, 528_490_496);
+        // ∂P and ∂scores in fp32, ∂V and the residual's gradient: MemTracker's TEMP.
+        assert_eq!(lb.temp, 2 * a * t * t * 4 + 2 * t * h * 4);
+        assert_eq!(lb.temp, 1_140_850_688);
+        assert_eq!(lb.grad_part, (3 * h * h + h, 4 * h * h + 3 * h * f + 2 * h));
+        assert_eq!(lb.copy_part, (3 * h * h, 4 * h * h + 3 * h * f));
+        // Measured at the peak: GRAD 1,132,494,848 = the head's 524,304,384 + the layer's
+        // less q, k, v's and the attention norm's.
+        let layer = 4 * (4 * h * h + 3 * h * f + 2 * h);
+        let (g, _) = lb.qkv_parts(layer, 0);
+        assert_eq!(524_304_384 + layer - g, 1_132_494_848);
+        // Under autocast the softmax's bf16 cast is freed too and the residual is fp32.
+        s.precision = crate::core::scenario::Precision::Bf16;
+        let lb = layer_backward(&s, &s.arch(), &shape(&s)).unwrap();
+        assert_eq!(lb.temp, 2 * a * t * t * 4 + t * h * 4 + t * h * 2);
+        assert_eq!(lb.temp, 1_124_073_472);
+        // Fused kernels: no softmax temporaries; Megatron keeps the whole-layer moment.
+        s.attn = Attn::Sdpa;
+        assert_eq!(layer_backward(&s, &s.arch(), &shape(&s)).unwrap().temp, 0);
+        s.framework = Framework::Megatron;
+        assert!(layer_backward(&s, &s.arch(), &shape(&s)).is_none());
+    }
+
     #[test]
     fn autocast_blocks_match_saved_tensor_hooks() {
         let mut s = Scenario::default();

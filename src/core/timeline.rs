@@ -542,7 +542,6 @@ fn train_walk(s: &Scenario, p: &Prepared, st: &Stage, w: &mut Walk) -> Option<u3
         backward_seen: false,
         grads_written: vec![false; t.lc as usize],
         emb_written: false,
-        tied_done: false,
     };
     for op in schedule(s, st.p, st.i, m) {
         if op.forward {
@@ -586,6 +585,9 @@ struct StageWalk {
     g_body: i64,
     /// A tied embedding's gradient accumulation at the end (`train::tied_accumulation_bytes`).
     tied: i64,
+    /// The embedding's backward: its token matrix's gradient and the residual's gradient
+    /// reaching it (`train::embedding_backward`).
+    emb_bwd: Option<(i64, i64)>,
     /// Autocast's copies as the first backward frees them (`train::CopyWalk`; zero
     /// unless walked: PyTorch under autocast without accumulation).
     copies: CopyWalk,
@@ -601,7 +603,6 @@ struct Progress {
     backward_seen: bool,
     grads_written: Vec<bool>,
     emb_written: bool,
-    tied_done: bool,
 }
 
 impl StageWalk {
@@ -677,6 +678,10 @@ impl StageWalk {
                 st,
                 grads.max(0) as u128,
             ))?,
+            emb_bwd: match train::embedding_backward(s, &p.arch, &x, st, grads.max(0) as u128) {
+                Some((g, r)) if separate => Some((signed(g)?, signed(r)?)),
+                _ => None,
+            },
             copies: if separate {
                 CopyWalk::of(s, st, states.copies)
             } else {
@@ -918,77 +923,152 @@ impl StageWalk {
     fn backward_layer(&self, w: &mut Walk, op: Op, j: u32, frees_logits: bool, pr: &mut Progress) {
         let mut at = self.layer_pass(w, StepPhase::Backward, op, j);
         let (a, ckpt) = (self.a, j < self.n);
+        // Inside the layer (`activations::layer_backward`), walked where the closed form
+        // has it: PyTorch without accumulation.
+        let lb = self.plan.layer_bwd.filter(|_| self.separate);
+        // The recomputed first norm saves the kept input as it is (`ActPlan::recomputed`).
+        let rec = if self.separate {
+            a - self.input.min(a)
+        } else {
+            a
+        };
         if ckpt {
             at(
                 Component::Activations,
-                a,
+                rec,
                 "recompute the layer's activations",
             );
         }
+        let live = if ckpt { rec + self.input } else { a };
         let last_chunk = self.v == 1 || op.chunk + 1 == self.v;
+        let mut freed = 0;
         if self.pyt && !pr.grads_written[j as usize] && last_chunk {
             pr.grads_written[j as usize] = true;
             // Autocast's copy of the layer: re-cast by a checkpointed layer's recomputation;
             // freed by the matmuls' backward, before the gradients are written.
             let copy = self.copies.layer(j as u128).min(i64::MAX as u128) as i64;
-            if copy > 0 {
-                if ckpt {
-                    at(
-                        Component::Weights,
-                        copy,
-                        "recomputation re-casts the layer's bf16 copies",
-                    );
-                }
+            if copy > 0 && ckpt {
                 at(
                     Component::Weights,
-                    -copy,
-                    "the layer's bf16 copies freed by its matmuls' backward",
+                    copy,
+                    "recomputation re-casts the layer's bf16 copies",
                 );
             }
-            at(
-                Component::Gradients,
-                self.g_layer(j),
-                "write the layer's gradients",
-            );
+            let g = self.g_layer(j);
+            match lb {
+                Some(lb) => {
+                    let (g_qkvn, c_qkv) = lb.qkv_parts(g.max(0) as u128, copy.max(0) as u128);
+                    let (g_qkvn, c_qkv) = (g_qkvn as i64, c_qkv as i64);
+                    if copy > 0 {
+                        let what = "the MLP's and o's bf16 copies freed by their matmuls' backward";
+                        at(Component::Weights, -(copy - c_qkv), what);
+                    }
+                    let what = "write the MLP's, its norm's and o's gradients";
+                    at(Component::Gradients, g - g_qkvn, what);
+                    freed = self.attention_core(&mut at, lb, live, true);
+                    if c_qkv > 0 {
+                        at(Component::Weights, -c_qkv, "q, k, v's bf16 copies freed");
+                    }
+                    let what = "write q, k, v's and the attention norm's gradients";
+                    at(Component::Gradients, g_qkvn, what);
+                }
+                None => {
+                    if copy > 0 {
+                        let what = "the layer's bf16 copies freed by its matmuls' backward";
+                        at(Component::Weights, -copy, what);
+                    }
+                    at(Component::Gradients, g, "write the layer's gradients");
+                }
+            }
+        } else if let Some(lb) = lb {
+            // A later micro-batch's backward: its temporaries are walked where the closed
+            // form has that moment (`ActPlan::pytorch_backward_high_water`).
+            let temp = self.v == 1;
+            freed = self.attention_core(&mut at, lb, live, temp);
         }
         if ckpt {
             at(
                 Component::Activations,
-                -a,
-                "free the recomputed activations",
-            );
-            at(
-                Component::Activations,
-                -self.input,
-                "free the layer's checkpoint",
+                -(live - freed),
+                "free the recomputed activations and the layer's checkpoint",
             );
         } else {
             at(
                 Component::Activations,
-                -a,
+                -(a - freed),
                 "free the layer's saved activations",
             );
         }
         if frees_logits && !self.separate {
             at(Component::Logits, -self.logits, "logits and loss freed");
         }
-        if j == 0 && self.g_emb > 0 && !pr.emb_written {
+        if j == 0 && !pr.emb_written && (self.g_emb > 0 || self.emb_bwd.is_some()) {
             pr.emb_written = true;
-            let what = "the embedding's gradients (last in the backward)";
-            at(Component::Gradients, self.g_emb, what);
-        }
-        if j == 0 && self.tied > 0 && !pr.tied_done {
-            pr.tied_done = true;
-            let what = "tied embedding: its gradient accumulated (old + new + their sum)";
-            at(Component::Gradients, self.tied, what);
-            at(
-                Component::Gradients,
-                -self.tied,
-                "the accumulation's temporaries freed",
-            );
+            self.embedding(&mut at);
         }
         let release = "release the gathered parameters (gradients reduce-scattered)";
         at(Component::GatheredLayer, -self.gathered, release);
+    }
+
+    /// A layer's attention core differentiated (`activations::layer_backward`): the MLP's
+    /// saved tensors and the attention output (eager: also V and the softmax's cast) freed,
+    /// then eager attention's softmax-backward temporaries for a moment. Returns the bytes
+    /// freed (at most `live`, what the layer holds).
+    fn attention_core(
+        &self,
+        at: &mut impl FnMut(Component, i64, &'static str),
+        lb: activations::LayerBackward,
+        live: i64,
+        with_temp: bool,
+    ) -> i64 {
+        let freed = (lb.freed.min(i64::MAX as u128) as i64).min(live);
+        let what = "the MLP's saved tensors and the attention output freed by their backward";
+        at(Component::Activations, -freed, what);
+        let temp = lb.temp.min(i64::MAX as u128) as i64;
+        if temp > 0 && with_temp {
+            let what = "softmax backward: ∂P and ∂scores (fp32), ∂V and the residual's gradient";
+            at(Component::Activations, temp, what);
+            at(
+                Component::Activations,
+                -temp,
+                "the softmax backward's temporaries freed",
+            );
+        }
+        freed
+    }
+
+    /// The embedding's backward, last (`train::embedding_backward`): its dense gradient
+    /// while the residual's gradient reaches it, the rest of its gradients, and a tied
+    /// matrix's accumulation (old + new + their sum) for a moment.
+    fn embedding(&self, at: &mut impl FnMut(Component, i64, &'static str)) {
+        let (g_tok, r) = self.emb_bwd.unwrap_or((0, 0));
+        // Untied, the token matrix's gradient is part of `g_emb`; tied, it is the
+        // accumulation's `new` (the head wrote the old one).
+        let g_tok = if self.tied > 0 {
+            self.tied / 2
+        } else {
+            g_tok.min(self.g_emb)
+        };
+        let what = "the gradient reaching the embedding";
+        at(Component::Activations, r, what);
+        at(
+            Component::Gradients,
+            g_tok,
+            "the embedding's dense gradient",
+        );
+        at(Component::Activations, -r, "the residual's gradient freed");
+        let what = "the embedding's gradients (last in the backward)";
+        at(
+            Component::Gradients,
+            self.g_emb - if self.tied > 0 { 0 } else { g_tok },
+            what,
+        );
+        if self.tied > 0 {
+            let what = "tied embedding: its gradient accumulated (old + new + their sum)";
+            at(Component::Gradients, self.tied / 2, what);
+            let what = "the accumulation's temporaries freed";
+            at(Component::Gradients, -self.tied, what);
+        }
     }
 
     /// After the last backward: what lived through the passes is freed; the optimizer

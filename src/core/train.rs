@@ -3,8 +3,8 @@
 //! method; activations; host RAM at model init; pinned memory.
 
 use super::activations::{
-    autocast, chunk_layers, in_flight, korthikanti_layer, layer_input_bytes, logits_bytes,
-    memfit_layer, stage_layers, Shape,
+    autocast, chunk_layers, in_flight, korthikanti_layer, layer_backward, layer_input_bytes,
+    logits_bytes, memfit_layer, stage_layers, LayerBackward, Shape,
 };
 use super::ledger::{Component, Ledger, Location, Phase};
 use super::megatron::Recompute;
@@ -1451,6 +1451,11 @@ pub(crate) struct ActPlan {
     /// Other micro-batches in flight during the second backward that is walked layer by
     /// layer (1F1B: `C − 2`; GPipe, whose middle backwards are lumped: 0).
     pub later_others: u128,
+    /// GPipe: every forward before every backward.
+    pub gpipe: bool,
+    /// The moments inside a layer's backward (`layer_backward`; `None`: the whole-layer
+    /// moment only).
+    pub layer_bwd: Option<LayerBackward>,
 }
 
 impl ActPlan {
@@ -1467,10 +1472,15 @@ impl ActPlan {
             n: if full { n } else { 0 },
             chunks,
             v,
+            gpipe: s.schedule == Schedule::Gpipe,
             later_others: if s.schedule == Schedule::Gpipe {
                 0
             } else {
                 chunks.saturating_sub(2)
+            },
+            layer_bwd: match s.convention {
+                Convention::Seed002 | Convention::Seed003 | Convention::Korthikanti => None,
+                _ => layer_backward(s, arch, &x),
             },
         }
     }
@@ -1487,32 +1497,47 @@ impl ActPlan {
     pub fn peak(&self) -> u128 {
         self.chunk_saved() * self.chunks + if self.all_checkpointed() { self.a } else { 0 }
     }
+    /// The bytes a checkpointed layer's recomputation adds: its working set `A` less its
+    /// input, which the recomputed first norm saves as it is (the kept checkpoint, `I`).
+    pub fn recomputed(&self) -> u128 {
+        self.a - self.input.min(self.a)
+    }
     /// PyTorch's first backward: layer `j` (from the chunk's last down to 0) writes its
     /// gradients, then frees what it saved; a checkpointed layer is recomputed first
-    /// (its working set `A`). The LM head's gradients `G_head` come first, the embedding's
-    /// `G_emb` last (`grad_split`); the rest `G_l` in `L_c` parts: `⌊G_l/L_c⌋` per layer,
-    /// the remainder with layer 0. Returns the high-water mark of saved activations +
-    /// written gradients:
+    /// (`A − I` more, `recomputed`). The LM head's gradients `G_head` come first, the
+    /// embedding's `G_emb` last (`grad_split`); the rest `G_l` in `L_c` parts: `⌊G_l/L_c⌋`
+    /// per layer, the remainder with layer 0. Returns the high-water mark of saved
+    /// activations + written gradients:
     ///
     /// ```text
-    /// v(j) = (C − 1)·S_c + Σ_{i ≤ j} saved(i) + [j < n]·A + G_head + (L_c − j)·⌊G_l/L_c⌋ + [j = 0]·(G_l mod L_c)
-    /// v'(j) = O·S_c + Σ_{i ≤ j} saved(i) + [j < n]·A + G   (the next micro-batch's
-    ///                         backward, C ≥ 2, v = 1: every gradient written; O = C − 2
-    ///                         under 1F1B, 0 under GPipe whose middle backwards are lumped)
-    /// max(max over j of v(j) + c_<(j) and v'(j), (C − 1)·S_c + G + T)   — linear on
-    ///                         j ∈ [n, L_c − 1] and on [1, n − 1], so the ends of both runs
-    ///                         and j = 0 are the only candidates; the last term is the end
-    ///                         of the first backward, with G_emb written and a tied matrix's
-    ///                         gradient accumulation T (`tied_accumulation_bytes`) for a moment.
+    /// v(j) = (C − 1)·S_c + Σ_{i ≤ j} saved(i) + [j < n]·(A − I) + G_head + (L_c − j)·⌊G_l/L_c⌋ + [j = 0]·(G_l mod L_c)
+    /// v'(j) = O·S_c + Σ_{i ≤ j} saved(i) + [j < n]·(A − I) + G − L_g   (the next
+    ///                         micro-batch's backward, C ≥ 2, v = 1: every gradient written;
+    ///                         O = C − 2 under 1F1B, 0 under GPipe whose middle backwards are
+    ///                         lumped; L_g under GPipe the first micro-batch's logits, which
+    ///                         the phase counts (`logits_item`) and its backward freed)
+    /// layer j's moments, whole-layer:  v(j) + c_<(j)
+    ///   or inside the layer (`LayerBackward`, PyTorch's standard blocks):
+    ///     MLP done     P1(j) = v(j) + c_<(j) − g_qkvn(j) + c_qkv(j)
+    ///     softmax      M(j)  = P1(j) − S_f + X       (M'(j) = v'(j) − S_f + X)
+    ///     layer done   P3(j) = v(j) + c_<(j) − S_f
+    /// end: (C − 1)·S_c + max(G + T, E)
     /// ```
-    /// `c_<(j)` autocast's copies still alive while layer `j`'s gradients are written
+    /// The maximum over `j` is reached at the ends of the runs `[n, L_c − 1]` and
+    /// `[1, n − 1]` or at `j = 0` (every moment is linear in `j` on each run). `c_<(j)`
+    /// autocast's copies still alive while layer `j`'s gradients are written
     /// (`CopyWalk::below`: the layers below `j` that are not checkpointed; 0 without
-    /// autocast). Returns the mark and the copies alive at it.
+    /// autocast); `g_qkvn(j)`, `c_qkv(j)`, `S_f`, `X` from `LayerBackward`; `T` a tied
+    /// matrix's gradient accumulation (`tied_accumulation_bytes`); `E` the embedding's
+    /// backward (`embedding_backward`, 0 when the stage has none). Returns the mark and
+    /// the copies alive at it.
     pub fn pytorch_backward_high_water(
         &self,
         grads: u128,
         split: (u128, u128),
         tied: u128,
+        emb_bwd: u128,
+        later_less: u128,
         copies: &CopyWalk,
     ) -> (u128, u128) {
         let lc = self.lc;
@@ -1526,24 +1551,26 @@ impl ActPlan {
                 self.n * self.input + (j + 1 - self.n) * self.a
             }
         };
+        let work = |j: u128| if j < self.n { self.recomputed() } else { 0 };
         let v = |j: u128| {
             (self.chunks - 1) * self.chunk_saved()
                 + prefix(j)
-                + if j < self.n { self.a } else { 0 }
+                + work(j)
                 + head
                 + (lc - j) * q
                 + if j == 0 { body % lc } else { 0 }
         };
-        // After layer 0: its saved tensors freed, the embedding's gradients written (a
-        // tied matrix's accumulation for a moment on top, `tied_accumulation_bytes`);
-        // every copy freed.
-        let mut best = ((self.chunks - 1) * self.chunk_saved() + grads + tied, 0);
+        // After layer 0: its saved tensors freed, every copy freed, the embedding's
+        // backward (`E`), its gradients written and a tied matrix's accumulation for a
+        // moment on top (`tied_accumulation_bytes`).
+        let end = (grads + tied).max(emb_bwd);
+        let mut best = ((self.chunks - 1) * self.chunk_saved() + end, 0);
         // The next micro-batch's backward (every gradient written, one fewer in flight).
+        // Under GPipe the first micro-batch's logits, counted in the phase (`logits_item`),
+        // are freed by then: `later_less`.
         let later = |j: u128| {
-            self.later_others * self.chunk_saved()
-                + prefix(j)
-                + if j < self.n { self.a } else { 0 }
-                + grads
+            (self.later_others * self.chunk_saved() + prefix(j) + work(j) + grads)
+                .saturating_sub(later_less)
         };
         let mut see = |total: u128, c: u128| {
             if total > best.0 {
@@ -1551,11 +1578,25 @@ impl ActPlan {
             }
         };
         for j in [lc - 1, self.n, self.n.saturating_sub(1), 1, 0] {
-            if j < lc {
-                let c = copies.below(j);
-                see(v(j) + c, c);
-                if self.chunks >= 2 && self.v == 1 && head + emb > 0 {
-                    see(later(j), 0);
+            if j >= lc {
+                continue;
+            }
+            let c = copies.below(j);
+            let g_j = q + if j == 0 { body % lc } else { 0 };
+            match self.layer_bwd {
+                Some(lb) => {
+                    let (g_qkvn, c_qkv) = lb.qkv_parts(g_j, copies.layer(j));
+                    let p1 = v(j) + c + c_qkv - g_qkvn;
+                    see(p1, c + c_qkv);
+                    see((p1 + lb.temp).saturating_sub(lb.freed), c + c_qkv);
+                    see(v(j) + c - lb.freed.min(v(j)), c);
+                }
+                None => see(v(j) + c, c),
+            }
+            if self.chunks >= 2 && self.v == 1 {
+                see(later(j), 0);
+                if let Some(lb) = self.layer_bwd {
+                    see((later(j) + lb.temp).saturating_sub(lb.freed), 0);
                 }
             }
         }
@@ -1642,6 +1683,43 @@ pub(crate) fn tied_accumulation_bytes(s: &Scenario, arch: &Arch, st: &Stage, gra
     2 * grad_share(arch, st, grads, arch.vocab as u128 * arch.hidden as u128)
 }
 
+/// The embedding's backward at the end of PyTorch's first backward: every gradient but
+/// the embedding's is written, the embedding's dense gradient is being produced, and the
+/// residual stream's gradient that reaches it is still alive.
+///
+/// # Formula
+/// ```text
+/// E = G − G_emb + G_tok + R,   R = T·h·res/r    first stage, the walked split
+///                                               (`grad_split`); else no such moment
+/// ```
+/// `G` the stage's gradient bytes, `G_emb` the embedding's (`grad_split`), `G_tok` the token
+/// matrix's `G·V·h/Ψ_i` (tied: its second gradient, the accumulation's `new`), `T = b·s'`,
+/// `res` bytes per residual element (`Shape::res`), `r = t` under sequence parallelism.
+/// Returns `(G_tok, R)`.
+/// Source: PyTorch autograd (`embedding_dense_backward` allocates the whole `V·h` gradient);
+/// measured with MemTracker on full-width Llama-2-7B blocks, fp32 SGD with sdpa: at the peak
+/// GRAD = every gradient but the embedding's and TEMP 557,842,432 B = 4·32000·4096 +
+/// 4·2048·4096.
+///
+/// # Example
+/// Llama-2-7B shape, 2 layers, b = 1, s = 2048, fp32: G_tok = 524,288,000 B, R =
+/// 33,554,432 B, E = 2,667,659,264 − 524,288,000 + 524,288,000 + 33,554,432 =
+/// 2,701,213,696 B.
+pub(crate) fn embedding_backward(
+    s: &Scenario,
+    arch: &Arch,
+    x: &Shape,
+    st: &Stage,
+    grads: u128,
+) -> Option<(u128, u128)> {
+    if st.i != 0 || grad_split(s, arch, st, grads) == (0, 0) {
+        return None;
+    }
+    let r = if s.sp { x.t } else { 1 };
+    let g_tok = grad_share(arch, st, grads, arch.vocab as u128 * arch.hidden as u128);
+    Some((g_tok, x.b * x.sl * x.h * x.res / r))
+}
+
 /// Activations for one pipeline stage, under the scenario's convention.
 ///
 /// # Formula
@@ -1695,9 +1773,15 @@ pub(crate) fn activation_items(
     };
     let m_i = || plan.chunks as f64 / plan.v as f64;
     // PyTorch, every layer checkpointed: the last layer's working set is freed when its
-    // forward returns, before the logits exist; the larger of the two counts.
+    // forward returns, before the logits exist; the larger of the two counts (the
+    // logits as the forward phase holds them, `logits_forward_bytes`: under autocast the
+    // loss's backward moment, after the cache is cleared, can be smaller).
     let last = st.i + 1 == st.p;
-    let logits_one = if last { logits_bytes(s, arch, &x).0 } else { 0 };
+    let logits_one = if last {
+        logits_forward_bytes(s, arch, &x, st, states.copies)
+    } else {
+        0
+    };
     let overlap_logits = separate && plan.all_checkpointed() && last;
     let bytes = if overlap_logits {
         bytes - plan.a + plan.a.saturating_sub(logits_one)
@@ -1708,7 +1792,13 @@ pub(crate) fn activation_items(
         let split = grad_split(s, arch, st, grads as u128);
         let tied = tied_accumulation_bytes(s, arch, st, grads as u128);
         let copies = CopyWalk::of(s, st, states.copies);
-        let (mark, alive) = plan.pytorch_backward_high_water(grads as u128, split, tied, &copies);
+        // GPipe: the other micro-batches' logits counted in the phase; the next backward
+        // runs after the first one's are freed.
+        let later_less = if plan.gpipe { logits_one } else { 0 };
+        let emb = embedding_backward(s, arch, &x, st, grads as u128)
+            .map_or(0, |(g_tok, r)| grads as u128 - split.1 + g_tok + r);
+        let (mark, alive) =
+            plan.pytorch_backward_high_water(grads as u128, split, tied, emb, later_less, &copies);
         // The phase's items sum to the mark: the gradients G (their item, as after the
         // backward), the copies alive at the mark, and the rest. Where the mark comes before
         // most gradients are written, the copies take what is left beyond G.
@@ -1737,16 +1827,24 @@ pub(crate) fn activation_items(
             backward.min(u64::MAX as u128) as u64,
             || {
                 (
-                    "max_j v(j) − G − copies;  v(j) = (m_i − 1)·S + saved(layers ≤ j) + [j checkpointed]·A + gradients of layers ≥ j + autocast copies of layers < j".into(),
+                    if plan.layer_bwd.is_some() {
+                        "max_j moment(j) − G − copies;  v(j) = (m_i − 1)·S + saved(layers ≤ j) + [j checkpointed]·(A − I) + gradients of layers ≥ j + autocast copies of layers < j;  inside layer j: MLP done v(j) − g_qkvn + c_qkv, attention core − S_f + X (eager softmax backward), layer done v(j) − S_f;  end: max(G + T, E) (the embedding's backward)".into()
+                    } else {
+                        "max_j v(j) − G − copies;  v(j) = (m_i − 1)·S + saved(layers ≤ j) + [j checkpointed]·(A − I) + gradients of layers ≥ j + autocast copies of layers < j;  end: max(G + T, E) (the embedding's backward)".into()
+                    },
                     format!(
-                        "A={per_layer} B/layer, I={} B, L_i={li}, n={}, m_i={:.3}, G={grads} B",
+                        "A={per_layer} B/layer, I={} B, L_i={li}, n={}, m_i={:.3}, G={grads} B, E={emb} B{}",
                         plan.input,
                         plan.n,
-                        m_i()
+                        m_i(),
+                        plan.layer_bwd.map_or(String::new(), |lb| format!(
+                            ", S_f={} B, X={} B, Ψ_qkvn/Ψ_l={}/{}",
+                            lb.freed, lb.temp, lb.grad_part.0, lb.grad_part.1
+                        ))
                     ),
                 )
             },
-            "PyTorch autograd: each layer's backward writes its gradients, then frees what the layer saved",
+            "PyTorch autograd: each layer's backward writes its gradients and frees what the layer saved, the MLP's first, then the attention's (eager: the softmax's backward temporaries in between)",
         );
     }
     ledger.push_in(
@@ -1988,6 +2086,35 @@ pub(crate) fn pinned_bytes(s: &Scenario, psi: u64, l: &Layout) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The two full-width Llama-2-7B blocks MemTracker measured (fp32, SGD, b = 1,
+    /// s = 2048; `tests/data/pytorch_measurements.json` "large"), by hand: eager attention
+    /// peaks inside the last layer's backward, sdpa at the embedding's backward. MemTracker's
+    /// totals are 8 B more (the loss and a scalar).
+    #[test]
+    fn full_width_backward_moments_by_hand() {
+        let q = "model=llama-2-7b&layers=2&framework=pytorch&cuda_ctx=0&frag=0&nccl=0\
+                 &precision=fp32&optimizer=sgd&batch=1&seq=2048&attn=";
+        let peak = |attn: &str| {
+            let (s, w) = crate::share::query::decode(&format!("{q}{attn}"));
+            assert!(w.is_empty(), "{w:?}");
+            crate::core::estimate::estimate(&s).per_gpu_bytes as u128
+        };
+        let (weights, held) = (2_667_659_264u128, 262_144_000u128);
+        let (a, g_head, g_layer) = (1_233_141_760u128, 524_304_384u128, 809_533_440u128);
+        // Layer 1's softmax backward: layer 0 saved, layer 1 less the MLP's side, the
+        // attention output and V; the head's and layer 1's gradients less q, k, v's and the
+        // attention norm's; ∂P, ∂scores, ∂V and the residual's gradient.
+        let (freed, g_qkvn, temp) = (528_490_496u128, 201_342_976u128, 1_140_850_688u128);
+        let eager = weights + held + 2 * a - freed + g_head + g_layer - g_qkvn + temp;
+        assert_eq!(peak("eager"), eager);
+        assert_eq!(eager + 8, 7_140_941_832);
+        // The embedding's backward: every gradient, the embedding's new dense one in place
+        // of the written one, and the residual's gradient reaching it (T·h·4).
+        let sdpa = weights + held + weights - 524_288_000 + 524_288_000 + 2048 * 4096 * 4;
+        assert_eq!(peak("sdpa"), sdpa);
+        assert_eq!(sdpa + 8, 5_631_016_968);
+    }
 
     /// Llama-2-7B on one GPU under bf16 autocast: the copies are every linear's weights
     /// (the embedding and the 65 norms are never cast), the head's 2·V·h first.

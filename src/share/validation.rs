@@ -370,7 +370,7 @@ pub fn markdown(doc: &Value) -> String {
     );
     md.push_str(
         "\n## What the PyTorch measurements changed (2026-11-23)\n\n\
-         Ten mechanisms, each measured with MemTracker (`tools/measure_pytorch.py`, `tests/pytorch_measured.rs`), moved these rows:\n\n\
+         Twelve mechanisms, each measured with MemTracker (`tools/measure_pytorch.py`, `tests/pytorch_measured.rs`), moved these rows:\n\n\
          - A checkpointed block's working set is freed when its forward returns, before the logits exist: the forward holds \
          the larger of the two, not both. torchtitan's full-AC rows drop by that working set (T2 +4.9 % → −3.3 %; T4 −9.6 % → −19.1 %: \
          the T4 row's closer figure came from counting the working set twice; its remaining gap is torch.compile + float8 and \
@@ -393,17 +393,30 @@ pub fn markdown(doc: &Value) -> String {
          - A tied embedding's gradient is accumulated at the end of the backward: the LM head wrote it first, the embedding's \
          backward makes its own, and autograd allocates their sum before freeing the old one — three `V·h` gradients for a \
          moment (`tied_accumulation_bytes`; GPT-2 fp32 AdamW fused −10.4 % → 0.0 %).\n\
-         - Under autocast the residual stream is fp32: the embedding's output is fp32 and each block adds its 16-bit output to it, so the norms save fp32 inputs (and RMSNorm its fp32 normalised tensor), a checkpointed block keeps an fp32 input, and every linear that reads a norm's output saves its own 16-bit cast (q, k and v: three; gate and up: two; a fused module: one) — autocast caches casts of parameters only (`norm_term`, `Shape::res`; measured per saved tensor with saved-tensor hooks). Applies to full training and QLoRA (PEFT's `prepare_model_for_kbit_training` casts every non-4-bit parameter to fp32), not to LoRA over a 16-bit base. The Unsloth QLoRA rows moved from +11 % … +19 % to −2.7 % … +4.1 % with it; Unsloth's own kernels and offloaded checkpointing are not modelled, so part of that agreement may be coincidence.
-         - Autocast's bf16 copies are of the linears only (the embedding, positions and norms are never cast), and each is saved by its matmul: the backward frees the head's first and each layer's just before that layer's gradients are written, so gradients replace copies layer by layer (`autocast_copy_split`, `CopyWalk`); at the end of the backward no copy is alive. With the fp32 residual this closed every bf16 autocast run without eager attention: AdamW fused / for-loop +11 % … +12 % → 0.0 %, SGD −2.4 % … −4.8 % → 0.0 %, full-width bf16 SGD +19.9 % → 0.0 % (with checkpointing +6.7 % → −0.6 %); the 60 small-model runs' median 0.4 % → 0.0 %, max 12.4 % → 4.3 %.
+         - Under autocast the residual stream is fp32: the embedding's output is fp32 and each block adds its 16-bit output to it, so the norms save fp32 inputs (and RMSNorm its fp32 normalised tensor), a checkpointed block keeps an fp32 input, and every linear that reads a norm's output saves its own 16-bit cast (q, k and v: three; gate and up: two; a fused module: one) — autocast caches casts of parameters only (`norm_term`, `Shape::res`; measured per saved tensor with saved-tensor hooks). Applies to full training and QLoRA (PEFT's `prepare_model_for_kbit_training` casts every non-4-bit parameter to fp32), not to LoRA over a 16-bit base. The Unsloth QLoRA rows moved from +11 % … +19 % to −2.7 % … +4.1 % with it; Unsloth's own kernels and offloaded checkpointing are not modelled, so part of that agreement may be coincidence.\n\
+         - Autocast's bf16 copies are of the linears only (the embedding, positions and norms are never cast), and each is saved by its matmul: the backward frees the head's first and each layer's just before that layer's gradients are written, so gradients replace copies layer by layer (`autocast_copy_split`, `CopyWalk`); at the end of the backward no copy is alive. With the fp32 residual this closed every bf16 autocast run without eager attention: AdamW fused / for-loop +11 % … +12 % → 0.0 %, SGD −2.4 % … −4.8 % → 0.0 %, full-width bf16 SGD +19.9 % → 0.0 % (with checkpointing +6.7 % → −0.6 %); the 60 small-model runs' median 0.4 % → 0.0 %, max 12.4 % → 4.3 %.\n\
+         - A layer's backward is a sequence, not one moment (`layer_backward`): the MLP's gradients are written and its \
+         saved tensors freed before the attention is differentiated, and q, k, v's gradients come last. Eager attention's \
+         softmax backward then holds ∂P and ∂scores in fp32 with ∂V and the residual's gradient (MemTracker: TEMP \
+         1,140,850,688 B = 2·32·2048²·4 + 2·2048·4096·4, GRAD = the head's + the MLP's + o's gradients, exactly); a \
+         recomputed block's first norm saves the kept checkpoint itself, not a copy (`ActPlan::recomputed`). The 8 full-width \
+         eager runs: −6.1 … −3.2 % → 0.0 %; GPT-2 eager SGD with checkpointing −3.1 % → +0.9 %.\n\
+         - The embedding's backward is the backward's last moment: every other gradient written, its dense `V·h` gradient \
+         being made while the residual's gradient reaches it (`embedding_backward`; MemTracker TEMP 557,842,432 B = \
+         4·32000·4096 + 4·2048·4096). Full-width fp32 SGD with sdpa: +2.5 / +3.1 % → 0.0 %; the 16 full-width runs are \
+         now all within 0.01 %.\n\
          - New keys from new measurements: `adam_impl` (AdamW foreach / fused / for-loop: 4·Ψ, 0, two of the largest tensor; \
          within 1 % where the step is the peak) and `logits=all` (inference over a whole prompt with every position's logits \
          and the loss: within 0.01 %).\n\
-         \nOpen: FSDP2 runs are 3–6 % high in fp32 and bf16 alike. Traced on the 8-rank fp32 run (memfit +5.3 %): the measured peak is in the last block's backward with one block unsharded (PARAM 35,496,192 B = the shard 7,637,248 + the root 16,779,264 + one block 11,079,680, exactly) and its unsharded gradient; memfit's peak is its forward phase, which holds the current and the prefetched block together with the logits and the loss, although FSDP2 reshards the last block after its forward, before the loss exists (the loss's moment has no block unsharded). Modelling that reshard alone (tried: the loss's moment without blocks) moves the eight runs to −6.1 % … +0.3 %, memfit low: the measured loss moment of the 8-rank bf16 run holds 5,769,380 B more than memfit counts (≈ T·V·2 + 3·T·h·2, not traced) and the fp32 runs' backward about as much; memfit keeps the higher, conservative forward phase until both are found. Eager attention's backward: the full-width \
-         eager runs are 3–6 % low because the peak falls inside a layer's attention backward, where the softmax's backward \
-         holds the gradient of the probabilities and of the scores, both fp32 (MemTracker: TEMP 1,088 MiB = 2·b·a·s²·4 = \
-         1,024 MiB plus two `b·s·h·4` gradients), after the MLP's saved tensors are freed and its gradients written; memfit's \
-         backward moments are whole layers and do not count these temporaries. Pure bf16 (no autocast) Llama runs are 2–4 % low \
-         (not traced).\n",
+         \nOpen: FSDP2 runs are 3–6 % high in fp32 and bf16 alike. Traced on the 8-rank fp32 run (memfit +5.3 %): the measured \
+         peak is in the last block's backward with one block unsharded (PARAM 35,496,192 B = the shard 7,637,248 + the root \
+         16,779,264 + one block 11,079,680, exactly) and its unsharded gradient; memfit's peak is its forward phase, which holds \
+         the current and the prefetched block together with the logits and the loss, although FSDP2 reshards the last block \
+         after its forward, before the loss exists (the loss's moment has no block unsharded). Modelling that reshard alone \
+         (tried: the loss's moment without blocks) moves the eight runs to −6.1 % … +0.3 %, memfit low: the measured loss \
+         moment of the 8-rank bf16 run holds 5,769,380 B more than memfit counts (≈ T·V·2 + 3·T·h·2, not traced) and the fp32 \
+         runs' backward about as much; memfit keeps the higher, conservative forward phase until both are found. Pure bf16 \
+         (no autocast) Llama runs are 2–4 % low (not traced).\n",
     );
     let _ = Location::Gpu;
     md
