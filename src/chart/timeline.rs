@@ -344,7 +344,7 @@ mod tests {
         let t = timeline(&s).unwrap();
         let svg = render_timeline(&t, 80 << 30, Units::Gib, ChartSize::default());
         assert!(
-            svg.contains("peak 41.37 GiB — backward, layer 31"),
+            svg.contains("peak 41.43 GiB — backward, layer 31"),
             "{}",
             &svg[..200]
         );

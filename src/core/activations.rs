@@ -634,7 +634,8 @@ pub fn layer_input_bytes(s: &Scenario, x: &Shape) -> u128 {
 ///
 /// # Formula
 /// ```text
-/// PyTorch / DeepSpeed (HF):  2·T·h·k + T·V·(k + 4 + 4 + 4)/t   (at the loss's backward: the
+/// PyTorch / DeepSpeed (HF):  2·T·h·k + n·T [+ 4·T·h] + T·V·(k + 4 + 4 + 4)/t   (the final
+///                            norm as `norm_term` counts a block's; at the loss's backward: the
 ///                            logits the caller still holds, the log-softmax output the loss
 ///                            saved, its gradient and the gradient of its input, all fp32;
 ///                            the forward's fp32 upcast (k < 4) is already freed: k + 4 + 4 is
@@ -651,7 +652,8 @@ pub fn layer_input_bytes(s: &Scenario, x: &Shape) -> u128 {
 /// memfit counted `k + 8` for fp32 and was 6–15 % low on those runs).
 ///
 /// # Example
-/// Llama-3-8B, b = 1, s = 8192, bf16: 2·8192·4096·2 + 8192·128256·14 = 14,843,445,248 B.
+/// Llama-3-8B under DeepSpeed, b = 1, s = 8192, bf16: 2·8192·4096·2 + 4·8192 + 4·8192·4096 +
+/// 8192·128256·14 = 14,977,892,352 B.
 pub fn logits_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> (u128, &'static str) {
     let tok = x.b * x.sl;
     let v = arch.vocab as u128;
@@ -666,8 +668,9 @@ pub fn logits_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> (u128, &'static str
             "4·T·h + n·T [+ 4·T·h composite RMSNorm] + T·h·k + T·V·(k + 4 + 4 + 4)/t  (autocast: the fp32 final norm and the head's cast input)",
         ),
         _ => (
-            2 * tok * x.h * x.k + (tok * v * (x.k + 12)).div_ceil(x.t),
-            "2·T·h·k + T·V·(k + 4 + 4 + 4)/t",
+            norm_term(s, arch, x, "final norm + LM head input", 1).bytes
+                + (tok * v * (x.k + 12)).div_ceil(x.t),
+            "2·T·h·k + n·T [+ 4·T·h composite RMSNorm] + T·V·(k + 4 + 4 + 4)/t",
         ),
     }
 }
@@ -728,6 +731,17 @@ mod tests {
     /// parameters), b = 2, s = 256: the bytes their saved-tensor hooks report per block,
     /// the parameters' bf16 casts left out (torch 2.15; Llama shape 7,294,976 B, GPT-2
     /// shape 4,743,168 B).
+    /// The doc example of `logits_bytes`: the final norm counted as a block's norm.
+    #[test]
+    fn logits_bytes_of_llama_3_8b() {
+        let (s, w) = crate::share::query::decode("model=llama-3-8b&seq=8192&batch=1");
+        assert!(w.is_empty(), "{w:?}");
+        let (t, h) = (8192u128, 4096u128);
+        let want = 2 * t * h * 2 + 4 * t + 4 * t * h + t * 128_256 * 14;
+        assert_eq!(logits_bytes(&s, &s.arch(), &shape(&s)).0, want);
+        assert_eq!(want, 14_977_892_352);
+    }
+
     /// The moments inside a layer's backward for the full-width Llama-2-7B block that
     /// MemTracker measured (`tests/data/pytorch_measurements.json`, "large"), by hand.
     #[test]
