@@ -378,8 +378,10 @@ fn gpt3_under_megatron_needs_pipeline_parallelism() {
 
 #[test]
 fn long_context_needs_recomputation() {
-    // Llama-3-8B at 65,536 tokens on 8 H100s: no layout fits without recomputation.
-    let base = scenario("model=llama-3-8b&seq=65536&gpus_per_node=8&framework=pytorch");
+    // Llama-3-8B at 81,920 tokens on 8 H100s: no layout fits without recomputation.
+    // (At 65,536 tokens TP 8 under FSDP fits with 0.6 GB to spare since the backward is
+    // walked inside the layer, `activations::layer_backward`.)
+    let base = scenario("model=llama-3-8b&seq=81920&gpus_per_node=8&framework=pytorch");
     let sweep = explore(&base, None);
     assert!(sweep.fitting > 0);
     assert!(sweep.layouts.iter().all(|l| l.recompute != Recompute::None));

@@ -139,9 +139,10 @@ fn pytorch_training_peaks() {
         cats[0].1.iter().all(|e| *e < 1e-9),
         "parameter bytes differ"
     );
-    // 2026-11-23: median 0.0 %, max 4.3 % (pure bf16 Llama, see docs/validation.md "Open").
+    // 2026-11-23: median 0.0 %, max 3.6 % (pure bf16 Llama: the harness's torch.nn.RMSNorm,
+    // see docs/validation.md "Open").
     assert!(med <= 0.01, "median peak error {med}");
-    assert!(max <= 0.05, "max peak error {max}");
+    assert!(max <= 0.04, "max peak error {max}");
 }
 
 /// Autocast's bf16 copies at their largest over the phases (the forward's cache), as
@@ -263,9 +264,10 @@ fn pytorch_adam_implementations() {
 #[test]
 fn pytorch_fsdp2_peaks() {
     let (med, max) = compare_set("fsdp", |run| pytorch_query("fsdp", run));
-    // 2026-11-23: median 5.4 %, max 5.9 % (memfit high; docs/validation.md "Open").
+    // The last block prefetches nothing (`fsdp_unsharded_buffers`): median 0.5 %, max 0.8 %
+    // (were 5.4 % and 5.9 %).
     assert!(
-        med <= 0.06 && max <= 0.065,
+        med <= 0.01 && max <= 0.01,
         "FSDP2 error: median {med}, max {max}"
     );
 }

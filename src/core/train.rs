@@ -779,7 +779,7 @@ fn pytorch_states(c: &StateCtx, l: &Layout, ledger: &mut Ledger) -> StageStates 
     if c.s.fsdp != Fsdp::None && l.pp > 1 {
         fsdp_pipeline_buffers(c, ledger);
     } else if c.s.fsdp != Fsdp::None {
-        fsdp_unsharded_buffers(c, ledger);
+        fsdp_unsharded_buffers(c, l, ledger);
     }
     states
 }
@@ -1195,14 +1195,28 @@ fn fsdp_pipeline_buffers(c: &StateCtx, ledger: &mut Ledger) {
 }
 
 /// FSDP2's unsharded buffers without pipeline parallelism: the root group (embedding,
-/// final norm, head) for the whole forward and backward, the current + prefetched
-/// block, and the unsharded fp32 gradient block before its reduce-scatter.
+/// final norm, head) for the whole forward and backward, the current block, the
+/// prefetched next block, and the unsharded fp32 gradient block before its
+/// reduce-scatter.
 ///
 /// # Formula
 /// ```text
-/// k·P_root/t (fwd, bwd) + 2·k·P_block/t (fwd, bwd) + 4·P_block/t (bwd)
+/// k·P_root/t (fwd, bwd) + k·P_block/t (fwd, bwd) + 4·P_block/t (bwd)
+/// prefetched block:  k·P_block/t (bwd);  max(0, k·P_block/t − L_f) (fwd)
 /// ```
-fn fsdp_unsharded_buffers(c: &StateCtx, ledger: &mut Ledger) {
+/// `L_f` the logits and loss of the forward (`logits_forward_bytes`): the last block
+/// prefetches nothing, so the forward's moment with the logits holds one block, and the
+/// earlier blocks' moments with two blocks hold no logits — the forward phase, which sums
+/// every saved activation with the logits, counts the second block only beyond them.
+/// Source: PyTorch FSDP2 `fully_shard` (forward prefetch of the next block); measured with
+/// FSDPMemTracker on 8 ranks (`tools/measure_pytorch.py --fsdp-into`): the forward's peak
+/// holds the shard, the root and one block (PARAM 35,496,192 B = 7,637,248 + 16,779,264 +
+/// 11,079,680).
+///
+/// # Example
+/// The measured 8-rank fp32 run (h = 512, 4 layers, V = 4096, b·s = 512): P_block =
+/// 2,769,920, k·P_block = 11,079,680 B < L_f = 36,700,160 B: the forward holds one block.
+fn fsdp_unsharded_buffers(c: &StateCtx, l: &Layout, ledger: &mut Ledger) {
     let (arch, k, t) = (c.arch, c.k, c.t);
     let counts = arch.params();
     let root = counts.embedding + counts.lm_head + arch.norm.params(arch.hidden as u128) as u64;
@@ -1220,18 +1234,48 @@ fn fsdp_unsharded_buffers(c: &StateCtx, ledger: &mut Ledger) {
         "PyTorch FSDP2 fully_shard(model) root group",
     );
     let block = counts.per_layer;
+    let one = mul_div_ceil(k, block, t);
     ledger.push_in(
         &FWD_BWD,
         Component::GatheredLayer,
         Location::Gpu,
-        mul_div_ceil(2 * k, block, t),
+        one,
         || {
             (
-                format!("2·{k}·P_block/t  (current + prefetched unsharded block)"),
+                format!("{k}·P_block/t  (the current unsharded block)"),
                 format!("P_block={block}, t={t}"),
             )
         },
-        "PyTorch FSDP2 fully_shard (forward prefetch of the next block)",
+        "PyTorch FSDP2 fully_shard",
+    );
+    ledger.push_in(
+        &[Phase::Backward],
+        Component::GatheredLayer,
+        Location::Gpu,
+        one,
+        || {
+            (
+                format!("{k}·P_block/t  (the prefetched next block)"),
+                format!("P_block={block}, t={t}"),
+            )
+        },
+        "PyTorch FSDP2 fully_shard (backward prefetch of the next block)",
+    );
+    let x = Shape::of(c.s, arch, l);
+    let logits = logits_forward_bytes(c.s, arch, &x, c.st, (0, 0));
+    let extra = (one as u128).saturating_sub(logits) as u64;
+    ledger.push_in(
+        &[Phase::Forward],
+        Component::GatheredLayer,
+        Location::Gpu,
+        extra,
+        || {
+            (
+                format!("max(0, {k}·P_block/t − L_f)  (the prefetched next block, beyond the logits: the last block prefetches none)"),
+                format!("P_block={block}, t={t}, L_f={logits} B"),
+            )
+        },
+        "PyTorch FSDP2 fully_shard (forward prefetch of the next block); measured with FSDPMemTracker",
     );
     ledger.push_in(
         &[Phase::Backward],

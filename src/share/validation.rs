@@ -370,7 +370,7 @@ pub fn markdown(doc: &Value) -> String {
     );
     md.push_str(
         "\n## What the PyTorch measurements changed (2026-11-23)\n\n\
-         Twelve mechanisms, each measured with MemTracker (`tools/measure_pytorch.py`, `tests/pytorch_measured.rs`), moved these rows:\n\n\
+         Fourteen mechanisms, each measured with MemTracker (`tools/measure_pytorch.py`, `tests/pytorch_measured.rs`), moved these rows:\n\n\
          - A checkpointed block's working set is freed when its forward returns, before the logits exist: the forward holds \
          the larger of the two, not both. torchtitan's full-AC rows drop by that working set (T2 +4.9 % → −3.3 %; T4 −9.6 % → −19.1 %: \
          the T4 row's closer figure came from counting the working set twice; its remaining gap is torch.compile + float8 and \
@@ -408,15 +408,19 @@ pub fn markdown(doc: &Value) -> String {
          - New keys from new measurements: `adam_impl` (AdamW foreach / fused / for-loop: 4·Ψ, 0, two of the largest tensor; \
          within 1 % where the step is the peak) and `logits=all` (inference over a whole prompt with every position's logits \
          and the loss: within 0.01 %).\n\
-         \nOpen: FSDP2 runs are 3–6 % high in fp32 and bf16 alike. Traced on the 8-rank fp32 run (memfit +5.3 %): the measured \
-         peak is in the last block's backward with one block unsharded (PARAM 35,496,192 B = the shard 7,637,248 + the root \
-         16,779,264 + one block 11,079,680, exactly) and its unsharded gradient; memfit's peak is its forward phase, which holds \
-         the current and the prefetched block together with the logits and the loss, although FSDP2 reshards the last block \
-         after its forward, before the loss exists (the loss's moment has no block unsharded). Modelling that reshard alone \
-         (tried: the loss's moment without blocks) moves the eight runs to −6.1 % … +0.3 %, memfit low: the measured loss \
-         moment of the 8-rank bf16 run holds 5,769,380 B more than memfit counts (≈ T·V·2 + 3·T·h·2, not traced) and the fp32 \
-         runs' backward about as much; memfit keeps the higher, conservative forward phase until both are found. Pure bf16 \
-         (no autocast) Llama runs are 2–4 % low (not traced).\n",
+         - FSDP2's last block prefetches nothing: the forward's moment with the logits holds one unsharded block, not \
+         two (FSDPMemTracker: PARAM 35,496,192 B = shard 7,637,248 + root 16,779,264 + one block 11,079,680 at the \
+         forward's peak); the second block counts in the forward only beyond the logits (`fsdp_unsharded_buffers`). \
+         The eight FSDP2 runs: +2.9 … +5.9 % → −0.6 … +0.8 %.\n\
+         - The final norm saves what a block's norm saves (`norm_term`: its input and output, the statistics and, for a \
+         composite RMSNorm, the normalised tensor); memfit counted input and output only. fp32 Llama runs −0.3 … −0.9 % → \
+         0.0 %.\n\
+         \nOpen: pure bf16 (no autocast) Llama runs are 0.4–3.6 % low, and traced: the harness uses `torch.nn.RMSNorm`, \
+         which in 16 bits saves its fp32 upcast input, its fp32 normalised tensor and the statistics (saved-tensor hooks: \
+         1,050,624 B per norm at T·h = 131,072), where Hugging Face's `LlamaRMSNorm` saves the fp32 upcast, the \
+         statistics and a 16-bit normalised tensor (788,480 B): 2·T·h more per norm, 9 norms in these models — the whole \
+         gap of the sdpa SGD run (2,359,304 B = 9·262,144 + the loss's 8). memfit counts what Hugging Face's module saves, \
+         the one users run. Inference runs are 3–4 % high (memfit high, not traced).\n",
     );
     let _ = Location::Gpu;
     md
