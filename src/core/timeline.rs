@@ -928,7 +928,7 @@ impl StageWalk {
         let lb = self.plan.layer_bwd.filter(|_| self.separate);
         // The recomputed first norm saves the kept input as it is (`ActPlan::recomputed`).
         let rec = if self.separate {
-            a - self.input.min(a)
+            signed(self.plan.recomputed()).unwrap_or(a)
         } else {
             a
         };

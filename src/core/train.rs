@@ -8,7 +8,7 @@ use super::activations::{
 };
 use super::ledger::{Component, Ledger, Location, Phase};
 use super::megatron::Recompute;
-use super::model::{Arch, LinearKind};
+use super::model::{Arch, LinearKind, Norm};
 use super::scenario::{
     AdamImpl, Convention, Finetune, Framework, Fsdp, GradAcc, Layout, LoraTargets, Offload,
     Optimizer, Precision, Scenario, Schedule, Zero,
@@ -1497,6 +1497,9 @@ pub(crate) struct ActPlan {
     pub later_others: u128,
     /// GPipe: every forward before every backward.
     pub gpipe: bool,
+    /// What a recomputed layer's first norm saves of the kept checkpoint as it is: `I`,
+    /// or 0 where a 16-bit composite RMSNorm saves its fp32 upcast instead.
+    pub alias: u128,
     /// The moments inside a layer's backward (`layer_backward`; `None`: the whole-layer
     /// moment only).
     pub layer_bwd: Option<LayerBackward>,
@@ -1517,6 +1520,11 @@ impl ActPlan {
             chunks,
             v,
             gpipe: s.schedule == Schedule::Gpipe,
+            alias: if arch.norm == Norm::Rmsnorm && x.k < 4 && !autocast(s) {
+                0
+            } else {
+                layer_input_bytes(s, &x)
+            },
             later_others: if s.schedule == Schedule::Gpipe {
                 0
             } else {
@@ -1542,9 +1550,11 @@ impl ActPlan {
         self.chunk_saved() * self.chunks + if self.all_checkpointed() { self.a } else { 0 }
     }
     /// The bytes a checkpointed layer's recomputation adds: its working set `A` less its
-    /// input, which the recomputed first norm saves as it is (the kept checkpoint, `I`).
+    /// input where the recomputed first norm saves it as it is (the kept checkpoint, `I`:
+    /// fp32 and autocast runs, LayerNorm); a 16-bit composite RMSNorm saves its fp32 upcast
+    /// instead (saved-tensor hooks on `LlamaRMSNorm` and `torch.nn.RMSNorm`).
     pub fn recomputed(&self) -> u128 {
-        self.a - self.input.min(self.a)
+        self.a - self.alias.min(self.a)
     }
     /// PyTorch's first backward: layer `j` (from the chunk's last down to 0) writes its
     /// gradients, then frees what it saved; a checkpointed layer is recomputed first
