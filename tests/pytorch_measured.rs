@@ -168,9 +168,10 @@ fn comp_autocast(e: &Estimate) -> f64 {
 #[test]
 fn pytorch_inference_peaks() {
     let (med, max) = compare_set("infer", |run| pytorch_query("infer", run));
-    // 2026-11-23: median 3.6 %, max 4.1 %.
+    // One stage of a layer (`infer::workspace_items`): median 1.8 %, max 3.0 % (were 3.6 %
+    // and 4.1 %), all of it the harness's preallocated cache of the generated tokens.
     assert!(
-        med <= 0.05 && max <= 0.05,
+        med <= 0.02 && max <= 0.031,
         "inference error: median {med}, max {max}"
     );
 }

@@ -67,9 +67,12 @@ pub(crate) fn kv_layers(arch: &Arch, p: u32) -> (u128, u128) {
 ///            =   b·T·⌈L/p⌉·(r_kv + d_rope)·k_kv      MLA (the compressed latent, replicated over TP)
 ///            with a sliding window W on L_w of the stage's layers (see `kv_layers`),
 ///            T·⌈L/p⌉ becomes L_g·T + L_w·min(T, W)
-/// workspace  = k·b·T'·(2h + ((a + 2a_kv)·d + a·d + m·f)/t) + 4·b·V
+/// workspace  = k·b·T'·(3h + max((a + 2a_kv)·d + 2·a·d, m·f)/t) + 4·b·V
 ///              (one layer's transient tensors with flash/SDPA attention, T' = s at prefill
-///               and 1 per decode step, plus fp32 logits of the last position)
+///               and 1 per decode step: the layer's input, which the caller still holds,
+///               the residual and a norm's output, with the attention's q, k, v, output and
+///               its reshaped copy, or the MLP's m intermediates — whichever is larger;
+///               plus fp32 logits of the last position)
 ///            logits=all, prefill: max(that layer term,  b·s·V·(k + [k < 4]·4 + 4)/t)
 ///              (every position's logits, the fp32 upcast, the loss's log-softmax)
 /// ```
@@ -79,14 +82,19 @@ pub(crate) fn kv_layers(arch: &Arch, p: u32) -> (u128, u128) {
 ///
 /// Source: seed 003 (`4·b·l·h·(s+n)` for MHA in fp16); DeepSeek-V2 §2.1 (MLA cache);
 /// Mistral 7B §2 (rolling buffer cache) and the Gemma 2/3 reports (local layers);
-/// the workspace is memfit's own count of one layer's tensors.
+/// the workspace is memfit's own count of one layer's tensors, measured with MemTracker
+/// (`tools/measure_pytorch.py`, Llama and GPT-2 shapes, fp32 and bf16: the prefill's
+/// working set exactly; before 2026-11-23 memfit summed the attention's and the MLP's
+/// tensors and was 3–4 % high).
 ///
 /// # Example
 /// Llama-2-7B, b = 1, s = 512, n = 32, bf16: KV cache 2·1·544·32·32·128·2 =
 /// 285,212,672 B (equals llm-analysis 0.2.2's `kv_cache_memory_per_gpu`). Gemma 2 9B
 /// (a_kv = 8, d = 256, 21 of 42 layers windowed to 4,096), b = 1, T = 32,768, bf16:
 /// 2·(21·32,768 + 21·4,096)·8·256·2 = 6,341,787,648 B, against 11,274,289,152 B if every
-/// layer kept the whole context.
+/// layer kept the whole context. The measured Llama shape (h = 256, a = 8, a_kv = 2,
+/// d = 32, f = 688, SwiGLU), b = 2, s = 384, fp32: workspace 4·2·384·(3·256 + max(12·32 +
+/// 2·256, 3·688)) + 4·2·4096 = 8,732,672 B.
 pub(crate) fn inference_items(
     s: &Scenario,
     arch: &Arch,
@@ -202,27 +210,28 @@ fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledge
         arch.head_dim as u128,
     );
     let f_eff = arch.active_ffn();
-    let sharded =
-        ((a + 2 * kv) * d + a * d + arch.mlp.matrices() as u128 * f_eff).div_ceil(t as u128);
+    let sharded = ((a + 2 * kv) * d + 2 * a * d)
+        .max(arch.mlp.matrices() as u128 * f_eff)
+        .div_ceil(t as u128);
     let work = |tokens: u128| {
-        ((k as u128 * b * tokens * (2 * h + sharded) + 4 * b * arch.vocab as u128)
+        ((k as u128 * b * tokens * (3 * h + sharded) + 4 * b * arch.vocab as u128)
             .min(u64::MAX as u128)) as u64
     };
-    let wf = "k·b·T'·(2h + ((a+2a_kv)·d + a·d + m·f)/t) + 4·b·V";
+    let wf = "k·b·T'·(3h + max((a+2a_kv)·d + 2·a·d, m·f)/t) + 4·b·V";
     let wv = |tt: &str| {
         format!(
             "k={k}, b={}, T'={tt}, h={h}, a={a}, a_kv={kv}, d={d}, f={f_eff}, t={t}, V={}",
             s.batch, arch.vocab
         )
     };
-    let src = "memfit: one layer's forward tensors (flash/SDPA attention, nothing kept) + last-position fp32 logits";
+    let src = "memfit: one layer's forward tensors (flash/SDPA attention, nothing kept) + last-position fp32 logits; measured with MemTracker (tools/measure_pytorch.py: prefill working set 8,699,904 B = 4·2·384·(3·256 + 3·688), Llama shape)";
     if s.logits == Logits::All {
         // Every prompt position's logits and the loss over them (evaluation, perplexity):
         // they follow the last layer, so the larger of the two moments counts.
         let tok = b * s.seq as u128;
         let upcast = if k < 4 { 4 } else { 0 };
         let all = (tok * arch.vocab as u128 * (k as u128 + upcast + 4)).div_ceil(t as u128);
-        let layer = (k as u128 * tok * (2 * h + sharded)).min(u64::MAX as u128);
+        let layer = (k as u128 * tok * (3 * h + sharded)).min(u64::MAX as u128);
         ledger.push_in(
             &[Phase::Prefill],
             Component::Workspace,
@@ -230,7 +239,7 @@ fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledge
             layer.max(all).min(u64::MAX as u128) as u64,
             || {
                 (
-                    "max(k·b·s·(2h + ((a+2a_kv)·d + a·d + m·f)/t),  b·s·V·(k + [k < 4]·4 + 4)/t)".into(),
+                    "max(k·b·s·(3h + max((a+2a_kv)·d + 2·a·d, m·f)/t),  b·s·V·(k + [k < 4]·4 + 4)/t)".into(),
                     wv(&s.seq.to_string()),
                 )
             },
@@ -272,6 +281,42 @@ mod tests {
             .map(|i| i.bytes)
             .max()
             .unwrap()
+    }
+
+    /// The prefill's working set of the measured runs (`tests/data/pytorch_measurements.json`
+    /// "infer": MemTracker's ACT less the harness's cache of s + n tokens): the layer's
+    /// input, the residual, a norm's output and the MLP's intermediates, plus the last
+    /// position's fp32 logits memfit adds on top.
+    #[test]
+    fn prefill_workspace_of_the_measured_runs() {
+        let work = |q: &str| {
+            let (s, w) = decode(q);
+            assert!(w.is_empty(), "{w:?}");
+            estimate(&s)
+                .items
+                .iter()
+                .filter(|i| i.component == Component::Workspace)
+                .map(|i| i.bytes)
+                .max()
+                .unwrap()
+        };
+        let base = "mode=infer&framework=pytorch&batch=2&seq=384&gen=64&precision=fp32&vocab=4096&layers=4&hidden=256&heads=8";
+        // Llama shape: measured 10,534,912 − 2·2·448·4·2·32·4 = 8,699,904 = 4·2·384·(3·256 + 3·688).
+        let llama = work(&format!(
+            "model=llama-2-7b&{base}&kv_heads=2&ffn=688&tied=0"
+        ));
+        assert_eq!(llama, 4 * 2 * 384 * (3 * 256 + 3 * 688) + 4 * 2 * 4096);
+        assert_eq!(
+            10_534_912 - 2 * 2 * 448 * 4 * 2 * 32 * 4 + 4 * 2 * 4096,
+            llama
+        );
+        // GPT-2 shape (GELU: fc output and its activation): 15,990,784 − 7,340,032.
+        let gpt2 = work(&format!("model=gpt2&{base}&kv_heads=8&ffn=1024&tied=1"));
+        assert_eq!(gpt2, 4 * 2 * 384 * (3 * 256 + 2 * 1024) + 4 * 2 * 4096);
+        assert_eq!(
+            15_990_784 - 2 * 2 * 448 * 4 * 8 * 32 * 4 + 4 * 2 * 4096,
+            gpt2
+        );
     }
 
     /// The doc example (Gemma 2 9B at 32,768 tokens), the split per stage, and a window

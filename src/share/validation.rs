@@ -370,7 +370,7 @@ pub fn markdown(doc: &Value) -> String {
     );
     md.push_str(
         "\n## What the PyTorch measurements changed (2026-11-23)\n\n\
-         Fourteen mechanisms, each measured with MemTracker (`tools/measure_pytorch.py`, `tests/pytorch_measured.rs`), moved these rows:\n\n\
+         Fifteen mechanisms, each measured with MemTracker (`tools/measure_pytorch.py`, `tests/pytorch_measured.rs`), moved these rows:\n\n\
          - A checkpointed block's working set is freed when its forward returns, before the logits exist: the forward holds \
          the larger of the two, not both. torchtitan's full-AC rows drop by that working set (T2 +4.9 % → −3.3 %; T4 −9.6 % → −19.1 %: \
          the T4 row's closer figure came from counting the working set twice; its remaining gap is torch.compile + float8 and \
@@ -412,6 +412,10 @@ pub fn markdown(doc: &Value) -> String {
          two (FSDPMemTracker: PARAM 35,496,192 B = shard 7,637,248 + root 16,779,264 + one block 11,079,680 at the \
          forward's peak); the second block counts in the forward only beyond the logits (`fsdp_unsharded_buffers`). \
          The eight FSDP2 runs: +2.9 … +5.9 % → −0.6 … +0.8 %.\n\
+         - Inference's working set is one stage of a layer, not the sum of its attention and MLP: the layer's input \
+         (the caller still holds it), the residual and a norm's output, with the MLP's intermediates or the attention's \
+         tensors, whichever is larger (`workspace_items`; MemTracker: 8,699,904 B = 4·2·384·(3·256 + 3·688) at the \
+         Llama shape's prefill). The four inference runs: +3.2 … +4.1 % → −3.0 … −0.7 %.\n\
          - The final norm saves what a block's norm saves (`norm_term`: its input and output, the statistics and, for a \
          composite RMSNorm, the normalised tensor); memfit counted input and output only. fp32 Llama runs −0.3 … −0.9 % → \
          0.0 %.\n\
@@ -420,7 +424,10 @@ pub fn markdown(doc: &Value) -> String {
          1,050,624 B per norm at T·h = 131,072), where Hugging Face's `LlamaRMSNorm` saves the fp32 upcast, the \
          statistics and a 16-bit normalised tensor (788,480 B): 2·T·h more per norm, 9 norms in these models — the whole \
          gap of the sdpa SGD run (2,359,304 B = 9·262,144 + the loss's 8). memfit counts what Hugging Face's module saves, \
-         the one users run. Inference runs are 3–4 % high (memfit high, not traced).\n",
+         the one users run. Inference runs are 0.7–3.0 % low, and traced: the harness preallocates the cache for the \
+         prompt and the generated tokens (a static cache), where memfit counts Hugging Face's dynamic cache at prefill \
+         (the prompt's): the difference is exactly the n = 64 generated tokens' cache (262,144 B Llama shape, 1,048,576 B \
+         GPT-2 shape) less the last position's logits memfit adds (32,768 B).\n",
     );
     let _ = Location::Gpu;
     md
