@@ -63,6 +63,23 @@ fn imports_reproduce_published_counts() {
         // microsoft/phi-2 and phi-1_5 (one LayerNorm per parallel block, LM-head bias),
         // microsoft/Phi-3.5-MoE-instruct (phimoe), openai/gpt-oss-20b and gpt-oss-120b
         // (expert and router biases, attention sinks), CohereForAI/c4ai-command-r-v01.
+        // Second checkpoints (transformers 5.23's count, tools/count_params.py):
+        // google/gemma-2-2b and gemma-2-27b (gemma2), mistralai/Mixtral-8x22B-v0.1,
+        // Qwen/Qwen2-57B-A14B (qwen2_moe: 64 experts, shared expert of 20,480),
+        // ibm-granite/granite-3.0-8b-base.
+        ("gemma-2-2b.json", 2_614_341_888),
+        ("gemma-2-27b.json", 27_227_128_320),
+        ("mixtral-8x22b.json", 140_620_634_112),
+        ("qwen2-57b-a14b.json", 57_408_658_944),
+        ("granite-3.0-8b.json", 8_170_848_256),
+        // google/flan-t5-base, google/mt5-base and mt5-small (T5 v1.1: gated GELU, an LM head
+        // of its own): the checkpoints' counts. transformers 5.23 forces
+        // `tie_word_embeddings = True` for T5 and mT5 and builds 24,674,304 / 192,086,016 /
+        // 128,057,344 fewer (tools/count_params.py: 222,903,552 / 390,315,264 / 172,119,424);
+        // the checkpoints hold the untied head, and memfit counts it.
+        ("flan-t5-base.json", 247_577_856),
+        ("mt5-base.json", 582_401_280),
+        ("mt5-small.json", 300_176_768),
         ("phi-2.json", 2_779_683_840),
         ("phi-1.5.json", 1_418_270_720),
         ("phi-3.5-moe.json", 41_873_153_344),
