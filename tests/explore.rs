@@ -441,3 +441,38 @@ fn min_gpus_is_bounded_on_huge_nodes() {
         m.nodes
     );
 }
+
+#[test]
+fn pytorch_shards_with_fsdp_not_zero_2_or_3() {
+    // Plain PyTorch has DDP (ZeRO-0), ZeroRedundancyOptimizer (ZeRO-1) and FSDP; ZeRO-2/3
+    // without FSDP are DeepSpeed's, so the sweep offers FSDP's strategies in their place.
+    let base = scenario("model=llama-3-8b&seq=8192&gpus_per_node=8&nodes=2&framework=pytorch");
+    let sweep = explore(&base, None);
+    assert!(sweep.fitting > 0);
+    assert!(sweep
+        .layouts
+        .iter()
+        .all(|l| l.fsdp != Fsdp::None || l.zero <= Zero::Z1));
+    let kinds: BTreeSet<_> = sweep
+        .layouts
+        .iter()
+        .map(|l| (l.zero as u8, l.fsdp as u8))
+        .collect();
+    assert!(kinds.contains(&(Zero::Z0 as u8, Fsdp::FullShard as u8)));
+    assert!(kinds.contains(&(Zero::Z0 as u8, Fsdp::HybridShard as u8)));
+    // No two listed layouts read alike (sequence parallelism is named).
+    let names: BTreeSet<String> = sweep.layouts.iter().map(|l| l.describe()).collect();
+    assert_eq!(names.len(), sweep.layouts.len());
+    assert!(names.iter().any(|n| n.contains(" + SP")));
+    // Asked for anyway, ZeRO-3 under PyTorch is counted and named as such.
+    let z3 = scenario("model=llama-3-8b&framework=pytorch&zero=3&gpus_per_node=8");
+    let e = estimate(&z3);
+    assert!(
+        e.warnings
+            .iter()
+            .any(|w| w.message.contains("fsdp=full_shard")),
+        "{:?}",
+        e.warnings
+    );
+    assert!(!is_clean(&z3, &Prepared::of(&z3)));
+}

@@ -77,6 +77,21 @@ fn grid(size: ChartSize, n: u32) -> (u32, u32) {
     }
 }
 
+/// A training panel's title: the ZeRO stage, or under PyTorch what shards that much
+/// (DDP, ZeroRedundancyOptimizer, FSDP's SHARD_GRAD_OP and FULL_SHARD / HYBRID_SHARD).
+fn panel_title(stage: u8, pytorch: bool) -> &'static str {
+    match (stage, pytorch) {
+        (0, true) => "DDP (ZeRO-0)",
+        (1, true) => "ZeRO-1 (ZeroRedundancyOpt.)",
+        (2, true) => "FSDP grad_op (≈ZeRO-2)",
+        (3, true) => "FSDP full (≈ZeRO-3)",
+        (0, _) => "ZeRO-0",
+        (1, _) => "ZeRO-1",
+        (2, _) => "ZeRO-2",
+        _ => "ZeRO-3",
+    }
+}
+
 /// Renders the fit map. `current` is the scenario's own (ZeRO stage, TP, PP), outlined.
 ///
 /// The cells are the first filled rectangles after the background, drawn panel by
@@ -169,7 +184,7 @@ fn draw(
             &if inference {
                 "Inference (no ZeRO)".to_string()
             } else {
-                format!("ZeRO-{stage}")
+                panel_title(stage, sweep.pytorch).to_string()
             },
             &("sans-serif", 14)
                 .into_font()
@@ -388,6 +403,16 @@ mod tests {
         let (s, sw) = sweep();
         let svg = map(&sw, &s, (Zero::Z3, 8, 1), 340, 520);
         assert!(svg.contains("ZeRO-3") && svg.contains("viewBox=\"0 0 340 520\""));
+    }
+
+    #[test]
+    fn pytorch_panels_name_ddp_and_fsdp() {
+        let (s, _) = decode("model=llama-3-8b&seq=8192&gpus_per_node=8&framework=pytorch");
+        let sw = explore(&s, Some(10));
+        assert!(sw.pytorch);
+        let svg = map(&sw, &s, (Zero::Z0, 1, 1), 900, 330);
+        assert!(svg.contains("DDP (ZeRO-0)") && svg.contains("FSDP full (≈ZeRO-3)"));
+        assert!(!svg.contains(">ZeRO-2<"));
     }
 
     #[test]

@@ -127,11 +127,18 @@ impl Candidate {
         s.solve = super::scenario::Solve::None;
         s
     }
-    /// Short description: "TP 4 × PP 2 × DP 2, ZeRO-1".
+    /// Short description: "TP 4 × PP 2 × DP 2 + SP, ZeRO-1" (sequence parallelism, virtual
+    /// stages and offloads named when on: two layouts never read alike).
     pub fn describe(&self) -> String {
         let mut d = format!("TP {} × PP {} × DP {}", self.tp, self.pp, self.dp);
         if self.cp > 1 {
             d.push_str(&format!(" × CP {}", self.cp));
+        }
+        if self.sp && self.tp > 1 {
+            d.push_str(" + SP");
+        }
+        if self.vpp > 1 {
+            d.push_str(&format!(", {} virtual stages", self.vpp));
         }
         match self.fsdp {
             Fsdp::None => d.push_str(&format!(", ZeRO-{}", self.zero.number())),
@@ -139,6 +146,9 @@ impl Candidate {
         }
         if self.offload_opt != Offload::None {
             d.push_str(&format!(", offload {}", self.offload_opt.as_str()));
+        }
+        if self.offload_param != Offload::None {
+            d.push_str(&format!(", offload params {}", self.offload_param.as_str()));
         }
         if self.recompute != Recompute::None {
             d.push_str(&format!(", recompute {}", self.recompute.as_str()));
@@ -215,6 +225,10 @@ pub struct Sweep {
     pub cells: Vec<Cell>,
     /// An inference sweep (no ZeRO, no recomputation: degrees and batch only).
     pub inference: bool,
+    /// A PyTorch sweep: its panels are DDP, ZeroRedundancyOptimizer and FSDP's
+    /// strategies (`shardings`).
+    #[serde(default)]
+    pub pytorch: bool,
 }
 
 impl Sweep {
@@ -251,16 +265,19 @@ fn tp_options(s: &Scenario, p: &Prepared, n: u32) -> Vec<u32> {
         .collect()
 }
 
-/// Shardings to sweep: ZeRO 0–3, and FSDP's strategies under PyTorch (hybrid only
-/// across nodes); inference has none.
+/// Shardings to sweep: ZeRO 0–3; under PyTorch DDP (ZeRO-0), ZeroRedundancyOptimizer
+/// (ZeRO-1) and FSDP's strategies in place of ZeRO-2 and 3, which PyTorch does not have
+/// (hybrid only across nodes); inference has none.
 fn shardings(s: &Scenario) -> Vec<(Zero, Fsdp)> {
     if s.mode == Mode::Infer {
         return vec![(Zero::Z0, Fsdp::None)];
     }
-    let mut v: Vec<(Zero, Fsdp)> = [Zero::Z0, Zero::Z1, Zero::Z2, Zero::Z3]
-        .into_iter()
-        .map(|z| (z, Fsdp::None))
-        .collect();
+    let zeros: &[Zero] = if s.framework == Framework::Pytorch {
+        &[Zero::Z0, Zero::Z1]
+    } else {
+        &[Zero::Z0, Zero::Z1, Zero::Z2, Zero::Z3]
+    };
+    let mut v: Vec<(Zero, Fsdp)> = zeros.iter().map(|&z| (z, Fsdp::None)).collect();
     if s.framework == Framework::Pytorch {
         v.push((Zero::Z0, Fsdp::FullShard));
         v.push((Zero::Z0, Fsdp::ShardGradOp));
@@ -514,6 +531,7 @@ impl SweepJob {
                 pps,
                 cells,
                 inference: s.mode == Mode::Infer,
+                pytorch: s.framework == Framework::Pytorch,
             },
             p,
         }

@@ -1060,6 +1060,28 @@ impl Scenario {
             ));
         }
         let z = self.effective_zero();
+        if self.framework == Framework::Pytorch
+            && self.mode == Mode::Train
+            && self.fsdp == Fsdp::None
+            && self.zero > Zero::Z1
+        {
+            out.push((
+                "zero",
+                format!(
+                    "framework=pytorch has no ZeRO-{} of its own (ZeRO-1 is ZeroRedundancyOptimizer): \
+                     fsdp={} is PyTorch's way to shard {}; counted as ZeRO-{} sharding without FSDP's \
+                     unsharded buffers",
+                    self.zero.number(),
+                    if self.zero == Zero::Z2 { "shard_grad_op" } else { "full_shard" },
+                    if self.zero == Zero::Z2 {
+                        "gradients and optimizer states"
+                    } else {
+                        "parameters too"
+                    },
+                    self.zero.number()
+                ),
+            ));
+        }
         if self.fsdp != Fsdp::None && self.zero != Zero::Z0 {
             out.push((
                 "fsdp",
