@@ -271,16 +271,21 @@ mod tests {
     use crate::core::estimate::{estimate, Component};
     use crate::share::query::decode;
 
-    fn kv(query: &str) -> u64 {
+    /// The largest item of component `c` in the estimate of `query`.
+    fn largest(query: &str, c: Component) -> u64 {
         let (s, w) = decode(query);
         assert!(w.is_empty(), "{w:?}");
         estimate(&s)
             .items
             .iter()
-            .filter(|i| i.component == Component::KvCache)
+            .filter(|i| i.component == c)
             .map(|i| i.bytes)
             .max()
             .unwrap()
+    }
+
+    fn kv(query: &str) -> u64 {
+        largest(query, Component::KvCache)
     }
 
     /// The prefill's working set of the measured runs (`tests/data/pytorch_measurements.json`
@@ -289,17 +294,7 @@ mod tests {
     /// position's fp32 logits memfit adds on top.
     #[test]
     fn prefill_workspace_of_the_measured_runs() {
-        let work = |q: &str| {
-            let (s, w) = decode(q);
-            assert!(w.is_empty(), "{w:?}");
-            estimate(&s)
-                .items
-                .iter()
-                .filter(|i| i.component == Component::Workspace)
-                .map(|i| i.bytes)
-                .max()
-                .unwrap()
-        };
+        let work = |q: &str| largest(q, Component::Workspace);
         let base = "mode=infer&framework=pytorch&batch=2&seq=384&gen=64&precision=fp32&vocab=4096&layers=4&hidden=256&heads=8";
         // Llama shape: measured 10,534,912 − 2·2·448·4·2·32·4 = 8,699,904 = 4·2·384·(3·256 + 3·688).
         let llama = work(&format!(
