@@ -926,7 +926,8 @@ impl StageWalk {
         // Inside the layer (`activations::layer_backward`), walked where the closed form
         // has it: PyTorch without accumulation.
         let lb = self.plan.layer_bwd.filter(|_| self.separate);
-        // The recomputed first norm saves the kept input as it is (`ActPlan::recomputed`).
+        // A recomputation adds its working set less the kept input where the first norm
+        // saves that input as it is (`ActPlan::recomputed`).
         let rec = if self.separate {
             signed(self.plan.recomputed()).unwrap_or(a)
         } else {
