@@ -602,8 +602,11 @@ impl SweepJob {
                     w.offload_param = s.offload_param;
                 }
                 // PyTorch's backward trades activations for gradients (both sides of
-                // the cache), so its layouts take the full path.
-                c.cached = route(w) == Route::Train && !train::pytorch_grads(w);
+                // the cache), and FSDP's forward counts its prefetched block against the
+                // logits (`train::fsdp_unsharded_buffers`, which depend on the
+                // micro-batch), so their layouts take the full path.
+                c.cached =
+                    route(w) == Route::Train && !train::pytorch_grads(w) && w.fsdp == Fsdp::None;
                 c.megatron = route(w) == Route::Megatron;
                 c.clean = c.megatron || is_clean(w, p);
                 if c.cached {

@@ -1264,19 +1264,21 @@ fn fsdp_unsharded_buffers(c: &StateCtx, l: &Layout, ledger: &mut Ledger) {
     let x = Shape::of(c.s, arch, l);
     let logits = logits_forward_bytes(c.s, arch, &x, c.st, (0, 0));
     let extra = (one as u128).saturating_sub(logits) as u64;
-    ledger.push_in(
-        &[Phase::Forward],
-        Component::GatheredLayer,
-        Location::Gpu,
-        extra,
-        || {
-            (
-                format!("max(0, {k}·P_block/t − L_f)  (the prefetched next block, beyond the logits: the last block prefetches none)"),
-                format!("P_block={block}, t={t}, L_f={logits} B"),
-            )
-        },
-        "PyTorch FSDP2 fully_shard (forward prefetch of the next block); measured with FSDPMemTracker",
-    );
+    if extra > 0 {
+        ledger.push_in(
+            &[Phase::Forward],
+            Component::GatheredLayer,
+            Location::Gpu,
+            extra,
+            || {
+                (
+                    format!("max(0, {k}·P_block/t − L_f)  (the prefetched next block, beyond the logits: the last block prefetches none)"),
+                    format!("P_block={block}, t={t}, L_f={logits} B"),
+                )
+            },
+            "PyTorch FSDP2 fully_shard (forward prefetch of the next block); measured with FSDPMemTracker",
+        );
+    }
     ledger.push_in(
         &[Phase::Backward],
         Component::GatheredLayer,
