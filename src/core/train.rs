@@ -1883,10 +1883,14 @@ pub(crate) fn activation_items(
             backward.min(u64::MAX as u128) as u64,
             || {
                 (
-                    if plan.layer_bwd.is_some() {
-                        "max_j moment(j) − G − copies;  v(j) = (m_i − 1)·S + saved(layers ≤ j) + [j checkpointed]·(A − I) + gradients of layers ≥ j + autocast copies of layers < j;  inside layer j: MLP done v(j) − g_qkvn + c_qkv, attention core − S_f + X (eager softmax backward), layer done v(j) − S_f;  end: max(G + T, E) (the embedding's backward)".into()
-                    } else {
-                        "max_j v(j) − G − copies;  v(j) = (m_i − 1)·S + saved(layers ≤ j) + [j checkpointed]·(A − I) + gradients of layers ≥ j + autocast copies of layers < j;  end: max(G + T, E) (the embedding's backward)".into()
+                    {
+                        let v = "v(j) = (m_i − 1)·S + saved(layers ≤ j) + [j checkpointed]·(A − I) + gradients of layers ≥ j + autocast copies of layers < j";
+                        let end = "end: max(G + T, E) (the embedding's backward)";
+                        if plan.layer_bwd.is_some() {
+                            format!("max_j moment(j) − G − copies;  {v};  inside layer j: MLP done v(j) − g_qkvn + c_qkv, attention core − S_f + X (eager softmax backward), layer done v(j) − S_f;  {end}")
+                        } else {
+                            format!("max_j v(j) − G − copies;  {v};  {end}")
+                        }
                     },
                     format!(
                         "A={per_layer} B/layer, I={} B, L_i={li}, n={}, m_i={:.3}, G={grads} B, E={emb} B{}",
