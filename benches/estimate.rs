@@ -2,10 +2,10 @@
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use memfit::chart::{render_stacked, Bar, ChartSize};
-use memfit::core::estimate::estimate;
-use memfit::core::explore::explore;
-use memfit::share::query::{decode, encode};
-use memfit::share::report::report_query;
+use memfit_core::contract::query::{decode, encode};
+use memfit_core::contract::report::report_query;
+use memfit_core::estimate::estimate;
+use memfit_core::explore::explore;
 
 const Q: &str = "model=llama-3-70b&mode=train&zero=3&gpus_per_node=8&nodes=4&tp=2&seq=8192";
 
@@ -24,7 +24,7 @@ fn bench(c: &mut Criterion) {
             render_stacked(
                 black_box(&bars),
                 e.gpu.usable_bytes,
-                memfit::core::units::Units::Gib,
+                memfit_core::units::Units::Gib,
                 ChartSize::default(),
             )
         })
@@ -53,7 +53,7 @@ fn bench_explore(c: &mut Criterion) {
 /// 4-stage 1F1B pipeline of Llama 3 70B.
 fn bench_timeline(c: &mut Criterion) {
     use memfit::chart::timeline::render_timeline;
-    use memfit::core::timeline::timeline;
+    use memfit_core::timeline::timeline;
     for q in [
         "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=3",
         "model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=4&tp=8&pp=4&microbatches=16&zero=1",
@@ -68,7 +68,7 @@ fn bench_timeline(c: &mut Criterion) {
                 render_timeline(
                     black_box(&t),
                     80 << 30,
-                    memfit::core::units::Units::Gib,
+                    memfit_core::units::Units::Gib,
                     ChartSize::default(),
                 )
             })

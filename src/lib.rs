@@ -1,36 +1,19 @@
-//! # memfit — will this LLM job fit in GPU memory?
+//! # memfit — the page and the CLI
 //!
-//! memfit turns a model, a training or inference setup and a cluster into an
-//! explained, per-GPU memory ledger.
+//! The estimator and its contract (the query-string codec, the CLI's JSON) live in the
+//! `memfit-core` crate (`crates/core`), whose manifest has no web dependency; the
+//! comparison with measurements lives in `memfit-evidence` (`crates/evidence`). This
+//! crate is what users run:
 //!
-//! ## The memory model in one page
-//!
-//! Training with mixed precision and Adam keeps, per parameter (seed 001, the ZeRO
-//! paper): 2 bytes of bf16/fp16 weights, 2 bytes of gradients, and K = 12 bytes of
-//! optimizer state (fp32 master weights 4, momentum 4, variance 4) — "16 bytes per
-//! parameter". ZeRO partitions these over the `N_d` data-parallel ranks: stage 1
-//! the 12, stage 2 also the gradients, stage 3 also the weights, so per GPU
-//!
-//! ```text
-//! ZeRO-0: 16Ψ      ZeRO-1: 4Ψ + 12Ψ/N_d      ZeRO-2: 2Ψ + 14Ψ/N_d      ZeRO-3: 16Ψ/N_d
-//! ```
-//!
-//! ZeRO-3 additionally gathers one layer at a time (4 × the largest layer, seed
-//! 000). Tensor and pipeline parallelism divide the parameters by `t·p`.
-//! Activations add `34·b·s·h + 5·b·s²·a` bytes per layer (seed 003, Korthikanti et
-//! al.). Inference keeps the weights and a KV cache of `2·b·(s+n)·L·a_kv·d·k` bytes.
-//!
-//! DeepSpeed's own estimators (doc page, 0.14.2, 0.19.8) are reproduced to the
-//! byte under `convention=ds-doc|ds-0.14|ds-0.19`.
-//!
-//! ## Modules
-//! - [`core`]: the pure estimator (`Scenario → Estimate`).
-//! - [`share`]: the query-string codec, the public contract of page, CLI and tests.
-//! - [`chart`]: `Estimate → SVG` with plotters.
-//! - `ui` (wasm only): the Leptos components.
+//! - [`chart`]: `Estimate → SVG` with plotters (pure).
+//! - [`learn`]: the guided tour's text, its numbers computed by the estimator (pure).
+//! - [`export`]: the downloads (JSON, CSV, a ds_config fragment, a torchrun snippet; pure).
+//! - `ui` (wasm only): the Leptos components, one per panel; the only code that touches
+//!   the DOM.
+//! - `src/bin/memfit.rs`: the CLI.
 
 pub mod chart;
-pub mod core;
-pub mod share;
+pub mod export;
+pub mod learn;
 #[cfg(target_arch = "wasm32")]
 pub mod ui;

@@ -1,5 +1,7 @@
-//! The pure modules stay pure: `core/`, `share/` and `chart/` never name leptos,
-//! web-sys or wasm-bindgen, and all `window.location`/`history` access is in one file.
+//! The pure code stays pure: the estimator crate's manifest has no web dependency (so
+//! the compiler enforces it), `crates/`, `src/chart/`, `src/learn.rs` and
+//! `src/export.rs` never name leptos, web-sys or wasm-bindgen, and all
+//! `window.location`/`history` access is in one file.
 
 use std::path::Path;
 
@@ -14,13 +16,41 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
+/// The web crates `crates/*/Cargo.toml` may not depend on: the compiler then refuses any
+/// import of them in the estimator.
+#[test]
+fn library_manifests_have_no_web_dependency() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for krate in ["core", "evidence"] {
+        let manifest =
+            std::fs::read_to_string(root.join("crates").join(krate).join("Cargo.toml")).unwrap();
+        // Every dependency line (`name = ...`; comments left out).
+        let deps = manifest
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .filter_map(|l| l.split_once('=').map(|(k, _)| k.trim().to_string()));
+        for dep in deps {
+            for banned in ["leptos", "web-sys", "wasm-bindgen", "js-sys", "plotters"] {
+                assert!(
+                    !dep.contains(banned),
+                    "crates/{krate}/Cargo.toml depends on `{dep}`"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn pure_modules_import_no_web_crates() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut checked = 0;
-    for module in ["core", "share", "chart"] {
-        let mut files = Vec::new();
-        rust_files(&src.join(module), &mut files);
+    let mut files = Vec::new();
+    for dir in ["crates", "src/chart"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    files.push(root.join("src/learn.rs"));
+    files.push(root.join("src/export.rs"));
+    {
         for f in files {
             let text = std::fs::read_to_string(&f).unwrap();
             // Code lines only (doc comments may name the crates to say they are not used).
@@ -36,7 +66,7 @@ fn pure_modules_import_no_web_crates() {
             checked += 1;
         }
     }
-    assert!(checked >= 8, "only {checked} files checked");
+    assert!(checked >= 25, "only {checked} files checked");
 }
 
 #[test]
@@ -60,14 +90,14 @@ fn url_access_lives_in_one_file() {
 fn readme_documents_every_key() {
     let readme =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    for k in memfit::share::query::KEYS {
+    for k in memfit_core::contract::query::KEYS {
         assert!(
             readme.contains(&format!("| `{}` |", k.key)),
             "README lacks a row for `{}`",
             k.key
         );
     }
-    for row in memfit::share::query::markdown_table().lines() {
+    for row in memfit_core::contract::query::markdown_table().lines() {
         assert!(
             readme.lines().any(|l| l == row),
             "README's key table differs from `memfit --keys-markdown` at: {row}"
@@ -75,39 +105,47 @@ fn readme_documents_every_key() {
     }
 }
 
-/// The modules of `core/` and who they import (`use super::x` / `crate::core::x`).
+/// The top-level modules of the estimator crate (a file, or a folder whose files are one
+/// module) and which of them each imports (`crate::x`, or `super::x` from a top-level
+/// file), read from the code before its unit tests, comments left out.
 fn core_imports() -> Vec<(String, Vec<String>)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/core");
-    let mut files = Vec::new();
-    rust_files(&dir, &mut files);
-    let names: Vec<String> = files
-        .iter()
-        .map(|f| f.file_stem().unwrap().to_string_lossy().into_owned())
-        .filter(|n| n != "mod")
-        .collect();
-    files
-        .iter()
-        .filter(|f| f.file_stem().unwrap() != "mod")
-        .map(|f| {
-            let me = f.file_stem().unwrap().to_string_lossy().into_owned();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/core/src");
+    let mut modules: Vec<(String, String, bool)> = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let p = entry.unwrap().path();
+        let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+        let code = |f: &Path| {
             let text = std::fs::read_to_string(f).unwrap();
-            // Code before the unit tests, without comments.
-            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            let code = text.split("#[cfg(test)]").next().unwrap_or("").to_string();
+            code.lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        if p.is_dir() {
+            let mut files = Vec::new();
+            rust_files(&p, &mut files);
+            let all: Vec<String> = files.iter().map(|f| code(f)).collect();
+            modules.push((name, all.join("\n"), true));
+        } else if p.extension().is_some_and(|e| e == "rs") && name != "lib" {
+            modules.push((name.clone(), code(&p), false));
+        }
+    }
+    let names: Vec<String> = modules.iter().map(|(n, ..)| n.clone()).collect();
+    modules
+        .iter()
+        .map(|(me, code, folder)| {
             let mut deps: Vec<String> = names
                 .iter()
-                .filter(|n| **n != me)
+                .filter(|n| *n != me)
                 .filter(|n| {
-                    code.lines()
-                        .filter(|l| !l.trim_start().starts_with("//"))
-                        .any(|l| {
-                            l.contains(&format!("super::{n}"))
-                                || l.contains(&format!("crate::core::{n}"))
-                        })
+                    code.contains(&format!("crate::{n}"))
+                        || (!folder && code.contains(&format!("super::{n}")))
                 })
                 .cloned()
                 .collect();
             deps.sort();
-            (me, deps)
+            (me.clone(), deps)
         })
         .collect()
 }

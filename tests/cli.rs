@@ -80,7 +80,7 @@ fn unusable_input_exits_2() {
 
 #[test]
 fn json_scenario_input_matches_the_query() {
-    let (s, _) = memfit::share::query::decode("model=gpt2&zero=2&gpus_per_node=4");
+    let (s, _) = memfit_core::contract::query::decode("model=gpt2&zero=2&gpus_per_node=4");
     let json = serde_json::to_string(&s).unwrap();
     let (_, a, _) = memfit(&["--json", &json]);
     let (_, b, _) = memfit(&["model=gpt2&zero=2&gpus_per_node=4"]);
@@ -91,7 +91,7 @@ fn json_scenario_input_matches_the_query() {
 fn help_lists_every_key() {
     let (code, out, _) = memfit(&["--help"]);
     assert_eq!(code, 0);
-    for k in memfit::share::query::KEYS {
+    for k in memfit_core::contract::query::KEYS {
         assert!(out.contains(k.key), "--help lacks {}", k.key);
     }
 }

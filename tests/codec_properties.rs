@@ -1,16 +1,16 @@
 //! Properties of the query codec and the estimator: round trip, no panics,
 //! monotonicity, ledger sums.
 
-use memfit::core::estimate::{estimate, Component, Location};
-use memfit::core::gpu::GPUS;
-use memfit::core::megatron::Recompute;
-use memfit::core::model::{presets, Bias, Mlp, Norm};
-use memfit::core::scenario::{
+use memfit_core::contract::query::{decode, encode, KEYS};
+use memfit_core::estimate::{estimate, Component, Location};
+use memfit_core::gpu::GPUS;
+use memfit_core::megatron::Recompute;
+use memfit_core::model::{presets, Bias, Mlp, Norm};
+use memfit_core::scenario::{
     AdamImpl, ArchOverrides, Attn, Convention, Dtype, Finetune, Framework, Fsdp, GradAcc, Logits,
     LoraTargets, Mode, Offload, Optimizer, Precision, Scenario, Schedule, Solve, Zero,
 };
-use memfit::core::units::Units;
-use memfit::share::query::{decode, encode, KEYS};
+use memfit_core::units::Units;
 use proptest::prelude::*;
 
 fn opt<T: std::fmt::Debug + Clone + 'static>(
@@ -243,7 +243,7 @@ const STATES: [Component; 5] = [
     Component::ModelStates,
 ];
 
-fn states_bytes(e: &memfit::core::estimate::Estimate) -> u128 {
+fn states_bytes(e: &memfit_core::estimate::Estimate) -> u128 {
     e.items
         .iter()
         .filter(|i| i.location == Location::Gpu && STATES.contains(&i.component))
@@ -268,7 +268,7 @@ proptest! {
             || e.items.iter().any(|i| i.bytes == u64::MAX);
         prop_assert_eq!(e.out_of_range, saturated);
         prop_assert_eq!(e.out_of_range, e.warnings.iter().any(|w| w.message.starts_with("out of range")));
-        let json = memfit::share::report::report(&s, &e).to_string();
+        let json = memfit_core::contract::report::report(&s, &e).to_string();
         prop_assert!(!json.contains("18446744073709551615"), "a saturated figure in the JSON");
     }
 
@@ -360,7 +360,9 @@ fn higher_zero_stage_can_hold_more_in_total_on_one_gpu() {
 /// The example: Llama 3.1 405B at 2^26 tokens × 2^20 sequences.
 #[test]
 fn extreme_inputs_are_out_of_range_not_16_eib() {
-    let r = memfit::share::report::report_query("seq=67108864&batch=1048576&model=llama-3.1-405b");
+    let r = memfit_core::contract::report::report_query(
+        "seq=67108864&batch=1048576&model=llama-3.1-405b",
+    );
     assert!(r["per_gpu_bytes"].is_null() && r["headroom_bytes"].is_null());
     assert_eq!(r["fits"], false);
     assert_eq!(r["out_of_range"], true);
@@ -379,7 +381,7 @@ fn extreme_inputs_are_out_of_range_not_16_eib() {
         "{w:?}"
     );
     assert_eq!(
-        memfit::core::units::Units::Gib.format(u64::MAX),
+        memfit_core::units::Units::Gib.format(u64::MAX),
         "out of range"
     );
 }

@@ -1,13 +1,11 @@
 //! The layout explorer: its fast path equals `estimate`, its enumeration equals a
 //! brute-force filter, `min_gpus` is exact, and known cases give the known answer.
 
-use memfit::core::estimate::{estimate, is_clean, per_gpu_peak, Prepared};
-use memfit::core::explore::{explore, min_gpus, rank, Candidate, MAX_BATCH};
-use memfit::core::megatron::Recompute;
-use memfit::core::scenario::{
-    Convention, Framework, Fsdp, Mode, Offload, Scenario, Schedule, Zero,
-};
-use memfit::share::query::{decode, encode};
+use memfit_core::contract::query::{decode, encode};
+use memfit_core::estimate::{estimate, is_clean, per_gpu_peak, Prepared};
+use memfit_core::explore::{explore, min_gpus, rank, Candidate, MAX_BATCH};
+use memfit_core::megatron::Recompute;
+use memfit_core::scenario::{Convention, Framework, Fsdp, Mode, Offload, Scenario, Schedule, Zero};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 
@@ -405,7 +403,7 @@ fn llama_3_70b_on_64_h100_best_layout() {
 /// The page runs sweeps a slice at a time: any slicing gives the one-shot result.
 #[test]
 fn sliced_sweeps_equal_one_shot_sweeps() {
-    use memfit::core::explore::{min_gpus_within, MinGpusJob, SweepJob};
+    use memfit_core::explore::{min_gpus_within, MinGpusJob, SweepJob};
     for q in [
         "model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8",
         "model=mixtral-8x7b&gpus_per_node=8&framework=pytorch&nodes=2",
@@ -431,7 +429,7 @@ fn sliced_sweeps_equal_one_shot_sweeps() {
 /// (65,536 GPUs), not for hours; the answer says how far it looked.
 #[test]
 fn min_gpus_is_bounded_on_huge_nodes() {
-    use memfit::core::explore::MAX_GPUS;
+    use memfit_core::explore::MAX_GPUS;
     let base = scenario("model=llama-3.1-405b&seq=67108863&gpus_per_node=1024");
     let m = min_gpus(&base);
     assert_eq!(m.value, None);

@@ -1,12 +1,12 @@
 //! `config.json` import: configs written from the published shapes import to the
 //! published parameter counts; missing fields are named.
 
-use memfit::core::estimate::estimate;
-use memfit::core::hfconfig::parse;
-use memfit::core::scenario::Scenario;
-use memfit::share::query::apply_import;
+use memfit_core::contract::query::apply_import;
+use memfit_core::estimate::estimate;
+use memfit_core::hfconfig::parse;
+use memfit_core::scenario::Scenario;
 
-fn import(name: &str) -> (Scenario, Vec<memfit::core::estimate::Warning>) {
+fn import(name: &str) -> (Scenario, Vec<memfit_core::estimate::Warning>) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/configs")
         .join(name);
@@ -283,8 +283,8 @@ fn granite_counts_as_a_llama_block() {
 /// batch 1, bf16 is 2·(4·8,192 + 22·512)·1·256·2 bytes (a_kv = 1, d = 256), by hand.
 #[test]
 fn sliding_window_bounds_the_kv_cache() {
-    use memfit::core::estimate::Component;
-    use memfit::share::query::decode_onto;
+    use memfit_core::contract::query::decode_onto;
+    use memfit_core::estimate::Component;
     let (s, w) = import("gemma-3-1b.json");
     assert!(w.is_empty(), "{w:?}");
     let a = s.arch();

@@ -2,9 +2,9 @@
 //! offload, LoRA/QLoRA, inference dtypes, solves and rules of thumb. Each expected
 //! value is computed in the test from the formula, with the numbers written out.
 
-use memfit::core::estimate::{Component, Estimate, Location, Phase};
-use memfit::core::scenario::Solve;
-use memfit::share::report::{estimate_query, report_query};
+use memfit_core::contract::report::{estimate_query, report_query};
+use memfit_core::estimate::{Component, Estimate, Location, Phase};
+use memfit_core::scenario::Solve;
 
 const PSI: u64 = 6_738_415_616; // Llama-2-7B
 

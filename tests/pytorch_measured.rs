@@ -6,8 +6,8 @@
 //! test reports the median and maximum relative error of the peak and of each category
 //! and bounds them.
 
-use memfit::core::estimate::{Component, Estimate, Location, Phase};
-use memfit::share::report::estimate_query;
+use memfit_core::contract::report::estimate_query;
+use memfit_core::estimate::{Component, Estimate, Location, Phase};
 use serde_json::Value;
 
 fn data() -> Value {
@@ -16,8 +16,8 @@ fn data() -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
-use memfit::share::validation::median_max as stats;
-use memfit::share::validation::pytorch_query;
+use memfit_evidence::validation::median_max as stats;
+use memfit_evidence::validation::pytorch_query;
 
 /// Estimates every run of a measured set (the query built per run), prints each
 /// comparison of the allocated peak, and returns the median and max |error|.
@@ -53,9 +53,9 @@ fn train_query(run: &Value) -> String {
 fn comp(e: &Estimate, cs: &[Component]) -> f64 {
     // The largest value each category reaches over the phases, as MemTracker reports it.
     let phases = [
-        memfit::core::estimate::Phase::Forward,
-        memfit::core::estimate::Phase::Backward,
-        memfit::core::estimate::Phase::OptimizerStep,
+        memfit_core::estimate::Phase::Forward,
+        memfit_core::estimate::Phase::Backward,
+        memfit_core::estimate::Phase::OptimizerStep,
     ];
     phases
         .iter()
@@ -65,7 +65,7 @@ fn comp(e: &Estimate, cs: &[Component]) -> f64 {
                 .filter(|i| {
                     cs.contains(&i.component)
                         && i.alive_in(*ph)
-                        && i.location == memfit::core::estimate::Location::Gpu
+                        && i.location == memfit_core::estimate::Location::Gpu
                 })
                 .map(|i| i.bytes)
                 .sum::<u64>()
@@ -290,7 +290,7 @@ fn pytorch_full_width_peaks() {
 #[test]
 fn page_table_is_these_comparisons() {
     let d = data();
-    let (rows, median, _) = memfit::share::validation::embedded_pytorch_rows();
+    let (rows, median, _) = memfit_evidence::validation::embedded_pytorch_rows();
     assert_eq!(
         rows.len(),
         ["train", "large", "fsdp", "infer", "prompt"]

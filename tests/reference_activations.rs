@@ -4,8 +4,8 @@
 
 mod common;
 use common::{example, load, u, Failures};
-use memfit::core::estimate::Component;
-use memfit::share::report::estimate_query;
+use memfit_core::contract::report::estimate_query;
+use memfit_core::estimate::Component;
 
 fn activations(q: &str) -> u64 {
     let (_, e) = estimate_query(q);
@@ -120,7 +120,7 @@ fn seed_002_llama3_405b_slip() {
     let q = format!("model=llama-3.1-405b&convention=seed002&batch={b}&seq={s}");
     assert_eq!(activations(&q) as u128, by_formula);
     // The explanation memfit gives next to it names both numbers and the factor.
-    let text = memfit::core::activations::SEED_002_SLIP;
+    let text = memfit_core::activations::SEED_002_SLIP;
     for needle in ["147,366 GB", "22,313,351,535,132,672", "151×", "s²"] {
         assert!(text.contains(needle), "explanation lacks {needle}");
     }

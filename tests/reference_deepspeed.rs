@@ -5,7 +5,7 @@
 
 mod common;
 use common::{ds_gb, load, u, Failures};
-use memfit::share::report::estimate_query;
+use memfit_core::contract::report::estimate_query;
 
 #[test]
 fn every_deepspeed_row_matches_exactly() {

@@ -4,7 +4,7 @@
 
 mod common;
 use common::{load, u, Failures};
-use memfit::core::megatron::{
+use memfit_core::megatron::{
     megatron_memory, printed_summary, MegatronArgs, MegatronVersion, Recompute,
 };
 use serde_json::Value;
@@ -157,7 +157,7 @@ fn megatron_convention_through_the_query_string() {
         if let Some(v) = i["virtual_pipeline_model_parallel_size"].as_u64() {
             q.push_str(&format!("&vpp={v}&schedule=interleaved"));
         }
-        let (_, e) = memfit::share::report::estimate_query(&q);
+        let (_, e) = memfit_core::contract::report::estimate_query(&q);
         let want = case["outputs"]["megatron_head"]["total_bytes"]
             .as_f64()
             .unwrap();

@@ -4,8 +4,8 @@
 
 mod common;
 use common::{ds_gb, example, load, u, Failures};
-use memfit::core::estimate::{Component, Phase};
-use memfit::share::report::estimate_query;
+use memfit_core::contract::report::estimate_query;
+use memfit_core::estimate::{Component, Phase};
 
 /// DeepSpeed's row options → query keys.
 fn options_query(options: &str) -> String {

@@ -1,13 +1,13 @@
 //! The step timeline: a walk of one training step (or inference request) whose
 //! high-water mark must equal the estimator's closed form, stage by stage.
 
-use memfit::core::estimate::estimate;
-use memfit::core::megatron::Recompute;
-use memfit::core::scenario::{
+use memfit_core::contract::query::decode;
+use memfit_core::estimate::estimate;
+use memfit_core::megatron::Recompute;
+use memfit_core::scenario::{
     Attn, Convention, Framework, Fsdp, Mode, Offload, Scenario, Schedule, Zero,
 };
-use memfit::core::timeline::{timeline, StepPhase, Timeline};
-use memfit::share::query::decode;
+use memfit_core::timeline::{timeline, StepPhase, Timeline};
 use proptest::prelude::*;
 
 const MODELS: [&str; 7] = [
@@ -115,11 +115,11 @@ proptest! {
         prop_assume!(!e.out_of_range);
         let t = timeline(&s).expect("in range");
         consistent(&t);
-        prop_assert_eq!(t.peak_bytes, e.per_gpu_bytes, "{}", memfit::share::query::encode(&s));
+        prop_assert_eq!(t.peak_bytes, e.per_gpu_bytes, "{}", memfit_core::contract::query::encode(&s));
         if !e.stages.is_empty() {
             prop_assert_eq!(t.stages.len(), e.stages.len());
             for (w, c) in t.stages.iter().zip(&e.stages) {
-                prop_assert_eq!(w.peak_bytes, c.per_gpu_bytes, "stage {}: {}", c.stage, memfit::share::query::encode(&s));
+                prop_assert_eq!(w.peak_bytes, c.per_gpu_bytes, "stage {}: {}", c.stage, memfit_core::contract::query::encode(&s));
             }
         }
     }
@@ -241,8 +241,9 @@ fn inference_kv_cache_grows_to_its_full_size() {
 /// `timeline=1` adds the timeline to the JSON report, in the documented shape.
 #[test]
 fn report_carries_the_timeline() {
-    let v =
-        memfit::share::report::report_query("model=llama-2-7b&gpus_per_node=8&zero=3&timeline=1");
+    let v = memfit_core::contract::report::report_query(
+        "model=llama-2-7b&gpus_per_node=8&zero=3&timeline=1",
+    );
     let t = &v["timeline"];
     assert_eq!(t["peak_bytes"], v["per_gpu_bytes"]);
     let ev = &t["events"][t["peak_event"].as_u64().unwrap() as usize];
@@ -270,9 +271,11 @@ fn report_carries_the_timeline() {
             .all(|p| phases.contains(p)),
         "{phases:?}"
     );
-    assert!(memfit::share::report::report_query("model=llama-2-7b")
-        .get("timeline")
-        .is_none());
+    assert!(
+        memfit_core::contract::report::report_query("model=llama-2-7b")
+            .get("timeline")
+            .is_none()
+    );
 }
 
 #[test]
@@ -307,7 +310,7 @@ fn debug_case() {
 fn huge_schedules_are_refused_not_walked() {
     let query = "model=llama-3.1-405b&layers=1024&pp=1024&vpp=1024&schedule=interleaved&microbatches=1048576&gpus_per_node=8&nodes=131072&timeline=1";
     assert!(timeline(&q(query)).is_none());
-    let v = memfit::share::report::report_query(query);
+    let v = memfit_core::contract::report::report_query(query);
     assert!(v["timeline"].is_null());
     // A long but walkable one: 128 eight-layer stages under 1F1B, stage i walking
     // p − i + 1 micro-batches: 2·8·Σ_{k=2}^{129} k = 134,144 layer passes.

@@ -4,7 +4,7 @@
 
 mod common;
 use common::load;
-use memfit::share::validation::{markdown, rows, summary};
+use memfit_evidence::validation::{markdown, rows, summary};
 
 #[test]
 fn validation_report_is_current() {
@@ -39,11 +39,11 @@ fn embedded_measurements_are_the_reference() {
     )
     .expect("../shared/reference/measured_runs.json");
     assert_eq!(
-        memfit::share::validation::EMBEDDED,
+        memfit_evidence::validation::EMBEDDED,
         reference,
         "assets/measured_runs.json is stale: copy it from ../shared/reference/"
     );
-    let (r, median, max, notes) = memfit::share::validation::embedded_rows();
+    let (r, median, max, notes) = memfit_evidence::validation::embedded_rows();
     let doc = load("measured_runs.json");
     let (want, want_notes) = rows(&doc);
     assert_eq!(r, want);

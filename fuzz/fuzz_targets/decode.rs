@@ -4,10 +4,10 @@
 //! never carries a saturated figure.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use memfit::core::estimate::estimate;
-use memfit::core::scenario::Solve;
-use memfit::share::query::{decode, encode};
-use memfit::share::report::report;
+use memfit_core::estimate::estimate;
+use memfit_core::scenario::Solve;
+use memfit_core::contract::query::{decode, encode};
+use memfit_core::contract::report::report;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(q) = std::str::from_utf8(data) else {

@@ -2,10 +2,10 @@
 //! scenario and estimates without panicking, and survives the query round trip.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use memfit::core::estimate::estimate;
-use memfit::core::hfconfig::parse;
-use memfit::core::scenario::Scenario;
-use memfit::share::query::{apply_import, decode, encode};
+use memfit_core::estimate::estimate;
+use memfit_core::hfconfig::parse;
+use memfit_core::scenario::Scenario;
+use memfit_core::contract::query::{apply_import, decode, encode};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -8,9 +8,9 @@
 //! ```
 //! Exit status: 0 on success (warnings included), 2 when the input cannot be used.
 
-use memfit::core::{gpu::GPUS, model::presets, scenario::Scenario};
-use memfit::share::query::KEYS;
-use memfit::share::report::{estimate_with, report, report_query};
+use memfit_core::contract::query::KEYS;
+use memfit_core::contract::report::{estimate_with, report, report_query};
+use memfit_core::{gpu::GPUS, model::presets, scenario::Scenario};
 use std::process::ExitCode;
 
 fn help() -> String {
@@ -49,7 +49,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if args.iter().any(|a| a == "--keys-markdown") {
-        print!("{}", memfit::share::query::markdown_table());
+        print!("{}", memfit_core::contract::query::markdown_table());
         return ExitCode::SUCCESS;
     }
     if let Some(pos) = args.iter().position(|a| a == "--validation") {
@@ -63,7 +63,7 @@ fn main() -> ExitCode {
             Ok(Err(e)) => return fail(&format!("{path} is not JSON: {e}")),
             Err(e) => return fail(&format!("cannot read {path}: {e}")),
         };
-        print!("{}", memfit::share::validation::markdown(&doc));
+        print!("{}", memfit_evidence::validation::markdown(&doc));
         return ExitCode::SUCCESS;
     }
     if let Some(pos) = args.iter().position(|a| a == "--explore") {
@@ -79,11 +79,11 @@ fn main() -> ExitCode {
         let [q] = args.as_slice() else {
             return fail("--explore takes one query string");
         };
-        let (s, w) = memfit::share::query::decode(q);
-        let mut v = memfit::share::explore::explore_report(&s, limit);
+        let (s, w) = memfit_core::contract::query::decode(q);
+        let mut v = memfit_core::contract::explore::explore_report(&s, limit);
         v["warnings"] = serde_json::to_value(&w).unwrap_or_default();
-        if s.solve == memfit::core::scenario::Solve::MinGpus {
-            v["solve"] = memfit::share::explore::min_gpus_json(&s);
+        if s.solve == memfit_core::scenario::Solve::MinGpus {
+            v["solve"] = memfit_core::contract::explore::min_gpus_json(&s);
         }
         return match serde_json::to_string_pretty(&v) {
             Ok(text) => {
@@ -109,13 +109,13 @@ fn main() -> ExitCode {
             Ok(t) => t,
             Err(e) => return fail(&format!("cannot read {path}: {e}")),
         };
-        let imported = match memfit::core::hfconfig::parse(&text) {
+        let imported = match memfit_core::hfconfig::parse(&text) {
             Ok(i) => i,
             Err(e) => return fail(&format!("{path}: {e}")),
         };
         let mut base = Scenario::default();
-        let mut warnings = memfit::share::query::apply_import(&mut base, &imported);
-        let (s, w) = memfit::share::query::decode_onto(base, &query);
+        let mut warnings = memfit_core::contract::query::apply_import(&mut base, &imported);
+        let (s, w) = memfit_core::contract::query::decode_onto(base, &query);
         warnings.extend(w);
         let value = report(&s, &estimate_with(&s, &warnings));
         return print_report(&value, strict);

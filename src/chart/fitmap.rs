@@ -8,9 +8,9 @@
 //! within-cell option that the best layout of the cell already picks.
 
 use super::{error_svg, escape, ChartSize};
-use crate::core::explore::{Cell, Sweep};
-use crate::core::scenario::Zero;
-use crate::core::units::Units;
+use memfit_core::explore::{Cell, Sweep};
+use memfit_core::scenario::Zero;
+use memfit_core::units::Units;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -340,9 +340,9 @@ pub fn annotate_fit_map(svg: &str, sweep: &Sweep, units: Units) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::explore::explore;
-    use crate::core::scenario::Scenario;
-    use crate::share::query::decode;
+    use memfit_core::contract::query::decode;
+    use memfit_core::explore::explore;
+    use memfit_core::scenario::Scenario;
 
     fn sweep() -> (Scenario, Sweep) {
         let (s, _) = decode("model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8");

@@ -8,8 +8,8 @@ pub mod fitmap;
 pub mod present;
 pub mod timeline;
 
-use crate::core::estimate::{Component, Estimate};
-use crate::core::units::Units;
+use memfit_core::estimate::{Component, Estimate};
+use memfit_core::units::Units;
 use plotters::prelude::*;
 
 /// One bar: a configuration's per-GPU bytes by component.
@@ -37,7 +37,7 @@ impl Bar {
     /// Whether a segment (and so the total) is out of range: such a bar is drawn
     /// empty with the words "out of range", never as a 16 EiB column.
     pub fn out_of_range(&self) -> bool {
-        self.total() == crate::core::ledger::OUT_OF_RANGE
+        self.total() == memfit_core::ledger::OUT_OF_RANGE
     }
     /// Sum of the segments.
     pub fn total(&self) -> u64 {
@@ -338,7 +338,7 @@ fn draw_curve(
     // Points out of range (> 2^64 bytes) are not drawn: they are not figures.
     let kept: Vec<Point> = points
         .iter()
-        .filter(|p| p.bytes != crate::core::ledger::OUT_OF_RANGE)
+        .filter(|p| p.bytes != memfit_core::ledger::OUT_OF_RANGE)
         .copied()
         .collect();
     let points = &kept[..];
@@ -434,8 +434,8 @@ fn draw_curve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::estimate::estimate;
-    use crate::core::scenario::{Scenario, Zero};
+    use memfit_core::estimate::estimate;
+    use memfit_core::scenario::{Scenario, Zero};
 
     #[test]
     fn one_rect_per_segment_and_a_capacity_line() {
@@ -537,7 +537,8 @@ mod tests {
     /// An out-of-range estimate is drawn as words, not as a 16 EiB column.
     #[test]
     fn out_of_range_bars_and_points_are_not_drawn_as_figures() {
-        let (s, _) = crate::share::query::decode("seq=67108864&batch=1048576&model=llama-3.1-405b");
+        let (s, _) =
+            memfit_core::contract::query::decode("seq=67108864&batch=1048576&model=llama-3.1-405b");
         let e = estimate(&s);
         assert!(e.out_of_range);
         let bar = Bar::from_estimate("this", &e);

@@ -1,8 +1,8 @@
 //! Text the page shows for an estimate: verdict, table rows. Pure, so it is
 //! tested natively and the components only place it.
 
-use crate::core::estimate::{Estimate, Item, Location, Phase};
-use crate::core::units::{group_digits, Units};
+use memfit_core::estimate::{Estimate, Item, Location, Phase};
+use memfit_core::units::{group_digits, Units};
 
 /// The fit verdict in words.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,9 +46,9 @@ pub fn verdict(e: &Estimate, units: Units) -> Verdict {
     } else {
         format!("{} over", units.format(e.headroom_bytes.unsigned_abs()))
     };
-    let saturated = crate::core::estimate::Component::ALL
+    let saturated = memfit_core::estimate::Component::ALL
         .iter()
-        .find(|c| e.gpu_bytes_of(**c) == crate::core::ledger::OUT_OF_RANGE);
+        .find(|c| e.gpu_bytes_of(**c) == memfit_core::ledger::OUT_OF_RANGE);
     let largest = saturated
         .map(|c| format!("{} (out of range)", c.label()))
         .or_else(|| {
@@ -118,8 +118,8 @@ pub fn rows(items: &[Item], units: Units) -> Vec<Row> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::estimate::estimate;
-    use crate::core::scenario::{Scenario, Zero};
+    use memfit_core::estimate::estimate;
+    use memfit_core::scenario::{Scenario, Zero};
 
     #[test]
     fn verdict_for_llama2_7b_zero3_8gpu() {
@@ -172,8 +172,8 @@ pub struct Variant {
 /// Communication per step (seeds 001 and 004): all-reduce = reduce-scatter + all-gather
 /// = 2Ψ elements for DP, ZeRO-1 and ZeRO-2; ZeRO-3 adds a parameter all-gather in the
 /// backward: 3Ψ.
-pub fn zero_variants(s: &crate::core::scenario::Scenario, dp: u32, units: Units) -> Vec<Variant> {
-    use crate::core::scenario::{Fsdp, Mode, Offload, Zero};
+pub fn zero_variants(s: &memfit_core::scenario::Scenario, dp: u32, units: Units) -> Vec<Variant> {
+    use memfit_core::scenario::{Fsdp, Mode, Offload, Zero};
     let mut out = Vec::new();
     for z in [Zero::Z0, Zero::Z1, Zero::Z2, Zero::Z3] {
         for off in [Offload::None, Offload::Cpu] {
@@ -185,9 +185,9 @@ pub fn zero_variants(s: &crate::core::scenario::Scenario, dp: u32, units: Units)
             t.offload_opt = off;
             t.offload_param = if z == Zero::Z3 { off } else { Offload::None };
             if t.convention.is_deepspeed() || t.convention.is_megatron() {
-                t.convention = crate::core::scenario::Convention::Memfit;
+                t.convention = memfit_core::scenario::Convention::Memfit;
             }
-            let e = crate::core::estimate::estimate(&t);
+            let e = memfit_core::estimate::estimate(&t);
             let label = format!(
                 "Z{}{}{}",
                 z.number(),
@@ -209,9 +209,9 @@ pub fn zero_variants(s: &crate::core::scenario::Scenario, dp: u32, units: Units)
 }
 
 /// Per-GPU peak against sequence length (powers of two), and the largest that fits.
-pub fn seq_curve(s: &crate::core::scenario::Scenario) -> (Vec<super::Point>, Option<u64>) {
-    use crate::core::scenario::Solve;
-    let max = crate::core::solve::max_fitting(s, Solve::MaxContext).map(|r| r.value as u64);
+pub fn seq_curve(s: &memfit_core::scenario::Scenario) -> (Vec<super::Point>, Option<u64>) {
+    use memfit_core::scenario::Solve;
+    let max = memfit_core::solve::max_fitting(s, Solve::MaxContext).map(|r| r.value as u64);
     let top_k = match max {
         Some(m) if m > 0 => (64 - (m.max(1) * 4).leading_zeros()).clamp(10, 24),
         _ => 17,
@@ -222,7 +222,7 @@ pub fn seq_curve(s: &crate::core::scenario::Scenario) -> (Vec<super::Point>, Opt
             t.seq = 1 << k;
             super::Point {
                 x: 1 << k,
-                bytes: crate::core::estimate::estimate(&t).per_gpu_bytes,
+                bytes: memfit_core::estimate::estimate(&t).per_gpu_bytes,
             }
         })
         .collect();
@@ -232,7 +232,7 @@ pub fn seq_curve(s: &crate::core::scenario::Scenario) -> (Vec<super::Point>, Opt
 #[cfg(test)]
 mod variant_tests {
     use super::*;
-    use crate::core::scenario::Scenario;
+    use memfit_core::scenario::Scenario;
 
     #[test]
     fn eight_variants_and_zero3_removes_weights() {
@@ -245,7 +245,7 @@ mod variant_tests {
         let (pts, max) = seq_curve(&s);
         assert!(pts.windows(2).all(|w| w[0].bytes <= w[1].bytes));
         assert_eq!(max, Some(0)); // 7B full training never fits one H100
-        let (s, _) = crate::share::query::decode("zero=3&gpus_per_node=8");
+        let (s, _) = memfit_core::contract::query::decode("zero=3&gpus_per_node=8");
         let (_, max) = seq_curve(&s);
         assert!(max.unwrap() > 4096);
     }

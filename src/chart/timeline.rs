@@ -3,9 +3,9 @@
 //! points that name their event (an SVG `<title>` and `aria-label` each).
 
 use super::{error_svg, rgb, ChartSize};
-use crate::core::estimate::Component;
-use crate::core::timeline::{Event, StepPhase, Timeline};
-use crate::core::units::Units;
+use memfit_core::estimate::Component;
+use memfit_core::timeline::{Event, StepPhase, Timeline};
+use memfit_core::units::Units;
 use plotters::prelude::*;
 
 /// Points drawn per stage at most (buckets keep their largest total, so the peak stays).
@@ -315,8 +315,8 @@ fn xml_escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::scenario::{Scenario, Zero};
-    use crate::core::timeline::timeline;
+    use memfit_core::scenario::{Scenario, Zero};
+    use memfit_core::timeline::timeline;
 
     #[test]
     fn samples_keep_the_peak_and_sum_to_the_totals() {

@@ -1,8 +1,8 @@
 //! "How accurate is this?": memfit against published measured runs, each row a link
 //! that loads its scenario. Computed when the panel is opened.
 
-use crate::share::validation::{embedded_pytorch_rows, embedded_rows, Row};
 use leptos::prelude::*;
+use memfit_evidence::validation::{embedded_pytorch_rows, embedded_rows, Row};
 
 /// The validation table (`share::validation`), on demand.
 #[component]

@@ -2,9 +2,9 @@
 
 use crate::chart::present::{seq_curve, zero_variants};
 use crate::chart::{annotate, render_curve, render_stacked, Bar, ChartSize};
-use crate::core::scenario::Scenario;
-use crate::core::units::Units;
 use leptos::prelude::*;
+use memfit_core::scenario::Scenario;
+use memfit_core::units::Units;
 
 /// ZeRO 0–3 × offload none/CPU at a chosen data-parallel size.
 #[component]

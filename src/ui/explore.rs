@@ -12,11 +12,11 @@
 use super::worker::{self, Kind, LISTED, PAGE_MAX_NODES};
 use crate::chart::fitmap::{annotate_fit_map, cell_summary, render_fit_map};
 use crate::chart::ChartSize;
-use crate::core::explore::{sweep_key, Candidate, MinGpus, MinGpusJob, Sweep, SweepJob};
-use crate::core::scenario::Scenario;
-use crate::core::units::Units;
-use crate::share::query::encode;
 use leptos::prelude::*;
+use memfit_core::contract::query::encode;
+use memfit_core::explore::{sweep_key, Candidate, MinGpus, MinGpusJob, Sweep, SweepJob};
+use memfit_core::scenario::Scenario;
+use memfit_core::units::Units;
 use std::sync::Arc;
 use std::time::Duration;
 use wasm_bindgen::JsCast;
@@ -292,14 +292,14 @@ pub fn FitMapPanel(
             Some(e) => format!(
                 "{} GPUs: {} layouts evaluated in {:.1} ms{}, {} fit.",
                 e.sweep.gpus,
-                crate::core::units::group_digits(e.sweep.evaluated),
+                memfit_core::units::group_digits(e.sweep.evaluated),
                 e.ms,
                 if e.off_main {
                     " (in a background worker)"
                 } else {
                     ""
                 },
-                crate::core::units::group_digits(e.sweep.fitting)
+                memfit_core::units::group_digits(e.sweep.fitting)
             ),
         })
     };
@@ -474,7 +474,7 @@ pub fn BestLayouts(
             </div>
             <p class="hint">
                 {move || shown.with(|r| r.as_ref().map(|e| if e.sweep.fitting == 0 { "No layout of this cluster fits.".to_string() } else {
-                    format!("The best {} of {} fitting layouts. ", if show_all.get() { e.sweep.layouts.len() } else { e.sweep.layouts.len().min(SHOWN) }, crate::core::units::group_digits(e.sweep.fitting))
+                    format!("The best {} of {} fitting layouts. ", if show_all.get() { e.sweep.layouts.len() } else { e.sweep.layouts.len().min(SHOWN) }, memfit_core::units::group_digits(e.sweep.fitting))
                 }))}
                 <button data-testid="show-all-layouts" on:click=move |_| show_all.update(|v| *v = !*v)>
                     {move || if show_all.get() { "Show the best 10".to_string() } else { format!("Show the best {LISTED}") }}

@@ -1,9 +1,9 @@
 //! Form controls bound to one query key each. Parsing and validation are the
 //! codec's (`share::query::set_key`): the form and the URL accept exactly the same values.
 
-use crate::core::scenario::Scenario;
-use crate::share::query::{get_key, set_key};
 use leptos::prelude::*;
+use memfit_core::contract::query::{get_key, set_key};
+use memfit_core::scenario::Scenario;
 
 /// Applies `value` to `key`; returns the error message when the value is rejected.
 fn apply(scenario: RwSignal<Scenario>, key: &'static str, value: &str) -> Option<String> {

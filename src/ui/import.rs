@@ -2,12 +2,12 @@
 //! from the Hub by id (on request only).
 
 use super::net;
-use crate::core::estimate::Warning;
-use crate::core::hfconfig;
-use crate::core::scenario::Scenario;
-use crate::share::query::apply_import;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use memfit_core::contract::query::apply_import;
+use memfit_core::estimate::Warning;
+use memfit_core::hfconfig;
+use memfit_core::scenario::Scenario;
 use wasm_bindgen::JsCast;
 
 /// Parses `text` and applies it; returns the message to show.

@@ -1,8 +1,8 @@
 //! The guided tour: short steps, each with a plain link that loads its scenario.
 
-use crate::core::units::Units;
-use crate::share::learn::steps;
+use crate::learn::steps;
 use leptos::prelude::*;
+use memfit_core::units::Units;
 
 /// "Learn": the ZeRO trade-offs in nine steps (`share::learn`).
 #[component]

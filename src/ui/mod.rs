@@ -15,14 +15,14 @@ mod timeline;
 pub mod url;
 pub mod worker;
 
-use crate::core::estimate::Warning;
-use crate::share::query::{decode, encode, get_key};
-use crate::share::report::estimate_with;
 use accuracy::AccuracyPanel;
 use compare::{SeqCurve, ZeroComparison};
 use explore::{use_explorer, BestLayouts, FitMapPanel, MinGpusLine};
 use learn::LearnPanel;
 use leptos::prelude::*;
+use memfit_core::contract::query::{decode, encode, get_key};
+use memfit_core::contract::report::estimate_with;
+use memfit_core::estimate::Warning;
 use panels::{ClusterPanel, ModelPanel, WorkloadPanel, ZeroPanel};
 use results::{ChartPanel, ExplainPanel, ExportPanel, LedgerTable, VerdictPanel, WarningsPanel};
 use timeline::TimelinePanel;
@@ -41,8 +41,8 @@ fn viewport_width() -> f64 {
 /// task (issue 9: input → result within one task; the deferred panels are at most one
 /// frame behind). Changes within one frame coalesce into one update.
 fn after_paint(
-    scenario: RwSignal<crate::core::scenario::Scenario>,
-) -> Signal<crate::core::scenario::Scenario> {
+    scenario: RwSignal<memfit_core::scenario::Scenario>,
+) -> Signal<memfit_core::scenario::Scenario> {
     let later = RwSignal::new(scenario.get_untracked());
     let pending = StoredValue::new(false);
     Effect::new(move |_| {

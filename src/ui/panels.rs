@@ -2,11 +2,11 @@
 
 use super::fields::{opts, KeyInput, KeySelect};
 use super::import::ConfigImport;
-use crate::core::gpu::GPUS;
-use crate::core::model::{presets, Arch};
-use crate::core::scenario::Scenario;
-use crate::core::units::group_digits;
 use leptos::prelude::*;
+use memfit_core::gpu::GPUS;
+use memfit_core::model::{presets, Arch};
+use memfit_core::scenario::Scenario;
+use memfit_core::units::group_digits;
 
 /// Finds a preset by id or display name (what the search box accepts).
 fn find_preset(text: &str) -> Option<&'static str> {

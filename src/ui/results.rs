@@ -3,11 +3,11 @@
 use super::url;
 use crate::chart::present::{phase_label, rows, verdict};
 use crate::chart::{annotate, render_stacked, Bar, ChartSize};
-use crate::core::estimate::{Component, Estimate, Warning};
-use crate::core::scenario::Scenario;
-use crate::core::units::{group_digits, Units};
-use crate::share::export;
+use crate::export;
 use leptos::prelude::*;
+use memfit_core::estimate::{Component, Estimate, Warning};
+use memfit_core::scenario::Scenario;
+use memfit_core::units::{group_digits, Units};
 use wasm_bindgen::JsCast;
 
 /// The main chart's size: narrower on phones (no legend column; the HTML legend shows).
@@ -277,7 +277,7 @@ pub fn ExportPanel(
         format!(
             "data:{};charset=utf-8,{}",
             file().1,
-            crate::share::query::percent_encode(&text.get())
+            memfit_core::contract::query::percent_encode(&text.get())
         )
     };
     view! {

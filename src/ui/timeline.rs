@@ -3,10 +3,10 @@
 
 use crate::chart::timeline::{components_present, describe, render_timeline};
 use crate::chart::ChartSize;
-use crate::core::scenario::Scenario;
-use crate::core::timeline::timeline;
-use crate::core::units::Units;
 use leptos::prelude::*;
+use memfit_core::scenario::Scenario;
+use memfit_core::timeline::timeline;
+use memfit_core::units::Units;
 use wasm_bindgen::JsCast;
 
 fn size() -> ChartSize {

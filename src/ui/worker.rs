@@ -14,9 +14,9 @@
 //! When a worker cannot be started (no module workers, no preload link) or fails, the
 //! caller runs the job on the main thread in slices instead ([`super::explore`]).
 
-use crate::core::explore::{MinGpusJob, SweepJob};
-use crate::share::query::decode;
 use js_sys::{Array, Object, Reflect};
+use memfit_core::contract::query::decode;
+use memfit_core::explore::{MinGpusJob, SweepJob};
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -65,8 +65,8 @@ enum Job {
 }
 
 /// One explorer job inside the worker, run in steps (exported to the worker's script):
-/// `kind = "sweep"`: the [`crate::core::explore::Sweep`] of the query's scenario with
-/// the best [`LISTED`] layouts; `kind = "min"`: its [`crate::core::explore::MinGpus`]
+/// `kind = "sweep"`: the [`memfit_core::explore::Sweep`] of the query's scenario with
+/// the best [`LISTED`] layouts; `kind = "min"`: its [`memfit_core::explore::MinGpus`]
 /// up to [`PAGE_MAX_NODES`] nodes. The answer is JSON.
 #[wasm_bindgen]
 pub struct ExploreJob(Job);

@@ -88,7 +88,7 @@ fn sat(x: u128) -> u64 {
 /// Llama-2-7B (Ψ = 6,738,415,616), bf16, ZeRO-3 on 8 GPUs, one micro-batch:
 /// 3·Ψ·2·7/8 = 35,376,681,984 B; with ZeRO-1: 2·Ψ·2·7/8 = 23,584,454,656 B.
 /// ```
-/// use memfit::core::{comm::comm_per_step, estimate::Prepared, scenario::{Scenario, Zero}};
+/// use memfit_core::{comm::comm_per_step, estimate::Prepared, scenario::{Scenario, Zero}};
 /// let mut s = Scenario::default();
 /// s.gpus_per_node = 8;
 /// s.zero = Zero::Z3;
@@ -190,7 +190,7 @@ pub(crate) fn activation_comm(s: &Scenario, p: &Prepared, st: &Stage) -> Comm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::megatron::Recompute;
+    use crate::megatron::Recompute;
 
     fn comm(q: impl Fn(&mut Scenario)) -> Comm {
         let mut s = Scenario::default();

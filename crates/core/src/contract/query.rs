@@ -6,15 +6,15 @@
 //! (with a warning), a bad value keeps the default and produces a warning that
 //! names the key and the value. `decode(encode(s)) == s` for every valid `s`.
 
-use crate::core::estimate::Warning;
-use crate::core::gpu::{gpu, GPUS};
-use crate::core::megatron::Recompute;
-use crate::core::model::{preset, Bias, Mlp, Norm};
-use crate::core::scenario::{
+use crate::estimate::Warning;
+use crate::gpu::{gpu, GPUS};
+use crate::megatron::Recompute;
+use crate::model::{preset, Bias, Mlp, Norm};
+use crate::scenario::{
     AdamImpl, Attn, Convention, Dtype, Finetune, Framework, Fsdp, GradAcc, Logits, LoraTargets,
     Mode, Offload, Optimizer, Precision, Scenario, Schedule, Solve, Zero,
 };
-use crate::core::units::Units;
+use crate::units::Units;
 
 /// Format version written as `v=`.
 pub const VERSION: u32 = 1;
@@ -572,8 +572,8 @@ pub fn percent_decode(v: &str) -> String {
 /// default, in canonical order.
 ///
 /// ```
-/// use memfit::core::scenario::{Scenario, Zero};
-/// use memfit::share::query::{encode, decode};
+/// use memfit_core::scenario::{Scenario, Zero};
+/// use memfit_core::contract::query::{encode, decode};
 /// let mut s = Scenario::default();
 /// s.zero = Zero::Z3;
 /// s.gpus_per_node = 8;
@@ -594,7 +594,7 @@ pub fn encode(s: &Scenario) -> String {
 
 /// Applies an imported `config.json`: selects the base preset, then sets each key
 /// through the same parser as the URL. Returns problems as warnings.
-pub fn apply_import(s: &mut Scenario, imported: &crate::core::hfconfig::Imported) -> Vec<Warning> {
+pub fn apply_import(s: &mut Scenario, imported: &crate::hfconfig::Imported) -> Vec<Warning> {
     s.select_model(imported.base);
     let mut warnings = Vec::new();
     for (k, v) in &imported.keys {

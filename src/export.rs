@@ -2,9 +2,9 @@
 //! a torchrun + FSDP2 snippet for the chosen layout. Pure text; the page offers them
 //! as downloads (data URLs, no network).
 
-use super::report::report;
-use crate::core::estimate::Estimate;
-use crate::core::scenario::{Fsdp, Offload, Precision, Scenario, Zero};
+use memfit_core::contract::report::report;
+use memfit_core::estimate::Estimate;
+use memfit_core::scenario::{Fsdp, Offload, Precision, Scenario, Zero};
 use serde_json::json;
 
 /// The CLI's JSON report, pretty-printed.
@@ -23,9 +23,9 @@ fn csv_field(x: &str) -> String {
 /// The ledger as CSV: `component,location,bytes,rank,phases,formula,values,source`.
 ///
 /// ```
-/// use memfit::core::{estimate::estimate, scenario::Scenario};
+/// use memfit_core::{estimate::estimate, scenario::Scenario};
 /// let s = Scenario::default();
-/// let csv = memfit::share::export::items_csv(&estimate(&s));
+/// let csv = memfit::export::items_csv(&estimate(&s));
 /// assert!(csv.starts_with("component,location,bytes,rank,phases,formula,values,source\nweights,gpu,"));
 /// ```
 pub fn items_csv(e: &Estimate) -> String {
@@ -97,7 +97,7 @@ pub fn ds_config(s: &Scenario) -> String {
         }
         Precision::Fp32 => {}
     }
-    if s.recompute != crate::core::megatron::Recompute::None {
+    if s.recompute != memfit_core::megatron::Recompute::None {
         cfg["activation_checkpointing"] =
             json!({"partition_activations": false, "contiguous_memory_optimization": false});
     }
@@ -164,8 +164,8 @@ pub fn torchrun_snippet(s: &Scenario) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::estimate::estimate;
-    use crate::share::query::decode;
+    use memfit_core::contract::query::decode;
+    use memfit_core::estimate::estimate;
 
     #[test]
     fn ds_config_reflects_the_scenario() {

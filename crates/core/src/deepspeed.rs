@@ -84,7 +84,7 @@ fn int(x: f64) -> u64 {
 ///
 /// # Example
 /// ```
-/// use memfit::core::deepspeed::{zero2, DsInputs, DsVersion};
+/// use memfit_core::deepspeed::{zero2, DsInputs, DsVersion};
 /// let i = DsInputs { total_params: 2851e6, largest_layer_params: 32e6,
 ///                    gpus_per_node: 8, nodes: 1, buffer_factor: 1.5 };
 /// // seed 000: "127.45GB | 15.93GB | offload_optimizer=none" (GiB labelled GB)
@@ -135,7 +135,7 @@ pub fn zero2(i: &DsInputs, cpu_offload: bool, version: DsVersion) -> DsEstimate 
 ///
 /// # Example
 /// ```
-/// use memfit::core::deepspeed::{zero3, DsInputs};
+/// use memfit_core::deepspeed::{zero3, DsInputs};
 /// let i = DsInputs { total_params: 2851e6, largest_layer_params: 32e6,
 ///                    gpus_per_node: 8, nodes: 1, buffer_factor: 1.5 };
 /// // seed 000: "1.43GB | 6.09GB | offload_param=none, offload_optimizer=none, zero_init=1"

@@ -223,7 +223,7 @@ impl Arch {
     ///
     /// # Example
     /// ```
-    /// use memfit::core::model::preset;
+    /// use memfit_core::model::preset;
     /// // Llama-2-7B: 32·(4·4096² + 3·4096·11008 + 2·4096) + 4096 + 2·32000·4096
     /// assert_eq!(preset("llama-2-7b").unwrap().arch.params().total, 6_738_415_616);
     /// ```
@@ -410,7 +410,7 @@ impl Arch {
     /// Parameters of all routed experts (what expert parallelism divides).
     ///
     /// ```
-    /// use memfit::core::model::preset;
+    /// use memfit_core::model::preset;
     /// // Mixtral 8x7B: 32 layers · 8 experts · 3·4096·14336
     /// assert_eq!(preset("mixtral-8x7b").unwrap().arch.routed_expert_params(), 32 * 8 * 3 * 4096 * 14336);
     /// ```

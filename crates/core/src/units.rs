@@ -54,7 +54,7 @@ impl Units {
     /// `bytes` formatted with two decimals and the unit, e.g. `"12.55 GiB"`.
     ///
     /// ```
-    /// use memfit::core::units::Units;
+    /// use memfit_core::units::Units;
     /// assert_eq!(Units::Gib.format(85_520_809_984), "79.65 GiB");
     /// assert_eq!(Units::Gb.format(85_520_809_984), "85.52 GB");
     /// assert_eq!(Units::Gib.format(u64::MAX), "out of range"); // not 16 EiB: see ledger::OUT_OF_RANGE
@@ -83,7 +83,7 @@ pub fn mul_div(a: u64, b: u64, c: u64) -> u64 {
 /// bytes, and the peak is the rank holding the biggest shard); `c = 0` is treated as 1.
 ///
 /// ```
-/// use memfit::core::units::mul_div_ceil;
+/// use memfit_core::units::mul_div_ceil;
 /// assert_eq!(mul_div_ceil(2, 7_500_000_000, 1024), 14_648_438); // 14,648,437.5 rounded up
 /// ```
 pub fn mul_div_ceil(a: u64, b: u64, c: u64) -> u64 {
@@ -97,7 +97,7 @@ pub fn mul_div_ceil(a: u64, b: u64, c: u64) -> u64 {
 /// when the quotient itself exceeds `u128::MAX`.
 ///
 /// ```
-/// use memfit::core::units::mul_div_u128;
+/// use memfit_core::units::mul_div_u128;
 /// // (2^100 · 3^40) / 3^39 = 3 · 2^100: the product needs 164 bits.
 /// let (a, b, c) = (1u128 << 100, 3u128.pow(40), 3u128.pow(39));
 /// assert_eq!(mul_div_u128(a, b, c, false), Some(3 << 100));

@@ -124,7 +124,7 @@ const LISTED_STAGES: u32 = 8;
 ///
 /// # Example
 /// ```
-/// use memfit::core::{estimate::estimate, scenario::{Scenario, Zero}, timeline::timeline};
+/// use memfit_core::{estimate::estimate, scenario::{Scenario, Zero}, timeline::timeline};
 /// let mut s = Scenario::default(); // Llama-2-7B, 1 GPU
 /// s.gpus_per_node = 8;
 /// s.zero = Zero::Z3;

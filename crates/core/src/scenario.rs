@@ -1,7 +1,7 @@
 //! The one typed input of the estimator.
 //!
 //! Every setting a user can make lives in [`Scenario`]; the query-string codec
-//! (`crate::share`) maps it to and from the URL, and the estimator reads nothing
+//! (`crate::contract`) maps it to and from the URL, and the estimator reads nothing
 //! else. Field docs name the query key.
 
 use super::gpu::{gpu, Gpu, GPUS};
@@ -637,7 +637,7 @@ impl ArchOverrides {
 /// Every input of one estimate.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Scenario {
-    /// `model`: preset id (see [`crate::core::model::presets`]).
+    /// `model`: preset id (see [`crate::model::presets`]).
     pub model: String,
     /// Architecture overrides (`layers`, `hidden`, ...).
     pub arch: ArchOverrides,

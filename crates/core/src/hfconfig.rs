@@ -51,7 +51,7 @@ const UNREPRESENTED: [&str; 8] = [
 ///
 /// # Example
 /// ```
-/// use memfit::core::hfconfig::parse;
+/// use memfit_core::hfconfig::parse;
 /// let cfg = r#"{"model_type":"llama","hidden_size":4096,"intermediate_size":14336,
 ///   "num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,"vocab_size":128256}"#;
 /// let i = parse(cfg).unwrap();

@@ -16,14 +16,14 @@
 //! the KV heads or is a multiple of them (then each rank holds one KV head replicated,
 //! as Megatron-LM and vLLM do: memfit counts `⌈a_kv/t⌉` per rank); `pp ≤ layers`;
 //! `cp` divides the sequence. A layout is *valid* when the calculator accepts it
-//! without a warning ([`crate::core::estimate::is_clean`]); only valid layouts are
+//! without a warning ([`crate::estimate::is_clean`]); only valid layouts are
 //! evaluated and listed.
 //!
 //! **Best** means, in this order: no optimizer offload (a CPU optimizer step and its
 //! PCIe traffic are the slowest way to save memory: DeepSpeed recommends it only when
 //! nothing else fits), then the least wasted compute ([`compute_overhead`]: the
 //! pipeline bubble plus recomputation), then the least communication per trained
-//! token (bytes one GPU sends per optimizer step, [`crate::core::comm`], over the
+//! token (bytes one GPU sends per optimizer step, [`crate::comm`], over the
 //! tokens the cluster trains in that step, `dp·m·b·s`), then the most headroom. memfit has no FLOP or bandwidth figures for the GPUs, so it does
 //! not turn these into a step time; it orders by what it can count.
 
@@ -390,7 +390,7 @@ fn combo_peak(w: &Scenario, c: &Combo, acts: &[Tally; 2], n_stages: usize) -> u6
 ///
 /// # Example
 /// ```
-/// use memfit::core::{explore::explore, scenario::Scenario};
+/// use memfit_core::{explore::explore, scenario::Scenario};
 /// let mut s = Scenario::default(); // Llama-2-7B on H100s
 /// s.gpus_per_node = 8;
 /// let sweep = explore(&s, Some(5));
@@ -808,7 +808,7 @@ pub struct MinGpus {
 ///
 /// # Example
 /// ```
-/// use memfit::core::{explore::min_gpus, scenario::Scenario};
+/// use memfit_core::{explore::min_gpus, scenario::Scenario};
 /// let mut s = Scenario::default();
 /// s.select_model("llama-2-70b");   // 16-bit weights alone are 138 GB
 /// s.gpus_per_node = 8;

@@ -2156,9 +2156,9 @@ mod tests {
         let q = "model=llama-2-7b&layers=2&framework=pytorch&cuda_ctx=0&frag=0&nccl=0\
                  &precision=fp32&optimizer=sgd&batch=1&seq=2048&attn=";
         let peak = |attn: &str| {
-            let (s, w) = crate::share::query::decode(&format!("{q}{attn}"));
+            let (s, w) = crate::contract::query::decode(&format!("{q}{attn}"));
             assert!(w.is_empty(), "{w:?}");
-            crate::core::estimate::estimate(&s).per_gpu_bytes as u128
+            crate::estimate::estimate(&s).per_gpu_bytes as u128
         };
         let (weights, held) = (2_667_659_264u128, 262_144_000u128);
         let (a, g_head, g_layer) = (1_233_141_760u128, 524_304_384u128, 809_533_440u128);

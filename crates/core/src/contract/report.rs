@@ -1,9 +1,9 @@
 //! The CLI's JSON: one object per scenario, field names fixed by DESIGN.md.
 
 use super::query::{decode, encode};
-use crate::core::estimate::{estimate, Estimate, Warning};
-use crate::core::scenario::Scenario;
-use crate::core::solve::max_fitting;
+use crate::estimate::{estimate, Estimate, Warning};
+use crate::scenario::Scenario;
+use crate::solve::max_fitting;
 use serde_json::{json, Value};
 
 /// JSON schema version of the report.
@@ -32,7 +32,7 @@ pub fn report(s: &Scenario, e: &Estimate) -> Value {
     if let Value::Object(map) = &mut v {
         map.insert("version".into(), json!(REPORT_VERSION));
         map.insert("query".into(), json!(encode(s)));
-        if s.solve == crate::core::scenario::Solve::MinGpus {
+        if s.solve == crate::scenario::Solve::MinGpus {
             map.insert("solve".into(), super::explore::min_gpus_json(s));
         } else if let Some(r) = max_fitting(s, s.solve) {
             map.insert(
@@ -45,7 +45,7 @@ pub fn report(s: &Scenario, e: &Estimate) -> Value {
         if let Value::Object(map) = &mut v {
             map.insert(
                 "timeline".into(),
-                crate::core::timeline::timeline(s)
+                crate::timeline::timeline(s)
                     .and_then(|t| serde_json::to_value(t).ok())
                     .unwrap_or(Value::Null),
             );
@@ -60,7 +60,7 @@ pub fn report(s: &Scenario, e: &Estimate) -> Value {
 /// Replaces every byte count at `OUT_OF_RANGE` (2^64 − 1: does not fit in 64 bits)
 /// with `null`, and the headroom with it: the JSON never shows a saturated figure.
 pub(crate) fn null_out_of_range(v: &mut Value) {
-    let max = crate::core::ledger::OUT_OF_RANGE;
+    let max = crate::ledger::OUT_OF_RANGE;
     match v {
         Value::Number(n) if n.as_u64() == Some(max) => *v = Value::Null,
         Value::Object(map) => {

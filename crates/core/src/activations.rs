@@ -678,8 +678,8 @@ pub fn logits_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> (u128, &'static str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::model::preset;
-    use crate::core::scenario::Scenario;
+    use crate::model::preset;
+    use crate::scenario::Scenario;
 
     fn shape(s: &Scenario) -> Shape {
         Shape::of(s, &s.arch(), &s.layout())
@@ -734,7 +734,7 @@ mod tests {
     /// The doc example of `logits_bytes`: the final norm counted as a block's norm.
     #[test]
     fn logits_bytes_of_llama_3_8b() {
-        let (s, w) = crate::share::query::decode("model=llama-3-8b&seq=8192&batch=1");
+        let (s, w) = crate::contract::query::decode("model=llama-3-8b&seq=8192&batch=1");
         assert!(w.is_empty(), "{w:?}");
         let (t, h) = (8192u128, 4096u128);
         let want = 2 * t * h * 2 + 4 * t + 4 * t * h + t * 128_256 * 14;
@@ -748,7 +748,7 @@ mod tests {
     fn layer_backward_of_a_llama_2_7b_block_by_hand() {
         let mut s = Scenario::default();
         s.framework = Framework::Pytorch;
-        s.precision = crate::core::scenario::Precision::Fp32;
+        s.precision = crate::scenario::Precision::Fp32;
         s.attn = Attn::Eager;
         s.batch = 1;
         s.seq = 2048;
@@ -771,7 +771,7 @@ mod tests {
         let (g, _) = lb.qkv_parts(layer, 0);
         assert_eq!(524_304_384 + layer - g, 1_132_494_848);
         // Under autocast the softmax's bf16 cast is freed too and the residual is fp32.
-        s.precision = crate::core::scenario::Precision::Bf16;
+        s.precision = crate::scenario::Precision::Bf16;
         let lb = layer_backward(&s, &s.arch(), &shape(&s)).unwrap();
         assert_eq!(lb.temp, 2 * a * t * t * 4 + t * h * 4 + t * h * 2);
         assert_eq!(lb.temp, 1_124_073_472);
@@ -786,7 +786,7 @@ mod tests {
     fn autocast_blocks_match_saved_tensor_hooks() {
         let mut s = Scenario::default();
         s.framework = Framework::Pytorch;
-        s.precision = crate::core::scenario::Precision::Bf16;
+        s.precision = crate::scenario::Precision::Bf16;
         s.attn = Attn::Sdpa;
         s.batch = 2;
         s.seq = 256;
@@ -819,7 +819,7 @@ mod tests {
         s.arch.ffn = Some(1024);
         assert_eq!(sum(&s), 4_743_168);
         // LoRA keeps a 16-bit base: no fp32 residual.
-        s.finetune = crate::core::scenario::Finetune::Lora;
+        s.finetune = crate::scenario::Finetune::Lora;
         assert!(!autocast(&s));
     }
 

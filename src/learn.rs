@@ -3,10 +3,10 @@
 //! computed here by the estimator, never typed in: the browser test opens each
 //! link and finds the quoted number where the step says it is.
 
-use crate::core::estimate::{estimate, Component, Estimate};
-use crate::core::timeline::timeline;
-use crate::core::units::Units;
-use crate::share::query::decode;
+use memfit_core::contract::query::decode;
+use memfit_core::estimate::{estimate, Component, Estimate};
+use memfit_core::timeline::timeline;
+use memfit_core::units::Units;
 
 /// One step of the tour.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,7 +69,7 @@ pub fn steps(units: Units) -> Vec<Step> {
         f(e0.per_gpu_bytes),
         format!(
             "Every rank keeps bf16 weights (2Ψ) and gradients (2Ψ), fp32 master weights (4Ψ) and Adam's two moments (8Ψ): 16 × {} parameters = {} before one activation (seed 001). Llama-2-7B at 4,096 tokens peaks at {} per GPU — no 80 GB GPU holds it.",
-            crate::core::units::group_digits(psi),
+            memfit_core::units::group_digits(psi),
             f(states(&e0)),
             f(e0.per_gpu_bytes)
         ),
@@ -222,7 +222,7 @@ pub fn steps(units: Units) -> Vec<Step> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::share::query::decode;
+    use memfit_core::contract::query::decode;
 
     #[test]
     fn every_step_quotes_what_its_page_shows() {

@@ -3,8 +3,8 @@
 //! the calculator.
 
 use super::query::encode;
-use crate::core::explore::{explore, min_gpus, Candidate, MinGpus};
-use crate::core::scenario::Scenario;
+use crate::explore::{explore, min_gpus, Candidate, MinGpus};
+use crate::scenario::Scenario;
 use serde_json::{json, Value};
 
 /// One layout as JSON: its degrees and settings, bytes, communication, and the query

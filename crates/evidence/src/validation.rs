@@ -5,10 +5,10 @@
 //! estimator is never fitted to these rows; `memfit --validation FILE` prints the
 //! report that `docs/validation.md` holds.
 
-use super::report::estimate_query;
-use crate::core::estimate::{Component, Estimate, Location};
-use crate::core::scenario::Solve;
-use crate::core::solve::max_fitting;
+use memfit_core::contract::report::estimate_query;
+use memfit_core::estimate::{Component, Estimate, Location};
+use memfit_core::scenario::Solve;
+use memfit_core::solve::max_fitting;
 use serde_json::Value;
 
 /// One compared row.
@@ -159,7 +159,7 @@ pub fn rows(doc: &Value) -> (Vec<Row>, Vec<String>) {
                         "model=llama-3-8b&framework=pytorch&finetune=qlora&lora_rank=32&lora_targets=all&attn=flash&recompute=full&batch=1&gpu_mem={}",
                         gb * 1024
                     );
-                    let (s, _) = super::query::decode(&q);
+                    let (s, _) = memfit_core::contract::query::decode(&q);
                     let value = max_fitting(&s, Solve::MaxContext).map(|r| r.value).unwrap_or(0);
                     out.push(Row {
                         set: id.into(),
@@ -201,7 +201,7 @@ pub fn summary(rows: &[Row]) -> (f64, f64) {
 
 /// The published measurements the page's "How accurate is this?" panel compares with: a
 /// copy of `../shared/reference/measured_runs.json` (`tests/validation.rs` keeps it equal).
-pub const EMBEDDED: &str = include_str!("../../assets/measured_runs.json");
+pub const EMBEDDED: &str = include_str!("../../../assets/measured_runs.json");
 
 /// The page's validation table: every compared row, the median and max |error|, and
 /// the assumptions; empty when the embedded file does not parse.
@@ -218,7 +218,7 @@ pub fn embedded_rows() -> (Vec<Row>, f64, f64, Vec<String>) {
 
 /// memfit's own PyTorch measurements (`tools/measure_pytorch.py`: MemTracker on CPU, real
 /// Hugging Face classes), as `tests/pytorch_measured.rs` compares them.
-pub const PYTORCH: &str = include_str!("../../tests/data/pytorch_measurements.json");
+pub const PYTORCH: &str = include_str!("../../../tests/data/pytorch_measurements.json");
 
 /// The query of one measured PyTorch run of set `set` (`train`, `large`, `infer`, `fsdp`).
 pub fn pytorch_query(set: &str, run: &Value) -> String {

@@ -31,7 +31,7 @@ const MAX_SEQ: u32 = 1 << 26;
 ///
 /// # Example
 /// ```
-/// use memfit::core::{scenario::{Scenario, Mode, Solve}, solve::max_fitting};
+/// use memfit_core::{scenario::{Scenario, Mode, Solve}, solve::max_fitting};
 /// let mut s = Scenario::default();
 /// s.mode = Mode::Infer;                       // Llama-2-7B in bf16 on an H100
 /// let r = max_fitting(&s, Solve::MaxBatch).unwrap();

@@ -258,8 +258,8 @@ fn whole_ledger(
 ///
 /// # Example
 /// ```
-/// use memfit::core::estimate::{estimate, per_gpu_peak, Prepared};
-/// use memfit::core::scenario::{Scenario, Zero};
+/// use memfit_core::estimate::{estimate, per_gpu_peak, Prepared};
+/// use memfit_core::scenario::{Scenario, Zero};
 /// let mut s = Scenario::default();
 /// s.gpus_per_node = 8;
 /// s.zero = Zero::Z3;
@@ -293,8 +293,8 @@ pub fn per_gpu_peak(s: &Scenario, p: &Prepared) -> u64 {
 ///
 /// # Example
 /// ```
-/// use memfit::core::estimate::{estimate, is_clean, Prepared};
-/// use memfit::core::scenario::Scenario;
+/// use memfit_core::estimate::{estimate, is_clean, Prepared};
+/// use memfit_core::scenario::Scenario;
 /// let mut s = Scenario::default();
 /// s.tp = 3; // does not divide the 32 heads
 /// assert!(!is_clean(&s, &Prepared::of(&s)) && !estimate(&s).warnings.is_empty());
@@ -353,7 +353,7 @@ fn train_stages(s: &Scenario, p: &Prepared, l: &Layout) -> (Ledger, Vec<StageSum
 ///
 /// # Example
 /// ```
-/// use memfit::core::{estimate::estimate, scenario::{Scenario, Zero}};
+/// use memfit_core::{estimate::estimate, scenario::{Scenario, Zero}};
 /// let mut s = Scenario::default(); // Llama-2-7B, bf16 + AdamW, 1 GPU
 /// s.gpus_per_node = 8;
 /// s.zero = Zero::Z3;
@@ -618,7 +618,7 @@ fn rules(s: &Scenario, arch: &Arch, psi: u64, _l: &Layout) -> Vec<Rule> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::scenario::Offload;
+    use crate::scenario::Offload;
 
     fn gpu_item(e: &Estimate, c: Component) -> u64 {
         e.gpu_bytes_of(c)

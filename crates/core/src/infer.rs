@@ -268,8 +268,8 @@ fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledge
 #[cfg(test)]
 mod tests {
     use super::kv_layers;
-    use crate::core::estimate::{estimate, Component};
-    use crate::share::query::decode;
+    use crate::contract::query::decode;
+    use crate::estimate::{estimate, Component};
 
     /// The largest item of component `c` in the estimate of `query`.
     fn largest(query: &str, c: Component) -> u64 {
@@ -325,7 +325,7 @@ mod tests {
         let short = "model=gemma-2-9b&mode=infer&seq=1000&gen=0&batch=1&precision=bf16";
         assert_eq!(kv(short), kv(&format!("{short}&window=0")));
         // Two stages of 21 layers: the worst stage may hold 21 global layers.
-        let a = &crate::core::model::preset("gemma-2-9b").unwrap().arch;
+        let a = &crate::model::preset("gemma-2-9b").unwrap().arch;
         assert_eq!(kv_layers(a, 1), (21, 21));
         assert_eq!(kv_layers(a, 2), (21, 0));
         assert_eq!(kv_layers(a, 7), (6, 0));
