@@ -10,10 +10,11 @@ use memfit_core::explore::explore;
 const Q: &str = "model=llama-3-70b&mode=train&zero=3&gpus_per_node=8&nodes=4&tp=2&seq=8192";
 
 fn bench(c: &mut Criterion) {
-    let (s, _) = decode(Q);
+    let (x, _) = decode(Q);
+    let s = x.scenario.clone();
     c.bench_function("decode", |b| b.iter(|| decode(black_box(Q))));
     c.bench_function("estimate", |b| b.iter(|| estimate(black_box(&s))));
-    c.bench_function("encode", |b| b.iter(|| encode(black_box(&s))));
+    c.bench_function("encode", |b| b.iter(|| encode(black_box(&x))));
     c.bench_function("report_query (CLI path)", |b| {
         b.iter(|| report_query(black_box(Q)))
     });
@@ -39,6 +40,7 @@ fn bench_explore(c: &mut Criterion) {
     for (gpn, nodes) in [(8u32, 1u32), (8, 8), (8, 64), (8, 512)] {
         let q = format!("model=llama-3-70b&seq=8192&gpus_per_node={gpn}&nodes={nodes}");
         let (s, _) = decode(&q);
+        let s = s.scenario;
         let n = gpn * nodes;
         let evaluated = explore(&s, Some(50)).evaluated;
         g.throughput(Throughput::Elements(evaluated));
@@ -59,6 +61,7 @@ fn bench_timeline(c: &mut Criterion) {
         "model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=4&tp=8&pp=4&microbatches=16&zero=1",
     ] {
         let (s, _) = decode(q);
+        let s = s.scenario;
         c.bench_function(&format!("timeline {q}"), |b| {
             b.iter(|| timeline(black_box(&s)))
         });

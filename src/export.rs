@@ -2,13 +2,13 @@
 //! a torchrun + FSDP2 snippet for the chosen layout. Pure text; the page offers them
 //! as downloads (data URLs, no network).
 
-use memfit_core::contract::report::report;
+use memfit_core::contract::{report::report, Settings};
 use memfit_core::estimate::Estimate;
 use memfit_core::scenario::{Fsdp, Offload, Precision, Scenario, Zero};
 use serde_json::json;
 
 /// The CLI's JSON report, pretty-printed.
-pub fn estimate_json(s: &Scenario, e: &Estimate) -> String {
+pub fn estimate_json(s: &Settings, e: &Estimate) -> String {
     serde_json::to_string_pretty(&report(s, e)).unwrap_or_default()
 }
 
@@ -64,31 +64,31 @@ pub fn ds_config(s: &Scenario) -> String {
     let l = s.layout();
     let off = |o: Offload| match o {
         Offload::None => json!({"device": "none"}),
-        Offload::Cpu => json!({"device": "cpu", "pin_memory": s.pin_memory}),
+        Offload::Cpu => json!({"device": "cpu", "pin_memory": s.offload.pin_memory}),
         Offload::Nvme => {
-            json!({"device": "nvme", "nvme_path": "/local_nvme", "pin_memory": s.pin_memory})
+            json!({"device": "nvme", "nvme_path": "/local_nvme", "pin_memory": s.offload.pin_memory})
         }
     };
     let mut zero = json!({
-        "stage": s.effective_zero().number(),
-        "overlap_comm": s.overlap_comm,
+        "stage": s.zero().number(),
+        "overlap_comm": s.runtime.overlap_comm,
         "contiguous_gradients": true,
-        "reduce_bucket_size": s.reduce_bucket,
-        "allgather_bucket_size": s.allgather_bucket,
-        "offload_optimizer": off(s.offload_opt),
+        "reduce_bucket_size": s.runtime.reduce_bucket,
+        "allgather_bucket_size": s.runtime.allgather_bucket,
+        "offload_optimizer": off(s.offload.optimizer),
     });
-    if s.effective_zero() == Zero::Z3 {
-        zero["offload_param"] = off(s.offload_param);
-        zero["stage3_prefetch_bucket_size"] = json!(s.prefetch_bucket);
+    if s.zero() == Zero::Z3 {
+        zero["offload_param"] = off(s.offload.params);
+        zero["stage3_prefetch_bucket_size"] = json!(s.runtime.prefetch_bucket);
     }
     let mut cfg = json!({
-        "train_micro_batch_size_per_gpu": s.batch,
-        "gradient_accumulation_steps": s.microbatches,
-        "train_batch_size": s.batch as u64 * s.microbatches as u64 * l.dp as u64,
+        "train_micro_batch_size_per_gpu": s.workload.batch.get(),
+        "gradient_accumulation_steps": s.workload.microbatches.get(),
+        "train_batch_size": s.workload.batch.get() as u64 * s.workload.microbatches.get() as u64 * l.dp as u64,
         "zero_optimization": zero,
         "gradient_clipping": 1.0,
     });
-    match s.precision {
+    match s.numerics.precision {
         Precision::Bf16 | Precision::Bf16Pure | Precision::Fp8 => {
             cfg["bf16"] = json!({"enabled": true})
         }
@@ -97,7 +97,7 @@ pub fn ds_config(s: &Scenario) -> String {
         }
         Precision::Fp32 => {}
     }
-    if s.recompute != memfit_core::megatron::Recompute::None {
+    if s.activations.recompute != memfit_core::megatron::Recompute::None {
         cfg["activation_checkpointing"] =
             json!({"partition_activations": false, "contiguous_memory_optimization": false});
     }
@@ -107,16 +107,16 @@ pub fn ds_config(s: &Scenario) -> String {
 /// A torchrun command and FSDP2 (`fully_shard`) setup matching the layout.
 pub fn torchrun_snippet(s: &Scenario) -> String {
     let l = s.layout();
-    let reshard = match (s.fsdp, s.effective_zero()) {
+    let reshard = match (s.fsdp(), s.zero()) {
         (Fsdp::ShardGradOp, _) | (Fsdp::None, Zero::Z2) => {
             "False  # SHARD_GRAD_OP: keep params unsharded after forward"
         }
         _ => "True   # FULL_SHARD",
     };
-    let mesh = if s.fsdp == Fsdp::HybridShard {
+    let mesh = if s.fsdp() == Fsdp::HybridShard {
         format!(
             "init_device_mesh(\"cuda\", ({}, {}), mesh_dim_names=(\"replicate\", \"shard\"))",
-            s.nodes,
+            s.cluster.nodes.get(),
             (l.gpus_per_node / l.tp.max(1)).max(1)
         )
     } else if l.tp > 1 {
@@ -130,7 +130,7 @@ pub fn torchrun_snippet(s: &Scenario) -> String {
             l.dp
         )
     };
-    let dtype = match s.precision {
+    let dtype = match s.numerics.precision {
         Precision::Fp16 => "torch.float16",
         Precision::Fp32 => "torch.float32",
         _ => "torch.bfloat16",
@@ -148,14 +148,14 @@ pub fn torchrun_snippet(s: &Scenario) -> String {
          fully_shard(model, mesh=mesh{}, mp_policy=mp)\n\
          optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, foreach=True)\n",
         s.preset().name,
-        s.nodes,
-        s.gpus_per_node,
+        s.cluster.nodes.get(),
+        s.cluster.gpus_per_node.get(),
         l.dp,
         l.tp,
         l.pp,
         l.cp,
-        s.nodes,
-        s.gpus_per_node,
+        s.cluster.nodes.get(),
+        s.cluster.gpus_per_node.get(),
         if l.tp > 1 { "[\"dp\"]" } else { "" },
         if l.tp > 1 { "[\"dp\"]" } else { "" },
     )
@@ -172,6 +172,7 @@ mod tests {
         let (s, _) = decode(
             "zero=3&offload_opt=cpu&offload_param=cpu&gpus_per_node=8&batch=4&microbatches=2",
         );
+        let s = s.scenario;
         let v: serde_json::Value = serde_json::from_str(&ds_config(&s)).unwrap();
         assert_eq!(v["zero_optimization"]["stage"], 3);
         assert_eq!(v["zero_optimization"]["offload_param"]["device"], "cpu");
@@ -182,6 +183,7 @@ mod tests {
     #[test]
     fn csv_has_one_row_per_item_and_quotes_commas() {
         let (s, _) = decode("zero=3&gpus_per_node=8");
+        let s = s.scenario;
         let e = estimate(&s);
         let csv = items_csv(&e);
         assert_eq!(csv.lines().count(), e.items.len() + 1);
@@ -191,6 +193,7 @@ mod tests {
     #[test]
     fn torchrun_matches_layout() {
         let (s, _) = decode("gpus_per_node=8&nodes=2&tp=2&fsdp=full_shard");
+        let s = s.scenario;
         let t = torchrun_snippet(&s);
         assert!(t.contains("--nnodes=2 --nproc-per-node=8"));
         assert!(t.contains("(8, 2)"));

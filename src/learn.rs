@@ -26,7 +26,7 @@ pub struct Step {
 }
 
 fn est(q: &str) -> Estimate {
-    estimate(&decode(q).0)
+    estimate(&decode(q).0.scenario)
 }
 
 /// Bytes per parameter of the model states at the peak, over Ψ.
@@ -104,7 +104,7 @@ pub fn steps(units: Units) -> Vec<Step> {
     );
     let q3 = q("model=llama-2-7b&seq=4096&gpus_per_node=8&zero=3");
     let e3 = est(q3);
-    let t3 = timeline(&decode(q3).0);
+    let t3 = timeline(&decode(q3).0.scenario);
     let where3 = t3
         .as_ref()
         .and_then(|t| t.events.get(t.peak_event))
@@ -230,6 +230,7 @@ mod tests {
         assert!((6..=10).contains(&s.len()));
         for st in &s {
             let (sc, w) = decode(st.query);
+            let sc = sc.scenario;
             assert!(w.is_empty(), "{}: {w:?}", st.query);
             let e = estimate(&sc);
             assert!(e.warnings.is_empty(), "{}: {:?}", st.query, e.warnings);

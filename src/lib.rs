@@ -15,5 +15,6 @@
 pub mod chart;
 pub mod export;
 pub mod learn;
+pub mod present;
 #[cfg(target_arch = "wasm32")]
 pub mod ui;

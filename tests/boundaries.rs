@@ -92,9 +92,9 @@ fn readme_documents_every_key() {
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
     for k in memfit_core::contract::query::KEYS {
         assert!(
-            readme.contains(&format!("| `{}` |", k.key)),
+            readme.contains(&format!("| `{}` |", k.name)),
             "README lacks a row for `{}`",
-            k.key
+            k.name
         );
     }
     for row in memfit_core::contract::query::markdown_table().lines() {

@@ -81,7 +81,8 @@ fn unusable_input_exits_2() {
 #[test]
 fn json_scenario_input_matches_the_query() {
     let (s, _) = memfit_core::contract::query::decode("model=gpt2&zero=2&gpus_per_node=4");
-    let json = serde_json::to_string(&s).unwrap();
+    let flat = memfit_core::contract::wire::FlatSettings::from(&s);
+    let json = serde_json::to_string(&flat).unwrap();
     let (_, a, _) = memfit(&["--json", &json]);
     let (_, b, _) = memfit(&["model=gpt2&zero=2&gpus_per_node=4"]);
     assert_eq!(a, b);
@@ -92,7 +93,7 @@ fn help_lists_every_key() {
     let (code, out, _) = memfit(&["--help"]);
     assert_eq!(code, 0);
     for k in memfit_core::contract::query::KEYS {
-        assert!(out.contains(k.key), "--help lacks {}", k.key);
+        assert!(out.contains(k.name), "--help lacks {}", k.name);
     }
 }
 

@@ -2,13 +2,15 @@
 //! monotonicity, ledger sums.
 
 use memfit_core::contract::query::{decode, encode, KEYS};
+use memfit_core::contract::{wire::FlatSettings, Settings};
 use memfit_core::estimate::{estimate, Component, Location};
 use memfit_core::gpu::GPUS;
 use memfit_core::megatron::Recompute;
 use memfit_core::model::{presets, Bias, Mlp, Norm};
 use memfit_core::scenario::{
-    AdamImpl, ArchOverrides, Attn, Convention, Dtype, Finetune, Framework, Fsdp, GradAcc, Logits,
-    LoraTargets, Mode, Offload, Optimizer, Precision, Scenario, Schedule, Solve, Zero,
+    at_least_one, AdamImpl, ArchOverrides, Attn, Convention, Count, Dtype, Finetune, Framework,
+    Fsdp, GradAcc, Logits, LoraTargets, Mode, Offload, Optimizer, Precision, Scenario, Schedule,
+    Solve, Zero,
 };
 use memfit_core::units::Units;
 use proptest::prelude::*;
@@ -37,10 +39,10 @@ prop_compose! {
     fn arch_base()(
         layers in opt(1u32..=1024), hidden in opt(1u32..=1 << 20), heads in opt(1u32..=4096),
         kv_heads in opt(1u32..=4096), ffn in opt(1u32..=1 << 22), vocab in opt(1u32..=1 << 24),
-        mlp in opt(prop_oneof![Just(Mlp::Gelu), Just(Mlp::Swiglu)]),
-        norm in opt(prop_oneof![Just(Norm::Layernorm), Just(Norm::Rmsnorm)]),
+        mlp in opt(prop::sample::select(Mlp::ALL.to_vec())),
+        norm in opt(prop::sample::select(Norm::ALL.to_vec())),
         tied in opt(any::<bool>()),
-        bias in opt(prop_oneof![Just(Bias::None), Just(Bias::Qkv), Just(Bias::All)]),
+        bias in opt(prop::sample::select(Bias::ALL.to_vec())),
         experts in opt(0u32..=1024),
         top_k in opt(1u32..=1024),
         head_dim in opt(1u32..=65_536),
@@ -84,7 +86,7 @@ prop_compose! {
         quant_group in 1u32..=1 << 20,
         kv_dtype in prop::sample::select(Dtype::ALL.to_vec()),
         sp in any::<bool>(),
-        recompute in prop_oneof![Just(Recompute::None), Just(Recompute::Selective), Just(Recompute::Full)],
+        recompute in prop::sample::select(Recompute::ALL.to_vec()),
         vpp in 1u32..=1024,
         microbatches in 1u32..=1 << 20,
         ep in 1u32..=1024,
@@ -140,8 +142,9 @@ prop_compose! {
 }
 
 prop_compose! {
-    /// Any scenario the codec can express (every field within its documented range).
-    fn scenario()(
+    /// Any settings the codec can express (every field within its documented range),
+    /// built through the flat JSON form `memfit --json` reads.
+    fn settings()(
         model in prop::sample::select(presets().iter().map(|p| p.id.to_string()).collect::<Vec<_>>()),
         arch in arch_overrides(),
         params in opt(1u64..=1_000_000_000_000_000), largest_layer in opt(1u64..=1_000_000_000_000_000),
@@ -149,9 +152,9 @@ prop_compose! {
         batch in 1u32..=1 << 20, seq in 1u32..=1 << 26, gen in 0u32..=1 << 26,
         gpus_per_node in 1u32..=1024, nodes in 1u32..=1 << 20,
         dp in opt(1u32..=1 << 20), tp in 1u32..=1 << 20, pp in 1u32..=1 << 20, cp in 1u32..=1 << 20,
-        zero in prop_oneof![Just(Zero::Z0), Just(Zero::Z1), Just(Zero::Z2), Just(Zero::Z3)],
-        offload_opt in prop_oneof![Just(Offload::None), Just(Offload::Cpu), Just(Offload::Nvme)],
-        offload_param in prop_oneof![Just(Offload::None), Just(Offload::Cpu), Just(Offload::Nvme)],
+        zero in prop::sample::select(Zero::ALL.to_vec()),
+        offload_opt in prop::sample::select(Offload::ALL.to_vec()),
+        offload_param in prop::sample::select(Offload::ALL.to_vec()),
         zero_init in any::<bool>(),
         buffer_factor in prop_oneof![Just(1.5f64), Just(1.0), 1e-6f64..=100.0],
         precision in prop::sample::select(Precision::ALL.to_vec()),
@@ -160,11 +163,11 @@ prop_compose! {
         gpu in prop::sample::select(GPUS.iter().map(|g| g.id.to_string()).collect::<Vec<_>>()),
         gpu_mem_mib in opt(1u64..=1 << 30),
         convention in prop::sample::select(Convention::ALL.to_vec()),
-        units in prop_oneof![Just(Units::Gib), Just(Units::Gb)],
+        units in prop::sample::select(Units::ALL.to_vec()),
         adam_impl in prop::sample::select(AdamImpl::ALL.to_vec()),
         logits in prop::sample::select(Logits::ALL.to_vec()),
-    ) -> Scenario {
-        Scenario { model, arch, params, largest_layer, mode, batch, seq, gen, gpus_per_node, nodes, dp, tp, pp, cp,
+    ) -> Settings {
+        Settings::try_from(FlatSettings { model, arch, params, largest_layer, mode, batch, seq, gen, gpus_per_node, nodes, dp, tp, pp, cp,
                    zero, offload_opt, offload_param, zero_init, buffer_factor, precision,
                    grad_acc: k.grad_acc, optimizer: k.optimizer, fsdp: k.fsdp, finetune: k.finetune,
                    lora_rank: k.lora_rank, lora_targets: k.lora_targets, double_quant: k.double_quant,
@@ -174,7 +177,15 @@ prop_compose! {
                    schedule: k2.schedule, framework: k2.framework, ckpt_layers: k2.ckpt_layers,
                    cuda_ctx_mib: k2.cuda_ctx_mib, nccl_mib: k2.nccl_mib, frag_pct: k2.frag_pct,
                    reduce_bucket: k2.reduce_bucket, allgather_bucket: k2.allgather_bucket,
-                   overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, timeline: k2.timeline, gpu, gpu_mem_mib, convention, units, adam_impl, logits }
+                   overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, timeline: k2.timeline, gpu, gpu_mem_mib, convention, units, adam_impl, logits })
+            .expect("every count is at least 1")
+    }
+}
+
+prop_compose! {
+    /// Any scenario the codec can express.
+    fn scenario()(s in settings()) -> Scenario {
+        s.scenario
     }
 }
 
@@ -182,7 +193,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
     #[test]
-    fn decode_encode_round_trips(s in scenario()) {
+    fn decode_encode_round_trips(s in settings()) {
         let q = encode(&s);
         let (back, warnings) = decode(&q);
         prop_assert!(warnings.is_empty(), "{q}: {warnings:?}");
@@ -209,10 +220,11 @@ proptest! {
 
     #[test]
     fn decode_of_key_shaped_garbage_never_panics(
-        pairs in prop::collection::vec((prop::sample::select(KEYS.iter().map(|k| k.key).collect::<Vec<_>>()), "[%+=&a-z0-9.\\-_<>]{0,12}"), 0..12)
+        pairs in prop::collection::vec((prop::sample::select(KEYS.iter().map(|k| k.name).collect::<Vec<_>>()), "[%+=&a-z0-9.\\-_<>]{0,12}"), 0..12)
     ) {
         let q: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let (s, _) = decode(&q.join("&"));
+        let s = s.scenario;
         let _ = estimate(&s);
     }
 
@@ -220,16 +232,16 @@ proptest! {
     #[test]
     fn memory_is_monotone(base in scenario(), extra in 1u32..1000) {
         let mut s = base;
-        s.dp = Some(s.dp.unwrap_or(1));
+        s.parallel.dp = Some(s.parallel.dp.unwrap_or(Count::MIN));
         let e0 = estimate(&s).per_gpu_bytes;
         let mut bigger = s.clone();
-        bigger.seq = s.seq.saturating_add(extra).min(1 << 26);
+        bigger.workload.seq = at_least_one(s.workload.seq.get().saturating_add(extra).min(1 << 26));
         prop_assert!(estimate(&bigger).per_gpu_bytes >= e0);
         let mut bigger = s.clone();
-        bigger.batch = s.batch.saturating_add(extra).min(1 << 20);
+        bigger.workload.batch = at_least_one(s.workload.batch.get().saturating_add(extra).min(1 << 20));
         prop_assert!(estimate(&bigger).per_gpu_bytes >= e0);
         let mut bigger = s.clone();
-        bigger.params = Some(s.params.unwrap_or(s.arch().params().total).saturating_add(extra as u64 * 1_000_000));
+        bigger.model.params = Some(s.model.params.unwrap_or(s.arch().params().total).saturating_add(extra as u64 * 1_000_000));
         prop_assert!(estimate(&bigger).per_gpu_bytes >= e0);
     }
 }
@@ -258,17 +270,18 @@ proptest! {
     /// value, see `ledger::OUT_OF_RANGE`); then a warning says "out of range" and the
     /// CLI's JSON carries no saturated figure. Otherwise every figure is below it.
     #[test]
-    fn out_of_range_is_flagged_never_printed(mut s in scenario()) {
+    fn out_of_range_is_flagged_never_printed(mut x in settings()) {
         // (min_gpus sweeps whole clusters per case; tests/explore.rs covers it.)
-        if s.solve == Solve::MinGpus {
-            s.solve = Solve::None;
+        if x.view.solve == Solve::MinGpus {
+            x.view.solve = Solve::None;
         }
+        let s = x.scenario.clone();
         let e = estimate(&s);
         let saturated = e.per_gpu_bytes == u64::MAX || e.per_cpu_bytes == u64::MAX
             || e.items.iter().any(|i| i.bytes == u64::MAX);
         prop_assert_eq!(e.out_of_range, saturated);
         prop_assert_eq!(e.out_of_range, e.warnings.iter().any(|w| w.message.starts_with("out of range")));
-        let json = memfit_core::contract::report::report(&s, &e).to_string();
+        let json = memfit_core::contract::report::report(&x, &e).to_string();
         prop_assert!(!json.contains("18446744073709551615"), "a saturated figure in the JSON");
     }
 
@@ -281,29 +294,29 @@ proptest! {
     #[test]
     fn memory_is_monotone_in_batch_seq_layers_hidden(base in scenario(), extra in 1u32..64) {
         let mut s = base;
-        s.dp = Some(s.layout().dp);
+        s.parallel.dp = Some(at_least_one(s.layout().dp));
         let e0 = estimate(&s).per_gpu_bytes;
         let mut t = s.clone();
-        t.batch = (s.batch + extra).min(1 << 20);
+        t.workload.batch = memfit_core::scenario::at_least_one((s.workload.batch.get() + extra).min(1 << 20));
         // (pp beyond the layer count is a flagged layout whose stages are capped at the
         // layer count, so growing the layers adds stages: compared only where pp fits.)
         prop_assert!(estimate(&t).per_gpu_bytes >= e0, "batch");
         let mut t = s.clone();
-        t.seq = (s.seq + extra).min(1 << 26);
+        t.workload.seq = memfit_core::scenario::at_least_one((s.workload.seq.get() + extra).min(1 << 26));
         prop_assert!(estimate(&t).per_gpu_bytes >= e0, "seq");
         // Layers and hidden through the architecture (an explicit `params=` fixes Ψ).
-        if s.params.is_none() && s.largest_layer.is_none() && s.pp <= s.arch().layers {
+        if s.model.params.is_none() && s.model.largest_layer.is_none() && s.parallel.pp.get() <= s.arch().layers {
             let a = s.arch();
             let mut t = s.clone();
-            t.arch.layers = Some((a.layers + extra).min(1024));
-            prop_assert!(estimate(&t).per_gpu_bytes >= e0, "layers {} → {:?}", a.layers, t.arch.layers);
+            t.model.overrides.layers = Some((a.layers + extra).min(1024));
+            prop_assert!(estimate(&t).per_gpu_bytes >= e0, "layers {} → {:?}", a.layers, t.model.overrides.layers);
             // Growing hidden by a multiple of the heads keeps the head width a whole number.
             let mut t = s.clone();
-            t.arch.hidden = Some((a.hidden + extra * a.heads).min(1 << 20));
-            t.arch.heads = Some(a.heads);
-            t.arch.head_dim = Some(t.arch.hidden.unwrap() / a.heads.max(1));
-            if t.arch.hidden.unwrap() > a.hidden && t.arch.head_dim.unwrap() >= a.head_dim {
-                prop_assert!(estimate(&t).per_gpu_bytes >= e0, "hidden {} → {:?}", a.hidden, t.arch.hidden);
+            t.model.overrides.hidden = Some((a.hidden + extra * a.heads).min(1 << 20));
+            t.model.overrides.heads = Some(a.heads);
+            t.model.overrides.head_dim = Some(t.model.overrides.hidden.unwrap() / a.heads.max(1));
+            if t.model.overrides.hidden.unwrap() > a.hidden && t.model.overrides.head_dim.unwrap() >= a.head_dim {
+                prop_assert!(estimate(&t).per_gpu_bytes >= e0, "hidden {} → {:?}", a.hidden, t.model.overrides.hidden);
             }
         }
     }
@@ -313,11 +326,10 @@ proptest! {
     #[test]
     fn zero3_memory_never_grows_with_dp(base in scenario(), dp in 1u32..512, more in 1u32..512) {
         let mut s = base;
-        s.zero = Zero::Z3;
-        s.fsdp = Fsdp::None;
-        s.dp = Some(dp);
+        s.sharding = memfit_core::scenario::Sharding::Zero(Zero::Z3);
+        s.parallel.dp = Some(at_least_one(dp));
         let e0 = estimate(&s).per_gpu_bytes;
-        s.dp = Some(dp + more);
+        s.parallel.dp = Some(at_least_one(dp + more));
         prop_assert!(estimate(&s).per_gpu_bytes <= e0);
     }
 
@@ -330,12 +342,11 @@ proptest! {
     #[test]
     fn higher_zero_stage_never_holds_more_states(base in scenario()) {
         let mut s = base;
-        s.fsdp = Fsdp::None;
-        s.convention = Convention::Memfit;
-        s.pp = 1;
+        s.stack.convention = Convention::Memfit;
+        s.parallel.pp = memfit_core::scenario::count(1);
         let mut prev = u128::MAX;
         for z in [Zero::Z0, Zero::Z1, Zero::Z2, Zero::Z3] {
-            s.zero = z;
+            s.sharding = memfit_core::scenario::Sharding::Zero(z);
             let b = states_bytes(&estimate(&s));
             prop_assert!(b <= prev, "ZeRO-{} holds {b} > {prev}", z.number());
             prev = b;
@@ -348,7 +359,7 @@ proptest! {
 fn higher_zero_stage_can_hold_more_in_total_on_one_gpu() {
     let at = |z| {
         let mut s = Scenario::default();
-        s.zero = z;
+        s.sharding = memfit_core::scenario::Sharding::Zero(z);
         estimate(&s).per_gpu_bytes
     };
     // N_s = 1: nothing is partitioned; stage 1 adds 2·5e8 + 2·5e8 bytes of buckets, stage 3

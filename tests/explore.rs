@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 
 fn scenario(q: &str) -> Scenario {
     let (s, w) = decode(q);
+    let s = s.scenario;
     assert!(w.is_empty(), "{q}: {w:?}");
     s
 }
@@ -24,7 +25,8 @@ fn assert_reproduces(base: &Scenario, l: &Candidate) {
     assert_eq!(e.per_gpu_bytes, l.per_gpu_bytes, "{}", l.describe());
     assert_eq!(e.fits, l.fits(), "{}", l.describe());
     assert!(e.warnings.is_empty(), "{}: {:?}", l.describe(), e.warnings);
-    let (back, w) = decode(&encode(&s));
+    let (back, w) = decode(&encode(&s.clone().into()));
+    let back = back.scenario;
     assert!(w.is_empty(), "{w:?}");
     assert_eq!(estimate(&back).per_gpu_bytes, l.per_gpu_bytes);
 }
@@ -50,10 +52,10 @@ fn arb_base() -> impl Strategy<Value = Scenario> {
             |((m, g, nodes, seq), (conv, fw, mb, sched), (infer, gpu, frag))| {
                 let mut s = Scenario::default();
                 s.select_model(MODELS[m]);
-                s.gpus_per_node = 1 << g;
-                s.nodes = nodes;
-                s.seq = [512, 2048, 4096, 8192][seq];
-                s.convention = [
+                s.cluster.gpus_per_node = memfit_core::scenario::at_least_one(1 << g);
+                s.cluster.nodes = memfit_core::scenario::at_least_one(nodes);
+                s.workload.seq = memfit_core::scenario::at_least_one([512, 2048, 4096, 8192][seq]);
+                s.stack.convention = [
                     Convention::Memfit,
                     Convention::Memfit,
                     Convention::Seed003,
@@ -61,30 +63,32 @@ fn arb_base() -> impl Strategy<Value = Scenario> {
                     Convention::Ds019,
                     Convention::Megatron,
                 ][conv];
-                s.framework = [
+                s.stack.framework = [
                     Framework::Deepspeed,
                     Framework::Pytorch,
                     Framework::Megatron,
                 ][fw];
-                s.microbatches = [1, 4, 8][mb];
-                s.schedule = [
+                s.workload.microbatches = memfit_core::scenario::at_least_one([1, 4, 8][mb]);
+                s.parallel.schedule = [
                     Schedule::OneFOneB,
                     Schedule::Gpipe,
                     Schedule::Interleaved,
                     Schedule::OneFOneB,
                 ][sched];
-                s.vpp = if s.schedule == Schedule::Interleaved {
-                    2
-                } else {
-                    1
-                };
+                s.parallel.vpp = memfit_core::scenario::at_least_one(
+                    if s.parallel.schedule == Schedule::Interleaved {
+                        2
+                    } else {
+                        1
+                    },
+                );
                 if infer {
-                    s.mode = Mode::Infer;
-                    s.vpp = 1;
-                    s.schedule = Schedule::OneFOneB;
+                    s.workload.mode = Mode::Infer;
+                    s.parallel.vpp = memfit_core::scenario::count(1);
+                    s.parallel.schedule = Schedule::OneFOneB;
                 }
-                s.gpu = ["h100-80", "a100-40", "h200"][gpu].into();
-                s.frag_pct = [0, 5, 10, 5][frag];
+                s.cluster.gpu = ["h100-80", "a100-40", "h200"][gpu].into();
+                s.runtime.frag_pct = [0, 5, 10, 5][frag];
                 s
             },
         )
@@ -116,11 +120,11 @@ proptest! {
     /// `per_gpu_peak` and `is_clean` agree with `estimate` on arbitrary layouts, valid or not.
     #[test]
     fn peak_and_clean_equal_estimate(mut s in arb_base(), tp in 0u32..4, pp in 0u32..4, z in 0u8..4, rc in 0usize..3, b in 1u32..5) {
-        s.tp = 1 << tp;
-        s.pp = 1 << pp;
-        s.zero = Zero::from_number(z).unwrap();
-        s.recompute = [Recompute::None, Recompute::Selective, Recompute::Full][rc];
-        s.batch = b;
+        s.parallel.tp = memfit_core::scenario::at_least_one(1 << tp);
+        s.parallel.pp = memfit_core::scenario::at_least_one(1 << pp);
+        s.sharding = memfit_core::scenario::Sharding::Zero(Zero::from_number(z).unwrap());
+        s.activations.recompute = [Recompute::None, Recompute::Selective, Recompute::Full][rc];
+        s.workload.batch = memfit_core::scenario::at_least_one(b);
         let p = Prepared::of(&s);
         let e = estimate(&s);
         prop_assert_eq!(per_gpu_peak(&s, &p), e.per_gpu_bytes);
@@ -170,9 +174,9 @@ fn brute_force(base: &Scenario) -> BTreeSet<Key> {
         let mut v: Vec<(Zero, Fsdp)> = (0..4)
             .map(|z| (Zero::from_number(z).unwrap(), Fsdp::None))
             .collect();
-        if base.framework == Framework::Pytorch {
+        if base.stack.framework == Framework::Pytorch {
             v.extend([(Zero::Z0, Fsdp::FullShard), (Zero::Z0, Fsdp::ShardGradOp)]);
-            if base.nodes > 1 {
+            if base.cluster.nodes.get() > 1 {
                 v.push((Zero::Z0, Fsdp::HybridShard));
             }
         }
@@ -185,7 +189,9 @@ fn brute_force(base: &Scenario) -> BTreeSet<Key> {
                     continue;
                 }
                 let kv = arch.kv_heads;
-                if tp > base.gpus_per_node || !(kv % tp == 0 || tp % kv == 0) || base.seq % cp != 0
+                if tp > base.cluster.gpus_per_node.get()
+                    || !(kv % tp == 0 || tp % kv == 0)
+                    || base.workload.seq.get() % cp != 0
                 {
                     continue;
                 }
@@ -197,22 +203,25 @@ fn brute_force(base: &Scenario) -> BTreeSet<Key> {
                                     continue;
                                 }
                                 let mut s = base.clone();
-                                s.tp = tp;
-                                s.pp = pp;
-                                s.cp = cp;
-                                s.zero = zero;
-                                s.fsdp = fsdp;
-                                s.offload_opt = off;
-                                s.recompute = rc;
-                                s.sp = sp;
-                                s.microbatches = if pp > 1 {
-                                    base.microbatches.max(pp)
-                                } else {
-                                    base.microbatches
+                                s.parallel.tp = memfit_core::scenario::at_least_one(tp);
+                                s.parallel.pp = memfit_core::scenario::at_least_one(pp);
+                                s.parallel.cp = memfit_core::scenario::at_least_one(cp);
+                                s.sharding = match fsdp {
+                                    Fsdp::None => memfit_core::scenario::Sharding::Zero(zero),
+                                    f => memfit_core::scenario::Sharding::Fsdp(f),
                                 };
+                                s.offload.optimizer = off;
+                                s.activations.recompute = rc;
+                                s.parallel.sp = sp;
+                                s.workload.microbatches =
+                                    memfit_core::scenario::at_least_one(if pp > 1 {
+                                        base.workload.microbatches.get().max(pp)
+                                    } else {
+                                        base.workload.microbatches.get()
+                                    });
                                 let mut b = 1;
                                 loop {
-                                    s.batch = b;
+                                    s.workload.batch = memfit_core::scenario::at_least_one(b);
                                     let e = estimate(&s);
                                     if !e.warnings.is_empty() || !e.fits {
                                         break;
@@ -302,8 +311,10 @@ fn min_gpus_is_exact() {
         }
         let at = |g: u32| {
             let mut s = base.clone();
-            let gpn = base.gpus_per_node;
-            (s.gpus_per_node, s.nodes) = if g < gpn { (g, 1) } else { (gpn, g / gpn) };
+            let gpn = base.cluster.gpus_per_node.get();
+            let (per_node, nodes) = if g < gpn { (g, 1) } else { (gpn, g / gpn) };
+            s.cluster.gpus_per_node = memfit_core::scenario::at_least_one(per_node);
+            s.cluster.nodes = memfit_core::scenario::at_least_one(nodes);
             explore(&s, Some(1)).fitting
         };
         assert!(at(g) > 0, "{q}: nothing fits on {g}");
@@ -311,10 +322,10 @@ fn min_gpus_is_exact() {
         let mut c = 1;
         while c < g {
             earlier.push(c);
-            c = if c < base.gpus_per_node {
+            c = if c < base.cluster.gpus_per_node.get() {
                 c * 2
             } else {
-                c + base.gpus_per_node
+                c + base.cluster.gpus_per_node.get()
             };
         }
         for c in earlier {
@@ -325,13 +336,14 @@ fn min_gpus_is_exact() {
             if g == 1 {
                 None
             } else {
-                Some(prev_candidate(g, base.gpus_per_node))
+                Some(prev_candidate(g, base.cluster.gpus_per_node.get()))
             }
         );
         assert_reproduces(
             &{
                 let mut s = base.clone();
-                (s.gpus_per_node, s.nodes) = (m.gpus_per_node, m.nodes);
+                s.cluster.gpus_per_node = memfit_core::scenario::at_least_one(m.gpus_per_node);
+                s.cluster.nodes = memfit_core::scenario::at_least_one(m.nodes);
                 s
             },
             &m.layout.unwrap(),

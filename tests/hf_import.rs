@@ -2,6 +2,7 @@
 //! published parameter counts; missing fields are named.
 
 use memfit_core::contract::query::apply_import;
+use memfit_core::contract::Settings;
 use memfit_core::estimate::estimate;
 use memfit_core::hfconfig::parse;
 use memfit_core::scenario::Scenario;
@@ -12,9 +13,9 @@ fn import(name: &str) -> (Scenario, Vec<memfit_core::estimate::Warning>) {
         .join(name);
     let text = std::fs::read_to_string(&path).unwrap();
     let imported = parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let mut s = Scenario::default();
+    let mut s = Settings::default();
     let w = apply_import(&mut s, &imported);
-    (s, w)
+    (s.scenario, w)
 }
 
 #[test]
@@ -255,14 +256,14 @@ fn unknown_model_type_is_read_generically_with_a_note() {
         .notes
         .iter()
         .any(|n| n.contains("my_llama_fork") && n.contains("Llama-style")));
-    let mut s = Scenario::default();
+    let mut s = Settings::default();
     let w = apply_import(&mut s, &imported);
     assert!(
         w.iter()
             .any(|w| w.key == "model" && w.message.contains("Llama-style")),
         "{w:?}"
     );
-    assert_eq!(estimate(&s).model.params, 8_030_261_248);
+    assert_eq!(estimate(&s.scenario).model.params, 8_030_261_248);
 }
 
 /// Granite 3.x is a Llama-shaped block (its multipliers are scalars, not weights): the
@@ -289,8 +290,9 @@ fn sliding_window_bounds_the_kv_cache() {
     assert!(w.is_empty(), "{w:?}");
     let a = s.arch();
     assert_eq!((a.window, a.local_layers), (512, 22));
-    let (s, w) = decode_onto(s, "mode=infer&seq=8192&gen=0&batch=1&precision=bf16");
+    let (s, w) = decode_onto(s.into(), "mode=infer&seq=8192&gen=0&batch=1&precision=bf16");
     assert!(w.is_empty(), "{w:?}");
+    let s = s.scenario;
     let kv: u64 = estimate(&s)
         .items
         .iter()

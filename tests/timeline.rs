@@ -31,34 +31,42 @@ fn arb() -> impl Strategy<Value = Scenario> {
             |((m, g, z, seq, fw), (pp, sched, mb, rc, ck), (conv, mode, fsdp, attn, misc))| {
                 let mut s = Scenario::default();
                 s.select_model(MODELS[m]);
-                s.gpus_per_node = 1 << g;
-                s.zero = Zero::from_number(z).unwrap();
-                s.seq = [256, 2048, 4096, 8192][seq];
-                s.framework = [
+                s.cluster.gpus_per_node = memfit_core::scenario::at_least_one(1 << g);
+                s.sharding = memfit_core::scenario::Sharding::Zero(Zero::from_number(z).unwrap());
+                s.workload.seq = memfit_core::scenario::at_least_one([256, 2048, 4096, 8192][seq]);
+                s.stack.framework = [
                     Framework::Deepspeed,
                     Framework::Pytorch,
                     Framework::Megatron,
                 ][fw];
-                s.pp = [1, 2, 4, 1, 8][pp];
-                s.schedule = [Schedule::OneFOneB, Schedule::Gpipe, Schedule::Interleaved][sched];
-                s.vpp = if s.schedule == Schedule::Interleaved {
-                    2
-                } else {
-                    1
-                };
-                s.microbatches = [1, 2, 4, 8, 16][mb];
-                if s.schedule == Schedule::Interleaved {
+                s.parallel.pp = memfit_core::scenario::at_least_one([1, 2, 4, 1, 8][pp]);
+                s.parallel.schedule =
+                    [Schedule::OneFOneB, Schedule::Gpipe, Schedule::Interleaved][sched];
+                s.parallel.vpp = memfit_core::scenario::at_least_one(
+                    if s.parallel.schedule == Schedule::Interleaved {
+                        2
+                    } else {
+                        1
+                    },
+                );
+                s.workload.microbatches = memfit_core::scenario::at_least_one([1, 2, 4, 8, 16][mb]);
+                if s.parallel.schedule == Schedule::Interleaved {
                     // Megatron runs interleaved micro-batches in groups of pp (flagged otherwise).
-                    s.microbatches = s.microbatches.next_multiple_of(s.pp);
+                    s.workload.microbatches = memfit_core::scenario::at_least_one(
+                        s.workload
+                            .microbatches
+                            .get()
+                            .next_multiple_of(s.parallel.pp.get()),
+                    );
                 }
-                s.recompute = [
+                s.activations.recompute = [
                     Recompute::None,
                     Recompute::Selective,
                     Recompute::Full,
                     Recompute::Full,
                 ][rc];
-                s.ckpt_layers = [0, 1, 3][ck];
-                s.convention = [
+                s.activations.ckpt_layers = [0, 1, 3][ck];
+                s.stack.convention = [
                     Convention::Memfit,
                     Convention::Memfit,
                     Convention::Seed003,
@@ -67,17 +75,20 @@ fn arb() -> impl Strategy<Value = Scenario> {
                     Convention::Megatron,
                 ][conv];
                 if mode == 0 {
-                    s.mode = Mode::Infer;
-                    s.gen = [0, 1, 100, 5000, 70000][mb];
+                    s.workload.mode = Mode::Infer;
+                    s.workload.gen = [0, 1, 100, 5000, 70000][mb];
                 }
-                if s.framework == Framework::Pytorch {
-                    s.fsdp = [Fsdp::None, Fsdp::FullShard, Fsdp::ShardGradOp, Fsdp::None][fsdp];
+                if s.stack.framework == Framework::Pytorch {
+                    let f = [Fsdp::None, Fsdp::FullShard, Fsdp::ShardGradOp, Fsdp::None][fsdp];
+                    if f != Fsdp::None {
+                        s.sharding = memfit_core::scenario::Sharding::Fsdp(f);
+                    }
                 }
-                s.attn = [Attn::Flash, Attn::Eager, Attn::Sdpa][attn];
+                s.activations.attn = [Attn::Flash, Attn::Eager, Attn::Sdpa][attn];
                 match misc {
-                    1 => s.offload_opt = Offload::Cpu,
-                    2 => s.frag_pct = 0,
-                    3 => s.batch = 3,
+                    1 => s.offload.optimizer = Offload::Cpu,
+                    2 => s.runtime.frag_pct = 0,
+                    3 => s.workload.batch = memfit_core::scenario::at_least_one(3),
                     _ => {}
                 }
                 s
@@ -115,11 +126,11 @@ proptest! {
         prop_assume!(!e.out_of_range);
         let t = timeline(&s).expect("in range");
         consistent(&t);
-        prop_assert_eq!(t.peak_bytes, e.per_gpu_bytes, "{}", memfit_core::contract::query::encode(&s));
+        prop_assert_eq!(t.peak_bytes, e.per_gpu_bytes, "{}", memfit_core::contract::query::encode(&s.clone().into()));
         if !e.stages.is_empty() {
             prop_assert_eq!(t.stages.len(), e.stages.len());
             for (w, c) in t.stages.iter().zip(&e.stages) {
-                prop_assert_eq!(w.peak_bytes, c.per_gpu_bytes, "stage {}: {}", c.stage, memfit_core::contract::query::encode(&s));
+                prop_assert_eq!(w.peak_bytes, c.per_gpu_bytes, "stage {}: {}", c.stage, memfit_core::contract::query::encode(&s.clone().into()));
             }
         }
     }
@@ -127,6 +138,7 @@ proptest! {
 
 fn q(query: &str) -> Scenario {
     let (s, w) = decode(query);
+    let s = s.scenario;
     assert!(w.is_empty(), "{w:?}");
     s
 }

@@ -10,7 +10,8 @@
 
 use memfit_core::contract::query::KEYS;
 use memfit_core::contract::report::{estimate_with, report, report_query};
-use memfit_core::{gpu::GPUS, model::presets, scenario::Scenario};
+use memfit_core::contract::{wire::FlatSettings, Settings};
+use memfit_core::{gpu::GPUS, model::presets};
 use std::process::ExitCode;
 
 fn help() -> String {
@@ -23,7 +24,10 @@ fn help() -> String {
     for k in KEYS {
         h.push_str(&format!(
             "  {:<14} {} [{}] — {}\n",
-            k.key, k.meaning, k.unit, k.allowed
+            k.name,
+            k.meaning,
+            k.unit,
+            k.allowed_text()
         ));
     }
     h.push_str("\nMODELS:\n");
@@ -82,7 +86,7 @@ fn main() -> ExitCode {
         let (s, w) = memfit_core::contract::query::decode(q);
         let mut v = memfit_core::contract::explore::explore_report(&s, limit);
         v["warnings"] = serde_json::to_value(&w).unwrap_or_default();
-        if s.solve == memfit_core::scenario::Solve::MinGpus {
+        if s.view.solve == memfit_core::scenario::Solve::MinGpus {
             v["solve"] = memfit_core::contract::explore::min_gpus_json(&s);
         }
         return match serde_json::to_string_pretty(&v) {
@@ -113,21 +117,21 @@ fn main() -> ExitCode {
             Ok(i) => i,
             Err(e) => return fail(&format!("{path}: {e}")),
         };
-        let mut base = Scenario::default();
+        let mut base = Settings::default();
         let mut warnings = memfit_core::contract::query::apply_import(&mut base, &imported);
         let (s, w) = memfit_core::contract::query::decode_onto(base, &query);
         warnings.extend(w);
-        let value = report(&s, &estimate_with(&s, &warnings));
+        let value = report(&s, &estimate_with(&s.scenario, &warnings));
         return print_report(&value, strict);
     }
     let value = match args.as_slice() {
-        [flag, json] if flag == "--json" => match serde_json::from_str::<Scenario>(json) {
-            Ok(s) => {
-                let e = estimate_with(&s, &[]);
-                report(&s, &e)
+        [flag, json] if flag == "--json" => {
+            let flat = serde_json::from_str::<FlatSettings>(json).map_err(|e| e.to_string());
+            match flat.and_then(Settings::try_from) {
+                Ok(s) => report(&s, &estimate_with(&s.scenario, &[])),
+                Err(e) => return fail(&format!("the JSON is not a Scenario: {e}")),
             }
-            Err(e) => return fail(&format!("the JSON is not a Scenario: {e}")),
-        },
+        }
         [q] if !q.starts_with("--") => report_query(q),
         [] => return fail("no query string given"),
         _ => return fail(&format!("unexpected arguments: {}", args.join(" "))),

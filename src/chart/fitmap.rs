@@ -239,7 +239,7 @@ fn draw(
         .map_err(|e| err(&e))?;
         Ok(x + 30 + 7 * text.chars().count() as i32)
     };
-    let fits = format!("fits (most headroom, {})", units.label());
+    let fits = format!("fits (most headroom, {})", units.symbol());
     let mut x = 8;
     let y0 = row_y(0);
     if !two_rows {
@@ -346,6 +346,7 @@ mod tests {
 
     fn sweep() -> (Scenario, Sweep) {
         let (s, _) = decode("model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8");
+        let s = s.scenario;
         let sw = explore(&s, Some(10));
         (s, sw)
     }
@@ -408,6 +409,7 @@ mod tests {
     #[test]
     fn pytorch_panels_name_ddp_and_fsdp() {
         let (s, _) = decode("model=llama-3-8b&seq=8192&gpus_per_node=8&framework=pytorch");
+        let s = s.scenario;
         let sw = explore(&s, Some(10));
         assert!(sw.pytorch);
         let svg = map(&sw, &s, (Zero::Z0, 1, 1), 900, 330);
@@ -419,6 +421,7 @@ mod tests {
     fn inference_shows_one_panel() {
         let (s, _) =
             decode("model=llama-3-70b&mode=infer&seq=8192&gen=1024&gpus_per_node=8&nodes=2");
+        let s = s.scenario;
         let sw = explore(&s, Some(10));
         assert_eq!(panels(&sw), vec![0]);
         let svg = map(&sw, &s, (Zero::Z0, 1, 1), 900, 330);
@@ -428,6 +431,7 @@ mod tests {
         assert_eq!(a.matches("data-cell=\"").count(), valid);
         // Training shows all four.
         let (t, _) = decode("model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8");
+        let t = t.scenario;
         assert_eq!(panels(&explore(&t, Some(1))), vec![0, 1, 2, 3]);
     }
 }

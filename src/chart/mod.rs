@@ -141,7 +141,7 @@ fn draw(
         // SVG lines the page re-inserts on every input).
         .max_light_lines(1)
         .x_labels(0)
-        .y_desc(format!("per GPU ({})", units.label()))
+        .y_desc(format!("per GPU ({})", units.symbol()))
         .y_label_formatter(&|y| format!("{y:.0}"))
         .draw()
         .map_err(|e| err(&e))?;
@@ -241,7 +241,7 @@ fn draw(
         .map_err(|e| err(&e))?;
     legend
         .draw(&Text::new(
-            format!("usable {cap:.1} {}", units.label()),
+            format!("usable {cap:.1} {}", units.symbol()),
             (22, y - 7),
             style,
         ))
@@ -363,7 +363,7 @@ fn draw_curve(
         .configure_mesh()
         .max_light_lines(1)
         .x_desc(x_label)
-        .y_desc(format!("per GPU ({})", units.label()))
+        .y_desc(format!("per GPU ({})", units.symbol()))
         .x_label_formatter(&|x| {
             let v = x.round() as u64;
             if v >= 1 << 20 {
@@ -403,7 +403,7 @@ fn draw_curve(
     let style = ("sans-serif", 13).into_font().color(&BLACK);
     chart
         .draw_series(std::iter::once(Text::new(
-            format!("usable {cap:.1} {}", units.label()),
+            format!("usable {cap:.1} {}", units.symbol()),
             (lo, cap + y_max * 0.02),
             style.clone(),
         )))
@@ -440,8 +440,8 @@ mod tests {
     #[test]
     fn one_rect_per_segment_and_a_capacity_line() {
         let mut s = Scenario::default();
-        s.zero = Zero::Z3;
-        s.gpus_per_node = 8;
+        s.sharding = memfit_core::scenario::Sharding::Zero(Zero::Z3);
+        s.cluster.gpus_per_node = memfit_core::scenario::count(8);
         let e = estimate(&s);
         let bar = Bar::from_estimate("this config", &e);
         assert_eq!(bar.total(), e.per_gpu_bytes);
@@ -539,6 +539,7 @@ mod tests {
     fn out_of_range_bars_and_points_are_not_drawn_as_figures() {
         let (s, _) =
             memfit_core::contract::query::decode("seq=67108864&batch=1048576&model=llama-3.1-405b");
+        let s = s.scenario;
         let e = estimate(&s);
         assert!(e.out_of_range);
         let bar = Bar::from_estimate("this", &e);

@@ -124,8 +124,8 @@ mod tests {
     #[test]
     fn verdict_for_llama2_7b_zero3_8gpu() {
         let mut s = Scenario::default();
-        s.zero = Zero::Z3;
-        s.gpus_per_node = 8;
+        s.sharding = memfit_core::scenario::Sharding::Zero(Zero::Z3);
+        s.cluster.gpus_per_node = memfit_core::scenario::count(8);
         let e = estimate(&s);
         let v = verdict(&e, Units::Gib);
         // Model states 2·1,684,603,904 + 3,369,207,808 + 6,738,415,616; gathered layer
@@ -173,19 +173,18 @@ pub struct Variant {
 /// = 2Ψ elements for DP, ZeRO-1 and ZeRO-2; ZeRO-3 adds a parameter all-gather in the
 /// backward: 3Ψ.
 pub fn zero_variants(s: &memfit_core::scenario::Scenario, dp: u32, units: Units) -> Vec<Variant> {
-    use memfit_core::scenario::{Fsdp, Mode, Offload, Zero};
+    use memfit_core::scenario::{at_least_one, Mode, Offload, Sharding, Zero};
     let mut out = Vec::new();
     for z in [Zero::Z0, Zero::Z1, Zero::Z2, Zero::Z3] {
         for off in [Offload::None, Offload::Cpu] {
             let mut t = s.clone();
-            t.mode = Mode::Train;
-            t.fsdp = Fsdp::None;
-            t.zero = z;
-            t.dp = Some(dp.max(1));
-            t.offload_opt = off;
-            t.offload_param = if z == Zero::Z3 { off } else { Offload::None };
-            if t.convention.is_deepspeed() || t.convention.is_megatron() {
-                t.convention = memfit_core::scenario::Convention::Memfit;
+            t.workload.mode = Mode::Train;
+            t.sharding = Sharding::Zero(z);
+            t.parallel.dp = Some(at_least_one(dp));
+            t.offload.optimizer = off;
+            t.offload.params = if z == Zero::Z3 { off } else { Offload::None };
+            if t.stack.convention.is_deepspeed() || t.stack.convention.is_megatron() {
+                t.stack.convention = memfit_core::scenario::Convention::Memfit;
             }
             let e = memfit_core::estimate::estimate(&t);
             let label = format!(
@@ -195,7 +194,7 @@ pub fn zero_variants(s: &memfit_core::scenario::Scenario, dp: u32, units: Units)
                 if e.fits { " ✓" } else { " ✗" }
             );
             let factor = if z == Zero::Z3 { 3 } else { 2 };
-            let k = t.precision.compute_bytes();
+            let k = t.numerics.precision.compute_bytes();
             let comm = format!("{factor}Ψ = {}", units.format(factor * k * e.model.params));
             out.push(Variant {
                 bar: super::Bar::from_estimate(label, &e),
@@ -219,7 +218,7 @@ pub fn seq_curve(s: &memfit_core::scenario::Scenario) -> (Vec<super::Point>, Opt
     let points = (7..=top_k)
         .map(|k| {
             let mut t = s.clone();
-            t.seq = 1 << k;
+            t.workload.seq = memfit_core::scenario::at_least_one(1 << k);
             super::Point {
                 x: 1 << k,
                 bytes: memfit_core::estimate::estimate(&t).per_gpu_bytes,
@@ -245,8 +244,8 @@ mod variant_tests {
         let (pts, max) = seq_curve(&s);
         assert!(pts.windows(2).all(|w| w[0].bytes <= w[1].bytes));
         assert_eq!(max, Some(0)); // 7B full training never fits one H100
-        let (s, _) = memfit_core::contract::query::decode("zero=3&gpus_per_node=8");
-        let (_, max) = seq_curve(&s);
+        let s = memfit_core::contract::query::decode("zero=3&gpus_per_node=8").0;
+        let (_, max) = seq_curve(&s.scenario);
         assert!(max.unwrap() > 4096);
     }
 }

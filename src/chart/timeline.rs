@@ -163,7 +163,7 @@ fn draw(
         .x_labels(5)
         .x_label_formatter(&|x| format!("{:.0}%", x * 100.0))
         .x_desc("through the step (events, in order)")
-        .y_desc(format!("per GPU ({})", units.label()))
+        .y_desc(format!("per GPU ({})", units.symbol()))
         .y_label_formatter(&|y| format!("{y:.0}"))
         .draw()
         .map_err(|e| err(&e))?;
@@ -232,7 +232,7 @@ fn draw(
     let small = ("sans-serif", 12).into_font().color(&BLACK);
     chart
         .draw_series(std::iter::once(Text::new(
-            format!("usable {cap:.1} {}", units.label()),
+            format!("usable {cap:.1} {}", units.symbol()),
             (0.005, cap + y_max * 0.035),
             small.clone(),
         )))
@@ -321,9 +321,9 @@ mod tests {
     #[test]
     fn samples_keep_the_peak_and_sum_to_the_totals() {
         let mut s = Scenario::default();
-        s.gpus_per_node = 8;
-        s.zero = Zero::Z3;
-        s.microbatches = 4;
+        s.cluster.gpus_per_node = memfit_core::scenario::count(8);
+        s.sharding = memfit_core::scenario::Sharding::Zero(Zero::Z3);
+        s.workload.microbatches = memfit_core::scenario::count(4);
         let t = timeline(&s).unwrap();
         let ev = stage_events(&t, 0);
         for max in [10, 50, MAX_POINTS, 100_000] {
@@ -339,8 +339,8 @@ mod tests {
     #[test]
     fn chart_names_the_peak_and_every_marker() {
         let mut s = Scenario::default();
-        s.gpus_per_node = 8;
-        s.zero = Zero::Z3;
+        s.cluster.gpus_per_node = memfit_core::scenario::count(8);
+        s.sharding = memfit_core::scenario::Sharding::Zero(Zero::Z3);
         let t = timeline(&s).unwrap();
         let svg = render_timeline(&t, 80 << 30, Units::Gib, ChartSize::default());
         assert!(

@@ -14,6 +14,7 @@ use crate::chart::fitmap::{annotate_fit_map, cell_summary, render_fit_map};
 use crate::chart::ChartSize;
 use leptos::prelude::*;
 use memfit_core::contract::query::encode;
+use memfit_core::contract::Settings;
 use memfit_core::explore::{sweep_key, Candidate, MinGpus, MinGpusJob, Sweep, SweepJob};
 use memfit_core::scenario::Scenario;
 use memfit_core::units::Units;
@@ -60,10 +61,10 @@ impl Explorer {
 
 /// Schedules sweeps (see the module docs): in the explorer's worker when the browser
 /// can run one, else on the main thread in slices after the verdict is painted.
-pub fn use_explorer(scenario: RwSignal<Scenario>) -> Explorer {
+pub fn use_explorer(settings: RwSignal<Settings>) -> Explorer {
     let result = RwSignal::new(None::<Arc<Explored>>);
     let min = RwSignal::new(None::<Arc<(Scenario, MinGpus)>>);
-    let key = Memo::new(move |_| scenario.with(sweep_key));
+    let key = Memo::new(move |_| settings.with(|x| sweep_key(&x.scenario)));
     Effect::new(move |_| {
         let k = key.get();
         let current = {
@@ -90,7 +91,7 @@ pub fn use_explorer(scenario: RwSignal<Scenario>) -> Explorer {
         let (k2, alive2, fallback) = (k.clone(), current.clone(), here.clone());
         let sent = worker::request(
             Kind::Sweep,
-            encode(&k),
+            encode(&k.clone().into()),
             Box::new(move |json, ms| match serde_json::from_str::<Sweep>(&json) {
                 Ok(sweep) if alive2() => set_sweep(k2, sweep, ms, true),
                 Ok(_) => {}
@@ -116,7 +117,7 @@ pub fn use_explorer(scenario: RwSignal<Scenario>) -> Explorer {
                 let (k4, alive4, fallback) = (k.clone(), current.clone(), here.clone());
                 let sent = worker::request(
                     Kind::Min,
-                    encode(&k),
+                    encode(&k.clone().into()),
                     Box::new(
                         move |json, _| match serde_json::from_str::<MinGpus>(&json) {
                             Ok(m) if alive4() => min.set(Some(Arc::new((k4, m)))),
@@ -202,13 +203,18 @@ fn now_ms() -> f64 {
 }
 
 /// Loads a layout into the calculator (and so the URL).
-fn load(scenario: RwSignal<Scenario>, l: &Candidate) {
-    scenario.update(|s| l.apply(s));
+fn load(settings: RwSignal<Settings>, l: &Candidate) {
+    settings.update(|x| l.apply(&mut x.scenario));
 }
 
 /// The query string that loads `l` over the current scenario (for plain links).
-fn href(scenario: RwSignal<Scenario>, l: &Candidate) -> String {
-    scenario.with(|s| format!("?{}", encode(&l.scenario(s))))
+fn href(settings: RwSignal<Settings>, l: &Candidate) -> String {
+    settings.with(|x| {
+        let mut t = x.clone();
+        l.apply(&mut t.scenario);
+        t.view.solve = memfit_core::scenario::Solve::None;
+        format!("?{}", encode(&t))
+    })
 }
 
 fn fit_map_size() -> ChartSize {
@@ -229,7 +235,7 @@ fn fit_map_size() -> ChartSize {
 /// (or Enter) on a cell loads its best layout (the closest one when nothing fits).
 #[component]
 pub fn FitMapPanel(
-    scenario: RwSignal<Scenario>,
+    settings: RwSignal<Settings>,
     explorer: Explorer,
     #[prop(into)] units: Signal<Units>,
 ) -> impl IntoView {
@@ -241,9 +247,9 @@ pub fn FitMapPanel(
         super::while_visible(explorer.result.into(), visible);
     let current = super::while_visible(
         Signal::derive(move || {
-            scenario.with(|s| {
-                let l = s.layout();
-                (s.effective_zero(), l.tp, l.pp)
+            settings.with(|x| {
+                let l = x.scenario.layout();
+                (x.scenario.zero(), l.tp, l.pp)
             })
         }),
         visible,
@@ -276,7 +282,7 @@ pub fn FitMapPanel(
             shown.with_untracked(|r| r.as_ref().and_then(|e| e.sweep.cells.get(i).copied()))
         });
         if let Some(l) = cell.and_then(|c| c.best.or(c.closest)) {
-            load(scenario, &l);
+            load(settings, &l);
         }
     };
     let on_click = move |ev: web_sys::MouseEvent| pick(ev.target());
@@ -342,7 +348,7 @@ pub fn FitMapPanel(
                             <tr class:over=c.best.is_none()>
                                 <td>{format!("ZeRO-{}", c.zero.number())}</td><td class="num">{c.tp}</td><td class="num">{c.pp}</td>
                                 <td>{text}</td>
-                                <td><a href=move || href(scenario, &l) on:click=move |ev| { ev.prevent_default(); load(scenario, &l); }>"load"</a></td>
+                                <td><a href=move || href(settings, &l) on:click=move |ev| { ev.prevent_default(); load(settings, &l); }>"load"</a></td>
                             </tr>
                         })
                     })
@@ -395,7 +401,7 @@ enum SortBy {
 /// The best fitting layouts (at most 50), sortable, each with a load link.
 #[component]
 pub fn BestLayouts(
-    scenario: RwSignal<Scenario>,
+    settings: RwSignal<Settings>,
     explorer: Explorer,
     #[prop(into)] units: Signal<Units>,
 ) -> impl IntoView {
@@ -464,7 +470,7 @@ pub fn BestLayouts(
                                         <td class="num">{move || units.get().format(l.headroom_bytes.max(0) as u64)}</td>
                                         <td class="num">{move || units.get().format(l.comm.total())}</td>
                                         <td class="num">{l.batch}</td>
-                                        <td><a data-testid="load-layout" href=move || href(scenario, &l) on:click=move |ev| { ev.prevent_default(); load(scenario, &l); }>"load"</a></td>
+                                        <td><a data-testid="load-layout" href=move || href(settings, &l) on:click=move |ev| { ev.prevent_default(); load(settings, &l); }>"load"</a></td>
                                     </tr>
                                 }
                             }
@@ -486,7 +492,7 @@ pub fn BestLayouts(
 
 /// "Fits on 16 × H100 at the earliest (TP 4 × PP 2 × DP 2, ZeRO-1)", next to the verdict.
 #[component]
-pub fn MinGpusLine(scenario: RwSignal<Scenario>, explorer: Explorer) -> impl IntoView {
+pub fn MinGpusLine(settings: RwSignal<Settings>, explorer: Explorer) -> impl IntoView {
     let answer = move || {
         let k = explorer.key.get();
         explorer
@@ -499,7 +505,7 @@ pub fn MinGpusLine(scenario: RwSignal<Scenario>, explorer: Explorer) -> impl Int
         Some(m) => match m.value {
             Some(g) => format!(
                 "Fewest GPUs: fits on {g} × {} at the earliest{}.",
-                scenario.with(|s| s.gpu().name),
+                settings.with(|x| x.scenario.gpu().name),
                 m.layout.map(|l| format!(" ({})", l.describe())).unwrap_or_default()
             ),
             None => format!("Fewest GPUs: no layout fits on up to {} nodes × {} GPUs (the CLI searches up to 1,024 nodes).", m.nodes, m.gpus_per_node),
@@ -511,16 +517,16 @@ pub fn MinGpusLine(scenario: RwSignal<Scenario>, explorer: Explorer) -> impl Int
             let l = m.layout?;
             let (gpn, nodes) = (m.gpus_per_node, m.nodes);
             let to = move |s: &mut Scenario| {
-                s.gpus_per_node = gpn;
-                s.nodes = nodes;
+                s.cluster.gpus_per_node = memfit_core::scenario::at_least_one(gpn);
+                s.cluster.nodes = memfit_core::scenario::at_least_one(nodes);
                 l.apply(s);
             };
-            let url = scenario.with(|s| {
-                let mut t = s.clone();
-                to(&mut t);
+            let url = settings.with(|x| {
+                let mut t = x.clone();
+                to(&mut t.scenario);
                 format!("?{}", encode(&t))
             });
-            Some(view! { " " <a href=url data-testid="load-min-gpus" on:click=move |ev| { ev.prevent_default(); scenario.update(to); }>"load it"</a> })
+            Some(view! { " " <a href=url data-testid="load-min-gpus" on:click=move |ev| { ev.prevent_default(); settings.update(|x| to(&mut x.scenario)); }>"load it"</a> })
         })
     };
     view! {

@@ -1,17 +1,20 @@
-//! Form controls bound to one query key each. Parsing and validation are the
-//! codec's (`share::query::set_key`): the form and the URL accept exactly the same values.
+//! Form controls bound to one query key each. The label, the widget (a select for a key
+//! with spellings, a box otherwise), the options, the bounds and the unit all come from
+//! the key's one declaration (`memfit_core::contract::keys::KEYS`); parsing and
+//! validation are the codec's, so the form and the URL accept exactly the same values.
 
 use leptos::prelude::*;
+use memfit_core::contract::keys::{key, Key};
 use memfit_core::contract::query::{get_key, set_key};
-use memfit_core::scenario::Scenario;
+use memfit_core::contract::Settings;
 
-/// Applies `value` to `key`; returns the error message when the value is rejected.
-fn apply(scenario: RwSignal<Scenario>, key: &'static str, value: &str) -> Option<String> {
-    let mut next = scenario.get_untracked();
-    match set_key(&mut next, key, value) {
-        Ok(()) => {
-            if next != scenario.get_untracked() {
-                scenario.set(next);
+/// Applies `value` to `name`; returns the error message when the value is rejected.
+fn apply(settings: RwSignal<Settings>, name: &'static str, value: &str) -> Option<String> {
+    let mut next = settings.get_untracked();
+    match set_key(&mut next, name, value) {
+        Ok(_) => {
+            if next != settings.get_untracked() {
+                settings.set(next);
             }
             None
         }
@@ -19,47 +22,72 @@ fn apply(scenario: RwSignal<Scenario>, key: &'static str, value: &str) -> Option
     }
 }
 
-/// A text/number input for one key. A rejected value stays in the box with the
-/// error beside it; the scenario keeps its last valid value.
+/// The unit shown after a box (none for plain counts and for spelled values).
+fn unit_of(k: &Key) -> &'static str {
+    match k.unit {
+        "-" | "count" => "",
+        u => u,
+    }
+}
+
+/// The control of key `name`: a select when the key has spellings, else a text box. A
+/// key the table does not declare renders nothing.
 #[component]
-pub fn KeyInput(
-    /// The scenario being edited.
-    scenario: RwSignal<Scenario>,
+pub fn KeyField(
+    /// The settings being edited.
+    settings: RwSignal<Settings>,
     /// Query key.
-    key: &'static str,
-    /// Label text.
-    label: &'static str,
+    name: &'static str,
     /// Placeholder (e.g. the preset's value for an optional override).
     #[prop(into, optional)]
     placeholder: Signal<String>,
-    /// Unit shown after the box.
-    #[prop(optional)]
-    unit: &'static str,
 ) -> impl IntoView {
+    let Some(k) = key(name) else {
+        return ().into_any();
+    };
+    let choices = k.choices();
+    if choices.is_empty() {
+        view! { <KeyInput settings k placeholder /> }.into_any()
+    } else {
+        view! { <KeySelect settings k choices /> }.into_any()
+    }
+}
+
+/// A text/number input for one key. A rejected value stays in the box with the
+/// error beside it; the settings keep their last valid value.
+#[component]
+fn KeyInput(
+    settings: RwSignal<Settings>,
+    k: &'static Key,
+    placeholder: Signal<String>,
+) -> impl IntoView {
+    let name = k.name;
     let draft: RwSignal<Option<String>> = RwSignal::new(None);
     let error: RwSignal<Option<String>> = RwSignal::new(None);
     // Memos: an input's DOM is touched only when its own value (or placeholder) changes,
-    // not on every change of the scenario (issue 9: ~70 inputs).
-    let value = Memo::new(move |_| scenario.with(|s| get_key(s, key)));
+    // not on every change of the settings (~70 inputs).
+    let value = Memo::new(move |_| settings.with(|s| get_key(s, name)));
     let placeholder = Memo::new(move |_| placeholder.get());
-    let id = format!("f-{key}");
-    let err_id = format!("e-{key}");
+    let id = format!("f-{name}");
+    let err_id = format!("e-{name}");
+    let range = k.bounds().map(|(lo, hi)| format!("{lo}–{hi}"));
     view! {
         <div class="field" class:invalid=move || error.with(Option::is_some)>
-            <label for=id.clone()>{label}</label>
+            <label for=id.clone()>{k.label}</label>
             <input
                 id=id
-                name=key
-                data-key=key
+                name=name
+                data-key=name
                 type="text"
                 inputmode="numeric"
                 autocomplete="off"
+                title=range
                 aria-describedby=err_id.clone()
                 placeholder=move || placeholder.get()
                 prop:value=move || draft.get().unwrap_or_else(|| value.get())
                 on:input=move |ev| {
                     let v = event_target_value(&ev);
-                    match apply(scenario, key, &v) {
+                    match apply(settings, name, &v) {
                         None => {
                             draft.set(None);
                             error.set(None);
@@ -71,40 +99,35 @@ pub fn KeyInput(
                     }
                 }
             />
-            <span class="unit">{unit}</span>
+            <span class="unit">{unit_of(k)}</span>
             <span class="error" id=err_id role="alert">{move || error.get()}</span>
         </div>
     }
 }
 
-/// A select for one key with fixed options `(value, label)`.
+/// A select for one key with its declared `(value, label)` choices.
 #[component]
-pub fn KeySelect(
-    /// The scenario being edited.
-    scenario: RwSignal<Scenario>,
-    /// Query key.
-    key: &'static str,
-    /// Label text.
-    label: &'static str,
-    /// `(value, label)` pairs.
-    options: Vec<(String, String)>,
+fn KeySelect(
+    settings: RwSignal<Settings>,
+    k: &'static Key,
+    choices: Vec<(String, String)>,
 ) -> impl IntoView {
-    let id = format!("f-{key}");
+    let name = k.name;
+    let id = format!("f-{name}");
+    let error: RwSignal<Option<String>> = RwSignal::new(None);
     // A memo: the select and its options are touched only when this key changes.
-    let current = Memo::new(move |_| scenario.with(|s| get_key(s, key)));
+    let current = Memo::new(move |_| settings.with(|s| get_key(s, name)));
     view! {
         <div class="field">
-            <label for=id.clone()>{label}</label>
+            <label for=id.clone()>{k.label}</label>
             <select
                 id=id
-                name=key
-                data-key=key
-                on:change=move |ev| {
-                    let _ = apply(scenario, key, &event_target_value(&ev));
-                }
+                name=name
+                data-key=name
+                on:change=move |ev| error.set(apply(settings, name, &event_target_value(&ev)))
                 prop:value=current
             >
-                {options
+                {choices
                     .into_iter()
                     .map(|(value, text)| {
                         let v = value.clone();
@@ -116,14 +139,7 @@ pub fn KeySelect(
                     })
                     .collect_view()}
             </select>
+            <span class="error" role="alert">{move || error.get()}</span>
         </div>
     }
-}
-
-/// `(value, label)` pairs from static strings.
-pub fn opts(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs
-        .iter()
-        .map(|(v, l)| (v.to_string(), l.to_string()))
-        .collect()
 }

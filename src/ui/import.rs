@@ -5,17 +5,17 @@ use super::net;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use memfit_core::contract::query::apply_import;
+use memfit_core::contract::Settings;
 use memfit_core::estimate::Warning;
 use memfit_core::hfconfig;
-use memfit_core::scenario::Scenario;
 use wasm_bindgen::JsCast;
 
 /// Parses `text` and applies it; returns the message to show.
-fn apply_text(scenario: RwSignal<Scenario>, text: &str) -> Result<String, String> {
+fn apply_text(settings: RwSignal<Settings>, text: &str) -> Result<String, String> {
     let imported = hfconfig::parse(text)?;
-    let mut next = scenario.get_untracked();
+    let mut next = settings.get_untracked();
     let warnings: Vec<Warning> = apply_import(&mut next, &imported);
-    scenario.set(next);
+    settings.set(next);
     let mut msg = format!(
         "Imported a `{}` config on the {} preset.",
         imported.model_type, imported.base
@@ -28,7 +28,7 @@ fn apply_text(scenario: RwSignal<Scenario>, text: &str) -> Result<String, String
 
 /// The import panel.
 #[component]
-pub fn ConfigImport(scenario: RwSignal<Scenario>) -> impl IntoView {
+pub fn ConfigImport(settings: RwSignal<Settings>) -> impl IntoView {
     let text = RwSignal::new(String::new());
     let hub = RwSignal::new(String::new());
     let status: RwSignal<Option<Result<String, String>>> = RwSignal::new(None);
@@ -36,7 +36,7 @@ pub fn ConfigImport(scenario: RwSignal<Scenario>) -> impl IntoView {
     let on_file = move |file: web_sys::File| {
         spawn_local(async move {
             let r = match net::read_file(file).await {
-                Ok(t) => apply_text(scenario, &t),
+                Ok(t) => apply_text(settings, &t),
                 Err(e) => Err(e),
             };
             status.set(Some(r));
@@ -59,7 +59,7 @@ pub fn ConfigImport(scenario: RwSignal<Scenario>) -> impl IntoView {
                 <textarea id="import-text" rows="4" data-testid="import-text" prop:value=move || text.get()
                     on:input=move |ev| text.set(event_target_value(&ev))></textarea>
                 <div class="row">
-                    <button type="button" data-testid="import-apply" on:click=move |_| status.set(Some(apply_text(scenario, &text.get_untracked())))>
+                    <button type="button" data-testid="import-apply" on:click=move |_| status.set(Some(apply_text(settings, &text.get_untracked())))>
                         "Apply pasted config"
                     </button>
                     <label class="file">
@@ -83,7 +83,7 @@ pub fn ConfigImport(scenario: RwSignal<Scenario>) -> impl IntoView {
                             busy.set(true);
                             spawn_local(async move {
                                 let r = match net::fetch_hub_config(&id).await {
-                                    Ok(t) => apply_text(scenario, &t),
+                                    Ok(t) => apply_text(settings, &t),
                                     Err(e) => Err(e),
                                 };
                                 status.set(Some(r));

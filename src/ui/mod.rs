@@ -40,9 +40,7 @@ fn viewport_width() -> f64 {
 /// input's verdict and main chart are painted first and the rest follows in the next
 /// task (issue 9: input → result within one task; the deferred panels are at most one
 /// frame behind). Changes within one frame coalesce into one update.
-fn after_paint(
-    scenario: RwSignal<memfit_core::scenario::Scenario>,
-) -> Signal<memfit_core::scenario::Scenario> {
+fn after_paint<T: Clone + PartialEq + Send + Sync + 'static>(scenario: RwSignal<T>) -> Signal<T> {
     let later = RwSignal::new(scenario.get_untracked());
     let pending = StoredValue::new(false);
     Effect::new(move |_| {
@@ -172,16 +170,19 @@ pub fn App() -> impl IntoView {
     #[cfg(feature = "panic-test")]
     panic::maybe_panic_for_test();
     let (initial, url_warnings) = decode(&url::read_query());
-    let scenario = RwSignal::new(initial);
+    // Everything the link holds; the estimate reads only the scenario part.
+    let settings = RwSignal::new(initial);
+    let scenario = Memo::new(move |_| settings.with(|x| x.scenario.clone()));
     // Warnings from the URL stay until the user edits the key they name.
     let url_warnings: RwSignal<Vec<Warning>> = RwSignal::new(url_warnings);
-    let last = StoredValue::new(scenario.get_untracked());
+    let last = StoredValue::new(settings.get_untracked());
     // Below the fold, and the address bar: one paint later (`history.replaceState`
     // costs Chromium 4–6 ms, more than the estimate and the verdict together).
-    let later = after_paint(scenario);
+    let later = after_paint(settings);
+    let later_scenario = Memo::new(move |_| later.with(|x| x.scenario.clone()));
     Effect::new(move |_| url::replace_query(&later.with(encode)));
     Effect::new(move |_| {
-        let now = scenario.get();
+        let now = settings.get();
         let before = last.get_value();
         url_warnings.update(|ws| ws.retain(|w| get_key(&now, &w.key) == get_key(&before, &w.key)));
         last.set_value(now);
@@ -190,7 +191,7 @@ pub fn App() -> impl IntoView {
         Memo::new(move |_| scenario.with(|s| url_warnings.with(|w| estimate_with(s, w))));
     // Below the fold: the same estimate, one paint later.
     let estimate_later =
-        Memo::new(move |_| later.with(|s| url_warnings.with(|w| estimate_with(s, w))));
+        Memo::new(move |_| later_scenario.with(|s| url_warnings.with(|w| estimate_with(s, w))));
     // Memos, not derived signals: what reads them reruns only when they change (the
     // units, in particular, are read by every number on the page).
     let warnings = Memo::new(move |_| estimate.with(|e| e.warnings.clone()));
@@ -203,9 +204,9 @@ pub fn App() -> impl IntoView {
                 .collect()
         })
     });
-    let units = Memo::new(move |_| scenario.with(|s| s.units));
+    let units = Memo::new(move |_| settings.with(|x| x.view.units));
     let selected = RwSignal::new(None::<usize>);
-    let explorer = use_explorer(scenario);
+    let explorer = use_explorer(settings);
     let stage = staged(4);
     let at = move |n: u8| move || stage.get() >= n;
     // The comparison, the curve, the tour, the accuracy tables and the exports: built when
@@ -215,20 +216,20 @@ pub fn App() -> impl IntoView {
     view! {
         <main class="layout">
             <div class="inputs">
-                <ModelPanel scenario />
-                <WorkloadPanel scenario />
-                <ClusterPanel scenario layout_problems />
-                <ZeroPanel scenario />
+                <ModelPanel settings />
+                <WorkloadPanel settings />
+                <ClusterPanel settings layout_problems />
+                <ZeroPanel settings />
             </div>
             <div class="results">
                 <WarningsPanel warnings />
                 <VerdictPanel estimate units />
-                <MinGpusLine scenario explorer />
+                <MinGpusLine settings explorer />
                 <ChartPanel estimate units selected />
                 <Show when=at(1)>
-                    <TimelinePanel scenario=later units />
-                    <FitMapPanel scenario explorer units />
-                    <BestLayouts scenario explorer units />
+                    <TimelinePanel scenario=later_scenario units />
+                    <FitMapPanel settings explorer units />
+                    <BestLayouts settings explorer units />
                 </Show>
                 <Show when=at(2)>
                     <ExplainPanel estimate=estimate_later units selected />
@@ -236,13 +237,13 @@ pub fn App() -> impl IntoView {
                 </Show>
                 <div class="lazy-sentinel" node_ref=sentinel aria-hidden="true"></div>
                 <Show when=move || at(3)() && near.get()>
-                    <ZeroComparison scenario=later units />
-                    <SeqCurve scenario=later units />
+                    <ZeroComparison scenario=later_scenario units />
+                    <SeqCurve scenario=later_scenario units />
                 </Show>
                 <Show when=move || at(4)() && near.get()>
                     <LearnPanel units />
                     <AccuracyPanel />
-                    <ExportPanel scenario=later estimate=estimate_later />
+                    <ExportPanel settings=later estimate=estimate_later />
                 </Show>
             </div>
         </main>

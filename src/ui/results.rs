@@ -5,8 +5,8 @@ use crate::chart::present::{phase_label, rows, verdict};
 use crate::chart::{annotate, render_stacked, Bar, ChartSize};
 use crate::export;
 use leptos::prelude::*;
+use memfit_core::contract::Settings;
 use memfit_core::estimate::{Component, Estimate, Warning};
-use memfit_core::scenario::Scenario;
 use memfit_core::units::{group_digits, Units};
 use wasm_bindgen::JsCast;
 
@@ -248,22 +248,22 @@ pub fn ExplainPanel(
 /// Export the estimate and matching configs (as downloads from data URLs).
 #[component]
 pub fn ExportPanel(
-    #[prop(into)] scenario: Signal<Scenario>,
+    #[prop(into)] settings: Signal<Settings>,
     #[prop(into)] estimate: Signal<Estimate>,
 ) -> impl IntoView {
     let node = NodeRef::<leptos::html::Section>::new();
     let visible = super::on_screen(node);
-    let scenario = super::while_visible(scenario, visible);
+    let settings = super::while_visible(settings, visible);
     let estimate = super::while_visible(estimate, visible);
     let kind = RwSignal::new("json".to_string());
     let text = Memo::new(move |_| {
         let k = kind.get();
-        scenario.with(|s| {
+        settings.with(|x| {
             estimate.with(|e| match k.as_str() {
                 "csv" => export::items_csv(e),
-                "ds" => export::ds_config(s),
-                "torchrun" => export::torchrun_snippet(s),
-                _ => export::estimate_json(s, e),
+                "ds" => export::ds_config(&x.scenario),
+                "torchrun" => export::torchrun_snippet(&x.scenario),
+                _ => export::estimate_json(x, e),
             })
         })
     });

@@ -76,7 +76,7 @@ impl ExploreJob {
     /// Starts the job for the scenario of `query`.
     #[wasm_bindgen(constructor)]
     pub fn new(kind: &str, query: &str) -> ExploreJob {
-        let (s, _) = decode(query);
+        let s = decode(query).0.scenario;
         ExploreJob(if kind == "min" {
             Job::Min(Box::new(MinGpusJob::new(&s, PAGE_MAX_NODES)))
         } else {

@@ -112,18 +112,18 @@ pub struct Shape {
 /// compute dtype. Then the embedding's output is fp32, each block adds its 16-bit output
 /// to an fp32 residual, norms run in fp32, and every linear casts its own input to 16 bits.
 pub fn autocast(s: &Scenario) -> bool {
-    s.framework == Framework::Pytorch
-        && s.precision.has_master()
-        && s.fsdp == Fsdp::None
-        && s.finetune != Finetune::Lora
+    s.stack.framework == Framework::Pytorch
+        && s.numerics.precision.has_master()
+        && s.fsdp() == Fsdp::None
+        && s.finetune.kind() != Finetune::Lora
 }
 
 impl Shape {
     /// The shape of a scenario.
     pub fn of(s: &Scenario, arch: &Arch, l: &Layout) -> Shape {
-        let sq = s.seq as u128;
+        let sq = s.workload.seq.get() as u128;
         Shape {
-            b: s.batch as u128,
+            b: s.workload.batch.get() as u128,
             s: sq,
             sl: sq.div_ceil(l.cp.max(1) as u128),
             h: arch.hidden as u128,
@@ -132,11 +132,11 @@ impl Shape {
             d: arch.head_dim as u128,
             f: arch.ffn as u128,
             t: l.tp.max(1) as u128,
-            k: s.precision.compute_bytes() as u128,
+            k: s.numerics.precision.compute_bytes() as u128,
             res: if autocast(s) {
                 4
             } else {
-                s.precision.compute_bytes() as u128
+                s.numerics.precision.compute_bytes() as u128
             },
         }
     }
@@ -228,20 +228,20 @@ pub fn korthikanti_layer(x: &Shape, sp: bool, recompute: Recompute) -> (u128, u1
 pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
     let tok = x.b * x.sl;
     let (k, t, h) = (x.k, x.t, x.h);
-    let r = if s.sp { t } else { 1 };
-    if s.framework == Framework::Pytorch
-        && s.recompute == Recompute::Selective
+    let r = if s.parallel.sp { t } else { 1 };
+    if s.stack.framework == Framework::Pytorch
+        && s.activations.recompute == Recompute::Selective
         && arch.mla.is_none()
     {
         return op_sac_layer(arch, x, r);
     }
     let a_t = x.a.div_ceil(t);
-    let kv_heads = match s.attn {
+    let kv_heads = match s.activations.attn {
         Attn::Flash => x.kv,
         Attn::Sdpa | Attn::Eager => x.a,
     };
     let kv_t = kv_heads.div_ceil(t);
-    let selective = s.recompute == Recompute::Selective;
+    let selective = s.activations.recompute == Recompute::Selective;
     let mut v = Terms::from([
         norm_term(
             s,
@@ -261,7 +261,7 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
             bytes: tok * a_t * x.d * k,
         },
     ]);
-    match s.attn {
+    match s.activations.attn {
         Attn::Flash | Attn::Sdpa => v.push(Term {
             name: "log-sum-exp",
             formula: "4·T·a/t",
@@ -271,7 +271,7 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
             // Hugging Face eager attention takes the softmax in fp32 and casts back:
             // the fp32 output (softmax backward) and the cast (input of the V matmul) are
             // both saved. Megatron's fused softmax keeps one 16-bit tensor.
-            let (per, formula) = if s.framework == Framework::Megatron || k >= 4 {
+            let (per, formula) = if s.stack.framework == Framework::Megatron || k >= 4 {
                 (k, "b·a·s'·s·k/t")
             } else {
                 (4 + k, "b·a·s'·s·(4 + k)/t  (fp32 softmax + cast)")
@@ -281,7 +281,7 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
                 formula,
                 bytes: x.b * a_t * x.sl * x.s * per,
             });
-            if s.dropout {
+            if s.activations.dropout {
                 v.push(Term {
                     name: "attention dropout mask + output",
                     formula: "b·a·s'·s·(1 + k)/t",
@@ -291,7 +291,7 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
         }
         Attn::Eager => {}
     }
-    if s.dropout {
+    if s.activations.dropout {
         v.push(Term {
             name: "attention residual dropout mask",
             formula: "T·h/r",
@@ -305,7 +305,7 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
         "MLP norm + first linear input",
         mlp_readers(arch),
     ));
-    let swiglu_saved = if s.framework == Framework::Megatron {
+    let swiglu_saved = if s.stack.framework == Framework::Megatron {
         3
     } else {
         4
@@ -325,7 +325,7 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
         });
     } else {
         let (per, formula) = match arch.mlp {
-            Mlp::Swiglu if s.framework == Framework::Megatron => {
+            Mlp::Swiglu if s.stack.framework == Framework::Megatron => {
                 (3, "3·T·f·k/t  (fused SwiGLU: gate‖up, output)")
             }
             Mlp::Swiglu => (4, "4·T·f·k/t  (gate, up, silu(gate), product)"),
@@ -337,7 +337,7 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
             bytes: per * tok * x.f.div_ceil(t) * k,
         });
     }
-    if s.dropout {
+    if s.activations.dropout {
         v.push(Term {
             name: "MLP dropout mask",
             formula: "T·h/r",
@@ -372,12 +372,12 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
 /// autocast (bf16 modules) 2·512·256·2 + 4·512 + 4·512·256 = 1,050,624 B.
 fn norm_term(s: &Scenario, arch: &Arch, x: &Shape, name: &'static str, readers: u128) -> Term {
     let tok = x.b * x.sl;
-    let r = if s.sp { x.t } else { 1 };
+    let r = if s.parallel.sp { x.t } else { 1 };
     let stats = match arch.norm {
         Norm::Rmsnorm => 4,
         Norm::Layernorm | Norm::LayernormNp => 8,
     };
-    let composite = if arch.norm == Norm::Rmsnorm && s.framework != Framework::Megatron {
+    let composite = if arch.norm == Norm::Rmsnorm && s.stack.framework != Framework::Megatron {
         4 * tok * x.h / r
     } else {
         0
@@ -467,16 +467,16 @@ impl LayerBackward {
 /// Ψ_qkvn = 3·4096² + 4096 = 50,335,744 of Ψ_l = 202,383,360.
 pub fn layer_backward(s: &Scenario, arch: &Arch, x: &Shape) -> Option<LayerBackward> {
     let standard = arch.mla.is_none() && arch.encoder_layers == 0 && arch.norms_per_layer == 2;
-    if s.framework != Framework::Pytorch
-        || s.recompute == Recompute::Selective
-        || s.dropout
+    if s.stack.framework != Framework::Pytorch
+        || s.activations.recompute == Recompute::Selective
+        || s.activations.dropout
         || !standard
     {
         return None;
     }
-    let eager = s.attn == Attn::Eager;
+    let eager = s.activations.attn == Attn::Eager;
     let (tok, t) = (x.b * x.sl, x.t);
-    let r = if s.sp { t } else { 1 };
+    let r = if s.parallel.sp { t } else { 1 };
     let a_t = x.a.div_ceil(t);
     let probs = x.b * a_t * x.sl * x.s;
     let head_side = tok * a_t * x.d * x.k;
@@ -602,8 +602,8 @@ pub fn stage_layers(layers: u32, p: u32, i: u32) -> u32 {
 pub fn in_flight(s: &Scenario, p: u32, i: u32) -> (u128, u128) {
     let p = p.max(1) as u128;
     let i = (i as u128).min(p - 1);
-    let m = s.microbatches.max(1) as u128;
-    match (s.schedule, s.virtual_stages() as u128) {
+    let m = s.workload.microbatches.get().max(1) as u128;
+    match (s.parallel.schedule, s.virtual_stages() as u128) {
         (Schedule::Gpipe, _) => (m, 1),
         (_, 1) => ((p - i).min(m), 1),
         (_, v) => ((2 * (p - i - 1) + (v - 1) * p + 1).min(m * v), v),
@@ -615,10 +615,10 @@ pub fn in_flight(s: &Scenario, p: u32, i: u32) -> (u128, u128) {
 /// `recompute_num_layers` counts per virtual pipeline stage.
 pub fn chunk_layers(s: &Scenario, stage_layers: u32) -> (u128, u128) {
     let lc = (stage_layers / s.virtual_stages().max(1)).max(1) as u128;
-    let n = if s.ckpt_layers == 0 {
+    let n = if s.activations.ckpt_layers == 0 {
         lc
     } else {
-        (s.ckpt_layers as u128).min(lc)
+        (s.activations.ckpt_layers as u128).min(lc)
     };
     (lc, n)
 }
@@ -626,7 +626,7 @@ pub fn chunk_layers(s: &Scenario, stage_layers: u32) -> (u128, u128) {
 /// Bytes of one block's checkpointed input (what full recompute keeps per layer):
 /// `T·h·k'/r`, `k'` the residual stream's bytes (4 under autocast, see [`Shape::res`]).
 pub fn layer_input_bytes(s: &Scenario, x: &Shape) -> u128 {
-    let r = if s.sp { x.t } else { 1 };
+    let r = if s.parallel.sp { x.t } else { 1 };
     x.b * x.sl * x.h * x.res / r
 }
 
@@ -657,7 +657,7 @@ pub fn layer_input_bytes(s: &Scenario, x: &Shape) -> u128 {
 pub fn logits_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> (u128, &'static str) {
     let tok = x.b * x.sl;
     let v = arch.vocab as u128;
-    match s.framework {
+    match s.stack.framework {
         Framework::Megatron => (
             2 * tok * x.h * x.k + (4 * tok * v).div_ceil(x.t),
             "2·T·h·k + 4·T·V/t",
@@ -691,11 +691,11 @@ mod tests {
     #[test]
     fn memfit_reduces_to_korthikanti() {
         let mut s = Scenario::default();
-        s.model = "gpt3-175b".into();
-        s.seq = 2048;
-        s.attn = Attn::Eager;
-        s.dropout = true;
-        s.framework = Framework::Megatron; // fused 16-bit softmax, as the paper measured
+        s.model.preset = "gpt3-175b".into();
+        s.workload.seq = crate::scenario::count(2048);
+        s.activations.attn = Attn::Eager;
+        s.activations.dropout = true;
+        s.stack.framework = Framework::Megatron; // fused 16-bit softmax, as the paper measured
         let arch = preset("gpt3-175b").unwrap().arch.clone();
         let x = shape(&s);
         let total: u128 = memfit_layer(&s, &arch, &x).iter().map(|t| t.bytes).sum();
@@ -735,6 +735,7 @@ mod tests {
     #[test]
     fn logits_bytes_of_llama_3_8b() {
         let (s, w) = crate::contract::query::decode("model=llama-3-8b&seq=8192&batch=1");
+        let s = s.scenario;
         assert!(w.is_empty(), "{w:?}");
         let (t, h) = (8192u128, 4096u128);
         let want = 2 * t * h * 2 + 4 * t + 4 * t * h + t * 128_256 * 14;
@@ -747,12 +748,12 @@ mod tests {
     #[test]
     fn layer_backward_of_a_llama_2_7b_block_by_hand() {
         let mut s = Scenario::default();
-        s.framework = Framework::Pytorch;
-        s.precision = crate::scenario::Precision::Fp32;
-        s.attn = Attn::Eager;
-        s.batch = 1;
-        s.seq = 2048;
-        s.arch.layers = Some(2);
+        s.stack.framework = Framework::Pytorch;
+        s.numerics.precision = crate::scenario::Precision::Fp32;
+        s.activations.attn = Attn::Eager;
+        s.workload.batch = crate::scenario::count(1);
+        s.workload.seq = crate::scenario::count(2048);
+        s.model.overrides.layers = Some(2);
         let (t, h, a, f) = (2048u128, 4096u128, 32u128, 11008u128);
         let lb = layer_backward(&s, &s.arch(), &shape(&s)).unwrap();
         // The attention output and V (T·h·4 each), the MLP norm (input, output,
@@ -771,31 +772,31 @@ mod tests {
         let (g, _) = lb.qkv_parts(layer, 0);
         assert_eq!(524_304_384 + layer - g, 1_132_494_848);
         // Under autocast the softmax's bf16 cast is freed too and the residual is fp32.
-        s.precision = crate::scenario::Precision::Bf16;
+        s.numerics.precision = crate::scenario::Precision::Bf16;
         let lb = layer_backward(&s, &s.arch(), &shape(&s)).unwrap();
         assert_eq!(lb.temp, 2 * a * t * t * 4 + t * h * 4 + t * h * 2);
         assert_eq!(lb.temp, 1_124_073_472);
         // Fused kernels: no softmax temporaries; Megatron keeps the whole-layer moment.
-        s.attn = Attn::Sdpa;
+        s.activations.attn = Attn::Sdpa;
         assert_eq!(layer_backward(&s, &s.arch(), &shape(&s)).unwrap().temp, 0);
-        s.framework = Framework::Megatron;
+        s.stack.framework = Framework::Megatron;
         assert!(layer_backward(&s, &s.arch(), &shape(&s)).is_none());
     }
 
     #[test]
     fn autocast_blocks_match_saved_tensor_hooks() {
         let mut s = Scenario::default();
-        s.framework = Framework::Pytorch;
-        s.precision = crate::scenario::Precision::Bf16;
-        s.attn = Attn::Sdpa;
-        s.batch = 2;
-        s.seq = 256;
-        s.arch.hidden = Some(256);
-        s.arch.heads = Some(8);
-        s.arch.kv_heads = Some(2);
-        s.arch.ffn = Some(688);
-        s.arch.vocab = Some(4096);
-        s.arch.layers = Some(4);
+        s.stack.framework = Framework::Pytorch;
+        s.numerics.precision = crate::scenario::Precision::Bf16;
+        s.activations.attn = Attn::Sdpa;
+        s.workload.batch = crate::scenario::count(2);
+        s.workload.seq = crate::scenario::count(256);
+        s.model.overrides.hidden = Some(256);
+        s.model.overrides.heads = Some(8);
+        s.model.overrides.kv_heads = Some(2);
+        s.model.overrides.ffn = Some(688);
+        s.model.overrides.vocab = Some(4096);
+        s.model.overrides.layers = Some(4);
         assert!(autocast(&s));
         let sum = |s: &Scenario| -> u128 {
             memfit_layer(s, &s.arch(), &shape(s))
@@ -814,33 +815,33 @@ mod tests {
         assert_eq!(t.bytes, 1_837_056);
         // A checkpointed block keeps its fp32 input.
         assert_eq!(layer_input_bytes(&s, &shape(&s)), 4 * 512 * 256);
-        s.model = "gpt2".into();
-        s.arch.kv_heads = Some(8);
-        s.arch.ffn = Some(1024);
+        s.model.preset = "gpt2".into();
+        s.model.overrides.kv_heads = Some(8);
+        s.model.overrides.ffn = Some(1024);
         assert_eq!(sum(&s), 4_743_168);
         // LoRA keeps a 16-bit base: no fp32 residual.
-        s.finetune = crate::scenario::Finetune::Lora;
+        s.finetune = crate::scenario::Tuning::of(crate::scenario::Finetune::Lora);
         assert!(!autocast(&s));
     }
 
     #[test]
     fn pipeline_in_flight() {
         let mut s = Scenario::default();
-        s.pp = 4;
-        s.microbatches = 8;
+        s.parallel.pp = crate::scenario::count(4);
+        s.workload.microbatches = crate::scenario::count(8);
         let l = s.layout();
         assert_eq!(in_flight(&s, l.pp, 0), (4, 1));
         assert_eq!(in_flight(&s, l.pp, 3), (1, 1));
-        s.schedule = Schedule::Gpipe;
+        s.parallel.schedule = Schedule::Gpipe;
         assert_eq!(in_flight(&s, l.pp, 3), (8, 1));
-        s.schedule = Schedule::Interleaved;
-        s.vpp = 2;
+        s.parallel.schedule = Schedule::Interleaved;
+        s.parallel.vpp = crate::scenario::count(2);
         // Stage 0: 2·3 + 1·4 + 1 = 11 chunks = 4 · (1 + 3/8) = 5.5 micro-batches
         // (Korthikanti's factor); stage 3: 0 + 4 + 1 = 5 chunks = 2.5.
         assert_eq!(in_flight(&s, l.pp, 0), (11, 2));
         assert_eq!(in_flight(&s, l.pp, 3), (5, 2));
         // m = p: every chunk is warm-up, all 8 micro-batches' chunks are in flight.
-        s.microbatches = 4;
+        s.workload.microbatches = crate::scenario::count(4);
         assert_eq!(in_flight(&s, l.pp, 0), (8, 2));
         assert_eq!(stage_layers(30, 4, 0), 8);
         assert_eq!(stage_layers(30, 4, 3), 7);

@@ -90,10 +90,10 @@ fn sat(x: u128) -> u64 {
 /// ```
 /// use memfit_core::{comm::comm_per_step, estimate::Prepared, scenario::{Scenario, Zero}};
 /// let mut s = Scenario::default();
-/// s.gpus_per_node = 8;
-/// s.zero = Zero::Z3;
+/// s.cluster.gpus_per_node = memfit_core::scenario::count(8);
+/// s.sharding = memfit_core::scenario::Sharding::Zero(Zero::Z3);
 /// assert_eq!(comm_per_step(&s, &Prepared::of(&s)).dp, 35_376_681_984);
-/// s.zero = Zero::Z1;
+/// s.sharding = memfit_core::scenario::Sharding::Zero(Zero::Z1);
 /// assert_eq!(comm_per_step(&s, &Prepared::of(&s)).dp, 23_584_454_656);
 /// ```
 pub fn comm_per_step(s: &Scenario, p: &Prepared) -> Comm {
@@ -107,28 +107,32 @@ pub fn comm_per_step(s: &Scenario, p: &Prepared) -> Comm {
 /// The data-parallel part of `comm_per_step` for the first stage `st` (it does not
 /// depend on the micro-batch size).
 pub(crate) fn data_parallel_comm(s: &Scenario, p: &Prepared, st: &Stage) -> u64 {
-    if s.mode == Mode::Infer {
+    if s.workload.mode == Mode::Infer {
         return 0;
     }
     let l = s.layout();
-    let k = s.precision.compute_bytes() as u128;
+    let k = s.numerics.precision.compute_bytes() as u128;
     let (t, c) = (l.tp as u128, l.cp as u128);
-    let m = s.microbatches.max(1) as u128;
+    let m = s.workload.microbatches.get().max(1) as u128;
     let psi0 = st.share(p.psi) as u128;
-    let psi_g = match s.finetune {
+    let psi_g = match s.finetune.kind() {
         Finetune::Full => psi0,
-        _ => st.share(lora_params(&p.arch, s.lora_rank, s.lora_targets)) as u128,
+        _ => st.share(lora_params(
+            &p.arch,
+            s.finetune.rank(),
+            s.finetune.targets(),
+        )) as u128,
     };
     let ns = s.shard_degree() as u128;
-    let z = s.effective_zero();
+    let z = s.zero();
     let elems = match z {
-        _ if s.fsdp != Fsdp::None && z == Zero::Z3 && l.pp > 1 => psi0 + psi_g,
+        _ if s.fsdp() != Fsdp::None && z == Zero::Z3 && l.pp > 1 => psi0 + psi_g,
         Zero::Z3 => m * (2 * psi0 + psi_g),
         Zero::Z2 => (m + 1) * psi_g,
         Zero::Z0 | Zero::Z1 => 2 * psi_g,
     };
     let mut dp = ring(elems * k / t, ns);
-    if s.fsdp == Fsdp::HybridShard {
+    if s.fsdp() == Fsdp::HybridShard {
         let replicas = (l.dp as u128 * c).div_ceil(ns.max(1));
         dp += ring(2 * psi_g * k / (t * ns.max(1)), replicas);
     }
@@ -141,31 +145,31 @@ pub(crate) fn activation_comm(s: &Scenario, p: &Prepared, st: &Stage) -> Comm {
     let l = s.layout();
     let arch = &p.arch;
     let n = st.p;
-    let k = s.precision.compute_bytes() as u128;
+    let k = s.numerics.precision.compute_bytes() as u128;
     let (t, c, pp) = (l.tp as u128, l.cp as u128, n as u128);
-    let b = s.batch as u128;
+    let b = s.workload.batch.get() as u128;
     let h = arch.hidden as u128;
     let layers = st.layers as u128;
-    if s.mode == Mode::Infer {
-        let tokens = b * (s.seq as u128 + s.gen as u128);
+    if s.workload.mode == Mode::Infer {
+        let tokens = b * (s.workload.seq.get() as u128 + s.workload.gen as u128);
         return Comm {
             tp: sat(ring(2 * 2 * tokens * h * k, t) * layers),
             pp: if pp > 1 { sat(tokens * h * k) } else { 0 },
             ..Comm::default()
         };
     }
-    let m = s.microbatches.max(1) as u128;
-    let sl = (s.seq as u128).div_ceil(c);
-    let collectives = if s.recompute == super::megatron::Recompute::Full {
+    let m = s.workload.microbatches.get().max(1) as u128;
+    let sl = (s.workload.seq.get() as u128).div_ceil(c);
+    let collectives = if s.activations.recompute == super::megatron::Recompute::Full {
         6
     } else {
         4
     };
     let act = b * sl * h * k;
     let tp = ring(collectives * 2 * act, t) * layers * m;
-    let v = s.vpp.max(1) as u128;
+    let v = s.parallel.vpp.get().max(1) as u128;
     let pp_bytes = if pp > 1 {
-        2 * m * v * act / if s.sp { t } else { 1 }
+        2 * m * v * act / if s.parallel.sp { t } else { 1 }
     } else {
         0
     };
@@ -203,9 +207,9 @@ mod tests {
         let psi = 6_738_415_616u128;
         let dp = |z, m| {
             comm(|s| {
-                s.gpus_per_node = 8;
-                s.zero = z;
-                s.microbatches = m;
+                s.cluster.gpus_per_node = crate::scenario::count(8);
+                s.sharding = crate::scenario::Sharding::Zero(z);
+                s.workload.microbatches = crate::scenario::at_least_one(m);
             })
             .dp as u128
         };
@@ -223,17 +227,17 @@ mod tests {
         // Llama-2-7B, t = 2 of 2 GPUs, b = 1, s = 4096: 4 all-reduces of 4096·4096·2 bytes
         // per layer, each sending 2·X·1/2 = X, over 32 layers.
         let c = comm(|s| {
-            s.gpus_per_node = 2;
-            s.tp = 2;
+            s.cluster.gpus_per_node = crate::scenario::count(2);
+            s.parallel.tp = crate::scenario::count(2);
         });
         let x = 4096u64 * 4096 * 2;
         assert_eq!(c.tp, 4 * x * 32);
         assert_eq!(c.dp, 0);
         // Full recompute replays the forward's two all-reduces.
         let f = comm(|s| {
-            s.gpus_per_node = 2;
-            s.tp = 2;
-            s.recompute = Recompute::Full;
+            s.cluster.gpus_per_node = crate::scenario::count(2);
+            s.parallel.tp = crate::scenario::count(2);
+            s.activations.recompute = Recompute::Full;
         });
         assert_eq!(f.tp, 6 * x * 32);
     }
@@ -241,10 +245,10 @@ mod tests {
     #[test]
     fn pipeline_and_context_by_hand() {
         let c = comm(|s| {
-            s.gpus_per_node = 4;
-            s.pp = 2;
-            s.cp = 2;
-            s.microbatches = 2;
+            s.cluster.gpus_per_node = crate::scenario::count(4);
+            s.parallel.pp = crate::scenario::count(2);
+            s.parallel.cp = crate::scenario::count(2);
+            s.workload.microbatches = crate::scenario::count(2);
         });
         // PP: 2·m·b·s'·h·k with s' = 2048: 2·2·2048·4096·2.
         assert_eq!(c.pp, 2 * 2 * 2048 * 4096 * 2);

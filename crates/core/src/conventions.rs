@@ -10,7 +10,7 @@ use super::scenario::{Convention, Layout, Offload, Scenario, Zero};
 /// Model states exactly as DeepSpeed's estimators compute them, split into
 /// ledger items whose sums are DeepSpeed's two numbers.
 pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut Ledger) {
-    let version = match s.convention {
+    let version = match s.stack.convention {
         Convention::DsDoc => DsVersion::Doc,
         Convention::Ds014 => DsVersion::V0_14,
         _ => DsVersion::V0_19,
@@ -23,18 +23,18 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
     let i = DsInputs {
         total_params: psi as f64,
         largest_layer_params: largest as f64,
-        gpus_per_node: s.gpus_per_node.max(1),
-        nodes: s.nodes.max(1),
-        buffer_factor: s.buffer_factor,
+        gpus_per_node: s.cluster.gpus_per_node.get().max(1),
+        nodes: s.cluster.nodes.get().max(1),
+        buffer_factor: s.runtime.buffer_factor,
     };
     let n = i.gpus_per_node;
     let g = n as u64 * i.nodes as u64;
     let base = format!(
         "P={psi}, G={g}, n={n}, nodes={}, abf={}",
-        i.nodes, s.buffer_factor
+        i.nodes, s.runtime.buffer_factor
     );
-    let offload = s.offload_opt != Offload::None;
-    if s.effective_zero() == Zero::Z2 {
+    let offload = s.offload.optimizer != Offload::None;
+    if s.zero() == Zero::Z2 {
         let e = deepspeed::zero2(&i, offload, version);
         if offload {
             ledger.push(
@@ -96,9 +96,12 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
         }
         return;
     }
-    let param_off = s.offload_param != Offload::None && offload;
-    let e = deepspeed::zero3(&i, offload, param_off, s.zero_init);
-    let base = format!("{base}, L={largest}, zero_init={}", s.zero_init as u8);
+    let param_off = s.offload.params != Offload::None && offload;
+    let e = deepspeed::zero3(&i, offload, param_off, s.runtime.zero_init);
+    let base = format!(
+        "{base}, L={largest}, zero_init={}",
+        s.runtime.zero_init as u8
+    );
     ledger.push(
         Component::GatheredLayer,
         Location::Gpu,
@@ -112,7 +115,7 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
         tool,
     );
     let rest = e.gpu - e.largest_layer_memory.min(e.gpu);
-    let (rest_formula, cpu_formula) = match (offload, param_off, s.zero_init) {
+    let (rest_formula, cpu_formula) = match (offload, param_off, s.runtime.zero_init) {
         (true, true, true) => ("", "P·18·(1/nodes)·abf"),
         (true, true, false) => ("", "P·max(4·n, 18/nodes)·abf"),
         (true, false, true) => ("int(2·P/G)  (fp16 param partition)", "P·16·(1/nodes)·abf"),
@@ -160,7 +163,7 @@ pub(crate) fn megatron_items(
     l: &Layout,
     ledger: &mut Ledger,
 ) -> Option<Warning> {
-    let version = if s.convention == Convention::Megatron014 {
+    let version = if s.stack.convention == Convention::Megatron014 {
         MegatronVersion::V0_14
     } else {
         MegatronVersion::Head
@@ -187,16 +190,16 @@ pub(crate) fn megatron_items(
         add_bias_linear: false,
         tp: l.tp as u64,
         pp: l.pp as u64,
-        vp: (s.vpp > 1).then_some(s.vpp as u64),
+        vp: (s.parallel.vpp.get() > 1).then_some(s.parallel.vpp.get() as u64),
         dp: l.dp as u64,
-        ep: s.ep as u64,
+        ep: s.parallel.ep.get() as u64,
         etp: l.tp as u64,
-        sequence_parallel: s.sp,
-        recompute: s.recompute,
-        use_distributed_optimizer: s.effective_zero() >= Zero::Z1,
-        seq_length: s.seq as u64,
-        micro_batch_size: s.batch as u64,
-        num_microbatches: Some(s.microbatches as u64),
+        sequence_parallel: s.parallel.sp,
+        recompute: s.activations.recompute,
+        use_distributed_optimizer: s.zero() >= Zero::Z1,
+        seq_length: s.workload.seq.get() as u64,
+        micro_batch_size: s.workload.batch.get() as u64,
+        num_microbatches: Some(s.workload.microbatches.get() as u64),
     };
     let e = megatron_memory(&args, version);
     let tool = match version {
@@ -239,23 +242,23 @@ pub(crate) fn megatron_items(
             };
             ledger.push(Component::Activations, Location::Gpu, a.round() as u64, || (String::from(formula), format!(
                     "s={}, b={}, h={}, f={}, L={}, t={}, p={}, vpp={}, microbatches={}, sp={}, recompute={}",
-                    s.seq,
-                    s.batch,
+                    s.workload.seq.get(),
+                    s.workload.batch.get(),
                     arch.hidden,
                     arch.ffn,
                     arch.layers,
                     l.tp,
                     l.pp,
-                    s.vpp,
-                    s.microbatches,
-                    s.sp as u8,
-                    s.recompute.as_str()
+                    s.parallel.vpp.get(),
+                    s.workload.microbatches.get(),
+                    s.parallel.sp as u8,
+                    s.activations.recompute.as_str()
                 )), tool);
             None
         }
         None => Some(Warning {
             key: "convention".into(),
-            value: s.convention.as_str().into(),
+            value: s.stack.convention.as_str().into(),
             message: "Megatron core_v0.14.0 reports activations only with sp=1 and recompute=selective; the estimate holds weights and optimizer only".into(),
         }),
     }

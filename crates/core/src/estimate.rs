@@ -156,8 +156,8 @@ impl Prepared {
         let arch = s.arch();
         let counts = arch.params();
         Prepared {
-            psi: s.params.unwrap_or(counts.total),
-            largest: s.largest_layer.unwrap_or(counts.largest_layer),
+            psi: s.model.params.unwrap_or(counts.total),
+            largest: s.model.largest_layer.unwrap_or(counts.largest_layer),
             arch,
             counts,
         }
@@ -183,13 +183,13 @@ pub(crate) enum Route {
 }
 
 pub(crate) fn route(s: &Scenario) -> Route {
-    let z = s.effective_zero();
-    match s.mode {
+    let z = s.zero();
+    match s.workload.mode {
         Mode::Infer => Route::Infer,
-        Mode::Train if s.convention.is_deepspeed() && matches!(z, Zero::Z2 | Zero::Z3) => {
+        Mode::Train if s.stack.convention.is_deepspeed() && matches!(z, Zero::Z2 | Zero::Z3) => {
             Route::DeepSpeed
         }
-        Mode::Train if s.convention.is_megatron() => Route::Megatron,
+        Mode::Train if s.stack.convention.is_megatron() => Route::Megatron,
         Mode::Train => Route::Train,
     }
 }
@@ -261,9 +261,9 @@ fn whole_ledger(
 /// use memfit_core::estimate::{estimate, per_gpu_peak, Prepared};
 /// use memfit_core::scenario::{Scenario, Zero};
 /// let mut s = Scenario::default();
-/// s.gpus_per_node = 8;
-/// s.zero = Zero::Z3;
-/// s.pp = 2;
+/// s.cluster.gpus_per_node = memfit_core::scenario::count(8);
+/// s.sharding = memfit_core::scenario::Sharding::Zero(Zero::Z3);
+/// s.parallel.pp = memfit_core::scenario::count(2);
 /// assert_eq!(per_gpu_peak(&s, &Prepared::of(&s)), estimate(&s).per_gpu_bytes);
 /// ```
 pub fn per_gpu_peak(s: &Scenario, p: &Prepared) -> u64 {
@@ -296,7 +296,7 @@ pub fn per_gpu_peak(s: &Scenario, p: &Prepared) -> u64 {
 /// use memfit_core::estimate::{estimate, is_clean, Prepared};
 /// use memfit_core::scenario::Scenario;
 /// let mut s = Scenario::default();
-/// s.tp = 3; // does not divide the 32 heads
+/// s.parallel.tp = memfit_core::scenario::count(3); // does not divide the 32 heads
 /// assert!(!is_clean(&s, &Prepared::of(&s)) && !estimate(&s).warnings.is_empty());
 /// ```
 pub fn is_clean(s: &Scenario, p: &Prepared) -> bool {
@@ -304,7 +304,7 @@ pub fn is_clean(s: &Scenario, p: &Prepared) -> bool {
         return false;
     }
     match route(s) {
-        Route::Infer => !(s.convention.is_deepspeed() || s.convention.is_megatron()),
+        Route::Infer => !(s.stack.convention.is_deepspeed() || s.stack.convention.is_megatron()),
         Route::Megatron => {
             let mut lg = Ledger::tally();
             whole_ledger(s, p, &s.layout(), Route::Megatron, &mut lg).is_none()
@@ -355,8 +355,8 @@ fn train_stages(s: &Scenario, p: &Prepared, l: &Layout) -> (Ledger, Vec<StageSum
 /// ```
 /// use memfit_core::{estimate::estimate, scenario::{Scenario, Zero}};
 /// let mut s = Scenario::default(); // Llama-2-7B, bf16 + AdamW, 1 GPU
-/// s.gpus_per_node = 8;
-/// s.zero = Zero::Z3;
+/// s.cluster.gpus_per_node = memfit_core::scenario::count(8);
+/// s.sharding = memfit_core::scenario::Sharding::Zero(Zero::Z3);
 /// let e = estimate(&s);
 /// // 16 bytes per parameter over 8 ranks: 16 · 6,738,415,616 / 8
 /// let states: u64 = e.items.iter()
@@ -378,18 +378,19 @@ pub fn estimate(s: &Scenario) -> Estimate {
         })
         .collect();
     let r = route(s);
-    if (s.convention.is_deepspeed() || s.convention.is_megatron()) && r == Route::Infer {
+    if (s.stack.convention.is_deepspeed() || s.stack.convention.is_megatron()) && r == Route::Infer
+    {
         warnings.push(Warning {
             key: "convention".into(),
-            value: s.convention.as_str().into(),
+            value: s.stack.convention.as_str().into(),
             message: format!(
                 "{} models training; inference uses memfit's accounting",
-                s.convention.as_str()
+                s.stack.convention.as_str()
             ),
         });
     }
     let convention = match r {
-        Route::DeepSpeed | Route::Megatron => s.convention.as_str(),
+        Route::DeepSpeed | Route::Megatron => s.stack.convention.as_str(),
         Route::Infer | Route::Train => Convention::Memfit.as_str(),
     };
     let (mut ledger, mut stages, mut pinned) = (Ledger::items(), Vec::new(), 0);
@@ -495,12 +496,12 @@ fn model_info(s: &Scenario, p: &Prepared) -> ModelInfo {
         largest_layer_params: p.largest,
         active_params: p.counts.active,
         breakdown: p.counts.clone(),
-        explicit_params: s.params.is_some() || s.largest_layer.is_some(),
+        explicit_params: s.model.params.is_some() || s.model.largest_layer.is_some(),
     }
 }
 
 fn gpu_info(s: &Scenario) -> GpuInfo {
-    let custom = s.gpu_mem_mib.is_some();
+    let custom = s.cluster.gpu_mem_mib.is_some();
     GpuInfo {
         id: if custom {
             "custom".into()
@@ -544,7 +545,7 @@ fn by_component(items: &[Item], phase: Phase) -> Vec<(Component, u64)> {
 /// # Example
 /// An allocated peak of 40,000,000,000 B at f = 5: 2,000,000,000 B.
 pub(crate) fn add_fragmentation(s: &Scenario, ledger: &mut Ledger, phases: &[Phase]) {
-    if s.frag_pct == 0 {
+    if s.runtime.frag_pct == 0 {
         return;
     }
     let (peak_alloc, _) = ledger.totals().peak(Location::Gpu, phases, true);
@@ -553,9 +554,9 @@ pub(crate) fn add_fragmentation(s: &Scenario, ledger: &mut Ledger, phases: &[Pha
         OUT_OF_RANGE
     } else {
         // u64 when the product fits (no 128-bit division in the sweep's inner loop).
-        match peak_alloc.checked_mul(s.frag_pct as u64) {
+        match peak_alloc.checked_mul(s.runtime.frag_pct as u64) {
             Some(x) => x.div_ceil(100),
-            None => (peak_alloc as u128 * s.frag_pct as u128)
+            None => (peak_alloc as u128 * s.runtime.frag_pct as u128)
                 .div_ceil(100)
                 .min(u64::MAX as u128) as u64,
         }
@@ -568,9 +569,9 @@ pub(crate) fn add_fragmentation(s: &Scenario, ledger: &mut Ledger, phases: &[Pha
             (
                 "f/100 · allocated peak".into(),
                 if peak_alloc == OUT_OF_RANGE {
-                    format!("f={}%, allocated peak out of range", s.frag_pct)
+                    format!("f={}%, allocated peak out of range", s.runtime.frag_pct)
                 } else {
-                    format!("f={}%, allocated peak={peak_alloc}", s.frag_pct)
+                    format!("f={}%, allocated peak={peak_alloc}", s.runtime.frag_pct)
                 },
             )
         },
@@ -587,8 +588,8 @@ pub(crate) fn add_fragmentation(s: &Scenario, ledger: &mut Ledger, phases: &[Pha
 /// ```
 /// Source: seed 003 (chaofa).
 fn rules(s: &Scenario, arch: &Arch, psi: u64, _l: &Layout) -> Vec<Rule> {
-    let k = s.precision.compute_bytes();
-    match s.mode {
+    let k = s.numerics.precision.compute_bytes();
+    match s.workload.mode {
         Mode::Infer => vec![Rule {
             name: "seed 003: inference ≈ 1.2 × weights".into(),
             bytes: (k as u128 * psi as u128 * 12 / 10).min(u64::MAX as u128) as u64,
@@ -597,8 +598,8 @@ fn rules(s: &Scenario, arch: &Arch, psi: u64, _l: &Layout) -> Vec<Rule> {
         }],
         Mode::Train => {
             let (b, sq, h, a, layers) = (
-                s.batch as u128,
-                s.seq as u128,
+                s.workload.batch.get() as u128,
+                s.workload.seq.get() as u128,
                 arch.hidden as u128,
                 arch.heads as u128,
                 arch.layers as u128,
@@ -629,8 +630,8 @@ mod tests {
     #[test]
     fn llama2_7b_zero3_8gpu_model_states_by_hand() {
         let mut s = Scenario::default();
-        s.zero = Zero::Z3;
-        s.gpus_per_node = 8;
+        s.sharding = crate::scenario::Sharding::Zero(Zero::Z3);
+        s.cluster.gpus_per_node = crate::scenario::count(8);
         let e = estimate(&s);
         let psi: u64 = 6_738_415_616;
         assert_eq!(e.model.params, psi);
@@ -645,7 +646,7 @@ mod tests {
         // Activations (memfit, flash, no dropout): 32 layers · 763,920,384 B (see activations.rs).
         assert_eq!(gpu_item(&e, Component::Activations), 32 * 763_920_384);
         // Seed 003's term for comparison: 32 · (34·4096·4096 + 5·32·4096²) = 104,152,956,928.
-        s.convention = Convention::Seed003;
+        s.stack.convention = Convention::Seed003;
         assert_eq!(
             gpu_item(&estimate(&s), Component::Activations),
             104_152_956_928
@@ -665,12 +666,12 @@ mod tests {
     fn zero_stages_shrink_states_as_the_zero_paper_says() {
         // ZeRO paper headline: Ψ = 7.5B, N_d = 64: 120 / 31.4 / 16.6 / 1.9 GB.
         let mut s = Scenario::default();
-        s.params = Some(7_500_000_000);
-        s.gpus_per_node = 8;
-        s.nodes = 8;
+        s.model.params = Some(7_500_000_000);
+        s.cluster.gpus_per_node = crate::scenario::count(8);
+        s.cluster.nodes = crate::scenario::count(8);
         let states = |z| {
             let mut s = s.clone();
-            s.zero = z;
+            s.sharding = crate::scenario::Sharding::Zero(z);
             let e = estimate(&s);
             [
                 Component::Weights,
@@ -691,9 +692,9 @@ mod tests {
     #[test]
     fn offload_moves_optimizer_to_host_per_node() {
         let mut s = Scenario::default();
-        s.zero = Zero::Z2;
-        s.gpus_per_node = 4;
-        s.offload_opt = Offload::Cpu;
+        s.sharding = crate::scenario::Sharding::Zero(Zero::Z2);
+        s.cluster.gpus_per_node = crate::scenario::count(4);
+        s.offload.optimizer = Offload::Cpu;
         let e = estimate(&s);
         assert_eq!(e.gpu_bytes_of(Component::OptimizerStates), 0);
         // Steady state: 4 ranks per node, each 12Ψ/4 → 12Ψ per node.
@@ -712,9 +713,9 @@ mod tests {
     #[test]
     fn inference_kv_cache_matches_seed_003() {
         let mut s = Scenario::default();
-        s.mode = Mode::Infer;
-        s.seq = 512;
-        s.gen = 32;
+        s.workload.mode = Mode::Infer;
+        s.workload.seq = crate::scenario::count(512);
+        s.workload.gen = 32;
         let e = estimate(&s);
         let kv = |ph| {
             e.items
@@ -730,14 +731,14 @@ mod tests {
 
     #[test]
     fn every_item_is_explained() {
-        for conv in Convention::ALL {
+        for &conv in Convention::ALL {
             for z in [Zero::Z0, Zero::Z1, Zero::Z2, Zero::Z3] {
                 for off in [Offload::None, Offload::Cpu] {
                     let mut s = Scenario::default();
-                    s.convention = conv;
-                    s.zero = z;
-                    s.offload_opt = off;
-                    s.offload_param = off;
+                    s.stack.convention = conv;
+                    s.sharding = crate::scenario::Sharding::Zero(z);
+                    s.offload.optimizer = off;
+                    s.offload.params = off;
                     for i in estimate(&s).items {
                         assert!(
                             !i.formula.is_empty() && !i.values.is_empty() && !i.source.is_empty(),

@@ -33,7 +33,9 @@ use super::estimate::{
 };
 use super::ledger::{Ledger, Location, Tally};
 use super::megatron::Recompute;
-use super::scenario::{Framework, Fsdp, Mode, Offload, Scenario, Schedule, Zero};
+use super::scenario::{
+    at_least_one, Count, Framework, Fsdp, Mode, Offload, Scenario, Schedule, Sharding, Zero,
+};
 use super::train::{self, Stage};
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
@@ -95,36 +97,36 @@ impl Candidate {
     }
     /// The effective ZeRO stage (FSDP's strategy when set): the fit map's panel.
     pub fn stage(&self) -> Zero {
+        self.sharding().zero()
+    }
+    /// The layout's sharding.
+    pub fn sharding(&self) -> Sharding {
         match self.fsdp {
-            Fsdp::None => self.zero,
-            Fsdp::FullShard | Fsdp::HybridShard => Zero::Z3,
-            Fsdp::ShardGradOp => Zero::Z2,
+            Fsdp::None => Sharding::Zero(self.zero),
+            f => Sharding::Fsdp(f),
         }
     }
     /// Writes the layout's settings into a scenario (the one it was swept from);
     /// every other setting is left as it is.
     pub fn apply(&self, s: &mut Scenario) {
-        s.dp = None;
-        s.tp = self.tp;
-        s.pp = self.pp;
-        s.cp = self.cp;
-        s.zero = self.zero;
-        s.fsdp = self.fsdp;
-        s.offload_opt = self.offload_opt;
-        s.offload_param = self.offload_param;
-        s.recompute = self.recompute;
-        s.batch = self.batch;
-        s.microbatches = self.microbatches;
-        s.sp = self.sp;
-        s.vpp = self.vpp;
-        s.schedule = self.schedule;
+        s.parallel.dp = None;
+        s.parallel.tp = at_least_one(self.tp);
+        s.parallel.pp = at_least_one(self.pp);
+        s.parallel.cp = at_least_one(self.cp);
+        s.sharding = self.sharding();
+        s.offload.optimizer = self.offload_opt;
+        s.offload.params = self.offload_param;
+        s.activations.recompute = self.recompute;
+        s.workload.batch = at_least_one(self.batch);
+        s.workload.microbatches = at_least_one(self.microbatches);
+        s.parallel.sp = self.sp;
+        s.parallel.vpp = at_least_one(self.vpp);
+        s.parallel.schedule = self.schedule;
     }
-    /// The scenario of this layout (without the base's inverse solve: a layout's
-    /// query string reproduces one estimate).
+    /// The scenario of this layout.
     pub fn scenario(&self, base: &Scenario) -> Scenario {
         let mut s = base.clone();
         self.apply(&mut s);
-        s.solve = super::scenario::Solve::None;
         s
     }
     /// Short description: "TP 4 × PP 2 × DP 2 + SP, ZeRO-1" (sequence parallelism, virtual
@@ -261,7 +263,11 @@ fn tp_options(s: &Scenario, p: &Prepared, n: u32) -> Vec<u32> {
     let (heads, kv) = (p.arch.heads.max(1), p.arch.kv_heads.max(1));
     divisors(n)
         .into_iter()
-        .filter(|&t| t <= s.gpus_per_node.max(1) && heads % t == 0 && (kv % t == 0 || t % kv == 0))
+        .filter(|&t| {
+            t <= s.cluster.gpus_per_node.get().max(1)
+                && heads % t == 0
+                && (kv % t == 0 || t % kv == 0)
+        })
         .collect()
 }
 
@@ -269,19 +275,19 @@ fn tp_options(s: &Scenario, p: &Prepared, n: u32) -> Vec<u32> {
 /// (ZeRO-1) and FSDP's strategies in place of ZeRO-2 and 3, which PyTorch does not have
 /// (hybrid only across nodes); inference has none.
 fn shardings(s: &Scenario) -> Vec<(Zero, Fsdp)> {
-    if s.mode == Mode::Infer {
+    if s.workload.mode == Mode::Infer {
         return vec![(Zero::Z0, Fsdp::None)];
     }
-    let zeros: &[Zero] = if s.framework == Framework::Pytorch {
+    let zeros: &[Zero] = if s.stack.framework == Framework::Pytorch {
         &[Zero::Z0, Zero::Z1]
     } else {
         &[Zero::Z0, Zero::Z1, Zero::Z2, Zero::Z3]
     };
     let mut v: Vec<(Zero, Fsdp)> = zeros.iter().map(|&z| (z, Fsdp::None)).collect();
-    if s.framework == Framework::Pytorch {
+    if s.stack.framework == Framework::Pytorch {
         v.push((Zero::Z0, Fsdp::FullShard));
         v.push((Zero::Z0, Fsdp::ShardGradOp));
-        if s.nodes > 1 {
+        if s.cluster.nodes.get() > 1 {
             v.push((Zero::Z0, Fsdp::HybridShard));
         }
     }
@@ -289,19 +295,19 @@ fn shardings(s: &Scenario) -> Vec<(Zero, Fsdp)> {
 }
 
 fn offloads(s: &Scenario) -> Vec<Offload> {
-    if s.mode == Mode::Infer {
+    if s.workload.mode == Mode::Infer {
         return vec![Offload::None];
     }
     let mut v = vec![Offload::None, Offload::Cpu];
-    if s.offload_opt == Offload::Nvme {
+    if s.offload.optimizer == Offload::Nvme {
         v.push(Offload::Nvme);
     }
     v
 }
 
 fn recomputes(s: &Scenario) -> Vec<Recompute> {
-    if s.mode == Mode::Infer {
-        vec![s.recompute]
+    if s.workload.mode == Mode::Infer {
+        vec![s.activations.recompute]
     } else {
         vec![Recompute::None, Recompute::Selective, Recompute::Full]
     }
@@ -309,22 +315,22 @@ fn recomputes(s: &Scenario) -> Vec<Recompute> {
 
 /// Sets the degree-dependent settings of a layout on the working scenario.
 fn set_degrees(w: &mut Scenario, base: &Scenario, tp: u32, pp: u32, cp: u32, sp: bool) {
-    w.dp = None;
-    w.tp = tp;
-    w.pp = pp;
-    w.cp = cp;
-    w.sp = sp && tp > 1;
+    w.parallel.dp = None;
+    w.parallel.tp = at_least_one(tp);
+    w.parallel.pp = at_least_one(pp);
+    w.parallel.cp = at_least_one(cp);
+    w.parallel.sp = sp && tp > 1;
     if pp > 1 {
-        w.microbatches = base.microbatches.max(pp);
-        w.vpp = base.vpp;
-        w.schedule = base.schedule;
+        w.workload.microbatches = base.workload.microbatches.max(at_least_one(pp));
+        w.parallel.vpp = base.parallel.vpp;
+        w.parallel.schedule = base.parallel.schedule;
     } else {
-        w.microbatches = base.microbatches;
-        w.vpp = 1;
-        w.schedule = if base.schedule == Schedule::Interleaved {
+        w.workload.microbatches = base.workload.microbatches;
+        w.parallel.vpp = Count::MIN;
+        w.parallel.schedule = if base.parallel.schedule == Schedule::Interleaved {
             Schedule::OneFOneB
         } else {
-            base.schedule
+            base.parallel.schedule
         };
     }
 }
@@ -355,10 +361,12 @@ struct Combo {
 
 impl Combo {
     fn set(&self, w: &mut Scenario) {
-        w.zero = self.zero;
-        w.fsdp = self.fsdp;
-        w.offload_opt = self.offload_opt;
-        w.offload_param = self.offload_param;
+        w.sharding = match self.fsdp {
+            Fsdp::None => Sharding::Zero(self.zero),
+            f => Sharding::Fsdp(f),
+        };
+        w.offload.optimizer = self.offload_opt;
+        w.offload.params = self.offload_param;
     }
 }
 
@@ -392,7 +400,7 @@ fn combo_peak(w: &Scenario, c: &Combo, acts: &[Tally; 2], n_stages: usize) -> u6
 /// ```
 /// use memfit_core::{explore::explore, scenario::Scenario};
 /// let mut s = Scenario::default(); // Llama-2-7B on H100s
-/// s.gpus_per_node = 8;
+/// s.cluster.gpus_per_node = memfit_core::scenario::count(8);
 /// let sweep = explore(&s, Some(5));
 /// assert!(sweep.fitting > 0 && sweep.layouts.len() == 5);
 /// assert!(sweep.layouts.iter().all(|l| l.fits() && l.dp * l.tp * l.pp * l.cp == 8));
@@ -407,19 +415,16 @@ pub fn explore(s: &Scenario, limit: Option<usize>) -> Sweep {
 pub fn sweep_key(s: &Scenario) -> Scenario {
     let d = Scenario::default();
     let mut k = s.clone();
-    k.dp = None;
-    k.tp = d.tp;
-    k.pp = d.pp;
-    k.cp = d.cp;
-    k.sp = d.sp;
-    k.zero = d.zero;
-    k.fsdp = d.fsdp;
-    k.recompute = d.recompute;
-    k.batch = d.batch;
-    k.solve = d.solve;
-    k.units = d.units;
-    if k.offload_opt != Offload::Nvme {
-        k.offload_opt = d.offload_opt;
+    k.parallel.dp = None;
+    k.parallel.tp = d.parallel.tp;
+    k.parallel.pp = d.parallel.pp;
+    k.parallel.cp = d.parallel.cp;
+    k.parallel.sp = d.parallel.sp;
+    k.sharding = d.sharding;
+    k.activations.recompute = d.activations.recompute;
+    k.workload.batch = d.workload.batch;
+    if k.offload.optimizer != Offload::Nvme {
+        k.offload.optimizer = d.offload.optimizer;
     }
     k
 }
@@ -476,14 +481,14 @@ impl SweepJob {
                 }
             }
         }
-        let seq = s.seq.max(1);
+        let seq = s.workload.seq.get().max(1);
         let mut todo = Vec::new();
         for (ti, &tp) in tps.iter().enumerate() {
             for (pi, &pp) in pps.iter().enumerate() {
                 if !(n / tp).is_multiple_of(pp) {
                     continue;
                 }
-                let cps: Vec<u32> = if s.mode == Mode::Infer {
+                let cps: Vec<u32> = if s.workload.mode == Mode::Infer {
                     vec![1]
                 } else {
                     divisors(n / tp / pp)
@@ -530,8 +535,8 @@ impl SweepJob {
                 tps,
                 pps,
                 cells,
-                inference: s.mode == Mode::Infer,
-                pytorch: s.framework == Framework::Pytorch,
+                inference: s.workload.mode == Mode::Infer,
+                pytorch: s.stack.framework == Framework::Pytorch,
             },
             p,
         }
@@ -597,16 +602,16 @@ impl SweepJob {
                     megatron: false,
                 };
                 c.set(w);
-                if w.effective_zero() == Zero::Z3 {
-                    c.offload_param = s.offload_param;
-                    w.offload_param = s.offload_param;
+                if w.zero() == Zero::Z3 {
+                    c.offload_param = s.offload.params;
+                    w.offload.params = s.offload.params;
                 }
                 // PyTorch's backward trades activations for gradients (both sides of
                 // the cache), and FSDP's forward counts its prefetched block against the
                 // logits (`train::fsdp_unsharded_buffers`, which depend on the
                 // micro-batch), so their layouts take the full path.
                 c.cached =
-                    route(w) == Route::Train && !train::pytorch_grads(w) && w.fsdp == Fsdp::None;
+                    route(w) == Route::Train && !train::pytorch_grads(w) && w.fsdp() == Fsdp::None;
                 c.megatron = route(w) == Route::Megatron;
                 c.clean = c.megatron || is_clean(w, p);
                 if c.cached {
@@ -624,8 +629,8 @@ impl SweepJob {
         let pps = self.out.pps.len();
         let tps = self.out.tps.len();
         for &rc in &self.recs {
-            w.recompute = rc;
-            w.batch = 1;
+            w.activations.recompute = rc;
+            w.workload.batch = crate::scenario::count(1);
             for c in self.combos.iter_mut() {
                 c.alive = c.clean
                     && (!c.megatron || {
@@ -635,7 +640,7 @@ impl SweepJob {
             }
             let mut b = 1u32;
             while self.combos.iter().any(|c| c.alive) {
-                w.batch = b;
+                w.workload.batch = crate::scenario::at_least_one(b);
                 let mut acts = [Tally::default(); 2];
                 for (st, out) in ends.iter().zip(acts.iter_mut()).take(n_stages) {
                     let mut lg = Ledger::tally();
@@ -673,10 +678,10 @@ impl SweepJob {
                         offload_param: c.offload_param,
                         recompute: rc,
                         batch: b,
-                        microbatches: w.microbatches,
-                        sp: w.sp,
-                        vpp: w.vpp,
-                        schedule: w.schedule,
+                        microbatches: w.workload.microbatches.get(),
+                        sp: w.parallel.sp,
+                        vpp: w.parallel.vpp.get(),
+                        schedule: w.parallel.schedule,
                         per_gpu_bytes: peak,
                         headroom_bytes: (self.usable as i128 - peak as i128)
                             .clamp(i64::MIN as i128, i64::MAX as i128)
@@ -757,15 +762,15 @@ fn sweep(s: &Scenario, limit: Option<usize>, first_fit: bool) -> Sweep {
 /// p = 4, m = 8, no recompute: 3/8 = 0.375. Llama-3-70B (h = 8192) at s = 8192 with
 /// selective recompute, no pipeline: 8192/(147,456 + 24,576) = 0.0476.
 pub fn compute_overhead(w: &Scenario, arch: &super::model::Arch) -> f64 {
-    if w.mode == Mode::Infer {
+    if w.workload.mode == Mode::Infer {
         return 0.0;
     }
-    let p = w.pp.max(1) as f64;
-    let v = w.vpp.max(1) as f64;
-    let m = w.microbatches.max(1) as f64;
+    let p = w.parallel.pp.get().max(1) as f64;
+    let v = w.parallel.vpp.get().max(1) as f64;
+    let m = w.workload.microbatches.get().max(1) as f64;
     let bubble = (p - 1.0) / (v * m);
-    let (s, h) = (w.seq as f64, arch.hidden.max(1) as f64);
-    let recompute = match w.recompute {
+    let (s, h) = (w.workload.seq.get() as f64, arch.hidden.max(1) as f64);
+    let recompute = match w.activations.recompute {
         Recompute::None => 0.0,
         Recompute::Selective => s / (18.0 * h + 3.0 * s),
         Recompute::Full => 1.0 / 3.0,
@@ -775,10 +780,12 @@ pub fn compute_overhead(w: &Scenario, arch: &super::model::Arch) -> f64 {
 
 /// Tokens the cluster processes per step: `dp·m·b·s` (inference `dp·b·(s+n)`).
 fn tokens(w: &Scenario, dp: u32) -> u64 {
-    let per = if w.mode == Mode::Infer {
-        w.batch as u128 * (w.seq as u128 + w.gen as u128)
+    let per = if w.workload.mode == Mode::Infer {
+        w.workload.batch.get() as u128 * (w.workload.seq.get() as u128 + w.workload.gen as u128)
     } else {
-        w.microbatches.max(1) as u128 * w.batch as u128 * w.seq as u128
+        w.workload.microbatches.get().max(1) as u128
+            * w.workload.batch.get() as u128
+            * w.workload.seq.get() as u128
     };
     (per * dp as u128).min(u64::MAX as u128) as u64
 }
@@ -811,7 +818,7 @@ pub struct MinGpus {
 /// use memfit_core::{explore::min_gpus, scenario::Scenario};
 /// let mut s = Scenario::default();
 /// s.select_model("llama-2-70b");   // 16-bit weights alone are 138 GB
-/// s.gpus_per_node = 8;
+/// s.cluster.gpus_per_node = memfit_core::scenario::count(8);
 /// let m = min_gpus(&s);
 /// assert!(m.value.unwrap() >= 2);
 /// ```
@@ -842,7 +849,7 @@ pub struct MinGpusJob {
 impl MinGpusJob {
     /// Candidates 1, 2, 4, … < `gpus_per_node`, then 1 … `max_nodes` whole nodes.
     pub fn new(s: &Scenario, max_nodes: u32) -> MinGpusJob {
-        let gpn = s.gpus_per_node.max(1);
+        let gpn = s.cluster.gpus_per_node.get().max(1);
         let mut candidates: Vec<(u32, u32)> = Vec::new();
         let mut g = 1;
         while g < gpn {
@@ -868,8 +875,8 @@ impl MinGpusJob {
 
     fn cluster(&self, per_node: u32, nodes: u32) -> Scenario {
         let mut w = self.base.clone();
-        w.gpus_per_node = per_node;
-        w.nodes = nodes;
+        w.cluster.gpus_per_node = crate::scenario::at_least_one(per_node);
+        w.cluster.nodes = crate::scenario::at_least_one(nodes);
         w
     }
 
@@ -896,7 +903,7 @@ impl MinGpusJob {
             }
             if self.search.is_none() {
                 let Some(&(per_node, nodes)) = self.candidates.get(self.next) else {
-                    let gpn = self.base.gpus_per_node.max(1);
+                    let gpn = self.base.cluster.gpus_per_node.get().max(1);
                     self.result = Some(MinGpus {
                         value: None,
                         nodes: self.candidates.last().map_or(1, |c| c.1),
@@ -934,7 +941,7 @@ impl MinGpusJob {
         self.result.unwrap_or(MinGpus {
             value: None,
             nodes: 0,
-            gpus_per_node: self.base.gpus_per_node,
+            gpus_per_node: self.base.cluster.gpus_per_node.get(),
             layout: None,
             previous: self.previous,
         })

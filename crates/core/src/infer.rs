@@ -102,12 +102,18 @@ pub(crate) fn inference_items(
     l: &Layout,
     ledger: &mut Ledger,
 ) {
-    let k = s.precision.compute_bytes();
+    let k = s.numerics.precision.compute_bytes();
     let (t, p) = (l.tp as u64, l.pp as u64);
-    let bits = s.weight_dtype.bits(s.precision);
+    let bits = s.numerics.weight_dtype.bits(s.numerics.precision);
     let quantisable = super::train::quantisable_share(arch, psi);
-    let w = weight_bytes(psi, quantisable, s.weight_dtype, bits, s.quant_group);
-    let (formula, src) = match s.weight_dtype {
+    let w = weight_bytes(
+        psi,
+        quantisable,
+        s.numerics.weight_dtype,
+        bits,
+        s.numerics.quant_group.get(),
+    );
+    let (formula, src) = match s.numerics.weight_dtype {
         Dtype::Int8 | Dtype::Int4 => (
             format!("({bits}/8·Ψ_q + 2·⌈Ψ_q/g⌉ + 2·(Ψ−Ψ_q))/(t·p)"),
             SRC_QUANT,
@@ -127,8 +133,8 @@ pub(crate) fn inference_items(
                 formula,
                 format!(
                     "Ψ={psi}, Ψ_q={quantisable}, g={}, dtype={}, t={t}, p={p}",
-                    s.quant_group,
-                    s.weight_dtype.as_str()
+                    s.numerics.quant_group.get(),
+                    s.numerics.weight_dtype.as_str()
                 ),
             )
         },
@@ -142,8 +148,8 @@ pub(crate) fn inference_items(
 /// The KV cache at the end of prefill (`T = s`) and of decoding (`T = s + n`); see
 /// [`inference_items`] for the formula and [`kv_layers`] for sliding windows.
 fn kv_cache_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mut Ledger) {
-    let kv_bits = s.kv_dtype.bits(s.precision) as u128;
-    let b = s.batch as u128;
+    let kv_bits = s.numerics.kv_dtype.bits(s.numerics.precision) as u128;
+    let b = s.workload.batch.get() as u128;
     let (global, local) = kv_layers(arch, p as u32);
     let window = arch.window as u128;
     let kv_bytes = |tokens: u128| -> (u64, String) {
@@ -172,15 +178,15 @@ fn kv_cache_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mut Ledger
         };
         format!(
             "b={}, T={tokens}, L={}, a_kv={}, d={}, t={t}, p={p}, k_kv={}{win}",
-            s.batch,
+            s.workload.batch.get(),
             arch.layers,
             arch.kv_heads,
             arch.head_dim,
             kv_bits as f64 / 8.0
         )
     };
-    let (prefill_kv, pt) = kv_bytes(s.seq as u128);
-    let (full_kv, ft) = kv_bytes(s.seq as u128 + s.gen as u128);
+    let (prefill_kv, pt) = kv_bytes(s.workload.seq.get() as u128);
+    let (full_kv, ft) = kv_bytes(s.workload.seq.get() as u128 + s.workload.gen as u128);
     ledger.push_in(
         &[Phase::Prefill],
         Component::KvCache,
@@ -202,7 +208,7 @@ fn kv_cache_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mut Ledger
 /// One layer's transient forward tensors and the logits, at prefill and per decoded
 /// token; see [`inference_items`] for the formula (`logits=all`: every position's).
 fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledger) {
-    let b = s.batch as u128;
+    let b = s.workload.batch.get() as u128;
     let h = arch.hidden as u128;
     let (a, kv, d) = (
         arch.heads as u128,
@@ -221,14 +227,15 @@ fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledge
     let wv = |tt: &str| {
         format!(
             "k={k}, b={}, T'={tt}, h={h}, a={a}, a_kv={kv}, d={d}, f={f_eff}, t={t}, V={}",
-            s.batch, arch.vocab
+            s.workload.batch.get(),
+            arch.vocab
         )
     };
     let src = "memfit: one layer's forward tensors (flash/SDPA attention, nothing kept) + last-position fp32 logits; measured with MemTracker (tools/measure_pytorch.py: prefill working set 8,699,904 B = 4·2·384·(3·256 + 3·688), Llama shape)";
-    if s.logits == Logits::All {
+    if s.workload.logits == Logits::All {
         // Every prompt position's logits and the loss over them (evaluation, perplexity):
         // they follow the last layer, so the larger of the two moments counts.
-        let tok = b * s.seq as u128;
+        let tok = b * s.workload.seq.get() as u128;
         let upcast = if k < 4 { 4 } else { 0 };
         let all = (tok * arch.vocab as u128 * (k as u128 + upcast + 4)).div_ceil(t as u128);
         let layer = (k as u128 * tok * (3 * h + sharded)).min(u64::MAX as u128);
@@ -240,7 +247,7 @@ fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledge
             || {
                 (
                     "max(k·b·s·(3h + max((a+2a_kv)·d + 2·a·d, m·f)/t),  b·s·V·(k + [k < 4]·4 + 4)/t)".into(),
-                    wv(&s.seq.to_string()),
+                    wv(&s.workload.seq.get().to_string()),
                 )
             },
             "every position's logits, their fp32 upcast and the loss's log-softmax (Hugging Face forward with labels; measured with MemTracker, tools/measure_pytorch.py --impl-into)",
@@ -250,8 +257,8 @@ fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledge
             &[Phase::Prefill],
             Component::Workspace,
             Location::Gpu,
-            work(s.seq as u128),
-            || (String::from(wf), wv(&s.seq.to_string())),
+            work(s.workload.seq.get() as u128),
+            || (String::from(wf), wv(&s.workload.seq.get().to_string())),
             src,
         );
     }
@@ -274,6 +281,7 @@ mod tests {
     /// The largest item of component `c` in the estimate of `query`.
     fn largest(query: &str, c: Component) -> u64 {
         let (s, w) = decode(query);
+        let s = s.scenario;
         assert!(w.is_empty(), "{w:?}");
         estimate(&s)
             .items
@@ -330,7 +338,7 @@ mod tests {
         assert_eq!(kv_layers(a, 2), (21, 0));
         assert_eq!(kv_layers(a, 7), (6, 0));
         // A depth override keeps the share of windowed layers: 10 of 20.
-        let (s, _) = decode("model=gemma-2-9b&layers=20");
+        let s = decode("model=gemma-2-9b&layers=20").0.scenario;
         assert_eq!(s.arch().local_layers, 10);
     }
 }

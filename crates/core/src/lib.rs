@@ -41,6 +41,7 @@ pub mod megatron;
 pub mod model;
 pub mod scenario;
 pub mod solve;
+pub mod spelling;
 pub mod timeline;
 pub mod train;
 pub mod units;

@@ -25,27 +25,18 @@ pub enum MegatronVersion {
     V0_14,
 }
 
-/// Activation recomputation.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Recompute {
-    /// Keep every activation.
-    #[default]
-    None,
-    /// Recompute the attention core (Korthikanti et al.'s selective recomputation).
-    Selective,
-    /// Recompute whole layers from their checkpointed inputs.
-    Full,
-}
-
-impl Recompute {
-    /// Stable query-string spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Recompute::None => "none",
-            Recompute::Selective => "selective",
-            Recompute::Full => "full",
-        }
+crate::spelled! {
+    /// Activation recomputation.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Recompute {
+        /// Keep every activation.
+        #[default]
+        None = "none", "none", "";
+        /// Recompute the attention core (Korthikanti et al.'s selective recomputation).
+        Selective = "selective", "selective", "";
+        /// Recompute whole layers from their checkpointed inputs.
+        Full = "full", "full", "";
     }
 }
 

@@ -8,24 +8,19 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Feed-forward block shape.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mlp {
-    /// Two matrices, `h→f→h` (GPT-2, GPT-3, BLOOM, T5): GELU or ReLU.
-    Gelu,
-    /// Three matrices, gate and up `h→f` and down `f→h` (Llama, Mistral, Qwen, Gemma).
-    Swiglu,
+crate::spelled! {
+    /// Feed-forward block shape.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Mlp {
+        /// Two matrices, `h→f→h` (GPT-2, GPT-3, BLOOM, T5): GELU or ReLU.
+        Gelu = "gelu", "GELU (2 matrices)", "2 matrices";
+        /// Three matrices, gate and up `h→f` and down `f→h` (Llama, Mistral, Qwen, Gemma).
+        Swiglu = "swiglu", "SwiGLU (3 matrices)", "3 matrices";
+    }
 }
 
 impl Mlp {
-    /// Stable query-string spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mlp::Gelu => "gelu",
-            Mlp::Swiglu => "swiglu",
-        }
-    }
     /// Number of `h×f` matrices.
     pub fn matrices(self) -> u64 {
         match self {
@@ -35,29 +30,23 @@ impl Mlp {
     }
 }
 
-/// Normalisation layer kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Norm {
-    /// LayerNorm: weight and bias, `2h` parameters.
-    Layernorm,
-    /// RMSNorm: weight only, `h` parameters.
-    Rmsnorm,
-    /// LayerNorm without affine weights (`F.layer_norm(x, ...)`, OLMo v1): no parameters;
-    /// it saves what a LayerNorm saves.
-    #[serde(rename = "layernorm-np")]
-    LayernormNp,
+crate::spelled! {
+    /// Normalisation layer kind.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Norm {
+        /// LayerNorm: weight and bias, `2h` parameters.
+        Layernorm = "layernorm", "LayerNorm", "";
+        /// RMSNorm: weight only, `h` parameters.
+        Rmsnorm = "rmsnorm", "RMSNorm", "";
+        /// LayerNorm without affine weights (`F.layer_norm(x, ...)`, OLMo v1): no parameters;
+        /// it saves what a LayerNorm saves.
+        #[serde(rename = "layernorm-np")]
+        LayernormNp = "layernorm-np", "LayerNorm, no weights", "no weights: OLMo v1";
+    }
 }
 
 impl Norm {
-    /// Stable query-string spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Norm::Layernorm => "layernorm",
-            Norm::Rmsnorm => "rmsnorm",
-            Norm::LayernormNp => "layernorm-np",
-        }
-    }
     /// Parameters of one norm over a vector of width `h`.
     pub fn params(self, h: u128) -> u128 {
         match self {
@@ -68,16 +57,18 @@ impl Norm {
     }
 }
 
-/// Which linear layers carry a bias vector.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Bias {
-    /// No biases (Llama, Mistral, Gemma).
-    None,
-    /// Only the q, k, v projections (Qwen2/2.5).
-    Qkv,
-    /// Every linear layer (GPT-2, GPT-3, BLOOM).
-    All,
+crate::spelled! {
+    /// Which linear layers carry a bias vector.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Bias {
+        /// No biases (Llama, Mistral, Gemma).
+        None = "none", "none", "";
+        /// Only the q, k, v projections (Qwen2/2.5).
+        Qkv = "qkv", "q/k/v", "q/k/v only";
+        /// Every linear layer (GPT-2, GPT-3, BLOOM).
+        All = "all", "all", "";
+    }
 }
 
 /// The shape of a decoder-only transformer (dense or mixture-of-experts).

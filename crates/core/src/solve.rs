@@ -33,7 +33,7 @@ const MAX_SEQ: u32 = 1 << 26;
 /// ```
 /// use memfit_core::{scenario::{Scenario, Mode, Solve}, solve::max_fitting};
 /// let mut s = Scenario::default();
-/// s.mode = Mode::Infer;                       // Llama-2-7B in bf16 on an H100
+/// s.workload.mode = Mode::Infer;                       // Llama-2-7B in bf16 on an H100
 /// let r = max_fitting(&s, Solve::MaxBatch).unwrap();
 /// assert!(r.bytes_at_value <= 85_520_809_984 && r.bytes_at_next.unwrap() > 85_520_809_984);
 /// ```
@@ -47,8 +47,8 @@ pub fn max_fitting(s: &Scenario, what: Solve) -> Option<SolveResult> {
     let bytes_at = |v: u32| {
         let mut t = s.clone();
         match what {
-            Solve::MaxBatch => t.batch = v,
-            _ => t.seq = v,
+            Solve::MaxBatch => t.workload.batch = crate::scenario::at_least_one(v),
+            _ => t.workload.seq = crate::scenario::at_least_one(v),
         }
         estimate(&t).per_gpu_bytes
     };

@@ -126,8 +126,8 @@ const LISTED_STAGES: u32 = 8;
 /// ```
 /// use memfit_core::{estimate::estimate, scenario::{Scenario, Zero}, timeline::timeline};
 /// let mut s = Scenario::default(); // Llama-2-7B, 1 GPU
-/// s.gpus_per_node = 8;
-/// s.zero = Zero::Z3;
+/// s.cluster.gpus_per_node = memfit_core::scenario::count(8);
+/// s.sharding = memfit_core::scenario::Sharding::Zero(Zero::Z3);
 /// let t = timeline(&s).unwrap();
 /// assert_eq!(t.peak_bytes, estimate(&s).per_gpu_bytes);
 /// ```
@@ -234,7 +234,7 @@ fn walk_cost(s: &Scenario, p: &Prepared) -> u64 {
             let (lc, _) = activations::chunk_layers(s, st.layers);
             let m = micro_batches_to_walk(s, n, i) as u64;
             // GPipe walks its middle micro-batches as one event each way.
-            let m = if s.schedule == Schedule::Gpipe {
+            let m = if s.parallel.schedule == Schedule::Gpipe {
                 m.min(2) + 1
             } else {
                 m
@@ -393,7 +393,7 @@ struct Op {
 fn schedule(s: &Scenario, p: u32, i: u32, m: u32) -> Vec<Op> {
     let v = s.virtual_stages().max(1);
     let mut ops = Vec::new();
-    if s.schedule == Schedule::Gpipe {
+    if s.parallel.schedule == Schedule::Gpipe {
         // The first and last micro-batch layer by layer, the middle ones as one pass.
         for forward in [true, false] {
             let op = |mb, run| Op {
@@ -453,9 +453,9 @@ fn schedule(s: &Scenario, p: u32, i: u32, m: u32) -> Vec<Op> {
 /// GPipe all; otherwise up to the first forward after the first backward with the
 /// most chunks in flight (the steady state repeats from there).
 fn micro_batches_to_walk(s: &Scenario, p: u32, i: u32) -> u32 {
-    let m = s.microbatches.max(1);
+    let m = s.workload.microbatches.get().max(1);
     let v = s.virtual_stages().max(1) as u64;
-    if s.schedule == Schedule::Gpipe {
+    if s.parallel.schedule == Schedule::Gpipe {
         return m;
     }
     let warm = if v == 1 {
@@ -1226,7 +1226,7 @@ fn infer_walk(s: &Scenario, p: &Prepared, w: &mut Walk) -> Option<u32> {
             "freed after the layer",
         );
     }
-    let tokens = (s.gen as u64).max(1);
+    let tokens = (s.workload.gen as u64).max(1);
     let groups = tokens.min(DECODE_GROUPS) as i64;
     let grow = kv_full - kv_prompt;
     for g in 0..groups {

@@ -310,7 +310,7 @@ impl<'a> StateCtx<'a> {
         st: &'a Stage,
     ) -> Self {
         let ns = s.shard_degree() as u64;
-        let z = s.effective_zero();
+        let z = s.zero();
         let psi = st.share(psi_total);
         // Expert parallelism: each rank holds 1/ep of the routed experts. States that ZeRO
         // partitions are unchanged by it (experts are partitioned over the expert-data-parallel
@@ -318,11 +318,12 @@ impl<'a> StateCtx<'a> {
         let experts = st.share(arch.routed_expert_params()).min(psi);
         let psi_ep = psi - experts + experts.div_ceil(s.ep_ranks() as u64);
         let (w_div, g_div, o_div) = shard_divisors(z, ns);
-        let (trained, train_bytes) = match s.finetune {
-            Finetune::Full => (psi, s.precision.compute_bytes()),
-            Finetune::Lora | Finetune::Qlora => {
-                (st.share(lora_params(arch, s.lora_rank, s.lora_targets)), 4)
-            }
+        let (trained, train_bytes) = match s.finetune.kind() {
+            Finetune::Full => (psi, s.numerics.precision.compute_bytes()),
+            Finetune::Lora | Finetune::Qlora => (
+                st.share(lora_params(arch, s.finetune.rank(), s.finetune.targets())),
+                4,
+            ),
         };
         StateCtx {
             s,
@@ -333,7 +334,7 @@ impl<'a> StateCtx<'a> {
             psi_ep,
             experts,
             largest,
-            k: s.precision.compute_bytes(),
+            k: s.numerics.precision.compute_bytes(),
             t: l.tp as u64,
             ns,
             z,
@@ -408,7 +409,7 @@ impl<'a> StateCtx<'a> {
     }
     /// `bytes_per · Ψ_trained/(t·div)` of the trained parameters.
     fn trained_share(&self, bytes_per: u64, div: u64) -> u64 {
-        if self.s.finetune == Finetune::Full {
+        if self.s.finetune.kind() == Finetune::Full {
             self.full(bytes_per, div)
         } else {
             mul_div_ceil(bytes_per, self.trained, self.t * div)
@@ -417,7 +418,7 @@ impl<'a> StateCtx<'a> {
     /// Where the ZeRO-3 parameter partition lives.
     fn weights_loc(&self) -> Location {
         if self.z == Zero::Z3 {
-            place(self.s.offload_param)
+            place(self.s.offload.params)
         } else {
             Location::Gpu
         }
@@ -503,7 +504,7 @@ pub(crate) struct StageStates {
 fn weight_items(c: &StateCtx, ledger: &mut Ledger) {
     let (s, k) = (c.s, c.k);
     let loc = c.weights_loc();
-    match s.finetune {
+    match s.finetune.kind() {
         Finetune::Full => {
             ledger.push(
                 Component::Weights,
@@ -517,7 +518,7 @@ fn weight_items(c: &StateCtx, ledger: &mut Ledger) {
                 },
                 SRC_ZERO,
             );
-            if s.precision == Precision::Fp8 {
+            if s.numerics.precision == Precision::Fp8 {
                 ledger.push(
                     Component::Weights,
                     loc,
@@ -543,19 +544,20 @@ fn weight_items(c: &StateCtx, ledger: &mut Ledger) {
             let q = quantisable_share(c.arch, c.psi);
             // PEFT's prepare_model_for_kbit_training casts the parameters left unquantised
             // (embedding, norms, LM head) to fp32; other stacks keep them in 16 bits.
-            let rest_b = if s.framework == Framework::Pytorch {
+            let rest_b = if s.stack.framework == Framework::Pytorch {
                 4
             } else {
                 2
             };
-            let base = nf4_bytes(q, s.double_quant).saturating_add(mul(rest_b, c.psi - q));
+            let base =
+                nf4_bytes(q, s.finetune.double_quant()).saturating_add(mul(rest_b, c.psi - q));
             let (psi, t) = (c.psi, c.t);
             ledger.push(
                 Component::Weights,
                 loc,
                 c.at(loc, base.div_ceil(c.t * c.w_div)),
                 || {
-                    let f = if s.double_quant {
+                    let f = if s.finetune.double_quant() {
                         "(⌈Ψ_q/2⌉ + ⌈Ψ_q/64⌉ + 4·⌈Ψ_q/16384⌉ + r·(Ψ−Ψ_q))/t  (frozen NF4 base; r = 4 under PEFT, else 2)"
                     } else {
                         "(⌈Ψ_q/2⌉ + 4·⌈Ψ_q/64⌉ + r·(Ψ−Ψ_q))/t  (frozen NF4 base; r = 4 under PEFT, else 2)"
@@ -570,7 +572,7 @@ fn weight_items(c: &StateCtx, ledger: &mut Ledger) {
 
 /// LoRA/QLoRA adapters, trained in fp32: `4·Ψ_a/t`.
 fn adapter_items(c: &StateCtx, ledger: &mut Ledger) {
-    if c.s.finetune == Finetune::Full {
+    if c.s.finetune.kind() == Finetune::Full {
         return;
     }
     ledger.push(
@@ -583,8 +585,8 @@ fn adapter_items(c: &StateCtx, ledger: &mut Ledger) {
                 format!(
                     "Ψ_a={} (r={}, targets={}), t={}",
                     c.trained,
-                    c.s.lora_rank,
-                    c.s.lora_targets.as_str(),
+                    c.s.finetune.rank(),
+                    c.s.finetune.targets().as_str(),
                     c.t
                 ),
             )
@@ -605,18 +607,19 @@ fn adapter_items(c: &StateCtx, ledger: &mut Ledger) {
 fn gradient_items(c: &StateCtx, ledger: &mut Ledger) {
     let (s, k, div) = (c.s, c.k, c.g_div);
     // Megatron always accumulates into fp32 main_grad buffers.
-    let grad_acc = if s.framework == Framework::Megatron && s.grad_acc == GradAcc::Compute {
-        GradAcc::Fp32
-    } else {
-        s.grad_acc
-    };
+    let grad_acc =
+        if s.stack.framework == Framework::Megatron && s.numerics.grad_acc == GradAcc::Compute {
+            GradAcc::Fp32
+        } else {
+            s.numerics.grad_acc
+        };
     let mut push = |bytes_per: u64, note: &'static str, src: &'static str| {
         ledger.push(
             Component::Gradients,
             Location::Gpu,
             c.trained_share(bytes_per, div),
             || {
-                let f = if s.finetune == Finetune::Full {
+                let f = if s.finetune.kind() == Finetune::Full {
                     format!("{bytes_per}·{}{note}", c.sym(div))
                 } else {
                     format!(
@@ -630,7 +633,7 @@ fn gradient_items(c: &StateCtx, ledger: &mut Ledger) {
             src,
         );
     };
-    match (s.finetune, grad_acc) {
+    match (s.finetune.kind(), grad_acc) {
         (Finetune::Full, GradAcc::Compute) => push(k, "", SRC_ZERO),
         (Finetune::Lora | Finetune::Qlora, _) => push(c.train_bytes, "", SRC_ZERO),
         (Finetune::Full, GradAcc::Fp32) => push(4, "  (fp32 main grads)", SRC_GRAD),
@@ -644,10 +647,10 @@ fn gradient_items(c: &StateCtx, ledger: &mut Ledger) {
 /// fp32 master weights of mixed precision (full training; adapters are already
 /// fp32): `4·Ψ_i/t` (÷ N_s from ZeRO-1), in host RAM per node with `offload_opt`.
 fn master_weight_items(c: &StateCtx, ledger: &mut Ledger) {
-    if c.s.finetune != Finetune::Full || !c.s.precision.has_master() {
+    if c.s.finetune.kind() != Finetune::Full || !c.s.numerics.precision.has_master() {
         return;
     }
-    let loc = place(c.s.offload_opt);
+    let loc = place(c.s.offload.optimizer);
     ledger.push(
         Component::MasterWeights,
         loc,
@@ -666,9 +669,9 @@ fn master_weight_items(c: &StateCtx, ledger: &mut Ledger) {
 /// and ÷ N_s from ZeRO-1; in host RAM per node with `offload_opt`.
 fn optimizer_items(c: &StateCtx, ledger: &mut Ledger) {
     let s = c.s;
-    let loc = place(s.offload_opt);
-    let precision = if s.finetune == Finetune::Full {
-        s.precision
+    let loc = place(s.offload.optimizer);
+    let precision = if s.finetune.kind() == Finetune::Full {
+        s.numerics.precision
     } else {
         Precision::Fp32
     };
@@ -676,16 +679,16 @@ fn optimizer_items(c: &StateCtx, ledger: &mut Ledger) {
         c.st.frac.0,
         c.st.frac.1.saturating_mul((c.t * c.o_div) as u128),
     );
-    let bytes = optimizer_state_bytes(s.optimizer, precision, c.trained, c.arch, share);
+    let bytes = optimizer_state_bytes(s.numerics.optimizer, precision, c.trained, c.arch, share);
     if bytes == 0 {
         return;
     }
-    let per_rank = if s.optimizer == Optimizer::Adafactor {
+    let per_rank = if s.numerics.optimizer == Optimizer::Adafactor {
         bytes
     } else {
         bytes.div_ceil(c.t * c.o_div)
     };
-    let (formula, src) = optimizer_state_formula(s.optimizer, precision);
+    let (formula, src) = optimizer_state_formula(s.numerics.optimizer, precision);
     ledger.push(
         Component::OptimizerStates,
         loc,
@@ -702,7 +705,7 @@ fn optimizer_items(c: &StateCtx, ledger: &mut Ledger) {
                 format!(
                     "{}, optimizer={}",
                     c.vals(&c.node_note(loc, "offload_opt")),
-                    s.optimizer.as_str()
+                    s.numerics.optimizer.as_str()
                 ),
             )
         },
@@ -738,7 +741,7 @@ fn gathered_layer_item(c: &StateCtx, ledger: &mut Ledger) {
 /// ```
 fn nvme_staging_items(c: &StateCtx, ledger: &mut Ledger) {
     let (s, largest, n, k) = (c.s, c.largest, c.per_node, c.k);
-    if s.offload_opt == Offload::Nvme {
+    if s.offload.optimizer == Offload::Nvme {
         ledger.push(
             Component::Workspace,
             Location::Cpu,
@@ -753,7 +756,7 @@ fn nvme_staging_items(c: &StateCtx, ledger: &mut Ledger) {
             SRC_NVME,
         );
     }
-    if c.z == Zero::Z3 && s.offload_param == Offload::Nvme {
+    if c.z == Zero::Z3 && s.offload.params == Offload::Nvme {
         ledger.push(
             Component::Workspace,
             Location::Cpu,
@@ -776,9 +779,9 @@ fn nvme_staging_items(c: &StateCtx, ledger: &mut Ledger) {
 fn pytorch_states(c: &StateCtx, l: &Layout, ledger: &mut Ledger) -> StageStates {
     let states = pytorch_params_grads(c, l, ledger);
     pytorch_optimizer(c, ledger);
-    if c.s.fsdp != Fsdp::None && l.pp > 1 {
+    if c.s.fsdp() != Fsdp::None && l.pp > 1 {
         fsdp_pipeline_buffers(c, ledger);
-    } else if c.s.fsdp != Fsdp::None {
+    } else if c.s.fsdp() != Fsdp::None {
         fsdp_unsharded_buffers(c, l, ledger);
     }
     states
@@ -802,7 +805,7 @@ fn bwd_step(s: &Scenario, st: &Stage) -> &'static [Phase] {
 impl StateCtx<'_> {
     /// Parameter bytes under PyTorch: fp32 under autocast / MixedPrecisionPolicy, else `k`.
     fn pytorch_param_bytes(&self) -> u64 {
-        if self.s.precision.has_master() {
+        if self.s.numerics.precision.has_master() {
             4
         } else {
             self.k
@@ -860,7 +863,7 @@ pub(crate) fn autocast_copy_split(s: &Scenario, arch: &Arch, st: &Stage, w4: u12
         0
     };
     let body = (c.attention as u128 + c.mlp as u128).saturating_mul(st.layers as u128);
-    let k = s.precision.compute_bytes() as u128;
+    let k = s.numerics.precision.compute_bytes() as u128;
     // (k/4)·W·x/Ψ_i, x counted over `layers` like the stage's share `frac`.
     let copies = |x: u128| {
         mul_div_u128(w4, x, st.frac.0, false)
@@ -908,7 +911,7 @@ pub(crate) fn logits_forward_bytes(
     copies: (u128, u128),
 ) -> u128 {
     let (lb, _) = logits_bytes(s, arch, x);
-    let one_alive = s.schedule != Schedule::Gpipe || s.microbatches <= 1;
+    let one_alive = s.parallel.schedule != Schedule::Gpipe || s.workload.microbatches.get() <= 1;
     let walked = pytorch_grads(s) && !accumulates(s, st);
     if !(walked && one_alive && st.i + 1 == st.p) {
         return lb;
@@ -939,7 +942,8 @@ impl CopyWalk {
     /// The walk of stage `st`'s copies `(C_head, C_body)` (`autocast_copy_split`).
     pub fn of(s: &Scenario, st: &Stage, (head, body): (u128, u128)) -> CopyWalk {
         let (lc, n) = chunk_layers(s, st.layers);
-        let full = s.recompute == Recompute::Full && s.convention != Convention::Korthikanti;
+        let full = s.activations.recompute == Recompute::Full
+            && s.stack.convention != Convention::Korthikanti;
         let n = if full { n } else { 0 };
         let (per, rem) = (body / lc, body % lc);
         CopyWalk {
@@ -1058,7 +1062,7 @@ fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger) -> StageS
         },
         SRC_PYTORCH,
     );
-    if l.dp > 1 && c.z == Zero::Z0 && s.fsdp == Fsdp::None {
+    if l.dp > 1 && c.z == Zero::Z0 && s.fsdp() == Fsdp::None {
         ledger.push_in(
             phases,
             Component::CommBuffers,
@@ -1084,14 +1088,20 @@ fn pytorch_optimizer(c: &StateCtx, ledger: &mut Ledger) {
         c.st.frac.0,
         c.st.frac.1.saturating_mul((t * c.o_div) as u128),
     );
-    let bytes = optimizer_state_bytes(s.optimizer, s.precision, psi, c.arch, share);
+    let bytes = optimizer_state_bytes(
+        s.numerics.optimizer,
+        s.numerics.precision,
+        psi,
+        c.arch,
+        share,
+    );
     if bytes > 0 {
-        let per_rank = if s.optimizer == Optimizer::Adafactor {
+        let per_rank = if s.numerics.optimizer == Optimizer::Adafactor {
             bytes
         } else {
             bytes.div_ceil(t * c.o_div)
         };
-        let (formula, src) = optimizer_state_formula(s.optimizer, s.precision);
+        let (formula, src) = optimizer_state_formula(s.numerics.optimizer, s.numerics.precision);
         ledger.push(
             Component::OptimizerStates,
             Location::Gpu,
@@ -1105,7 +1115,7 @@ fn pytorch_optimizer(c: &StateCtx, ledger: &mut Ledger) {
             src,
         );
     }
-    if matches!(s.optimizer, Optimizer::Adam | Optimizer::Adamw) {
+    if matches!(s.numerics.optimizer, Optimizer::Adam | Optimizer::Adamw) {
         adam_temporaries(c, ledger);
     }
 }
@@ -1129,9 +1139,9 @@ fn pytorch_optimizer(c: &StateCtx, ledger: &mut Ledger) {
 /// for-loop 2·4·131,072,000 (the embedding) = 1,048,576,000 B.
 fn adam_temporaries(c: &StateCtx, ledger: &mut Ledger) {
     let (s, t) = (c.s, c.t);
-    let sb = s.precision.state_bytes();
+    let sb = s.numerics.precision.state_bytes();
     let sym = shard_symbol(c.psym(), c.o_div);
-    let (bytes, formula, src) = match s.adam_impl {
+    let (bytes, formula, src) = match s.numerics.adam_impl {
         AdamImpl::Foreach => (
             mul_div_ceil(sb, c.psi, t * c.o_div),
             format!("{sb}·{sym}  (foreach sqrt(v) temporaries)"),
@@ -1315,16 +1325,19 @@ pub(crate) fn overhead_items(s: &Scenario, l: &Layout, largest: u64, ledger: &mu
     ledger.push(
         Component::Overhead,
         Location::Gpu,
-        s.cuda_ctx_mib as u64 * mib,
+        s.runtime.cuda_ctx_mib as u64 * mib,
         || {
             (
                 "C  (CUDA context + cuBLAS/cuDNN workspaces)".into(),
-                format!("C={} MiB", s.cuda_ctx_mib),
+                format!("C={} MiB", s.runtime.cuda_ctx_mib),
             )
         },
         "CUDA 12 context on H100 with cuBLAS/cuDNN handles: 500–700 MiB (PyTorch notes: Understanding CUDA Memory Usage)",
     );
-    let nccl = s.nccl_mib.unwrap_or(if l.world > 1 { 256 } else { 0 });
+    let nccl = s
+        .runtime
+        .nccl_mib
+        .unwrap_or(if l.world > 1 { 256 } else { 0 });
     if nccl > 0 {
         ledger.push(
             Component::Overhead,
@@ -1346,22 +1359,22 @@ pub(crate) fn overhead_items(s: &Scenario, l: &Layout, largest: u64, ledger: &mu
 /// reduce bucket in backward (doubled with `overlap_comm`), the updated-parameter
 /// all-gather bucket in the step (stages 1/2) or the stage-3 parameter prefetch.
 fn deepspeed_buckets(s: &Scenario, largest: u64, ledger: &mut Ledger) {
-    let z = s.effective_zero();
-    if s.mode != super::scenario::Mode::Train
-        || s.framework != Framework::Deepspeed
+    let z = s.zero();
+    if s.workload.mode != super::scenario::Mode::Train
+        || s.stack.framework != Framework::Deepspeed
         || z < Zero::Z1
-        || s.fsdp != Fsdp::None
+        || s.fsdp() != Fsdp::None
     {
         return;
     }
-    let k = s.precision.compute_bytes();
-    let copies = if s.overlap_comm { 2 } else { 1 };
+    let k = s.numerics.precision.compute_bytes();
+    let copies = if s.runtime.overlap_comm { 2 } else { 1 };
     let src = "DeepSpeed ZeRO config (reduce_bucket_size, allgather_bucket_size, stage3_prefetch_bucket_size, overlap_comm); seed 001";
     ledger.push_in(
         &[Phase::Backward],
         Component::CommBuffers,
         Location::Gpu,
-        mul(k * copies, s.reduce_bucket),
+        mul(k * copies, s.runtime.reduce_bucket),
         || {
             (
                 format!(
@@ -1372,7 +1385,7 @@ fn deepspeed_buckets(s: &Scenario, largest: u64, ledger: &mut Ledger) {
                         ""
                     }
                 ),
-                format!("B_r={}, k={k}", s.reduce_bucket),
+                format!("B_r={}, k={k}", s.runtime.reduce_bucket),
             )
         },
         src,
@@ -1382,11 +1395,11 @@ fn deepspeed_buckets(s: &Scenario, largest: u64, ledger: &mut Ledger) {
             &[Phase::OptimizerStep],
             Component::CommBuffers,
             Location::Gpu,
-            mul(k, s.allgather_bucket),
+            mul(k, s.runtime.allgather_bucket),
             || {
                 (
                     format!("{k}·B_a  (updated-parameter all-gather bucket)"),
-                    format!("B_a={}, k={k}", s.allgather_bucket),
+                    format!("B_a={}, k={k}", s.runtime.allgather_bucket),
                 )
             },
             src,
@@ -1396,11 +1409,11 @@ fn deepspeed_buckets(s: &Scenario, largest: u64, ledger: &mut Ledger) {
             &FWD_BWD,
             Component::CommBuffers,
             Location::Gpu,
-            mul(k, s.prefetch_bucket.min(s.max_live_params.saturating_sub(largest))),
+            mul(k, s.runtime.prefetch_bucket.min(s.runtime.max_live_params.saturating_sub(largest))),
             || {
                 (
                     format!("{k}·min(B_p, M_live − L)  (ZeRO-3 parameter prefetch, capped by stage3_max_live_parameters)"),
-                    format!("B_p={}, M_live={}, L={largest}, k={k}", s.prefetch_bucket, s.max_live_params),
+                    format!("B_p={}, M_live={}, L={largest}, k={k}", s.runtime.prefetch_bucket, s.runtime.max_live_params),
                 )
             },
             src,
@@ -1419,7 +1432,7 @@ fn deepspeed_buckets(s: &Scenario, largest: u64, ledger: &mut Ledger) {
 /// memfit:       Σ memfit_layer terms
 /// ```
 pub(crate) fn layer_activations(s: &Scenario, arch: &Arch, x: &Shape) -> u128 {
-    match s.convention {
+    match s.stack.convention {
         Convention::Seed003 => (34 * x.b * x.sl * x.h + 5 * x.b * x.a * x.sl * x.s) * x.k / 2,
         Convention::Seed002 => {
             let y = Shape { s: x.sl, ..*x };
@@ -1427,7 +1440,7 @@ pub(crate) fn layer_activations(s: &Scenario, arch: &Arch, x: &Shape) -> u128 {
             16 * x.k * y.b * y.s * y.h + 2 * y.b * y.s * y.h + quad
         }
         Convention::Korthikanti => {
-            let (n, d) = korthikanti_layer(x, s.sp, s.recompute);
+            let (n, d) = korthikanti_layer(x, s.parallel.sp, s.activations.recompute);
             n / d
         }
         _ => memfit_layer(s, arch, x).iter().map(|t| t.bytes).sum(),
@@ -1436,7 +1449,7 @@ pub(crate) fn layer_activations(s: &Scenario, arch: &Arch, x: &Shape) -> u128 {
 
 /// The source of `layer_activations` under the scenario's convention.
 fn layer_activations_source(s: &Scenario) -> &'static str {
-    match s.convention {
+    match s.stack.convention {
         Convention::Seed003 => SRC_ACT,
         Convention::Seed002 => "seed 002 (hepengfei: per-layer activations with k bytes per value)",
         Convention::Korthikanti => SRC_ACT_TP,
@@ -1446,7 +1459,7 @@ fn layer_activations_source(s: &Scenario) -> &'static str {
 
 /// The formula text of `layer_activations`.
 fn layer_activations_formula(s: &Scenario, arch: &Arch, x: &Shape) -> String {
-    match s.convention {
+    match s.stack.convention {
         Convention::Seed003 => "(34·b·s'·h + 5·b·a·s'·s)·(k/2)".into(),
         Convention::Seed002 => "16k·b·s'·h + 2·b·s'·h + 2k·b·a·s'·s + b·a·s'·s".into(),
         Convention::Korthikanti => "Korthikanti et al. 2022 Table 2 row (tp, sp, recompute)".into(),
@@ -1468,13 +1481,14 @@ fn layer_activations_formula(s: &Scenario, arch: &Arch, x: &Shape) -> String {
 /// GPipe:                   never               (every forward precedes every backward)
 /// ```
 pub(crate) fn accumulates(s: &Scenario, st: &Stage) -> bool {
-    s.schedule != Schedule::Gpipe && s.microbatches.max(1) > st.p.saturating_sub(st.i)
+    s.parallel.schedule != Schedule::Gpipe
+        && s.workload.microbatches.get().max(1) > st.p.saturating_sub(st.i)
 }
 
 /// Whether the stage's gradients are written during backward and freed by
 /// `zero_grad` (PyTorch, full fine-tuning), rather than kept as a resident buffer.
 pub(crate) fn pytorch_grads(s: &Scenario) -> bool {
-    s.framework == Framework::Pytorch && s.finetune == Finetune::Full
+    s.stack.framework == Framework::Pytorch && s.finetune.kind() == Finetune::Full
 }
 
 /// What one stage's activations are made of, per model chunk: the bytes a layer
@@ -1511,7 +1525,8 @@ impl ActPlan {
     /// The plan of stage `st` (Korthikanti's convention counts recomputation inside `A`).
     pub fn of(s: &Scenario, arch: &Arch, l: &Layout, st: &Stage) -> ActPlan {
         let x = Shape::of(s, arch, l);
-        let full = s.recompute == Recompute::Full && s.convention != Convention::Korthikanti;
+        let full = s.activations.recompute == Recompute::Full
+            && s.stack.convention != Convention::Korthikanti;
         let (lc, n) = chunk_layers(s, st.layers);
         let (chunks, v) = in_flight(s, st.p, st.i);
         ActPlan {
@@ -1521,18 +1536,18 @@ impl ActPlan {
             n: if full { n } else { 0 },
             chunks,
             v,
-            gpipe: s.schedule == Schedule::Gpipe,
+            gpipe: s.parallel.schedule == Schedule::Gpipe,
             alias: if arch.norm == Norm::Rmsnorm && x.k < 4 && !autocast(s) {
                 0
             } else {
                 layer_input_bytes(s, &x)
             },
-            later_others: if s.schedule == Schedule::Gpipe {
+            later_others: if s.parallel.schedule == Schedule::Gpipe {
                 0
             } else {
                 chunks.saturating_sub(2)
             },
-            layer_bwd: match s.convention {
+            layer_bwd: match s.stack.convention {
                 Convention::Seed002 | Convention::Seed003 | Convention::Korthikanti => None,
                 _ => layer_backward(s, arch, &x),
             },
@@ -1680,7 +1695,7 @@ impl ActPlan {
 /// = 524,304,384 B, G_emb = 4·131,072,000 = 524,288,000 B.
 pub(crate) fn grad_split(s: &Scenario, arch: &Arch, st: &Stage, grads: u128) -> (u128, u128) {
     // FSDP reduce-scatters per unit (the root's at the end); its walk is not split here.
-    if s.virtual_stages() > 1 || st.frac.0 == 0 || s.fsdp != Fsdp::None {
+    if s.virtual_stages() > 1 || st.frac.0 == 0 || s.fsdp() != Fsdp::None {
         return (0, 0);
     }
     let c = arch.params();
@@ -1771,7 +1786,7 @@ pub(crate) fn embedding_backward(
     if st.i != 0 || grad_split(s, arch, st, grads) == (0, 0) {
         return None;
     }
-    let r = if s.sp { x.t } else { 1 };
+    let r = if s.parallel.sp { x.t } else { 1 };
     let g_tok = grad_share(arch, st, grads, arch.vocab as u128 * arch.hidden as u128);
     Some((g_tok, x.b * x.sl * x.h * x.res / r))
 }
@@ -1931,7 +1946,7 @@ pub(crate) fn activation_items(
                 },
                 format!(
                     "A={per_layer} B/layer, I={}, L_c={}, n={}, C={} chunks (m_i={:.3}), b={}, s={}, s'={}, h={}, a={}, a_kv={}, d={}, f={}, t={}, c={}, k={}, attn={}, recompute={}, sp={}",
-                    plan.input, plan.lc, plan.n, plan.chunks, m_i(), x.b, x.s, x.sl, x.h, x.a, x.kv, x.d, x.f, x.t, l.cp, x.k, s.attn.as_str(), s.recompute.as_str(), s.sp as u8
+                    plan.input, plan.lc, plan.n, plan.chunks, m_i(), x.b, x.s, x.sl, x.h, x.a, x.kv, x.d, x.f, x.t, l.cp, x.k, s.activations.attn.as_str(), s.activations.recompute.as_str(), s.parallel.sp as u8
                 ),
             )
         },
@@ -1991,8 +2006,8 @@ fn logits_item(
     } else {
         "2·T·h·k + T·V·(k + 4 + 4)/t + max(0, 4·T·V/t − k·Ψ_i/t)  (the loss's backward runs after autocast freed its cache)".to_string()
     };
-    let alive = if s.schedule == Schedule::Gpipe {
-        s.microbatches.max(1) as u128
+    let alive = if s.parallel.schedule == Schedule::Gpipe {
+        s.workload.microbatches.get().max(1) as u128
     } else {
         1
     };
@@ -2080,7 +2095,7 @@ fn logits_item(
 /// Counted when PyTorch's backward is walked apart (`separate`: no accumulation) with one
 /// micro-batch per step; otherwise 0 (the loss's moment holds it already).
 pub(crate) fn held_output_bytes(s: &Scenario, arch: &Arch, x: &Shape, separate: bool) -> u128 {
-    if !separate || s.microbatches > 1 {
+    if !separate || s.workload.microbatches.get() > 1 {
         return 0;
     }
     (x.b * x.sl * arch.vocab as u128 * x.k).div_ceil(x.t)
@@ -2100,7 +2115,7 @@ pub(crate) fn held_output_bytes(s: &Scenario, arch: &Arch, x: &Shape, separate: 
 /// Llama-2-7B on 8 GPUs per node without zero.Init: 8·4·6,738,415,616 = 215,629,299,712 B.
 pub(crate) fn host_init(s: &Scenario, psi: u64, largest: u64, l: &Layout, ledger: &mut Ledger) {
     let n = l.gpus_per_node.min(l.world) as u64;
-    let zero_init = s.zero_init && s.effective_zero() == Zero::Z3;
+    let zero_init = s.runtime.zero_init && s.zero() == Zero::Z3;
     let bytes = mul(4 * n, if zero_init { largest } else { psi });
     ledger.push_in(
         &[Phase::Init],
@@ -2131,12 +2146,16 @@ pub(crate) fn host_init(s: &Scenario, psi: u64, largest: u64, l: &Layout, ledger
 /// ```
 /// Source: seed 000 ("Pinned Memory"), per node as DeepSpeed's CPU formulas are.
 pub(crate) fn pinned_bytes(s: &Scenario, psi: u64, l: &Layout) -> u64 {
-    if !s.pin_memory || s.effective_zero() != Zero::Z3 || s.offload_opt == Offload::None {
+    if !s.offload.pin_memory || s.zero() != Zero::Z3 || s.offload.optimizer == Offload::None {
         return 0;
     }
     let nodes = (l.world / l.gpus_per_node.max(1)).max(1) as u64;
-    let per_param = if s.offload_param != Offload::None {
-        6 + if s.microbatches > 1 { 2 } else { 0 }
+    let per_param = if s.offload.params != Offload::None {
+        6 + if s.workload.microbatches.get() > 1 {
+            2
+        } else {
+            0
+        }
     } else {
         4
     };
@@ -2157,6 +2176,7 @@ mod tests {
                  &precision=fp32&optimizer=sgd&batch=1&seq=2048&attn=";
         let peak = |attn: &str| {
             let (s, w) = crate::contract::query::decode(&format!("{q}{attn}"));
+            let s = s.scenario;
             assert!(w.is_empty(), "{w:?}");
             crate::estimate::estimate(&s).per_gpu_bytes as u128
         };
@@ -2181,8 +2201,8 @@ mod tests {
     #[test]
     fn autocast_copies_of_llama2_7b_by_hand() {
         let mut s = Scenario::default();
-        s.framework = Framework::Pytorch;
-        s.precision = Precision::Bf16;
+        s.stack.framework = Framework::Pytorch;
+        s.numerics.precision = Precision::Bf16;
         let arch = s.arch();
         let st = Stage::of(&arch, 1, 0);
         let psi = 6_738_415_616u128;
@@ -2198,12 +2218,12 @@ mod tests {
         assert_eq!(w.below(0), 0);
         assert_eq!(w.below(31), body - w.per);
         // Every layer checkpointed: the cache dies when autocast exits.
-        s.recompute = Recompute::Full;
+        s.activations.recompute = Recompute::Full;
         let w = CopyWalk::of(&s, &st, (head, body));
         assert_eq!(w.exit, body);
         assert_eq!(w.below(31), 0);
         // FSDP's MixedPrecisionPolicy casts the parameters themselves: no autocast.
-        s.fsdp = Fsdp::FullShard;
+        s.sharding = crate::scenario::Sharding::Fsdp(Fsdp::FullShard);
         assert_eq!(autocast_copy_split(&s, &arch, &st, 4 * psi), (0, 0));
     }
 }

@@ -14,27 +14,22 @@ pub const MIB: u64 = 1 << 20;
 /// 10^9 bytes.
 pub const GB: u64 = 1_000_000_000;
 
-/// Which unit system a number is shown in.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Units {
-    /// Binary: GiB = 2^30 bytes (what `nvidia-smi` and PyTorch report as MiB/GiB).
-    #[default]
-    Gib,
-    /// Decimal: GB = 10^9 bytes (what the seeds' worked examples and vendors' data sheets use).
-    Gb,
+crate::spelled! {
+    /// Which unit system a number is shown in.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Units {
+        /// Binary: GiB = 2^30 bytes (what `nvidia-smi` and PyTorch report as MiB/GiB).
+        #[default]
+        Gib = "gib", "GiB (2^30 B)", "2^30 B";
+        /// Decimal: GB = 10^9 bytes (what the seeds' worked examples and vendors' data sheets use).
+        Gb = "gb", "GB (10^9 B)", "10^9 B";
+    }
 }
 
 impl Units {
-    /// Stable query-string spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Units::Gib => "gib",
-            Units::Gb => "gb",
-        }
-    }
-    /// The unit's label.
-    pub fn label(self) -> &'static str {
+    /// The unit's symbol (`GiB`, `GB`).
+    pub fn symbol(self) -> &'static str {
         match self {
             Units::Gib => "GiB",
             Units::Gb => "GB",
@@ -63,12 +58,12 @@ impl Units {
         if bytes == super::ledger::OUT_OF_RANGE {
             return "out of range".into();
         }
-        format!("{:.2} {}", self.value(bytes), self.label())
+        format!("{:.2} {}", self.value(bytes), self.symbol())
     }
     /// A signed byte difference (headroom), e.g. `"-3.10 GiB"`.
     pub fn format_signed(self, bytes: i128) -> String {
         let v = bytes as f64 / self.divisor() as f64;
-        format!("{v:.2} {}", self.label())
+        format!("{v:.2} {}", self.symbol())
     }
 }
 

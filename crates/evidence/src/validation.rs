@@ -159,7 +159,7 @@ pub fn rows(doc: &Value) -> (Vec<Row>, Vec<String>) {
                         "model=llama-3-8b&framework=pytorch&finetune=qlora&lora_rank=32&lora_targets=all&attn=flash&recompute=full&batch=1&gpu_mem={}",
                         gb * 1024
                     );
-                    let (s, _) = memfit_core::contract::query::decode(&q);
+                    let s = memfit_core::contract::query::decode(&q).0.scenario;
                     let value = max_fitting(&s, Solve::MaxContext).map(|r| r.value).unwrap_or(0);
                     out.push(Row {
                         set: id.into(),

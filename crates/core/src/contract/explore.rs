@@ -3,15 +3,24 @@
 //! the calculator.
 
 use super::query::encode;
+use super::settings::{Settings, View};
 use crate::explore::{explore, min_gpus, Candidate, MinGpus};
-use crate::scenario::Scenario;
+use crate::scenario::{at_least_one, Solve};
 use serde_json::{json, Value};
 
 /// One layout as JSON: its degrees and settings, bytes, communication, and the query
 /// string that loads it.
-pub fn layout_json(base: &Scenario, l: &Candidate) -> Value {
+pub fn layout_json(base: &Settings, l: &Candidate) -> Value {
+    // The layout's own query reproduces one estimate: the base's view without its solve.
+    let settings = Settings {
+        scenario: l.scenario(&base.scenario),
+        view: View {
+            solve: Solve::None,
+            ..base.view
+        },
+    };
     json!({
-        "query": encode(&l.scenario(base)),
+        "query": encode(&settings),
         "describe": l.describe(),
         "dp": l.dp, "tp": l.tp, "pp": l.pp, "cp": l.cp,
         "zero": l.zero.number(),
@@ -33,8 +42,8 @@ pub fn layout_json(base: &Scenario, l: &Candidate) -> Value {
 
 /// `{"gpus", "evaluated", "fitting", "best", "layouts": [...]}` for the scenario's
 /// cluster: the fitting layouts, best first, at most `limit` (`None`: all).
-pub fn explore_report(s: &Scenario, limit: Option<usize>) -> Value {
-    let sweep = explore(s, limit);
+pub fn explore_report(s: &Settings, limit: Option<usize>) -> Value {
+    let sweep = explore(&s.scenario, limit);
     let mut v = json!({
         "gpus": sweep.gpus,
         "evaluated": sweep.evaluated,
@@ -47,15 +56,16 @@ pub fn explore_report(s: &Scenario, limit: Option<usize>) -> Value {
 }
 
 /// `{"what": "min_gpus", "value": G, ...}`: the fewest GPUs on which a layout fits.
-pub fn min_gpus_json(s: &Scenario) -> Value {
-    min_gpus_value(s, &min_gpus(s))
+pub fn min_gpus_json(s: &Settings) -> Value {
+    min_gpus_value(s, &min_gpus(&s.scenario))
 }
 
 /// The JSON of a computed minimum-GPU answer.
-pub fn min_gpus_value(s: &Scenario, m: &MinGpus) -> Value {
-    let mut cluster = s.clone();
-    cluster.gpus_per_node = m.gpus_per_node;
-    cluster.nodes = m.nodes;
+pub fn min_gpus_value(x: &Settings, m: &MinGpus) -> Value {
+    let s = &x.scenario;
+    let mut cluster = x.clone();
+    cluster.scenario.cluster.gpus_per_node = at_least_one(m.gpus_per_node);
+    cluster.scenario.cluster.nodes = at_least_one(m.nodes);
     let mut v = json!({
         "what": "min_gpus",
         "value": m.value,

@@ -1,7 +1,13 @@
-//! The public contract of the page, the CLI and the tests: the query-string codec
-//! (every key declared once), the CLI's JSON report and the explorer's JSON.
+//! The public contract of the page, the CLI and the tests: what a link holds
+//! ([`Settings`]), every query key declared once ([`keys`]), the query-string codec,
+//! the CLI's JSON report, the explorer's JSON and the flat JSON `--json` reads.
 //! Pure: serde only.
 
 pub mod explore;
+pub mod keys;
 pub mod query;
 pub mod report;
+mod settings;
+pub mod wire;
+
+pub use settings::{Settings, View};

@@ -1,8 +1,9 @@
 //! The CLI's JSON: one object per scenario, field names fixed by DESIGN.md.
 
 use super::query::{decode, encode};
+use super::settings::Settings;
 use crate::estimate::{estimate, Estimate, Warning};
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, Solve};
 use crate::solve::max_fitting;
 use serde_json::{json, Value};
 
@@ -19,29 +20,30 @@ pub fn estimate_with(s: &Scenario, decode_warnings: &[Warning]) -> Estimate {
 }
 
 /// Decodes a query string and estimates it: what the page and the CLI both show.
-pub fn estimate_query(query: &str) -> (Scenario, Estimate) {
+pub fn estimate_query(query: &str) -> (Settings, Estimate) {
     let (s, w) = decode(query);
-    let e = estimate_with(&s, &w);
+    let e = estimate_with(&s.scenario, &w);
     (s, e)
 }
 
 /// The report for a scenario and its estimate:
 /// `{version, query, model, gpu, layout, per_gpu_bytes, per_cpu_bytes, fits, items, warnings, ...}`.
-pub fn report(s: &Scenario, e: &Estimate) -> Value {
+pub fn report(x: &Settings, e: &Estimate) -> Value {
+    let s = &x.scenario;
     let mut v = serde_json::to_value(e).unwrap_or_else(|_| json!({}));
     if let Value::Object(map) = &mut v {
         map.insert("version".into(), json!(REPORT_VERSION));
-        map.insert("query".into(), json!(encode(s)));
-        if s.solve == crate::scenario::Solve::MinGpus {
-            map.insert("solve".into(), super::explore::min_gpus_json(s));
-        } else if let Some(r) = max_fitting(s, s.solve) {
+        map.insert("query".into(), json!(encode(x)));
+        if x.view.solve == Solve::MinGpus {
+            map.insert("solve".into(), super::explore::min_gpus_json(x));
+        } else if let Some(r) = max_fitting(s, x.view.solve) {
             map.insert(
                 "solve".into(),
                 serde_json::to_value(r).unwrap_or(Value::Null),
             );
         }
     }
-    if s.timeline {
+    if x.view.timeline {
         if let Value::Object(map) = &mut v {
             map.insert(
                 "timeline".into(),

@@ -1,0 +1,628 @@
+//! Every query key, declared once: its name, what it means, its unit, the values it
+//! accepts (range or spellings), the form's label, and how it is read from and written
+//! to [`Settings`]. The codec (`query`), `memfit --help`, the README's key table
+//! (`memfit --keys-markdown`) and the form's bounds and options are all generated from
+//! [`KEYS`]; enum spellings come from their [`spelled!`](crate::spelled) declarations.
+
+use super::settings::Settings;
+use crate::gpu::{gpu, GPUS};
+use crate::model::{preset, Bias, Mlp, Norm};
+use crate::scenario::{
+    AdamImpl, Attn, Convention, Count, Dtype, Finetune, Framework, Fsdp, GradAcc, Logits,
+    LoraTargets, Mode, Offload, Optimizer, Precision, Recompute, Schedule, Sharding, Solve, Tuning,
+    Zero,
+};
+use crate::spelling::{Spelled, Spelling};
+use crate::units::Units;
+
+/// Format version written as `v=`.
+pub const VERSION: u32 = 1;
+
+/// The values a key accepts.
+#[derive(Clone, Copy)]
+pub enum Values {
+    /// A whole number in `lo..=hi`; `empty`: the empty string (or `auto`, for `dp`) means
+    /// "not set" (the preset's value, or what the cluster leaves).
+    Int {
+        /// Smallest accepted value.
+        lo: u64,
+        /// Largest accepted value.
+        hi: u64,
+        /// Whether the key may be left empty.
+        empty: bool,
+    },
+    /// A number `0 < x ≤ hi`.
+    Float {
+        /// Largest accepted value.
+        hi: f64,
+    },
+    /// `0` or `1` (also `true`/`false`, `yes`/`no`, `on`/`off`), with the form's labels.
+    Bool {
+        /// The form's label for 0.
+        off: &'static str,
+        /// The form's label for 1.
+        on: &'static str,
+        /// Whether the key may be left empty (the preset's value).
+        empty: bool,
+    },
+    /// One of an enum's spellings; `empty`: the empty string means the preset's value.
+    Options {
+        /// `(spelling, label, note)` of every option.
+        options: fn() -> Vec<Spelling>,
+        /// Whether the key may be left empty.
+        empty: bool,
+    },
+    /// A model preset id.
+    Preset,
+    /// A GPU preset id.
+    Gpu,
+    /// The format version.
+    Version,
+}
+
+/// A value's effect besides setting the key: a warning to show (the value was used).
+pub type Applied = Option<String>;
+
+/// One query key.
+#[derive(Clone, Copy)]
+pub struct Key {
+    /// The key as written in the URL.
+    pub name: &'static str,
+    /// What it means.
+    pub meaning: &'static str,
+    /// Unit of the value.
+    pub unit: &'static str,
+    /// The form's label.
+    pub label: &'static str,
+    /// What it accepts.
+    pub values: Values,
+    /// The README's "allowed values" text: `{range}` and `{options}` are filled in from
+    /// `values`.
+    pub allowed: &'static str,
+    /// The canonical string of the key's value (empty: not set).
+    pub get: fn(&Settings) -> String,
+    /// Parses and sets the key. `Err`: the value is rejected and nothing changed.
+    pub set: fn(&mut Settings, &str) -> Result<Applied, String>,
+}
+
+impl Key {
+    /// The README's text of the accepted values.
+    pub fn allowed_text(&self) -> String {
+        let range = match self.values {
+            Values::Int { lo, hi, .. } => format!("{lo}–{}", big(hi)),
+            _ => String::new(),
+        };
+        let options = match self.values {
+            Values::Options { options, .. } => options()
+                .iter()
+                .map(|(s, _, note)| {
+                    if note.is_empty() {
+                        format!("`{s}`")
+                    } else {
+                        format!("`{s}` ({note})")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => String::new(),
+        };
+        self.allowed
+            .replace("{range}", &range)
+            .replace("{options}", &options)
+    }
+
+    /// The form's `(value, label)` choices for a select (empty for a free-text key).
+    pub fn choices(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        match self.values {
+            Values::Options { options, empty } => {
+                if empty {
+                    out.push((String::new(), "preset".to_string()));
+                }
+                out.extend(
+                    options()
+                        .into_iter()
+                        .map(|(s, label, _)| (s.to_string(), label.to_string())),
+                );
+            }
+            Values::Bool { off, on, empty } => {
+                if empty {
+                    out.push((String::new(), "preset".to_string()));
+                }
+                out.push(("0".into(), off.into()));
+                out.push(("1".into(), on.into()));
+            }
+            Values::Gpu => out.extend(GPUS.iter().map(|g| (g.id.into(), g.name.into()))),
+            _ => {}
+        }
+        out
+    }
+
+    /// The numeric bounds the form enforces (`None` for a non-numeric key).
+    pub fn bounds(&self) -> Option<(u64, u64)> {
+        match self.values {
+            Values::Int { lo, hi, .. } => Some((lo, hi)),
+            _ => None,
+        }
+    }
+}
+
+/// `10^k` for the round powers of ten the table uses as limits, else the digits.
+fn big(n: u64) -> String {
+    let mut k = 0;
+    let mut m = n;
+    while m >= 10 && m % 10 == 0 {
+        m /= 10;
+        k += 1;
+    }
+    if m == 1 && k >= 9 {
+        format!("10^{k}")
+    } else {
+        n.to_string()
+    }
+}
+
+/// A value a key holds: how it is written and parsed.
+pub trait Field: Sized {
+    /// The canonical string (empty: not set).
+    fn show(&self) -> String;
+    /// Parses `v` under the key's `values`.
+    fn read(v: &str, values: &Values) -> Result<Self, String>;
+}
+
+pub(crate) fn parse_int(value: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    let t = value.trim().replace('_', "");
+    let n: u64 = if let Some((m, e)) = t.split_once(['e', 'E']) {
+        // Scientific notation for big counts, e.g. params=7e9 (must be an integer).
+        let m: f64 = m
+            .parse()
+            .map_err(|_| format!("`{value}` is not a number"))?;
+        let e: i32 = e
+            .parse()
+            .map_err(|_| format!("`{value}` is not a number"))?;
+        let f = m * 10f64.powi(e);
+        if !f.is_finite() || f.fract() != 0.0 || f < 0.0 || f > u64::MAX as f64 {
+            return Err(format!("`{value}` is not a whole number"));
+        }
+        f as u64
+    } else {
+        t.parse().map_err(|_| {
+            if t.starts_with('-') {
+                format!("`{value}` is negative")
+            } else {
+                format!("`{value}` is not a whole number")
+            }
+        })?
+    };
+    if n < lo || n > hi {
+        return Err(format!("`{value}` is outside {lo}–{hi}"));
+    }
+    Ok(n)
+}
+
+fn int_range(values: &Values) -> (u64, u64) {
+    match *values {
+        Values::Int { lo, hi, .. } => (lo, hi),
+        _ => (0, u64::MAX),
+    }
+}
+
+fn is_empty(v: &str) -> bool {
+    v.trim().is_empty()
+}
+
+impl Field for u64 {
+    fn show(&self) -> String {
+        self.to_string()
+    }
+    fn read(v: &str, values: &Values) -> Result<Self, String> {
+        let (lo, hi) = int_range(values);
+        parse_int(v, lo, hi)
+    }
+}
+
+impl Field for u32 {
+    fn show(&self) -> String {
+        self.to_string()
+    }
+    fn read(v: &str, values: &Values) -> Result<Self, String> {
+        let (lo, hi) = int_range(values);
+        parse_int(v, lo, hi.min(u32::MAX as u64)).map(|n| n as u32)
+    }
+}
+
+impl Field for Count {
+    fn show(&self) -> String {
+        self.to_string()
+    }
+    fn read(v: &str, values: &Values) -> Result<Self, String> {
+        let (lo, hi) = int_range(values);
+        let n = parse_int(v, lo.max(1), hi.min(u32::MAX as u64))?;
+        Count::new(n as u32).ok_or_else(|| format!("`{v}` is zero"))
+    }
+}
+
+impl Field for bool {
+    fn show(&self) -> String {
+        (*self as u8).to_string()
+    }
+    fn read(v: &str, _: &Values) -> Result<Self, String> {
+        match v.trim() {
+            "1" | "true" | "yes" | "on" => Ok(true),
+            "0" | "false" | "no" | "off" => Ok(false),
+            _ => Err(format!("`{v}` is not 0 or 1")),
+        }
+    }
+}
+
+impl Field for f64 {
+    fn show(&self) -> String {
+        self.to_string()
+    }
+    fn read(v: &str, values: &Values) -> Result<Self, String> {
+        let hi = match *values {
+            Values::Float { hi } => hi,
+            _ => f64::MAX,
+        };
+        let f: f64 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{v}` is not a number"))?;
+        if !(f.is_finite() && f > 0.0 && f <= hi) {
+            return Err(format!("`{v}` is outside (0, {hi}]"));
+        }
+        Ok(f)
+    }
+}
+
+impl<T: Field> Field for Option<T> {
+    fn show(&self) -> String {
+        self.as_ref().map(T::show).unwrap_or_default()
+    }
+    fn read(v: &str, values: &Values) -> Result<Self, String> {
+        if is_empty(v) {
+            Ok(None)
+        } else {
+            T::read(v, values).map(Some)
+        }
+    }
+}
+
+/// Spelled enums are fields through this wrapper's impls (no blanket impl over
+/// [`Spelled`], which would overlap the integers').
+macro_rules! spelled_field {
+    ($($t:ty),+) => {$(
+        impl Field for $t {
+            fn show(&self) -> String {
+                Spelled::as_str(*self).to_string()
+            }
+            fn read(v: &str, _: &Values) -> Result<Self, String> {
+                <$t as Spelled>::parse(v).ok_or_else(|| {
+                    let names: Vec<&str> = <$t as Spelled>::ALL.iter().map(|x| Spelled::as_str(*x)).collect();
+                    format!("`{v}` is not one of {}", names.join(", "))
+                })
+            }
+        }
+    )+};
+}
+spelled_field!(
+    Mode,
+    Offload,
+    Precision,
+    GradAcc,
+    AdamImpl,
+    Logits,
+    Optimizer,
+    LoraTargets,
+    Dtype,
+    Solve,
+    Attn,
+    Schedule,
+    Framework,
+    Convention,
+    Recompute,
+    Units,
+    Mlp,
+    Norm,
+    Bias
+);
+
+/// A key bound to one field of [`Settings`] by its path.
+macro_rules! field {
+    ($name:literal, $($f:ident).+, $values:expr, $meaning:literal, $unit:literal, $label:literal, $allowed:literal) => {
+        Key {
+            name: $name,
+            meaning: $meaning,
+            unit: $unit,
+            label: $label,
+            values: $values,
+            allowed: $allowed,
+            get: |x| Field::show(&x.$($f).+),
+            set: |x, v| {
+                x.$($f).+ = Field::read(v, &$values)?;
+                Ok(None)
+            },
+        }
+    };
+}
+
+const fn int(lo: u64, hi: u64) -> Values {
+    Values::Int {
+        lo,
+        hi,
+        empty: false,
+    }
+}
+const fn opt_int(lo: u64, hi: u64) -> Values {
+    Values::Int {
+        lo,
+        hi,
+        empty: true,
+    }
+}
+const fn flag(off: &'static str, on: &'static str) -> Values {
+    Values::Bool {
+        off,
+        on,
+        empty: false,
+    }
+}
+const fn options<T: Spelled>(empty: bool) -> Values {
+    Values::Options {
+        options: T::spellings,
+        empty,
+    }
+}
+
+const MAX_PARAMS: u64 = 1_000_000_000_000_000;
+const BUCKET: Values = int(0, 1_000_000_000_000);
+
+fn set_model(x: &mut Settings, v: &str) -> Result<Applied, String> {
+    let id = v.trim();
+    if preset(id).is_none() {
+        return Err(format!("unknown model `{v}` (the presets are listed by `memfit --help` and in the Preset menu)"));
+    }
+    x.scenario.model.preset = id.to_string();
+    Ok(None)
+}
+
+fn set_gpu(x: &mut Settings, v: &str) -> Result<Applied, String> {
+    let id = v.trim();
+    if gpu(id).is_none() {
+        return Err(format!(
+            "unknown GPU `{v}`; known: {}",
+            GPUS.iter().map(|g| g.id).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    x.scenario.cluster.gpu = id.to_string();
+    Ok(None)
+}
+
+fn set_version(_: &mut Settings, v: &str) -> Result<Applied, String> {
+    let n = parse_int(v, 0, u32::MAX as u64)?;
+    if n != VERSION as u64 {
+        return Err(format!(
+            "format version `{v}` is unknown; reading as version {VERSION}"
+        ));
+    }
+    Ok(None)
+}
+
+fn set_dp(x: &mut Settings, v: &str) -> Result<Applied, String> {
+    x.scenario.parallel.dp = if v.trim() == "auto" {
+        None
+    } else {
+        Field::read(v, &opt_int(1, 1 << 20))?
+    };
+    Ok(None)
+}
+
+/// `zero=N`: a ZeRO stage (replacing an FSDP strategy: the form's ZeRO menu switches
+/// FSDP off; the decoder applies `zero` before `fsdp`).
+fn set_zero(x: &mut Settings, v: &str) -> Result<Applied, String> {
+    let n = parse_int(v, 0, 3).map_err(|_| format!("`{v}` is not a ZeRO stage (0, 1, 2 or 3)"))?;
+    let z = Zero::from_number(n as u8).unwrap_or_default();
+    if !(matches!(x.scenario.sharding, Sharding::Fsdp(_)) && z == Zero::Z0) {
+        x.scenario.sharding = Sharding::Zero(z);
+    }
+    Ok(None)
+}
+
+/// `fsdp=S`: an FSDP strategy replaces a ZeRO stage (said when one was set); `none`
+/// leaves a ZeRO stage as it is.
+fn set_fsdp(x: &mut Settings, v: &str) -> Result<Applied, String> {
+    let f = <Fsdp as Spelled>::parse(v).ok_or_else(|| {
+        let names: Vec<&str> = Fsdp::ALL.iter().map(|f| f.as_str()).collect();
+        format!("`{v}` is not one of {}", names.join(", "))
+    })?;
+    let before = x.scenario.sharding;
+    x.scenario.sharding = match (f, before) {
+        (Fsdp::None, Sharding::Zero(_)) => before,
+        (f, _) => Sharding::fsdp_or_z0(f),
+    };
+    Ok(match (f, before) {
+        (Fsdp::None, _) | (_, Sharding::Zero(Zero::Z0) | Sharding::Fsdp(_)) => None,
+        (f, Sharding::Zero(z)) => Some(format!(
+            "fsdp={} sets the sharding; zero={} is ignored",
+            f.as_str(),
+            z.number()
+        )),
+    })
+}
+
+fn set_finetune(x: &mut Settings, v: &str) -> Result<Applied, String> {
+    let kind: Finetune = <Finetune as Spelled>::parse(v).ok_or_else(|| {
+        let names: Vec<&str> = Finetune::ALL.iter().map(|f| f.as_str()).collect();
+        format!("`{v}` is not one of {}", names.join(", "))
+    })?;
+    let t = &mut x.scenario.finetune;
+    if t.kind() != kind {
+        // The adapters' settings carry over between LoRA and QLoRA.
+        let next = Tuning::of(kind);
+        *t = match (next, t.adapters()) {
+            (Tuning::Lora { .. }, Some((rank, targets))) => Tuning::Lora { rank, targets },
+            (Tuning::Qlora { double_quant, .. }, Some((rank, targets))) => Tuning::Qlora {
+                rank,
+                targets,
+                double_quant,
+            },
+            (next, _) => next,
+        };
+    }
+    Ok(None)
+}
+
+fn adapters_only(key: &str) -> String {
+    format!("{key} applies to finetune=lora or finetune=qlora")
+}
+
+fn get_rank(x: &Settings) -> String {
+    x.scenario
+        .finetune
+        .adapters()
+        .map_or(16, |(r, _)| r.get())
+        .to_string()
+}
+
+fn set_rank(x: &mut Settings, v: &str) -> Result<Applied, String> {
+    let r: Count = Field::read(v, &int(1, 65_536))?;
+    match &mut x.scenario.finetune {
+        Tuning::Lora { rank, .. } | Tuning::Qlora { rank, .. } => *rank = r,
+        Tuning::Full if r.get() == 16 => {}
+        Tuning::Full => return Err(adapters_only("lora_rank")),
+    }
+    Ok(None)
+}
+
+fn get_targets(x: &Settings) -> String {
+    x.scenario
+        .finetune
+        .adapters()
+        .map_or(LoraTargets::All, |(_, t)| t)
+        .as_str()
+        .into()
+}
+
+fn set_targets(x: &mut Settings, v: &str) -> Result<Applied, String> {
+    let t: LoraTargets = Field::read(v, &options::<LoraTargets>(false))?;
+    match &mut x.scenario.finetune {
+        Tuning::Lora { targets, .. } | Tuning::Qlora { targets, .. } => *targets = t,
+        Tuning::Full if t == LoraTargets::All => {}
+        Tuning::Full => return Err(adapters_only("lora_targets")),
+    }
+    Ok(None)
+}
+
+fn get_double_quant(x: &Settings) -> String {
+    match x.scenario.finetune {
+        Tuning::Qlora { double_quant, .. } => double_quant.show(),
+        _ => true.show(),
+    }
+}
+
+fn set_double_quant(x: &mut Settings, v: &str) -> Result<Applied, String> {
+    let d: bool = Field::read(v, &flag("off", "on"))?;
+    match &mut x.scenario.finetune {
+        Tuning::Qlora { double_quant, .. } => *double_quant = d,
+        _ if d => {}
+        _ => return Err("double_quant applies to finetune=qlora".into()),
+    }
+    Ok(None)
+}
+
+/// Every key, in canonical order (the order `encode` writes them and the decoder
+/// applies them).
+#[rustfmt::skip]
+pub const KEYS: &[Key] = &[
+    Key { name: "v", meaning: "format version", unit: "-", label: "Format version", values: Values::Version, allowed: "1",
+          get: |_| VERSION.to_string(), set: set_version },
+    Key { name: "model", meaning: "model preset id", unit: "-", label: "Preset", values: Values::Preset, allowed: "a preset id (see `memfit --help`)",
+          get: |x| x.scenario.model.preset.clone(), set: set_model },
+    field!("layers", scenario.model.overrides.layers, opt_int(1, 1024), "transformer blocks (overrides the preset)", "count", "Layers", "{range}, empty = preset"),
+    field!("hidden", scenario.model.overrides.hidden, opt_int(1, 1 << 20), "model width h", "count", "Hidden", "{range}, empty = preset"),
+    field!("heads", scenario.model.overrides.heads, opt_int(1, 4096), "attention heads a", "count", "Heads", "{range}, empty = preset"),
+    field!("kv_heads", scenario.model.overrides.kv_heads, opt_int(1, 4096), "key/value heads (GQA/MQA)", "count", "KV heads", "{range}, divides heads, empty = preset"),
+    field!("head_dim", scenario.model.overrides.head_dim, opt_int(1, 65_536), "width of one attention head d", "count", "Head dim", "{range}, empty = hidden/heads or preset"),
+    field!("ffn", scenario.model.overrides.ffn, opt_int(1, 1 << 22), "feed-forward width f", "count", "FFN width", "{range}, empty = preset"),
+    field!("vocab", scenario.model.overrides.vocab, opt_int(1, 1 << 24), "vocabulary size V", "tokens", "Vocabulary", "{range}, empty = preset"),
+    field!("mlp", scenario.model.overrides.mlp, options::<Mlp>(true), "feed-forward shape", "-", "MLP", "{options}, empty = preset"),
+    field!("norm", scenario.model.overrides.norm, options::<Norm>(true), "normalisation", "-", "Norm", "{options}, empty = preset"),
+    field!("tied", scenario.model.overrides.tied, Values::Bool { off: "untied", on: "tied", empty: true }, "LM head tied to the embedding", "-", "Tied LM head", "`0`, `1`, empty = preset"),
+    field!("bias", scenario.model.overrides.bias, options::<Bias>(true), "linear-layer biases", "-", "Biases", "{options}, empty = preset"),
+    field!("experts", scenario.model.overrides.experts, opt_int(0, 1024), "routed experts per MoE layer", "count", "Experts", "{range} (0 = dense), empty = preset"),
+    field!("top_k", scenario.model.overrides.top_k, opt_int(1, 1024), "experts each token uses", "count", "Top-k", "{range}, empty = preset"),
+    field!("moe_ffn", scenario.model.overrides.moe_ffn, opt_int(1, 1 << 22), "width of one routed expert", "count", "Expert width", "{range}, empty = `ffn` or preset"),
+    field!("shared_experts", scenario.model.overrides.shared_experts, opt_int(0, 1024), "always-active experts per MoE layer, each `moe_ffn` wide", "count", "Shared experts", "{range}, empty = preset"),
+    field!("first_dense", scenario.model.overrides.first_dense, opt_int(0, 1023), "leading blocks with a dense `ffn`-wide MLP in an MoE model", "count", "Dense first blocks", "{range}, below layers, empty = preset"),
+    field!("positions", scenario.model.overrides.positions, opt_int(0, 1 << 24), "learned absolute position embeddings (0 = rotary/ALiBi)", "positions", "Learned positions", "{range}, empty = preset"),
+    field!("window", scenario.model.overrides.window, opt_int(0, 1 << 24), "sliding-window attention span W (bounds the KV cache of windowed layers)", "tokens", "Sliding window", "{range} (0 = none), empty = preset"),
+    field!("local_layers", scenario.model.overrides.local_layers, opt_int(0, 1024), "layers that attend within the window", "count", "Windowed layers", "{range}, at most layers, empty = preset (scaled with a layers override)"),
+    field!("params", scenario.model.params, opt_int(1, MAX_PARAMS), "explicit total parameters (DeepSpeed's cold input)", "parameters", "Params (explicit)", "{range}, empty = from the architecture"),
+    field!("largest_layer", scenario.model.largest_layer, opt_int(1, MAX_PARAMS), "explicit largest-layer parameters", "parameters", "Largest layer", "{range}, empty = from the architecture"),
+    field!("mode", scenario.workload.mode, options::<Mode>(false), "training or inference", "-", "Mode", "{options}"),
+    field!("batch", scenario.workload.batch, int(1, 1 << 20), "micro-batch per GPU", "sequences", "Micro-batch / GPU", "{range}"),
+    field!("seq", scenario.workload.seq, int(1, 1 << 26), "sequence length (the prompt, in inference)", "tokens", "Sequence", "{range}"),
+    field!("gen", scenario.workload.gen, int(0, 1 << 26), "tokens generated (inference)", "tokens", "Generated (inference)", "{range}"),
+    field!("logits", scenario.workload.logits, options::<Logits>(false), "inference logits kept", "-", "Logits (inference)", "{options}"),
+    field!("gpus_per_node", scenario.cluster.gpus_per_node, int(1, 1024), "GPUs per node n", "GPUs", "GPUs / node", "{range}"),
+    field!("nodes", scenario.cluster.nodes, int(1, 1 << 20), "nodes", "nodes", "Nodes", "{range}"),
+    Key { name: "dp", meaning: "data-parallel degree", unit: "ranks", label: "DP", values: opt_int(1, 1 << 20), allowed: "{range}, `auto`/empty = GPUs / (tp·pp·cp)",
+          get: |x| x.scenario.parallel.dp.show(), set: set_dp },
+    field!("tp", scenario.parallel.tp, int(1, 1 << 20), "tensor-parallel degree", "ranks", "TP", "{range}"),
+    field!("pp", scenario.parallel.pp, int(1, 1 << 20), "pipeline-parallel degree", "stages", "PP", "{range}"),
+    field!("cp", scenario.parallel.cp, int(1, 1 << 20), "context-parallel degree", "ranks", "CP", "{range}"),
+    Key { name: "zero", meaning: "ZeRO stage", unit: "-", label: "ZeRO stage", values: Values::Options { options: <Zero as Spelled>::spellings, empty: false }, allowed: "0, 1, 2, 3",
+          get: |x| x.scenario.sharding.zero_key().as_str().into(), set: set_zero },
+    field!("offload_opt", scenario.offload.optimizer, options::<Offload>(false), "optimizer-state offload", "-", "Offload optimizer", "{options}"),
+    field!("offload_param", scenario.offload.params, options::<Offload>(false), "parameter offload (ZeRO-3)", "-", "Offload params", "{options}"),
+    field!("zero_init", scenario.runtime.zero_init, flag("no", "yes"), "model built under deepspeed.zero.Init", "-", "zero.Init", "`0`, `1`"),
+    field!("buffer_factor", scenario.runtime.buffer_factor, Values::Float { hi: 100.0 }, "DeepSpeed additional_buffer_factor (host RAM)", "factor", "Host buffer factor", "0 < x ≤ 100"),
+    field!("precision", scenario.numerics.precision, options::<Precision>(false), "precision policy", "-", "Precision", "{options}"),
+    field!("grad_acc_dtype", scenario.numerics.grad_acc, options::<GradAcc>(false), "how gradients are kept", "-", "Gradients", "{options}"),
+    field!("optimizer", scenario.numerics.optimizer, options::<Optimizer>(false), "optimizer", "-", "Optimizer", "{options}"),
+    field!("adam_impl", scenario.numerics.adam_impl, options::<AdamImpl>(false), "PyTorch Adam/AdamW implementation (framework=pytorch): its temporaries in the step", "-", "AdamW kernel (PyTorch)", "{options}"),
+    Key { name: "fsdp", meaning: "FSDP sharding strategy (overrides `zero`)", unit: "-", label: "FSDP", values: Values::Options { options: <Fsdp as Spelled>::spellings, empty: false }, allowed: "{options}",
+          get: |x| x.scenario.sharding.fsdp().as_str().into(), set: set_fsdp },
+    Key { name: "finetune", meaning: "full training or adapters", unit: "-", label: "Fine-tuning", values: Values::Options { options: <Finetune as Spelled>::spellings, empty: false }, allowed: "{options}",
+          get: |x| x.scenario.finetune.kind().as_str().into(), set: set_finetune },
+    Key { name: "lora_rank", meaning: "LoRA rank r", unit: "count", label: "LoRA rank", values: int(1, 65_536), allowed: "{range}",
+          get: get_rank, set: set_rank },
+    Key { name: "lora_targets", meaning: "linears with adapters", unit: "-", label: "LoRA targets", values: options::<LoraTargets>(false), allowed: "{options}",
+          get: get_targets, set: set_targets },
+    Key { name: "double_quant", meaning: "QLoRA double quantisation", unit: "-", label: "Double quantisation", values: flag("off", "on"), allowed: "`0`, `1`",
+          get: get_double_quant, set: set_double_quant },
+    field!("weight_dtype", scenario.numerics.weight_dtype, options::<Dtype>(false), "inference weight storage", "-", "Weights (inference)", "{options}"),
+    field!("quant_group", scenario.numerics.quant_group, int(1, 1 << 20), "weights per int8/int4 scale group", "weights", "Quantisation group", "{range}"),
+    field!("kv_dtype", scenario.numerics.kv_dtype, options::<Dtype>(false), "KV cache storage", "-", "KV cache", "{options}"),
+    field!("sp", scenario.parallel.sp, flag("off", "on"), "sequence parallelism (with TP)", "-", "SP (with TP)", "`0`, `1`"),
+    field!("recompute", scenario.activations.recompute, options::<Recompute>(false), "activation recomputation", "-", "Recompute", "{options}"),
+    field!("vpp", scenario.parallel.vpp, int(1, 1024), "virtual pipeline stages per rank (interleaved)", "stages", "Virtual stages", "{range}"),
+    field!("microbatches", scenario.workload.microbatches, int(1, 1 << 20), "micro-batches per optimizer step", "count", "Micro-batches / step", "{range}"),
+    field!("ep", scenario.parallel.ep, int(1, 1024), "expert-parallel degree", "ranks", "EP", "{range}"),
+    field!("pin_memory", scenario.offload.pin_memory, flag("no", "yes"), "pinned host buffers (ZeRO-3 offload)", "-", "Pinned memory", "`0`, `1`"),
+    field!("solve", view.solve, options::<Solve>(false), "inverse solve to report", "-", "Solve", "{options}"),
+    field!("timeline", view.timeline, flag("off", "on"), "add the step timeline (every allocation and free) to the JSON", "-", "Timeline in the JSON", "`0`, `1`"),
+    field!("attn", scenario.activations.attn, options::<Attn>(false), "attention kernel", "-", "Attention", "{options}"),
+    field!("dropout", scenario.activations.dropout, flag("off", "on"), "dropout active (masks stored)", "-", "Dropout", "`0`, `1`"),
+    field!("schedule", scenario.parallel.schedule, options::<Schedule>(false), "pipeline schedule", "-", "PP schedule", "{options}"),
+    field!("framework", scenario.stack.framework, options::<Framework>(false), "whose allocations are modelled", "-", "Framework", "{options}"),
+    field!("ckpt_layers", scenario.activations.ckpt_layers, int(0, 1024), "layers per model chunk (per stage without `vpp`) checkpointed with `recompute=full`", "layers", "Checkpointed layers", "0 (= all)–1024"),
+    field!("cuda_ctx", scenario.runtime.cuda_ctx_mib, int(0, 65_536), "CUDA context + cuBLAS/cuDNN workspaces per GPU", "MiB", "CUDA context", "{range}"),
+    field!("nccl", scenario.runtime.nccl_mib, opt_int(0, 65_536), "NCCL communicator buffers per GPU", "MiB", "NCCL buffers", "{range}, empty = 0 on one GPU, else 256"),
+    field!("frag", scenario.runtime.frag_pct, int(0, 100), "allocator fragmentation (reserved − allocated)", "% of allocated", "Fragmentation", "{range}"),
+    field!("reduce_bucket", scenario.runtime.reduce_bucket, BUCKET, "DeepSpeed reduce_bucket_size", "elements", "reduce_bucket_size", "{range}"),
+    field!("allgather_bucket", scenario.runtime.allgather_bucket, BUCKET, "DeepSpeed allgather_bucket_size", "elements", "allgather_bucket_size", "{range}"),
+    field!("overlap_comm", scenario.runtime.overlap_comm, flag("off", "on"), "DeepSpeed overlap_comm (double-buffered reduce)", "-", "overlap_comm", "`0`, `1`"),
+    field!("prefetch_bucket", scenario.runtime.prefetch_bucket, BUCKET, "DeepSpeed stage3_prefetch_bucket_size", "elements", "stage3 prefetch", "{range}"),
+    field!("max_live_params", scenario.runtime.max_live_params, BUCKET, "DeepSpeed stage3_max_live_parameters", "elements", "stage3 max live", "{range}"),
+    Key { name: "gpu", meaning: "GPU preset id", unit: "-", label: "GPU", values: Values::Gpu, allowed: "a GPU id (see `memfit --help`)",
+          get: |x| x.scenario.cluster.gpu.clone(), set: set_gpu },
+    field!("gpu_mem", scenario.cluster.gpu_mem_mib, opt_int(1, 1 << 30), "custom usable memory per GPU (overrides the preset)", "MiB", "Custom memory", "{range}, empty = preset"),
+    field!("convention", scenario.stack.convention, options::<Convention>(false), "whose accounting", "-", "Convention", "{options}"),
+    field!("units", view.units, options::<Units>(false), "display units", "-", "Units", "{options}"),
+];
+
+/// The key named `name`.
+pub fn key(name: &str) -> Option<&'static Key> {
+    KEYS.iter().find(|k| k.name == name)
+}

@@ -1,0 +1,404 @@
+//! The scenario's choices, each an enum whose spellings, form labels and notes are
+//! declared once ([`spelled!`](crate::spelled)).
+
+use crate::spelled;
+use serde::{Deserialize, Serialize};
+
+spelled! {
+    /// Training or inference.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Mode {
+        /// Forward, backward and optimizer step.
+        #[default]
+        Train = "train", "Training", "";
+        /// Prefill and decode with a KV cache.
+        Infer = "infer", "Inference", "";
+    }
+}
+
+spelled! {
+    /// ZeRO stage (DeepSpeed) — what is partitioned across the data-parallel ranks.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+    pub enum Zero {
+        /// Plain data parallelism: every rank holds everything.
+        #[default]
+        Z0 = "0", "0 — plain DP", "";
+        /// Optimizer states partitioned.
+        Z1 = "1", "1 — optimizer states", "";
+        /// Optimizer states and gradients partitioned.
+        Z2 = "2", "2 — + gradients", "";
+        /// Optimizer states, gradients and parameters partitioned (≈ FSDP FULL_SHARD).
+        Z3 = "3", "3 — + parameters", "";
+    }
+}
+
+impl Zero {
+    /// The stage number.
+    pub fn number(self) -> u8 {
+        match self {
+            Zero::Z0 => 0,
+            Zero::Z1 => 1,
+            Zero::Z2 => 2,
+            Zero::Z3 => 3,
+        }
+    }
+    /// From a stage number.
+    pub fn from_number(n: u8) -> Option<Zero> {
+        Zero::ALL.get(n as usize).copied()
+    }
+}
+
+spelled! {
+    /// PyTorch FSDP sharding strategy (maps onto the ZeRO stages); `None` is the `fsdp`
+    /// key's "not FSDP" (a scenario keeps its sharding as one [`Sharding`]).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Fsdp {
+        /// Not using FSDP (the `zero` key applies).
+        #[default]
+        None = "none", "none", "";
+        /// FULL_SHARD = ZeRO-3 over all data-parallel ranks.
+        FullShard = "full_shard", "FULL_SHARD", "";
+        /// SHARD_GRAD_OP = ZeRO-2.
+        ShardGradOp = "shard_grad_op", "SHARD_GRAD_OP", "";
+        /// HYBRID_SHARD = ZeRO-3 inside a node, replicated across nodes.
+        HybridShard = "hybrid_shard", "HYBRID_SHARD", "";
+    }
+}
+
+/// How the model states are sharded over the data-parallel ranks: a ZeRO stage, or an
+/// FSDP strategy (which implies its stage). One value, so "ZeRO-2 and FULL_SHARD at
+/// once" cannot be stated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Sharding {
+    /// DeepSpeed's ZeRO stage (or, under `framework=pytorch`, DDP / ZeroRedundancyOptimizer).
+    Zero(Zero),
+    /// A PyTorch FSDP strategy (never [`Fsdp::None`]).
+    Fsdp(Fsdp),
+}
+
+impl Default for Sharding {
+    fn default() -> Self {
+        Sharding::Zero(Zero::Z0)
+    }
+}
+
+impl Sharding {
+    /// An FSDP strategy, or ZeRO-0 for [`Fsdp::None`].
+    pub fn fsdp_or_z0(f: Fsdp) -> Sharding {
+        match f {
+            Fsdp::None => Sharding::Zero(Zero::Z0),
+            f => Sharding::Fsdp(f),
+        }
+    }
+    /// The ZeRO stage in effect: FSDP's strategy maps to its stage.
+    pub fn zero(self) -> Zero {
+        match self {
+            Sharding::Zero(z) => z,
+            Sharding::Fsdp(Fsdp::ShardGradOp) => Zero::Z2,
+            Sharding::Fsdp(Fsdp::None) => Zero::Z0,
+            Sharding::Fsdp(_) => Zero::Z3,
+        }
+    }
+    /// The FSDP strategy ([`Fsdp::None`] for a ZeRO stage).
+    pub fn fsdp(self) -> Fsdp {
+        match self {
+            Sharding::Zero(_) => Fsdp::None,
+            Sharding::Fsdp(f) => f,
+        }
+    }
+    /// The `zero` key's stage (ZeRO-0 under FSDP, whose key is `fsdp`).
+    pub fn zero_key(self) -> Zero {
+        match self {
+            Sharding::Zero(z) => z,
+            Sharding::Fsdp(_) => Zero::Z0,
+        }
+    }
+}
+
+spelled! {
+    /// Where offloaded state lives.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Offload {
+        /// Stays on the GPU.
+        #[default]
+        None = "none", "none", "";
+        /// Host RAM (ZeRO-Offload).
+        Cpu = "cpu", "CPU", "";
+        /// NVMe (ZeRO-Infinity); host RAM still stages it.
+        Nvme = "nvme", "NVMe", "";
+    }
+}
+
+spelled! {
+    /// Numeric precision policy.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Precision {
+        /// Mixed precision: bf16 weights, grads and activations, fp32 master weights and optimizer states.
+        #[default]
+        Bf16 = "bf16", "bf16 mixed", "";
+        /// Mixed precision with fp16 (same byte counts as bf16, plus loss scaling).
+        Fp16 = "fp16", "fp16 mixed", "mixed, fp32 master";
+        /// Everything in fp32 (4 bytes).
+        Fp32 = "fp32", "fp32", "";
+        /// Pure bf16: bf16 weights, gradients and optimizer states, no fp32 master copy.
+        Bf16Pure = "bf16-pure", "bf16 pure", "no master";
+        /// FP8 training, Transformer-Engine style: bf16 weights plus fp8 weight copies,
+        /// fp32 master weights and optimizer states.
+        Fp8 = "fp8", "fp8 (TE)", "bf16 + fp8 copies, fp32 master";
+    }
+}
+
+impl Precision {
+    /// Bytes per element of weights, gradients and activations in the compute dtype.
+    pub fn compute_bytes(self) -> u64 {
+        match self {
+            Precision::Fp32 => 4,
+            _ => 2,
+        }
+    }
+    /// Whether an fp32 master copy of the weights is kept.
+    pub fn has_master(self) -> bool {
+        matches!(self, Precision::Bf16 | Precision::Fp16 | Precision::Fp8)
+    }
+    /// Bytes per element of optimizer moments (fp32, except bf16-pure).
+    pub fn state_bytes(self) -> u64 {
+        match self {
+            Precision::Bf16Pure => 2,
+            _ => 4,
+        }
+    }
+}
+
+spelled! {
+    /// How gradients are kept (seed 003's 16 vs 18 vs 20 bytes per parameter).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum GradAcc {
+        /// Gradients in the compute dtype (2 B in bf16): 2+2+12 = 16 B/param with Adam.
+        #[default]
+        Compute = "compute", "compute dtype (16 B)", "16 B/param";
+        /// Gradients accumulated in fp32 only (Megatron's `main_grad`): 2+4+12 = 18 B/param.
+        Fp32 = "fp32", "fp32 (18 B)", "18, Megatron main_grad";
+        /// Compute-dtype gradients plus an fp32 accumulation buffer: 2+2+4+12 = 20 B/param (seed 003).
+        Both = "both", "both (20 B)", "20, seed 003";
+    }
+}
+
+spelled! {
+    /// How PyTorch's Adam/AdamW runs its update (`torch.optim.AdamW(foreach=…, fused=…)`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum AdamImpl {
+        /// `foreach=True` (PyTorch's default on GPU): `_foreach_sqrt` of every `v` at once.
+        #[default]
+        Foreach = "foreach", "foreach", "sqrt(v) of every parameter";
+        /// `fused=True`: one kernel per parameter group, no temporary tensors.
+        Fused = "fused", "fused", "none";
+        /// `foreach=False`: one parameter at a time (`sqrt(v)` and its quotient).
+        Forloop = "forloop", "for-loop", "two of the largest tensor";
+    }
+}
+
+spelled! {
+    /// Which positions' logits an inference forward keeps.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Logits {
+        /// The last position only (`generate`: `logits_to_keep=1`).
+        #[default]
+        Last = "last", "last position (generate)", "generate: last position";
+        /// Every prompt position, and the loss over them (evaluation, perplexity).
+        All = "all", "every position + loss (eval)", "every prompt position and the loss: evaluation, perplexity";
+    }
+}
+
+spelled! {
+    /// The optimizer.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Optimizer {
+        /// AdamW: momentum and variance.
+        #[default]
+        Adamw = "adamw", "AdamW", "";
+        /// Adam: momentum and variance (same memory as AdamW).
+        Adam = "adam", "Adam", "";
+        /// Plain SGD: no state.
+        Sgd = "sgd", "SGD", "";
+        /// SGD with momentum: one moment.
+        SgdMomentum = "sgd-momentum", "SGD + momentum", "";
+        /// bitsandbytes 8-bit Adam: two 8-bit moments with one fp32 absmax per 2048-value block.
+        Adam8bit = "adam8bit", "8-bit Adam", "";
+        /// Adafactor: factored second moment (rows + columns per matrix), no momentum.
+        Adafactor = "adafactor", "Adafactor", "";
+        /// Lion: one moment.
+        Lion = "lion", "Lion", "";
+    }
+}
+
+spelled! {
+    /// Full fine-tuning or parameter-efficient adapters: the `finetune` key's spelling
+    /// (a scenario keeps the adapters' settings in [`Tuning`]).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Finetune {
+        /// Every parameter trains.
+        #[default]
+        Full = "full", "full", "";
+        /// LoRA: frozen base in the compute dtype, trainable low-rank adapters.
+        Lora = "lora", "LoRA", "";
+        /// QLoRA: frozen base in 4-bit NF4, trainable adapters.
+        Qlora = "qlora", "QLoRA (NF4)", "";
+    }
+}
+
+spelled! {
+    /// Which linear layers get LoRA adapters.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum LoraTargets {
+        /// q and v projections (PEFT's default for Llama-style models).
+        Qv = "qv", "q, v", "";
+        /// All attention projections (q, k, v, o).
+        Attn = "attn", "attention", "";
+        /// The MLP projections.
+        Mlp = "mlp", "MLP", "";
+        /// Every linear layer in the blocks (QLoRA paper, Unsloth).
+        #[default]
+        All = "all", "all linear", "";
+    }
+}
+
+spelled! {
+    /// Storage dtype for inference weights or the KV cache.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Dtype {
+        /// The precision policy's compute dtype.
+        #[default]
+        Auto = "auto", "auto", "= precision";
+        /// 4 bytes.
+        Fp32 = "fp32", "fp32", "";
+        /// 2 bytes.
+        Bf16 = "bf16", "bf16", "";
+        /// 2 bytes.
+        Fp16 = "fp16", "fp16", "";
+        /// 1 byte.
+        Fp8 = "fp8", "fp8", "";
+        /// 1 byte (+ group scales for weights).
+        Int8 = "int8", "int8", "";
+        /// 0.5 byte (+ group scales for weights).
+        Int4 = "int4", "int4", "";
+    }
+}
+
+impl Dtype {
+    /// Bits per element (`auto` resolves to the precision's compute dtype).
+    pub fn bits(self, p: Precision) -> u64 {
+        match self {
+            Dtype::Auto => p.compute_bytes() * 8,
+            Dtype::Fp32 => 32,
+            Dtype::Bf16 | Dtype::Fp16 => 16,
+            Dtype::Fp8 | Dtype::Int8 => 8,
+            Dtype::Int4 => 4,
+        }
+    }
+    /// Whether the format stores integer codes with per-group scales.
+    pub fn is_integer(self) -> bool {
+        matches!(self, Dtype::Int8 | Dtype::Int4)
+    }
+}
+
+spelled! {
+    /// An inverse solve to report.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Solve {
+        /// Nothing.
+        #[default]
+        None = "none", "none", "";
+        /// The largest micro-batch that fits.
+        MaxBatch = "max_batch", "largest micro-batch", "";
+        /// The largest sequence length (prompt + generated, in inference) that fits.
+        MaxContext = "max_context", "longest context", "";
+        /// The fewest GPUs of the selected type on which some layout fits.
+        MinGpus = "min_gpus", "fewest GPUs", "";
+    }
+}
+
+spelled! {
+    /// Attention kernel (decides whether the s² scores are stored).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Attn {
+        /// FlashAttention-2/3: stores q, k, v, output and the log-sum-exp; no s² scores; native GQA.
+        #[default]
+        Flash = "flash", "FlashAttention", "";
+        /// PyTorch fused SDPA (flash / memory-efficient backends): no s² scores; K/V repeated to all heads (HF `repeat_kv`).
+        Sdpa = "sdpa", "PyTorch SDPA", "";
+        /// Eager attention: stores the softmax (and, with dropout, the mask and dropped probabilities).
+        Eager = "eager", "eager (s² scores)", "stores the s² softmax";
+    }
+}
+
+spelled! {
+    /// Whose allocations are modelled.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Framework {
+        /// DeepSpeed ZeRO: bf16/fp16 params and grads, fp32 partitioned optimizer, communication buckets.
+        #[default]
+        Deepspeed = "deepspeed", "DeepSpeed", "";
+        /// Plain PyTorch (Hugging Face modules, autocast or FSDP2, torch.optim.AdamW foreach).
+        Pytorch = "pytorch", "PyTorch / FSDP2", "";
+        /// Megatron-LM: fp32 main grads, distributed optimizer, fused kernels, vocab-parallel loss.
+        Megatron = "megatron", "Megatron-LM", "";
+    }
+}
+
+spelled! {
+    /// Pipeline schedule.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Schedule {
+        /// 1F1B (PipeDream-flush): stage i holds min(p − i, m) micro-batches.
+        #[default]
+        OneFOneB = "1f1b", "1F1B", "";
+        /// GPipe: every micro-batch's forward before any backward: m in flight.
+        Gpipe = "gpipe", "GPipe", "";
+        /// Interleaved 1F1B with `vpp` virtual stages (Megatron-LM's schedule).
+        Interleaved = "interleaved", "interleaved", "with `vpp`";
+    }
+}
+
+spelled! {
+    /// Whose accounting the estimate follows. Sources disagree; memfit names the one it uses.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Convention {
+        /// memfit's own model: 2+2+12 B/param mixed-precision Adam (seed 001, ZeRO paper),
+        /// ZeRO-3 gathered-layer buffer (seed 000), seed 003's activation term.
+        #[default]
+        Memfit = "memfit", "memfit", "";
+        /// The formulas on DeepSpeed's "Memory Requirements" page (seed 000), applied literally.
+        DsDoc = "ds-doc", "DeepSpeed docs", "";
+        /// DeepSpeed ≤ 0.14.2's estimator code (ZeRO-2: `4P + 16P/G`).
+        Ds014 = "ds-0.14", "DeepSpeed ≤ 0.14.2", "";
+        /// DeepSpeed ≥ 0.14.3's estimator code, checked against 0.19.8 (ZeRO-2: `2P + 18P/G`).
+        Ds019 = "ds-0.19", "DeepSpeed ≥ 0.14.3", "";
+        /// Megatron-LM's theoretical memory formula at HEAD (d98e8a64).
+        Megatron = "megatron", "Megatron-LM (HEAD)", "";
+        /// Megatron-LM's formula at core_v0.14.0.
+        Megatron014 = "megatron-0.14", "Megatron core 0.14", "";
+        /// memfit's model states with seed 003's activations `(34·b·s·h + 5·b·s²·a)·L`.
+        Seed003 = "seed003", "seed 003 activations", "";
+        /// memfit's model states with seed 002's activations `16k·bsh + 2bsh + 2k·bas² + bas²` per layer.
+        Seed002 = "seed002", "seed 002 activations", "";
+        /// memfit's model states with Korthikanti et al. Table 2 (row chosen by tp, sp, recompute).
+        Korthikanti = "korthikanti", "Korthikanti Table 2", "";
+    }
+}
+
+impl Convention {
+    /// Whether this is one of DeepSpeed's model-states estimators.
+    pub fn is_deepspeed(self) -> bool {
+        matches!(
+            self,
+            Convention::DsDoc | Convention::Ds014 | Convention::Ds019
+        )
+    }
+    /// Whether this is Megatron-LM's formula.
+    pub fn is_megatron(self) -> bool {
+        matches!(self, Convention::Megatron | Convention::Megatron014)
+    }
+}
