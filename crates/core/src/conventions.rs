@@ -2,7 +2,7 @@
 //! estimators and Megatron-LM's theoretical memory formula.
 
 use super::deepspeed::{self, DsInputs, DsVersion};
-use super::ledger::{Component, Ledger, Location, Warning};
+use super::ledger::{Component, Ledger, Location, Mech, Warning};
 use super::megatron::{megatron_memory, MegatronArgs, MegatronVersion};
 use super::model::{Arch, Mlp, Norm};
 use super::scenario::{Convention, Layout, Offload, Scenario, Zero};
@@ -38,6 +38,7 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
         let e = deepspeed::zero2(&i, offload, version);
         if offload {
             ledger.push(
+                Mech::DsParams,
                 Component::Weights,
                 Location::Gpu,
                 e.gpu,
@@ -50,6 +51,7 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
                 "P·max(4·G, 16)·abf"
             };
             ledger.push(
+                Mech::DsOffloadStates,
                 Component::ModelStates,
                 Location::Cpu,
                 e.cpu,
@@ -68,6 +70,7 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
                 _ => "int(16·P/G)  (optimizer states, partitioned)",
             };
             ledger.push(
+                Mech::DsLead,
                 Component::Weights,
                 Location::Gpu,
                 lead,
@@ -75,6 +78,7 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
                 tool,
             );
             ledger.push(
+                Mech::DsRest,
                 Component::ModelStates,
                 Location::Gpu,
                 rest,
@@ -82,6 +86,7 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
                 tool,
             );
             ledger.push(
+                Mech::DsInitLoad,
                 Component::InitLoad,
                 Location::Cpu,
                 e.cpu,
@@ -103,6 +108,7 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
         s.runtime.zero_init as u8
     );
     ledger.push(
+        Mech::DsGatheredLayer,
         Component::GatheredLayer,
         Location::Gpu,
         e.largest_layer_memory,
@@ -134,6 +140,7 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
     };
     if !rest_formula.is_empty() {
         ledger.push(
+            Mech::DsZero3Rest,
             Component::ModelStates,
             Location::Gpu,
             rest,
@@ -147,6 +154,7 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
         Component::InitLoad
     };
     ledger.push(
+        Mech::DsZero3Host,
         cpu_component,
         Location::Cpu,
         e.cpu,
@@ -212,6 +220,7 @@ pub(crate) fn megatron_items(
         "18"
     };
     ledger.push(
+        Mech::MegatronStates,
         Component::ModelStates,
         Location::Gpu,
         e.weight_and_optimizer_bytes.round() as u64,
@@ -240,7 +249,7 @@ pub(crate) fn megatron_items(
             } else {
                 "[s·b·h·(18 + 4f/h)·L + 8·s·b·p + s·b·h·p]·PP [+ 4·s·b·h·(1 + V/h) if p=1] / t"
             };
-            ledger.push(Component::Activations, Location::Gpu, a.round() as u64, || (String::from(formula), format!(
+            ledger.push(Mech::MegatronActivations, Component::Activations, Location::Gpu, a.round() as u64, || (String::from(formula), format!(
                     "s={}, b={}, h={}, f={}, L={}, t={}, p={}, vpp={}, microbatches={}, sp={}, recompute={}",
                     s.workload.seq.get(),
                     s.workload.batch.get(),

@@ -11,7 +11,7 @@ use super::train::Stage;
 use super::{conventions, infer, train};
 use serde::{Deserialize, Serialize};
 
-pub use super::ledger::{Component, Item, Location, Phase, Warning};
+pub use super::ledger::{Component, Item, Location, Mech, Phase, Warning};
 
 /// Model facts reported with the estimate.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -86,20 +86,7 @@ pub struct Estimate {
     pub out_of_range: bool,
 }
 
-/// One pipeline stage's peak (all stages are listed; the ledger shows the peak one).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StageSummary {
-    /// Stage index, 0-based.
-    pub stage: u32,
-    /// Transformer blocks on the stage.
-    pub layers: u32,
-    /// Peak bytes per GPU of the stage.
-    pub per_gpu_bytes: u64,
-    /// Phase of the stage's peak.
-    pub peak_phase: Phase,
-    /// Bytes by component at the stage's peak.
-    pub components: Vec<(Component, u64)>,
-}
+pub use crate::ledger::StageSummary;
 
 /// A rule of thumb, labelled as such.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -137,35 +124,9 @@ impl Estimate {
     }
 }
 
-/// What every mechanism reads about the model, resolved once per scenario.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Prepared {
-    /// The architecture with the scenario's overrides.
-    pub arch: Arch,
-    /// Its parameter counts.
-    pub counts: ParamCount,
-    /// `Ψ`: the explicit `params=` or the architecture's total.
-    pub psi: u64,
-    /// `L`: the explicit `largest_layer=` or the architecture's largest module.
-    pub largest: u64,
-}
+pub use crate::resolved::Prepared;
 
-impl Prepared {
-    /// Resolves the scenario's model.
-    pub fn of(s: &Scenario) -> Prepared {
-        let arch = s.arch();
-        let counts = arch.params();
-        Prepared {
-            psi: s.model.params.unwrap_or(counts.total),
-            largest: s.model.largest_layer.unwrap_or(counts.largest_layer),
-            arch,
-            counts,
-        }
-    }
-}
-
-/// The phases of a training step, in the order a tie between their sums is reported.
-pub(crate) const TRAIN: [Phase; 3] = [Phase::Backward, Phase::Forward, Phase::OptimizerStep];
+pub(crate) use crate::stage::TRAIN;
 /// The phases of inference.
 const INFER: [Phase; 2] = [Phase::Decode, Phase::Prefill];
 
@@ -211,25 +172,9 @@ pub(crate) fn stage_count(arch: &Arch, l: &Layout) -> u32 {
     l.pp.min(arch.layers.max(1)).clamp(1, 1024)
 }
 
-/// One training pipeline stage's GPU memory under memfit's mechanisms: model states,
-/// activations, runtime overheads, then fragmentation on their allocated peak.
-pub(crate) fn train_stage(
-    s: &Scenario,
-    p: &Prepared,
-    l: &Layout,
-    st: &Stage,
-    ledger: &mut Ledger,
-) -> train::StageStates {
-    let states = train::model_states(s, &p.arch, p.psi, p.largest, l, st, ledger);
-    train::activation_items(s, &p.arch, l, st, states, ledger);
-    train::overhead_items(s, l, p.largest, ledger);
-    add_fragmentation(s, ledger, &TRAIN);
-    states
-}
-
 /// The ledger of a scenario that has no pipeline stages of its own (inference and
 /// the other tools' conventions); a warning when Megatron's formula needs one.
-fn whole_ledger(
+pub(crate) fn whole_ledger(
     s: &Scenario,
     p: &Prepared,
     l: &Layout,
@@ -252,17 +197,31 @@ fn whole_ledger(
     }
 }
 
+/// Inference's program over its ledger: the largest running total (with fragmentation)
+/// and the phase of the moment that first reaches it.
+fn infer_peak(s: &Scenario, p: &Prepared, l: &Layout, items: &[Item]) -> (u64, Phase) {
+    let layers = (p.arch.layers.max(1) as u64)
+        .div_ceil(l.pp.max(1) as u64)
+        .max(1) as u32;
+    let mut w = crate::program::Watch::new(items.len());
+    crate::program::infer::run(items, layers, s.workload.gen, &mut w);
+    let phase = match w.peak_event.map(|e| e.phase) {
+        Some(crate::program::StepPhase::Prefill) => Phase::Prefill,
+        _ => Phase::Decode,
+    };
+    (w.peak.clamp(0, OUT_OF_RANGE as i128) as u64, phase)
+}
+
 /// The per-GPU peak of a scenario, `estimate(s).per_gpu_bytes`, without building
-/// the ledger's text: the same mechanisms run into a byte tally. Allocates nothing
-/// for memfit's training and inference accounting.
+/// the ledger's text: each stage's step program run into a running-total sink.
 ///
 /// # Example
 /// ```
 /// use memfit_core::estimate::{estimate, per_gpu_peak, Prepared};
-/// use memfit_core::scenario::{Scenario, Zero};
+/// use memfit_core::scenario::{Scenario, Sharding, Zero};
 /// let mut s = Scenario::default();
 /// s.cluster.gpus_per_node = memfit_core::scenario::count(8);
-/// s.sharding = memfit_core::scenario::Sharding::Zero(Zero::Z3);
+/// s.sharding = Sharding::Zero(Zero::Z3);
 /// s.parallel.pp = memfit_core::scenario::count(2);
 /// assert_eq!(per_gpu_peak(&s, &Prepared::of(&s)), estimate(&s).per_gpu_bytes);
 /// ```
@@ -272,11 +231,7 @@ pub fn per_gpu_peak(s: &Scenario, p: &Prepared) -> u64 {
     if r == Route::Train {
         let n = stage_count(&p.arch, &l);
         (0..n)
-            .map(|i| {
-                let mut lg = Ledger::tally();
-                train_stage(s, p, &l, &Stage::of(&p.arch, n, i), &mut lg);
-                lg.totals().peak(Location::Gpu, &TRAIN, false).0
-            })
+            .map(|i| crate::stage::stage_peak(s, p, &l, &Stage::of(&p.arch, n, i)))
             .max()
             .unwrap_or(0)
     } else {
@@ -313,35 +268,27 @@ pub fn is_clean(s: &Scenario, p: &Prepared) -> bool {
     }
 }
 
-/// Every pipeline stage's ledger; returns the peak stage's items and every stage's summary.
-fn train_stages(s: &Scenario, p: &Prepared, l: &Layout) -> (Ledger, Vec<StageSummary>) {
+/// Every pipeline stage's ledger, read off its step program; returns the peak stage's
+/// items and every stage's summary.
+fn train_stages(s: &Scenario, p: &Prepared, l: &Layout) -> (Vec<Item>, Vec<StageSummary>) {
     let n = stage_count(&p.arch, l);
     let mut stages = Vec::with_capacity(n as usize);
-    let mut best: Option<(u64, Ledger)> = None;
+    let mut best: Option<(u64, Vec<Item>)> = None;
     for i in 0..n {
         let st = Stage::of(&p.arch, n, i);
-        let mut lg = Ledger::items();
-        train_stage(s, p, l, &st, &mut lg);
-        let (bytes, phase) = lg.totals().peak(Location::Gpu, &TRAIN, false);
-        if let Ledger::Items(items) = &mut lg {
-            stages.push(StageSummary {
-                stage: i,
-                layers: st.layers,
-                per_gpu_bytes: bytes,
-                peak_phase: phase,
-                components: by_component(items, phase),
-            });
-            if n > 1 {
-                for item in items.iter_mut() {
-                    item.rank = format!("stage {i} of {n}");
-                }
+        let mut sl = crate::stage::stage_ledger(s, p, l, &st);
+        let bytes = sl.summary.per_gpu_bytes;
+        stages.push(sl.summary);
+        if n > 1 {
+            for item in sl.items.iter_mut() {
+                item.rank = format!("stage {i} of {n}");
             }
         }
         if best.as_ref().is_none_or(|(b, _)| bytes > *b) {
-            best = Some((bytes, lg));
+            best = Some((bytes, sl.items));
         }
     }
-    (best.map_or_else(Ledger::items, |(_, lg)| lg), stages)
+    (best.map(|(_, items)| items).unwrap_or_default(), stages)
 }
 
 /// Estimates memory for a scenario.
@@ -394,15 +341,35 @@ pub fn estimate(s: &Scenario) -> Estimate {
         Route::Infer | Route::Train => Convention::Memfit.as_str(),
     };
     let (mut ledger, mut stages, mut pinned) = (Ledger::items(), Vec::new(), 0);
+    // The peak and its phase come from the step program: the largest running total,
+    // and the phase of the moment that first reaches it.
+    let mut program: Option<(u64, Phase)> = None;
     if r == Route::Train {
-        (ledger, stages) = train_stages(s, &p, &layout);
+        let items;
+        (items, stages) = train_stages(s, &p, &layout);
+        let top = stages
+            .iter()
+            .fold(None::<&StageSummary>, |best, st| match best {
+                Some(b) if b.per_gpu_bytes >= st.per_gpu_bytes => Some(b),
+                _ => Some(st),
+            });
+        program = top.map(|st| (st.per_gpu_bytes, st.peak_phase));
+        ledger = Ledger::Items(items);
         train::host_init(s, p.psi, p.largest, &layout, &mut ledger);
         pinned = train::pinned_bytes(s, p.psi, &layout);
-    } else if let Some(w) = whole_ledger(s, &p, &layout, r, &mut ledger) {
-        warnings.push(w);
+    } else {
+        if let Some(w) = whole_ledger(s, &p, &layout, r, &mut ledger) {
+            warnings.push(w);
+        }
+        if r == Route::Infer {
+            if let Ledger::Items(items) = &ledger {
+                program = Some(infer_peak(s, &p, &layout, items));
+            }
+        }
     }
     let totals = ledger.totals();
-    let (per_gpu_bytes, peak_phase) = totals.peak(Location::Gpu, r.phases(), false);
+    let (per_gpu_bytes, peak_phase) =
+        program.unwrap_or_else(|| totals.peak(Location::Gpu, r.phases(), false));
     let (per_cpu_bytes, cpu_peak_phase) = totals.peak(Location::Cpu, r.phases(), false);
     let allocated_bytes = totals.at(Location::Gpu, peak_phase, true);
     let mut range = out_of_range_warnings(&totals, per_gpu_bytes, per_cpu_bytes);
@@ -517,20 +484,7 @@ fn gpu_info(s: &Scenario) -> GpuInfo {
     }
 }
 
-/// GPU bytes by component among the items alive in `phase`.
-fn by_component(items: &[Item], phase: Phase) -> Vec<(Component, u64)> {
-    Component::ALL
-        .iter()
-        .map(|c| {
-            let b = items
-                .iter()
-                .filter(|i| i.location == Location::Gpu && i.component == *c && i.alive_in(phase))
-                .fold(0u64, |a, i| a.saturating_add(i.bytes));
-            (*c, b)
-        })
-        .filter(|(_, b)| *b > 0)
-        .collect()
-}
+pub(crate) use crate::ledger::by_component;
 
 /// Allocator fragmentation: `f%` of the allocated peak, reserved but unusable.
 ///
@@ -561,7 +515,7 @@ pub(crate) fn add_fragmentation(s: &Scenario, ledger: &mut Ledger, phases: &[Pha
                 .min(u64::MAX as u128) as u64,
         }
     };
-    ledger.push(
+    ledger.push(Mech::Fragmentation,
         Component::Fragmentation,
         Location::Gpu,
         bytes,

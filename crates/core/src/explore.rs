@@ -652,6 +652,7 @@ impl SweepJob {
                         train::StageStates::default(),
                         &mut lg,
                     );
+                    train::cp_ring_buffers(w, &p.arch, &l, &mut lg);
                     *out = lg.totals();
                 }
                 let act_comm = activation_comm(w, p, &ends[0]);

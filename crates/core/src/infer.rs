@@ -1,7 +1,7 @@
 //! Inference memory: weights in their storage dtype, the KV cache, and the
 //! transient workspace of prefill and decode.
 
-use super::ledger::{Component, Ledger, Location, Phase};
+use super::ledger::{Component, Ledger, Location, Mech, Phase};
 use super::model::Arch;
 use super::scenario::{Dtype, Layout, Logits, Scenario};
 
@@ -125,6 +125,7 @@ pub(crate) fn inference_items(
         ),
     };
     ledger.push(
+        Mech::InferWeights,
         Component::Weights,
         Location::Gpu,
         w.div_ceil(t * p),
@@ -189,6 +190,7 @@ fn kv_cache_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mut Ledger
     let (full_kv, ft) = kv_bytes(s.workload.seq.get() as u128 + s.workload.gen as u128);
     ledger.push_in(
         &[Phase::Prefill],
+        Mech::KvPrefill,
         Component::KvCache,
         Location::Gpu,
         prefill_kv,
@@ -197,6 +199,7 @@ fn kv_cache_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mut Ledger
     );
     ledger.push_in(
         &[Phase::Decode],
+        Mech::KvDecode,
         Component::KvCache,
         Location::Gpu,
         full_kv,
@@ -240,7 +243,7 @@ fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledge
         let all = (tok * arch.vocab as u128 * (k as u128 + upcast + 4)).div_ceil(t as u128);
         let layer = (k as u128 * tok * (3 * h + sharded)).min(u64::MAX as u128);
         ledger.push_in(
-            &[Phase::Prefill],
+            &[Phase::Prefill], Mech::PrefillWorkspace,
             Component::Workspace,
             Location::Gpu,
             layer.max(all).min(u64::MAX as u128) as u64,
@@ -255,6 +258,7 @@ fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledge
     } else {
         ledger.push_in(
             &[Phase::Prefill],
+            Mech::PrefillWorkspace,
             Component::Workspace,
             Location::Gpu,
             work(s.workload.seq.get() as u128),
@@ -264,6 +268,7 @@ fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledge
     }
     ledger.push_in(
         &[Phase::Decode],
+        Mech::DecodeWorkspace,
         Component::Workspace,
         Location::Gpu,
         work(1),

@@ -155,6 +155,122 @@ impl Component {
     }
 }
 
+/// What mechanism an item (and every event of the step program that allocates or frees
+/// its bytes) belongs to: a typed id, so tests and views pick items and events by what
+/// they are, never by their display text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mech {
+    // Model states (memfit's accounting, DeepSpeed-style and Megatron-style frameworks).
+    /// The model's weights in the compute dtype.
+    Weights,
+    /// fp8 training's weight copies.
+    Fp8Copies,
+    /// LoRA's frozen 16-bit base.
+    FrozenBase,
+    /// QLoRA's frozen NF4 base.
+    Nf4Base,
+    /// LoRA/QLoRA adapters (fp32).
+    Adapters,
+    /// Gradients (resident buffer).
+    Gradients,
+    /// fp32 master weights.
+    MasterWeights,
+    /// Optimizer moments.
+    OptimizerStates,
+    /// ZeRO-3's gathered largest layer.
+    GatheredLayer,
+    /// ZeRO-Infinity's NVMe swap buffers (host).
+    NvmeSwap,
+    /// ZeRO-Infinity's parameter swap buffers (host).
+    NvmeParamSwap,
+    // PyTorch.
+    /// Autocast's cast cache (forward).
+    AutocastCache,
+    /// Autocast's bf16 weight copies (forward and backward).
+    AutocastCopies,
+    /// PyTorch's parameters (fp32 under autocast).
+    PtWeights,
+    /// PyTorch's gradients (freed by `zero_grad`).
+    PtGradients,
+    /// DDP's gradient buckets.
+    DdpBuckets,
+    /// PyTorch's optimizer states.
+    PtOptimizerStates,
+    /// Adam's temporaries in the step (`foreach`, `forloop`).
+    AdamTemporaries,
+    /// FSDP under a pipeline: the stage kept unsharded.
+    FsdpStageParams,
+    /// FSDP under a pipeline: unsharded fp32 gradients.
+    FsdpStageGrads,
+    /// FSDP's root group unsharded.
+    FsdpRoot,
+    /// FSDP's current unsharded block.
+    FsdpBlock,
+    /// FSDP's prefetched next block (backward).
+    FsdpPrefetch,
+    /// FSDP's prefetched next block in the forward, beyond the logits.
+    FsdpPrefetchForward,
+    /// FSDP's unsharded fp32 gradient block before reduce-scatter.
+    FsdpGradBlock,
+    // Runtime.
+    /// CUDA context and library workspaces.
+    CudaContext,
+    /// NCCL communicator buffers.
+    Nccl,
+    /// DeepSpeed's gradient reduce bucket.
+    ReduceBucket,
+    /// DeepSpeed's all-gather bucket.
+    AllgatherBucket,
+    /// DeepSpeed's ZeRO-3 prefetch bucket.
+    PrefetchBucket,
+    /// Context parallelism's ring K/V buffers.
+    CpRing,
+    /// Allocator fragmentation.
+    Fragmentation,
+    /// Host RAM while the model is built.
+    HostInit,
+    // The step's activations, walked by the program.
+    /// Saved activations, checkpoints, working sets and backward temporaries.
+    Activations,
+    /// Logits and loss.
+    Logits,
+    /// The model output a training loop holds to the step's end.
+    HeldOutput,
+    // Inference.
+    /// Inference weights.
+    InferWeights,
+    /// The prompt's KV cache.
+    KvPrefill,
+    /// The KV cache after generation.
+    KvDecode,
+    /// The prefill's working set.
+    PrefillWorkspace,
+    /// One decode step's working set.
+    DecodeWorkspace,
+    // Other tools' conventions.
+    /// DeepSpeed's fp16 parameters (ZeRO-2 offload).
+    DsParams,
+    /// DeepSpeed's offloaded states (host).
+    DsOffloadStates,
+    /// DeepSpeed's unpartitioned lead term.
+    DsLead,
+    /// DeepSpeed's partitioned rest.
+    DsRest,
+    /// DeepSpeed's model init (host).
+    DsInitLoad,
+    /// DeepSpeed's ZeRO-3 largest layer.
+    DsGatheredLayer,
+    /// DeepSpeed's ZeRO-3 partitions.
+    DsZero3Rest,
+    /// DeepSpeed's ZeRO-3 host RAM.
+    DsZero3Host,
+    /// Megatron's weight and optimizer term.
+    MegatronStates,
+    /// Megatron's activation term.
+    MegatronActivations,
+}
+
 /// Where an item lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -188,6 +304,9 @@ pub enum Phase {
 /// One line of the ledger.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Item {
+    /// The mechanism (not in the JSON report).
+    #[serde(skip, default = "no_mech")]
+    pub mech: Mech,
     /// What it holds.
     pub component: Component,
     /// Where it lives.
@@ -205,6 +324,10 @@ pub struct Item {
     /// The phases this item exists in (empty: every phase of the step).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub phases: Vec<Phase>,
+}
+
+fn no_mech() -> Mech {
+    Mech::Weights
 }
 
 impl Item {
@@ -366,19 +489,22 @@ impl Ledger {
     /// the values; it runs only when items are kept.
     pub(crate) fn push(
         &mut self,
+        mech: Mech,
         component: Component,
         location: Location,
         bytes: u64,
         text: impl FnOnce() -> Text,
         source: &'static str,
     ) {
-        self.push_in(&[], component, location, bytes, text, source);
+        self.push_in(&[], mech, component, location, bytes, text, source);
     }
 
     /// Adds an item present in the given phases only (every phase when empty).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn push_in(
         &mut self,
         phases: &[Phase],
+        mech: Mech,
         component: Component,
         location: Location,
         bytes: u64,
@@ -388,6 +514,7 @@ impl Ledger {
         match self {
             Ledger::Tally(t) => t.add(component, location, bytes, phases),
             Ledger::Bare(items) => items.push(Item {
+                mech,
                 component,
                 location,
                 bytes,
@@ -400,6 +527,7 @@ impl Ledger {
             Ledger::Items(items) => {
                 let (formula, values) = text();
                 items.push(Item {
+                    mech,
                     component,
                     location,
                     bytes,
@@ -431,6 +559,14 @@ impl Ledger {
         }
     }
 
+    /// Items pushed so far (0 for a tally).
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Ledger::Items(items) | Ledger::Bare(items) => items.len(),
+            Ledger::Tally(_) => 0,
+        }
+    }
+
     /// The items (empty for a tally).
     pub(crate) fn into_items(self) -> Vec<Item> {
         match self {
@@ -438,4 +574,34 @@ impl Ledger {
             Ledger::Tally(_) => Vec::new(),
         }
     }
+}
+
+/// One pipeline stage's peak (all stages are listed; the ledger shows the peak one).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StageSummary {
+    /// Stage index, 0-based.
+    pub stage: u32,
+    /// Transformer blocks on the stage.
+    pub layers: u32,
+    /// Peak bytes per GPU of the stage.
+    pub per_gpu_bytes: u64,
+    /// Phase of the stage's peak.
+    pub peak_phase: Phase,
+    /// Bytes by component at the stage's peak.
+    pub components: Vec<(Component, u64)>,
+}
+
+/// GPU bytes by component among the items alive in `phase`.
+pub(crate) fn by_component(items: &[Item], phase: Phase) -> Vec<(Component, u64)> {
+    Component::ALL
+        .iter()
+        .map(|c| {
+            let b = items
+                .iter()
+                .filter(|i| i.location == Location::Gpu && i.component == *c && i.alive_in(phase))
+                .fold(0u64, |a, i| a.saturating_add(i.bytes));
+            (*c, b)
+        })
+        .filter(|(_, b)| *b > 0)
+        .collect()
 }

@@ -6,7 +6,7 @@ use super::activations::{
     autocast, chunk_layers, in_flight, korthikanti_layer, layer_backward, layer_input_bytes,
     logits_bytes, memfit_layer, stage_layers, LayerBackward, Shape,
 };
-use super::ledger::{Component, Ledger, Location, Phase};
+use super::ledger::{Component, Ledger, Location, Mech, Phase, Text};
 use super::megatron::Recompute;
 use super::model::{Arch, LinearKind, Norm};
 use super::scenario::{
@@ -507,6 +507,7 @@ fn weight_items(c: &StateCtx, ledger: &mut Ledger) {
     match s.finetune.kind() {
         Finetune::Full => {
             ledger.push(
+                Mech::Weights,
                 Component::Weights,
                 loc,
                 c.at(loc, c.full(k, c.w_div)),
@@ -520,6 +521,7 @@ fn weight_items(c: &StateCtx, ledger: &mut Ledger) {
             );
             if s.numerics.precision == Precision::Fp8 {
                 ledger.push(
+                    Mech::Fp8Copies,
                     Component::Weights,
                     loc,
                     c.at(loc, mul_div_ceil(1, c.psi, c.t * c.w_div)),
@@ -534,6 +536,7 @@ fn weight_items(c: &StateCtx, ledger: &mut Ledger) {
             }
         }
         Finetune::Lora => ledger.push(
+            Mech::FrozenBase,
             Component::Weights,
             loc,
             c.at(loc, c.full(k, c.w_div)),
@@ -552,7 +555,7 @@ fn weight_items(c: &StateCtx, ledger: &mut Ledger) {
             let base =
                 nf4_bytes(q, s.finetune.double_quant()).saturating_add(mul(rest_b, c.psi - q));
             let (psi, t) = (c.psi, c.t);
-            ledger.push(
+            ledger.push(Mech::Nf4Base,
                 Component::Weights,
                 loc,
                 c.at(loc, base.div_ceil(c.t * c.w_div)),
@@ -576,6 +579,7 @@ fn adapter_items(c: &StateCtx, ledger: &mut Ledger) {
         return;
     }
     ledger.push(
+        Mech::Adapters,
         Component::Weights,
         Location::Gpu,
         c.trained_share(4, 1),
@@ -615,6 +619,7 @@ fn gradient_items(c: &StateCtx, ledger: &mut Ledger) {
         };
     let mut push = |bytes_per: u64, note: &'static str, src: &'static str| {
         ledger.push(
+            Mech::Gradients,
             Component::Gradients,
             Location::Gpu,
             c.trained_share(bytes_per, div),
@@ -652,6 +657,7 @@ fn master_weight_items(c: &StateCtx, ledger: &mut Ledger) {
     }
     let loc = place(c.s.offload.optimizer);
     ledger.push(
+        Mech::MasterWeights,
         Component::MasterWeights,
         loc,
         c.at(loc, c.trained_share(4, c.o_div)),
@@ -690,6 +696,7 @@ fn optimizer_items(c: &StateCtx, ledger: &mut Ledger) {
     };
     let (formula, src) = optimizer_state_formula(s.numerics.optimizer, precision);
     ledger.push(
+        Mech::OptimizerStates,
         Component::OptimizerStates,
         loc,
         c.at(loc, per_rank),
@@ -724,6 +731,7 @@ fn gathered_layer_item(c: &StateCtx, ledger: &mut Ledger) {
     // the passes, not in the optimizer step (which updates the fp32 partitions).
     ledger.push_in(
         &FWD_BWD,
+        Mech::GatheredLayer,
         Component::GatheredLayer,
         Location::Gpu,
         mul_div_ceil(2 * k, largest, t),
@@ -743,6 +751,7 @@ fn nvme_staging_items(c: &StateCtx, ledger: &mut Ledger) {
     let (s, largest, n, k) = (c.s, c.largest, c.per_node, c.k);
     if s.offload.optimizer == Offload::Nvme {
         ledger.push(
+            Mech::NvmeSwap,
             Component::Workspace,
             Location::Cpu,
             mul(4 * 16, largest).saturating_mul(n),
@@ -758,6 +767,7 @@ fn nvme_staging_items(c: &StateCtx, ledger: &mut Ledger) {
     }
     if c.z == Zero::Z3 && s.offload.params == Offload::Nvme {
         ledger.push(
+            Mech::NvmeParamSwap,
             Component::Workspace,
             Location::Cpu,
             mul(5 * 100_000_000, k).saturating_mul(n),
@@ -958,16 +968,6 @@ impl CopyWalk {
     pub fn layer(&self, j: u128) -> u128 {
         self.per + if j == 0 { self.rem } else { 0 }
     }
-    /// The copies alive while layer `j`'s gradients are written: the layers below `j`
-    /// that are not checkpointed, `Σ_{n ≤ i < j} c(i)` (layer `j`'s own copy is freed by
-    /// its matmuls' backward, before the gradients exist).
-    pub fn below(&self, j: u128) -> u128 {
-        if j <= self.n {
-            0
-        } else {
-            (j - self.n) * self.per + if self.n == 0 { self.rem } else { 0 }
-        }
-    }
 }
 
 /// Autocast's bf16 copies of the weights (`autocast_copy_split`).
@@ -999,7 +999,7 @@ fn autocast_copies(c: &StateCtx, ledger: &mut Ledger) -> (u128, u128) {
     let vals = || format!("{}, C_head={head} B, C_body={body} B", c.pytorch_vals());
     if pytorch_grads(s) && !accumulates(s, c.st) {
         ledger.push_in(
-            &[Phase::Forward],
+            &[Phase::Forward], Mech::AutocastCache,
             Component::Weights,
             Location::Gpu,
             bytes,
@@ -1013,7 +1013,7 @@ fn autocast_copies(c: &StateCtx, ledger: &mut Ledger) -> (u128, u128) {
         );
     } else {
         ledger.push_in(
-            &FWD_BWD,
+            &FWD_BWD, Mech::AutocastCopies,
             Component::Weights,
             Location::Gpu,
             bytes,
@@ -1040,6 +1040,7 @@ fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger) -> StageS
     let psym = c.psym();
     let sym = |div: u64| shard_symbol(psym, div);
     ledger.push(
+        Mech::PtWeights,
         Component::Weights,
         Location::Gpu,
         mul_div_ceil(pb, psi, t * c.w_div),
@@ -1051,6 +1052,7 @@ fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger) -> StageS
     let phases = bwd_step(s, c.st);
     ledger.push_in(
         phases,
+        Mech::PtGradients,
         Component::Gradients,
         Location::Gpu,
         grads,
@@ -1064,7 +1066,7 @@ fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger) -> StageS
     );
     if l.dp > 1 && c.z == Zero::Z0 && s.fsdp() == Fsdp::None {
         ledger.push_in(
-            phases,
+            phases, Mech::DdpBuckets,
             Component::CommBuffers,
             Location::Gpu,
             mul_div_ceil(pb, psi, t),
@@ -1103,6 +1105,7 @@ fn pytorch_optimizer(c: &StateCtx, ledger: &mut Ledger) {
         };
         let (formula, src) = optimizer_state_formula(s.numerics.optimizer, s.numerics.precision);
         ledger.push(
+            Mech::PtOptimizerStates,
             Component::OptimizerStates,
             Location::Gpu,
             per_rank,
@@ -1161,6 +1164,7 @@ fn adam_temporaries(c: &StateCtx, ledger: &mut Ledger) {
     let vals = format!("{}, P_max={}", c.pytorch_vals(), c.largest);
     ledger.push_in(
         &[Phase::OptimizerStep],
+        Mech::AdamTemporaries,
         Component::Workspace,
         Location::Gpu,
         bytes,
@@ -1178,6 +1182,7 @@ fn fsdp_pipeline_buffers(c: &StateCtx, ledger: &mut Ledger) {
     let src = "PyTorch FSDP2 under pipeline parallelism (torchtitan: reshard_after_forward=False with PP; gradients reduce-scattered after the last micro-batch)";
     ledger.push_in(
         &FWD_BWD,
+        Mech::FsdpStageParams,
         Component::GatheredLayer,
         Location::Gpu,
         mul_div_ceil(k, psi, t),
@@ -1191,6 +1196,7 @@ fn fsdp_pipeline_buffers(c: &StateCtx, ledger: &mut Ledger) {
     );
     ledger.push_in(
         bwd_step(c.s, c.st),
+        Mech::FsdpStageGrads,
         Component::GatheredLayer,
         Location::Gpu,
         mul_div_ceil(4, psi, t),
@@ -1232,6 +1238,7 @@ fn fsdp_unsharded_buffers(c: &StateCtx, l: &Layout, ledger: &mut Ledger) {
     let root = counts.embedding + counts.lm_head + arch.norm.params(arch.hidden as u128) as u64;
     ledger.push_in(
         &FWD_BWD,
+        Mech::FsdpRoot,
         Component::GatheredLayer,
         Location::Gpu,
         mul_div_ceil(k, root, t),
@@ -1247,6 +1254,7 @@ fn fsdp_unsharded_buffers(c: &StateCtx, l: &Layout, ledger: &mut Ledger) {
     let one = mul_div_ceil(k, block, t);
     ledger.push_in(
         &FWD_BWD,
+        Mech::FsdpBlock,
         Component::GatheredLayer,
         Location::Gpu,
         one,
@@ -1260,6 +1268,7 @@ fn fsdp_unsharded_buffers(c: &StateCtx, l: &Layout, ledger: &mut Ledger) {
     );
     ledger.push_in(
         &[Phase::Backward],
+        Mech::FsdpPrefetch,
         Component::GatheredLayer,
         Location::Gpu,
         one,
@@ -1276,7 +1285,7 @@ fn fsdp_unsharded_buffers(c: &StateCtx, l: &Layout, ledger: &mut Ledger) {
     let extra = (one as u128).saturating_sub(logits) as u64;
     if extra > 0 {
         ledger.push_in(
-            &[Phase::Forward],
+            &[Phase::Forward], Mech::FsdpPrefetchForward,
             Component::GatheredLayer,
             Location::Gpu,
             extra,
@@ -1291,6 +1300,7 @@ fn fsdp_unsharded_buffers(c: &StateCtx, l: &Layout, ledger: &mut Ledger) {
     }
     ledger.push_in(
         &[Phase::Backward],
+        Mech::FsdpGradBlock,
         Component::GatheredLayer,
         Location::Gpu,
         mul_div_ceil(4, block, t),
@@ -1322,7 +1332,7 @@ fn fsdp_unsharded_buffers(c: &StateCtx, l: &Layout, ledger: &mut Ledger) {
 /// stage3_prefetch_bucket_size 5e7); seed 001 (overlap_comm costs memory: ~+7%).
 pub(crate) fn overhead_items(s: &Scenario, l: &Layout, largest: u64, ledger: &mut Ledger) {
     let mib = 1u64 << 20;
-    ledger.push(
+    ledger.push(Mech::CudaContext,
         Component::Overhead,
         Location::Gpu,
         s.runtime.cuda_ctx_mib as u64 * mib,
@@ -1339,7 +1349,7 @@ pub(crate) fn overhead_items(s: &Scenario, l: &Layout, largest: u64, ledger: &mu
         .nccl_mib
         .unwrap_or(if l.world > 1 { 256 } else { 0 });
     if nccl > 0 {
-        ledger.push(
+        ledger.push(Mech::Nccl,
             Component::Overhead,
             Location::Gpu,
             nccl as u64 * mib,
@@ -1372,6 +1382,7 @@ fn deepspeed_buckets(s: &Scenario, largest: u64, ledger: &mut Ledger) {
     let src = "DeepSpeed ZeRO config (reduce_bucket_size, allgather_bucket_size, stage3_prefetch_bucket_size, overlap_comm); seed 001";
     ledger.push_in(
         &[Phase::Backward],
+        Mech::ReduceBucket,
         Component::CommBuffers,
         Location::Gpu,
         mul(k * copies, s.runtime.reduce_bucket),
@@ -1393,6 +1404,7 @@ fn deepspeed_buckets(s: &Scenario, largest: u64, ledger: &mut Ledger) {
     if z < Zero::Z3 {
         ledger.push_in(
             &[Phase::OptimizerStep],
+            Mech::AllgatherBucket,
             Component::CommBuffers,
             Location::Gpu,
             mul(k, s.runtime.allgather_bucket),
@@ -1406,7 +1418,7 @@ fn deepspeed_buckets(s: &Scenario, largest: u64, ledger: &mut Ledger) {
         );
     } else {
         ledger.push_in(
-            &FWD_BWD,
+            &FWD_BWD, Mech::PrefetchBucket,
             Component::CommBuffers,
             Location::Gpu,
             mul(k, s.runtime.prefetch_bucket.min(s.runtime.max_live_params.saturating_sub(largest))),
@@ -1508,11 +1520,6 @@ pub(crate) struct ActPlan {
     pub chunks: u128,
     /// Chunks per micro-batch, `v`.
     pub v: u128,
-    /// Other micro-batches in flight during the second backward that is walked layer by
-    /// layer (1F1B: `C − 2`; GPipe, whose middle backwards are lumped: 0).
-    pub later_others: u128,
-    /// GPipe: every forward before every backward.
-    pub gpipe: bool,
     /// What a recomputed layer's first norm saves of the kept checkpoint as it is: `I`,
     /// or 0 where a 16-bit composite RMSNorm saves its fp32 upcast instead.
     pub alias: u128,
@@ -1536,16 +1543,10 @@ impl ActPlan {
             n: if full { n } else { 0 },
             chunks,
             v,
-            gpipe: s.parallel.schedule == Schedule::Gpipe,
             alias: if arch.norm == Norm::Rmsnorm && x.k < 4 && !autocast(s) {
                 0
             } else {
                 layer_input_bytes(s, &x)
-            },
-            later_others: if s.parallel.schedule == Schedule::Gpipe {
-                0
-            } else {
-                chunks.saturating_sub(2)
             },
             layer_bwd: match s.stack.convention {
                 Convention::Seed002 | Convention::Seed003 | Convention::Korthikanti => None,
@@ -1572,106 +1573,6 @@ impl ActPlan {
     /// instead (saved-tensor hooks on `LlamaRMSNorm` and `torch.nn.RMSNorm`).
     pub fn recomputed(&self) -> u128 {
         self.a - self.alias.min(self.a)
-    }
-    /// PyTorch's first backward: layer `j` (from the chunk's last down to 0) writes its
-    /// gradients, then frees what it saved; a checkpointed layer is recomputed first
-    /// (`A − I` more, `recomputed`). The LM head's gradients `G_head` come first, the
-    /// embedding's `G_emb` last (`grad_split`); the rest `G_l` in `L_c` parts: `⌊G_l/L_c⌋`
-    /// per layer, the remainder with layer 0. Returns the high-water mark of saved
-    /// activations + written gradients:
-    ///
-    /// ```text
-    /// v(j) = (C − 1)·S_c + Σ_{i ≤ j} saved(i) + [j < n]·(A − I) + G_head + (L_c − j)·⌊G_l/L_c⌋ + [j = 0]·(G_l mod L_c)
-    /// v'(j) = O·S_c + Σ_{i ≤ j} saved(i) + [j < n]·(A − I) + G − L_g   (the next
-    ///                         micro-batch's backward, C ≥ 2, v = 1: every gradient written;
-    ///                         O = C − 2 under 1F1B, 0 under GPipe whose middle backwards are
-    ///                         lumped; L_g under GPipe the first micro-batch's logits, which
-    ///                         the phase counts (`logits_item`) and its backward freed)
-    /// layer j's moments, whole-layer:  v(j) + c_<(j)
-    ///   or inside the layer (`LayerBackward`, PyTorch's standard blocks):
-    ///     MLP done     P1(j) = v(j) + c_<(j) − g_qkvn(j) + c_qkv(j)
-    ///     softmax      M(j)  = P1(j) − S_f + X       (M'(j) = v'(j) − S_f + X)
-    ///     layer done   P3(j) = v(j) + c_<(j) − S_f
-    /// end: (C − 1)·S_c + max(G + T, E)
-    /// ```
-    /// The maximum over `j` is reached at the ends of the runs `[n, L_c − 1]` and
-    /// `[1, n − 1]` or at `j = 0` (every moment is linear in `j` on each run). `c_<(j)`
-    /// autocast's copies still alive while layer `j`'s gradients are written
-    /// (`CopyWalk::below`: the layers below `j` that are not checkpointed; 0 without
-    /// autocast); `g_qkvn(j)`, `c_qkv(j)`, `S_f`, `X` from `LayerBackward`; `T` a tied
-    /// matrix's gradient accumulation (`tied_accumulation_bytes`); `E` the embedding's
-    /// backward (`embedding_backward`, 0 when the stage has none). Returns the mark and
-    /// the copies alive at it.
-    pub fn pytorch_backward_high_water(
-        &self,
-        grads: u128,
-        split: (u128, u128),
-        tied: u128,
-        emb_bwd: u128,
-        later_less: u128,
-        copies: &CopyWalk,
-    ) -> (u128, u128) {
-        let lc = self.lc;
-        let (head, emb) = split;
-        let body = grads - head - emb;
-        let q = body / lc;
-        let prefix = |j: u128| {
-            if j < self.n {
-                (j + 1) * self.input
-            } else {
-                self.n * self.input + (j + 1 - self.n) * self.a
-            }
-        };
-        let work = |j: u128| if j < self.n { self.recomputed() } else { 0 };
-        let v = |j: u128| {
-            (self.chunks - 1) * self.chunk_saved()
-                + prefix(j)
-                + work(j)
-                + head
-                + (lc - j) * q
-                + if j == 0 { body % lc } else { 0 }
-        };
-        // After layer 0: its saved tensors freed, every copy freed, the embedding's
-        // backward (`E`), its gradients written and a tied matrix's accumulation for a
-        // moment on top (`tied_accumulation_bytes`).
-        let end = (grads + tied).max(emb_bwd);
-        let mut best = ((self.chunks - 1) * self.chunk_saved() + end, 0);
-        // The next micro-batch's backward (every gradient written, one fewer in flight).
-        // Under GPipe the first micro-batch's logits, counted in the phase (`logits_item`),
-        // are freed by then: `later_less`.
-        let later = |j: u128| {
-            (self.later_others * self.chunk_saved() + prefix(j) + work(j) + grads)
-                .saturating_sub(later_less)
-        };
-        let mut see = |total: u128, c: u128| {
-            if total > best.0 {
-                best = (total, c);
-            }
-        };
-        for j in [lc - 1, self.n, self.n.saturating_sub(1), 1, 0] {
-            if j >= lc {
-                continue;
-            }
-            let c = copies.below(j);
-            let g_j = q + if j == 0 { body % lc } else { 0 };
-            match self.layer_bwd {
-                Some(lb) => {
-                    let (g_qkvn, c_qkv) = lb.qkv_parts(g_j, copies.layer(j));
-                    let p1 = v(j) + c + c_qkv - g_qkvn;
-                    see(p1, c + c_qkv);
-                    see((p1 + lb.temp).saturating_sub(lb.freed), c + c_qkv);
-                    see(v(j) + c - lb.freed.min(v(j)), c);
-                }
-                None => see(v(j) + c, c),
-            }
-            if self.chunks >= 2 && self.v == 1 {
-                see(later(j), 0);
-                if let Some(lb) = self.layer_bwd {
-                    see((later(j) + lb.temp).saturating_sub(lb.freed), 0);
-                }
-            }
-        }
-        best
     }
 }
 
@@ -1791,15 +1692,14 @@ pub(crate) fn embedding_backward(
     Some((g_tok, x.b * x.sl * x.h * x.res / r))
 }
 
-/// Activations for one pipeline stage, under the scenario's convention.
+/// Activations for one pipeline stage under the scenario's convention, where the
+/// gradients are resident (not PyTorch's first backward, which the step program walks
+/// moment by moment): the explorer's fast path, and the text of the activations item.
 ///
 /// # Formula
 /// ```text
 /// saved at the peak:  S_c·C + [n = L_c]·A        S_c = n·I + (L_c − n)·A
 /// output layer (last stage): logits_bytes · (m under GPipe, else 1)
-/// PyTorch, no gradient accumulation (see `accumulates`): the forward holds S_c·C (+A)
-///   and the logits; the backward holds max_j v(j) − G (`pytorch_backward_high_water`)
-///   on top of the gradients G, which `zero_grad` freed before the forward.
 /// ```
 /// `A` from `layer_activations` (memfit's terms by default, seed 003, seed 002 or
 /// Korthikanti's Table 2, which counts full recompute as `2sbh` per layer without the
@@ -1809,10 +1709,9 @@ pub(crate) fn embedding_backward(
 /// only when the chunk's last layer is itself checkpointed (`n = L_c`): then its
 /// forward and its recomputation in backward hold `A` while every other layer's
 /// checkpoint is still kept; with `n < L_c` the non-checkpointed layers' `A` is the
-/// larger moment. The step timeline (`core::timeline`) walks the schedule layer by
-/// layer and reaches exactly these peaks (property-tested). Context parallelism adds
-/// the ring's K/V buffers (`cp_ring_buffers`), the last stage the logits
-/// (`logits_item`).
+/// larger moment. The step program (`program::walk`) reaches these bytes at the forward's
+/// and the backward's high-water moments (property-tested); PyTorch without gradient
+/// accumulation is the program's alone.
 ///
 /// # Example
 /// Llama-2-7B, b = 1, s = 4096, flash, DeepSpeed, no recompute, one stage:
@@ -1825,137 +1724,47 @@ pub(crate) fn activation_items(
     states: StageStates,
     ledger: &mut Ledger,
 ) {
-    let grads = states.grads;
     let x = Shape::of(s, arch, l);
     let plan = ActPlan::of(s, arch, l, st);
-    let per_layer = plan.a;
-    let li = st.layers as u128;
-    let full = plan.n > 0;
-    let bytes = plan.peak();
-    // PyTorch frees gradients with zero_grad, so the phases separate: the saved
-    // activations peak at the end of forward; the first backward trades them for the
-    // gradients layer by layer. Under gradient accumulation (and under DeepSpeed and
-    // Megatron, whose gradient buffers are resident) the forward and backward hold both.
-    let separate = pytorch_grads(s) && !accumulates(s, st);
-    let act_phases: &[Phase] = if separate {
-        &[Phase::Forward]
-    } else {
-        &FWD_BWD
-    };
-    let m_i = || plan.chunks as f64 / plan.v as f64;
-    // PyTorch, every layer checkpointed: the last layer's working set is freed when its
-    // forward returns, before the logits exist; the larger of the two counts (the
-    // logits as the forward phase holds them, `logits_forward_bytes`: under autocast the
-    // loss's backward moment, after the cache is cleared, can be smaller).
-    let last = st.i + 1 == st.p;
-    let logits_one = if last {
-        logits_forward_bytes(s, arch, &x, st, states.copies)
-    } else {
-        0
-    };
-    let overlap_logits = separate && plan.all_checkpointed() && last;
-    let bytes = if overlap_logits {
-        bytes - plan.a + plan.a.saturating_sub(logits_one)
-    } else {
-        bytes
-    };
-    if separate {
-        let split = grad_split(s, arch, st, grads as u128);
-        let tied = tied_accumulation_bytes(s, arch, st, grads as u128);
-        let copies = CopyWalk::of(s, st, states.copies);
-        // GPipe: the other micro-batches' logits counted in the phase; the next backward
-        // runs after the first one's are freed.
-        let later_less = if plan.gpipe { logits_one } else { 0 };
-        let emb = embedding_backward(s, arch, &x, st, grads as u128)
-            .map_or(0, |(g_tok, r)| grads as u128 - split.1 + g_tok + r);
-        let (mark, alive) =
-            plan.pytorch_backward_high_water(grads as u128, split, tied, emb, later_less, &copies);
-        // The phase's items sum to the mark: the gradients G (their item, as after the
-        // backward), the copies alive at the mark, and the rest. Where the mark comes before
-        // most gradients are written, the copies take what is left beyond G.
-        let beyond = mark.saturating_sub(grads as u128);
-        let alive = alive.min(beyond);
-        let backward = beyond - alive;
-        if alive > 0 {
-            ledger.push_in(
-                &[Phase::Backward],
-                Component::Weights,
-                Location::Gpu,
-                alive.min(u64::MAX as u128) as u64,
-                || {
-                    (
-                        "Σ_{n ≤ i < j} c(i)  (autocast bf16 copies of the layers not yet differentiated, at the backward's high-water mark j)".into(),
-                        format!("c(i)={} B/layer, n={}", copies.per, copies.n),
-                    )
-                },
-                "PyTorch autograd: a matmul's saved bf16 weight copy is freed by its backward, before the layer's gradients are written",
-            );
-        }
-        ledger.push_in(
-            &[Phase::Backward],
-            Component::Activations,
-            Location::Gpu,
-            backward.min(u64::MAX as u128) as u64,
-            || {
-                (
-                    {
-                        let v = "v(j) = (m_i − 1)·S + saved(layers ≤ j) + [j checkpointed]·(A − I) + gradients of layers ≥ j + autocast copies of layers < j";
-                        let end = "end: max(G + T, E) (the embedding's backward)";
-                        if plan.layer_bwd.is_some() {
-                            format!("max_j moment(j) − G − copies;  {v};  inside layer j: MLP done v(j) − g_qkvn + c_qkv, attention core − S_f + X (eager softmax backward), layer done v(j) − S_f;  {end}")
-                        } else {
-                            format!("max_j v(j) − G − copies;  {v};  {end}")
-                        }
-                    },
-                    format!(
-                        "A={per_layer} B/layer, I={} B, L_i={li}, n={}, m_i={:.3}, G={grads} B, E={emb} B{}",
-                        plan.input,
-                        plan.n,
-                        m_i(),
-                        plan.layer_bwd.map_or(String::new(), |lb| format!(
-                            ", S_f={} B, X={} B, Ψ_qkvn/Ψ_l={}/{}",
-                            lb.freed, lb.temp, lb.grad_part.0, lb.grad_part.1
-                        ))
-                    ),
-                )
-            },
-            "PyTorch autograd: each layer's backward writes its gradients and frees what the layer saved, the MLP's first, then the attention's (eager: the softmax's backward temporaries in between)",
-        );
-    }
     ledger.push_in(
-        act_phases,
+        &FWD_BWD,
+        Mech::Activations,
         Component::Activations,
         Location::Gpu,
-        bytes.min(u64::MAX as u128) as u64,
-        || {
-            let formula = layer_activations_formula(s, arch, &x);
-            (
-                if full {
-                    format!(
-                        "(n·I + (L_c − n)·A)·C{};  A = {formula}",
-                        if overlap_logits {
-                            " + max(0, A − logits)  (the last layer's working set is freed before the logits exist)"
-                        } else if plan.all_checkpointed() {
-                            " + A"
-                        } else {
-                            ""
-                        }
-                    )
-                } else {
-                    format!("A·L_c·C;  A = {formula}")
-                },
-                format!(
-                    "A={per_layer} B/layer, I={}, L_c={}, n={}, C={} chunks (m_i={:.3}), b={}, s={}, s'={}, h={}, a={}, a_kv={}, d={}, f={}, t={}, c={}, k={}, attn={}, recompute={}, sp={}",
-                    plan.input, plan.lc, plan.n, plan.chunks, m_i(), x.b, x.s, x.sl, x.h, x.a, x.kv, x.d, x.f, x.t, l.cp, x.k, s.activations.attn.as_str(), s.activations.recompute.as_str(), s.parallel.sp as u8
-                ),
-            )
-        },
+        plan.peak().min(u64::MAX as u128) as u64,
+        || activations_text(s, arch, l, &plan),
         layer_activations_source(s),
     );
-    cp_ring_buffers(&x, l, ledger);
     if st.i + 1 == st.p {
-        logits_item(s, arch, &x, separate, st, states.copies, ledger);
+        logits_item(s, arch, &x, st, states.copies, ledger);
     }
+}
+
+/// The activations item's formula and values (the plan of `activation_items`).
+pub(crate) fn activations_text(s: &Scenario, arch: &Arch, l: &Layout, plan: &ActPlan) -> Text {
+    let x = Shape::of(s, arch, l);
+    let formula = layer_activations_formula(s, arch, &x);
+    let m_i = plan.chunks as f64 / plan.v as f64;
+    (
+        if plan.n > 0 {
+            format!(
+                "(n·I + (L_c − n)·A)·C{};  A = {formula}",
+                if plan.all_checkpointed() { " + A" } else { "" }
+            )
+        } else {
+            format!("A·L_c·C;  A = {formula}")
+        },
+        format!(
+            "A={} B/layer, I={}, L_c={}, n={}, C={} chunks (m_i={:.3}), b={}, s={}, s'={}, h={}, a={}, a_kv={}, d={}, f={}, t={}, c={}, k={}, attn={}, recompute={}, sp={}",
+            plan.a, plan.input, plan.lc, plan.n, plan.chunks, m_i, x.b, x.s, x.sl, x.h, x.a, x.kv, x.d, x.f, x.t, l.cp, x.k,
+            s.activations.attn.as_str(), s.activations.recompute.as_str(), s.parallel.sp as u8
+        ),
+    )
+}
+
+/// The activations' source under the scenario's convention.
+pub(crate) fn activations_source(s: &Scenario) -> &'static str {
+    layer_activations_source(s)
 }
 
 /// Ring attention passes K/V chunks between the CP ranks, double-buffered.
@@ -1965,14 +1774,16 @@ pub(crate) fn activation_items(
 /// 2·2·b·s'·⌈a_kv/t⌉·d·k      (forward and backward; c > 1 only)
 /// ```
 /// Source: ring attention (Liu et al. 2023); Megatron-core / torchtitan CP.
-fn cp_ring_buffers(x: &Shape, l: &Layout, ledger: &mut Ledger) {
+pub(crate) fn cp_ring_buffers(s: &Scenario, arch: &Arch, l: &Layout, ledger: &mut Ledger) {
     if l.cp <= 1 {
         return;
     }
+    let x = Shape::of(s, arch, l);
     let kv_t = x.kv.div_ceil(x.t);
     let bytes = 2 * 2 * x.b * x.sl * kv_t * x.d * x.k;
     ledger.push_in(
         &FWD_BWD,
+        Mech::CpRing,
         Component::CommBuffers,
         Location::Gpu,
         bytes.min(u64::MAX as u128) as u64,
@@ -1986,90 +1797,66 @@ fn cp_ring_buffers(x: &Shape, l: &Layout, ledger: &mut Ledger) {
     );
 }
 
-/// The last stage's logits and loss (see `logits_bytes`), for every micro-batch
-/// alive at once (GPipe: all `m`; 1F1B: one), forward and backward. When PyTorch's
-/// backward is counted apart (`separate`), the micro-batch being differentiated has
-/// freed its logits: the backward holds the other `m − 1` (GPipe) or none.
-fn logits_item(
+/// The logits' source.
+pub(crate) const SRC_LOGITS: &str = "Hugging Face causal-LM loss (bf16 logits, fp32 upcast, log-softmax) / Megatron vocab-parallel cross entropy";
+
+/// The logits item's formula (one micro-batch's, `lf`) and values, for `alive`
+/// micro-batches.
+pub(crate) fn logits_text(
     s: &Scenario,
     arch: &Arch,
-    x: &Shape,
-    separate: bool,
+    l: &Layout,
     st: &Stage,
     copies: (u128, u128),
-    ledger: &mut Ledger,
-) {
-    let (full, lf) = logits_bytes(s, arch, x);
-    let lb = logits_forward_bytes(s, arch, x, st, copies);
+    alive: u128,
+) -> Text {
+    let x = Shape::of(s, arch, l);
+    let (full, lf) = logits_bytes(s, arch, &x);
+    let lb = logits_forward_bytes(s, arch, &x, st, copies);
     let lf = if lb == full {
         lf.to_string()
     } else {
         "2·T·h·k + T·V·(k + 4 + 4)/t + max(0, 4·T·V/t − k·Ψ_i/t)  (the loss's backward runs after autocast freed its cache)".to_string()
     };
-    let alive = if s.parallel.schedule == Schedule::Gpipe {
-        s.workload.microbatches.get().max(1) as u128
-    } else {
-        1
-    };
-    let src = "Hugging Face causal-LM loss (bf16 logits, fp32 upcast, log-softmax) / Megatron vocab-parallel cross entropy";
-    let vals = |n: u128| {
+    (
+        format!("({lf})·{alive}"),
         format!(
-            "T=b·s'={}, h={}, V={}, k={}, t={}, micro-batches alive={n}",
+            "T=b·s'={}, h={}, V={}, k={}, t={}, micro-batches alive={alive}",
             x.b * x.sl,
             x.h,
             arch.vocab,
             x.k,
             x.t
-        )
-    };
-    let (fwd, bwd): (&[Phase], u128) = if separate {
-        (&[Phase::Forward], alive - 1)
+        ),
+    )
+}
+
+/// The last stage's logits and loss (see `logits_bytes`), for every micro-batch
+/// alive at once (GPipe: all `m`; 1F1B: one), forward and backward.
+fn logits_item(
+    s: &Scenario,
+    arch: &Arch,
+    x: &Shape,
+    st: &Stage,
+    copies: (u128, u128),
+    ledger: &mut Ledger,
+) {
+    let lb = logits_forward_bytes(s, arch, x, st, copies);
+    let alive = if s.parallel.schedule == Schedule::Gpipe {
+        s.workload.microbatches.get() as u128
     } else {
-        (&FWD_BWD, 0)
+        1
     };
-    let held = held_output_bytes(s, arch, x, separate);
+    let l = s.layout();
     ledger.push_in(
-        fwd,
+        &FWD_BWD,
+        Mech::Logits,
         Component::Logits,
         Location::Gpu,
-        (lb * alive - held).min(u64::MAX as u128) as u64,
-        || {
-            if held > 0 {
-                (
-                    format!("({lf})·{alive} − T·V·k/t  (the output, below)"),
-                    vals(alive),
-                )
-            } else {
-                (format!("({lf})·{alive}"), vals(alive))
-            }
-        },
-        src,
+        (lb * alive).min(u64::MAX as u128) as u64,
+        || logits_text(s, arch, &l, st, copies, alive),
+        SRC_LOGITS,
     );
-    if held > 0 {
-        ledger.push_in(
-            &[Phase::Forward, Phase::Backward, Phase::OptimizerStep],
-            Component::Logits,
-            Location::Gpu,
-            held.min(u64::MAX as u128) as u64,
-            || ("T·V·k/t  (the model output the loop holds)".into(), vals(1)),
-            "the training loop's reference to the model output (`logits = model(ids)` / `outputs = model(**batch)`) keeps it alive until the step's end; measured with MemTracker (`tools/measure_pytorch.py`)",
-        );
-    }
-    if bwd > 0 {
-        ledger.push_in(
-            &[Phase::Backward],
-            Component::Logits,
-            Location::Gpu,
-            (lb * bwd).min(u64::MAX as u128) as u64,
-            || {
-                (
-                    format!("({lf})·{bwd}  (the other micro-batches' logits)"),
-                    vals(bwd),
-                )
-            },
-            src,
-        );
-    }
 }
 
 /// The model output (the logits tensor) that a PyTorch training loop keeps referenced
@@ -2119,6 +1906,7 @@ pub(crate) fn host_init(s: &Scenario, psi: u64, largest: u64, l: &Layout, ledger
     let bytes = mul(4 * n, if zero_init { largest } else { psi });
     ledger.push_in(
         &[Phase::Init],
+        Mech::HostInit,
         Component::InitLoad,
         Location::Cpu,
         bytes,
@@ -2215,13 +2003,13 @@ mod tests {
         let w = CopyWalk::of(&s, &st, (head, body));
         assert_eq!((w.n, w.exit), (0, 0));
         assert_eq!(w.per * 32 + w.rem, body);
-        assert_eq!(w.below(0), 0);
-        assert_eq!(w.below(31), body - w.per);
+        assert_eq!(w.layer(0), w.per + w.rem);
+        assert_eq!(w.layer(31), w.per);
         // Every layer checkpointed: the cache dies when autocast exits.
         s.activations.recompute = Recompute::Full;
         let w = CopyWalk::of(&s, &st, (head, body));
         assert_eq!(w.exit, body);
-        assert_eq!(w.below(31), 0);
+        assert_eq!((w.n, w.exit), (32, body));
         // FSDP's MixedPrecisionPolicy casts the parameters themselves: no autocast.
         s.sharding = crate::scenario::Sharding::Fsdp(Fsdp::FullShard);
         assert_eq!(autocast_copy_split(&s, &arch, &st, 4 * psi), (0, 0));

@@ -524,11 +524,21 @@ impl Scenario {
     }
 
     /// Virtual pipeline stages per rank the activations are walked in: `vpp` under the
-    /// interleaved schedule (training, `vpp ≥ 2`, not PyTorch), else 1.
+    /// interleaved schedule (training, `vpp ≥ 2`, not PyTorch, the layers divisible by
+    /// `pp·vpp` as Megatron-LM asserts), else 1 (the other cases are flagged and counted
+    /// as 1F1B).
     pub fn virtual_stages(&self) -> u32 {
+        let (pp, vpp) = (self.parallel.pp.get(), self.parallel.vpp.get());
+        let layers = self
+            .model
+            .overrides
+            .layers
+            .unwrap_or(self.preset().arch.layers);
         if self.parallel.schedule == Schedule::Interleaved
-            && self.parallel.vpp.get() >= 2
+            && vpp >= 2
+            && pp >= 2
             && self.stack.framework != Framework::Pytorch
+            && layers % pp.saturating_mul(vpp) == 0
         {
             self.parallel.vpp.get()
         } else {
@@ -720,7 +730,7 @@ impl Scenario {
             out.push((
                 "vpp",
                 format!(
-                    "vpp = {vpp} needs pp > 1 and layers ({}) divisible by pp·vpp",
+                    "vpp = {vpp} needs pp > 1 and layers ({}) divisible by pp·vpp; counted as 1F1B",
                     arch.layers
                 ),
             ));

@@ -1,0 +1,113 @@
+//! Inference's program: the weights and runtime overheads, the prompt layer by layer
+//! into the KV cache (each layer's working set for a moment), then the generated tokens
+//! with the cache growing (a token's working set for a moment). Sizes from the
+//! inference ledger (`infer::inference_items`).
+
+use super::{share, Ev, Sink, StepPhase};
+use crate::ledger::{Component, Item, Location, Mech};
+
+/// Decode events: at most this many token groups.
+const DECODE_GROUPS: u64 = 64;
+
+/// Runs inference's program of `items` (the GPU items of the inference ledger, with
+/// their slots = their index) into `sink`, the prompt over `layers` layers of a stage,
+/// `gen` tokens generated.
+pub(crate) fn run<S: Sink>(items: &[Item], layers: u32, gen: u32, sink: &mut S) {
+    let gpu = |i: &&Item| i.location == Location::Gpu;
+    let slot = |m: Mech| {
+        items
+            .iter()
+            .position(|i| i.mech == m && i.location == Location::Gpu)
+            .map_or(u16::MAX, |k| k as u16)
+    };
+    let bytes = |m: Mech| -> i128 {
+        items
+            .iter()
+            .filter(gpu)
+            .filter(|i| i.mech == m)
+            .map(|i| i.bytes as i128)
+            .sum()
+    };
+    let mut add = |phase, layer, component, mech, delta: i128, what| {
+        if delta != 0 {
+            sink.event(Ev {
+                phase,
+                layer,
+                micro_batch: None,
+                component,
+                mech,
+                slot: slot(mech),
+                delta,
+                what,
+            });
+        }
+    };
+    for (k, it) in items.iter().enumerate().filter(|(_, i)| gpu(i)) {
+        if it.phases.is_empty() {
+            sink_resident(&mut add, it, k);
+        }
+    }
+    let kv_prompt = bytes(Mech::KvPrefill);
+    let kv_full = bytes(Mech::KvDecode);
+    let work_prefill = bytes(Mech::PrefillWorkspace);
+    let work_decode = bytes(Mech::DecodeWorkspace);
+    let layers = layers.max(1) as i128;
+    let (pf, kv, ws) = (StepPhase::Prefill, Component::KvCache, Component::Workspace);
+    for j in 0..layers {
+        let layer = Some(j as u32);
+        let part = share(kv_prompt, j, layers);
+        let what = "write the prompt's keys and values";
+        add(pf, layer, kv, Mech::KvPrefill, part, what);
+        let what = "the layer's forward tensors";
+        add(pf, layer, ws, Mech::PrefillWorkspace, work_prefill, what);
+        add(
+            pf,
+            layer,
+            ws,
+            Mech::PrefillWorkspace,
+            -work_prefill,
+            "freed after the layer",
+        );
+    }
+    let tokens = (gen as u64).max(1);
+    let groups = tokens.min(DECODE_GROUPS) as i128;
+    let grow = kv_full - kv_prompt;
+    let dc = StepPhase::Decode;
+    for g in 0..groups {
+        let part = share(grow, g, groups);
+        let what = "the cache grows by the generated tokens";
+        add(dc, None, kv, Mech::KvDecode, part, what);
+        add(
+            dc,
+            None,
+            ws,
+            Mech::DecodeWorkspace,
+            work_decode,
+            "one token's forward tensors",
+        );
+        add(
+            dc,
+            None,
+            ws,
+            Mech::DecodeWorkspace,
+            -work_decode,
+            "freed after the token",
+        );
+    }
+}
+
+/// A resident item (weights, CUDA context, fragmentation) at the start.
+fn sink_resident(
+    add: &mut impl FnMut(StepPhase, Option<u32>, Component, Mech, i128, &'static str),
+    it: &Item,
+    _slot: usize,
+) {
+    add(
+        StepPhase::Baseline,
+        None,
+        it.component,
+        it.mech,
+        it.bytes as i128,
+        super::walk::resident_what(it.component),
+    );
+}
