@@ -3,7 +3,7 @@
 //! value is computed in the test from the formula, with the numbers written out.
 
 use memfit_core::contract::report::{estimate_query, report_query};
-use memfit_core::estimate::{Component, Estimate, Location, Phase};
+use memfit_core::estimate::{Component, Estimate, Location, Mech, Phase};
 use memfit_core::scenario::Solve;
 
 const PSI: u64 = 6_738_415_616; // Llama-2-7B
@@ -327,7 +327,7 @@ fn context_parallel_kv_buffers() {
     let b = e
         .items
         .iter()
-        .find(|i| i.component == Component::CommBuffers && i.formula.contains("K and V"))
+        .find(|i| i.mech == Mech::CpRing)
         .unwrap();
     assert_eq!(b.bytes, 2 * 2 * 8192 * 8 * 128 * 2);
 }
@@ -339,7 +339,7 @@ fn deepspeed_prefetch_is_capped_by_max_live_parameters() {
         let e = est(q);
         e.items
             .iter()
-            .find(|i| i.formula.contains("prefetch"))
+            .find(|i| i.mech == Mech::PrefetchBucket)
             .map(|i| i.bytes)
             .unwrap()
     };

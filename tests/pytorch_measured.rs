@@ -7,7 +7,7 @@
 //! and bounds them.
 
 use memfit_core::contract::report::estimate_query;
-use memfit_core::estimate::{Component, Estimate, Location, Phase};
+use memfit_core::estimate::{Component, Estimate, Location, Mech, Phase};
 use serde_json::Value;
 
 fn data() -> Value {
@@ -154,8 +154,7 @@ fn comp_autocast(e: &Estimate) -> f64 {
             e.items
                 .iter()
                 .filter(|i| {
-                    i.component == Component::Weights
-                        && i.formula.contains("autocast")
+                    matches!(i.mech, Mech::AutocastCache | Mech::AutocastCopies)
                         && i.alive_in(*ph)
                 })
                 .map(|i| i.bytes)

@@ -3,7 +3,7 @@
 //! dominated passes run as one event each), stage by stage.
 
 use memfit_core::contract::query::decode;
-use memfit_core::estimate::{estimate, Phase};
+use memfit_core::estimate::{estimate, Mech, Phase};
 use memfit_core::megatron::Recompute;
 use memfit_core::scenario::{
     Attn, Convention, Framework, Fsdp, Mode, Offload, Scenario, Schedule, Zero,
@@ -197,27 +197,27 @@ fn zero_stages_walk_for_llama_2_7b_on_8_gpus() {
         let pe = &t.events[t.peak_event];
         if z == 0 {
             assert_eq!(
-                (pe.phase, pe.layer, pe.what),
-                (StepPhase::Forward, Some(31), "logits and loss")
+                (pe.phase, pe.layer, pe.mech),
+                (StepPhase::Forward, Some(31), Mech::Logits)
             );
         } else if z == 3 {
             // ZeRO-3: the last layer's parameters gathered again for its backward.
             assert_eq!(
-                (pe.phase, pe.layer, pe.what),
-                (
-                    StepPhase::Backward,
-                    Some(31),
-                    "all-gather the layer's parameters"
-                )
+                (pe.phase, pe.layer, pe.mech),
+                (StepPhase::Backward, Some(31), Mech::GatheredLayer)
             );
         } else {
             assert_eq!(
-                (pe.phase, pe.what),
-                (StepPhase::Backward, "gradient reduce bucket"),
+                (pe.phase, pe.mech),
+                (StepPhase::Backward, Mech::ReduceBucket),
                 "ZeRO-{z}"
             );
         }
-        assert_eq!(t.peak_bytes, estimate(&s).per_gpu_bytes);
+        // The verdict names the same moment's phase.
+        let e = estimate(&s);
+        assert_eq!(t.peak_bytes, e.per_gpu_bytes);
+        let phase = if z == 0 { Phase::Forward } else { Phase::Backward };
+        assert_eq!(e.peak_phase, phase, "ZeRO-{z}");
         peaks.push(t.peak_bytes);
         let gathers = t
             .events
