@@ -324,11 +324,7 @@ fn expert_parallelism_divides_the_unpartitioned_experts() {
 fn context_parallel_kv_buffers() {
     // Llama-3-8B, cp = 4, s = 32768: s' = 8192; 2·2·1·8192·8·128·2 bytes of K/V chunks.
     let e = est("model=llama-3-8b&gpus_per_node=4&cp=4&seq=32768&zero=3");
-    let b = e
-        .items
-        .iter()
-        .find(|i| i.mech == Mech::CpRing)
-        .unwrap();
+    let b = e.items.iter().find(|i| i.mech == Mech::CpRing).unwrap();
     assert_eq!(b.bytes, 2 * 2 * 8192 * 8 * 128 * 2);
 }
 

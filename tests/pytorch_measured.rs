@@ -154,8 +154,7 @@ fn comp_autocast(e: &Estimate) -> f64 {
             e.items
                 .iter()
                 .filter(|i| {
-                    matches!(i.mech, Mech::AutocastCache | Mech::AutocastCopies)
-                        && i.alive_in(*ph)
+                    matches!(i.mech, Mech::AutocastCache | Mech::AutocastCopies) && i.alive_in(*ph)
                 })
                 .map(|i| i.bytes)
                 .sum::<u64>()

@@ -216,7 +216,11 @@ fn zero_stages_walk_for_llama_2_7b_on_8_gpus() {
         // The verdict names the same moment's phase.
         let e = estimate(&s);
         assert_eq!(t.peak_bytes, e.per_gpu_bytes);
-        let phase = if z == 0 { Phase::Forward } else { Phase::Backward };
+        let phase = if z == 0 {
+            Phase::Forward
+        } else {
+            Phase::Backward
+        };
         assert_eq!(e.peak_phase, phase, "ZeRO-{z}");
         peaks.push(t.peak_bytes);
         let gathers = t
