@@ -1,6 +1,7 @@
 //! Inference memory: weights in their storage dtype, the KV cache, and the
 //! transient workspace of prefill and decode.
 
+use super::expr::{Expr, Tok::*};
 use super::ledger::{Component, Ledger, Location, Mech, Phase};
 use super::model::Arch;
 use super::scenario::{Dtype, Layout, Logits, Scenario};
@@ -150,60 +151,68 @@ pub(crate) fn inference_items(
 /// [`inference_items`] for the formula and [`kv_layers`] for sliding windows.
 fn kv_cache_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mut Ledger) {
     let kv_bits = s.numerics.kv_dtype.bits(s.numerics.precision) as u128;
-    let b = s.workload.batch.get() as u128;
     let (global, local) = kv_layers(arch, p as u32);
-    let window = arch.window as u128;
-    let kv_bytes = |tokens: u128| -> (u64, String) {
+    let kv = |tokens: u128| -> Expr {
+        let head = match arch.mla {
+            Some(_) => Expr::new(&[Sym("b", s.workload.batch.get() as u128)]),
+            None => Expr::new(&[Num(2), Sym("b", s.workload.batch.get() as u128), Mul]),
+        };
         // Token-layers held: full-context layers keep every token, windowed ones ≤ W.
-        let held = global * tokens + local * tokens.min(window);
-        let bytes = match arch.mla {
-            Some(m) => b * held * (m.kv_rank + m.rope_dim) as u128 * kv_bits / 8,
+        let held = if local > 0 {
+            let (g, w, tk) = (Sym("L_g", global), Sym("L_w", local), Sym("T", tokens));
+            head.then(&[
+                g,
+                tk,
+                Mul,
+                w,
+                tk,
+                Sym("W", arch.window as u128),
+                Min,
+                Mul,
+                Add,
+                Mul,
+            ])
+        } else {
+            head.then(&[Sym("T", tokens), Mul, Sym("L_s", global), Mul])
+        };
+        let per_token = match arch.mla {
+            Some(m) => {
+                let (r, d) = (
+                    Sym("r_kv", m.kv_rank as u128),
+                    Sym("d_rope", m.rope_dim as u128),
+                );
+                held.then(&[r, d, Add, Mul])
+            }
             None => {
-                let kv_heads = (arch.kv_heads as u128).div_ceil(t as u128);
-                2 * b * held * kv_heads * arch.head_dim as u128 * kv_bits / 8
+                let a = Sym("a_kv", arch.kv_heads as u128);
+                held.then(&[a, Sym("t", t as u128), DivCeil, Mul])
+                    .then(&[Sym("d", arch.head_dim as u128), Mul])
             }
         };
-        (bytes.min(u64::MAX as u128) as u64, format!("{tokens}"))
+        per_token.then(&[Sym("bits", kv_bits), Mul, Num(8), Div])
     };
-    let kv_formula = match (arch.mla.is_some(), local > 0) {
-        (true, false) => "b·T·⌈L/p⌉·(r_kv + d_rope)·k_kv",
-        (false, false) => "2·b·T·⌈L/p⌉·⌈a_kv/t⌉·d·k_kv",
-        (true, true) => "b·(L_g·T + L_w·min(T, W))·(r_kv + d_rope)·k_kv",
-        (false, true) => "2·b·(L_g·T + L_w·min(T, W))·⌈a_kv/t⌉·d·k_kv",
-    };
-    let kv_vals = |tokens: String| {
-        let win = if local > 0 {
-            format!(", L_g={global}, L_w={local}, W={window}")
+    let ctx = || {
+        let layers = if local > 0 {
+            "L_g full-context and L_w windowed layers on the most loaded stage"
         } else {
-            String::new()
+            "L_s = layers on the most loaded stage, ⌈L/p⌉"
         };
-        format!(
-            "b={}, T={tokens}, L={}, a_kv={}, d={}, t={t}, p={p}, k_kv={}{win}",
-            s.workload.batch.get(),
-            arch.layers,
-            arch.kv_heads,
-            arch.head_dim,
-            kv_bits as f64 / 8.0
-        )
+        format!("{layers}; L={}, p={p}, kv_dtype bits", arch.layers)
     };
-    let (prefill_kv, pt) = kv_bytes(s.workload.seq.get() as u128);
-    let (full_kv, ft) = kv_bytes(s.workload.seq.get() as u128 + s.workload.gen as u128);
-    ledger.push_in(
-        &[Phase::Prefill],
-        Mech::KvPrefill,
-        Component::KvCache,
-        Location::Gpu,
-        prefill_kv,
-        || (format!("{kv_formula}, T = s"), kv_vals(pt)),
-        SRC_KV,
-    );
-    ledger.push_in(
-        &[Phase::Decode],
+    let seq = s.workload.seq.get() as u128;
+    let (mech, comp, gpu) = (Mech::KvPrefill, Component::KvCache, Location::Gpu);
+    let pre = [Phase::Prefill];
+    ledger.push_expr(&pre, mech, comp, gpu, &kv(seq), "T = s", ctx, SRC_KV);
+    let full = kv(seq + s.workload.gen as u128);
+    let dec = [Phase::Decode];
+    ledger.push_expr(
+        &dec,
         Mech::KvDecode,
-        Component::KvCache,
-        Location::Gpu,
-        full_kv,
-        || (format!("{kv_formula}, T = s + n"), kv_vals(ft)),
+        comp,
+        gpu,
+        &full,
+        "T = s + n",
+        ctx,
         SRC_KV,
     );
 }

@@ -10,18 +10,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The byte count that stands for "does not fit in 64 bits".
-///
-/// # Invariant
-/// Every byte count the estimator produces is exact, or — when the exact value is
-/// 2^64 − 1 bytes or more — exactly `OUT_OF_RANGE`: products are computed in `u128`
-/// and clamped once (`units::mul_div`, `mul_div_ceil`, `.min(u64::MAX)`) or saturate
-/// (`units::mul`), and sums saturate; a clamped value is never divided again (within
-/// the codec's ranges every division happens inside the `u128` computation). No value
-/// wraps: `tests/codec_properties.rs` evaluates the full input ranges with overflow
-/// checks on. So an item or total equal to `OUT_OF_RANGE` is out of range, never a
-/// figure, and `estimate` says so with a warning instead of printing 16 EiB.
-pub const OUT_OF_RANGE: u64 = u64::MAX;
+use crate::expr::Expr;
+
+pub use crate::units::OUT_OF_RANGE;
 
 /// What a ledger item holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -543,6 +534,48 @@ impl Ledger {
                 });
             }
         }
+    }
+
+    /// Adds the item whose bytes are `e`'s value: its formula is `e` in symbols (with
+    /// `note` after it) and its values are `e`'s symbols with their values (then
+    /// `context`), so the text and the arithmetic are one value. Returns the bytes.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn push_expr(
+        &mut self,
+        phases: &[Phase],
+        mech: Mech,
+        component: Component,
+        location: Location,
+        e: &Expr,
+        note: &str,
+        context: impl FnOnce() -> String,
+        source: &'static str,
+    ) -> u64 {
+        let bytes = e.eval();
+        self.push_in(
+            phases,
+            mech,
+            component,
+            location,
+            bytes,
+            || {
+                let f = e.symbols();
+                let f = if note.is_empty() {
+                    f
+                } else {
+                    format!("{f}  ({note})")
+                };
+                let (v, c) = (e.values(), context());
+                let v = match (v.is_empty(), c.is_empty()) {
+                    (_, true) => v,
+                    (true, false) => c,
+                    (false, false) => format!("{v}; {c}"),
+                };
+                (f, v)
+            },
+            source,
+        );
+        bytes
     }
 
     /// The bytes per phase (summed from the items, or the tally itself).

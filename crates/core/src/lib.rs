@@ -33,6 +33,7 @@ pub mod conventions;
 pub mod deepspeed;
 pub mod estimate;
 pub mod explore;
+pub mod expr;
 pub mod gpu;
 pub mod hfconfig;
 pub mod infer;

@@ -13,6 +13,7 @@
 //! high-water mark, and the items alive in the peak's phase are exactly what is alive at
 //! the peak moment (`Estimate::per_gpu_bytes`).
 
+use crate::expr::{Expr, Tok::*};
 use crate::ledger::StageSummary;
 use crate::ledger::{Component, Item, Ledger, Location, Mech, Phase, Tally, OUT_OF_RANGE};
 use crate::program::walk::{life, Life, StageWalk, WALKED};
@@ -94,23 +95,25 @@ pub(crate) fn push_fragmentation(s: &Scenario, alloc_peak: u64, ledger: &mut Led
     if s.runtime.frag_pct == 0 {
         return;
     }
-    ledger.push(
-        Mech::Fragmentation,
-        Component::Fragmentation,
-        Location::Gpu,
-        fragmentation(s, alloc_peak),
-        || {
-            (
-                "f/100 · allocated peak".into(),
-                if alloc_peak == OUT_OF_RANGE {
-                    format!("f={}%, allocated peak out of range", s.runtime.frag_pct)
-                } else {
-                    format!("f={}%, allocated peak={alloc_peak}", s.runtime.frag_pct)
-                },
-            )
-        },
-        "PyTorch caching allocator: reserved − allocated, typically 3–10 % (CUDA semantics: memory management)",
-    );
+    let src = "PyTorch caching allocator: reserved − allocated, typically 3–10 % (CUDA semantics: memory management)";
+    let (mech, comp, gpu) = (Mech::Fragmentation, Component::Fragmentation, Location::Gpu);
+    let f = s.runtime.frag_pct as u128;
+    if alloc_peak == OUT_OF_RANGE {
+        let bytes = fragmentation(s, alloc_peak);
+        let text = || ("⌈P·f/100⌉".into(), format!("f={f}, P out of range"));
+        ledger.push(mech, comp, gpu, bytes, text, src);
+        return;
+    }
+    // Equal to `fragmentation(s, alloc_peak)`: ⌈P·f/100⌉ exactly.
+    let e = Expr::new(&[
+        Sym("P", alloc_peak as u128),
+        Sym("f", f),
+        Mul,
+        Num(100),
+        DivCeil,
+    ]);
+    let ctx = || "P = the allocated peak, f = frag_pct".to_string();
+    ledger.push_expr(&[], mech, comp, gpu, &e, "", ctx, src);
 }
 
 /// Bytes as a ledger figure: exact below 2^64 − 1, else [`OUT_OF_RANGE`].

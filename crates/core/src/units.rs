@@ -7,6 +7,19 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The byte count that stands for "does not fit in 64 bits".
+///
+/// # Invariant
+/// Every byte count the estimator produces is exact, or — when the exact value is
+/// 2^64 − 1 bytes or more — exactly `OUT_OF_RANGE`: products are computed in `u128`
+/// and clamped once (`units::mul_div`, `mul_div_ceil`, `.min(u64::MAX)`) or saturate
+/// (`units::mul`), and sums saturate; a clamped value is never divided again (within
+/// the codec's ranges every division happens inside the `u128` computation). No value
+/// wraps: `tests/codec_properties.rs` evaluates the full input ranges with overflow
+/// checks on. So an item or total equal to `OUT_OF_RANGE` is out of range, never a
+/// figure, and `estimate` says so with a warning instead of printing 16 EiB.
+pub const OUT_OF_RANGE: u64 = u64::MAX;
+
 /// 2^30 bytes.
 pub const GIB: u64 = 1 << 30;
 /// 2^20 bytes.
@@ -55,7 +68,7 @@ impl Units {
     /// assert_eq!(Units::Gib.format(u64::MAX), "out of range"); // not 16 EiB: see ledger::OUT_OF_RANGE
     /// ```
     pub fn format(self, bytes: u64) -> String {
-        if bytes == super::ledger::OUT_OF_RANGE {
+        if bytes == OUT_OF_RANGE {
             return "out of range".into();
         }
         format!("{:.2} {}", self.value(bytes), self.symbol())

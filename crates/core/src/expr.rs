@@ -1,0 +1,258 @@
+//! A formula as one value: the arithmetic and its text come from the same tokens, so a
+//! ledger item's formula cannot drift from its bytes.
+//!
+//! An [`Expr`] is a short program in reverse Polish notation over named symbols
+//! (`Ψ = 6,738,415,616`, `t = 8`, …) and constants. [`Expr::eval`] computes it exactly in
+//! `u128` (no allocation: the explorer's hot path evaluates the same expressions the
+//! explained ledger prints), [`Expr::symbols`] renders it in infix with the symbols
+//! (`⌈2·Ψ/(t·N_s)⌉`), and [`Expr::values`] lists the symbols' values in the order they
+//! first appear (`Ψ=6738415616, t=1, N_s=8`).
+//!
+//! Rendering conventions: `·` multiplies, `/` divides rounding down, `⌈a/b⌉` divides
+//! rounding up, `max(a, b)` and `min(a, b)` as written; parentheses only where precedence
+//! needs them.
+
+use crate::units::OUT_OF_RANGE;
+
+/// One token of an expression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tok {
+    /// A constant.
+    Num(u128),
+    /// A named quantity and its value.
+    Sym(&'static str, u128),
+    /// `a · b` (saturating).
+    Mul,
+    /// `a / b`, rounded down (`b = 0` gives 0).
+    Div,
+    /// `⌈a / b⌉` (`b = 0` gives 0).
+    DivCeil,
+    /// `a + b` (saturating).
+    Add,
+    /// `a − b` (0 below 0).
+    Sub,
+    /// `max(a, b)`.
+    Max,
+    /// `min(a, b)`.
+    Min,
+}
+
+/// The most tokens an expression holds (the evaluation stack is as deep).
+pub const MAX_TOKENS: usize = 24;
+
+/// A formula: up to [`MAX_TOKENS`] tokens in reverse Polish notation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Expr {
+    toks: [Tok; MAX_TOKENS],
+    len: usize,
+    /// Tokens were dropped: the program is ill-formed.
+    truncated: bool,
+}
+
+impl Expr {
+    /// The expression of `toks` (reverse Polish; at most [`MAX_TOKENS`]; an ill-formed
+    /// program evaluates to 0 and renders `?`).
+    ///
+    /// ```
+    /// use memfit_core::expr::{Expr, Tok::*};
+    /// // ⌈2·Ψ/(t·N_s)⌉ with Ψ = 6,738,415,616, t = 1, N_s = 8
+    /// let e = Expr::new(&[Num(2), Sym("Ψ", 6_738_415_616), Mul, Sym("t", 1), Sym("N_s", 8), Mul, DivCeil]);
+    /// assert_eq!(e.eval(), 1_684_603_904);
+    /// assert_eq!(e.symbols(), "⌈2·Ψ/(t·N_s)⌉");
+    /// assert_eq!(e.values(), "Ψ=6738415616, t=1, N_s=8");
+    /// ```
+    pub const fn new(toks: &[Tok]) -> Expr {
+        let mut out = [Tok::Num(0); MAX_TOKENS];
+        let mut i = 0;
+        while i < toks.len() && i < MAX_TOKENS {
+            out[i] = toks[i];
+            i += 1;
+        }
+        Expr {
+            toks: out,
+            len: i,
+            truncated: i < toks.len(),
+        }
+    }
+
+    /// `self` followed by `toks` (e.g. `[Sym("n", 8), Mul]` multiplies it by `n`); tokens
+    /// past [`MAX_TOKENS`] are dropped, which leaves an ill-formed program.
+    pub fn then(mut self, toks: &[Tok]) -> Expr {
+        for t in toks {
+            if self.len < MAX_TOKENS {
+                self.toks[self.len] = *t;
+                self.len += 1;
+            } else {
+                self.truncated = true;
+            }
+        }
+        self
+    }
+
+    /// The tokens.
+    pub fn tokens(&self) -> &[Tok] {
+        &self.toks[..self.len]
+    }
+
+    /// The value, exactly; `None` when the program is ill-formed.
+    pub fn eval_u128(&self) -> Option<u128> {
+        if self.truncated {
+            return None;
+        }
+        let mut stack = [0u128; MAX_TOKENS];
+        let mut n = 0;
+        for t in self.tokens() {
+            match *t {
+                Tok::Num(x) | Tok::Sym(_, x) => {
+                    stack[n] = x;
+                    n += 1;
+                }
+                op => {
+                    if n < 2 {
+                        return None;
+                    }
+                    let (a, b) = (stack[n - 2], stack[n - 1]);
+                    n -= 1;
+                    stack[n - 1] = match op {
+                        Tok::Mul => a.saturating_mul(b),
+                        Tok::Div => a.checked_div(b).unwrap_or(0),
+                        Tok::DivCeil => {
+                            if b == 0 {
+                                0
+                            } else {
+                                a.div_ceil(b)
+                            }
+                        }
+                        Tok::Add => a.saturating_add(b),
+                        Tok::Sub => a.saturating_sub(b),
+                        Tok::Max => a.max(b),
+                        Tok::Min => a.min(b),
+                        Tok::Num(_) | Tok::Sym(..) => unreachable!(),
+                    };
+                }
+            }
+        }
+        (n == 1).then_some(stack[0])
+    }
+
+    /// The value as a ledger figure: exact below 2^64 − 1, else `OUT_OF_RANGE`.
+    pub fn eval(&self) -> u64 {
+        self.eval_u128()
+            .map_or(0, |v| v.min(OUT_OF_RANGE as u128) as u64)
+    }
+
+    /// The formula in symbols (`⌈2·Ψ/(t·N_s)⌉`).
+    pub fn symbols(&self) -> String {
+        if self.truncated {
+            return "?".into();
+        }
+        // (text, precedence): 3 atom, 2 product/quotient, 1 sum.
+        let mut stack: Vec<(String, u8)> = Vec::with_capacity(self.len);
+        for t in self.tokens() {
+            let item = match *t {
+                Tok::Num(x) => (x.to_string(), 3),
+                Tok::Sym(s, _) => (s.to_string(), 3),
+                op => {
+                    let (Some(b), Some(a)) = (stack.pop(), stack.pop()) else {
+                        return "?".into();
+                    };
+                    let wrap = |(s, p): &(String, u8), need: u8| {
+                        if *p < need {
+                            format!("({s})")
+                        } else {
+                            s.clone()
+                        }
+                    };
+                    match op {
+                        Tok::Mul => (format!("{}·{}", wrap(&a, 2), wrap(&b, 2)), 2),
+                        Tok::Div => (format!("{}/{}", wrap(&a, 2), wrap(&b, 3)), 2),
+                        Tok::DivCeil => (format!("⌈{}/{}⌉", wrap(&a, 2), wrap(&b, 3)), 3),
+                        Tok::Add => (format!("{} + {}", a.0, b.0), 1),
+                        Tok::Sub => (format!("{} − {}", a.0, wrap(&b, 2)), 1),
+                        Tok::Max => (format!("max({}, {})", a.0, b.0), 3),
+                        Tok::Min => (format!("min({}, {})", a.0, b.0), 3),
+                        Tok::Num(_) | Tok::Sym(..) => unreachable!(),
+                    }
+                }
+            };
+            stack.push(item);
+        }
+        match stack.as_slice() {
+            [(s, _)] => s.clone(),
+            _ => "?".into(),
+        }
+    }
+
+    /// The symbols' values, each once, in the order they first appear.
+    pub fn values(&self) -> String {
+        let mut seen: Vec<&str> = Vec::new();
+        let mut out = Vec::new();
+        for t in self.tokens() {
+            if let Tok::Sym(s, v) = *t {
+                if !seen.contains(&s) {
+                    seen.push(s);
+                    out.push(format!("{s}={v}"));
+                }
+            }
+        }
+        out.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Expr, Tok::*};
+
+    /// Precedence and rounding, by hand.
+    #[test]
+    fn renders_and_evaluates_by_hand() {
+        // 2·b·(s + n)·L·a_kv·d·k: the KV cache of Llama-2-7B, b = 1, s = 512, n = 32, bf16.
+        let kv = Expr::new(&[
+            Num(2),
+            Sym("b", 1),
+            Mul,
+            Sym("s", 512),
+            Sym("n", 32),
+            Add,
+            Mul,
+            Sym("L", 32),
+            Mul,
+            Sym("a_kv", 32),
+            Mul,
+            Sym("d", 128),
+            Mul,
+            Sym("k", 2),
+            Mul,
+        ]);
+        assert_eq!(kv.eval(), 2 * 544 * 32 * 32 * 128 * 2);
+        assert_eq!(kv.symbols(), "2·b·(s + n)·L·a_kv·d·k");
+        assert_eq!(kv.values(), "b=1, s=512, n=32, L=32, a_kv=32, d=128, k=2");
+        // k·min(B_p, M_live − L): the ZeRO-3 prefetch cap.
+        let pre = Expr::new(&[
+            Sym("k", 2),
+            Sym("B_p", 50_000_000),
+            Sym("M_live", 150_000_000),
+            Sym("L", 131_072_000),
+            Sub,
+            Min,
+            Mul,
+        ]);
+        assert_eq!(pre.eval(), 2 * 18_928_000);
+        assert_eq!(pre.symbols(), "k·min(B_p, M_live − L)");
+        // a/(b/c) keeps its parentheses; a/b·c does not need any.
+        let q = Expr::new(&[Sym("a", 12), Sym("b", 6), Sym("c", 3), Div, Div]);
+        assert_eq!((q.symbols(), q.eval()), ("a/(b/c)".to_string(), 6));
+        let q = Expr::new(&[Sym("a", 12), Sym("b", 6), Div, Sym("c", 3), Mul]);
+        assert_eq!((q.symbols(), q.eval()), ("a/b·c".to_string(), 6));
+    }
+
+    /// Saturation to the out-of-range figure, and ill-formed programs.
+    #[test]
+    fn saturates_and_refuses() {
+        let big = Expr::new(&[Num(u128::MAX), Num(3), Mul]);
+        assert_eq!(big.eval(), u64::MAX);
+        let bad = Expr::new(&[Num(1), Mul]);
+        assert_eq!((bad.eval_u128(), bad.symbols()), (None, "?".to_string()));
+        assert_eq!(Expr::new(&[Num(5), Num(0), DivCeil]).eval(), 0);
+    }
+}

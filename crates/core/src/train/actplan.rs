@@ -1,0 +1,355 @@
+//! Activations of a stage: the per-layer formula, the plan of what the schedule keeps
+//! in flight, PyTorch's gradient and embedding backward, context-parallel ring buffers.
+
+use super::*;
+
+/// One block's saved activations per micro-batch under the scenario's convention:
+/// bytes, the formula, its source.
+///
+/// # Formula
+/// ```text
+/// seed003:      (34·b·s'·h + 5·b·a·s'·s)·(k/2)
+/// seed002:      16k·b·s'·h + 2·b·s'·h + 2k·b·a·s'·s + b·a·s'·s
+/// korthikanti:  Korthikanti et al. 2022 Table 2 row (tp, sp, recompute)
+/// memfit:       Σ memfit_layer terms
+/// ```
+pub(crate) fn layer_activations(s: &Scenario, arch: &Arch, x: &Shape) -> u128 {
+    match s.stack.convention {
+        Convention::Seed003 => (34 * x.b * x.sl * x.h + 5 * x.b * x.a * x.sl * x.s) * x.k / 2,
+        Convention::Seed002 => {
+            let y = Shape { s: x.sl, ..*x };
+            let quad = 2 * x.k * x.b * x.a * x.sl * x.s + x.b * x.a * x.sl * x.s;
+            16 * x.k * y.b * y.s * y.h + 2 * y.b * y.s * y.h + quad
+        }
+        Convention::Korthikanti => {
+            let (n, d) = korthikanti_layer(x, s.parallel.sp, s.activations.recompute);
+            n / d
+        }
+        _ => memfit_layer(s, arch, x).iter().map(|t| t.bytes).sum(),
+    }
+}
+
+/// The source of `layer_activations` under the scenario's convention.
+pub(crate) fn layer_activations_source(s: &Scenario) -> &'static str {
+    match s.stack.convention {
+        Convention::Seed003 => SRC_ACT,
+        Convention::Seed002 => "seed 002 (hepengfei: per-layer activations with k bytes per value)",
+        Convention::Korthikanti => SRC_ACT_TP,
+        _ => "memfit: Korthikanti et al. 2022 §4.1 derivation generalised (GQA, SwiGLU, flash, RMSNorm, MoE, CP)",
+    }
+}
+
+/// The formula text of `layer_activations`.
+pub(crate) fn layer_activations_formula(s: &Scenario, arch: &Arch, x: &Shape) -> String {
+    match s.stack.convention {
+        Convention::Seed003 => "(34·b·s'·h + 5·b·a·s'·s)·(k/2)".into(),
+        Convention::Seed002 => "16k·b·s'·h + 2·b·s'·h + 2k·b·a·s'·s + b·a·s'·s".into(),
+        Convention::Korthikanti => "Korthikanti et al. 2022 Table 2 row (tp, sp, recompute)".into(),
+        _ => memfit_layer(s, arch, x)
+            .iter()
+            .map(|t| format!("{} [{}]", t.formula, t.name))
+            .collect::<Vec<_>>()
+            .join(" + "),
+    }
+}
+
+/// What one stage's activations are made of, per model chunk: the bytes a layer
+/// saves (`A`), a checkpointed layer's kept input (`I`), chunk layers `L_c`, the
+/// checkpointed layers `n` of a chunk, the chunks in flight `C` (see `in_flight`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ActPlan {
+    /// Bytes one layer saves for backward (`A`).
+    pub a: u128,
+    /// Bytes a checkpointed layer keeps (its input, `I`).
+    pub input: u128,
+    /// Layers per model chunk, `L_c = L_i/v`.
+    pub lc: u128,
+    /// Checkpointed layers per chunk (0 without full recompute).
+    pub n: u128,
+    /// Chunks in flight at the stage's peak, `C`.
+    pub chunks: u128,
+    /// Chunks per micro-batch, `v`.
+    pub v: u128,
+    /// What a recomputed layer's first norm saves of the kept checkpoint as it is: `I`,
+    /// or 0 where a 16-bit composite RMSNorm saves its fp32 upcast instead.
+    pub alias: u128,
+    /// The moments inside a layer's backward (`layer_backward`; `None`: the whole-layer
+    /// moment only).
+    pub layer_bwd: Option<LayerBackward>,
+}
+
+impl ActPlan {
+    /// The plan of stage `st` (Korthikanti's convention counts recomputation inside `A`).
+    pub fn of(s: &Scenario, arch: &Arch, l: &Layout, st: &Stage) -> ActPlan {
+        let x = Shape::of(s, arch, l);
+        let full = s.activations.recompute == Recompute::Full
+            && s.stack.convention != Convention::Korthikanti;
+        let (lc, n) = chunk_layers(s, st.layers);
+        let (chunks, v) = in_flight(s, st.p, st.i);
+        ActPlan {
+            a: layer_activations(s, arch, &x),
+            input: layer_input_bytes(s, &x),
+            lc,
+            n: if full { n } else { 0 },
+            chunks,
+            v,
+            alias: if arch.norm == Norm::Rmsnorm && x.k < 4 && !autocast(s) {
+                0
+            } else {
+                layer_input_bytes(s, &x)
+            },
+            layer_bwd: match s.stack.convention {
+                Convention::Seed002 | Convention::Seed003 | Convention::Korthikanti => None,
+                _ => layer_backward(s, arch, &x),
+            },
+        }
+    }
+    /// Bytes one chunk of one micro-batch saves: `S_c = n·I + (L_c − n)·A`.
+    pub fn chunk_saved(&self) -> u128 {
+        self.n * self.input + (self.lc - self.n) * self.a
+    }
+    /// Whether every layer of a chunk is checkpointed (then its last layer's forward
+    /// and its first layer's recomputation hold a layer's working set `A` on top).
+    pub fn all_checkpointed(&self) -> bool {
+        self.n > 0 && self.n == self.lc
+    }
+    /// Saved activations at the peak: `S_c·C + [n = L_c]·A`.
+    pub fn peak(&self) -> u128 {
+        self.chunk_saved() * self.chunks + if self.all_checkpointed() { self.a } else { 0 }
+    }
+    /// The bytes a checkpointed layer's recomputation adds: its working set `A` less its
+    /// input where the recomputed first norm saves it as it is (the kept checkpoint, `I`:
+    /// fp32 and autocast runs, LayerNorm); a 16-bit composite RMSNorm saves its fp32 upcast
+    /// instead (saved-tensor hooks on `LlamaRMSNorm` and `torch.nn.RMSNorm`).
+    pub fn recomputed(&self) -> u128 {
+        self.a - self.alias.min(self.a)
+    }
+}
+
+/// Which of a stage's gradients PyTorch writes before its first layer's backward and
+/// which after its last: `(G_head, G_emb)` in bytes, the rest `G − G_head − G_emb` layer
+/// by layer (see `ActPlan::pytorch_backward_high_water`).
+///
+/// # Formula
+/// ```text
+/// G_head = G·Ψ_head/Ψ_i   last stage: final norm + LM head (+ the tied matrix, whose gradient
+///                          the LM head writes first)
+/// G_emb  = G·Ψ_emb/Ψ_i    first stage: the embedding (and learned positions), written last
+/// FSDP and interleaved pipelines (v > 1): (0, 0), spread over the layers
+/// ```
+/// Source: PyTorch autograd order (the loss's backward reaches the LM head first, the
+/// embedding last); measured with MemTracker: at a bf16 run's backward peak the embedding's
+/// gradient is not yet written (`tools/measure_pytorch.py`).
+///
+/// # Example
+/// Llama-2-7B on one GPU, fp32 gradients G = 26,953,662,464 B: G_head = 4·(4096 + 131,072,000)
+/// = 524,304,384 B, G_emb = 4·131,072,000 = 524,288,000 B.
+pub(crate) fn grad_split(s: &Scenario, arch: &Arch, st: &Stage, grads: u128) -> (u128, u128) {
+    // FSDP reduce-scatters per unit (the root's at the end); its walk is not split here.
+    if s.virtual_stages() > 1 || st.frac.0 == 0 || s.fsdp() != Fsdp::None {
+        return (0, 0);
+    }
+    let c = arch.params();
+    let (first, last) = (st.i == 0, st.i + 1 == st.p);
+    let vh = arch.vocab as u128 * arch.hidden as u128;
+    let final_norm = arch.norm.params(arch.hidden as u128);
+    let head = if last {
+        final_norm + c.lm_head as u128 + if arch.tied { vh } else { 0 }
+    } else {
+        0
+    };
+    let emb = if first {
+        (c.embedding as u128).saturating_sub(if arch.tied && last { vh } else { 0 })
+    } else {
+        0
+    };
+    let (h, e) = (
+        grad_share(arch, st, grads, head),
+        grad_share(arch, st, grads, emb),
+    );
+    (h, e.min(grads - h))
+}
+
+/// The bytes of `params` parameters' gradients, of the stage's `grads` (`G·Ψ_x/Ψ_i`).
+pub(crate) fn grad_share(arch: &Arch, st: &Stage, grads: u128, params: u128) -> u128 {
+    let layers = arch.layers.max(1) as u128;
+    mul_div_u128(grads, params.saturating_mul(layers), st.frac.0, false)
+        .unwrap_or(0)
+        .min(grads)
+}
+
+/// A tied embedding's gradient accumulation at the end of PyTorch's first backward: the
+/// LM head wrote the tied matrix's gradient first; the embedding's backward produces its
+/// own dense gradient of the same shape, and autograd's accumulation allocates their sum
+/// before the old one is freed — three `V·h` gradients for a moment, two beyond the one
+/// already counted.
+///
+/// # Formula
+/// ```text
+/// 2·G_tied = 2·G·V·h/Ψ_i      tied, embedding and head on the one stage, PyTorch without
+///                              accumulation (the walked split, `grad_split`); else 0
+/// ```
+/// Source: PyTorch autograd's `AccumulateGrad` (a new `grad = old + new` when the old
+/// gradient cannot be updated in place); measured with MemTracker
+/// (`tools/measure_pytorch.py`, GPT-2 shape, AdamW fused: the backward's peak holds three
+/// `V·h` fp32 tensors, 12,582,912 B, with the tied gradient not yet in place).
+///
+/// # Example
+/// GPT-2 small, fp32 gradients: 2·4·50,257·768 = 308,779,008 B.
+pub(crate) fn tied_accumulation_bytes(s: &Scenario, arch: &Arch, st: &Stage, grads: u128) -> u128 {
+    let walked =
+        pytorch_grads(s) && !accumulates(s, st) && grad_split(s, arch, st, grads) != (0, 0);
+    if !(arch.tied && st.p == 1 && walked) {
+        return 0;
+    }
+    2 * grad_share(arch, st, grads, arch.vocab as u128 * arch.hidden as u128)
+}
+
+/// The embedding's backward at the end of PyTorch's first backward: every gradient but
+/// the embedding's is written, the embedding's dense gradient is being produced, and the
+/// residual stream's gradient that reaches it is still alive.
+///
+/// # Formula
+/// ```text
+/// E = G − G_emb + G_tok + R,   R = T·h·res/r    first stage, the walked split
+///                                               (`grad_split`); else no such moment
+/// ```
+/// `G` the stage's gradient bytes, `G_emb` the embedding's (`grad_split`), `G_tok` the token
+/// matrix's `G·V·h/Ψ_i` (tied: its second gradient, the accumulation's `new`), `T = b·s'`,
+/// `res` bytes per residual element (`Shape::res`), `r = t` under sequence parallelism.
+/// Returns `(G_tok, R)`.
+/// Source: PyTorch autograd (`embedding_dense_backward` allocates the whole `V·h` gradient);
+/// measured with MemTracker on full-width Llama-2-7B blocks, fp32 SGD with sdpa: at the peak
+/// GRAD = every gradient but the embedding's and TEMP 557,842,432 B = 4·32000·4096 +
+/// 4·2048·4096.
+///
+/// # Example
+/// Llama-2-7B shape, 2 layers, b = 1, s = 2048, fp32: G_tok = 524,288,000 B, R =
+/// 33,554,432 B, E = 2,667,659,264 − 524,288,000 + 524,288,000 + 33,554,432 =
+/// 2,701,213,696 B.
+pub(crate) fn embedding_backward(
+    s: &Scenario,
+    arch: &Arch,
+    x: &Shape,
+    st: &Stage,
+    grads: u128,
+) -> Option<(u128, u128)> {
+    if st.i != 0 || grad_split(s, arch, st, grads) == (0, 0) {
+        return None;
+    }
+    let r = if s.parallel.sp { x.t } else { 1 };
+    let g_tok = grad_share(arch, st, grads, arch.vocab as u128 * arch.hidden as u128);
+    Some((g_tok, x.b * x.sl * x.h * x.res / r))
+}
+
+/// Activations for one pipeline stage under the scenario's convention, where the
+/// gradients are resident (not PyTorch's first backward, which the step program walks
+/// moment by moment): the explorer's fast path, and the text of the activations item.
+///
+/// # Formula
+/// ```text
+/// saved at the peak:  S_c·C + [n = L_c]·A        S_c = n·I + (L_c − n)·A
+/// output layer (last stage): logits_bytes · (m under GPipe, else 1)
+/// ```
+/// `A` from `layer_activations` (memfit's terms by default, seed 003, seed 002 or
+/// Korthikanti's Table 2, which counts full recompute as `2sbh` per layer without the
+/// working set); `I` the block input; `C` chunks in flight of `L_c = L_i/v` layers
+/// (`in_flight`, `chunk_layers`); `n` checkpointed layers per chunk (full recompute;
+/// `ckpt_layers`, 0 = all). A layer's working set `A` comes on top of the saved ones
+/// only when the chunk's last layer is itself checkpointed (`n = L_c`): then its
+/// forward and its recomputation in backward hold `A` while every other layer's
+/// checkpoint is still kept; with `n < L_c` the non-checkpointed layers' `A` is the
+/// larger moment. The step program (`program::walk`) reaches these bytes at the forward's
+/// and the backward's high-water moments (property-tested); PyTorch without gradient
+/// accumulation is the program's alone.
+///
+/// # Example
+/// Llama-2-7B, b = 1, s = 4096, flash, DeepSpeed, no recompute, one stage:
+/// 32 · 763,920,384 = 24,445,452,288 B.
+pub(crate) fn activation_items(
+    s: &Scenario,
+    arch: &Arch,
+    l: &Layout,
+    st: &Stage,
+    states: StageStates,
+    ledger: &mut Ledger,
+) {
+    let x = Shape::of(s, arch, l);
+    let plan = ActPlan::of(s, arch, l, st);
+    ledger.push_in(
+        &FWD_BWD,
+        Mech::Activations,
+        Component::Activations,
+        Location::Gpu,
+        plan.peak().min(u64::MAX as u128) as u64,
+        || activations_text(s, arch, l, &plan),
+        layer_activations_source(s),
+    );
+    if st.i + 1 == st.p {
+        logits_item(s, arch, &x, st, states.copies, ledger);
+    }
+}
+
+/// The activations item's formula and values (the plan of `activation_items`).
+pub(crate) fn activations_text(s: &Scenario, arch: &Arch, l: &Layout, plan: &ActPlan) -> Text {
+    let x = Shape::of(s, arch, l);
+    let formula = layer_activations_formula(s, arch, &x);
+    let m_i = plan.chunks as f64 / plan.v as f64;
+    (
+        if plan.n > 0 {
+            format!(
+                "(n·I + (L_c − n)·A)·C{};  A = {formula}",
+                if plan.all_checkpointed() { " + A" } else { "" }
+            )
+        } else {
+            format!("A·L_c·C;  A = {formula}")
+        },
+        format!(
+            "A={} B/layer, I={}, L_c={}, n={}, C={} chunks (m_i={:.3}), b={}, s={}, s'={}, h={}, a={}, a_kv={}, d={}, f={}, t={}, c={}, k={}, attn={}, recompute={}, sp={}",
+            plan.a, plan.input, plan.lc, plan.n, plan.chunks, m_i, x.b, x.s, x.sl, x.h, x.a, x.kv, x.d, x.f, x.t, l.cp, x.k,
+            s.activations.attn.as_str(), s.activations.recompute.as_str(), s.parallel.sp as u8
+        ),
+    )
+}
+
+/// The activations' source under the scenario's convention.
+pub(crate) fn activations_source(s: &Scenario) -> &'static str {
+    layer_activations_source(s)
+}
+
+/// Ring attention passes K/V chunks between the CP ranks, double-buffered.
+///
+/// # Formula
+/// ```text
+/// 2·2·b·s'·⌈a_kv/t⌉·d·k      (forward and backward; c > 1 only)
+/// ```
+/// Source: ring attention (Liu et al. 2023); Megatron-core / torchtitan CP.
+pub(crate) fn cp_ring_buffers(s: &Scenario, arch: &Arch, l: &Layout, ledger: &mut Ledger) {
+    if l.cp <= 1 {
+        return;
+    }
+    let x = Shape::of(s, arch, l);
+    let e = Expr::new(&[
+        Num(2),
+        Num(2),
+        Mul,
+        Sym("b", x.b),
+        Mul,
+        Sym("s'", x.sl),
+        Mul,
+    ]);
+    let e = e.then(&[
+        Sym("a_kv", x.kv),
+        Sym("t", x.t),
+        DivCeil,
+        Mul,
+        Sym("d", x.d),
+        Mul,
+    ]);
+    let e = e.then(&[Sym("k", x.k), Mul]);
+    let note = "double-buffered K and V chunks";
+    let ctx = || format!("s' = s/c, c={}", l.cp);
+    let src = "ring attention context parallelism (Liu et al. 2023; Megatron-core / torchtitan CP): K/V chunks exchanged per step";
+    let (mech, comp, gpu) = (Mech::CpRing, Component::CommBuffers, Location::Gpu);
+    ledger.push_expr(&FWD_BWD, mech, comp, gpu, &e, note, ctx, src);
+}

@@ -1,0 +1,133 @@
+//! The logits and loss: the LM head's output, its fp32 upcast and the cross entropy.
+
+use super::*;
+
+/// One micro-batch's logits and loss in the forward phase of stage `st`.
+///
+/// # Formula
+/// ```text
+/// logits_bytes                                  (see activations::logits_bytes: k + 12 per logit)
+/// PyTorch under autocast, no gradient accumulation, one micro-batch alive, last stage:
+///   logits_bytes − 4·T·V/t + max(0, 4·T·V/t + C_B − C)
+/// ```
+/// The loss's forward (logits, fp32 upcast, log-softmax: `k + 8`) runs inside autocast
+/// with its whole cache `C` (`autocast_copy_split`); the loss's backward (`k + 12`) runs
+/// after autocast exited, when only the copies a matmul saved are alive: `C_B` = the head's
+/// and the layers' that are not checkpointed (with every layer checkpointed, the head's
+/// only). The forward phase holds the larger of the two moments; the copies are their own
+/// item (`C`), so this item adds only what the backward moment has beyond it.
+/// Source: `torch.amp.autocast` (`clear_autocast_cache` on exit); measured with
+/// MemTracker (`tools/measure_pytorch.py`, bf16 runs with full checkpointing).
+///
+/// # Example
+/// Llama shape h = 256, V = 4096, T = 512, bf16, every layer checkpointed: C − C_B =
+/// 2·(4,868,352 − 1,048,576 − 2,304 − 1,048,576) = 5,537,792 B < 4·T·V = 8,388,608 B, so
+/// the item is logits_bytes − 5,537,792 B.
+pub(crate) fn logits_forward_bytes(
+    s: &Scenario,
+    arch: &Arch,
+    x: &Shape,
+    st: &Stage,
+    copies: (u128, u128),
+) -> u128 {
+    let (lb, _) = logits_bytes(s, arch, x);
+    let one_alive = s.parallel.schedule != Schedule::Gpipe || s.workload.microbatches.get() <= 1;
+    let walked = pytorch_grads(s) && !accumulates(s, st);
+    if !(walked && one_alive && st.i + 1 == st.p) {
+        return lb;
+    }
+    let exit = CopyWalk::of(s, st, copies).exit;
+    let tv4 = (4 * x.b * x.sl * arch.vocab as u128).div_ceil(x.t);
+    lb - tv4 + tv4.saturating_sub(exit)
+}
+
+/// The logits' source.
+pub(crate) const SRC_LOGITS: &str = "Hugging Face causal-LM loss (bf16 logits, fp32 upcast, log-softmax) / Megatron vocab-parallel cross entropy";
+
+/// The logits item's formula (one micro-batch's, `lf`) and values, for `alive`
+/// micro-batches.
+pub(crate) fn logits_text(
+    s: &Scenario,
+    arch: &Arch,
+    l: &Layout,
+    st: &Stage,
+    copies: (u128, u128),
+    alive: u128,
+) -> Text {
+    let x = Shape::of(s, arch, l);
+    let (full, lf) = logits_bytes(s, arch, &x);
+    let lb = logits_forward_bytes(s, arch, &x, st, copies);
+    let lf = if lb == full {
+        lf.to_string()
+    } else {
+        "2·T·h·k + T·V·(k + 4 + 4)/t + max(0, 4·T·V/t − k·Ψ_i/t)  (the loss's backward runs after autocast freed its cache)".to_string()
+    };
+    (
+        format!("({lf})·{alive}"),
+        format!(
+            "T=b·s'={}, h={}, V={}, k={}, t={}, micro-batches alive={alive}",
+            x.b * x.sl,
+            x.h,
+            arch.vocab,
+            x.k,
+            x.t
+        ),
+    )
+}
+
+/// The last stage's logits and loss (see `logits_bytes`), for every micro-batch
+/// alive at once (GPipe: all `m`; 1F1B: one), forward and backward.
+pub(crate) fn logits_item(
+    s: &Scenario,
+    arch: &Arch,
+    x: &Shape,
+    st: &Stage,
+    copies: (u128, u128),
+    ledger: &mut Ledger,
+) {
+    let lb = logits_forward_bytes(s, arch, x, st, copies);
+    let alive = if s.parallel.schedule == Schedule::Gpipe {
+        s.workload.microbatches.get() as u128
+    } else {
+        1
+    };
+    let l = s.layout();
+    ledger.push_in(
+        &FWD_BWD,
+        Mech::Logits,
+        Component::Logits,
+        Location::Gpu,
+        (lb * alive).min(u64::MAX as u128) as u64,
+        || logits_text(s, arch, &l, st, copies, alive),
+        SRC_LOGITS,
+    );
+}
+
+/// The model output (the logits tensor) that a PyTorch training loop keeps referenced
+/// after the loss's backward: through the layers' backward and the optimizer step.
+///
+/// # Formula
+/// ```text
+/// T·V·k/t       T = b·s' tokens, V vocabulary, k compute bytes (the LM head's output
+///               dtype: 2 under autocast or bf16, 4 in fp32), t TP (vocab-parallel head)
+/// ```
+/// Source: the common loop `logits = model(ids)` (or `outputs = model(**batch)`, whose
+/// `outputs.logits` lives as long as `outputs`), `loss.backward()`, `opt.step()`,
+/// `opt.zero_grad()`: the Python name holds the tensor until it is rebound or deleted.
+/// Measured with MemTracker (`tools/measure_pytorch.py`): with every block checkpointed
+/// the step is the peak and it holds exactly this tensor (8,388,608 B in the fp32 Llama
+/// run below); before 2026-11-23 memfit freed it with the loss and was 4–8 % low there.
+/// Hugging Face's `Trainer` returns only the loss from `training_step`, so its output dies
+/// with the forward: there this bound is high by `T·V·k/t`.
+///
+/// # Example
+/// b = 2, s = 256, V = 4096, fp32 (k = 4), t = 1: 512·4096·4 = 8,388,608 B.
+///
+/// Counted when PyTorch's backward is walked apart (`separate`: no accumulation) with one
+/// micro-batch per step; otherwise 0 (the loss's moment holds it already).
+pub(crate) fn held_output_bytes(s: &Scenario, arch: &Arch, x: &Shape, separate: bool) -> u128 {
+    if !separate || s.workload.microbatches.get() > 1 {
+        return 0;
+    }
+    (x.b * x.sl * arch.vocab as u128 * x.k).div_ceil(x.t)
+}

@@ -1,0 +1,171 @@
+//! Runtime overheads and host memory: CUDA context, NCCL, DeepSpeed's communication
+//! buckets, host RAM at model initialisation, pinned memory.
+
+use super::*;
+
+/// Communication buffers and runtime overheads per GPU: CUDA context, NCCL, DeepSpeed buckets.
+///
+/// # Formula
+/// ```text
+/// CUDA context + cuBLAS/cuDNN workspaces  C MiB                      (default 600)
+/// NCCL communicator buffers               N MiB                      (default 256 with > 1 GPU, else 0)
+/// DeepSpeed ZeRO-1/2/3 reduce bucket      k·B_r·(2 if overlap_comm)   (B_r = reduce_bucket_size)
+/// DeepSpeed ZeRO-1/2 all-gather bucket    k·B_a                      (optimizer step)
+/// DeepSpeed ZeRO-3 prefetch bucket        k·min(B_p, M_live − L)     (forward, backward; M_live =
+///                                         stage3_max_live_parameters bounds the gathered params)
+/// ```
+/// Sources: CUDA 12 context on Hopper measures 500–700 MiB including cuBLAS/cuDNN
+/// handles (NVIDIA CUDA C Programming Guide, lazy loading; PyTorch "Understanding CUDA
+/// Memory Usage"); NCCL_BUFFSIZE 4 MiB per channel and peer (NCCL environment docs);
+/// DeepSpeed config defaults (reduce_bucket_size 5e8, allgather_bucket_size 5e8,
+/// stage3_prefetch_bucket_size 5e7); seed 001 (overlap_comm costs memory: ~+7%).
+pub(crate) fn overhead_items(s: &Scenario, l: &Layout, largest: u64, ledger: &mut Ledger) {
+    let mib = Sym("MiB", 1 << 20);
+    let (comp, gpu) = (Component::Overhead, Location::Gpu);
+    let e = Expr::new(&[Sym("C", s.runtime.cuda_ctx_mib as u128), mib, Mul]);
+    let note = "CUDA context + cuBLAS/cuDNN workspaces";
+    let src = "CUDA 12 context on H100 with cuBLAS/cuDNN handles: 500–700 MiB (PyTorch notes: Understanding CUDA Memory Usage)";
+    ledger.push_expr(
+        &[],
+        Mech::CudaContext,
+        comp,
+        gpu,
+        &e,
+        note,
+        String::new,
+        src,
+    );
+    let nccl = s
+        .runtime
+        .nccl_mib
+        .unwrap_or(if l.world > 1 { 256 } else { 0 });
+    if nccl > 0 {
+        let e = Expr::new(&[Sym("N", nccl as u128), mib, Mul]);
+        let note = "NCCL communicator buffers";
+        let ctx = || format!("GPUs={}", l.world);
+        let src = "NCCL: NCCL_BUFFSIZE 4 MiB per channel per peer (NCCL environment variables documentation)";
+        ledger.push_expr(&[], Mech::Nccl, comp, gpu, &e, note, ctx, src);
+    }
+    deepspeed_buckets(s, largest, ledger);
+}
+
+/// DeepSpeed's ZeRO communication buckets (training, ZeRO ≥ 1, not FSDP): the gradient
+/// reduce bucket in backward (doubled with `overlap_comm`), the updated-parameter
+/// all-gather bucket in the step (stages 1/2) or the stage-3 parameter prefetch.
+pub(crate) fn deepspeed_buckets(s: &Scenario, largest: u64, ledger: &mut Ledger) {
+    let z = s.zero();
+    if s.workload.mode != crate::scenario::Mode::Train
+        || s.stack.framework != Framework::Deepspeed
+        || z < Zero::Z1
+        || s.fsdp() != Fsdp::None
+    {
+        return;
+    }
+    let k = Sym("k", s.numerics.precision.compute_bytes() as u128);
+    let src = "DeepSpeed ZeRO config (reduce_bucket_size, allgather_bucket_size, stage3_prefetch_bucket_size, overlap_comm); seed 001";
+    let (comp, gpu, none) = (Component::CommBuffers, Location::Gpu, String::new);
+    let rt = &s.runtime;
+    let e = Expr::new(&[k, Sym("B_r", rt.reduce_bucket as u128), Mul]);
+    let (e, note) = if rt.overlap_comm {
+        (
+            e.then(&[Num(2), Mul]),
+            "gradient reduce bucket, twice with overlap_comm",
+        )
+    } else {
+        (e, "gradient reduce bucket")
+    };
+    let bwd = [Phase::Backward];
+    ledger.push_expr(&bwd, Mech::ReduceBucket, comp, gpu, &e, note, none, src);
+    if z < Zero::Z3 {
+        let e = Expr::new(&[k, Sym("B_a", rt.allgather_bucket as u128), Mul]);
+        let note = "updated-parameter all-gather bucket";
+        let step = [Phase::OptimizerStep];
+        ledger.push_expr(&step, Mech::AllgatherBucket, comp, gpu, &e, note, none, src);
+    } else {
+        let e = Expr::new(&[
+            k,
+            Sym("B_p", rt.prefetch_bucket as u128),
+            Sym("M_live", rt.max_live_params as u128),
+            Sym("L", largest as u128),
+            Sub,
+            Min,
+            Mul,
+        ]);
+        let note = "ZeRO-3 parameter prefetch, capped by stage3_max_live_parameters";
+        ledger.push_expr(
+            &FWD_BWD,
+            Mech::PrefetchBucket,
+            comp,
+            gpu,
+            &e,
+            note,
+            none,
+            src,
+        );
+    }
+}
+
+/// Host RAM per node while the model is built (phase `Init`; the host peak is the
+/// larger of this and the offloaded states).
+///
+/// # Formula
+/// ```text
+/// without zero.Init (or below ZeRO-3): n · 4·Ψ     (each process builds the fp32 model)
+/// with zero.Init under ZeRO-3:         n · 4·L     (only the layer being built is whole)
+/// ```
+/// Source: seed 000 (the CPU-RAM formulas without the additional buffer factor).
+///
+/// # Example
+/// Llama-2-7B on 8 GPUs per node without zero.Init: 8·4·6,738,415,616 = 215,629,299,712 B.
+pub(crate) fn host_init(s: &Scenario, psi: u64, largest: u64, l: &Layout, ledger: &mut Ledger) {
+    let n = Sym("n", l.gpus_per_node.min(l.world) as u128);
+    let zero_init = s.runtime.zero_init && s.zero() == Zero::Z3;
+    let (e, note) = if zero_init {
+        (
+            Expr::new(&[n, Num(4), Mul, Sym("L", largest as u128), Mul]),
+            "zero.Init",
+        )
+    } else {
+        (
+            Expr::new(&[n, Num(4), Mul, Sym("Ψ", psi as u128), Mul]),
+            "fp32 model per process",
+        )
+    };
+    let (mech, comp, loc) = (Mech::HostInit, Component::InitLoad, Location::Cpu);
+    ledger.push_expr(
+        &[Phase::Init],
+        mech,
+        comp,
+        loc,
+        &e,
+        note,
+        String::new,
+        SRC_INIT,
+    );
+}
+
+/// Pinned host RAM per node for ZeRO-3 CPU offload with `pin_memory=1` (part of the
+/// host RAM, not extra).
+///
+/// # Formula
+/// ```text
+/// offload_param=cpu:  (6 + 2 if microbatches > 1)·Ψ / nodes   (fp16 params + fp32 grads [+ fp16 grads])
+/// otherwise:          4·Ψ / nodes                              (fp32 grads)
+/// ```
+/// Source: seed 000 ("Pinned Memory"), per node as DeepSpeed's CPU formulas are.
+pub(crate) fn pinned_bytes(s: &Scenario, psi: u64, l: &Layout) -> u64 {
+    if !s.offload.pin_memory || s.zero() != Zero::Z3 || s.offload.optimizer == Offload::None {
+        return 0;
+    }
+    let nodes = (l.world / l.gpus_per_node.max(1)).max(1) as u64;
+    let per_param = if s.offload.params != Offload::None {
+        6 + if s.workload.microbatches.get() > 1 {
+            2
+        } else {
+            0
+        }
+    } else {
+        4
+    };
+    mul_div_ceil(per_param, psi, nodes)
+}

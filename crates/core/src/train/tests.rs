@@ -1,0 +1,64 @@
+//! Unit tests of the training mechanisms.
+
+use super::*;
+
+/// The two full-width Llama-2-7B blocks MemTracker measured (fp32, SGD, b = 1,
+/// s = 2048; `tests/data/pytorch_measurements.json` "large"), by hand: eager attention
+/// peaks inside the last layer's backward, sdpa at the embedding's backward. MemTracker's
+/// totals are 8 B more (the loss and a scalar).
+#[test]
+fn full_width_backward_moments_by_hand() {
+    let q = "model=llama-2-7b&layers=2&framework=pytorch&cuda_ctx=0&frag=0&nccl=0\
+             &precision=fp32&optimizer=sgd&batch=1&seq=2048&attn=";
+    let peak = |attn: &str| {
+        let (s, w) = crate::contract::query::decode(&format!("{q}{attn}"));
+        let s = s.scenario;
+        assert!(w.is_empty(), "{w:?}");
+        crate::estimate::estimate(&s).per_gpu_bytes as u128
+    };
+    let (weights, held) = (2_667_659_264u128, 262_144_000u128);
+    let (a, g_head, g_layer) = (1_233_141_760u128, 524_304_384u128, 809_533_440u128);
+    // Layer 1's softmax backward: layer 0 saved, layer 1 less the MLP's side, the
+    // attention output and V; the head's and layer 1's gradients less q, k, v's and the
+    // attention norm's; ∂P, ∂scores, ∂V and the residual's gradient.
+    let (freed, g_qkvn, temp) = (528_490_496u128, 201_342_976u128, 1_140_850_688u128);
+    let eager = weights + held + 2 * a - freed + g_head + g_layer - g_qkvn + temp;
+    assert_eq!(peak("eager"), eager);
+    assert_eq!(eager + 8, 7_140_941_832);
+    // The embedding's backward: every gradient, the embedding's new dense one in place
+    // of the written one, and the residual's gradient reaching it (T·h·4).
+    let sdpa = weights + held + weights - 524_288_000 + 524_288_000 + 2048 * 4096 * 4;
+    assert_eq!(peak("sdpa"), sdpa);
+    assert_eq!(sdpa + 8, 5_631_016_968);
+}
+
+/// Llama-2-7B on one GPU under bf16 autocast: the copies are every linear's weights
+/// (the embedding and the 65 norms are never cast), the head's 2·V·h first.
+#[test]
+fn autocast_copies_of_llama2_7b_by_hand() {
+    let mut s = Scenario::default();
+    s.stack.framework = Framework::Pytorch;
+    s.numerics.precision = Precision::Bf16;
+    let arch = s.arch();
+    let st = Stage::of(&arch, 1, 0);
+    let psi = 6_738_415_616u128;
+    let (head, body) = autocast_copy_split(&s, &arch, &st, 4 * psi);
+    let cast = psi - 32_000 * 4096 - (65 * 4096);
+    assert_eq!(head + body, 2 * cast);
+    assert_eq!(head + body, 13_214_154_752);
+    assert_eq!(head, 2 * 32_000 * 4096);
+    // Freed layer by layer: 32 layers, nothing checkpointed.
+    let w = CopyWalk::of(&s, &st, (head, body));
+    assert_eq!((w.n, w.exit), (0, 0));
+    assert_eq!(w.per * 32 + w.rem, body);
+    assert_eq!(w.layer(0), w.per + w.rem);
+    assert_eq!(w.layer(31), w.per);
+    // Every layer checkpointed: the cache dies when autocast exits.
+    s.activations.recompute = Recompute::Full;
+    let w = CopyWalk::of(&s, &st, (head, body));
+    assert_eq!(w.exit, body);
+    assert_eq!((w.n, w.exit), (32, body));
+    // FSDP's MixedPrecisionPolicy casts the parameters themselves: no autocast.
+    s.sharding = crate::scenario::Sharding::Fsdp(Fsdp::FullShard);
+    assert_eq!(autocast_copy_split(&s, &arch, &st, 4 * psi), (0, 0));
+}
