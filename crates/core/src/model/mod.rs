@@ -1,0 +1,215 @@
+//! Transformer shapes and their exact parameter counts.
+//!
+//! A model is an [`Arch`]: the handful of numbers in a Hugging Face `config.json`
+//! that fix every weight matrix. From it memfit counts parameters exactly (the way
+//! `sum(p.numel() for p in model.parameters())` does, tied weights once) and the
+//! "largest layer" the way DeepSpeed's ZeRO-3 estimator does (the largest single
+//! module's own parameters, not recursive).
+
+use serde::{Deserialize, Serialize};
+
+mod counts;
+
+pub use counts::*;
+
+crate::spelled! {
+    /// Feed-forward block shape.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Mlp {
+        /// Two matrices, `h→f→h` (GPT-2, GPT-3, BLOOM, T5): GELU or ReLU.
+        Gelu = "gelu", "GELU (2 matrices)", "2 matrices";
+        /// Three matrices, gate and up `h→f` and down `f→h` (Llama, Mistral, Qwen, Gemma).
+        Swiglu = "swiglu", "SwiGLU (3 matrices)", "3 matrices";
+    }
+}
+
+impl Mlp {
+    /// Number of `h×f` matrices.
+    pub fn matrices(self) -> u64 {
+        match self {
+            Mlp::Gelu => 2,
+            Mlp::Swiglu => 3,
+        }
+    }
+}
+
+crate::spelled! {
+    /// Normalisation layer kind.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Norm {
+        /// LayerNorm: weight and bias, `2h` parameters.
+        Layernorm = "layernorm", "LayerNorm", "";
+        /// RMSNorm: weight only, `h` parameters.
+        Rmsnorm = "rmsnorm", "RMSNorm", "";
+        /// LayerNorm without affine weights (`F.layer_norm(x, ...)`, OLMo v1): no parameters;
+        /// it saves what a LayerNorm saves.
+        #[serde(rename = "layernorm-np")]
+        LayernormNp = "layernorm-np", "LayerNorm, no weights", "no weights: OLMo v1";
+    }
+}
+
+impl Norm {
+    /// Parameters of one norm over a vector of width `h`.
+    pub fn params(self, h: u128) -> u128 {
+        match self {
+            Norm::Layernorm => 2 * h,
+            Norm::Rmsnorm => h,
+            Norm::LayernormNp => 0,
+        }
+    }
+}
+
+crate::spelled! {
+    /// Which linear layers carry a bias vector.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Bias {
+        /// No biases (Llama, Mistral, Gemma).
+        None = "none", "none", "";
+        /// Only the q, k, v projections (Qwen2/2.5).
+        Qkv = "qkv", "q/k/v", "q/k/v only";
+        /// Every linear layer (GPT-2, GPT-3, BLOOM).
+        All = "all", "all", "";
+    }
+}
+
+/// The shape of a decoder-only transformer (dense or mixture-of-experts).
+///
+/// All counts are plain integers; `head_dim` is explicit because some models
+/// (Gemma 2) do not use `hidden / heads`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Arch {
+    /// Transformer blocks, `L`.
+    pub layers: u32,
+    /// Model width, `h`.
+    pub hidden: u32,
+    /// Query heads, `a`.
+    pub heads: u32,
+    /// Key/value heads, `a_kv` (= `a` for MHA, 1 for MQA, in between for GQA).
+    pub kv_heads: u32,
+    /// Width of one head, `d` (usually `h / a`).
+    pub head_dim: u32,
+    /// Feed-forward inner width, `f` (per expert for MoE).
+    pub ffn: u32,
+    /// Vocabulary size, `V`.
+    pub vocab: u32,
+    /// Feed-forward shape.
+    pub mlp: Mlp,
+    /// Normalisation kind.
+    pub norm: Norm,
+    /// LM head shares the embedding matrix.
+    pub tied: bool,
+    /// Which linears have biases.
+    pub bias: Bias,
+    /// Learned absolute position embeddings (0 for RoPE / ALiBi).
+    pub positions: u32,
+    /// Norms inside each block: 2 (pre-norm) or 4 (Gemma 2's sandwich norms).
+    pub norms_per_layer: u32,
+    /// OLMo 2 style q/k norms over the full projected q and k vectors.
+    pub qk_norm: bool,
+    /// Qwen3 / Gemma 3 style q/k norms per head: one `d`-wide norm each for q and k
+    /// (`Qwen3RMSNorm(head_dim)`), shared by the heads.
+    #[serde(default)]
+    pub qk_norm_head: bool,
+    /// LayerNorm right after the embedding (BLOOM).
+    pub emb_norm: bool,
+    /// q, k and v live in one fused linear module (GPT-2 `c_attn`, Phi-3 `qkv_proj`).
+    pub fused_qkv: bool,
+    /// Gate and up projections live in one fused module (Phi-3 `gate_up_proj`).
+    pub fused_gate_up: bool,
+    /// Routed experts per MoE layer (0 = dense model).
+    pub experts: u32,
+    /// Experts each token is routed to.
+    pub top_k: u32,
+    /// Shared (always active) experts per MoE layer (DeepSeek).
+    pub shared_experts: u32,
+    /// Inner width of one expert (0 = `ffn`).
+    pub moe_ffn: u32,
+    /// The first `first_dense` blocks use a dense MLP of width `ffn` (DeepSeek-V3: 3).
+    pub first_dense: u32,
+    /// A sigmoid gate on the shared experts' output, `Linear(h, 1)` per MoE layer
+    /// (Qwen2-MoE's `shared_expert_gate`).
+    #[serde(default)]
+    pub shared_gate: bool,
+    /// Biases on every expert's projections (gate and up `2·f_e`, down `h`) and on the
+    /// router (`E`) (gpt-oss).
+    #[serde(default)]
+    pub expert_bias: bool,
+    /// A bias on the LM head, `V` (Phi-2, Phi-3.5-MoE).
+    #[serde(default)]
+    pub head_bias: bool,
+    /// One learned attention-sink logit per head and layer (gpt-oss `sinks`).
+    #[serde(default)]
+    pub attn_sinks: bool,
+    /// Sliding-window attention span `W` in tokens (0 = every layer attends to the whole
+    /// context). Changes no weight; bounds the KV cache of the windowed layers.
+    #[serde(default)]
+    pub window: u32,
+    /// Layers that attend within the window, `L_w` (Gemma 2: every other layer; Gemma 3:
+    /// five of six; gpt-oss: every other; StarCoder2 and Mistral v0.1: all).
+    #[serde(default)]
+    pub local_layers: u32,
+    /// Multi-head latent attention shape (DeepSeek-V2/V3); `None` = standard q/k/v/o.
+    pub mla: Option<Mla>,
+    /// Encoder blocks of an encoder-decoder model (T5); 0 = decoder-only.
+    pub encoder_layers: u32,
+    /// T5 relative-position buckets (a `buckets × heads` table in the first block of each stack).
+    pub rel_buckets: u32,
+}
+
+/// Multi-head latent attention (DeepSeek-V2/V3): low-rank q and kv projections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mla {
+    /// `q_lora_rank` (0 = a plain q projection).
+    pub q_rank: u32,
+    /// `kv_lora_rank`.
+    pub kv_rank: u32,
+    /// `qk_rope_head_dim`.
+    pub rope_dim: u32,
+    /// `qk_nope_head_dim`.
+    pub nope_dim: u32,
+    /// `v_head_dim`.
+    pub v_dim: u32,
+}
+
+/// `count` matrices `inp × out` of one kind.
+const fn lin(name: &'static str, kind: LinearKind, inp: u64, out: u64, count: u64) -> Linear {
+    Linear {
+        name,
+        kind,
+        inp,
+        out,
+        count,
+    }
+}
+
+/// A named model with its exact shape and the parameter count its authors publish.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Preset {
+    /// Query-string id (`model=`).
+    pub id: &'static str,
+    /// Display name.
+    pub name: &'static str,
+    /// The shape.
+    pub arch: Arch,
+    /// The total parameter count as published (model card or `num_parameters()`).
+    pub published_params: u64,
+    /// Relative tolerance of the published count: 0 when the publisher gives the
+    /// exact integer, larger when it only gives a rounded figure (GPT-3's "175.0B").
+    pub published_rel_tol: f64,
+    /// Where the shape and count come from.
+    pub source: &'static str,
+}
+
+mod presets;
+pub use presets::presets;
+
+/// Looks a preset up by its id.
+pub fn preset(id: &str) -> Option<&'static Preset> {
+    presets().iter().find(|p| p.id == id)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,89 @@
+//! Unit tests of the model shapes and presets.
+
+use super::*;
+
+/// Every preset's computed count equals the count its publisher reports.
+#[test]
+fn presets_match_published_counts() {
+    for p in presets() {
+        p.arch.check().unwrap_or_else(|e| panic!("{}: {e}", p.id));
+        let got = p.arch.params().total;
+        if p.published_rel_tol == 0.0 {
+            assert_eq!(got, p.published_params, "{}", p.id);
+        } else {
+            let rel = (got as f64 - p.published_params as f64).abs() / p.published_params as f64;
+            assert!(
+                rel <= p.published_rel_tol,
+                "{}: {got} vs {} (rel {rel})",
+                p.id,
+                p.published_params
+            );
+        }
+    }
+}
+
+#[test]
+fn gpt2_breakdown_by_hand() {
+    // wte 50257·768 + wpe 1024·768; block: c_attn 768·2304+2304, c_proj 768²+768,
+    // c_fc 768·3072+3072, c_proj 3072·768+768, 2 LayerNorms 4·768; ln_f 2·768.
+    let p = preset("gpt2").unwrap().arch.params();
+    assert_eq!(p.embedding, 38_597_376 + 786_432);
+    assert_eq!(
+        p.per_layer,
+        1_771_776 + 590_592 + 2_362_368 + 2_360_064 + 3_072
+    );
+    assert_eq!(p.largest_layer, 38_597_376); // transformer.wte, as DeepSpeed reports
+    assert_eq!(p.lm_head, 0);
+}
+
+#[test]
+fn deepseek_v3_active_params() {
+    // DeepSeek-V3 technical report: "37B activated" per token, which rounds a count
+    // without the input embedding lookup (129280·7168): 37.55B − 0.93B = 36.63B → 37B.
+    let p = preset("deepseek-v3").unwrap().arch.params();
+    assert_eq!(p.active, 37_552_282_624);
+    let without_lookup = p.active - 129_280 * 7168;
+    assert_eq!((without_lookup as f64 / 1e9).round(), 37.0);
+}
+
+#[test]
+fn t5_largest_layer_is_the_shared_embedding() {
+    // DeepSpeed reports `shared` (32128·1024) for both T5 shapes.
+    assert_eq!(
+        preset("t5-3b").unwrap().arch.params().largest_layer,
+        32_899_072
+    );
+}
+
+#[test]
+fn moe_active_params() {
+    // Mixtral 8x7B: "12.9B active" (Mistral AI). By hand: total minus the 6 unused
+    // experts in each of 32 layers, 46,702,792,704 − 32·6·(3·4096·14336).
+    let p = preset("mixtral-8x7b").unwrap().arch.params();
+    assert_eq!(p.active, 46_702_792_704 - 32 * 6 * 3 * 4096 * 14_336);
+    assert_eq!(p.active, 12_879_925_248);
+}
+
+#[test]
+fn linears_cover_every_matrix() {
+    // Matrices + vectors = the total; Llama-2-7B's vectors are its 65 RMSNorms.
+    for id in ["llama-2-7b", "mixtral-8x7b", "t5-3b", "deepseek-v3", "gpt2"] {
+        let a = &preset(id).unwrap().arch;
+        let m: u64 = a.linears().iter().map(Linear::params).sum();
+        let p = a.params();
+        assert!(m <= p.total, "{id}");
+        if id == "llama-2-7b" {
+            assert_eq!(p.total - m, 65 * 4096);
+        }
+    }
+}
+
+#[test]
+fn check_rejects_bad_shapes() {
+    let mut a = preset("llama-2-7b").unwrap().arch.clone();
+    a.kv_heads = 5;
+    assert!(a.check().unwrap_err().contains("kv_heads"));
+    a.kv_heads = 32;
+    a.layers = 0;
+    assert!(a.check().unwrap_err().contains("layers"));
+}
