@@ -1,0 +1,108 @@
+//! Activations across a pipeline: the layers of a stage, micro-batches in flight under
+//! each schedule, a checkpointed layer's input, and the logits.
+
+use super::*;
+
+/// Layers on pipeline stage `i` of `p` (earlier stages take the remainder).
+pub fn stage_layers(layers: u32, p: u32, i: u32) -> u32 {
+    let p = p.max(1);
+    layers / p + u32::from(i < layers % p)
+}
+
+/// Model chunks whose activations stage `i` holds at its peak, and the chunks per
+/// micro-batch: `(C, v)`; the stage holds `C/v` micro-batches' worth.
+///
+/// # Formula
+/// ```text
+/// GPipe:        C = m                                   v = 1
+/// 1F1B:         C = min(p − i, m)                       v = 1
+/// interleaved:  C = min(2·(p − i − 1) + (v − 1)·p + 1, m·v)     (chunks of L_i/v layers)
+/// ```
+/// `m` micro-batches per step, `p` stages evaluated (`pp`, capped at the layer count
+/// like the stages themselves, so that the last stage holds one micro-batch under
+/// 1F1B), `v` = [`Scenario::virtual_stages`]. The interleaved count is Megatron-LM's
+/// warm-up (`get_forward_backward_func`: `(p − i − 1)·2 + (v − 1)·p` chunk forwards,
+/// capped at `m·v`) plus the steady state's one more forward before a backward frees a
+/// chunk. On the first stage with `m > p` it equals Korthikanti et al. §4.2.3's factor
+/// `p·(1 + (p − 1)/(p·v))` micro-batches; on later stages it is larger than that factor
+/// applied to `p − i` (the last stage still warms up `(v − 1)·p` chunks), which the
+/// step timeline's schedule walk showed (`core::timeline`).
+///
+/// # Example
+/// p = 4, v = 2, m = 8: stage 0 holds 11 chunks = 5.5 micro-batches; stage 3 holds
+/// 5 chunks = 2.5 (the first-stage factor would have given 1.375).
+pub fn in_flight(s: &Scenario, p: u32, i: u32) -> (u128, u128) {
+    let p = p.max(1) as u128;
+    let i = (i as u128).min(p - 1);
+    let m = s.workload.microbatches.get().max(1) as u128;
+    match (s.parallel.schedule, s.virtual_stages() as u128) {
+        (Schedule::Gpipe, _) => (m, 1),
+        (_, 1) => ((p - i).min(m), 1),
+        (_, v) => ((2 * (p - i - 1) + (v - 1) * p + 1).min(m * v), v),
+    }
+}
+
+/// Layers of a stage's model chunk (`L_i/v`, at least 1) and how many of them full
+/// recomputation checkpoints: `ckpt_layers` per chunk (0 = all), as Megatron-LM's
+/// `recompute_num_layers` counts per virtual pipeline stage.
+pub fn chunk_layers(s: &Scenario, stage_layers: u32) -> (u128, u128) {
+    let lc = (stage_layers / s.virtual_stages().max(1)).max(1) as u128;
+    let n = if s.activations.ckpt_layers == 0 {
+        lc
+    } else {
+        (s.activations.ckpt_layers as u128).min(lc)
+    };
+    (lc, n)
+}
+
+/// Bytes of one block's checkpointed input (what full recompute keeps per layer):
+/// `T·h·k'/r`, `k'` the residual stream's bytes (4 under autocast, see [`Shape::res`]).
+pub fn layer_input_bytes(s: &Scenario, x: &Shape) -> u128 {
+    let r = if s.parallel.sp { x.t } else { 1 };
+    x.b * x.sl * x.h * x.res / r
+}
+
+/// The last stage's output layer: final norm, LM head input, logits and the loss.
+///
+/// # Formula
+/// ```text
+/// PyTorch / DeepSpeed (HF):  2·T·h·k + n·T [+ 4·T·h] + T·V·(k + 4 + 4 + 4)/t   (the final
+///                            norm as `norm_term` counts a block's; at the loss's backward: the
+///                            logits the caller still holds, the log-softmax output the loss
+///                            saved, its gradient and the gradient of its input, all fp32;
+///                            the forward's fp32 upcast (k < 4) is already freed: k + 4 + 4 is
+///                            the smaller forward moment)
+/// Megatron:                  2·T·h·k + 4·T·V/t              (fused vocab-parallel cross entropy, fp32)
+/// PyTorch under autocast:    4·T·h + n·T [+ 4·T·h] + T·h·k + T·V·(k + 12)/t   (the final norm
+///                            runs in fp32 on the fp32 residual, see `norm_term`; the head
+///                            saves its 16-bit cast of the norm's output)
+/// ```
+/// `T = b·s'` tokens, `V` vocabulary, `t` TP (vocab-parallel head).
+/// Source: Hugging Face `LlamaForCausalLM.forward` (`logits.float()` then
+/// `CrossEntropyLoss`); Megatron `vocab_parallel_cross_entropy`; measured with MemTracker
+/// (`tools/measure_pytorch.py`): fp32 runs hold the fourth `4·T·V` too (before 2026-11-23
+/// memfit counted `k + 8` for fp32 and was 6–15 % low on those runs).
+///
+/// # Example
+/// Llama-3-8B under DeepSpeed, b = 1, s = 8192, bf16: 2·8192·4096·2 + 4·8192 + 4·8192·4096 +
+/// 8192·128256·14 = 14,977,892,352 B.
+pub fn logits_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> (u128, &'static str) {
+    let tok = x.b * x.sl;
+    let v = arch.vocab as u128;
+    match s.stack.framework {
+        Framework::Megatron => (
+            2 * tok * x.h * x.k + (4 * tok * v).div_ceil(x.t),
+            "2·T·h·k + 4·T·V/t",
+        ),
+        _ if autocast(s) => (
+            norm_term(s, arch, x, "final norm + LM head input", 1).bytes
+                + (tok * v * (x.k + 12)).div_ceil(x.t),
+            "4·T·h + n·T [+ 4·T·h composite RMSNorm] + T·h·k + T·V·(k + 4 + 4 + 4)/t  (autocast: the fp32 final norm and the head's cast input)",
+        ),
+        _ => (
+            norm_term(s, arch, x, "final norm + LM head input", 1).bytes
+                + (tok * v * (x.k + 12)).div_ceil(x.t),
+            "2·T·h·k + n·T [+ 4·T·h composite RMSNorm] + T·V·(k + 4 + 4 + 4)/t",
+        ),
+    }
+}

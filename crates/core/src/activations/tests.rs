@@ -1,0 +1,171 @@
+//! Unit tests of the activation formulas.
+
+use super::*;
+use crate::model::preset;
+use crate::scenario::Scenario;
+
+fn shape(s: &Scenario) -> Shape {
+    Shape::of(s, &s.arch(), &s.layout())
+}
+
+/// GPT-3 shape with Korthikanti's assumptions (GELU, f = 4h, eager, dropout,
+/// LayerNorm, 16-bit): memfit's terms sum to 34·s·b·h + 5·a·s²·b + the 16·T bytes
+/// of LayerNorm statistics.
+#[test]
+fn memfit_reduces_to_korthikanti() {
+    let mut s = Scenario::default();
+    s.model.preset = "gpt3-175b".into();
+    s.workload.seq = crate::scenario::count(2048);
+    s.activations.attn = Attn::Eager;
+    s.activations.dropout = true;
+    s.stack.framework = Framework::Megatron; // fused 16-bit softmax, as the paper measured
+    let arch = preset("gpt3-175b").unwrap().arch.clone();
+    let x = shape(&s);
+    let total: u128 = memfit_layer(&s, &arch, &x).iter().map(|t| t.bytes).sum();
+    let (n, d) = korthikanti_layer(&x, false, Recompute::None);
+    assert_eq!(total, n / d + 16 * 2048);
+    assert_eq!(n / d, 2_868_903_936);
+}
+
+#[test]
+fn llama2_7b_flash_layer_by_hand() {
+    let s = Scenario::default();
+    let arch = s.arch();
+    let x = shape(&s);
+    let t = 4096u128;
+    // Norm inputs + linear inputs 2·T·h·2, rstd 4T and the composite RMSNorm's fp32
+    // x·rsqrt 4·T·h (twice); q, k, v 3·T·4096·2; output T·4096·2; lse 4·T·32; SwiGLU 4·T·11008·2.
+    let want = 2 * (2 * t * 4096 * 2 + 4 * t + 4 * t * 4096)
+        + 3 * t * 4096 * 2
+        + t * 4096 * 2
+        + 4 * t * 32
+        + 4 * t * 11008 * 2;
+    assert_eq!(
+        memfit_layer(&s, &arch, &x)
+            .iter()
+            .map(|t| t.bytes)
+            .sum::<u128>(),
+        want
+    );
+    assert_eq!(want, 763_920_384);
+}
+
+/// The blocks of `tools/measure_pytorch.py` under CPU autocast (bf16, fp32
+/// parameters), b = 2, s = 256: the bytes their saved-tensor hooks report per block,
+/// the parameters' bf16 casts left out (torch 2.15; Llama shape 7,294,976 B, GPT-2
+/// shape 4,743,168 B).
+/// The doc example of `logits_bytes`: the final norm counted as a block's norm.
+#[test]
+fn logits_bytes_of_llama_3_8b() {
+    let (s, w) = crate::contract::query::decode("model=llama-3-8b&seq=8192&batch=1");
+    let s = s.scenario;
+    assert!(w.is_empty(), "{w:?}");
+    let (t, h) = (8192u128, 4096u128);
+    let want = 2 * t * h * 2 + 4 * t + 4 * t * h + t * 128_256 * 14;
+    assert_eq!(logits_bytes(&s, &s.arch(), &shape(&s)).0, want);
+    assert_eq!(want, 14_977_892_352);
+}
+
+/// The moments inside a layer's backward for the full-width Llama-2-7B block that
+/// MemTracker measured (`tests/data/pytorch_measurements.json`, "large"), by hand.
+#[test]
+fn layer_backward_of_a_llama_2_7b_block_by_hand() {
+    let mut s = Scenario::default();
+    s.stack.framework = Framework::Pytorch;
+    s.numerics.precision = crate::scenario::Precision::Fp32;
+    s.activations.attn = Attn::Eager;
+    s.workload.batch = crate::scenario::count(1);
+    s.workload.seq = crate::scenario::count(2048);
+    s.model.overrides.layers = Some(2);
+    let (t, h, a, f) = (2048u128, 4096u128, 32u128, 11008u128);
+    let lb = layer_backward(&s, &s.arch(), &shape(&s)).unwrap();
+    // The attention output and V (T·h·4 each), the MLP norm (input, output,
+    // composite RMSNorm's normalised tensor, rstd) and the four MLP intermediates.
+    let mlp_norm = 2 * t * h * 4 + 4 * t + 4 * t * h;
+    assert_eq!(lb.freed, 2 * t * h * 4 + mlp_norm + 4 * t * f * 4);
+    assert_eq!(lb.freed, 528_490_496);
+    // ∂P and ∂scores in fp32, ∂V and the residual's gradient: MemTracker's TEMP.
+    assert_eq!(lb.temp, 2 * a * t * t * 4 + 2 * t * h * 4);
+    assert_eq!(lb.temp, 1_140_850_688);
+    assert_eq!(lb.grad_part, (3 * h * h + h, 4 * h * h + 3 * h * f + 2 * h));
+    assert_eq!(lb.copy_part, (3 * h * h, 4 * h * h + 3 * h * f));
+    // Measured at the peak: GRAD 1,132,494,848 = the head's 524,304,384 + the layer's
+    // less q, k, v's and the attention norm's.
+    let layer = 4 * (4 * h * h + 3 * h * f + 2 * h);
+    let (g, _) = lb.qkv_parts(layer, 0);
+    assert_eq!(524_304_384 + layer - g, 1_132_494_848);
+    // Under autocast the softmax's bf16 cast is freed too and the residual is fp32.
+    s.numerics.precision = crate::scenario::Precision::Bf16;
+    let lb = layer_backward(&s, &s.arch(), &shape(&s)).unwrap();
+    assert_eq!(lb.temp, 2 * a * t * t * 4 + t * h * 4 + t * h * 2);
+    assert_eq!(lb.temp, 1_124_073_472);
+    // Fused kernels: no softmax temporaries; Megatron keeps the whole-layer moment.
+    s.activations.attn = Attn::Sdpa;
+    assert_eq!(layer_backward(&s, &s.arch(), &shape(&s)).unwrap().temp, 0);
+    s.stack.framework = Framework::Megatron;
+    assert!(layer_backward(&s, &s.arch(), &shape(&s)).is_none());
+}
+
+#[test]
+fn autocast_blocks_match_saved_tensor_hooks() {
+    let mut s = Scenario::default();
+    s.stack.framework = Framework::Pytorch;
+    s.numerics.precision = crate::scenario::Precision::Bf16;
+    s.activations.attn = Attn::Sdpa;
+    s.workload.batch = crate::scenario::count(2);
+    s.workload.seq = crate::scenario::count(256);
+    s.model.overrides.hidden = Some(256);
+    s.model.overrides.heads = Some(8);
+    s.model.overrides.kv_heads = Some(2);
+    s.model.overrides.ffn = Some(688);
+    s.model.overrides.vocab = Some(4096);
+    s.model.overrides.layers = Some(4);
+    assert!(autocast(&s));
+    let sum = |s: &Scenario| -> u128 {
+        memfit_layer(s, &s.arch(), &shape(s))
+            .iter()
+            .map(|t| t.bytes)
+            .sum()
+    };
+    let llama = sum(&s);
+    assert_eq!(llama, 7_294_976);
+    // The attention norm: fp32 input and normalised tensor, rstd, q/k/v casts.
+    let t = memfit_layer(&s, &s.arch(), &shape(&s))[0];
+    assert_eq!(
+        t.bytes,
+        4 * 512 * 256 + 4 * 512 + 4 * 512 * 256 + 3 * 512 * 256 * 2
+    );
+    assert_eq!(t.bytes, 1_837_056);
+    // A checkpointed block keeps its fp32 input.
+    assert_eq!(layer_input_bytes(&s, &shape(&s)), 4 * 512 * 256);
+    s.model.preset = "gpt2".into();
+    s.model.overrides.kv_heads = Some(8);
+    s.model.overrides.ffn = Some(1024);
+    assert_eq!(sum(&s), 4_743_168);
+    // LoRA keeps a 16-bit base: no fp32 residual.
+    s.finetune = crate::scenario::Tuning::of(crate::scenario::Finetune::Lora);
+    assert!(!autocast(&s));
+}
+
+#[test]
+fn pipeline_in_flight() {
+    let mut s = Scenario::default();
+    s.parallel.pp = crate::scenario::count(4);
+    s.workload.microbatches = crate::scenario::count(8);
+    let l = s.layout();
+    assert_eq!(in_flight(&s, l.pp, 0), (4, 1));
+    assert_eq!(in_flight(&s, l.pp, 3), (1, 1));
+    s.parallel.schedule = Schedule::Gpipe;
+    assert_eq!(in_flight(&s, l.pp, 3), (8, 1));
+    s.parallel.schedule = Schedule::Interleaved;
+    s.parallel.vpp = crate::scenario::count(2);
+    // Stage 0: 2·3 + 1·4 + 1 = 11 chunks = 4 · (1 + 3/8) = 5.5 micro-batches
+    // (Korthikanti's factor); stage 3: 0 + 4 + 1 = 5 chunks = 2.5.
+    assert_eq!(in_flight(&s, l.pp, 0), (11, 2));
+    assert_eq!(in_flight(&s, l.pp, 3), (5, 2));
+    // m = p: every chunk is warm-up, all 8 micro-batches' chunks are in flight.
+    s.workload.microbatches = crate::scenario::count(4);
+    assert_eq!(in_flight(&s, l.pp, 0), (8, 2));
+    assert_eq!(stage_layers(30, 4, 0), 8);
+    assert_eq!(stage_layers(30, 4, 3), 7);
+}

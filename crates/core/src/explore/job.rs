@@ -1,0 +1,321 @@
+//! The sweep itself, resumable in slices (`SweepJob`) so the page stays responsive:
+//! every layout of a cluster, ranked, trimmed to the best.
+
+use super::*;
+
+/// One degree set of the sweep: TP, PP, CP and sequence parallelism (DP follows).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Degrees {
+    pub(crate) ti: usize,
+    pub(crate) pi: usize,
+    pub(crate) tp: u32,
+    pub(crate) pp: u32,
+    pub(crate) cp: u32,
+    pub(crate) sp: bool,
+}
+
+/// A sweep that can run a slice at a time (the page runs it between frames so that
+/// typing never waits for it; the CLI runs it to the end at once).
+pub struct SweepJob {
+    base: Scenario,
+    w: Scenario,
+    p: Prepared,
+    usable: u64,
+    limit: Option<usize>,
+    first_fit: bool,
+    shard: Vec<(Zero, Fsdp)>,
+    offs: Vec<Offload>,
+    recs: Vec<Recompute>,
+    todo: Vec<Degrees>,
+    next: usize,
+    combos: Vec<Combo>,
+    pub(crate) out: Sweep,
+}
+
+impl SweepJob {
+    /// Prepares the sweep of `s`'s cluster; `limit` bounds the listed layouts
+    /// (`None`: all); with `first_fit` it stops at the first layout that fits.
+    pub fn new(s: &Scenario, limit: Option<usize>, first_fit: bool) -> SweepJob {
+        let p = Prepared::of(s);
+        let n = s.world();
+        let tps = tp_options(s, &p, n);
+        let layers = p.arch.layers.max(1);
+        let pps: Vec<u32> = divisors(n).into_iter().filter(|&d| d <= layers).collect();
+        let mut cells: Vec<Cell> = Vec::with_capacity(4 * tps.len() * pps.len());
+        for z in [Zero::Z0, Zero::Z1, Zero::Z2, Zero::Z3] {
+            for &pp in &pps {
+                for &tp in &tps {
+                    cells.push(Cell {
+                        zero: z,
+                        tp,
+                        pp,
+                        best: None,
+                        closest: None,
+                    });
+                }
+            }
+        }
+        let seq = s.workload.seq.get().max(1);
+        let mut todo = Vec::new();
+        for (ti, &tp) in tps.iter().enumerate() {
+            for (pi, &pp) in pps.iter().enumerate() {
+                if !(n / tp).is_multiple_of(pp) {
+                    continue;
+                }
+                let cps: Vec<u32> = if s.workload.mode == Mode::Infer {
+                    vec![1]
+                } else {
+                    divisors(n / tp / pp)
+                        .into_iter()
+                        .filter(|&c| seq.is_multiple_of(c))
+                        .collect()
+                };
+                for cp in cps {
+                    for sp in [false, true] {
+                        if sp && tp == 1 {
+                            continue;
+                        }
+                        todo.push(Degrees {
+                            ti,
+                            pi,
+                            tp,
+                            pp,
+                            cp,
+                            sp,
+                        });
+                    }
+                }
+            }
+        }
+        let shard = shardings(s);
+        let offs = offloads(s);
+        SweepJob {
+            base: s.clone(),
+            w: s.clone(),
+            usable: s.usable_bytes(),
+            limit,
+            first_fit,
+            combos: Vec::with_capacity(shard.len() * offs.len()),
+            shard,
+            offs,
+            recs: recomputes(s),
+            todo,
+            next: 0,
+            out: Sweep {
+                gpus: n,
+                evaluated: 0,
+                fitting: 0,
+                layouts: Vec::new(),
+                tps,
+                pps,
+                cells,
+                inference: s.workload.mode == Mode::Infer,
+                pytorch: s.stack.framework == Framework::Pytorch,
+            },
+            p,
+        }
+    }
+
+    /// Whether every layout has been evaluated (or, with `first_fit`, one fits).
+    pub fn done(&self) -> bool {
+        self.next >= self.todo.len() || (self.first_fit && self.out.fitting > 0)
+    }
+
+    /// Evaluates degree sets until at least `layouts` more layouts have been
+    /// evaluated or the sweep is done; returns `done()`.
+    pub fn step(&mut self, layouts: u64) -> bool {
+        let goal = self.out.evaluated.saturating_add(layouts);
+        while !self.done() && self.out.evaluated < goal {
+            let d = self.todo[self.next];
+            self.next += 1;
+            self.degree_set(d);
+        }
+        self.done()
+    }
+
+    /// The result: fitting layouts best first (at most the limit), and the cells.
+    pub fn finish(mut self) -> Sweep {
+        keep_best(&mut self.out.layouts, self.limit.unwrap_or(usize::MAX));
+        self.out.layouts.sort_unstable_by(rank);
+        self.out
+    }
+
+    /// Every sharding × offload × recomputation × micro-batch of one degree set.
+    pub(crate) fn degree_set(&mut self, d: Degrees) {
+        let Degrees {
+            ti,
+            pi,
+            tp,
+            pp,
+            cp,
+            sp,
+        } = d;
+        let (s, p, w) = (&self.base, &self.p, &mut self.w);
+        let dp = self.out.gpus / (tp * pp * cp);
+        set_degrees(w, s, tp, pp, cp, sp);
+        let l = w.layout();
+        let n_st = stage_count(&p.arch, &l);
+        let ends = [
+            Stage::of(&p.arch, n_st, 0),
+            Stage::of(&p.arch, n_st, n_st - 1),
+        ];
+        let n_stages = if n_st > 1 { 2 } else { 1 };
+        self.combos.clear();
+        for &(zero, fsdp) in &self.shard {
+            for &off in &self.offs {
+                let mut c = Combo {
+                    zero,
+                    fsdp,
+                    offload_opt: off,
+                    offload_param: Offload::None,
+                    states: [Tally::default(); 2],
+                    cached: false,
+                    comm_dp: 0,
+                    alive: true,
+                    clean: true,
+                    megatron: false,
+                };
+                c.set(w);
+                if w.zero() == Zero::Z3 {
+                    c.offload_param = s.offload.params;
+                    w.offload.params = s.offload.params;
+                }
+                // PyTorch's backward trades activations for gradients (both sides of
+                // the cache), and FSDP's forward counts its prefetched block against the
+                // logits (`train::fsdp_unsharded_buffers`, which depend on the
+                // micro-batch), so their layouts take the full path.
+                c.cached =
+                    route(w) == Route::Train && !train::pytorch_grads(w) && w.fsdp() == Fsdp::None;
+                c.megatron = route(w) == Route::Megatron;
+                c.clean = c.megatron || is_clean(w, p);
+                if c.cached {
+                    for (st, out) in ends.iter().zip(c.states.iter_mut()).take(n_stages) {
+                        let mut lg = Ledger::tally();
+                        train::model_states(w, &p.arch, p.psi, p.largest, &l, st, &mut lg);
+                        train::overhead_items(w, &l, p.largest, &mut lg);
+                        *out = lg.totals();
+                    }
+                }
+                c.comm_dp = data_parallel_comm(w, p, &ends[0]);
+                self.combos.push(c);
+            }
+        }
+        let pps = self.out.pps.len();
+        let tps = self.out.tps.len();
+        for &rc in &self.recs {
+            w.activations.recompute = rc;
+            w.workload.batch = crate::scenario::count(1);
+            for c in self.combos.iter_mut() {
+                c.alive = c.clean
+                    && (!c.megatron || {
+                        c.set(w);
+                        is_clean(w, p)
+                    });
+            }
+            let mut b = 1u32;
+            while self.combos.iter().any(|c| c.alive) {
+                w.workload.batch = crate::scenario::at_least_one(b);
+                let mut acts = [Tally::default(); 2];
+                for (st, out) in ends.iter().zip(acts.iter_mut()).take(n_stages) {
+                    let mut lg = Ledger::tally();
+                    train::activation_items(
+                        w,
+                        &p.arch,
+                        &l,
+                        st,
+                        train::StageStates::default(),
+                        &mut lg,
+                    );
+                    train::cp_ring_buffers(w, &p.arch, &l, &mut lg);
+                    *out = lg.totals();
+                }
+                let act_comm = activation_comm(w, p, &ends[0]);
+                let tokens = tokens(w, dp);
+                let overhead = compute_overhead(w, &p.arch);
+                for c in self.combos.iter_mut().filter(|c| c.alive) {
+                    let peak = if c.cached {
+                        combo_peak(w, c, &acts, n_stages)
+                    } else {
+                        c.set(w);
+                        per_gpu_peak(w, p)
+                    };
+                    self.out.evaluated += 1;
+                    let mut comm = act_comm;
+                    comm.dp = c.comm_dp;
+                    let l = Candidate {
+                        dp,
+                        tp,
+                        pp,
+                        cp,
+                        zero: c.zero,
+                        fsdp: c.fsdp,
+                        offload_opt: c.offload_opt,
+                        offload_param: c.offload_param,
+                        recompute: rc,
+                        batch: b,
+                        microbatches: w.workload.microbatches.get(),
+                        sp: w.parallel.sp,
+                        vpp: w.parallel.vpp.get(),
+                        schedule: w.parallel.schedule,
+                        per_gpu_bytes: peak,
+                        headroom_bytes: (self.usable as i128 - peak as i128)
+                            .clamp(i64::MIN as i128, i64::MAX as i128)
+                            as i64,
+                        comm,
+                        tokens_per_step: tokens,
+                        compute_overhead: overhead,
+                    };
+                    let cell =
+                        &mut self.out.cells[(l.stage().number() as usize * pps + pi) * tps + ti];
+                    if cell
+                        .closest
+                        .is_none_or(|c| l.headroom_bytes > c.headroom_bytes)
+                    {
+                        cell.closest = Some(l);
+                    }
+                    if !l.fits() || b >= MAX_BATCH {
+                        c.alive = false;
+                    }
+                    if l.fits() {
+                        self.out.fitting += 1;
+                        if cell.best.is_none_or(|c| rank(&l, &c) == Ordering::Less) {
+                            cell.best = Some(l);
+                        }
+                        self.out.layouts.push(l);
+                        if self.first_fit {
+                            return;
+                        }
+                        trim(&mut self.out.layouts, self.limit);
+                    }
+                }
+                b = b.saturating_mul(2);
+            }
+        }
+    }
+}
+
+/// Keeps the best `limit` layouts once twice as many are held (amortised O(1) per
+/// layout): with a limit the sweep never holds more than `2·limit` layouts.
+pub(crate) fn trim(layouts: &mut Vec<Candidate>, limit: Option<usize>) {
+    if let Some(limit) = limit {
+        if layouts.len() >= 2 * limit.max(1) {
+            keep_best(layouts, limit);
+        }
+    }
+}
+
+/// Keeps the `keep` best layouts (unordered).
+pub(crate) fn keep_best(layouts: &mut Vec<Candidate>, keep: usize) {
+    let keep = keep.min(layouts.len());
+    if keep < layouts.len() && keep > 0 {
+        layouts.select_nth_unstable_by(keep - 1, rank);
+    }
+    layouts.truncate(keep);
+}
+
+/// The sweep; with `first_fit` it stops at the first layout that fits.
+pub(crate) fn sweep(s: &Scenario, limit: Option<usize>, first_fit: bool) -> Sweep {
+    let mut job = SweepJob::new(s, limit, first_fit);
+    job.step(u64::MAX);
+    job.finish()
+}

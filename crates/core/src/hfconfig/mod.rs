@@ -1,0 +1,301 @@
+//! Hugging Face `config.json` → memfit model keys.
+//!
+//! Reads the fields that fix the weight shapes for the common families ([`SUPPORTED`]);
+//! an unknown `model_type` with the standard decoder fields is read as a Llama-style
+//! block with a note saying so ([`generic`]). A field that changes the weights and that
+//! memfit cannot express is refused by name; a missing required field is named in the
+//! error. The result is a list of query keys, so the import goes through the same
+//! validated path as the URL and the form.
+
+use serde_json::Value;
+
+mod families;
+
+pub(crate) use families::*;
+
+/// What an import produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Imported {
+    /// `model_type` as read.
+    pub model_type: String,
+    /// The memfit preset the shape is built on.
+    pub base: &'static str,
+    /// `(key, value)` pairs to apply after selecting `base`.
+    pub keys: Vec<(&'static str, String)>,
+    /// Things the import could not represent exactly.
+    pub notes: Vec<String>,
+}
+
+fn get(v: &Value, names: &[&str]) -> Option<u64> {
+    names.iter().find_map(|n| v.get(*n).and_then(Value::as_u64))
+}
+
+fn need(v: &Value, names: &[&str]) -> Result<u64, String> {
+    get(v, names).ok_or_else(|| format!("config.json lacks `{}`", names[0]))
+}
+
+/// Weight-changing fields of decoder configs that the importer cannot express (expert
+/// widths, shared experts, dense first layers, MLA ranks, sparse-layer steps).
+const UNREPRESENTED: [&str; 8] = [
+    "moe_intermediate_size",
+    "shared_expert_intermediate_size",
+    "n_shared_experts",
+    "first_k_dense_replace",
+    "q_lora_rank",
+    "kv_lora_rank",
+    "decoder_sparse_step",
+    "mlp_only_layers",
+];
+
+/// Parses a `config.json` text.
+///
+/// # Errors
+/// The JSON does not parse, `model_type` is unknown, or a required field is missing
+/// (the message names it).
+///
+/// # Example
+/// ```
+/// use memfit_core::hfconfig::parse;
+/// let cfg = r#"{"model_type":"llama","hidden_size":4096,"intermediate_size":14336,
+///   "num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,"vocab_size":128256}"#;
+/// let i = parse(cfg).unwrap();
+/// assert_eq!(i.base, "llama-2-7b");
+/// assert!(i.keys.contains(&("kv_heads", "8".to_string())));
+/// ```
+pub fn parse(text: &str) -> Result<Imported, String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+    if !v.is_object() {
+        return Err("config.json must be a JSON object".into());
+    }
+    let outer_type = v
+        .get("model_type")
+        .and_then(Value::as_str)
+        .ok_or("config.json lacks `model_type`")?
+        .to_string();
+    let mut acc = Acc::default();
+    let (v, model_type) = text_decoder(v, &outer_type, &mut acc)?;
+    let tied = v.get("tie_word_embeddings").and_then(Value::as_bool);
+    let base = match model_type.as_str() {
+        "llama" | "mistral" | "mixtral" | "qwen2" | "qwen2_moe" | "qwen3" | "qwen3_moe"
+        | "gemma" | "gemma2" | "gemma3_text" | "phi3" | "olmo" | "olmo2" | "olmoe" | "granite" => {
+            llama_family(&v, &model_type, &mut acc)?
+        }
+        "deepseek_v2" | "deepseek_v3" => deepseek(&v, &model_type, &mut acc)?,
+        "llama4_text" => llama4(&v, &mut acc)?,
+        "cohere2" => {
+            decoder_sizes(&v, &mut acc)?;
+            "command-r7b"
+        }
+        "starcoder2" => starcoder2(&v, &mut acc)?,
+        "stablelm" => stablelm(&v, &mut acc)?,
+        "opt" => opt(&v, &mut acc)?,
+        "phi" => phi(&v, &mut acc)?,
+        "phimoe" => phimoe(&v, &mut acc)?,
+        "gpt_oss" => gpt_oss(&v, &mut acc)?,
+        "cohere" => cohere(&v, &mut acc)?,
+        "bloom" => bloom(&v, &mut acc)?,
+        "gpt2" => gpt2(&v, &mut acc)?,
+        "gpt_neox" => gpt_neox(&v, &mut acc)?,
+        "falcon" | "RefinedWeb" | "RefinedWebModel" => falcon(&v, &mut acc)?,
+        "t5" | "mt5" => t5(&v, &mut acc)?,
+        other => return generic(&v, other),
+    };
+    let Acc { mut keys, notes } = acc;
+    if let Some(t) = tied {
+        keys.push(("tied", (t as u8).to_string()));
+    }
+    if model_type != "llama4_text" {
+        window_keys(&v, &model_type, &mut keys);
+    }
+    Ok(Imported {
+        model_type: outer_type,
+        base,
+        keys,
+        notes,
+    })
+}
+
+/// Keys and notes one import collects.
+#[derive(Default)]
+pub(crate) struct Acc {
+    keys: Vec<(&'static str, String)>,
+    notes: Vec<String>,
+}
+
+impl Acc {
+    fn put(&mut self, key: &'static str, x: u64) {
+        self.keys.push((key, x.to_string()));
+    }
+}
+
+/// The standard decoder sizes (`hidden_size`, `num_attention_heads`, `num_hidden_layers`,
+/// `num_key_value_heads` (default: the heads), `intermediate_size`, `vocab_size`) as keys.
+fn decoder_sizes(v: &Value, a: &mut Acc) -> Result<(), String> {
+    let heads = need(v, &["num_attention_heads"])?;
+    a.put("hidden", need(v, &["hidden_size"])?);
+    a.put("heads", heads);
+    a.put("layers", need(v, &["num_hidden_layers"])?);
+    a.put(
+        "kv_heads",
+        get(v, &["num_key_value_heads"]).unwrap_or(heads),
+    );
+    a.put("ffn", need(v, &["intermediate_size"])?);
+    a.put("vocab", need(v, &["vocab_size"])?);
+    Ok(())
+}
+
+/// The text decoder of a multimodal checkpoint (Llama 4, Gemma 3 4B–27B, Mistral Small
+/// 3.1): its `text_config`, with `transformers`' defaults for the fields such configs leave
+/// out (Gemma 3's heads, head width and vocabulary), and a note that the vision encoder
+/// is not counted. Any other config is returned as it is.
+fn text_decoder(v: Value, model_type: &str, a: &mut Acc) -> Result<(Value, String), String> {
+    let (defaults, inner): (&[(&str, u64)], &str) = match model_type {
+        // Gemma3TextConfig's defaults (transformers 5.23).
+        "gemma3" => (
+            &[
+                ("num_attention_heads", 8),
+                ("num_key_value_heads", 4),
+                ("head_dim", 256),
+                ("vocab_size", 262_208),
+                ("sliding_window", 4096),
+            ],
+            "gemma3_text",
+        ),
+        "llama4" => (&[], "llama4_text"),
+        "mistral3" => (&[], "mistral"),
+        _ => return Ok((v, model_type.to_string())),
+    };
+    let Some(Value::Object(text)) = v.get("text_config") else {
+        return Err(format!(
+            "model_type `{model_type}` is a multimodal config: memfit reads its `text_config`, which is missing"
+        ));
+    };
+    let mut text = text.clone();
+    for (k, d) in defaults {
+        text.entry(*k).or_insert((*d).into());
+    }
+    let inner = text
+        .get("model_type")
+        .and_then(Value::as_str)
+        .unwrap_or(inner)
+        .to_string();
+    a.notes.push(format!(
+        "`{model_type}` is a multimodal checkpoint: memfit counts and models its text decoder (`{inner}`); the vision encoder and projector are not counted"
+    ));
+    Ok((Value::Object(text), inner))
+}
+
+/// Fields that change the weights and that the query keys cannot express
+/// ([`UNREPRESENTED`], and Llama/Granite's `attention_bias` / `mlp_bias`, neither
+/// expressible with one `bias` key): refused by name rather than counting a different model.
+fn refuse_unrepresented(v: &Value, model_type: &str) -> Result<(), String> {
+    let mut unknown: Vec<&str> = UNREPRESENTED
+        .iter()
+        .copied()
+        .filter(|k| v.get(*k).is_some_and(|x| !x.is_null()))
+        .collect();
+    for flag in ["attention_bias", "mlp_bias"] {
+        if v.get(flag).and_then(Value::as_bool) == Some(true) {
+            unknown.push(flag);
+        }
+    }
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "model_type `{model_type}`: {} {} the weights and memfit's import cannot represent {} yet; refusing rather than counting a different model",
+        unknown.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "),
+        if unknown.len() == 1 { "changes" } else { "change" },
+        if unknown.len() == 1 { "it" } else { "them" }
+    ))
+}
+
+/// The model types read exactly (or, for a few, with a note), in the refusal message.
+pub const SUPPORTED: &str = "llama, llama4, mistral, mistral3, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, phimoe, olmo, olmo2, olmoe, granite, cohere, cohere2, gpt_oss, deepseek_v2, deepseek_v3, starcoder2, stablelm, opt, bloom, gpt2, gpt_neox, falcon, t5, mt5";
+
+/// An unknown `model_type` with the standard decoder field names: read as a Llama-style
+/// block (RMSNorm, SwiGLU, no biases, rotary positions, untied unless the config says),
+/// with a note that says so; without them, refused with the missing fields named.
+fn generic(v: &Value, model_type: &str) -> Result<Imported, String> {
+    const FIELDS: [&str; 5] = [
+        "hidden_size",
+        "num_attention_heads",
+        "num_hidden_layers",
+        "intermediate_size",
+        "vocab_size",
+    ];
+    let missing: Vec<&str> = FIELDS
+        .iter()
+        .copied()
+        .filter(|f| get(v, &[f]).is_none())
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "model_type `{model_type}` is not supported ({SUPPORTED}), and its config lacks the standard decoder fields a generic import needs: {}",
+            missing.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let weights: Vec<&str> = UNREPRESENTED
+        .iter()
+        .copied()
+        .chain([
+            "num_local_experts",
+            "num_experts",
+            "n_routed_experts",
+            "attention_bias",
+            "mlp_bias",
+            "qk_layernorm",
+            "use_qkv_bias",
+            "use_bias",
+            "sliding_window_pattern",
+        ])
+        .filter(|k| {
+            v.get(*k)
+                .is_some_and(|x| !x.is_null() && x != &Value::Bool(false))
+        })
+        .collect();
+    if !weights.is_empty() {
+        return Err(format!(
+            "model_type `{model_type}` is not supported ({SUPPORTED}); a generic Llama-style import would ignore {}, which change the weights: refusing rather than counting a different model",
+            weights.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let heads = get(v, &["num_attention_heads"]).unwrap_or(1);
+    let mut keys: Vec<(&'static str, String)> = vec![
+        ("hidden", get(v, &["hidden_size"]).unwrap_or(1).to_string()),
+        ("heads", heads.to_string()),
+        (
+            "layers",
+            get(v, &["num_hidden_layers"]).unwrap_or(1).to_string(),
+        ),
+        (
+            "kv_heads",
+            get(v, &["num_key_value_heads"])
+                .unwrap_or(heads)
+                .to_string(),
+        ),
+        (
+            "ffn",
+            get(v, &["intermediate_size"]).unwrap_or(1).to_string(),
+        ),
+        ("vocab", get(v, &["vocab_size"]).unwrap_or(1).to_string()),
+    ];
+    if let Some(d) = get(v, &["head_dim"]) {
+        keys.push(("head_dim", d.to_string()));
+    }
+    if let Some(t) = v.get("tie_word_embeddings").and_then(Value::as_bool) {
+        keys.push(("tied", (t as u8).to_string()));
+    }
+    window_keys(v, model_type, &mut keys);
+    Ok(Imported {
+        model_type: model_type.to_string(),
+        base: "llama-2-7b",
+        keys,
+        notes: vec![format!(
+            "model_type `{model_type}` is not one memfit knows: read as a Llama-style decoder (RMSNorm, SwiGLU MLP, no biases, rotary positions, two norms per block) from its standard fields; check the parameter count against the model card"
+        )],
+    })
+}
+
+#[cfg(test)]
+mod tests;

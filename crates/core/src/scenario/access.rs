@@ -1,0 +1,415 @@
+//! What the estimator reads from a scenario: the resolved layout (degrees, world size,
+//! GPUs per node) and the derived settings (effective ZeRO stage, shard degree, expert
+//! ranks, the architecture with its overrides).
+
+use super::*;
+
+/// The parallel layout the scenario resolves to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Layout {
+    /// Data-parallel degree, `N_d`.
+    pub dp: u32,
+    /// Tensor-parallel degree, `t`.
+    pub tp: u32,
+    /// Pipeline-parallel degree, `p`.
+    pub pp: u32,
+    /// Context-parallel degree, `c`.
+    pub cp: u32,
+    /// GPUs in the cluster, `G = gpus_per_node · nodes`.
+    pub world: u32,
+    /// GPUs per node, `n`.
+    pub gpus_per_node: u32,
+}
+
+impl Layout {
+    /// GPUs the layout uses, `dp·tp·pp·cp`, exactly (up to 2^128; four `u32` factors).
+    pub fn used(&self) -> u128 {
+        self.dp as u128 * self.tp as u128 * self.pp as u128 * self.cp as u128
+    }
+}
+
+impl Scenario {
+    /// The preset the scenario names, falling back to the default model.
+    pub fn preset(&self) -> &'static Preset {
+        preset(&self.model.preset)
+            .or_else(|| preset(&Scenario::default().model.preset))
+            .expect("the default model is a preset")
+    }
+
+    /// The preset's shape with the overrides applied. `head_dim` follows `hidden/heads`
+    /// when either is overridden.
+    pub fn arch(&self) -> Arch {
+        let mut a = self.preset().arch.clone();
+        let o = &self.model.overrides;
+        if o.hidden.is_some() || o.heads.is_some() {
+            a.hidden = o.hidden.unwrap_or(a.hidden);
+            a.heads = o.heads.unwrap_or(a.heads);
+            a.head_dim = (a.hidden / a.heads.max(1)).max(1);
+            // Multi-head presets stay multi-head; GQA presets keep their groups (capped).
+            let was_mha = self.preset().arch.kv_heads == self.preset().arch.heads;
+            if o.kv_heads.is_none() && (was_mha || a.kv_heads > a.heads) {
+                a.kv_heads = a.heads;
+            }
+        }
+        if let Some(l) = o.layers {
+            // Encoder-decoder presets: the override sets both stacks (an imported T5
+            // config's depth; encoder and decoder depths are equal in T5/mT5/Flan-T5).
+            if a.encoder_layers > 0 {
+                a.encoder_layers = l;
+            }
+            a.layers = l;
+        }
+        a.kv_heads = o.kv_heads.unwrap_or(a.kv_heads);
+        a.ffn = o.ffn.unwrap_or(a.ffn);
+        a.vocab = o.vocab.unwrap_or(a.vocab);
+        a.mlp = o.mlp.unwrap_or(a.mlp);
+        a.norm = o.norm.unwrap_or(a.norm);
+        a.tied = o.tied.unwrap_or(a.tied);
+        a.bias = o.bias.unwrap_or(a.bias);
+        a.head_dim = o.head_dim.unwrap_or(a.head_dim);
+        a.experts = o.experts.unwrap_or(a.experts);
+        a.moe_ffn = o.moe_ffn.unwrap_or(a.moe_ffn);
+        a.shared_experts = o.shared_experts.unwrap_or(a.shared_experts);
+        a.first_dense = o.first_dense.unwrap_or(a.first_dense);
+        a.positions = o.positions.unwrap_or(a.positions);
+        a.window = o.window.unwrap_or(a.window);
+        a.local_layers = match o.local_layers {
+            Some(n) => n,
+            // A depth override keeps the preset's share of windowed layers (Gemma 2's
+            // every other layer stays every other layer).
+            None if o.layers.is_some() && self.preset().arch.layers > 0 => {
+                let p = &self.preset().arch;
+                ((a.layers as u64 * p.local_layers as u64).div_ceil(p.layers as u64)) as u32
+            }
+            None => a.local_layers,
+        };
+        if a.window == 0 && o.local_layers.is_none() {
+            a.local_layers = 0;
+        }
+        if a.experts == 0 {
+            // A dense override of an MoE preset drops the preset's expert structure with
+            // its experts (explicit overrides stay, and `Arch::check` names them).
+            a.moe_ffn = o.moe_ffn.unwrap_or(0);
+            a.shared_experts = o.shared_experts.unwrap_or(0);
+            a.first_dense = o.first_dense.unwrap_or(0);
+        }
+        a.top_k = o.top_k.unwrap_or(if a.experts > 0 && a.top_k == 0 {
+            1
+        } else {
+            a.top_k
+        });
+        a
+    }
+
+    /// The selected GPU (falls back to the default GPU for an unknown id).
+    pub fn gpu(&self) -> &'static Gpu {
+        gpu(&self.cluster.gpu).unwrap_or(&GPUS[0])
+    }
+
+    /// Usable memory per GPU in bytes: the custom figure if given, else the preset's.
+    pub fn usable_bytes(&self) -> u64 {
+        self.cluster
+            .gpu_mem_mib
+            .map_or(self.gpu().capacity_bytes, |m| m.saturating_mul(MIB))
+    }
+
+    /// Total GPUs `G`.
+    pub fn world(&self) -> u32 {
+        self.cluster
+            .gpus_per_node
+            .get()
+            .saturating_mul(self.cluster.nodes.get())
+    }
+
+    /// Virtual pipeline stages per rank the activations are walked in: `vpp` under the
+    /// interleaved schedule (training, `vpp ≥ 2`, not PyTorch, the layers divisible by
+    /// `pp·vpp` as Megatron-LM asserts), else 1 (the other cases are flagged and counted
+    /// as 1F1B).
+    pub fn virtual_stages(&self) -> u32 {
+        let (pp, vpp) = (self.parallel.pp.get(), self.parallel.vpp.get());
+        let layers = self
+            .model
+            .overrides
+            .layers
+            .unwrap_or(self.preset().arch.layers);
+        if self.parallel.schedule == Schedule::Interleaved
+            && vpp >= 2
+            && pp >= 2
+            && self.stack.framework != Framework::Pytorch
+            && layers % pp.saturating_mul(vpp) == 0
+        {
+            self.parallel.vpp.get()
+        } else {
+            1
+        }
+    }
+
+    /// The parallel layout: `dp` defaults to `G / (tp·pp·cp)` (at least 1).
+    /// The parallel layout: `dp` defaults to `G / (tp·pp·cp)` (at least 1).
+    pub fn layout(&self) -> Layout {
+        let p = &self.parallel;
+        let (tp, pp, cp) = (p.tp.get(), p.pp.get(), p.cp.get());
+        let model_par = tp as u64 * pp as u64 * cp as u64;
+        let dp = p.dp.map_or_else(
+            || (self.world() as u64 / model_par).clamp(1, u32::MAX as u64) as u32,
+            Count::get,
+        );
+        Layout {
+            dp,
+            tp,
+            pp,
+            cp,
+            world: self.world(),
+            gpus_per_node: self.cluster.gpus_per_node.get(),
+        }
+    }
+
+    /// The ZeRO stage in effect: FSDP's strategy maps to its stage.
+    pub fn zero(&self) -> Zero {
+        self.sharding.zero()
+    }
+
+    /// The FSDP strategy ([`Fsdp::None`] without FSDP).
+    pub fn fsdp(&self) -> Fsdp {
+        self.sharding.fsdp()
+    }
+
+    /// Ranks the sharded states are split over, `N_s`: the data-parallel ranks times the
+    /// context-parallel ranks (context-parallel ranks hold the same weights, so ZeRO/FSDP
+    /// shard over both: torchtitan's `dp_shard_cp` mesh, Megatron's data-parallel group
+    /// with CP); for HYBRID_SHARD only the ranks inside one node.
+    pub fn shard_degree(&self) -> u32 {
+        let l = self.layout();
+        match self.fsdp() {
+            Fsdp::HybridShard => {
+                let per_node = (l.gpus_per_node / l.tp.saturating_mul(l.cp)).max(1);
+                per_node.min(l.dp.saturating_mul(l.cp))
+            }
+            _ => l.dp.saturating_mul(l.cp),
+        }
+    }
+
+    /// The expert-parallel degree in effect: `ep`, at most the data-parallel ranks
+    /// `dp·cp` it is carved from (a larger `ep` is flagged as a problem).
+    pub fn ep_ranks(&self) -> u32 {
+        let l = self.layout();
+        let dp_ranks = (l.dp as u64 * l.cp as u64).min(u32::MAX as u64) as u32;
+        self.parallel.ep.get().min(dp_ranks)
+    }
+
+    /// Selects a model preset and drops the architecture overrides made for the
+    /// previous one (the form does this; the URL decoder sets fields one by one).
+    pub fn select_model(&mut self, id: &str) {
+        self.model = ModelSpec {
+            preset: id.to_string(),
+            overrides: ArchOverrides::default(),
+            params: None,
+            largest_layer: None,
+        };
+    }
+
+    /// Whether the scenario trains.
+    pub fn training(&self) -> bool {
+        self.workload.mode == Mode::Train
+    }
+
+    /// Cross-field checks that no single key can make: the layout versus the
+    /// cluster, the shape versus TP. Each problem is a human sentence; the
+    /// estimate still runs (per-GPU memory depends on the degrees, not on whether
+    /// the cluster is big enough) and shows them as warnings.
+    pub fn problems(&self) -> Vec<(&'static str, String)> {
+        self.problems_for(&self.arch())
+    }
+
+    /// [`Scenario::problems`] with the architecture already resolved: `arch` must be
+    /// `self.arch()` (the layout explorer resolves it once per sweep).
+    pub fn problems_for(&self, arch: &Arch) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        let l = self.layout();
+        let par = &self.parallel;
+        let (framework, convention) = (self.stack.framework, self.stack.convention);
+        let (pp, vpp, ep) = (par.pp.get(), par.vpp.get(), par.ep.get());
+        let m = self.workload.microbatches.get();
+        if let Err(e) = arch.check() {
+            out.push(("model", format!("model shape: {e}")));
+        }
+        let model_par = l.tp as u64 * l.pp as u64 * l.cp as u64;
+        if par.dp.is_none() && l.world as u64 % model_par != 0 {
+            out.push((
+                "dp",
+                format!(
+                    "tp·pp·cp = {model_par} does not divide the {} GPUs; dp set to {}",
+                    l.world, l.dp
+                ),
+            ));
+        } else if l.used() != l.world as u128 {
+            out.push((
+                "dp",
+                format!(
+                    "dp·tp·pp·cp = {}·{}·{}·{} = {} GPUs, but the cluster has {}·{} = {}",
+                    l.dp,
+                    l.tp,
+                    l.pp,
+                    l.cp,
+                    l.used(),
+                    self.cluster.gpus_per_node,
+                    self.cluster.nodes,
+                    l.world
+                ),
+            ));
+        }
+        if arch.heads % l.tp != 0 {
+            out.push((
+                "tp",
+                format!(
+                    "tp = {} does not divide the {} attention heads",
+                    l.tp, arch.heads
+                ),
+            ));
+        }
+        if l.pp > arch.layers {
+            out.push((
+                "pp",
+                format!("pp = {} is more than the {} layers", l.pp, arch.layers),
+            ));
+        }
+        let z = self.zero();
+        if let (Framework::Pytorch, true, Sharding::Zero(stage @ (Zero::Z2 | Zero::Z3))) =
+            (framework, self.training(), self.sharding)
+        {
+            let z2 = stage == Zero::Z2;
+            out.push((
+                "zero",
+                format!(
+                    "framework=pytorch has no ZeRO-{} of its own (ZeRO-1 is ZeroRedundancyOptimizer): \
+                     fsdp={} is PyTorch's way to shard {}; counted as ZeRO-{} sharding without FSDP's \
+                     unsharded buffers",
+                    stage.number(),
+                    if z2 { "shard_grad_op" } else { "full_shard" },
+                    if z2 {
+                        "gradients and optimizer states"
+                    } else {
+                        "parameters too"
+                    },
+                    stage.number()
+                ),
+            ));
+        }
+        if self.offload.optimizer != Offload::None && z == Zero::Z0 {
+            out.push((
+                "offload_opt",
+                "optimizer offload needs ZeRO stage 1, 2 or 3 (or FSDP); counted as if it worked"
+                    .to_string(),
+            ));
+        }
+        if arch.experts > 0 && arch.experts % ep != 0 {
+            out.push((
+                "ep",
+                format!("ep = {ep} does not divide the {} experts", arch.experts),
+            ));
+        }
+        let dp_ranks = l.dp as u64 * l.cp as u64;
+        if arch.experts > 0 && ep > 1 && dp_ranks % ep as u64 != 0 {
+            out.push((
+                "ep",
+                format!(
+                    "ep = {ep} does not divide the {dp_ranks} data-parallel ranks (dp·cp): expert parallelism splits them; counted with ep = {}",
+                    self.ep_ranks()
+                ),
+            ));
+        }
+        if arch.experts == 0 && ep > 1 {
+            out.push((
+                "ep",
+                "ep > 1 needs a mixture-of-experts model; ignored".to_string(),
+            ));
+        }
+        if vpp > 1 && (pp < 2 || arch.layers % pp.saturating_mul(vpp) != 0) {
+            out.push((
+                "vpp",
+                format!(
+                    "vpp = {vpp} needs pp > 1 and layers ({}) divisible by pp·vpp; counted as 1F1B",
+                    arch.layers
+                ),
+            ));
+        }
+        if self.training() && pp > 1 && m < pp {
+            out.push((
+                "microbatches",
+                format!(
+                    "{m} micro-batch(es) for {pp} pipeline stages: the pipeline idles; 1F1B needs at least pp micro-batches"
+                ),
+            ));
+        }
+        if par.schedule == Schedule::Interleaved && vpp < 2 {
+            out.push((
+                "vpp",
+                "the interleaved schedule needs vpp ≥ 2; counted as 1F1B".to_string(),
+            ));
+        } else if par.schedule == Schedule::Interleaved
+            && self.training()
+            && pp > 1
+            && framework != Framework::Pytorch
+            && m % pp != 0
+        {
+            out.push((
+                "microbatches",
+                format!(
+                    "the interleaved schedule runs micro-batches in groups of pp: {m} is not a multiple of pp = {pp} (Megatron-LM asserts it)"
+                ),
+            ));
+        } else if par.schedule == Schedule::Interleaved
+            && framework == Framework::Pytorch
+            && self.training()
+        {
+            out.push((
+                "schedule",
+                "framework=pytorch models the 1F1B and GPipe schedules; interleaved is counted as 1F1B".to_string(),
+            ));
+        }
+        if par.sp && l.tp < 2 {
+            out.push((
+                "sp",
+                "sequence parallelism shards along TP; with tp = 1 it changes nothing".to_string(),
+            ));
+        }
+        if self.finetune != Tuning::Full && (convention.is_deepspeed() || convention.is_megatron())
+        {
+            out.push((
+                "finetune",
+                format!(
+                    "{} models full training only; LoRA/QLoRA use memfit's accounting",
+                    convention.as_str()
+                ),
+            ));
+        }
+        if self.offload.params != Offload::None && z != Zero::Z3 {
+            out.push((
+                "offload_param",
+                "parameter offload needs ZeRO stage 3; ignored".to_string(),
+            ));
+        }
+        if !self.training() && z != Zero::Z0 {
+            out.push((
+                "zero",
+                "ZeRO applies to training; ignored in inference".to_string(),
+            ));
+        }
+        if convention.is_deepspeed() && !matches!(z, Zero::Z2 | Zero::Z3) {
+            out.push((
+                "convention",
+                format!(
+                    "DeepSpeed's estimators cover ZeRO-2 and ZeRO-3 only; zero={} uses memfit's accounting",
+                    z.number()
+                ),
+            ));
+        }
+        if convention.is_megatron() && (z > Zero::Z1 || self.offload.optimizer != Offload::None) {
+            out.push((
+                "convention",
+                "Megatron's formula models its distributed optimizer (zero=1) or none (zero=0); ZeRO-2/3 and offload are not in it".to_string(),
+            ));
+        }
+        out
+    }
+}
