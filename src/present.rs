@@ -4,6 +4,7 @@
 use memfit_core::model::{presets, ParamCount};
 use memfit_core::scenario::Layout;
 use memfit_core::units::group_digits;
+use serde::Deserialize;
 
 /// Finds a preset by id or display name (what the search box accepts).
 ///
@@ -47,4 +48,194 @@ pub fn param_count_line(c: &ParamCount) -> String {
         group_digits(c.active),
         group_digits(c.largest_layer)
     )
+}
+
+/// One compared run of the accuracy tables: memfit's figure against a measurement.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct AccuracyRow {
+    /// Which set of runs.
+    pub set: String,
+    /// The run.
+    pub label: String,
+    /// memfit's inputs for it (the row's link).
+    pub query: String,
+    /// What is compared ("peak allocated, MiB").
+    pub metric: String,
+    /// The measured value.
+    pub measured: f64,
+    /// memfit's value.
+    pub estimated: f64,
+}
+
+impl AccuracyRow {
+    /// "+3.2 %": memfit's signed relative error.
+    pub fn error_text(&self) -> String {
+        format!(
+            "{:+.1} %",
+            (self.estimated - self.measured) / self.measured * 100.0
+        )
+    }
+}
+
+/// One table with its median and max |error| (fractions).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct AccuracyTable {
+    /// The runs.
+    pub rows: Vec<AccuracyRow>,
+    /// Median |error|.
+    pub median: f64,
+    /// Max |error|.
+    pub max: f64,
+    /// How the runs were read (published set only).
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// The accuracy panel's data: `assets/accuracy.json`, computed natively by
+/// `memfit --accuracy-json` from memfit-evidence (the page does not link the harness).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct Accuracy {
+    /// Published runs memfit was not fitted to.
+    pub published: AccuracyTable,
+    /// memfit's own PyTorch MemTracker runs (its PyTorch mechanisms were built on them).
+    pub pytorch: AccuracyTable,
+}
+
+/// The shipped accuracy tables (empty tables if the asset were malformed; a test checks
+/// that it parses and is current).
+pub fn accuracy() -> Accuracy {
+    serde_json::from_str(include_str!("../assets/accuracy.json")).unwrap_or_default()
+}
+
+/// The published table's one-line summary.
+///
+/// ```
+/// let t = memfit::present::AccuracyTable { rows: vec![], median: 0.075, max: 0.366, notes: vec![] };
+/// assert!(memfit::present::published_summary(&t).starts_with("0 published runs"));
+/// assert!(memfit::present::published_summary(&t).contains("median |error| 7.5 %, max 36.6 %"));
+/// ```
+pub fn published_summary(t: &AccuracyTable) -> String {
+    format!(
+        "{} published runs (Megatron-LM, torchtitan, PEFT, Unsloth): median |error| {:.1} %, max {:.1} %. Held out: memfit is not fitted to them.",
+        t.rows.len(),
+        t.median * 100.0,
+        t.max * 100.0
+    )
+}
+
+/// The PyTorch table's one-line summary, labelled in-sample.
+pub fn pytorch_summary(t: &AccuracyTable) -> String {
+    format!(
+        "{} runs measured with PyTorch's MemTracker on CPU (real Hugging Face classes; training, FSDP2 on a fake process group, full-width blocks, inference): median |error| {:.1} %, max {:.1} %. In-sample: memfit's PyTorch mechanisms were built on these runs, so this is a consistency check, not an accuracy claim.",
+        t.rows.len(),
+        t.median * 100.0,
+        t.max * 100.0
+    )
+}
+
+/// The legend of the breakdown chart: every component some stage holds, with its label
+/// and colour (`#rrggbb`).
+pub fn legend(e: &memfit_core::estimate::Estimate) -> Vec<(&'static str, String)> {
+    use memfit_core::estimate::Component;
+    Component::ALL
+        .iter()
+        .filter(|c| {
+            e.stages
+                .iter()
+                .any(|st| st.components.iter().any(|(x, b)| x == *c && *b > 0))
+        })
+        .map(|c| {
+            let (r, g, b) = c.color();
+            (c.label(), format!("#{r:02x}{g:02x}{b:02x}"))
+        })
+        .collect()
+}
+
+/// Whether a key press activates a focused row or cell (Enter or Space).
+pub fn activates(key: &str) -> bool {
+    key == "Enter" || key == " "
+}
+
+/// The fit map's caption.
+pub fn fit_map_hint(inference: bool) -> String {
+    let over = if inference {
+        "Each cell is one TP × PP, over every batch size"
+    } else {
+        "Each cell is one TP × PP under one ZeRO stage, over every context-parallel size, sequence parallelism, offload, recomputation and micro-batch"
+    };
+    format!("{over}; the number is the most headroom any of them leaves. Click a cell (or focus it and press Enter) to load its best layout — the closest one when nothing fits.")
+}
+
+/// Columns of the best-layouts table that sort.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum SortBy {
+    /// The explorer's rank.
+    Rank,
+    /// Peak per GPU.
+    Peak,
+    /// Headroom.
+    Headroom,
+    /// Bytes sent per GPU per step.
+    Comm,
+    /// Micro-batch.
+    Batch,
+}
+
+/// The table's order after a click on `col`: the same column flips its direction, another
+/// column sorts ascending.
+pub fn next_sort(current: (SortBy, bool), col: SortBy) -> (SortBy, bool) {
+    if current.0 == col {
+        (col, !current.1)
+    } else {
+        (col, true)
+    }
+}
+
+/// `aria-sort` of column `col` under `current`.
+pub fn aria_sort(current: (SortBy, bool), col: SortBy) -> &'static str {
+    match current {
+        (c, true) if c == col => "ascending",
+        (c, false) if c == col => "descending",
+        _ => "none",
+    }
+}
+
+/// The layouts in table order, each with its rank (0-based), the first `shown` of them.
+pub fn sorted_layouts(
+    layouts: &[memfit_core::explore::Candidate],
+    (col, asc): (SortBy, bool),
+    shown: Option<usize>,
+) -> Vec<(usize, memfit_core::explore::Candidate)> {
+    let mut v: Vec<_> = layouts.iter().copied().enumerate().collect();
+    v.sort_by(|(ia, a), (ib, b)| {
+        let o = match col {
+            SortBy::Rank => ia.cmp(ib),
+            SortBy::Peak => a.per_gpu_bytes.cmp(&b.per_gpu_bytes),
+            SortBy::Headroom => a.headroom_bytes.cmp(&b.headroom_bytes),
+            SortBy::Comm => a.comm.total().cmp(&b.comm.total()),
+            SortBy::Batch => a.batch.cmp(&b.batch),
+        };
+        if asc {
+            o
+        } else {
+            o.reverse()
+        }
+    });
+    if let Some(n) = shown {
+        v.truncate(n);
+    }
+    v
+}
+
+/// "The best 10 of 1,234 fitting layouts." (or that none fits).
+pub fn best_layouts_count(fitting: u64, listed: usize, shown: usize) -> String {
+    if fitting == 0 {
+        "No layout of this cluster fits.".to_string()
+    } else {
+        format!(
+            "The best {} of {} fitting layouts. ",
+            listed.min(shown),
+            group_digits(fitting)
+        )
+    }
 }

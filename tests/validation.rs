@@ -50,3 +50,18 @@ fn embedded_measurements_are_the_reference() {
     assert_eq!(notes, want_notes);
     assert_eq!((median, max), summary(&want));
 }
+
+/// The page's accuracy tables (`assets/accuracy.json`) are the harness's current output:
+/// the page reads this file instead of linking memfit-evidence.
+#[test]
+fn accuracy_asset_is_current() {
+    let shipped = include_str!("../assets/accuracy.json");
+    assert!(
+        shipped == memfit_evidence::validation::accuracy_asset(),
+        "assets/accuracy.json is stale: cargo run --bin memfit -- --accuracy-json > assets/accuracy.json"
+    );
+    let parsed = memfit::present::accuracy();
+    let (rows, median, _, _) = memfit_evidence::validation::embedded_rows();
+    assert_eq!(parsed.published.rows.len(), rows.len());
+    assert!((parsed.published.median - median).abs() <= 1e-12 * median);
+}

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 fn help() -> String {
     let mut h = String::from(
         "memfit — will this LLM job fit in GPU memory?\n\n\
-         USAGE:\n  memfit [--strict] '<query string>'\n  memfit --explore [--limit N] '<query string>'   (every layout of the cluster; N = 0: all fitting)\n  memfit [--strict] --json '<Scenario JSON>'\n  memfit [--strict] --config path/to/config.json ['<query string>']   (import a Hugging Face config, then apply the query)\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n  memfit --validation ../shared/reference/measured_runs.json   (docs/validation.md)\n\n\
+         USAGE:\n  memfit [--strict] '<query string>'\n  memfit --explore [--limit N] '<query string>'   (every layout of the cluster; N = 0: all fitting)\n  memfit [--strict] --json '<Scenario JSON>'\n  memfit [--strict] --config path/to/config.json ['<query string>']   (import a Hugging Face config, then apply the query)\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n  memfit --validation ../shared/reference/measured_runs.json   (docs/validation.md)\n  memfit --accuracy-json     (assets/accuracy.json: the page's accuracy tables)\n\n\
          Prints the estimate as one JSON object. Exit 0 on success (warnings are in\n\
          \"warnings\"), 2 when the input cannot be used (or, with --strict, has warnings).\n\nKEYS:\n",
     );
@@ -54,6 +54,10 @@ fn main() -> ExitCode {
     }
     if args.iter().any(|a| a == "--keys-markdown") {
         print!("{}", memfit_core::contract::query::markdown_table());
+        return ExitCode::SUCCESS;
+    }
+    if args.iter().any(|a| a == "--accuracy-json") {
+        print!("{}", memfit_evidence::validation::accuracy_asset());
         return ExitCode::SUCCESS;
     }
     if let Some(pos) = args.iter().position(|a| a == "--validation") {

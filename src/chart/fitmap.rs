@@ -7,7 +7,8 @@
 //! panels shows what each stage buys at every TP × PP, while recomputation is a
 //! within-cell option that the best layout of the cell already picks.
 
-use super::{error_svg, escape, ChartSize};
+use super::svg::{annotate_rects, escape, Mark, Target};
+use super::{error_svg, ChartSize};
 use memfit_core::explore::{Cell, Sweep};
 use memfit_core::scenario::Zero;
 use memfit_core::units::Units;
@@ -298,43 +299,29 @@ pub fn cell_summary(c: &Cell, units: Units) -> String {
 /// `role="button"`, an `aria-label` and a `<title>`; cells with no valid layout get
 /// only the title. The text is memfit's own, escaped.
 pub fn annotate_fit_map(svg: &str, sweep: &Sweep, units: Units) -> String {
-    let mut out = String::with_capacity(svg.len() + 160 * sweep.cells.len());
-    let mut rest = svg;
-    // Skip the background rectangle.
-    if let Some(at) = rest
-        .find("<rect ")
-        .and_then(|a| rest[a..].find("/>").map(|e| a + e + 2))
-    {
-        out.push_str(&rest[..at]);
-        rest = &rest[at..];
-    }
     let shown = panels(sweep);
-    for (i, c) in sweep
+    let background = Mark {
+        target: Target::Next,
+        tail: None,
+    };
+    let cells = sweep
         .cells
         .iter()
         .enumerate()
         .filter(|(_, c)| shown.contains(&c.zero.number()))
-    {
-        let Some(start) = rest.find("<rect ") else {
-            break;
-        };
-        let Some(end_rel) = rest[start..].find("/>") else {
-            break;
-        };
-        let end = start + end_rel;
-        out.push_str(&rest[..end]);
-        let text = escape(&cell_summary(c, units));
-        if c.closest.is_some() {
-            out.push_str(&format!(
-                " data-cell=\"{i}\" tabindex=\"0\" role=\"button\" aria-label=\"{text}\"><title>{text}</title></rect>"
-            ));
-        } else {
-            out.push_str(&format!("><title>{text}</title></rect>"));
-        }
-        rest = &rest[end + 2..];
-    }
-    out.push_str(rest);
-    out
+        .map(|(i, c)| {
+            let text = escape(&cell_summary(c, units));
+            let tail = if c.closest.is_some() {
+                format!(" data-cell=\"{i}\" tabindex=\"0\" role=\"button\" aria-label=\"{text}\"><title>{text}</title></rect>")
+            } else {
+                format!("><title>{text}</title></rect>")
+            };
+            Mark {
+                target: Target::Next,
+                tail: Some(tail),
+            }
+        });
+    annotate_rects(svg, std::iter::once(background).chain(cells))
 }
 
 #[cfg(test)]

@@ -6,11 +6,13 @@
 
 pub mod fitmap;
 pub mod present;
+pub mod svg;
 pub mod timeline;
 
 use memfit_core::estimate::{Component, Estimate};
 use memfit_core::units::Units;
 use plotters::prelude::*;
+use svg::{annotate_rects, escape, Mark, Target};
 
 /// One bar: a configuration's per-GPU bytes by component.
 #[derive(Clone, Debug, PartialEq)]
@@ -250,52 +252,32 @@ fn draw(
     Ok(())
 }
 
-/// Escapes text for SVG/XML content and attributes.
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// Adds hover titles and click targets to the bar segments plotters drew: each
 /// segment's `<rect>` (found in drawing order by its fill colour) gets
 /// `data-component`, `data-bar` and a `<title>` with the component and its size.
 /// The text is memfit's own labels and numbers, escaped.
 pub fn annotate(svg: &str, bars: &[Bar], units: Units) -> String {
-    let mut out = String::with_capacity(svg.len() + 64 * bars.len());
-    let mut rest = svg;
-    for (bi, bar) in bars.iter().enumerate() {
-        if bar.out_of_range() {
-            continue; // drawn without segments
-        }
-        for (c, bytes) in &bar.segments {
-            let (r, g, b) = c.color();
-            let needle = format!("fill=\"#{r:02X}{g:02X}{b:02X}\"");
-            let Some(at) = rest.find(&needle) else {
-                continue;
-            };
-            let Some(start) = rest[..at].rfind("<rect ") else {
-                continue;
-            };
-            let Some(end_rel) = rest[at..].find("/>") else {
-                continue;
-            };
-            let end = at + end_rel;
-            out.push_str(&rest[..end]);
-            out.push_str(&format!(
-                " data-component=\"{}\" data-bar=\"{bi}\"><title>{}: {} ({})</title></rect>",
-                c.as_str(),
-                escape(&bar.label),
-                escape(c.label()),
-                units.format(*bytes)
-            ));
-            rest = &rest[end + 2..];
-            let _ = start;
-        }
-    }
-    out.push_str(rest);
-    out
+    let marks = bars
+        .iter()
+        .enumerate()
+        .filter(|(_, bar)| !bar.out_of_range()) // drawn without segments
+        .flat_map(|(bi, bar)| {
+            bar.segments.iter().map(move |(c, bytes)| {
+                let (r, g, b) = c.color();
+                let tail = format!(
+                    " data-component=\"{}\" data-bar=\"{bi}\"><title>{}: {} ({})</title></rect>",
+                    c.as_str(),
+                    escape(&bar.label),
+                    escape(c.label()),
+                    units.format(*bytes)
+                );
+                Mark {
+                    target: Target::With(format!("fill=\"#{r:02X}{g:02X}{b:02X}\"")),
+                    tail: Some(tail),
+                }
+            })
+        });
+    annotate_rects(svg, marks)
 }
 
 /// One point of a memory curve.

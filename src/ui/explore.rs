@@ -12,6 +12,9 @@
 use super::worker::{self, Kind, LISTED, PAGE_MAX_NODES};
 use crate::chart::fitmap::{annotate_fit_map, cell_summary, render_fit_map};
 use crate::chart::ChartSize;
+use crate::present::{
+    aria_sort, best_layouts_count, fit_map_hint, next_sort, sorted_layouts, SortBy,
+};
 use leptos::prelude::*;
 use memfit_core::contract::query::encode;
 use memfit_core::contract::Settings;
@@ -364,18 +367,8 @@ pub fn FitMapPanel(
             <p class="hint" data-testid="explore-counts">{counts}<span class="updating">" Updating…"</span></p>
             <figure class="chart map" role="group" aria-label=summary data-testid="fit-map"
                 on:click=on_click on:keydown=on_key inner_html=move || svg.get().unwrap_or_default()></figure>
-            <p class="hint">{move || shown.with(|r| {
-                let over = if r.as_ref().is_some_and(|e| e.sweep.inference) {
-                    "Each cell is one TP × PP, over every batch size"
-                } else {
-                    "Each cell is one TP × PP under one ZeRO stage, over every context-parallel size, sequence parallelism, offload, recomputation and micro-batch"
-                };
-                format!("{over}; the number is the most headroom any of them leaves. Click a cell (or focus it and press Enter) to load its best layout — the closest one when nothing fits.")
-            })}</p>
-            <details on:toggle=move |ev| {
-                let open = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlDetailsElement>().ok()).is_some_and(|d| d.open());
-                table_open.set(open);
-            }>
+            <p class="hint">{move || shown.with(|r| fit_map_hint(r.as_ref().is_some_and(|e| e.sweep.inference)))}</p>
+            <details on:toggle=move |ev| table_open.set(super::details_open(&ev))>
                 <summary>"The fit map as a table"</summary>
                 <div class="table-wrap">
                     <table data-testid="fit-table">
@@ -386,16 +379,6 @@ pub fn FitMapPanel(
             </details>
         </section>
     }
-}
-
-/// Table columns that sort.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum SortBy {
-    Rank,
-    Peak,
-    Headroom,
-    Comm,
-    Batch,
 }
 
 /// The best fitting layouts (at most 50), sortable, each with a load link.
@@ -411,41 +394,25 @@ pub fn BestLayouts(
     let shown: Signal<Option<Arc<Explored>>> =
         super::while_visible(explorer.result.into(), super::on_screen(node));
     let header = move |col: SortBy, label: &'static str| {
-        let aria = move || match sort.get() {
-            (c, true) if c == col => "ascending",
-            (c, false) if c == col => "descending",
-            _ => "none",
-        };
         view! {
-            <th aria-sort=aria>
-                <button class="sort" on:click=move |_| sort.update(|s| *s = if s.0 == col { (col, !s.1) } else { (col, true) })>{label}</button>
+            <th aria-sort=move || aria_sort(sort.get(), col)>
+                <button class="sort" on:click=move |_| sort.update(|s| *s = next_sort(*s, col))>{label}</button>
             </th>
         }
     };
     let rows = move || {
+        let shown_n = (!show_all.get()).then_some(SHOWN);
         shown.with(|r| {
-            let Some(e) = r else { return Vec::new() };
-            let mut v: Vec<(usize, Candidate)> =
-                e.sweep.layouts.iter().copied().enumerate().collect();
-            let (col, asc) = sort.get();
-            v.sort_by(|(ia, a), (ib, b)| {
-                let o = match col {
-                    SortBy::Rank => ia.cmp(ib),
-                    SortBy::Peak => a.per_gpu_bytes.cmp(&b.per_gpu_bytes),
-                    SortBy::Headroom => a.headroom_bytes.cmp(&b.headroom_bytes),
-                    SortBy::Comm => a.comm.total().cmp(&b.comm.total()),
-                    SortBy::Batch => a.batch.cmp(&b.batch),
-                };
-                if asc {
-                    o
-                } else {
-                    o.reverse()
-                }
-            });
-            if !show_all.get() {
-                v.truncate(SHOWN);
-            }
-            v
+            r.as_ref()
+                .map(|e| sorted_layouts(&e.sweep.layouts, sort.get(), shown_n))
+                .unwrap_or_default()
+        })
+    };
+    let count = move || {
+        let listed = if show_all.get() { usize::MAX } else { SHOWN };
+        shown.with(|r| {
+            r.as_ref()
+                .map(|e| best_layouts_count(e.sweep.fitting, e.sweep.layouts.len(), listed))
         })
     };
     view! {
@@ -479,9 +446,7 @@ pub fn BestLayouts(
                 </table>
             </div>
             <p class="hint">
-                {move || shown.with(|r| r.as_ref().map(|e| if e.sweep.fitting == 0 { "No layout of this cluster fits.".to_string() } else {
-                    format!("The best {} of {} fitting layouts. ", if show_all.get() { e.sweep.layouts.len() } else { e.sweep.layouts.len().min(SHOWN) }, memfit_core::units::group_digits(e.sweep.fitting))
-                }))}
+                {count}
                 <button data-testid="show-all-layouts" on:click=move |_| show_all.update(|v| *v = !*v)>
                     {move || if show_all.get() { "Show the best 10".to_string() } else { format!("Show the best {LISTED}") }}
                 </button>

@@ -132,6 +132,14 @@ fn near_once(node: NodeRef<leptos::html::Div>) -> Signal<bool> {
 
 /// Whether a panel is on screen (or within 400 px of it), from an
 /// `IntersectionObserver`; true until the observer first reports.
+/// Whether the `<details>` that fired a `toggle` event is now open.
+fn details_open(ev: &web_sys::Event) -> bool {
+    use wasm_bindgen::JsCast;
+    ev.target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlDetailsElement>().ok())
+        .is_some_and(|d| d.open())
+}
+
 fn on_screen(node: NodeRef<leptos::html::Section>) -> Signal<bool> {
     let visible = RwSignal::new(true);
     Effect::new(move |_| {

@@ -4,6 +4,7 @@ use super::url;
 use crate::chart::present::{phase_label, rows, verdict};
 use crate::chart::{annotate, render_stacked, Bar, ChartSize};
 use crate::export;
+use crate::present::{activates, legend};
 use leptos::prelude::*;
 use memfit_core::contract::Settings;
 use memfit_core::estimate::{Component, Estimate, Warning};
@@ -155,10 +156,9 @@ pub fn ChartPanel(
             <h2>"Per-GPU memory"</h2>
             <figure class="chart" role="img" aria-label=summary data-testid="chart" on:click=on_click inner_html=move || svg.get()></figure>
             <ul class="html-legend" aria-hidden="true">
-                {move || estimate.with(|e| Component::ALL.iter().filter(|c| e.stages.iter().any(|st| st.components.iter().any(|(x, b)| x == *c && *b > 0))).map(|c| {
-                    let (r, g, b) = c.color();
-                    view! { <li><span class="swatch" style:--swatch=format!("#{r:02x}{g:02x}{b:02x}")></span>{c.label()}</li> }
-                }).collect_view())}
+                {move || estimate.with(legend).into_iter().map(|(label, color)| view! {
+                    <li><span class="swatch" style:--swatch=color></span>{label}</li>
+                }).collect_view()}
             </ul>
             <p class="hint">"Hover a segment for its size; click it to see its formula."</p>
             <p class="sr-summary">{summary}</p>
@@ -188,7 +188,7 @@ pub fn LedgerTable(
                         {move || table.get().into_iter().enumerate().map(|(i, r)| view! {
                             <tr tabindex="0" class:selected=move || selected.get() == Some(i) data-row=i
                                 on:click=move |_| selected.set(Some(i))
-                                on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Enter" || ev.key() == " " { selected.set(Some(i)) }>
+                                on:keydown=move |ev: web_sys::KeyboardEvent| if activates(&ev.key()) { selected.set(Some(i)) }>
                                 <td>{r.component}</td>
                                 <td>{r.location}</td>
                                 <td class="num">{r.size}</td>
