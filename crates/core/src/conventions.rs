@@ -34,78 +34,111 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
         i.nodes, s.runtime.buffer_factor
     );
     let offload = s.offload.optimizer != Offload::None;
+    let ds = Ds {
+        inputs: i,
+        version,
+        tool,
+        base,
+        offload,
+    };
     if s.zero() == Zero::Z2 {
-        let e = deepspeed::zero2(&i, offload, version);
-        if offload {
-            ledger.push(
-                Mech::DsParams,
-                Component::Weights,
-                Location::Gpu,
-                e.gpu,
-                || (String::from("2·P  (fp16 params)"), base.clone()),
-                tool,
-            );
-            let f = if version == DsVersion::Doc {
-                "P·max(4·n, 16)·abf"
-            } else {
-                "P·max(4·G, 16)·abf"
-            };
-            ledger.push(
-                Mech::DsOffloadStates,
-                Component::ModelStates,
-                Location::Cpu,
-                e.cpu,
-                || (String::from(f), base),
-                tool,
-            );
-        } else {
-            let (lead, lead_formula) = match version {
-                // Saturating: absurd overrides saturate Ψ at u64::MAX (see `Arch::params`).
-                DsVersion::V0_19 => (psi.saturating_mul(2), "2·P  (fp16 params)"),
-                _ => (psi.saturating_mul(4), "4·P  (fp16 params and grads)"),
-            };
-            let rest = e.gpu - lead.min(e.gpu);
-            let rest_formula = match version {
-                DsVersion::V0_19 => "int(18·P/G)  (grads and optimizer states, partitioned)",
-                _ => "int(16·P/G)  (optimizer states, partitioned)",
-            };
-            ledger.push(
-                Mech::DsLead,
-                Component::Weights,
-                Location::Gpu,
-                lead,
-                || (String::from(lead_formula), base.clone()),
-                tool,
-            );
-            ledger.push(
-                Mech::DsRest,
-                Component::ModelStates,
-                Location::Gpu,
-                rest,
-                || (String::from(rest_formula), base.clone()),
-                tool,
-            );
-            ledger.push(
-                Mech::DsInitLoad,
-                Component::InitLoad,
-                Location::Cpu,
-                e.cpu,
-                || {
-                    (
-                        String::from("P·4·n·abf  (fp32 model built per process at init)"),
-                        base,
-                    )
-                },
-                tool,
-            );
-        }
-        return;
+        deepspeed_zero2(&ds, psi, ledger);
+    } else {
+        deepspeed_zero3(s, &ds, largest, ledger);
     }
+}
+
+/// What both DeepSpeed estimators read: the inputs, the version, the source, the values
+/// text, and whether the optimizer is offloaded.
+struct Ds {
+    inputs: DsInputs,
+    version: DsVersion,
+    tool: &'static str,
+    base: String,
+    offload: bool,
+}
+
+/// `estimate_zero2_model_states_mem_needs` as items: fp16 params (and grads before
+/// 0.19) on the GPU, the partitioned rest, and the host (offloaded states, or the fp32
+/// model built at init).
+fn deepspeed_zero2(ds: &Ds, psi: u64, ledger: &mut Ledger) {
+    let (i, version, tool, offload) = (&ds.inputs, ds.version, ds.tool, ds.offload);
+    let base = ds.base.clone();
+    let e = deepspeed::zero2(i, offload, version);
+    if offload {
+        ledger.push(
+            Mech::DsParams,
+            Component::Weights,
+            Location::Gpu,
+            e.gpu,
+            || (String::from("2·P  (fp16 params)"), base.clone()),
+            tool,
+        );
+        let f = if version == DsVersion::Doc {
+            "P·max(4·n, 16)·abf"
+        } else {
+            "P·max(4·G, 16)·abf"
+        };
+        ledger.push(
+            Mech::DsOffloadStates,
+            Component::ModelStates,
+            Location::Cpu,
+            e.cpu,
+            || (String::from(f), base),
+            tool,
+        );
+    } else {
+        let (lead, lead_formula) = match version {
+            // Saturating: absurd overrides saturate Ψ at u64::MAX (see `Arch::params`).
+            DsVersion::V0_19 => (psi.saturating_mul(2), "2·P  (fp16 params)"),
+            _ => (psi.saturating_mul(4), "4·P  (fp16 params and grads)"),
+        };
+        let rest = e.gpu - lead.min(e.gpu);
+        let rest_formula = match version {
+            DsVersion::V0_19 => "int(18·P/G)  (grads and optimizer states, partitioned)",
+            _ => "int(16·P/G)  (optimizer states, partitioned)",
+        };
+        ledger.push(
+            Mech::DsLead,
+            Component::Weights,
+            Location::Gpu,
+            lead,
+            || (String::from(lead_formula), base.clone()),
+            tool,
+        );
+        ledger.push(
+            Mech::DsRest,
+            Component::ModelStates,
+            Location::Gpu,
+            rest,
+            || (String::from(rest_formula), base.clone()),
+            tool,
+        );
+        ledger.push(
+            Mech::DsInitLoad,
+            Component::InitLoad,
+            Location::Cpu,
+            e.cpu,
+            || {
+                (
+                    String::from("P·4·n·abf  (fp32 model built per process at init)"),
+                    base,
+                )
+            },
+            tool,
+        );
+    }
+}
+
+/// `estimate_zero3_model_states_mem_needs` as items: the largest layer's fp16 params and
+/// grads, the partitioned rest, and the host (offloaded states, or the model at init).
+fn deepspeed_zero3(s: &Scenario, ds: &Ds, largest: u64, ledger: &mut Ledger) {
+    let (i, tool, offload) = (&ds.inputs, ds.tool, ds.offload);
     let param_off = s.offload.params != Offload::None && offload;
-    let e = deepspeed::zero3(&i, offload, param_off, s.runtime.zero_init);
+    let e = deepspeed::zero3(i, offload, param_off, s.runtime.zero_init);
     let base = format!(
-        "{base}, L={largest}, zero_init={}",
-        s.runtime.zero_init as u8
+        "{}, L={largest}, zero_init={}",
+        ds.base, s.runtime.zero_init as u8
     );
     ledger.push(
         Mech::DsGatheredLayer,

@@ -2,6 +2,7 @@
 //! every layout of a cluster, ranked, trimmed to the best.
 
 use super::*;
+use crate::scenario::Layout;
 
 /// One degree set of the sweep: TP, PP, CP and sequence parallelism (DP follows).
 #[derive(Clone, Copy, Debug)]
@@ -140,26 +141,10 @@ impl SweepJob {
         self.out
     }
 
-    /// Every sharding × offload × recomputation × micro-batch of one degree set.
-    pub(crate) fn degree_set(&mut self, d: Degrees) {
-        let Degrees {
-            ti,
-            pi,
-            tp,
-            pp,
-            cp,
-            sp,
-        } = d;
+    /// The sharding × offload combinations of the current degrees, each with its model
+    /// states tallied once for the two end stages when the cached path applies.
+    fn prepare_combos(&mut self, l: &Layout, ends: &[Stage; 2], n_stages: usize) {
         let (s, p, w) = (&self.base, &self.p, &mut self.w);
-        let dp = self.out.gpus / (tp * pp * cp);
-        set_degrees(w, s, tp, pp, cp, sp);
-        let l = w.layout();
-        let n_st = stage_count(&p.arch, &l);
-        let ends = [
-            Stage::of(&p.arch, n_st, 0),
-            Stage::of(&p.arch, n_st, n_st - 1),
-        ];
-        let n_stages = if n_st > 1 { 2 } else { 1 };
         self.combos.clear();
         for &(zero, fsdp) in &self.shard {
             for &off in &self.offs {
@@ -191,8 +176,8 @@ impl SweepJob {
                 if c.cached {
                     for (st, out) in ends.iter().zip(c.states.iter_mut()).take(n_stages) {
                         let mut lg = Ledger::tally();
-                        train::model_states(w, &p.arch, p.psi, p.largest, &l, st, &mut lg);
-                        train::overhead_items(w, &l, p.largest, &mut lg);
+                        train::model_states(w, &p.arch, p.psi, p.largest, l, st, &mut lg);
+                        train::overhead_items(w, l, p.largest, &mut lg);
                         *out = lg.totals();
                     }
                 }
@@ -200,6 +185,30 @@ impl SweepJob {
                 self.combos.push(c);
             }
         }
+    }
+
+    /// Every sharding × offload × recomputation × micro-batch of one degree set.
+    pub(crate) fn degree_set(&mut self, d: Degrees) {
+        let Degrees {
+            ti,
+            pi,
+            tp,
+            pp,
+            cp,
+            sp,
+        } = d;
+        let (s, p, w) = (&self.base, &self.p, &mut self.w);
+        let dp = self.out.gpus / (tp * pp * cp);
+        set_degrees(w, s, tp, pp, cp, sp);
+        let l = w.layout();
+        let n_st = stage_count(&p.arch, &l);
+        let ends = [
+            Stage::of(&p.arch, n_st, 0),
+            Stage::of(&p.arch, n_st, n_st - 1),
+        ];
+        let n_stages = if n_st > 1 { 2 } else { 1 };
+        self.prepare_combos(&l, &ends, n_stages);
+        let (p, w) = (&self.p, &mut self.w);
         let pps = self.out.pps.len();
         let tps = self.out.tps.len();
         for &rc in &self.recs {
@@ -265,33 +274,39 @@ impl SweepJob {
                         tokens_per_step: tokens,
                         compute_overhead: overhead,
                     };
-                    let cell =
-                        &mut self.out.cells[(l.stage().number() as usize * pps + pi) * tps + ti];
-                    if cell
-                        .closest
-                        .is_none_or(|c| l.headroom_bytes > c.headroom_bytes)
-                    {
-                        cell.closest = Some(l);
-                    }
-                    if !l.fits() || b >= MAX_BATCH {
-                        c.alive = false;
-                    }
-                    if l.fits() {
-                        self.out.fitting += 1;
-                        if cell.best.is_none_or(|c| rank(&l, &c) == Ordering::Less) {
-                            cell.best = Some(l);
-                        }
-                        self.out.layouts.push(l);
-                        if self.first_fit {
-                            return;
-                        }
-                        trim(&mut self.out.layouts, self.limit);
+                    let cell = (l.stage().number() as usize * pps + pi) * tps + ti;
+                    c.alive = l.fits() && b < MAX_BATCH;
+                    if record(&mut self.out, l, cell, self.limit) && self.first_fit {
+                        return;
                     }
                 }
                 b = b.saturating_mul(2);
             }
         }
     }
+}
+
+/// Counts layout `l` in its fit-map cell (`cell`, an index into `out.cells`): the
+/// closest layout when it leaves the most headroom so far, the best when it fits and ranks
+/// first; a fitting layout is listed (trimmed to `limit`). Returns whether it fits.
+fn record(out: &mut Sweep, l: Candidate, cell: usize, limit: Option<usize>) -> bool {
+    let cell = &mut out.cells[cell];
+    if cell
+        .closest
+        .is_none_or(|c| l.headroom_bytes > c.headroom_bytes)
+    {
+        cell.closest = Some(l);
+    }
+    if !l.fits() {
+        return false;
+    }
+    out.fitting += 1;
+    if cell.best.is_none_or(|c| rank(&l, &c) == Ordering::Less) {
+        cell.best = Some(l);
+    }
+    out.layouts.push(l);
+    trim(&mut out.layouts, limit);
+    true
 }
 
 /// Keeps the best `limit` layouts once twice as many are held (amortised O(1) per

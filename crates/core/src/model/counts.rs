@@ -57,9 +57,6 @@ impl Arch {
         let h = self.hidden as u128;
         let v = self.vocab as u128;
         let a = self.heads as u128;
-        let kv = self.kv_heads as u128;
-        let d = self.head_dim as u128;
-        let f = self.ffn as u128;
         let layers = self.layers as u128;
         let n = |w: u128| self.norm.params(w);
         let mut largest = 0u128;
@@ -70,62 +67,59 @@ impl Arch {
         see(self.positions as u128 * h);
 
         // One attention block (self- or cross-attention).
-        let attn_layer = match self.mla {
-            None => {
-                let q = h * a * d;
-                let k = h * kv * d;
-                let o = a * d * h;
-                let (b_qkv, b_o) = match self.bias {
-                    Bias::None => (0, 0),
-                    Bias::Qkv => ((a + 2 * kv) * d, 0),
-                    Bias::All => ((a + 2 * kv) * d, h),
-                };
-                let qk_norm = if self.qk_norm {
-                    n(a * d) + n(kv * d)
-                } else if self.qk_norm_head {
-                    2 * n(d)
-                } else {
-                    0
-                };
-                if self.fused_qkv {
-                    see(q + 2 * k + b_qkv);
-                } else {
-                    let (qb, kb) = if self.bias == Bias::None {
-                        (0, 0)
-                    } else {
-                        (a * d, kv * d)
-                    };
-                    see(q + qb);
-                    see(k + kb);
-                }
-                see(o + b_o);
-                let sinks = if self.attn_sinks { a } else { 0 };
-                q + 2 * k + o + b_qkv + b_o + qk_norm + sinks
-            }
-            Some(m) => {
-                let (qr, kvr) = (m.q_rank as u128, m.kv_rank as u128);
-                let qk_head = (m.rope_dim + m.nope_dim) as u128;
-                let q = if qr > 0 {
-                    h * qr + n(qr) + qr * a * qk_head
-                } else {
-                    h * a * qk_head
-                };
-                let kv_a = h * (kvr + m.rope_dim as u128);
-                let kv_b = kvr * a * (m.nope_dim as u128 + m.v_dim as u128);
-                let o = a * m.v_dim as u128 * h;
-                if qr > 0 {
-                    see(h * qr);
-                    see(qr * a * qk_head);
-                } else {
-                    see(q);
-                }
-                see(kv_a);
-                see(kv_b);
-                see(o);
-                q + kv_a + n(kvr) + kv_b + o
-            }
-        };
+        let attn_layer = self.attention_params(&mut see);
 
+        let Ffn {
+            dense_mlp,
+            one_expert,
+            moe_layer,
+            dense_layers,
+            moe_layers,
+        } = self.ffn_params(&mut see);
+        let e = self.experts as u128;
+        let norm_layer = self.norms_per_layer as u128 * n(h);
+
+        // Decoder blocks (cross-attention and a third norm for encoder-decoder models).
+        let enc = self.encoder_layers as u128;
+        let cross = if enc > 0 { attn_layer + n(h) } else { 0 };
+        let rel = self.rel_buckets as u128 * a;
+        let decoder_attn = layers * (attn_layer + cross) + if enc > 0 { rel } else { 0 };
+        let decoder_mlp = dense_layers * dense_mlp + moe_layers * moe_layer;
+        let decoder_norms = layers * norm_layer + n(h);
+        // Encoder stack (T5): self-attention, MLP, 2 norms per block, a final norm.
+        let attention = decoder_attn + if enc > 0 { enc * attn_layer + rel } else { 0 };
+        let mlp = decoder_mlp + enc * dense_mlp;
+        let norms = decoder_norms + if enc > 0 { enc * 2 * n(h) + n(h) } else { 0 };
+        let lm_head = if self.tied { 0 } else { v * h } + if self.head_bias { v } else { 0 };
+        let total = embedding + attention + mlp + norms + lm_head;
+        let active_routed = if e > 0 {
+            (self.top_k as u128).min(e)
+        } else {
+            0
+        };
+        let active = total - moe_layers * (e - active_routed) * one_expert;
+        let per_layer =
+            attn_layer + cross + if moe_layers > 0 { moe_layer } else { dense_mlp } + norm_layer;
+
+        let c = |x: u128| x.min(u64::MAX as u128) as u64;
+        ParamCount {
+            embedding: c(embedding),
+            attention: c(attention),
+            mlp: c(mlp),
+            norms: c(norms),
+            lm_head: c(lm_head),
+            total: c(total),
+            active: c(active),
+            largest_layer: c(largest),
+            per_layer: c(per_layer),
+        }
+    }
+
+    /// The feed-forward side of a block: a dense MLP of width `f`, one routed expert,
+    /// one MoE layer (routed and shared experts, router, shared gate), and how many
+    /// blocks are dense or MoE.
+    fn ffn_params(&self, see: &mut impl FnMut(u128)) -> Ffn {
+        let (h, f, layers) = (self.hidden as u128, self.ffn as u128, self.layers as u128);
         let matrices = self.mlp.matrices() as u128;
         let mlp_bias = |w: u128| {
             if self.bias == Bias::All && self.mlp == Mlp::Gelu {
@@ -179,48 +173,89 @@ impl Arch {
             see(up_module(moe_w));
             see(router);
         }
-        let norm_layer = self.norms_per_layer as u128 * n(h);
+        Ffn {
+            dense_mlp: dense_mlp(dense_f),
+            one_expert,
+            moe_layer,
+            dense_layers,
+            moe_layers,
+        }
+    }
 
-        // Decoder blocks (cross-attention and a third norm for encoder-decoder models).
-        let enc = self.encoder_layers as u128;
-        let cross = if enc > 0 { attn_layer + n(h) } else { 0 };
-        let rel = self.rel_buckets as u128 * a;
-        let decoder_attn = layers * (attn_layer + cross) + if enc > 0 { rel } else { 0 };
-        let decoder_mlp = dense_layers * dense_mlp(dense_f) + moe_layers * moe_layer;
-        let decoder_norms = layers * norm_layer + n(h);
-        // Encoder stack (T5): self-attention, MLP, 2 norms per block, a final norm.
-        let attention = decoder_attn + if enc > 0 { enc * attn_layer + rel } else { 0 };
-        let mlp = decoder_mlp + enc * dense_mlp(dense_f);
-        let norms = decoder_norms + if enc > 0 { enc * 2 * n(h) + n(h) } else { 0 };
-        let lm_head = if self.tied { 0 } else { v * h } + if self.head_bias { v } else { 0 };
-        let total = embedding + attention + mlp + norms + lm_head;
-        let active_routed = if e > 0 {
-            (self.top_k as u128).min(e)
+    /// One attention block's parameters (`see` is offered each matrix, for the largest
+    /// layer): grouped-query attention, or multi-head latent attention.
+    fn attention_params(&self, see: &mut impl FnMut(u128)) -> u128 {
+        match self.mla {
+            None => self.gqa_params(see),
+            Some(m) => self.mla_params(m, see),
+        }
+    }
+
+    /// `q, k, v, o` (fused or not) with biases, q/k norms and attention sinks.
+    fn gqa_params(&self, see: &mut impl FnMut(u128)) -> u128 {
+        let (h, a, kv, d) = (
+            self.hidden as u128,
+            self.heads as u128,
+            self.kv_heads as u128,
+            self.head_dim as u128,
+        );
+        let n = |w: u128| self.norm.params(w);
+        let q = h * a * d;
+        let k = h * kv * d;
+        let o = a * d * h;
+        let (b_qkv, b_o) = match self.bias {
+            Bias::None => (0, 0),
+            Bias::Qkv => ((a + 2 * kv) * d, 0),
+            Bias::All => ((a + 2 * kv) * d, h),
+        };
+        let qk_norm = if self.qk_norm {
+            n(a * d) + n(kv * d)
+        } else if self.qk_norm_head {
+            2 * n(d)
         } else {
             0
         };
-        let active = total - moe_layers * (e - active_routed) * one_expert;
-        let per_layer = attn_layer
-            + cross
-            + if moe_layers > 0 {
-                moe_layer
+        if self.fused_qkv {
+            see(q + 2 * k + b_qkv);
+        } else {
+            let (qb, kb) = if self.bias == Bias::None {
+                (0, 0)
             } else {
-                dense_mlp(dense_f)
-            }
-            + norm_layer;
-
-        let c = |x: u128| x.min(u64::MAX as u128) as u64;
-        ParamCount {
-            embedding: c(embedding),
-            attention: c(attention),
-            mlp: c(mlp),
-            norms: c(norms),
-            lm_head: c(lm_head),
-            total: c(total),
-            active: c(active),
-            largest_layer: c(largest),
-            per_layer: c(per_layer),
+                (a * d, kv * d)
+            };
+            see(q + qb);
+            see(k + kb);
         }
+        see(o + b_o);
+        let sinks = if self.attn_sinks { a } else { 0 };
+        q + 2 * k + o + b_qkv + b_o + qk_norm + sinks
+    }
+
+    /// DeepSeek's multi-head latent attention: low-rank q (or a full q), the compressed
+    /// kv with its rope part, the kv up-projection, o.
+    fn mla_params(&self, m: Mla, see: &mut impl FnMut(u128)) -> u128 {
+        let (h, a) = (self.hidden as u128, self.heads as u128);
+        let n = |w: u128| self.norm.params(w);
+        let (qr, kvr) = (m.q_rank as u128, m.kv_rank as u128);
+        let qk_head = (m.rope_dim + m.nope_dim) as u128;
+        let q = if qr > 0 {
+            h * qr + n(qr) + qr * a * qk_head
+        } else {
+            h * a * qk_head
+        };
+        let kv_a = h * (kvr + m.rope_dim as u128);
+        let kv_b = kvr * a * (m.nope_dim as u128 + m.v_dim as u128);
+        let o = a * m.v_dim as u128 * h;
+        if qr > 0 {
+            see(h * qr);
+            see(qr * a * qk_head);
+        } else {
+            see(q);
+        }
+        see(kv_a);
+        see(kv_b);
+        see(o);
+        q + kv_a + n(kvr) + kv_b + o
     }
 
     /// Inner width of one routed expert (`moe_ffn`, or `ffn` when not given).
@@ -437,4 +472,18 @@ impl Linear {
     pub fn params(&self) -> u64 {
         self.inp.saturating_mul(self.out).saturating_mul(self.count)
     }
+}
+
+/// The feed-forward parameters of a block (see `Arch::ffn_params`).
+struct Ffn {
+    /// A dense MLP of width `f`.
+    dense_mlp: u128,
+    /// One routed expert.
+    one_expert: u128,
+    /// One MoE block's feed-forward: routed and shared experts, router, shared gate.
+    moe_layer: u128,
+    /// Dense blocks.
+    dense_layers: u128,
+    /// MoE blocks.
+    moe_layers: u128,
 }

@@ -226,10 +226,17 @@ impl Scenario {
     pub fn problems_for(&self, arch: &Arch) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         let l = self.layout();
+        self.layout_problems(arch, &l, &mut out);
+        self.sharding_problems(arch, &l, &mut out);
+        self.expert_problems(arch, &l, &mut out);
+        self.schedule_problems(arch, &l, &mut out);
+        self.scope_problems(arch, &l, &mut out);
+        out
+    }
+
+    /// The shape, and the degrees against the cluster and the shape (`model`, `dp`, `tp`, `pp`).
+    fn layout_problems(&self, arch: &Arch, l: &Layout, out: &mut Vec<(&'static str, String)>) {
         let par = &self.parallel;
-        let (framework, convention) = (self.stack.framework, self.stack.convention);
-        let (pp, vpp, ep) = (par.pp.get(), par.vpp.get(), par.ep.get());
-        let m = self.workload.microbatches.get();
         if let Err(e) = arch.check() {
             out.push(("model", format!("model shape: {e}")));
         }
@@ -273,6 +280,11 @@ impl Scenario {
                 format!("pp = {} is more than the {} layers", l.pp, arch.layers),
             ));
         }
+    }
+    /// ZeRO stages a framework lacks, and optimizer offload without sharding.
+    fn sharding_problems(&self, arch: &Arch, l: &Layout, out: &mut Vec<(&'static str, String)>) {
+        let _ = (arch, l);
+        let framework = self.stack.framework;
         let z = self.zero();
         if let (Framework::Pytorch, true, Sharding::Zero(stage @ (Zero::Z2 | Zero::Z3))) =
             (framework, self.training(), self.sharding)
@@ -302,6 +314,10 @@ impl Scenario {
                     .to_string(),
             ));
         }
+    }
+    /// Expert parallelism against the experts and the data-parallel ranks.
+    fn expert_problems(&self, arch: &Arch, l: &Layout, out: &mut Vec<(&'static str, String)>) {
+        let ep = self.parallel.ep.get();
         if arch.experts > 0 && arch.experts % ep != 0 {
             out.push((
                 "ep",
@@ -324,6 +340,13 @@ impl Scenario {
                 "ep > 1 needs a mixture-of-experts model; ignored".to_string(),
             ));
         }
+    }
+    /// Pipeline schedules, micro-batches and sequence parallelism.
+    fn schedule_problems(&self, arch: &Arch, l: &Layout, out: &mut Vec<(&'static str, String)>) {
+        let par = &self.parallel;
+        let (pp, vpp) = (par.pp.get(), par.vpp.get());
+        let m = self.workload.microbatches.get();
+        let framework = self.stack.framework;
         if vpp > 1 && (pp < 2 || arch.layers % pp.saturating_mul(vpp) != 0) {
             out.push((
                 "vpp",
@@ -373,6 +396,12 @@ impl Scenario {
                 "sequence parallelism shards along TP; with tp = 1 it changes nothing".to_string(),
             ));
         }
+    }
+    /// Settings a convention or mode leaves out (fine-tuning under a tool's convention, parameter offload below ZeRO-3, ZeRO in inference, stages a tool's formula lacks).
+    fn scope_problems(&self, arch: &Arch, l: &Layout, out: &mut Vec<(&'static str, String)>) {
+        let _ = (arch, l);
+        let convention = self.stack.convention;
+        let z = self.zero();
         if self.finetune != Tuning::Full && (convention.is_deepspeed() || convention.is_megatron())
         {
             out.push((
@@ -410,6 +439,5 @@ impl Scenario {
                 "Megatron's formula models its distributed optimizer (zero=1) or none (zero=0); ZeRO-2/3 and offload are not in it".to_string(),
             ));
         }
-        out
     }
 }
