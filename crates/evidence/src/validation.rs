@@ -326,7 +326,7 @@ pub fn accuracy_asset() -> String {
         "pytorch": {"rows": pytorch.iter().map(row).collect::<Vec<_>>(),
                     "median": pt_median, "max": pt_max},
     });
-    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    let mut text = serde_json::to_string(&doc).unwrap_or_default();
     text.push('\n');
     text
 }

@@ -128,6 +128,25 @@ impl Ledger {
         text: impl FnOnce() -> Text,
         source: &'static str,
     ) {
+        // The generic part is only whether to build the text: the rest is one function
+        // for every call site (the page's code size).
+        let text = matches!(self, Ledger::Items(_)).then(text);
+        self.push_item(phases, mech, component, location, bytes, text, source);
+    }
+
+    /// [`push_in`](Self::push_in) with the text built (`Some`) when items are kept.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn push_item(
+        &mut self,
+        phases: &[Phase],
+        mech: Mech,
+        component: Component,
+        location: Location,
+        bytes: u64,
+        text: Option<Text>,
+        source: &'static str,
+    ) {
         match self {
             Ledger::Tally(t) => t.add(component, location, bytes, phases),
             Ledger::Bare(items) => items.push(Item {
@@ -142,7 +161,7 @@ impl Ledger {
                 phases: phases.to_vec(),
             }),
             Ledger::Items(items) => {
-                let (formula, values) = text();
+                let (formula, values) = text.unwrap_or_default();
                 items.push(Item {
                     mech,
                     component,
@@ -177,30 +196,41 @@ impl Ledger {
         context: impl FnOnce() -> String,
         source: &'static str,
     ) -> u64 {
+        let context = matches!(self, Ledger::Items(_)).then(context);
+        self.push_expr_item(phases, mech, component, location, e, note, context, source)
+    }
+
+    /// [`push_expr`](Self::push_expr) with the context built (`Some`) when items are kept.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn push_expr_item(
+        &mut self,
+        phases: &[Phase],
+        mech: Mech,
+        component: Component,
+        location: Location,
+        e: &Expr,
+        note: &str,
+        context: Option<String>,
+        source: &'static str,
+    ) -> u64 {
         let bytes = e.eval();
-        self.push_in(
-            phases,
-            mech,
-            component,
-            location,
-            bytes,
-            || {
-                let f = e.symbols();
-                let f = if note.is_empty() {
-                    f
-                } else {
-                    format!("{f}  ({note})")
-                };
-                let (v, c) = (e.values(), context());
-                let v = match (v.is_empty(), c.is_empty()) {
-                    (_, true) => v,
-                    (true, false) => c,
-                    (false, false) => format!("{v}; {c}"),
-                };
-                (f, v)
-            },
-            source,
-        );
+        let text = context.map(|c| {
+            let f = e.symbols();
+            let f = if note.is_empty() {
+                f
+            } else {
+                format!("{f}  ({note})")
+            };
+            let v = e.values();
+            let v = match (v.is_empty(), c.is_empty()) {
+                (_, true) => v,
+                (true, false) => c,
+                (false, false) => format!("{v}; {c}"),
+            };
+            (f, v)
+        });
+        self.push_item(phases, mech, component, location, bytes, text, source);
         bytes
     }
 

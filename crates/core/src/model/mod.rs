@@ -204,7 +204,7 @@ pub struct Preset {
 }
 
 mod presets;
-pub use presets::presets;
+pub use presets::{presets, PRESETS};
 
 /// Looks a preset up by its id.
 pub fn preset(id: &str) -> Option<&'static Preset> {
