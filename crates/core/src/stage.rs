@@ -192,28 +192,7 @@ pub(crate) fn stage_ledger(s: &Scenario, p: &Prepared, l: &Layout, st: &Stage) -
     let mut w = Watch::new(walk.slots());
     walk.run(s, &mut w);
     let n = walk.items.len();
-    // Per step phase: the bytes per slot at its high-water moment (a phase with no event
-    // holds what the baseline holds).
-    let base = w.phase_max[StepPhase::Baseline.index()]
-        .clone()
-        .map_or(vec![0; walk.slots()], |m| m.live);
-    let phases = [
-        StepPhase::Forward,
-        StepPhase::Backward,
-        StepPhase::Optimizer,
-    ];
-    let snap: Vec<Vec<i128>> = phases
-        .iter()
-        .map(|ph| {
-            w.phase_max[ph.index()]
-                .clone()
-                .map_or(base.clone(), |m| m.live)
-        })
-        .collect();
-    let moments: Vec<&'static str> = phases
-        .iter()
-        .map(|ph| w.phase_max[ph.index()].as_ref().map_or("", |m| m.at.what))
-        .collect();
+    let (snap, moments) = high_water(&w, walk.slots());
     let gathered = snap.iter().map(|v| v[n + 2]).collect::<Vec<_>>();
     let mut items = Vec::with_capacity(n + 4);
     let plan = ActPlan::of(s, &p.arch, l, st);
@@ -268,19 +247,50 @@ pub(crate) fn stage_ledger(s: &Scenario, p: &Prepared, l: &Layout, st: &Stage) -
     let peak_phase = w
         .peak_event
         .map_or(Phase::Backward, |e| ledger_phase(e.phase));
+    let summary = summarise(st, &items, peak_phase);
+    StageLedger { items, summary }
+}
+
+/// Per step phase (forward, backward, optimizer): the bytes of every slot at the phase's
+/// high-water moment (a phase with no event holds what the baseline holds), and what
+/// happened at that moment.
+fn high_water(w: &Watch, slots: usize) -> (Vec<Vec<i128>>, Vec<&'static str>) {
+    let base = w.phase_max[StepPhase::Baseline.index()]
+        .clone()
+        .map_or(vec![0; slots], |m| m.live);
+    let phases = [
+        StepPhase::Forward,
+        StepPhase::Backward,
+        StepPhase::Optimizer,
+    ];
+    let snap = phases
+        .iter()
+        .map(|ph| {
+            w.phase_max[ph.index()]
+                .clone()
+                .map_or(base.clone(), |m| m.live)
+        })
+        .collect();
+    let moments = phases
+        .iter()
+        .map(|ph| w.phase_max[ph.index()].as_ref().map_or("", |m| m.at.what))
+        .collect();
+    (snap, moments)
+}
+
+/// A stage's summary: its GPU bytes and components at the peak phase.
+fn summarise(st: &Stage, items: &[Item], peak_phase: Phase) -> StageSummary {
     let mut tally = Tally::default();
-    for i in &items {
+    for i in items {
         tally.add(i.component, i.location, i.bytes, &i.phases);
     }
-    let per_gpu = tally.at(Location::Gpu, peak_phase, false);
-    let summary = StageSummary {
+    StageSummary {
         stage: st.i,
         layers: st.layers,
-        per_gpu_bytes: per_gpu,
+        per_gpu_bytes: tally.at(Location::Gpu, peak_phase, false),
         peak_phase,
-        components: crate::ledger::by_component(&items, peak_phase),
-    };
-    StageLedger { items, summary }
+        components: crate::ledger::by_component(items, peak_phase),
+    }
 }
 
 /// What the walked items' texts read.

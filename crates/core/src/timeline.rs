@@ -17,7 +17,7 @@ use super::estimate::{route, stage_count, whole_ledger, Prepared, Route};
 use super::ledger::{Item, Ledger, Location, Phase};
 use super::program::walk::{layer_passes, micro_batches_to_walk};
 use super::program::{infer, Ev, Peak, Sink, Trace};
-use super::scenario::Scenario;
+use super::scenario::{Layout, Scenario};
 use super::train::Stage;
 use serde::{Deserialize, Serialize};
 
@@ -78,83 +78,19 @@ pub fn timeline(s: &Scenario) -> Option<Timeline> {
     let p = Prepared::of(s);
     let l = s.layout();
     let r = route(s);
-    let mut traces: Vec<Trace> = Vec::new();
-    let mut walked = 1;
-    let mut peaks = Vec::new();
-    match r {
-        Route::Train => {
-            let n = stage_count(&p.arch, &l);
-            let stages: Vec<Stage> = (0..n).map(|i| Stage::of(&p.arch, n, i)).collect();
-            let cost = stages
-                .iter()
-                .map(|st| layer_passes(s, st))
-                .fold(0u64, u64::saturating_add);
-            if cost > MAX_LAYER_PASSES {
-                return None;
-            }
-            for st in &stages {
-                let prog = crate::stage::stage_program(s, &p, &l, st);
-                let mut pk = Peak::default();
-                prog.run(s, &mut pk);
-                peaks.push(u64::try_from(pk.peak).ok()?);
-                walked = walked.max(micro_batches_to_walk(s, st.p, st.i));
-            }
-            let peak_stage = argmax(&peaks);
-            for i in listed(n, peak_stage) {
-                let st = &stages[i as usize];
-                let prog = crate::stage::stage_program(s, &p, &l, st);
-                let mut tr = Trace::new(i);
-                prog.run(s, &mut tr);
-                traces.push(tr);
-            }
-        }
+    let (traces, peaks, walked) = match r {
+        Route::Train => train_traces(s, &p, &l)?,
         Route::Infer => {
-            let mut lg = Ledger::bare();
-            whole_ledger(s, &p, &l, r, &mut lg);
-            let items: Vec<Item> = lg
-                .into_items()
-                .into_iter()
-                .filter(|i| i.location == Location::Gpu)
-                .collect();
-            let layers = (p.arch.layers.max(1) as u64)
-                .div_ceil(l.pp.max(1) as u64)
-                .max(1) as u32;
-            let mut tr = Trace::new(0);
-            infer::run(&items, layers, s.workload.gen, &mut tr);
-            traces.push(tr);
+            let tr = infer_trace(s, &p, &l);
+            let peak = u64::try_from(tr.peak).ok()?;
+            (vec![tr], vec![peak], 1)
         }
         Route::DeepSpeed | Route::Megatron => {
-            // The other tools' formulas count every item for the whole step.
-            let mut lg = Ledger::bare();
-            let _ = whole_ledger(s, &p, &l, r, &mut lg);
-            let ph = if r == Route::DeepSpeed {
-                Phase::OptimizerStep
-            } else {
-                Phase::Backward
-            };
-            let mut tr = Trace::new(0);
-            for it in lg
-                .into_items()
-                .iter()
-                .filter(|i| i.location == Location::Gpu && i.alive_in(ph))
-            {
-                tr.event(Ev {
-                    phase: StepPhase::Baseline,
-                    layer: None,
-                    micro_batch: None,
-                    component: it.component,
-                    mech: it.mech,
-                    slot: u16::MAX,
-                    delta: it.bytes as i128,
-                    what: "resident (the convention counts it for the whole step)",
-                });
-            }
-            traces.push(tr);
+            let tr = convention_trace(s, &p, &l, r);
+            let peak = u64::try_from(tr.peak).ok()?;
+            (vec![tr], vec![peak], 1)
         }
-    }
-    if r != Route::Train {
-        peaks = vec![u64::try_from(traces[0].peak).ok()?];
-    }
+    };
     let stages: Vec<StagePeak> = peaks
         .iter()
         .enumerate()
@@ -181,6 +117,86 @@ pub fn timeline(s: &Scenario) -> Option<Timeline> {
         micro_batches_walked: walked,
         events,
     })
+}
+
+/// Training: every stage's program run for its peak, then the listed stages (the first,
+/// the peak one, the last) traced; `None` past [`MAX_LAYER_PASSES`]. Returns the traces,
+/// every stage's peak and the most micro-batches walked.
+fn train_traces(s: &Scenario, p: &Prepared, l: &Layout) -> Option<(Vec<Trace>, Vec<u64>, u32)> {
+    let n = stage_count(&p.arch, l);
+    let stages: Vec<Stage> = (0..n).map(|i| Stage::of(&p.arch, n, i)).collect();
+    let cost = stages
+        .iter()
+        .map(|st| layer_passes(s, st))
+        .fold(0u64, u64::saturating_add);
+    if cost > MAX_LAYER_PASSES {
+        return None;
+    }
+    let (mut peaks, mut walked) = (Vec::new(), 1);
+    for st in &stages {
+        let prog = crate::stage::stage_program(s, p, l, st);
+        let mut pk = Peak::default();
+        prog.run(s, &mut pk);
+        peaks.push(u64::try_from(pk.peak).ok()?);
+        walked = walked.max(micro_batches_to_walk(s, st.p, st.i));
+    }
+    let peak_stage = argmax(&peaks);
+    let traces = listed(n, peak_stage)
+        .into_iter()
+        .map(|i| {
+            let prog = crate::stage::stage_program(s, p, l, &stages[i as usize]);
+            let mut tr = Trace::new(i);
+            prog.run(s, &mut tr);
+            tr
+        })
+        .collect();
+    Some((traces, peaks, walked))
+}
+
+/// Inference: the prefill and the decode of the GPU items (`infer::run`).
+fn infer_trace(s: &Scenario, p: &Prepared, l: &Layout) -> Trace {
+    let mut lg = Ledger::bare();
+    whole_ledger(s, p, l, Route::Infer, &mut lg);
+    let items: Vec<Item> = lg
+        .into_items()
+        .into_iter()
+        .filter(|i| i.location == Location::Gpu)
+        .collect();
+    let layers = (p.arch.layers.max(1) as u64)
+        .div_ceil(l.pp.max(1) as u64)
+        .max(1) as u32;
+    let mut tr = Trace::new(0);
+    infer::run(&items, layers, s.workload.gen, &mut tr);
+    tr
+}
+
+/// DeepSpeed's and Megatron's formulas: every GPU item resident for the whole step.
+fn convention_trace(s: &Scenario, p: &Prepared, l: &Layout, r: Route) -> Trace {
+    let mut lg = Ledger::bare();
+    let _ = whole_ledger(s, p, l, r, &mut lg);
+    let ph = if r == Route::DeepSpeed {
+        Phase::OptimizerStep
+    } else {
+        Phase::Backward
+    };
+    let mut tr = Trace::new(0);
+    for it in lg
+        .into_items()
+        .iter()
+        .filter(|i| i.location == Location::Gpu && i.alive_in(ph))
+    {
+        tr.event(Ev {
+            phase: StepPhase::Baseline,
+            layer: None,
+            micro_batch: None,
+            component: it.component,
+            mech: it.mech,
+            slot: u16::MAX,
+            delta: it.bytes as i128,
+            what: "resident (the convention counts it for the whole step)",
+        });
+    }
+    tr
 }
 
 fn argmax(v: &[u64]) -> u32 {

@@ -316,58 +316,20 @@ fn train_stages(s: &Scenario, p: &Prepared, l: &Layout) -> (Vec<Item>, Vec<Stage
 pub fn estimate(s: &Scenario) -> Estimate {
     let p = Prepared::of(s);
     let layout = s.layout();
-    let mut warnings: Vec<Warning> = s
-        .problems()
-        .into_iter()
-        .map(|(key, message)| Warning {
-            key: key.into(),
-            value: String::new(),
-            message,
-        })
-        .collect();
     let r = route(s);
-    if (s.stack.convention.is_deepspeed() || s.stack.convention.is_megatron()) && r == Route::Infer
-    {
-        warnings.push(Warning {
-            key: "convention".into(),
-            value: s.stack.convention.as_str().into(),
-            message: format!(
-                "{} models training; inference uses memfit's accounting",
-                s.stack.convention.as_str()
-            ),
-        });
-    }
+    let mut warnings = input_warnings(s, r);
     let convention = match r {
         Route::DeepSpeed | Route::Megatron => s.stack.convention.as_str(),
         Route::Infer | Route::Train => Convention::Memfit.as_str(),
     };
-    let (mut ledger, mut stages, mut pinned) = (Ledger::items(), Vec::new(), 0);
-    // The peak and its phase come from the step program: the largest running total,
-    // and the phase of the moment that first reaches it.
-    let mut program: Option<(u64, Phase)> = None;
-    if r == Route::Train {
-        let items;
-        (items, stages) = train_stages(s, &p, &layout);
-        let top = stages
-            .iter()
-            .fold(None::<&StageSummary>, |best, st| match best {
-                Some(b) if b.per_gpu_bytes >= st.per_gpu_bytes => Some(b),
-                _ => Some(st),
-            });
-        program = top.map(|st| (st.per_gpu_bytes, st.peak_phase));
-        ledger = Ledger::Items(items);
-        train::host_init(s, p.psi, p.largest, &layout, &mut ledger);
-        pinned = train::pinned_bytes(s, p.psi, &layout);
-    } else {
-        if let Some(w) = whole_ledger(s, &p, &layout, r, &mut ledger) {
-            warnings.push(w);
-        }
-        if r == Route::Infer {
-            if let Ledger::Items(items) = &ledger {
-                program = Some(infer_peak(s, &p, &layout, items));
-            }
-        }
-    }
+    let Step {
+        ledger,
+        mut stages,
+        pinned,
+        program,
+        warning,
+    } = step(s, &p, &layout, r);
+    warnings.extend(warning);
     let totals = ledger.totals();
     let (per_gpu_bytes, peak_phase) =
         program.unwrap_or_else(|| totals.peak(Location::Gpu, r.phases(), false));
@@ -397,11 +359,9 @@ pub fn estimate(s: &Scenario) -> Estimate {
         });
     }
     let usable = s.usable_bytes();
-    let rules_of_thumb = rules(s, &p.arch, p.psi, &layout);
     Estimate {
         model: model_info(s, &p),
         gpu: gpu_info(s),
-        layout,
         convention: convention.into(),
         per_gpu_bytes,
         allocated_bytes,
@@ -413,10 +373,86 @@ pub fn estimate(s: &Scenario) -> Estimate {
         cpu_peak_phase,
         items,
         pinned_cpu_bytes: pinned,
-        rules_of_thumb,
+        rules_of_thumb: rules(s, &p.arch, p.psi, &layout),
+        layout,
         stages,
         warnings,
         out_of_range,
+    }
+}
+
+/// The scenario's cross-field problems as warnings, and a convention that models
+/// training only, asked about inference.
+fn input_warnings(s: &Scenario, r: Route) -> Vec<Warning> {
+    let mut warnings: Vec<Warning> = s
+        .problems()
+        .into_iter()
+        .map(|(key, message)| Warning {
+            key: key.into(),
+            value: String::new(),
+            message,
+        })
+        .collect();
+    let convention = s.stack.convention;
+    if (convention.is_deepspeed() || convention.is_megatron()) && r == Route::Infer {
+        warnings.push(Warning {
+            key: "convention".into(),
+            value: convention.as_str().into(),
+            message: format!(
+                "{} models training; inference uses memfit's accounting",
+                convention.as_str()
+            ),
+        });
+    }
+    warnings
+}
+
+/// One step's ledger, stages, pinned host bytes, the program's peak and phase (training
+/// and inference), and a warning of the route.
+struct Step {
+    ledger: Ledger,
+    stages: Vec<StageSummary>,
+    pinned: u64,
+    program: Option<(u64, Phase)>,
+    warning: Option<Warning>,
+}
+
+/// The ledger of route `r`: the stages' programs under memfit's training convention
+/// (the peak is the largest stage's, its phase the moment that first reaches it), or
+/// the whole-job ledger of the other routes (inference's peak from its program).
+fn step(s: &Scenario, p: &Prepared, layout: &Layout, r: Route) -> Step {
+    if r == Route::Train {
+        let (items, stages) = train_stages(s, p, layout);
+        let top = stages
+            .iter()
+            .fold(None::<&StageSummary>, |best, st| match best {
+                Some(b) if b.per_gpu_bytes >= st.per_gpu_bytes => Some(b),
+                _ => Some(st),
+            });
+        let program = top.map(|st| (st.per_gpu_bytes, st.peak_phase));
+        let mut ledger = Ledger::Items(items);
+        train::host_init(s, p.psi, p.largest, layout, &mut ledger);
+        let pinned = train::pinned_bytes(s, p.psi, layout);
+        return Step {
+            ledger,
+            stages,
+            pinned,
+            program,
+            warning: None,
+        };
+    }
+    let mut ledger = Ledger::items();
+    let warning = whole_ledger(s, p, layout, r, &mut ledger);
+    let program = match (&ledger, r) {
+        (Ledger::Items(items), Route::Infer) => Some(infer_peak(s, p, layout, items)),
+        _ => None,
+    };
+    Step {
+        ledger,
+        stages: Vec::new(),
+        pinned: 0,
+        program,
+        warning,
     }
 }
 
