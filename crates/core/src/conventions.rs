@@ -209,39 +209,7 @@ pub(crate) fn megatron_items(
     } else {
         MegatronVersion::Head
     };
-    let args = MegatronArgs {
-        num_layers: arch.layers as u64,
-        hidden_size: arch.hidden as u64,
-        num_attention_heads: arch.heads as u64,
-        num_query_groups: arch.kv_heads as u64,
-        kv_channels: arch.head_dim as u64,
-        ffn_hidden_size: arch.ffn as u64,
-        swiglu: arch.mlp == Mlp::Swiglu,
-        layernorm: arch.norm != Norm::Rmsnorm,
-        vocab_size: arch.vocab as u64,
-        make_vocab_size_divisible_by: 128,
-        untie: !arch.tied,
-        num_experts: (arch.experts > 0).then_some(arch.experts as u64),
-        moe_ffn_hidden_size: if arch.moe_ffn > 0 {
-            arch.moe_ffn as u64
-        } else {
-            arch.ffn as u64
-        },
-        moe_router_topk: arch.top_k as u64,
-        add_bias_linear: false,
-        tp: l.tp as u64,
-        pp: l.pp as u64,
-        vp: (s.parallel.vpp.get() > 1).then_some(s.parallel.vpp.get() as u64),
-        dp: l.dp as u64,
-        ep: s.parallel.ep.get() as u64,
-        etp: l.tp as u64,
-        sequence_parallel: s.parallel.sp,
-        recompute: s.activations.recompute,
-        use_distributed_optimizer: s.zero() >= Zero::Z1,
-        seq_length: s.workload.seq.get() as u64,
-        micro_batch_size: s.workload.batch.get() as u64,
-        num_microbatches: Some(s.workload.microbatches.get() as u64),
-    };
+    let args = megatron_args(s, arch, l);
     let e = megatron_memory(&args, version);
     let tool = match version {
         MegatronVersion::Head => "Megatron-LM theoretical_memory_usage.py (HEAD d98e8a64)",
@@ -303,5 +271,43 @@ pub(crate) fn megatron_items(
             value: s.stack.convention.as_str().into(),
             message: "Megatron core_v0.14.0 reports activations only with sp=1 and recompute=selective; the estimate holds weights and optimizer only".into(),
         }),
+    }
+}
+
+/// Megatron-LM's arguments for the scenario: the shape, the parallel degrees, the
+/// distributed optimizer (ZeRO ≥ 1), recomputation, sequence and batch.
+fn megatron_args(s: &Scenario, arch: &Arch, l: &Layout) -> MegatronArgs {
+    MegatronArgs {
+        num_layers: arch.layers as u64,
+        hidden_size: arch.hidden as u64,
+        num_attention_heads: arch.heads as u64,
+        num_query_groups: arch.kv_heads as u64,
+        kv_channels: arch.head_dim as u64,
+        ffn_hidden_size: arch.ffn as u64,
+        swiglu: arch.mlp == Mlp::Swiglu,
+        layernorm: arch.norm != Norm::Rmsnorm,
+        vocab_size: arch.vocab as u64,
+        make_vocab_size_divisible_by: 128,
+        untie: !arch.tied,
+        num_experts: (arch.experts > 0).then_some(arch.experts as u64),
+        moe_ffn_hidden_size: if arch.moe_ffn > 0 {
+            arch.moe_ffn as u64
+        } else {
+            arch.ffn as u64
+        },
+        moe_router_topk: arch.top_k as u64,
+        add_bias_linear: false,
+        tp: l.tp as u64,
+        pp: l.pp as u64,
+        vp: (s.parallel.vpp.get() > 1).then_some(s.parallel.vpp.get() as u64),
+        dp: l.dp as u64,
+        ep: s.parallel.ep.get() as u64,
+        etp: l.tp as u64,
+        sequence_parallel: s.parallel.sp,
+        recompute: s.activations.recompute,
+        use_distributed_optimizer: s.zero() >= Zero::Z1,
+        seq_length: s.workload.seq.get() as u64,
+        micro_batch_size: s.workload.batch.get() as u64,
+        num_microbatches: Some(s.workload.microbatches.get() as u64),
     }
 }

@@ -152,116 +152,192 @@ impl MegatronArgs {
 /// optimizer 20,978,588,160 B, activations 10,292,838,400 B (HEAD), printed as
 /// "weight and optimizer=20006.74 MB, activation=9816.02 MB".
 pub fn megatron_memory(args: &MegatronArgs, version: MegatronVersion) -> MegatronEstimate {
-    let f = |x: u64| x as f64;
-    let (l, h, a) = (
-        f(args.num_layers),
-        f(args.hidden_size),
-        f(args.num_attention_heads).max(1.0),
-    );
-    let g = f(args.num_query_groups);
-    let (t, p, d) = (f(args.tp.max(1)), f(args.pp.max(1)), f(args.dp.max(1)));
-    let glu = if args.swiglu { 1.5 } else { 1.0 };
-    let v_pad = f(args.padded_vocab());
-    let attn = 2.0 * h * h * (1.0 + g / a) * (f(args.kv_channels) * a / h);
-    let emb = h * v_pad;
-    let emb_total = if args.untie { 2.0 * emb } else { emb };
-    let experts = args.num_experts.unwrap_or(1).max(1);
-    let moe = args.num_experts.is_some();
-
+    let c = Common::of(args);
     match version {
-        MegatronVersion::V0_14 => {
-            // Everything (incl. 2-per-element norms) in one TP-sharded block.
-            let e = f(experts);
-            let layer_params = 2.0
-                * l
-                * h
-                * h
-                * (((1.0 + g / a) * (f(args.kv_channels) * a / h))
-                    + (f(args.ffn_hidden_size) / h) * e * glu
-                    + 2.0 / h
-                    + 1.0 / (l * h));
-            let total = layer_params + emb_total;
-            let active = if moe {
-                let topk = f(args.moe_router_topk.min(experts));
-                total - 2.0 * l * h * f(args.ffn_hidden_size) * glu * (e - topk)
-            } else {
-                total
-            };
-            let mut shard = (layer_params / p + emb) / t;
-            if args.untie && args.pp == 1 {
-                shard += emb / t;
-            }
-            let bpp = if args.use_distributed_optimizer {
-                6.0 + 12.0 / d
-            } else {
-                18.0
-            };
-            let activations = if args.sequence_parallel && args.recompute == Recompute::Selective {
-                Some(activations_sp(args, v_pad))
-            } else {
-                None
-            };
-            MegatronEstimate {
-                total_params: total,
-                active_params: active,
-                most_loaded_shard_params: shard,
-                weight_and_optimizer_bytes: shard * bpp,
-                activation_bytes: activations,
-                without_sp_path: false,
-            }
+        MegatronVersion::V0_14 => megatron_v0_14(args, c),
+        MegatronVersion::Head => megatron_head(args, c),
+    }
+}
+
+/// What both revisions compute first (as `theoretical_memory_usage.py` names them).
+#[derive(Clone, Copy)]
+struct Common {
+    l: f64,
+    h: f64,
+    a: f64,
+    g: f64,
+    t: f64,
+    p: f64,
+    d: f64,
+    glu: f64,
+    v_pad: f64,
+    attn: f64,
+    emb: f64,
+    emb_total: f64,
+    experts: u64,
+    moe: bool,
+}
+
+impl Common {
+    fn of(args: &MegatronArgs) -> Common {
+        let f = |x: u64| x as f64;
+        let (l, h, a) = (
+            f(args.num_layers),
+            f(args.hidden_size),
+            f(args.num_attention_heads).max(1.0),
+        );
+        let g = f(args.num_query_groups);
+        let v_pad = f(args.padded_vocab());
+        let emb = h * v_pad;
+        Common {
+            l,
+            h,
+            a,
+            g,
+            t: f(args.tp.max(1)),
+            p: f(args.pp.max(1)),
+            d: f(args.dp.max(1)),
+            glu: if args.swiglu { 1.5 } else { 1.0 },
+            v_pad,
+            attn: 2.0 * h * h * (1.0 + g / a) * (f(args.kv_channels) * a / h),
+            emb,
+            emb_total: if args.untie { 2.0 * emb } else { emb },
+            experts: args.num_experts.unwrap_or(1).max(1),
+            moe: args.num_experts.is_some(),
         }
-        MegatronVersion::Head => {
-            let norm_size = if args.layernorm { 2.0 } else { 1.0 };
-            let norms = l * 2.0 * h * norm_size + norm_size * h;
-            let (dense_mlp, expert_params, router, active_experts) = if moe {
-                let e = f(experts);
-                let per_layer_experts = 2.0 * h * f(args.moe_ffn_hidden_size) * e * glu;
-                let router = h * e + if args.add_bias_linear { e } else { 0.0 };
-                let topk = f(args.moe_router_topk.min(experts));
-                (
-                    0.0,
-                    l * per_layer_experts,
-                    l * router,
-                    l * 2.0 * h * f(args.moe_ffn_hidden_size) * topk * glu,
-                )
-            } else {
-                (l * 2.0 * h * f(args.ffn_hidden_size) * glu, 0.0, 0.0, 0.0)
-            };
-            let sharded = l * attn + dense_mlp;
-            let replicated = norms + router;
-            let total = sharded + expert_params + replicated + emb_total;
-            let active = if moe {
-                total - expert_params + active_experts
-            } else {
-                total
-            };
-            let mut shard_non_expert = (sharded / p + emb) / t + replicated / p;
-            if args.untie && args.pp == 1 {
-                shard_non_expert += emb / t;
-            }
-            let shard_expert = expert_params / p / f(args.etp.max(1) * args.ep.max(1));
-            let world = t * p * d;
-            let edp = (world / (f(args.etp.max(1) * args.ep.max(1)) * p)).max(1.0);
-            let (bpp, bpp_e) = if args.use_distributed_optimizer {
-                (6.0 + 12.0 / d, 6.0 + 12.0 / edp)
-            } else {
-                (18.0, 18.0)
-            };
-            let with_sp = args.sequence_parallel && args.recompute == Recompute::Selective;
-            let activations = if with_sp {
-                activations_sp(args, v_pad)
-            } else {
-                activations_without_sp(args, v_pad)
-            };
-            MegatronEstimate {
-                total_params: total,
-                active_params: active,
-                most_loaded_shard_params: shard_non_expert + shard_expert,
-                weight_and_optimizer_bytes: shard_non_expert * bpp + shard_expert * bpp_e,
-                activation_bytes: Some(activations),
-                without_sp_path: !with_sp,
-            }
-        }
+    }
+}
+
+/// core_v0.14.0: everything (incl. 2-per-element norms) in one TP-sharded block;
+/// activations only on the sequence-parallel, selective-recompute path.
+fn megatron_v0_14(args: &MegatronArgs, c: Common) -> MegatronEstimate {
+    let Common {
+        l,
+        h,
+        a,
+        g,
+        t,
+        p,
+        d,
+        glu,
+        v_pad,
+        attn: _,
+        emb,
+        emb_total,
+        experts,
+        moe,
+    } = c;
+    let f = |x: u64| x as f64;
+    // Everything (incl. 2-per-element norms) in one TP-sharded block.
+    let e = f(experts);
+    let layer_params = 2.0
+        * l
+        * h
+        * h
+        * (((1.0 + g / a) * (f(args.kv_channels) * a / h))
+            + (f(args.ffn_hidden_size) / h) * e * glu
+            + 2.0 / h
+            + 1.0 / (l * h));
+    let total = layer_params + emb_total;
+    let active = if moe {
+        let topk = f(args.moe_router_topk.min(experts));
+        total - 2.0 * l * h * f(args.ffn_hidden_size) * glu * (e - topk)
+    } else {
+        total
+    };
+    let mut shard = (layer_params / p + emb) / t;
+    if args.untie && args.pp == 1 {
+        shard += emb / t;
+    }
+    let bpp = if args.use_distributed_optimizer {
+        6.0 + 12.0 / d
+    } else {
+        18.0
+    };
+    let activations = if args.sequence_parallel && args.recompute == Recompute::Selective {
+        Some(activations_sp(args, v_pad))
+    } else {
+        None
+    };
+    MegatronEstimate {
+        total_params: total,
+        active_params: active,
+        most_loaded_shard_params: shard,
+        weight_and_optimizer_bytes: shard * bpp,
+        activation_bytes: activations,
+        without_sp_path: false,
+    }
+}
+
+/// HEAD d98e8a64: norms and routers replicated, experts sharded over `etp·ep`, the
+/// distributed optimizer over the expert-data-parallel group for experts.
+fn megatron_head(args: &MegatronArgs, c: Common) -> MegatronEstimate {
+    let Common {
+        l,
+        h,
+        a: _,
+        g: _,
+        t,
+        p,
+        d,
+        glu,
+        v_pad,
+        attn,
+        emb,
+        emb_total,
+        experts,
+        moe,
+    } = c;
+    let f = |x: u64| x as f64;
+    let norm_size = if args.layernorm { 2.0 } else { 1.0 };
+    let norms = l * 2.0 * h * norm_size + norm_size * h;
+    let (dense_mlp, expert_params, router, active_experts) = if moe {
+        let e = f(experts);
+        let per_layer_experts = 2.0 * h * f(args.moe_ffn_hidden_size) * e * glu;
+        let router = h * e + if args.add_bias_linear { e } else { 0.0 };
+        let topk = f(args.moe_router_topk.min(experts));
+        (
+            0.0,
+            l * per_layer_experts,
+            l * router,
+            l * 2.0 * h * f(args.moe_ffn_hidden_size) * topk * glu,
+        )
+    } else {
+        (l * 2.0 * h * f(args.ffn_hidden_size) * glu, 0.0, 0.0, 0.0)
+    };
+    let sharded = l * attn + dense_mlp;
+    let replicated = norms + router;
+    let total = sharded + expert_params + replicated + emb_total;
+    let active = if moe {
+        total - expert_params + active_experts
+    } else {
+        total
+    };
+    let mut shard_non_expert = (sharded / p + emb) / t + replicated / p;
+    if args.untie && args.pp == 1 {
+        shard_non_expert += emb / t;
+    }
+    let shard_expert = expert_params / p / f(args.etp.max(1) * args.ep.max(1));
+    let world = t * p * d;
+    let edp = (world / (f(args.etp.max(1) * args.ep.max(1)) * p)).max(1.0);
+    let (bpp, bpp_e) = if args.use_distributed_optimizer {
+        (6.0 + 12.0 / d, 6.0 + 12.0 / edp)
+    } else {
+        (18.0, 18.0)
+    };
+    let with_sp = args.sequence_parallel && args.recompute == Recompute::Selective;
+    let activations = if with_sp {
+        activations_sp(args, v_pad)
+    } else {
+        activations_without_sp(args, v_pad)
+    };
+    MegatronEstimate {
+        total_params: total,
+        active_params: active,
+        most_loaded_shard_params: shard_non_expert + shard_expert,
+        weight_and_optimizer_bytes: shard_non_expert * bpp + shard_expert * bpp_e,
+        activation_bytes: Some(activations),
+        without_sp_path: !with_sp,
     }
 }
 
