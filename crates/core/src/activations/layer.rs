@@ -103,7 +103,6 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
         Attn::Sdpa | Attn::Eager => x.a,
     };
     let kv_t = kv_heads.div_ceil(t);
-    let selective = s.activations.recompute == Recompute::Selective;
     let mut v = Terms::from([
         norm_term(
             s,
@@ -123,6 +122,37 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
             bytes: tok * a_t * x.d * k,
         },
     ]);
+    attention_core_terms(s, x, &mut v);
+    if s.activations.dropout {
+        v.push(Term {
+            name: "attention residual dropout mask",
+            formula: "T·h/r",
+            bytes: tok * h / r,
+        });
+    }
+    v.push(norm_term(
+        s,
+        arch,
+        x,
+        "MLP norm + first linear input",
+        mlp_readers(arch),
+    ));
+    v.push(mlp_term(s, arch, x));
+    if s.activations.dropout {
+        v.push(Term {
+            name: "MLP dropout mask",
+            formula: "T·h/r",
+            bytes: tok * h / r,
+        });
+    }
+    v
+}
+
+/// The attention core's saved tensors: the log-sum-exp of flash/SDPA, or eager
+/// attention's softmax (and its dropout) unless selective recomputation drops them.
+fn attention_core_terms(s: &Scenario, x: &Shape, v: &mut Terms) {
+    let (tok, k, a_t) = (x.b * x.sl, x.k, x.a.div_ceil(x.t));
+    let selective = s.activations.recompute == Recompute::Selective;
     match s.activations.attn {
         Attn::Flash | Attn::Sdpa => v.push(Term {
             name: "log-sum-exp",
@@ -153,20 +183,12 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
         }
         Attn::Eager => {}
     }
-    if s.activations.dropout {
-        v.push(Term {
-            name: "attention residual dropout mask",
-            formula: "T·h/r",
-            bytes: tok * h / r,
-        });
-    }
-    v.push(norm_term(
-        s,
-        arch,
-        x,
-        "MLP norm + first linear input",
-        mlp_readers(arch),
-    ));
+}
+
+/// The MLP's saved intermediates: dense (SwiGLU, fused under Megatron, or GELU) or a
+/// mixture of experts (routed copies, expert MLPs, fp32 router logits).
+fn mlp_term(s: &Scenario, arch: &Arch, x: &Shape) -> Term {
+    let (tok, k, t, h) = (x.b * x.sl, x.k, x.t, x.h);
     let swiglu_saved = if s.stack.framework == Framework::Megatron {
         3
     } else {
@@ -179,12 +201,12 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
             Mlp::Gelu => 2,
         };
         let routed = (arch.top_k + arch.shared_experts) as u128;
-        v.push(Term {
+        Term {
             name: "MoE routed inputs + expert MLPs + router logits",
             formula: "T·top_k·(h·k + m_s·f_e·k)/t + 4·T·E",
             bytes: (tok * routed * (h * k + per * fe * k)).div_ceil(t)
                 + 4 * tok * arch.experts as u128,
-        });
+        }
     } else {
         let (per, formula) = match arch.mlp {
             Mlp::Swiglu if s.stack.framework == Framework::Megatron => {
@@ -193,20 +215,12 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
             Mlp::Swiglu => (4, "4·T·f·k/t  (gate, up, silu(gate), product)"),
             Mlp::Gelu => (2, "2·T·f·k/t  (fc1 output, GELU output)"),
         };
-        v.push(Term {
+        Term {
             name: "MLP intermediates",
             formula,
             bytes: per * tok * x.f.div_ceil(t) * k,
-        });
+        }
     }
-    if s.activations.dropout {
-        v.push(Term {
-            name: "MLP dropout mask",
-            formula: "T·h/r",
-            bytes: tok * h / r,
-        });
-    }
-    v
 }
 
 /// A norm and the linears that read its output, as a block saves them.

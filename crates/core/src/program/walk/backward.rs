@@ -140,89 +140,31 @@ impl StageWalk {
         let live = if ckpt { rec + self.input } else { a };
         let last_chunk = self.v == 1 || op.chunk + 1 == self.v;
         let mut freed = 0;
-        let copies = self.copies_slot;
         if self.pyt && !pr.grads_written[j as usize] && last_chunk {
             pr.grads_written[j as usize] = true;
-            // Autocast's copy of the layer: re-cast by a checkpointed layer's recomputation;
-            // freed by the matmuls' backward, before the gradients are written.
-            let copy = sat(self.copies.layer(j as u128));
-            if copy > 0 && ckpt {
-                let what = "recomputation re-casts the layer's bf16 copies";
-                w.add(ph, layer, mb, Component::Weights, copies, copy, what);
-            }
-            let g = self.g_layer(j);
-            match lb {
-                Some(lb) => {
-                    let (g_qkvn, c_qkv) = lb.qkv_parts(g.max(0) as u128, copy.max(0) as u128);
-                    let (g_qkvn, c_qkv) = (sat(g_qkvn), sat(c_qkv));
-                    let what = "the MLP's and o's bf16 copies freed by their matmuls' backward";
-                    w.add(
-                        ph,
-                        layer,
-                        mb,
-                        Component::Weights,
-                        copies,
-                        -(copy - c_qkv),
-                        what,
-                    );
-                    let what = "write the MLP's, its norm's and o's gradients";
-                    w.add(
-                        ph,
-                        layer,
-                        mb,
-                        Component::Gradients,
-                        self.grads,
-                        g - g_qkvn,
-                        what,
-                    );
-                    freed = self.attention_core(w, layer, mb, lb, live, true);
-                    let what = "q, k, v's bf16 copies freed";
-                    w.add(ph, layer, mb, Component::Weights, copies, -c_qkv, what);
-                    let what = "write q, k, v's and the attention norm's gradients";
-                    w.add(
-                        ph,
-                        layer,
-                        mb,
-                        Component::Gradients,
-                        self.grads,
-                        g_qkvn,
-                        what,
-                    );
-                }
-                None => {
-                    let what = "the layer's bf16 copies freed by its matmuls' backward";
-                    w.add(ph, layer, mb, Component::Weights, copies, -copy, what);
-                    let what = "write the layer's gradients";
-                    w.add(ph, layer, mb, Component::Gradients, self.grads, g, what);
-                }
-            }
+            freed = self.write_layer_grads(w, layer, mb, j, ckpt, lb, live);
         } else if let Some(lb) = lb {
             // A later micro-batch's backward: its temporaries are walked there too.
             freed = self.attention_core(w, layer, mb, lb, live, self.v == 1);
         }
-        if ckpt {
-            let what = "free the recomputed activations and the layer's checkpoint";
-            w.add(
-                ph,
-                layer,
-                mb,
-                Component::Activations,
-                act,
-                -(live - freed),
-                what,
-            );
+        let (what, held) = if ckpt {
+            (
+                "free the recomputed activations and the layer's checkpoint",
+                live,
+            )
         } else {
-            let what = "free the layer's saved activations";
-            w.add(
-                ph,
-                layer,
-                mb,
-                Component::Activations,
-                act,
-                -(a - freed),
-                what,
-            );
-        }
+            ("free the layer's saved activations", a)
+        };
+        let act = w.act();
+        w.add(
+            ph,
+            layer,
+            mb,
+            Component::Activations,
+            act,
+            -(held - freed),
+            what,
+        );
         if frees_logits && !self.separate {
             let lg = w.logits();
             w.add(
@@ -249,6 +191,79 @@ impl StageWalk {
             -self.gathered,
             release,
         );
+    }
+
+    /// PyTorch's first backward of layer `j` in the last chunk: autocast's copies re-cast
+    /// by a recomputation and freed by the matmuls' backward, the gradients written (MLP,
+    /// its norm and o first, then q, k, v and the attention norm, around the attention
+    /// core when it is walked). Returns the activation bytes the attention core freed.
+    #[allow(clippy::too_many_arguments)]
+    fn write_layer_grads<S: Sink>(
+        &self,
+        w: &mut W<'_, S>,
+        layer: Option<u32>,
+        mb: Option<u32>,
+        j: u32,
+        ckpt: bool,
+        lb: Option<LayerBackward>,
+        live: i128,
+    ) -> i128 {
+        let (ph, copies) = (StepPhase::Backward, self.copies_slot);
+        let mut freed = 0;
+        // Autocast's copy of the layer: re-cast by a checkpointed layer's recomputation;
+        // freed by the matmuls' backward, before the gradients are written.
+        let copy = sat(self.copies.layer(j as u128));
+        if copy > 0 && ckpt {
+            let what = "recomputation re-casts the layer's bf16 copies";
+            w.add(ph, layer, mb, Component::Weights, copies, copy, what);
+        }
+        let g = self.g_layer(j);
+        match lb {
+            Some(lb) => {
+                let (g_qkvn, c_qkv) = lb.qkv_parts(g.max(0) as u128, copy.max(0) as u128);
+                let (g_qkvn, c_qkv) = (sat(g_qkvn), sat(c_qkv));
+                let what = "the MLP's and o's bf16 copies freed by their matmuls' backward";
+                w.add(
+                    ph,
+                    layer,
+                    mb,
+                    Component::Weights,
+                    copies,
+                    -(copy - c_qkv),
+                    what,
+                );
+                let what = "write the MLP's, its norm's and o's gradients";
+                w.add(
+                    ph,
+                    layer,
+                    mb,
+                    Component::Gradients,
+                    self.grads,
+                    g - g_qkvn,
+                    what,
+                );
+                freed = self.attention_core(w, layer, mb, lb, live, true);
+                let what = "q, k, v's bf16 copies freed";
+                w.add(ph, layer, mb, Component::Weights, copies, -c_qkv, what);
+                let what = "write q, k, v's and the attention norm's gradients";
+                w.add(
+                    ph,
+                    layer,
+                    mb,
+                    Component::Gradients,
+                    self.grads,
+                    g_qkvn,
+                    what,
+                );
+            }
+            None => {
+                let what = "the layer's bf16 copies freed by its matmuls' backward";
+                w.add(ph, layer, mb, Component::Weights, copies, -copy, what);
+                let what = "write the layer's gradients";
+                w.add(ph, layer, mb, Component::Gradients, self.grads, g, what);
+            }
+        }
+        freed
     }
 
     /// A layer's attention core differentiated (`activations::layer_backward`): the MLP's
