@@ -224,20 +224,7 @@ impl SweepJob {
             let mut b = 1u32;
             while self.combos.iter().any(|c| c.alive) {
                 w.workload.batch = crate::scenario::at_least_one(b);
-                let mut acts = [Tally::default(); 2];
-                for (st, out) in ends.iter().zip(acts.iter_mut()).take(n_stages) {
-                    let mut lg = Ledger::tally();
-                    train::activation_items(
-                        w,
-                        &p.arch,
-                        &l,
-                        st,
-                        train::StageStates::default(),
-                        &mut lg,
-                    );
-                    train::cp_ring_buffers(w, &p.arch, &l, &mut lg);
-                    *out = lg.totals();
-                }
+                let acts = stage_activations(w, p, &l, &ends, n_stages);
                 let act_comm = activation_comm(w, p, &ends[0]);
                 let tokens = tokens(w, dp);
                 let overhead = compute_overhead(w, &p.arch);
@@ -284,6 +271,26 @@ impl SweepJob {
             }
         }
     }
+}
+
+/// The activations (and CP ring buffers) of the end stages at the scenario's batch, as
+/// byte tallies: what every cached combination of a degree set shares.
+fn stage_activations(
+    w: &Scenario,
+    p: &Prepared,
+    l: &Layout,
+    ends: &[Stage; 2],
+    n_stages: usize,
+) -> [Tally; 2] {
+    let mut acts = [Tally::default(); 2];
+    for (st, out) in ends.iter().zip(acts.iter_mut()).take(n_stages) {
+        let mut lg = Ledger::tally();
+        let none = train::StageStates::default();
+        train::activation_items(w, &p.arch, l, st, none, &mut lg);
+        train::cp_ring_buffers(w, &p.arch, l, &mut lg);
+        *out = lg.totals();
+    }
+    acts
 }
 
 /// Counts layout `l` in its fit-map cell (`cell`, an index into `out.cells`): the

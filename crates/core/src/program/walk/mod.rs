@@ -203,6 +203,65 @@ pub(crate) fn gpu(i: &Item) -> bool {
     i.location == Location::Gpu
 }
 
+/// PyTorch's gradients of a stage as its program writes them: the item's slot, the
+/// total, the LM head's and the embedding's shares (`train::grad_split`: the head's
+/// first, the embedding's last, the rest ⌊G_l/L_c⌋ per layer with the remainder at layer
+/// 0), tied accumulation and the embedding's backward (gradient, and its temporaries).
+struct Grads {
+    slot: (Mech, u16),
+    total: i128,
+    head: i128,
+    emb: i128,
+    tied: i128,
+    emb_bwd: Option<(i128, i128)>,
+}
+
+impl Grads {
+    fn of(
+        s: &Scenario,
+        p: &Prepared,
+        st: &Stage,
+        x: &activations::Shape,
+        items: &[Item],
+        separate: bool,
+    ) -> Grads {
+        let m = Mech::PtGradients;
+        let slot = items
+            .iter()
+            .position(|i| i.mech == m && gpu(i))
+            .map_or((m, u16::MAX), |k| (m, k as u16));
+        let total: i128 = if pytorch_grads(s) {
+            items.get(slot.1 as usize).map_or(0, |i| i.bytes as i128)
+        } else {
+            0
+        };
+        let (head, emb) = if separate {
+            let (h, e) = grad_split(s, &p.arch, st, total as u128);
+            (sat(h), sat(e))
+        } else {
+            (0, 0)
+        };
+        let tied = sat(train::tied_accumulation_bytes(
+            s,
+            &p.arch,
+            st,
+            total as u128,
+        ));
+        let emb_bwd = match train::embedding_backward(s, &p.arch, x, st, total as u128) {
+            Some((g, r)) if separate => Some((sat(g), sat(r))),
+            _ => None,
+        };
+        Grads {
+            slot,
+            total,
+            head,
+            emb,
+            tied,
+            emb_bwd,
+        }
+    }
+}
+
 impl StageWalk {
     /// The program of stage `st`, from its ledger items (`train::stage_items`) and the
     /// model states' hand-over.
@@ -225,14 +284,7 @@ impl StageWalk {
                 .position(|i| i.mech == m && gpu(i))
                 .map_or((m, u16::MAX), |k| (m, k as u16))
         };
-        let grads_slot = slot_of(Mech::PtGradients);
-        let grads: i128 = if pyt {
-            items
-                .get(grads_slot.1 as usize)
-                .map_or(0, |i| i.bytes as i128)
-        } else {
-            0
-        };
+        let g = Grads::of(s, p, st, &x, &items, separate);
         let logits = if last_stage {
             sat(train::logits_forward_bytes(
                 s,
@@ -249,14 +301,6 @@ impl StageWalk {
             .filter(|i| gpu(i) && life(i) == Life::PerLayer)
             .map(|i| i.bytes as i128)
             .sum();
-        // Gradients in the first backward: the LM head's first, the embedding's last, the
-        // rest ⌊G_l/L_c⌋ per layer with the remainder at layer 0 (`train::grad_split`).
-        let (g_head, g_emb) = if separate {
-            let (h, e) = grad_split(s, &p.arch, st, grads as u128);
-            (sat(h), sat(e))
-        } else {
-            (0, 0)
-        };
         StageWalk {
             a: sat(plan.a),
             input: sat(plan.input),
@@ -283,20 +327,12 @@ impl StageWalk {
                 0
             },
             gathered,
-            g_head,
-            g_emb,
-            g_body: grads - g_head - g_emb,
-            grads: grads_slot,
-            tied: sat(train::tied_accumulation_bytes(
-                s,
-                &p.arch,
-                st,
-                grads as u128,
-            )),
-            emb_bwd: match train::embedding_backward(s, &p.arch, &x, st, grads as u128) {
-                Some((g, r)) if separate => Some((sat(g), sat(r))),
-                _ => None,
-            },
+            g_head: g.head,
+            g_emb: g.emb,
+            g_body: g.total - g.head - g.emb,
+            grads: g.slot,
+            tied: g.tied,
+            emb_bwd: g.emb_bwd,
             copies: if separate {
                 CopyWalk::of(s, st, states.copies)
             } else {
