@@ -85,8 +85,7 @@ pub(crate) fn kv_layers(arch: &Arch, p: u32) -> (u128, u128) {
 /// Mistral 7B §2 (rolling buffer cache) and the Gemma 2/3 reports (local layers);
 /// the workspace is memfit's own count of one layer's tensors, measured with MemTracker
 /// (`tools/measure_pytorch.py`, Llama and GPT-2 shapes, fp32 and bf16: the prefill's
-/// working set exactly; before 2026-11-23 memfit summed the attention's and the MLP's
-/// tensors and was 3–4 % high).
+/// working set exactly; what this changed: docs/validation.md).
 ///
 /// # Example
 /// Llama-2-7B, b = 1, s = 512, n = 32, bf16: KV cache 2·1·544·32·32·128·2 =

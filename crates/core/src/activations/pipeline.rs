@@ -80,8 +80,8 @@ pub fn layer_input_bytes(s: &Scenario, x: &Shape) -> u128 {
 /// `T = b·s'` tokens, `V` vocabulary, `t` TP (vocab-parallel head).
 /// Source: Hugging Face `LlamaForCausalLM.forward` (`logits.float()` then
 /// `CrossEntropyLoss`); Megatron `vocab_parallel_cross_entropy`; measured with MemTracker
-/// (`tools/measure_pytorch.py`): fp32 runs hold the fourth `4·T·V` too (before 2026-11-23
-/// memfit counted `k + 8` for fp32 and was 6–15 % low on those runs).
+/// (`tools/measure_pytorch.py`): fp32 runs hold the fourth `4·T·V` too (what this changed:
+/// docs/validation.md).
 ///
 /// # Example
 /// Llama-3-8B under DeepSpeed, b = 1, s = 8192, bf16: 2·8192·4096·2 + 4·8192 + 4·8192·4096 +

@@ -116,7 +116,7 @@ pub(crate) fn logits_item(
 /// `opt.zero_grad()`: the Python name holds the tensor until it is rebound or deleted.
 /// Measured with MemTracker (`tools/measure_pytorch.py`): with every block checkpointed
 /// the step is the peak and it holds exactly this tensor (8,388,608 B in the fp32 Llama
-/// run below); before 2026-11-23 memfit freed it with the loss and was 4–8 % low there.
+/// run below; what this changed: docs/validation.md).
 /// Hugging Face's `Trainer` returns only the loss from `training_step`, so its output dies
 /// with the forward: there this bound is high by `T·V·k/t`.
 ///
