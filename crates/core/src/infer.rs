@@ -21,16 +21,25 @@ const SRC_QUANT: &str = "group-wise weight quantisation (GPTQ/AWQ style: one fp1
 /// # Example
 /// 1,048,576 linear weights in int4, g = 128: 524,288 + 2·8,192 = 540,672 bytes (0.516 B/param).
 pub fn weight_bytes(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: u32) -> u64 {
-    let q = quantisable.min(psi) as u128;
-    let rest = 2 * (psi as u128 - q);
-    let bytes = match dtype {
-        Dtype::Fp8 => q + rest,
+    weight_expr(psi, quantisable, dtype, bits, group).eval()
+}
+
+/// [`weight_bytes`] as an expression (`Ψ_q = min(quantisable, Ψ)`).
+pub fn weight_expr(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: u32) -> Expr {
+    let (all, q) = (
+        Sym("Ψ", psi as u128),
+        Sym("Ψ_q", quantisable.min(psi) as u128),
+    );
+    let rest = [Num(2), all, q, Sub, Mul, Add];
+    match dtype {
+        Dtype::Fp8 => Expr::new(&[q]).then(&rest),
         Dtype::Int8 | Dtype::Int4 => {
-            (q * bits as u128).div_ceil(8) + 2 * q.div_ceil(group.max(1) as u128) + rest
+            let codes = [Sym("bits", bits as u128), q, Mul, Num(8), DivCeil];
+            let scales = [Num(2), q, Sym("g", group.max(1) as u128), DivCeil, Mul, Add];
+            Expr::new(&codes).then(&scales).then(&rest)
         }
-        _ => psi as u128 * bits as u128 / 8,
-    };
-    bytes.min(u64::MAX as u128) as u64
+        _ => Expr::new(&[all, Sym("bits", bits as u128), Mul, Num(8), Div]),
+    }
 }
 
 /// The layers of the most loaded pipeline stage that keep every token (`L_g`) and that
@@ -106,41 +115,16 @@ pub(crate) fn inference_items(
     let (t, p) = (l.tp as u64, l.pp as u64);
     let bits = s.numerics.weight_dtype.bits(s.numerics.precision);
     let quantisable = super::train::quantisable_share(arch, psi);
-    let w = weight_bytes(
-        psi,
-        quantisable,
-        s.numerics.weight_dtype,
-        bits,
-        s.numerics.quant_group.get(),
-    );
-    let (formula, src) = match s.numerics.weight_dtype {
-        Dtype::Int8 | Dtype::Int4 => (
-            format!("({bits}/8·Ψ_q + 2·⌈Ψ_q/g⌉ + 2·(Ψ−Ψ_q))/(t·p)"),
-            SRC_QUANT,
-        ),
-        Dtype::Fp8 => ("(Ψ_q + 2·(Ψ−Ψ_q))/(t·p)".to_string(), SRC_QUANT),
-        _ => (
-            format!("{}·Ψ/(t·p)", bits as f64 / 8.0),
-            "seed 003 (weights = bytes per parameter · Φ)",
-        ),
+    let dtype = s.numerics.weight_dtype;
+    let w = weight_expr(psi, quantisable, dtype, bits, s.numerics.quant_group.get());
+    let w = w.then(&[Sym("t", t as u128), Sym("p", p as u128), Mul, DivCeil]);
+    let src = match dtype {
+        Dtype::Int8 | Dtype::Int4 | Dtype::Fp8 => SRC_QUANT,
+        _ => "seed 003 (weights = bytes per parameter · Φ)",
     };
-    ledger.push(
-        Mech::InferWeights,
-        Component::Weights,
-        Location::Gpu,
-        w.div_ceil(t * p),
-        || {
-            (
-                formula,
-                format!(
-                    "Ψ={psi}, Ψ_q={quantisable}, g={}, dtype={}, t={t}, p={p}",
-                    s.numerics.quant_group.get(),
-                    s.numerics.weight_dtype.as_str()
-                ),
-            )
-        },
-        src,
-    );
+    let ctx = || format!("dtype={}", dtype.as_str());
+    let (mech, comp, gpu) = (Mech::InferWeights, Component::Weights, Location::Gpu);
+    ledger.push_expr(&[], mech, comp, gpu, &w, "", ctx, src);
 
     kv_cache_items(s, arch, t, p, ledger);
     workspace_items(s, arch, k, t, ledger);
