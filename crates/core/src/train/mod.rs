@@ -65,15 +65,6 @@ pub(crate) fn shard_divisors(z: Zero, ns: u64) -> (u64, u64, u64) {
     )
 }
 
-/// `Ψ/t` or `Ψ/(t·N_s)` in formulas.
-pub(crate) fn shard_symbol(psym: &str, div: u64) -> String {
-    if div > 1 {
-        format!("{psym}/(t·N_s)")
-    } else {
-        format!("{psym}/t")
-    }
-}
-
 /// Which pipeline stage a ledger is for, and its share of the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Stage {

@@ -28,15 +28,6 @@ impl StateCtx<'_> {
             self.k
         }
     }
-    pub(crate) fn pytorch_vals(&self) -> String {
-        format!(
-            "{}={}, t={}, N_s={}",
-            self.psym(),
-            self.psi,
-            self.t,
-            self.ns
-        )
-    }
 }
 
 /// Autocast's bf16 copies of stage `st`'s weights, split as PyTorch's first backward
@@ -162,35 +153,28 @@ pub(crate) fn autocast_copies(c: &StateCtx, ledger: &mut Ledger) -> (u128, u128)
     if head + body == 0 {
         return (0, 0);
     }
-    let bytes = (head + body).min(u64::MAX as u128) as u64;
+    // C = C_head + C_body = k·Ψ_cast/t, split as the first backward frees the copies.
+    let e = Expr::new(&[Sym("C_head", head), Sym("C_body", body), Add]);
     let src = "PyTorch torch.amp.autocast weight-cast cache (cache_enabled=True)";
-    let vals = || format!("{}, C_head={head} B, C_body={body} B", c.pytorch_vals());
+    let ctx = || {
+        let psym = c.psym();
+        format!("C = {k}·Ψ_cast/t, the linears' weights cast; {psym}={psi}, t={t}")
+    };
+    let (comp, gpu) = (Component::Weights, Location::Gpu);
     if pytorch_grads(s) && !accumulates(s, c.st) {
-        ledger.push_in(
-            &[Phase::Forward], Mech::AutocastCache,
-            Component::Weights,
-            Location::Gpu,
-            bytes,
-            || {
-                (
-                    format!("{k}·Ψ_cast/t  (autocast bf16 weight copies, forward: the cast cache of every linear)"),
-                    vals(),
-                )
-            },
-            src,
-        );
+        let note = "autocast bf16 weight copies, forward: the cast cache of every linear";
+        let fwd = [Phase::Forward];
+        ledger.push_expr(&fwd, Mech::AutocastCache, comp, gpu, &e, note, ctx, src);
     } else {
-        ledger.push_in(
-            &FWD_BWD, Mech::AutocastCopies,
-            Component::Weights,
-            Location::Gpu,
-            bytes,
-            || {
-                (
-                    format!("{k}·Ψ_cast/t  (autocast bf16 weight copies of every linear, forward and backward)"),
-                    vals(),
-                )
-            },
+        let note = "autocast bf16 weight copies of every linear, forward and backward";
+        ledger.push_expr(
+            &FWD_BWD,
+            Mech::AutocastCopies,
+            comp,
+            gpu,
+            &e,
+            note,
+            ctx,
             src,
         );
     }
@@ -265,34 +249,25 @@ pub(crate) fn pytorch_optimizer(c: &StateCtx, ledger: &mut Ledger) {
 /// Llama-2-7B, fp32 states, one GPU: foreach 4·6,738,415,616 = 26,953,662,464 B; fused 0;
 /// for-loop 2·4·131,072,000 (the embedding) = 1,048,576,000 B.
 pub(crate) fn adam_temporaries(c: &StateCtx, ledger: &mut Ledger) {
-    let (s, t) = (c.s, c.t);
-    let sb = s.numerics.precision.state_bytes();
-    let sym = shard_symbol(c.psym(), c.o_div);
-    let (bytes, formula, src) = match s.numerics.adam_impl {
+    let sb = c.s.numerics.precision.state_bytes();
+    let (e, note, src) = match c.s.numerics.adam_impl {
         AdamImpl::Foreach => (
-            mul_div_ceil(sb, c.psi, t * c.o_div),
-            format!("{sb}·{sym}  (foreach sqrt(v) temporaries)"),
+            c.div_expr(sb, c.psym(), c.psi, c.o_div),
+            "foreach sqrt(v) temporaries",
             "PyTorch torch.optim.AdamW foreach implementation (_multi_tensor_adamw: torch._foreach_sqrt)",
         ),
         AdamImpl::Fused => (
-            0,
-            "0  (fused kernel: no temporaries)".to_string(),
+            Expr::new(&[Num(0)]),
+            "fused kernel: no temporaries",
             "PyTorch torch.optim.AdamW(fused=True) (_fused_adamw)",
         ),
         AdamImpl::Forloop => (
-            mul_div_ceil(2 * sb, c.largest.min(c.psi), t * c.o_div),
-            format!("2·{sb}·P_max/(t{})  (for-loop: sqrt(v) and the quotient of the largest tensor)", if c.o_div > 1 { "·N_s" } else { "" }),
+            c.div_expr(2 * sb, "P_max", c.largest.min(c.psi), c.o_div),
+            "for-loop: sqrt(v) and the quotient of the largest tensor, P_max = min(L, Ψ)",
             "PyTorch torch.optim.AdamW(foreach=False) (_single_tensor_adamw)",
         ),
     };
-    let vals = format!("{}, P_max={}", c.pytorch_vals(), c.largest);
-    ledger.push_in(
-        &[Phase::OptimizerStep],
-        Mech::AdamTemporaries,
-        Component::Workspace,
-        Location::Gpu,
-        bytes,
-        || (formula, vals),
-        src,
-    );
+    let ctx = || c.context(Location::Gpu, "");
+    let (mech, comp, gpu) = (Mech::AdamTemporaries, Component::Workspace, Location::Gpu);
+    ledger.push_expr(&[Phase::OptimizerStep], mech, comp, gpu, &e, note, ctx, src);
 }

@@ -24,8 +24,6 @@ pub(crate) struct StateCtx<'a> {
     pub(crate) k: u64,
     /// TP degree `t`.
     pub(crate) t: u64,
-    /// Shard degree `N_s`.
-    pub(crate) ns: u64,
     /// Effective ZeRO stage.
     pub(crate) z: Zero,
     /// GPUs per node (for host-RAM items).
@@ -75,7 +73,6 @@ impl<'a> StateCtx<'a> {
             largest,
             k: s.numerics.precision.compute_bytes(),
             t: l.tp as u64,
-            ns,
             z,
             per_node: l.gpus_per_node.min(l.world) as u64,
             w_div,
