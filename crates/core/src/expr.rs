@@ -38,7 +38,7 @@ pub enum Tok {
 }
 
 /// The most tokens an expression holds (the evaluation stack is as deep).
-pub const MAX_TOKENS: usize = 24;
+pub const MAX_TOKENS: usize = 48;
 
 /// A formula: up to [`MAX_TOKENS`] tokens in reverse Polish notation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

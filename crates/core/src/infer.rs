@@ -1,7 +1,7 @@
 //! Inference memory: weights in their storage dtype, the KV cache, and the
 //! transient workspace of prefill and decode.
 
-use super::expr::{Expr, Tok::*};
+use super::expr::{Expr, Tok, Tok::*};
 use super::ledger::{Component, Ledger, Location, Mech, Phase};
 use super::model::Arch;
 use super::scenario::{Dtype, Layout, Logits, Scenario};
@@ -203,70 +203,92 @@ fn kv_cache_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mut Ledger
 /// One layer's transient forward tensors and the logits, at prefill and per decoded
 /// token; see [`inference_items`] for the formula (`logits=all`: every position's).
 fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledger) {
-    let b = s.workload.batch.get() as u128;
-    let h = arch.hidden as u128;
-    let (a, kv, d) = (
-        arch.heads as u128,
-        arch.kv_heads as u128,
-        arch.head_dim as u128,
+    let (b, h) = (
+        Sym("b", s.workload.batch.get() as u128),
+        Sym("h", arch.hidden as u128),
     );
-    let f_eff = arch.active_ffn();
-    let sharded = ((a + 2 * kv) * d + 2 * a * d)
-        .max(arch.mlp.matrices() as u128 * f_eff)
-        .div_ceil(t as u128);
-    let work = |tokens: u128| {
-        ((k as u128 * b * tokens * (3 * h + sharded) + 4 * b * arch.vocab as u128)
-            .min(u64::MAX as u128)) as u64
-    };
-    let wf = "k·b·T'·(3h + max((a+2a_kv)·d + 2·a·d, m·f)/t) + 4·b·V";
-    let wv = |tt: &str| {
-        format!(
-            "k={k}, b={}, T'={tt}, h={h}, a={a}, a_kv={kv}, d={d}, f={f_eff}, t={t}, V={}",
-            s.workload.batch.get(),
-            arch.vocab
-        )
+    let (a, kv, d) = (
+        Sym("a", arch.heads as u128),
+        Sym("a_kv", arch.kv_heads as u128),
+        Sym("d", arch.head_dim as u128),
+    );
+    let (k, t) = (Sym("k", k as u128), Sym("t", t as u128));
+    let (m, f) = (
+        Sym("m", arch.mlp.matrices() as u128),
+        Sym("f", arch.active_ffn()),
+    );
+    let vocab = Sym("V", arch.vocab as u128);
+    // One layer's tensors: 3h replicated plus the larger of attention's and the MLP's.
+    let layer = [
+        Num(3),
+        h,
+        Mul,
+        a,
+        Num(2),
+        kv,
+        Mul,
+        Add,
+        d,
+        Mul,
+        Num(2),
+        a,
+        Mul,
+        d,
+        Mul,
+        Add,
+    ];
+    let layer = Expr::new(&layer).then(&[m, f, Mul, Max, t, DivCeil, Add]);
+    let work = |tokens: Tok| {
+        Expr::new(&[k, b, Mul, tokens, Mul])
+            .then(layer.tokens())
+            .then(&[Mul, Num(4), b, Mul, vocab, Mul, Add])
     };
     let src = "memfit: one layer's forward tensors (flash/SDPA attention, nothing kept) + last-position fp32 logits; measured with MemTracker (tools/measure_pytorch.py: prefill working set 8,699,904 B = 4·2·384·(3·256 + 3·688), Llama shape)";
+    let (comp, gpu, none) = (Component::Workspace, Location::Gpu, String::new);
+    let seq = Sym("s", s.workload.seq.get() as u128);
+    let pre = [Phase::Prefill];
     if s.workload.logits == Logits::All {
         // Every prompt position's logits and the loss over them (evaluation, perplexity):
         // they follow the last layer, so the larger of the two moments counts.
-        let tok = b * s.workload.seq.get() as u128;
-        let upcast = if k < 4 { 4 } else { 0 };
-        let all = (tok * arch.vocab as u128 * (k as u128 + upcast + 4)).div_ceil(t as u128);
-        let layer = (k as u128 * tok * (3 * h + sharded)).min(u64::MAX as u128);
-        ledger.push_in(
-            &[Phase::Prefill], Mech::PrefillWorkspace,
-            Component::Workspace,
-            Location::Gpu,
-            layer.max(all).min(u64::MAX as u128) as u64,
-            || {
-                (
-                    "max(k·b·s·(3h + max((a+2a_kv)·d + 2·a·d, m·f)/t),  b·s·V·(k + [k < 4]·4 + 4)/t)".into(),
-                    wv(&s.workload.seq.get().to_string()),
-                )
+        let upcast = Sym(
+            "u",
+            if s.numerics.precision.compute_bytes() < 4 {
+                4
+            } else {
+                0
             },
-            "every position's logits, their fp32 upcast and the loss's log-softmax (Hugging Face forward with labels; measured with MemTracker, tools/measure_pytorch.py --impl-into)",
         );
+        let at_layer = Expr::new(&[k, b, Mul, seq, Mul])
+            .then(layer.tokens())
+            .then(&[Mul]);
+        let logits = [
+            b,
+            seq,
+            Mul,
+            vocab,
+            Mul,
+            k,
+            upcast,
+            Add,
+            Num(4),
+            Add,
+            Mul,
+            t,
+            DivCeil,
+        ];
+        let e = at_layer.then(&logits).then(&[Max]);
+        let note = "every position's logits: u = 4 when their fp32 upcast is taken (k < 4), 4 for the loss's log-softmax";
+        let src = "every position's logits, their fp32 upcast and the loss's log-softmax (Hugging Face forward with labels; measured with MemTracker, tools/measure_pytorch.py --impl-into)";
+        ledger.push_expr(&pre, Mech::PrefillWorkspace, comp, gpu, &e, note, none, src);
     } else {
-        ledger.push_in(
-            &[Phase::Prefill],
-            Mech::PrefillWorkspace,
-            Component::Workspace,
-            Location::Gpu,
-            work(s.workload.seq.get() as u128),
-            || (String::from(wf), wv(&s.workload.seq.get().to_string())),
-            src,
-        );
+        let e = work(seq);
+        let note = "one layer's tensors at T = s tokens, then the last position's fp32 logits";
+        ledger.push_expr(&pre, Mech::PrefillWorkspace, comp, gpu, &e, note, none, src);
     }
-    ledger.push_in(
-        &[Phase::Decode],
-        Mech::DecodeWorkspace,
-        Component::Workspace,
-        Location::Gpu,
-        work(1),
-        || (String::from(wf), wv("1")),
-        src,
-    );
+    let e = work(Num(1));
+    let note = "one decoded token";
+    let dec = [Phase::Decode];
+    ledger.push_expr(&dec, Mech::DecodeWorkspace, comp, gpu, &e, note, none, src);
 }
 
 #[cfg(test)]

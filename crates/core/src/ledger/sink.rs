@@ -214,6 +214,12 @@ impl Ledger {
         context: Option<String>,
         source: &'static str,
     ) -> u64 {
+        // Every formula the estimator writes fits MAX_TOKENS and is well formed (the test
+        // suite runs with debug assertions over every preset and mechanism).
+        debug_assert!(
+            e.eval_u128().is_some(),
+            "ill-formed or truncated formula {e:?}"
+        );
         let bytes = e.eval();
         let text = context.map(|c| {
             let f = e.symbols();
