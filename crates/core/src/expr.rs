@@ -21,6 +21,9 @@ pub enum Tok {
     Num(u128),
     /// A named quantity and its value.
     Sym(&'static str, u128),
+    /// A named quantity whose value is `vals[i]` of the bindings a constant formula is
+    /// evaluated with ([`eval_bound`], [`bind`]); unbound (in an [`Expr`]) it is ill-formed.
+    Var(&'static str, usize),
     /// `a · b` (saturating).
     Mul,
     /// `a / b`, rounded down (`b = 0` gives 0).
@@ -99,40 +102,7 @@ impl Expr {
         if self.truncated {
             return None;
         }
-        let mut stack = [0u128; MAX_TOKENS];
-        let mut n = 0;
-        for t in self.tokens() {
-            match *t {
-                Tok::Num(x) | Tok::Sym(_, x) => {
-                    stack[n] = x;
-                    n += 1;
-                }
-                op => {
-                    if n < 2 {
-                        return None;
-                    }
-                    let (a, b) = (stack[n - 2], stack[n - 1]);
-                    n -= 1;
-                    stack[n - 1] = match op {
-                        Tok::Mul => a.saturating_mul(b),
-                        Tok::Div => a.checked_div(b).unwrap_or(0),
-                        Tok::DivCeil => {
-                            if b == 0 {
-                                0
-                            } else {
-                                a.div_ceil(b)
-                            }
-                        }
-                        Tok::Add => a.saturating_add(b),
-                        Tok::Sub => a.saturating_sub(b),
-                        Tok::Max => a.max(b),
-                        Tok::Min => a.min(b),
-                        Tok::Num(_) | Tok::Sym(..) => unreachable!(),
-                    };
-                }
-            }
-        }
-        (n == 1).then_some(stack[0])
+        run(self.tokens().iter().copied())
     }
 
     /// The value as a ledger figure: exact below 2^64 − 1, else `OUT_OF_RANGE`.
@@ -151,7 +121,7 @@ impl Expr {
         for t in self.tokens() {
             let item = match *t {
                 Tok::Num(x) => (x.to_string(), 3),
-                Tok::Sym(s, _) => (s.to_string(), 3),
+                Tok::Sym(s, _) | Tok::Var(s, _) => (s.to_string(), 3),
                 op => {
                     let (Some(b), Some(a)) = (stack.pop(), stack.pop()) else {
                         return "?".into();
@@ -171,7 +141,7 @@ impl Expr {
                         Tok::Sub => (format!("{} − {}", a.0, wrap(&b, 2)), 1),
                         Tok::Max => (format!("max({}, {})", a.0, b.0), 3),
                         Tok::Min => (format!("min({}, {})", a.0, b.0), 3),
-                        Tok::Num(_) | Tok::Sym(..) => unreachable!(),
+                        Tok::Num(_) | Tok::Sym(..) | Tok::Var(..) => unreachable!(),
                     }
                 }
             };
@@ -197,6 +167,80 @@ impl Expr {
         }
         out.join(", ")
     }
+}
+
+/// Evaluates reverse-Polish `toks` exactly; `None` when ill-formed (a `Var` left unbound,
+/// too few operands, or more than one value left).
+fn run(toks: impl Iterator<Item = Tok>) -> Option<u128> {
+    let mut stack = [0u128; MAX_TOKENS];
+    let mut n = 0;
+    for t in toks {
+        match t {
+            Tok::Num(x) | Tok::Sym(_, x) => {
+                if n == MAX_TOKENS {
+                    return None;
+                }
+                stack[n] = x;
+                n += 1;
+            }
+            Tok::Var(..) => return None,
+            op => {
+                if n < 2 {
+                    return None;
+                }
+                let (a, b) = (stack[n - 2], stack[n - 1]);
+                n -= 1;
+                stack[n - 1] = match op {
+                    Tok::Mul => a.saturating_mul(b),
+                    Tok::Div => a.checked_div(b).unwrap_or(0),
+                    Tok::DivCeil => {
+                        if b == 0 {
+                            0
+                        } else {
+                            a.div_ceil(b)
+                        }
+                    }
+                    Tok::Add => a.saturating_add(b),
+                    Tok::Sub => a.saturating_sub(b),
+                    Tok::Max => a.max(b),
+                    Tok::Min => a.min(b),
+                    Tok::Num(_) | Tok::Sym(..) | Tok::Var(..) => unreachable!(),
+                };
+            }
+        }
+    }
+    (n == 1).then_some(stack[0])
+}
+
+/// `Var(name, i)` as `Sym(name, vals[i])` (an index past `vals` stays unbound).
+fn bound(t: Tok, vals: &[u128]) -> Tok {
+    match t {
+        Tok::Var(s, i) if i < vals.len() => Tok::Sym(s, vals[i]),
+        t => t,
+    }
+}
+
+/// The value of a constant formula `toks` whose `Var(_, i)` read `vals[i]`, exactly, with
+/// no copy of the tokens (the explorer's hot path); `None` when ill-formed.
+///
+/// ```
+/// use memfit_core::expr::{eval_bound, Tok, Tok::*};
+/// // T·⌈a/t⌉·d·k with T = 4096, a = 32, t = 3, d = 128, k = 2
+/// const F: &[Tok] = &[Var("T", 0), Var("a", 1), Var("t", 2), DivCeil, Mul, Var("d", 3), Mul, Var("k", 4), Mul];
+/// assert_eq!(eval_bound(F, &[4096, 32, 3, 128, 2]), Some(4096 * 11 * 128 * 2));
+/// ```
+pub fn eval_bound(toks: &[Tok], vals: &[u128]) -> Option<u128> {
+    run(toks.iter().map(|&t| bound(t, vals)))
+}
+
+/// A constant formula with its `Var`s bound to `vals`, as an [`Expr`] that renders its
+/// symbols and values (and evaluates to [`eval_bound`]'s value).
+pub fn bind(toks: &[Tok], vals: &[u128]) -> Expr {
+    let mut e = Expr::new(&[]);
+    for &t in toks {
+        e = e.then(&[bound(t, vals)]);
+    }
+    e
 }
 
 #[cfg(test)]
@@ -244,6 +288,30 @@ mod tests {
         assert_eq!((q.symbols(), q.eval()), ("a/(b/c)".to_string(), 6));
         let q = Expr::new(&[Sym("a", 12), Sym("b", 6), Div, Sym("c", 3), Mul]);
         assert_eq!((q.symbols(), q.eval()), ("a/b·c".to_string(), 6));
+    }
+
+    /// A constant formula bound to values: the same number and text as the Expr written out.
+    #[test]
+    fn bound_formulas_equal_their_expr() {
+        use super::{bind, eval_bound};
+        const F: &[super::Tok] = &[
+            Var("T", 0),
+            Var("a", 1),
+            Var("t", 2),
+            DivCeil,
+            Mul,
+            Num(4),
+            Mul,
+        ];
+        let vals = [4096, 32, 3];
+        assert_eq!(eval_bound(F, &vals), Some(4096 * 11 * 4));
+        let e = bind(F, &vals);
+        assert_eq!(e.eval_u128(), eval_bound(F, &vals));
+        assert_eq!(e.symbols(), "T·⌈a/t⌉·4");
+        assert_eq!(e.values(), "T=4096, a=32, t=3");
+        // Unbound (an index past the bindings, or a Var inside an Expr): ill-formed.
+        assert_eq!(eval_bound(F, &vals[..2]), None);
+        assert_eq!(Expr::new(F).eval_u128(), None);
     }
 
     /// Saturation to the out-of-range figure, and ill-formed programs.

@@ -81,37 +81,34 @@ pub(crate) fn fragmentation(s: &Scenario, alloc_peak: u64) -> u64 {
     if alloc_peak == OUT_OF_RANGE {
         return OUT_OF_RANGE;
     }
-    let f = s.runtime.frag_pct as u64;
-    match alloc_peak.checked_mul(f) {
-        Some(x) => x.div_ceil(100),
-        None => (alloc_peak as u128 * f as u128)
-            .div_ceil(100)
-            .min(u64::MAX as u128) as u64,
-    }
+    fragmentation_expr(s, alloc_peak).eval()
 }
 
-/// The fragmentation item on an allocated peak.
+/// `⌈P·f/100⌉`: the allocated peak `P` (bytes) times `frag_pct` `f`, rounded up.
+fn fragmentation_expr(s: &Scenario, alloc_peak: u64) -> Expr {
+    Expr::new(&[
+        Sym("P", alloc_peak as u128),
+        Sym("f", s.runtime.frag_pct as u128),
+        Mul,
+        Num(100),
+        DivCeil,
+    ])
+}
+
+/// The fragmentation item on an allocated peak (see [`fragmentation`]).
 pub(crate) fn push_fragmentation(s: &Scenario, alloc_peak: u64, ledger: &mut Ledger) {
     if s.runtime.frag_pct == 0 {
         return;
     }
     let src = "PyTorch caching allocator: reserved − allocated, typically 3–10 % (CUDA semantics: memory management)";
     let (mech, comp, gpu) = (Mech::Fragmentation, Component::Fragmentation, Location::Gpu);
-    let f = s.runtime.frag_pct as u128;
     if alloc_peak == OUT_OF_RANGE {
-        let bytes = fragmentation(s, alloc_peak);
+        let f = s.runtime.frag_pct;
         let text = || ("⌈P·f/100⌉".into(), format!("f={f}, P out of range"));
-        ledger.push(mech, comp, gpu, bytes, text, src);
+        ledger.push(mech, comp, gpu, OUT_OF_RANGE, text, src);
         return;
     }
-    // Equal to `fragmentation(s, alloc_peak)`: ⌈P·f/100⌉ exactly.
-    let e = Expr::new(&[
-        Sym("P", alloc_peak as u128),
-        Sym("f", f),
-        Mul,
-        Num(100),
-        DivCeil,
-    ]);
+    let e = fragmentation_expr(s, alloc_peak);
     let ctx = || "P = the allocated peak, f = frag_pct".to_string();
     ledger.push_expr(&[], mech, comp, gpu, &e, "", ctx, src);
 }
@@ -434,16 +431,14 @@ impl Walked<'_> {
         let one = self.walk.logits.max(1);
         for (bytes, phases) in groups(live) {
             let alive = (bytes / one).max(1) as u128;
-            let (mut formula, values) = train::logits_text(
-                self.s,
-                &self.p.arch,
-                self.l,
-                self.st,
-                self.states.copies,
-                alive,
-            );
-            let (mech, source) = if bytes == self.walk.held && bytes != self.walk.logits {
-                formula = "T·V·k/t  (the model output the loop holds)".into();
+            let held = bytes == self.walk.held && bytes != self.walk.logits;
+            let (formula, values) = if held {
+                train::held_output_text(self.s, &self.p.arch, self.l)
+            } else {
+                let (s, arch, copies) = (self.s, &self.p.arch, self.states.copies);
+                train::logits_text(s, arch, self.l, self.st, copies, alive)
+            };
+            let (mech, source) = if held {
                 (
                     Mech::HeldOutput,
                     "the training loop's reference to the model output (`logits = model(ids)` / `outputs = model(**batch)`) keeps it alive until the step's end; measured with MemTracker (`tools/measure_pytorch.py`)",

@@ -83,7 +83,7 @@ pub fn layer_backward(s: &Scenario, arch: &Arch, x: &Shape) -> Option<LayerBackw
     let terms = memfit_layer(s, arch, x);
     let mlp_side: u128 = terms
         .iter()
-        .skip_while(|t| t.name != "MLP norm + first linear input")
+        .skip_while(|t| t.name != MLP_NORM)
         .map(|t| t.bytes)
         .sum();
     let (freed, temp) = if eager {

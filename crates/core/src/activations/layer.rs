@@ -2,78 +2,28 @@
 //! Korthikanti et al.'s table (with sequence parallelism and recomputation), memfit's
 //! term-by-term layer, and operator-level selective checkpointing.
 
+use super::vars::*;
 use super::*;
-
-/// Seed 003's per-layer activations (= seed 002 with k = 2, = Korthikanti's no-parallelism row).
-///
-/// # Formula
-/// ```text
-/// A = 34·b·s·h + 5·b·s²·a      bytes per layer (16-bit activations, 1-byte dropout masks)
-/// ```
-/// # Example
-/// Llama-2-7B shape, b = 1, s = 4096: 34·4096·4096 + 5·4096²·32 = 3,254,779,904 B.
-pub fn seed003_layer(x: &Shape) -> u128 {
-    34 * x.b * x.s * x.h + 5 * x.b * x.s * x.s * x.a
-}
-
-/// Seed 002's per-layer activations with `k` bytes per value.
-///
-/// # Formula
-/// ```text
-/// A = 16k·b·s·h + 2·b·s·h + 2k·b·a·s² + b·a·s²      (MLP 10k·bsh + bsh; attention 6k·bsh + bsh + 2k·bas² + bas²)
-/// ```
-/// Source: seed 002 (hepengfei); with k = 2 it is 34bsh + 5bas².
-pub fn seed002_layer(x: &Shape) -> u128 {
-    16 * x.k * x.b * x.s * x.h
-        + 2 * x.b * x.s * x.h
-        + 2 * x.k * x.b * x.a * x.s * x.s
-        + x.b * x.a * x.s * x.s
-}
-
-/// Korthikanti et al. 2022 Table 2, per layer, bytes.
-///
-/// # Formula
-/// ```text
-/// no parallelism:         s·b·h·(34 + 5·a·s/h)
-/// tensor parallel:        s·b·h·(10 + 24/t + 5·a·s/(h·t))
-/// TP + sequence parallel: s·b·h·(34 + 5·a·s/h)/t
-/// TP + selective:         s·b·h·(10 + 24/t)
-/// TP + SP + selective:    34·s·b·h/t
-/// full recompute:         2·s·b·h              (the layer input)
-/// ```
-/// Returned as a numerator over `2t` to stay exact: bytes = num / den.
-pub fn korthikanti_layer(x: &Shape, sp: bool, recompute: Recompute) -> (u128, u128) {
-    let (s, b, h, a, t) = (x.s, x.b, x.h, x.a, x.t);
-    let sbh = s * b * h;
-    let scores = 5 * a * s * s * b;
-    match (recompute, sp || t == 1) {
-        (Recompute::Full, _) => (2 * sbh, 1),
-        (Recompute::Selective, true) => (34 * sbh, t),
-        (Recompute::Selective, false) => (10 * t * sbh + 24 * sbh, t),
-        (Recompute::None, true) => (34 * sbh + scores, t),
-        (Recompute::None, false) => (10 * t * sbh + 24 * sbh + scores, t),
-    }
-}
 
 /// memfit's per-block saved activations, term by term, for one micro-batch.
 ///
 /// # Formula
-/// With `T = b·s'` local tokens, `k` activation bytes, heads per TP rank `a/t`,
-/// `a_kv/t`, replicated terms divided by `t` only under sequence parallelism (`r = t` if
-/// SP else 1), and `n` the norm statistics (4 B/token RMSNorm rstd, 8 B LayerNorm mean+rstd):
+/// Each term is a constant formula of [`vars`](super::vars) (the symbols' table is
+/// there), evaluated with the block's values; the ledger prints the same tokens.
 /// ```text
-/// attention norm input + qkv input      2·T·h·k/r + n·T
-/// q, k, v for the kernel                T·(a + 2·a_kv')·d·k/t   (a_kv' = a_kv with flash, a with sdpa/eager: repeat_kv)
-/// attention output (= o_proj input)     T·a·d·k/t
-/// flash/sdpa log-sum-exp                4·T·a/t
-/// eager softmax                         b·a·s'·s·k/t   [+ mask b·a·s'·s + dropped probs b·a·s'·s·k with dropout]
-/// attention dropout mask                T·h/r          (dropout only)
-/// MLP norm input + first linear input   2·T·h·k/r + n·T
-/// SwiGLU (PyTorch)                      4·T·f·k/t      (gate, up, silu(gate), product)
-/// SwiGLU (Megatron fused)               3·T·f·k/t
-/// GELU                                  2·T·f·k/t      (fc1 output, GELU output)
-/// MoE                                   T·top_k·(h·k + m_s·f_e·k)/t + 4·T·E   (routed copies, expert MLPs, fp32 router logits)
-/// MLP dropout mask                      T·h/r          (dropout only)
+/// attention norm + qkv input            2·T·h·k/r + n_s·T + κ·T·h/r         (NORM; autocast: NORM_AC_ATTN,
+///                                       4·T·h/r + n_s·T + κ·T·h/r + c_a·T·h·k/r)
+/// q, k, v as the kernel reads them      T·(⌈a/t⌉ + 2·⌈a_kv'/t⌉)·d·k          (QKV)
+/// attention output (= o_proj input)     T·⌈a/t⌉·d·k                          (ATTN_OUT)
+/// flash/sdpa log-sum-exp                4·T·⌈a/t⌉                            (LSE)
+/// eager softmax                         b·⌈a/t⌉·s'·s·k  (Megatron, fp32)     (SOFTMAX)
+///                                       b·⌈a/t⌉·s'·s·(4 + k)  (HF: fp32 + cast) (SOFTMAX_HF)
+/// attention dropout mask + output       b·⌈a/t⌉·s'·s·(1 + k)                 (ATTN_DROPOUT; dropout only)
+/// residual dropout masks                T·h/r, twice                         (DROPOUT_MASK; dropout only)
+/// MLP norm + first linear input         as the attention norm with c_m       (NORM / NORM_AC_MLP)
+/// dense MLP                             m_s·T·⌈f/t⌉·k  (m_s = 4 SwiGLU, 3 fused SwiGLU, 2 GELU)  (MLP)
+/// MoE                                   ⌈T·m·(h·k + m_s·f_e·k)/t⌉ + 4·T·E     (MOE: routed copies, expert MLPs,
+///                                                                              fp32 router logits)
 /// ```
 /// Selective recompute drops the eager softmax terms (the attention core is recomputed,
 /// Korthikanti et al.); under `framework=pytorch` it is torchtitan's op-level SAC
@@ -88,97 +38,50 @@ pub fn korthikanti_layer(x: &Shape, sp: bool, recompute: Recompute) -> (u128, u1
 /// 2·(2·T·h·2 + 4T + 4·T·h) + 3·T·4096·2 + T·4096·2 + 4·T·32 + 4·T·11008·2 = 763,920,384 B
 /// (T = 4096).
 pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
-    let tok = x.b * x.sl;
-    let (k, t, h) = (x.k, x.t, x.h);
-    let r = if s.parallel.sp { t } else { 1 };
+    let mut v = Terms::new(vars(s, arch, x));
     if s.stack.framework == Framework::Pytorch
         && s.activations.recompute == Recompute::Selective
         && arch.mla.is_none()
     {
-        return op_sac_layer(arch, x, r);
+        op_sac_layer(&mut v);
+        return v;
     }
-    let a_t = x.a.div_ceil(t);
-    let kv_heads = match s.activations.attn {
-        Attn::Flash => x.kv,
-        Attn::Sdpa | Attn::Eager => x.a,
-    };
-    let kv_t = kv_heads.div_ceil(t);
-    let mut v = Terms::from([
-        norm_term(
-            s,
-            arch,
-            x,
-            "attention norm + qkv input",
-            attention_readers(arch),
-        ),
-        Term {
-            name: "q, k, v",
-            formula: "T·(a + 2·a_kv')·d·k/t",
-            bytes: tok * (a_t + 2 * kv_t) * x.d * k,
-        },
-        Term {
-            name: "attention output",
-            formula: "T·a·d·k/t",
-            bytes: tok * a_t * x.d * k,
-        },
-    ]);
+    push_norm(s, &mut v, "attention norm + qkv input", Reader::Attention);
+    v.push("q, k, v (as the kernel reads them)", QKV);
+    v.push("attention output", ATTN_OUT);
     attention_core_terms(s, x, &mut v);
     if s.activations.dropout {
-        v.push(Term {
-            name: "attention residual dropout mask",
-            formula: "T·h/r",
-            bytes: tok * h / r,
-        });
+        v.push("attention residual dropout mask", DROPOUT_MASK);
     }
-    v.push(norm_term(
-        s,
-        arch,
-        x,
-        "MLP norm + first linear input",
-        mlp_readers(arch),
-    ));
-    v.push(mlp_term(s, arch, x));
+    push_norm(s, &mut v, MLP_NORM, Reader::Mlp);
+    mlp_term(s, arch, &mut v);
     if s.activations.dropout {
-        v.push(Term {
-            name: "MLP dropout mask",
-            formula: "T·h/r",
-            bytes: tok * h / r,
-        });
+        v.push("MLP dropout mask", DROPOUT_MASK);
     }
     v
 }
 
+/// The name of the MLP norm's term: the first of the MLP's side of a block
+/// (`layer_backward` frees from it on).
+pub(crate) const MLP_NORM: &str = "MLP norm + first linear input";
+
 /// The attention core's saved tensors: the log-sum-exp of flash/SDPA, or eager
 /// attention's softmax (and its dropout) unless selective recomputation drops them.
 fn attention_core_terms(s: &Scenario, x: &Shape, v: &mut Terms) {
-    let (tok, k, a_t) = (x.b * x.sl, x.k, x.a.div_ceil(x.t));
     let selective = s.activations.recompute == Recompute::Selective;
     match s.activations.attn {
-        Attn::Flash | Attn::Sdpa => v.push(Term {
-            name: "log-sum-exp",
-            formula: "4·T·a/t",
-            bytes: 4 * tok * a_t,
-        }),
+        Attn::Flash | Attn::Sdpa => v.push("log-sum-exp", LSE),
         Attn::Eager if !selective => {
             // Hugging Face eager attention takes the softmax in fp32 and casts back:
             // the fp32 output (softmax backward) and the cast (input of the V matmul) are
             // both saved. Megatron's fused softmax keeps one 16-bit tensor.
-            let (per, formula) = if s.stack.framework == Framework::Megatron || k >= 4 {
-                (k, "b·a·s'·s·k/t")
+            if s.stack.framework == Framework::Megatron || x.k >= 4 {
+                v.push("softmax", SOFTMAX);
             } else {
-                (4 + k, "b·a·s'·s·(4 + k)/t  (fp32 softmax + cast)")
-            };
-            v.push(Term {
-                name: "softmax",
-                formula,
-                bytes: x.b * a_t * x.sl * x.s * per,
-            });
+                v.push("softmax (fp32 softmax + its 16-bit cast)", SOFTMAX_HF);
+            }
             if s.activations.dropout {
-                v.push(Term {
-                    name: "attention dropout mask + output",
-                    formula: "b·a·s'·s·(1 + k)/t",
-                    bytes: x.b * a_t * x.sl * x.s * (1 + k),
-                });
+                v.push("attention dropout mask + output", ATTN_DROPOUT);
             }
         }
         Attn::Eager => {}
@@ -187,40 +90,30 @@ fn attention_core_terms(s: &Scenario, x: &Shape, v: &mut Terms) {
 
 /// The MLP's saved intermediates: dense (SwiGLU, fused under Megatron, or GELU) or a
 /// mixture of experts (routed copies, expert MLPs, fp32 router logits).
-fn mlp_term(s: &Scenario, arch: &Arch, x: &Shape) -> Term {
-    let (tok, k, t, h) = (x.b * x.sl, x.k, x.t, x.h);
-    let swiglu_saved = if s.stack.framework == Framework::Megatron {
-        3
-    } else {
-        4
-    };
+fn mlp_term(s: &Scenario, arch: &Arch, v: &mut Terms) {
     if arch.experts > 0 {
-        let fe = arch.expert_ffn() as u128;
-        let per = match arch.mlp {
-            Mlp::Swiglu => swiglu_saved,
-            Mlp::Gelu => 2,
-        };
-        let routed = (arch.top_k + arch.shared_experts) as u128;
-        Term {
-            name: "MoE routed inputs + expert MLPs + router logits",
-            formula: "T·top_k·(h·k + m_s·f_e·k)/t + 4·T·E",
-            bytes: (tok * routed * (h * k + per * fe * k)).div_ceil(t)
-                + 4 * tok * arch.experts as u128,
-        }
-    } else {
-        let (per, formula) = match arch.mlp {
-            Mlp::Swiglu if s.stack.framework == Framework::Megatron => {
-                (3, "3·T·f·k/t  (fused SwiGLU: gate‖up, output)")
-            }
-            Mlp::Swiglu => (4, "4·T·f·k/t  (gate, up, silu(gate), product)"),
-            Mlp::Gelu => (2, "2·T·f·k/t  (fc1 output, GELU output)"),
-        };
-        Term {
-            name: "MLP intermediates",
-            formula,
-            bytes: per * tok * x.f.div_ceil(t) * k,
-        }
+        v.push("MoE routed inputs + expert MLPs + router logits", MOE);
+        return;
     }
+    let name = match arch.mlp {
+        Mlp::Swiglu if s.stack.framework == Framework::Megatron => {
+            "MLP intermediates (fused SwiGLU: gate‖up, output)"
+        }
+        Mlp::Swiglu => "MLP intermediates (gate, up, silu(gate), product)",
+        Mlp::Gelu => "MLP intermediates (fc1 output, GELU output)",
+    };
+    v.push(name, MLP);
+}
+
+/// Which linears read a norm's output (autocast casts it once per reader).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reader {
+    /// q, k, v (`c_a`).
+    Attention,
+    /// The MLP's first linears (`c_m`).
+    Mlp,
+    /// The LM head (`c_o = 1`).
+    Head,
 }
 
 /// A norm and the linears that read its output, as a block saves them.
@@ -246,43 +139,14 @@ fn mlp_term(s: &Scenario, arch: &Arch, x: &Shape) -> Term {
 /// Llama shape h = 256, b·s = 2·256, autocast bf16, attention norm (q, k, v separate):
 /// 4·512·256 + 4·512 + 4·512·256 + 3·512·256·2 = 1,837,056 B, as measured; without
 /// autocast (bf16 modules) 2·512·256·2 + 4·512 + 4·512·256 = 1,050,624 B.
-pub(crate) fn norm_term(
-    s: &Scenario,
-    arch: &Arch,
-    x: &Shape,
-    name: &'static str,
-    readers: u128,
-) -> Term {
-    let tok = x.b * x.sl;
-    let r = if s.parallel.sp { x.t } else { 1 };
-    let stats = match arch.norm {
-        Norm::Rmsnorm => 4,
-        Norm::Layernorm | Norm::LayernormNp => 8,
+pub(crate) fn push_norm(s: &Scenario, v: &mut Terms, name: &'static str, reader: Reader) {
+    let form = match (autocast(s), reader) {
+        (false, _) => NORM,
+        (true, Reader::Attention) => NORM_AC_ATTN,
+        (true, Reader::Mlp) => NORM_AC_MLP,
+        (true, Reader::Head) => NORM_AC_OUT,
     };
-    let composite = if arch.norm == Norm::Rmsnorm && s.stack.framework != Framework::Megatron {
-        4 * tok * x.h / r
-    } else {
-        0
-    };
-    let (bytes, formula) = if autocast(s) {
-        let casts = readers * tok * x.h * x.k / r;
-        let formula = match readers {
-            1 => "4·T·h/r + n·T [+ 4·T·h/r composite RMSNorm] + T·h·k/r  (autocast: fp32 residual and norm, one reader's 16-bit cast)",
-            2 => "4·T·h/r + n·T [+ 4·T·h/r composite RMSNorm] + 2·T·h·k/r  (autocast: fp32 residual and norm, each of 2 readers' 16-bit cast)",
-            _ => "4·T·h/r + n·T [+ 4·T·h/r composite RMSNorm] + 3·T·h·k/r  (autocast: fp32 residual and norm, each of 3 readers' 16-bit cast)",
-        };
-        (4 * tok * x.h / r + stats * tok + composite + casts, formula)
-    } else {
-        (
-            2 * tok * x.h * x.k / r + stats * tok + composite,
-            "2·T·h·k/r + n·T [+ 4·T·h/r composite RMSNorm]",
-        )
-    };
-    Term {
-        name,
-        formula,
-        bytes,
-    }
+    v.push(name, form);
 }
 
 /// PyTorch selective activation checkpointing as torchtitan applies it ("op" policy):
@@ -291,35 +155,18 @@ pub(crate) fn norm_term(
 ///
 /// # Formula
 /// ```text
-/// block input                         T·h·k/r
-/// saved matmuls (1st, 3rd, 5th, 7th)  T·(a·d + a_kv·d + f_e + h)·k/t    (q, v, gate, down)
-/// attention output + log-sum-exp      T·a·d·k/t + 4·T·a/t
+/// block input                         T·h·k_r/r                            (SAC_INPUT)
+/// saved matmuls (1st, 3rd, 5th, 7th)  ⌈T·(a·d + a_kv·d + f_a + h)·k/t⌉    (SAC_MATMULS: q, v, gate, down)
+/// attention output + log-sum-exp      ⌈(T·a·d·k + 4·T·a)/t⌉               (SAC_ATTN)
 /// ```
+/// # Example
+/// Llama 3 8B shape (h = 4096, a = 32, a_kv = 8, d = 128, f = 14336), b = 1, s = 4096,
+/// autocast bf16 (k_r = 4), t = 1: 4096·4096·4 + 4096·(4096 + 1024 + 14336 + 4096)·2 +
+/// (4096·4096·2 + 4·4096·32) = 67,108,864 + 192,937,984 + 34,078,720 = 294,125,568 B.
 /// Source: torchtitan `apply_ac` with `selective_ac_option = "op"` (`_save_list`: mm,
 /// scaled_dot_product_*_attention; "save every other mm").
-pub fn op_sac_layer(arch: &Arch, x: &Shape, r: u128) -> Terms {
-    let tok = x.b * x.sl;
-    let (k, t, h) = (x.k, x.t, x.h);
-    let f = if arch.experts > 0 {
-        arch.active_ffn()
-    } else {
-        x.f
-    };
-    Terms::from([
-        Term {
-            name: "block input",
-            formula: "T·h·k'/r  (k' = 4 under autocast: the fp32 residual)",
-            bytes: tok * h * x.res / r,
-        },
-        Term {
-            name: "saved matmul outputs (q, v, gate, down)",
-            formula: "T·(a·d + a_kv·d + f + h)·k/t",
-            bytes: (tok * (x.a * x.d + x.kv * x.d + f + h) * k).div_ceil(t),
-        },
-        Term {
-            name: "attention output + log-sum-exp",
-            formula: "T·a·d·k/t + 4·T·a/t",
-            bytes: (tok * x.a * x.d * k + 4 * tok * x.a).div_ceil(t),
-        },
-    ])
+pub fn op_sac_layer(v: &mut Terms) {
+    v.push("block input", SAC_INPUT);
+    v.push("saved matmul outputs (q, v, gate, down)", SAC_MATMULS);
+    v.push("attention output + log-sum-exp", SAC_ATTN);
 }

@@ -6,6 +6,7 @@
 //! mixture-of-experts and context parallelism. The seed formulas and the paper's
 //! rows are selectable conventions, reproduced exactly.
 
+use crate::expr::{bind, eval_bound, Expr, Tok};
 use crate::megatron::Recompute;
 use crate::model::{Arch, Bias, Mlp, Norm};
 use crate::scenario::{Attn, Finetune, Framework, Fsdp, Layout, Scenario, Schedule};
@@ -13,10 +14,12 @@ use crate::scenario::{Attn, Finetune, Framework, Fsdp, Layout, Scenario, Schedul
 mod backward;
 mod layer;
 mod pipeline;
+pub mod vars;
 
 pub use backward::*;
 pub use layer::*;
 pub use pipeline::*;
+pub use vars::{korthikanti_form, vars, Vals, SEED002, SEED003};
 
 /// Seed 002's arithmetic slip, as memfit explains it next to the seed's convention.
 pub const SEED_002_SLIP: &str = "Seed 002's Llama-3 405B example prints M_a = 147,366 GB \
@@ -25,23 +28,28 @@ pub const SEED_002_SLIP: &str = "Seed 002's Llama-3 405B example prints M_a = 14
 151× less. memfit evaluates the formula; the per-GPU activation term becomes ≈ 10,895/MB GB, \
 not ≈ 71/MB GB.";
 
-/// One named term of a block's saved activations, in bytes per micro-batch.
+/// One named term of a block's saved activations, in bytes per micro-batch: a constant
+/// formula over the block's symbols ([`vars`]), evaluated once ([`Terms::push`]), so its
+/// text and its bytes are one value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Term {
     /// What is stored.
     pub name: &'static str,
-    /// The term in symbols.
-    pub formula: &'static str,
-    /// Bytes.
+    /// The term as a formula over [`vars`] (reverse Polish, see [`crate::expr`]).
+    pub form: &'static [Tok],
+    /// Bytes: `form` evaluated with the block's values.
     pub bytes: u128,
 }
 
-/// A block's terms, kept inline (at most [`Terms::CAPACITY`]) so that evaluating a
-/// layout allocates nothing. Dereferences to a slice.
+/// A block's terms and the values of their symbols, kept inline (at most
+/// [`Terms::CAPACITY`]) so that evaluating a layout allocates nothing. Dereferences to a
+/// slice of terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Terms {
     items: [Term; Terms::CAPACITY],
     len: usize,
+    /// The values of [`vars`] the terms were evaluated with.
+    pub vals: Vals,
 }
 
 impl Terms {
@@ -49,32 +57,52 @@ impl Terms {
     pub const CAPACITY: usize = 10;
     const EMPTY: Term = Term {
         name: "",
-        formula: "",
+        form: &[],
         bytes: 0,
     };
-    fn new() -> Terms {
+    /// No terms yet, over the block's values `vals`.
+    pub(crate) fn new(vals: Vals) -> Terms {
         Terms {
             items: [Terms::EMPTY; Terms::CAPACITY],
             len: 0,
+            vals,
         }
     }
-    fn push(&mut self, t: Term) {
-        // The term lists below are fixed; a debug build checks the capacity.
+    /// Adds the term `name` = `form` evaluated with the block's values.
+    pub(crate) fn push(&mut self, name: &'static str, form: &'static [Tok]) {
+        let bytes = eval_bound(form, &self.vals);
+        // The formulas below are well formed and the term lists fixed; a debug build
+        // checks both (`activations::tests`).
+        debug_assert!(bytes.is_some(), "ill-formed term {name}");
         debug_assert!(self.len < Terms::CAPACITY);
         if self.len < Terms::CAPACITY {
-            self.items[self.len] = t;
+            self.items[self.len] = Term {
+                name,
+                form,
+                bytes: bytes.unwrap_or(0),
+            };
             self.len += 1;
         }
     }
-}
-
-impl<const N: usize> From<[Term; N]> for Terms {
-    fn from(v: [Term; N]) -> Terms {
-        let mut out = Terms::new();
-        for t in v {
-            out.push(t);
+    /// Term `i` as an [`Expr`] with its symbols' values (for its text).
+    pub fn expr(&self, i: usize) -> Expr {
+        bind(self[i].form, &self.vals)
+    }
+    /// The symbols' values of every term, each once, in the order they first appear.
+    pub fn values(&self) -> String {
+        let mut seen: Vec<&str> = Vec::new();
+        let mut out = Vec::new();
+        for t in self.iter() {
+            for tok in t.form {
+                if let Tok::Var(name, i) = *tok {
+                    if !seen.contains(&name) {
+                        seen.push(name);
+                        out.push(format!("{name}={}", self.vals[i]));
+                    }
+                }
+            }
         }
-        out
+        out.join(", ")
     }
 }
 

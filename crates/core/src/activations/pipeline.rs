@@ -1,6 +1,7 @@
 //! Activations across a pipeline: the layers of a stage, micro-batches in flight under
 //! each schedule, a checkpointed layer's input, and the logits.
 
+use super::vars::*;
 use super::*;
 
 /// Layers on pipeline stage `i` of `p` (earlier stages take the remainder).
@@ -66,18 +67,19 @@ pub fn layer_input_bytes(s: &Scenario, x: &Shape) -> u128 {
 ///
 /// # Formula
 /// ```text
-/// PyTorch / DeepSpeed (HF):  2·T·h·k + n·T [+ 4·T·h] + T·V·(k + 4 + 4 + 4)/t   (the final
-///                            norm as `norm_term` counts a block's; at the loss's backward: the
+/// PyTorch / DeepSpeed (HF):  2·T·h·k/r + n_s·T + κ·T·h/r + ⌈T·V·(k + 12)/t⌉   (the final
+///                            norm as `push_norm` counts a block's; at the loss's backward: the
 ///                            logits the caller still holds, the log-softmax output the loss
 ///                            saved, its gradient and the gradient of its input, all fp32;
 ///                            the forward's fp32 upcast (k < 4) is already freed: k + 4 + 4 is
 ///                            the smaller forward moment)
-/// Megatron:                  2·T·h·k + 4·T·V/t              (fused vocab-parallel cross entropy, fp32)
-/// PyTorch under autocast:    4·T·h + n·T [+ 4·T·h] + T·h·k + T·V·(k + 12)/t   (the final norm
-///                            runs in fp32 on the fp32 residual, see `norm_term`; the head
+/// Megatron:                  2·T·h·k + ⌈4·T·V/t⌉            (fused vocab-parallel cross entropy, fp32)
+/// PyTorch under autocast:    4·T·h/r + n_s·T + κ·T·h/r + c_o·T·h·k/r + ⌈T·V·(k + 12)/t⌉   (the final norm
+///                            runs in fp32 on the fp32 residual, see `push_norm`; the head
 ///                            saves its 16-bit cast of the norm's output)
 /// ```
-/// `T = b·s'` tokens, `V` vocabulary, `t` TP (vocab-parallel head).
+/// Symbols as in [`vars`](super::vars): `T = b·s'` tokens, `V` vocabulary, `t` TP
+/// (vocab-parallel head), `c_o = 1` (the head reads the final norm).
 /// Source: Hugging Face `LlamaForCausalLM.forward` (`logits.float()` then
 /// `CrossEntropyLoss`); Megatron `vocab_parallel_cross_entropy`; measured with MemTracker
 /// (`tools/measure_pytorch.py`): fp32 runs hold the fourth `4·T·V` too (what this changed:
@@ -86,23 +88,26 @@ pub fn layer_input_bytes(s: &Scenario, x: &Shape) -> u128 {
 /// # Example
 /// Llama-3-8B under DeepSpeed, b = 1, s = 8192, bf16: 2·8192·4096·2 + 4·8192 + 4·8192·4096 +
 /// 8192·128256·14 = 14,977,892,352 B.
-pub fn logits_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> (u128, &'static str) {
-    let tok = x.b * x.sl;
-    let v = arch.vocab as u128;
-    match s.stack.framework {
-        Framework::Megatron => (
-            2 * tok * x.h * x.k + (4 * tok * v).div_ceil(x.t),
-            "2·T·h·k + 4·T·V/t",
-        ),
-        _ if autocast(s) => (
-            norm_term(s, arch, x, "final norm + LM head input", 1).bytes
-                + (tok * v * (x.k + 12)).div_ceil(x.t),
-            "4·T·h + n·T [+ 4·T·h composite RMSNorm] + T·h·k + T·V·(k + 4 + 4 + 4)/t  (autocast: the fp32 final norm and the head's cast input)",
-        ),
-        _ => (
-            norm_term(s, arch, x, "final norm + LM head input", 1).bytes
-                + (tok * v * (x.k + 12)).div_ceil(x.t),
-            "2·T·h·k + n·T [+ 4·T·h composite RMSNorm] + T·V·(k + 4 + 4 + 4)/t",
-        ),
+pub fn logits_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> u128 {
+    logits_terms(s, arch, x).iter().map(|t| t.bytes).sum()
+}
+
+/// The terms of [`logits_bytes`]: what the output layer saves, each a formula over
+/// [`vars`].
+pub fn logits_terms(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
+    let mut v = Terms::new(vars(s, arch, x));
+    if s.stack.framework == Framework::Megatron {
+        v.push("LM head input", HEAD_INPUT_MEGATRON);
+        v.push(
+            "fp32 logits (fused vocab-parallel cross entropy)",
+            LOSS_MEGATRON,
+        );
+    } else {
+        push_norm(s, &mut v, "final norm + LM head input", Reader::Head);
+        v.push(
+            "logits, fp32 log-softmax, its gradient, the logits' gradient",
+            LOSS_HF,
+        );
     }
+    v
 }

@@ -22,9 +22,12 @@ fn memfit_reduces_to_korthikanti() {
     let arch = preset("gpt3-175b").unwrap().arch.clone();
     let x = shape(&s);
     let total: u128 = memfit_layer(&s, &arch, &x).iter().map(|t| t.bytes).sum();
-    let (n, d) = korthikanti_layer(&x, false, Recompute::None);
-    assert_eq!(total, n / d + 16 * 2048);
-    assert_eq!(n / d, 2_868_903_936);
+    let row = korthikanti_form(&x, false, Recompute::None);
+    let table = crate::expr::eval_bound(row, &vars(&s, &arch, &x)).unwrap();
+    // By hand: 34·s·b·h + 5·a·s²·b with s = 2048, b = 1, h = 12288, a = 96.
+    assert_eq!(table, 34 * 2048 * 12288 + 5 * 96 * 2048 * 2048);
+    assert_eq!(total, table + 16 * 2048);
+    assert_eq!(table, 2_868_903_936);
 }
 
 #[test]
@@ -62,7 +65,7 @@ fn logits_bytes_of_llama_3_8b() {
     assert!(w.is_empty(), "{w:?}");
     let (t, h) = (8192u128, 4096u128);
     let want = 2 * t * h * 2 + 4 * t + 4 * t * h + t * 128_256 * 14;
-    assert_eq!(logits_bytes(&s, &s.arch(), &shape(&s)).0, want);
+    assert_eq!(logits_bytes(&s, &s.arch(), &shape(&s)), want);
     assert_eq!(want, 14_977_892_352);
 }
 
@@ -168,4 +171,31 @@ fn pipeline_in_flight() {
     assert_eq!(in_flight(&s, l.pp, 0), (8, 2));
     assert_eq!(stage_layers(30, 4, 0), 8);
     assert_eq!(stage_layers(30, 4, 3), 7);
+}
+
+/// The doc example of `op_sac_layer`, and each term's text rendered from the tokens its
+/// bytes came from.
+#[test]
+fn op_sac_terms_by_hand() {
+    let (s, w) = crate::contract::query::decode(
+        "model=llama-3-8b&framework=pytorch&recompute=selective&precision=bf16&seq=4096",
+    );
+    assert!(w.is_empty(), "{w:?}");
+    let s = s.scenario;
+    let terms = memfit_layer(&s, &s.arch(), &shape(&s));
+    let (t, h) = (4096u128, 4096u128);
+    let want = [
+        t * h * 4,                                // block input, fp32 residual
+        t * (32 * 128 + 8 * 128 + 14336 + h) * 2, // q, v, gate, down
+        t * 32 * 128 * 2 + 4 * t * 32,            // attention output + lse
+    ];
+    let got: Vec<u128> = terms.iter().map(|x| x.bytes).collect();
+    assert_eq!(got, want);
+    assert_eq!(want.iter().sum::<u128>(), 294_125_568);
+    assert_eq!(terms.expr(0).symbols(), "T·h·k_r/r");
+    assert_eq!(terms.expr(1).symbols(), "⌈T·(a·d + a_kv·d + f_a + h)·k/t⌉");
+    assert_eq!(terms.expr(2).symbols(), "⌈(T·a·d·k + 4·T·a)/t⌉");
+    for i in 0..terms.len() {
+        assert_eq!(terms.expr(i).eval_u128(), Some(terms[i].bytes));
+    }
 }

@@ -479,34 +479,7 @@ pub(crate) fn add_fragmentation(s: &Scenario, ledger: &mut Ledger, phases: &[Pha
         return;
     }
     let (peak_alloc, _) = ledger.totals().peak(Location::Gpu, phases, true);
-    // A peak that is out of range stays so (a percentage of it is not a figure).
-    let bytes = if peak_alloc == OUT_OF_RANGE {
-        OUT_OF_RANGE
-    } else {
-        // u64 when the product fits (no 128-bit division in the sweep's inner loop).
-        match peak_alloc.checked_mul(s.runtime.frag_pct as u64) {
-            Some(x) => x.div_ceil(100),
-            None => (peak_alloc as u128 * s.runtime.frag_pct as u128)
-                .div_ceil(100)
-                .min(u64::MAX as u128) as u64,
-        }
-    };
-    ledger.push(Mech::Fragmentation,
-        Component::Fragmentation,
-        Location::Gpu,
-        bytes,
-        || {
-            (
-                "f/100 · allocated peak".into(),
-                if peak_alloc == OUT_OF_RANGE {
-                    format!("f={}%, allocated peak out of range", s.runtime.frag_pct)
-                } else {
-                    format!("f={}%, allocated peak={peak_alloc}", s.runtime.frag_pct)
-                },
-            )
-        },
-        "PyTorch caching allocator: reserved − allocated, typically 3–10 % (CUDA semantics: memory management)",
-    );
+    crate::stage::push_fragmentation(s, peak_alloc, ledger);
 }
 
 #[cfg(test)]

@@ -14,19 +14,38 @@ use super::*;
 /// memfit:       Σ memfit_layer terms
 /// ```
 pub(crate) fn layer_activations(s: &Scenario, arch: &Arch, x: &Shape) -> u128 {
-    match s.stack.convention {
-        Convention::Seed003 => (34 * x.b * x.sl * x.h + 5 * x.b * x.a * x.sl * x.s) * x.k / 2,
-        Convention::Seed002 => {
-            let y = Shape { s: x.sl, ..*x };
-            let quad = 2 * x.k * x.b * x.a * x.sl * x.s + x.b * x.a * x.sl * x.s;
-            16 * x.k * y.b * y.s * y.h + 2 * y.b * y.s * y.h + quad
-        }
-        Convention::Korthikanti => {
-            let (n, d) = korthikanti_layer(x, s.parallel.sp, s.activations.recompute);
-            n / d
-        }
-        _ => memfit_layer(s, arch, x).iter().map(|t| t.bytes).sum(),
-    }
+    layer_terms(s, arch, x).iter().map(|t| t.bytes).sum()
+}
+
+/// The terms of `layer_activations`: one per tensor under memfit's convention, the
+/// convention's whole-layer formula otherwise.
+pub(crate) fn layer_terms(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
+    let form = match s.stack.convention {
+        Convention::Seed003 => SEED003,
+        Convention::Seed002 => SEED002,
+        Convention::Korthikanti => korthikanti_form(x, s.parallel.sp, s.activations.recompute),
+        _ => return memfit_layer(s, arch, x),
+    };
+    let mut v = Terms::new(vars(s, arch, x));
+    v.push("a layer", form);
+    v
+}
+
+/// The formula text of `layer_activations` (each term rendered from the tokens its
+/// bytes were evaluated from, named in brackets) and its symbols' values.
+pub(crate) fn layer_activations_text(s: &Scenario, arch: &Arch, x: &Shape) -> Text {
+    let terms = layer_terms(s, arch, x);
+    let formula = (0..terms.len())
+        .map(|i| {
+            let e = terms.expr(i).symbols();
+            match s.stack.convention {
+                Convention::Seed003 | Convention::Seed002 | Convention::Korthikanti => e,
+                _ => format!("{e} [{}]", terms[i].name),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" + ");
+    (formula, terms.values())
 }
 
 /// The source of `layer_activations` under the scenario's convention.
@@ -36,20 +55,6 @@ pub(crate) fn layer_activations_source(s: &Scenario) -> &'static str {
         Convention::Seed002 => "seed 002 (hepengfei: per-layer activations with k bytes per value)",
         Convention::Korthikanti => SRC_ACT_TP,
         _ => "memfit: Korthikanti et al. 2022 §4.1 derivation generalised (GQA, SwiGLU, flash, RMSNorm, MoE, CP)",
-    }
-}
-
-/// The formula text of `layer_activations`.
-pub(crate) fn layer_activations_formula(s: &Scenario, arch: &Arch, x: &Shape) -> String {
-    match s.stack.convention {
-        Convention::Seed003 => "(34·b·s'·h + 5·b·a·s'·s)·(k/2)".into(),
-        Convention::Seed002 => "16k·b·s'·h + 2·b·s'·h + 2k·b·a·s'·s + b·a·s'·s".into(),
-        Convention::Korthikanti => "Korthikanti et al. 2022 Table 2 row (tp, sp, recompute)".into(),
-        _ => memfit_layer(s, arch, x)
-            .iter()
-            .map(|t| format!("{} [{}]", t.formula, t.name))
-            .collect::<Vec<_>>()
-            .join(" + "),
     }
 }
 
@@ -293,7 +298,7 @@ pub(crate) fn activation_items(
 /// The activations item's formula and values (the plan of `activation_items`).
 pub(crate) fn activations_text(s: &Scenario, arch: &Arch, l: &Layout, plan: &ActPlan) -> Text {
     let x = Shape::of(s, arch, l);
-    let formula = layer_activations_formula(s, arch, &x);
+    let (formula, values) = layer_activations_text(s, arch, &x);
     let m_i = plan.chunks as f64 / plan.v as f64;
     (
         if plan.n > 0 {
@@ -305,8 +310,8 @@ pub(crate) fn activations_text(s: &Scenario, arch: &Arch, l: &Layout, plan: &Act
             format!("A·L_c·C;  A = {formula}")
         },
         format!(
-            "A={} B/layer, I={}, L_c={}, n={}, C={} chunks (m_i={:.3}), b={}, s={}, s'={}, h={}, a={}, a_kv={}, d={}, f={}, t={}, c={}, k={}, attn={}, recompute={}, sp={}",
-            plan.a, plan.input, plan.lc, plan.n, plan.chunks, m_i, x.b, x.s, x.sl, x.h, x.a, x.kv, x.d, x.f, x.t, l.cp, x.k,
+            "A={} B/layer, I={}, L_c={}, n={}, C={} chunks (m_i={:.3}); {values}; c={}, attn={}, recompute={}, sp={}",
+            plan.a, plan.input, plan.lc, plan.n, plan.chunks, m_i, l.cp,
             s.activations.attn.as_str(), s.activations.recompute.as_str(), s.parallel.sp as u8
         ),
     )

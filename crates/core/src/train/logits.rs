@@ -30,22 +30,62 @@ pub(crate) fn logits_forward_bytes(
     st: &Stage,
     copies: (u128, u128),
 ) -> u128 {
-    let (lb, _) = logits_bytes(s, arch, x);
+    let lb = logits_bytes(s, arch, x);
+    match autocast_exit(s, arch, x, st, copies) {
+        None => lb,
+        Some(adj) => lb - adj.tv4 + adj.expr().eval_u128().unwrap_or(0),
+    }
+}
+
+/// The loss's backward moment after autocast exited (see `logits_forward_bytes`): the
+/// fp32 logits `⌈4·T·V/t⌉` and the copies still cached at the exit, `C_x`.
+struct AutocastExit {
+    /// `⌈4·T·V/t⌉`, bytes.
+    tv4: u128,
+    /// `C_x`, bytes: the autocast copies alive after the exit (`CopyWalk::exit`).
+    exit: u128,
+}
+
+impl AutocastExit {
+    /// What the loss's backward adds beyond the copies: `max(0, ⌈4·T·V/t⌉ − C_x)`.
+    fn expr(&self) -> Expr {
+        Expr::new(&[
+            Num(0),
+            Sym("⌈4·T·V/t⌉", self.tv4),
+            Sym("C_x", self.exit),
+            Sub,
+            Max,
+        ])
+    }
+}
+
+/// The loss's moment after autocast exited, where it is the one `logits_forward_bytes`
+/// counts (PyTorch under autocast, walked, one micro-batch alive, the last stage).
+fn autocast_exit(
+    s: &Scenario,
+    arch: &Arch,
+    x: &Shape,
+    st: &Stage,
+    copies: (u128, u128),
+) -> Option<AutocastExit> {
     let one_alive = s.parallel.schedule != Schedule::Gpipe || s.workload.microbatches.get() <= 1;
     let walked = pytorch_grads(s) && !accumulates(s, st);
     if !(walked && one_alive && st.i + 1 == st.p) {
-        return lb;
+        return None;
     }
-    let exit = CopyWalk::of(s, st, copies).exit;
-    let tv4 = (4 * x.b * x.sl * arch.vocab as u128).div_ceil(x.t);
-    lb - tv4 + tv4.saturating_sub(exit)
+    let tv4 = eval_bound(LOSS_MEGATRON, &vars(s, arch, x)).unwrap_or(0);
+    Some(AutocastExit {
+        tv4,
+        exit: CopyWalk::of(s, st, copies).exit,
+    })
 }
 
 /// The logits' source.
 pub(crate) const SRC_LOGITS: &str = "Hugging Face causal-LM loss (bf16 logits, fp32 upcast, log-softmax) / Megatron vocab-parallel cross entropy";
 
-/// The logits item's formula (one micro-batch's, `lf`) and values, for `alive`
-/// micro-batches.
+/// The logits item's formula and values for `alive` micro-batches (`m_a`): the output
+/// layer's terms (`logits_terms`), rendered from the tokens their bytes came from, and
+/// under autocast the loss's later moment (`logits_forward_bytes`).
 pub(crate) fn logits_text(
     s: &Scenario,
     arch: &Arch,
@@ -55,24 +95,21 @@ pub(crate) fn logits_text(
     alive: u128,
 ) -> Text {
     let x = Shape::of(s, arch, l);
-    let (full, lf) = logits_bytes(s, arch, &x);
-    let lb = logits_forward_bytes(s, arch, &x, st, copies);
-    let lf = if lb == full {
-        lf.to_string()
-    } else {
-        "2·T·h·k + T·V·(k + 4 + 4)/t + max(0, 4·T·V/t − k·Ψ_i/t)  (the loss's backward runs after autocast freed its cache)".to_string()
-    };
-    (
-        format!("({lf})·{alive}"),
-        format!(
-            "T=b·s'={}, h={}, V={}, k={}, t={}, micro-batches alive={alive}",
-            x.b * x.sl,
-            x.h,
-            arch.vocab,
-            x.k,
-            x.t
-        ),
-    )
+    let terms = logits_terms(s, arch, &x);
+    let mut formula = (0..terms.len())
+        .map(|i| format!("{} [{}]", terms.expr(i).symbols(), terms[i].name))
+        .collect::<Vec<_>>()
+        .join(" + ");
+    let mut values = terms.values();
+    if let Some(adj) = autocast_exit(s, arch, &x, st, copies) {
+        let e = adj.expr();
+        formula = format!(
+            "{formula} − ⌈4·T·V/t⌉ + {}  (the loss's backward runs after autocast freed its cache: C_x the copies still alive)",
+            e.symbols()
+        );
+        values = format!("{values}, {}", e.values());
+    }
+    (format!("({formula})·m_a"), format!("{values}, m_a={alive}"))
 }
 
 /// The last stage's logits and loss (see `logits_bytes`), for every micro-batch
@@ -129,5 +166,14 @@ pub(crate) fn held_output_bytes(s: &Scenario, arch: &Arch, x: &Shape, separate: 
     if !separate || s.workload.microbatches.get() > 1 {
         return 0;
     }
-    (x.b * x.sl * arch.vocab as u128 * x.k).div_ceil(x.t)
+    eval_bound(HELD_OUTPUT, &vars(s, arch, x)).unwrap_or(0)
+}
+
+/// The held output's formula and values (`held_output_bytes`'s tokens).
+pub(crate) fn held_output_text(s: &Scenario, arch: &Arch, l: &Layout) -> Text {
+    let e = bind(HELD_OUTPUT, &vars(s, arch, &Shape::of(s, arch, l)));
+    (
+        format!("{}  (the model output the loop holds)", e.symbols()),
+        e.values(),
+    )
 }

@@ -2,11 +2,13 @@
 //! policy, optimizer, ZeRO stage / FSDP strategy, offload target and fine-tuning
 //! method; activations; host RAM at model init; pinned memory.
 
+use crate::activations::vars::{HELD_OUTPUT, LOSS_MEGATRON};
 use crate::activations::{
-    autocast, chunk_layers, in_flight, korthikanti_layer, layer_backward, layer_input_bytes,
-    logits_bytes, memfit_layer, stage_layers, LayerBackward, Shape,
+    autocast, chunk_layers, in_flight, korthikanti_form, layer_backward, layer_input_bytes,
+    logits_bytes, logits_terms, memfit_layer, stage_layers, vars, LayerBackward, Shape, Terms,
+    SEED002, SEED003,
 };
-use crate::expr::{Expr, Tok::*};
+use crate::expr::{bind, eval_bound, Expr, Tok::*};
 use crate::ledger::{Component, Ledger, Location, Mech, Phase, Text};
 use crate::megatron::Recompute;
 use crate::model::{Arch, LinearKind, Norm};

@@ -1,0 +1,306 @@
+//! The symbols of a block's activation formulas and the formulas themselves, as constant
+//! token lists ([`crate::expr`]): each term's bytes are its formula evaluated with one
+//! block's values ([`vars`]), and its text is the same formula rendered, so the two
+//! cannot drift.
+//!
+//! # Symbols (all integers)
+//! | symbol | meaning | unit |
+//! |---|---|---|
+//! | `T` | local tokens per micro-batch, `b·s'` | tokens |
+//! | `b`, `s`, `s'` | micro-batch, sequence, local sequence `⌈s/c⌉` | sequences, tokens |
+//! | `h`, `d`, `f` | hidden, head width, FFN width | elements |
+//! | `a`, `a_kv` | query heads, KV heads | heads |
+//! | `a_kv'` | the KV heads the attention kernel reads: `a_kv` with flash, `a` with sdpa/eager (`repeat_kv`) | heads |
+//! | `t`, `r` | TP degree; `r = t` under sequence parallelism, else 1 | ranks |
+//! | `k`, `k_r` | bytes per activation element; per residual element (4 under autocast) | B |
+//! | `n_s` | norm statistics per token: 4 (RMSNorm rstd), 8 (LayerNorm mean + rstd) | B |
+//! | `κ` | a composite RMSNorm's fp32 normalised tensor per element: 4, or 0 (fused kernels, LayerNorm) | B |
+//! | `c_a`, `c_m` | the linears that read the attention / MLP norm's output (autocast casts once per reader) | linears |
+//! | `m_s` | MLP tensors saved per FFN width: 4 SwiGLU, 3 fused SwiGLU (Megatron), 2 GELU | tensors |
+//! | `m`, `f_e`, `E` | experts a token visits (top-k + shared), an expert's FFN width, experts | — |
+//! | `V` | vocabulary | tokens |
+//! | `c_o` | the final norm's readers (the LM head): 1 | linears |
+//! | `f_a` | the FFN width a token's MLP computes (MoE: the active experts'), for op-level SAC | elements |
+
+use super::*;
+use crate::expr::Tok::{self, *};
+
+/// The values of the symbols, indexed as the `Var`s below.
+pub type Vals = [u128; N_VARS];
+
+/// How many symbols there are.
+pub const N_VARS: usize = 25;
+
+/// Local tokens `T = b·s'`.
+pub const T: Tok = Var("T", 0);
+/// Hidden `h`.
+pub const H: Tok = Var("h", 1);
+/// Bytes per activation element `k`.
+pub const K: Tok = Var("k", 2);
+/// TP degree `t`.
+pub const TP: Tok = Var("t", 3);
+/// The SP divisor `r`.
+pub const R: Tok = Var("r", 4);
+/// Norm statistics per token `n_s`.
+pub const NS: Tok = Var("n_s", 5);
+/// Composite RMSNorm's fp32 normalised tensor per element `κ`.
+pub const KAPPA: Tok = Var("κ", 6);
+/// Query heads `a`.
+pub const A: Tok = Var("a", 7);
+/// KV heads the kernel reads `a_kv'`.
+pub const AKV_K: Tok = Var("a_kv'", 8);
+/// Head width `d`.
+pub const D: Tok = Var("d", 9);
+/// Micro-batch `b`.
+pub const B: Tok = Var("b", 10);
+/// Local sequence `s'`.
+pub const SL: Tok = Var("s'", 11);
+/// Sequence `s`.
+pub const S: Tok = Var("s", 12);
+/// FFN width `f`.
+pub const F: Tok = Var("f", 13);
+/// Experts a token visits `m`.
+pub const M: Tok = Var("m", 14);
+/// An expert's FFN width `f_e`.
+pub const FE: Tok = Var("f_e", 15);
+/// Experts `E`.
+pub const E: Tok = Var("E", 16);
+/// Bytes per residual element `k_r`.
+pub const KR: Tok = Var("k_r", 17);
+/// KV heads `a_kv`.
+pub const AKV: Tok = Var("a_kv", 18);
+/// Readers of the attention norm `c_a`.
+pub const CA: Tok = Var("c_a", 19);
+/// Readers of the MLP norm `c_m`.
+pub const CM: Tok = Var("c_m", 20);
+/// MLP tensors saved per FFN width `m_s`.
+pub const MS: Tok = Var("m_s", 21);
+/// The FFN width a token's MLP computes `f_a`.
+pub const FA: Tok = Var("f_a", 22);
+/// The final norm's readers (the LM head: 1), `c_o`.
+pub const CO: Tok = Var("c_o", 23);
+/// Vocabulary `V`.
+pub const V: Tok = Var("V", 24);
+
+/// The values of every symbol for one block of `s` on `x`.
+///
+/// # Example
+/// Llama-2-7B, b = 1, s = 4096, bf16, flash, one GPU: T = 4096, h = 4096, k = 2, t = r = 1,
+/// n_s = 4, κ = 4, a = a_kv' = 32, d = 128, f = 11008, m_s = 4, c_a = 3, c_m = 2.
+pub fn vars(s: &Scenario, arch: &Arch, x: &Shape) -> Vals {
+    let megatron = s.stack.framework == Framework::Megatron;
+    let mut v = [0u128; N_VARS];
+    v[0] = x.b * x.sl;
+    v[1] = x.h;
+    v[2] = x.k;
+    v[3] = x.t;
+    v[4] = if s.parallel.sp { x.t } else { 1 };
+    v[5] = match arch.norm {
+        Norm::Rmsnorm => 4,
+        Norm::Layernorm | Norm::LayernormNp => 8,
+    };
+    v[6] = if arch.norm == Norm::Rmsnorm && !megatron {
+        4
+    } else {
+        0
+    };
+    v[7] = x.a;
+    v[8] = match s.activations.attn {
+        Attn::Flash => x.kv,
+        Attn::Sdpa | Attn::Eager => x.a,
+    };
+    v[9] = x.d;
+    v[10] = x.b;
+    v[11] = x.sl;
+    v[12] = x.s;
+    v[13] = x.f;
+    v[14] = (arch.top_k + arch.shared_experts) as u128;
+    v[15] = arch.expert_ffn() as u128;
+    v[16] = arch.experts as u128;
+    v[17] = x.res;
+    v[18] = x.kv;
+    v[19] = attention_readers(arch);
+    v[20] = mlp_readers(arch);
+    v[21] = match arch.mlp {
+        Mlp::Swiglu if megatron => 3,
+        Mlp::Swiglu => 4,
+        Mlp::Gelu => 2,
+    };
+    v[22] = if arch.experts > 0 {
+        arch.active_ffn() as u128
+    } else {
+        x.f
+    };
+    v[23] = 1;
+    v[24] = arch.vocab as u128;
+    v
+}
+
+/// A 16-bit (or fp32) norm and its readers' input: its input, its output (one tensor every
+/// reader saves), the statistics, the composite RMSNorm's normalised tensor.
+#[rustfmt::skip]
+pub const NORM: &[Tok] = &[
+    Num(2), T, Mul, H, Mul, K, Mul, R, Div, NS, T, Mul, Add, KAPPA, T, Mul, H, Mul, R, Div, Add,
+];
+
+/// The same under autocast: the fp32 residual and fp32 output, the statistics, the
+/// normalised tensor, and each of the `c` readers' own 16-bit cast.
+#[rustfmt::skip]
+const fn norm_autocast(c: Tok) -> [Tok; 29] {
+    [
+        Num(4), T, Mul, H, Mul, R, Div, NS, T, Mul, Add, KAPPA, T, Mul, H, Mul, R, Div, Add, c,
+        T, Mul, H, Mul, K, Mul, R, Div, Add,
+    ]
+}
+/// The attention norm under autocast (`c_a` readers).
+pub const NORM_AC_ATTN: &[Tok] = &norm_autocast(CA);
+/// The MLP norm under autocast (`c_m` readers).
+pub const NORM_AC_MLP: &[Tok] = &norm_autocast(CM);
+/// The final norm under autocast (the LM head reads it: `c_o = 1`).
+pub const NORM_AC_OUT: &[Tok] = &norm_autocast(CO);
+
+/// q, k, v as the attention kernel reads them: `T·(⌈a/t⌉ + 2·⌈a_kv'/t⌉)·d·k`.
+#[rustfmt::skip]
+pub const QKV: &[Tok] = &[
+    T, A, TP, DivCeil, Num(2), AKV_K, TP, DivCeil, Mul, Add, Mul, D, Mul, K, Mul,
+];
+/// The attention output (`o_proj`'s input): `T·⌈a/t⌉·d·k`.
+#[rustfmt::skip]
+pub const ATTN_OUT: &[Tok] = &[T, A, TP, DivCeil, Mul, D, Mul, K, Mul];
+/// Flash / SDPA's log-sum-exp, fp32: `4·T·⌈a/t⌉`.
+#[rustfmt::skip]
+pub const LSE: &[Tok] = &[Num(4), T, Mul, A, TP, DivCeil, Mul];
+/// Eager attention's 16-bit softmax (Megatron's fused kernel, or fp32 activations):
+/// `b·⌈a/t⌉·s'·s·k`.
+#[rustfmt::skip]
+pub const SOFTMAX: &[Tok] = &[B, A, TP, DivCeil, Mul, SL, Mul, S, Mul, K, Mul];
+/// Hugging Face eager attention's fp32 softmax and its 16-bit cast: `b·⌈a/t⌉·s'·s·(4 + k)`.
+#[rustfmt::skip]
+pub const SOFTMAX_HF: &[Tok] = &[
+    B, A, TP, DivCeil, Mul, SL, Mul, S, Mul, Num(4), K, Add, Mul,
+];
+/// Attention dropout's mask and output: `b·⌈a/t⌉·s'·s·(1 + k)`.
+#[rustfmt::skip]
+pub const ATTN_DROPOUT: &[Tok] = &[
+    B, A, TP, DivCeil, Mul, SL, Mul, S, Mul, Num(1), K, Add, Mul,
+];
+/// A residual dropout mask, one byte per element: `T·h/r`.
+#[rustfmt::skip]
+pub const DROPOUT_MASK: &[Tok] = &[T, H, Mul, R, Div];
+/// A dense MLP's saved intermediates: `m_s·T·⌈f/t⌉·k`.
+#[rustfmt::skip]
+pub const MLP: &[Tok] = &[MS, T, Mul, F, TP, DivCeil, Mul, K, Mul];
+/// A mixture of experts: routed copies, the experts' MLPs, fp32 router logits:
+/// `⌈T·m·(h·k + m_s·f_e·k)/t⌉ + 4·T·E`.
+#[rustfmt::skip]
+pub const MOE: &[Tok] = &[
+    T, M, Mul, H, K, Mul, MS, FE, Mul, K, Mul, Add, Mul, TP, DivCeil, Num(4), T, Mul, E, Mul,
+    Add,
+];
+/// Op-level SAC's block input: `T·h·k_r/r`.
+#[rustfmt::skip]
+pub const SAC_INPUT: &[Tok] = &[T, H, Mul, KR, Mul, R, Div];
+/// Op-level SAC's saved matmuls (q, v, gate, down): `⌈T·(a·d + a_kv·d + f_a + h)·k/t⌉`.
+#[rustfmt::skip]
+pub const SAC_MATMULS: &[Tok] = &[
+    T, A, D, Mul, AKV, D, Mul, Add, FA, Add, H, Add, Mul, K, Mul, TP, DivCeil,
+];
+/// Op-level SAC's attention output and log-sum-exp: `⌈(T·a·d·k + 4·T·a)/t⌉`.
+#[rustfmt::skip]
+pub const SAC_ATTN: &[Tok] = &[
+    T, A, Mul, D, Mul, K, Mul, Num(4), T, Mul, A, Mul, Add, TP, DivCeil,
+];
+
+/// Seed 003's per-layer activations (= seed 002 with k = 2, = Korthikanti's
+/// no-parallelism row), scaled to `k` bytes per value, on the local sequence.
+///
+/// # Formula
+/// ```text
+/// A = (34·b·s'·h + 5·b·a·s'·s)·k/2      bytes per layer (1-byte dropout masks)
+/// ```
+/// Source: seed 003.
+///
+/// # Example
+/// Llama-2-7B shape, b = 1, s = 4096, k = 2: 34·4096·4096 + 5·4096²·32 = 3,254,779,904 B.
+#[rustfmt::skip]
+pub const SEED003: &[Tok] = &[
+    Num(34), B, Mul, SL, Mul, H, Mul, Num(5), B, Mul, A, Mul, SL, Mul, S, Mul, Add, K, Mul,
+    Num(2), Div,
+];
+/// Seed 002's per-layer activations with `k` bytes per value, on the local sequence.
+///
+/// # Formula
+/// ```text
+/// A = 16·k·b·s'·h + 2·b·s'·h + 2·k·b·a·s'·s + b·a·s'·s
+///     (MLP 10k·bsh + bsh; attention 6k·bsh + bsh + 2k·bas² + bas²)
+/// ```
+/// Source: seed 002 (hepengfei); with k = 2 and s' = s it is 34bsh + 5bas².
+#[rustfmt::skip]
+pub const SEED002: &[Tok] = &[
+    Num(16), K, Mul, B, Mul, SL, Mul, H, Mul, Num(2), B, Mul, SL, Mul, H, Mul, Add, Num(2), K,
+    Mul, B, Mul, A, Mul, SL, Mul, S, Mul, Add, B, A, Mul, SL, Mul, S, Mul, Add,
+];
+/// Korthikanti et al. Table 2, full recomputation: the layer input `2·s·b·h`.
+#[rustfmt::skip]
+pub const KORTHIKANTI_FULL: &[Tok] = &[Num(2), S, Mul, B, Mul, H, Mul];
+/// Table 2, selective with SP (or t = 1): `34·s·b·h/t`.
+#[rustfmt::skip]
+pub const KORTHIKANTI_SEL_SP: &[Tok] = &[Num(34), S, Mul, B, Mul, H, Mul, TP, Div];
+/// Table 2, selective, TP without SP: `s·b·h·(10·t + 24)/t`.
+#[rustfmt::skip]
+pub const KORTHIKANTI_SEL: &[Tok] = &[
+    S, B, Mul, H, Mul, Num(10), TP, Mul, Num(24), Add, Mul, TP, Div,
+];
+/// Table 2, no recomputation with SP (or t = 1): `(34·s·b·h + 5·a·s·s·b)/t`.
+#[rustfmt::skip]
+pub const KORTHIKANTI_SP: &[Tok] = &[
+    Num(34), S, Mul, B, Mul, H, Mul, Num(5), A, Mul, S, Mul, S, Mul, B, Mul, Add, TP, Div,
+];
+/// Table 2, no recomputation, TP without SP: `(s·b·h·(10·t + 24) + 5·a·s·s·b)/t`.
+#[rustfmt::skip]
+pub const KORTHIKANTI_TP: &[Tok] = &[
+    S, B, Mul, H, Mul, Num(10), TP, Mul, Num(24), Add, Mul, Num(5), A, Mul, S, Mul, S, Mul, B,
+    Mul, Add, TP, Div,
+];
+
+/// Korthikanti et al. 2022 Table 2, per layer, bytes: the row for the layout.
+///
+/// # Formula
+/// ```text
+/// no parallelism:         s·b·h·(34 + 5·a·s/h)
+/// tensor parallel:        s·b·h·(10 + 24/t + 5·a·s/(h·t))
+/// TP + sequence parallel: s·b·h·(34 + 5·a·s/h)/t
+/// TP + selective:         s·b·h·(10 + 24/t)
+/// TP + SP + selective:    34·s·b·h/t
+/// full recompute:         2·s·b·h              (the layer input)
+/// ```
+/// Each row is evaluated as one integer numerator over `t` (rounded down at the end).
+/// Source: Korthikanti et al., "Reducing Activation Recomputation in Large Transformer
+/// Models", 2022, Table 2.
+///
+/// # Example
+/// GPT-3 175B (h = 12288, a = 96), s = 2048, b = 1, no parallelism:
+/// 34·2048·12288 + 5·96·2048² = 2,868,903,936 B.
+pub fn korthikanti_form(x: &Shape, sp: bool, recompute: Recompute) -> &'static [Tok] {
+    match (recompute, sp || x.t == 1) {
+        (Recompute::Full, _) => KORTHIKANTI_FULL,
+        (Recompute::Selective, true) => KORTHIKANTI_SEL_SP,
+        (Recompute::Selective, false) => KORTHIKANTI_SEL,
+        (Recompute::None, true) => KORTHIKANTI_SP,
+        (Recompute::None, false) => KORTHIKANTI_TP,
+    }
+}
+
+/// Megatron's LM head input, 16-bit: `2·T·h·k`.
+#[rustfmt::skip]
+pub const HEAD_INPUT_MEGATRON: &[Tok] = &[Num(2), T, Mul, H, Mul, K, Mul];
+/// Megatron's fused vocab-parallel cross entropy, fp32 logits: `⌈4·T·V/t⌉`.
+#[rustfmt::skip]
+pub const LOSS_MEGATRON: &[Tok] = &[Num(4), T, Mul, V, Mul, TP, DivCeil];
+/// Hugging Face's loss at its backward: the logits (`k`), the fp32 log-softmax output the
+/// loss saved, its gradient and its input's gradient: `⌈T·V·(k + 12)/t⌉`.
+#[rustfmt::skip]
+pub const LOSS_HF: &[Tok] = &[T, V, Mul, K, Num(12), Add, Mul, TP, DivCeil];
+/// The model output a training loop holds, in the LM head's output dtype: `⌈T·V·k/t⌉`.
+#[rustfmt::skip]
+pub const HELD_OUTPUT: &[Tok] = &[T, V, Mul, K, Mul, TP, DivCeil];
