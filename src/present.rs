@@ -65,6 +65,9 @@ pub struct AccuracyRow {
     pub measured: f64,
     /// memfit's value.
     pub estimated: f64,
+    /// Held out from modelling (real-stack runs only).
+    #[serde(default)]
+    pub held_out: bool,
 }
 
 impl AccuracyRow {
@@ -91,20 +94,83 @@ pub struct AccuracyTable {
     pub notes: Vec<String>,
 }
 
+/// The median and max |error| of one part of a split table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
+pub struct Part {
+    /// Runs.
+    pub n: usize,
+    /// Median |error|.
+    pub median: f64,
+    /// Max |error|.
+    pub max: f64,
+}
+
+/// The real-stack runs: every row, and the calibration and held-out parts apart.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct SplitTable {
+    /// The runs (each says whether it is held out).
+    pub rows: Vec<AccuracyRow>,
+    /// The runs mechanisms were built from.
+    pub calibration: Part,
+    /// The runs held out before any modelling.
+    pub held_out: Part,
+    /// The torch version measured with.
+    #[serde(default)]
+    pub torch: String,
+    /// The transformers version measured with.
+    #[serde(default)]
+    pub transformers: String,
+}
+
 /// The accuracy panel's data: `assets/accuracy.json`, computed natively by
-/// `memfit --accuracy-json` from memfit-evidence (the page does not link the harness).
+/// `memfit --accuracy-json` from memfit-evidence (the page does not link the harness)
+/// and fetched from the page's own origin when the panel is opened.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub struct Accuracy {
     /// Published runs memfit was not fitted to.
     pub published: AccuracyTable,
-    /// memfit's own PyTorch MemTracker runs (its PyTorch mechanisms were built on them).
+    /// memfit's first PyTorch harness (its own modules; its mechanisms were built on them).
     pub pytorch: AccuracyTable,
+    /// Real `transformers` runs, calibration and held out.
+    #[serde(default)]
+    pub hf: SplitTable,
 }
 
-/// The shipped accuracy tables (empty tables if the asset were malformed; a test checks
-/// that it parses and is current).
+/// Parses the accuracy tables (`None` when the text is not the asset's JSON).
+pub fn parse_accuracy(text: &str) -> Option<Accuracy> {
+    serde_json::from_str(text).ok()
+}
+
+/// The accuracy tables as the repository holds them (native: tests and tools; the page
+/// fetches the same file).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn accuracy() -> Accuracy {
-    serde_json::from_str(include_str!("../assets/accuracy.json")).unwrap_or_default()
+    parse_accuracy(include_str!("../assets/accuracy.json")).unwrap_or_default()
+}
+
+/// The real-stack table's one-line summary: the two parts apart, held out first.
+///
+/// ```
+/// use memfit::present::{Part, SplitTable, hf_summary};
+/// let t = SplitTable { calibration: Part { n: 10, median: 0.017, max: 0.3 },
+///                      held_out: Part { n: 5, median: 0.016, max: 0.2 }, ..Default::default() };
+/// let s = hf_summary(&t);
+/// assert!(s.contains("held out (5 runs): median |error| 1.6 %, max 20.0 %"));
+/// assert!(s.contains("calibration (10 runs): median |error| 1.7 %, max 30.0 %"));
+/// ```
+pub fn hf_summary(t: &SplitTable) -> String {
+    format!(
+        "Real transformers models ({}) and loops — model(…, labels=…).loss, the HF Trainer, FSDP2 on a fake process group, generate — measured with PyTorch's MemTracker on CPU (torch {}, transformers {}; tensors only, no CUDA caching allocator): held out ({} runs): median |error| {:.1} %, max {:.1} %; calibration ({} runs): median |error| {:.1} %, max {:.1} %. The held-out runs were chosen by a hash of their id before any modelling and never tuned on.",
+        "Llama, Qwen2, Qwen3, Mistral, Gemma 2 and 3, Phi-3, GPT-2, GPT-NeoX, Mixtral, Qwen2-MoE",
+        t.torch,
+        t.transformers,
+        t.held_out.n,
+        t.held_out.median * 100.0,
+        t.held_out.max * 100.0,
+        t.calibration.n,
+        t.calibration.median * 100.0,
+        t.calibration.max * 100.0
+    )
 }
 
 /// The published table's one-line summary.
@@ -126,7 +192,7 @@ pub fn published_summary(t: &AccuracyTable) -> String {
 /// The PyTorch table's one-line summary, labelled in-sample.
 pub fn pytorch_summary(t: &AccuracyTable) -> String {
     format!(
-        "{} runs measured with PyTorch's MemTracker on CPU (real Hugging Face classes; training, FSDP2 on a fake process group, full-width blocks, inference): median |error| {:.1} %, max {:.1} %. In-sample: memfit's PyTorch mechanisms were built on these runs, so this is a consistency check, not an accuracy claim.",
+        "{} runs of memfit's first harness (its own Llama- and GPT-2-shaped modules, not transformers classes; a loop that holds the logits: loss=loop), measured with PyTorch's MemTracker on CPU: median |error| {:.1} %, max {:.1} %. In-sample: memfit's PyTorch mechanisms were built on these runs, so this is a consistency check, not an accuracy claim.",
         t.rows.len(),
         t.median * 100.0,
         t.max * 100.0

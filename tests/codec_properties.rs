@@ -9,8 +9,8 @@ use memfit_core::megatron::Recompute;
 use memfit_core::model::{presets, Bias, Mlp, Norm};
 use memfit_core::scenario::{
     at_least_one, AdamImpl, ArchOverrides, Attn, Convention, Count, Dtype, Finetune, Framework,
-    Fsdp, GradAcc, Logits, LoraTargets, Mode, Offload, Optimizer, Precision, Scenario, Schedule,
-    Solve, Zero,
+    Fsdp, GradAcc, Logits, LoraTargets, Loss, Mode, Offload, Optimizer, Precision, Scenario,
+    Schedule, Solve, Zero,
 };
 use memfit_core::units::Units;
 use proptest::prelude::*;
@@ -166,6 +166,7 @@ prop_compose! {
         units in prop::sample::select(Units::ALL.to_vec()),
         adam_impl in prop::sample::select(AdamImpl::ALL.to_vec()),
         logits in prop::sample::select(Logits::ALL.to_vec()),
+        loss in prop::sample::select(Loss::ALL.to_vec()),
     ) -> Settings {
         Settings::try_from(FlatSettings { model, arch, params, largest_layer, mode, batch, seq, gen, gpus_per_node, nodes, dp, tp, pp, cp,
                    zero, offload_opt, offload_param, zero_init, buffer_factor, precision,
@@ -177,7 +178,7 @@ prop_compose! {
                    schedule: k2.schedule, framework: k2.framework, ckpt_layers: k2.ckpt_layers,
                    cuda_ctx_mib: k2.cuda_ctx_mib, nccl_mib: k2.nccl_mib, frag_pct: k2.frag_pct,
                    reduce_bucket: k2.reduce_bucket, allgather_bucket: k2.allgather_bucket,
-                   overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, timeline: k2.timeline, gpu, gpu_mem_mib, convention, units, adam_impl, logits })
+                   overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, timeline: k2.timeline, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
             .expect("every count is at least 1")
     }
 }

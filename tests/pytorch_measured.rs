@@ -100,10 +100,18 @@ fn pytorch_training_peaks() {
             (e.allocated_bytes as f64 / m("Total") - 1.0) * 100.0
         );
         total.push(t);
-        // MemTracker's categories are those at the moment of the peak: gradients are
-        // absent at the end of forward. memfit's peak phase must say the same.
-        let measured_forward = m("GRAD") == 0.0;
-        agree += usize::from(measured_forward == (e.peak_phase == Phase::Forward));
+        // MemTracker's categories are those at the moment of the peak: no gradient is
+        // written yet at the end of the forward or at the loss's backward. memfit's peak
+        // moment must say the same (its items alive in the peak phase are those of that
+        // moment).
+        let measured_no_grad = m("GRAD") == 0.0;
+        let memfit_no_grad = e
+            .items
+            .iter()
+            .filter(|i| i.component == Component::Gradients && i.location == Location::Gpu)
+            .filter(|i| i.alive_in(e.peak_phase))
+            .all(|i| i.bytes == 0);
+        agree += usize::from(measured_no_grad == memfit_no_grad);
         cats[0].1.push(rel(
             comp(&e, &[Component::Weights])
                 - if run["precision"] == "bf16" {

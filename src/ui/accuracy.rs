@@ -1,51 +1,94 @@
-//! "How accurate is this?": memfit against published measured runs, each row a link
-//! that loads its scenario. Computed when the panel is opened.
+//! "How accurate is this?": memfit against published measured runs and against real
+//! `transformers` runs (held out and calibration apart), each row a link that loads its
+//! scenario. The tables (`accuracy.json`, the page's own file) are fetched from the page's
+//! origin when the panel is first opened: nothing is requested at load.
 
 use leptos::prelude::*;
 
-use crate::present::{accuracy, published_summary, pytorch_summary, AccuracyRow};
+use crate::present::{
+    hf_summary, parse_accuracy, published_summary, pytorch_summary, Accuracy, AccuracyRow,
+};
 
-/// The validation tables (`assets/accuracy.json`), parsed when the panel is opened.
+/// Where the panel's tables stand.
+#[derive(Clone, Debug, PartialEq)]
+enum Tables {
+    /// Not asked for yet.
+    Idle,
+    /// Being fetched.
+    Loading,
+    /// Fetched and parsed.
+    Ready(Box<Accuracy>),
+    /// The fetch or the parse failed: the sentence to show.
+    Failed(String),
+}
+
+/// Fetches and parses the tables (`accuracy.json` beside the page).
+async fn load() -> Tables {
+    match super::net::fetch_own("accuracy.json").await {
+        Ok(text) => match parse_accuracy(&text) {
+            Some(a) => Tables::Ready(Box::new(a)),
+            None => Tables::Failed("accuracy.json is not the expected tables".into()),
+        },
+        Err(e) => Tables::Failed(e),
+    }
+}
+
+/// The validation tables, fetched when the panel is opened.
 #[component]
 pub fn AccuracyPanel() -> impl IntoView {
-    let open = RwSignal::new(false);
-    let data = Memo::new(move |_| open.get().then(accuracy));
-    let summary = move || data.with(|d| d.as_ref().map(|a| published_summary(&a.published)));
-    let pytorch_summary = move || data.with(|d| d.as_ref().map(|a| pytorch_summary(&a.pytorch)));
-    let published_rows = Signal::derive(move || {
-        data.with(|d| {
-            d.as_ref()
-                .map(|a| a.published.rows.clone())
-                .unwrap_or_default()
+    let tables = RwSignal::new(Tables::Idle);
+    let on_toggle = move |ev: leptos::ev::Event| {
+        if super::details_open(&ev)
+            && tables.with_untracked(|t| matches!(t, Tables::Idle | Tables::Failed(_)))
+        {
+            tables.set(Tables::Loading);
+            leptos::task::spawn_local(async move { tables.set(load().await) });
+        }
+    };
+    let with = move |f: fn(&Accuracy) -> String| {
+        tables.with(|t| match t {
+            Tables::Ready(a) => f(a),
+            _ => String::new(),
         })
-    });
-    let pytorch_rows = Signal::derive(move || {
-        data.with(|d| {
-            d.as_ref()
-                .map(|a| a.pytorch.rows.clone())
-                .unwrap_or_default()
+    };
+    let rows = move |f: fn(&Accuracy) -> Vec<AccuracyRow>| {
+        Signal::derive(move || {
+            tables.with(|t| match t {
+                Tables::Ready(a) => f(a),
+                _ => Vec::new(),
+            })
         })
-    });
+    };
+    let status = move || {
+        tables.with(|t| match t {
+            Tables::Loading => "Loading the tables…".to_string(),
+            Tables::Failed(e) => format!("The tables could not be loaded: {e}"),
+            _ => String::new(),
+        })
+    };
     let notes = move || {
-        data.with(|d| {
-            d.as_ref()
-                .map(|a| a.published.notes.clone())
-                .unwrap_or_default()
+        tables.with(|t| match t {
+            Tables::Ready(a) => a.published.notes.clone(),
+            _ => Vec::new(),
         })
     };
     view! {
         <section class="panel accuracy" id="accuracy" data-testid="accuracy">
-            <details on:toggle=move |ev| open.set(super::details_open(&ev))>
+            <details on:toggle=on_toggle>
                 <summary><h2>"How accurate is this?"</h2></summary>
-                <p data-testid="accuracy-summary">{summary}</p>
-                <RowsTable testid="accuracy-table" rows=published_rows row_testid="accuracy-row" />
+                <p class="hint" data-testid="accuracy-status">{status}</p>
+                <p data-testid="accuracy-summary">{move || with(|a| published_summary(&a.published))}</p>
+                <RowsTable testid="accuracy-table" rows=rows(|a| a.published.rows.clone()) row_testid="accuracy-row" />
                 <ul class="hint">
                     {move || notes().into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}
                 </ul>
-                <h3>"memfit's own PyTorch measurements"</h3>
-                <p data-testid="pytorch-summary">{pytorch_summary}</p>
-                <RowsTable testid="pytorch-table" rows=pytorch_rows row_testid="pytorch-row" />
-                <p class="hint">"Where the misses come from: docs/validation.md and tests/pytorch_measured.rs in the repository."</p>
+                <h3>"Real transformers runs: held out and calibration"</h3>
+                <p data-testid="hf-summary">{move || with(|a| hf_summary(&a.hf))}</p>
+                <RowsTable testid="hf-table" rows=rows(|a| a.hf.rows.clone()) row_testid="hf-row" />
+                <h3>"memfit's first PyTorch harness (in-sample)"</h3>
+                <p data-testid="pytorch-summary">{move || with(|a| pytorch_summary(&a.pytorch))}</p>
+                <RowsTable testid="pytorch-table" rows=rows(|a| a.pytorch.rows.clone()) row_testid="pytorch-row" />
+                <p class="hint">"Where the misses come from: docs/validation.md, tests/hf_measured.rs and tests/pytorch_measured.rs in the repository."</p>
             </details>
         </section>
     }

@@ -1,5 +1,6 @@
-//! The only network access of the page: fetching a `config.json` from the Hugging
-//! Face Hub when the user asks for it (never at load). Also reads dropped/uploaded files.
+//! The page's network access, never at load: a `config.json` from the Hugging Face Hub
+//! when the user asks for it, and the page's own `accuracy.json` when its panel is opened.
+//! Also reads dropped/uploaded files.
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -46,6 +47,32 @@ pub async fn fetch_hub_config(repo: &str) -> Result<String, String> {
         .map_err(|_| "cannot read the Hub's answer".to_string())?;
     text.as_string()
         .ok_or_else(|| "the Hub's answer is not text".to_string())
+}
+
+/// Fetches one of the page's own files (a path relative to the page) as text.
+///
+/// # Errors
+/// A sentence for the user: offline, or the server's status.
+pub async fn fetch_own(path: &str) -> Result<String, String> {
+    let window = leptos::prelude::window();
+    let resp = JsFuture::from(window.fetch_with_str(path))
+        .await
+        .map_err(|_| format!("{path} could not be fetched (offline?)"))?;
+    let resp: web_sys::Response = resp
+        .dyn_into()
+        .map_err(|_| "unexpected fetch result".to_string())?;
+    if resp.status() != 200 {
+        return Err(format!(
+            "the server answered HTTP {} for {path}",
+            resp.status()
+        ));
+    }
+    let text = resp.text().map_err(|_| format!("cannot read {path}"))?;
+    let text = JsFuture::from(text)
+        .await
+        .map_err(|_| format!("cannot read {path}"))?;
+    text.as_string()
+        .ok_or_else(|| format!("{path} is not text"))
 }
 
 /// Reads a user-chosen file as text.

@@ -486,7 +486,7 @@ await test('learn: every step\'s link loads its scenario and the page shows the 
   }
 });
 
-await test('accuracy panel: the published runs, the same median as docs/validation.md, rows load their scenario', 1440, async (page) => {
+await test('accuracy panel: fetched on opening; the published runs, the same median as docs/validation.md; real-stack runs held out and calibration apart; rows load their scenario', 1440, async (page) => {
   await open(page, '');
   const panel = page.getByTestId('accuracy');
   await panel.locator('summary').click();
@@ -501,6 +501,15 @@ await test('accuracy panel: the published runs, the same median as docs/validati
   const nPytorch = ['train', 'large', 'fsdp', 'infer', 'prompt'].reduce((a, k) => a + measured[k].length, 0);
   check(await page.getByTestId('pytorch-row').count() === nPytorch, `PyTorch rows ${await page.getByTestId('pytorch-row').count()} != ${nPytorch}`);
   check((await page.getByTestId('pytorch-summary').textContent()).startsWith(`${nPytorch} runs`), 'PyTorch summary');
+  // The real-stack runs: every one a row, held out and calibration counted apart.
+  // (the split as docs/validation.md states it: the committed one less the runs moved to calibration)
+  const hf = JSON.parse(await readFile('tests/data/hf_measurements.json', 'utf8')).runs;
+  const [, nCal, calMed, calMax, nHeld, heldMed, heldMax] = doc.match(/\*\*Calibration (\d+): ([\d.]+) % \/ ([\d.]+) %; held out (\d+): ([\d.]+) % \/ ([\d.]+) %/);
+  check(Number(nCal) + Number(nHeld) === hf.length, `docs split ${nCal} + ${nHeld} != ${hf.length} runs`);
+  check(await page.getByTestId('hf-row').count() === hf.length, `transformers rows ${await page.getByTestId('hf-row').count()} != ${hf.length}`);
+  const hfSummary = await page.getByTestId('hf-summary').textContent();
+  check(hfSummary.includes(`held out (${nHeld} runs): median |error| ${heldMed} %, max ${heldMax} %`)
+    && hfSummary.includes(`calibration (${nCal} runs): median |error| ${calMed} %, max ${calMax} %`), `transformers summary: ${hfSummary}`);
   await panel.screenshot({ path: `${outDir}/accuracy.png` });
   const link = page.getByTestId('accuracy-row').first().locator('a');
   const href = await link.getAttribute('href');

@@ -200,9 +200,92 @@ fn kv_cache_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mut Ledger
     );
 }
 
+/// Eager attention's score tensors at the moment of its softmax, for `tokens` queries over
+/// `keys` keys, and the additive mask the model builds once per forward; 0 for flash/SDPA.
+///
+/// # Formula
+/// ```text
+/// A_e = b·⌈a/t⌉·T·S·(k + 4 + u) + b·T·S·k      (eager; u = 4 when k < 4, else 0)
+/// ```
+/// The masked scores (`k`), their fp32 upcast that `softmax(…, dtype=float32)` takes first
+/// when `k < 4` (`u`), and its fp32 output, alive together; then the 4-D additive mask
+/// (`b·1·T·S`, model dtype) that every layer reads. `T` queries (`s` at prefill, 1 per
+/// decoded token), `S` keys (`s`, then up to `s + n`).
+/// Source: Hugging Face `eager_attention_forward` (transformers 5.24: matmul · scaling +
+/// mask, `softmax(dtype=torch.float32).to(query.dtype)`); measured with MemTracker
+/// (`tools/measure_hf.py`, Llama shape h = 256, a = 8, b = 1, s = 512, bf16: the prefill
+/// working set 23.1 MB = 10·8·512² + 2·512² + the layer's other tensors).
+///
+/// # Example
+/// b = 1, a = 8, t = 1, T = S = 512, bf16 (k = 2, u = 4):
+/// 8·512²·10 + 512²·2 = 20,971,520 + 524,288 = 21,495,808 B.
+fn eager_scores(s: &Scenario, arch: &Arch, k: u64, t: u64, tokens: u128, keys: u128) -> Expr {
+    if s.activations.attn != crate::scenario::Attn::Eager {
+        return Expr::new(&[Num(0)]);
+    }
+    let (b, kk) = (
+        Sym("b", s.workload.batch.get() as u128),
+        Sym("k", k as u128),
+    );
+    let (tq, sk) = (Sym("T", tokens), Sym("S", keys));
+    let u = Sym("u", if k < 4 { 4 } else { 0 });
+    Expr::new(&[
+        b,
+        Sym("a", arch.heads as u128),
+        Sym("t", t as u128),
+        DivCeil,
+        Mul,
+        tq,
+        Mul,
+        sk,
+        Mul,
+        kk,
+        Num(4),
+        Add,
+        u,
+        Add,
+        Mul,
+        b,
+        tq,
+        Mul,
+        sk,
+        Mul,
+        kk,
+        Mul,
+        Add,
+    ])
+}
+
 /// One layer's transient forward tensors and the logits, at prefill and per decoded
 /// token; see [`inference_items`] for the formula (`logits=all`: every position's).
 fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledger) {
+    let (sq, n) = (s.workload.seq.get() as u128, s.workload.gen as u128);
+    // Eager attention's scores (0 with flash/SDPA): at prefill T = S = s; per decoded token
+    // T = 1 over at most S = s + n keys.
+    let (e_pre, e_dec) = (
+        eager_scores(s, arch, k, t, sq, sq),
+        eager_scores(s, arch, k, t, 1, sq + n),
+    );
+    let eager = |e: &Expr| {
+        let v = e.eval_u128().unwrap_or(0);
+        (v > 0).then(|| {
+            (
+                Sym("A_e", v),
+                format!("; A_e = {} ({})", e.symbols(), e.values()),
+            )
+        })
+    };
+    let (ae_pre, ae_dec) = (eager(&e_pre), eager(&e_dec));
+    let plus = |e: Expr, ae: &Option<(Tok, String)>| match ae {
+        Some((sym, _)) => e.then(&[*sym, Add]),
+        None => e,
+    };
+    let ctx = |ae: &Option<(Tok, String)>| match ae {
+        Some((_, text)) => {
+            format!("eager attention's scores at the softmax and the additive mask{text}")
+        }
+        None => String::new(),
+    };
     let (b, h) = (
         Sym("b", s.workload.batch.get() as u128),
         Sym("h", arch.hidden as u128),
@@ -244,7 +327,8 @@ fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledge
             .then(&[Mul, Num(4), b, Mul, vocab, Mul, Add])
     };
     let src = "memfit: one layer's forward tensors (flash/SDPA attention, nothing kept) + last-position fp32 logits; measured with MemTracker (tools/measure_pytorch.py: prefill working set 8,699,904 B = 4·2·384·(3·256 + 3·688), Llama shape)";
-    let (comp, gpu, none) = (Component::Workspace, Location::Gpu, String::new);
+    let (comp, gpu) = (Component::Workspace, Location::Gpu);
+    let pre_ctx = || ctx(&ae_pre);
     let seq = Sym("s", s.workload.seq.get() as u128);
     let pre = [Phase::Prefill];
     if s.workload.logits == Logits::All {
@@ -276,19 +360,67 @@ fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledge
             t,
             DivCeil,
         ];
-        let e = at_layer.then(&logits).then(&[Max]);
+        let e = plus(at_layer, &ae_pre).then(&logits).then(&[Max]);
         let note = "every position's logits: u = 4 when their fp32 upcast is taken (k < 4), 4 for the loss's log-softmax";
         let src = "every position's logits, their fp32 upcast and the loss's log-softmax (Hugging Face forward with labels; measured with MemTracker, tools/measure_pytorch.py --impl-into)";
-        ledger.push_expr(&pre, Mech::PrefillWorkspace, comp, gpu, &e, note, none, src);
+        ledger.push_expr(
+            &pre,
+            Mech::PrefillWorkspace,
+            comp,
+            gpu,
+            &e,
+            note,
+            pre_ctx,
+            src,
+        );
+    } else if s.workload.logits == Logits::Prompt {
+        // Every prompt position's logits in the model's dtype and no loss
+        // (`logits_to_keep=0`): the LM head's output follows the last layer.
+        let at_layer = Expr::new(&[k, b, Mul, seq, Mul])
+            .then(layer.tokens())
+            .then(&[Mul]);
+        let e = plus(at_layer, &ae_pre).then(&[b, seq, Mul, vocab, Mul, k, Mul, t, DivCeil, Max]);
+        let note =
+            "every prompt position's logits in the model's dtype, no loss (logits_to_keep=0)";
+        let src = "Hugging Face `model(input_ids, logits_to_keep=0)`: `lm_head(hidden_states[:, slice(-0, None)])` keeps every position, in the model's dtype";
+        ledger.push_expr(
+            &pre,
+            Mech::PrefillWorkspace,
+            comp,
+            gpu,
+            &e,
+            note,
+            pre_ctx,
+            src,
+        );
     } else {
-        let e = work(seq);
+        let e = plus(work(seq), &ae_pre);
         let note = "one layer's tensors at T = s tokens, then the last position's fp32 logits";
-        ledger.push_expr(&pre, Mech::PrefillWorkspace, comp, gpu, &e, note, none, src);
+        ledger.push_expr(
+            &pre,
+            Mech::PrefillWorkspace,
+            comp,
+            gpu,
+            &e,
+            note,
+            pre_ctx,
+            src,
+        );
     }
-    let e = work(Num(1));
+    let e = plus(work(Num(1)), &ae_dec);
+    let dec_ctx = || ctx(&ae_dec);
     let note = "one decoded token";
     let dec = [Phase::Decode];
-    ledger.push_expr(&dec, Mech::DecodeWorkspace, comp, gpu, &e, note, none, src);
+    ledger.push_expr(
+        &dec,
+        Mech::DecodeWorkspace,
+        comp,
+        gpu,
+        &e,
+        note,
+        dec_ctx,
+        src,
+    );
 }
 
 #[cfg(test)]
@@ -298,6 +430,23 @@ mod tests {
     use crate::estimate::{estimate, Component};
 
     /// The largest item of component `c` in the estimate of `query`.
+    /// The doc example of `eager_scores`, and what it adds to the prefill's working set:
+    /// the same query with SDPA and with eager attention differ by exactly it.
+    #[test]
+    fn eager_scores_by_hand() {
+        let q = "model=llama-2-7b&hidden=256&heads=8&kv_heads=2&ffn=688&vocab=4096&layers=4\
+                 &mode=infer&precision=bf16&batch=1&seq=512&gen=0&attn=";
+        let (s, _) = decode(&format!("{q}eager"));
+        let e = super::eager_scores(&s.scenario, &s.scenario.arch(), 2, 1, 512, 512);
+        // b·⌈a/t⌉·T·S·(k + 4 + u) + b·T·S·k with b = 1, a = 8, T = S = 512, k = 2, u = 4.
+        let want = 8 * 512 * 512 * (2 + 4 + 4) + 512 * 512 * 2;
+        assert_eq!(e.eval_u128(), Some(want));
+        assert_eq!(want, 21_495_808);
+        let work = |attn: &str| largest(&format!("{q}{attn}"), Component::Workspace);
+        assert_eq!(work("eager") - work("sdpa"), want as u64);
+        assert_eq!(work("flash"), work("sdpa"));
+    }
+
     fn largest(query: &str, c: Component) -> u64 {
         let (s, w) = decode(query);
         let s = s.scenario;

@@ -225,8 +225,9 @@ pub fn pytorch_query(set: &str, run: &Value) -> String {
     let c = &run["config"];
     let style = c["style"].as_str().unwrap_or("llama");
     let base = format!(
-        "model={}&hidden={}&heads={}&kv_heads={}&ffn={}&vocab={}&layers={}&tied={}&framework=pytorch&cuda_ctx=0&frag=0&nccl=0",
-        if style == "gpt2" { "gpt2" } else { "llama-2-7b" },
+        "model={}&hidden={}&heads={}&kv_heads={}&ffn={}&vocab={}&layers={}&tied={}&framework=pytorch&loss=loop&cuda_ctx=0&frag=0&nccl=0",
+        // The harness's GPT-2 blocks use a fused GELU (`nn.GELU(approximate="tanh")`).
+        if style == "gpt2" { "gpt2&gelu_ops=0" } else { "llama-2-7b" },
         c["hidden"], c["heads"], c["kv_heads"], c["ffn"], c["vocab"], c["layers"],
         c["tied"].as_bool().unwrap_or(false) as u8
     );
@@ -320,11 +321,31 @@ pub fn accuracy_asset() -> String {
     };
     let (published, median, max, notes) = embedded_rows();
     let (pytorch, pt_median, pt_max) = embedded_pytorch_rows();
+    let (hf, _) = crate::hf::embedded_hf_rows();
+    let hf_row = |r: &crate::hf::HfRow| {
+        json!({"set": format!("{} · {}", if r.held_out { "held out" } else { "calibration" }, r.kind),
+               "label": r.id, "query": r.query, "metric": "peak allocated, MiB",
+               "measured": r.measured as f64 / MIB, "estimated": r.estimated as f64 / MIB,
+               "held_out": r.held_out})
+    };
+    let part = |held: bool| {
+        let (n, median, max) = crate::hf::stats(&hf, |r| r.held_out == held);
+        json!({"n": n, "median": median, "max": max})
+    };
+    let (all_n, all_median, all_max) = crate::hf::stats(&hf, |_| true);
+    let _ = all_n;
+    let versions = serde_json::from_str::<Value>(crate::hf::HF)
+        .map(|d| d["versions"].clone())
+        .unwrap_or(Value::Null);
     let doc = json!({
         "published": {"rows": published.iter().map(row).collect::<Vec<_>>(),
                       "median": median, "max": max, "notes": notes},
         "pytorch": {"rows": pytorch.iter().map(row).collect::<Vec<_>>(),
                     "median": pt_median, "max": pt_max},
+        "hf": {"rows": hf.iter().map(hf_row).collect::<Vec<_>>(),
+               "median": all_median, "max": all_max,
+               "calibration": part(false), "held_out": part(true),
+               "torch": versions["torch"], "transformers": versions["transformers"]},
     });
     let mut text = serde_json::to_string(&doc).unwrap_or_default();
     text.push('\n');
@@ -454,5 +475,8 @@ pub fn markdown(doc: &Value) -> String {
          GPT-2 shape) less the last position's logits memfit adds (32,768 B).\n",
     );
     let _ = Location::Gpu;
+    if let Ok(hf) = serde_json::from_str::<Value>(crate::hf::HF) {
+        md.push_str(&crate::hf::hf_markdown(&hf));
+    }
     md
 }

@@ -24,6 +24,9 @@ use super::*;
 /// dense MLP                             m_s·T·⌈f/t⌉·k  (m_s = 4 SwiGLU, 3 fused SwiGLU, 2 GELU)  (MLP)
 /// MoE                                   ⌈T·m·(h·k + m_s·f_e·k)/t⌉ + 4·T·E     (MOE: routed copies, expert MLPs,
 ///                                                                              fp32 router logits)
+/// per-head q/k norms (Qwen3, Gemma 3)   T·(⌈a/t⌉ + ⌈a_kv/t⌉)·(d·(k + κ) + n_h)   (QK_NORMS)
+/// sandwich post-norms (Gemma 2, 3)      n_p·(T·h·k/r + n_s·T + κ·T·h/r)       (POST_NORMS)
+/// Gemma 2 attention soft-capping        b·⌈a/t⌉·s'·s·k  (eager only: the tanh's output)  (SOFTCAP_SCORES)
 /// ```
 /// Selective recompute drops the eager softmax terms (the attention core is recomputed,
 /// Korthikanti et al.); under `framework=pytorch` it is torchtitan's op-level SAC
@@ -48,10 +51,16 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
     }
     push_norm(s, &mut v, "attention norm + qkv input", Reader::Attention);
     v.push("q, k, v (as the kernel reads them)", QKV);
+    if arch.qk_norm_head {
+        v.push("per-head q and k norms", QK_NORMS);
+    }
     v.push("attention output", ATTN_OUT);
-    attention_core_terms(s, x, &mut v);
+    attention_core_terms(s, arch, x, &mut v);
     if s.activations.dropout {
         v.push("attention residual dropout mask", DROPOUT_MASK);
+    }
+    if arch.norms_per_layer > 2 {
+        v.push("post-norms (sandwich block)", POST_NORMS);
     }
     push_norm(s, &mut v, MLP_NORM, Reader::Mlp);
     mlp_term(s, arch, &mut v);
@@ -67,7 +76,7 @@ pub(crate) const MLP_NORM: &str = "MLP norm + first linear input";
 
 /// The attention core's saved tensors: the log-sum-exp of flash/SDPA, or eager
 /// attention's softmax (and its dropout) unless selective recomputation drops them.
-fn attention_core_terms(s: &Scenario, x: &Shape, v: &mut Terms) {
+fn attention_core_terms(s: &Scenario, arch: &Arch, x: &Shape, v: &mut Terms) {
     let selective = s.activations.recompute == Recompute::Selective;
     match s.activations.attn {
         Attn::Flash | Attn::Sdpa => v.push("log-sum-exp", LSE),
@@ -79,6 +88,9 @@ fn attention_core_terms(s: &Scenario, x: &Shape, v: &mut Terms) {
                 v.push("softmax", SOFTMAX);
             } else {
                 v.push("softmax (fp32 softmax + its 16-bit cast)", SOFTMAX_HF);
+            }
+            if arch.softcap {
+                v.push("attention soft-capping (the tanh's output)", SOFTCAP_SCORES);
             }
             if s.activations.dropout {
                 v.push("attention dropout mask + output", ATTN_DROPOUT);
@@ -100,6 +112,9 @@ fn mlp_term(s: &Scenario, arch: &Arch, v: &mut Terms) {
             "MLP intermediates (fused SwiGLU: gate‖up, output)"
         }
         Mlp::Swiglu => "MLP intermediates (gate, up, silu(gate), product)",
+        Mlp::Gelu if arch.gelu_ops && s.stack.framework != Framework::Megatron => {
+            "MLP intermediates (gelu_new in Python ops: fc1 output, tanh, 0.5·x, 1 + tanh, product)"
+        }
         Mlp::Gelu => "MLP intermediates (fc1 output, GELU output)",
     };
     v.push(name, MLP);

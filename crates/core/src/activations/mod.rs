@@ -9,7 +9,7 @@
 use crate::expr::{bind, eval_bound, Expr, Tok};
 use crate::megatron::Recompute;
 use crate::model::{Arch, Bias, Mlp, Norm};
-use crate::scenario::{Attn, Finetune, Framework, Fsdp, Layout, Scenario, Schedule};
+use crate::scenario::{Attn, Finetune, Framework, Fsdp, Layout, Loss, Scenario, Schedule};
 
 mod backward;
 mod layer;
@@ -53,8 +53,8 @@ pub struct Terms {
 }
 
 impl Terms {
-    /// The most terms a block has (memfit's eager attention with dropout has 9).
-    pub const CAPACITY: usize = 10;
+    /// The most terms a block has (eager attention with dropout, q/k norms and post-norms: 11).
+    pub const CAPACITY: usize = 12;
     const EMPTY: Term = Term {
         name: "",
         form: &[],

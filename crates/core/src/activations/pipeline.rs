@@ -92,6 +92,13 @@ pub fn logits_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> u128 {
     logits_terms(s, arch, x).iter().map(|t| t.bytes).sum()
 }
 
+/// Whether the training loop holds the logits through the loss's backward (`loss=loop`
+/// under `framework=pytorch`; the DeepSpeed framework's HF loop is counted so too).
+/// Under `loss=model` (the default) the model's output is dropped before `backward()`.
+pub fn held_by_loop(s: &Scenario) -> bool {
+    s.stack.framework != Framework::Pytorch || s.workload.loss == Loss::Loop
+}
+
 /// The terms of [`logits_bytes`]: what the output layer saves, each a formula over
 /// [`vars`].
 pub fn logits_terms(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
@@ -104,10 +111,21 @@ pub fn logits_terms(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
         );
     } else {
         push_norm(s, &mut v, "final norm + LM head input", Reader::Head);
-        v.push(
-            "logits, fp32 log-softmax, its gradient, the logits' gradient",
-            LOSS_HF,
-        );
+        if arch.softcap {
+            v.push(
+                "final-logit soft-capping (the tanh's output)",
+                SOFTCAP_LOGITS,
+            );
+        }
+        if held_by_loop(s) {
+            v.push(
+                "logits, fp32 log-softmax, its gradient, the logits' gradient",
+                LOSS_HF,
+            );
+        } else {
+            let what = "fp32 log-softmax, its gradient, the logits' gradient (the output dropped)";
+            v.push(what, LOSS_HF_MODEL);
+        }
     }
     v
 }

@@ -16,9 +16,12 @@
 //! | `n_s` | norm statistics per token: 4 (RMSNorm rstd), 8 (LayerNorm mean + rstd) | B |
 //! | `κ` | a composite RMSNorm's fp32 normalised tensor per element: 4, or 0 (fused kernels, LayerNorm) | B |
 //! | `c_a`, `c_m` | the linears that read the attention / MLP norm's output (autocast casts once per reader) | linears |
-//! | `m_s` | MLP tensors saved per FFN width: 4 SwiGLU, 3 fused SwiGLU (Megatron), 2 GELU | tensors |
+//! | `m_s` | MLP tensors saved per FFN width: 4 SwiGLU, 3 fused SwiGLU (Megatron), 2 GELU, 5 GPT-2's `gelu_new` in Python ops (its input, tanh's output, 0.5·x, 1 + tanh, the product) | tensors |
 //! | `m`, `f_e`, `E` | experts a token visits (top-k + shared), an expert's FFN width, experts | — |
 //! | `V` | vocabulary | tokens |
+//! | `n_p` | norms of a block beyond its two pre-norms (Gemma 2/3's post-norms: 2) | norms |
+//! | `n_h` | a per-head RMSNorm's statistics per head and token | B |
+//! | `u` | an fp32 upcast of 16-bit values: 4 when `k < 4`, else 0 | B |
 //! | `c_o` | the final norm's readers (the LM head): 1 | linears |
 //! | `f_a` | the FFN width a token's MLP computes (MoE: the active experts'), for op-level SAC | elements |
 
@@ -29,7 +32,7 @@ use crate::expr::Tok::{self, *};
 pub type Vals = [u128; N_VARS];
 
 /// How many symbols there are.
-pub const N_VARS: usize = 25;
+pub const N_VARS: usize = 28;
 
 /// Local tokens `T = b·s'`.
 pub const T: Tok = Var("T", 0);
@@ -81,6 +84,12 @@ pub const FA: Tok = Var("f_a", 22);
 pub const CO: Tok = Var("c_o", 23);
 /// Vocabulary `V`.
 pub const V: Tok = Var("V", 24);
+/// The fp32 upcast of 16-bit values: 4 when `k < 4`, else 0, `u`.
+pub const U: Tok = Var("u", 25);
+/// Norms of a block beyond the two pre-norms (Gemma's sandwich norms: 2), `n_p`.
+pub const NP: Tok = Var("n_p", 26);
+/// An RMSNorm's statistics per head and token (per-head q/k norms), `n_h`.
+pub const NH: Tok = Var("n_h", 27);
 
 /// The values of every symbol for one block of `s` on `x`.
 ///
@@ -124,6 +133,7 @@ pub fn vars(s: &Scenario, arch: &Arch, x: &Shape) -> Vals {
     v[21] = match arch.mlp {
         Mlp::Swiglu if megatron => 3,
         Mlp::Swiglu => 4,
+        Mlp::Gelu if arch.gelu_ops && !megatron => 5,
         Mlp::Gelu => 2,
     };
     v[22] = if arch.experts > 0 {
@@ -133,6 +143,9 @@ pub fn vars(s: &Scenario, arch: &Arch, x: &Shape) -> Vals {
     };
     v[23] = 1;
     v[24] = arch.vocab as u128;
+    v[25] = if x.k < 4 { 4 } else { 0 };
+    v[26] = (arch.norms_per_layer as u128).saturating_sub(2);
+    v[27] = 4;
     v
 }
 
@@ -297,10 +310,46 @@ pub const HEAD_INPUT_MEGATRON: &[Tok] = &[Num(2), T, Mul, H, Mul, K, Mul];
 /// Megatron's fused vocab-parallel cross entropy, fp32 logits: `⌈4·T·V/t⌉`.
 #[rustfmt::skip]
 pub const LOSS_MEGATRON: &[Tok] = &[Num(4), T, Mul, V, Mul, TP, DivCeil];
-/// Hugging Face's loss at its backward: the logits (`k`), the fp32 log-softmax output the
-/// loss saved, its gradient and its input's gradient: `⌈T·V·(k + 12)/t⌉`.
+/// Hugging Face's loss at its backward when the loop holds the logits (`loss=loop`): the
+/// logits (`k`), the fp32 log-softmax output the loss saved, its gradient and its input's
+/// gradient: `⌈T·V·(k + 12)/t⌉`.
 #[rustfmt::skip]
 pub const LOSS_HF: &[Tok] = &[T, V, Mul, K, Num(12), Add, Mul, TP, DivCeil];
+/// The same when the model computes the loss and the output is dropped before `backward()`
+/// (`loss=model`): the log-softmax output, its gradient and the logits' gradient, fp32:
+/// `⌈12·T·V/t⌉`.
+#[rustfmt::skip]
+pub const LOSS_HF_MODEL: &[Tok] = &[Num(12), T, Mul, V, Mul, TP, DivCeil];
+/// What the loss's backward holds beyond its forward (logits, fp32 upcast, log-softmax:
+/// `k + 8`) under `loss=model`: `⌈(4 − k)·T·V/t⌉` (0 in fp32).
+#[rustfmt::skip]
+pub const LOSS_EXCESS_MODEL: &[Tok] = &[Num(4), K, Sub, T, Mul, V, Mul, TP, DivCeil];
 /// The model output a training loop holds, in the LM head's output dtype: `⌈T·V·k/t⌉`.
 #[rustfmt::skip]
 pub const HELD_OUTPUT: &[Tok] = &[T, V, Mul, K, Mul, TP, DivCeil];
+/// The loss's forward moment: the logits, their fp32 upcast where they are 16-bit and the
+/// log-softmax output: `⌈T·V·(k + 4 + u)/t⌉` (`u = 4` when `k < 4`, else 0).
+#[rustfmt::skip]
+pub const LOSS_FORWARD: &[Tok] = &[T, V, Mul, K, Num(4), Add, U, Add, Mul, TP, DivCeil];
+/// The post-norms of a sandwich block (Gemma 2 and 3: after the attention and after the
+/// MLP), each saving its input, its statistics and (composite RMSNorm) its normalised fp32
+/// tensor: `n_p·(T·h·k/r + n_s·T + κ·T·h/r)`.
+#[rustfmt::skip]
+pub const POST_NORMS: &[Tok] = &[
+    NP, T, H, Mul, K, Mul, R, Div, NS, T, Mul, Add, KAPPA, T, Mul, H, Mul, R, Div, Add, Mul,
+];
+/// Per-head q and k RMSNorms (Qwen3, Gemma 3), each saving its input (the projection's
+/// output), its statistics and its normalised tensor:
+/// `T·(⌈a/t⌉ + ⌈a_kv/t⌉)·(d·(k + κ) + n_h)`.
+#[rustfmt::skip]
+pub const QK_NORMS: &[Tok] = &[
+    T, A, TP, DivCeil, AKV, TP, DivCeil, Add, Mul, D, K, KAPPA, Add, Mul, NH, Add, Mul,
+];
+/// Gemma 2's attention soft-capping under eager attention: the tanh's output, saved:
+/// `b·⌈a/t⌉·s'·s·k`.
+#[rustfmt::skip]
+pub const SOFTCAP_SCORES: &[Tok] = &[B, A, TP, DivCeil, Mul, SL, Mul, S, Mul, K, Mul];
+/// Gemma 2's final-logit soft-capping: the tanh's output, saved through the loss's
+/// backward: `⌈T·V·k/t⌉`.
+#[rustfmt::skip]
+pub const SOFTCAP_LOGITS: &[Tok] = &[T, V, Mul, K, Mul, TP, DivCeil];

@@ -9,8 +9,8 @@ use crate::gpu::{gpu, GPUS};
 use crate::model::{preset, Bias, Mlp, Norm};
 use crate::scenario::{
     AdamImpl, Attn, Convention, Count, Dtype, Finetune, Framework, Fsdp, GradAcc, Logits,
-    LoraTargets, Mode, Offload, Optimizer, Precision, Recompute, Schedule, Sharding, Solve, Tuning,
-    Zero,
+    LoraTargets, Loss, Mode, Offload, Optimizer, Precision, Recompute, Schedule, Sharding, Solve,
+    Tuning, Zero,
 };
 use crate::spelling::{Spelled, Spelling};
 use crate::units::Units;
@@ -312,6 +312,7 @@ spelled_field!(
     GradAcc,
     AdamImpl,
     Logits,
+    Loss,
     Optimizer,
     LoraTargets,
     Dtype,
@@ -327,6 +328,19 @@ spelled_field!(
     Bias
 );
 
+/// The canonical string of a field (one copy per field type).
+#[inline(never)]
+fn show_field<T: Field>(x: &T) -> String {
+    x.show()
+}
+
+/// Parses `v` into the field `slot` under `values`; on `Err` the field is unchanged.
+#[inline(never)]
+fn read_field<T: Field>(slot: &mut T, v: &str, values: &Values) -> Result<Applied, String> {
+    *slot = T::read(v, values)?;
+    Ok(None)
+}
+
 /// A key bound to one field of [`Settings`] by its path.
 macro_rules! field {
     ($name:literal, $($f:ident).+, $values:expr, $meaning:literal, $unit:literal, $label:literal, $allowed:literal) => {
@@ -337,11 +351,10 @@ macro_rules! field {
             label: $label,
             values: $values,
             allowed: $allowed,
-            get: |x| Field::show(&x.$($f).+),
-            set: |x, v| {
-                x.$($f).+ = Field::read(v, &$values)?;
-                Ok(None)
-            },
+            // Each closure only finds the field; the reading and writing are one
+            // function per field type (the page's code size: one copy, not one per key).
+            get: |x| show_field(&x.$($f).+),
+            set: |x, v| read_field(&mut x.$($f).+, v, &$values),
         }
     };
 }
@@ -548,6 +561,7 @@ pub const KEYS: &[Key] = &[
     field!("mlp", scenario.model.overrides.mlp, options::<Mlp>(true), "feed-forward shape", "-", "MLP", "{options}, empty = preset"),
     field!("norm", scenario.model.overrides.norm, options::<Norm>(true), "normalisation", "-", "Norm", "{options}, empty = preset"),
     field!("tied", scenario.model.overrides.tied, Values::Bool { off: "untied", on: "tied", empty: true }, "LM head tied to the embedding", "-", "Tied LM head", "`0`, `1`, empty = preset"),
+    field!("gelu_ops", scenario.model.overrides.gelu_ops, Values::Bool { off: "fused kernel", on: "Python ops (gelu_new)", empty: true }, "GELU as GPT-2's gelu_new in Python ops (saves 5 f-wide tensors) or a fused kernel (2)", "-", "GELU implementation", "`0`, `1`, empty = preset"),
     field!("bias", scenario.model.overrides.bias, options::<Bias>(true), "linear-layer biases", "-", "Biases", "{options}, empty = preset"),
     field!("experts", scenario.model.overrides.experts, opt_int(0, 1024), "routed experts per MoE layer", "count", "Experts", "{range} (0 = dense), empty = preset"),
     field!("top_k", scenario.model.overrides.top_k, opt_int(1, 1024), "experts each token uses", "count", "Top-k", "{range}, empty = preset"),
@@ -564,6 +578,7 @@ pub const KEYS: &[Key] = &[
     field!("seq", scenario.workload.seq, int(1, 1 << 26), "sequence length (the prompt, in inference)", "tokens", "Sequence", "{range}"),
     field!("gen", scenario.workload.gen, int(0, 1 << 26), "tokens generated (inference)", "tokens", "Generated (inference)", "{range}"),
     field!("logits", scenario.workload.logits, options::<Logits>(false), "inference logits kept", "-", "Logits (inference)", "{options}"),
+    field!("loss", scenario.workload.loss, options::<Loss>(false), "who computes the training loss, so how long the logits live (framework=pytorch)", "-", "Loss (training)", "{options}"),
     field!("gpus_per_node", scenario.cluster.gpus_per_node, int(1, 1024), "GPUs per node n", "GPUs", "GPUs / node", "{range}"),
     field!("nodes", scenario.cluster.nodes, int(1, 1 << 20), "nodes", "nodes", "Nodes", "{range}"),
     Key { name: "dp", meaning: "data-parallel degree", unit: "ranks", label: "DP", values: opt_int(1, 1 << 20), allowed: "{range}, `auto`/empty = GPUs / (tp·pp·cp)",

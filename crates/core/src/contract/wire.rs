@@ -38,6 +38,8 @@ pub struct FlatSettings {
     pub adam_impl: AdamImpl,
     #[serde(default)]
     pub logits: Logits,
+    #[serde(default)]
+    pub loss: Loss,
     pub fsdp: Fsdp,
     pub finetune: Finetune,
     pub lora_rank: u32,
@@ -96,6 +98,7 @@ impl TryFrom<FlatSettings> for Settings {
                 gen: f.gen,
                 microbatches: nonzero("microbatches", f.microbatches)?,
                 logits: f.logits,
+                loss: f.loss,
             },
             cluster: Cluster {
                 gpu: f.gpu,
@@ -209,6 +212,7 @@ impl From<&Settings> for FlatSettings {
             optimizer: s.numerics.optimizer,
             adam_impl: s.numerics.adam_impl,
             logits: s.workload.logits,
+            loss: s.workload.loss,
             fsdp: s.sharding.fsdp(),
             finetune: s.finetune.kind(),
             lora_rank: rank.get(),

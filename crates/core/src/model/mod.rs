@@ -113,6 +113,15 @@ pub struct Arch {
     /// (`Qwen3RMSNorm(head_dim)`), shared by the heads.
     #[serde(default)]
     pub qk_norm_head: bool,
+    /// Gemma 2's soft-capping: `cap·tanh(x/cap)` on the attention scores (eager) and on
+    /// the final logits, each tanh saving its output for the backward.
+    #[serde(default)]
+    pub softcap: bool,
+    /// The GELU is `gelu_new` written in Python ops (GPT-2's `NewGELUActivation`:
+    /// `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`), whose autograd graph saves five
+    /// `f`-wide tensors where a fused GELU saves two.
+    #[serde(default)]
+    pub gelu_ops: bool,
     /// LayerNorm right after the embedding (BLOOM).
     pub emb_norm: bool,
     /// q, k and v live in one fused linear module (GPT-2 `c_attn`, Phi-3 `qkv_proj`).

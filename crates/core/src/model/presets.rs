@@ -64,6 +64,8 @@ const BASE: Arch = Arch {
     norms_per_layer: 2,
     qk_norm: false,
     qk_norm_head: false,
+    softcap: false,
+    gelu_ops: false,
     emb_norm: false,
     fused_qkv: false,
     fused_gate_up: false,
@@ -94,7 +96,7 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         id: "gpt2",
         name: "GPT-2 small (124M)",
-        arch: Arch { layers: 12, hidden: 768, heads: 12, kv_heads: 12, head_dim: 64, ffn: 3072, vocab: 50_257, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: true, bias: Bias::All, positions: 1024, fused_qkv: true, ..BASE },
+        arch: Arch { layers: 12, hidden: 768, heads: 12, kv_heads: 12, head_dim: 64, ffn: 3072, vocab: 50_257, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: true, bias: Bias::All, positions: 1024, fused_qkv: true, gelu_ops: true, ..BASE },
         published_params: 124_439_808,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
@@ -102,7 +104,7 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         id: "gpt2-medium",
         name: "GPT-2 medium (355M)",
-        arch: Arch { layers: 24, hidden: 1024, heads: 16, kv_heads: 16, head_dim: 64, ffn: 4096, vocab: 50_257, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: true, bias: Bias::All, positions: 1024, fused_qkv: true, ..BASE },
+        arch: Arch { layers: 24, hidden: 1024, heads: 16, kv_heads: 16, head_dim: 64, ffn: 4096, vocab: 50_257, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: true, bias: Bias::All, positions: 1024, fused_qkv: true, gelu_ops: true, ..BASE },
         published_params: 354_823_168,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
@@ -110,7 +112,7 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         id: "gpt2-large",
         name: "GPT-2 large (774M)",
-        arch: Arch { layers: 36, hidden: 1280, heads: 20, kv_heads: 20, head_dim: 64, ffn: 5120, vocab: 50_257, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: true, bias: Bias::All, positions: 1024, fused_qkv: true, ..BASE },
+        arch: Arch { layers: 36, hidden: 1280, heads: 20, kv_heads: 20, head_dim: 64, ffn: 5120, vocab: 50_257, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: true, bias: Bias::All, positions: 1024, fused_qkv: true, gelu_ops: true, ..BASE },
         published_params: 774_030_080,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
@@ -118,7 +120,7 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         id: "gpt2-xl",
         name: "GPT-2 XL (1.5B)",
-        arch: Arch { layers: 48, hidden: 1600, heads: 25, kv_heads: 25, head_dim: 64, ffn: 6400, vocab: 50_257, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: true, bias: Bias::All, positions: 1024, fused_qkv: true, ..BASE },
+        arch: Arch { layers: 48, hidden: 1600, heads: 25, kv_heads: 25, head_dim: 64, ffn: 6400, vocab: 50_257, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: true, bias: Bias::All, positions: 1024, fused_qkv: true, gelu_ops: true, ..BASE },
         published_params: 1_557_611_200,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
@@ -334,7 +336,7 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         id: "gemma-2-9b",
         name: "Gemma 2 9B",
-        arch: Arch { layers: 42, hidden: 3584, heads: 16, kv_heads: 8, head_dim: 256, ffn: 14_336, vocab: 256_000, mlp: Mlp::Swiglu, norm: Norm::Rmsnorm, tied: true, bias: Bias::None, norms_per_layer: 4, window: 4096, local_layers: 21, ..BASE },
+        arch: Arch { layers: 42, hidden: 3584, heads: 16, kv_heads: 8, head_dim: 256, ffn: 14_336, vocab: 256_000, mlp: Mlp::Swiglu, norm: Norm::Rmsnorm, tied: true, bias: Bias::None, norms_per_layer: 4, window: 4096, local_layers: 21, softcap: true, ..BASE },
         published_params: 9_241_705_984,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
@@ -342,7 +344,7 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         id: "gemma-2-27b",
         name: "Gemma 2 27B",
-        arch: Arch { layers: 46, hidden: 4608, heads: 32, kv_heads: 16, head_dim: 128, ffn: 36_864, vocab: 256_000, mlp: Mlp::Swiglu, norm: Norm::Rmsnorm, tied: true, bias: Bias::None, norms_per_layer: 4, window: 4096, local_layers: 23, ..BASE },
+        arch: Arch { layers: 46, hidden: 4608, heads: 32, kv_heads: 16, head_dim: 128, ffn: 36_864, vocab: 256_000, mlp: Mlp::Swiglu, norm: Norm::Rmsnorm, tied: true, bias: Bias::None, norms_per_layer: 4, window: 4096, local_layers: 23, softcap: true, ..BASE },
         published_params: 27_227_128_320,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",

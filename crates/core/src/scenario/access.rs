@@ -65,6 +65,7 @@ impl Scenario {
         a.mlp = o.mlp.unwrap_or(a.mlp);
         a.norm = o.norm.unwrap_or(a.norm);
         a.tied = o.tied.unwrap_or(a.tied);
+        a.gelu_ops = o.gelu_ops.unwrap_or(a.gelu_ops);
         a.bias = o.bias.unwrap_or(a.bias);
         a.head_dim = o.head_dim.unwrap_or(a.head_dim);
         a.experts = o.experts.unwrap_or(a.experts);

@@ -201,6 +201,19 @@ spelled! {
 }
 
 spelled! {
+    /// Who computes a training step's loss, which decides how long the logits live.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Loss {
+        /// The model (`model(input_ids=…, labels=…).loss`, the HF `Trainer`): the output is
+        /// dropped before `backward()`, only what the loss saved lives on.
+        #[default]
+        Model = "model", "the model (labels=…)", "`model(…, labels=…).loss` or the HF Trainer: the output is dropped before backward";
+        /// The loop, from `logits` it holds until after `backward()` (and the step).
+        Loop = "loop", "the loop (holds logits)", "the loop computes the loss from `logits = model(ids).logits`, held through backward and the step";
+    }
+}
+
+spelled! {
     /// Which positions' logits an inference forward keeps.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
     pub enum Logits {
@@ -209,6 +222,8 @@ spelled! {
         Last = "last", "last position (generate)", "generate: last position";
         /// Every prompt position, and the loss over them (evaluation, perplexity).
         All = "all", "every position + loss (eval)", "every prompt position and the loss: evaluation, perplexity";
+        /// Every prompt position's logits, no loss (`logits_to_keep=0`: scoring, embeddings of the vocabulary).
+        Prompt = "prompt", "every position, no loss", "every prompt position's logits in the model's dtype, no loss (`logits_to_keep=0`)";
     }
 }
 

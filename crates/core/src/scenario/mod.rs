@@ -94,6 +94,9 @@ pub struct ArchOverrides {
     /// `local_layers`
     #[serde(default)]
     pub local_layers: Option<u32>,
+    /// `gelu_ops`
+    #[serde(default)]
+    pub gelu_ops: Option<bool>,
 }
 
 impl ArchOverrides {
@@ -131,6 +134,8 @@ pub struct Workload {
     pub microbatches: Count,
     /// `logits`: inference keeps the last position's logits or every position's.
     pub logits: Logits,
+    /// `loss`: training computes the loss in the model or in the loop.
+    pub loss: Loss,
 }
 
 /// The machines.
@@ -360,6 +365,7 @@ impl Default for Scenario {
                 gen: 256,
                 microbatches: count(1),
                 logits: Logits::Last,
+                loss: Loss::Model,
             },
             cluster: Cluster {
                 gpu: "h100-80".into(),

@@ -37,11 +37,15 @@ pub(crate) fn logits_forward_bytes(
     }
 }
 
-/// The loss's backward moment after autocast exited (see `logits_forward_bytes`): the
-/// fp32 logits `⌈4·T·V/t⌉` and the copies still cached at the exit, `C_x`.
+/// The loss's backward moment after autocast exited (see `logits_forward_bytes`): what
+/// it holds beyond the loss's forward, `D` (`⌈4·T·V/t⌉` when the loop holds the logits,
+/// `⌈(4 − k)·T·V/t⌉` when the model's output is dropped), and the copies still cached at
+/// the exit, `C_x`.
 struct AutocastExit {
-    /// `⌈4·T·V/t⌉`, bytes.
+    /// `D`, bytes.
     tv4: u128,
+    /// `D` in symbols.
+    name: &'static str,
     /// `C_x`, bytes: the autocast copies alive after the exit (`CopyWalk::exit`).
     exit: u128,
 }
@@ -51,7 +55,7 @@ impl AutocastExit {
     fn expr(&self) -> Expr {
         Expr::new(&[
             Num(0),
-            Sym("⌈4·T·V/t⌉", self.tv4),
+            Sym(self.name, self.tv4),
             Sym("C_x", self.exit),
             Sub,
             Max,
@@ -73,11 +77,63 @@ fn autocast_exit(
     if !(walked && one_alive && st.i + 1 == st.p) {
         return None;
     }
-    let tv4 = eval_bound(LOSS_MEGATRON, &vars(s, arch, x)).unwrap_or(0);
+    let excess = if held_by_loop(s) {
+        LOSS_MEGATRON
+    } else {
+        LOSS_EXCESS_MODEL
+    };
     Some(AutocastExit {
-        tv4,
+        tv4: eval_bound(excess, &vars(s, arch, x)).unwrap_or(0),
+        name: if held_by_loop(s) {
+            "⌈4·T·V/t⌉"
+        } else {
+            "⌈(4 − k)·T·V/t⌉"
+        },
         exit: CopyWalk::of(s, st, copies).exit,
     })
+}
+
+/// The loss's forward and backward moments of the last stage, where PyTorch walks the
+/// step apart (`separate`: no accumulation, one micro-batch alive) and nothing else changes
+/// between them (no FSDP, whose blocks are gathered and released around them).
+///
+/// # Formula
+/// ```text
+/// forward  = N + ⌈T·V·(k + 4 + u)/t⌉     the logits, their fp32 upcast (u = 4 when k < 4, else 0)
+///                                        and the log-softmax output, with the final norm N
+/// backward = logits_bytes                (loss=model: ⌈12·T·V/t⌉ + N; loss=loop: ⌈T·V·(k + 12)/t⌉ + N)
+/// ```
+/// The program holds `forward` at the end of the forward and reaches `backward` at the
+/// start of the backward (after autocast exited), so the peak's phase is the backward's
+/// when the loss's gradients outweigh the forward's moment. The largest of the two, with
+/// the copies autocast frees in between, is `logits_forward_bytes`.
+/// Source: PyTorch autograd (`log_softmax` saves its output; `nll_loss`'s and
+/// `log_softmax`'s backward allocate the fp32 gradients); measured with MemTracker on real
+/// `transformers` models (`tools/measure_hf.py`: the training peak is at the start of the
+/// backward with GRAD 0 and TEMP = 2·4·T·V).
+///
+/// # Example
+/// Llama shape h = 256, V = 4096, T = 512, fp32, RMSNorm: N = 2·512·256·4 + 4·512 +
+/// 4·512·256 = 1,574,912 B; forward = N + 512·4096·8 = 18,352,128 B; backward (loss=model)
+/// = N + 12·512·4096 = 26,740,736 B.
+pub(crate) fn loss_moments(
+    s: &Scenario,
+    arch: &Arch,
+    x: &Shape,
+    st: &Stage,
+    separate: bool,
+) -> Option<(u128, u128)> {
+    let one_alive = s.parallel.schedule != Schedule::Gpipe || s.workload.microbatches.get() <= 1;
+    let hf = s.stack.framework == Framework::Pytorch;
+    if !(separate && one_alive && hf && s.fsdp() == Fsdp::None && st.i + 1 == st.p) {
+        return None;
+    }
+    // Every term but the loss's own (the final norm, soft-capping) is alive at both moments.
+    let terms = logits_terms(s, arch, x);
+    let bwd: u128 = terms.iter().map(|t| t.bytes).sum();
+    let loss = terms.last().map_or(0, |t| t.bytes);
+    let fwd = bwd - loss + eval_bound(LOSS_FORWARD, &terms.vals).unwrap_or(0);
+    Some((fwd.min(bwd), bwd))
 }
 
 /// The logits' source.
@@ -104,7 +160,8 @@ pub(crate) fn logits_text(
     if let Some(adj) = autocast_exit(s, arch, &x, st, copies) {
         let e = adj.expr();
         formula = format!(
-            "{formula} − ⌈4·T·V/t⌉ + {}  (the loss's backward runs after autocast freed its cache: C_x the copies still alive)",
+            "{formula} − {} + {}  (the loss's backward runs after autocast freed its cache: C_x the copies still alive)",
+            adj.name,
             e.symbols()
         );
         values = format!("{values}, {}", e.values());
@@ -163,7 +220,7 @@ pub(crate) fn logits_item(
 /// Counted when PyTorch's backward is walked apart (`separate`: no accumulation) with one
 /// micro-batch per step; otherwise 0 (the loss's moment holds it already).
 pub(crate) fn held_output_bytes(s: &Scenario, arch: &Arch, x: &Shape, separate: bool) -> u128 {
-    if !separate || s.workload.microbatches.get() > 1 {
+    if !separate || s.workload.microbatches.get() > 1 || !held_by_loop(s) {
         return 0;
     }
     eval_bound(HELD_OUTPUT, &vars(s, arch, x)).unwrap_or(0)

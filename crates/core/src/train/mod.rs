@@ -2,7 +2,8 @@
 //! policy, optimizer, ZeRO stage / FSDP strategy, offload target and fine-tuning
 //! method; activations; host RAM at model init; pinned memory.
 
-use crate::activations::vars::{HELD_OUTPUT, LOSS_MEGATRON};
+use crate::activations::held_by_loop;
+use crate::activations::vars::{HELD_OUTPUT, LOSS_EXCESS_MODEL, LOSS_FORWARD, LOSS_MEGATRON};
 use crate::activations::{
     autocast, chunk_layers, in_flight, korthikanti_form, layer_backward, layer_input_bytes,
     logits_bytes, logits_terms, memfit_layer, stage_layers, vars, LayerBackward, Shape, Terms,

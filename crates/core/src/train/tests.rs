@@ -8,7 +8,8 @@ use super::*;
 /// totals are 8 B more (the loss and a scalar).
 #[test]
 fn full_width_backward_moments_by_hand() {
-    let q = "model=llama-2-7b&layers=2&framework=pytorch&cuda_ctx=0&frag=0&nccl=0\
+    // The harness computes the loss from logits it holds (`loss=loop`).
+    let q = "model=llama-2-7b&layers=2&framework=pytorch&loss=loop&cuda_ctx=0&frag=0&nccl=0\
              &precision=fp32&optimizer=sgd&batch=1&seq=2048&attn=";
     let peak = |attn: &str| {
         let (s, w) = crate::contract::query::decode(&format!("{q}{attn}"));
@@ -61,4 +62,53 @@ fn autocast_copies_of_llama2_7b_by_hand() {
     // FSDP's MixedPrecisionPolicy casts the parameters themselves: no autocast.
     s.sharding = crate::scenario::Sharding::Fsdp(Fsdp::FullShard);
     assert_eq!(autocast_copy_split(&s, &arch, &st, 4 * psi), (0, 0));
+}
+
+/// The doc example of `loss_moments` (Llama shape h = 256, V = 4096, T = 512, fp32,
+/// RMSNorm, `loss=model`), and `loss=loop`'s backward moment with the held logits.
+#[test]
+fn loss_moments_by_hand() {
+    let q = "model=llama-2-7b&hidden=256&heads=8&kv_heads=2&ffn=688&vocab=4096&layers=4\
+             &framework=pytorch&precision=fp32&batch=2&seq=256";
+    let moments = |extra: &str| {
+        let (s, w) = crate::contract::query::decode(&format!("{q}{extra}"));
+        assert!(w.is_empty(), "{w:?}");
+        let s = s.scenario;
+        let (arch, l) = (s.arch(), s.layout());
+        let x = Shape::of(&s, &arch, &l);
+        let st = Stage::of(&arch, 1, 0);
+        loss_moments(&s, &arch, &x, &st, true).unwrap()
+    };
+    let (t, v, h) = (512u128, 4096u128, 256u128);
+    // The final norm: its input and output (2·T·h·4), rstd (4·T), the normalised fp32 tensor.
+    let n = 2 * t * h * 4 + 4 * t + 4 * t * h;
+    assert_eq!(n, 1_574_912);
+    assert_eq!(moments(""), (n + t * v * 8, n + 12 * t * v));
+    assert_eq!(moments(""), (18_352_128, 26_740_736));
+    assert_eq!(moments("&loss=loop"), (n + t * v * 8, n + 16 * t * v));
+}
+
+/// Gemma 3's per-head q/k norms and sandwich post-norms, term by term (the measured
+/// Gemma 3 shape: h = 256, a = 4, a_kv = 1, d = 64, b·s = 512, fp32).
+#[test]
+fn gemma3_norm_terms_by_hand() {
+    let (s, w) = crate::contract::query::decode(
+        "model=gemma-3-4b&hidden=256&heads=4&kv_heads=1&head_dim=64&ffn=1024&vocab=4096\
+         &layers=2&window=0&local_layers=0&framework=pytorch&precision=fp32&batch=2&seq=256",
+    );
+    assert!(w.is_empty(), "{w:?}");
+    let s = s.scenario;
+    let terms = memfit_layer(&s, &s.arch(), &Shape::of(&s, &s.arch(), &s.layout()));
+    let bytes = |name: &str| terms.iter().find(|t| t.name == name).unwrap().bytes;
+    let (t, h, d) = (512u128, 256u128, 64u128);
+    // q and k per head: input (k = 4) and normalised tensor (κ = 4), 4 B rstd per head.
+    assert_eq!(
+        bytes("per-head q and k norms"),
+        t * (4 + 1) * (d * (4 + 4) + 4)
+    );
+    // Two post-norms: input, rstd, normalised tensor.
+    assert_eq!(
+        bytes("post-norms (sandwich block)"),
+        2 * (t * h * 4 + 4 * t + 4 * t * h)
+    );
 }

@@ -30,15 +30,28 @@ impl StageWalk {
         }
         if has_logits && self.separate && op.run == 1 {
             // PyTorch: the loss's backward is done before any layer's.
-            let what = "loss gradient done: logits freed (the loop still holds the output)";
             let lg = w.logits();
+            let now = match self.loss {
+                Some((fwd, bwd)) => {
+                    let what =
+                        "the loss's backward: the log-softmax's and the logits' fp32 gradients";
+                    w.add(ph, None, mb, Component::Logits, lg, bwd - fwd, what);
+                    bwd
+                }
+                None => self.logits,
+            };
+            let what = if self.held > 0 {
+                "loss gradient done: logits freed (the loop still holds the output)"
+            } else {
+                "loss gradient done: logits and the loss's tensors freed"
+            };
             w.add(
                 ph,
                 None,
                 mb,
                 Component::Logits,
                 lg,
-                -(self.logits - self.held),
+                -(now - self.held),
                 what,
             );
         }

@@ -178,7 +178,7 @@ impl StageWalk {
                 mb,
                 Component::Logits,
                 lg,
-                self.logits,
+                self.loss.map_or(self.logits, |(f, _)| f),
                 "logits and loss",
             );
         }

@@ -159,6 +159,9 @@ pub(crate) struct StageWalk {
     pub logits: i128,
     /// The model output the loop holds to the step's end (`train::held_output_bytes`).
     pub held: i128,
+    /// The loss's two moments where PyTorch walks them apart (`train::loss_moments`):
+    /// `(forward, backward)` bytes; `None`: one moment of `logits` bytes at the forward's end.
+    pub loss: Option<(i128, i128)>,
     /// One layer's gathered parameters (ZeRO-3 / FSDP).
     pub(crate) gathered: i128,
     /// A layer's saved activations `A` and a checkpointed layer's input `I`.
@@ -321,6 +324,11 @@ impl StageWalk {
             pyt,
             separate,
             logits,
+            loss: if last_stage {
+                train::loss_moments(s, &p.arch, &x, st, separate).map(|(f, b)| (sat(f), sat(b)))
+            } else {
+                None
+            },
             held: if last_stage {
                 sat(train::held_output_bytes(s, &p.arch, &x, separate))
             } else {
