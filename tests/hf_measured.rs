@@ -92,3 +92,36 @@ fn every_run_is_compared_and_reported_by_part() {
     assert!(cal_median < 0.10, "calibration median {cal_median}");
     assert!(cal_max < 0.80, "calibration max {cal_max}");
 }
+
+/// The step's curve between the peaks: the program's running totals at the ends of the
+/// forward, the backward and the optimizer step and after `zero_grad` against the
+/// measured snapshots. Bounded on the calibration runs (median per snapshot); held out
+/// printed.
+#[test]
+fn phase_end_totals_follow_the_measured_curve() {
+    use memfit_evidence::hf::{held_out, phase_ends};
+    let d = doc();
+    let mut cal: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
+    let mut held: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
+    for run in d["runs"].as_array().unwrap() {
+        let Some(ends) = phase_ends(run) else {
+            continue;
+        };
+        for (k, meas, est) in ends {
+            let e = (est as f64 - meas as f64).abs() / meas as f64;
+            if held_out(run) { &mut held } else { &mut cal }
+                .entry(k)
+                .or_default()
+                .push(e);
+        }
+    }
+    for (k, v) in &cal {
+        let (m, x) = memfit_evidence::validation::median_max(v.clone());
+        let (hm, hx) = memfit_evidence::validation::median_max(held[k].clone());
+        eprintln!("{k}: calibration {} runs median {:.1} % max {:.1} %; held out median {:.1} % max {:.1} %",
+            v.len(), m * 100.0, x * 100.0, hm * 100.0, hx * 100.0);
+        assert!(v.len() >= 100, "{k}: {} runs", v.len());
+        assert!(m <= 0.03, "{k}: calibration median {m}");
+    }
+    assert_eq!(cal.len(), 4);
+}

@@ -211,6 +211,46 @@ pub fn hf_rows(doc: &Value) -> (Vec<HfRow>, Vec<(String, String)>) {
     (rows, failed)
 }
 
+/// The measured totals at the ends of a training step's phases, against the step
+/// program's running total at the same places: `(snapshot, measured, memfit)` for
+/// `post_forward` (the forward's last event), `post_backward` (the backward's last),
+/// `post_step` (before `zero_grad`) and `post_zero_grad` (the step's end). Training runs
+/// without FSDP only (FSDP2's snapshots also count the fake group's communication buffers);
+/// `None` when the run has no snapshots or no timeline.
+pub fn phase_ends(run: &Value) -> Option<Vec<(&'static str, u64, u64)>> {
+    use memfit_core::timeline::{timeline, StepPhase};
+    if !matches!(run["kind"].as_str(), Some("train" | "trainer")) {
+        return None;
+    }
+    let s = run_settings(run).ok()?;
+    let t = timeline(&s.scenario)?;
+    let ev = &t.events;
+    let last = |ph: StepPhase| {
+        ev.iter()
+            .rev()
+            .find(|e| e.phase == ph)
+            .map(|e| e.total_bytes)
+    };
+    let zero_grad = ev
+        .iter()
+        .position(|e| e.phase == StepPhase::Optimizer && e.what.contains("zero_grad"))?;
+    let before_zero_grad = if zero_grad == 0 {
+        0
+    } else {
+        ev[zero_grad - 1].total_bytes
+    };
+    let snap = &run["snapshots"];
+    let got = [
+        ("post_forward", last(StepPhase::Forward)?),
+        ("post_backward", last(StepPhase::Backward)?),
+        ("post_step", before_zero_grad),
+        ("post_zero_grad", ev.last()?.total_bytes),
+    ];
+    got.iter()
+        .map(|&(k, est)| Some((k, snap[k].as_u64()?, est)))
+        .collect()
+}
+
 /// The embedded measurements compared.
 pub fn embedded_hf_rows() -> (Vec<HfRow>, Vec<(String, String)>) {
     match serde_json::from_str::<Value>(HF) {
@@ -357,6 +397,7 @@ pub fn hf_markdown(doc: &Value) -> String {
         }
         md.push('\n');
     }
+    md.push_str(&phase_end_table(doc));
     md.push_str("| run | part | measured MiB | memfit MiB | error | peak phase (measured / memfit) |\n|---|---|---|---|---|---|\n");
     for r in &rows {
         md.push_str(&format!(
@@ -378,5 +419,47 @@ pub fn hf_markdown(doc: &Value) -> String {
         md.push_str(&format!("\nNot compared: `{id}`: {why}\n"));
     }
     md.push_str(CHANGED);
+    md
+}
+
+/// The step program's running totals at the phase ends against the measured snapshots
+/// (training runs, no FSDP): median / max |error| per snapshot and part.
+pub fn phase_end_table(doc: &Value) -> String {
+    let mut errs: std::collections::BTreeMap<(&str, bool), Vec<f64>> = Default::default();
+    for run in doc["runs"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
+        let Some(ends) = phase_ends(run) else {
+            continue;
+        };
+        for (k, meas, est) in ends {
+            if meas > 0 {
+                let e = (est as f64 - meas as f64).abs() / meas as f64;
+                errs.entry((k, held_out(run))).or_default().push(e);
+            }
+        }
+    }
+    let mut md = String::from(
+        "The step's curve between the peaks: the program's running total at the end of the forward, the backward, \
+         the optimizer step and after `zero_grad`, against the measured snapshots (training runs without FSDP). \
+         Each cell: runs: median / max |error|.\n\n| snapshot | calibration | held out |\n|---|---|---|\n",
+    );
+    for k in [
+        "post_forward",
+        "post_backward",
+        "post_step",
+        "post_zero_grad",
+    ] {
+        let cell = |held: bool| {
+            let v = errs.get(&(k, held)).cloned().unwrap_or_default();
+            let n = v.len();
+            let (m, x) = median_max(v);
+            if n == 0 {
+                "—".to_string()
+            } else {
+                format!("{n}: {:.1} % / {:.1} %", m * 100.0, x * 100.0)
+            }
+        };
+        md.push_str(&format!("| {k} | {} | {} |\n", cell(false), cell(true)));
+    }
+    md.push('\n');
     md
 }

@@ -21,6 +21,7 @@
 //! | `V` | vocabulary | tokens |
 //! | `n_p` | norms of a block beyond its two pre-norms (Gemma 2/3's post-norms: 2) | norms |
 //! | `n_h` | a per-head RMSNorm's statistics per head and token | B |
+//! | `k_l` | the logits' bytes per element the loop holds after the forward: `k` (`loss=loop`), 0 (`loss=model`) | B |
 //! | `u` | an fp32 upcast of 16-bit values: 4 when `k < 4`, else 0 | B |
 //! | `c_o` | the final norm's readers (the LM head): 1 | linears |
 //! | `f_a` | the FFN width a token's MLP computes (MoE: the active experts'), for op-level SAC | elements |
@@ -32,7 +33,7 @@ use crate::expr::Tok::{self, *};
 pub type Vals = [u128; N_VARS];
 
 /// How many symbols there are.
-pub const N_VARS: usize = 28;
+pub const N_VARS: usize = 29;
 
 /// Local tokens `T = b·s'`.
 pub const T: Tok = Var("T", 0);
@@ -90,6 +91,9 @@ pub const U: Tok = Var("u", 25);
 pub const NP: Tok = Var("n_p", 26);
 /// An RMSNorm's statistics per head and token (per-head q/k norms), `n_h`.
 pub const NH: Tok = Var("n_h", 27);
+/// The logits' bytes per element the loop holds after the forward: `k` under `loss=loop`,
+/// 0 under `loss=model`, `k_l`.
+pub const KL: Tok = Var("k_l", 28);
 
 /// The values of every symbol for one block of `s` on `x`.
 ///
@@ -146,6 +150,7 @@ pub fn vars(s: &Scenario, arch: &Arch, x: &Shape) -> Vals {
     v[25] = if x.k < 4 { 4 } else { 0 };
     v[26] = (arch.norms_per_layer as u128).saturating_sub(2);
     v[27] = 4;
+    v[28] = if held_by_loop(s) { x.k } else { 0 };
     v
 }
 
@@ -353,3 +358,8 @@ pub const SOFTCAP_SCORES: &[Tok] = &[B, A, TP, DivCeil, Mul, SL, Mul, S, Mul, K,
 /// backward: `⌈T·V·k/t⌉`.
 #[rustfmt::skip]
 pub const SOFTCAP_LOGITS: &[Tok] = &[T, V, Mul, K, Mul, TP, DivCeil];
+/// What the loss keeps after its forward until its backward: the log-softmax output,
+/// with the logits too when the loop holds them (`loss=loop`): `⌈T·V·(k_l + 4)/t⌉`, `k_l`
+/// the logits' bytes the loop holds (0 under `loss=model`).
+#[rustfmt::skip]
+pub const LOSS_SAVED: &[Tok] = &[T, V, Mul, KL, Num(4), Add, Mul, TP, DivCeil];

@@ -101,6 +101,8 @@ fn autocast_exit(
 /// ```text
 /// forward  = N + ⌈T·V·(k + 4 + u)/t⌉     the logits, their fp32 upcast (u = 4 when k < 4, else 0)
 ///                                        and the log-softmax output, with the final norm N
+/// saved    = N + ⌈T·V·(k_l + 4)/t⌉       after the loss's forward: the log-softmax output, and
+///                                        the logits where the loop holds them (k_l = k, loss=loop)
 /// backward = logits_bytes                (loss=model: ⌈12·T·V/t⌉ + N; loss=loop: ⌈T·V·(k + 12)/t⌉ + N)
 /// ```
 /// The program holds `forward` at the end of the forward and reaches `backward` at the
@@ -122,7 +124,7 @@ pub(crate) fn loss_moments(
     x: &Shape,
     st: &Stage,
     separate: bool,
-) -> Option<(u128, u128)> {
+) -> Option<LossMoments> {
     let one_alive = s.parallel.schedule != Schedule::Gpipe || s.workload.microbatches.get() <= 1;
     let hf = s.stack.framework == Framework::Pytorch;
     if !(separate && one_alive && hf && s.fsdp() == Fsdp::None && st.i + 1 == st.p) {
@@ -133,7 +135,24 @@ pub(crate) fn loss_moments(
     let bwd: u128 = terms.iter().map(|t| t.bytes).sum();
     let loss = terms.last().map_or(0, |t| t.bytes);
     let fwd = bwd - loss + eval_bound(LOSS_FORWARD, &terms.vals).unwrap_or(0);
-    Some((fwd.min(bwd), bwd))
+    let saved = bwd - loss + eval_bound(LOSS_SAVED, &terms.vals).unwrap_or(0);
+    let fwd = fwd.min(bwd);
+    Some(LossMoments {
+        forward: fwd,
+        saved: saved.min(fwd),
+        backward: bwd,
+    })
+}
+
+/// The loss's moments on the last stage (see [`loss_moments`]), bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LossMoments {
+    /// At the loss's forward.
+    pub forward: u128,
+    /// Between the forward and the backward.
+    pub saved: u128,
+    /// At the loss's backward.
+    pub backward: u128,
 }
 
 /// The logits' source.

@@ -3,7 +3,9 @@
 //! method; activations; host RAM at model init; pinned memory.
 
 use crate::activations::held_by_loop;
-use crate::activations::vars::{HELD_OUTPUT, LOSS_EXCESS_MODEL, LOSS_FORWARD, LOSS_MEGATRON};
+use crate::activations::vars::{
+    HELD_OUTPUT, LOSS_EXCESS_MODEL, LOSS_FORWARD, LOSS_MEGATRON, LOSS_SAVED,
+};
 use crate::activations::{
     autocast, chunk_layers, in_flight, korthikanti_form, layer_backward, layer_input_bytes,
     logits_bytes, logits_terms, memfit_layer, stage_layers, vars, LayerBackward, Shape, Terms,

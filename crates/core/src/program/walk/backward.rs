@@ -32,10 +32,10 @@ impl StageWalk {
             // PyTorch: the loss's backward is done before any layer's.
             let lg = w.logits();
             let now = match self.loss {
-                Some((fwd, bwd)) => {
+                Some((_, saved, bwd)) => {
                     let what =
                         "the loss's backward: the log-softmax's and the logits' fp32 gradients";
-                    w.add(ph, None, mb, Component::Logits, lg, bwd - fwd, what);
+                    w.add(ph, None, mb, Component::Logits, lg, bwd - saved, what);
                     bwd
                 }
                 None => self.logits,

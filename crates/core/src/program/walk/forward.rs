@@ -178,9 +178,13 @@ impl StageWalk {
                 mb,
                 Component::Logits,
                 lg,
-                self.loss.map_or(self.logits, |(f, _)| f),
+                self.loss.map_or(self.logits, |(f, _, _)| f),
                 "logits and loss",
             );
+            if let Some((fwd, saved, _)) = self.loss {
+                let what = "the loss's forward done: the logits' fp32 upcast (and the dropped output) freed";
+                w.add(ph, layer, mb, Component::Logits, lg, saved - fwd, what);
+            }
         }
         if ckpt && !self.separate {
             w.add(ph, layer, mb, Component::Activations, act, -a, free_ws);

@@ -159,9 +159,10 @@ pub(crate) struct StageWalk {
     pub logits: i128,
     /// The model output the loop holds to the step's end (`train::held_output_bytes`).
     pub held: i128,
-    /// The loss's two moments where PyTorch walks them apart (`train::loss_moments`):
-    /// `(forward, backward)` bytes; `None`: one moment of `logits` bytes at the forward's end.
-    pub loss: Option<(i128, i128)>,
+    /// The loss's moments where PyTorch walks them apart (`train::loss_moments`):
+    /// `(forward, saved, backward)` bytes; `None`: one moment of `logits` bytes at the
+    /// forward's end.
+    pub loss: Option<(i128, i128, i128)>,
     /// One layer's gathered parameters (ZeRO-3 / FSDP).
     pub(crate) gathered: i128,
     /// A layer's saved activations `A` and a checkpointed layer's input `I`.
@@ -325,7 +326,8 @@ impl StageWalk {
             separate,
             logits,
             loss: if last_stage {
-                train::loss_moments(s, &p.arch, &x, st, separate).map(|(f, b)| (sat(f), sat(b)))
+                train::loss_moments(s, &p.arch, &x, st, separate)
+                    .map(|m| (sat(m.forward), sat(m.saved), sat(m.backward)))
             } else {
                 None
             },
