@@ -40,8 +40,11 @@ pub enum Tok {
     Min,
 }
 
-/// The most tokens an expression holds (the evaluation stack is as deep).
+/// The most tokens an expression holds.
 pub const MAX_TOKENS: usize = 48;
+
+/// The deepest evaluation stack (operands not yet consumed) an expression may reach.
+pub const STACK_DEPTH: usize = 16;
 
 /// A formula: up to [`MAX_TOKENS`] tokens in reverse Polish notation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,7 +105,7 @@ impl Expr {
         if self.truncated {
             return None;
         }
-        run(self.tokens().iter().copied())
+        run(self.tokens(), &[])
     }
 
     /// The value as a ledger figure: exact below 2^64 − 1, else `OUT_OF_RANGE`.
@@ -169,21 +172,19 @@ impl Expr {
     }
 }
 
-/// Evaluates reverse-Polish `toks` exactly; `None` when ill-formed (a `Var` left unbound,
-/// too few operands, or more than one value left).
-fn run(toks: impl Iterator<Item = Tok>) -> Option<u128> {
-    let mut stack = [0u128; MAX_TOKENS];
+/// Evaluates reverse-Polish `toks` exactly, a `Var(_, i)` reading `vals[i]`; `None` when
+/// ill-formed (a `Var` past `vals`, too few operands, a stack deeper than
+/// [`STACK_DEPTH`], or more than one value left). One tight loop over the slice: the
+/// explorer's hot path.
+fn run(toks: &[Tok], vals: &[u128]) -> Option<u128> {
+    // Operands waiting for an operator: the formulas here nest a few levels deep; a
+    // deeper one is refused (None) rather than read wrong (push_expr debug-asserts).
+    let mut stack = [0u128; STACK_DEPTH];
     let mut n = 0;
     for t in toks {
-        match t {
-            Tok::Num(x) | Tok::Sym(_, x) => {
-                if n == MAX_TOKENS {
-                    return None;
-                }
-                stack[n] = x;
-                n += 1;
-            }
-            Tok::Var(..) => return None,
+        let x = match *t {
+            Tok::Num(x) | Tok::Sym(_, x) => x,
+            Tok::Var(_, i) => *vals.get(i)?,
             op => {
                 if n < 2 {
                     return None;
@@ -206,8 +207,14 @@ fn run(toks: impl Iterator<Item = Tok>) -> Option<u128> {
                     Tok::Min => a.min(b),
                     Tok::Num(_) | Tok::Sym(..) | Tok::Var(..) => unreachable!(),
                 };
+                continue;
             }
+        };
+        if n == STACK_DEPTH {
+            return None;
         }
+        stack[n] = x;
+        n += 1;
     }
     (n == 1).then_some(stack[0])
 }
@@ -230,16 +237,18 @@ fn bound(t: Tok, vals: &[u128]) -> Tok {
 /// assert_eq!(eval_bound(F, &[4096, 32, 3, 128, 2]), Some(4096 * 11 * 128 * 2));
 /// ```
 pub fn eval_bound(toks: &[Tok], vals: &[u128]) -> Option<u128> {
-    run(toks.iter().map(|&t| bound(t, vals)))
+    run(toks, vals)
 }
 
 /// A constant formula with its `Var`s bound to `vals`, as an [`Expr`] that renders its
 /// symbols and values (and evaluates to [`eval_bound`]'s value).
 pub fn bind(toks: &[Tok], vals: &[u128]) -> Expr {
-    let mut e = Expr::new(&[]);
-    for &t in toks {
-        e = e.then(&[bound(t, vals)]);
+    let mut out = [Tok::Num(0); MAX_TOKENS];
+    for (o, &t) in out.iter_mut().zip(toks) {
+        *o = bound(t, vals);
     }
+    let mut e = Expr::new(&out[..toks.len().min(MAX_TOKENS)]);
+    e.truncated |= toks.len() > MAX_TOKENS;
     e
 }
 

@@ -13,7 +13,7 @@
 //! high-water mark, and the items alive in the peak's phase are exactly what is alive at
 //! the peak moment (`Estimate::per_gpu_bytes`).
 
-use crate::expr::{Expr, Tok::*};
+use crate::expr::{bind, eval_bound, Tok, Tok::*};
 use crate::ledger::StageSummary;
 use crate::ledger::{Component, Item, Ledger, Location, Mech, Phase, Tally, OUT_OF_RANGE};
 use crate::program::walk::{life, Life, StageWalk, WALKED};
@@ -81,19 +81,12 @@ pub(crate) fn fragmentation(s: &Scenario, alloc_peak: u64) -> u64 {
     if alloc_peak == OUT_OF_RANGE {
         return OUT_OF_RANGE;
     }
-    fragmentation_expr(s, alloc_peak).eval()
+    let v = [alloc_peak as u128, s.runtime.frag_pct as u128];
+    eval_bound(FRAGMENTATION, &v).map_or(0, |b| b.min(OUT_OF_RANGE as u128) as u64)
 }
 
 /// `⌈P·f/100⌉`: the allocated peak `P` (bytes) times `frag_pct` `f`, rounded up.
-fn fragmentation_expr(s: &Scenario, alloc_peak: u64) -> Expr {
-    Expr::new(&[
-        Sym("P", alloc_peak as u128),
-        Sym("f", s.runtime.frag_pct as u128),
-        Mul,
-        Num(100),
-        DivCeil,
-    ])
-}
+const FRAGMENTATION: &[Tok] = &[Var("P", 0), Var("f", 1), Mul, Num(100), DivCeil];
 
 /// The fragmentation item on an allocated peak (see [`fragmentation`]).
 pub(crate) fn push_fragmentation(s: &Scenario, alloc_peak: u64, ledger: &mut Ledger) {
@@ -108,9 +101,16 @@ pub(crate) fn push_fragmentation(s: &Scenario, alloc_peak: u64, ledger: &mut Led
         ledger.push(mech, comp, gpu, OUT_OF_RANGE, text, src);
         return;
     }
-    let e = fragmentation_expr(s, alloc_peak);
-    let ctx = || "P = the allocated peak, f = frag_pct".to_string();
-    ledger.push_expr(&[], mech, comp, gpu, &e, "", ctx, src);
+    let bytes = fragmentation(s, alloc_peak);
+    let v = [alloc_peak as u128, s.runtime.frag_pct as u128];
+    let text = || {
+        let e = bind(FRAGMENTATION, &v);
+        (
+            e.symbols(),
+            format!("{}; P = the allocated peak, f = frag_pct", e.values()),
+        )
+    };
+    ledger.push(mech, comp, gpu, bytes, text, src);
 }
 
 /// Bytes as a ledger figure: exact below 2^64 − 1, else [`OUT_OF_RANGE`].

@@ -66,6 +66,16 @@ impl LayerBackward {
 /// 360,710,144 = 528,490,496 B; X = 1,073,741,824 + 33,554,432·2 = 1,140,850,688 B;
 /// Ψ_qkvn = 3·4096² + 4096 = 50,335,744 of Ψ_l = 202,383,360.
 pub fn layer_backward(s: &Scenario, arch: &Arch, x: &Shape) -> Option<LayerBackward> {
+    layer_backward_of(s, arch, x, &memfit_layer(s, arch, x))
+}
+
+/// [`layer_backward`] from the block's terms already evaluated (`memfit_layer`).
+pub fn layer_backward_of(
+    s: &Scenario,
+    arch: &Arch,
+    x: &Shape,
+    terms: &Terms,
+) -> Option<LayerBackward> {
     let standard = arch.mla.is_none() && arch.encoder_layers == 0 && arch.norms_per_layer == 2;
     if s.stack.framework != Framework::Pytorch
         || s.activations.recompute == Recompute::Selective
@@ -80,7 +90,6 @@ pub fn layer_backward(s: &Scenario, arch: &Arch, x: &Shape) -> Option<LayerBackw
     let a_t = x.a.div_ceil(t);
     let probs = x.b * a_t * x.sl * x.s;
     let head_side = tok * a_t * x.d * x.k;
-    let terms = memfit_layer(s, arch, x);
     let mlp_side: u128 = terms
         .iter()
         .skip_while(|t| t.name != MLP_NORM)

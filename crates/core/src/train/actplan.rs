@@ -3,22 +3,16 @@
 
 use super::*;
 
-/// One block's saved activations per micro-batch under the scenario's convention:
-/// bytes, the formula, its source.
+/// One block's saved activations per micro-batch under the scenario's convention, as
+/// terms whose bytes sum to `A` (see `ActPlan::a`).
 ///
 /// # Formula
 /// ```text
-/// seed003:      (34·b·s'·h + 5·b·a·s'·s)·(k/2)
-/// seed002:      16k·b·s'·h + 2·b·s'·h + 2k·b·a·s'·s + b·a·s'·s
-/// korthikanti:  Korthikanti et al. 2022 Table 2 row (tp, sp, recompute)
-/// memfit:       Σ memfit_layer terms
+/// seed003:      (34·b·s'·h + 5·b·a·s'·s)·k/2          (SEED003)
+/// seed002:      16·k·b·s'·h + 2·b·s'·h + 2·k·b·a·s'·s + b·a·s'·s   (SEED002)
+/// korthikanti:  Korthikanti et al. 2022 Table 2, the layout's row (korthikanti_form)
+/// memfit:       one term per saved tensor (memfit_layer)
 /// ```
-pub(crate) fn layer_activations(s: &Scenario, arch: &Arch, x: &Shape) -> u128 {
-    layer_terms(s, arch, x).iter().map(|t| t.bytes).sum()
-}
-
-/// The terms of `layer_activations`: one per tensor under memfit's convention, the
-/// convention's whole-layer formula otherwise.
 pub(crate) fn layer_terms(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
     let form = match s.stack.convention {
         Convention::Seed003 => SEED003,
@@ -31,7 +25,7 @@ pub(crate) fn layer_terms(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
     v
 }
 
-/// The formula text of `layer_activations` (each term rendered from the tokens its
+/// The formula text of a block's activations (each term rendered from the tokens its
 /// bytes were evaluated from, named in brackets) and its symbols' values.
 pub(crate) fn layer_activations_text(s: &Scenario, arch: &Arch, x: &Shape) -> Text {
     let terms = layer_terms(s, arch, x);
@@ -48,7 +42,7 @@ pub(crate) fn layer_activations_text(s: &Scenario, arch: &Arch, x: &Shape) -> Te
     (formula, terms.values())
 }
 
-/// The source of `layer_activations` under the scenario's convention.
+/// The source of a block's activations (`layer_terms`) under the scenario's convention.
 pub(crate) fn layer_activations_source(s: &Scenario) -> &'static str {
     match s.stack.convention {
         Convention::Seed003 => SRC_ACT,
@@ -91,8 +85,10 @@ impl ActPlan {
             && s.stack.convention != Convention::Korthikanti;
         let (lc, n) = chunk_layers(s, st.layers);
         let (chunks, v) = in_flight(s, st.p, st.i);
+        // The block's terms once: its bytes, and its backward's moments (memfit's convention).
+        let terms = layer_terms(s, arch, &x);
         ActPlan {
-            a: layer_activations(s, arch, &x),
+            a: terms.iter().map(|t| t.bytes).sum(),
             input: layer_input_bytes(s, &x),
             lc,
             n: if full { n } else { 0 },
@@ -105,7 +101,7 @@ impl ActPlan {
             },
             layer_bwd: match s.stack.convention {
                 Convention::Seed002 | Convention::Seed003 | Convention::Korthikanti => None,
-                _ => layer_backward(s, arch, &x),
+                _ => layer_backward_of(s, arch, &x, &terms),
             },
         }
     }
@@ -256,7 +252,7 @@ pub(crate) fn embedding_backward(
 /// saved at the peak:  S_c·C + [n = L_c]·A        S_c = n·I + (L_c − n)·A
 /// output layer (last stage): logits_bytes · (m under GPipe, else 1)
 /// ```
-/// `A` from `layer_activations` (memfit's terms by default, seed 003, seed 002 or
+/// `A` from `layer_terms` (memfit's terms by default, seed 003, seed 002 or
 /// Korthikanti's Table 2, which counts full recompute as `2sbh` per layer without the
 /// working set); `I` the block input; `C` chunks in flight of `L_c = L_i/v` layers
 /// (`in_flight`, `chunk_layers`); `n` checkpointed layers per chunk (full recompute;

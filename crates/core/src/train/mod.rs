@@ -7,7 +7,7 @@ use crate::activations::vars::{
     HELD_OUTPUT, LOSS_EXCESS_MODEL, LOSS_FORWARD, LOSS_MEGATRON, LOSS_SAVED,
 };
 use crate::activations::{
-    autocast, chunk_layers, in_flight, korthikanti_form, layer_backward, layer_input_bytes,
+    autocast, chunk_layers, in_flight, korthikanti_form, layer_backward_of, layer_input_bytes,
     logits_bytes, logits_terms, memfit_layer, stage_layers, vars, LayerBackward, Shape, Terms,
     SEED002, SEED003,
 };
