@@ -12,6 +12,8 @@
 //! rounding up, `max(a, b)` and `min(a, b)` as written; parentheses only where precedence
 //! needs them.
 
+use std::mem::MaybeUninit;
+
 use crate::units::OUT_OF_RANGE;
 
 /// One token of an expression.
@@ -47,12 +49,33 @@ pub const MAX_TOKENS: usize = 48;
 pub const STACK_DEPTH: usize = 16;
 
 /// A formula: up to [`MAX_TOKENS`] tokens in reverse Polish notation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// The slots past `len` are never initialised: building an expression writes only its
+/// own tokens (the explorer builds thousands per sweep).
+#[derive(Clone, Copy)]
 pub struct Expr {
-    toks: [Tok; MAX_TOKENS],
+    /// The first `len` are initialised.
+    toks: [MaybeUninit<Tok>; MAX_TOKENS],
     len: usize,
     /// Tokens were dropped: the program is ill-formed.
     truncated: bool,
+}
+
+impl PartialEq for Expr {
+    fn eq(&self, other: &Expr) -> bool {
+        self.tokens() == other.tokens() && self.truncated == other.truncated
+    }
+}
+
+impl Eq for Expr {}
+
+impl std::fmt::Debug for Expr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Expr")
+            .field("toks", &self.tokens())
+            .field("truncated", &self.truncated)
+            .finish()
+    }
 }
 
 impl Expr {
@@ -67,11 +90,12 @@ impl Expr {
     /// assert_eq!(e.symbols(), "⌈2·Ψ/(t·N_s)⌉");
     /// assert_eq!(e.values(), "Ψ=6738415616, t=1, N_s=8");
     /// ```
+    #[inline]
     pub const fn new(toks: &[Tok]) -> Expr {
-        let mut out = [Tok::Num(0); MAX_TOKENS];
+        let mut out = [MaybeUninit::<Tok>::uninit(); MAX_TOKENS];
         let mut i = 0;
         while i < toks.len() && i < MAX_TOKENS {
-            out[i] = toks[i];
+            out[i] = MaybeUninit::new(toks[i]);
             i += 1;
         }
         Expr {
@@ -83,10 +107,11 @@ impl Expr {
 
     /// `self` followed by `toks` (e.g. `[Sym("n", 8), Mul]` multiplies it by `n`); tokens
     /// past [`MAX_TOKENS`] are dropped, which leaves an ill-formed program.
+    #[inline]
     pub fn then(mut self, toks: &[Tok]) -> Expr {
         for t in toks {
             if self.len < MAX_TOKENS {
-                self.toks[self.len] = *t;
+                self.toks[self.len] = MaybeUninit::new(*t);
                 self.len += 1;
             } else {
                 self.truncated = true;
@@ -97,7 +122,9 @@ impl Expr {
 
     /// The tokens.
     pub fn tokens(&self) -> &[Tok] {
-        &self.toks[..self.len]
+        // SAFETY: the first `len` slots are initialised (`new` and `then` write them in
+        // order and count them), and `MaybeUninit<Tok>` has `Tok`'s layout.
+        unsafe { std::slice::from_raw_parts(self.toks.as_ptr().cast::<Tok>(), self.len) }
     }
 
     /// The value, exactly; `None` when the program is ill-formed.
@@ -177,6 +204,63 @@ impl Expr {
 /// [`STACK_DEPTH`], or more than one value left). One tight loop over the slice: the
 /// explorer's hot path.
 fn run(toks: &[Tok], vals: &[u128]) -> Option<u128> {
+    // Almost every figure fits in 64 bits: evaluate there first (one machine division
+    // instead of a 128-bit library call), and again in 128 bits only when a value or an
+    // intermediate does not fit — the same result either way.
+    match run_u64(toks, vals) {
+        Some(v) => v,
+        None => run_u128(toks, vals),
+    }
+}
+
+/// [`run`] in 64 bits: `None` when a value or an intermediate does not fit (then the
+/// 128-bit evaluation decides), `Some(None)` when the program is ill-formed.
+fn run_u64(toks: &[Tok], vals: &[u128]) -> Option<Option<u128>> {
+    let mut stack = [0u64; STACK_DEPTH];
+    let mut n = 0;
+    for t in toks {
+        let x = match *t {
+            Tok::Num(x) | Tok::Sym(_, x) => x,
+            Tok::Var(_, i) => match vals.get(i) {
+                Some(v) => *v,
+                None => return Some(None),
+            },
+            op => {
+                if n < 2 {
+                    return Some(None);
+                }
+                let (a, b) = (stack[n - 2], stack[n - 1]);
+                n -= 1;
+                stack[n - 1] = match op {
+                    Tok::Mul => a.checked_mul(b)?,
+                    Tok::Div => a.checked_div(b).unwrap_or(0),
+                    Tok::DivCeil => {
+                        if b == 0 {
+                            0
+                        } else {
+                            a.div_ceil(b)
+                        }
+                    }
+                    Tok::Add => a.checked_add(b)?,
+                    Tok::Sub => a.saturating_sub(b),
+                    Tok::Max => a.max(b),
+                    Tok::Min => a.min(b),
+                    Tok::Num(_) | Tok::Sym(..) | Tok::Var(..) => unreachable!(),
+                };
+                continue;
+            }
+        };
+        if n == STACK_DEPTH {
+            return Some(None);
+        }
+        stack[n] = u64::try_from(x).ok()?;
+        n += 1;
+    }
+    Some((n == 1).then_some(stack[0] as u128))
+}
+
+/// [`run`] in 128 bits, saturating.
+fn run_u128(toks: &[Tok], vals: &[u128]) -> Option<u128> {
     // Operands waiting for an operator: the formulas here nest a few levels deep; a
     // deeper one is refused (None) rather than read wrong (push_expr debug-asserts).
     let mut stack = [0u128; STACK_DEPTH];
@@ -321,6 +405,22 @@ mod tests {
         // Unbound (an index past the bindings, or a Var inside an Expr): ill-formed.
         assert_eq!(eval_bound(F, &vals[..2]), None);
         assert_eq!(Expr::new(F).eval_u128(), None);
+    }
+
+    /// The 64-bit evaluation and the 128-bit one agree: past 2^64 (a value or an
+    /// intermediate) the 128-bit one decides.
+    #[test]
+    fn wide_values_fall_back_to_128_bits() {
+        let big = u64::MAX as u128;
+        // (2^64 − 1)·4/8: the product overflows 64 bits, the quotient does not.
+        let e = Expr::new(&[Num(big), Num(4), Mul, Num(8), Div]);
+        assert_eq!(e.eval_u128(), Some(big * 4 / 8));
+        // A value past 64 bits, subtracted back into range.
+        let e = Expr::new(&[Num(big + 10), Num(big), Sub]);
+        assert_eq!(e.eval_u128(), Some(10));
+        // Ill-formed stays ill-formed on both paths.
+        assert_eq!(Expr::new(&[Num(big + 1), Mul]).eval_u128(), None);
+        assert_eq!(Expr::new(&[Num(3), Num(0), DivCeil]).eval_u128(), Some(0));
     }
 
     /// Saturation to the out-of-range figure, and ill-formed programs.

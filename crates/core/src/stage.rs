@@ -394,11 +394,13 @@ impl Walked<'_> {
     fn activations(&self, live: &[i128], out: &mut Vec<Item>) {
         let src = train::activations_source(self.s);
         let closed = self.plan.peak() as i128;
+        // One text for every group (the per-layer formula is the same).
+        let text = train::activations_text(self.s, &self.p.arch, self.l, self.plan);
         for (bytes, phases) in groups(live) {
             let (formula, values) = if !self.walk.separate && bytes == closed {
-                train::activations_text(self.s, &self.p.arch, self.l, self.plan)
+                text.clone()
             } else {
-                let (f, v) = train::activations_text(self.s, &self.p.arch, self.l, self.plan);
+                let (f, v) = text.clone();
                 let (phase, at) = self.moment(&phases);
                 let held = if phase == "forward" {
                     "every layer's saved activations (a checkpointed layer's input), the working set of the layer running"
