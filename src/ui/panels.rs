@@ -70,6 +70,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 <KeyField settings name="norm" />
                 <KeyField settings name="tied" />
                 <KeyField settings name="bias" />
+                <KeyField settings name="gelu_ops" />
                 <KeyField settings name="params" placeholder=Signal::derive(move || counts.with(|c| c.total.to_string())) />
                 <KeyField settings name="largest_layer" placeholder=Signal::derive(move || counts.with(|c| c.largest_layer.to_string())) />
             </div>
@@ -79,13 +80,14 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
 }
 
 /// The keys of the workload panel, in the form's order.
-const WORKLOAD: [&str; 18] = [
+const WORKLOAD: [&str; 19] = [
     "mode",
     "precision",
     "batch",
     "seq",
     "gen",
     "logits",
+    "loss",
     "microbatches",
     "optimizer",
     "adam_impl",
