@@ -331,82 +331,54 @@ fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledge
     let pre_ctx = || ctx(&ae_pre);
     let seq = Sym("s", s.workload.seq.get() as u128);
     let pre = [Phase::Prefill];
-    if s.workload.logits == Logits::All {
-        // Every prompt position's logits and the loss over them (evaluation, perplexity):
-        // they follow the last layer, so the larger of the two moments counts.
-        let upcast = Sym(
-            "u",
-            if s.numerics.precision.compute_bytes() < 4 {
-                4
-            } else {
-                0
-            },
-        );
-        let at_layer = Expr::new(&[k, b, Mul, seq, Mul])
-            .then(layer.tokens())
-            .then(&[Mul]);
-        let logits = [
-            b,
-            seq,
-            Mul,
-            vocab,
-            Mul,
-            k,
-            upcast,
-            Add,
-            Num(4),
-            Add,
-            Mul,
-            t,
-            DivCeil,
-        ];
-        let e = plus(at_layer, &ae_pre).then(&logits).then(&[Max]);
-        let note = "every position's logits: u = 4 when their fp32 upcast is taken (k < 4), 4 for the loss's log-softmax";
-        let src = "every position's logits, their fp32 upcast and the loss's log-softmax (Hugging Face forward with labels; measured with MemTracker, tools/measure_pytorch.py --impl-into)";
-        ledger.push_expr(
-            &pre,
-            Mech::PrefillWorkspace,
-            comp,
-            gpu,
-            &e,
-            note,
-            pre_ctx,
-            src,
-        );
-    } else if s.workload.logits == Logits::Prompt {
+    // One layer's tensors at T = s, for the variants whose logits follow the last layer.
+    let at_layer = Expr::new(&[k, b, Mul, seq, Mul])
+        .then(layer.tokens())
+        .then(&[Mul]);
+    let (e, note, pre_src) = match s.workload.logits {
+        Logits::All => {
+            // Every prompt position's logits and the loss over them (evaluation,
+            // perplexity): the larger of the two moments counts.
+            let upcast = Sym(
+                "u",
+                if s.numerics.precision.compute_bytes() < 4 {
+                    4
+                } else {
+                    0
+                },
+            );
+            let logits = [
+                b, seq, Mul, vocab, Mul, k, upcast, Add, Num(4), Add, Mul, t, DivCeil,
+            ];
+            (
+                plus(at_layer, &ae_pre).then(&logits).then(&[Max]),
+                "every position's logits: u = 4 when their fp32 upcast is taken (k < 4), 4 for the loss's log-softmax",
+                "every position's logits, their fp32 upcast and the loss's log-softmax (Hugging Face forward with labels; measured with MemTracker, tools/measure_pytorch.py --impl-into)",
+            )
+        }
         // Every prompt position's logits in the model's dtype and no loss
         // (`logits_to_keep=0`): the LM head's output follows the last layer.
-        let at_layer = Expr::new(&[k, b, Mul, seq, Mul])
-            .then(layer.tokens())
-            .then(&[Mul]);
-        let e = plus(at_layer, &ae_pre).then(&[b, seq, Mul, vocab, Mul, k, Mul, t, DivCeil, Max]);
-        let note =
-            "every prompt position's logits in the model's dtype, no loss (logits_to_keep=0)";
-        let src = "Hugging Face `model(input_ids, logits_to_keep=0)`: `lm_head(hidden_states[:, slice(-0, None)])` keeps every position, in the model's dtype";
-        ledger.push_expr(
-            &pre,
-            Mech::PrefillWorkspace,
-            comp,
-            gpu,
-            &e,
-            note,
-            pre_ctx,
+        Logits::Prompt => (
+            plus(at_layer, &ae_pre).then(&[b, seq, Mul, vocab, Mul, k, Mul, t, DivCeil, Max]),
+            "every prompt position's logits in the model's dtype, no loss (logits_to_keep=0)",
+            "Hugging Face `model(input_ids, logits_to_keep=0)`: `lm_head(hidden_states[:, slice(-0, None)])` keeps every position, in the model's dtype",
+        ),
+        Logits::Last => (
+            plus(work(seq), &ae_pre),
+            "one layer's tensors at T = s tokens, then the last position's fp32 logits",
             src,
-        );
-    } else {
-        let e = plus(work(seq), &ae_pre);
-        let note = "one layer's tensors at T = s tokens, then the last position's fp32 logits";
-        ledger.push_expr(
-            &pre,
-            Mech::PrefillWorkspace,
-            comp,
-            gpu,
-            &e,
-            note,
-            pre_ctx,
-            src,
-        );
-    }
+        ),
+    };
+    ledger.push_expr(
+        &pre,
+        Mech::PrefillWorkspace,
+        comp,
+        gpu,
+        &e,
+        note,
+        pre_ctx,
+        pre_src,
+    );
     let e = plus(work(Num(1)), &ae_dec);
     let dec_ctx = || ctx(&ae_dec);
     let note = "one decoded token";
