@@ -62,7 +62,16 @@ pub(crate) fn fsdp_unsharded_buffers(c: &StateCtx, l: &Layout, ledger: &mut Ledg
     let note = "root group unsharded: embedding, final norm, head";
     let src = "PyTorch FSDP2 fully_shard(model) root group";
     ledger.push_expr(&FWD_BWD, Mech::FsdpRoot, comp, gpu, &e, note, none, src);
-    let block = c.div_expr(k, "P_block", counts.per_layer, 1);
+    // One MoE layer's experts padded to the sharding degree (`fsdp_expert_padding`).
+    let moe_layers = (arch
+        .layers
+        .saturating_sub(arch.first_dense.min(arch.layers)))
+    .max(1) as u64;
+    let layer_experts = arch.routed_expert_params() / moe_layers;
+    let ns = c.s.shard_degree() as u64;
+    let pad = fsdp_expert_padding(c.s, arch, layer_experts, ns);
+    let p_block = counts.per_layer as u128 + pad;
+    let block = c.div_expr_wide(k, "P_block", p_block, 1);
     let note = "the current unsharded block";
     let src = "PyTorch FSDP2 fully_shard";
     ledger.push_expr(
@@ -89,7 +98,7 @@ pub(crate) fn fsdp_unsharded_buffers(c: &StateCtx, l: &Layout, ledger: &mut Ledg
         let (fwd, mech) = ([Phase::Forward], Mech::FsdpPrefetchForward);
         ledger.push_expr(&fwd, mech, comp, gpu, &extra, note, none, src);
     }
-    let e = c.div_expr(4, "P_block", counts.per_layer, 1);
+    let e = c.div_expr_wide(4, "P_block", p_block, 1);
     let note = "unsharded fp32 gradient block before reduce-scatter";
     let src = "PyTorch FSDP2 MixedPrecisionPolicy(reduce_dtype=float32)";
     ledger.push_expr(&bwd, Mech::FsdpGradBlock, comp, gpu, &e, note, none, src);

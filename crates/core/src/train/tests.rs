@@ -119,3 +119,30 @@ fn gemma3_norm_terms_by_hand() {
         2 * (t * h * 4 + 4 * t + 4 * t * h)
     );
 }
+
+/// The doc example of `fsdp_expert_padding`: 8 experts on 32 ranks pad to 32 rows, 8 on
+/// 8 (or 2) pad to none, 8 on 3 pad to 9.
+#[test]
+fn fsdp_expert_padding_by_hand() {
+    let (s, w) =
+        crate::contract::query::decode("model=mixtral-8x7b&fsdp=full_shard&framework=pytorch");
+    assert!(w.is_empty(), "{w:?}");
+    let s = s.scenario;
+    let arch = s.arch();
+    let per_layer = 2 * 3 * 384 * 768u64;
+    assert_eq!(per_layer, 1_769_472);
+    assert_eq!(
+        fsdp_expert_padding(&s, &arch, per_layer, 32),
+        (per_layer * (32 - 8) / 8) as u128
+    );
+    assert_eq!(fsdp_expert_padding(&s, &arch, per_layer, 32), 5_308_416);
+    assert_eq!(fsdp_expert_padding(&s, &arch, per_layer, 8), 0);
+    assert_eq!(fsdp_expert_padding(&s, &arch, per_layer, 2), 0);
+    assert_eq!(
+        fsdp_expert_padding(&s, &arch, per_layer, 3),
+        (per_layer / 8) as u128
+    );
+    // Not FSDP (ZeRO-3 flattens its parameters): no padding.
+    let (z, _) = crate::contract::query::decode("model=mixtral-8x7b&zero=3");
+    assert_eq!(fsdp_expert_padding(&z.scenario, &arch, per_layer, 32), 0);
+}
