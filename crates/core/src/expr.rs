@@ -207,16 +207,64 @@ fn run(toks: &[Tok], vals: &[u128]) -> Option<u128> {
     // Almost every figure fits in 64 bits: evaluate there first (one machine division
     // instead of a 128-bit library call), and again in 128 bits only when a value or an
     // intermediate does not fit — the same result either way.
-    match run_u64(toks, vals) {
+    match run_in::<u64>(toks, vals) {
         Some(v) => v,
-        None => run_u128(toks, vals),
+        None => run_in::<u128>(toks, vals).flatten(),
     }
 }
 
-/// [`run`] in 64 bits: `None` when a value or an intermediate does not fit (then the
-/// 128-bit evaluation decides), `Some(None)` when the program is ill-formed.
-fn run_u64(toks: &[Tok], vals: &[u128]) -> Option<Option<u128>> {
-    let mut stack = [0u64; STACK_DEPTH];
+/// The integer an evaluation runs in: `u64` (where a value or a product that does not fit
+/// stops the evaluation, `None`) or `u128` (saturating: never stops).
+trait Word: Copy + Ord + Default {
+    fn of(x: u128) -> Option<Self>;
+    fn wide(self) -> u128;
+    fn mul(self, b: Self) -> Option<Self>;
+    fn add(self, b: Self) -> Option<Self>;
+    fn sub(self, b: Self) -> Self;
+    fn div(self, b: Self) -> Self;
+    fn div_up(self, b: Self) -> Self;
+}
+
+macro_rules! word {
+    ($t:ty, $mul:ident, $add:ident, $wrap:expr) => {
+        impl Word for $t {
+            fn of(x: u128) -> Option<Self> {
+                <$t>::try_from(x).ok()
+            }
+            fn wide(self) -> u128 {
+                self as u128
+            }
+            fn mul(self, b: Self) -> Option<Self> {
+                $wrap(self.$mul(b))
+            }
+            fn add(self, b: Self) -> Option<Self> {
+                $wrap(self.$add(b))
+            }
+            fn sub(self, b: Self) -> Self {
+                self.saturating_sub(b)
+            }
+            fn div(self, b: Self) -> Self {
+                self.checked_div(b).unwrap_or(0)
+            }
+            fn div_up(self, b: Self) -> Self {
+                if b == 0 {
+                    0
+                } else {
+                    self.div_ceil(b)
+                }
+            }
+        }
+    };
+}
+word!(u64, checked_mul, checked_add, |x: Option<u64>| x);
+word!(u128, saturating_mul, saturating_add, Some);
+
+/// [`run`] in the integer `W`: `None` when a value or an intermediate does not fit `W`
+/// (then a wider one decides), `Some(None)` when the program is ill-formed (a `Var` past
+/// `vals`, too few operands, a stack deeper than [`STACK_DEPTH`], more than one value
+/// left). One tight loop over the slice: the explorer's hot path.
+fn run_in<W: Word>(toks: &[Tok], vals: &[u128]) -> Option<Option<u128>> {
+    let mut stack = [W::default(); STACK_DEPTH];
     let mut n = 0;
     for t in toks {
         let x = match *t {
@@ -232,17 +280,11 @@ fn run_u64(toks: &[Tok], vals: &[u128]) -> Option<Option<u128>> {
                 let (a, b) = (stack[n - 2], stack[n - 1]);
                 n -= 1;
                 stack[n - 1] = match op {
-                    Tok::Mul => a.checked_mul(b)?,
-                    Tok::Div => a.checked_div(b).unwrap_or(0),
-                    Tok::DivCeil => {
-                        if b == 0 {
-                            0
-                        } else {
-                            a.div_ceil(b)
-                        }
-                    }
-                    Tok::Add => a.checked_add(b)?,
-                    Tok::Sub => a.saturating_sub(b),
+                    Tok::Mul => a.mul(b)?,
+                    Tok::Div => a.div(b),
+                    Tok::DivCeil => a.div_up(b),
+                    Tok::Add => a.add(b)?,
+                    Tok::Sub => a.sub(b),
                     Tok::Max => a.max(b),
                     Tok::Min => a.min(b),
                     Tok::Num(_) | Tok::Sym(..) | Tok::Var(..) => unreachable!(),
@@ -253,54 +295,10 @@ fn run_u64(toks: &[Tok], vals: &[u128]) -> Option<Option<u128>> {
         if n == STACK_DEPTH {
             return Some(None);
         }
-        stack[n] = u64::try_from(x).ok()?;
+        stack[n] = W::of(x)?;
         n += 1;
     }
-    Some((n == 1).then_some(stack[0] as u128))
-}
-
-/// [`run`] in 128 bits, saturating.
-fn run_u128(toks: &[Tok], vals: &[u128]) -> Option<u128> {
-    // Operands waiting for an operator: the formulas here nest a few levels deep; a
-    // deeper one is refused (None) rather than read wrong (push_expr debug-asserts).
-    let mut stack = [0u128; STACK_DEPTH];
-    let mut n = 0;
-    for t in toks {
-        let x = match *t {
-            Tok::Num(x) | Tok::Sym(_, x) => x,
-            Tok::Var(_, i) => *vals.get(i)?,
-            op => {
-                if n < 2 {
-                    return None;
-                }
-                let (a, b) = (stack[n - 2], stack[n - 1]);
-                n -= 1;
-                stack[n - 1] = match op {
-                    Tok::Mul => a.saturating_mul(b),
-                    Tok::Div => a.checked_div(b).unwrap_or(0),
-                    Tok::DivCeil => {
-                        if b == 0 {
-                            0
-                        } else {
-                            a.div_ceil(b)
-                        }
-                    }
-                    Tok::Add => a.saturating_add(b),
-                    Tok::Sub => a.saturating_sub(b),
-                    Tok::Max => a.max(b),
-                    Tok::Min => a.min(b),
-                    Tok::Num(_) | Tok::Sym(..) | Tok::Var(..) => unreachable!(),
-                };
-                continue;
-            }
-        };
-        if n == STACK_DEPTH {
-            return None;
-        }
-        stack[n] = x;
-        n += 1;
-    }
-    (n == 1).then_some(stack[0])
+    Some((n == 1).then(|| stack[0].wide()))
 }
 
 /// `Var(name, i)` as `Sym(name, vals[i])` (an index past `vals` stays unbound).
