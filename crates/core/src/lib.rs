@@ -41,6 +41,7 @@ pub mod ledger;
 pub mod megatron;
 pub mod model;
 pub mod program;
+pub mod quant;
 pub mod resolved;
 pub mod scenario;
 pub mod solve;
