@@ -4,6 +4,7 @@
 use super::expr::{Expr, Tok, Tok::*};
 use super::ledger::{Component, Ledger, Location, Mech, Phase};
 use super::model::Arch;
+use super::quant::{self, Quant};
 use super::scenario::{Dtype, Layout, Logits, Scenario};
 
 const SRC_KV: &str = "seed 003 (KV cache 4·b·l·h·(s+n) in fp16), generalised to GQA, MLA and TP/PP";
@@ -40,6 +41,37 @@ pub fn weight_expr(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: u
         }
         _ => Expr::new(&[all, Sym("bits", bits as u128), Mul, Num(8), Div]),
     }
+}
+
+/// The whole model's weights in the scenario's format (`quant`, else `weight_dtype`),
+/// before they are split over ranks, and the formula's source.
+///
+/// # Formula
+/// `quant=none`: [`weight_expr`] in `weight_dtype`; `int8_g`/`int4_g`: [`weight_expr`]
+/// with 8/4-bit codes; every other format: [`quant::weights_expr`] over the model's
+/// tensors.
+pub fn format_weights(s: &Scenario, arch: &Arch, psi: u64) -> (Expr, &'static str) {
+    let q = s.numerics.quant;
+    let g = s.numerics.quant_group.get();
+    let (dtype, bits) = match q {
+        Quant::Int8G => (Dtype::Int8, 8),
+        Quant::Int4G => (Dtype::Int4, 4),
+        Quant::None => (
+            s.numerics.weight_dtype,
+            s.numerics.weight_dtype.bits(s.numerics.precision),
+        ),
+        q => {
+            let sh = quant::shares(arch, q, g);
+            let k = s.numerics.precision.compute_bytes();
+            return (quant::weights_expr(q, &sh, k, s.finetune.double_quant()), q.source());
+        }
+    };
+    let quantisable = super::train::quantisable_share(arch, psi);
+    let src = match dtype {
+        Dtype::Int8 | Dtype::Int4 | Dtype::Fp8 => SRC_QUANT,
+        _ => "seed 003 (weights = bytes per parameter · Φ)",
+    };
+    (weight_expr(psi, quantisable, dtype, bits, g), src)
 }
 
 /// The layers of the most loaded pipeline stage that keep every token (`L_g`) and that
@@ -113,16 +145,15 @@ pub(crate) fn inference_items(
 ) {
     let k = s.numerics.precision.compute_bytes();
     let (t, p) = (l.tp as u64, l.pp as u64);
-    let bits = s.numerics.weight_dtype.bits(s.numerics.precision);
-    let quantisable = super::train::quantisable_share(arch, psi);
-    let dtype = s.numerics.weight_dtype;
-    let w = weight_expr(psi, quantisable, dtype, bits, s.numerics.quant_group.get());
+    let (w, src) = format_weights(s, arch, psi);
     let w = w.then(&[Sym("t", t as u128), Sym("p", p as u128), Mul, DivCeil]);
-    let src = match dtype {
-        Dtype::Int8 | Dtype::Int4 | Dtype::Fp8 => SRC_QUANT,
-        _ => "seed 003 (weights = bytes per parameter · Φ)",
+    let dtype = s.numerics.weight_dtype;
+    let q = s.numerics.quant;
+    let ctx = || match q {
+        Quant::None => format!("dtype={}", dtype.as_str()),
+        Quant::Int8G | Quant::Int4G => format!("dtype={}", &q.as_str()[..4]),
+        q => format!("quant={}; {}", q.as_str(), q.kept(arch.experts > 0)),
     };
-    let ctx = || format!("dtype={}", dtype.as_str());
     let (mech, comp, gpu) = (Mech::InferWeights, Component::Weights, Location::Gpu);
     ledger.push_expr(&[], mech, comp, gpu, &w, "", ctx, src);
 

@@ -44,6 +44,7 @@ pub mod program;
 pub mod quant;
 pub mod resolved;
 pub mod scenario;
+pub mod serve;
 pub mod solve;
 pub mod spelling;
 mod stage;

@@ -14,7 +14,7 @@
 //! first and last in full, the middle ones as one event each way).
 
 use super::estimate::{route, stage_count, whole_ledger, Prepared, Route};
-use super::ledger::{Item, Ledger, Location, Phase};
+use super::ledger::{Item, Ledger, Location, Mech, Phase};
 use super::program::walk::{layer_passes, micro_batches_to_walk};
 use super::program::{infer, Ev, Peak, Sink, Trace};
 use super::scenario::{Layout, Scenario};
@@ -82,6 +82,11 @@ pub fn timeline(s: &Scenario) -> Option<Timeline> {
         Route::Train => train_traces(s, &p, &l)?,
         Route::Infer => {
             let tr = infer_trace(s, &p, &l);
+            let peak = u64::try_from(tr.peak).ok()?;
+            (vec![tr], vec![peak], 1)
+        }
+        Route::Serve => {
+            let tr = serve_trace(s, &p, &l);
             let peak = u64::try_from(tr.peak).ok()?;
             (vec![tr], vec![peak], 1)
         }
@@ -194,6 +199,39 @@ fn convention_trace(s: &Scenario, p: &Prepared, l: &Layout, r: Route) -> Trace {
             slot: u16::MAX,
             delta: it.bytes as i128,
             what: "resident (the convention counts it for the whole step)",
+        });
+    }
+    tr
+}
+
+/// A serving engine's start-up as events, in the order the engine runs it: the
+/// CUDA context, the weights load, the profiling forward (its peak stays reserved),
+/// non-torch memory, CUDA graphs, then the KV pool takes the rest.
+fn serve_trace(s: &Scenario, p: &Prepared, l: &Layout) -> Trace {
+    let mut lg = Ledger::bare();
+    crate::serve::Plan::of(s, p, l).items(&mut lg);
+    let mut items = lg.into_items();
+    // The context exists before anything the engine allocates.
+    items.rotate_right(1);
+    let mut tr = Trace::new(0);
+    for it in items.iter().filter(|i| i.bytes > 0) {
+        let what = match it.mech {
+            Mech::ServeOutside => "CUDA context (outside the engine's budget)",
+            Mech::ServeWeights => "weights loaded",
+            Mech::ServeActivation => "profiling forward's peak, kept free for serving",
+            Mech::ServeNonTorch => "non-torch memory after profiling (NCCL, cuBLAS)",
+            Mech::ServeGraphs => "CUDA graphs captured",
+            _ => "KV-cache pool allocated",
+        };
+        tr.event(Ev {
+            phase: StepPhase::Baseline,
+            layer: None,
+            micro_batch: None,
+            component: it.component,
+            mech: it.mech,
+            slot: u16::MAX,
+            delta: it.bytes as i128,
+            what,
         });
     }
     tr

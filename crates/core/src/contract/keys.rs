@@ -10,8 +10,9 @@ use crate::model::{preset, Bias, Mlp, Norm};
 use crate::scenario::{
     AdamImpl, Attn, Convention, Count, Dtype, Finetune, Framework, Fsdp, GradAcc, Logits,
     LoraTargets, Loss, Mode, Offload, Optimizer, Precision, Recompute, Schedule, Sharding, Solve,
-    Tuning, Zero,
+    Tuning, Zero, Engine, Version,
 };
+use crate::quant::Quant;
 use crate::spelling::{Spelled, Spelling};
 use crate::units::Units;
 
@@ -58,6 +59,8 @@ pub enum Values {
     Gpu,
     /// The format version.
     Version,
+    /// Free text the key's parser checks (an engine version).
+    Text,
 }
 
 /// A value's effect besides setting the key: a warning to show (the value was used).
@@ -325,7 +328,9 @@ spelled_field!(
     Units,
     Mlp,
     Norm,
-    Bias
+    Bias,
+    Quant,
+    Engine
 );
 
 /// The canonical string of a field (one copy per field type).
@@ -485,6 +490,25 @@ fn set_finetune(x: &mut Settings, v: &str) -> Result<Applied, String> {
     Ok(None)
 }
 
+fn set_weight_dtype(x: &mut Settings, v: &str) -> Result<Applied, String> {
+    let d: Dtype = Field::read(v, &options::<Dtype>(false))?;
+    let n = &mut x.scenario.numerics;
+    n.weight_dtype = d;
+    n.normalise_weight_format();
+    Ok(None)
+}
+
+fn set_engine_version(x: &mut Settings, v: &str) -> Result<Applied, String> {
+    if is_empty(v) {
+        x.scenario.serving.version = None;
+        return Ok(None);
+    }
+    let ver = Version::parse(v)
+        .ok_or_else(|| format!("`{v}` is not a version (major.minor[.patch])"))?;
+    x.scenario.serving.version = Some(ver);
+    Ok(None)
+}
+
 fn adapters_only(key: &str) -> String {
     format!("{key} applies to finetune=lora or finetune=qlora")
 }
@@ -606,7 +630,8 @@ pub const KEYS: &[Key] = &[
           get: get_targets, set: set_targets },
     Key { name: "double_quant", meaning: "QLoRA double quantisation", unit: "-", label: "Double quantisation", values: flag("off", "on"), allowed: "`0`, `1`",
           get: get_double_quant, set: set_double_quant },
-    field!("weight_dtype", scenario.numerics.weight_dtype, options::<Dtype>(false), "inference weight storage", "-", "Weights (inference)", "{options}"),
+    Key { name: "weight_dtype", meaning: "storage dtype of unquantised weights (inference, serving)", unit: "-", label: "Weights (inference)", values: options::<Dtype>(false), allowed: "{options}; `int8`/`int4` are read as `quant=int8_g`/`int4_g`",
+          get: |x| x.scenario.numerics.weight_dtype.show(), set: set_weight_dtype },
     field!("quant_group", scenario.numerics.quant_group, int(1, 1 << 20), "weights per int8/int4 scale group", "weights", "Quantisation group", "{range}"),
     field!("kv_dtype", scenario.numerics.kv_dtype, options::<Dtype>(false), "KV cache storage", "-", "KV cache", "{options}"),
     field!("sp", scenario.parallel.sp, flag("off", "on"), "sequence parallelism (with TP)", "-", "SP (with TP)", "`0`, `1`"),
@@ -635,6 +660,16 @@ pub const KEYS: &[Key] = &[
     field!("gpu_mem", scenario.cluster.gpu_mem_mib, opt_int(1, 1 << 30), "custom usable memory per GPU (overrides the preset)", "MiB", "Custom memory", "{range}, empty = preset"),
     field!("convention", scenario.stack.convention, options::<Convention>(false), "whose accounting", "-", "Convention", "{options}"),
     field!("units", view.units, options::<Units>(false), "display units", "-", "Units", "{options}"),
+    field!("quant", scenario.numerics.quant, options::<Quant>(false), "weight format (inference and serving): quantised layouts to the byte", "-", "Weight format", "{options}"),
+    field!("engine", scenario.serving.engine, options::<Engine>(false), "serving engine (`mode=serve`)", "-", "Engine", "{options}"),
+    Key { name: "engine_version", meaning: "engine release whose start-up is modelled", unit: "-", label: "Engine version", values: Values::Text, allowed: "`major.minor[.patch]`, empty = the newest modelled (see README, Serving)",
+          get: |x| x.scenario.serving.version.map(|v| v.to_string()).unwrap_or_default(), set: set_engine_version },
+    field!("gpu_util", scenario.serving.gpu_util, Values::Float { hi: 1.0 }, "vLLM gpu_memory_utilization / SGLang mem_fraction_static / TensorRT-LLM free_gpu_memory_fraction", "fraction", "Memory fraction", "0 < x ≤ 1, empty = the engine's default"),
+    field!("max_len", scenario.serving.max_len, opt_int(1, 1 << 26), "max_model_len (vLLM, SGLang context_length) / n_ctx (llama.cpp)", "tokens", "Max length", "{range}, empty = the model's context (`seq` + `gen` if the model has none)"),
+    field!("max_batched_tokens", scenario.serving.max_batched_tokens, opt_int(1, 1 << 26), "tokens in one forward: max_num_batched_tokens / chunked_prefill_size / n_ubatch", "tokens", "Max batched tokens", "{range}, empty = the engine's default"),
+    field!("max_seqs", scenario.serving.max_seqs, opt_int(1, 1 << 20), "max_num_seqs / max_running_requests", "sequences", "Max sequences", "{range}, empty = the engine's default"),
+    field!("block_size", scenario.serving.block_size, opt_int(1, 1 << 16), "tokens per KV-cache block (page)", "tokens", "KV block size", "{range}, empty = the engine's default"),
+    field!("parallel", scenario.serving.parallel, int(1, 4096), "llama.cpp --parallel / OLLAMA_NUM_PARALLEL (sequences sharing the context)", "sequences", "Parallel (llama.cpp)", "{range}"),
 ];
 
 /// The key named `name`.

@@ -47,6 +47,8 @@ pub struct FlatSettings {
     pub double_quant: bool,
     pub weight_dtype: Dtype,
     pub quant_group: u32,
+    #[serde(default)]
+    pub quant: crate::quant::Quant,
     pub kv_dtype: Dtype,
     pub sp: bool,
     pub recompute: Recompute,
@@ -54,6 +56,8 @@ pub struct FlatSettings {
     pub microbatches: u32,
     pub ep: u32,
     pub pin_memory: bool,
+    #[serde(default)]
+    pub serving: Serving,
     pub solve: Solve,
     #[serde(default)]
     pub timeline: bool,
@@ -133,6 +137,7 @@ impl TryFrom<FlatSettings> for Settings {
                 weight_dtype: f.weight_dtype,
                 kv_dtype: f.kv_dtype,
                 quant_group: nonzero("quant_group", f.quant_group)?,
+                quant: f.quant,
             },
             activations: ActivationPolicy {
                 attn: f.attn,
@@ -168,7 +173,10 @@ impl TryFrom<FlatSettings> for Settings {
                 prefetch_bucket: f.prefetch_bucket,
                 max_live_params: f.max_live_params,
             },
+            serving: f.serving,
         };
+        let mut scenario = scenario;
+        scenario.numerics.normalise_weight_format();
         Ok(Settings {
             scenario,
             view: View {
@@ -220,6 +228,7 @@ impl From<&Settings> for FlatSettings {
             double_quant: s.finetune.double_quant(),
             weight_dtype: s.numerics.weight_dtype,
             quant_group: s.numerics.quant_group.get(),
+            quant: s.numerics.quant,
             kv_dtype: s.numerics.kv_dtype,
             sp: s.parallel.sp,
             recompute: s.activations.recompute,
@@ -227,6 +236,7 @@ impl From<&Settings> for FlatSettings {
             microbatches: s.workload.microbatches.get(),
             ep: s.parallel.ep.get(),
             pin_memory: s.offload.pin_memory,
+            serving: s.serving,
             solve: x.view.solve,
             timeline: x.view.timeline,
             attn: s.activations.attn,

@@ -83,6 +83,9 @@ pub struct Estimate {
     pub stages: Vec<StageSummary>,
     /// Input problems (cross-field; the codec adds per-key ones).
     pub warnings: Vec<Warning>,
+    /// A serving engine's start-up (`mode=serve`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub serve: Option<crate::serve::ServeReport>,
     /// Some figure does not fit in 64 bits: the affected byte counts stand at
     /// [`OUT_OF_RANGE`] and are not figures (a warning names the keys; the CLI prints
     /// them as `null`, the page as "out of range").
@@ -140,6 +143,8 @@ const INFER: [Phase; 2] = [Phase::Decode, Phase::Prefill];
 pub(crate) enum Route {
     /// Inference (memfit's accounting under every convention).
     Infer,
+    /// A serving engine's start-up.
+    Serve,
     /// DeepSpeed's estimators (ZeRO-2/3 training).
     DeepSpeed,
     /// Megatron-LM's formula (training).
@@ -152,6 +157,7 @@ pub(crate) fn route(s: &Scenario) -> Route {
     let z = s.zero();
     match s.workload.mode {
         Mode::Infer => Route::Infer,
+        Mode::Serve => Route::Serve,
         Mode::Train if s.stack.convention.is_deepspeed() && matches!(z, Zero::Z2 | Zero::Z3) => {
             Route::DeepSpeed
         }
@@ -164,6 +170,7 @@ impl Route {
     fn phases(self) -> &'static [Phase] {
         match self {
             Route::Infer => &INFER,
+            Route::Serve => &[Phase::Decode],
             Route::DeepSpeed => &[Phase::OptimizerStep],
             Route::Megatron => &[Phase::Backward],
             Route::Train => &TRAIN,
@@ -191,6 +198,10 @@ pub(crate) fn whole_ledger(
             infer::inference_items(s, &p.arch, p.psi, l, ledger);
             train::overhead_items(s, l, p.largest, ledger);
             add_fragmentation(s, ledger, &INFER);
+            None
+        }
+        Route::Serve => {
+            crate::serve::Plan::of(s, p, l).items(ledger);
             None
         }
         Route::DeepSpeed => {
@@ -264,7 +275,9 @@ pub fn is_clean(s: &Scenario, p: &Prepared) -> bool {
         return false;
     }
     match route(s) {
-        Route::Infer => !(s.stack.convention.is_deepspeed() || s.stack.convention.is_megatron()),
+        Route::Infer | Route::Serve => {
+            !(s.stack.convention.is_deepspeed() || s.stack.convention.is_megatron())
+        }
         Route::Megatron => {
             let mut lg = Ledger::tally();
             whole_ledger(s, p, &s.layout(), Route::Megatron, &mut lg).is_none()
@@ -324,7 +337,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
     let mut warnings = input_warnings(s, r);
     let convention = match r {
         Route::DeepSpeed | Route::Megatron => s.stack.convention.as_str(),
-        Route::Infer | Route::Train => Convention::Memfit.as_str(),
+        Route::Infer | Route::Serve | Route::Train => Convention::Memfit.as_str(),
     };
     let Step {
         ledger,
@@ -363,14 +376,17 @@ pub fn estimate(s: &Scenario) -> Estimate {
         });
     }
     let usable = s.usable_bytes();
+    let serve = (r == Route::Serve).then(|| crate::serve::Plan::of(s, &p, &layout));
+    let fits = per_gpu_bytes <= usable && serve.as_ref().is_none_or(|pl| pl.error.is_none());
     Estimate {
+        serve: serve.map(|pl| pl.report()),
         model: model_info(s, &p),
         gpu: gpu_info(s),
         convention: convention.into(),
         per_gpu_bytes,
         allocated_bytes,
         per_cpu_bytes,
-        fits: per_gpu_bytes <= usable,
+        fits,
         headroom_bytes: (usable as i128 - per_gpu_bytes as i128)
             .clamp(i64::MIN as i128, i64::MAX as i128) as i64,
         peak_phase,
@@ -398,7 +414,7 @@ fn input_warnings(s: &Scenario, r: Route) -> Vec<Warning> {
         })
         .collect();
     let convention = s.stack.convention;
-    if (convention.is_deepspeed() || convention.is_megatron()) && r == Route::Infer {
+    if (convention.is_deepspeed() || convention.is_megatron()) && matches!(r, Route::Infer | Route::Serve) {
         warnings.push(Warning {
             key: "convention".into(),
             value: convention.as_str().into(),

@@ -79,7 +79,7 @@ pub(crate) fn gpu_info(s: &Scenario) -> GpuInfo {
 pub(crate) fn rules(s: &Scenario, arch: &Arch, psi: u64, _l: &Layout) -> Vec<Rule> {
     let k = s.numerics.precision.compute_bytes();
     match s.workload.mode {
-        Mode::Infer => vec![Rule {
+        Mode::Infer | Mode::Serve => vec![Rule {
             name: "seed 003: inference ≈ 1.2 × weights".into(),
             bytes: (k as u128 * psi as u128 * 12 / 10).min(u64::MAX as u128) as u64,
             formula: format!("1.2·{k}·Ψ"),

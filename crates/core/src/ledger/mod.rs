@@ -243,6 +243,19 @@ pub enum Mech {
     PrefillWorkspace,
     /// One decode step's working set.
     DecodeWorkspace,
+    // Serving engines.
+    /// The weights a serving engine loads.
+    ServeWeights,
+    /// The profiling forward's peak (kept free while serving).
+    ServeActivation,
+    /// Non-torch memory (NCCL, cuBLAS) that appeared while profiling.
+    ServeNonTorch,
+    /// CUDA graphs set aside before the KV cache.
+    ServeGraphs,
+    /// The KV-cache pool.
+    ServeKv,
+    /// What the process holds outside the engine's budget.
+    ServeOutside,
     // Other tools' conventions.
     /// DeepSpeed's fp16 parameters (ZeRO-2 offload).
     DsParams,

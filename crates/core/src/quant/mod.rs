@@ -10,7 +10,7 @@ pub mod tensors;
 use crate::expr::{Expr, Tok::*};
 use crate::model::Arch;
 use serde::{Deserialize, Serialize};
-use tensors::{Role, Tensor};
+use tensors::Tensor;
 
 crate::spelled! {
     /// How the weights are stored.

@@ -12,8 +12,10 @@ spelled! {
         /// Forward, backward and optimizer step.
         #[default]
         Train = "train", "Training", "";
-        /// Prefill and decode with a KV cache.
+        /// Prefill and decode with a KV cache (Hugging Face `generate`).
         Infer = "infer", "Inference", "";
+        /// A serving engine's start-up: weights, profiling, then the KV-cache pool.
+        Serve = "serve", "Serving", "";
     }
 }
 
@@ -299,6 +301,18 @@ spelled! {
         Int8 = "int8", "int8", "";
         /// 0.5 byte (+ group scales for weights).
         Int4 = "int4", "int4", "";
+        /// llama.cpp cache type q8_0 (34 B per 32).
+        Q8_0 = "q8_0", "q8_0 (llama.cpp)", "llama.cpp cache types: engine=llamacpp";
+        /// llama.cpp cache type q4_0 (18 B per 32).
+        Q4_0 = "q4_0", "q4_0 (llama.cpp)", "";
+        /// llama.cpp cache type q4_1 (20 B per 32).
+        Q4_1 = "q4_1", "q4_1 (llama.cpp)", "";
+        /// llama.cpp cache type q5_0 (22 B per 32).
+        Q5_0 = "q5_0", "q5_0 (llama.cpp)", "";
+        /// llama.cpp cache type q5_1 (24 B per 32).
+        Q5_1 = "q5_1", "q5_1 (llama.cpp)", "";
+        /// llama.cpp cache type iq4_nl (18 B per 32).
+        Iq4Nl = "iq4_nl", "iq4_nl (llama.cpp)", "";
     }
 }
 
@@ -311,11 +325,22 @@ impl Dtype {
             Dtype::Bf16 | Dtype::Fp16 => 16,
             Dtype::Fp8 | Dtype::Int8 => 8,
             Dtype::Int4 => 4,
+            // ggml's block types, rounded down: exact only through `serve::kv::KvFormat`.
+            Dtype::Q8_0 => 8,
+            Dtype::Q5_0 | Dtype::Q5_1 => 5,
+            Dtype::Q4_0 | Dtype::Q4_1 | Dtype::Iq4Nl => 4,
         }
     }
     /// Whether the format stores integer codes with per-group scales.
     pub fn is_integer(self) -> bool {
         matches!(self, Dtype::Int8 | Dtype::Int4)
+    }
+    /// Whether it is one of llama.cpp's block types (a cache type only llama.cpp has).
+    pub fn is_ggml(self) -> bool {
+        matches!(
+            self,
+            Dtype::Q8_0 | Dtype::Q4_0 | Dtype::Q4_1 | Dtype::Q5_0 | Dtype::Q5_1 | Dtype::Iq4Nl
+        )
     }
 }
 
@@ -415,5 +440,47 @@ impl Convention {
     /// Whether this is Megatron-LM's formula.
     pub fn is_megatron(self) -> bool {
         matches!(self, Convention::Megatron | Convention::Megatron014)
+    }
+}
+
+spelled! {
+    /// A serving engine (`mode=serve`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Engine {
+        /// vLLM (V1 engine).
+        #[default]
+        Vllm = "vllm", "vLLM", "";
+        /// SGLang.
+        Sglang = "sglang", "SGLang", "";
+        /// TensorRT-LLM.
+        Trtllm = "trtllm", "TensorRT-LLM", "";
+        /// llama.cpp (and Ollama: `parallel` = `OLLAMA_NUM_PARALLEL`).
+        Llamacpp = "llamacpp", "llama.cpp / Ollama", "Ollama = llamacpp + `parallel`";
+    }
+}
+
+/// An engine release, `major.minor[.patch]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Version(pub u16, pub u16, pub u16);
+
+impl Version {
+    /// Parses `0.11`, `0.11.2`, `v0.11.2` (letters after the numbers, as in `0.11.0rc1`,
+    /// are ignored).
+    pub fn parse(text: &str) -> Option<Version> {
+        let t = text.trim().trim_start_matches(['v', 'V']);
+        let mut parts = t.split('.').map(|p| {
+            let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<u16>().ok()
+        });
+        let major = parts.next()??;
+        let minor = parts.next().flatten().unwrap_or(0);
+        let patch = parts.next().flatten().unwrap_or(0);
+        Some(Version(major, minor, patch))
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.0, self.1, self.2)
     }
 }

@@ -200,6 +200,63 @@ pub struct Numerics {
     pub kv_dtype: Dtype,
     /// `quant_group`: weights per quantisation group (int8/int4 scales).
     pub quant_group: Count,
+    /// `quant`: how inference and serving store the weights.
+    #[serde(default)]
+    pub quant: crate::quant::Quant,
+}
+
+impl Numerics {
+    /// `weight_dtype=int8|int4`, the older spelling of a quantised format, as the one
+    /// key `quant` (`int8_g`, `int4_g`: the same bytes); a `quant` already set wins.
+    pub fn normalise_weight_format(&mut self) {
+        let q = match self.weight_dtype {
+            Dtype::Int8 => crate::quant::Quant::Int8G,
+            Dtype::Int4 => crate::quant::Quant::Int4G,
+            _ => return,
+        };
+        self.weight_dtype = Dtype::Auto;
+        if self.quant == crate::quant::Quant::None {
+            self.quant = q;
+        }
+    }
+}
+
+/// A serving engine and its knobs (`mode=serve`); `None` = the engine's default for
+/// its version, GPU and layout.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Serving {
+    /// `engine`
+    pub engine: Engine,
+    /// `engine_version` (`None` = the newest modelled).
+    pub version: Option<Version>,
+    /// `gpu_util`: vLLM `gpu_memory_utilization`, SGLang `mem_fraction_static`,
+    /// TensorRT-LLM `free_gpu_memory_fraction`.
+    pub gpu_util: Option<f64>,
+    /// `max_len`: `max_model_len` / `n_ctx` (`None` = the model's context).
+    pub max_len: Option<Count>,
+    /// `max_batched_tokens`: `max_num_batched_tokens` / chunked-prefill size / `n_batch`.
+    pub max_batched_tokens: Option<Count>,
+    /// `max_seqs`: `max_num_seqs` / `max_running_requests`.
+    pub max_seqs: Option<Count>,
+    /// `block_size`: tokens per KV block (page).
+    pub block_size: Option<Count>,
+    /// `parallel`: llama.cpp `--parallel` / `OLLAMA_NUM_PARALLEL` (sequences sharing n_ctx).
+    pub parallel: Count,
+}
+
+impl Default for Serving {
+    fn default() -> Self {
+        Serving {
+            engine: Engine::Vllm,
+            version: None,
+            gpu_util: None,
+            max_len: None,
+            max_batched_tokens: None,
+            max_seqs: None,
+            block_size: None,
+            parallel: count(1),
+        }
+    }
 }
 
 /// What the forward keeps for the backward, and how.
@@ -347,6 +404,9 @@ pub struct Scenario {
     pub stack: Stack,
     /// Runtime overheads.
     pub runtime: Runtime,
+    /// The serving engine (`mode=serve`).
+    #[serde(default)]
+    pub serving: Serving,
 }
 
 impl Default for Scenario {
@@ -397,6 +457,7 @@ impl Default for Scenario {
                 weight_dtype: Dtype::Auto,
                 kv_dtype: Dtype::Auto,
                 quant_group: count(128),
+                quant: crate::quant::Quant::None,
             },
             activations: ActivationPolicy {
                 attn: Attn::Flash,
@@ -418,6 +479,7 @@ impl Default for Scenario {
                 prefetch_bucket: 50_000_000,
                 max_live_params: 1_000_000_000,
             },
+            serving: Serving::default(),
         }
     }
 }

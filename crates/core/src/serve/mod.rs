@@ -1,0 +1,180 @@
+//! Serving engines' start-up (`mode=serve`): what vLLM, SGLang, TensorRT-LLM and
+//! llama.cpp take for the weights, the profiling forward, non-torch memory and CUDA
+//! graphs, and how many KV-cache tokens the rest becomes.
+//!
+//! Each engine is one start-up program, in the order the engine runs it (load the
+//! weights, profile, capture graphs, allocate the KV pool): [`Plan`] holds every
+//! figure, [`Plan::items`] pushes them to the ledger with their formulas and sources,
+//! and [`Plan::report`] is the CLI's `serve` object.
+
+pub mod kv;
+mod engines;
+
+use crate::expr::{Expr, Tok::*};
+use crate::ledger::{Component, Ledger, Location, Mech, Phase};
+use crate::resolved::Prepared;
+use crate::scenario::{Engine, Layout, Scenario, Version};
+use serde::{Deserialize, Serialize};
+
+pub use engines::{newest, weights_expr, DEVICE_RESERVE};
+
+/// The CLI's `serve` object (per GPU / rank; byte counts are integers).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServeReport {
+    /// `vllm`, `sglang`, `trtllm`, `llamacpp`.
+    pub engine: String,
+    /// The release whose rules were applied.
+    pub engine_version: String,
+    /// What the engine may use: vLLM `gpu_memory_utilization × total`, SGLang
+    /// `mem_fraction_static × free`, TensorRT-LLM weights + activations +
+    /// `free_gpu_memory_fraction × free`, llama.cpp the device.
+    pub budget_bytes: u64,
+    /// The weights on this rank, as the engine loads them.
+    pub weights_bytes: u64,
+    /// The profiling forward's peak activation (kept free for the forward at run time).
+    pub activation_bytes: u64,
+    /// Memory outside PyTorch's allocator that appeared while profiling (NCCL, cuBLAS).
+    pub non_torch_bytes: u64,
+    /// CUDA graphs' memory the engine sets aside before the KV cache (0 where it does not).
+    pub cuda_graph_bytes: u64,
+    /// The KV-cache pool.
+    pub kv_cache_bytes: u64,
+    /// KV bytes one token costs on this rank (all its layers).
+    pub kv_bytes_per_token: u64,
+    /// Tokens the pool holds (blocks × block size).
+    pub kv_tokens: u64,
+    /// Blocks (pages) of the pool.
+    pub kv_blocks: u64,
+    /// Requests of `max_len` tokens that fit at once, two decimals as the engine prints.
+    pub max_concurrency: f64,
+    /// The longest request that fits alone.
+    pub max_len_fit: u64,
+    /// The `max_len` used.
+    pub max_len: u64,
+    /// The engine's own error when one request of `max_len` does not fit.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+}
+
+/// One engine's start-up, every figure per GPU.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// The engine.
+    pub engine: Engine,
+    /// The release modelled.
+    pub version: Version,
+    /// See [`ServeReport::budget_bytes`].
+    pub budget: u64,
+    /// Weights (expression: its text goes to the ledger).
+    pub weights: Expr,
+    /// The profiling peak.
+    pub activation: Expr,
+    /// Non-torch memory.
+    pub non_torch: Expr,
+    /// CUDA graphs set aside before the KV cache.
+    pub graphs: Expr,
+    /// The KV pool.
+    pub kv: Expr,
+    /// Memory outside the engine's budget that the process still holds (the CUDA
+    /// context; vLLM's graphs when captured after the pool).
+    pub outside: Expr,
+    /// Bytes per token on this rank.
+    pub per_token: u64,
+    /// Tokens per block.
+    pub block_size: u64,
+    /// Blocks.
+    pub blocks: u64,
+    /// Tokens.
+    pub tokens: u64,
+    /// `max_len`.
+    pub max_len: u64,
+    /// Concurrency at `max_len`.
+    pub concurrency: f64,
+    /// The longest single request.
+    pub max_len_fit: u64,
+    /// The engine's error message, when one request does not fit.
+    pub error: Option<String>,
+    /// Sources per item: weights, activation, non-torch, graphs, KV, outside.
+    pub sources: [&'static str; 6],
+}
+
+impl Plan {
+    /// The engine's start-up for `s`.
+    pub fn of(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
+        engines::plan(s, p, l)
+    }
+    /// The `serve` object.
+    pub fn report(&self) -> ServeReport {
+        ServeReport {
+            engine: self.engine.as_str().into(),
+            engine_version: self.version.to_string(),
+            budget_bytes: self.budget,
+            weights_bytes: self.weights.eval(),
+            activation_bytes: self.activation.eval(),
+            non_torch_bytes: self.non_torch.eval(),
+            cuda_graph_bytes: self.graphs.eval(),
+            kv_cache_bytes: self.kv.eval(),
+            kv_bytes_per_token: self.per_token,
+            kv_tokens: self.tokens,
+            kv_blocks: self.blocks,
+            max_concurrency: (self.concurrency * 100.0).floor() / 100.0,
+            max_len_fit: self.max_len_fit,
+            max_len: self.max_len,
+            error: self.error.clone(),
+        }
+    }
+    /// Every figure as a ledger item (GPU, alive while serving).
+    pub(crate) fn items(&self, ledger: &mut Ledger) {
+        let serving = [Phase::Decode];
+        let g = Location::Gpu;
+        let e = self.engine.as_str();
+        let ctx = || format!("engine={e} {}", self.version);
+        let rows: [(Mech, Component, &Expr, &str); 6] = [
+            (Mech::ServeWeights, Component::Weights, &self.weights, "loaded weights"),
+            (Mech::ServeActivation, Component::Activations, &self.activation, "profiling forward's peak, kept free"),
+            (Mech::ServeNonTorch, Component::CommBuffers, &self.non_torch, "non-torch memory"),
+            (Mech::ServeGraphs, Component::Workspace, &self.graphs, "CUDA graphs"),
+            (Mech::ServeKv, Component::KvCache, &self.kv, "KV-cache pool"),
+            (Mech::ServeOutside, Component::Overhead, &self.outside, "outside the engine's budget"),
+        ];
+        for (i, (mech, comp, expr, note)) in rows.into_iter().enumerate() {
+            ledger.push_expr(&serving, mech, comp, g, expr, note, ctx, self.sources[i]);
+        }
+    }
+}
+
+/// `n` as an expression of one named symbol.
+pub(crate) fn sym(name: &'static str, n: u64) -> Expr {
+    Expr::new(&[Sym(name, n as u128)])
+}
+
+/// The model's context (`max_position_embeddings`) for presets memfit knows it of.
+///
+/// Source: each model's `config.json` on the Hugging Face Hub.
+pub fn model_context(preset: &str) -> Option<u32> {
+    Some(match preset {
+        "gpt2" | "gpt2-medium" | "gpt2-large" | "gpt2-xl" => 1024,
+        "gpt3-175b" | "opt-125m" | "opt-1.3b" | "olmo-1b" | "olmo-7b" | "stablelm-2-1.6b"
+        | "falcon-7b" | "falcon-40b" | "phi-2" | "phi-1.5" | "bloom-560m" | "bloom-7b1"
+        | "bloom-176b" | "gpt-neox-20b" => 2048,
+        "llama-2-7b" | "llama-2-13b" | "llama-2-70b" | "olmo-2-7b" | "stablelm-3b-4e1t"
+        | "olmoe-1b-7b" => 4096,
+        "llama-3-8b" | "llama-3-70b" | "gemma-2b" | "gemma-7b" | "gemma-2-9b"
+        | "gemma-2-27b" | "command-r7b" => 8192,
+        "starcoder2-3b" | "starcoder2-7b" | "qwen1.5-moe-a2.7b" => 16_384,
+        "mistral-7b" | "mixtral-8x7b" | "mistral-small-24b" | "qwen2.5-7b" | "qwen2.5-14b"
+        | "qwen2.5-32b" | "qwen2.5-72b" | "gemma-3-1b" => 32_768,
+        "qwen3-4b" | "qwen3-8b" | "qwen3-30b-a3b" | "qwen3-235b-a22b" => 40_960,
+        "mixtral-8x22b" => 65_536,
+        "llama-3.1-405b" | "llama-3.2-1b" | "llama-3.2-3b" | "gemma-3-4b" | "gemma-3-12b"
+        | "gemma-3-27b" | "phi-3-mini" | "phi-3-medium" | "phi-3.5-moe" | "gpt-oss-20b"
+        | "gpt-oss-120b" | "command-r" | "command-r-plus" | "command-a" => 131_072,
+        "deepseek-v2-lite" | "deepseek-v2" | "deepseek-v3" | "deepseek-r1" => 163_840,
+        "phi-4" => 16_384,
+        "llama-4-scout" | "llama-4-maverick" => 1_048_576,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests;
