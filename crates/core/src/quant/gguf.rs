@@ -161,7 +161,8 @@ struct Counters {
 ///             and 8 experts make it Q8_0
 /// attn_k:     8 experts → Q8_0
 /// ffn_down:   Q2_K → Q3_K;  Q3_K_M → i < L/16 ? Q5_K : Q4_K;  Q3_K_L → Q5_K;
-///             Q4_K_M/Q5_K_M with use_more_bits(i, L) → Q6_K;  Q4_K_S with i < L/8 → Q5_K
+///             Q4_K_M/Q5_K_M with use_more_bits(i, L) → Q6_K;  Q4_K_S with i < L/8 → Q5_K;
+///             IQ4_NL/IQ4_XS with i < L/8 → Q5_K (no importance matrix)
 ///             (i: the tensor's layer; every ffn_down of a layer, experts and shared, counts as it)
 /// attn_output: 8 experts: Q2_K/Q3_K_S/Q3_K_M/IQ4_NL/Q4_K_S/Q4_K_M/IQ4_XS → Q5_K;
 ///             else Q2_K → Q3_K, Q3_K_M → Q4_K, Q3_K_L → Q5_K
@@ -242,6 +243,9 @@ fn rule(ft: FileType, arch: &Arch, t: &Tensor, c: &mut Counters) -> GgmlType {
                 F::Q3KL => Q5_K,
                 F::Q4KM | F::Q5KM if use_more_bits(i, n) => Q6_K,
                 F::Q4KS if i < n / 8 => Q5_K,
+                // Without an importance matrix (memfit models llama-quantize run without
+                // --imatrix; imatrix files keep these in the IQ4 type).
+                F::IQ4NL | F::IQ4XS if i < n / 8 => Q5_K,
                 _ => d,
             }
         }

@@ -1,4 +1,5 @@
 use super::*;
+use super::tensors::Role;
 use crate::model::preset;
 
 fn bytes(model: &str, q: Quant) -> u128 {

@@ -11,41 +11,38 @@ use crate::units::{GIB, MIB};
 /// The newest release memfit models per engine (what an empty `engine_version` means).
 pub fn newest(e: Engine) -> Version {
     match e {
-        Engine::Vllm => Version(0, 11, 0),
+        Engine::Vllm => Version(0, 33, 0),
         Engine::Sglang => Version(0, 5, 3),
         Engine::Trtllm => Version(1, 0, 0),
         Engine::Llamacpp => Version(6000, 0, 0),
     }
 }
 
-/// Memory the driver keeps from the device total: `cudaMemGetInfo` reports
-/// `nvidia-smi memory.total − reserve` as the total (an H100 80 GB: 81,559 MiB in
-/// nvidia-smi, 79.19 GiB = 81,091 MiB in vLLM's log).
+/// The device total `cudaMemGetInfo` reports, where public logs or device queries give
+/// it (smaller than `nvidia-smi memory.total` by what the driver keeps): `(gpu id, MiB·2^20
+/// or bytes)`. Other GPUs: the preset's capacity less 512 MiB.
 ///
-/// Source: vLLM start-up logs ("total_gpu_memory (79.19GiB)"), tests/data/serve_logs.json.
-pub const DEVICE_RESERVE: &[(&str, u64)] = &[
-    ("h100-80", 468),
-    ("h100-pcie", 468),
-    ("h200", 698),
-    ("a100-80", 870),
-    ("a100-40", 625),
-    ("l40s", 613),
-    ("rtx4090", 357),
-    ("a10g", 439),
-    ("l4", 471),
+/// Source: deviceQuery / `torch.cuda.get_device_properties` output in public files (see
+/// docs/serving.md): H100 80 GB 85,029,158,912 B (79.19 GiB, as vLLM's logs print).
+pub const CUDA_TOTAL: &[(&str, u64)] = &[
+    ("h100-80", 85_029_158_912),
+    ("h100-pcie", 85_029_158_912),
+    ("a100-80", 85_093_777_408),
+    ("a100-40", 40_536 * MIB),
+    ("l40s", 45_589 * MIB),
+    ("rtx4090", 24_563 * MIB),
+    ("h200", 143_156 * MIB),
 ];
 
-/// The device total the engine sees (`cudaMemGetInfo`), bytes.
+/// The device total the engine sees (`cudaMemGetInfo`), bytes; `gpu_mem` when set.
 pub(crate) fn device_total(s: &Scenario) -> u64 {
-    let usable = s.usable_bytes();
     if s.cluster.gpu_mem_mib.is_some() {
-        return usable;
+        return s.usable_bytes();
     }
-    let reserve = DEVICE_RESERVE
+    CUDA_TOTAL
         .iter()
         .find(|(id, _)| *id == s.cluster.gpu)
-        .map_or(512, |(_, r)| *r);
-    usable.saturating_sub(reserve * MIB)
+        .map_or(s.usable_bytes().saturating_sub(512 * MIB), |(_, b)| *b)
 }
 
 /// The weights on one rank: the format's bytes (see [`quant::weights_expr`]) over
@@ -152,34 +149,90 @@ pub(crate) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
 
 const SRC_WEIGHTS: &str = "the format's layout (quant), ÷ t·p; vLLM adds the rotary cos/sin cache";
 
-/// vLLM's V1 start-up (`gpu_worker.determine_available_memory`, `kv_cache_utils`).
+/// What changes between vLLM releases (see docs/serving.md for the era table).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct VllmEra {
+    /// The V0 engine (≤ 0.7): attention runs in the profile, `max_num_seqs` 256.
+    pub v0: bool,
+    /// 0.8.0–0.9.0: the V1 formula that charges all non-torch memory, the CUDA context
+    /// included.
+    pub charges_context: bool,
+    /// NCCL buffers are set up after the baseline snapshot (≤ 0.10), so charged.
+    pub charges_nccl: bool,
+    /// `ceil(util·total)` (0.14+) instead of the float product.
+    pub ceil_budget: bool,
+    /// Default `gpu_memory_utilization`: 0.90, 0.92 from 0.20.
+    pub util: f64,
+    /// CUDA graphs estimated and subtracted before the KV cache (0.20+).
+    pub graphs: bool,
+    /// GPUs of ≥ 160 GiB get 16,384 batched tokens in the API server (0.29+).
+    pub big_batch_160: bool,
+}
+
+impl VllmEra {
+    /// The era of release `v`.
+    pub(crate) fn of(v: Version) -> VllmEra {
+        VllmEra {
+            v0: v < Version(0, 8, 0),
+            charges_context: v >= Version(0, 8, 0) && v < Version(0, 9, 1),
+            charges_nccl: v < Version(0, 11, 0),
+            ceil_budget: v >= Version(0, 14, 0),
+            util: if v >= Version(0, 20, 0) { 0.92 } else { 0.90 },
+            graphs: v >= Version(0, 20, 0),
+            big_batch_160: v >= Version(0, 29, 0),
+        }
+    }
+}
+
+/// vLLM's start-up: the budget, the profiling run, the KV pool.
 ///
 /// # Formula
 /// ```text
-/// budget    = ⌊u · M_total⌋                        (gpu_memory_utilization × cudaMemGetInfo total)
-/// KV        = budget − W − A − N_t − G              (G only from the version that profiles graphs)
-/// blocks    = ⌊KV / (B · c_tok)⌋,  tokens = blocks·B
-/// concurrency = blocks / ⌈max_len / B⌉
+/// budget  = u · M_total   (⌈·⌉ from 0.14)          u = gpu_memory_utilization (0.90; 0.92 from 0.20)
+/// KV      = budget − W − A − N_t [− ctx 0.8.0–0.9.0] [− G from 0.20]
+/// blocks  = ⌊KV / (B · c_tok)⌋;  tokens = blocks·B
+/// concurrency = blocks / ⌈max_len / B⌉   (V0: blocks·B / max_len)
 /// ```
-/// `W` the weights (+ the rotary cache `P·d_rot·k`), `A` the profiling forward of
-/// `max_num_batched_tokens` (or the sampler's pass over `max_num_seqs`), `N_t` non-torch
-/// memory, `B` block size, `c_tok` KV bytes per token on the rank.
+/// `M_total` the device total `cudaMemGetInfo` reports; `W` the weights (+ the rotary
+/// cos/sin cache `P·d·k`); `A = max(A_fwd, A_samp)` the profiling run's torch peak:
+/// the forward over `max_num_batched_tokens` tokens (attention skipped in V1) or the
+/// dummy sampler over `min(max_num_seqs, tokens)` rows at [`SAMPLER_BYTES`] per logit;
+/// `N_t` non-torch memory (NCCL with TP ≥ 2 up to 0.10, cuBLAS workspaces); `B` the
+/// block size (16); `c_tok` the KV bytes per token on the rank.
+///
+/// Source: vLLM `v1/worker/gpu_worker.py determine_available_memory`, `utils/mem_utils.py
+/// memory_profiling`, `v1/core/kv_cache_utils.py get_num_blocks` and
+/// `check_enough_kv_cache_memory`, `engine/arg_utils.py` defaults (sdists 0.6.6–0.33.0).
+///
+/// # Example
+/// Llama 3 8B, H100 (85,029,158,912 B), u = 0.90, 0.11: budget 76,526,243,020 B; W =
+/// 16,060,522,496 + 2,097,152 (rotary, P = 8,192); each block of 16 tokens holds 2 MiB.
 fn vllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let v = s.serving.version.unwrap_or(newest(Engine::Vllm));
+    let era = VllmEra::of(v);
     let k = s.numerics.precision.compute_bytes();
     let arch = &p.arch;
     let total = device_total(s);
-    let util = s.serving.gpu_util.unwrap_or(0.9);
-    let budget = (total as f64 * util) as u64;
-    let big = total >= 70 * GIB;
+    let util = s.serving.gpu_util.unwrap_or(era.util);
+    let product = total as f64 * util;
+    let budget = if era.ceil_budget { product.ceil() } else { product.floor() } as u64;
+    let ml = max_len(s);
+    let nvml = s.usable_bytes();
+    let large = nvml >= 70 * GIB && !s.cluster.gpu.starts_with("a100");
+    let (seqs_default, batched_default) = if era.v0 {
+        (256, if ml > 32_768 { 2048 } else { ml.max(2048) })
+    } else if era.big_batch_160 && nvml >= 160 * GIB {
+        (1024, 16_384)
+    } else if large {
+        (1024, 8192)
+    } else {
+        (256, 2048)
+    };
     let n = s
         .serving
         .max_batched_tokens
-        .map_or(if big { 8192 } else { 2048 }, |c| c.get() as u64);
-    let seqs = s
-        .serving
-        .max_seqs
-        .map_or(if big { 1024 } else { 256 }, |c| c.get() as u64);
+        .map_or(batched_default, |c| c.get() as u64);
+    let seqs = s.serving.max_seqs.map_or(seqs_default, |c| c.get() as u64);
     let t = l.tp as u64;
     let ctx = model_context(&s.model.preset).unwrap_or(0) as u64;
     let rope = if arch.positions == 0 && arch.mla.is_none() {
@@ -188,21 +241,38 @@ fn vllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         0
     };
     let weights = weights_expr(s, p, l).then(&[Sym("P·d·k", rope as u128), Add]);
-    let fwd = forward_peak(arch, n, k, t);
+    let mut fwd = forward_peak(arch, n, k, t);
+    if era.v0 {
+        // V0 runs attention in the profile: flash attention's output beside q, k, v.
+        fwd += n * k * (arch.heads as u64 * arch.head_dim as u64) / t;
+    }
     let sampler = seqs.min(n) * arch.vocab as u64 * SAMPLER_BYTES;
     let activation = Expr::new(&[
         Sym("A_fwd", fwd as u128),
         Sym("A_samp", sampler as u128),
         Max,
     ]);
-    let non_torch = sym("N_t", if l.tp > 1 { NON_TORCH_TP } else { NON_TORCH_1 });
-    let graphs = sym("G", 0);
+    let nccl = if l.tp * l.pp > 1 && era.charges_nccl { NON_TORCH_NCCL } else { 0 };
+    let context = if era.charges_context {
+        s.runtime.cuda_ctx_mib as u64 * MIB
+    } else {
+        0
+    };
+    let non_torch = sym("N_t", NON_TORCH_1 + nccl + context);
+    let graphs = sym("G", if era.graphs { GRAPHS } else { 0 });
     let used = weights.eval() + activation.eval() + non_torch.eval() + graphs.eval();
     let kv_bytes = budget.saturating_sub(used);
     let (per_token, _, _) = per_token(s, arch, l);
-    let block = s.serving.block_size.map_or(16, |c| c.get() as u64);
-    let ml = max_len(s);
-    let pl = pool(kv_bytes, per_token, block, ml);
+    let block = s.serving.block_size.map_or(
+        if arch.mla.is_some() && !era.v0 { 64 } else { 16 },
+        |c| c.get() as u64,
+    );
+    let mut pl = pool(kv_bytes, per_token, block, ml);
+    if era.v0 {
+        pl.concurrency = pl.tokens as f64 / ml.max(1) as f64;
+    } else if v >= Version(0, 20, 2) {
+        pl.tokens = (pl.concurrency * ml as f64) as u64;
+    }
     let kv = Expr::new(&[
         Sym("blocks", pl.blocks as u128),
         Sym("B", block as u128),
@@ -210,12 +280,13 @@ fn vllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         Sym("c_tok", per_token as u128),
         Mul,
     ]);
+    let word = if v >= Version(0, 22, 0) { "model's" } else { "models's" };
     let error = if kv_bytes == 0 {
         Some("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.".to_string())
-    } else if pl.tokens < ml {
+    } else if pl.fit < ml {
         let need = ml.div_ceil(block) * block * per_token;
         Some(format!(
-            "To serve at least one request with the models's max seq len ({ml}), ({} GiB KV cache is needed, which is larger than the available KV cache memory ({} GiB). Based on the available memory, the estimated maximum model length is {}. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+            "To serve at least one request with the {word} max seq len ({ml}), ({} GiB KV cache is needed, which is larger than the available KV cache memory ({} GiB). Based on the available memory, the estimated maximum model length is {}. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
             gib(need),
             gib(kv_bytes),
             pl.fit
@@ -232,7 +303,7 @@ fn vllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         non_torch,
         graphs,
         kv,
-        outside: sym("ctx", s.runtime.cuda_ctx_mib as u64 * MIB),
+        outside: sym("ctx", if era.charges_context { 0 } else { s.runtime.cuda_ctx_mib as u64 * MIB }),
         per_token,
         block_size: block,
         blocks: pl.blocks,
@@ -243,11 +314,11 @@ fn vllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         error,
         sources: [
             SRC_WEIGHTS,
-            "vLLM gpu_worker.determine_available_memory: torch peak of profile_run (max_num_batched_tokens forward; _dummy_sampler_run over max_num_seqs)",
-            "vLLM utils memory_profiling: non_torch_increase (NCCL, custom all-reduce, cuBLAS workspaces)",
-            "vLLM: CUDA graphs captured after the KV cache (outside the budget) in the versions modelled",
-            "vLLM kv_cache_utils.get_num_blocks / get_max_concurrency_for_kv_cache_config",
-            "the CUDA context, outside vLLM's accounting (its baseline)",
+            "vLLM gpu_model_runner.profile_run: torch peak of a max_num_batched_tokens forward (attention skipped in V1) or _dummy_sampler_run over min(max_num_seqs, tokens) rows",
+            "vLLM utils/mem_utils.py memory_profiling: non_torch_increase (cuBLAS; NCCL up to 0.10; everything 0.8.0–0.9.0)",
+            "vLLM gpu_model_runner.profile_cudagraph_memory (subtracted from 0.20)",
+            "vLLM v1/core/kv_cache_utils.py get_num_blocks, get_max_concurrency_for_kv_cache_config",
+            "the CUDA context and NCCL set up before vLLM's baseline snapshot",
         ],
     }
 }
@@ -257,8 +328,10 @@ fn vllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
 const SAMPLER_BYTES: u64 = 20;
 /// Non-torch memory that appears during profiling on one GPU (cuBLAS workspaces), bytes.
 const NON_TORCH_1: u64 = 100 * MIB;
-/// With TP ≥ 2 (NCCL and custom all-reduce buffers), bytes.
-const NON_TORCH_TP: u64 = 1024 * MIB;
+/// NCCL and custom all-reduce buffers with more than one rank, bytes.
+const NON_TORCH_NCCL: u64 = 1024 * MIB;
+/// The CUDA graph estimate vLLM subtracts from 0.20, bytes.
+const GRAPHS: u64 = 512 * MIB;
 
 /// SGLang's start-up (`ModelRunner.profile_max_num_token`, 0.4–0.5).
 ///
@@ -363,7 +436,7 @@ fn trtllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let weights = weights_expr(s, p, l);
     let act = forward_peak(&p.arch, n, k, l.tp as u64);
     let activation = sym("A_fwd", act);
-    let non_torch = sym("N_t", if l.tp > 1 { NON_TORCH_TP } else { NON_TORCH_1 });
+    let non_torch = sym("N_t", NON_TORCH_1 + if l.tp > 1 { NON_TORCH_NCCL } else { 0 });
     let ctx = s.runtime.cuda_ctx_mib as u64 * MIB;
     let free = total
         .saturating_sub(weights.eval())

@@ -16,7 +16,7 @@ use crate::resolved::Prepared;
 use crate::scenario::{Engine, Layout, Scenario, Version};
 use serde::{Deserialize, Serialize};
 
-pub use engines::{newest, weights_expr, DEVICE_RESERVE};
+pub use engines::{newest, weights_expr, CUDA_TOTAL};
 
 /// The CLI's `serve` object (per GPU / rank; byte counts are integers).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
