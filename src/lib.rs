@@ -16,5 +16,6 @@ pub mod chart;
 pub mod export;
 pub mod learn;
 pub mod present;
+pub mod serving;
 #[cfg(target_arch = "wasm32")]
 pub mod ui;

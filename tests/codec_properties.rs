@@ -10,8 +10,9 @@ use memfit_core::model::{presets, Bias, Mlp, Norm};
 use memfit_core::scenario::{
     at_least_one, AdamImpl, ArchOverrides, Attn, Convention, Count, Dtype, Finetune, Framework,
     Fsdp, GradAcc, Logits, LoraTargets, Loss, Mode, Offload, Optimizer, Precision, Scenario,
-    Schedule, Solve, Zero,
+    Schedule, Serving, Solve, Zero, Engine, Version,
 };
+use memfit_core::quant::Quant;
 use memfit_core::units::Units;
 use proptest::prelude::*;
 
@@ -142,13 +143,39 @@ prop_compose! {
 }
 
 prop_compose! {
+    /// A weight format and a serving engine's knobs.
+    fn serving()(
+        quant in prop::sample::select(Quant::ALL.to_vec()),
+        engine in prop::sample::select(Engine::ALL.to_vec()),
+        version in opt((0u16..=100, 0u16..=100, 0u16..=100)),
+        gpu_util in opt(prop_oneof![Just(0.9f64), Just(1.0), 1e-6f64..=1.0]),
+        max_len in opt(1u32..=1 << 26),
+        max_batched_tokens in opt(1u32..=1 << 26),
+        max_seqs in opt(1u32..=1 << 20),
+        block_size in opt(1u32..=1 << 16),
+        parallel in 1u32..=4096,
+    ) -> (Quant, Serving) {
+        (quant, Serving {
+            engine,
+            version: version.map(|(a, b, c)| Version(a, b, c)),
+            gpu_util,
+            max_len: max_len.map(at_least_one),
+            max_batched_tokens: max_batched_tokens.map(at_least_one),
+            max_seqs: max_seqs.map(at_least_one),
+            block_size: block_size.map(at_least_one),
+            parallel: at_least_one(parallel),
+        })
+    }
+}
+
+prop_compose! {
     /// Any settings the codec can express (every field within its documented range),
     /// built through the flat JSON form `memfit --json` reads.
     fn settings()(
         model in prop::sample::select(presets().iter().map(|p| p.id.to_string()).collect::<Vec<_>>()),
         arch in arch_overrides(),
         params in opt(1u64..=1_000_000_000_000_000), largest_layer in opt(1u64..=1_000_000_000_000_000),
-        mode in prop_oneof![Just(Mode::Train), Just(Mode::Infer)],
+        mode in prop_oneof![Just(Mode::Train), Just(Mode::Infer), Just(Mode::Serve)],
         batch in 1u32..=1 << 20, seq in 1u32..=1 << 26, gen in 0u32..=1 << 26,
         gpus_per_node in 1u32..=1024, nodes in 1u32..=1 << 20,
         dp in opt(1u32..=1 << 20), tp in 1u32..=1 << 20, pp in 1u32..=1 << 20, cp in 1u32..=1 << 20,
@@ -160,6 +187,7 @@ prop_compose! {
         precision in prop::sample::select(Precision::ALL.to_vec()),
         k in knobs(),
         k2 in knobs2(),
+        sv in serving(),
         gpu in prop::sample::select(GPUS.iter().map(|g| g.id.to_string()).collect::<Vec<_>>()),
         gpu_mem_mib in opt(1u64..=1 << 30),
         convention in prop::sample::select(Convention::ALL.to_vec()),
@@ -178,7 +206,8 @@ prop_compose! {
                    schedule: k2.schedule, framework: k2.framework, ckpt_layers: k2.ckpt_layers,
                    cuda_ctx_mib: k2.cuda_ctx_mib, nccl_mib: k2.nccl_mib, frag_pct: k2.frag_pct,
                    reduce_bucket: k2.reduce_bucket, allgather_bucket: k2.allgather_bucket,
-                   overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, timeline: k2.timeline, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
+                   overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, timeline: k2.timeline,
+                   quant: sv.0, serving: sv.1, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
             .expect("every count is at least 1")
     }
 }
@@ -211,7 +240,9 @@ proptest! {
         prop_assert_eq!(e.per_gpu_bytes as u128, gpu.min(u64::MAX as u128));
         let all: u128 = e.items.iter().filter(|i| i.location == Location::Gpu).map(|i| i.bytes as u128).sum();
         prop_assert!(e.per_gpu_bytes as u128 <= all);
-        prop_assert_eq!(e.fits, e.per_gpu_bytes <= e.gpu.usable_bytes);
+        // A serving engine must also hold one request of max_len.
+        let serves = e.serve.as_ref().is_none_or(|r| r.error.is_none());
+        prop_assert_eq!(e.fits, e.per_gpu_bytes <= e.gpu.usable_bytes && serves);
     }
 
     #[test]

@@ -413,6 +413,105 @@ fn draw_curve(
     Ok(())
 }
 
+/// Concurrent requests against `max_len` (log₂ x, log₂ y), with the line at one request
+/// (below it, one request of that length does not fit) and the chosen `max_len` marked.
+pub fn render_concurrency(points: &[(u64, f64)], chosen: u64, size: ChartSize) -> String {
+    let mut buf = String::new();
+    match draw_concurrency(&mut buf, points, chosen, size) {
+        Ok(()) => buf,
+        Err(msg) => error_svg(&msg, size),
+    }
+}
+
+fn draw_concurrency(
+    buf: &mut String,
+    points: &[(u64, f64)],
+    chosen: u64,
+    size: ChartSize,
+) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let root = SVGBackend::with_string(buf, (size.width, size.height)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let lo = points.iter().map(|p| p.0).min().unwrap_or(1).max(1) as f64;
+    let hi = (points.iter().map(|p| p.0).max().unwrap_or(2) as f64).max(lo * 2.0);
+    let y_hi = points.iter().map(|p| p.1).fold(2.0f64, f64::max) * 1.5;
+    let y_lo = points
+        .iter()
+        .map(|p| p.1)
+        .filter(|y| *y > 0.0)
+        .fold(0.5f64, f64::min)
+        * 0.8;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d((lo..hi).log_scale().base(2.0), (y_lo..y_hi).log_scale())
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .max_light_lines(1)
+        .x_desc("max_len (tokens per request, log scale)")
+        .y_desc("concurrent requests (log scale)")
+        .x_label_formatter(&|x| {
+            let v = x.round() as u64;
+            if v >= 1024 {
+                format!("{}K", v >> 10)
+            } else {
+                v.to_string()
+            }
+        })
+        .y_label_formatter(&|y| format!("{y:.1}"))
+        .draw()
+        .map_err(|e| err(&e))?;
+    let blue = RGBColor(0x3b, 0x6e, 0xc8);
+    let kept: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.1 > 0.0)
+        .map(|p| (p.0 as f64, p.1))
+        .collect();
+    chart
+        .draw_series(LineSeries::new(kept.iter().copied(), blue.stroke_width(3)))
+        .map_err(|e| err(&e))?;
+    chart
+        .draw_series(kept.iter().map(|&p| Circle::new(p, 3, blue.filled())))
+        .map_err(|e| err(&e))?;
+    chart
+        .draw_series(DashedLineSeries::new(
+            vec![(lo, 1.0), (hi, 1.0)],
+            6,
+            4,
+            BLACK.stroke_width(2),
+        ))
+        .map_err(|e| err(&e))?;
+    let style = ("sans-serif", 13).into_font().color(&BLACK);
+    chart
+        .draw_series(std::iter::once(Text::new(
+            "one request".to_string(),
+            (lo, 1.05),
+            style.clone(),
+        )))
+        .map_err(|e| err(&e))?;
+    let red = RGBColor(0xc8, 0x3b, 0x4a);
+    let x = (chosen as f64).clamp(lo, hi);
+    chart
+        .draw_series(DashedLineSeries::new(
+            vec![(x, y_lo), (x, y_hi)],
+            4,
+            4,
+            red.stroke_width(2),
+        ))
+        .map_err(|e| err(&e))?;
+    chart
+        .draw_series(std::iter::once(Text::new(
+            format!("max_len {chosen}"),
+            (x, y_hi * 0.8),
+            style.color(&red),
+        )))
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -62,6 +62,8 @@ pub fn verdict(e: &Estimate, units: Units) -> Verdict {
         fits: e.fits,
         headline: if e.out_of_range {
             "Out of range".into()
+        } else if let Some(r) = e.serve.as_ref().filter(|r| r.error.is_some()) {
+            format!("Does not serve one request of {} tokens", r.max_len)
         } else if e.fits {
             "Fits".into()
         } else {
@@ -72,7 +74,11 @@ pub fn verdict(e: &Estimate, units: Units) -> Verdict {
         headroom,
         largest,
         per_cpu: units.format(e.per_cpu_bytes),
-        phase: phase_label(e.peak_phase).into(),
+        phase: if e.serve.is_some() {
+            "serving (after start-up, KV pool allocated)".into()
+        } else {
+            phase_label(e.peak_phase).into()
+        },
     }
 }
 

@@ -11,6 +11,7 @@ mod net;
 mod panels;
 pub mod panic;
 mod results;
+mod serving;
 mod timeline;
 pub mod url;
 pub mod worker;
@@ -23,7 +24,8 @@ use leptos::prelude::*;
 use memfit_core::contract::query::{decode, encode, get_key};
 use memfit_core::contract::report::estimate_with;
 use memfit_core::estimate::Warning;
-use panels::{ClusterPanel, ModelPanel, WorkloadPanel, ZeroPanel};
+use panels::{ClusterPanel, ModelPanel, ServingInputs, WorkloadPanel, ZeroPanel};
+use serving::ServePanel;
 use results::{ChartPanel, ExplainPanel, ExportPanel, LedgerTable, VerdictPanel, WarningsPanel};
 use timeline::TimelinePanel;
 
@@ -226,6 +228,7 @@ pub fn App() -> impl IntoView {
             <div class="inputs">
                 <ModelPanel settings />
                 <WorkloadPanel settings />
+                <ServingInputs settings />
                 <ClusterPanel settings layout_problems />
                 <ZeroPanel settings />
             </div>
@@ -234,6 +237,7 @@ pub fn App() -> impl IntoView {
                 <VerdictPanel estimate units />
                 <MinGpusLine settings explorer />
                 <ChartPanel estimate units selected />
+                <ServePanel estimate settings units />
                 <Show when=at(1)>
                     <TimelinePanel scenario=later_scenario units />
                     <FitMapPanel settings explorer units />

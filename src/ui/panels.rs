@@ -80,7 +80,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
 }
 
 /// The keys of the workload panel, in the form's order.
-const WORKLOAD: [&str; 19] = [
+const WORKLOAD: [&str; 20] = [
     "mode",
     "precision",
     "batch",
@@ -96,6 +96,7 @@ const WORKLOAD: [&str; 19] = [
     "lora_rank",
     "lora_targets",
     "weight_dtype",
+    "quant",
     "kv_dtype",
     "attn",
     "recompute",
@@ -176,5 +177,36 @@ pub fn ZeroPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 <KeyField settings name="units" />
             </div>
         </fieldset>
+    }
+}
+
+/// The serving engine's keys, in the form's order.
+const SERVING: [&str; 8] = [
+    "engine",
+    "engine_version",
+    "gpu_util",
+    "max_len",
+    "max_batched_tokens",
+    "max_seqs",
+    "block_size",
+    "parallel",
+];
+
+/// The serving engine and its knobs (shown with `mode=serve`).
+#[component]
+pub fn ServingInputs(settings: RwSignal<Settings>) -> impl IntoView {
+    let serving = Memo::new(move |_| {
+        settings.with(|x| x.scenario.workload.mode == memfit_core::scenario::Mode::Serve)
+    });
+    view! {
+        <Show when=move || serving.get()>
+            <fieldset class="panel" data-testid="serving-inputs">
+                <legend>"Serving engine"</legend>
+                <p class="hint">"Blank fields take the engine's default for its version, GPU and layout."</p>
+                <div class="grid">
+                    {SERVING.map(|name| view! { <KeyField settings name placeholder="default".to_string() /> }).collect_view()}
+                </div>
+            </fieldset>
+        </Show>
     }
 }

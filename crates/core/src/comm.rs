@@ -107,7 +107,7 @@ pub fn comm_per_step(s: &Scenario, p: &Prepared) -> Comm {
 /// The data-parallel part of `comm_per_step` for the first stage `st` (it does not
 /// depend on the micro-batch size).
 pub(crate) fn data_parallel_comm(s: &Scenario, p: &Prepared, st: &Stage) -> u64 {
-    if s.workload.mode == Mode::Infer {
+    if s.workload.mode != Mode::Train {
         return 0;
     }
     let l = s.layout();
@@ -150,7 +150,7 @@ pub(crate) fn activation_comm(s: &Scenario, p: &Prepared, st: &Stage) -> Comm {
     let b = s.workload.batch.get() as u128;
     let h = arch.hidden as u128;
     let layers = st.layers as u128;
-    if s.workload.mode == Mode::Infer {
+    if s.workload.mode != Mode::Train {
         let tokens = b * (s.workload.seq.get() as u128 + s.workload.gen as u128);
         return Comm {
             tp: sat(ring(2 * 2 * tokens * h * k, t) * layers),

@@ -63,7 +63,7 @@ impl SweepJob {
                 if !(n / tp).is_multiple_of(pp) {
                     continue;
                 }
-                let cps: Vec<u32> = if s.workload.mode == Mode::Infer {
+                let cps: Vec<u32> = if s.workload.mode != Mode::Train {
                     vec![1]
                 } else {
                     divisors(n / tp / pp)
@@ -110,7 +110,7 @@ impl SweepJob {
                 tps,
                 pps,
                 cells,
-                inference: s.workload.mode == Mode::Infer,
+                inference: s.workload.mode != Mode::Train,
                 pytorch: s.stack.framework == Framework::Pytorch,
             },
             p,
@@ -222,6 +222,7 @@ impl SweepJob {
                     });
             }
             let mut b = 1u32;
+            let serve = w.workload.mode == Mode::Serve;
             while self.combos.iter().any(|c| c.alive) {
                 w.workload.batch = crate::scenario::at_least_one(b);
                 let acts = stage_activations(w, p, &l, &ends, n_stages);
@@ -254,15 +255,21 @@ impl SweepJob {
                         vpp: w.parallel.vpp.get(),
                         schedule: w.parallel.schedule,
                         per_gpu_bytes: peak,
-                        headroom_bytes: (self.usable as i128 - peak as i128)
-                            .clamp(i64::MIN as i128, i64::MAX as i128)
-                            as i64,
+                        headroom_bytes: if serve && crate::serve::refuses(w, p) {
+                            // The engine refuses to start: counted as over the device.
+                            -1
+                        } else {
+                            (self.usable as i128 - peak as i128)
+                                .clamp(i64::MIN as i128, i64::MAX as i128)
+                                as i64
+                        },
                         comm,
                         tokens_per_step: tokens,
                         compute_overhead: overhead,
                     };
                     let cell = (l.stage().number() as usize * pps + pi) * tps + ti;
-                    c.alive = l.fits() && b < MAX_BATCH;
+                    // A serving engine's start-up does not depend on the micro-batch.
+                    c.alive = l.fits() && b < MAX_BATCH && !serve;
                     if record(&mut self.out, l, cell, self.limit) && self.first_fit {
                         return;
                     }

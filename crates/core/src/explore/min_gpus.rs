@@ -20,7 +20,7 @@ use super::*;
 /// p = 4, m = 8, no recompute: 3/8 = 0.375. Llama-3-70B (h = 8192) at s = 8192 with
 /// selective recompute, no pipeline: 8192/(147,456 + 24,576) = 0.0476.
 pub fn compute_overhead(w: &Scenario, arch: &crate::model::Arch) -> f64 {
-    if w.workload.mode == Mode::Infer {
+    if w.workload.mode != Mode::Train {
         return 0.0;
     }
     let p = w.parallel.pp.get().max(1) as f64;
@@ -38,7 +38,7 @@ pub fn compute_overhead(w: &Scenario, arch: &crate::model::Arch) -> f64 {
 
 /// Tokens the cluster processes per step: `dp·m·b·s` (inference `dp·b·(s+n)`).
 pub(crate) fn tokens(w: &Scenario, dp: u32) -> u64 {
-    let per = if w.workload.mode == Mode::Infer {
+    let per = if w.workload.mode != Mode::Train {
         w.workload.batch.get() as u128 * (w.workload.seq.get() as u128 + w.workload.gen as u128)
     } else {
         w.workload.microbatches.get().max(1) as u128

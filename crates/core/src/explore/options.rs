@@ -36,7 +36,7 @@ pub(crate) fn tp_options(s: &Scenario, p: &Prepared, n: u32) -> Vec<u32> {
 /// (ZeRO-1) and FSDP's strategies in place of ZeRO-2 and 3, which PyTorch does not have
 /// (hybrid only across nodes); inference has none.
 pub(crate) fn shardings(s: &Scenario) -> Vec<(Zero, Fsdp)> {
-    if s.workload.mode == Mode::Infer {
+    if s.workload.mode != Mode::Train {
         return vec![(Zero::Z0, Fsdp::None)];
     }
     let zeros: &[Zero] = if s.stack.framework == Framework::Pytorch {
@@ -56,7 +56,7 @@ pub(crate) fn shardings(s: &Scenario) -> Vec<(Zero, Fsdp)> {
 }
 
 pub(crate) fn offloads(s: &Scenario) -> Vec<Offload> {
-    if s.workload.mode == Mode::Infer {
+    if s.workload.mode != Mode::Train {
         return vec![Offload::None];
     }
     let mut v = vec![Offload::None, Offload::Cpu];
@@ -67,7 +67,7 @@ pub(crate) fn offloads(s: &Scenario) -> Vec<Offload> {
 }
 
 pub(crate) fn recomputes(s: &Scenario) -> Vec<Recompute> {
-    if s.workload.mode == Mode::Infer {
+    if s.workload.mode != Mode::Train {
         vec![s.activations.recompute]
     } else {
         vec![Recompute::None, Recompute::Selective, Recompute::Full]

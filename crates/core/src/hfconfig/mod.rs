@@ -107,12 +107,91 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     if model_type != "llama4_text" {
         window_keys(&v, &model_type, &mut keys);
     }
+    let mut notes = notes;
+    if let Ok(top) = serde_json::from_str::<Value>(text) {
+        if let Some(q) = top.get("quantization_config") {
+            quant_keys(q, &mut keys, &mut notes);
+        }
+    }
     Ok(Imported {
         model_type: outer_type,
         base,
         keys,
         notes,
     })
+}
+
+/// `quantization_config` → `quant` (and `quant_group`, `double_quant`).
+///
+/// # Formula
+/// ```text
+/// quant_method fp8 | modelopt FP8            → fp8
+/// compressed-tensors: weights num_bits 8 float → fp8; 8 int → w8a8; 4 int → w4a16 (group_size)
+/// gptq | awq with bits 4                     → w4a16 (group_size)
+/// bitsandbytes load_in_4bit (nf4)            → nf4 (bnb_4bit_use_double_quant); load_in_8bit → int8
+/// mxfp4                                      → mxfp4;  modelopt NVFP4 → nvfp4
+/// ```
+/// Source: the `quantization_config` blocks of Hugging Face checkpoints (transformers
+/// `utils/quantization_config.py`; compressed-tensors `config_groups`).
+pub(crate) fn quant_keys(q: &Value, keys: &mut Vec<(&'static str, String)>, notes: &mut Vec<String>) {
+    let method = q.get("quant_method").and_then(Value::as_str).unwrap_or("");
+    let bits = get(q, &["bits", "w_bit"]);
+    let group = get(q, &["group_size", "q_group_size"]);
+    let mut put = |k: &'static str, v: String| keys.push((k, v));
+    let chosen = match method {
+        "fp8" | "fbgemm_fp8" => Some("fp8"),
+        "mxfp4" => Some("mxfp4"),
+        "modelopt" => match q.get("quant_algo").and_then(Value::as_str) {
+            Some(a) if a.contains("NVFP4") => Some("nvfp4"),
+            Some(a) if a.contains("FP8") => Some("fp8"),
+            _ => None,
+        },
+        "gptq" | "awq" if bits == Some(4) => {
+            if let Some(g) = group.filter(|g| *g > 0) {
+                put("quant_group", g.to_string());
+            }
+            Some("w4a16")
+        }
+        "bitsandbytes" => {
+            if q.get("load_in_4bit").and_then(Value::as_bool) == Some(true) {
+                let dq = q.get("bnb_4bit_use_double_quant").and_then(Value::as_bool).unwrap_or(false);
+                put("double_quant", (dq as u8).to_string());
+                Some("nf4")
+            } else if q.get("load_in_8bit").and_then(Value::as_bool) == Some(true) {
+                Some("int8")
+            } else {
+                None
+            }
+        }
+        "compressed-tensors" => {
+            let w = q
+                .get("config_groups")
+                .and_then(Value::as_object)
+                .and_then(|g| g.values().next())
+                .and_then(|g| g.get("weights"));
+            let nb = w.and_then(|w| get(w, &["num_bits"]));
+            let ty = w.and_then(|w| w.get("type")).and_then(Value::as_str).unwrap_or("int");
+            match (nb, ty) {
+                (Some(8), "float") => Some("fp8"),
+                (Some(8), _) => Some("w8a8"),
+                (Some(4), "float") => Some("nvfp4"),
+                (Some(4), _) => {
+                    if let Some(g) = w.and_then(|w| get(w, &["group_size"])).filter(|g| *g > 0) {
+                        put("quant_group", g.to_string());
+                    }
+                    Some("w4a16")
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    match chosen {
+        Some(v) => put("quant", v.to_string()),
+        None => notes.push(format!(
+            "quantization_config `{method}` is not one of the formats memfit lays out; the weights are counted unquantised (set `quant` by hand)"
+        )),
+    }
 }
 
 /// Keys and notes one import collects.

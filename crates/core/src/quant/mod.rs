@@ -145,6 +145,8 @@ pub struct Shares {
     pub blocks: u128,
     /// GGUF: bytes of the quantised tensors by llama.cpp's per-tensor types.
     pub gguf_bytes: u128,
+    /// GGUF: bytes of `token_embd` (llama.cpp keeps it in host memory).
+    pub gguf_embd: u128,
     /// GGUF: `(type, tensors)` of the mixture, for the ledger's text.
     pub gguf_mix: Vec<(&'static str, u32)>,
     /// Parameters left unquantised.
@@ -169,7 +171,11 @@ pub fn shares(arch: &Arch, q: Quant, g: u32) -> Shares {
     for (i, t) in ts.iter().enumerate() {
         let gguf_type = types.as_ref().and_then(|v| v[i]);
         if let Some(ty) = gguf_type {
-            s.gguf_bytes += ty.row_bytes(t.cols) as u128 * t.rows as u128 * t.n as u128;
+            let b = ty.row_bytes(t.cols) as u128 * t.rows as u128 * t.n as u128;
+            s.gguf_bytes += b;
+            if t.role == tensors::Role::TokenEmbd {
+                s.gguf_embd = b;
+            }
             match s.gguf_mix.iter_mut().find(|(n, _)| *n == ty.name) {
                 Some((_, c)) => *c += 1,
                 None => s.gguf_mix.push((ty.name, 1)),

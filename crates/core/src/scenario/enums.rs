@@ -467,7 +467,7 @@ impl Version {
     /// Parses `0.11`, `0.11.2`, `v0.11.2` (letters after the numbers, as in `0.11.0rc1`,
     /// are ignored).
     pub fn parse(text: &str) -> Option<Version> {
-        let t = text.trim().trim_start_matches(['v', 'V']);
+        let t = text.trim().trim_start_matches(['v', 'V', 'b', 'B']);
         let mut parts = t.split('.').map(|p| {
             let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
             digits.parse::<u16>().ok()

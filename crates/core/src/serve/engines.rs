@@ -6,6 +6,7 @@ use crate::expr::{Expr, Tok::*};
 use crate::model::Arch;
 use crate::resolved::Prepared;
 use crate::scenario::{Engine, Layout, Scenario, Version};
+use crate::quant;
 use crate::units::{GIB, MIB};
 
 /// The newest release memfit models per engine (what an empty `engine_version` means).
@@ -14,7 +15,7 @@ pub fn newest(e: Engine) -> Version {
         Engine::Vllm => Version(0, 33, 0),
         Engine::Sglang => Version(0, 5, 3),
         Engine::Trtllm => Version(1, 0, 0),
-        Engine::Llamacpp => Version(6000, 0, 0),
+        Engine::Llamacpp => Version(7300, 0, 0),
     }
 }
 
@@ -75,7 +76,7 @@ fn per_token(s: &Scenario, arch: &Arch, l: &Layout) -> (u64, u64, KvFormat) {
     let f = KvFormat::of(s.numerics.kv_dtype, s.numerics.precision);
     let (full, windowed) = stage_layers(arch, l.pp);
     let row = layer_row(arch, f, l.tp);
-    (row * (full + windowed), full + windowed, f)
+    (sat(row as u128 * (full + windowed) as u128), full + windowed, f)
 }
 
 /// The forward's peak activation over `n` tokens on one rank, as the profiling run sees
@@ -96,20 +97,66 @@ fn per_token(s: &Scenario, arch: &Arch, l: &Layout) -> (u64, u64, KvFormat) {
 /// Llama 3 8B, n = 8,192, bf16, t = 1: 8,192·2·(8,192 + 3·14,336) = 838,860,800 B.
 pub(crate) fn forward_peak(arch: &Arch, n: u64, k: u64, t: u64) -> u64 {
     let (h, a, kv, d) = (
-        arch.hidden as u64,
-        arch.heads as u64,
-        arch.kv_heads as u64,
-        arch.head_dim as u64,
+        arch.hidden as u128,
+        arch.heads as u128,
+        arch.kv_heads as u128,
+        arch.head_dim as u128,
     );
+    let (n, k, t) = (n as u128, k as u128, t.max(1) as u128);
     let attn = ((a + 2 * kv) * d + a * d) / t;
     let m = if arch.mlp == crate::model::Mlp::Swiglu { 3 } else { 2 };
     let mlp = if arch.experts > 0 {
-        let tk = arch.top_k.max(1) as u64;
-        tk * m * arch.expert_ffn() as u64 / t + tk * h
+        let tk = arch.top_k.max(1) as u128;
+        tk * m * arch.expert_ffn() as u128 / t + tk * h
     } else {
-        m * arch.ffn as u64 / t
+        m * arch.ffn as u128 / t
     };
-    n * k * (2 * h + attn.max(mlp))
+    sat(n * k * (2 * h + attn.max(mlp)))
+}
+
+/// vLLM's MXFP4 MoE pads each rank's expert width to a multiple of 256 (gpt-oss: 2,880 →
+/// 3,072), so the routed experts hold more than the checkpoint.
+///
+/// # Formula
+/// `W_pad = L_moe·E·3·h·(⌈f_e/t/256⌉·256 − f_e/t)·17/32`   (0 unless quant=mxfp4 on a mixture)
+///
+/// Source: vLLM `model_executor/layers/quantization/mxfp4.py` (`round_up(intermediate_size_per_partition, 256)`).
+///
+/// # Example
+/// gpt-oss-20b (24 layers, 32 experts, h = f_e = 2,880), t = 1: 24·32·3·2,880·192·17/32 =
+/// 676,700,160 B.
+pub(crate) fn mxfp4_padding(s: &Scenario, arch: &Arch, t: u32) -> u64 {
+    if s.numerics.quant != crate::quant::Quant::Mxfp4 || arch.experts == 0 {
+        return 0;
+    }
+    let f = arch.expert_ffn() as u128 / t.max(1) as u128;
+    let pad = f.div_ceil(256) * 256 - f;
+    let layers = (arch.layers as u128).saturating_sub(arch.first_dense.min(arch.layers) as u128);
+    sat(layers * arch.experts as u128 * 3 * arch.hidden as u128 * pad * 17 / 32)
+}
+
+/// The fused-MoE kernel's workspace over `n` tokens on one rank, which vLLM keeps
+/// allocated after the forward (so it is alive while the sampler runs): the gate/up
+/// output sharing storage with the down output, and the activation.
+///
+/// # Formula
+/// `A_moe = n·k·top_k·(max(2·f_e/t, h) + f_e/t)`   (0 for a dense model)
+///
+/// Source: vLLM `fused_moe/fused_moe.py fused_experts_impl` (`intermediate_cache13` of
+/// `M·top_k·max(N, K)`, `intermediate_cache2` of `M·top_k·N/2`), held by the workspace
+/// manager between calls.
+///
+/// # Example
+/// Qwen3-30B-A3B (h = 2,048, f_e = 768, top-8), n = 8,192, bf16, t = 1:
+/// 8,192·2·8·(2,048 + 768) = 369,098,752 B.
+pub(crate) fn moe_workspace(arch: &Arch, n: u64, k: u64, t: u64) -> u64 {
+    if arch.experts == 0 {
+        return 0;
+    }
+    let t = t.max(1) as u128;
+    let f = arch.expert_ffn() as u128 / t;
+    let h = arch.hidden as u128;
+    sat(n as u128 * k as u128 * arch.top_k.max(1) as u128 * ((2 * f).max(h) + f))
 }
 
 /// Shared tail of the paged engines: blocks, tokens, concurrency, the longest request.
@@ -121,9 +168,9 @@ struct Pool {
 }
 
 fn pool(kv_bytes: u64, per_token: u64, block: u64, max_len: u64) -> Pool {
-    let page = per_token.max(1) * block.max(1);
-    let blocks = kv_bytes / page;
-    let tokens = blocks * block;
+    let page = (per_token.max(1) as u128 * block.max(1) as u128).max(1);
+    let blocks = sat(kv_bytes as u128 / page);
+    let tokens = sat(blocks as u128 * block as u128);
     let need = max_len.div_ceil(block.max(1)).max(1);
     Pool {
         blocks,
@@ -135,6 +182,11 @@ fn pool(kv_bytes: u64, per_token: u64, block: u64, max_len: u64) -> Pool {
 
 fn gib(b: u64) -> String {
     format!("{:.2}", b as f64 / GIB as f64)
+}
+
+/// `x` clamped to 64 bits (figures past 2^64 bytes saturate: no engine starts there).
+fn sat(x: u128) -> u64 {
+    x.min(u64::MAX as u128) as u64
 }
 
 /// Every engine's plan.
@@ -157,8 +209,6 @@ pub(crate) struct VllmEra {
     /// 0.8.0–0.9.0: the V1 formula that charges all non-torch memory, the CUDA context
     /// included.
     pub charges_context: bool,
-    /// NCCL buffers are set up after the baseline snapshot (≤ 0.10), so charged.
-    pub charges_nccl: bool,
     /// `ceil(util·total)` (0.14+) instead of the float product.
     pub ceil_budget: bool,
     /// Default `gpu_memory_utilization`: 0.90, 0.92 from 0.20.
@@ -175,7 +225,6 @@ impl VllmEra {
         VllmEra {
             v0: v < Version(0, 8, 0),
             charges_context: v >= Version(0, 8, 0) && v < Version(0, 9, 1),
-            charges_nccl: v < Version(0, 11, 0),
             ceil_budget: v >= Version(0, 14, 0),
             util: if v >= Version(0, 20, 0) { 0.92 } else { 0.90 },
             graphs: v >= Version(0, 20, 0),
@@ -190,6 +239,8 @@ impl VllmEra {
 /// ```text
 /// budget  = u · M_total   (⌈·⌉ from 0.14)          u = gpu_memory_utilization (0.90; 0.92 from 0.20)
 /// KV      = budget − W − A − N_t [− ctx 0.8.0–0.9.0] [− G from 0.20]
+/// A       = max(A_fwd, 16 · min(max_num_seqs, max_num_batched_tokens) · V + A_moe)
+/// N_t     = 256 MiB, + 1,894 MiB with more than one rank on an NVSwitch system (NVLS)
 /// blocks  = ⌊KV / (B · c_tok)⌋;  tokens = blocks·B
 /// concurrency = blocks / ⌈max_len / B⌉   (V0: blocks·B / max_len)
 /// ```
@@ -197,7 +248,7 @@ impl VllmEra {
 /// cos/sin cache `P·d·k`); `A = max(A_fwd, A_samp)` the profiling run's torch peak:
 /// the forward over `max_num_batched_tokens` tokens (attention skipped in V1) or the
 /// dummy sampler over `min(max_num_seqs, tokens)` rows at [`SAMPLER_BYTES`] per logit;
-/// `N_t` non-torch memory (NCCL with TP ≥ 2 up to 0.10, cuBLAS workspaces); `B` the
+/// `N_t` non-torch memory (cuBLAS workspaces; NCCL's buffers with more than one rank); `B` the
 /// block size (16); `c_tok` the KV bytes per token on the rank.
 ///
 /// Source: vLLM `v1/worker/gpu_worker.py determine_available_memory`, `utils/mem_utils.py
@@ -236,23 +287,40 @@ fn vllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let t = l.tp as u64;
     let ctx = model_context(&s.model.preset).unwrap_or(0) as u64;
     let rope = if arch.positions == 0 && arch.mla.is_none() {
-        ctx * arch.head_dim as u64 * k
+        sat(ctx as u128 * arch.head_dim as u128 * k as u128)
     } else {
         0
     };
-    let weights = weights_expr(s, p, l).then(&[Sym("P·d·k", rope as u128), Add]);
+    let weights = weights_expr(s, p, l).then(&[
+        Sym("P·d·k", rope as u128),
+        Add,
+        Sym("W_pad", mxfp4_padding(s, arch, l.tp) as u128),
+        Add,
+    ]);
     let mut fwd = forward_peak(arch, n, k, t);
     if era.v0 {
         // V0 runs attention in the profile: flash attention's output beside q, k, v.
-        fwd += n * k * (arch.heads as u64 * arch.head_dim as u64) / t;
+        fwd = fwd.saturating_add(sat(
+            n as u128 * k as u128 * (arch.heads as u128 * arch.head_dim as u128) / t as u128,
+        ));
     }
-    let sampler = seqs.min(n) * arch.vocab as u64 * SAMPLER_BYTES;
+    let sampler = sat(seqs.min(n) as u128 * arch.vocab as u128 * SAMPLER_BYTES as u128);
     let activation = Expr::new(&[
         Sym("A_fwd", fwd as u128),
         Sym("A_samp", sampler as u128),
+        Sym("A_moe", moe_workspace(arch, n, k, t) as u128),
+        Add,
         Max,
     ]);
-    let nccl = if l.tp * l.pp > 1 && era.charges_nccl { NON_TORCH_NCCL } else { 0 };
+    let nvls = matches!(
+        s.cluster.gpu.as_str(),
+        "h100-80" | "h200" | "gh200" | "b200-180" | "b200-192"
+    );
+    let nccl = if (l.tp > 1 || l.pp > 1) && nvls {
+        NON_TORCH_NCCL
+    } else {
+        0
+    };
     let context = if era.charges_context {
         s.runtime.cuda_ctx_mib as u64 * MIB
     } else {
@@ -260,7 +328,9 @@ fn vllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     };
     let non_torch = sym("N_t", NON_TORCH_1 + nccl + context);
     let graphs = sym("G", if era.graphs { GRAPHS } else { 0 });
-    let used = weights.eval() + activation.eval() + non_torch.eval() + graphs.eval();
+    let used = [&weights, &activation, &non_torch, &graphs]
+        .iter()
+        .fold(0u64, |a, e| a.saturating_add(e.eval()));
     let kv_bytes = budget.saturating_sub(used);
     let (per_token, _, _) = per_token(s, arch, l);
     let block = s.serving.block_size.map_or(
@@ -284,7 +354,7 @@ fn vllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let error = if kv_bytes == 0 {
         Some("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.".to_string())
     } else if pl.fit < ml {
-        let need = ml.div_ceil(block) * block * per_token;
+        let need = sat(ml.div_ceil(block) as u128 * block as u128 * per_token as u128);
         Some(format!(
             "To serve at least one request with the {word} max seq len ({ml}), ({} GiB KV cache is needed, which is larger than the available KV cache memory ({} GiB). Based on the available memory, the estimated maximum model length is {}. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
             gib(need),
@@ -315,7 +385,7 @@ fn vllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         sources: [
             SRC_WEIGHTS,
             "vLLM gpu_model_runner.profile_run: torch peak of a max_num_batched_tokens forward (attention skipped in V1) or _dummy_sampler_run over min(max_num_seqs, tokens) rows",
-            "vLLM utils/mem_utils.py memory_profiling: non_torch_increase (cuBLAS; NCCL up to 0.10; everything 0.8.0–0.9.0)",
+            "vLLM utils/mem_utils.py memory_profiling: non_torch_increase (cuBLAS workspaces; NCCL buffers allocated at the first collective; everything 0.8.0–0.9.0); constants from the calibration logs",
             "vLLM gpu_model_runner.profile_cudagraph_memory (subtracted from 0.20)",
             "vLLM v1/core/kv_cache_utils.py get_num_blocks, get_max_concurrency_for_kv_cache_config",
             "the CUDA context and NCCL set up before vLLM's baseline snapshot",
@@ -323,13 +393,22 @@ fn vllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     }
 }
 
-/// Bytes per logit the sampler's dummy pass holds at its peak (fp32 logits, the
-/// softmax's probabilities, the top-k/top-p sort's values and int64 indices).
-const SAMPLER_BYTES: u64 = 20;
-/// Non-torch memory that appears during profiling on one GPU (cuBLAS workspaces), bytes.
-const NON_TORCH_1: u64 = 100 * MIB;
-/// NCCL and custom all-reduce buffers with more than one rank, bytes.
-const NON_TORCH_NCCL: u64 = 1024 * MIB;
+/// Bytes per logit the sampler's dummy pass holds at its peak: the fp32 logits (4) and
+/// the top-k/top-p sort's fp32 values (4) and int64 indices (8).
+///
+/// Source: vLLM `v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p` (`logits.sort`);
+/// the calibration logs' torch peak increase over `max_num_seqs · V` is 15.0–16.2 B.
+const SAMPLER_BYTES: u64 = 16;
+/// Non-torch memory that appears during profiling on one GPU (cuBLAS/cuBLASLt
+/// workspaces, lazily loaded kernels), bytes: the calibration logs print 0.24–0.27 GiB
+/// (vLLM 0.19, H100).
+const NON_TORCH_1: u64 = 256 * MIB;
+/// What more than one rank adds on an NVSwitch system (H100/H200 SXM, GH200, B200):
+/// NCCL allocates its NVLS (NVLink SHARP) buffers at the first collective, inside the
+/// profiling run, whether or not the communicator was created before the baseline. The
+/// calibration logs print 2.06–2.21 GiB at TP 2–4 (vLLM 0.19, H100 SXM), 1.8–1.95 GiB
+/// over one GPU's; A100 runs at TP 2 show no such jump (no NVLS), so none is added there.
+const NON_TORCH_NCCL: u64 = 1894 * MIB;
 /// The CUDA graph estimate vLLM subtracts from 0.20, bytes.
 const GRAPHS: u64 = 512 * MIB;
 
@@ -347,10 +426,10 @@ fn sglang(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let v = s.serving.version.unwrap_or(newest(Engine::Sglang));
     let total = device_total(s);
     let smi = s.usable_bytes() / MIB;
-    let tp = (l.tp * l.pp) as f64;
+    let tp = l.tp as f64 * l.pp as f64;
     let mfs = s.serving.gpu_util.unwrap_or_else(|| {
         if v < Version(0, 4, 10) {
-            match l.tp * l.pp {
+            match l.tp.saturating_mul(l.pp) {
                 x if x >= 16 => 0.79,
                 x if x >= 8 => 0.81,
                 x if x >= 4 => 0.85,
@@ -374,10 +453,12 @@ fn sglang(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
             ((g - r) / g * 1000.0).round() / 1000.0
         }
     });
+    // A reserve larger than the device leaves nothing (SGLang then fails to start).
+    let mfs = mfs.clamp(0.0, 1.0);
     let free = total.saturating_sub(s.runtime.cuda_ctx_mib as u64 * MIB);
     let weights = weights_expr(s, p, l);
     let w = weights.eval();
-    let reserve = (free as f64 * (1.0 - mfs)) as u64;
+    let reserve = ((free as f64 * (1.0 - mfs)) as u64).min(free);
     let kv_bytes = free.saturating_sub(w).saturating_sub(reserve);
     let (per_token, _, _) = per_token(s, &p.arch, l);
     let ml = max_len(s);
@@ -461,7 +542,11 @@ fn trtllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     Plan {
         engine: Engine::Trtllm,
         version: v,
-        budget: weights.eval() + act + non_torch.eval() + kv_bytes,
+        budget: weights
+            .eval()
+            .saturating_add(act)
+            .saturating_add(non_torch.eval())
+            .saturating_add(kv_bytes),
         weights,
         activation,
         non_torch,
@@ -487,34 +572,83 @@ fn trtllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     }
 }
 
-/// llama.cpp: the GGUF weights, a KV cache of `n_ctx` cells, a compute buffer.
+/// llama.cpp: the GGUF weights on the GPU, a KV cache of `n_ctx` cells, a compute buffer.
 ///
 /// # Formula
 /// ```text
-/// n_ctx  = max_len · parallel, padded to 256
-/// KV     = n_ctx · L · (row(type_k, a_kv·d) + row(type_v, a_kv·d))
-/// C      = V · n_ub · 4 + n_ctx · n_ub · a · 4 / (flash attention ? n_ctx : 1)      (compute buffer)
+/// W_gpu  = (W_gguf + 4·Ψ_r − [untied]·W_embd) / t    (token_embd stays in host memory; a tied
+///                                                     head loads its copy on the GPU)
+/// n_ctx  = ⌈max_len · parallel / 256⌉·256            (Ollama: -c num_ctx·OLLAMA_NUM_PARALLEL)
+/// KV     = n_ctx·L_full·c_layer + n_swa·L_w·c_layer,  n_swa = ⌈min(n_ctx, W·parallel + n_ub)/256⌉·256
+/// C      = 4·V·n_ub + 4·n_ub·(2h + m'·f)              (the compute buffer: f32 logits of a micro-batch
+///                                                     and one layer's activations; flash attention)
 /// ```
+/// Source: llama.cpp `llama_context` (`GGML_PAD(n_ctx, 256)`, PR #17046), `llama_kv_cache`
+/// and `llama_kv_cache_iswa` (ec98e2002), `llama_model_loader` (token_embd on the CPU
+/// buffer); Ollama `llm/llama_server.go` (`-c NumCtx·numParallel`).
+///
+/// # Example
+/// Llama 3 8B Q4_K_M, max_len 8,192, parallel 1, f16 cache: W_gpu = 4,912,898,048 −
+/// 295,501,824 = 4,617,396,224 B; KV = 8,192·32·4,096 = 1,073,741,824 B (1,024 MiB).
 fn llamacpp(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let v = s.serving.version.unwrap_or(newest(Engine::Llamacpp));
     let arch = &p.arch;
+    let k = s.numerics.precision.compute_bytes();
     let par = s.serving.parallel.get() as u64;
     let ml = max_len(s);
-    let n_ctx = (ml * par).div_ceil(256) * 256;
-    let weights = weights_expr(s, p, l);
-    let (per_token, _, _) = per_token(s, arch, l);
-    let kv = Expr::new(&[Sym("n_ctx", n_ctx as u128), Sym("c_tok", per_token as u128), Mul]);
     let n_ub = s.serving.max_batched_tokens.map_or(512, |c| c.get() as u64);
-    let compute = arch.vocab as u64 * n_ub * 4;
+    let pad = |n: u64| n.div_ceil(256).saturating_mul(256);
+    let n_ctx = pad(ml.saturating_mul(par));
+    let embd = if arch.tied {
+        0
+    } else {
+        match s.numerics.quant.gguf() {
+            Some(_) => quant::shares(arch, s.numerics.quant, 32).gguf_embd as u64,
+            None => sat(arch.vocab as u128 * arch.hidden as u128 * k as u128),
+        }
+    };
+    let (w, _) = crate::infer::format_weights(s, arch, p.psi);
+    let weights = w.then(&[
+        Sym("W_embd", embd as u128),
+        Sub,
+        Sym("t", l.tp as u128),
+        DivCeil,
+    ]);
+    let f = KvFormat::of(s.numerics.kv_dtype, s.numerics.precision);
+    let (full, windowed) = stage_layers(arch, l.tp);
+    let row = layer_row(arch, f, 1);
+    let swa_cells = if windowed > 0 {
+        pad(n_ctx.min((arch.window as u64).saturating_mul(par).saturating_add(n_ub)))
+    } else {
+        0
+    };
+    let kv = Expr::new(&[
+        Sym("n_ctx", n_ctx as u128),
+        Sym("L_full", full as u128),
+        Mul,
+        Sym("n_swa", swa_cells as u128),
+        Sym("L_w", windowed as u128),
+        Mul,
+        Add,
+        Sym("c_layer", row as u128),
+        Mul,
+    ]);
+    let per_token = sat(row as u128 * full as u128);
+    let m = if arch.mlp == crate::model::Mlp::Swiglu { 3 } else { 2 };
+    let compute = sat(4 * arch.vocab as u128 * n_ub as u128
+        + 4 * n_ub as u128 * (2 * arch.hidden as u128 + m as u128 * arch.active_ffn()));
     let activation = sym("C", compute);
     let ctx = s.runtime.cuda_ctx_mib as u64 * MIB;
     let total = device_total(s);
-    let used = weights.eval() + kv.eval() + compute + ctx;
-    let free_for_kv = total.saturating_sub(weights.eval() + compute + ctx);
-    let fit = free_for_kv / per_token.max(1) / par.max(1);
+    let fixed = sat(weights.eval() as u128
+        + compute as u128
+        + ctx as u128
+        + row as u128 * windowed as u128 * swa_cells as u128);
+    let used = sat(fixed as u128 + row as u128 * full as u128 * n_ctx as u128);
+    let fit = total.saturating_sub(fixed) / per_token.max(1) / par.max(1) / 256 * 256;
     let error = (used > total).then(|| {
         format!(
-            "cudaMalloc failed: out of memory (needs {} GiB of {} GiB)",
+            "cudaMalloc failed: out of memory — needs {} GiB of the device's {} GiB",
             gib(used),
             gib(total)
         )
@@ -538,11 +672,11 @@ fn llamacpp(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         max_len_fit: fit,
         error,
         sources: [
-            "llama.cpp GGUF tensor types (llama_tensor_get_type) and ggml block sizes",
-            "llama.cpp compute buffer: the logits of one micro-batch (n_ubatch) in f32",
+            "llama.cpp GGUF tensor types (llama_tensor_get_type) and ggml block sizes; token_embd in host memory",
+            "llama.cpp compute buffer (graph reserve for n_ubatch tokens): f32 logits and one layer's activations",
             "llama.cpp: none",
             "llama.cpp: CUDA graphs inside the compute buffer",
-            "llama.cpp llama_kv_cache: n_ctx cells × layers × (row(type_k) + row(type_v))",
+            "llama.cpp llama_kv_cache / llama_kv_cache_iswa: cells × layers × (row(type_k) + row(type_v))",
             "the CUDA context",
         ],
     }

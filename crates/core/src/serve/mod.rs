@@ -107,7 +107,11 @@ impl Plan {
     pub fn report(&self) -> ServeReport {
         ServeReport {
             engine: self.engine.as_str().into(),
-            engine_version: self.version.to_string(),
+            engine_version: match self.engine {
+                // llama.cpp releases are build numbers (b7300).
+                Engine::Llamacpp => format!("b{}", self.version.0),
+                _ => self.version.to_string(),
+            },
             budget_bytes: self.budget,
             weights_bytes: self.weights.eval(),
             activation_bytes: self.activation.eval(),
@@ -141,6 +145,12 @@ impl Plan {
             ledger.push_expr(&serving, mech, comp, g, expr, note, ctx, self.sources[i]);
         }
     }
+}
+
+/// Whether the engine refuses to start `s` (one request of `max_len` does not fit, or
+/// no memory is left for the cache): what the explorer counts as not fitting.
+pub fn refuses(s: &Scenario, p: &Prepared) -> bool {
+    Plan::of(s, p, &s.layout()).error.is_some()
 }
 
 /// `n` as an expression of one named symbol.

@@ -1,0 +1,195 @@
+//! What the serving panel shows, computed outside the view: the engine's answer in
+//! words, concurrency against context length, and the serving fit map (tensor-parallel
+//! degree × weight format).
+
+use memfit_core::contract::query::encode;
+use memfit_core::contract::Settings;
+use memfit_core::estimate::Prepared;
+use memfit_core::quant::Quant;
+use memfit_core::scenario::{count, Engine, Scenario};
+use memfit_core::serve::{Plan, ServeReport};
+use memfit_core::units::{group_digits, Units};
+
+/// The engine's answer in the engine's words.
+pub fn summary(r: &ServeReport, units: Units) -> Vec<String> {
+    let mut out = vec![format!(
+        "{} tokens of KV cache ({} per token) = {:.2} concurrent requests of {} tokens.",
+        group_digits(r.kv_tokens),
+        units.format(r.kv_bytes_per_token),
+        r.max_concurrency,
+        group_digits(r.max_len)
+    )];
+    out.push(format!(
+        "The engine's budget {}: weights {}, activation peak {}, non-torch {}, CUDA graphs {}, KV cache {}.",
+        units.format(r.budget_bytes),
+        units.format(r.weights_bytes),
+        units.format(r.activation_bytes),
+        units.format(r.non_torch_bytes),
+        units.format(r.cuda_graph_bytes),
+        units.format(r.kv_cache_bytes)
+    ));
+    out.push(format!(
+        "The longest single request that fits: {} tokens.",
+        group_digits(r.max_len_fit)
+    ));
+    out
+}
+
+/// One point of the concurrency curve.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ConcurrencyPoint {
+    /// `max_len`, tokens.
+    pub max_len: u64,
+    /// Requests of that length that fit at once.
+    pub concurrency: f64,
+}
+
+/// Concurrency at `max_len` = 512, 1K, 2K, … up to the scenario's `max_len` doubled
+/// (at most 2^22), one engine plan each.
+///
+/// # Example
+/// Twice the context halves the requests (the pool is fixed; only `max_len` moves).
+pub fn concurrency_curve(s: &Scenario) -> Vec<ConcurrencyPoint> {
+    let p = Prepared::of(s);
+    let l = s.layout();
+    let here = Plan::of(s, &p, &l).max_len;
+    let top = (here * 2).clamp(1024, 1 << 22);
+    let mut out = Vec::new();
+    let mut len = 512u64;
+    while len <= top {
+        let mut t = s.clone();
+        t.serving.max_len = Some(count(len as u32));
+        let plan = Plan::of(&t, &p, &l);
+        out.push(ConcurrencyPoint {
+            max_len: len,
+            concurrency: plan.concurrency,
+        });
+        len *= 2;
+    }
+    out
+}
+
+/// One cell of the serving fit map.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cell {
+    /// Tensor-parallel degree.
+    pub tp: u32,
+    /// Weight format.
+    pub quant: Quant,
+    /// Requests of `max_len` that fit (0 when none).
+    pub concurrency: f64,
+    /// Whether one request fits.
+    pub fits: bool,
+    /// The link that loads the cell's layout.
+    pub query: String,
+}
+
+/// The weight formats the map compares for an engine, in decreasing bytes per weight:
+/// GGUF types for llama.cpp, the checkpoint formats the GPU engines load for the others.
+pub fn formats(e: Engine) -> &'static [Quant] {
+    match e {
+        Engine::Llamacpp => &[
+            Quant::Q8_0,
+            Quant::Q6K,
+            Quant::Q5KM,
+            Quant::Q4KM,
+            Quant::Q3KM,
+            Quant::Q2K,
+        ],
+        _ => &[
+            Quant::None,
+            Quant::W8a8,
+            Quant::Fp8,
+            Quant::Nvfp4,
+            Quant::W4a16,
+        ],
+    }
+}
+
+/// The map: TP 1, 2, 4, 8 × the engine's formats, each cell one engine plan. TP and the
+/// weight format are the two choices that set the weights per GPU, so the room left for
+/// the KV cache; the KV dtype only scales the cost per token and stays as chosen.
+pub fn fit_map(x: &Settings) -> Vec<Vec<Cell>> {
+    let s = &x.scenario;
+    [1u32, 2, 4, 8]
+        .iter()
+        .map(|&tp| {
+            formats(s.serving.engine)
+                .iter()
+                .map(|&q| {
+                    let mut y = x.clone();
+                    y.scenario.parallel.tp = count(tp);
+                    y.scenario.parallel.dp = None;
+                    y.scenario.parallel.pp = count(1);
+                    if y.scenario.world() < tp {
+                        y.scenario.cluster.gpus_per_node = count(tp);
+                    }
+                    y.scenario.numerics.quant = q;
+                    let t = &y.scenario;
+                    let p = Prepared::of(t);
+                    let plan = Plan::of(t, &p, &t.layout());
+                    Cell {
+                        tp,
+                        quant: q,
+                        concurrency: plan.concurrency,
+                        fits: plan.error.is_none(),
+                        query: encode(&y),
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A cell's colour class: none, under one request, a few, many.
+pub fn cell_class(c: &Cell) -> &'static str {
+    match c.concurrency {
+        x if !c.fits || x < 1.0 => "none",
+        x if x < 4.0 => "few",
+        x if x < 32.0 => "some",
+        _ => "many",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memfit_core::contract::query::decode;
+
+    fn settings(q: &str) -> Settings {
+        decode(q).0
+    }
+
+    #[test]
+    fn curve_halves_with_twice_the_context() {
+        let x = settings("mode=serve&model=llama-3-8b&max_len=8192");
+        let pts = concurrency_curve(&x.scenario);
+        assert_eq!(pts.first().unwrap().max_len, 512);
+        assert_eq!(pts.last().unwrap().max_len, 16_384);
+        for w in pts.windows(2) {
+            // blocks / ⌈L/16⌉: exactly half when L doubles (L a multiple of 16).
+            assert!((w[0].concurrency / w[1].concurrency - 2.0).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn map_more_tp_and_fewer_bits_fit_more() {
+        let x = settings("mode=serve&model=llama-3-70b&max_len=8192");
+        let m = fit_map(&x);
+        assert_eq!(m.len(), 4);
+        // 70B in bf16 does not fit one H100; in w4a16 it does.
+        assert!(!m[0][0].fits);
+        assert!(m[0][4].fits);
+        // Formats in decreasing bytes per weight: w8a8 (8 bits + per-channel scales), fp8
+        // (8 + per-matrix), nvfp4 (4.5), w4a16 (4.16).
+        for row in &m {
+            for w in row.windows(2) {
+                assert!(w[1].concurrency >= w[0].concurrency, "{row:?}");
+            }
+        }
+        for col in 0..m[0].len() {
+            assert!(m[3][col].concurrency > m[0][col].concurrency);
+        }
+        assert!(m[1][0].query.contains("tp=2") && m[1][0].query.contains("gpus_per_node=2"));
+    }
+}

@@ -1,0 +1,73 @@
+//! The serving panel: the engine's answer, concurrency against context length, and the
+//! serving fit map (TP × weight format), each cell loading its layout.
+
+use crate::chart::{render_concurrency, ChartSize};
+use crate::serving::{cell_class, concurrency_curve, fit_map, summary};
+use leptos::prelude::*;
+use memfit_core::contract::query::decode;
+use memfit_core::contract::Settings;
+use memfit_core::estimate::Estimate;
+use memfit_core::units::Units;
+
+/// What the engine gives: tokens, concurrency, the longest request, its error.
+#[component]
+pub fn ServePanel(
+    #[prop(into)] estimate: Signal<Estimate>,
+    settings: RwSignal<Settings>,
+    #[prop(into)] units: Signal<Units>,
+) -> impl IntoView {
+    let report = Memo::new(move |_| estimate.with(|e| e.serve.clone()));
+    let lines = move || report.with(|r| r.as_ref().map(|r| summary(r, units.get())).unwrap_or_default());
+    let error = move || report.with(|r| r.as_ref().and_then(|r| r.error.clone()));
+    let scenario = Memo::new(move |_| settings.with(|x| x.scenario.clone()));
+    let curve = Memo::new(move |_| {
+        scenario.with(|s| {
+            let pts: Vec<(u64, f64)> = concurrency_curve(s)
+                .into_iter()
+                .map(|p| (p.max_len, p.concurrency))
+                .collect();
+            let chosen = report.with(|r| r.as_ref().map_or(0, |r| r.max_len));
+            render_concurrency(&pts, chosen, ChartSize { width: 760, height: 320 })
+        })
+    });
+    view! {
+        <Show when=move || report.with(Option::is_some)>
+            <section class="panel serve" data-testid="serve-panel">
+                <h2>"Serving: what the engine gives you"</h2>
+                {move || lines().into_iter().map(|l| view! { <p>{l}</p> }).collect_view()}
+                <p class="error" role="alert" data-testid="serve-error">{error}</p>
+                <figure class="chart" role="img" aria-label="concurrent requests against max_len" inner_html=move || curve.get()></figure>
+                <ServeMap settings />
+            </section>
+        </Show>
+    }
+}
+
+/// TP × weight format, coloured by concurrency at the chosen `max_len`.
+#[component]
+fn ServeMap(settings: RwSignal<Settings>) -> impl IntoView {
+    let map = Memo::new(move |_| settings.with(fit_map));
+    let load = move |q: String| settings.set(decode(&q).0);
+    view! {
+        <table class="serve-map" data-testid="serve-map">
+            <caption>"Concurrent requests at this max_len, by tensor-parallel degree (rows) and weight format (columns): the two choices that set the weights per GPU, so the room left for the KV cache. Click a cell to load it."</caption>
+            <thead><tr><th>"TP"</th>
+                {move || map.with(|m| m.first().map(|row| row.iter().map(|c| view! { <th>{c.quant.as_str()}</th> }).collect_view()))}
+            </tr></thead>
+            <tbody>
+                {move || map.with(|m| m.iter().map(|row| {
+                    let tp = row.first().map_or(1, |c| c.tp);
+                    view! {
+                        <tr><th>{tp}</th>
+                            {row.iter().map(|c| {
+                                let q = c.query.clone();
+                                let text = if c.fits { format!("{:.1}×", c.concurrency) } else { "—".to_string() };
+                                view! { <td class=cell_class(c)><button type="button" on:click=move |_| load(q.clone())>{text}</button></td> }
+                            }).collect_view()}
+                        </tr>
+                    }
+                }).collect_view())}
+            </tbody>
+        </table>
+    }
+}
