@@ -350,17 +350,11 @@ fn vllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         Sym("c_tok", per_token as u128),
         Mul,
     ]);
-    let word = if v >= Version(0, 22, 0) { "model's" } else { "models's" };
     let error = if kv_bytes == 0 {
         Some("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.".to_string())
     } else if pl.fit < ml {
         let need = sat(ml.div_ceil(block) as u128 * block as u128 * per_token as u128);
-        Some(format!(
-            "To serve at least one request with the {word} max seq len ({ml}), ({} GiB KV cache is needed, which is larger than the available KV cache memory ({} GiB). Based on the available memory, the estimated maximum model length is {}. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
-            gib(need),
-            gib(kv_bytes),
-            pl.fit
-        ))
+        Some(vllm_too_long(v, ml, need, kv_bytes, pl.fit))
     } else {
         None
     };
@@ -391,6 +385,44 @@ fn vllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
             "the CUDA context and NCCL set up before vLLM's baseline snapshot",
         ],
     }
+}
+
+/// vLLM's refusal when one request of `max_len` does not fit, as each release words it
+/// (`check_enough_kv_cache_memory`): "models's" until 0.22, the documentation link from
+/// 0.13, `format_gib` numbers (`round(x, 2)`) from 0.14, the CPU-backend remark from 0.22.
+pub(crate) fn vllm_too_long(v: Version, ml: u64, need: u64, avail: u64, fit: u64) -> String {
+    let num = |b: u64| {
+        let x = b as f64 / GIB as f64;
+        if v >= Version(0, 14, 0) {
+            // Python's str(round(x, 2)): 58.7, 3.0, 12.34.
+            let r = (x * 100.0).round() / 100.0;
+            let t = format!("{r:.2}");
+            let t = t.trim_end_matches('0');
+            if t.ends_with('.') {
+                format!("{t}0")
+            } else {
+                t.to_string()
+            }
+        } else {
+            format!("{x:.2}")
+        }
+    };
+    let word = if v >= Version(0, 22, 0) { "model's" } else { "models's" };
+    let util = if v >= Version(0, 22, 0) {
+        "`gpu_memory_utilization` (which also controls CPU memory on the CPU backend)"
+    } else {
+        "`gpu_memory_utilization`"
+    };
+    let link = if v >= Version(0, 13, 0) {
+        " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+    } else {
+        ""
+    };
+    format!(
+        "To serve at least one request with the {word} max seq len ({ml}), ({} GiB KV cache is needed, which is larger than the available KV cache memory ({} GiB). Based on the available memory, the estimated maximum model length is {fit}. Try increasing {util} or decreasing `max_model_len` when initializing the engine.{link}",
+        num(need),
+        num(avail)
+    )
 }
 
 /// Bytes per logit the sampler's dummy pass holds at its peak: the fp32 logits (4) and
@@ -580,8 +612,9 @@ fn trtllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
 ///                                                     head loads its copy on the GPU)
 /// n_ctx  = ⌈max_len · parallel / 256⌉·256            (Ollama: -c num_ctx·OLLAMA_NUM_PARALLEL)
 /// KV     = n_ctx·L_full·c_layer + n_swa·L_w·c_layer,  n_swa = ⌈min(n_ctx, W·parallel + n_ub)/256⌉·256
-/// C      = 4·V·n_ub + 4·n_ub·(2h + m'·f)              (the compute buffer: f32 logits of a micro-batch
-///                                                     and one layer's activations; flash attention)
+/// C      = 4·n_ub·(V + h)                             (the compute buffer with flash attention, the
+///                                                     default on CUDA: f32 logits of a micro-batch and
+///                                                     its f32 hidden state)
 /// ```
 /// Source: llama.cpp `llama_context` (`GGML_PAD(n_ctx, 256)`, PR #17046), `llama_kv_cache`
 /// and `llama_kv_cache_iswa` (ec98e2002), `llama_model_loader` (token_embd on the CPU
@@ -634,9 +667,7 @@ fn llamacpp(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         Mul,
     ]);
     let per_token = sat(row as u128 * full as u128);
-    let m = if arch.mlp == crate::model::Mlp::Swiglu { 3 } else { 2 };
-    let compute = sat(4 * arch.vocab as u128 * n_ub as u128
-        + 4 * n_ub as u128 * (2 * arch.hidden as u128 + m as u128 * arch.active_ffn()));
+    let compute = sat(4 * n_ub as u128 * (arch.vocab as u128 + arch.hidden as u128));
     let activation = sym("C", compute);
     let ctx = s.runtime.cuda_ctx_mib as u64 * MIB;
     let total = device_total(s);
@@ -673,7 +704,7 @@ fn llamacpp(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         error,
         sources: [
             "llama.cpp GGUF tensor types (llama_tensor_get_type) and ggml block sizes; token_embd in host memory",
-            "llama.cpp compute buffer (graph reserve for n_ubatch tokens): f32 logits and one layer's activations",
+            "llama.cpp compute buffer (graph reserve for n_ubatch tokens, flash attention): f32 logits and hidden state; equal to the logged CUDA0 compute buffer of 6 Ollama/llama.cpp runs",
             "llama.cpp: none",
             "llama.cpp: CUDA graphs inside the compute buffer",
             "llama.cpp llama_kv_cache / llama_kv_cache_iswa: cells × layers × (row(type_k) + row(type_v))",

@@ -8,7 +8,7 @@
 //! and [`Plan::report`] is the CLI's `serve` object.
 
 pub mod kv;
-mod engines;
+pub(crate) mod engines;
 
 use crate::expr::{Expr, Tok::*};
 use crate::ledger::{Component, Ledger, Location, Mech, Phase};

@@ -1,0 +1,95 @@
+//! llama.cpp (and Ollama, which runs it) against logged buffer sizes in
+//! `tests/data/serve_logs.json`: the model buffer on the GPUs (every tensor but
+//! `token_embd`, which stays in host memory), the KV buffer and the compute buffer, in MiB
+//! as llama.cpp prints them (two decimals). The weights and KV follow from the GGUF rules
+//! and the cache layout; the compute-buffer formula (`4·n_ub·(V + h)` with flash
+//! attention) was read off these same logs, so for it they are calibration, not evidence.
+//! SGLang's two usable logs are compared too, as observations.
+
+use memfit_core::contract::report::estimate_query;
+use serde_json::Value;
+
+fn entry(id: &str) -> Value {
+    let d: Value =
+        serde_json::from_str(&std::fs::read_to_string("tests/data/serve_logs.json").unwrap())
+            .unwrap();
+    d["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == id)
+        .unwrap_or_else(|| panic!("no entry {id}"))
+        .clone()
+}
+
+/// The sum of a logged per-device buffer over the GPUs (`CUDA0`, `CUDA1`, ...).
+fn gpu_mib(v: &Value) -> f64 {
+    v.as_object()
+        .unwrap()
+        .iter()
+        .filter(|(k, _)| k.starts_with("CUDA") && *k != "CUDA_Host")
+        .map(|(_, x)| x.as_f64().unwrap())
+        .sum()
+}
+
+fn mib(b: u64) -> String {
+    format!("{:.2}", b as f64 / (1u64 << 20) as f64)
+}
+
+#[test]
+fn ollama_and_llama_cpp_buffers() {
+    // (entry, the preset and settings the log states)
+    let runs = [
+        ("ollama-ticketllm-llama31-70b-q4km-l40s-ctx4096", "model=llama-3-70b&quant=q4_k_m&max_len=4096&gpu=l40s"),
+        ("ollama-ticketllm-llama31-70b-q4km-l40s-ctx8192", "model=llama-3-70b&quant=q4_k_m&max_len=8192&gpu=l40s"),
+        ("ollama-ticketllm-llama31-70b-q4km-2xrtx6000-ctx4096", "model=llama-3-70b&quant=q4_k_m&max_len=4096&gpu=rtx3090&gpus_per_node=2&tp=2"),
+        ("ollama-podcastothering-llama33-70b-q4_0-2xmig3g40gb", "model=llama-3-70b&quant=q4_0&max_len=4096&gpu_mem=40960&gpus_per_node=2&tp=2"),
+        ("ollama-cs6501-t4-llama32-1b-q8-ctx4096", "model=llama-3.2-1b&quant=q8_0&max_len=4096&gpu=l4"),
+        ("ollama-llmmob-a100-64gb-qwen25-7b-q4km-ctx1024-ngl29", "model=qwen2.5-7b&quant=q4_k_m&max_len=1024&max_batched_tokens=256&gpu=a100-80"),
+        ("ollama-llmmob-a100-64gb-qwen25-7b-q4km-ctx2048-ngl29", "model=qwen2.5-7b&quant=q4_k_m&max_len=2048&gpu=a100-80"),
+    ];
+    let mut failures = Vec::new();
+    for (id, q) in runs {
+        let e = entry(id);
+        let (_, est) = estimate_query(&format!("mode=serve&engine=llamacpp&{q}"));
+        let s = est.serve.unwrap();
+        let lg = &e["logged"];
+        let tp = if q.contains("tp=2") { 2 } else { 1 };
+        // Per GPU in memfit; the logs list each device: compare the totals.
+        let checks = [
+            ("model buffer", s.weights_bytes * tp, gpu_mib(&lg["model_buffer_mib"])),
+            ("KV buffer", s.kv_cache_bytes * tp, gpu_mib(&lg["kv_buffer_mib"])),
+        ];
+        for (what, ours, logged) in checks {
+            if mib(ours) != format!("{logged:.2}") {
+                failures.push(format!("{id} {what}: {} MiB, logged {logged:.2}", mib(ours)));
+            }
+        }
+        // The compute buffer is per device (each holds the logits of a micro-batch).
+        let first = lg["compute_buffer_mib"]["CUDA0"].as_f64().unwrap();
+        if tp == 1 && mib(s.activation_bytes) != format!("{first:.2}") {
+            failures.push(format!("{id} compute buffer: {} MiB, logged {first:.2}", mib(s.activation_bytes)));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// SGLang 0.4: QwQ-32B (Qwen2.5-32B's shape) on 4 × L4 and R1-Distill-Qwen-7B on an RTX
+/// 3090. memfit over-predicts the tokens by 3–7 %: the logged weights ("mem usage") are
+/// 0.2–0.3 GiB above the parameters', and the free memory before loading differs from the
+/// device total less the CUDA context. Observations with their bound, not a budget.
+#[test]
+fn sglang_observations() {
+    let runs = [
+        ("sglang-llmsinclouds-4xl4-qwq32b", "model=qwen2.5-32b&gpu=l4&gpus_per_node=4&tp=4&gpu_util=0.85&max_len=131072&engine_version=0.4.3", 46_611.0),
+        ("sglang-mydeepseekr1-rtx3090-r1-distill-qwen-7b", "model=qwen2.5-7b&gpu=rtx3090&gpu_util=0.88&max_len=131072&engine_version=0.4.3", 105_531.0),
+    ];
+    for (id, q, logged) in runs {
+        let e = entry(id);
+        assert_eq!(e["logged"]["max_total_num_tokens"].as_f64(), Some(logged));
+        let (_, est) = estimate_query(&format!("mode=serve&engine=sglang&{q}"));
+        let ours = est.serve.unwrap().kv_tokens as f64;
+        let err = (ours - logged) / logged * 100.0;
+        assert!((0.0..8.0).contains(&err), "{id}: {ours} tokens, logged {logged}, {err:+.1} %");
+    }
+}
