@@ -27,7 +27,12 @@ pub fn ServePanel(
                 .map(|p| (p.max_len, p.concurrency))
                 .collect();
             let chosen = report.with(|r| r.as_ref().map_or(0, |r| r.max_len));
-            render_concurrency(&pts, chosen, ChartSize { width: 760, height: 320 })
+            let size = if super::viewport_width() < 600.0 {
+                ChartSize { width: 420, height: 300 }
+            } else {
+                ChartSize { width: 760, height: 320 }
+            };
+            render_concurrency(&pts, chosen, size)
         })
     });
     view! {
@@ -49,8 +54,9 @@ fn ServeMap(settings: RwSignal<Settings>) -> impl IntoView {
     let map = Memo::new(move |_| settings.with(fit_map));
     let load = move |q: String| settings.set(decode(&q).0);
     view! {
+        <p class="hint">"Concurrent requests at this max_len, by tensor-parallel degree (rows) and weight format (columns): the two choices that set the weights per GPU, so the room left for the KV cache. Click a cell to load it."</p>
+        <div class="serve-map-wrap">
         <table class="serve-map" data-testid="serve-map">
-            <caption>"Concurrent requests at this max_len, by tensor-parallel degree (rows) and weight format (columns): the two choices that set the weights per GPU, so the room left for the KV cache. Click a cell to load it."</caption>
             <thead><tr><th>"TP"</th>
                 {move || map.with(|m| m.first().map(|row| row.iter().map(|c| view! { <th>{c.quant.as_str()}</th> }).collect_view()))}
             </tr></thead>
@@ -69,5 +75,6 @@ fn ServeMap(settings: RwSignal<Settings>) -> impl IntoView {
                 }).collect_view())}
             </tbody>
         </table>
+        </div>
     }
 }

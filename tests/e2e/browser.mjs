@@ -399,6 +399,33 @@ await test('explorer without Web Workers: the same sweep and fewest GPUs on the 
   check(line.includes(`fits on ${min.value} ×`), `min GPUs without a worker: page "${line}", CLI ${min.value}`);
 });
 
+await test('serving: the engine\'s answer equals the CLI; a map cell loads its layout; the refusal is shown; 360 px', 1440, async (page) => {
+  const q = 'mode=serve&model=llama-3-70b&gpus_per_node=2&tp=2&quant=fp8&max_len=8192';
+  await open(page, q);
+  const want = cliJson(q).serve;
+  const panel = page.getByTestId('serve-panel');
+  await panel.waitFor();
+  const text = await panel.textContent();
+  const tokens = want.kv_tokens.toLocaleString('en-US').replace(/,/g, ',');
+  check(text.includes(`${want.max_concurrency.toFixed(2)} concurrent requests of 8,192 tokens`), `concurrency ${want.max_concurrency} not shown: ${text.slice(0, 300)}`);
+  check(text.replace(/[\u202f\u00a0 ,]/g, '').includes(String(want.kv_tokens)), `KV tokens ${tokens} not shown`);
+  check(await page.getByTestId('serving-inputs').isVisible(), 'serving inputs hidden with mode=serve');
+  // A map cell: TP 4 × w4a16 loads its layout, and the verdict follows.
+  const cell = page.getByTestId('serve-map').locator('tbody tr').nth(2).locator('td').nth(4).getByRole('button');
+  await cell.click();
+  await page.waitForFunction(() => location.search.includes('tp=4') && location.search.includes('quant=w4a16'));
+  const after = cliJson(new URL(page.url()).search.slice(1));
+  check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === String(after.per_gpu_bytes), 'verdict does not follow the cell');
+  // A context that does not fit: the engine's own words.
+  await page.locator('#f-max_len').fill('2000000');
+  await page.getByTestId('serve-error').filter({ hasText: 'To serve at least one request' }).waitFor();
+  await page.setViewportSize({ width: 360, height: 800 });
+  await panel.scrollIntoViewIfNeeded();
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  check(overflow <= 1, `sideways scroll at 360 px: ${overflow}px`);
+  await page.screenshot({ path: `${outDir}/serve-360.png` });
+});
+
 await test('explorer at 360 px: fit map visible, no sideways scroll (screenshot)', 360, async (page) => {
   await open(page, 'model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8');
   await sweepDone(page);
