@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares memfit's serving plans with the logged start-ups (tests/data/serve_logs.json).
 
-usage: serve_eval.py <memfit binary> calibration|held_out|all
+usage: serve_eval.py <memfit binary> calibration|held_out|all [--markdown]
 Prints, per entry, the logged and predicted weights, KV memory and KV tokens, and the
 median and max |error| of the KV tokens. The test tests/serve_vllm.rs checks the same
 numbers; this is the development view (run it on the calibration part only while modelling).
@@ -66,6 +66,14 @@ def main(binary, part):
         err = (s["kv_tokens"] - tok) / tok * 100 if tok else None
         kvg = lg.get("available_kv_cache_gib")
         rows.append((e["id"], lg.get("model_loading_gib"), s["weights_bytes"] / 2**30, kvg, s["kv_cache_bytes"] / 2**30, tok, s["kv_tokens"], err, lg.get("torch_peak_increase_gib"), s["activation_bytes"]/2**30, lg.get("non_torch_gib"), lg.get("cuda_graph_estimated_gib")))
+    if "--markdown" in sys.argv:
+        print("| run | logged tokens | memfit | error |\n|---|---:|---:|---:|")
+        for r in rows:
+            if r[7] is not None:
+                print(f"| `{r[0]}` | {r[5]:,} | {r[6]:,} | {r[7]:+.2f} % |")
+        errs = [abs(r[7]) for r in rows if r[7] is not None]
+        print(f"\n{part}: {len(errs)} runs, median |error| {statistics.median(errs):.2f} %, max {max(errs):.2f} %")
+        return
     print(f"{'id':62} {'W log':>7} {'W':>7} {'KV log':>7} {'KV':>7} {'tok log':>9} {'tok':>9} {'err%':>6} {'A log':>5} {'A':>5} {'NT':>5} {'CG':>5}")
     for r in rows:
         f = lambda x, w=7, p=2: (f"{x:{w}.{p}f}" if isinstance(x, (int, float)) else f"{'-':>{w}}")
