@@ -8,7 +8,7 @@
 `cases` asks the binary for its presets and GPUs (`--help`) and lists the invocations:
 every model preset (training and inference), every convention, framework, ZeRO stage and
 FSDP strategy, offload, recomputation, pipeline schedule, fine-tuning mode, inference
-setting, `timeline=1`, the solvers and `--explore`. `record` stores each one's stdout and
+setting, serving engine and weight format, `timeline=1`, the solvers and `--explore`. `record` stores each one's stdout and
 exit status byte for byte; `tests/golden.rs` replays them. A deliberate change to the
 output is recorded again in its own commit whose message lists every difference `diff`
 prints, with its reason.
@@ -188,6 +188,23 @@ def cases(binary):
     out.append({"name": "strict-warn", "args": ["--strict", "tp=abc"]})
     out.append({"name": "keys-markdown", "args": ["--keys-markdown"]})
     out.append({"name": "help", "args": ["--help"]})
+    # Serving engines (mode=serve; last, so the numbered cases above keep their names): each engine, vLLM's eras, weight formats, cache types.
+    for e in ["vllm", "sglang", "trtllm", "llamacpp"]:
+        for m in ["llama-3-8b", "qwen3-30b-a3b", "deepseek-v2-lite", "gemma-2-9b"]:
+            q(f"serve-{e}-{m}", f"mode=serve&engine={e}&model={m}&max_len=8192")
+    for v in ["0.7.3", "0.8.5", "0.10.0", "0.13.0", "0.19.0", "0.20.2", "0.22.0"]:
+        q(f"serve-vllm-{v}", f"mode=serve&engine_version={v}&model=llama-3-70b&gpus_per_node=4&tp=4&max_len=32768")
+    for f in ["fp8", "w8a8", "w4a16", "nf4", "int8", "nvfp4", "int8_g", "int4_g"]:
+        q(f"serve-quant-{f}", f"mode=serve&quant={f}&model=llama-3-70b&gpus_per_node=2&tp=2&max_len=16384")
+    q("serve-quant-mxfp4", "mode=serve&quant=mxfp4&model=gpt-oss-120b&max_len=131072")
+    for f in ["q4_0", "q8_0", "q2_k", "q3_k_m", "q4_k_s", "q4_k_m", "q5_k_m", "q6_k", "iq4_xs"]:
+        q(f"serve-gguf-{f}", f"mode=serve&engine=llamacpp&quant={f}&model=qwen2.5-7b&max_len=32768&parallel=4&gpu=rtx4090")
+    q("serve-gguf-kvq8", "mode=serve&engine=llamacpp&quant=q4_k_m&kv_dtype=q8_0&model=llama-3-8b&max_len=65536&gpu=rtx4090")
+    q("serve-infer-quant", "mode=infer&quant=w4a16&model=llama-3-70b&seq=8192&gen=512")
+    q("serve-refused", "mode=serve&model=llama-3-70b&gpus_per_node=2&tp=2&max_len=1000000")
+    q("serve-timeline", "mode=serve&model=llama-3-8b&max_len=8192&timeline=1")
+    q("serve-knobs", "mode=serve&model=qwen2.5-7b&gpu_util=0.8&max_seqs=64&max_batched_tokens=4096&block_size=32&kv_dtype=fp8&gpu=a100-80")
+    out.append({"name": "serve-explore", "args": ["--explore", "--limit", "5", "mode=serve&model=llama-3-70b&quant=fp8&gpus_per_node=8&max_len=8192"]})
     names = [c["name"] for c in out]
     assert len(names) == len(set(names)), "duplicate case names"
     return out
