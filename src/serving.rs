@@ -35,6 +35,28 @@ pub fn summary(r: &ServeReport, units: Units) -> Vec<String> {
     out
 }
 
+/// The common engines with their defaults, as key settings: every serving key is reset
+/// to the engine's default (empty) unless the preset names it.
+pub const ENGINE_PRESETS: &[(&str, &[(&str, &str)])] = &[
+    ("vLLM", &[("engine", "vllm")]),
+    ("SGLang", &[("engine", "sglang")]),
+    ("TensorRT-LLM", &[("engine", "trtllm")]),
+    ("llama-server", &[("engine", "llamacpp"), ("quant", "q4_k_m")]),
+    ("Ollama", &[("engine", "llamacpp"), ("quant", "q4_k_m"), ("max_len", "4096"), ("parallel", "1")]),
+];
+
+/// Applies an engine preset: the serving keys back to their defaults, then the preset's.
+pub fn apply_preset(x: &mut Settings, keys: &[(&str, &str)]) {
+    use memfit_core::contract::query::set_key;
+    for k in ["engine_version", "gpu_util", "max_batched_tokens", "max_seqs", "block_size"] {
+        let _ = set_key(x, k, "");
+    }
+    let _ = set_key(x, "parallel", "1");
+    for (k, v) in keys {
+        let _ = set_key(x, k, v);
+    }
+}
+
 /// One point of the concurrency curve.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ConcurrencyPoint {
@@ -158,6 +180,14 @@ mod tests {
 
     fn settings(q: &str) -> Settings {
         decode(q).0
+    }
+
+    #[test]
+    fn engine_presets_set_their_engine() {
+        let mut x = settings("mode=serve&model=llama-3-8b&gpu_util=0.5&parallel=4");
+        let (_, ollama) = ENGINE_PRESETS.iter().find(|(l, _)| *l == "Ollama").unwrap();
+        apply_preset(&mut x, ollama);
+        assert_eq!(encode(&x), "v=1&model=llama-3-8b&mode=serve&quant=q4_k_m&engine=llamacpp&max_len=4096");
     }
 
     #[test]

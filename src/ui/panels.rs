@@ -198,10 +198,18 @@ pub fn ServingInputs(settings: RwSignal<Settings>) -> impl IntoView {
     let serving = Memo::new(move |_| {
         settings.with(|x| x.scenario.workload.mode == memfit_core::scenario::Mode::Serve)
     });
+    let apply = move |keys: &'static [(&'static str, &'static str)]| {
+        settings.update(|x| crate::serving::apply_preset(x, keys))
+    };
     view! {
         <Show when=move || serving.get()>
             <fieldset class="panel" data-testid="serving-inputs">
                 <legend>"Serving engine"</legend>
+                <div class="engine-presets" role="group" aria-label="engine presets">
+                    {crate::serving::ENGINE_PRESETS.iter().map(|(label, keys)| view! {
+                        <button type="button" on:click=move |_| apply(keys)>{*label}</button>
+                    }).collect_view()}
+                </div>
                 <p class="hint">"Blank fields take the engine's default for its version, GPU and layout."</p>
                 <div class="grid">
                     {SERVING.map(|name| view! { <KeyField settings name placeholder="default".to_string() /> }).collect_view()}
