@@ -63,7 +63,7 @@ pub fn format_weights(s: &Scenario, arch: &Arch, psi: u64) -> (Expr, &'static st
         q => {
             let sh = quant::shares(arch, q, g);
             let k = s.numerics.precision.compute_bytes();
-            return (quant::weights_expr(q, &sh, k, s.finetune.double_quant()), q.source());
+            return (quant::weights_expr(q, &sh, k, s.double_quant()), q.source());
         }
     };
     let quantisable = super::train::quantisable_share(arch, psi);

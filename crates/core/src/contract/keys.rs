@@ -551,18 +551,15 @@ fn set_targets(x: &mut Settings, v: &str) -> Result<Applied, String> {
 }
 
 fn get_double_quant(x: &Settings) -> String {
-    match x.scenario.finetune {
-        Tuning::Qlora { double_quant, .. } => double_quant.show(),
-        _ => true.show(),
-    }
+    x.scenario.double_quant().show()
 }
 
 fn set_double_quant(x: &mut Settings, v: &str) -> Result<Applied, String> {
     let d: bool = Field::read(v, &flag("off", "on"))?;
     match &mut x.scenario.finetune {
         Tuning::Qlora { double_quant, .. } => *double_quant = d,
-        _ if d => {}
-        _ => return Err("double_quant applies to finetune=qlora".into()),
+        // The nf4 weight format's (quant=nf4); a warning when nothing reads it.
+        _ => x.scenario.numerics.nf4_double_quant = d,
     }
     Ok(None)
 }
@@ -628,7 +625,7 @@ pub const KEYS: &[Key] = &[
           get: get_rank, set: set_rank },
     Key { name: "lora_targets", meaning: "linears with adapters", unit: "-", label: "LoRA targets", values: options::<LoraTargets>(false), allowed: "{options}",
           get: get_targets, set: set_targets },
-    Key { name: "double_quant", meaning: "QLoRA double quantisation", unit: "-", label: "Double quantisation", values: flag("off", "on"), allowed: "`0`, `1`",
+    Key { name: "double_quant", meaning: "double quantisation of the NF4 constants (finetune=qlora, quant=nf4)", unit: "-", label: "Double quantisation", values: flag("off", "on"), allowed: "`0`, `1`",
           get: get_double_quant, set: set_double_quant },
     Key { name: "weight_dtype", meaning: "storage dtype of unquantised weights (inference, serving)", unit: "-", label: "Weights (inference)", values: options::<Dtype>(false), allowed: "{options}; `int8`/`int4` are read as `quant=int8_g`/`int4_g`",
           get: |x| x.scenario.numerics.weight_dtype.show(), set: set_weight_dtype },

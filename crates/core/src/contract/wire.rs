@@ -138,6 +138,7 @@ impl TryFrom<FlatSettings> for Settings {
                 kv_dtype: f.kv_dtype,
                 quant_group: nonzero("quant_group", f.quant_group)?,
                 quant: f.quant,
+                nf4_double_quant: true,
             },
             activations: ActivationPolicy {
                 attn: f.attn,
@@ -177,6 +178,9 @@ impl TryFrom<FlatSettings> for Settings {
         };
         let mut scenario = scenario;
         scenario.numerics.normalise_weight_format();
+        if f.finetune != Finetune::Qlora {
+            scenario.numerics.nf4_double_quant = f.double_quant;
+        }
         Ok(Settings {
             scenario,
             view: View {
@@ -225,7 +229,7 @@ impl From<&Settings> for FlatSettings {
             finetune: s.finetune.kind(),
             lora_rank: rank.get(),
             lora_targets: targets,
-            double_quant: s.finetune.double_quant(),
+            double_quant: s.double_quant(),
             weight_dtype: s.numerics.weight_dtype,
             quant_group: s.numerics.quant_group.get(),
             quant: s.numerics.quant,

@@ -218,6 +218,14 @@ impl Scenario {
     /// cluster, the shape versus TP. Each problem is a human sentence; the
     /// estimate still runs (per-GPU memory depends on the degrees, not on whether
     /// the cluster is big enough) and shows them as warnings.
+    /// Double quantisation of NF4 constants: QLoRA's setting, else the `quant=nf4` format's.
+    pub fn double_quant(&self) -> bool {
+        match self.finetune {
+            Tuning::Qlora { double_quant, .. } => double_quant,
+            _ => self.numerics.nf4_double_quant,
+        }
+    }
+
     pub fn problems(&self) -> Vec<(&'static str, String)> {
         self.problems_for(&self.arch())
     }
@@ -232,6 +240,10 @@ impl Scenario {
         self.expert_problems(arch, &l, &mut out);
         self.schedule_problems(arch, &l, &mut out);
         self.scope_problems(arch, &l, &mut out);
+        let qlora = matches!(self.finetune, Tuning::Qlora { .. });
+        if !self.numerics.nf4_double_quant && !qlora && self.numerics.quant != crate::quant::Quant::Nf4 {
+            out.push(("double_quant", "double_quant applies to finetune=qlora or quant=nf4; it is ignored".into()));
+        }
         out
     }
 

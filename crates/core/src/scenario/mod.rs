@@ -203,6 +203,13 @@ pub struct Numerics {
     /// `quant`: how inference and serving store the weights.
     #[serde(default)]
     pub quant: crate::quant::Quant,
+    /// `double_quant` outside QLoRA: the NF4 weight format's double quantisation.
+    #[serde(default = "yes")]
+    pub nf4_double_quant: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Numerics {
@@ -458,6 +465,7 @@ impl Default for Scenario {
                 kv_dtype: Dtype::Auto,
                 quant_group: count(128),
                 quant: crate::quant::Quant::None,
+                nf4_double_quant: true,
             },
             activations: ActivationPolicy {
                 attn: Attn::Flash,

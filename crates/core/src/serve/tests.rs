@@ -129,3 +129,28 @@ fn items_and_report() {
     assert_eq!(r.max_concurrency, (p.concurrency * 100.0).floor() / 100.0);
     assert!(r.budget_bytes < 80 * GIB);
 }
+
+/// TensorRT-LLM's PyTorch backend by hand: 0.9 of what the weights, the profiling forward,
+/// non-torch memory and the context leave, in blocks of 32 tokens.
+#[test]
+fn trtllm_by_hand() {
+    let p = plan("mode=serve&engine=trtllm&model=llama-3-8b&max_len=8192");
+    let total: u64 = 85_029_158_912;
+    let w = 2 * 8_030_261_248u64;
+    let a = 8192 * 2 * (2 * 4096 + 3 * 14_336);
+    let free = total - w - a - 256 * MIB - 600 * MIB;
+    let kv = (free as f64 * 0.9) as u64;
+    let page = 32 * 32 * 2 * 8 * 128 * 2;
+    assert_eq!(p.blocks, kv / page);
+    assert_eq!(p.tokens, kv / page * 32);
+}
+
+/// NF4 weights with and without double quantisation (`double_quant` outside QLoRA).
+#[test]
+fn nf4_double_quant_outside_qlora() {
+    let on = plan("mode=serve&model=llama-3-8b&quant=nf4&max_len=8192").weights.eval();
+    let off = plan("mode=serve&model=llama-3-8b&quant=nf4&double_quant=0&max_len=8192").weights.eval();
+    // Without: a 4-byte absmax per 64 weights; with: 1 byte per 64 + 4 per 16,384.
+    let q: u64 = 6_979_321_856; // Llama 3 8B's block linears
+    assert_eq!(off - on, 4 * q.div_ceil(64) - q.div_ceil(64) - 4 * q.div_ceil(16_384));
+}
