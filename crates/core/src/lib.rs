@@ -46,6 +46,7 @@ pub mod resolved;
 pub mod scenario;
 pub mod serve;
 pub mod solve;
+pub mod steptime;
 pub mod spelling;
 mod stage;
 pub mod timeline;

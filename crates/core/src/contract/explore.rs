@@ -37,6 +37,9 @@ pub fn layout_json(base: &Settings, l: &Candidate) -> Value {
         "comm": l.comm,
         "tokens_per_step": l.tokens_per_step,
         "compute_overhead": l.compute_overhead,
+        "step_s": l.step_s,
+        "tokens_per_s_per_gpu": l.tokens_per_s_per_gpu,
+        "mfu": l.mfu,
     })
 }
 
@@ -48,7 +51,7 @@ pub fn explore_report(s: &Settings, limit: Option<usize>) -> Value {
         "gpus": sweep.gpus,
         "evaluated": sweep.evaluated,
         "fitting": sweep.fitting,
-        "best": "no optimizer offload first, then least wasted compute (pipeline bubble (p−1)/(v·m) + recomputation), then least communication per trained token (bytes one GPU sends per optimizer step ÷ tokens the cluster trains in it), then most headroom",
+        "best": "the highest predicted training tokens per second per GPU (the step-time model; inference and serving have none), then no optimizer offload, then least wasted compute (pipeline bubble (p−1)/(v·m) + recomputation), then least communication per trained token (bytes one GPU sends per optimizer step ÷ tokens the cluster trains in it), then most headroom",
         "layouts": sweep.layouts.iter().map(|l| layout_json(s, l)).collect::<Vec<_>>(),
     });
     super::report::null_out_of_range(&mut v);

@@ -666,6 +666,12 @@ pub const KEYS: &[Key] = &[
     field!("max_batched_tokens", scenario.serving.max_batched_tokens, opt_int(1, 1 << 26), "tokens in one forward: max_num_batched_tokens / chunked_prefill_size / n_ubatch", "tokens", "Max batched tokens", "{range}, empty = the engine's default"),
     field!("max_seqs", scenario.serving.max_seqs, opt_int(1, 1 << 20), "max_num_seqs / max_running_requests", "sequences", "Max sequences", "{range}, empty = the engine's default"),
     field!("block_size", scenario.serving.block_size, opt_int(1, 1 << 16), "tokens per KV-cache block (page)", "tokens", "KV block size", "{range}, empty = the engine's default"),
+    field!("tflops", scenario.hardware.tflops, Values::Float { hi: 1e6 }, "dense peak TFLOP/s of the compute precision (step time)", "TFLOP/s", "Peak TFLOP/s", "0 < x ≤ 10^6, empty = the GPU's"),
+    field!("hbm_bw", scenario.hardware.hbm_bw, Values::Float { hi: 1e6 }, "HBM bandwidth (step time)", "GB/s", "HBM bandwidth", "0 < x ≤ 10^6, empty = the GPU's"),
+    field!("intra_bw", scenario.hardware.intra_bw, Values::Float { hi: 1e6 }, "intra-node bandwidth per GPU, one direction (step time)", "GB/s", "Intra-node bandwidth", "0 < x ≤ 10^6, empty = the GPU's"),
+    field!("inter_bw", scenario.hardware.inter_bw, Values::Float { hi: 1e6 }, "inter-node bandwidth per GPU, one direction (step time)", "GB/s", "Inter-node bandwidth", "0 < x ≤ 10^6, empty = the GPU's"),
+    field!("tp_overlap", scenario.runtime.tp_overlap, flag("off", "on"), "tensor-parallel collectives overlapped with the GEMMs (Transformer Engine userbuffers; NeMo's performance recipes) — step time", "-", "TP comm overlap", "`0`, `1`"),
+    field!("time", view.time, flag("off", "on"), "add the step time (seconds, tokens/s, MFU and breakdown) to the JSON", "-", "Step time in the JSON", "`0`, `1`"),
     field!("parallel", scenario.serving.parallel, int(1, 4096), "llama.cpp --parallel / OLLAMA_NUM_PARALLEL (sequences sharing the context)", "sequences", "Parallel (llama.cpp)", "{range}"),
 ];
 

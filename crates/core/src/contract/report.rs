@@ -43,6 +43,17 @@ pub fn report(x: &Settings, e: &Estimate) -> Value {
             );
         }
     }
+    if x.view.time {
+        if let Value::Object(map) = &mut v {
+            let p = crate::estimate::Prepared::of(s);
+            map.insert(
+                "time".into(),
+                crate::steptime::step_time(s, &p)
+                    .and_then(|t| serde_json::to_value(t).ok())
+                    .unwrap_or(Value::Null),
+            );
+        }
+    }
     if x.view.timeline {
         if let Value::Object(map) = &mut v {
             map.insert(

@@ -14,6 +14,9 @@ pub struct View {
     pub timeline: bool,
     /// `solve`: an inverse solve to report.
     pub solve: Solve,
+    /// `time`: add the step-time model (step seconds, tokens/s, MFU, breakdown) to the JSON.
+    #[serde(default)]
+    pub time: bool,
 }
 
 /// Everything a query string holds: the page's state, the CLI's input.

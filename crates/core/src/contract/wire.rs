@@ -61,6 +61,12 @@ pub struct FlatSettings {
     pub solve: Solve,
     #[serde(default)]
     pub timeline: bool,
+    #[serde(default)]
+    pub time: bool,
+    #[serde(default)]
+    pub tp_overlap: bool,
+    #[serde(default)]
+    pub hardware: HardwareOverrides,
     pub attn: Attn,
     pub dropout: bool,
     pub schedule: Schedule,
@@ -173,8 +179,10 @@ impl TryFrom<FlatSettings> for Settings {
                 overlap_comm: f.overlap_comm,
                 prefetch_bucket: f.prefetch_bucket,
                 max_live_params: f.max_live_params,
+                tp_overlap: f.tp_overlap,
             },
             serving: f.serving,
+            hardware: f.hardware,
         };
         let mut scenario = scenario;
         scenario.numerics.normalise_weight_format();
@@ -186,6 +194,7 @@ impl TryFrom<FlatSettings> for Settings {
             view: View {
                 units: f.units,
                 timeline: f.timeline,
+                time: f.time,
                 solve: f.solve,
             },
         })
@@ -243,6 +252,8 @@ impl From<&Settings> for FlatSettings {
             serving: s.serving,
             solve: x.view.solve,
             timeline: x.view.timeline,
+            time: x.view.time,
+            hardware: s.hardware,
             attn: s.activations.attn,
             dropout: s.activations.dropout,
             schedule: s.parallel.schedule,
@@ -256,6 +267,7 @@ impl From<&Settings> for FlatSettings {
             overlap_comm: s.runtime.overlap_comm,
             prefetch_bucket: s.runtime.prefetch_bucket,
             max_live_params: s.runtime.max_live_params,
+            tp_overlap: s.runtime.tp_overlap,
             gpu: s.cluster.gpu.clone(),
             gpu_mem_mib: s.cluster.gpu_mem_mib,
             convention: s.stack.convention,

@@ -266,7 +266,21 @@ impl SweepJob {
                         comm,
                         tokens_per_step: tokens,
                         compute_overhead: overhead,
+                        step_s: 0.0,
+                        tokens_per_s_per_gpu: 0.0,
+                        mfu: 0.0,
                     };
+                    let mut l = l;
+                    if l.fits() && !serve && w.workload.mode == Mode::Train {
+                        if c.cached {
+                            c.set(w);
+                        }
+                        if let Some(t) = crate::steptime::step_time(w, p) {
+                            l.step_s = t.step_s;
+                            l.tokens_per_s_per_gpu = t.tokens_per_s_per_gpu;
+                            l.mfu = t.mfu;
+                        }
+                    }
                     let cell = (l.stage().number() as usize * pps + pi) * tps + ti;
                     // A serving engine's start-up does not depend on the micro-batch.
                     c.alive = l.fits() && b < MAX_BATCH && !serve;

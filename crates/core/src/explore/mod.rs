@@ -98,6 +98,16 @@ pub struct Candidate {
     pub tokens_per_step: u64,
     /// Extra compute over the model's FLOPs: pipeline bubble + recomputation (see [`compute_overhead`]).
     pub compute_overhead: f64,
+    /// Predicted seconds per optimizer step (0 where the step-time model does not apply:
+    /// inference, serving, a layout that does not fit).
+    #[serde(default)]
+    pub step_s: f64,
+    /// Predicted training tokens per second per GPU.
+    #[serde(default)]
+    pub tokens_per_s_per_gpu: f64,
+    /// Predicted model FLOPs utilisation.
+    #[serde(default)]
+    pub mfu: f64,
 }
 
 impl Candidate {
@@ -185,8 +195,11 @@ pub fn rank(a: &Candidate, b: &Candidate) -> Ordering {
         Offload::Cpu => 1,
         Offload::Nvme => 2,
     };
-    off(a.offload_opt)
-        .cmp(&off(b.offload_opt))
+    // The fastest first (predicted tokens per second per GPU; equal, i.e. 0, where the
+    // step-time model does not apply), then the older proxy.
+    b.tokens_per_s_per_gpu
+        .total_cmp(&a.tokens_per_s_per_gpu)
+        .then(off(a.offload_opt).cmp(&off(b.offload_opt)))
         .then(a.compute_overhead.total_cmp(&b.compute_overhead))
         .then(lhs.cmp(&rhs))
         .then(rc(a.recompute).cmp(&rc(b.recompute)))

@@ -228,6 +228,20 @@ impl Numerics {
     }
 }
 
+/// Hardware figures that override the GPU preset's (`None` = the preset's), for the
+/// step-time model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HardwareOverrides {
+    /// `tflops`: dense peak TFLOP/s of the compute precision.
+    pub tflops: Option<f64>,
+    /// `hbm_bw`: HBM bandwidth, GB/s.
+    pub hbm_bw: Option<f64>,
+    /// `intra_bw`: intra-node bandwidth per GPU, one direction, GB/s.
+    pub intra_bw: Option<f64>,
+    /// `inter_bw`: inter-node bandwidth per GPU, one direction, GB/s.
+    pub inter_bw: Option<f64>,
+}
+
 /// A serving engine and its knobs (`mode=serve`); `None` = the engine's default for
 /// its version, GPU and layout.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -384,6 +398,9 @@ pub struct Runtime {
     pub prefetch_bucket: u64,
     /// `max_live_params`: DeepSpeed stage3_max_live_parameters, elements.
     pub max_live_params: u64,
+    /// `tp_overlap`: tensor-parallel collectives overlapped with the GEMMs (step time).
+    #[serde(default)]
+    pub tp_overlap: bool,
 }
 
 /// Every input of one estimate.
@@ -414,6 +431,9 @@ pub struct Scenario {
     /// The serving engine (`mode=serve`).
     #[serde(default)]
     pub serving: Serving,
+    /// Hardware figures for the step-time model.
+    #[serde(default)]
+    pub hardware: HardwareOverrides,
 }
 
 impl Default for Scenario {
@@ -486,8 +506,10 @@ impl Default for Scenario {
                 overlap_comm: false,
                 prefetch_bucket: 50_000_000,
                 max_live_params: 1_000_000_000,
+                tp_overlap: false,
             },
             serving: Serving::default(),
+            hardware: HardwareOverrides::default(),
         }
     }
 }

@@ -1,0 +1,401 @@
+//! How long one training step takes on a layout, and why: compute at a measured GEMM
+//! efficiency, memory-bound element-wise work, each parallel dimension's communication
+//! (what overlaps and what does not), the pipeline bubble, the optimizer step and offload.
+//!
+//! Every constant is a physical measurement (GEMM throughput by size, NCCL bus bandwidth,
+//! FlashAttention's utilisation), cited where it is defined — none is fitted to end-to-end
+//! training throughput. The published training runs in `tests/data/train_runs.json` test
+//! the result (`tests/step_time.rs`).
+
+pub mod flops;
+pub mod hardware;
+
+use crate::estimate::{stage_count, Prepared};
+use crate::megatron::Recompute;
+use crate::scenario::{Attn, Framework, Mode, Offload, Precision, Scenario, Zero};
+use hardware::{perf, Perf};
+use serde::{Deserialize, Serialize};
+
+/// Where a step's time goes, seconds (the parts overlap-free: they add up to `step_s`
+/// with `exposed_comm_s` the communication not hidden behind compute).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Breakdown {
+    /// Forward and backward compute of every micro-batch (GEMMs, attention, element-wise).
+    pub compute_s: f64,
+    /// Recomputation's extra forward work.
+    pub recompute_s: f64,
+    /// Tensor-parallel collectives (exposed: Megatron runs them between the GEMMs).
+    pub tp_comm_s: f64,
+    /// Data-parallel gradient reduction and ZeRO-3/FSDP gathers, whole.
+    pub dp_comm_s: f64,
+    /// Pipeline point-to-point transfers.
+    pub pp_comm_s: f64,
+    /// Context parallelism's ring exchange, whole.
+    pub cp_comm_s: f64,
+    /// Expert parallelism's all-to-all.
+    pub ep_comm_s: f64,
+    /// Idle pipeline time: `(p − 1)/v` micro-batches.
+    pub bubble_s: f64,
+    /// The optimizer step (memory-bound).
+    pub optimizer_s: f64,
+    /// Offloaded optimizer: PCIe transfers and the CPU step.
+    pub offload_s: f64,
+    /// Communication on the critical path (what no compute hides).
+    pub exposed_comm_s: f64,
+}
+
+/// The step-time model's answer for one layout.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepTime {
+    /// Seconds per optimizer step.
+    pub step_s: f64,
+    /// Tokens per second, the whole cluster.
+    pub tokens_per_s: f64,
+    /// Tokens per second per GPU.
+    pub tokens_per_s_per_gpu: f64,
+    /// Model FLOPs utilisation (`6·N + attention` per token, see
+    /// [`flops::model_flops_per_token`]).
+    pub mfu: f64,
+    /// Hardware FLOPs utilisation (recomputation counted).
+    pub hfu: f64,
+    /// Where the time goes.
+    pub breakdown: Breakdown,
+}
+
+/// The hardware figures a scenario runs on: the GPU preset's, with the `tflops`,
+/// `hbm_bw`, `intra_bw` and `inter_bw` overrides.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hw {
+    /// Dense peak TFLOP/s of the compute precision's matmuls.
+    pub tflops: f64,
+    /// HBM GB/s.
+    pub hbm: f64,
+    /// Intra-node GB/s per GPU, one direction.
+    pub intra: f64,
+    /// Inter-node GB/s per GPU, one direction.
+    pub inter: f64,
+    /// The best-shape GEMM efficiency (MAMF / peak).
+    pub gemm_ceiling: f64,
+    /// GFLOP of one GEMM at which it reaches half its ceiling.
+    pub gemm_half_gflop: f64,
+    /// NVLink SHARP (NVLS) all-reduce in the node (Hopper and Blackwell NVSwitch systems).
+    pub nvls: bool,
+}
+
+impl Hw {
+    /// The scenario's hardware.
+    pub fn of(s: &Scenario) -> Hw {
+        let p: &Perf = perf(&s.cluster.gpu);
+        let tflops = match s.numerics.precision {
+            Precision::Fp8 if p.tflops_fp8 > 0.0 => p.tflops_fp8,
+            Precision::Fp32 if p.tflops_tf32 > 0.0 => p.tflops_tf32,
+            _ => p.tflops_16,
+        };
+        let (mut ceiling, half) = gemm_curve(&s.cluster.gpu);
+        if s.numerics.precision == Precision::Fp8 && p.tflops_fp8 > 0.0 {
+            ceiling = ceiling.min(FP8_GEMM_CEILING);
+        }
+        let h = &s.hardware;
+        Hw {
+            tflops: h.tflops.unwrap_or(tflops),
+            hbm: h.hbm_bw.unwrap_or(p.hbm_gbps),
+            intra: h.intra_bw.unwrap_or(p.intra_gbps),
+            inter: h.inter_bw.unwrap_or(p.inter_gbps),
+            gemm_ceiling: ceiling,
+            gemm_half_gflop: half,
+            nvls: matches!(
+                s.cluster.gpu.as_str(),
+                "h100-80" | "h200" | "gh200" | "b200-180" | "b200-192"
+            ),
+        }
+    }
+    /// Seconds for one GEMM of `gflop` GFLOP.
+    ///
+    /// # Formula
+    /// `t = F / (P · e(F))`,  `e(F) = e_max · F/(F + F_½)`
+    ///
+    /// `e_max` the best-shape efficiency (A100 0.87, H100 0.80, B200 0.78 bf16), `F_½` the
+    /// single-GEMM size at which half of it is reached (A100 7 GFLOP, H100 4 GFLOP): the
+    /// measured curves of cuBLAS square GEMMs (NVIDIA "CUDA 11 Features Revealed", Fig. 6:
+    /// A100 0.28 at 1024³, 0.63 at 2048³, 0.83 at 4096³) and XLA's measured matmul table
+    /// (H100: 0.26, 0.65, 0.79); MAMF ceilings from stas00/ml-engineering (744d01e).
+    ///
+    /// # Example
+    /// H100, a 137 GFLOP GEMM (4096³): e = 0.80·137/141 = 0.777, t = 0.178 ms.
+    pub fn gemm_s(&self, gflop: f64) -> f64 {
+        let e = self.gemm_ceiling * gflop / (gflop + self.gemm_half_gflop);
+        gflop * 1e9 / (self.tflops * 1e12 * e.max(1e-3))
+    }
+}
+
+/// `(e_max, F_½)` of a GPU's GEMM efficiency curve (see [`Hw::gemm_s`]).
+fn gemm_curve(gpu: &str) -> (f64, f64) {
+    match gpu {
+        "a100-40" | "a100-80" => (0.87, 7.0),
+        "h100-80" | "h100-pcie" | "h100-nvl" | "h200" | "gh200" => (0.80, 4.0),
+        "b200-180" | "b200-192" => (0.78, 13.0),
+        "mi300x" | "mi325x" => (0.55, 8.0),
+        _ => (0.75, 6.0),
+    }
+}
+
+/// The attention kernel's share of the 16-bit peak, forward and backward together.
+///
+/// - FlashAttention-2 on an A100: 50–73 % forward, about 60 % forward + backward (Dao 2023,
+///   Fig. 4–6): 0.55.
+/// - On Hopper, FlashAttention-2 (PyTorch's SDPA, llm-foundry, torchtitan) reaches about
+///   350 TFLOP/s forward and less backward, 0.33 of 989 (Shah et al. 2024, FlashAttention-3,
+///   Fig. 5–7); Transformer Engine's cuDNN / FlashAttention-3 kernels (Megatron, NeMo)
+///   600–740 forward: 0.55.
+/// - Eager attention (the scores materialised): its two batched GEMMs run over the full
+///   `s²` (the mask is applied after), at [`Hw::gemm_s`]'s efficiency for one head's GEMM,
+///   and the softmax (and dropout) pass over the scores is memory-bound.
+fn attention_efficiency(s: &Scenario) -> f64 {
+    let hopper_plus = matches!(
+        s.cluster.gpu.as_str(),
+        "h100-80" | "h100-pcie" | "h100-nvl" | "h200" | "gh200" | "b200-180" | "b200-192"
+    );
+    if hopper_plus && s.stack.framework != Framework::Megatron {
+        0.33
+    } else {
+        0.55
+    }
+}
+/// Backward attention work over forward (FlashAttention recomputes the scores: 2.5×).
+const ATTENTION_BACKWARD: f64 = 2.5;
+/// FP8 GEMMs' best-shape efficiency (MAMF 1,403 of 1,979 TFLOP/s on an H100,
+/// stas00/ml-engineering 744d01e), below bf16's 0.80.
+const FP8_GEMM_CEILING: f64 = 0.71;
+/// Share of HBM bandwidth element-wise kernels reach (STREAM-like copies; Calculon's
+/// memory efficiency for accesses over 100 MB is 0.90, over 10 MB 0.75).
+const HBM_EFFICIENCY: f64 = 0.80;
+/// NCCL ring bus bandwidth over the per-direction link rate for large messages: DGX A100
+/// 235/300 = 0.78, H100/H200 367/450 = 0.82 (nccl-tests; nccl-tests#212); one NIC per GPU
+/// across nodes 46–48/50 (nccl-tests#290).
+const RING_EFFICIENCY: f64 = 0.80;
+/// Across nodes.
+const NET_EFFICIENCY: f64 = 0.92;
+/// NVLS all-reduce bus bandwidth over the link rate with more than 4 GPUs (480/450).
+const NVLS_EFFICIENCY: f64 = 1.07;
+/// Latency of one collective inside a node, seconds (nccl-tests: 44 µs at 32 KiB on DGX
+/// A100, 30–50 µs in XLA's tables).
+const ALPHA_INTRA: f64 = 30e-6;
+/// Across nodes.
+const ALPHA_INTER: f64 = 50e-6;
+/// Bytes the optimizer step reads and writes per local parameter: fp32 param, grad, two
+/// moments read (16), three written (12), the bf16 copy (2).
+const ADAM_BYTES: f64 = 30.0;
+/// DeepSpeed CPU-Adam: parameters per second per node (ZeRO-Offload, Ren et al. 2021,
+/// Table 2: 1B parameters in 0.22 s).
+const CPU_ADAM_PER_S: f64 = 4.5e9;
+/// Host link per GPU, GB/s one direction (PCIe 4.0 x16 as measured, ~25 GB/s).
+const PCIE_GBPS: f64 = 25.0;
+
+/// An all-reduce (`2(n−1)/n` bus factor), all-gather or reduce-scatter (`(n−1)/n`) of
+/// `bytes` over `n` ranks on a link of `gbps`, seconds.
+///
+/// # Formula
+/// `t = α + f·S / (B·η)`  (`f` the bus factor, `η` the ring/NVLS/network efficiency)
+fn collective(bytes: f64, n: f64, factor: f64, gbps: f64, eff: f64, alpha: f64) -> f64 {
+    if n <= 1.0 || bytes <= 0.0 {
+        return 0.0;
+    }
+    alpha + factor * (n - 1.0) / n * bytes / (gbps * 1e9 * eff)
+}
+
+/// Where a group of `n` ranks `stride` apart in Megatron's rank order (TP innermost, then
+/// CP, DP, PP) communicates: inside a node when the span fits in one.
+fn link(hw: &Hw, span: u64, per_node: u64) -> (f64, f64, f64) {
+    if span <= per_node.max(1) {
+        (hw.intra, RING_EFFICIENCY, ALPHA_INTRA)
+    } else {
+        (hw.inter, NET_EFFICIENCY, ALPHA_INTER)
+    }
+}
+
+/// The step time of a training scenario (`None` for inference and serving).
+///
+/// # Formula
+/// ```text
+/// per micro-batch on the most loaded stage (L_s layers; the last stage adds the logits):
+///   t_mb = L_s·(3·G + (1+2.5)·A + 3·E + R + T_tp + T_ep + max(0, T_cp − A_cp))
+///          G = Σ GEMMs at e(F), A = attention at 0.55 of peak, E = element-wise at 0.8 HBM,
+///          R = recomputation (full: G + A + E again; selective: A), T_* = collectives
+/// pipeline: (m + (p − 1)/v)·t_mb + 2·m·v·T_p2p           (bubble = (p−1)/v · t_mb)
+/// data parallel: T_dp = collective(bytes per step), exposed max(T_dp − backward of the last
+///   micro-batch, T_dp/L_s); ZeRO-3/FSDP gathers per layer hidden behind the layer's compute
+/// optimizer: 30 B per local parameter / (0.8·HBM);  offload: PCIe transfers + CPU-Adam
+/// step = pipeline + exposed DP + optimizer + offload
+/// MFU = F_token·tokens / (step · GPUs · peak)
+/// ```
+/// Sources: Narayanan et al. 2021 (the 1F1B and interleaved bubble (p−1)/(v·m));
+/// Korthikanti et al. 2022 (selective and full recomputation's work; sequence parallelism's
+/// collectives); Calculon (Isaev et al., SC'23: the per-layer composition, α–β collectives).
+///
+/// # Example
+/// See `tests/step_time.rs` for Llama 3 8B on 8 H100s worked by hand.
+pub fn step_time(s: &Scenario, p: &Prepared) -> Option<StepTime> {
+    if s.workload.mode != Mode::Train {
+        return None;
+    }
+    let hw = Hw::of(s);
+    let l = s.layout();
+    let arch = &p.arch;
+    let (t, c, pp) = (l.tp as f64, l.cp as f64, l.pp as f64);
+    let b = s.workload.batch.get() as f64;
+    let seq = s.workload.seq.get() as f64;
+    let m = s.workload.microbatches.get() as f64;
+    let v = s.parallel.vpp.get() as f64;
+    let k = s.numerics.precision.compute_bytes() as f64;
+    let per_node = s.cluster.gpus_per_node.get() as u64;
+    let n_stages = stage_count(arch, &l);
+    let layers = (arch.layers as f64 / n_stages as f64).ceil();
+    let tokens = b * seq / c;
+
+    // One block, forward.
+    let w = flops::block(arch, b, seq, t, c, k);
+    let g: f64 = w.gemms.iter().map(|x| hw.gemm_s(x.flops() / 1e9)).sum();
+    // Attention runs in 16 bits even in fp8 training.
+    let peak16 = perf(&s.cluster.gpu).tflops_16 * 1e12;
+    let heads = (arch.heads as f64 / t).ceil();
+    let a = match s.activations.attn {
+        Attn::Eager => {
+            // Both products over the full s² (masked afterwards), one head at a time, and
+            // the softmax (+ dropout mask) reading and writing the scores.
+            let one = 2.0 * seq * (seq / c) * arch.head_dim as f64 / 1e9;
+            let gemms = 2.0 * b * heads * hw.gemm_s(one);
+            let scores = b * heads * seq * (seq / c);
+            let drop = if s.activations.dropout { 3.0 } else { 0.0 };
+            gemms + scores * (2.0 * k + drop) / (hw.hbm * 1e9 * HBM_EFFICIENCY)
+        }
+        _ => w.attention_flops / (peak16 * attention_efficiency(s)),
+    };
+    // FP8 casts each GEMM input (read 16-bit, write 8-bit) beside the element-wise ops.
+    let casts = if s.numerics.precision == Precision::Fp8 {
+        w.gemms.iter().map(|x| x.m * x.k * x.count * 3.0).sum::<f64>()
+    } else {
+        0.0
+    };
+    let e = (w.elementwise_bytes + casts) / (hw.hbm * 1e9 * HBM_EFFICIENCY);
+    let fwd = g + a + e;
+    let bwd = 2.0 * g + ATTENTION_BACKWARD * a + 2.0 * e;
+    let recompute = match s.activations.recompute {
+        Recompute::None => 0.0,
+        Recompute::Selective => a,
+        Recompute::Full => fwd,
+    };
+    // Tensor parallelism: 4 all-reduces (or all-gather + reduce-scatter pairs) of the
+    // block's activations per micro-batch, 6 with full recomputation.
+    let (tp_bw, tp_eff, tp_alpha) = link(&hw, l.tp as u64, per_node);
+    let n_tp = if s.activations.recompute == Recompute::Full { 6.0 } else { 4.0 };
+    let act_bytes = tokens * arch.hidden as f64 * k;
+    let tp_one = collective(act_bytes, t, 2.0, tp_bw, tp_eff, tp_alpha);
+    let tp_whole = n_tp * tp_one;
+    // With `tp_overlap` (Transformer Engine's userbuffers) the collectives run under the
+    // GEMMs they feed; what the GEMMs cannot cover stays exposed.
+    let tp = if s.runtime.tp_overlap {
+        (tp_whole - (g + 2.0 * g) * 0.5).max(0.0)
+    } else {
+        tp_whole
+    };
+    // Context parallelism: K and V passed c − 1 times (forward), K, V, dK, dV (backward),
+    // overlapped with the attention.
+    let (cp_bw, cp_eff, cp_alpha) = link(&hw, (l.tp * l.cp) as u64, per_node);
+    let kv_bytes = 2.0 * tokens * (arch.kv_heads as f64 / t).ceil() * arch.head_dim as f64 * k;
+    let cp_total = if l.cp > 1 {
+        3.0 * (c - 1.0) * (cp_alpha + kv_bytes / (cp_bw * 1e9 * cp_eff))
+    } else {
+        0.0
+    };
+    let cp_exposed = (cp_total - (1.0 + ATTENTION_BACKWARD) * a).max(0.0);
+    // Expert parallelism: dispatch and combine, forward and backward.
+    let ep = s.ep_ranks() as f64;
+    let ep_total = if arch.experts > 0 && ep > 1.0 {
+        let (bw, eff, alpha) = link(&hw, (l.tp as u64) * ep as u64, per_node);
+        let moe_share = (arch.layers - arch.first_dense.min(arch.layers)) as f64 / arch.layers as f64;
+        4.0 * moe_share * collective(tokens * arch.top_k as f64 * arch.hidden as f64 * k, ep, 1.0, bw, eff, alpha)
+    } else {
+        0.0
+    };
+    let block_mb = fwd + bwd + recompute + tp + ep_total + cp_exposed;
+    // The last stage also computes the logits (and the first the embedding, a lookup).
+    let logits = hw.gemm_s(flops::logits(arch, tokens, t).flops() / 1e9) * 3.0;
+    let t_mb = layers * block_mb + logits;
+
+    // The pipeline.
+    let bubble = if l.pp > 1 { (pp - 1.0) / v * t_mb } else { 0.0 };
+    let (pp_bw, pp_eff, pp_alpha) = link(&hw, (l.tp * l.cp * l.dp) as u64 + 1, per_node);
+    let p2p_bytes = act_bytes / if s.parallel.sp { t } else { 1.0 };
+    let pp_comm = if l.pp > 1 {
+        2.0 * m * v * (pp_alpha + p2p_bytes / (pp_bw * 1e9 * pp_eff))
+    } else {
+        0.0
+    };
+    let pipeline = m * t_mb + bubble + pp_comm;
+
+    // Data parallelism.
+    let dp_bytes = crate::comm::comm_per_step(s, p).dp as f64;
+    let (dp_bw, dp_eff, dp_alpha) = link(&hw, (l.tp * l.cp) as u64 * l.dp as u64, per_node);
+    let dp_total = if dp_bytes > 0.0 {
+        // The comm module counts bytes sent; a ring moves them at the bus bandwidth.
+        dp_alpha * layers + dp_bytes / (dp_bw * 1e9 * if dp_bw == hw.intra && hw.nvls { NVLS_EFFICIENCY } else { dp_eff })
+    } else {
+        0.0
+    };
+    let zero3 = s.zero() == Zero::Z3;
+    let dp_exposed = if zero3 {
+        // Per layer and micro-batch three collectives (gather for the forward, gather for
+        // the backward, reduce-scatter of the gradients), each prefetched behind a third of
+        // the layer's compute; the first gather has nothing to hide behind.
+        let per_c = dp_total / (layers * m * 3.0).max(1.0);
+        let window = (fwd + bwd + recompute) / 3.0;
+        (per_c - window).max(0.0) * layers * m * 3.0 + per_c
+    } else {
+        let last_bwd = layers * bwd;
+        (dp_total - last_bwd).max(dp_total / layers.max(1.0))
+    };
+
+    // The optimizer step on this rank's share of the stage's parameters.
+    let stage_params = p.psi as f64 / n_stages as f64 / t;
+    let shard = if s.zero() >= Zero::Z1 { s.shard_degree() as f64 } else { 1.0 };
+    let local = stage_params / shard;
+    let (optimizer, offload) = if s.offload.optimizer != Offload::None {
+        let gpus_on_node = per_node as f64;
+        (0.0, local * 6.0 / (PCIE_GBPS * 1e9) + local * gpus_on_node / CPU_ADAM_PER_S)
+    } else {
+        (local * ADAM_BYTES / (hw.hbm * 1e9 * HBM_EFFICIENCY), 0.0)
+    };
+
+    let step = pipeline + dp_exposed + optimizer + offload;
+    let gpus = l.world as f64;
+    let tokens_step = l.dp as f64 * m * b * seq;
+    let f_token = flops::model_flops_per_token(arch, seq);
+    let peak = hw.tflops * 1e12;
+    let mfu = f_token * tokens_step / (step * gpus * peak);
+    let extra = match s.activations.recompute {
+        Recompute::None => 0.0,
+        Recompute::Selective => w.attention_flops / w.flops() / 3.0,
+        Recompute::Full => 1.0 / 3.0,
+    };
+    let exposed = m * layers * (tp + ep_total + cp_exposed) + pp_comm + dp_exposed;
+    Some(StepTime {
+        step_s: step,
+        tokens_per_s: tokens_step / step,
+        tokens_per_s_per_gpu: tokens_step / step / gpus,
+        mfu,
+        hfu: mfu * (1.0 + extra),
+        breakdown: Breakdown {
+            compute_s: m * (layers * (fwd + bwd) + logits),
+            recompute_s: m * layers * recompute,
+            tp_comm_s: m * layers * tp_whole,
+            dp_comm_s: dp_total,
+            pp_comm_s: pp_comm,
+            cp_comm_s: m * layers * cp_total,
+            ep_comm_s: m * layers * ep_total,
+            bubble_s: bubble,
+            optimizer_s: optimizer,
+            offload_s: offload,
+            exposed_comm_s: exposed,
+        },
+    })
+}
