@@ -245,6 +245,8 @@ pub enum SortBy {
     Comm,
     /// Micro-batch.
     Batch,
+    /// Predicted tokens per second per GPU.
+    Speed,
 }
 
 /// The table's order after a click on `col`: the same column flips its direction, another
@@ -280,6 +282,7 @@ pub fn sorted_layouts(
             SortBy::Headroom => a.headroom_bytes.cmp(&b.headroom_bytes),
             SortBy::Comm => a.comm.total().cmp(&b.comm.total()),
             SortBy::Batch => a.batch.cmp(&b.batch),
+            SortBy::Speed => a.tokens_per_s_per_gpu.total_cmp(&b.tokens_per_s_per_gpu),
         };
         if asc {
             o
@@ -291,6 +294,19 @@ pub fn sorted_layouts(
         v.truncate(n);
     }
     v
+}
+
+/// Tokens per second per GPU and MFU as the table shows them ("—" where the step-time
+/// model does not apply).
+pub fn speed_text(l: &memfit_core::explore::Candidate) -> (String, String) {
+    if l.tokens_per_s_per_gpu > 0.0 {
+        (
+            format!("{:.0}", l.tokens_per_s_per_gpu),
+            format!("{:.0} %", l.mfu * 100.0),
+        )
+    } else {
+        ("—".into(), "—".into())
+    }
 }
 
 /// "The best 10 of 1,234 fitting layouts." (or that none fits).
