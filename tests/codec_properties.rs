@@ -10,7 +10,7 @@ use memfit_core::model::{presets, Bias, Mlp, Norm};
 use memfit_core::scenario::{
     at_least_one, AdamImpl, ArchOverrides, Attn, Convention, Count, Dtype, Finetune, Framework,
     Fsdp, GradAcc, Logits, LoraTargets, Loss, Mode, Offload, Optimizer, Precision, Scenario,
-    Schedule, Serving, Solve, Zero, Engine, Version,
+    Schedule, Serving, Solve, Zero, Engine, Version, HardwareOverrides,
 };
 use memfit_core::quant::Quant;
 use memfit_core::units::Units;
@@ -154,7 +154,10 @@ prop_compose! {
         max_seqs in opt(1u32..=1 << 20),
         block_size in opt(1u32..=1 << 16),
         parallel in 1u32..=4096,
-    ) -> (Quant, Serving) {
+        hw in prop::array::uniform4(opt(prop_oneof![Just(989.4f64), Just(1.0), 1e-3f64..=1e6])),
+        time in any::<bool>(),
+        tp_overlap in any::<bool>(),
+    ) -> (Quant, Serving, HardwareOverrides, bool, bool) {
         (quant, Serving {
             engine,
             version: version.map(|(a, b, c)| Version(a, b, c)),
@@ -164,7 +167,7 @@ prop_compose! {
             max_seqs: max_seqs.map(at_least_one),
             block_size: block_size.map(at_least_one),
             parallel: at_least_one(parallel),
-        })
+        }, HardwareOverrides { tflops: hw[0], hbm_bw: hw[1], intra_bw: hw[2], inter_bw: hw[3] }, time, tp_overlap)
     }
 }
 
@@ -207,7 +210,7 @@ prop_compose! {
                    cuda_ctx_mib: k2.cuda_ctx_mib, nccl_mib: k2.nccl_mib, frag_pct: k2.frag_pct,
                    reduce_bucket: k2.reduce_bucket, allgather_bucket: k2.allgather_bucket,
                    overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, timeline: k2.timeline,
-                   quant: sv.0, serving: sv.1, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
+                   quant: sv.0, serving: sv.1, hardware: sv.2, time: sv.3, tp_overlap: sv.4, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
             .expect("every count is at least 1")
     }
 }

@@ -332,10 +332,16 @@ mod tests {
     /// Adapters' keys without adapters are said to be ignored (the default is silent).
     #[test]
     fn adapter_keys_need_adapters() {
-        let (s, w) = decode("lora_rank=32&lora_targets=qv&double_quant=0");
+        let (s, w) = decode("lora_rank=32&lora_targets=qv");
         assert_eq!(s, Settings::default());
-        assert_eq!(w.len(), 3);
+        assert_eq!(w.len(), 2);
         assert!(w[0].message.contains("applies to finetune=lora"), "{w:?}");
+        // double_quant also sets the nf4 weight format's; without either reader the
+        // estimate says it is ignored.
+        let (s, w) = decode("double_quant=0");
+        assert!(w.is_empty() && !s.scenario.double_quant());
+        let e = crate::estimate::estimate(&s.scenario);
+        assert!(e.warnings.iter().any(|w| w.key == "double_quant"), "{:?}", e.warnings);
         assert!(decode("lora_rank=16&lora_targets=all&double_quant=1")
             .1
             .is_empty());

@@ -300,7 +300,7 @@ pub fn step_time(s: &Scenario, p: &Prepared) -> Option<StepTime> {
     };
     // Context parallelism: K and V passed c − 1 times (forward), K, V, dK, dV (backward),
     // overlapped with the attention.
-    let (cp_bw, cp_eff, cp_alpha) = link(&hw, (l.tp * l.cp) as u64, per_node);
+    let (cp_bw, cp_eff, cp_alpha) = link(&hw, l.tp as u64 * l.cp as u64, per_node);
     let kv_bytes = 2.0 * tokens * (arch.kv_heads as f64 / t).ceil() * arch.head_dim as f64 * k;
     let cp_total = if l.cp > 1 {
         3.0 * (c - 1.0) * (cp_alpha + kv_bytes / (cp_bw * 1e9 * cp_eff))
@@ -311,7 +311,7 @@ pub fn step_time(s: &Scenario, p: &Prepared) -> Option<StepTime> {
     // Expert parallelism: dispatch and combine, forward and backward.
     let ep = s.ep_ranks() as f64;
     let ep_total = if arch.experts > 0 && ep > 1.0 {
-        let (bw, eff, alpha) = link(&hw, (l.tp as u64) * ep as u64, per_node);
+        let (bw, eff, alpha) = link(&hw, l.tp as u64 * ep as u64, per_node);
         let moe_share = (arch.layers - arch.first_dense.min(arch.layers)) as f64 / arch.layers as f64;
         4.0 * moe_share * collective(tokens * arch.top_k as f64 * arch.hidden as f64 * k, ep, 1.0, bw, eff, alpha)
     } else {
@@ -324,7 +324,7 @@ pub fn step_time(s: &Scenario, p: &Prepared) -> Option<StepTime> {
 
     // The pipeline.
     let bubble = if l.pp > 1 { (pp - 1.0) / v * t_mb } else { 0.0 };
-    let (pp_bw, pp_eff, pp_alpha) = link(&hw, (l.tp * l.cp * l.dp) as u64 + 1, per_node);
+    let (pp_bw, pp_eff, pp_alpha) = link(&hw, l.tp as u64 * l.cp as u64 * l.dp as u64 + 1, per_node);
     let p2p_bytes = act_bytes / if s.parallel.sp { t } else { 1.0 };
     let pp_comm = if l.pp > 1 {
         2.0 * m * v * (pp_alpha + p2p_bytes / (pp_bw * 1e9 * pp_eff))
@@ -335,7 +335,7 @@ pub fn step_time(s: &Scenario, p: &Prepared) -> Option<StepTime> {
 
     // Data parallelism.
     let dp_bytes = crate::comm::comm_per_step(s, p).dp as f64;
-    let (dp_bw, dp_eff, dp_alpha) = link(&hw, (l.tp * l.cp) as u64 * l.dp as u64, per_node);
+    let (dp_bw, dp_eff, dp_alpha) = link(&hw, l.tp as u64 * l.cp as u64 * l.dp as u64, per_node);
     let dp_total = if dp_bytes > 0.0 {
         // The comm module counts bytes sent; a ring moves them at the bus bandwidth.
         dp_alpha * layers + dp_bytes / (dp_bw * 1e9 * if dp_bw == hw.intra && hw.nvls { NVLS_EFFICIENCY } else { dp_eff })
