@@ -190,18 +190,23 @@ fn convention_trace(s: &Scenario, p: &Prepared, l: &Layout, r: Route) -> Trace {
         .iter()
         .filter(|i| i.location == Location::Gpu && i.alive_in(ph))
     {
-        tr.event(Ev {
-            phase: StepPhase::Baseline,
-            layer: None,
-            micro_batch: None,
-            component: it.component,
-            mech: it.mech,
-            slot: u16::MAX,
-            delta: it.bytes as i128,
-            what: "resident (the convention counts it for the whole step)",
-        });
+        tr.event(resident(it, "resident (the convention counts it for the whole step)"));
     }
     tr
+}
+
+/// A ledger item as one baseline allocation event.
+fn resident(it: &Item, what: &'static str) -> Ev {
+    Ev {
+        phase: StepPhase::Baseline,
+        layer: None,
+        micro_batch: None,
+        component: it.component,
+        mech: it.mech,
+        slot: u16::MAX,
+        delta: it.bytes as i128,
+        what,
+    }
 }
 
 /// A serving engine's start-up as events, in the order the engine runs it: the
@@ -223,16 +228,7 @@ fn serve_trace(s: &Scenario, p: &Prepared, l: &Layout) -> Trace {
             Mech::ServeGraphs => "CUDA graphs captured",
             _ => "KV-cache pool allocated",
         };
-        tr.event(Ev {
-            phase: StepPhase::Baseline,
-            layer: None,
-            micro_batch: None,
-            component: it.component,
-            mech: it.mech,
-            slot: u16::MAX,
-            delta: it.bytes as i128,
-            what,
-        });
+        tr.event(resident(it, what));
     }
     tr
 }
