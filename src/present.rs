@@ -223,13 +223,18 @@ pub fn activates(key: &str) -> bool {
 }
 
 /// The fit map's caption.
-pub fn fit_map_hint(inference: bool) -> String {
+pub fn fit_map_hint(inference: bool, speed: bool) -> String {
     let over = if inference {
         "Each cell is one TP × PP, over every batch size"
     } else {
         "Each cell is one TP × PP under one ZeRO stage, over every context-parallel size, sequence parallelism, offload, recomputation and micro-batch"
     };
-    format!("{over}; the number is the most headroom any of them leaves. Click a cell (or focus it and press Enter) to load its best layout — the closest one when nothing fits.")
+    let number = if speed && !inference {
+        "the number is the fastest fitting layout's predicted tokens per second per GPU (the headroom, negative, where nothing fits)"
+    } else {
+        "the number is the most headroom any of them leaves"
+    };
+    format!("{over}; {number}. Click a cell (or focus it and press Enter) to load its best layout — the closest one when nothing fits.")
 }
 
 /// Columns of the best-layouts table that sort.

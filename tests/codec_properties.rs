@@ -2,7 +2,7 @@
 //! monotonicity, ledger sums.
 
 use memfit_core::contract::query::{decode, encode, KEYS};
-use memfit_core::contract::{wire::FlatSettings, Settings};
+use memfit_core::contract::{wire::FlatSettings, FitColour, Settings};
 use memfit_core::estimate::{estimate, Component, Location};
 use memfit_core::gpu::GPUS;
 use memfit_core::megatron::Recompute;
@@ -157,7 +157,8 @@ prop_compose! {
         hw in prop::array::uniform4(opt(prop_oneof![Just(989.4f64), Just(1.0), 1e-3f64..=1e6])),
         time in any::<bool>(),
         tp_overlap in any::<bool>(),
-    ) -> (Quant, Serving, HardwareOverrides, bool, bool) {
+        fitmap in prop::sample::select(FitColour::ALL.to_vec()),
+    ) -> (Quant, Serving, HardwareOverrides, bool, bool, FitColour) {
         (quant, Serving {
             engine,
             version: version.map(|(a, b, c)| Version(a, b, c)),
@@ -167,7 +168,7 @@ prop_compose! {
             max_seqs: max_seqs.map(at_least_one),
             block_size: block_size.map(at_least_one),
             parallel: at_least_one(parallel),
-        }, HardwareOverrides { tflops: hw[0], hbm_bw: hw[1], intra_bw: hw[2], inter_bw: hw[3] }, time, tp_overlap)
+        }, HardwareOverrides { tflops: hw[0], hbm_bw: hw[1], intra_bw: hw[2], inter_bw: hw[3] }, time, tp_overlap, fitmap)
     }
 }
 
@@ -210,7 +211,7 @@ prop_compose! {
                    cuda_ctx_mib: k2.cuda_ctx_mib, nccl_mib: k2.nccl_mib, frag_pct: k2.frag_pct,
                    reduce_bucket: k2.reduce_bucket, allgather_bucket: k2.allgather_bucket,
                    overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, timeline: k2.timeline,
-                   quant: sv.0, serving: sv.1, hardware: sv.2, time: sv.3, tp_overlap: sv.4, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
+                   quant: sv.0, serving: sv.1, hardware: sv.2, time: sv.3, tp_overlap: sv.4, fitmap: sv.5, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
             .expect("every count is at least 1")
     }
 }

@@ -9,6 +9,7 @@
 
 use super::svg::{annotate_rects, escape, Mark, Target};
 use super::{error_svg, ChartSize};
+use memfit_core::contract::FitColour;
 use memfit_core::explore::{Cell, Sweep};
 use memfit_core::scenario::Zero;
 use memfit_core::units::Units;
@@ -34,8 +35,36 @@ pub fn cell_color(c: &Cell, usable: u64) -> RGBColor {
     }
 }
 
-/// A cell's label: the best headroom in the chosen units, signed.
-fn cell_text(c: &Cell, units: Units) -> String {
+/// The fastest fitting layout's predicted tokens per second per GPU of every cell.
+fn fastest(sweep: &Sweep) -> f64 {
+    sweep
+        .cells
+        .iter()
+        .filter_map(|c| c.best.map(|b| b.tokens_per_s_per_gpu))
+        .fold(0.0, f64::max)
+}
+
+/// The colour of a cell by speed: green deeper with the share of the fastest cell's
+/// tokens per second; red and grey as by headroom.
+pub fn speed_color(c: &Cell, top: f64) -> RGBColor {
+    match (c.best, c.headroom()) {
+        (Some(b), _) if b.tokens_per_s_per_gpu > 0.0 && top > 0.0 => {
+            let f = (b.tokens_per_s_per_gpu / top).clamp(0.0, 1.0);
+            let mix = |light: f64, deep: f64| (light + (deep - light) * f * f) as u8;
+            RGBColor(mix(200.0, 0x1b as f64), mix(235.0, 0x7a as f64), mix(200.0, 0x3a as f64))
+        }
+        _ => cell_color(c, u64::MAX),
+    }
+}
+
+/// A cell's label: the best headroom in the chosen units, signed; by speed, the fastest
+/// layout's tokens per second per GPU.
+fn cell_text(c: &Cell, units: Units, colour: FitColour) -> String {
+    if colour == FitColour::Speed {
+        if let Some(b) = c.best.filter(|b| b.tokens_per_s_per_gpu > 0.0) {
+            return format!("{:.0}", b.tokens_per_s_per_gpu);
+        }
+    }
     match c.headroom() {
         None => "–".into(),
         Some(h) => {
@@ -103,23 +132,28 @@ pub fn render_fit_map(
     current: (Zero, u32, u32),
     usable: u64,
     units: Units,
+    colour: FitColour,
     size: ChartSize,
 ) -> String {
     let mut buf = String::new();
-    match draw(&mut buf, sweep, current, usable, units, size) {
+    match draw(&mut buf, sweep, current, usable, units, colour, size) {
         Ok(()) => buf,
         Err(msg) => error_svg(&msg, size),
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn draw(
     buf: &mut String,
     sweep: &Sweep,
     current: (Zero, u32, u32),
     usable: u64,
     units: Units,
+    colour: FitColour,
     size: ChartSize,
 ) -> Result<(), String> {
+    let colour = if sweep.inference { FitColour::Headroom } else { colour };
+    let fastest_tps = fastest(sweep);
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let root = SVGBackend::with_string(buf, (size.width, size.height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
@@ -148,7 +182,11 @@ fn draw(
         let (panel, ti, pi) = index(sweep, &shown, c);
         root.draw(&Rectangle::new(
             cell_rect(panel, ti, pi),
-            cell_color(c, usable).filled(),
+            match colour {
+                FitColour::Speed => speed_color(c, fastest_tps),
+                FitColour::Headroom => cell_color(c, usable),
+            }
+            .filled(),
         ))
         .map_err(|e| err(&e))?;
     }
@@ -164,7 +202,7 @@ fn draw(
                 BLACK
             };
             root.draw_text(
-                &cell_text(c, units),
+                &cell_text(c, units, colour),
                 &small.color(&color).pos(centre),
                 ((x0 + x1) / 2, (y0 + y1) / 2),
             )
@@ -240,7 +278,10 @@ fn draw(
         .map_err(|e| err(&e))?;
         Ok(x + 30 + 7 * text.chars().count() as i32)
     };
-    let fits = format!("fits (most headroom, {})", units.symbol());
+    let fits = match colour {
+        FitColour::Speed => "fits (fastest layout's tokens/s per GPU)".to_string(),
+        FitColour::Headroom => format!("fits (most headroom, {})", units.symbol()),
+    };
     let mut x = 8;
     let y0 = row_y(0);
     if !two_rows {
@@ -277,10 +318,15 @@ pub fn cell_summary(c: &Cell, units: Units) -> String {
     let head = format!("ZeRO-{}, TP {}, PP {}: ", c.zero.number(), c.tp, c.pp);
     match (c.best, c.closest) {
         (Some(b), _) => format!(
-            "{head}fits; best {} at {} per GPU ({} free)",
+            "{head}fits; best {} at {} per GPU ({} free){}",
             b.describe(),
             units.format(b.per_gpu_bytes),
-            units.format(b.headroom_bytes.max(0) as u64)
+            units.format(b.headroom_bytes.max(0) as u64),
+            if b.tokens_per_s_per_gpu > 0.0 {
+                format!(", {:.0} tokens/s per GPU predicted", b.tokens_per_s_per_gpu)
+            } else {
+                String::new()
+            }
         ),
         (None, Some(c)) => format!(
             "{head}nothing fits; closest {} needs {} per GPU ({} over)",
@@ -345,8 +391,22 @@ mod tests {
             current,
             s.usable_bytes(),
             Units::Gib,
+            FitColour::Headroom,
             ChartSize { width, height },
         )
+    }
+
+    /// By speed, the fastest cell is the deepest green and says its tokens per second.
+    #[test]
+    fn colour_by_speed() {
+        let (s, sw) = sweep();
+        let top = fastest(&sw);
+        let best = sw.cells.iter().filter_map(|c| c.best).map(|b| b.tokens_per_s_per_gpu).fold(0.0, f64::max);
+        assert!(top > 0.0 && top == best);
+        let cell = sw.cells.iter().find(|c| c.best.is_some_and(|b| b.tokens_per_s_per_gpu == top)).unwrap();
+        assert_eq!(speed_color(cell, top), RGBColor(0x1b, 0x7a, 0x3a));
+        let svg = render_fit_map(&sw, (Zero::Z0, 1, 1), s.usable_bytes(), Units::Gib, FitColour::Speed, ChartSize { width: 900, height: 600 });
+        assert!(svg.contains(&format!("{:.0}", top)) && svg.contains("tokens/s per GPU"));
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::chart::ChartSize;
 use crate::present::{
     aria_sort, best_layouts_count, fit_map_hint, next_sort, sorted_layouts, speed_text, SortBy,
 };
+use super::fields::KeyField;
 use leptos::prelude::*;
 use memfit_core::contract::query::encode;
 use memfit_core::contract::Settings;
@@ -257,6 +258,7 @@ pub fn FitMapPanel(
         }),
         visible,
     );
+    let colour = Memo::new(move |_| settings.with(|x| x.view.fitmap));
     let svg = Memo::new(move |_| {
         shown.with(|r| {
             r.as_ref().map(|e| {
@@ -267,6 +269,7 @@ pub fn FitMapPanel(
                         current.get(),
                         e.key.usable_bytes(),
                         u,
+                        colour.get(),
                         fit_map_size(),
                     ),
                     &e.sweep,
@@ -365,9 +368,10 @@ pub fn FitMapPanel(
             data-evaluated=move || explorer.result.with(|r| r.as_ref().map(|e| e.sweep.evaluated.to_string()))>
             <h2>"Which layouts fit"</h2>
             <p class="hint" data-testid="explore-counts">{counts}<span class="updating">" Updating…"</span></p>
+            <div class="field inline"><KeyField settings name="fitmap" /></div>
             <figure class="chart map" role="group" aria-label=summary data-testid="fit-map"
                 on:click=on_click on:keydown=on_key inner_html=move || svg.get().unwrap_or_default()></figure>
-            <p class="hint">{move || shown.with(|r| fit_map_hint(r.as_ref().is_some_and(|e| e.sweep.inference)))}</p>
+            <p class="hint">{move || shown.with(|r| fit_map_hint(r.as_ref().is_some_and(|e| e.sweep.inference), colour.get() == memfit_core::contract::FitColour::Speed))}</p>
             <details on:toggle=move |ev| table_open.set(super::details_open(&ev))>
                 <summary>"The fit map as a table"</summary>
                 <div class="table-wrap">

@@ -4,7 +4,7 @@
 //! (`memfit --keys-markdown`) and the form's bounds and options are all generated from
 //! [`KEYS`]; enum spellings come from their [`spelled!`](crate::spelled) declarations.
 
-use super::settings::Settings;
+use super::settings::{FitColour, Settings};
 use crate::gpu::{gpu, GPUS};
 use crate::model::{preset, Bias, Mlp, Norm};
 use crate::scenario::{
@@ -330,7 +330,8 @@ spelled_field!(
     Norm,
     Bias,
     Quant,
-    Engine
+    Engine,
+    FitColour
 );
 
 /// The canonical string of a field (one copy per field type).
@@ -671,6 +672,7 @@ pub const KEYS: &[Key] = &[
     field!("intra_bw", scenario.hardware.intra_bw, Values::Float { hi: 1e6 }, "intra-node bandwidth per GPU, one direction (step time)", "GB/s", "Intra-node bandwidth", "0 < x ≤ 10^6, empty = the GPU's"),
     field!("inter_bw", scenario.hardware.inter_bw, Values::Float { hi: 1e6 }, "inter-node bandwidth per GPU, one direction (step time)", "GB/s", "Inter-node bandwidth", "0 < x ≤ 10^6, empty = the GPU's"),
     field!("tp_overlap", scenario.runtime.tp_overlap, flag("off", "on"), "tensor-parallel collectives overlapped with the GEMMs (Transformer Engine userbuffers; NeMo's performance recipes) — step time", "-", "TP comm overlap", "`0`, `1`"),
+    field!("fitmap", view.fitmap, options::<FitColour>(false), "what colours the fit map's cells", "-", "Fit map colour", "{options}"),
     field!("time", view.time, flag("off", "on"), "add the step time (seconds, tokens/s, MFU and breakdown) to the JSON", "-", "Step time in the JSON", "`0`, `1`"),
     field!("parallel", scenario.serving.parallel, int(1, 4096), "llama.cpp --parallel / OLLAMA_NUM_PARALLEL (sequences sharing the context)", "sequences", "Parallel (llama.cpp)", "{range}"),
 ];

@@ -10,4 +10,4 @@ pub mod report;
 mod settings;
 pub mod wire;
 
-pub use settings::{Settings, View};
+pub use settings::{FitColour, Settings, View};

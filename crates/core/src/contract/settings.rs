@@ -17,6 +17,21 @@ pub struct View {
     /// `time`: add the step-time model (step seconds, tokens/s, MFU, breakdown) to the JSON.
     #[serde(default)]
     pub time: bool,
+    /// `fitmap`: what colours the fit map's cells.
+    #[serde(default)]
+    pub fitmap: FitColour,
+}
+
+crate::spelled! {
+    /// What colours the fit map's cells.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum FitColour {
+        /// The most headroom any layout of the cell leaves.
+        #[default]
+        Headroom = "headroom", "headroom", "";
+        /// The fastest fitting layout's predicted tokens per second per GPU.
+        Speed = "speed", "tokens/s per GPU", "training only";
+    }
 }
 
 /// Everything a query string holds: the page's state, the CLI's input.

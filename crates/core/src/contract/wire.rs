@@ -66,6 +66,8 @@ pub struct FlatSettings {
     #[serde(default)]
     pub tp_overlap: bool,
     #[serde(default)]
+    pub fitmap: super::settings::FitColour,
+    #[serde(default)]
     pub hardware: HardwareOverrides,
     pub attn: Attn,
     pub dropout: bool,
@@ -195,6 +197,7 @@ impl TryFrom<FlatSettings> for Settings {
                 units: f.units,
                 timeline: f.timeline,
                 time: f.time,
+                fitmap: f.fitmap,
                 solve: f.solve,
             },
         })
@@ -253,6 +256,7 @@ impl From<&Settings> for FlatSettings {
             solve: x.view.solve,
             timeline: x.view.timeline,
             time: x.view.time,
+            fitmap: x.view.fitmap,
             hardware: s.hardware,
             attn: s.activations.attn,
             dropout: s.activations.dropout,

@@ -19,13 +19,13 @@
 //! without a warning ([`crate::estimate::is_clean`]); only valid layouts are
 //! evaluated and listed.
 //!
-//! **Best** means, in this order: no optimizer offload (a CPU optimizer step and its
-//! PCIe traffic are the slowest way to save memory: DeepSpeed recommends it only when
-//! nothing else fits), then the least wasted compute ([`compute_overhead`]: the
-//! pipeline bubble plus recomputation), then the least communication per trained
-//! token (bytes one GPU sends per optimizer step, [`crate::comm`], over the
-//! tokens the cluster trains in that step, `dp·m·b·s`), then the most headroom. memfit has no FLOP or bandwidth figures for the GPUs, so it does
-//! not turn these into a step time; it orders by what it can count.
+//! **Best** means the highest predicted training tokens per second per GPU
+//! ([`crate::steptime`]; inference and serving have none, so they tie), then, in this
+//! order: no optimizer offload (a CPU optimizer step and its PCIe traffic are the slowest
+//! way to save memory), the least wasted compute ([`compute_overhead`]: the pipeline
+//! bubble plus recomputation), the least communication per trained token (bytes one GPU
+//! sends per optimizer step, [`crate::comm`], over the tokens the cluster trains in that
+//! step, `dp·m·b·s`), the most headroom.
 
 use crate::comm::{activation_comm, data_parallel_comm, Comm};
 use crate::estimate::{
