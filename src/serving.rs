@@ -13,9 +13,9 @@ use memfit_core::units::{group_digits, Units};
 /// The engine's answer in the engine's words.
 pub fn summary(r: &ServeReport, units: Units) -> Vec<String> {
     let mut out = vec![format!(
-        "{} tokens of KV cache ({} per token) = {:.2} concurrent requests of {} tokens.",
+        "{} tokens of KV cache ({} bytes per token) = {:.2} concurrent requests of {} tokens.",
         group_digits(r.kv_tokens),
-        units.format(r.kv_bytes_per_token),
+        group_digits(r.kv_bytes_per_token),
         r.max_concurrency,
         group_digits(r.max_len)
     )];

@@ -413,8 +413,10 @@ fn draw_curve(
     Ok(())
 }
 
-/// Concurrent requests against `max_len` (log₂ x, log₂ y), with the line at one request
-/// (below it, one request of that length does not fit) and the chosen `max_len` marked.
+/// Concurrent requests against `max_len` (log₂ x, linear y: the same coordinate system
+/// as [`render_curve`], so the page carries one instantiation of plotters' chart code),
+/// with the line at one request (below it, one request of that length does not fit) and
+/// the chosen `max_len` marked.
 pub fn render_concurrency(points: &[(u64, f64)], chosen: u64, size: ChartSize) -> String {
     let mut buf = String::new();
     match draw_concurrency(&mut buf, points, chosen, size) {
@@ -434,24 +436,18 @@ fn draw_concurrency(
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let lo = points.iter().map(|p| p.0).min().unwrap_or(1).max(1) as f64;
     let hi = (points.iter().map(|p| p.0).max().unwrap_or(2) as f64).max(lo * 2.0);
-    let y_hi = points.iter().map(|p| p.1).fold(2.0f64, f64::max) * 1.5;
-    let y_lo = points
-        .iter()
-        .map(|p| p.1)
-        .filter(|y| *y > 0.0)
-        .fold(0.5f64, f64::min)
-        * 0.8;
+    let y_max = points.iter().map(|p| p.1).fold(2.0f64, f64::max) * 1.1;
     let mut chart = ChartBuilder::on(&root)
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(64)
-        .build_cartesian_2d((lo..hi).log_scale().base(2.0), (y_lo..y_hi).log_scale())
+        .build_cartesian_2d((lo..hi).log_scale().base(2.0), 0f64..y_max)
         .map_err(|e| err(&e))?;
     chart
         .configure_mesh()
         .max_light_lines(1)
         .x_desc("max_len (tokens per request, log scale)")
-        .y_desc("concurrent requests (log scale)")
+        .y_desc("concurrent requests")
         .x_label_formatter(&|x| {
             let v = x.round() as u64;
             if v >= 1024 {
@@ -460,20 +456,16 @@ fn draw_concurrency(
                 v.to_string()
             }
         })
-        .y_label_formatter(&|y| format!("{y:.1}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
         .draw()
         .map_err(|e| err(&e))?;
     let blue = RGBColor(0x3b, 0x6e, 0xc8);
-    let kept: Vec<(f64, f64)> = points
-        .iter()
-        .filter(|p| p.1 > 0.0)
-        .map(|p| (p.0 as f64, p.1))
-        .collect();
+    let pts: Vec<(f64, f64)> = points.iter().map(|p| (p.0 as f64, p.1)).collect();
     chart
-        .draw_series(LineSeries::new(kept.iter().copied(), blue.stroke_width(3)))
+        .draw_series(LineSeries::new(pts.iter().copied(), blue.stroke_width(3)))
         .map_err(|e| err(&e))?;
     chart
-        .draw_series(kept.iter().map(|&p| Circle::new(p, 3, blue.filled())))
+        .draw_series(pts.iter().map(|&p| Circle::new(p, 3, blue.filled())))
         .map_err(|e| err(&e))?;
     chart
         .draw_series(DashedLineSeries::new(
@@ -487,7 +479,7 @@ fn draw_concurrency(
     chart
         .draw_series(std::iter::once(Text::new(
             "one request".to_string(),
-            (lo, 1.05),
+            (lo, 1.0 + y_max * 0.02),
             style.clone(),
         )))
         .map_err(|e| err(&e))?;
@@ -495,7 +487,7 @@ fn draw_concurrency(
     let x = (chosen as f64).clamp(lo, hi);
     chart
         .draw_series(DashedLineSeries::new(
-            vec![(x, y_lo), (x, y_hi)],
+            vec![(x, 0.0), (x, y_max)],
             4,
             4,
             red.stroke_width(2),
@@ -504,7 +496,7 @@ fn draw_concurrency(
     chart
         .draw_series(std::iter::once(Text::new(
             format!("max_len {chosen}"),
-            (x, y_hi * 0.8),
+            (x, y_max * 0.95),
             style.color(&red),
         )))
         .map_err(|e| err(&e))?;
