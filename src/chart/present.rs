@@ -170,6 +170,8 @@ pub struct Variant {
     pub per_gpu: u64,
     /// Communication per step, as text (`2Ψ` / `3Ψ` elements and bytes).
     pub comm: String,
+    /// The step-time model's step and throughput, as text.
+    pub time: String,
 }
 
 /// ZeRO stages 0–3 × optimizer offload none/CPU for the scenario at data-parallel size `dp`.
@@ -202,11 +204,24 @@ pub fn zero_variants(s: &memfit_core::scenario::Scenario, dp: u32, units: Units)
             let factor = if z == Zero::Z3 { 3 } else { 2 };
             let k = t.numerics.precision.compute_bytes();
             let comm = format!("{factor}Ψ = {}", units.format(factor * k * e.model.params));
+            let p = memfit_core::estimate::Prepared::of(&t);
+            let time = match memfit_core::steptime::step_time(&t, &p) {
+                Some(st) if st.step_s.is_finite() => {
+                    let used = t.layout().used().max(1) as f64;
+                    format!(
+                        "{:.0} ms, {:.0} tokens/s per GPU",
+                        st.step_s * 1e3,
+                        st.tokens_per_s / used
+                    )
+                }
+                _ => "—".into(),
+            };
             out.push(Variant {
                 bar: super::Bar::from_estimate(label, &e),
                 fits: e.fits,
                 per_gpu: e.per_gpu_bytes,
                 comm,
+                time,
             });
         }
     }
@@ -238,6 +253,18 @@ pub fn seq_curve(s: &memfit_core::scenario::Scenario) -> (Vec<super::Point>, Opt
 mod variant_tests {
     use super::*;
     use memfit_core::scenario::Scenario;
+
+    /// Each variant says its predicted step: CPU offload costs time, and ZeRO-3's third
+    /// all-gather is never faster than ZeRO-1's reduce.
+    #[test]
+    fn variants_say_their_step_time() {
+        let s = Scenario::default();
+        let v = zero_variants(&s, 8, Units::Gib);
+        let ms = |x: &Variant| x.time.split(' ').next().unwrap().parse::<f64>().unwrap();
+        assert!(v.iter().all(|x| x.time.ends_with("tokens/s per GPU")), "{:?}", v.iter().map(|x| &x.time).collect::<Vec<_>>());
+        assert!(ms(&v[3]) > ms(&v[2]), "offload: {} vs {}", v[3].time, v[2].time);
+        assert!(ms(&v[6]) >= ms(&v[2]));
+    }
 
     #[test]
     fn eight_variants_and_zero3_removes_weights() {

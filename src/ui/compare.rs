@@ -60,15 +60,15 @@ pub fn ZeroComparison(
             </div>
             <figure class="chart" role="img" aria-label=summary inner_html=move || svg.get()></figure>
             <table class="comm" data-testid="comm-table">
-                <thead><tr><th>"variant"</th><th>"per GPU"</th><th>"communication per step"</th></tr></thead>
+                <thead><tr><th>"variant"</th><th>"per GPU"</th><th>"communication per step"</th><th>"step time (predicted)"</th></tr></thead>
                 <tbody>
                     {move || variants.get().into_iter().map(|x| {
                         let u = units.get();
-                        view! { <tr class:over=!x.fits><td>{x.bar.label.clone()}</td><td class="num">{u.format(x.per_gpu)}</td><td>{x.comm.clone()}</td></tr> }
+                        view! { <tr class:over=!x.fits><td>{x.bar.label.clone()}</td><td class="num">{u.format(x.per_gpu)}</td><td>{x.comm.clone()}</td><td class="num">{x.time.clone()}</td></tr> }
                     }).collect_view()}
                 </tbody>
             </table>
-            <p class="hint">"✓ fits the selected GPU. Stage 1 partitions the optimizer states, stage 2 also the gradients, stage 3 also the weights (which costs a third Ψ of communication: the parameters are all-gathered again in the backward pass). CPU offload moves the fp32 master weights and optimizer states to host RAM."</p>
+            <p class="hint">"✓ fits the selected GPU. Stage 1 partitions the optimizer states, stage 2 also the gradients, stage 3 also the weights (which costs a third Ψ of communication: the parameters are all-gathered again in the backward pass). CPU offload moves the fp32 master weights and optimizer states to host RAM. The step time is memfit's model (how accurate: docs/steptime.md): what each stage's communication and each offload costs in milliseconds."</p>
         </section>
     }
 }
