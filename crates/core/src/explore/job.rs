@@ -275,7 +275,7 @@ impl SweepJob {
                         if c.cached {
                             c.set(w);
                         }
-                        if let Some(t) = crate::steptime::step_time(w, p) {
+                        if let Some(t) = crate::steptime::step_time_with(w, p, l.comm.dp as f64) {
                             l.step_s = t.step_s;
                             l.tokens_per_s_per_gpu = t.tokens_per_s_per_gpu;
                             l.mfu = t.mfu;

@@ -23,12 +23,17 @@ impl Gemm {
     }
 }
 
+/// At most this many weight GEMMs per block (MLA's five projections + the MoE's three).
+const MAX_GEMMS: usize = 8;
+
 /// A block's forward work on one rank: its GEMMs (projections and MLP), the attention core
 /// (`QKᵀ` and `AV`, causal) and the bytes its element-wise ops move.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BlockWork {
-    /// The weight GEMMs.
-    pub gemms: Vec<Gemm>,
+    /// The weight GEMMs (the first `n` of `slots`).
+    slots: [Gemm; MAX_GEMMS],
+    /// How many.
+    n: usize,
     /// FLOPs of the attention core (flash attention; the causal half).
     pub attention_flops: f64,
     /// Bytes the element-wise ops read and write (norms, activation, residuals, rotary).
@@ -36,9 +41,28 @@ pub struct BlockWork {
 }
 
 impl BlockWork {
+    /// The weight GEMMs.
+    pub fn gemms(&self) -> &[Gemm] {
+        &self.slots[..self.n]
+    }
     /// All forward FLOPs.
     pub fn flops(&self) -> f64 {
-        self.gemms.iter().map(Gemm::flops).sum::<f64>() + self.attention_flops
+        self.gemms().iter().map(Gemm::flops).sum::<f64>() + self.attention_flops
+    }
+}
+
+/// A fixed-size list of GEMMs (no allocation: the explorer asks for thousands of blocks).
+struct Gemms {
+    slots: [Gemm; MAX_GEMMS],
+    n: usize,
+}
+
+impl Gemms {
+    fn push(&mut self, g: Gemm) {
+        if self.n < MAX_GEMMS {
+            self.slots[self.n] = g;
+            self.n += 1;
+        }
     }
 }
 
@@ -75,7 +99,16 @@ pub fn block(arch: &Arch, b: f64, s: f64, t: f64, c: f64, k: f64) -> BlockWork {
         n,
         count,
     };
-    let mut gemms = Vec::with_capacity(6);
+    let zero = Gemm {
+        m: 0.0,
+        k: 0.0,
+        n: 0.0,
+        count: 0.0,
+    };
+    let mut gemms = Gemms {
+        slots: [zero; MAX_GEMMS],
+        n: 0,
+    };
     match arch.mla {
         None => {
             gemms.push(g(h, (a + 2.0 * kv) * d / t, 1.0));
@@ -114,7 +147,8 @@ pub fn block(arch: &Arch, b: f64, s: f64, t: f64, c: f64, k: f64) -> BlockWork {
     let attention_flops = 4.0 * b * s * (s / c) * a * qk_head / t * 0.5;
     let elementwise_bytes = tokens * k * (12.0 * h + 3.0 * f / t);
     BlockWork {
-        gemms,
+        slots: gemms.slots,
+        n: gemms.n,
         attention_flops,
         elementwise_bytes,
     }
@@ -165,7 +199,7 @@ mod tests {
     fn gpt3_block_by_hand() {
         let a = &preset("gpt3-175b").unwrap().arch;
         let w = block(a, 1.0, 2048.0, 1.0, 1.0, 2.0);
-        let gemm: f64 = w.gemms.iter().map(Gemm::flops).sum();
+        let gemm: f64 = w.gemms().iter().map(Gemm::flops).sum();
         let h = 12_288.0f64;
         assert!((gemm / (24.0 * 2048.0 * h * h) - 1.0).abs() < 1e-9, "{gemm}");
         assert!((w.attention_flops - 2.0 * 2048.0f64.powi(2) * h).abs() < 1.0);

@@ -238,6 +238,15 @@ pub fn step_time(s: &Scenario, p: &Prepared) -> Option<StepTime> {
     if s.workload.mode != Mode::Train {
         return None;
     }
+    step_time_with(s, p, crate::comm::comm_per_step(s, p).dp as f64)
+}
+
+/// [`step_time`] with the data-parallel bytes per step already counted (the explorer has
+/// them for each layout).
+pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepTime> {
+    if s.workload.mode != Mode::Train {
+        return None;
+    }
     let hw = Hw::of(s);
     let l = s.layout();
     let arch = &p.arch;
@@ -254,7 +263,7 @@ pub fn step_time(s: &Scenario, p: &Prepared) -> Option<StepTime> {
 
     // One block, forward.
     let w = flops::block(arch, b, seq, t, c, k);
-    let g: f64 = w.gemms.iter().map(|x| hw.gemm_s(x.flops() / 1e9)).sum();
+    let g: f64 = w.gemms().iter().map(|x| hw.gemm_s(x.flops() / 1e9)).sum();
     // Attention runs in 16 bits even in fp8 training.
     let peak16 = perf(&s.cluster.gpu).tflops_16 * 1e12;
     let heads = (arch.heads as f64 / t).ceil();
@@ -272,7 +281,7 @@ pub fn step_time(s: &Scenario, p: &Prepared) -> Option<StepTime> {
     };
     // FP8 casts each GEMM input (read 16-bit, write 8-bit) beside the element-wise ops.
     let casts = if s.numerics.precision == Precision::Fp8 {
-        w.gemms.iter().map(|x| x.m * x.k * x.count * 3.0).sum::<f64>()
+        w.gemms().iter().map(|x| x.m * x.k * x.count * 3.0).sum::<f64>()
     } else {
         0.0
     };
@@ -334,7 +343,6 @@ pub fn step_time(s: &Scenario, p: &Prepared) -> Option<StepTime> {
     let pipeline = m * t_mb + bubble + pp_comm;
 
     // Data parallelism.
-    let dp_bytes = crate::comm::comm_per_step(s, p).dp as f64;
     let (dp_bw, dp_eff, dp_alpha) = link(&hw, l.tp as u64 * l.cp as u64 * l.dp as u64, per_node);
     let dp_total = if dp_bytes > 0.0 {
         // The comm module counts bytes sent; a ring moves them at the bus bandwidth.
