@@ -100,20 +100,114 @@ proptest! {
     }
 }
 
-/// The published runs: where the model stands (guards, not the budget).
+/// A published run's stated settings as a query (the same mapping as
+/// `tools/train_eval.py`, which prints the row-by-row tables).
+fn run_query(r: &serde_json::Value, gpu: &str) -> String {
+    let a = &r["arch"];
+    let n = |v: &serde_json::Value| v.as_u64();
+    let h = n(&a["hidden"]).unwrap();
+    let heads = n(&a["heads"]).unwrap();
+    let ffn = n(&a["ffn"]).unwrap_or(4 * h);
+    let gelu = ffn == 4 * h;
+    let mut q = vec![
+        format!("model={}", if gelu { "gpt3-175b" } else { "llama-2-7b" }),
+        format!("layers={}", n(&a["layers"]).unwrap()),
+        format!("hidden={h}"),
+        format!("heads={heads}"),
+        format!("kv_heads={}", n(&a["kv_heads"]).unwrap_or(heads)),
+        format!("ffn={ffn}"),
+        format!("vocab={}", n(&a["vocab"]).unwrap()),
+        format!("head_dim={}", h / heads),
+    ];
+    if !gelu {
+        q.push("positions=0".into());
+    }
+    let (tp, pp, cp) = (n(&r["tp"]).unwrap(), n(&r["pp"]).unwrap(), n(&r["cp"]).unwrap_or(1));
+    let gpus = n(&r["gpus"]).unwrap_or(tp * pp * n(&r["dp"]).unwrap_or(1) * cp);
+    let per_node = if gpus >= 8 { 8 } else { gpus };
+    let dp = n(&r["dp"]).unwrap_or(gpus / (tp * pp * cp));
+    let mb = n(&r["micro_batch"]).unwrap();
+    q.extend([
+        format!("gpu={gpu}"),
+        format!("gpus_per_node={per_node}"),
+        format!("nodes={}", (gpus / per_node).max(1)),
+        format!("tp={tp}"),
+        format!("pp={pp}"),
+        format!("cp={cp}"),
+        format!("dp={dp}"),
+        format!("batch={mb}"),
+        format!("microbatches={}", (n(&r["global_batch"]).unwrap() / (dp * mb)).max(1)),
+        format!("seq={}", n(&r["seq_len"]).unwrap()),
+    ]);
+    if let Some(v) = n(&r["vpp"]).filter(|v| *v > 1) {
+        q.push(format!("vpp={v}&schedule=interleaved"));
+    }
+    if let Some(rc) = r["recompute"].as_str().filter(|x| ["selective", "full"].contains(x)) {
+        q.push(format!("recompute={rc}"));
+    }
+    if r["sequence_parallel"] == true {
+        q.push("sp=1".into());
+    }
+    let p = r["precision"].as_str().unwrap_or("").to_lowercase();
+    q.push(format!("precision={}", if p.starts_with("fp8") { "fp8" } else { p.as_str() }));
+    let era = ["narayanan2021", "korthikanti2022", "mtnlg2022", "bigscience_bloom"];
+    if era.contains(&r["source_key"].as_str().unwrap_or("")) {
+        q.push("attn=eager".into());
+    }
+    let fw = r["framework"].as_str().unwrap_or("").to_lowercase();
+    if fw.contains("nemo") || fw.contains("bridge") {
+        q.push("tp_overlap=1".into());
+    }
+    if fw.contains("torchtitan") || fw.contains("foundry") {
+        q.push("framework=pytorch&fsdp=full_shard".into());
+    } else if fw.contains("deepspeed") {
+        q.push(format!("zero={}", n(&r["zero_stage"]).unwrap_or(1)));
+    } else {
+        q.push("framework=megatron&zero=1".into());
+    }
+    q.join("&")
+}
+
+/// The measured step: the iteration time, or the global batch's tokens over the
+/// measured tokens per second.
+fn measured_step(r: &serde_json::Value) -> f64 {
+    let m = &r["measured"];
+    if let Some(t) = m["iteration_time_s"].as_f64() {
+        return t;
+    }
+    let tokens = r["global_batch"].as_f64().unwrap() * r["seq_len"].as_f64().unwrap();
+    if let Some(x) = m["tokens_per_s_total"].as_f64() {
+        return tokens / x;
+    }
+    let gpus = r["gpus"].as_f64().unwrap_or(1.0);
+    tokens / (m["tokens_per_s_per_gpu"].as_f64().unwrap() * gpus)
+}
+
+/// The published runs, each part apart: where the model stands. These are guards against
+/// regressions at today's figures (held out: median 23.2 %, max 43.0 %), NOT the issue's
+/// budget (8 % / 20 %), which the model does not meet.
 #[test]
 fn published_runs_guard() {
-    let out = std::process::Command::new("python3")
-        .args(["tools/train_eval.py", env!("CARGO_BIN_EXE_memfit"), "held_out"])
-        .output();
-    let Ok(out) = out else { return };
-    let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().find(|l| l.starts_with("held_out:") && l.contains("median")).unwrap_or("");
-    let med: f64 = line
-        .split("median |error| ")
-        .nth(1)
-        .and_then(|x| x.split(' ').next())
-        .and_then(|x| x.parse().ok())
-        .unwrap_or(f64::MAX);
-    assert!(med <= 25.0, "held-out median {med} %: {line}");
+    let load = |f: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(format!("tests/data/{f}")).unwrap()).unwrap()
+    };
+    let (runs, split) = (load("train_runs.json"), load("train_split.json"));
+    for (part, med_max, max_max) in [("held_out", 24.0, 45.0), ("calibration", 24.0, 46.0)] {
+        let ids: Vec<&str> = split[part].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        let mut errs = Vec::new();
+        for r in runs["runs"].as_array().unwrap() {
+            if !ids.contains(&r["id"].as_str().unwrap()) {
+                continue;
+            }
+            let gpu = split["gpus"][r["gpu"].as_str().unwrap()].as_str().unwrap();
+            let t = time(&run_query(r, gpu));
+            let m = measured_step(r);
+            errs.push(((t.step_s - m) / m * 100.0).abs());
+        }
+        errs.sort_by(f64::total_cmp);
+        assert_eq!(errs.len(), 43, "{part}");
+        let median = errs[21];
+        let max = errs[42];
+        assert!(median <= med_max && max <= max_max, "{part}: median {median:.1} %, max {max:.1} %");
+    }
 }
