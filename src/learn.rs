@@ -29,6 +29,19 @@ fn est(q: &str) -> Estimate {
     estimate(&decode(q).0.scenario)
 }
 
+/// "about 1,234 ms a step (5,678 tokens/s per GPU)": the step-time model's figure.
+fn step(q: &str) -> String {
+    let s = decode(q).0.scenario;
+    match memfit_core::steptime::step_time(&s, &memfit_core::estimate::Prepared::of(&s)) {
+        Some(t) => format!(
+            "about {} ms a step ({} tokens/s per GPU)",
+            memfit_core::units::group_digits(t.step_s.mul_add(1e3, 0.5) as u64),
+            memfit_core::units::group_digits(t.tokens_per_s_per_gpu as u64)
+        ),
+        None => String::new(),
+    }
+}
+
 /// Bytes per parameter of the model states at the peak, over Ψ.
 fn states(e: &Estimate) -> u64 {
     [
@@ -83,9 +96,11 @@ pub fn steps(units: Units) -> Vec<Step> {
         "per-gpu",
         f(e1.per_gpu_bytes),
         format!(
-            "Partition the optimizer states (master weights and moments, 12Ψ) over N_d = 8 ranks: the model states fall to 4Ψ + 12Ψ/8 = {}, the peak to {}. Communication is unchanged: 2Ψ per step, as plain data parallelism.",
+            "Partition the optimizer states (master weights and moments, 12Ψ) over N_d = 8 ranks: the model states fall to 4Ψ + 12Ψ/8 = {}, the peak to {}. Communication is unchanged: 2Ψ per step, as plain data parallelism; memfit's step-time model puts it at {} against {} for plain data parallelism, whose optimizer step updates every parameter on every rank.",
             f(states(&e1)),
-            f(e1.per_gpu_bytes)
+            f(e1.per_gpu_bytes),
+            step(q1),
+            step(q0)
         ),
     );
     let q2 = q("model=llama-2-7b&seq=4096&gpus_per_node=8&zero=2");
@@ -120,8 +135,9 @@ pub fn steps(units: Units) -> Vec<Step> {
         "per-gpu",
         f(e3.per_gpu_bytes),
         format!(
-            "Partition the weights too: 16Ψ/8 = {} per rank. Each layer is all-gathered before its forward and again before its backward — 3Ψ of traffic per step instead of 2Ψ (seed 004). The timeline marks the peak, {}, at {where3}.",
+            "Partition the weights too: 16Ψ/8 = {} per rank. Each layer is all-gathered before its forward and again before its backward — 3Ψ of traffic per step instead of 2Ψ (seed 004), hidden behind the layers' compute while the links keep up: {}. The timeline marks the peak, {}, at {where3}.",
             f(states(&e3)),
+            step(q3),
             f(e3.per_gpu_bytes)
         ),
     );
@@ -134,10 +150,11 @@ pub fn steps(units: Units) -> Vec<Step> {
         "per-cpu",
         f(e4.per_cpu_bytes),
         format!(
-            "ZeRO-Offload moves the fp32 master weights and the moments (and, with offload_param, the weights) to host RAM: the GPU peak drops to {}, but each node needs {} of host RAM, {} of it pinned, and every step crosses PCIe twice.",
+            "ZeRO-Offload moves the fp32 master weights and the moments (and, with offload_param, the weights) to host RAM: the GPU peak drops to {}, but each node needs {} of host RAM, {} of it pinned, and every step crosses PCIe twice and runs Adam on the CPU: {}.",
             f(e4.per_gpu_bytes),
             f(e4.per_cpu_bytes),
-            f(e4.pinned_cpu_bytes)
+            f(e4.pinned_cpu_bytes),
+            step(q4)
         ),
     );
     let q5 = q("model=llama-2-7b&seq=32768&gpus_per_node=8&zero=3");
@@ -223,6 +240,20 @@ pub fn steps(units: Units) -> Vec<Step> {
 mod tests {
     use super::*;
     use memfit_core::contract::query::decode;
+
+    #[test]
+    fn zero_steps_say_their_step_time() {
+        let st = steps(Units::Gib);
+        assert!(st[1].text.contains(" ms a step (") && st[1].text.contains("tokens/s per GPU"));
+        assert!(st[3].text.contains(" ms a step ("));
+        assert!(st[4].text.contains("runs Adam on the CPU: about "));
+        // Offload is the slow way to save memory.
+        let ms = |t: &str, after: &str| -> u64 {
+            let i = t.find(after).unwrap() + after.len();
+            t[i..].split(' ').next().unwrap().replace(',', "").parse().unwrap()
+        };
+        assert!(ms(&st[4].text, "CPU: about ") > ms(&st[3].text, "while the links keep up: about "));
+    }
 
     #[test]
     fn every_step_quotes_what_its_page_shows() {
