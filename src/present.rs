@@ -326,3 +326,38 @@ pub fn best_layouts_count(fitting: u64, listed: usize, shown: usize) -> String {
         )
     }
 }
+
+/// How many of `names` differ from their defaults in `x` (what an "advanced" group's
+/// summary counts, and whether it opens by itself on a shared link).
+pub fn differing(x: &memfit_core::contract::Settings, names: &[&str]) -> usize {
+    use memfit_core::contract::query::get_key;
+    let d = memfit_core::contract::Settings::default();
+    names
+        .iter()
+        .filter(|k| get_key(x, k) != get_key(&d, k))
+        .count()
+}
+
+/// "Advanced: 2 of 11 set" / "Advanced (11, at their defaults)".
+pub fn advanced_summary(label: &str, differ: usize, total: usize) -> String {
+    if differ == 0 {
+        format!("{label} ({total}, at their defaults)")
+    } else {
+        format!("{label}: {differ} of {total} changed")
+    }
+}
+
+#[cfg(test)]
+mod advanced_tests {
+    use super::*;
+    use memfit_core::contract::query::decode;
+
+    #[test]
+    fn counts_what_a_link_sets() {
+        let (x, _) = decode("layers=40&frag=10&cuda_ctx=600");
+        // cuda_ctx=600 is the default: not counted.
+        assert_eq!(differing(&x, &["layers", "hidden", "frag", "cuda_ctx"]), 2);
+        assert_eq!(advanced_summary("Framework internals", 0, 9), "Framework internals (9, at their defaults)");
+        assert_eq!(advanced_summary("Framework internals", 2, 9), "Framework internals: 2 of 9 changed");
+    }
+}

@@ -143,3 +143,27 @@ fn KeySelect(
         </div>
     }
 }
+
+/// A collapsed group of less-used keys: its summary says how many differ from their
+/// defaults, and it is open from the start when a link sets one of them.
+#[component]
+pub fn Advanced(
+    settings: RwSignal<Settings>,
+    label: &'static str,
+    names: &'static [&'static str],
+    #[prop(optional)] placeholders: Option<fn(&'static str) -> Signal<String>>,
+) -> impl IntoView {
+    let differ = Memo::new(move |_| settings.with(|x| crate::present::differing(x, names)));
+    let open = differ.get_untracked() > 0;
+    view! {
+        <details class="advanced" open=open>
+            <summary>{move || crate::present::advanced_summary(label, differ.get(), names.len())}</summary>
+            <div class="grid">
+                {names.iter().map(|&name| {
+                    let placeholder = placeholders.map_or_else(|| Signal::derive(String::new), |f| f(name));
+                    view! { <KeyField settings name placeholder /> }
+                }).collect_view()}
+            </div>
+        </details>
+    }
+}

@@ -1,7 +1,7 @@
 //! Input panels, one component each: lists of keys (each control is generated from its
 //! key's declaration by [`KeyField`]).
 
-use super::fields::KeyField;
+use super::fields::{Advanced, KeyField};
 use super::import::ConfigImport;
 use crate::present::{find_preset, layout_summary, param_count_line};
 use leptos::prelude::*;
@@ -18,6 +18,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
     // The preset list is touched only when the model changes.
     let model = Memo::new(move |_| settings.with(|x| x.scenario.model.preset.clone()));
     let select = move |id: &str| settings.update(|x| x.scenario.select_model(id));
+    let overrides_set = Memo::new(move |_| settings.with(|x| crate::present::differing(x, &ARCH_KEYS)));
     view! {
         <fieldset class="panel" data-testid="model-panel">
             <legend>"Model"</legend>
@@ -49,6 +50,8 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 </div>
             </div>
             <ConfigImport settings />
+            <details class="advanced" open={overrides_set.get_untracked() > 0}>
+            <summary>{move || crate::present::advanced_summary("Architecture overrides", overrides_set.get(), ARCH_KEYS.len())}</summary>
             <p class="hint">"Blank fields use the preset's value (shown greyed)."</p>
             <div class="grid">
                 <KeyField settings name="layers" placeholder=preset_value(|a| a.layers.to_string()) />
@@ -74,36 +77,50 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 <KeyField settings name="params" placeholder=Signal::derive(move || counts.with(|c| c.total.to_string())) />
                 <KeyField settings name="largest_layer" placeholder=Signal::derive(move || counts.with(|c| c.largest_layer.to_string())) />
             </div>
+            </details>
             <p class="hint" data-testid="param-count">{move || counts.with(param_count_line)}</p>
         </fieldset>
     }
 }
 
-/// The keys of the workload panel, in the form's order.
-const WORKLOAD: [&str; 20] = [
+/// The architecture overrides and explicit counts (the model panel's advanced group).
+const ARCH_KEYS: [&str; 22] = [
+    "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "experts", "top_k",
+    "moe_ffn", "shared_experts", "first_dense", "positions", "window", "local_layers", "mlp",
+    "norm", "tied", "bias", "gelu_ops", "params", "largest_layer",
+];
+
+/// What a newcomer sets first: the task, the batch and sequence, the precision, the
+/// training recipe's main choices.
+const WORKLOAD: [&str; 10] = [
     "mode",
     "precision",
     "batch",
     "seq",
     "gen",
-    "logits",
-    "loss",
     "microbatches",
+    "finetune",
+    "quant",
+    "recompute",
+    "attn",
+];
+
+/// The workload's less-used keys.
+const WORKLOAD_MORE: &[&str] = &[
     "optimizer",
     "adam_impl",
     "grad_acc_dtype",
-    "finetune",
     "lora_rank",
     "lora_targets",
     "weight_dtype",
-    "quant",
     "kv_dtype",
-    "attn",
-    "recompute",
+    "logits",
+    "loss",
     "dropout",
 ];
 
-/// Workload: training or inference, batch, sequence, precision, optimizer, adapters.
+/// Workload: training or inference, batch, sequence, precision; the optimizer, adapters
+/// and numerics' details in a collapsed group.
 #[component]
 pub fn WorkloadPanel(settings: RwSignal<Settings>) -> impl IntoView {
     view! {
@@ -112,6 +129,7 @@ pub fn WorkloadPanel(settings: RwSignal<Settings>) -> impl IntoView {
             <div class="grid">
                 {WORKLOAD.map(|name| view! { <KeyField settings name /> }).collect_view()}
             </div>
+            <Advanced settings label="Optimizer, adapters, number formats" names=WORKLOAD_MORE />
         </fieldset>
     }
 }
@@ -143,39 +161,57 @@ pub fn ClusterPanel(
     }
 }
 
-/// The keys of the ZeRO / framework panel, in the form's order.
-const ZERO: [&str; 16] = [
+/// The keys of the ZeRO / framework panel a newcomer sets.
+const ZERO: [&str; 6] = [
     "zero",
     "fsdp",
     "offload_opt",
     "offload_param",
+    "framework",
+    "units",
+];
+
+/// Framework internals: buckets, prefetch, pinned memory, TP overlap.
+const ZERO_INTERNALS: &[&str] = &[
     "zero_init",
     "pin_memory",
-    "framework",
     "overlap_comm",
     "reduce_bucket",
+    "allgather_bucket",
     "prefetch_bucket",
     "max_live_params",
+    "buffer_factor",
+    "tp_overlap",
+];
+
+/// Runtime overheads, hardware figures and the accounting convention.
+const ZERO_RUNTIME: &[&str] = &[
     "cuda_ctx",
     "nccl",
     "frag",
-    "buffer_factor",
+    "tflops",
+    "hbm_bw",
+    "intra_bw",
+    "inter_bw",
     "convention",
 ];
 
-/// ZeRO / FSDP, offload, framework, overheads and the accounting convention.
+/// "auto" for `nccl` (0 on one GPU, else 256 MiB), blank otherwise.
+fn auto_nccl(name: &'static str) -> Signal<String> {
+    Signal::derive(move || if name == "nccl" { "auto".into() } else { String::new() })
+}
+
+/// ZeRO / FSDP, offload, framework; internals, overheads and the convention collapsed.
 #[component]
 pub fn ZeroPanel(settings: RwSignal<Settings>) -> impl IntoView {
     view! {
         <fieldset class="panel" data-testid="zero-panel">
             <legend>"ZeRO, offload and framework"</legend>
             <div class="grid">
-                {ZERO.map(|name| {
-                    let placeholder = if name == "nccl" { "auto" } else { "" }.to_string();
-                    view! { <KeyField settings name placeholder /> }
-                }).collect_view()}
-                <KeyField settings name="units" />
+                {ZERO.map(|name| view! { <KeyField settings name /> }).collect_view()}
             </div>
+            <Advanced settings label="Framework internals" names=ZERO_INTERNALS />
+            <Advanced settings label="Runtime overheads, hardware, convention" names=ZERO_RUNTIME placeholders=auto_nccl />
         </fieldset>
     }
 }

@@ -426,6 +426,24 @@ await test('serving: the engine\'s answer equals the CLI; a map cell loads its l
   await page.screenshot({ path: `${outDir}/serve-360.png` });
 });
 
+await test('first screen: advanced groups start closed and say so; a link that sets one of their keys opens it', 1440, async (page) => {
+  await open(page, 'model=llama-2-7b');
+  const groups = page.locator('details.advanced');
+  check(await groups.count() >= 4, `advanced groups: ${await groups.count()}`);
+  for (let i = 0; i < await groups.count(); i++) {
+    const g = groups.nth(i);
+    check(!(await g.evaluate((d) => d.open)), `group ${i} open on the default page`);
+    check((await g.locator('summary').textContent()).includes('at their defaults'), `group ${i} summary`);
+  }
+  await open(page, 'model=llama-2-7b&layers=40&frag=10');
+  const arch = groups.filter({ hasText: 'Architecture overrides' });
+  check(await arch.evaluate((d) => d.open), 'architecture overrides closed although layers is set');
+  check((await arch.locator('summary').textContent()).includes('1 of 22 changed'), 'override count');
+  const runtime = groups.filter({ hasText: 'Runtime overheads' });
+  check(await runtime.evaluate((d) => d.open), 'runtime group closed although frag is set');
+  check(await page.locator('#f-frag').isVisible(), 'frag input hidden');
+});
+
 await test('explorer at 360 px: fit map visible, no sideways scroll (screenshot)', 360, async (page) => {
   await open(page, 'model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8');
   await sweepDone(page);
