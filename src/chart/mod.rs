@@ -299,42 +299,69 @@ pub fn render_curve(
     units: Units,
     size: ChartSize,
 ) -> String {
+    // Points out of range (> 2^64 bytes) are not drawn: they are not figures.
+    let pts: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.bytes != memfit_core::ledger::OUT_OF_RANGE)
+        .map(|p| (p.x as f64, units.value(p.bytes)))
+        .collect();
+    let cap = units.value(capacity);
+    let curve = Curve {
+        points: &pts,
+        x_label,
+        y_label: &format!("per GPU ({})", units.symbol()),
+        level: (cap, &format!("usable {cap:.1} {}", units.symbol())),
+        marker: max_fit
+            .filter(|m| *m >= 1)
+            .map(|m| (m as f64, format!("max that fits: {m}"))),
+    };
+    render_log_x(&curve, size)
+}
+
+/// Concurrent requests against `max_len` (log₂ x), with the line at one request (below
+/// it, one request of that length does not fit) and the chosen `max_len` marked.
+pub fn render_concurrency(points: &[(u64, f64)], chosen: u64, size: ChartSize) -> String {
+    let pts: Vec<(f64, f64)> = points.iter().map(|p| (p.0 as f64, p.1)).collect();
+    let curve = Curve {
+        points: &pts,
+        x_label: "max_len (tokens per request, log scale)",
+        y_label: "concurrent requests",
+        level: (1.0, "one request"),
+        marker: Some((chosen as f64, format!("max_len {chosen}"))),
+    };
+    render_log_x(&curve, size)
+}
+
+/// A curve on a log₂ x axis with a dashed horizontal level and a dashed vertical marker:
+/// memory against sequence length and batch, and a serving engine's concurrency against
+/// `max_len` (one drawing routine, one instantiation of plotters' chart code).
+struct Curve<'a> {
+    points: &'a [(f64, f64)],
+    x_label: &'a str,
+    y_label: &'a str,
+    /// `(y, label)` of the horizontal line (the capacity, one request).
+    level: (f64, &'a str),
+    /// `(x, label)` of the vertical marker.
+    marker: Option<(f64, String)>,
+}
+
+fn render_log_x(c: &Curve, size: ChartSize) -> String {
     let mut buf = String::new();
-    match draw_curve(&mut buf, points, capacity, max_fit, x_label, units, size) {
+    match draw_log_x(&mut buf, c, size) {
         Ok(()) => buf,
         Err(msg) => error_svg(&msg, size),
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn draw_curve(
-    buf: &mut String,
-    points: &[Point],
-    capacity: u64,
-    max_fit: Option<u64>,
-    x_label: &str,
-    units: Units,
-    size: ChartSize,
-) -> Result<(), String> {
+fn draw_log_x(buf: &mut String, c: &Curve, size: ChartSize) -> Result<(), String> {
     let err = |e: &dyn std::fmt::Display| e.to_string();
-    // Points out of range (> 2^64 bytes) are not drawn: they are not figures.
-    let kept: Vec<Point> = points
-        .iter()
-        .filter(|p| p.bytes != memfit_core::ledger::OUT_OF_RANGE)
-        .copied()
-        .collect();
-    let points = &kept[..];
     let root = SVGBackend::with_string(buf, (size.width, size.height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
-    let lo = points.iter().map(|p| p.x).min().unwrap_or(1).max(1) as f64;
-    let hi = (points.iter().map(|p| p.x).max().unwrap_or(2) as f64).max(lo * 2.0);
-    let top = points
-        .iter()
-        .map(|p| p.bytes)
-        .max()
-        .unwrap_or(0)
-        .max(capacity);
-    let y_max = (units.value(top) * 1.1).max(1e-9);
+    let lo = c.points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let lo = if lo.is_finite() { lo.max(1.0) } else { 1.0 };
+    let hi = c.points.iter().map(|p| p.0).fold(2.0f64, f64::max).max(lo * 2.0);
+    let top = c.points.iter().map(|p| p.1).fold(c.level.0, f64::max);
+    let y_max = (top * 1.1).max(1e-9);
     let mut chart = ChartBuilder::on(&root)
         .margin(12)
         .x_label_area_size(40)
@@ -344,8 +371,8 @@ fn draw_curve(
     chart
         .configure_mesh()
         .max_light_lines(1)
-        .x_desc(x_label)
-        .y_desc(format!("per GPU ({})", units.symbol()))
+        .x_desc(c.x_label)
+        .y_desc(c.y_label)
         .x_label_formatter(&|x| {
             let v = x.round() as u64;
             if v >= 1 << 20 {
@@ -361,22 +388,15 @@ fn draw_curve(
         .map_err(|e| err(&e))?;
     let blue = RGBColor(0x3b, 0x6e, 0xc8);
     chart
-        .draw_series(LineSeries::new(
-            points.iter().map(|p| (p.x as f64, units.value(p.bytes))),
-            blue.stroke_width(3),
-        ))
+        .draw_series(LineSeries::new(c.points.iter().copied(), blue.stroke_width(3)))
         .map_err(|e| err(&e))?;
     chart
-        .draw_series(
-            points
-                .iter()
-                .map(|p| Circle::new((p.x as f64, units.value(p.bytes)), 3, blue.filled())),
-        )
+        .draw_series(c.points.iter().map(|&p| Circle::new(p, 3, blue.filled())))
         .map_err(|e| err(&e))?;
-    let cap = units.value(capacity);
+    let (level, label) = c.level;
     chart
         .draw_series(DashedLineSeries::new(
-            vec![(lo, cap), (hi, cap)],
+            vec![(lo, level), (hi, level)],
             6,
             4,
             BLACK.stroke_width(2),
@@ -385,13 +405,13 @@ fn draw_curve(
     let style = ("sans-serif", 13).into_font().color(&BLACK);
     chart
         .draw_series(std::iter::once(Text::new(
-            format!("usable {cap:.1} {}", units.symbol()),
-            (lo, cap + y_max * 0.02),
+            label.to_string(),
+            (lo, level + y_max * 0.02),
             style.clone(),
         )))
         .map_err(|e| err(&e))?;
-    if let Some(m) = max_fit.filter(|m| *m >= 1) {
-        let x = (m as f64).clamp(lo, hi);
+    if let Some((m, text)) = &c.marker {
+        let x = m.clamp(lo, hi);
         let red = RGBColor(0xc8, 0x3b, 0x4a);
         chart
             .draw_series(DashedLineSeries::new(
@@ -403,103 +423,12 @@ fn draw_curve(
             .map_err(|e| err(&e))?;
         chart
             .draw_series(std::iter::once(Text::new(
-                format!("max that fits: {m}"),
+                text.clone(),
                 (x, y_max * 0.95),
                 style.color(&red),
             )))
             .map_err(|e| err(&e))?;
     }
-    root.present().map_err(|e| err(&e))?;
-    Ok(())
-}
-
-/// Concurrent requests against `max_len` (log₂ x, linear y: the same coordinate system
-/// as [`render_curve`], so the page carries one instantiation of plotters' chart code),
-/// with the line at one request (below it, one request of that length does not fit) and
-/// the chosen `max_len` marked.
-pub fn render_concurrency(points: &[(u64, f64)], chosen: u64, size: ChartSize) -> String {
-    let mut buf = String::new();
-    match draw_concurrency(&mut buf, points, chosen, size) {
-        Ok(()) => buf,
-        Err(msg) => error_svg(&msg, size),
-    }
-}
-
-fn draw_concurrency(
-    buf: &mut String,
-    points: &[(u64, f64)],
-    chosen: u64,
-    size: ChartSize,
-) -> Result<(), String> {
-    let err = |e: &dyn std::fmt::Display| e.to_string();
-    let root = SVGBackend::with_string(buf, (size.width, size.height)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let lo = points.iter().map(|p| p.0).min().unwrap_or(1).max(1) as f64;
-    let hi = (points.iter().map(|p| p.0).max().unwrap_or(2) as f64).max(lo * 2.0);
-    let y_max = points.iter().map(|p| p.1).fold(2.0f64, f64::max) * 1.1;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(64)
-        .build_cartesian_2d((lo..hi).log_scale().base(2.0), 0f64..y_max)
-        .map_err(|e| err(&e))?;
-    chart
-        .configure_mesh()
-        .max_light_lines(1)
-        .x_desc("max_len (tokens per request, log scale)")
-        .y_desc("concurrent requests")
-        .x_label_formatter(&|x| {
-            let v = x.round() as u64;
-            if v >= 1024 {
-                format!("{}K", v >> 10)
-            } else {
-                v.to_string()
-            }
-        })
-        .y_label_formatter(&|y| format!("{y:.0}"))
-        .draw()
-        .map_err(|e| err(&e))?;
-    let blue = RGBColor(0x3b, 0x6e, 0xc8);
-    let pts: Vec<(f64, f64)> = points.iter().map(|p| (p.0 as f64, p.1)).collect();
-    chart
-        .draw_series(LineSeries::new(pts.iter().copied(), blue.stroke_width(3)))
-        .map_err(|e| err(&e))?;
-    chart
-        .draw_series(pts.iter().map(|&p| Circle::new(p, 3, blue.filled())))
-        .map_err(|e| err(&e))?;
-    chart
-        .draw_series(DashedLineSeries::new(
-            vec![(lo, 1.0), (hi, 1.0)],
-            6,
-            4,
-            BLACK.stroke_width(2),
-        ))
-        .map_err(|e| err(&e))?;
-    let style = ("sans-serif", 13).into_font().color(&BLACK);
-    chart
-        .draw_series(std::iter::once(Text::new(
-            "one request".to_string(),
-            (lo, 1.0 + y_max * 0.02),
-            style.clone(),
-        )))
-        .map_err(|e| err(&e))?;
-    let red = RGBColor(0xc8, 0x3b, 0x4a);
-    let x = (chosen as f64).clamp(lo, hi);
-    chart
-        .draw_series(DashedLineSeries::new(
-            vec![(x, 0.0), (x, y_max)],
-            4,
-            4,
-            red.stroke_width(2),
-        ))
-        .map_err(|e| err(&e))?;
-    chart
-        .draw_series(std::iter::once(Text::new(
-            format!("max_len {chosen}"),
-            (x, y_max * 0.95),
-            style.color(&red),
-        )))
-        .map_err(|e| err(&e))?;
     root.present().map_err(|e| err(&e))?;
     Ok(())
 }
