@@ -250,9 +250,17 @@ mod tests {
         // Offload is the slow way to save memory.
         let ms = |t: &str, after: &str| -> u64 {
             let i = t.find(after).unwrap() + after.len();
-            t[i..].split(' ').next().unwrap().replace(',', "").parse().unwrap()
+            t[i..]
+                .split(' ')
+                .next()
+                .unwrap()
+                .replace(',', "")
+                .parse()
+                .unwrap()
         };
-        assert!(ms(&st[4].text, "CPU: about ") > ms(&st[3].text, "while the links keep up: about "));
+        assert!(
+            ms(&st[4].text, "CPU: about ") > ms(&st[3].text, "while the links keep up: about ")
+        );
     }
 
     #[test]

@@ -357,7 +357,13 @@ mod advanced_tests {
         let (x, _) = decode("layers=40&frag=10&cuda_ctx=600");
         // cuda_ctx=600 is the default: not counted.
         assert_eq!(differing(&x, &["layers", "hidden", "frag", "cuda_ctx"]), 2);
-        assert_eq!(advanced_summary("Framework internals", 0, 9), "Framework internals (9, at their defaults)");
-        assert_eq!(advanced_summary("Framework internals", 2, 9), "Framework internals: 2 of 9 changed");
+        assert_eq!(
+            advanced_summary("Framework internals", 0, 9),
+            "Framework internals (9, at their defaults)"
+        );
+        assert_eq!(
+            advanced_summary("Framework internals", 2, 9),
+            "Framework internals: 2 of 9 changed"
+        );
     }
 }

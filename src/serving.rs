@@ -41,14 +41,31 @@ pub const ENGINE_PRESETS: &[(&str, &[(&str, &str)])] = &[
     ("vLLM", &[("engine", "vllm")]),
     ("SGLang", &[("engine", "sglang")]),
     ("TensorRT-LLM", &[("engine", "trtllm")]),
-    ("llama-server", &[("engine", "llamacpp"), ("quant", "q4_k_m")]),
-    ("Ollama", &[("engine", "llamacpp"), ("quant", "q4_k_m"), ("max_len", "4096"), ("parallel", "1")]),
+    (
+        "llama-server",
+        &[("engine", "llamacpp"), ("quant", "q4_k_m")],
+    ),
+    (
+        "Ollama",
+        &[
+            ("engine", "llamacpp"),
+            ("quant", "q4_k_m"),
+            ("max_len", "4096"),
+            ("parallel", "1"),
+        ],
+    ),
 ];
 
 /// Applies an engine preset: the serving keys back to their defaults, then the preset's.
 pub fn apply_preset(x: &mut Settings, keys: &[(&str, &str)]) {
     use memfit_core::contract::query::set_key;
-    for k in ["engine_version", "gpu_util", "max_batched_tokens", "max_seqs", "block_size"] {
+    for k in [
+        "engine_version",
+        "gpu_util",
+        "max_batched_tokens",
+        "max_seqs",
+        "block_size",
+    ] {
         let _ = set_key(x, k, "");
     }
     let _ = set_key(x, "parallel", "1");
@@ -163,6 +180,15 @@ pub fn fit_map(x: &Settings) -> Vec<Vec<Cell>> {
         .collect()
 }
 
+/// A cell's text: the concurrency ("3.5×"), or "—" where one request does not fit.
+pub fn cell_text(c: &Cell) -> String {
+    if c.fits {
+        format!("{:.1}×", c.concurrency)
+    } else {
+        "—".into()
+    }
+}
+
 /// A cell's colour class: none, under one request, a few, many.
 pub fn cell_class(c: &Cell) -> &'static str {
     match c.concurrency {
@@ -187,7 +213,10 @@ mod tests {
         let mut x = settings("mode=serve&model=llama-3-8b&gpu_util=0.5&parallel=4");
         let (_, ollama) = ENGINE_PRESETS.iter().find(|(l, _)| *l == "Ollama").unwrap();
         apply_preset(&mut x, ollama);
-        assert_eq!(encode(&x), "v=1&model=llama-3-8b&mode=serve&quant=q4_k_m&engine=llamacpp&max_len=4096");
+        assert_eq!(
+            encode(&x),
+            "v=1&model=llama-3-8b&mode=serve&quant=q4_k_m&engine=llamacpp&max_len=4096"
+        );
     }
 
     #[test]

@@ -7,12 +7,12 @@ use memfit_core::estimate::{estimate, Component, Location};
 use memfit_core::gpu::GPUS;
 use memfit_core::megatron::Recompute;
 use memfit_core::model::{presets, Bias, Mlp, Norm};
-use memfit_core::scenario::{
-    at_least_one, AdamImpl, ArchOverrides, Attn, Convention, Count, Dtype, Finetune, Framework,
-    Fsdp, GradAcc, Logits, LoraTargets, Loss, Mode, Offload, Optimizer, Precision, Scenario,
-    Schedule, Serving, Solve, Zero, Engine, Version, HardwareOverrides,
-};
 use memfit_core::quant::Quant;
+use memfit_core::scenario::{
+    at_least_one, AdamImpl, ArchOverrides, Attn, Convention, Count, Dtype, Engine, Finetune,
+    Framework, Fsdp, GradAcc, HardwareOverrides, Logits, LoraTargets, Loss, Mode, Offload,
+    Optimizer, Precision, Scenario, Schedule, Serving, Solve, Version, Zero,
+};
 use memfit_core::units::Units;
 use proptest::prelude::*;
 

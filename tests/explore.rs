@@ -411,7 +411,11 @@ fn llama_3_70b_on_64_h100_best_layout() {
     let base = scenario("model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8");
     let all = explore(&base, None);
     let best = all.layouts[0];
-    let fastest = all.layouts.iter().map(|l| l.tokens_per_s_per_gpu).fold(0.0, f64::max);
+    let fastest = all
+        .layouts
+        .iter()
+        .map(|l| l.tokens_per_s_per_gpu)
+        .fold(0.0, f64::max);
     assert_eq!(best.tokens_per_s_per_gpu, fastest);
     assert!(best.fits() && best.step_s > 0.0 && best.mfu > 0.0);
     assert_eq!(best.offload_opt, Offload::None);

@@ -83,7 +83,11 @@ fn published_gguf_sizes() {
         }
     }
     assert!(checked >= 40, "only {checked} entries checked");
-    assert!(failures.is_empty(), "{checked} checked, {exact} exact:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{checked} checked, {exact} exact:\n{}",
+        failures.join("\n")
+    );
 }
 
 /// llama.cpp's KV cache: `cells · layers · (row(type_k) + row(type_v))`, against every
@@ -119,7 +123,11 @@ fn logged_kv_buffer_sizes() {
         let published = e["published"].as_str().unwrap();
         let mib = (kb + vb) as f64 / (1u64 << 20) as f64;
         assert!((mib - total).abs() < 0.005, "{published}: {mib}");
-        assert!(published.contains(&format!("{:.2} MiB", mib)) || published.contains(&format!("{:.2} MiB", kb as f64 / (1u64 << 20) as f64)), "{published}: {mib:.2}");
+        assert!(
+            published.contains(&format!("{:.2} MiB", mib))
+                || published.contains(&format!("{:.2} MiB", kb as f64 / (1u64 << 20) as f64)),
+            "{published}: {mib:.2}"
+        );
         n += 1;
     }
     assert!(n >= 15);

@@ -40,13 +40,34 @@ fn mib(b: u64) -> String {
 fn ollama_and_llama_cpp_buffers() {
     // (entry, the preset and settings the log states)
     let runs = [
-        ("ollama-ticketllm-llama31-70b-q4km-l40s-ctx4096", "model=llama-3-70b&quant=q4_k_m&max_len=4096&gpu=l40s"),
-        ("ollama-ticketllm-llama31-70b-q4km-l40s-ctx8192", "model=llama-3-70b&quant=q4_k_m&max_len=8192&gpu=l40s"),
-        ("ollama-ticketllm-llama31-70b-q4km-2xrtx6000-ctx4096", "model=llama-3-70b&quant=q4_k_m&max_len=4096&gpu=rtx3090&gpus_per_node=2&tp=2"),
-        ("ollama-podcastothering-llama33-70b-q4_0-2xmig3g40gb", "model=llama-3-70b&quant=q4_0&max_len=4096&gpu_mem=40960&gpus_per_node=2&tp=2"),
-        ("ollama-cs6501-t4-llama32-1b-q8-ctx4096", "model=llama-3.2-1b&quant=q8_0&max_len=4096&gpu=l4"),
-        ("ollama-llmmob-a100-64gb-qwen25-7b-q4km-ctx1024-ngl29", "model=qwen2.5-7b&quant=q4_k_m&max_len=1024&max_batched_tokens=256&gpu=a100-80"),
-        ("ollama-llmmob-a100-64gb-qwen25-7b-q4km-ctx2048-ngl29", "model=qwen2.5-7b&quant=q4_k_m&max_len=2048&gpu=a100-80"),
+        (
+            "ollama-ticketllm-llama31-70b-q4km-l40s-ctx4096",
+            "model=llama-3-70b&quant=q4_k_m&max_len=4096&gpu=l40s",
+        ),
+        (
+            "ollama-ticketllm-llama31-70b-q4km-l40s-ctx8192",
+            "model=llama-3-70b&quant=q4_k_m&max_len=8192&gpu=l40s",
+        ),
+        (
+            "ollama-ticketllm-llama31-70b-q4km-2xrtx6000-ctx4096",
+            "model=llama-3-70b&quant=q4_k_m&max_len=4096&gpu=rtx3090&gpus_per_node=2&tp=2",
+        ),
+        (
+            "ollama-podcastothering-llama33-70b-q4_0-2xmig3g40gb",
+            "model=llama-3-70b&quant=q4_0&max_len=4096&gpu_mem=40960&gpus_per_node=2&tp=2",
+        ),
+        (
+            "ollama-cs6501-t4-llama32-1b-q8-ctx4096",
+            "model=llama-3.2-1b&quant=q8_0&max_len=4096&gpu=l4",
+        ),
+        (
+            "ollama-llmmob-a100-64gb-qwen25-7b-q4km-ctx1024-ngl29",
+            "model=qwen2.5-7b&quant=q4_k_m&max_len=1024&max_batched_tokens=256&gpu=a100-80",
+        ),
+        (
+            "ollama-llmmob-a100-64gb-qwen25-7b-q4km-ctx2048-ngl29",
+            "model=qwen2.5-7b&quant=q4_k_m&max_len=2048&gpu=a100-80",
+        ),
     ];
     let mut failures = Vec::new();
     for (id, q) in runs {
@@ -57,18 +78,32 @@ fn ollama_and_llama_cpp_buffers() {
         let tp = if q.contains("tp=2") { 2 } else { 1 };
         // Per GPU in memfit; the logs list each device: compare the totals.
         let checks = [
-            ("model buffer", s.weights_bytes * tp, gpu_mib(&lg["model_buffer_mib"])),
-            ("KV buffer", s.kv_cache_bytes * tp, gpu_mib(&lg["kv_buffer_mib"])),
+            (
+                "model buffer",
+                s.weights_bytes * tp,
+                gpu_mib(&lg["model_buffer_mib"]),
+            ),
+            (
+                "KV buffer",
+                s.kv_cache_bytes * tp,
+                gpu_mib(&lg["kv_buffer_mib"]),
+            ),
         ];
         for (what, ours, logged) in checks {
             if mib(ours) != format!("{logged:.2}") {
-                failures.push(format!("{id} {what}: {} MiB, logged {logged:.2}", mib(ours)));
+                failures.push(format!(
+                    "{id} {what}: {} MiB, logged {logged:.2}",
+                    mib(ours)
+                ));
             }
         }
         // The compute buffer is per device (each holds the logits of a micro-batch).
         let first = lg["compute_buffer_mib"]["CUDA0"].as_f64().unwrap();
         if tp == 1 && mib(s.activation_bytes) != format!("{first:.2}") {
-            failures.push(format!("{id} compute buffer: {} MiB, logged {first:.2}", mib(s.activation_bytes)));
+            failures.push(format!(
+                "{id} compute buffer: {} MiB, logged {first:.2}",
+                mib(s.activation_bytes)
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -90,6 +125,9 @@ fn sglang_observations() {
         let (_, est) = estimate_query(&format!("mode=serve&engine=sglang&{q}"));
         let ours = est.serve.unwrap().kv_tokens as f64;
         let err = (ours - logged) / logged * 100.0;
-        assert!((0.0..8.0).contains(&err), "{id}: {ours} tokens, logged {logged}, {err:+.1} %");
+        assert!(
+            (0.0..8.0).contains(&err),
+            "{id}: {ours} tokens, logged {logged}, {err:+.1} %"
+        );
     }
 }

@@ -48,7 +48,12 @@ fn quant_of(e: &Value) -> Option<&'static str> {
 fn query(e: &Value, preset: &str) -> String {
     let n = |k: &str| e[k].as_u64();
     let (tp, pp) = (n("tp").unwrap_or(1), n("pp").unwrap_or(1));
-    let version: Vec<&str> = e["engine_version"].as_str().unwrap().split('.').take(3).collect();
+    let version: Vec<&str> = e["engine_version"]
+        .as_str()
+        .unwrap()
+        .split('.')
+        .take(3)
+        .collect();
     let mut q = vec![
         "mode=serve".to_string(),
         "engine=vllm".into(),
@@ -72,10 +77,18 @@ fn query(e: &Value, preset: &str) -> String {
             q.push(format!("{key}={v}"));
         }
     }
-    if e["kv_cache_dtype"].as_str().unwrap_or("auto").starts_with("fp8") {
+    if e["kv_cache_dtype"]
+        .as_str()
+        .unwrap_or("auto")
+        .starts_with("fp8")
+    {
         q.push("kv_dtype=fp8".into());
     }
-    match e["dtype"].as_str().unwrap_or("").trim_start_matches("torch.") {
+    match e["dtype"]
+        .as_str()
+        .unwrap_or("")
+        .trim_start_matches("torch.")
+    {
         "float32" | "fp32" => q.push("precision=fp32".into()),
         "float16" | "fp16" | "half" => q.push("precision=fp16".into()),
         _ => {}
@@ -90,7 +103,12 @@ fn query(e: &Value, preset: &str) -> String {
 fn part(name: &str) -> Vec<(String, u64, u64, f64)> {
     let logs = load("serve_logs.json");
     let split = load("serve_split.json");
-    let ids: Vec<&str> = split[name].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    let ids: Vec<&str> = split[name]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
     let mut out = Vec::new();
     for e in logs["entries"].as_array().unwrap() {
         let id = e["id"].as_str().unwrap();
@@ -100,7 +118,9 @@ fn part(name: &str) -> Vec<(String, u64, u64, f64)> {
         let Some(logged) = e["logged"]["kv_cache_tokens"].as_u64() else {
             continue;
         };
-        let preset = split["models"][e["model"].as_str().unwrap()].as_str().unwrap();
+        let preset = split["models"][e["model"].as_str().unwrap()]
+            .as_str()
+            .unwrap();
         let q = query(e, preset);
         let (_, est) = estimate_query(&q);
         let ours = est.serve.as_ref().unwrap().kv_tokens;
@@ -134,7 +154,11 @@ fn vllm_kv_tokens_held_out() {
     let rows = part("held_out");
     assert!(rows.len() >= 15, "{} held-out runs", rows.len());
     let (median, max) = median_max(&rows);
-    assert!(median <= 1.0 && max <= 3.0, "held out: median {median:.2} %, max {max:.2} %\n{}", table(&rows));
+    assert!(
+        median <= 1.0 && max <= 3.0,
+        "held out: median {median:.2} %, max {max:.2} %\n{}",
+        table(&rows)
+    );
 }
 
 /// Calibration: where the constants came from; bounds, not a claim.
@@ -143,7 +167,11 @@ fn vllm_kv_tokens_calibration() {
     let rows = part("calibration");
     assert!(rows.len() >= 30, "{} calibration runs", rows.len());
     let (median, max) = median_max(&rows);
-    assert!(median <= 0.5 && max <= 8.0, "calibration: median {median:.2} %, max {max:.2} %\n{}", table(&rows));
+    assert!(
+        median <= 0.5 && max <= 8.0,
+        "calibration: median {median:.2} %, max {max:.2} %\n{}",
+        table(&rows)
+    );
 }
 
 /// The split is the committed one: a third held out, no run in both parts.
@@ -168,13 +196,20 @@ fn vllm_logged_parts() {
     let logs = load("serve_logs.json");
     let split = load("serve_split.json");
     for (name, w_med, a_med) in [("held_out", 1.0, 6.0), ("calibration", 1.0, 5.0)] {
-        let ids: Vec<&str> = split[name].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        let ids: Vec<&str> = split[name]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
         let (mut w, mut a) = (Vec::new(), Vec::new());
         for e in logs["entries"].as_array().unwrap() {
             if !ids.contains(&e["id"].as_str().unwrap()) {
                 continue;
             }
-            let preset = split["models"][e["model"].as_str().unwrap()].as_str().unwrap();
+            let preset = split["models"][e["model"].as_str().unwrap()]
+                .as_str()
+                .unwrap();
             let (_, est) = estimate_query(&query(e, preset));
             let s = est.serve.unwrap();
             let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
@@ -191,7 +226,15 @@ fn vllm_logged_parts() {
             v[v.len() / 2]
         };
         let (mw, ma) = (med(&mut w), med(&mut a));
-        assert!(w.len() >= 15 && a.len() >= 15, "{name}: {} weights, {} peaks", w.len(), a.len());
-        assert!(mw <= w_med && ma <= a_med, "{name}: weights median {mw:.2} %, peak median {ma:.2} %");
+        assert!(
+            w.len() >= 15 && a.len() >= 15,
+            "{name}: {} weights, {} peaks",
+            w.len(),
+            a.len()
+        );
+        assert!(
+            mw <= w_med && ma <= a_med,
+            "{name}: weights median {mw:.2} %, peak median {ma:.2} %"
+        );
     }
 }

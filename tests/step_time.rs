@@ -35,7 +35,11 @@ fn one_gpu_by_hand() {
     let logits = 3.0 * gemm(2.0 * tok * h * 128_256.0 / 1e9);
     let opt = 8_030_261_248.0 * 30.0 / (3350e9 * 0.8);
     let want = 32.0 * block + logits + opt;
-    assert!((t.step_s / want - 1.0).abs() < 1e-9, "{} vs {want}", t.step_s);
+    assert!(
+        (t.step_s / want - 1.0).abs() < 1e-9,
+        "{} vs {want}",
+        t.step_s
+    );
     assert_eq!(t.breakdown.bubble_s, 0.0);
     assert!((t.tokens_per_s - tok / t.step_s).abs() < 1e-6);
 }
@@ -43,10 +47,16 @@ fn one_gpu_by_hand() {
 /// The pipeline bubble is (p − 1)/v micro-batches; interleaving divides it.
 #[test]
 fn bubble_by_hand() {
-    let a = time("model=llama-3-8b&seq=4096&gpus_per_node=4&pp=4&microbatches=8&framework=megatron");
+    let a =
+        time("model=llama-3-8b&seq=4096&gpus_per_node=4&pp=4&microbatches=8&framework=megatron");
     let b = time("model=llama-3-8b&seq=4096&gpus_per_node=4&pp=4&microbatches=8&vpp=2&schedule=interleaved&framework=megatron");
     assert!(a.breakdown.bubble_s > 0.0);
-    assert!((b.breakdown.bubble_s / a.breakdown.bubble_s - 0.5).abs() < 0.05, "{} {}", a.breakdown.bubble_s, b.breakdown.bubble_s);
+    assert!(
+        (b.breakdown.bubble_s / a.breakdown.bubble_s - 0.5).abs() < 0.05,
+        "{} {}",
+        a.breakdown.bubble_s,
+        b.breakdown.bubble_s
+    );
 }
 
 /// Inference and serving have no step time.
@@ -69,7 +79,11 @@ fn explorer_ranks_by_throughput() {
     for l in &sweep.layouts {
         let s = l.scenario(&x.scenario);
         let t = step_time(&s, &Prepared::of(&s)).unwrap();
-        assert!((t.tokens_per_s_per_gpu / l.tokens_per_s_per_gpu - 1.0).abs() < 1e-9, "{}", l.describe());
+        assert!(
+            (t.tokens_per_s_per_gpu / l.tokens_per_s_per_gpu - 1.0).abs() < 1e-9,
+            "{}",
+            l.describe()
+        );
     }
 }
 
@@ -122,7 +136,11 @@ fn run_query(r: &serde_json::Value, gpu: &str) -> String {
     if !gelu {
         q.push("positions=0".into());
     }
-    let (tp, pp, cp) = (n(&r["tp"]).unwrap(), n(&r["pp"]).unwrap(), n(&r["cp"]).unwrap_or(1));
+    let (tp, pp, cp) = (
+        n(&r["tp"]).unwrap(),
+        n(&r["pp"]).unwrap(),
+        n(&r["cp"]).unwrap_or(1),
+    );
     let gpus = n(&r["gpus"]).unwrap_or(tp * pp * n(&r["dp"]).unwrap_or(1) * cp);
     let per_node = if gpus >= 8 { 8 } else { gpus };
     let dp = n(&r["dp"]).unwrap_or(gpus / (tp * pp * cp));
@@ -136,21 +154,39 @@ fn run_query(r: &serde_json::Value, gpu: &str) -> String {
         format!("cp={cp}"),
         format!("dp={dp}"),
         format!("batch={mb}"),
-        format!("microbatches={}", (n(&r["global_batch"]).unwrap() / (dp * mb)).max(1)),
+        format!(
+            "microbatches={}",
+            (n(&r["global_batch"]).unwrap() / (dp * mb)).max(1)
+        ),
         format!("seq={}", n(&r["seq_len"]).unwrap()),
     ]);
     if let Some(v) = n(&r["vpp"]).filter(|v| *v > 1) {
         q.push(format!("vpp={v}&schedule=interleaved"));
     }
-    if let Some(rc) = r["recompute"].as_str().filter(|x| ["selective", "full"].contains(x)) {
+    if let Some(rc) = r["recompute"]
+        .as_str()
+        .filter(|x| ["selective", "full"].contains(x))
+    {
         q.push(format!("recompute={rc}"));
     }
     if r["sequence_parallel"] == true {
         q.push("sp=1".into());
     }
     let p = r["precision"].as_str().unwrap_or("").to_lowercase();
-    q.push(format!("precision={}", if p.starts_with("fp8") { "fp8" } else { p.as_str() }));
-    let era = ["narayanan2021", "korthikanti2022", "mtnlg2022", "bigscience_bloom"];
+    q.push(format!(
+        "precision={}",
+        if p.starts_with("fp8") {
+            "fp8"
+        } else {
+            p.as_str()
+        }
+    ));
+    let era = [
+        "narayanan2021",
+        "korthikanti2022",
+        "mtnlg2022",
+        "bigscience_bloom",
+    ];
     if era.contains(&r["source_key"].as_str().unwrap_or("")) {
         q.push("attn=eager".into());
     }
@@ -193,7 +229,12 @@ fn published_runs_guard() {
     };
     let (runs, split) = (load("train_runs.json"), load("train_split.json"));
     for (part, med_max, max_max) in [("held_out", 24.0, 45.0), ("calibration", 24.0, 46.0)] {
-        let ids: Vec<&str> = split[part].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        let ids: Vec<&str> = split[part]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
         let mut errs = Vec::new();
         for r in runs["runs"].as_array().unwrap() {
             if !ids.contains(&r["id"].as_str().unwrap()) {
@@ -208,6 +249,9 @@ fn published_runs_guard() {
         assert_eq!(errs.len(), 43, "{part}");
         let median = errs[21];
         let max = errs[42];
-        assert!(median <= med_max && max <= max_max, "{part}: median {median:.1} %, max {max:.1} %");
+        assert!(
+            median <= med_max && max <= max_max,
+            "{part}: median {median:.1} %, max {max:.1} %"
+        );
     }
 }

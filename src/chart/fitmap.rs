@@ -51,7 +51,11 @@ pub fn speed_color(c: &Cell, top: f64) -> RGBColor {
         (Some(b), _) if b.tokens_per_s_per_gpu > 0.0 && top > 0.0 => {
             let f = (b.tokens_per_s_per_gpu / top).clamp(0.0, 1.0);
             let mix = |light: f64, deep: f64| (light + (deep - light) * f * f) as u8;
-            RGBColor(mix(200.0, 0x1b as f64), mix(235.0, 0x7a as f64), mix(200.0, 0x3a as f64))
+            RGBColor(
+                mix(200.0, 0x1b as f64),
+                mix(235.0, 0x7a as f64),
+                mix(200.0, 0x3a as f64),
+            )
         }
         _ => cell_color(c, u64::MAX),
     }
@@ -152,7 +156,11 @@ fn draw(
     colour: FitColour,
     size: ChartSize,
 ) -> Result<(), String> {
-    let colour = if sweep.inference { FitColour::Headroom } else { colour };
+    let colour = if sweep.inference {
+        FitColour::Headroom
+    } else {
+        colour
+    };
     let fastest_tps = fastest(sweep);
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let root = SVGBackend::with_string(buf, (size.width, size.height)).into_drawing_area();
@@ -401,11 +409,30 @@ mod tests {
     fn colour_by_speed() {
         let (s, sw) = sweep();
         let top = fastest(&sw);
-        let best = sw.cells.iter().filter_map(|c| c.best).map(|b| b.tokens_per_s_per_gpu).fold(0.0, f64::max);
+        let best = sw
+            .cells
+            .iter()
+            .filter_map(|c| c.best)
+            .map(|b| b.tokens_per_s_per_gpu)
+            .fold(0.0, f64::max);
         assert!(top > 0.0 && top == best);
-        let cell = sw.cells.iter().find(|c| c.best.is_some_and(|b| b.tokens_per_s_per_gpu == top)).unwrap();
+        let cell = sw
+            .cells
+            .iter()
+            .find(|c| c.best.is_some_and(|b| b.tokens_per_s_per_gpu == top))
+            .unwrap();
         assert_eq!(speed_color(cell, top), RGBColor(0x1b, 0x7a, 0x3a));
-        let svg = render_fit_map(&sw, (Zero::Z0, 1, 1), s.usable_bytes(), Units::Gib, FitColour::Speed, ChartSize { width: 900, height: 600 });
+        let svg = render_fit_map(
+            &sw,
+            (Zero::Z0, 1, 1),
+            s.usable_bytes(),
+            Units::Gib,
+            FitColour::Speed,
+            ChartSize {
+                width: 900,
+                height: 600,
+            },
+        );
         assert!(svg.contains(&format!("{:.0}", top)) && svg.contains("tokens/s per GPU"));
     }
 

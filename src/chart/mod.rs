@@ -359,7 +359,12 @@ fn draw_log_x(buf: &mut String, c: &Curve, size: ChartSize) -> Result<(), String
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let lo = c.points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
     let lo = if lo.is_finite() { lo.max(1.0) } else { 1.0 };
-    let hi = c.points.iter().map(|p| p.0).fold(2.0f64, f64::max).max(lo * 2.0);
+    let hi = c
+        .points
+        .iter()
+        .map(|p| p.0)
+        .fold(2.0f64, f64::max)
+        .max(lo * 2.0);
     let top = c.points.iter().map(|p| p.1).fold(c.level.0, f64::max);
     let y_max = (top * 1.1).max(1e-9);
     let mut chart = ChartBuilder::on(&root)
@@ -388,7 +393,10 @@ fn draw_log_x(buf: &mut String, c: &Curve, size: ChartSize) -> Result<(), String
         .map_err(|e| err(&e))?;
     let blue = RGBColor(0x3b, 0x6e, 0xc8);
     chart
-        .draw_series(LineSeries::new(c.points.iter().copied(), blue.stroke_width(3)))
+        .draw_series(LineSeries::new(
+            c.points.iter().copied(),
+            blue.stroke_width(3),
+        ))
         .map_err(|e| err(&e))?;
     chart
         .draw_series(c.points.iter().map(|&p| Circle::new(p, 3, blue.filled())))

@@ -261,8 +261,17 @@ mod variant_tests {
         let s = Scenario::default();
         let v = zero_variants(&s, 8, Units::Gib);
         let ms = |x: &Variant| x.time.split(' ').next().unwrap().parse::<f64>().unwrap();
-        assert!(v.iter().all(|x| x.time.ends_with("tokens/s per GPU")), "{:?}", v.iter().map(|x| &x.time).collect::<Vec<_>>());
-        assert!(ms(&v[3]) > ms(&v[2]), "offload: {} vs {}", v[3].time, v[2].time);
+        assert!(
+            v.iter().all(|x| x.time.ends_with("tokens/s per GPU")),
+            "{:?}",
+            v.iter().map(|x| &x.time).collect::<Vec<_>>()
+        );
+        assert!(
+            ms(&v[3]) > ms(&v[2]),
+            "offload: {} vs {}",
+            v[3].time,
+            v[2].time
+        );
         assert!(ms(&v[6]) >= ms(&v[2]));
     }
 

@@ -9,13 +9,13 @@
 //! layout from the map moves the outline without a new sweep. While a newer sweep is
 //! pending, the panel is marked as updating instead of showing old numbers as current.
 
+use super::fields::KeyField;
 use super::worker::{self, Kind, LISTED, PAGE_MAX_NODES};
 use crate::chart::fitmap::{annotate_fit_map, cell_summary, render_fit_map};
 use crate::chart::ChartSize;
 use crate::present::{
     aria_sort, best_layouts_count, fit_map_hint, next_sort, sorted_layouts, speed_text, SortBy,
 };
-use super::fields::KeyField;
 use leptos::prelude::*;
 use memfit_core::contract::query::encode;
 use memfit_core::contract::Settings;

@@ -25,8 +25,8 @@ use memfit_core::contract::query::{decode, encode, get_key};
 use memfit_core::contract::report::estimate_with;
 use memfit_core::estimate::Warning;
 use panels::{ClusterPanel, ModelPanel, ServingInputs, WorkloadPanel, ZeroPanel};
-use serving::ServePanel;
 use results::{ChartPanel, ExplainPanel, ExportPanel, LedgerTable, VerdictPanel, WarningsPanel};
+use serving::ServePanel;
 use timeline::TimelinePanel;
 
 /// The window's width in CSS pixels (1200 when unknown): charts pick their size by it.

@@ -18,7 +18,8 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
     // The preset list is touched only when the model changes.
     let model = Memo::new(move |_| settings.with(|x| x.scenario.model.preset.clone()));
     let select = move |id: &str| settings.update(|x| x.scenario.select_model(id));
-    let overrides_set = Memo::new(move |_| settings.with(|x| crate::present::differing(x, &ARCH_KEYS)));
+    let overrides_set =
+        Memo::new(move |_| settings.with(|x| crate::present::differing(x, &ARCH_KEYS)));
     view! {
         <fieldset class="panel" data-testid="model-panel">
             <legend>"Model"</legend>
@@ -85,9 +86,28 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
 
 /// The architecture overrides and explicit counts (the model panel's advanced group).
 const ARCH_KEYS: [&str; 22] = [
-    "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "experts", "top_k",
-    "moe_ffn", "shared_experts", "first_dense", "positions", "window", "local_layers", "mlp",
-    "norm", "tied", "bias", "gelu_ops", "params", "largest_layer",
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "ffn",
+    "vocab",
+    "experts",
+    "top_k",
+    "moe_ffn",
+    "shared_experts",
+    "first_dense",
+    "positions",
+    "window",
+    "local_layers",
+    "mlp",
+    "norm",
+    "tied",
+    "bias",
+    "gelu_ops",
+    "params",
+    "largest_layer",
 ];
 
 /// What a newcomer sets first: the task, the batch and sequence, the precision, the
@@ -198,7 +218,13 @@ const ZERO_RUNTIME: &[&str] = &[
 
 /// "auto" for `nccl` (0 on one GPU, else 256 MiB), blank otherwise.
 fn auto_nccl(name: &'static str) -> Signal<String> {
-    Signal::derive(move || if name == "nccl" { "auto".into() } else { String::new() })
+    Signal::derive(move || {
+        if name == "nccl" {
+            "auto".into()
+        } else {
+            String::new()
+        }
+    })
 }
 
 /// ZeRO / FSDP, offload, framework; internals, overheads and the convention collapsed.

@@ -2,7 +2,7 @@
 //! serving fit map (TP × weight format), each cell loading its layout.
 
 use crate::chart::{render_concurrency, ChartSize};
-use crate::serving::{cell_class, concurrency_curve, fit_map, summary};
+use crate::serving::{cell_class, cell_text, concurrency_curve, fit_map, summary};
 use leptos::prelude::*;
 use memfit_core::contract::query::decode;
 use memfit_core::contract::Settings;
@@ -17,7 +17,13 @@ pub fn ServePanel(
     #[prop(into)] units: Signal<Units>,
 ) -> impl IntoView {
     let report = Memo::new(move |_| estimate.with(|e| e.serve.clone()));
-    let lines = move || report.with(|r| r.as_ref().map(|r| summary(r, units.get())).unwrap_or_default());
+    let lines = move || {
+        report.with(|r| {
+            r.as_ref()
+                .map(|r| summary(r, units.get()))
+                .unwrap_or_default()
+        })
+    };
     let error = move || report.with(|r| r.as_ref().and_then(|r| r.error.clone()));
     let scenario = Memo::new(move |_| settings.with(|x| x.scenario.clone()));
     let curve = Memo::new(move |_| {
@@ -28,9 +34,15 @@ pub fn ServePanel(
                 .collect();
             let chosen = report.with(|r| r.as_ref().map_or(0, |r| r.max_len));
             let size = if super::viewport_width() < 600.0 {
-                ChartSize { width: 420, height: 300 }
+                ChartSize {
+                    width: 420,
+                    height: 300,
+                }
             } else {
-                ChartSize { width: 760, height: 320 }
+                ChartSize {
+                    width: 760,
+                    height: 320,
+                }
             };
             render_concurrency(&pts, chosen, size)
         })
@@ -67,7 +79,7 @@ fn ServeMap(settings: RwSignal<Settings>) -> impl IntoView {
                         <tr><th>{tp}</th>
                             {row.iter().map(|c| {
                                 let q = c.query.clone();
-                                let text = if c.fits { format!("{:.1}×", c.concurrency) } else { "—".to_string() };
+                                let text = cell_text(c);
                                 view! { <td class=cell_class(c)><button type="button" on:click=move |_| load(q.clone())>{text}</button></td> }
                             }).collect_view()}
                         </tr>

@@ -190,7 +190,10 @@ fn convention_trace(s: &Scenario, p: &Prepared, l: &Layout, r: Route) -> Trace {
         .iter()
         .filter(|i| i.location == Location::Gpu && i.alive_in(ph))
     {
-        tr.event(resident(it, "resident (the convention counts it for the whole step)"));
+        tr.event(resident(
+            it,
+            "resident (the convention counts it for the whole step)",
+        ));
     }
     tr
 }

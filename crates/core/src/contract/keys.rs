@@ -7,12 +7,12 @@
 use super::settings::{FitColour, Settings};
 use crate::gpu::{gpu, GPUS};
 use crate::model::{preset, Bias, Mlp, Norm};
-use crate::scenario::{
-    AdamImpl, Attn, Convention, Count, Dtype, Finetune, Framework, Fsdp, GradAcc, Logits,
-    LoraTargets, Loss, Mode, Offload, Optimizer, Precision, Recompute, Schedule, Sharding, Solve,
-    Tuning, Zero, Engine, Version,
-};
 use crate::quant::Quant;
+use crate::scenario::{
+    AdamImpl, Attn, Convention, Count, Dtype, Engine, Finetune, Framework, Fsdp, GradAcc, Logits,
+    LoraTargets, Loss, Mode, Offload, Optimizer, Precision, Recompute, Schedule, Sharding, Solve,
+    Tuning, Version, Zero,
+};
 use crate::spelling::{Spelled, Spelling};
 use crate::units::Units;
 
@@ -504,8 +504,8 @@ fn set_engine_version(x: &mut Settings, v: &str) -> Result<Applied, String> {
         x.scenario.serving.version = None;
         return Ok(None);
     }
-    let ver = Version::parse(v)
-        .ok_or_else(|| format!("`{v}` is not a version (major.minor[.patch])"))?;
+    let ver =
+        Version::parse(v).ok_or_else(|| format!("`{v}` is not a version (major.minor[.patch])"))?;
     x.scenario.serving.version = Some(ver);
     Ok(None)
 }

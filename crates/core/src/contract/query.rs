@@ -341,7 +341,11 @@ mod tests {
         let (s, w) = decode("double_quant=0");
         assert!(w.is_empty() && !s.scenario.double_quant());
         let e = crate::estimate::estimate(&s.scenario);
-        assert!(e.warnings.iter().any(|w| w.key == "double_quant"), "{:?}", e.warnings);
+        assert!(
+            e.warnings.iter().any(|w| w.key == "double_quant"),
+            "{:?}",
+            e.warnings
+        );
         assert!(decode("lora_rank=16&lora_targets=all&double_quant=1")
             .1
             .is_empty());

@@ -414,7 +414,9 @@ fn input_warnings(s: &Scenario, r: Route) -> Vec<Warning> {
         })
         .collect();
     let convention = s.stack.convention;
-    if (convention.is_deepspeed() || convention.is_megatron()) && matches!(r, Route::Infer | Route::Serve) {
+    if (convention.is_deepspeed() || convention.is_megatron())
+        && matches!(r, Route::Infer | Route::Serve)
+    {
         warnings.push(Warning {
             key: "convention".into(),
             value: convention.as_str().into(),

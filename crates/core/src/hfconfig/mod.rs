@@ -133,7 +133,11 @@ pub fn parse(text: &str) -> Result<Imported, String> {
 /// ```
 /// Source: the `quantization_config` blocks of Hugging Face checkpoints (transformers
 /// `utils/quantization_config.py`; compressed-tensors `config_groups`).
-pub(crate) fn quant_keys(q: &Value, keys: &mut Vec<(&'static str, String)>, notes: &mut Vec<String>) {
+pub(crate) fn quant_keys(
+    q: &Value,
+    keys: &mut Vec<(&'static str, String)>,
+    notes: &mut Vec<String>,
+) {
     let method = q.get("quant_method").and_then(Value::as_str).unwrap_or("");
     let bits = get(q, &["bits", "w_bit"]);
     let group = get(q, &["group_size", "q_group_size"]);
@@ -154,7 +158,10 @@ pub(crate) fn quant_keys(q: &Value, keys: &mut Vec<(&'static str, String)>, note
         }
         "bitsandbytes" => {
             if q.get("load_in_4bit").and_then(Value::as_bool) == Some(true) {
-                let dq = q.get("bnb_4bit_use_double_quant").and_then(Value::as_bool).unwrap_or(false);
+                let dq = q
+                    .get("bnb_4bit_use_double_quant")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
                 put("double_quant", (dq as u8).to_string());
                 Some("nf4")
             } else if q.get("load_in_8bit").and_then(Value::as_bool) == Some(true) {
@@ -170,7 +177,10 @@ pub(crate) fn quant_keys(q: &Value, keys: &mut Vec<(&'static str, String)>, note
                 .and_then(|g| g.values().next())
                 .and_then(|g| g.get("weights"));
             let nb = w.and_then(|w| get(w, &["num_bits"]));
-            let ty = w.and_then(|w| w.get("type")).and_then(Value::as_str).unwrap_or("int");
+            let ty = w
+                .and_then(|w| w.get("type"))
+                .and_then(Value::as_str)
+                .unwrap_or("int");
             match (nb, ty) {
                 (Some(8), "float") => Some("fp8"),
                 (Some(8), _) => Some("w8a8"),

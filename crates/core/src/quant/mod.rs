@@ -108,8 +108,12 @@ impl Quant {
     pub fn kept(self, moe: bool) -> &'static str {
         match self {
             Quant::None => "",
-            Quant::Mxfp4 if moe => "attention, shared experts, router, embedding, head and norms in the compute dtype",
-            q if q.gguf().is_some() => "norms, biases and routers in f32; the embedding and head by the file type's rules",
+            Quant::Mxfp4 if moe => {
+                "attention, shared experts, router, embedding, head and norms in the compute dtype"
+            }
+            q if q.gguf().is_some() => {
+                "norms, biases and routers in f32; the embedding and head by the file type's rules"
+            }
             _ => "embedding, LM head, routers and norms in the compute dtype",
         }
     }
@@ -224,15 +228,44 @@ pub fn weights_expr(q: Quant, s: &Shares, k: u64, double_quant: bool) -> Expr {
         Quant::W4a16 => {
             let gr = Sym("G", s.groups);
             kept(Expr::new(&[
-                qe, Num(2), DivCeil, Num(2), gr, Mul, Add, gr, Num(2), DivCeil, Add,
+                qe,
+                Num(2),
+                DivCeil,
+                Num(2),
+                gr,
+                Mul,
+                Add,
+                gr,
+                Num(2),
+                DivCeil,
+                Add,
             ]))
         }
         Quant::Nf4 if double_quant => kept(Expr::new(&[
-            qe, Num(2), DivCeil, qe, Num(64), DivCeil, Add, Num(4), qe, Num(16_384), DivCeil, Mul,
+            qe,
+            Num(2),
+            DivCeil,
+            qe,
+            Num(64),
+            DivCeil,
+            Add,
+            Num(4),
+            qe,
+            Num(16_384),
+            DivCeil,
+            Mul,
             Add,
         ])),
         Quant::Nf4 => kept(Expr::new(&[
-            qe, Num(2), DivCeil, Num(4), qe, Num(64), DivCeil, Mul, Add,
+            qe,
+            Num(2),
+            DivCeil,
+            Num(4),
+            qe,
+            Num(64),
+            DivCeil,
+            Mul,
+            Add,
         ])),
         Quant::Mxfp4 => kept(Expr::new(&[Num(17), Sym("B₃₂", s.blocks), Mul])),
         Quant::Nvfp4 => kept(Expr::new(&[

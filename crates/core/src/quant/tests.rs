@@ -1,5 +1,5 @@
-use super::*;
 use super::tensors::Role;
+use super::*;
 use crate::model::preset;
 
 fn bytes(model: &str, q: Quant) -> u128 {
@@ -57,7 +57,10 @@ fn bytes_per_weight_by_hand() {
         ..s.clone()
     };
     // NVFP4: 9 B per 16 = 4.5 bits, plus two fp32 global scales.
-    assert_eq!(weights_expr(Quant::Nvfp4, &s16, 2, true).eval(), e * 9 / 16 + 8);
+    assert_eq!(
+        weights_expr(Quant::Nvfp4, &s16, 2, true).eval(),
+        e * 9 / 16 + 8
+    );
 }
 
 /// gpt-oss's MXFP4 leaves everything but the routed experts in 16 bits.

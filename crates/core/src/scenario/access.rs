@@ -241,8 +241,14 @@ impl Scenario {
         self.schedule_problems(arch, &l, &mut out);
         self.scope_problems(arch, &l, &mut out);
         let qlora = matches!(self.finetune, Tuning::Qlora { .. });
-        if !self.numerics.nf4_double_quant && !qlora && self.numerics.quant != crate::quant::Quant::Nf4 {
-            out.push(("double_quant", "double_quant applies to finetune=qlora or quant=nf4; it is ignored".into()));
+        if !self.numerics.nf4_double_quant
+            && !qlora
+            && self.numerics.quant != crate::quant::Quant::Nf4
+        {
+            out.push((
+                "double_quant",
+                "double_quant applies to finetune=qlora or quant=nf4; it is ignored".into(),
+            ));
         }
         out
     }

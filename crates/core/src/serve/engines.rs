@@ -4,9 +4,9 @@ use super::kv::{layer_row, stage_layers, KvFormat};
 use super::{model_context, sym, Plan};
 use crate::expr::{Expr, Tok::*};
 use crate::model::Arch;
+use crate::quant;
 use crate::resolved::Prepared;
 use crate::scenario::{Engine, Layout, Scenario, Version};
-use crate::quant;
 use crate::units::{GIB, MIB};
 
 /// The newest release memfit models per engine (what an empty `engine_version` means).
@@ -53,21 +53,19 @@ pub(crate) fn device_total(s: &Scenario) -> u64 {
 /// `W = ⌈W_format / (t·p)⌉`
 pub fn weights_expr(s: &Scenario, p: &Prepared, l: &Layout) -> Expr {
     let (w, _) = crate::infer::format_weights(s, &p.arch, p.psi);
-    w.then(&[
-        Sym("t", l.tp as u128),
-        Sym("p", l.pp as u128),
-        Mul,
-        DivCeil,
-    ])
+    w.then(&[Sym("t", l.tp as u128), Sym("p", l.pp as u128), Mul, DivCeil])
 }
 
 /// The context a request may use: `max_len`, else the model's, else `seq + gen`.
 fn max_len(s: &Scenario) -> u64 {
-    s.serving.max_len.map(|c| c.get() as u64).unwrap_or_else(|| {
-        model_context(&s.model.preset)
-            .map(u64::from)
-            .unwrap_or(s.workload.seq.get() as u64 + s.workload.gen as u64)
-    })
+    s.serving
+        .max_len
+        .map(|c| c.get() as u64)
+        .unwrap_or_else(|| {
+            model_context(&s.model.preset)
+                .map(u64::from)
+                .unwrap_or(s.workload.seq.get() as u64 + s.workload.gen as u64)
+        })
 }
 
 /// KV bytes per token on the most loaded rank: `(L_s + L_w)·row` (windowed layers are
@@ -76,7 +74,11 @@ fn per_token(s: &Scenario, arch: &Arch, l: &Layout) -> (u64, u64, KvFormat) {
     let f = KvFormat::of(s.numerics.kv_dtype, s.numerics.precision);
     let (full, windowed) = stage_layers(arch, l.pp);
     let row = layer_row(arch, f, l.tp);
-    (sat(row as u128 * (full + windowed) as u128), full + windowed, f)
+    (
+        sat(row as u128 * (full + windowed) as u128),
+        full + windowed,
+        f,
+    )
 }
 
 /// The forward's peak activation over `n` tokens on one rank, as the profiling run sees
@@ -104,7 +106,11 @@ pub(crate) fn forward_peak(arch: &Arch, n: u64, k: u64, t: u64) -> u64 {
     );
     let (n, k, t) = (n as u128, k as u128, t.max(1) as u128);
     let attn = ((a + 2 * kv) * d + a * d) / t;
-    let m = if arch.mlp == crate::model::Mlp::Swiglu { 3 } else { 2 };
+    let m = if arch.mlp == crate::model::Mlp::Swiglu {
+        3
+    } else {
+        2
+    };
     let mlp = if arch.experts > 0 {
         let tk = arch.top_k.max(1) as u128;
         tk * m * arch.expert_ffn() as u128 / t + tk * h
@@ -266,7 +272,11 @@ fn vllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let total = device_total(s);
     let util = s.serving.gpu_util.unwrap_or(era.util);
     let product = total as f64 * util;
-    let budget = if era.ceil_budget { product.ceil() } else { product.floor() } as u64;
+    let budget = if era.ceil_budget {
+        product.ceil()
+    } else {
+        product.floor()
+    } as u64;
     let ml = max_len(s);
     let nvml = s.usable_bytes();
     let large = nvml >= 70 * GIB && !s.cluster.gpu.starts_with("a100");
@@ -300,9 +310,10 @@ fn vllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let mut fwd = forward_peak(arch, n, k, t);
     if era.v0 {
         // V0 runs attention in the profile: flash attention's output beside q, k, v.
-        fwd = fwd.saturating_add(sat(
-            n as u128 * k as u128 * (arch.heads as u128 * arch.head_dim as u128) / t as u128,
-        ));
+        fwd = fwd.saturating_add(sat(n as u128
+            * k as u128
+            * (arch.heads as u128 * arch.head_dim as u128)
+            / t as u128));
     }
     let sampler = sat(seqs.min(n) as u128 * arch.vocab as u128 * SAMPLER_BYTES as u128);
     let activation = Expr::new(&[
@@ -334,7 +345,11 @@ fn vllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let kv_bytes = budget.saturating_sub(used);
     let (per_token, _, _) = per_token(s, arch, l);
     let block = s.serving.block_size.map_or(
-        if arch.mla.is_some() && !era.v0 { 64 } else { 16 },
+        if arch.mla.is_some() && !era.v0 {
+            64
+        } else {
+            16
+        },
         |c| c.get() as u64,
     );
     let mut pl = pool(kv_bytes, per_token, block, ml);
@@ -407,7 +422,11 @@ pub(crate) fn vllm_too_long(v: Version, ml: u64, need: u64, avail: u64, fit: u64
             format!("{x:.2}")
         }
     };
-    let word = if v >= Version(0, 22, 0) { "model's" } else { "models's" };
+    let word = if v >= Version(0, 22, 0) {
+        "model's"
+    } else {
+        "models's"
+    };
     let util = if v >= Version(0, 22, 0) {
         "`gpu_memory_utilization` (which also controls CPU memory on the CPU backend)"
     } else {
@@ -495,7 +514,11 @@ fn sglang(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let (per_token, _, _) = per_token(s, &p.arch, l);
     let ml = max_len(s);
     let pl = pool(kv_bytes, per_token, 1, ml);
-    let kv = Expr::new(&[Sym("tokens", pl.tokens as u128), Sym("c_tok", per_token as u128), Mul]);
+    let kv = Expr::new(&[
+        Sym("tokens", pl.tokens as u128),
+        Sym("c_tok", per_token as u128),
+        Mul,
+    ]);
     let error = (pl.tokens < ml).then(|| {
         if kv_bytes == 0 {
             "Not enough memory. Please try to increase --mem-fraction-static.".to_string()
@@ -545,11 +568,17 @@ fn trtllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let k = s.numerics.precision.compute_bytes();
     let total = device_total(s);
     let f = s.serving.gpu_util.unwrap_or(0.9);
-    let n = s.serving.max_batched_tokens.map_or(8192, |c| c.get() as u64);
+    let n = s
+        .serving
+        .max_batched_tokens
+        .map_or(8192, |c| c.get() as u64);
     let weights = weights_expr(s, p, l);
     let act = forward_peak(&p.arch, n, k, l.tp as u64);
     let activation = sym("A_fwd", act);
-    let non_torch = sym("N_t", NON_TORCH_1 + if l.tp > 1 { NON_TORCH_NCCL } else { 0 });
+    let non_torch = sym(
+        "N_t",
+        NON_TORCH_1 + if l.tp > 1 { NON_TORCH_NCCL } else { 0 },
+    );
     let ctx = s.runtime.cuda_ctx_mib as u64 * MIB;
     let free = total
         .saturating_sub(weights.eval())
@@ -569,7 +598,10 @@ fn trtllm(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         Mul,
     ]);
     let error = (pl.tokens < ml).then(|| {
-        format!("the KV cache holds {} tokens, fewer than max_seq_len {ml}", pl.tokens)
+        format!(
+            "the KV cache holds {} tokens, fewer than max_seq_len {ml}",
+            pl.tokens
+        )
     });
     Plan {
         engine: Engine::Trtllm,
@@ -651,7 +683,11 @@ fn llamacpp(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let (full, windowed) = stage_layers(arch, l.tp);
     let row = layer_row(arch, f, 1);
     let swa_cells = if windowed > 0 {
-        pad(n_ctx.min((arch.window as u64).saturating_mul(par).saturating_add(n_ub)))
+        pad(n_ctx.min(
+            (arch.window as u64)
+                .saturating_mul(par)
+                .saturating_add(n_ub),
+        ))
     } else {
         0
     };

@@ -7,8 +7,8 @@
 //! figure, [`Plan::items`] pushes them to the ledger with their formulas and sources,
 //! and [`Plan::report`] is the CLI's `serve` object.
 
-pub mod kv;
 pub(crate) mod engines;
+pub mod kv;
 
 use crate::expr::{Expr, Tok::*};
 use crate::ledger::{Component, Ledger, Location, Mech, Phase};
@@ -134,12 +134,37 @@ impl Plan {
         let e = self.engine.as_str();
         let ctx = || format!("engine={e} {}", self.version);
         let rows: [(Mech, Component, &Expr, &str); 6] = [
-            (Mech::ServeWeights, Component::Weights, &self.weights, "loaded weights"),
-            (Mech::ServeActivation, Component::Activations, &self.activation, "profiling forward's peak, kept free"),
-            (Mech::ServeNonTorch, Component::CommBuffers, &self.non_torch, "non-torch memory"),
-            (Mech::ServeGraphs, Component::Workspace, &self.graphs, "CUDA graphs"),
+            (
+                Mech::ServeWeights,
+                Component::Weights,
+                &self.weights,
+                "loaded weights",
+            ),
+            (
+                Mech::ServeActivation,
+                Component::Activations,
+                &self.activation,
+                "profiling forward's peak, kept free",
+            ),
+            (
+                Mech::ServeNonTorch,
+                Component::CommBuffers,
+                &self.non_torch,
+                "non-torch memory",
+            ),
+            (
+                Mech::ServeGraphs,
+                Component::Workspace,
+                &self.graphs,
+                "CUDA graphs",
+            ),
             (Mech::ServeKv, Component::KvCache, &self.kv, "KV-cache pool"),
-            (Mech::ServeOutside, Component::Overhead, &self.outside, "outside the engine's budget"),
+            (
+                Mech::ServeOutside,
+                Component::Overhead,
+                &self.outside,
+                "outside the engine's budget",
+            ),
         ];
         for (i, (mech, comp, expr, note)) in rows.into_iter().enumerate() {
             ledger.push_expr(&serving, mech, comp, g, expr, note, ctx, self.sources[i]);
@@ -169,8 +194,8 @@ pub fn model_context(preset: &str) -> Option<u32> {
         | "bloom-176b" | "gpt-neox-20b" => 2048,
         "llama-2-7b" | "llama-2-13b" | "llama-2-70b" | "olmo-2-7b" | "stablelm-3b-4e1t"
         | "olmoe-1b-7b" => 4096,
-        "llama-3-8b" | "llama-3-70b" | "gemma-2b" | "gemma-7b" | "gemma-2-9b"
-        | "gemma-2-27b" | "command-r7b" => 8192,
+        "llama-3-8b" | "llama-3-70b" | "gemma-2b" | "gemma-7b" | "gemma-2-9b" | "gemma-2-27b"
+        | "command-r7b" => 8192,
         "starcoder2-3b" | "starcoder2-7b" | "qwen1.5-moe-a2.7b" => 16_384,
         "mistral-7b" | "mixtral-8x7b" | "mistral-small-24b" | "qwen2.5-7b" | "qwen2.5-14b"
         | "qwen2.5-32b" | "qwen2.5-72b" | "gemma-3-1b" => 32_768,

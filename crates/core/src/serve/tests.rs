@@ -1,4 +1,4 @@
-use super::engines::{mxfp4_padding, moe_workspace, VllmEra};
+use super::engines::{moe_workspace, mxfp4_padding, VllmEra};
 use super::*;
 use crate::contract::query::decode;
 use crate::units::{GIB, MIB};
@@ -52,20 +52,39 @@ fn vllm_eras() {
 /// The engine's own refusal, in its words (the typo "models's" until 0.22).
 #[test]
 fn vllm_refuses_a_context_that_does_not_fit() {
-    let p = plan("mode=serve&engine_version=0.19.0&model=llama-3-70b&gpus_per_node=2&tp=2&max_len=1000000");
+    let p = plan(
+        "mode=serve&engine_version=0.19.0&model=llama-3-70b&gpus_per_node=2&tp=2&max_len=1000000",
+    );
     let msg = p.error.unwrap();
-    assert!(msg.starts_with("To serve at least one request with the models's max seq len (1000000)"), "{msg}");
-    assert!(msg.contains(&format!("the estimated maximum model length is {}", p.max_len_fit)));
-    let p = plan("mode=serve&engine_version=0.22.0&model=llama-3-70b&gpus_per_node=2&tp=2&max_len=1000000");
+    assert!(
+        msg.starts_with("To serve at least one request with the models's max seq len (1000000)"),
+        "{msg}"
+    );
+    assert!(msg.contains(&format!(
+        "the estimated maximum model length is {}",
+        p.max_len_fit
+    )));
+    let p = plan(
+        "mode=serve&engine_version=0.22.0&model=llama-3-70b&gpus_per_node=2&tp=2&max_len=1000000",
+    );
     let msg = p.error.unwrap();
-    assert!(msg.contains("the model's max seq len") && msg.contains("(which also controls CPU memory"), "{msg}");
+    assert!(
+        msg.contains("the model's max seq len") && msg.contains("(which also controls CPU memory"),
+        "{msg}"
+    );
     assert!(msg.ends_with("conserving_memory/ for more details."));
     // No memory left at all (70B in bf16 on one H100).
     let p = plan("mode=serve&model=llama-3-70b&max_len=8192");
-    assert!(p.error.unwrap().starts_with("No available memory for the cache blocks."));
+    assert!(p
+        .error
+        .unwrap()
+        .starts_with("No available memory for the cache blocks."));
     // format_gib: Python's str(round(x, 2)).
     let m = super::engines::vllm_too_long(Version(0, 14, 0), 10, 3 * GIB, GIB + GIB / 10, 5);
-    assert!(m.contains("(3.0 GiB KV cache") && m.contains("(1.1 GiB)"), "{m}");
+    assert!(
+        m.contains("(3.0 GiB KV cache") && m.contains("(1.1 GiB)"),
+        "{m}"
+    );
 }
 
 /// KV heads per rank: `max(1, a_kv / t)` — with t = 16 > 8 KV heads every rank keeps one.
@@ -98,7 +117,8 @@ fn sglang_by_hand() {
 /// cells `PAD(min(n_ctx, W·parallel + n_ub), 256)`.
 #[test]
 fn llama_cpp_cells() {
-    let p = plan("mode=serve&engine=llamacpp&model=llama-3-8b&quant=q4_k_m&max_len=1000&parallel=3");
+    let p =
+        plan("mode=serve&engine=llamacpp&model=llama-3-8b&quant=q4_k_m&max_len=1000&parallel=3");
     assert_eq!(p.tokens, 3072);
     assert_eq!(p.kv.eval(), 3072 * 32 * 2 * 1024 * 2);
     // Gemma 2 9B: 21 global layers of n_ctx cells, 21 windowed of PAD(4,096 + 512) = 4,608.
@@ -113,9 +133,15 @@ fn moe_workspace_and_mxfp4_padding_by_hand() {
     assert_eq!(moe_workspace(a, 8192, 2, 1), 8192 * 2 * 8 * (2048 + 768));
     let (x, _) = decode("mode=serve&model=gpt-oss-20b&quant=mxfp4");
     let g = &crate::model::preset("gpt-oss-20b").unwrap().arch;
-    assert_eq!(mxfp4_padding(&x.scenario, g, 1), 24 * 32 * 3 * 2880 * 192 * 17 / 32);
+    assert_eq!(
+        mxfp4_padding(&x.scenario, g, 1),
+        24 * 32 * 3 * 2880 * 192 * 17 / 32
+    );
     // t = 2: 1,440 per rank → 1,536.
-    assert_eq!(mxfp4_padding(&x.scenario, g, 2), 24 * 32 * 3 * 2880 * 96 * 17 / 32);
+    assert_eq!(
+        mxfp4_padding(&x.scenario, g, 2),
+        24 * 32 * 3 * 2880 * 96 * 17 / 32
+    );
 }
 
 /// Every plan's items sum to the engine's budget (vLLM) plus the context outside it, when
@@ -124,8 +150,16 @@ fn moe_workspace_and_mxfp4_padding_by_hand() {
 fn items_and_report() {
     let p = plan("mode=serve&model=llama-3-8b&max_len=8192&engine_version=0.19.0");
     let r = p.report();
-    let parts = r.weights_bytes + r.activation_bytes + r.non_torch_bytes + r.cuda_graph_bytes + r.kv_cache_bytes;
-    assert!(parts <= r.budget_bytes && r.budget_bytes - parts < 2 * MIB, "{parts} vs {}", r.budget_bytes);
+    let parts = r.weights_bytes
+        + r.activation_bytes
+        + r.non_torch_bytes
+        + r.cuda_graph_bytes
+        + r.kv_cache_bytes;
+    assert!(
+        parts <= r.budget_bytes && r.budget_bytes - parts < 2 * MIB,
+        "{parts} vs {}",
+        r.budget_bytes
+    );
     assert_eq!(r.max_concurrency, (p.concurrency * 100.0).floor() / 100.0);
     assert!(r.budget_bytes < 80 * GIB);
 }
@@ -148,9 +182,16 @@ fn trtllm_by_hand() {
 /// NF4 weights with and without double quantisation (`double_quant` outside QLoRA).
 #[test]
 fn nf4_double_quant_outside_qlora() {
-    let on = plan("mode=serve&model=llama-3-8b&quant=nf4&max_len=8192").weights.eval();
-    let off = plan("mode=serve&model=llama-3-8b&quant=nf4&double_quant=0&max_len=8192").weights.eval();
+    let on = plan("mode=serve&model=llama-3-8b&quant=nf4&max_len=8192")
+        .weights
+        .eval();
+    let off = plan("mode=serve&model=llama-3-8b&quant=nf4&double_quant=0&max_len=8192")
+        .weights
+        .eval();
     // Without: a 4-byte absmax per 64 weights; with: 1 byte per 64 + 4 per 16,384.
     let q: u64 = 6_979_321_856; // Llama 3 8B's block linears
-    assert_eq!(off - on, 4 * q.div_ceil(64) - q.div_ceil(64) - 4 * q.div_ceil(16_384));
+    assert_eq!(
+        off - on,
+        4 * q.div_ceil(64) - q.div_ceil(64) - 4 * q.div_ceil(16_384)
+    );
 }

@@ -123,7 +123,11 @@ pub fn block(arch: &Arch, b: f64, s: f64, t: f64, c: f64, k: f64) -> BlockWork {
                 gemms.push(g(h, a * qk / t, 1.0));
             }
             gemms.push(g(h, (m.kv_rank + m.rope_dim) as f64, 1.0));
-            gemms.push(g(m.kv_rank as f64, a * (m.nope_dim + m.v_dim) as f64 / t, 1.0));
+            gemms.push(g(
+                m.kv_rank as f64,
+                a * (m.nope_dim + m.v_dim) as f64 / t,
+                1.0,
+            ));
             gemms.push(g(a * m.v_dim as f64 / t, h, 1.0));
         }
     }
@@ -201,7 +205,10 @@ mod tests {
         let w = block(a, 1.0, 2048.0, 1.0, 1.0, 2.0);
         let gemm: f64 = w.gemms().iter().map(Gemm::flops).sum();
         let h = 12_288.0f64;
-        assert!((gemm / (24.0 * 2048.0 * h * h) - 1.0).abs() < 1e-9, "{gemm}");
+        assert!(
+            (gemm / (24.0 * 2048.0 * h * h) - 1.0).abs() < 1e-9,
+            "{gemm}"
+        );
         assert!((w.attention_flops - 2.0 * 2048.0f64.powi(2) * h).abs() < 1.0);
         // t = 8 splits every GEMM and the attention eight ways.
         let w8 = block(a, 1.0, 2048.0, 8.0, 1.0, 2.0);

@@ -70,7 +70,11 @@ mod tests {
             assert!(PERF.iter().any(|p| p.id == g.id), "{} has no figures", g.id);
         }
         for p in PERF {
-            assert!(p.tflops_16 > 0.0 && p.hbm_gbps > 0.0 && p.intra_gbps > 0.0 && p.inter_gbps > 0.0, "{}", p.id);
+            assert!(
+                p.tflops_16 > 0.0 && p.hbm_gbps > 0.0 && p.intra_gbps > 0.0 && p.inter_gbps > 0.0,
+                "{}",
+                p.id
+            );
         }
     }
 }

@@ -281,7 +281,10 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
     };
     // FP8 casts each GEMM input (read 16-bit, write 8-bit) beside the element-wise ops.
     let casts = if s.numerics.precision == Precision::Fp8 {
-        w.gemms().iter().map(|x| x.m * x.k * x.count * 3.0).sum::<f64>()
+        w.gemms()
+            .iter()
+            .map(|x| x.m * x.k * x.count * 3.0)
+            .sum::<f64>()
     } else {
         0.0
     };
@@ -296,7 +299,11 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
     // Tensor parallelism: 4 all-reduces (or all-gather + reduce-scatter pairs) of the
     // block's activations per micro-batch, 6 with full recomputation.
     let (tp_bw, tp_eff, tp_alpha) = link(&hw, l.tp as u64, per_node);
-    let n_tp = if s.activations.recompute == Recompute::Full { 6.0 } else { 4.0 };
+    let n_tp = if s.activations.recompute == Recompute::Full {
+        6.0
+    } else {
+        4.0
+    };
     let act_bytes = tokens * arch.hidden as f64 * k;
     let tp_one = collective(act_bytes, t, 2.0, tp_bw, tp_eff, tp_alpha);
     let tp_whole = n_tp * tp_one;
@@ -321,8 +328,17 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
     let ep = s.ep_ranks() as f64;
     let ep_total = if arch.experts > 0 && ep > 1.0 {
         let (bw, eff, alpha) = link(&hw, l.tp as u64 * ep as u64, per_node);
-        let moe_share = (arch.layers - arch.first_dense.min(arch.layers)) as f64 / arch.layers as f64;
-        4.0 * moe_share * collective(tokens * arch.top_k as f64 * arch.hidden as f64 * k, ep, 1.0, bw, eff, alpha)
+        let moe_share =
+            (arch.layers - arch.first_dense.min(arch.layers)) as f64 / arch.layers as f64;
+        4.0 * moe_share
+            * collective(
+                tokens * arch.top_k as f64 * arch.hidden as f64 * k,
+                ep,
+                1.0,
+                bw,
+                eff,
+                alpha,
+            )
     } else {
         0.0
     };
@@ -333,7 +349,8 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
 
     // The pipeline.
     let bubble = if l.pp > 1 { (pp - 1.0) / v * t_mb } else { 0.0 };
-    let (pp_bw, pp_eff, pp_alpha) = link(&hw, l.tp as u64 * l.cp as u64 * l.dp as u64 + 1, per_node);
+    let (pp_bw, pp_eff, pp_alpha) =
+        link(&hw, l.tp as u64 * l.cp as u64 * l.dp as u64 + 1, per_node);
     let p2p_bytes = act_bytes / if s.parallel.sp { t } else { 1.0 };
     let pp_comm = if l.pp > 1 {
         2.0 * m * v * (pp_alpha + p2p_bytes / (pp_bw * 1e9 * pp_eff))
@@ -346,7 +363,15 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
     let (dp_bw, dp_eff, dp_alpha) = link(&hw, l.tp as u64 * l.cp as u64 * l.dp as u64, per_node);
     let dp_total = if dp_bytes > 0.0 {
         // The comm module counts bytes sent; a ring moves them at the bus bandwidth.
-        dp_alpha * layers + dp_bytes / (dp_bw * 1e9 * if dp_bw == hw.intra && hw.nvls { NVLS_EFFICIENCY } else { dp_eff })
+        dp_alpha * layers
+            + dp_bytes
+                / (dp_bw
+                    * 1e9
+                    * if dp_bw == hw.intra && hw.nvls {
+                        NVLS_EFFICIENCY
+                    } else {
+                        dp_eff
+                    })
     } else {
         0.0
     };
@@ -365,11 +390,18 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
 
     // The optimizer step on this rank's share of the stage's parameters.
     let stage_params = p.psi as f64 / n_stages as f64 / t;
-    let shard = if s.zero() >= Zero::Z1 { s.shard_degree() as f64 } else { 1.0 };
+    let shard = if s.zero() >= Zero::Z1 {
+        s.shard_degree() as f64
+    } else {
+        1.0
+    };
     let local = stage_params / shard;
     let (optimizer, offload) = if s.offload.optimizer != Offload::None {
         let gpus_on_node = per_node as f64;
-        (0.0, local * 6.0 / (PCIE_GBPS * 1e9) + local * gpus_on_node / CPU_ADAM_PER_S)
+        (
+            0.0,
+            local * 6.0 / (PCIE_GBPS * 1e9) + local * gpus_on_node / CPU_ADAM_PER_S,
+        )
     } else {
         (local * ADAM_BYTES / (hw.hbm * 1e9 * HBM_EFFICIENCY), 0.0)
     };
