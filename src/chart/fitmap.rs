@@ -141,7 +141,7 @@ pub fn render_fit_map(
 ) -> String {
     let mut buf = String::new();
     match draw(&mut buf, sweep, current, usable, units, colour, size) {
-        Ok(()) => buf,
+        Ok(()) => crate::chart::svg::slim(&buf),
         Err(msg) => error_svg(&msg, size),
     }
 }

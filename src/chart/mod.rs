@@ -79,7 +79,7 @@ fn rgb(c: Component) -> RGBColor {
 pub fn render_stacked(bars: &[Bar], capacity: u64, units: Units, size: ChartSize) -> String {
     let mut buf = String::new();
     match draw(&mut buf, bars, capacity, units, size) {
-        Ok(()) => buf,
+        Ok(()) => crate::chart::svg::slim(&buf),
         Err(msg) => error_svg(&msg, size),
     }
 }
@@ -348,7 +348,7 @@ struct Curve<'a> {
 fn render_log_x(c: &Curve, size: ChartSize) -> String {
     let mut buf = String::new();
     match draw_log_x(&mut buf, c, size) {
-        Ok(()) => buf,
+        Ok(()) => crate::chart::svg::slim(&buf),
         Err(msg) => error_svg(&msg, size),
     }
 }

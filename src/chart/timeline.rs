@@ -119,6 +119,7 @@ pub fn render_timeline(t: &Timeline, capacity: u64, units: Units, size: ChartSiz
         Ok(m) => m,
         Err(msg) => return error_svg(&msg, size),
     };
+    let mut buf = crate::chart::svg::slim(&buf);
     // Focusable points with their event named: appended inside the root <svg>.
     match buf.rfind("</svg>") {
         Some(end) => {

@@ -144,6 +144,33 @@ fn KeySelect(
     }
 }
 
+/// A collapsed group: a `<details>` whose contents are built only once it is first
+/// opened (and kept from then on, so a draft in one of its boxes is never lost). Closed
+/// groups cost nothing per keystroke: their fields are neither in the DOM nor subscribed
+/// to the settings. `open` opens it from the start (a link that sets one of its keys).
+#[component]
+pub fn Disclosure(
+    /// The summary line (e.g. "Framework internals (9, at their defaults)").
+    #[prop(into)]
+    summary: Signal<String>,
+    /// Open (and built) from the start.
+    open: bool,
+    children: ChildrenFn,
+) -> impl IntoView {
+    let built = RwSignal::new(open);
+    let on_toggle = move |ev: leptos::ev::Event| {
+        if super::details_open(&ev) && !built.get_untracked() {
+            built.set(true);
+        }
+    };
+    view! {
+        <details class="advanced" open=open on:toggle=on_toggle>
+            <summary>{move || summary.get()}</summary>
+            {move || built.get().then(|| children())}
+        </details>
+    }
+}
+
 /// A collapsed group of less-used keys: its summary says how many differ from their
 /// defaults, and it is open from the start when a link sets one of them.
 #[component]
@@ -155,15 +182,16 @@ pub fn Advanced(
 ) -> impl IntoView {
     let differ = Memo::new(move |_| settings.with(|x| crate::present::differing(x, names)));
     let open = differ.get_untracked() > 0;
+    let summary =
+        Signal::derive(move || crate::present::advanced_summary(label, differ.get(), names.len()));
     view! {
-        <details class="advanced" open=open>
-            <summary>{move || crate::present::advanced_summary(label, differ.get(), names.len())}</summary>
+        <Disclosure summary open>
             <div class="grid">
                 {names.iter().map(|&name| {
                     let placeholder = placeholders.map_or_else(|| Signal::derive(String::new), |f| f(name));
                     view! { <KeyField settings name placeholder /> }
                 }).collect_view()}
             </div>
-        </details>
+        </Disclosure>
     }
 }

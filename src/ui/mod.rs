@@ -41,8 +41,14 @@ fn viewport_width() -> f64 {
 /// The scenario after the next paint: panels below the fold read it, so that an
 /// input's verdict and main chart are painted first and the rest follows in the next
 /// task (issue 9: input → result within one task; the deferred panels are at most one
-/// frame behind). Changes within one frame coalesce into one update.
-fn after_paint<T: Clone + PartialEq + Send + Sync + 'static>(scenario: RwSignal<T>) -> Signal<T> {
+/// frame behind). Changes within one frame coalesce into one update. `first` runs with
+/// the new value just before the panels get it: while the layout is still clean from the
+/// paint (`history.replaceState` there costs 0.5 ms; after the panels' DOM changes it
+/// forces a synchronous style and layout of the page, 3–4 ms).
+fn after_paint<T: Clone + PartialEq + Send + Sync + 'static>(
+    scenario: RwSignal<T>,
+    first: impl Fn(&T) + Clone + 'static,
+) -> Signal<T> {
     let later = RwSignal::new(scenario.get_untracked());
     let pending = StoredValue::new(false);
     Effect::new(move |_| {
@@ -51,12 +57,14 @@ fn after_paint<T: Clone + PartialEq + Send + Sync + 'static>(scenario: RwSignal<
             return;
         }
         pending.set_value(true);
+        let first = first.clone();
         request_animation_frame(move || {
             set_timeout(
                 move || {
                     pending.set_value(false);
                     let now = scenario.get_untracked();
                     if later.with_untracked(|l| *l != now) {
+                        first(&now);
                         later.set(now);
                     }
                 },
@@ -188,9 +196,10 @@ pub fn App() -> impl IntoView {
     let last = StoredValue::new(settings.get_untracked());
     // Below the fold, and the address bar: one paint later (`history.replaceState`
     // costs Chromium 4–6 ms, more than the estimate and the verdict together).
-    let later = after_paint(settings);
+    let later = after_paint(settings, |x| url::replace_query(&encode(x)));
     let later_scenario = Memo::new(move |_| later.with(|x| x.scenario.clone()));
-    Effect::new(move |_| url::replace_query(&later.with(encode)));
+    // The canonical spelling of the opening link, once (later changes: `after_paint`).
+    url::replace_query(&settings.with_untracked(encode));
     Effect::new(move |_| {
         let now = settings.get();
         let before = last.get_value();

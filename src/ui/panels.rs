@@ -1,7 +1,7 @@
 //! Input panels, one component each: lists of keys (each control is generated from its
 //! key's declaration by [`KeyField`]).
 
-use super::fields::{Advanced, KeyField};
+use super::fields::{Advanced, Disclosure, KeyField};
 use super::import::ConfigImport;
 use crate::present::{find_preset, layout_summary, param_count_line};
 use leptos::prelude::*;
@@ -51,8 +51,8 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 </div>
             </div>
             <ConfigImport settings />
-            <details class="advanced" open={overrides_set.get_untracked() > 0}>
-            <summary>{move || crate::present::advanced_summary("Architecture overrides", overrides_set.get(), ARCH_KEYS.len())}</summary>
+            <Disclosure open={overrides_set.get_untracked() > 0}
+                summary=Signal::derive(move || crate::present::advanced_summary("Architecture overrides", overrides_set.get(), ARCH_KEYS.len()))>
             <p class="hint">"Blank fields use the preset's value (shown greyed)."</p>
             <div class="grid">
                 <KeyField settings name="layers" placeholder=preset_value(|a| a.layers.to_string()) />
@@ -78,7 +78,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 <KeyField settings name="params" placeholder=Signal::derive(move || counts.with(|c| c.total.to_string())) />
                 <KeyField settings name="largest_layer" placeholder=Signal::derive(move || counts.with(|c| c.largest_layer.to_string())) />
             </div>
-            </details>
+            </Disclosure>
             <p class="hint" data-testid="param-count">{move || counts.with(param_count_line)}</p>
         </fieldset>
     }

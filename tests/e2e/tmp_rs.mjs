@@ -1,0 +1,15 @@
+import { chromium } from 'playwright-core';
+import { createServer } from 'node:http';
+import { readFile } from 'node:fs/promises';
+import { extname, join } from 'node:path';
+const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css' };
+const server = createServer(async (req, res) => { const p = new URL(req.url, 'http://x').pathname; const f = join(process.argv[2] ?? 'dist', p === '/' ? 'index.html' : p); try { const b = await readFile(f); res.writeHead(200, { 'content-type': types[extname(f)] ?? 'x' }); res.end(b); } catch { res.writeHead(404); res.end(); } });
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless=new', '--no-sandbox', '--disable-gpu'] });
+const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+await page.goto(`http://127.0.0.1:${server.address().port}/?model=llama-2-7b&zero=3&gpus_per_node=8`);
+await page.waitForSelector('[data-testid=per-gpu]');
+await page.waitForTimeout(1500);
+console.log(await page.evaluate(() => { const q = location.search; const out = []; for (const n of [1, 10, 50]) { const t = performance.now(); for (let i = 0; i < n; i++) history.replaceState(null, '', q + '&x=' + i); out.push(n + ': ' + ((performance.now() - t) / n).toFixed(3) + ' ms each'); } return out.join('\n'); }));
+console.log(await page.evaluate(() => { const t = performance.now(); for (let i = 0; i < 20; i++) { history.replaceState(null, '', location.search + '&y=' + i); document.body.offsetHeight; } return ((performance.now() - t) / 20).toFixed(3); }));
+await browser.close(); server.close();

@@ -1,0 +1,17 @@
+import { chromium } from 'playwright-core';
+import { createServer } from 'node:http';
+import { readFile, writeFile } from 'node:fs/promises';
+import { extname, join } from 'node:path';
+const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css' };
+const server = createServer(async (req, res) => { const p = new URL(req.url, 'http://x').pathname; const f = join(process.argv[2] ?? 'dist', p === '/' ? 'index.html' : p); try { const b = await readFile(f); res.writeHead(200, { 'content-type': types[extname(f)] ?? 'x' }); res.end(b); } catch { res.writeHead(404); res.end(); } });
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless=new', '--no-sandbox', '--disable-gpu'] });
+const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+await page.goto(`http://127.0.0.1:${server.address().port}/?model=llama-2-7b&zero=3&gpus_per_node=8`);
+await page.waitForSelector('[data-testid=per-gpu]');
+await page.waitForTimeout(1500);
+const svgs = await page.evaluate(() => [...document.querySelectorAll('svg')].map((x) => x.outerHTML));
+await writeFile('/tmp/svgs.txt', svgs.join('\n\n=====\n\n'));
+console.log(await page.evaluate(() => [...document.querySelectorAll('section')].map((s) => { const r = s.getBoundingClientRect(); return `${s.dataset.testid ?? s.className} top=${r.top.toFixed(0)} h=${r.height.toFixed(0)} nodes=${s.querySelectorAll('*').length}`; }).join('\n')));
+console.log(await page.evaluate(() => document.querySelectorAll('*').length));
+await browser.close(); server.close();
