@@ -25,7 +25,9 @@ use memfit_core::contract::query::{decode, encode, get_key};
 use memfit_core::contract::report::estimate_with;
 use memfit_core::estimate::Warning;
 use panels::{ClusterPanel, ModelPanel, ServingInputs, WorkloadPanel, ZeroPanel};
-use results::{ChartPanel, ExplainPanel, ExportPanel, LedgerTable, VerdictPanel, WarningsPanel};
+use results::{
+    ChartPanel, ExplainPanel, ExportPanel, LedgerTable, QuickBar, VerdictPanel, WarningsPanel,
+};
 use serving::ServePanel;
 use timeline::TimelinePanel;
 
@@ -172,6 +174,14 @@ fn while_visible<T: Clone + PartialEq + Send + Sync + 'static>(
     .into()
 }
 
+/// Scrolls the element with this id to the top of the screen (below the sticky bar:
+/// `scroll-margin-top` in the CSS).
+fn scroll_to(id: &str) {
+    if let Some(el) = document().get_element_by_id(id) {
+        el.scroll_into_view();
+    }
+}
+
 /// Keys whose problems are shown next to the layout inputs.
 const LAYOUT_KEYS: [&str; 7] = ["dp", "tp", "pp", "cp", "ep", "vpp", "microbatches"];
 
@@ -234,7 +244,8 @@ pub fn App() -> impl IntoView {
     let near = near_once(sentinel);
     view! {
         <main class="layout">
-            <div class="inputs">
+            <QuickBar estimate units />
+            <div class="inputs" id="inputs">
                 <ModelPanel settings />
                 <WorkloadPanel settings />
                 <ServingInputs settings />

@@ -1,7 +1,7 @@
 //! Result panels: verdict, chart, ledger, explain, export. They read the Estimate only.
 
 use super::url;
-use crate::chart::present::{phase_label, rows, verdict};
+use crate::chart::present::{phase_label, quick_line, rows, verdict};
 use crate::chart::{annotate, render_stacked, Bar, ChartSize};
 use crate::export;
 use crate::present::{activates, legend};
@@ -20,6 +20,25 @@ fn chart_size() -> ChartSize {
         }
     } else {
         ChartSize::default()
+    }
+}
+
+/// On a phone the results come first and the form after them: this bar stays at the top
+/// of the screen with the verdict in one line and jumps to the inputs and back, so the
+/// verdict stays in view while the inputs are edited (hidden on wide screens, where the
+/// form sits beside the results).
+#[component]
+pub fn QuickBar(
+    #[prop(into)] estimate: Signal<Estimate>,
+    #[prop(into)] units: Signal<Units>,
+) -> impl IntoView {
+    let v = Memo::new(move |_| estimate.with(|e| verdict(e, units.get())));
+    view! {
+        <nav class="quickbar" aria-label="Jump to" data-testid="quickbar" class:fits=move || v.with(|v| v.fits)>
+            <span class="quick-verdict" data-testid="quick-verdict">{move || v.with(quick_line)}</span>
+            <button type="button" data-testid="to-inputs" on:click=|_| super::scroll_to("inputs")>"Inputs"</button>
+            <button type="button" on:click=|_| super::scroll_to("verdict")>"Results"</button>
+        </nav>
     }
 }
 

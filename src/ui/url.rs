@@ -13,9 +13,11 @@ pub fn read_query() -> String {
         .to_string()
 }
 
-/// Replaces the current history entry's query (no new entry, no scroll jump).
+/// Replaces the current history entry's query (no new entry, no scroll jump); a
+/// `#fragment` (a link to one panel) is kept.
 pub fn replace_query(query: &str) {
-    let url = format!("?{query}");
+    let hash = window().location().hash().unwrap_or_default();
+    let url = format!("?{query}{hash}");
     if let Ok(history) = window().history() {
         let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
     }

@@ -435,6 +435,13 @@ await test('first screen: advanced groups start closed and say so; a link that s
     check(!(await g.evaluate((d) => d.open)), `group ${i} open on the default page`);
     check((await g.locator('summary').textContent()).includes('at their defaults'), `group ${i} summary`);
   }
+  // A closed group's fields are not built (nothing of them runs per keystroke) until it is opened.
+  check(await page.locator('#f-reduce_bucket').count() === 0, 'a closed group built its fields');
+  await groups.filter({ hasText: 'Framework internals' }).locator('summary').click();
+  await page.locator('#f-reduce_bucket').waitFor({ state: 'visible' });
+  await page.locator('#f-reduce_bucket').fill('200000000');
+  await page.waitForFunction(() => location.search.includes('reduce_bucket=200000000'));
+  check((await groups.filter({ hasText: 'Framework internals' }).locator('summary').textContent()).includes('1 of 9 changed'), 'summary after an edit');
   await open(page, 'model=llama-2-7b&layers=40&frag=10');
   const arch = groups.filter({ hasText: 'Architecture overrides' });
   check(await arch.evaluate((d) => d.open), 'architecture overrides closed although layers is set');
@@ -442,6 +449,28 @@ await test('first screen: advanced groups start closed and say so; a link that s
   const runtime = groups.filter({ hasText: 'Runtime overheads' });
   check(await runtime.evaluate((d) => d.open), 'runtime group closed although frag is set');
   check(await page.locator('#f-frag').isVisible(), 'frag input hidden');
+});
+
+await test('phone (360 px): the verdict bar stays in view, jumps to the inputs, and follows an edit there', 360, async (page) => {
+  await open(page, 'model=llama-2-7b');
+  const bar = page.getByTestId('quickbar');
+  const line = async () => (await page.getByTestId('quick-verdict').textContent()).trim();
+  const perGpu = (await page.getByTestId('per-gpu').textContent()).trim();
+  check((await line()).includes(perGpu), `quick verdict "${await line()}" lacks ${perGpu}`);
+  // The results come first on a phone: the form starts below every chart.
+  const formTop = await page.locator('#inputs').evaluate((e) => e.getBoundingClientRect().top);
+  check(formTop > 2 * 800, `the form starts at ${formTop}px: not below the results`);
+  await page.getByTestId('to-inputs').click();
+  await page.waitForFunction(() => Math.abs(document.getElementById('inputs').getBoundingClientRect().top) < 120);
+  const inView = async (loc) => loc.evaluate((e) => { const r = e.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; });
+  check(await inView(bar), 'the verdict bar left the screen');
+  check(await inView(page.locator('#f-model')), 'the model input is not on screen after the jump');
+  await page.locator('#f-batch').fill('4');
+  await page.waitForFunction((old) => !document.querySelector('[data-testid=quick-verdict]').textContent.includes(old), perGpu);
+  check(await inView(bar), 'the verdict bar left the screen while editing');
+  const now = (await page.getByTestId('per-gpu').textContent()).trim();
+  check((await line()).includes(now), `quick verdict "${await line()}" is not the new ${now}`);
+  await page.screenshot({ path: `${outDir}/phone-inputs-360.png` });
 });
 
 await test('explorer at 360 px: fit map visible, no sideways scroll (screenshot)', 360, async (page) => {
