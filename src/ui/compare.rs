@@ -50,7 +50,7 @@ pub fn ZeroComparison(
             <h2>"ZeRO stages side by side"</h2>
             <div class="row">
                 <label for="dp-slider">"Data-parallel ranks N_d: " <strong data-testid="dp-value">{move || dp.get()}</strong></label>
-                <input id="dp-slider" type="range" min="1" max="10" step="1" data-testid="dp-slider"
+                <input id="dp-slider" autocomplete="off" type="range" min="1" max="10" step="1" data-testid="dp-slider"
                     prop:value=move || (32 - dp.get().max(1).leading_zeros() - 1).to_string()
                     on:input=move |ev| {
                         if let Ok(k) = event_target_value(&ev).parse::<u32>() {

@@ -121,6 +121,7 @@ fn KeySelect(
         <div class="field">
             <label for=id.clone()>{k.label}</label>
             <select
+                autocomplete="off"
                 id=id
                 name=name
                 data-key=name

@@ -56,7 +56,7 @@ pub fn ConfigImport(settings: RwSignal<Settings>) -> impl IntoView {
                 }
             >
                 <label for="import-text">"Paste config.json, or drop the file here"</label>
-                <textarea id="import-text" rows="4" data-testid="import-text" prop:value=move || text.get()
+                <textarea id="import-text" autocomplete="off" rows="4" data-testid="import-text" prop:value=move || text.get()
                     on:input=move |ev| text.set(event_target_value(&ev))></textarea>
                 <div class="row">
                     <button type="button" data-testid="import-apply" on:click=move |_| status.set(Some(apply_text(settings, &text.get_untracked())))>
@@ -64,7 +64,7 @@ pub fn ConfigImport(settings: RwSignal<Settings>) -> impl IntoView {
                     </button>
                     <label class="file">
                         "Choose file… "
-                        <input type="file" accept=".json,application/json" data-testid="import-file"
+                        <input type="file" autocomplete="off" accept=".json,application/json" data-testid="import-file"
                             on:change=move |ev| {
                                 let input = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
                                 if let Some(f) = input.and_then(|i| i.files()).and_then(|l| l.get(0)) {
@@ -75,7 +75,7 @@ pub fn ConfigImport(settings: RwSignal<Settings>) -> impl IntoView {
                 </div>
                 <div class="row">
                     <label for="import-hub">"Hub id"</label>
-                    <input id="import-hub" type="text" placeholder="Qwen/Qwen2.5-7B" prop:value=move || hub.get()
+                    <input id="import-hub" autocomplete="off" type="text" placeholder="Qwen/Qwen2.5-7B" prop:value=move || hub.get()
                         on:input=move |ev| hub.set(event_target_value(&ev)) />
                     <button type="button" data-testid="import-fetch" disabled=move || busy.get()
                         on:click=move |_| {

@@ -26,7 +26,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
             <div class="grid">
                 <div class="field">
                     <label for="f-model">"Preset"</label>
-                    <select id="f-model" data-key="model"
+                    <select id="f-model" data-key="model" autocomplete="off"
                         on:change=move |ev| select(&event_target_value(&ev))
                         prop:value=move || model.get()>
                         {presets().iter().map(|p| view! {
@@ -36,7 +36,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 </div>
                 <div class="field">
                     <label for="f-search">"Search presets"</label>
-                    <input id="f-search" list="preset-list" type="search" placeholder="type a name" data-testid="preset-search"
+                    <input id="f-search" autocomplete="off" list="preset-list" type="search" placeholder="type a name" data-testid="preset-search"
                         on:change=move |ev| {
                             let v = event_target_value(&ev);
                             match find_preset(&v) {

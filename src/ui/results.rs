@@ -304,7 +304,7 @@ pub fn ExportPanel(
             <h2>"Export"</h2>
             <div class="row">
                 <label for="export-kind">"Format"</label>
-                <select id="export-kind" on:change=move |ev| kind.set(event_target_value(&ev)) prop:value=move || kind.get()>
+                <select id="export-kind" autocomplete="off" on:change=move |ev| kind.set(event_target_value(&ev)) prop:value=move || kind.get()>
                     <option value="json">"Estimate (JSON)"</option>
                     <option value="csv">"Ledger (CSV)"</option>
                     <option value="ds">"DeepSpeed ds_config.json"</option>

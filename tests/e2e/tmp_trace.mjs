@@ -16,7 +16,7 @@ await page.goto(`http://127.0.0.1:${server.address().port}/?${query}`);
 await page.waitForSelector('[data-testid=per-gpu]');
 await page.waitForTimeout(1500);
 const N = 10;
-await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink.user_timing'] });
+await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink.user_timing', 'v8', 'disabled-by-default-v8.gc', 'blink', 'loading', 'navigation'] });
 for (let i = 0; i < N; i++) {
   await page.evaluate(([id, v]) => { const el = document.getElementById(id); el.value = String(v); el.dispatchEvent(new Event('input', { bubbles: true })); }, [inputId, 1000 + 37 * (i + 1)]);
   await page.waitForTimeout(400);
