@@ -162,7 +162,7 @@ mod tests {
         assert_eq!(v.headline, "Fits");
         assert_eq!(v.headroom, "38.21 GiB free");
         assert!(v.largest.starts_with("Activations (55%)"), "{}", v.largest); // 24.4e9 / 44.4e9
-        // H100 SXM 80 GB: 85,520,809,984 B usable / 2^30 = 79.65 GiB.
+                                                                              // H100 SXM 80 GB: 85,520,809,984 B usable / 2^30 = 79.65 GiB.
         assert_eq!(quick_line(&v), format!("Fits · 41.43 GiB of {}", v.usable));
         assert_eq!(v.usable, "79.65 GiB");
     }

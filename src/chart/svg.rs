@@ -96,10 +96,7 @@ pub fn slim(svg: &str) -> String {
         } else if let Some(r) = rest.strip_prefix("font-size=\"") {
             let end = r.find('"').unwrap_or(r.len());
             match r[..end].parse::<f64>() {
-                Ok(v) => out.push_str(&format!(
-                    "font-size=\"{}\"",
-                    (v * 100.0).round() / 100.0
-                )),
+                Ok(v) => out.push_str(&format!("font-size=\"{}\"", (v * 100.0).round() / 100.0)),
                 Err(_) => {
                     out.push_str("font-size=\"");
                     out.push_str(&r[..end]);

@@ -75,6 +75,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 <KeyField settings name="tied" />
                 <KeyField settings name="bias" />
                 <KeyField settings name="gelu_ops" />
+                <KeyField settings name="softmax_in_dtype" />
                 <KeyField settings name="params" placeholder=Signal::derive(move || counts.with(|c| c.total.to_string())) />
                 <KeyField settings name="largest_layer" placeholder=Signal::derive(move || counts.with(|c| c.largest_layer.to_string())) />
             </div>
@@ -85,7 +86,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
 }
 
 /// The architecture overrides and explicit counts (the model panel's advanced group).
-const ARCH_KEYS: [&str; 22] = [
+const ARCH_KEYS: [&str; 23] = [
     "layers",
     "hidden",
     "heads",
@@ -106,6 +107,7 @@ const ARCH_KEYS: [&str; 22] = [
     "tied",
     "bias",
     "gelu_ops",
+    "softmax_in_dtype",
     "params",
     "largest_layer",
 ];

@@ -109,12 +109,15 @@ pub(crate) fn kv_layers(arch: &Arch, p: u32) -> (u128, u128) {
 ///            =   b·T·⌈L/p⌉·(r_kv + d_rope)·k_kv      MLA (the compressed latent, replicated over TP)
 ///            with a sliding window W on L_w of the stage's layers (see `kv_layers`),
 ///            T·⌈L/p⌉ becomes L_g·T + L_w·min(T, W)
-/// workspace  = k·b·T'·(3h + max((a + 2a_kv)·d + 2·a·d, m·f)/t) + 4·b·V
-///              (one layer's transient tensors with flash/SDPA attention, T' = s at prefill
-///               and 1 per decode step: the layer's input, which the caller still holds,
-///               the residual and a norm's output, with the attention's q, k, v, output and
-///               its reshaped copy, or the MLP's m intermediates — whichever is larger;
-///               plus fp32 logits of the last position)
+/// workspace  = max(k·b·T'·(3h + ⌈w_a/t⌉) + A_e,  k·b·T'·(3h + ⌈w_m/t⌉) + W_e) + 4·b·V
+///              (one layer's transient tensors, T' = s at prefill and 1 per decode step: the
+///               layer's input, which the caller still holds, the residual and a norm's
+///               output, with either the attention's q, k, v and repeat_kv copies
+///               (`w_a`, see `attention_width`) or the MLP's intermediates (`w_m`, see
+///               `mlp_width`) — whichever moment is larger; eager attention adds its scores
+///               at the first (`A_e`, `eager_scores`) and its returned probabilities at the
+///               second (`W_e`, `eager_probs`); plus fp32 logits of the last position)
+///            logits=prompt, prefill: max(that layer term, c·b·s·V·k/t)  (c = 2 with soft-capping)
 ///            logits=all, prefill: max(that layer term,  b·s·V·(k + [k < 4]·4 + 4)/t)
 ///              (every position's logits, the fp32 upcast, the loss's log-softmax)
 /// ```
@@ -126,7 +129,8 @@ pub(crate) fn kv_layers(arch: &Arch, p: u32) -> (u128, u128) {
 /// Mistral 7B §2 (rolling buffer cache) and the Gemma 2/3 reports (local layers);
 /// the workspace is memfit's own count of one layer's tensors, measured with MemTracker
 /// (`tools/measure_pytorch.py`, Llama and GPT-2 shapes, fp32 and bf16: the prefill's
-/// working set exactly; what this changed: docs/validation.md).
+/// working set exactly) and traced tensor by tensor on Hugging Face transformers 5.24
+/// (`tools/measure_hf.py` runs: GPT-2, Llama, Gemma 2/3; docs/validation.md).
 ///
 /// # Example
 /// Llama-2-7B, b = 1, s = 512, n = 32, bf16: KV cache 2·1·544·32·32·128·2 =
@@ -134,8 +138,8 @@ pub(crate) fn kv_layers(arch: &Arch, p: u32) -> (u128, u128) {
 /// (a_kv = 8, d = 256, 21 of 42 layers windowed to 4,096), b = 1, T = 32,768, bf16:
 /// 2·(21·32,768 + 21·4,096)·8·256·2 = 6,341,787,648 B, against 11,274,289,152 B if every
 /// layer kept the whole context. The measured Llama shape (h = 256, a = 8, a_kv = 2,
-/// d = 32, f = 688, SwiGLU), b = 2, s = 384, fp32: workspace 4·2·384·(3·256 + max(12·32 +
-/// 2·256, 3·688)) + 4·2·4096 = 8,732,672 B.
+/// d = 32, f = 688, SwiGLU), b = 2, s = 384, fp32, SDPA: workspace max(4·2·384·(3·256 +
+/// 12·32 + 2·256), 4·2·384·(3·256 + 3·688)) + 4·2·4096 = 8,732,672 B.
 pub(crate) fn inference_items(
     s: &Scenario,
     arch: &Arch,
@@ -237,19 +241,26 @@ fn kv_cache_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mut Ledger
 /// # Formula
 /// ```text
 /// A_e = b·⌈a/t⌉·T·S·(k + 4 + u) + b·T·S·k      (eager; u = 4 when k < 4, else 0)
+/// A_e = b·⌈a/t⌉·T·S·2·k + b·T·S·k              (softmax in the model's dtype: GPT-2)
 /// ```
 /// The masked scores (`k`), their fp32 upcast that `softmax(…, dtype=float32)` takes first
 /// when `k < 4` (`u`), and its fp32 output, alive together; then the 4-D additive mask
 /// (`b·1·T·S`, model dtype) that every layer reads. `T` queries (`s` at prefill, 1 per
-/// decoded token), `S` keys (`s`, then up to `s + n`).
+/// decoded token), `S` keys (`s`, then up to `s + n`). GPT-2's own eager attention takes
+/// the softmax in the model's dtype: its peak is the score product and the scaled scores,
+/// two tensors of `k` bytes (`Arch::softmax_in_dtype`; in fp32 both forms give 8 bytes).
 /// Source: Hugging Face `eager_attention_forward` (transformers 5.24: matmul · scaling +
 /// mask, `softmax(dtype=torch.float32).to(query.dtype)`); measured with MemTracker
 /// (`tools/measure_hf.py`, Llama shape h = 256, a = 8, b = 1, s = 512, bf16: the prefill
 /// working set 23.1 MB = 10·8·512² + 2·512² + the layer's other tensors).
 ///
+/// GPT-2's form: traced with MemTracker (`prefill/gpt2/s/bf16/eager/ltk0/b1s512` peaks at the
+/// `* scaling` multiply, modeling_gpt2.py:59, with two bf16 `[8, 512, 512]` tensors).
+///
 /// # Example
 /// b = 1, a = 8, t = 1, T = S = 512, bf16 (k = 2, u = 4):
-/// 8·512²·10 + 512²·2 = 20,971,520 + 524,288 = 21,495,808 B.
+/// 8·512²·10 + 512²·2 = 20,971,520 + 524,288 = 21,495,808 B; GPT-2's form:
+/// 8·512²·4 + 512²·2 = 8,912,896 B.
 fn eager_scores(s: &Scenario, arch: &Arch, k: u64, t: u64, tokens: u128, keys: u128) -> Expr {
     if s.activations.attn != crate::scenario::Attn::Eager {
         return Expr::new(&[Num(0)]);
@@ -260,6 +271,31 @@ fn eager_scores(s: &Scenario, arch: &Arch, k: u64, t: u64, tokens: u128, keys: u
     );
     let (tq, sk) = (Sym("T", tokens), Sym("S", keys));
     let u = Sym("u", if k < 4 { 4 } else { 0 });
+    if arch.softmax_in_dtype {
+        return Expr::new(&[
+            b,
+            Sym("a", arch.heads as u128),
+            Sym("t", t as u128),
+            DivCeil,
+            Mul,
+            tq,
+            Mul,
+            sk,
+            Mul,
+            Num(2),
+            Mul,
+            kk,
+            Mul,
+            b,
+            tq,
+            Mul,
+            sk,
+            Mul,
+            kk,
+            Mul,
+            Add,
+        ]);
+    }
     Expr::new(&[
         b,
         Sym("a", arch.heads as u128),
@@ -287,6 +323,107 @@ fn eager_scores(s: &Scenario, arch: &Arch, k: u64, t: u64, tokens: u128, keys: u
     ])
 }
 
+/// What eager attention leaves alive after it returns: the probabilities (the softmax's
+/// output in the model's dtype, returned as `attn_weights` and held by the decoder layer's
+/// locals through its MLP), and the additive mask; 0 for flash/SDPA (which return none).
+///
+/// # Formula
+/// `W_e = b·⌈a/t⌉·T·S·k + b·T·S·k`
+///
+/// Source: Hugging Face decoder layers (transformers 5.24) keep the attention's second
+/// output (`hidden_states, self_attn_weights = self.self_attn(…)`, or `_`) until they return;
+/// traced with MemTracker on `prefill/gemma2/m/fp32/eager/ltk1/b2s384`: the peak is in the
+/// last layer's MLP with the fp32 `[2, 6, 384, 384]` probabilities (7,077,888 B) alive.
+///
+/// # Example
+/// b = 2, a = 6, t = 1, T = S = 384, fp32: 2·6·384²·4 + 2·384²·4 = 8,257,536 B.
+fn eager_probs(s: &Scenario, arch: &Arch, k: u64, t: u64, tokens: u128, keys: u128) -> Expr {
+    if s.activations.attn != crate::scenario::Attn::Eager {
+        return Expr::new(&[Num(0)]);
+    }
+    let (b, kk) = (
+        Sym("b", s.workload.batch.get() as u128),
+        Sym("k", k as u128),
+    );
+    let (tq, sk) = (Sym("T", tokens), Sym("S", keys));
+    Expr::new(&[
+        b,
+        Sym("a", arch.heads as u128),
+        Sym("t", t as u128),
+        DivCeil,
+        Mul,
+        tq,
+        Mul,
+        sk,
+        Mul,
+        kk,
+        Mul,
+        b,
+        tq,
+        Mul,
+        sk,
+        Mul,
+        kk,
+        Mul,
+        Add,
+    ])
+}
+
+/// Per-token width of the attention's transient tensors at inference (beyond the three
+/// `h`-wide ones), and its text.
+///
+/// # Formula
+/// `w_a = (a + 2·a_kv)·d + 2·a·d·[a_kv < a]` — q, k and v, and the copies `repeat_kv` makes
+/// of k and v for `a` heads (grouped-query attention only: with `a_kv = a` it returns its
+/// input, and no copy is made).
+///
+/// Source: Hugging Face `repeat_kv` (transformers 5.24, `if n_rep == 1: return
+/// hidden_states`); traced with MemTracker on GPT-2 (`prefill/gpt2/s/bf16/eager/ltk0`: the
+/// `c_attn` output, no copies) and Llama (`prefill/llama/s/bf16/eager/ltk0`: two copies).
+///
+/// # Example
+/// Llama shape a = 8, a_kv = 2, d = 32: (8 + 4)·32 + 2·8·32 = 896; GPT-2 a = a_kv = 8:
+/// (8 + 16)·32 = 768.
+fn attention_width(arch: &Arch) -> (u128, String) {
+    let (a, kv, d) = (
+        arch.heads as u128,
+        arch.kv_heads as u128,
+        arch.head_dim as u128,
+    );
+    let r = u128::from(kv < a);
+    let w = (a + 2 * kv) * d + r * 2 * a * d;
+    (
+        w,
+        format!("w_a = (a + 2·a_kv)·d + 2·a·d·[a_kv < a] = ({a} + 2·{kv})·{d} + {r}·2·{a}·{d}"),
+    )
+}
+
+/// Per-token width of the MLP's transient tensors at inference, and its text.
+///
+/// # Formula
+/// `w_m = m·f`, or `4·f` for a GELU in Python ops (`gelu_ops`): GPT-2's `gelu_new`,
+/// `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`, peaks at `0.044715·x³` with `x`, `0.5·x`,
+/// `x³` and that product alive.
+///
+/// Source: traced with MemTracker (transformers 5.24, torch 2.15, CPU):
+/// `prefill/gpt2/m/fp32/sdpa/ltk1/b2s384` peaks at `aten.mul` in `gelu_new`
+/// (activations.py:66) with four `b·s·f` fp32 tensors (25,165,824 B).
+///
+/// # Example
+/// GPT-2 shape f = 2,048: 4·2,048 = 8,192; Llama shape (SwiGLU, f = 688): 3·688 = 2,064.
+fn mlp_width(s: &Scenario, arch: &Arch) -> (u128, String) {
+    let f = arch.active_ffn();
+    let python_gelu = arch.mlp == crate::model::Mlp::Gelu
+        && arch.gelu_ops
+        && s.stack.framework != crate::scenario::Framework::Megatron;
+    if python_gelu {
+        (4 * f, format!("w_m = 4·f = 4·{f} (gelu_new in Python ops)"))
+    } else {
+        let m = arch.mlp.matrices() as u128;
+        (m * f, format!("w_m = m·f = {m}·{f}"))
+    }
+}
+
 /// One layer's transient forward tensors and the logits, at prefill and per decoded
 /// token; see [`inference_items`] for the formula (`logits=all`: every position's).
 fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledger) {
@@ -297,75 +434,77 @@ fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledge
         eager_scores(s, arch, k, t, sq, sq),
         eager_scores(s, arch, k, t, 1, sq + n),
     );
-    let eager = |e: &Expr| {
+    let eager = |name: &'static str, e: &Expr| {
         let v = e.eval_u128().unwrap_or(0);
         (v > 0).then(|| {
             (
-                Sym("A_e", v),
-                format!("; A_e = {} ({})", e.symbols(), e.values()),
+                Sym(name, v),
+                format!("; {name} = {} ({})", e.symbols(), e.values()),
             )
         })
     };
-    let (ae_pre, ae_dec) = (eager(&e_pre), eager(&e_dec));
+    let (ae_pre, ae_dec) = (eager("A_e", &e_pre), eager("A_e", &e_dec));
+    // What eager attention leaves alive through the MLP: its returned probabilities.
+    let (we_pre, we_dec) = (
+        eager("W_e", &eager_probs(s, arch, k, t, sq, sq)),
+        eager("W_e", &eager_probs(s, arch, k, t, 1, sq + n)),
+    );
+    let (w_a, w_m) = (attention_width(arch), mlp_width(s, arch));
+    let ws = format!("; {}, {}", w_a.1, w_m.1);
+    let (w_a, w_m) = (Sym("w_a", w_a.0), Sym("w_m", w_m.0));
+    let ws_text = || ws.clone();
     let plus = |e: Expr, ae: &Option<(Tok, String)>| match ae {
         Some((sym, _)) => e.then(&[*sym, Add]),
         None => e,
     };
-    let ctx = |ae: &Option<(Tok, String)>| match ae {
-        Some((_, text)) => {
-            format!("eager attention's scores at the softmax and the additive mask{text}")
-        }
-        None => String::new(),
+    let ctx = |ae: &Option<(Tok, String)>, we: &Option<(Tok, String)>| {
+        match (ae, we) {
+        (Some((_, a)), Some((_, w))) => format!(
+            "eager attention's scores at the softmax and the additive mask{a}; its probabilities, returned and held through the MLP{w}{}",
+            ws_text()
+        ),
+        _ => ws_text().trim_start_matches("; ").to_string(),
+    }
     };
     let (b, h) = (
         Sym("b", s.workload.batch.get() as u128),
         Sym("h", arch.hidden as u128),
     );
-    let (a, kv, d) = (
-        Sym("a", arch.heads as u128),
-        Sym("a_kv", arch.kv_heads as u128),
-        Sym("d", arch.head_dim as u128),
-    );
     let (k, t) = (Sym("k", k as u128), Sym("t", t as u128));
-    let (m, f) = (
-        Sym("m", arch.mlp.matrices() as u128),
-        Sym("f", arch.active_ffn()),
-    );
     let vocab = Sym("V", arch.vocab as u128);
-    // One layer's tensors: 3h replicated plus the larger of attention's and the MLP's.
-    let layer = [
-        Num(3),
-        h,
-        Mul,
-        a,
-        Num(2),
-        kv,
-        Mul,
-        Add,
-        d,
-        Mul,
-        Num(2),
-        a,
-        Mul,
-        d,
-        Mul,
-        Add,
-    ];
-    let layer = Expr::new(&layer).then(&[m, f, Mul, Max, t, DivCeil, Add]);
-    let work = |tokens: Tok| {
-        Expr::new(&[k, b, Mul, tokens, Mul])
-            .then(layer.tokens())
-            .then(&[Mul, Num(4), b, Mul, vocab, Mul, Add])
+    // One layer's two moments: `k·b·T·(3h + ⌈w/t⌉)`, the attention's with its eager scores.
+    let moment = |tokens: Tok, w: Tok| {
+        Expr::new(&[
+            k,
+            b,
+            Mul,
+            tokens,
+            Mul,
+            Num(3),
+            h,
+            Mul,
+            w,
+            t,
+            DivCeil,
+            Add,
+            Mul,
+        ])
+    };
+    let layer = |tokens: Tok, ae: &Option<(Tok, String)>, we: &Option<(Tok, String)>| {
+        plus(moment(tokens, w_a), ae)
+            .then(plus(moment(tokens, w_m), we).tokens())
+            .then(&[Max])
+    };
+    let work = |tokens: Tok, ae: &Option<(Tok, String)>, we: &Option<(Tok, String)>| {
+        layer(tokens, ae, we).then(&[Num(4), b, Mul, vocab, Mul, Add])
     };
     let src = "memfit: one layer's forward tensors (flash/SDPA attention, nothing kept) + last-position fp32 logits; measured with MemTracker (tools/measure_pytorch.py: prefill working set 8,699,904 B = 4·2·384·(3·256 + 3·688), Llama shape)";
     let (comp, gpu) = (Component::Workspace, Location::Gpu);
-    let pre_ctx = || ctx(&ae_pre);
+    let pre_ctx = || ctx(&ae_pre, &we_pre);
     let seq = Sym("s", s.workload.seq.get() as u128);
     let pre = [Phase::Prefill];
     // One layer's tensors at T = s, for the variants whose logits follow the last layer.
-    let at_layer = Expr::new(&[k, b, Mul, seq, Mul])
-        .then(layer.tokens())
-        .then(&[Mul]);
+    let at_layer = layer(seq, &ae_pre, &we_pre);
     let (e, note, pre_src) = match s.workload.logits {
         Logits::All => {
             // Every prompt position's logits and the loss over them (evaluation,
@@ -382,20 +521,35 @@ fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledge
                 b, seq, Mul, vocab, Mul, k, upcast, Add, Num(4), Add, Mul, t, DivCeil,
             ];
             (
-                plus(at_layer, &ae_pre).then(&logits).then(&[Max]),
+                at_layer.then(&logits).then(&[Max]),
                 "every position's logits: u = 4 when their fp32 upcast is taken (k < 4), 4 for the loss's log-softmax",
                 "every position's logits, their fp32 upcast and the loss's log-softmax (Hugging Face forward with labels; measured with MemTracker, tools/measure_pytorch.py --impl-into)",
             )
         }
         // Every prompt position's logits in the model's dtype and no loss
-        // (`logits_to_keep=0`): the LM head's output follows the last layer.
+        // (`logits_to_keep=0`): the LM head's output follows the last layer. Gemma 2's final
+        // soft-capping (`logits / cap`, `tanh`, `· cap`) holds two of them at each step:
+        // `c = 2` with soft-capping, else 1.
         Logits::Prompt => (
-            plus(at_layer, &ae_pre).then(&[b, seq, Mul, vocab, Mul, k, Mul, t, DivCeil, Max]),
-            "every prompt position's logits in the model's dtype, no loss (logits_to_keep=0)",
-            "Hugging Face `model(input_ids, logits_to_keep=0)`: `lm_head(hidden_states[:, slice(-0, None)])` keeps every position, in the model's dtype",
+            at_layer.then(&[
+                Sym("c", if arch.softcap { 2 } else { 1 }),
+                b,
+                Mul,
+                seq,
+                Mul,
+                vocab,
+                Mul,
+                k,
+                Mul,
+                t,
+                DivCeil,
+                Max,
+            ]),
+            "every prompt position's logits in the model's dtype, no loss (logits_to_keep=0); c = 2 with Gemma 2's final soft-capping (its division and tanh each allocate while the previous tensor lives), else 1",
+            "Hugging Face `model(input_ids, logits_to_keep=0)`: `lm_head(hidden_states[:, slice(-0, None)])` keeps every position, in the model's dtype; Gemma 2's `final_logit_softcapping` (modeling_gemma2.py: `logits = logits / cap; logits = torch.tanh(logits); logits = logits * cap`)",
         ),
         Logits::Last => (
-            plus(work(seq), &ae_pre),
+            work(seq, &ae_pre, &we_pre),
             "one layer's tensors at T = s tokens, then the last position's fp32 logits",
             src,
         ),
@@ -410,8 +564,8 @@ fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledge
         pre_ctx,
         pre_src,
     );
-    let e = plus(work(Num(1)), &ae_dec);
-    let dec_ctx = || ctx(&ae_dec);
+    let e = work(Num(1), &ae_dec, &we_dec);
+    let dec_ctx = || ctx(&ae_dec, &we_dec);
     let note = "one decoded token";
     let dec = [Phase::Decode];
     ledger.push_expr(
@@ -433,8 +587,9 @@ mod tests {
     use crate::estimate::{estimate, Component};
 
     /// The largest item of component `c` in the estimate of `query`.
-    /// The doc example of `eager_scores`, and what it adds to the prefill's working set:
-    /// the same query with SDPA and with eager attention differ by exactly it.
+    /// The doc example of `eager_scores`, and what eager attention adds to the prefill's
+    /// working set: the scores at the attention's moment, the returned probabilities at the
+    /// MLP's (`eager_probs`), the larger of the two counting.
     #[test]
     fn eager_scores_by_hand() {
         let q = "model=llama-2-7b&hidden=256&heads=8&kv_heads=2&ffn=688&vocab=4096&layers=4\
@@ -445,9 +600,52 @@ mod tests {
         let want = 8 * 512 * 512 * (2 + 4 + 4) + 512 * 512 * 2;
         assert_eq!(e.eval_u128(), Some(want));
         assert_eq!(want, 21_495_808);
+        let probs = super::eager_probs(&s.scenario, &s.scenario.arch(), 2, 1, 512, 512);
+        assert_eq!(probs.eval_u128(), Some(8 * 512 * 512 * 2 + 512 * 512 * 2));
+        // The moments, k·b·s·(3h + w): attention w_a = (8 + 2·2)·32 + 2·8·32 = 896, MLP
+        // w_m = 3·688 = 2,064; + 4·b·V = 16,384 for the last position's fp32 logits.
+        let (m_a, m_m) = (2 * 512 * (768 + 896), 2 * 512 * (768 + 2064));
+        assert_eq!((m_a, m_m), (1_703_936, 2_899_968));
         let work = |attn: &str| largest(&format!("{q}{attn}"), Component::Workspace);
-        assert_eq!(work("eager") - work("sdpa"), want as u64);
+        assert_eq!(work("sdpa"), m_m + 16_384);
+        assert_eq!(
+            work("eager"),
+            (m_a + 21_495_808).max(m_m + 4_718_592) + 16_384
+        );
+        // MemTracker's ACT of that run less its KV cache: 23,662,592 − 524,288 = 23,138,304
+        // (prefill/llama/s/bf16/eager/ltk0/b1s512, whose logits come after: memfit +0.3 %).
+        assert_eq!(work("eager"), 23_216_128);
         assert_eq!(work("flash"), work("sdpa"));
+        // GPT-2's softmax in the model's dtype: two bf16 score tensors, 8·512²·2·2 + 512²·2.
+        let g = "model=gpt2&hidden=256&heads=8&kv_heads=8&ffn=1024&vocab=4096&layers=4\
+                 &mode=infer&precision=bf16&batch=1&seq=512&gen=0&attn=eager";
+        let (s, _) = decode(g);
+        let e = super::eager_scores(&s.scenario, &s.scenario.arch(), 2, 1, 512, 512);
+        assert_eq!(e.eval_u128(), Some(8_912_896));
+        let (s, _) = decode(&format!("{g}&softmax_in_dtype=0"));
+        let e = super::eager_scores(&s.scenario, &s.scenario.arch(), 2, 1, 512, 512);
+        assert_eq!(e.eval_u128(), Some(21_495_808));
+    }
+
+    /// Hugging Face GPT-2 at prefill (traced: `prefill/gpt2/m/fp32/sdpa/ltk1/b2s384` peaks in
+    /// the last block's `gelu_new` with four f-wide fp32 tensors).
+    #[test]
+    fn gpt2_gelu_new_prefill_by_hand() {
+        let q = "model=gpt2&hidden=512&heads=8&ffn=2048&vocab=8192&layers=2&mode=infer\
+                 &precision=fp32&batch=2&seq=384&gen=0&attn=sdpa";
+        let work = largest(q, Component::Workspace);
+        // k·b·s·(3h + 4f) + 4·b·V = 4·2·384·(1,536 + 8,192) + 4·2·8,192.
+        assert_eq!(work, 29_884_416 + 65_536);
+        // MemTracker's ACT less the KV cache: 40,111,104 − 6,291,456 = 33,819,648. What memfit
+        // leaves out (−3.8 % of the run's total): the attention output and the residual sum
+        // GPT-2's block keeps through its MLP (2·b·s·h·4 = 3,145,728), the position
+        // embeddings (s·h·4 = 786,432) and position ids (3,072); the logits it adds come later.
+        assert_eq!(33_819_648 - 29_884_416, 3_145_728 + 786_432 + 3_072);
+        // A fused GELU: m·f = 2f.
+        assert_eq!(
+            largest(&format!("{q}&gelu_ops=0"), Component::Workspace),
+            4 * 2 * 384 * (1_536 + 2 * 2_048) + 65_536
+        );
     }
 
     fn largest(query: &str, c: Component) -> u64 {
@@ -485,7 +683,10 @@ mod tests {
             llama
         );
         // GPT-2 shape (GELU: fc output and its activation): 15,990,784 − 7,340,032.
-        let gpt2 = work(&format!("model=gpt2&{base}&kv_heads=8&ffn=1024&tied=1"));
+        // The harness's own GPT-2 module calls a fused GELU.
+        let gpt2 = work(&format!(
+            "model=gpt2&{base}&kv_heads=8&ffn=1024&tied=1&gelu_ops=0"
+        ));
         assert_eq!(gpt2, 4 * 2 * 384 * (3 * 256 + 2 * 1024) + 4 * 2 * 4096);
         assert_eq!(
             15_990_784 - 2 * 2 * 448 * 4 * 8 * 32 * 4 + 4 * 2 * 4096,

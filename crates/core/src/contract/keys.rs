@@ -584,6 +584,7 @@ pub const KEYS: &[Key] = &[
     field!("norm", scenario.model.overrides.norm, options::<Norm>(true), "normalisation", "-", "Norm", "{options}, empty = preset"),
     field!("tied", scenario.model.overrides.tied, Values::Bool { off: "untied", on: "tied", empty: true }, "LM head tied to the embedding", "-", "Tied LM head", "`0`, `1`, empty = preset"),
     field!("gelu_ops", scenario.model.overrides.gelu_ops, Values::Bool { off: "fused kernel", on: "Python ops (gelu_new)", empty: true }, "GELU as GPT-2's gelu_new in Python ops (saves 5 f-wide tensors) or a fused kernel (2)", "-", "GELU implementation", "`0`, `1`, empty = preset"),
+    field!("softmax_in_dtype", scenario.model.overrides.softmax_in_dtype, Values::Bool { off: "fp32 (upcast first)", on: "model dtype (GPT-2)", empty: true }, "eager attention's softmax in the model's dtype (GPT-2's own attention: 2 score tensors at its peak) or upcast to fp32 first (Hugging Face's shared eager attention: the scores, an fp32 copy and the fp32 softmax)", "-", "Eager softmax dtype", "`0`, `1`, empty = preset"),
     field!("bias", scenario.model.overrides.bias, options::<Bias>(true), "linear-layer biases", "-", "Biases", "{options}, empty = preset"),
     field!("experts", scenario.model.overrides.experts, opt_int(0, 1024), "routed experts per MoE layer", "count", "Experts", "{range} (0 = dense), empty = preset"),
     field!("top_k", scenario.model.overrides.top_k, opt_int(1, 1024), "experts each token uses", "count", "Top-k", "{range}, empty = preset"),

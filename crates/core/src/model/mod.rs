@@ -122,6 +122,12 @@ pub struct Arch {
     /// `f`-wide tensors where a fused GELU saves two.
     #[serde(default)]
     pub gelu_ops: bool,
+    /// Eager attention's softmax is taken in the model's dtype (GPT-2's own
+    /// `eager_attention_forward`: `softmax(scores)`, no `dtype=torch.float32` upcast), so at
+    /// inference two score tensors of `k` bytes are alive at its peak instead of the
+    /// masked scores, their fp32 copy and the fp32 softmax.
+    #[serde(default)]
+    pub softmax_in_dtype: bool,
     /// LayerNorm right after the embedding (BLOOM).
     pub emb_norm: bool,
     /// q, k and v live in one fused linear module (GPT-2 `c_attn`, Phi-3 `qkv_proj`).

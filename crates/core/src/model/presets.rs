@@ -66,6 +66,7 @@ const BASE: Arch = Arch {
     qk_norm_head: false,
     softcap: false,
     gelu_ops: false,
+    softmax_in_dtype: false,
     emb_norm: false,
     fused_qkv: false,
     fused_gate_up: false,
@@ -96,7 +97,7 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         id: "gpt2",
         name: "GPT-2 small (124M)",
-        arch: Arch { layers: 12, hidden: 768, heads: 12, kv_heads: 12, head_dim: 64, ffn: 3072, vocab: 50_257, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: true, bias: Bias::All, positions: 1024, fused_qkv: true, gelu_ops: true, ..BASE },
+        arch: Arch { layers: 12, hidden: 768, heads: 12, kv_heads: 12, head_dim: 64, ffn: 3072, vocab: 50_257, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: true, bias: Bias::All, positions: 1024, fused_qkv: true, gelu_ops: true, softmax_in_dtype: true, ..BASE },
         published_params: 124_439_808,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
@@ -104,7 +105,7 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         id: "gpt2-medium",
         name: "GPT-2 medium (355M)",
-        arch: Arch { layers: 24, hidden: 1024, heads: 16, kv_heads: 16, head_dim: 64, ffn: 4096, vocab: 50_257, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: true, bias: Bias::All, positions: 1024, fused_qkv: true, gelu_ops: true, ..BASE },
+        arch: Arch { layers: 24, hidden: 1024, heads: 16, kv_heads: 16, head_dim: 64, ffn: 4096, vocab: 50_257, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: true, bias: Bias::All, positions: 1024, fused_qkv: true, gelu_ops: true, softmax_in_dtype: true, ..BASE },
         published_params: 354_823_168,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
@@ -112,7 +113,7 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         id: "gpt2-large",
         name: "GPT-2 large (774M)",
-        arch: Arch { layers: 36, hidden: 1280, heads: 20, kv_heads: 20, head_dim: 64, ffn: 5120, vocab: 50_257, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: true, bias: Bias::All, positions: 1024, fused_qkv: true, gelu_ops: true, ..BASE },
+        arch: Arch { layers: 36, hidden: 1280, heads: 20, kv_heads: 20, head_dim: 64, ffn: 5120, vocab: 50_257, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: true, bias: Bias::All, positions: 1024, fused_qkv: true, gelu_ops: true, softmax_in_dtype: true, ..BASE },
         published_params: 774_030_080,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
@@ -120,7 +121,7 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         id: "gpt2-xl",
         name: "GPT-2 XL (1.5B)",
-        arch: Arch { layers: 48, hidden: 1600, heads: 25, kv_heads: 25, head_dim: 64, ffn: 6400, vocab: 50_257, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: true, bias: Bias::All, positions: 1024, fused_qkv: true, gelu_ops: true, ..BASE },
+        arch: Arch { layers: 48, hidden: 1600, heads: 25, kv_heads: 25, head_dim: 64, ffn: 6400, vocab: 50_257, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: true, bias: Bias::All, positions: 1024, fused_qkv: true, gelu_ops: true, softmax_in_dtype: true, ..BASE },
         published_params: 1_557_611_200,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",

@@ -97,6 +97,9 @@ pub struct ArchOverrides {
     /// `gelu_ops`
     #[serde(default)]
     pub gelu_ops: Option<bool>,
+    /// `softmax_in_dtype`
+    #[serde(default)]
+    pub softmax_in_dtype: Option<bool>,
 }
 
 impl ArchOverrides {
