@@ -86,35 +86,27 @@ pub fn escape(text: &str) -> String {
 /// );
 /// ```
 pub fn slim(svg: &str) -> String {
+    let svg = svg.replace(" opacity=\"1\"", "");
+    let svg = rewrite_attr(&svg, "font-size=\"", |v, out| match v.parse::<f64>() {
+        Ok(x) => out.push_str(&((x * 100.0).round() / 100.0).to_string()),
+        Err(_) => out.push_str(v),
+    });
+    rewrite_attr(&svg, "points=\"", simplify_points)
+}
+
+/// `svg` with the value of every attribute that starts with `key` (e.g. `points="`)
+/// rewritten by `f` (which writes the new value).
+fn rewrite_attr(svg: &str, key: &str, f: impl Fn(&str, &mut String)) -> String {
     let mut out = String::with_capacity(svg.len());
     let mut rest = svg;
-    while let Some(at) = rest.find(['o', 'f', 'p']) {
-        out.push_str(&rest[..at]);
-        rest = &rest[at..];
-        if let Some(r) = rest.strip_prefix("opacity=\"1\" ") {
-            rest = r;
-        } else if let Some(r) = rest.strip_prefix("font-size=\"") {
-            let end = r.find('"').unwrap_or(r.len());
-            match r[..end].parse::<f64>() {
-                Ok(v) => out.push_str(&format!("font-size=\"{}\"", (v * 100.0).round() / 100.0)),
-                Err(_) => {
-                    out.push_str("font-size=\"");
-                    out.push_str(&r[..end]);
-                    out.push('"');
-                }
-            }
-            rest = &r[(end + 1).min(r.len())..];
-        } else if let Some(r) = rest.strip_prefix("points=\"") {
-            let end = r.find('"').unwrap_or(r.len());
-            out.push_str("points=\"");
-            simplify_points(&r[..end], &mut out);
-            out.push('"');
-            rest = &r[(end + 1).min(r.len())..];
-        } else {
-            let c = rest.chars().next().map_or(1, char::len_utf8);
-            out.push_str(&rest[..c]);
-            rest = &rest[c..];
-        }
+    while let Some(at) = rest.find(key) {
+        let start = at + key.len();
+        let Some(len) = rest[start..].find('"') else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        f(&rest[start..start + len], &mut out);
+        rest = &rest[start + len..];
     }
     out.push_str(rest);
     out
@@ -128,7 +120,13 @@ fn simplify_points(points: &str, out: &mut String) {
         .split_whitespace()
         .map(|p| p.split_once(','))
         .collect();
-    let num = |v: &str| v.parse::<f64>().unwrap_or(f64::NAN);
+    // plotters writes integer pixels: parse those without the float parser.
+    let num = |v: &str| {
+        v.parse::<i64>()
+            .map(|x| x as f64)
+            .or_else(|_| v.parse::<f64>())
+            .unwrap_or(f64::NAN)
+    };
     let between = |a: &str, b: &str, c: &str| {
         let (a, b, c) = (num(a), num(b), num(c));
         (a <= b && b <= c) || (a >= b && b >= c)
@@ -151,5 +149,286 @@ fn simplify_points(points: &str, out: &mut String) {
         out.push(',');
         out.push_str(b.1);
         out.push(' ');
+    }
+}
+
+/// One change that turns an SVG already in the page into a newly drawn one of the same
+/// shape (see [`diff`]). Elements are numbered in document order, the root `<svg>` 0.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// Set attribute `name` of element `el` to `value` (decoded).
+    Attr {
+        el: usize,
+        name: String,
+        value: String,
+    },
+    /// Replace the text of element `el` (an element without child elements).
+    Text { el: usize, text: String },
+}
+
+/// One start tag of an SVG string: name, raw attributes, the raw text after it, and
+/// whether that text runs to the element's own end (no child elements).
+#[derive(Debug, PartialEq)]
+struct Tag<'a> {
+    name: &'a str,
+    attrs: Vec<(&'a str, &'a str)>,
+    text: &'a str,
+    leaf: bool,
+}
+
+/// The start tags of `svg` in document order; `None` for what this reader does not know
+/// (comments, declarations, unquoted attributes).
+fn tags(svg: &str) -> Option<Vec<Tag<'_>>> {
+    let mut out = Vec::new();
+    let mut rest = svg;
+    while let Some(lt) = rest.find('<') {
+        rest = &rest[lt + 1..];
+        if let Some(r) = rest.strip_prefix('/') {
+            rest = &r[r.find('>')? + 1..];
+            continue;
+        }
+        if rest.starts_with(['!', '?']) {
+            return None;
+        }
+        let end = rest.find(|c: char| c.is_whitespace() || c == '>' || c == '/')?;
+        let name = &rest[..end];
+        rest = &rest[end..];
+        let mut attrs = Vec::new();
+        let closed = loop {
+            rest = rest.trim_start();
+            if let Some(r) = rest.strip_prefix("/>") {
+                rest = r;
+                break true;
+            }
+            if let Some(r) = rest.strip_prefix('>') {
+                rest = r;
+                break false;
+            }
+            let eq = rest.find("=\"")?;
+            let key = rest[..eq].trim();
+            let v = &rest[eq + 2..];
+            let q = v.find('"')?;
+            attrs.push((key, &v[..q]));
+            rest = &v[q + 1..];
+        };
+        let (text, leaf) = if closed {
+            ("", true)
+        } else {
+            let t = &rest[..rest.find('<').unwrap_or(rest.len())];
+            let after = &rest[t.len()..];
+            let leaf = after
+                .strip_prefix("</")
+                .is_some_and(|a| a.starts_with(name) && a[name.len()..].starts_with('>'));
+            (t, leaf)
+        };
+        out.push(Tag {
+            name,
+            attrs,
+            text,
+            leaf,
+        });
+    }
+    Some(out)
+}
+
+/// `text` with SVG's five character references decoded; `None` for any other `&`.
+fn unescape(text: &str) -> Option<String> {
+    if !text.contains('&') {
+        return Some(text.to_string());
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let (c, len) = [
+            ("&amp;", '&'),
+            ("&lt;", '<'),
+            ("&gt;", '>'),
+            ("&quot;", '"'),
+            ("&#39;", '\''),
+            ("&apos;", '\''),
+        ]
+        .iter()
+        .find(|(e, _)| rest.starts_with(e))
+        .map(|(e, c)| (*c, e.len()))?;
+        out.push(c);
+        rest = &rest[len..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// The changes that turn `old` (as drawn into the page) into `new`, and the number of
+/// elements, when both have the same elements with the same attribute names in the
+/// same order; `None` when they differ in shape (the caller then replaces the SVG). Text
+/// changes only on elements without child elements.
+///
+/// A redraw for a new input mostly moves the same shapes: patching their attributes
+/// instead of parsing and styling the whole SVG again is what the page does per input.
+///
+/// ```
+/// use memfit::chart::svg::{diff, Change};
+/// let old = r#"<svg><rect x="1" y="2"/><text x="3">a &amp; b</text></svg>"#;
+/// let new = r#"<svg><rect x="1" y="5"/><text x="3">c</text></svg>"#;
+/// let (changes, n) = diff(old, new).unwrap();
+/// assert_eq!(n, 3);
+/// assert_eq!(changes, [
+///     Change::Attr { el: 1, name: "y".into(), value: "5".into() },
+///     Change::Text { el: 2, text: "c".into() },
+/// ]);
+/// // A different shape: no patch.
+/// assert!(diff(old, r#"<svg><rect x="1"/></svg>"#).is_none());
+/// ```
+pub fn diff(old: &str, new: &str) -> Option<(Vec<Change>, usize)> {
+    let (a, b) = (tags(old)?, tags(new)?);
+    if a.len() != b.len() {
+        return None;
+    }
+    let mut changes = Vec::new();
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        if x.name != y.name || x.leaf != y.leaf || x.attrs.len() != y.attrs.len() {
+            return None;
+        }
+        for (p, q) in x.attrs.iter().zip(&y.attrs) {
+            if p.0 != q.0 {
+                return None;
+            }
+            if p.1 != q.1 {
+                changes.push(Change::Attr {
+                    el: i,
+                    name: q.0.to_string(),
+                    value: unescape(q.1)?,
+                });
+            }
+        }
+        if x.text != y.text {
+            if !y.leaf {
+                return None;
+            }
+            changes.push(Change::Text {
+                el: i,
+                text: unescape(y.text)?,
+            });
+        }
+    }
+    Some((changes, a.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An SVG as the page holds it: per element its attributes and text, decoded.
+    type Doc = Vec<(String, Vec<(String, String)>, String)>;
+
+    fn doc(svg: &str) -> Doc {
+        tags(svg)
+            .unwrap()
+            .into_iter()
+            .map(|t| {
+                let attrs = t
+                    .attrs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), unescape(v).unwrap()))
+                    .collect();
+                (t.name.to_string(), attrs, unescape(t.text).unwrap())
+            })
+            .collect()
+    }
+
+    /// Property: `old`'s document with `diff(old, new)` applied is `new`'s.
+    fn patched_is_new(old: &str, new: &str) -> usize {
+        let (changes, n) = diff(old, new).expect("same shape");
+        let mut d = doc(old);
+        assert_eq!(d.len(), n);
+        for c in &changes {
+            match c {
+                Change::Attr { el, name, value } => {
+                    let a = d[*el].1.iter_mut().find(|(k, _)| k == name).unwrap();
+                    a.1 = value.clone();
+                }
+                Change::Text { el, text } => d[*el].2 = text.clone(),
+            }
+        }
+        assert_eq!(d, doc(new));
+        changes.len()
+    }
+
+    /// The perf harness's input (the sequence length, +37 per change) on the default
+    /// page's ZeRO-3 case: every consecutive pair either patches exactly into the new
+    /// drawing or (the axis gained a grid line) is not patched at all; most patch.
+    #[test]
+    fn charts_redrawn_for_a_new_input_patch_in_place() {
+        use crate::chart::{annotate, render_stacked, timeline::render_timeline, Bar, ChartSize};
+        use memfit_core::contract::query::decode;
+        use memfit_core::estimate::{estimate, Estimate};
+        use memfit_core::units::Units;
+        let size = ChartSize {
+            width: 900,
+            height: 380,
+        };
+        let chart = |e: &Estimate| {
+            let bars = vec![Bar::from_estimate("now", e)];
+            annotate(
+                &render_stacked(&bars, e.gpu.usable_bytes, Units::Gib, size),
+                &bars,
+                Units::Gib,
+            )
+        };
+        let drawn: Vec<(String, String)> = (0..12)
+            .map(|i| {
+                let q = format!(
+                    "model=llama-2-7b&zero=3&gpus_per_node=8&seq={}",
+                    1000 + 37 * i
+                );
+                let s = decode(&q).0.scenario;
+                let e = estimate(&s);
+                let t = memfit_core::timeline::timeline(&s).unwrap();
+                (
+                    chart(&e),
+                    render_timeline(&t, e.gpu.usable_bytes, Units::Gib, size),
+                )
+            })
+            .collect();
+        let (mut charts, mut timelines) = (0, 0);
+        for w in drawn.windows(2) {
+            if diff(&w[0].0, &w[1].0).is_some() {
+                assert!(patched_is_new(&w[0].0, &w[1].0) > 0);
+                charts += 1;
+            }
+            if let Some((changes, n)) = diff(&w[0].1, &w[1].1) {
+                assert!(
+                    changes.len() < 2 * n,
+                    "{} changes for {n} elements",
+                    changes.len()
+                );
+                patched_is_new(&w[0].1, &w[1].1);
+                timelines += 1;
+            }
+        }
+        assert!(
+            charts >= 6 && timelines >= 6,
+            "{charts} and {timelines} of 11 patched"
+        );
+    }
+
+    #[test]
+    fn shapes_that_differ_are_not_patched() {
+        assert!(diff("<svg><rect/></svg>", "<svg><circle/></svg>").is_none());
+        assert!(diff(r#"<svg><rect x="1"/></svg>"#, r#"<svg><rect y="1"/></svg>"#).is_none());
+        assert!(diff("<svg><!-- c --></svg>", "<svg></svg>").is_none());
+        // Text on an element with children would wipe them: not patched.
+        assert!(diff("<svg>a<rect/></svg>", "<svg>b<rect/></svg>").is_none());
+        // An unknown character reference: not decoded, not patched.
+        assert!(diff(
+            "<svg><text>a</text></svg>",
+            "<svg><text>&nbsp;</text></svg>"
+        )
+        .is_none());
+        assert_eq!(
+            unescape("&lt;&amp;&gt;&quot;&#39;").as_deref(),
+            Some("<&>\"'")
+        );
     }
 }

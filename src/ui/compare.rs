@@ -45,6 +45,8 @@ pub fn ZeroComparison(
                 .join("; ")
         })
     };
+    let fig = NodeRef::<leptos::html::Figure>::new();
+    super::draw_svg(fig, move || svg.get());
     view! {
         <section class="panel compare" id="zero-compare" data-testid="zero-compare" node_ref=node>
             <h2>"ZeRO stages side by side"</h2>
@@ -58,7 +60,7 @@ pub fn ZeroComparison(
                         }
                     } />
             </div>
-            <figure class="chart" role="img" aria-label=summary inner_html=move || svg.get()></figure>
+            <figure class="chart" role="img" aria-label=summary node_ref=fig></figure>
             <table class="comm" data-testid="comm-table">
                 <thead><tr><th>"variant"</th><th>"per GPU"</th><th>"communication per step"</th><th>"step time (predicted)"</th></tr></thead>
                 <tbody>
@@ -105,10 +107,12 @@ pub fn SeqCurve(
             None => String::new(),
         })
     };
+    let fig = NodeRef::<leptos::html::Figure>::new();
+    super::draw_svg(fig, move || svg.get());
     view! {
         <section class="panel curve" data-testid="seq-curve" node_ref=node>
             <h2>"Memory against sequence length"</h2>
-            <figure class="chart" role="img" aria-label=summary inner_html=move || svg.get()></figure>
+            <figure class="chart" role="img" aria-label=summary node_ref=fig></figure>
             <p data-testid="max-seq">{summary}</p>
         </section>
     }

@@ -362,6 +362,8 @@ pub fn FitMapPanel(
             })
         })
     };
+    let fig = NodeRef::<leptos::html::Figure>::new();
+    super::draw_svg(fig, move || svg.get().unwrap_or_default());
     view! {
         <section class="panel fitmap" node_ref=node class:stale=move || explorer.stale() data-testid="explorer"
             data-sweep-ms=move || explorer.result.with(|r| r.as_ref().map(|e| format!("{:.2}", e.ms)))
@@ -370,7 +372,7 @@ pub fn FitMapPanel(
             <p class="hint" data-testid="explore-counts">{counts}<span class="updating">" Updating…"</span></p>
             <div class="field inline"><KeyField settings name="fitmap" /></div>
             <figure class="chart map" role="group" aria-label=summary data-testid="fit-map"
-                on:click=on_click on:keydown=on_key inner_html=move || svg.get().unwrap_or_default()></figure>
+                on:click=on_click on:keydown=on_key node_ref=fig></figure>
             <p class="hint">{move || shown.with(|r| fit_map_hint(r.as_ref().is_some_and(|e| e.sweep.inference), colour.get() == memfit_core::contract::FitColour::Speed))}</p>
             <details on:toggle=move |ev| table_open.set(super::details_open(&ev))>
                 <summary>"The fit map as a table"</summary>

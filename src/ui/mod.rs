@@ -174,6 +174,58 @@ fn while_visible<T: Clone + PartialEq + Send + Sync + 'static>(
     .into()
 }
 
+/// Keeps `svg()` drawn in the figure of `node`. A new drawing of the same shape as the one
+/// on the page (the same elements and attribute names: a redraw for a new input, mostly)
+/// is applied as the attributes and texts that changed ([`crate::chart::svg::diff`]): the
+/// browser neither parses the SVG again nor restyles its unchanged elements. Any other
+/// drawing replaces the figure's contents.
+fn draw_svg(node: NodeRef<leptos::html::Figure>, svg: impl Fn() -> String + 'static) {
+    Effect::new(move |drawn: Option<Option<String>>| {
+        let new = svg();
+        let old = drawn.flatten();
+        let Some(fig) = node.get() else { return old };
+        patch_svg(&fig, old.as_deref(), &new);
+        Some(new)
+    });
+}
+
+/// Turns the figure's SVG (drawn from `old`) into `new`: patched in place when the shapes
+/// match, else replaced.
+fn patch_svg(fig: &web_sys::Element, old: Option<&str>, new: &str) {
+    use crate::chart::svg::{diff, Change};
+    use wasm_bindgen::JsCast;
+    if old == Some(new) && fig.first_element_child().is_some() {
+        return;
+    }
+    let patch = old
+        .filter(|_| fig.first_element_child().is_some())
+        .and_then(|o| diff(o, new));
+    if let (Some((changes, n)), Ok(list)) = (patch, fig.query_selector_all("*")) {
+        if list.length() as usize == n {
+            let el = |i: usize| {
+                list.item(i as u32)
+                    .and_then(|x| x.dyn_into::<web_sys::Element>().ok())
+            };
+            for c in changes {
+                match c {
+                    Change::Attr { el: i, name, value } => {
+                        if let Some(e) = el(i) {
+                            let _ = e.set_attribute(&name, &value);
+                        }
+                    }
+                    Change::Text { el: i, text } => {
+                        if let Some(e) = el(i) {
+                            e.set_text_content(Some(&text));
+                        }
+                    }
+                }
+            }
+            return;
+        }
+    }
+    fig.set_inner_html(new);
+}
+
 /// Scrolls the element with this id to the top of the screen (below the sticky bar:
 /// `scroll-margin-top` in the CSS).
 fn scroll_to(id: &str) {

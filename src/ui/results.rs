@@ -170,10 +170,12 @@ pub fn ChartPanel(
             selected.set(idx);
         }
     };
+    let fig = NodeRef::<leptos::html::Figure>::new();
+    super::draw_svg(fig, move || svg.get());
     view! {
         <section class="panel chart-panel" id="chart">
             <h2>"Per-GPU memory"</h2>
-            <figure class="chart" role="img" aria-label=summary data-testid="chart" on:click=on_click inner_html=move || svg.get()></figure>
+            <figure class="chart" role="img" aria-label=summary data-testid="chart" on:click=on_click node_ref=fig></figure>
             <ul class="html-legend" aria-hidden="true">
                 {move || estimate.with(legend).into_iter().map(|(label, color)| view! {
                     <li><span class="swatch" style:--swatch=color></span>{label}</li>

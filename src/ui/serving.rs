@@ -47,13 +47,15 @@ pub fn ServePanel(
             render_concurrency(&pts, chosen, size)
         })
     });
+    let fig = NodeRef::<leptos::html::Figure>::new();
+    super::draw_svg(fig, move || curve.get());
     view! {
         <Show when=move || report.with(Option::is_some)>
             <section class="panel serve" data-testid="serve-panel">
                 <h2>"Serving: what the engine gives you"</h2>
                 {move || lines().into_iter().map(|l| view! { <p>{l}</p> }).collect_view()}
                 <p class="error" role="alert" data-testid="serve-error">{error}</p>
-                <figure class="chart" role="img" aria-label="concurrent requests against max_len" inner_html=move || curve.get()></figure>
+                <figure class="chart" role="img" aria-label="concurrent requests against max_len" node_ref=fig></figure>
                 <ServeMap settings />
             </section>
         </Show>

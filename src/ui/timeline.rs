@@ -89,6 +89,8 @@ pub fn TimelinePanel(
                 })
         })
     };
+    let fig = NodeRef::<leptos::html::Figure>::new();
+    super::draw_svg(fig, move || svg.get().unwrap_or_default());
     view! {
         <section class="panel timeline" id="timeline" data-testid="timeline" node_ref=node>
             <h2>"One step, allocation by allocation"</h2>
@@ -96,7 +98,7 @@ pub fn TimelinePanel(
             <figure class="chart" role="img" aria-label=summary data-testid="timeline-chart"
                 on:mouseover=move |ev| { if let Some(l) = point_label(&ev) { hovered.set(Some(l)); } }
                 on:focusin=move |ev| { if let Some(l) = point_label(&ev) { hovered.set(Some(l)); } }
-                inner_html=move || svg.get().unwrap_or_default()></figure>
+                node_ref=fig></figure>
             <ul class="html-legend tl-legend" aria-hidden="true">
                 {move || walk.with(|t| t.as_ref().map(components_present).unwrap_or_default()).into_iter().map(|c| {
                     let (r, g, b) = c.color();

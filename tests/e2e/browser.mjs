@@ -150,6 +150,26 @@ await test('changing an input updates the URL, the total and the chart', 1440, a
   await page.waitForFunction(() => location.search.includes('model=gpt2'));
 });
 
+await test('charts patched in place per input equal a fresh drawing of the same link', 1440, async (page) => {
+  await open(page, 'model=llama-2-7b&zero=3&gpus_per_node=8');
+  const figs = ['[data-testid=chart]', '[data-testid=timeline-chart]'];
+  const read = () => page.evaluate((qs) => qs.map((q) => document.querySelector(q).innerHTML.replace(/\s+/g, ' ')), figs);
+  // The sequence lengths of the perf harness (most redraws keep the shape: patched), then
+  // one that changes the axis (replaced).
+  for (const v of [1037, 1074, 1111, 8192]) {
+    const before = await read();
+    await page.locator('#f-seq').fill(String(v));
+    await page.waitForFunction(([qs, old]) => qs.every((q, i) => document.querySelector(q).innerHTML.replace(/\s+/g, ' ') !== old[i]), [figs, before]);
+  }
+  await page.waitForFunction(() => location.search.includes('seq=8192'));
+  const patched = await read();
+  await page.goto(page.url());
+  await page.waitForSelector('[data-testid=per-gpu]');
+  await page.waitForFunction((qs) => qs.every((q) => document.querySelector(q)?.querySelector('svg')), figs);
+  const fresh = await read();
+  figs.forEach((q, i) => check(patched[i] === fresh[i], `${q}: patched drawing differs from a fresh one (${patched[i].length} vs ${fresh[i].length} chars)`));
+});
+
 await test('malformed URL shows warnings, runs no script and still works', 1440, async (page, seen) => {
   await page.goto(`${origin}/?batch=-3&zero=9&tp=abc&model=%3Cscript%3Ealert(1)%3C/script%3E`);
   await page.getByTestId('warnings').waitFor();
