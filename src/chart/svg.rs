@@ -166,69 +166,90 @@ pub enum Change {
     Text { el: usize, text: String },
 }
 
-/// One start tag of an SVG string: name, raw attributes, the raw text after it, and
-/// whether that text runs to the element's own end (no child elements).
+/// One start tag of an SVG string: name, its attributes (`attrs[from..to]` of the list
+/// [`tags`] returns beside), the raw text after it, and whether that text runs to the
+/// element's own end (no child elements).
 #[derive(Debug, PartialEq)]
 struct Tag<'a> {
     name: &'a str,
-    attrs: Vec<(&'a str, &'a str)>,
+    from: usize,
+    to: usize,
     text: &'a str,
     leaf: bool,
 }
 
-/// The start tags of `svg` in document order; `None` for what this reader does not know
-/// (comments, declarations, unquoted attributes).
-fn tags(svg: &str) -> Option<Vec<Tag<'_>>> {
+/// The start tags of `svg` in document order and all their `(name, raw value)`
+/// attributes; `None` for what this reader does not know (comments, declarations,
+/// unquoted attributes). Scans bytes: the markup is ASCII and every split is at one.
+fn tags(svg: &str) -> Option<(Vec<Tag<'_>>, Vec<(&str, &str)>)> {
+    let bytes = svg.as_bytes();
+    let find = |from: usize, want: u8| {
+        bytes[from..]
+            .iter()
+            .position(|&b| b == want)
+            .map(|p| from + p)
+    };
     let mut out = Vec::new();
-    let mut rest = svg;
-    while let Some(lt) = rest.find('<') {
-        rest = &rest[lt + 1..];
-        if let Some(r) = rest.strip_prefix('/') {
-            rest = &r[r.find('>')? + 1..];
-            continue;
+    let mut attrs = Vec::new();
+    let mut i = 0;
+    while let Some(lt) = find(i, b'<') {
+        i = lt + 1;
+        match bytes.get(i) {
+            Some(b'/') => {
+                i = find(i, b'>')? + 1;
+                continue;
+            }
+            Some(b'!' | b'?') | None => return None,
+            _ => {}
         }
-        if rest.starts_with(['!', '?']) {
-            return None;
+        let start = i;
+        while i < bytes.len() && !matches!(bytes[i], b' ' | b'\n' | b'\t' | b'\r' | b'>' | b'/') {
+            i += 1;
         }
-        let end = rest.find(|c: char| c.is_whitespace() || c == '>' || c == '/')?;
-        let name = &rest[..end];
-        rest = &rest[end..];
-        let mut attrs = Vec::new();
+        let name = &svg[start..i];
+        let from = attrs.len();
         let closed = loop {
-            rest = rest.trim_start();
-            if let Some(r) = rest.strip_prefix("/>") {
-                rest = r;
-                break true;
+            while i < bytes.len() && matches!(bytes[i], b' ' | b'\n' | b'\t' | b'\r') {
+                i += 1;
             }
-            if let Some(r) = rest.strip_prefix('>') {
-                rest = r;
-                break false;
+            match bytes.get(i)? {
+                b'/' if bytes.get(i + 1) == Some(&b'>') => {
+                    i += 2;
+                    break true;
+                }
+                b'>' => {
+                    i += 1;
+                    break false;
+                }
+                _ => {}
             }
-            let eq = rest.find("=\"")?;
-            let key = rest[..eq].trim();
-            let v = &rest[eq + 2..];
-            let q = v.find('"')?;
-            attrs.push((key, &v[..q]));
-            rest = &v[q + 1..];
+            let eq = find(i, b'=')?;
+            if bytes.get(eq + 1) != Some(&b'"') {
+                return None;
+            }
+            let q = find(eq + 2, b'"')?;
+            attrs.push((svg[i..eq].trim(), &svg[eq + 2..q]));
+            i = q + 1;
         };
         let (text, leaf) = if closed {
             ("", true)
         } else {
-            let t = &rest[..rest.find('<').unwrap_or(rest.len())];
-            let after = &rest[t.len()..];
-            let leaf = after
-                .strip_prefix("</")
-                .is_some_and(|a| a.starts_with(name) && a[name.len()..].starts_with('>'));
-            (t, leaf)
+            let end = find(i, b'<').unwrap_or(bytes.len());
+            let after = &bytes[end..];
+            let leaf = after.starts_with(b"</")
+                && after[2..].starts_with(name.as_bytes())
+                && after.get(2 + name.len()) == Some(&b'>');
+            (&svg[i..end], leaf)
         };
         out.push(Tag {
             name,
-            attrs,
+            from,
+            to: attrs.len(),
             text,
             leaf,
         });
     }
-    Some(out)
+    Some((out, attrs))
 }
 
 /// `text` with SVG's five character references decoded; `None` for any other `&`.
@@ -281,16 +302,17 @@ fn unescape(text: &str) -> Option<String> {
 /// assert!(diff(old, r#"<svg><rect x="1"/></svg>"#).is_none());
 /// ```
 pub fn diff(old: &str, new: &str) -> Option<(Vec<Change>, usize)> {
-    let (a, b) = (tags(old)?, tags(new)?);
+    let ((a, aa), (b, ba)) = (tags(old)?, tags(new)?);
     if a.len() != b.len() {
         return None;
     }
     let mut changes = Vec::new();
     for (i, (x, y)) in a.iter().zip(&b).enumerate() {
-        if x.name != y.name || x.leaf != y.leaf || x.attrs.len() != y.attrs.len() {
+        let (xs, ys) = (&aa[x.from..x.to], &ba[y.from..y.to]);
+        if x.name != y.name || x.leaf != y.leaf || xs.len() != ys.len() {
             return None;
         }
-        for (p, q) in x.attrs.iter().zip(&y.attrs) {
+        for (p, q) in xs.iter().zip(ys) {
             if p.0 != q.0 {
                 return None;
             }
@@ -323,12 +345,10 @@ mod tests {
     type Doc = Vec<(String, Vec<(String, String)>, String)>;
 
     fn doc(svg: &str) -> Doc {
-        tags(svg)
-            .unwrap()
-            .into_iter()
+        let (tags, attrs) = tags(svg).unwrap();
+        tags.into_iter()
             .map(|t| {
-                let attrs = t
-                    .attrs
+                let attrs = attrs[t.from..t.to]
                     .iter()
                     .map(|(k, v)| (k.to_string(), unescape(v).unwrap()))
                     .collect();
