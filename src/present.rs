@@ -68,9 +68,17 @@ pub struct AccuracyRow {
     /// Held out from modelling (real-stack runs only).
     #[serde(default)]
     pub held_out: bool,
+    /// What the source does not state and memfit assumes (published runs only).
+    #[serde(default)]
+    pub unstated: String,
 }
 
 impl AccuracyRow {
+    /// "not stated: batch (8 assumed); …" for a row whose source leaves settings open.
+    pub fn unstated_note(&self) -> Option<String> {
+        (!self.unstated.is_empty()).then(|| format!("not stated: {}", self.unstated))
+    }
+
     /// "+3.2 %": memfit's signed relative error.
     pub fn error_text(&self) -> String {
         format!(

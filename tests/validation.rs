@@ -21,6 +21,21 @@ fn validation_report_is_current() {
     assert!(r
         .iter()
         .all(|x| x.estimated.is_finite() && x.estimated > 0.0));
+    // Every published row says what its source leaves open (none states everything): the
+    // PEFT README gives neither batch nor sequence, torchtitan reports the allocator's
+    // reserve, Megatron PR #482 states no sequence.
+    assert!(
+        r.iter().all(|x| !x.unstated.is_empty()),
+        "a row without its assumptions"
+    );
+    assert!(r
+        .iter()
+        .filter(|x| x.set == "peft_readme_a100")
+        .all(|x| x.unstated.contains("batch") && x.unstated.contains("sequence")));
+    assert!(r
+        .iter()
+        .filter(|x| x.set == "torchtitan_performance_md")
+        .all(|x| x.unstated.contains("reserve")));
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/validation.md");
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(

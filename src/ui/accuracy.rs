@@ -111,7 +111,8 @@ fn RowsTable(
                         let href = format!("?{}", r.query);
                         view! {
                             <tr data-testid=row_testid>
-                                <td>{format!("{}: {}", r.set, r.label)}</td>
+                                <td>{format!("{}: {}", r.set, r.label)}
+                                    {r.unstated_note().map(|n| view! { <br /><span class="hint">{n}</span> })}</td>
                                 <td>{r.metric.clone()}</td>
                                 <td class="num">{format!("{:.1}", r.measured)}</td>
                                 <td class="num">{format!("{:.1}", r.estimated)}</td>
