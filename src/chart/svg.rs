@@ -120,12 +120,20 @@ fn simplify_points(points: &str, out: &mut String) {
         .split_whitespace()
         .map(|p| p.split_once(','))
         .collect();
-    // plotters writes integer pixels: parse those without the float parser.
+    // plotters writes integer pixels: read those digit by digit, others with the float parser.
     let num = |v: &str| {
-        v.parse::<i64>()
-            .map(|x| x as f64)
-            .or_else(|_| v.parse::<f64>())
-            .unwrap_or(f64::NAN)
+        let (neg, digits) = match v.strip_prefix('-') {
+            Some(d) => (true, d),
+            None => (false, v),
+        };
+        if !digits.is_empty() && digits.len() < 16 && digits.bytes().all(|b| b.is_ascii_digit()) {
+            let n = digits
+                .bytes()
+                .fold(0i64, |n, b| n * 10 + i64::from(b - b'0'));
+            (if neg { -n } else { n }) as f64
+        } else {
+            v.parse::<f64>().unwrap_or(f64::NAN)
+        }
     };
     let between = |a: &str, b: &str, c: &str| {
         let (a, b, c) = (num(a), num(b), num(c));

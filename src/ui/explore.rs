@@ -53,6 +53,11 @@ pub struct Explorer {
     pub min: RwSignal<Option<Arc<(Scenario, MinGpus)>>>,
     /// The key the page wants.
     pub key: Memo<Scenario>,
+    /// Whether the fit map / the best-layouts table is on screen: a sweep is requested
+    /// only while one of them is (they catch up when they scroll into view); the
+    /// fewest-GPU line is always computed.
+    pub map_on: RwSignal<bool>,
+    pub table_on: RwSignal<bool>,
 }
 
 impl Explorer {
@@ -69,6 +74,10 @@ pub fn use_explorer(settings: RwSignal<Settings>) -> Explorer {
     let result = RwSignal::new(None::<Arc<Explored>>);
     let min = RwSignal::new(None::<Arc<(Scenario, MinGpus)>>);
     let key = Memo::new(move |_| settings.with(|x| sweep_key(&x.scenario)));
+    let (map_on, table_on) = (RwSignal::new(true), RwSignal::new(true));
+    // Whether a panel that shows the sweep is on screen (tracked: one scrolling into view
+    // requests the sweep its key still lacks).
+    let wanted = Memo::new(move |_| map_on.get() || table_on.get());
     Effect::new(move |_| {
         let k = key.get();
         let current = {
@@ -92,23 +101,27 @@ pub fn use_explorer(settings: RwSignal<Settings>) -> Explorer {
                 });
             })
         };
-        let (k2, alive2, fallback) = (k.clone(), current.clone(), here.clone());
-        let sent = worker::request(
-            Kind::Sweep,
-            encode(&k.clone().into()),
-            Box::new(move |json, ms| match serde_json::from_str::<Sweep>(&json) {
-                Ok(sweep) if alive2() => set_sweep(k2, sweep, ms, true),
-                Ok(_) => {}
-                Err(_) => fallback(),
-            }),
-        );
-        if !sent {
-            here();
+        let have = result.with_untracked(|r| r.as_ref().is_some_and(|e| e.key == k));
+        if wanted.get() && !have {
+            let (k2, alive2, fallback) = (k.clone(), current.clone(), here.clone());
+            let sent = worker::request(
+                Kind::Sweep,
+                encode(&k.clone().into()),
+                Box::new(move |json, ms| match serde_json::from_str::<Sweep>(&json) {
+                    Ok(sweep) if alive2() => set_sweep(k2, sweep, ms, true),
+                    Ok(_) => {}
+                    Err(_) => fallback(),
+                }),
+            );
+            if !sent {
+                here();
+            }
         }
         // The fewest-GPU search may sweep many cluster sizes: it waits for a pause.
         set_timeout(
             move || {
-                if !current() {
+                let known = min.with_untracked(|m| m.as_ref().is_some_and(|x| x.0 == k));
+                if !current() || known {
                     return;
                 }
                 let (k3, alive3) = (k.clone(), current.clone());
@@ -137,7 +150,13 @@ pub fn use_explorer(settings: RwSignal<Settings>) -> Explorer {
             Duration::from_millis(300),
         );
     });
-    Explorer { result, min, key }
+    Explorer {
+        result,
+        min,
+        key,
+        map_on,
+        table_on,
+    }
 }
 
 /// Longest slice of work per task, milliseconds (a frame is 16.7 ms).
@@ -247,6 +266,7 @@ pub fn FitMapPanel(
     // per input) and catch up when the panel scrolls into view.
     let node = NodeRef::<leptos::html::Section>::new();
     let visible = super::on_screen(node);
+    Effect::new(move |_| explorer.map_on.set(visible.get()));
     let shown: Signal<Option<Arc<Explored>>> =
         super::while_visible(explorer.result.into(), visible);
     let current = super::while_visible(
@@ -397,8 +417,10 @@ pub fn BestLayouts(
     let sort = RwSignal::new((SortBy::Rank, true));
     let show_all = RwSignal::new(false);
     let node = NodeRef::<leptos::html::Section>::new();
+    let visible = super::on_screen(node);
+    Effect::new(move |_| explorer.table_on.set(visible.get()));
     let shown: Signal<Option<Arc<Explored>>> =
-        super::while_visible(explorer.result.into(), super::on_screen(node));
+        super::while_visible(explorer.result.into(), visible);
     let header = move |col: SortBy, label: &'static str| {
         view! {
             <th aria-sort=move || aria_sort(sort.get(), col)>

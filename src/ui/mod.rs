@@ -181,9 +181,10 @@ fn while_visible<T: Clone + PartialEq + Send + Sync + 'static>(
 /// drawing replaces the figure's contents.
 fn draw_svg(node: NodeRef<leptos::html::Figure>, svg: impl Fn() -> String + 'static) {
     Effect::new(move |drawn: Option<Option<String>>| {
-        let new = svg();
         let old = drawn.flatten();
+        // Nothing is drawn (or computed) before the figure is in the page.
         let Some(fig) = node.get() else { return old };
+        let new = svg();
         patch_svg(&fig, old.as_deref(), &new);
         Some(new)
     });

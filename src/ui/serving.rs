@@ -27,6 +27,10 @@ pub fn ServePanel(
     let error = move || report.with(|r| r.as_ref().and_then(|r| r.error.clone()));
     let scenario = Memo::new(move |_| settings.with(|x| x.scenario.clone()));
     let curve = Memo::new(move |_| {
+        // Only a serving scenario has a curve (the panel is hidden otherwise).
+        if report.with(Option::is_none) {
+            return String::new();
+        }
         scenario.with(|s| {
             let pts: Vec<(u64, f64)> = concurrency_curve(s)
                 .into_iter()
