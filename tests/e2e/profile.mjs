@@ -1,6 +1,8 @@
-// CPU profile of 10 input changes on memfit (CDP Profiler): self time by function, and the
-// size of every chart SVG. usage: node tests/e2e/profile.mjs [dist]   (dist-prof from
-// scripts/profile-build.sh names the wasm functions)
+// CPU profile of 10 input changes on memfit (CDP Profiler): inclusive time by function
+// (lines "I <ms> <function>", each function counted once per sample), then self time by
+// function, and the size of every chart SVG. usage: node tests/e2e/profile.mjs [dist]
+// (dist-prof from scripts/profile-build.sh names the wasm functions; a -Oz -g build shares
+// bodies between identical functions, so a name can stand for several)
 import { chromium } from 'playwright-core';
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
@@ -26,6 +28,7 @@ const { profile } = await cdp.send('Profiler.stop');
 const dt = {}; const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const total = {};
 profile.samples.forEach((id, k) => { const n = byId.get(id); const name = n.callFrame.functionName || `(${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber})`; total[name] = (total[name] ?? 0) + (profile.timeDeltas[k + 1] ?? 0) / 1000; });
+const parent = new Map(); for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id); const incl = {}; profile.samples.forEach((id, k) => { const dtm = (profile.timeDeltas[k + 1] ?? 0) / 1000; const seen = new Set(); let cur = id; while (cur !== undefined) { const n = byId.get(cur); const nm = n.callFrame.functionName.replace(/::h[0-9a-f]{16}$/, "").replace(/\[[0-9a-f]+\]/g, "").slice(0, 140); if (!seen.has(nm)) { seen.add(nm); incl[nm] = (incl[nm] ?? 0) + dtm; } cur = parent.get(cur); } }); for (const [k, v] of Object.entries(incl).filter(([k]) => k && !/^\(/.test(k)).sort((a, b) => b[1] - a[1]).slice(0, 90)) console.log("I", v.toFixed(1).padStart(8), k);
 const rows = Object.entries(total).filter(([k]) => k !== '(idle)' && k !== '(program)').sort((a, b) => b[1] - a[1]).slice(0, 25);
 for (const [k, v] of rows) console.log(v.toFixed(1).padStart(8), 'ms', k);
 console.log('idle', (total['(idle)'] ?? 0).toFixed(0), 'program', (total['(program)'] ?? 0).toFixed(0));

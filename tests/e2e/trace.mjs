@@ -1,5 +1,7 @@
 // Main-thread trace of input changes on memfit (CDP Tracing): time by trace event name
-// (style, layout, paint, script, parse...), per change. usage: node tests/e2e/trace.mjs [dist] [query] [input id]
+// (style, layout, paint, script, parse...), per change; then the tasks of one change in
+// order, each with its largest nested events (G = which group of tasks, default 4; K = how
+// many nested events, default 7). usage: [G=4] [K=7] node tests/e2e/trace.mjs [dist] [query] [input id]
 import { chromium } from 'playwright-core';
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
@@ -16,7 +18,7 @@ await page.goto(`http://127.0.0.1:${server.address().port}/?${query}`);
 await page.waitForSelector('[data-testid=per-gpu]');
 await page.waitForTimeout(1500);
 const N = 10;
-await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink.user_timing'] });
+await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink.user_timing', 'v8', 'disabled-by-default-v8.gc', 'blink', 'loading', 'navigation'] });
 for (let i = 0; i < N; i++) {
   await page.evaluate(([id, v]) => { const el = document.getElementById(id); el.value = String(v); el.dispatchEvent(new Event('input', { bubbles: true })); }, [inputId, 1000 + 37 * (i + 1)]);
   await page.waitForTimeout(400);
@@ -40,4 +42,10 @@ for (const e of sorted) {
 }
 console.log(`main-thread tasks: ${(taskMs / N).toFixed(1)} ms per change (${N} changes of #${inputId})`);
 for (const [k, v] of Object.entries(by).sort((a, b) => b[1] - a[1]).slice(0, 18)) console.log((v / 1000 / N).toFixed(2).padStart(8), 'ms/change', k);
+const top = onMain.filter((e) => e.name === 'RunTask' || e.name === 'ThreadControllerImpl::RunTask' || e.name === 'FunctionCall' || e.name === 'v8.run' || e.name === 'EventDispatch').sort((a, b) => a.ts - b.ts);
+const outer = []; for (const e of top) { const l = outer[outer.length - 1]; if (l && e.ts < l.ts + l.dur) continue; outer.push(e); }
+const groups = []; for (const e of outer) { const g = groups[groups.length - 1]; if (g && e.ts - g.end < 150000) { g.items.push(e); g.end = Math.max(g.end, e.ts + e.dur); } else groups.push({ items: [e], end: e.ts + e.dur }); }
+console.log('groups', groups.length, groups.map((g) => (g.items.reduce((a, e) => a + e.dur, 0) / 1000).toFixed(1)).join(' '));
+const g = groups[Number(process.env.G ?? 4)]; const c0 = g.items[0].ts;
+for (const t of g.items.filter((e) => e.dur > 200)) { const kids = {}; for (const c of onMain) if (c !== t && c.ts >= t.ts && c.ts + c.dur <= t.ts + t.dur && c.name !== 'RunTask') kids[c.name] = (kids[c.name] ?? 0) + c.dur; console.log(((t.ts - c0) / 1000).toFixed(1).padStart(7), 'ms', t.name, (t.dur / 1000).toFixed(2), Object.entries(kids).sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.K ?? 7)).map(([k, v]) => k + ' ' + (v / 1000).toFixed(2)).join(', ')); }
 await browser.close(); server.close();
