@@ -262,41 +262,33 @@ fn kv_cache_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mut Ledger
 /// 8·512²·10 + 512²·2 = 20,971,520 + 524,288 = 21,495,808 B; GPT-2's form:
 /// 8·512²·4 + 512²·2 = 8,912,896 B.
 fn eager_scores(s: &Scenario, arch: &Arch, k: u64, t: u64, tokens: u128, keys: u128) -> Expr {
+    let kk = Sym("k", k as u128);
+    if arch.softmax_in_dtype {
+        return score_tensors(s, arch, t, tokens, keys, k, &[Num(2), Mul, kk, Mul]);
+    }
+    let u = Sym("u", if k < 4 { 4 } else { 0 });
+    score_tensors(s, arch, t, tokens, keys, k, &[kk, Num(4), Add, u, Add, Mul])
+}
+
+/// Score-sized tensors of eager attention, `b·⌈a/t⌉·T·S·c + b·T·S·k` with the bytes per
+/// score element `c` given as the tokens that multiply the stack's top (`c` = `k + 4 + u`,
+/// `2·k` or `k`), plus the additive mask; 0 with flash/SDPA. See [`eager_scores`] and
+/// [`eager_probs`] for the formulas and sources.
+fn score_tensors(
+    s: &Scenario,
+    arch: &Arch,
+    t: u64,
+    tokens: u128,
+    keys: u128,
+    k: u64,
+    per_element: &[Tok],
+) -> Expr {
     if s.activations.attn != crate::scenario::Attn::Eager {
         return Expr::new(&[Num(0)]);
     }
-    let (b, kk) = (
-        Sym("b", s.workload.batch.get() as u128),
-        Sym("k", k as u128),
-    );
+    let b = Sym("b", s.workload.batch.get() as u128);
     let (tq, sk) = (Sym("T", tokens), Sym("S", keys));
-    let u = Sym("u", if k < 4 { 4 } else { 0 });
-    if arch.softmax_in_dtype {
-        return Expr::new(&[
-            b,
-            Sym("a", arch.heads as u128),
-            Sym("t", t as u128),
-            DivCeil,
-            Mul,
-            tq,
-            Mul,
-            sk,
-            Mul,
-            Num(2),
-            Mul,
-            kk,
-            Mul,
-            b,
-            tq,
-            Mul,
-            sk,
-            Mul,
-            kk,
-            Mul,
-            Add,
-        ]);
-    }
-    Expr::new(&[
+    let heads = [
         b,
         Sym("a", arch.heads as u128),
         Sym("t", t as u128),
@@ -306,21 +298,9 @@ fn eager_scores(s: &Scenario, arch: &Arch, k: u64, t: u64, tokens: u128, keys: u
         Mul,
         sk,
         Mul,
-        kk,
-        Num(4),
-        Add,
-        u,
-        Add,
-        Mul,
-        b,
-        tq,
-        Mul,
-        sk,
-        Mul,
-        kk,
-        Mul,
-        Add,
-    ])
+    ];
+    let mask = [b, tq, Mul, sk, Mul, Sym("k", k as u128), Mul, Add];
+    Expr::new(&heads).then(per_element).then(&mask)
 }
 
 /// What eager attention leaves alive after it returns: the probabilities (the softmax's
@@ -338,35 +318,7 @@ fn eager_scores(s: &Scenario, arch: &Arch, k: u64, t: u64, tokens: u128, keys: u
 /// # Example
 /// b = 2, a = 6, t = 1, T = S = 384, fp32: 2·6·384²·4 + 2·384²·4 = 8,257,536 B.
 fn eager_probs(s: &Scenario, arch: &Arch, k: u64, t: u64, tokens: u128, keys: u128) -> Expr {
-    if s.activations.attn != crate::scenario::Attn::Eager {
-        return Expr::new(&[Num(0)]);
-    }
-    let (b, kk) = (
-        Sym("b", s.workload.batch.get() as u128),
-        Sym("k", k as u128),
-    );
-    let (tq, sk) = (Sym("T", tokens), Sym("S", keys));
-    Expr::new(&[
-        b,
-        Sym("a", arch.heads as u128),
-        Sym("t", t as u128),
-        DivCeil,
-        Mul,
-        tq,
-        Mul,
-        sk,
-        Mul,
-        kk,
-        Mul,
-        b,
-        tq,
-        Mul,
-        sk,
-        Mul,
-        kk,
-        Mul,
-        Add,
-    ])
+    score_tensors(s, arch, t, tokens, keys, k, &[Sym("k", k as u128), Mul])
 }
 
 /// Per-token width of the attention's transient tensors at inference (beyond the three
