@@ -461,7 +461,7 @@ pub fn BestLayouts(
                                 let (i, l) = row;
                                 view! {
                                     <tr>
-                                        <td class="num">{i + 1}</td><td>{l.describe()}</td>
+                                        <td class="num">{i + 1}</td><td>{l.describe_in(settings.with_untracked(|x| x.scenario.workload.mode))}</td>
                                         {let (speed, mfu) = speed_text(&l); view! { <td class="num">{speed}</td><td class="num">{mfu}</td> }}
                                         <td class="num">{move || units.get().format(l.per_gpu_bytes)}</td>
                                         <td class="num">{move || units.get().format(l.headroom_bytes.max(0) as u64)}</td>
@@ -501,7 +501,9 @@ pub fn MinGpusLine(settings: RwSignal<Settings>, explorer: Explorer) -> impl Int
             Some(g) => format!(
                 "Fewest GPUs: fits on {g} × {} at the earliest{}.",
                 settings.with(|x| x.scenario.gpu().name),
-                m.layout.map(|l| format!(" ({})", l.describe())).unwrap_or_default()
+                m.layout
+                    .map(|l| format!(" ({})", l.describe_in(settings.with(|x| x.scenario.workload.mode))))
+                    .unwrap_or_default()
             ),
             None => format!("Fewest GPUs: no layout fits on up to {} nodes × {} GPUs (the CLI searches up to 1,024 nodes).", m.nodes, m.gpus_per_node),
         },

@@ -178,6 +178,37 @@ impl Candidate {
         d.push_str(&format!(", micro-batch {}", self.batch));
         d
     }
+
+    /// The layout in the terms of `mode`: training's ([`Candidate::describe`]: sharding,
+    /// offload, recomputation, micro-batch); inference's and serving's name only what they
+    /// have — the parallel degrees (DP as independent replicas), and inference's batch —
+    /// since there is no optimizer state, gradient or micro-batch to shard.
+    ///
+    /// ```
+    /// use memfit_core::explore::min_gpus;
+    /// use memfit_core::scenario::Mode;
+    /// let s = memfit_core::contract::query::decode("model=llama-3-70b&mode=infer&seq=2048").0.scenario;
+    /// let c = min_gpus(&s).layout.unwrap();
+    /// let text = c.describe_in(Mode::Infer);
+    /// assert!(text.starts_with(&format!("TP {} × PP {}", c.tp, c.pp)), "{text}");
+    /// assert!(text.ends_with(&format!("batch {}", c.batch)) && !text.contains("ZeRO"), "{text}");
+    /// assert!(c.describe_in(Mode::Train).contains("micro-batch"));
+    /// ```
+    pub fn describe_in(&self, mode: Mode) -> String {
+        let replicas = if self.dp > 1 {
+            format!(" × {} replicas", self.dp)
+        } else {
+            String::new()
+        };
+        match mode {
+            Mode::Train => self.describe(),
+            Mode::Infer => format!(
+                "TP {} × PP {}{replicas}, batch {}",
+                self.tp, self.pp, self.batch
+            ),
+            Mode::Serve => format!("TP {} × PP {}{replicas}", self.tp, self.pp),
+        }
+    }
 }
 
 /// Orders layouts best first (see the module docs).
