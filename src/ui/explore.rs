@@ -53,9 +53,10 @@ pub struct Explorer {
     pub min: RwSignal<Option<Arc<(Scenario, MinGpus)>>>,
     /// The key the page wants.
     pub key: Memo<Scenario>,
-    /// Whether the fit map / the best-layouts table is on screen: a sweep is requested
-    /// only while one of them is (they catch up when they scroll into view); the
-    /// fewest-GPU line is always computed.
+    /// Whether the fit map / the best-layouts table is known to be on screen: a sweep is
+    /// requested only while one of them is (they catch up when they scroll into view; a
+    /// page that opens with them below the fold sweeps nothing); the fewest-GPU line is
+    /// always computed.
     pub map_on: RwSignal<bool>,
     pub table_on: RwSignal<bool>,
 }
@@ -74,7 +75,7 @@ pub fn use_explorer(settings: RwSignal<Settings>) -> Explorer {
     let result = RwSignal::new(None::<Arc<Explored>>);
     let min = RwSignal::new(None::<Arc<(Scenario, MinGpus)>>);
     let key = Memo::new(move |_| settings.with(|x| sweep_key(&x.scenario)));
-    let (map_on, table_on) = (RwSignal::new(true), RwSignal::new(true));
+    let (map_on, table_on) = (RwSignal::new(false), RwSignal::new(false));
     // Whether a panel that shows the sweep is on screen (tracked: one scrolling into view
     // requests the sweep its key still lacks).
     let wanted = Memo::new(move |_| map_on.get() || table_on.get());
@@ -266,7 +267,8 @@ pub fn FitMapPanel(
     // per input) and catch up when the panel scrolls into view.
     let node = NodeRef::<leptos::html::Section>::new();
     let visible = super::on_screen(node);
-    Effect::new(move |_| explorer.map_on.set(visible.get()));
+    let seen = super::seen(node);
+    Effect::new(move |_| explorer.map_on.set(seen.get()));
     let shown: Signal<Option<Arc<Explored>>> =
         super::while_visible(explorer.result.into(), visible);
     let current = super::while_visible(
@@ -418,7 +420,8 @@ pub fn BestLayouts(
     let show_all = RwSignal::new(false);
     let node = NodeRef::<leptos::html::Section>::new();
     let visible = super::on_screen(node);
-    Effect::new(move |_| explorer.table_on.set(visible.get()));
+    let seen = super::seen(node);
+    Effect::new(move |_| explorer.table_on.set(seen.get()));
     let shown: Signal<Option<Arc<Explored>>> =
         super::while_visible(explorer.result.into(), visible);
     let header = move |col: SortBy, label: &'static str| {

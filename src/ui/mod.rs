@@ -161,6 +161,19 @@ fn on_screen(node: NodeRef<leptos::html::Section>) -> Signal<bool> {
     visible.into()
 }
 
+/// Whether a panel is on screen (or within 400 px of it) as the `IntersectionObserver`
+/// last reported: false until it first reports (unlike [`on_screen`], which assumes a
+/// panel visible until told otherwise, so that it draws at once). For work that can wait
+/// until a panel is known to be seen: the layout sweep.
+fn seen(node: NodeRef<leptos::html::Section>) -> Signal<bool> {
+    let visible = RwSignal::new(false);
+    Effect::new(move |_| {
+        let Some(el) = node.get() else { return };
+        observe(&el, "400px", move |v| visible.set(v));
+    });
+    visible.into()
+}
+
 /// `src` while `visible`; frozen at its last value while the panel is off screen (it
 /// catches up when it scrolls into view), so off-screen panels cost nothing per input.
 fn while_visible<T: Clone + PartialEq + Send + Sync + 'static>(
