@@ -43,7 +43,10 @@ try {
         onlyCategories: ['performance', 'accessibility', 'best-practices', 'seo'] });
       const score = (k) => Math.round((lhr.categories[k]?.score ?? 0) * 100);
       const ms = (k) => Math.round(lhr.audits[k]?.numericValue ?? NaN);
-      const failed = Object.values(lhr.audits).filter((a) => a.score !== null && a.score < 1 && a.scoreDisplayMode === 'binary').map((a) => a.id);
+      const failedAudits = Object.values(lhr.audits).filter((a) => a.score !== null && a.score < 1 && a.scoreDisplayMode === 'binary');
+      const failed = failedAudits.map((a) => a.id);
+      // What a failed audit points at (the first three elements), so a regression can be found.
+      for (const a of failedAudits) for (const it of (a.details?.items ?? []).slice(0, 3)) if (it.node?.snippet) console.log(`  ${a.id}: ${it.node.snippet.slice(0, 160)}${it.node.explanation ? ` — ${it.node.explanation.split('\n')[0].slice(0, 160)}` : ''}`);
       rows.push({ perf: score('performance'), a11y: score('accessibility'), bp: score('best-practices'), seo: score('seo'),
         fcp: ms('first-contentful-paint'), lcp: ms('largest-contentful-paint'), tbt: ms('total-blocking-time'),
         si: ms('speed-index'), tti: ms('interactive'), cls: lhr.audits['cumulative-layout-shift']?.numericValue ?? NaN, failed });
