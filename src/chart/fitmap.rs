@@ -321,13 +321,25 @@ fn index(sweep: &Sweep, shown: &[u8], c: &Cell) -> (i32, i32, i32) {
     (panel as i32, ti as i32, pi as i32)
 }
 
-/// What a cell says to a screen reader and in its hover title.
-pub fn cell_summary(c: &Cell, units: Units) -> String {
-    let head = format!("ZeRO-{}, TP {}, PP {}: ", c.zero.number(), c.tp, c.pp);
+/// What a cell says to a screen reader and in its hover title; an inference sweep's in
+/// inference terms (no ZeRO stage, no micro-batch: [`Candidate::describe_in`]).
+///
+/// [`Candidate::describe_in`]: memfit_core::explore::Candidate::describe_in
+pub fn cell_summary(c: &Cell, units: Units, inference: bool) -> String {
+    let mode = if inference {
+        memfit_core::scenario::Mode::Infer
+    } else {
+        memfit_core::scenario::Mode::Train
+    };
+    let head = if inference {
+        format!("TP {}, PP {}: ", c.tp, c.pp)
+    } else {
+        format!("ZeRO-{}, TP {}, PP {}: ", c.zero.number(), c.tp, c.pp)
+    };
     match (c.best, c.closest) {
         (Some(b), _) => format!(
             "{head}fits; best {} at {} per GPU ({} free){}",
-            b.describe(),
+            b.describe_in(mode),
             units.format(b.per_gpu_bytes),
             units.format(b.headroom_bytes.max(0) as u64),
             if b.tokens_per_s_per_gpu > 0.0 {
@@ -338,7 +350,7 @@ pub fn cell_summary(c: &Cell, units: Units) -> String {
         ),
         (None, Some(c)) => format!(
             "{head}nothing fits; closest {} needs {} per GPU ({} over)",
-            c.describe(),
+            c.describe_in(mode),
             units.format(c.per_gpu_bytes),
             units.format(c.headroom_bytes.unsigned_abs())
         ),
@@ -364,7 +376,7 @@ pub fn annotate_fit_map(svg: &str, sweep: &Sweep, units: Units) -> String {
         .enumerate()
         .filter(|(_, c)| shown.contains(&c.zero.number()))
         .map(|(i, c)| {
-            let text = escape(&cell_summary(c, units));
+            let text = escape(&cell_summary(c, units, sweep.inference));
             let tail = if c.closest.is_some() {
                 format!(" data-cell=\"{i}\" tabindex=\"0\" role=\"button\" aria-label=\"{text}\"><title>{text}</title></rect>")
             } else {
@@ -465,7 +477,14 @@ mod tests {
         // ZeRO-0 at TP 1, PP 1: 16 B/param of 70B does not fit → red.
         let c = sw.cell(Zero::Z0, 1, 1).unwrap();
         assert_eq!(cell_color(c, u), RGBColor(0xd9, 0x4a, 0x3d));
-        assert!(cell_summary(c, Units::Gib).contains("nothing fits"));
+        assert!(cell_summary(c, Units::Gib, false).contains("nothing fits"));
+        assert!(cell_summary(c, Units::Gib, false).starts_with("ZeRO-0, TP 1, PP 1: "));
+        // The same cell read as an inference sweep's: no ZeRO, no micro-batch.
+        let text = cell_summary(c, Units::Gib, true);
+        assert!(
+            text.starts_with("TP 1, PP 1: ") && !text.contains("ZeRO"),
+            "{text}"
+        );
         // ZeRO-3 at TP 8: fits → green.
         let c = sw.cell(Zero::Z3, 8, 1).unwrap();
         assert!(c.best.is_some());

@@ -371,7 +371,7 @@ pub fn FitMapPanel(
                     .iter()
                     .filter_map(|c| {
                         let l = c.best.or(c.closest)?;
-                        let text = cell_summary(c, u);
+                        let text = cell_summary(c, u, e.sweep.inference);
                         Some(view! {
                             <tr class:over=c.best.is_none()>
                                 <td>{format!("ZeRO-{}", c.zero.number())}</td><td class="num">{c.tp}</td><td class="num">{c.pp}</td>
