@@ -285,8 +285,19 @@ pub fn App() -> impl IntoView {
     let estimate =
         Memo::new(move |_| scenario.with(|s| url_warnings.with(|w| estimate_with(s, w))));
     // Below the fold: the same estimate, one paint later.
-    let estimate_later =
-        Memo::new(move |_| later_scenario.with(|s| url_warnings.with(|w| estimate_with(s, w))));
+    // It is usually the estimate the verdict already has (the deferred scenario caught up
+    // with the current one): reused, not computed twice per input.
+    let estimate_later = Memo::new(move |_| {
+        later_scenario.with(|s| {
+            url_warnings.with(|w| {
+                if scenario.with_untracked(|now| now == s) {
+                    estimate.get_untracked()
+                } else {
+                    estimate_with(s, w)
+                }
+            })
+        })
+    });
     // Memos, not derived signals: what reads them reruns only when they change (the
     // units, in particular, are read by every number on the page).
     let warnings = Memo::new(move |_| estimate.with(|e| e.warnings.clone()));
