@@ -186,10 +186,13 @@ struct Tag<'a> {
     leaf: bool,
 }
 
+/// Every tag's `(name, raw value)` attributes, in order (a [`Tag`] holds its range).
+type Attrs<'a> = Vec<(&'a str, &'a str)>;
+
 /// The start tags of `svg` in document order and all their `(name, raw value)`
 /// attributes; `None` for what this reader does not know (comments, declarations,
 /// unquoted attributes). Scans bytes: the markup is ASCII and every split is at one.
-fn tags(svg: &str) -> Option<(Vec<Tag<'_>>, Vec<(&str, &str)>)> {
+fn tags(svg: &str) -> Option<(Vec<Tag<'_>>, Attrs<'_>)> {
     let bytes = svg.as_bytes();
     let find = |from: usize, want: u8| {
         bytes[from..]
