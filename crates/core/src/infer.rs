@@ -350,6 +350,50 @@ fn attention_width(arch: &Arch) -> (u128, String) {
     )
 }
 
+/// Per-token width of a mixture-of-experts layer's transient tensors at inference (Hugging
+/// Face's grouped dispatch), and its text.
+///
+/// # Formula
+/// ```text
+/// shared  = m·n_s·f_e                         the shared experts run first (their MLP's tensors)
+/// routed  = top_k·(h + u·f_e) + [n_s > 0]·h   then each token's routed copies, the shared output
+///                                             kept: the gathered input and, per copy, u = 4
+///                                             (SwiGLU: the fused gate-up output 2·f_e, the
+///                                             activation and the product) or u = 2 (GELU)
+/// w_m     = max(routed, shared)
+/// ```
+/// Source: transformers 5.24 `integrations/moe.py` (`grouped_mm_experts_forward`: the hidden
+/// states gathered per routed copy, `_grouped_linear` for gate-up, then `act_fn(gate) * up`;
+/// Qwen2-MoE's block calls its shared expert before the routed ones). Traced with MemTracker:
+/// `infer/mixtral/s/fp32/sdpa/static/gen32/b3s128` peaks at that product with `[768, 256]`,
+/// `[768, 1024]`, `[768, 512]`, `[768, 512]` fp32 tensors for 384 tokens × top-2;
+/// `infer/qwen2_moe/s/fp32/sdpa/static/gen32/b3s128` the same with the shared output `[384, 256]`.
+///
+/// # Example
+/// Mixtral shape h = 256, f_e = 512, top-2: 2·(256 + 4·512) = 4,608; Qwen2-MoE shape h = 256,
+/// f_e = 256, top-2, n_s = 2: max(2·(256 + 4·256) + 256, 3·2·256) = 2,816.
+fn moe_width(arch: &Arch) -> (u128, String) {
+    let (h, fe) = (arch.hidden as u128, arch.expert_ffn() as u128);
+    let (k, ns, m) = (
+        arch.top_k.max(1) as u128,
+        arch.shared_experts as u128,
+        arch.mlp.matrices() as u128,
+    );
+    let u = if arch.mlp == crate::model::Mlp::Swiglu {
+        4
+    } else {
+        2
+    };
+    let kept = u128::from(ns > 0);
+    let routed = k * (h + u * fe) + kept * h;
+    (
+        routed.max(m * ns * fe),
+        format!(
+            "w_m = max(top_k·(h + {u}·f_e) + [n_s > 0]·h, m·n_s·f_e) = max({k}·({h} + {u}·{fe}) + {kept}·{h}, {m}·{ns}·{fe})"
+        ),
+    )
+}
+
 /// Per-token width of the MLP's transient tensors at inference, and its text.
 ///
 /// # Formula
@@ -364,6 +408,9 @@ fn attention_width(arch: &Arch) -> (u128, String) {
 /// # Example
 /// GPT-2 shape f = 2,048: 4·2,048 = 8,192; Llama shape (SwiGLU, f = 688): 3·688 = 2,064.
 fn mlp_width(s: &Scenario, arch: &Arch) -> (u128, String) {
+    if arch.experts > 0 && s.stack.framework != crate::scenario::Framework::Megatron {
+        return moe_width(arch);
+    }
     let f = arch.active_ffn();
     let python_gelu = arch.mlp == crate::model::Mlp::Gelu
         && arch.gelu_ops
@@ -577,6 +624,28 @@ mod tests {
         let (s, _) = decode(&format!("{g}&softmax_in_dtype=0"));
         let e = super::eager_scores(&s.scenario, &s.scenario.arch(), 2, 1, 512, 512);
         assert_eq!(e.eval_u128(), Some(21_495_808));
+    }
+
+    /// The doc examples of `moe_width` (the traced Mixtral and Qwen2-MoE shapes), and that a
+    /// dense model keeps `m·f`.
+    #[test]
+    fn moe_width_by_hand() {
+        let arch = |q: &str| decode(q).0.scenario.arch();
+        let mixtral = arch("model=mixtral-8x7b&hidden=256&ffn=512&experts=4&top_k=2");
+        assert_eq!(super::moe_width(&mixtral).0, 2 * (256 + 4 * 512));
+        let qwen = arch(
+            "model=mixtral-8x7b&hidden=256&ffn=1024&moe_ffn=256&experts=4&top_k=2&shared_experts=2",
+        );
+        assert_eq!(
+            super::moe_width(&qwen).0,
+            (2 * (256 + 4 * 256) + 256).max(3 * 2 * 256)
+        );
+        assert_eq!(super::moe_width(&qwen).0, 2_816);
+        let (s, _) = decode("model=llama-2-7b&mode=infer");
+        assert_eq!(
+            super::mlp_width(&s.scenario, &s.scenario.arch()).0,
+            3 * 11_008
+        );
     }
 
     /// Hugging Face GPT-2 at prefill (traced: `prefill/gpt2/m/fp32/sdpa/ltk1/b2s384` peaks in
