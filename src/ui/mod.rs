@@ -142,8 +142,6 @@ fn near_once(node: NodeRef<leptos::html::Div>) -> Signal<bool> {
     near.into()
 }
 
-/// Whether a panel is on screen (or within 400 px of it), from an
-/// `IntersectionObserver`; true until the observer first reports.
 /// Whether the `<details>` that fired a `toggle` event is now open.
 fn details_open(ev: &web_sys::Event) -> bool {
     use wasm_bindgen::JsCast;
@@ -152,8 +150,10 @@ fn details_open(ev: &web_sys::Event) -> bool {
         .is_some_and(|d| d.open())
 }
 
-fn on_screen(node: NodeRef<leptos::html::Section>) -> Signal<bool> {
-    let visible = RwSignal::new(true);
+/// Whether a panel is on screen (or within 400 px of it), from an `IntersectionObserver`;
+/// `before` until the observer first reports.
+fn visibility(node: NodeRef<leptos::html::Section>, before: bool) -> Signal<bool> {
+    let visible = RwSignal::new(before);
     Effect::new(move |_| {
         let Some(el) = node.get() else { return };
         observe(&el, "400px", move |v| visible.set(v));
@@ -161,17 +161,15 @@ fn on_screen(node: NodeRef<leptos::html::Section>) -> Signal<bool> {
     visible.into()
 }
 
-/// Whether a panel is on screen (or within 400 px of it) as the `IntersectionObserver`
-/// last reported: false until it first reports (unlike [`on_screen`], which assumes a
-/// panel visible until told otherwise, so that it draws at once). For work that can wait
-/// until a panel is known to be seen: the layout sweep.
+/// [`visibility`], true until the observer first reports: a panel draws at once.
+fn on_screen(node: NodeRef<leptos::html::Section>) -> Signal<bool> {
+    visibility(node, true)
+}
+
+/// [`visibility`], false until the observer first reports: for work that can wait until a
+/// panel is known to be seen (the layout sweep).
 fn seen(node: NodeRef<leptos::html::Section>) -> Signal<bool> {
-    let visible = RwSignal::new(false);
-    Effect::new(move |_| {
-        let Some(el) = node.get() else { return };
-        observe(&el, "400px", move |v| visible.set(v));
-    });
-    visible.into()
+    visibility(node, false)
 }
 
 /// `src` while `visible`; frozen at its last value while the panel is off screen (it
