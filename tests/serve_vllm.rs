@@ -99,16 +99,21 @@ fn query(e: &Value, preset: &str) -> String {
     q.join("&")
 }
 
-/// `(id, logged tokens, predicted tokens, error %)` of one part.
-fn part(name: &str) -> Vec<(String, u64, u64, f64)> {
-    let logs = load("serve_logs.json");
-    let split = load("serve_split.json");
-    let ids: Vec<&str> = split[name]
+/// The run ids of one part of the committed split (`held_out` or `calibration`).
+fn split_ids(name: &str) -> Vec<String> {
+    load("serve_split.json")[name]
         .as_array()
         .unwrap()
         .iter()
-        .map(|v| v.as_str().unwrap())
-        .collect();
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// `(id, logged tokens, predicted tokens, error %)` of one part.
+fn part(name: &str) -> Vec<(String, u64, u64, f64)> {
+    let (logs, split) = (load("serve_logs.json"), load("serve_split.json"));
+    let ids = split_ids(name);
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     let mut out = Vec::new();
     for e in logs["entries"].as_array().unwrap() {
         let id = e["id"].as_str().unwrap();
@@ -193,15 +198,10 @@ fn split_is_fixed() {
 /// runs the sampler, the logs print the first). Bounds, so a regression shows.
 #[test]
 fn vllm_logged_parts() {
-    let logs = load("serve_logs.json");
-    let split = load("serve_split.json");
+    let (logs, split) = (load("serve_logs.json"), load("serve_split.json"));
     for (name, w_med, a_med) in [("held_out", 1.0, 6.0), ("calibration", 1.0, 5.0)] {
-        let ids: Vec<&str> = split[name]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_str().unwrap())
-            .collect();
+        let ids = split_ids(name);
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
         let (mut w, mut a) = (Vec::new(), Vec::new());
         for e in logs["entries"].as_array().unwrap() {
             if !ids.contains(&e["id"].as_str().unwrap()) {
