@@ -190,6 +190,11 @@ fn run_query(r: &serde_json::Value, gpu: &str) -> String {
     if era.contains(&r["source_key"].as_str().unwrap_or("")) {
         q.push("attn=eager".into());
     }
+    // The cluster's network where the source states it: Jean Zay's A100 nodes have four
+    // 100 Gb/s Omni-Path links per 8 GPUs (6.25 GB/s per GPU, against DGX A100's 25).
+    if r["source_key"] == "bigscience_bloom" {
+        q.push("inter_bw=6.25".into());
+    }
     let fw = r["framework"].as_str().unwrap_or("").to_lowercase();
     if fw.contains("nemo") || fw.contains("bridge") {
         q.push("tp_overlap=1".into());
@@ -220,7 +225,8 @@ fn measured_step(r: &serde_json::Value) -> f64 {
 }
 
 /// The published runs, each part apart: where the model stands. These are guards against
-/// regressions at today's figures (held out: median 23.2 %, max 43.0 %), NOT the issue's
+/// regressions at today's figures (held out: median 17.0 %, max 43.0 %; calibration 18.2 %,
+/// 44.7 %), NOT the issue's
 /// budget (8 % / 20 %), which the model does not meet.
 #[test]
 fn published_runs_guard() {
@@ -228,7 +234,7 @@ fn published_runs_guard() {
         serde_json::from_str(&std::fs::read_to_string(format!("tests/data/{f}")).unwrap()).unwrap()
     };
     let (runs, split) = (load("train_runs.json"), load("train_split.json"));
-    for (part, med_max, max_max) in [("held_out", 24.0, 45.0), ("calibration", 24.0, 46.0)] {
+    for (part, med_max, max_max) in [("held_out", 18.0, 44.0), ("calibration", 19.0, 45.5)] {
         let ids: Vec<&str> = split[part]
             .as_array()
             .unwrap()

@@ -60,12 +60,13 @@ fn sat(x: u128) -> u64 {
 /// m = micro-batches per step, b = micro-batch, s' = s/c, L_0 = first stage's layers
 ///
 /// data parallel (ring over N_s ranks, ÷t: each TP rank holds 1/t):
-///   ZeRO-0/1   2·Ψ_g·k/t·(N_s−1)/N_s          gradient all-reduce once per step (no_sync);
+///   ZeRO-0/1   2·Ψ_g·k_g/t·(N_s−1)/N_s          gradient all-reduce once per step (no_sync);
 ///                                              ZeRO-1: reduce-scatter + all-gather, same volume
-///   ZeRO-2     (m + 1)·Ψ_g·k/t·(N_s−1)/N_s    reduce-scatter every micro-batch + parameter all-gather
-///   ZeRO-3     m·(2·Ψ_0 + Ψ_g)·k/t·(N_s−1)/N_s   gather in forward and backward, reduce-scatter, per micro-batch
-///   FSDP + PP  (Ψ_0 + Ψ_g)·k/t·(N_s−1)/N_s     stage kept unsharded across micro-batches
-///   HYBRID     + 2·Ψ_g·k/(t·N_s)·(R−1)/R        all-reduce of the shards across R = d·c/N_s replicas
+///   ZeRO-2     (m·k_g + k)·Ψ_g/t·(N_s−1)/N_s  reduce-scatter every micro-batch + parameter all-gather
+///   ZeRO-3     m·(2·Ψ_0·k + Ψ_g·k_g)/t·(N_s−1)/N_s   gather in forward and backward, reduce-scatter, per micro-batch
+///   FSDP + PP  (Ψ_0·k + Ψ_g·k_g)/t·(N_s−1)/N_s     stage kept unsharded across micro-batches
+///   HYBRID     + 2·Ψ_g·k_g/(t·N_s)·(R−1)/R        all-reduce of the shards across R = d·c/N_s replicas
+///   k_g = gradient bytes ([`grad_reduce_bytes`]: 4 with FSDP, else k)
 /// tensor parallel (t > 1; sequence parallel moves the same volume as all-gather + reduce-scatter):
 ///   n_c·2·b·s'·h·k·(t−1)/t · L_0 · m          n_c = 4 all-reduces per layer (2 forward, 2 backward),
 ///                                              6 with full recomputation (the forward is replayed)
@@ -104,6 +105,18 @@ pub fn comm_per_step(s: &Scenario, p: &Prepared) -> Comm {
     c
 }
 
+/// Bytes per element of the data-parallel gradient reduction: 4 with FSDP (gradients
+/// reduced in fp32: torchtitan's `mixed_precision_reduce = "float32"`, Composer's
+/// `mixed_precision: DEFAULT`; the memory ledger's fp32 gradient block), else the compute
+/// bytes (DeepSpeed and Megatron reduce in the compute dtype).
+pub(crate) fn grad_reduce_bytes(s: &Scenario) -> u128 {
+    if s.fsdp() != Fsdp::None {
+        4
+    } else {
+        s.numerics.precision.compute_bytes() as u128
+    }
+}
+
 /// The data-parallel part of `comm_per_step` for the first stage `st` (it does not
 /// depend on the micro-batch size).
 pub(crate) fn data_parallel_comm(s: &Scenario, p: &Prepared, st: &Stage) -> u64 {
@@ -125,16 +138,17 @@ pub(crate) fn data_parallel_comm(s: &Scenario, p: &Prepared, st: &Stage) -> u64 
     };
     let ns = s.shard_degree() as u128;
     let z = s.zero();
-    let elems = match z {
-        _ if s.fsdp() != Fsdp::None && z == Zero::Z3 && l.pp > 1 => psi0 + psi_g,
-        Zero::Z3 => m * (2 * psi0 + psi_g),
-        Zero::Z2 => (m + 1) * psi_g,
-        Zero::Z0 | Zero::Z1 => 2 * psi_g,
+    let kg = grad_reduce_bytes(s);
+    let bytes = match z {
+        _ if s.fsdp() != Fsdp::None && z == Zero::Z3 && l.pp > 1 => psi0 * k + psi_g * kg,
+        Zero::Z3 => m * (2 * psi0 * k + psi_g * kg),
+        Zero::Z2 => m * psi_g * kg + psi_g * k,
+        Zero::Z0 | Zero::Z1 => 2 * psi_g * kg,
     };
-    let mut dp = ring(elems * k / t, ns);
+    let mut dp = ring(bytes / t, ns);
     if s.fsdp() == Fsdp::HybridShard {
         let replicas = (l.dp as u128 * c).div_ceil(ns.max(1));
-        dp += ring(2 * psi_g * k / (t * ns.max(1)), replicas);
+        dp += ring(2 * psi_g * kg / (t * ns.max(1)), replicas);
     }
     sat(dp)
 }
@@ -220,6 +234,37 @@ mod tests {
         assert_eq!(dp(Zero::Z3, 4), (12 * psi * 2 * 7).div_ceil(8));
         // One GPU sends nothing.
         assert_eq!(comm(|_| {}).total(), 0);
+    }
+
+    /// FSDP gathers bf16 parameters but reduce-scatters fp32 gradients: per micro-batch
+    /// 2·Ψ·2 + Ψ·4 = 8Ψ bytes against ZeRO-3's 6Ψ, × 7/8 on 8 GPUs.
+    #[test]
+    fn fsdp_reduces_gradients_in_fp32() {
+        let psi = 6_738_415_616u128;
+        let dp = |sharding, m| {
+            comm(|s| {
+                s.cluster.gpus_per_node = crate::scenario::count(8);
+                s.sharding = sharding;
+                s.workload.microbatches = crate::scenario::at_least_one(m);
+            })
+            .dp as u128
+        };
+        use crate::scenario::Sharding;
+        assert_eq!(
+            dp(Sharding::Fsdp(Fsdp::FullShard), 1),
+            (8 * psi * 7).div_ceil(8)
+        );
+        assert_eq!(
+            dp(Sharding::Fsdp(Fsdp::FullShard), 3),
+            (3 * 8 * psi * 7).div_ceil(8)
+        );
+        assert_eq!(dp(Sharding::Zero(Zero::Z3), 1), (6 * psi * 7).div_ceil(8));
+        // SHARD_GRAD_OP: the fp32 reduction every micro-batch, one bf16 gather per step:
+        // (3·4 + 2)·Ψ for m = 3.
+        assert_eq!(
+            dp(Sharding::Fsdp(Fsdp::ShardGradOp), 3),
+            (14 * psi * 7).div_ceil(8)
+        );
     }
 
     #[test]

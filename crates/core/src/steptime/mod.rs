@@ -223,7 +223,9 @@ fn link(hw: &Hw, span: u64, per_node: u64) -> (f64, f64, f64) {
 ///          R = recomputation (full: G + A + E again; selective: A), T_* = collectives
 /// pipeline: (m + (p − 1)/v)·t_mb + 2·m·v·T_p2p           (bubble = (p−1)/v · t_mb)
 /// data parallel: T_dp = collective(bytes per step), exposed max(T_dp − backward of the last
-///   micro-batch, T_dp/L_s); ZeRO-3/FSDP gathers per layer hidden behind the layer's compute
+///   micro-batch, T_dp/L_s); ZeRO-3/FSDP: per layer and micro-batch two gathers (k bytes per
+///   parameter) and a reduce-scatter (k_g: 4 under FSDP), each exposed beyond a third of the
+///   layer's compute, plus the first gather
 /// optimizer: 30 B per local parameter / (0.8·HBM);  offload: PCIe transfers + CPU-Adam
 /// step = pipeline + exposed DP + optimizer + offload
 /// MFU = F_token·tokens / (step · GPUs · peak)
@@ -379,10 +381,18 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
     let dp_exposed = if zero3 {
         // Per layer and micro-batch three collectives (gather for the forward, gather for
         // the backward, reduce-scatter of the gradients), each prefetched behind a third of
-        // the layer's compute; the first gather has nothing to hide behind.
-        let per_c = dp_total / (layers * m * 3.0).max(1.0);
+        // the layer's compute; the first gather has nothing to hide behind. The gathers
+        // move k bytes per parameter, the reduction k_g (fp32 under FSDP).
+        let k_g = crate::comm::grad_reduce_bytes(s) as f64;
+        let r = if s.finetune.kind() == crate::scenario::Finetune::Full {
+            k_g
+        } else {
+            0.0
+        };
+        let per_layer = dp_total / (layers * m).max(1.0);
         let window = (fwd + bwd + recompute) / 3.0;
-        (per_c - window).max(0.0) * layers * m * 3.0 + per_c
+        let (gather, reduce) = (per_layer * k / (2.0 * k + r), per_layer * r / (2.0 * k + r));
+        ((gather - window).max(0.0) * 2.0 + (reduce - window).max(0.0)) * layers * m + gather
     } else {
         let last_bwd = layers * bwd;
         (dp_total - last_bwd).max(dp_total / layers.max(1.0))
