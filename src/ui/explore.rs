@@ -118,38 +118,43 @@ pub fn use_explorer(settings: RwSignal<Settings>) -> Explorer {
                 here();
             }
         }
-        // The fewest-GPU search may sweep many cluster sizes: it waits for a pause.
-        set_timeout(
-            move || {
-                let known = min.with_untracked(|m| m.as_ref().is_some_and(|x| x.0 == k));
-                if !current() || known {
-                    return;
-                }
-                let (k3, alive3) = (k.clone(), current.clone());
-                let here = move || {
-                    let job = MinGpusJob::new(&k3, PAGE_MAX_NODES);
-                    run_sliced(job, MinGpusJob::step, alive3, move |job, _| {
-                        min.set(Some(Arc::new((k3, job.finish()))));
-                    });
-                };
-                let (k4, alive4, fallback) = (k.clone(), current.clone(), here.clone());
-                let sent = worker::request(
-                    Kind::Min,
-                    encode(&k.clone().into()),
-                    Box::new(
-                        move |json, _| match serde_json::from_str::<MinGpus>(&json) {
-                            Ok(m) if alive4() => min.set(Some(Arc::new((k4, m)))),
-                            Ok(_) => {}
-                            Err(_) => fallback(),
-                        },
-                    ),
-                );
-                if !sent {
-                    here();
-                }
-            },
-            Duration::from_millis(300),
-        );
+        // The fewest-GPU search may sweep many cluster sizes. In the worker it starts at
+        // once (a newer request abandons it there), so its answer can join the deferred
+        // panels' frame instead of costing a frame of its own; on the main thread it waits
+        // for a pause in the typing.
+        let ask = move || {
+            let known = min.with_untracked(|m| m.as_ref().is_some_and(|x| x.0 == k));
+            if !current() || known {
+                return;
+            }
+            let (k3, alive3) = (k.clone(), current.clone());
+            let here = move || {
+                let job = MinGpusJob::new(&k3, PAGE_MAX_NODES);
+                run_sliced(job, MinGpusJob::step, alive3, move |job, _| {
+                    min.set(Some(Arc::new((k3, job.finish()))));
+                });
+            };
+            let (k4, alive4, fallback) = (k.clone(), current.clone(), here.clone());
+            let sent = worker::request(
+                Kind::Min,
+                encode(&k.clone().into()),
+                Box::new(
+                    move |json, _| match serde_json::from_str::<MinGpus>(&json) {
+                        Ok(m) if alive4() => min.set(Some(Arc::new((k4, m)))),
+                        Ok(_) => {}
+                        Err(_) => fallback(),
+                    },
+                ),
+            );
+            if !sent {
+                here();
+            }
+        };
+        if worker::on_main_thread() {
+            set_timeout(ask, Duration::from_millis(300));
+        } else {
+            ask();
+        }
     });
     Explorer {
         result,

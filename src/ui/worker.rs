@@ -139,6 +139,11 @@ thread_local! {
     static BROKEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+/// Whether the explorer runs on the main thread (no worker could start, or one failed).
+pub fn on_main_thread() -> bool {
+    BROKEN.get()
+}
+
 /// Sends `query` to the worker of `kind`; `done` gets the answer unless a newer request
 /// of the same kind is sent first. Returns `false` when no worker can run it (the
 /// caller then computes on the main thread).
