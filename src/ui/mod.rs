@@ -123,23 +123,25 @@ fn observe(el: &web_sys::Element, margin: &str, mut f: impl FnMut(bool) + 'stati
     cb.forget();
 }
 
-/// Becomes true (and stays true) once `node` comes within 600 px of the viewport, or at
+/// Becomes true (and stays true) once `node` comes within `margin` of the viewport, or at
 /// once when the page opens on a `#fragment` (a link to a panel must find it): the panels
-/// far below the fold are not built at all until the reader scrolls towards them.
-fn near_once(node: NodeRef<leptos::html::Div>) -> Signal<bool> {
+/// below the fold are not built at all until the reader scrolls towards them. Observed
+/// from when `node` is in the page (a sentinel inside a panel group that mounts later is
+/// watched from its final place).
+fn near_once(node: NodeRef<leptos::html::Div>, margin: &'static str) -> RwSignal<bool> {
     let near = RwSignal::new(url::has_fragment());
     Effect::new(move |_| {
         if near.get_untracked() {
             return;
         }
         let Some(el) = node.get() else { return };
-        observe(&el, "600px", move |hit| {
+        observe(&el, margin, move |hit| {
             if hit && !near.get_untracked() {
                 near.set(true);
             }
         });
     });
-    near.into()
+    near
 }
 
 /// Whether the `<details>` that fired a `toggle` event is now open.
@@ -313,10 +315,20 @@ pub fn App() -> impl IntoView {
     let explorer = use_explorer(settings);
     let stage = staged(4);
     let at = move |n: u8| move || stage.get() >= n;
-    // The comparison, the curve, the tour, the accuracy tables and the exports: built when
-    // the reader scrolls near them (or follows a link to one).
+    // Below the timeline, the explorer's panels and the explanation: built when the reader
+    // scrolls towards them or selects an item to explain (a 1000 px screen shows the verdict,
+    // the chart and the top of the timeline; these cost 100–165 ms of CPU at load).
+    let mid = NodeRef::<leptos::html::Div>::new();
+    let near_mid = near_once(mid, "200px");
+    Effect::new(move |_| {
+        if selected.with(Option::is_some) && !near_mid.get_untracked() {
+            near_mid.set(true);
+        }
+    });
+    // Below those, the comparison, the curve, the tour, the accuracy tables and the exports:
+    // built when the reader scrolls near them (or follows a link to one).
     let sentinel = NodeRef::<leptos::html::Div>::new();
-    let near = near_once(sentinel);
+    let near = near_once(sentinel, "600px");
     view! {
         <main class="layout">
             <QuickBar estimate units />
@@ -335,14 +347,17 @@ pub fn App() -> impl IntoView {
                 <ServePanel estimate settings units />
                 <Show when=at(1)>
                     <TimelinePanel scenario=later_scenario units />
+                    <div class="lazy-sentinel" node_ref=mid aria-hidden="true"></div>
+                </Show>
+                <Show when=move || at(1)() && near_mid.get()>
                     <FitMapPanel settings explorer units />
                     <BestLayouts settings explorer units />
                 </Show>
-                <Show when=at(2)>
+                <Show when=move || at(2)() && near_mid.get()>
                     <ExplainPanel estimate=estimate_later units selected />
                     <LedgerTable estimate=estimate_later units selected />
+                    <div class="lazy-sentinel" node_ref=sentinel aria-hidden="true"></div>
                 </Show>
-                <div class="lazy-sentinel" node_ref=sentinel aria-hidden="true"></div>
                 <Show when=move || at(3)() && near.get()>
                     <ZeroComparison scenario=later_scenario units />
                     <SeqCurve scenario=later_scenario units />

@@ -92,10 +92,13 @@ async function open(page, query) {
   await reveal(page);
 }
 
-// The panels far below are built when the reader scrolls near them: scroll there once, as
-// a reader would, then back to the top.
+// The panels below the timeline are built when the reader scrolls near them, in two groups
+// (the explorer and the explanation, then the comparison, tour, accuracy and exports):
+// scroll there once, as a reader would, then back to the top.
 async function reveal(page) {
-  await page.locator('.lazy-sentinel').scrollIntoViewIfNeeded();
+  await page.locator('.lazy-sentinel').first().scrollIntoViewIfNeeded();
+  await page.getByTestId('ledger').waitFor({ state: 'attached' });
+  await page.locator('.lazy-sentinel').last().scrollIntoViewIfNeeded();
   await page.getByTestId('learn').waitFor({ state: 'attached' });
   await page.evaluate(() => window.scrollTo(0, 0));
 }
@@ -265,6 +268,22 @@ await test('ZeRO panel and comparison: stage change, DP slider, fitting bars mar
   await page.getByTestId('seq-curve').scrollIntoViewIfNeeded();
   const maxSeq = await page.waitForFunction(() => document.querySelector('[data-testid=max-seq]')?.textContent.includes('tokens'), null, { timeout: 10000 }).then(() => true, () => false);
   check(maxSeq, 'no max sequence');
+});
+
+await test('below the timeline, panels are built when the reader scrolls towards them or selects an item', 1440, async (page) => {
+  await page.goto(`${origin}/?model=llama-2-7b&zero=3&gpus_per_node=8`);
+  await page.waitForSelector('[data-testid=per-gpu]');
+  await page.getByTestId('timeline').waitFor({ state: 'attached' });
+  await page.waitForTimeout(500);
+  for (const id of ['explorer', 'ledger', 'learn']) check(await page.getByTestId(id).count() === 0, `${id} built at load`);
+  // Selecting a chart segment builds the explanation (and the ledger beside it).
+  await page.locator('[data-testid=chart] rect[data-component=activations]').first().click();
+  await page.getByTestId('explain-item').waitFor({ state: 'attached' });
+  check(await page.getByTestId('learn').count() === 0, 'the tour built before the reader scrolled there');
+  // Scrolling down builds the rest, group by group.
+  await page.locator('.lazy-sentinel').last().scrollIntoViewIfNeeded();
+  await page.getByTestId('learn').waitFor({ state: 'attached' });
+  check(await page.getByTestId('explorer').count() === 1, 'explorer not built');
 });
 
 await test('explain mode: chart segment click, keyboard on a ledger row, all formulas', 1440, async (page) => {
