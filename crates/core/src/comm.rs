@@ -216,17 +216,20 @@ mod tests {
         comm_per_step(&s, &Prepared::of(&s))
     }
 
+    /// Data-parallel bytes of Llama-2-7B (the default model) on 8 GPUs of one node.
+    fn dp8(sharding: crate::scenario::Sharding, m: u32) -> u128 {
+        comm(|s| {
+            s.cluster.gpus_per_node = crate::scenario::count(8);
+            s.sharding = sharding;
+            s.workload.microbatches = crate::scenario::at_least_one(m);
+        })
+        .dp as u128
+    }
+
     #[test]
     fn zero_stages_follow_the_zero_paper() {
         let psi = 6_738_415_616u128;
-        let dp = |z, m| {
-            comm(|s| {
-                s.cluster.gpus_per_node = crate::scenario::count(8);
-                s.sharding = crate::scenario::Sharding::Zero(z);
-                s.workload.microbatches = crate::scenario::at_least_one(m);
-            })
-            .dp as u128
-        };
+        let dp = |z, m| dp8(crate::scenario::Sharding::Zero(z), m);
         // 2Ψ (ZeRO-0/1), (m + 1)Ψ (ZeRO-2), 3mΨ (ZeRO-3) elements of 2 bytes, × 7/8.
         assert_eq!(dp(Zero::Z0, 4), (2 * psi * 2 * 7).div_ceil(8));
         assert_eq!(dp(Zero::Z1, 4), (2 * psi * 2 * 7).div_ceil(8));
@@ -241,14 +244,7 @@ mod tests {
     #[test]
     fn fsdp_reduces_gradients_in_fp32() {
         let psi = 6_738_415_616u128;
-        let dp = |sharding, m| {
-            comm(|s| {
-                s.cluster.gpus_per_node = crate::scenario::count(8);
-                s.sharding = sharding;
-                s.workload.microbatches = crate::scenario::at_least_one(m);
-            })
-            .dp as u128
-        };
+        let dp = dp8;
         use crate::scenario::Sharding;
         assert_eq!(
             dp(Sharding::Fsdp(Fsdp::FullShard), 1),
