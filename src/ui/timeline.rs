@@ -65,6 +65,8 @@ pub fn TimelinePanel(
         walk.track();
         hovered.set(None);
     });
+    // Not a live region: the verdict already announces each input's peak, and a focused
+    // point's own label is read out on focus.
     let shown = move || hovered.get().unwrap_or_else(peak_text);
     let summary = move || {
         walk.with(|t| match t {
@@ -105,7 +107,7 @@ pub fn TimelinePanel(
                     view! { <li><span class="swatch" style:--swatch=format!("#{r:02x}{g:02x}{b:02x}")></span>{c.label()}</li> }
                 }).collect_view()}
             </ul>
-            <p class="tl-event" data-testid="timeline-event" aria-live="polite">{shown}</p>
+            <p class="tl-event" data-testid="timeline-event">{shown}</p>
             <p class="hint">{walked}</p>
         </section>
     }
