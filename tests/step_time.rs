@@ -190,10 +190,19 @@ fn run_query(r: &serde_json::Value, gpu: &str) -> String {
     if era.contains(&r["source_key"].as_str().unwrap_or("")) {
         q.push("attn=eager".into());
     }
-    // The cluster's network where the source states it: Jean Zay's A100 nodes have four
-    // 100 Gb/s Omni-Path links per 8 GPUs (6.25 GB/s per GPU, against DGX A100's 25).
-    if r["source_key"] == "bigscience_bloom" {
-        q.push("inter_bw=6.25".into());
+    // The cluster's figures where the source states them (tests/data/train_clusters.json).
+    let clusters: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string("tests/data/train_clusters.json").expect("train_clusters.json"),
+    )
+    .expect("train_clusters.json is JSON");
+    let source = r["source_key"].as_str().unwrap_or("");
+    if let Some(keys) = clusters["sources"][source]["keys"].as_object() {
+        for (k, v) in keys {
+            q.push(format!(
+                "{k}={}",
+                v.as_str().expect("a key's value is a string")
+            ));
+        }
     }
     let fw = r["framework"].as_str().unwrap_or("").to_lowercase();
     if fw.contains("nemo") || fw.contains("bridge") {

@@ -8,6 +8,8 @@ development view (run it on the calibration part only while modelling).
 """
 import json, subprocess, sys, statistics
 
+CLUSTERS = json.load(open("tests/data/train_clusters.json"))["sources"]
+
 def query(r, gpu):
     a = r["arch"]
     h, ffn = a["hidden"], a.get("ffn") or 4 * a["hidden"]
@@ -38,10 +40,9 @@ def query(r, gpu):
     # Narayanan 2021, Korthikanti 2022, MT-NLG and BLOOM ran Megatron's fused softmax.
     if r.get("source_key") in ("narayanan2021", "korthikanti2022", "mtnlg2022", "bigscience_bloom"):
         q.append("attn=eager")
-    # The cluster's network where the source states it: Jean Zay's A100 nodes have four
-    # 100 Gb/s Omni-Path links per 8 GPUs (6.25 GB/s per GPU, against DGX A100's 25).
-    if r.get("source_key") == "bigscience_bloom":
-        q.append("inter_bw=6.25")
+    # The cluster's figures where the source states them (tests/data/train_clusters.json).
+    for k, v in CLUSTERS.get(r.get("source_key"), {}).get("keys", {}).items():
+        q.append(f"{k}={v}")
     fw = (r.get("framework") or "").lower()
     # NeMo's and Megatron-Bridge's performance recipes overlap TP communication.
     if "nemo" in fw or "bridge" in fw:
