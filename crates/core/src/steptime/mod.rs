@@ -382,7 +382,9 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
         // Per layer and micro-batch three collectives (gather for the forward, gather for
         // the backward, reduce-scatter of the gradients), each prefetched behind a third of
         // the layer's compute; the first gather has nothing to hide behind. The gathers
-        // move k bytes per parameter, the reduction k_g (fp32 under FSDP).
+        // move k bytes per parameter, the reduction k_g (fp32 under FSDP). With adapters
+        // (LoRA) the reduction is of the adapters alone, negligible beside the gathers: it is
+        // left inside them (r = 0).
         let k_g = crate::comm::grad_reduce_bytes(s) as f64;
         let r = if s.finetune.kind() == crate::scenario::Finetune::Full {
             k_g
