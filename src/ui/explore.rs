@@ -43,20 +43,17 @@ pub struct Explored {
     pub off_main: bool,
 }
 
-/// The explorer's state: the latest sweep, the fewest-GPU answer, and whether they
-/// are behind the scenario.
+/// The sweep's state (the fit map's and the best-layouts table's): the latest sweep, and
+/// whether it is behind the scenario.
 #[derive(Clone, Copy)]
 pub struct Explorer {
     /// The latest finished sweep.
     pub result: RwSignal<Option<Arc<Explored>>>,
-    /// The fewest-GPU answer for `(key, answer)`.
-    pub min: RwSignal<Option<Arc<(Scenario, MinGpus)>>>,
     /// The key the page wants.
     pub key: Memo<Scenario>,
     /// Whether the fit map / the best-layouts table is known to be on screen: a sweep is
     /// requested only while one of them is (they catch up when they scroll into view; a
-    /// page that opens with them below the fold sweeps nothing); the fewest-GPU line is
-    /// always computed.
+    /// page that opens with them below the fold sweeps nothing).
     pub map_on: RwSignal<bool>,
     pub table_on: RwSignal<bool>,
 }
@@ -69,11 +66,19 @@ impl Explorer {
     }
 }
 
+/// The fewest-GPU search's state (the line next to the verdict), always computed.
+#[derive(Clone, Copy)]
+pub struct MinSearch {
+    /// The fewest-GPU answer for `(key, answer)`.
+    pub min: RwSignal<Option<Arc<(Scenario, MinGpus)>>>,
+    /// The key the page wants.
+    pub key: Memo<Scenario>,
+}
+
 /// Schedules sweeps (see the module docs): in the explorer's worker when the browser
 /// can run one, else on the main thread in slices after the verdict is painted.
 pub fn use_explorer(settings: RwSignal<Settings>) -> Explorer {
     let result = RwSignal::new(None::<Arc<Explored>>);
-    let min = RwSignal::new(None::<Arc<(Scenario, MinGpus)>>);
     let key = Memo::new(move |_| settings.with(|x| sweep_key(&x.scenario)));
     let (map_on, table_on) = (RwSignal::new(false), RwSignal::new(false));
     // Whether a panel that shows the sweep is on screen (tracked: one scrolling into view
@@ -81,10 +86,11 @@ pub fn use_explorer(settings: RwSignal<Settings>) -> Explorer {
     let wanted = Memo::new(move |_| map_on.get() || table_on.get());
     Effect::new(move |_| {
         let k = key.get();
-        let current = {
-            let k = k.clone();
-            move || key.with_untracked(|now| *now == k)
-        };
+        let have = result.with_untracked(|r| r.as_ref().is_some_and(|e| e.key == k));
+        if !wanted.get() || have {
+            return;
+        }
+        let alive = move |k: Scenario| move || key.with_untracked(|now| *now == k);
         let set_sweep = move |k: Scenario, sweep: Sweep, ms: f64, off_main: bool| {
             result.set(Some(Arc::new(Explored {
                 key: k,
@@ -93,35 +99,50 @@ pub fn use_explorer(settings: RwSignal<Settings>) -> Explorer {
                 off_main,
             })));
         };
-        let (k1, alive) = (k.clone(), current.clone());
+        let (k1, alive1) = (k.clone(), alive(k.clone()));
         let here = move || {
             request_animation_frame(move || {
                 let job = SweepJob::new(&k1, Some(LISTED), false);
-                run_sliced(job, SweepJob::step, alive, move |job, ms| {
+                run_sliced(job, SweepJob::step, alive1, move |job, ms| {
                     set_sweep(k1, job.finish(), ms, false)
                 });
             })
         };
-        let have = result.with_untracked(|r| r.as_ref().is_some_and(|e| e.key == k));
-        if wanted.get() && !have {
-            let (k2, alive2, fallback) = (k.clone(), current.clone(), here.clone());
-            let sent = worker::request(
-                Kind::Sweep,
-                encode(&k.clone().into()),
-                Box::new(move |json, ms| match serde_json::from_str::<Sweep>(&json) {
-                    Ok(sweep) if alive2() => set_sweep(k2, sweep, ms, true),
-                    Ok(_) => {}
-                    Err(_) => fallback(),
-                }),
-            );
-            if !sent {
-                here();
-            }
+        let (k2, alive2, fallback) = (k.clone(), alive(k.clone()), here.clone());
+        let sent = worker::request(
+            Kind::Sweep,
+            encode(&k.into()),
+            Box::new(move |json, ms| match serde_json::from_str::<Sweep>(&json) {
+                Ok(sweep) if alive2() => set_sweep(k2, sweep, ms, true),
+                Ok(_) => {}
+                Err(_) => fallback(),
+            }),
+        );
+        if !sent {
+            here();
         }
-        // The fewest-GPU search may sweep many cluster sizes. In the worker it starts at
-        // once (a newer request abandons it there), so its answer can join the deferred
-        // panels' frame instead of costing a frame of its own; on the main thread it waits
-        // for a pause in the typing.
+    });
+    Explorer {
+        result,
+        key,
+        map_on,
+        table_on,
+    }
+}
+
+/// Runs the fewest-GPU search for every scenario. The search may sweep many cluster
+/// sizes. In the worker it starts at once (a newer request abandons it there), so its
+/// answer can join the deferred panels' frame instead of costing a frame of its own; on
+/// the main thread it waits for a pause in the typing.
+pub fn use_min_gpus(settings: RwSignal<Settings>) -> MinSearch {
+    let min = RwSignal::new(None::<Arc<(Scenario, MinGpus)>>);
+    let key = Memo::new(move |_| settings.with(|x| sweep_key(&x.scenario)));
+    Effect::new(move |_| {
+        let k = key.get();
+        let current = {
+            let k = k.clone();
+            move || key.with_untracked(|now| *now == k)
+        };
         let ask = move || {
             let known = min.with_untracked(|m| m.as_ref().is_some_and(|x| x.0 == k));
             if !current() || known {
@@ -156,13 +177,7 @@ pub fn use_explorer(settings: RwSignal<Settings>) -> Explorer {
             ask();
         }
     });
-    Explorer {
-        result,
-        min,
-        key,
-        map_on,
-        table_on,
-    }
+    MinSearch { min, key }
 }
 
 /// Longest slice of work per task, milliseconds (a frame is 16.7 ms).
@@ -495,7 +510,7 @@ pub fn BestLayouts(
 
 /// "Fits on 16 × H100 at the earliest (TP 4 × PP 2 × DP 2, ZeRO-1)", next to the verdict.
 #[component]
-pub fn MinGpusLine(settings: RwSignal<Settings>, explorer: Explorer) -> impl IntoView {
+pub fn MinGpusLine(settings: RwSignal<Settings>, explorer: MinSearch) -> impl IntoView {
     let answer = move || {
         let k = explorer.key.get();
         explorer

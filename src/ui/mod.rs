@@ -2,6 +2,7 @@
 //! the Estimate; all URL access is in [`url`], all network access in `net`.
 
 mod accuracy;
+pub mod below;
 mod compare;
 mod explore;
 mod fields;
@@ -12,22 +13,19 @@ mod panels;
 pub mod panic;
 mod results;
 mod serving;
+mod split;
 mod timeline;
 pub mod url;
 pub mod worker;
 
-use accuracy::AccuracyPanel;
-use compare::{SeqCurve, ZeroComparison};
-use explore::{use_explorer, BestLayouts, FitMapPanel, MinGpusLine};
-use learn::LearnPanel;
+use explore::{use_min_gpus, MinGpusLine};
 use leptos::prelude::*;
 use memfit_core::contract::query::{decode, encode, get_key};
 use memfit_core::contract::report::estimate_with;
+use memfit_core::contract::Settings;
 use memfit_core::estimate::Warning;
 use panels::{ClusterPanel, ModelPanel, ServingInputs, WorkloadPanel, ZeroPanel};
-use results::{
-    ChartPanel, ExplainPanel, ExportPanel, LedgerTable, QuickBar, VerdictPanel, WarningsPanel,
-};
+use results::{ChartPanel, QuickBar, VerdictPanel, WarningsPanel};
 use serving::ServePanel;
 use timeline::TimelinePanel;
 
@@ -251,6 +249,33 @@ fn scroll_to(id: &str) {
 /// Keys whose problems are shown next to the layout inputs.
 const LAYOUT_KEYS: [&str; 7] = ["dp", "tp", "pp", "cp", "ep", "vpp", "microbatches"];
 
+/// Loads the panels below the timeline into `el` (once), wired to the page's state.
+fn load_below(
+    el: web_sys::Element,
+    settings: RwSignal<Settings>,
+    url_warnings: RwSignal<Vec<Warning>>,
+    selected: RwSignal<Option<usize>>,
+) {
+    let now = move || split::Snapshot {
+        query: settings.with_untracked(encode),
+        warnings: url_warnings.with_untracked(|w| serde_json::to_string(w).unwrap_or_default()),
+        selected: selected.get_untracked().map_or(-1, |i| i as i32),
+    };
+    let on_select = move |i: i32| {
+        let next = usize::try_from(i).ok();
+        if selected.get_untracked() != next {
+            selected.set(next);
+        }
+    };
+    let on_load = move |q: String| {
+        let next = decode(&q).0;
+        if settings.with_untracked(|s| *s != next) {
+            settings.set(next);
+        }
+    };
+    split::load(el, now, on_select, on_load);
+}
+
 /// Mounts the page: the app after the static header of `index.html` (which paints
 /// before the wasm loads), and wires that header's "Copy link" button.
 pub fn start() {
@@ -284,20 +309,6 @@ pub fn App() -> impl IntoView {
     });
     let estimate =
         Memo::new(move |_| scenario.with(|s| url_warnings.with(|w| estimate_with(s, w))));
-    // Below the fold: the same estimate, one paint later.
-    // It is usually the estimate the verdict already has (the deferred scenario caught up
-    // with the current one): reused, not computed twice per input.
-    let estimate_later = Memo::new(move |_| {
-        later_scenario.with(|s| {
-            url_warnings.with(|w| {
-                if scenario.with_untracked(|now| now == s) {
-                    estimate.get_untracked()
-                } else {
-                    estimate_with(s, w)
-                }
-            })
-        })
-    });
     // Memos, not derived signals: what reads them reruns only when they change (the
     // units, in particular, are read by every number on the page).
     let warnings = Memo::new(move |_| estimate.with(|e| e.warnings.clone()));
@@ -312,12 +323,12 @@ pub fn App() -> impl IntoView {
     });
     let units = Memo::new(move |_| settings.with(|x| x.view.units));
     let selected = RwSignal::new(None::<usize>);
-    let explorer = use_explorer(settings);
-    let stage = staged(4);
-    let at = move |n: u8| move || stage.get() >= n;
-    // Below the timeline, the explorer's panels and the explanation: built when the reader
-    // scrolls towards them or selects an item to explain (a 1000 px screen shows the verdict,
-    // the chart and the top of the timeline; these cost 100–165 ms of CPU at load).
+    let min_gpus = use_min_gpus(settings);
+    let stage = staged(1);
+    let timeline_on = move || stage.get() >= 1;
+    // Below the timeline, every other panel: a second wasm module ([`split`]), loaded when
+    // the reader scrolls towards it or selects an item to explain (a 1000 px screen shows
+    // the verdict, the chart and the top of the timeline).
     let mid = NodeRef::<leptos::html::Div>::new();
     let near_mid = near_once(mid, "200px");
     Effect::new(move |_| {
@@ -325,10 +336,27 @@ pub fn App() -> impl IntoView {
             near_mid.set(true);
         }
     });
-    // Below those, the comparison, the curve, the tour, the accuracy tables and the exports:
-    // built when the reader scrolls near them (or follows a link to one).
-    let sentinel = NodeRef::<leptos::html::Div>::new();
-    let near = near_once(sentinel, "600px");
+    let below = NodeRef::<leptos::html::Div>::new();
+    Effect::new(move |_| {
+        let Some(el) = below.get() else { return };
+        if near_mid.get() {
+            load_below(el.into(), settings, url_warnings, selected);
+        }
+    });
+    // What the panels below show follows the page, one paint later (as the address bar).
+    Effect::new(move |_| {
+        later.with(|x| {
+            url_warnings.with(|w| {
+                if split::mounted() {
+                    split::send_settings(&encode(x), &serde_json::to_string(w).unwrap_or_default())
+                }
+            })
+        })
+    });
+    Effect::new(move |_| {
+        let i = selected.get().map_or(-1, |i| i as i32);
+        split::send_selected(i);
+    });
     view! {
         <main class="layout">
             <QuickBar estimate units />
@@ -342,30 +370,13 @@ pub fn App() -> impl IntoView {
             <div class="results">
                 <WarningsPanel warnings />
                 <VerdictPanel estimate units />
-                <MinGpusLine settings explorer />
+                <MinGpusLine settings explorer=min_gpus />
                 <ChartPanel estimate units selected />
                 <ServePanel estimate settings units />
-                <Show when=at(1)>
+                <Show when=timeline_on>
                     <TimelinePanel scenario=later_scenario units />
                     <div class="lazy-sentinel" node_ref=mid aria-hidden="true"></div>
-                </Show>
-                <Show when=move || at(1)() && near_mid.get()>
-                    <FitMapPanel settings explorer units />
-                    <BestLayouts settings explorer units />
-                </Show>
-                <Show when=move || at(2)() && near_mid.get()>
-                    <ExplainPanel estimate=estimate_later units selected />
-                    <LedgerTable estimate=estimate_later units selected />
-                    <div class="lazy-sentinel" node_ref=sentinel aria-hidden="true"></div>
-                </Show>
-                <Show when=move || at(3)() && near.get()>
-                    <ZeroComparison scenario=later_scenario units />
-                    <SeqCurve scenario=later_scenario units />
-                </Show>
-                <Show when=move || at(4)() && near.get()>
-                    <LearnPanel units />
-                    <AccuracyPanel />
-                    <ExportPanel settings=later estimate=estimate_later />
+                    <div class="below" node_ref=below data-testid="below"></div>
                 </Show>
             </div>
         </main>

@@ -1,8 +1,8 @@
 //! The layout explorer off the main thread (issue 8: "run off the main thread so that
 //! typing never waits for it").
 //!
-//! Two Web Workers, one for sweeps and one for the fewest-GPU search, each running
-//! this same wasm module: the page posts the `WebAssembly.Module` it was instantiated
+//! Web Workers, one for sweeps (in the second module, [`super::split`]) and one for the
+//! fewest-GPU search (in the first), each running the module that started it: the page posts the `WebAssembly.Module` it was instantiated
 //! from (no second download, no second compile) and the URL of its JS glue (Trunk's
 //! `modulepreload` link); the worker instantiates it (`main` sees no `window` and
 //! mounts nothing) and runs each request as an [`ExploreJob`]. A request is a query
@@ -137,6 +137,14 @@ thread_local! {
     static NEXT_ID: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
     /// Set when a worker could not start or failed: from then on the main thread computes.
     static BROKEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The URL of this module's JS glue, when it is not the page's `modulepreload` link
+    /// (the second module's, [`super::split`]).
+    static GLUE: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Tells the workers to load this module from `url` (the second module's glue).
+pub fn set_glue(url: String) {
+    GLUE.with_borrow_mut(|g| *g = Some(url));
 }
 
 /// Whether the explorer runs on the main thread (no worker could start, or one failed).
@@ -178,12 +186,15 @@ pub fn request(kind: Kind, query: String, done: Done) -> bool {
 
 /// Starts a worker for `kind` and sends it the module; `None` when the browser cannot.
 fn start(kind: Kind) -> Option<Lane> {
-    let js = leptos::prelude::document()
-        .query_selector("link[rel=modulepreload]")
-        .ok()
-        .flatten()
-        .and_then(|el| Reflect::get(&el, &"href".into()).ok())
-        .filter(|v| v.is_string())?;
+    let js = match GLUE.with_borrow(Clone::clone) {
+        Some(url) => JsValue::from(url),
+        None => leptos::prelude::document()
+            .query_selector("link[rel=modulepreload]")
+            .ok()
+            .flatten()
+            .and_then(|el| Reflect::get(&el, &"href".into()).ok())
+            .filter(|v| v.is_string())?,
+    };
     let props = BlobPropertyBag::new();
     props.set_type("text/javascript");
     let blob = Blob::new_with_str_sequence_and_options(&Array::of1(&SCRIPT.into()), &props).ok()?;

@@ -271,20 +271,52 @@ await test('ZeRO panel and comparison: stage change, DP slider, fitting bars mar
 });
 
 await test('below the timeline, panels are built when the reader scrolls towards them or selects an item', 1440, async (page) => {
+  // They are a second wasm module (src/ui/split.rs): not fetched at load.
+  const below = [];
+  page.on('request', (r) => { if (/memfit-below/.test(r.url())) below.push(new URL(r.url()).pathname); });
   await page.goto(`${origin}/?model=llama-2-7b&zero=3&gpus_per_node=8`);
   await page.waitForSelector('[data-testid=per-gpu]');
   await page.getByTestId('timeline').waitFor({ state: 'attached' });
   await page.waitForTimeout(500);
   for (const id of ['explorer', 'ledger', 'learn']) check(await page.getByTestId(id).count() === 0, `${id} built at load`);
-  // Selecting a chart segment builds the explanation (and the ledger beside it).
+  check(below.length === 0, `the second module was fetched at load: ${below}`);
+  // Selecting a chart segment loads it and builds the explanation (and the ledger beside it),
+  // explaining the segment selected in the first module.
   await page.locator('[data-testid=chart] rect[data-component=activations]').first().click();
   await page.getByTestId('explain-item').waitFor({ state: 'attached' });
+  check(below.includes('/memfit-below.js') && below.includes('/memfit-below_bg.wasm'), `second module not fetched on selection: ${below}`);
+  check((await page.getByTestId('explain-formula').textContent()).includes('A·L_c·C'), 'the selection made before the module loaded is not the one explained');
   check(await page.getByTestId('learn').count() === 0, 'the tour built before the reader scrolled there');
+  // A selection made in the second module is explained there; a setting changed in the first
+  // reaches it.
+  await page.locator('[data-testid=ledger] tbody tr').first().click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=explain-formula]').textContent.includes('Ψ'));
+  const ledger = page.getByTestId('ledger');
+  const before = await ledger.textContent();
+  await page.locator('#f-seq').fill('1024');
+  await page.waitForFunction(() => /seq=1024/.test(location.search));
+  // Off screen, the panels below keep their last drawing; in view, they catch up.
+  await ledger.scrollIntoViewIfNeeded();
+  await page.waitForFunction((b) => document.querySelector('[data-testid=ledger]').textContent !== b, before);
   // Scrolling down builds the rest, group by group.
   await page.locator('.lazy-sentinel').last().scrollIntoViewIfNeeded();
   await page.getByTestId('learn').waitFor({ state: 'attached' });
   check(await page.getByTestId('explorer').count() === 1, 'explorer not built');
 });
+
+await test('the second module fails to load: the reader is told, the first screen keeps working', 1440, async (page) => {
+  await page.route(/memfit-below/, (route) => route.abort());
+  await page.goto(`${origin}/?model=llama-2-7b&zero=3&gpus_per_node=8`);
+  await page.waitForSelector('[data-testid=per-gpu]');
+  await page.locator('[data-testid=chart] rect[data-component=activations]').first().click();
+  const msg = page.getByTestId('below');
+  await page.waitForFunction(() => /could not load/.test(document.querySelector('[data-testid=below]')?.textContent ?? ''));
+  check(await msg.getAttribute('role') === 'alert', 'the failure is not announced');
+  check(/Reload the page/.test(await msg.textContent()), 'the failure does not say what to do');
+  const was = await page.getByTestId('per-gpu').textContent();
+  await page.locator('#f-seq').fill('1024');
+  await page.waitForFunction((w) => document.querySelector('[data-testid=per-gpu]').textContent !== w, was);
+}, { allowConsole: /Failed to load resource: net::ERR_FAILED/ });
 
 await test('explain mode: chart segment click, keyboard on a ledger row, all formulas', 1440, async (page) => {
   await open(page, 'zero=3&gpus_per_node=8');

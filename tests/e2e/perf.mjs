@@ -16,7 +16,9 @@
 //                         the result's text changing (MutationObserver)
 //   CPU per change        main-thread task time from the change until 400 ms after it (everything
 //                         the change causes: memfit's charts, timeline and layout sweep included)
-//   shipped gzip -9       the .wasm/.js/.css files the page loads, gzip -9
+//   shipped gzip -9       the .wasm/.js/.css files the page loads at start, gzip -9 (memfit's second
+//                         module, the panels below the timeline, loads when the reader nears
+//                         them: printed apart, "later")
 // Absolute times drift between runs on these machines; compare pages within one run.
 import { chromium } from 'playwright-core';
 import { createServer } from 'node:http';
@@ -104,7 +106,8 @@ const memfit = (name, root, prefix) => ({
       return window.__perf.changes[n][0] - t0;
     }, 1000 + 37 * (i + 1));
   },
-  files: () => gzipOf(root, (n) => /\.(wasm|js|css)$/.test(n)),
+  files: () => gzipOf(root, (n) => /\.(wasm|js|css)$/.test(n) && !n.startsWith('memfit-below')),
+  later: () => gzipOf(root, (n) => n.startsWith('memfit-below') && /\.(wasm|js)$/.test(n)),
 });
 const pages = [memfit('memfit', dist, '')];
 if (before) pages.unshift(memfit('memfit before', before, '/before'));
@@ -198,6 +201,8 @@ console.log(`|---|${pages.map(() => '---').join('|')}|`);
 for (const [label, key] of rows) {
   console.log(`| ${label} | ${pages.map((p) => median(results[p.name][key]).toFixed(1)).join(' | ')} |`);
 }
-console.log(`| shipped code, gzip -9 (bytes) | ${pages.map((p) => sizes[p.name]).join(' | ')} |`);
+console.log(`| shipped code at start, gzip -9 (bytes) | ${pages.map((p) => sizes[p.name]).join(' | ')} |`);
+const later = Object.fromEntries(await Promise.all(pages.map(async (p) => [p.name, p.later ? await p.later() : 0])));
+console.log(`| later, on approach (the panels below the timeline), gzip -9 (bytes) | ${pages.map((p) => later[p.name] || '—').join(' | ')} |`);
 await browser.close();
 server.close();

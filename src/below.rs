@@ -1,0 +1,37 @@
+//! The second wasm module's entry ([`memfit::ui::below`]): the panels below the timeline,
+//! loaded by the page when the reader comes near them. It mounts nothing by itself: the
+//! page calls `mount`, then `settings` and `select` as its state changes. In the
+//! explorer's Web Worker the same module runs sweeps (`ExploreJob`) and mounts nothing.
+
+#[cfg(target_arch = "wasm32")]
+mod exports {
+    use wasm_bindgen::prelude::*;
+
+    /// Mounts the panels into `el` (see [`memfit::ui::below::mount`]).
+    #[wasm_bindgen]
+    pub fn mount(
+        el: web_sys::HtmlElement,
+        glue: String,
+        query: String,
+        warnings: String,
+        selected: i32,
+        on_select: js_sys::Function,
+        on_load: js_sys::Function,
+    ) {
+        memfit::ui::below::mount(el, glue, &query, &warnings, selected, on_select, on_load);
+    }
+
+    /// The page's settings (a query string) and input warnings (JSON) changed.
+    #[wasm_bindgen]
+    pub fn settings(query: String, warnings: String) {
+        memfit::ui::below::set_settings(&query, &warnings);
+    }
+
+    /// The page's selected item changed (-1: none).
+    #[wasm_bindgen]
+    pub fn select(selected: i32) {
+        memfit::ui::below::set_selected(selected);
+    }
+}
+
+fn main() {}

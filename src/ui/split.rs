@@ -1,0 +1,163 @@
+//! The page in two wasm modules. The first (`memfit-web`, loaded at start) holds the
+//! inputs, the verdict, the fewest-GPU line, the breakdown chart, the serving panel and
+//! the timeline. The second (`memfit-below`, [`super::below`]) holds every panel below the
+//! timeline: the fit map, the best layouts, the explanation, the ledger, the comparisons,
+//! the tour, the accuracy tables and the exports. It is fetched, compiled and mounted when
+//! the reader comes near the timeline's end or selects an item to explain, so the code
+//! and the CPU of those panels cost nothing at start (Trunk 0.21 cannot split one module:
+//! trunk-rs/trunk#1022; the second is a separate binary built beside the first).
+//!
+//! The two modules share no memory. What the panels below need travels as the URL
+//! contract: the settings as their query string (`decode(encode(s)) == s`), the input
+//! warnings of the opening link as JSON, and the selected item's index. The first module
+//! calls the second's exports (`mount`, `settings`, `select`); the second calls back two
+//! functions it was given at mount: a layout loaded from the fit map or the table (a
+//! query string) and a selection made in the ledger (an index, -1 for none).
+
+use js_sys::{Function, Object, Promise, Reflect};
+use std::cell::{Cell, RefCell};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+#[wasm_bindgen(inline_js = "export function import_module(url) { return import(url); }")]
+extern "C" {
+    /// `import(url)`: the second module's ES glue (a dynamic import needs no `eval`, so
+    /// the page's Content-Security-Policy stays `script-src 'self'`).
+    #[wasm_bindgen(catch)]
+    fn import_module(url: &str) -> Result<Promise, JsValue>;
+}
+
+/// The file names Trunk gives the second module (a `data-type="worker"` binary keeps its
+/// name unhashed; the link adds the first module's hash as a query to bust caches).
+const GLUE: &str = "memfit-below.js";
+const WASM: &str = "memfit-below_bg.wasm";
+
+thread_local! {
+    /// The second module's namespace once it is mounted.
+    static BELOW: RefCell<Option<Object>> = const { RefCell::new(None) };
+    /// Whether loading has started (it starts once).
+    static STARTED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// What the second module is given when it mounts, read when it is ready (not when the
+/// load started: the reader may have typed in between).
+pub struct Snapshot {
+    /// The settings' query string.
+    pub query: String,
+    /// The input warnings still shown, as JSON.
+    pub warnings: String,
+    /// The selected item, -1 for none.
+    pub selected: i32,
+}
+
+/// Starts loading the second module into `el` (once): `now` gives the state to mount
+/// with; `on_select` and `on_load` are what the second module calls back. A failure is
+/// shown in `el`, with what to do.
+pub fn load(
+    el: web_sys::Element,
+    now: impl Fn() -> Snapshot + 'static,
+    on_select: impl Fn(i32) + 'static,
+    on_load: impl Fn(String) + 'static,
+) {
+    if STARTED.replace(true) {
+        return;
+    }
+    wasm_bindgen_futures::spawn_local(async move {
+        let on_select = Closure::<dyn Fn(i32)>::new(on_select).into_js_value();
+        let on_load = Closure::<dyn Fn(String)>::new(on_load).into_js_value();
+        if let Err(e) = mount(&el, &now, &on_select, &on_load).await {
+            let why = e.as_string().unwrap_or_else(|| format!("{e:?}"));
+            el.set_text_content(Some(&format!(
+                "The panels below the timeline (fit map, best layouts, explanation, ledger, \
+                 comparisons, tour, accuracy, export) could not load: {why}. \
+                 Reload the page to try again."
+            )));
+            let _ = el.set_attribute("role", "alert");
+            let _ = el.set_attribute("class", "panel below-failed");
+        }
+    });
+}
+
+async fn mount(
+    el: &web_sys::Element,
+    now: &dyn Fn() -> Snapshot,
+    on_select: &JsValue,
+    on_load: &JsValue,
+) -> Result<(), JsValue> {
+    let (glue, wasm) = urls().ok_or("this page has no module link to start from")?;
+    let m: Object = JsFuture::from(import_module(&glue)?)
+        .await?
+        .unchecked_into();
+    let opts = Object::new();
+    Reflect::set(&opts, &"module_or_path".into(), &wasm.into())?;
+    JsFuture::from(call(&m, "default", &[opts.into()])?.unchecked_into::<Promise>()).await?;
+    // The state now: what the reader did while the module loaded is included.
+    let first = now();
+    let args = [
+        el.clone().into(),
+        glue.into(),
+        first.query.into(),
+        first.warnings.into(),
+        first.selected.into(),
+        on_select.clone(),
+        on_load.clone(),
+    ];
+    call(&m, "mount", &args)?;
+    BELOW.with_borrow_mut(|b| *b = Some(m));
+    Ok(())
+}
+
+/// Calls the export `name` of module `m`.
+fn call(m: &Object, name: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
+    let f: Function = Reflect::get(m, &name.into())?.dyn_into()?;
+    f.apply(&JsValue::NULL, &args.iter().collect())
+}
+
+/// The second module's glue and wasm URLs: beside the first module's glue (Trunk's
+/// `modulepreload` link), with its hash as a query.
+fn urls() -> Option<(String, String)> {
+    let first = leptos::prelude::document()
+        .query_selector("link[rel=modulepreload]")
+        .ok()
+        .flatten()
+        .and_then(|el| el.get_attribute("href"))?;
+    let base = super::url::href();
+    let first = web_sys::Url::new_with_base(&first, &base).ok()?.href();
+    let version = first
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+        .trim_end_matches(".js")
+        .to_string();
+    let at = |file: &str| {
+        let u = web_sys::Url::new_with_base(file, &first).ok()?;
+        u.set_search(&format!("v={version}"));
+        Some(u.href())
+    };
+    Some((at(GLUE)?, at(WASM)?))
+}
+
+/// Whether the second module is mounted (what to send it is computed only then).
+pub fn mounted() -> bool {
+    BELOW.with_borrow(Option::is_some)
+}
+
+/// Sends the settings (a query string) and the input warnings (JSON) to the second
+/// module, when it is mounted.
+pub fn send_settings(query: &str, warnings: &str) {
+    send("settings", &[query.into(), warnings.into()]);
+}
+
+/// Sends the selected item (-1 for none) to the second module, when it is mounted.
+pub fn send_selected(selected: i32) {
+    send("select", &[selected.into()]);
+}
+
+fn send(name: &str, args: &[JsValue]) {
+    BELOW.with_borrow(|b| {
+        if let Some(m) = b {
+            let _ = call(m, name, args);
+        }
+    });
+}
