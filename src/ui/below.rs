@@ -130,6 +130,20 @@ fn Below(shared: Shared) -> impl IntoView {
     let at = move |n: u8| move || stage.get() >= n;
     let sentinel = NodeRef::<leptos::html::Div>::new();
     let near = near_once(sentinel, "600px");
+    // A link to one of these panels (`?…#zero-compare`, the tour's links) lands on it once
+    // it exists: the browser's own scroll to the fragment ran before this module loaded.
+    Effect::new(move |done: Option<bool>| {
+        if done == Some(true) {
+            return true;
+        }
+        let built = at(3)() && near.get();
+        if built {
+            if let Some(id) = super::url::fragment() {
+                request_animation_frame(move || super::scroll_to(&id));
+            }
+        }
+        built
+    });
     view! {
         <FitMapPanel settings explorer units />
         <BestLayouts settings explorer units />

@@ -137,7 +137,7 @@ pub fn use_explorer(settings: RwSignal<Settings>) -> Explorer {
 pub fn use_min_gpus(settings: RwSignal<Settings>) -> MinSearch {
     let min = RwSignal::new(None::<Arc<(Scenario, MinGpus)>>);
     let key = Memo::new(move |_| settings.with(|x| sweep_key(&x.scenario)));
-    Effect::new(move |_| {
+    Effect::new(move |first: Option<()>| {
         let k = key.get();
         let current = {
             let k = k.clone();
@@ -173,6 +173,9 @@ pub fn use_min_gpus(settings: RwSignal<Settings>) -> MinSearch {
         };
         if worker::on_main_thread() {
             set_timeout(ask, Duration::from_millis(300));
+        } else if first.is_none() {
+            // At load, the worker starts after the first result is painted.
+            request_animation_frame(move || set_timeout(ask, Duration::ZERO));
         } else {
             ask();
         }

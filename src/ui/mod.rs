@@ -299,8 +299,15 @@ pub fn App() -> impl IntoView {
     // costs Chromium 4–6 ms, more than the estimate and the verdict together).
     let later = after_paint(settings, |x| url::replace_query(&encode(x)));
     let later_scenario = Memo::new(move |_| later.with(|x| x.scenario.clone()));
-    // The canonical spelling of the opening link, once (later changes: `after_paint`).
-    url::replace_query(&settings.with_untracked(encode));
+    // The canonical spelling of the opening link, once, after the first result is painted
+    // (a same-document navigation costs 1–2 ms; later changes: `after_paint`). It writes
+    // the settings of that moment, so an edit made before it cannot be overwritten.
+    request_animation_frame(move || {
+        set_timeout(
+            move || url::replace_query(&settings.with_untracked(encode)),
+            std::time::Duration::ZERO,
+        )
+    });
     Effect::new(move |_| {
         let now = settings.get();
         let before = last.get_value();
@@ -382,7 +389,7 @@ pub fn App() -> impl IntoView {
         </main>
         <footer>
             "Formulas: DeepSpeed docs and code, ZeRO paper, Korthikanti et al., Megatron-LM; every ledger line names its source. "
-            "Bytes are exact integers; GiB = 2^30 bytes, GB = 10^9 bytes. Works offline once loaded."
+            "Bytes are exact integers; GiB = 2^30 bytes, GB = 10^9 bytes. Works offline once loaded (the panels below the timeline load when you first scroll to them)."
         </footer>
     }
 }

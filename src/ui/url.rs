@@ -31,6 +31,13 @@ pub fn has_fragment() -> bool {
         .is_ok_and(|h| !h.is_empty() && h != "#")
 }
 
+/// The `#fragment` the page was opened on, without the `#` (a link to one panel).
+pub fn fragment() -> Option<String> {
+    let h = window().location().hash().ok()?;
+    let id = h.trim_start_matches('#');
+    (!id.is_empty()).then(|| id.to_string())
+}
+
 /// The page without its query string (the panic message's reset link): works at `/`
 /// and under any sub-path.
 pub fn reset_href() -> String {

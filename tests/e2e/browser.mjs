@@ -282,8 +282,10 @@ await test('below the timeline, panels are built when the reader scrolls towards
   check(below.length === 0, `the second module was fetched at load: ${below}`);
   // Selecting a chart segment loads it and builds the explanation (and the ledger beside it),
   // explaining the segment selected in the first module.
+  const t0 = Date.now();
   await page.locator('[data-testid=chart] rect[data-component=activations]').first().click();
   await page.getByTestId('explain-item').waitFor({ state: 'attached' });
+  timings.push(['second module: chart click → its explanation in the page (ms)', Date.now() - t0]);
   check(below.includes('/memfit-below.js') && below.includes('/memfit-below_bg.wasm'), `second module not fetched on selection: ${below}`);
   check((await page.getByTestId('explain-formula').textContent()).includes('A·L_c·C'), 'the selection made before the module loaded is not the one explained');
   check(await page.getByTestId('learn').count() === 0, 'the tour built before the reader scrolled there');
@@ -629,7 +631,11 @@ await test('learn: every step\'s link loads its scenario and the page shows the 
     check(gib(bytes) === it.quoted, `step ${i + 1}: CLI says ${gib(bytes)}`);
     check(cli.warnings.length === 0, `step ${i + 1}: warnings ${JSON.stringify(cli.warnings)}`);
     const panel = it.href.split('#')[1];
+    // The panels below the timeline arrive with the second module; the link then lands on its panel.
+    await page.locator(`#${panel}`).waitFor({ state: 'attached', timeout: 10000 }).catch(() => {});
     check(await page.locator(`#${panel}`).count() === 1, `step ${i + 1}: no #${panel} on the page`);
+    await page.waitForFunction((id) => { const r = document.getElementById(id).getBoundingClientRect(); return r.top < innerHeight && r.bottom > 0; }, panel, { timeout: 5000 })
+      .catch(() => { throw new Error(`step ${i + 1}: the link does not land on #${panel}`); });
     if (i === 3) await page.locator(`#${panel}`).screenshot({ path: `${outDir}/learn-step4-${panel}.png` });
     if (i === 5) await page.locator(`#${panel}`).screenshot({ path: `${outDir}/learn-step6-${panel}.png` });
   }
