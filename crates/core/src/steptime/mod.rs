@@ -243,39 +243,86 @@ pub fn step_time(s: &Scenario, p: &Prepared) -> Option<StepTime> {
     step_time_with(s, p, crate::comm::comm_per_step(s, p).dp as f64)
 }
 
-/// [`step_time`] with the data-parallel bytes per step already counted (the explorer has
-/// them for each layout).
-pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepTime> {
-    if s.workload.mode != Mode::Train {
-        return None;
-    }
-    let hw = Hw::of(s);
-    let l = s.layout();
-    let arch = &p.arch;
-    let (t, c, pp) = (l.tp as f64, l.cp as f64, l.pp as f64);
-    let b = s.workload.batch.get() as f64;
-    let seq = s.workload.seq.get() as f64;
-    let m = s.workload.microbatches.get() as f64;
-    let v = s.parallel.vpp.get() as f64;
-    let k = s.numerics.precision.compute_bytes() as f64;
-    let per_node = s.cluster.gpus_per_node.get() as u64;
-    let n_stages = stage_count(arch, &l);
-    let layers = (arch.layers as f64 / n_stages as f64).ceil();
-    let tokens = b * seq / c;
+/// What every part of the step-time model reads of one layout, computed once.
+struct Ctx<'a> {
+    s: &'a Scenario,
+    hw: Hw,
+    l: crate::scenario::Layout,
+    arch: &'a crate::model::Arch,
+    /// TP, CP and PP degrees, the micro-batch, sequence, micro-batches, virtual stages.
+    t: f64,
+    c: f64,
+    pp: f64,
+    b: f64,
+    seq: f64,
+    m: f64,
+    v: f64,
+    /// Bytes per compute value.
+    k: f64,
+    per_node: u64,
+    n_stages: u64,
+    /// Layers on the most loaded stage.
+    layers: f64,
+    /// Tokens per micro-batch on one rank (the sequence split by CP).
+    tokens: f64,
+}
 
-    // One block, forward.
-    let w = flops::block(arch, b, seq, t, c, k);
-    let g: f64 = w.gemms().iter().map(|x| hw.gemm_s(x.flops() / 1e9)).sum();
+impl<'a> Ctx<'a> {
+    fn of(s: &'a Scenario, p: &'a Prepared) -> Ctx<'a> {
+        let l = s.layout();
+        let arch = &p.arch;
+        let n_stages = stage_count(arch, &l);
+        let (b, seq, c) = (
+            s.workload.batch.get() as f64,
+            s.workload.seq.get() as f64,
+            l.cp as f64,
+        );
+        Ctx {
+            s,
+            hw: Hw::of(s),
+            arch,
+            t: l.tp as f64,
+            c,
+            pp: l.pp as f64,
+            b,
+            seq,
+            m: s.workload.microbatches.get() as f64,
+            v: s.parallel.vpp.get() as f64,
+            k: s.numerics.precision.compute_bytes() as f64,
+            per_node: s.cluster.gpus_per_node.get() as u64,
+            n_stages: n_stages as u64,
+            layers: (arch.layers as f64 / n_stages as f64).ceil(),
+            tokens: b * seq / c,
+            l,
+        }
+    }
+}
+
+/// One block's compute per micro-batch, seconds: its GEMMs `g`, attention `a`, element-wise
+/// work `e`, forward, backward and recomputation (see [`step_time`]'s formula).
+struct Block {
+    w: flops::BlockWork,
+    g: f64,
+    a: f64,
+    fwd: f64,
+    bwd: f64,
+    recompute: f64,
+}
+
+fn block(x: &Ctx) -> Block {
+    let (s, hw, arch, k) = (x.s, &x.hw, x.arch, x.k);
+    let w = flops::block(arch, x.b, x.seq, x.t, x.c, k);
+    let g: f64 = w.gemms().iter().map(|y| hw.gemm_s(y.flops() / 1e9)).sum();
     // Attention runs in 16 bits even in fp8 training.
     let peak16 = perf(&s.cluster.gpu).tflops_16 * 1e12;
-    let heads = (arch.heads as f64 / t).ceil();
+    let heads = (arch.heads as f64 / x.t).ceil();
     let a = match s.activations.attn {
         Attn::Eager => {
             // Both products over the full s² (masked afterwards), one head at a time, and
             // the softmax (+ dropout mask) reading and writing the scores.
-            let one = 2.0 * seq * (seq / c) * arch.head_dim as f64 / 1e9;
-            let gemms = 2.0 * b * heads * hw.gemm_s(one);
-            let scores = b * heads * seq * (seq / c);
+            let one = 2.0 * x.seq * (x.seq / x.c) * arch.head_dim as f64 / 1e9;
+            let gemms = 2.0 * x.b * heads * hw.gemm_s(one);
+            let scores = x.b * heads * x.seq * (x.seq / x.c);
             let drop = if s.activations.dropout { 3.0 } else { 0.0 };
             gemms + scores * (2.0 * k + drop) / (hw.hbm * 1e9 * HBM_EFFICIENCY)
         }
@@ -285,7 +332,7 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
     let casts = if s.numerics.precision == Precision::Fp8 {
         w.gemms()
             .iter()
-            .map(|x| x.m * x.k * x.count * 3.0)
+            .map(|y| y.m * y.k * y.count * 3.0)
             .sum::<f64>()
     } else {
         0.0
@@ -298,43 +345,71 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
         Recompute::Selective => a,
         Recompute::Full => fwd,
     };
-    // Tensor parallelism: 4 all-reduces (or all-gather + reduce-scatter pairs) of the
-    // block's activations per micro-batch, 6 with full recomputation.
-    let (tp_bw, tp_eff, tp_alpha) = link(&hw, l.tp as u64, per_node);
-    let n_tp = if s.activations.recompute == Recompute::Full {
+    Block {
+        w,
+        g,
+        a,
+        fwd,
+        bwd,
+        recompute,
+    }
+}
+
+/// Tensor parallelism per block and micro-batch: 4 all-reduces (or all-gather +
+/// reduce-scatter pairs) of the block's activations, 6 with full recomputation; with
+/// `tp_overlap` (Transformer Engine's userbuffers) the collectives run under the GEMMs they
+/// feed and what the GEMMs cannot cover stays exposed. `(whole, exposed)` seconds.
+fn tp_time(x: &Ctx, blk: &Block) -> (f64, f64) {
+    let (tp_bw, tp_eff, tp_alpha) = link(&x.hw, x.l.tp as u64, x.per_node);
+    let n_tp = if x.s.activations.recompute == Recompute::Full {
         6.0
     } else {
         4.0
     };
-    let act_bytes = tokens * arch.hidden as f64 * k;
-    let tp_one = collective(act_bytes, t, 2.0, tp_bw, tp_eff, tp_alpha);
+    let tp_one = collective(act_bytes(x), x.t, 2.0, tp_bw, tp_eff, tp_alpha);
     let tp_whole = n_tp * tp_one;
-    // With `tp_overlap` (Transformer Engine's userbuffers) the collectives run under the
-    // GEMMs they feed; what the GEMMs cannot cover stays exposed.
-    let tp = if s.runtime.tp_overlap {
-        (tp_whole - (g + 2.0 * g) * 0.5).max(0.0)
+    let tp = if x.s.runtime.tp_overlap {
+        (tp_whole - (blk.g + 2.0 * blk.g) * 0.5).max(0.0)
     } else {
         tp_whole
     };
-    // Context parallelism: K and V passed c − 1 times (forward), K, V, dK, dV (backward),
-    // overlapped with the attention.
-    let (cp_bw, cp_eff, cp_alpha) = link(&hw, l.tp as u64 * l.cp as u64, per_node);
-    let kv_bytes = 2.0 * tokens * (arch.kv_heads as f64 / t).ceil() * arch.head_dim as f64 * k;
-    let cp_total = if l.cp > 1 {
-        3.0 * (c - 1.0) * (cp_alpha + kv_bytes / (cp_bw * 1e9 * cp_eff))
+    (tp_whole, tp)
+}
+
+/// One micro-batch's block activations on one rank, bytes (TP's and PP's messages).
+fn act_bytes(x: &Ctx) -> f64 {
+    x.tokens * x.arch.hidden as f64 * x.k
+}
+
+/// Context parallelism per block and micro-batch: K and V passed c − 1 times (forward),
+/// K, V, dK, dV (backward), overlapped with the attention. `(whole, exposed)` seconds.
+fn cp_time(x: &Ctx, blk: &Block) -> (f64, f64) {
+    let (cp_bw, cp_eff, cp_alpha) = link(&x.hw, x.l.tp as u64 * x.l.cp as u64, x.per_node);
+    let kv_bytes =
+        2.0 * x.tokens * (x.arch.kv_heads as f64 / x.t).ceil() * x.arch.head_dim as f64 * x.k;
+    let cp_total = if x.l.cp > 1 {
+        3.0 * (x.c - 1.0) * (cp_alpha + kv_bytes / (cp_bw * 1e9 * cp_eff))
     } else {
         0.0
     };
-    let cp_exposed = (cp_total - (1.0 + ATTENTION_BACKWARD) * a).max(0.0);
-    // Expert parallelism: dispatch and combine, forward and backward.
-    let ep = s.ep_ranks() as f64;
-    let ep_total = if arch.experts > 0 && ep > 1.0 {
-        let (bw, eff, alpha) = link(&hw, l.tp as u64 * ep as u64, per_node);
+    (
+        cp_total,
+        (cp_total - (1.0 + ATTENTION_BACKWARD) * blk.a).max(0.0),
+    )
+}
+
+/// Expert parallelism per block and micro-batch: dispatch and combine, forward and
+/// backward, on the MoE layers' share. Seconds.
+fn ep_time(x: &Ctx) -> f64 {
+    let arch = x.arch;
+    let ep = x.s.ep_ranks() as f64;
+    if arch.experts > 0 && ep > 1.0 {
+        let (bw, eff, alpha) = link(&x.hw, x.l.tp as u64 * ep as u64, x.per_node);
         let moe_share =
             (arch.layers - arch.first_dense.min(arch.layers)) as f64 / arch.layers as f64;
         4.0 * moe_share
             * collective(
-                tokens * arch.top_k as f64 * arch.hidden as f64 * k,
+                x.tokens * arch.top_k as f64 * arch.hidden as f64 * x.k,
                 ep,
                 1.0,
                 bw,
@@ -343,26 +418,36 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
             )
     } else {
         0.0
-    };
-    let block_mb = fwd + bwd + recompute + tp + ep_total + cp_exposed;
-    // The last stage also computes the logits (and the first the embedding, a lookup).
-    let logits = hw.gemm_s(flops::logits(arch, tokens, t).flops() / 1e9) * 3.0;
-    let t_mb = layers * block_mb + logits;
+    }
+}
 
-    // The pipeline.
-    let bubble = if l.pp > 1 { (pp - 1.0) / v * t_mb } else { 0.0 };
-    let (pp_bw, pp_eff, pp_alpha) =
-        link(&hw, l.tp as u64 * l.cp as u64 * l.dp as u64 + 1, per_node);
-    let p2p_bytes = act_bytes / if s.parallel.sp { t } else { 1.0 };
-    let pp_comm = if l.pp > 1 {
-        2.0 * m * v * (pp_alpha + p2p_bytes / (pp_bw * 1e9 * pp_eff))
+/// The pipeline: `(bubble, point-to-point, whole)` seconds for `t_mb` per micro-batch.
+fn pipeline_time(x: &Ctx, t_mb: f64) -> (f64, f64, f64) {
+    let l = &x.l;
+    let bubble = if l.pp > 1 {
+        (x.pp - 1.0) / x.v * t_mb
     } else {
         0.0
     };
-    let pipeline = m * t_mb + bubble + pp_comm;
+    let (pp_bw, pp_eff, pp_alpha) = link(
+        &x.hw,
+        l.tp as u64 * l.cp as u64 * l.dp as u64 + 1,
+        x.per_node,
+    );
+    let p2p_bytes = act_bytes(x) / if x.s.parallel.sp { x.t } else { 1.0 };
+    let pp_comm = if l.pp > 1 {
+        2.0 * x.m * x.v * (pp_alpha + p2p_bytes / (pp_bw * 1e9 * pp_eff))
+    } else {
+        0.0
+    };
+    (bubble, pp_comm, x.m * t_mb + bubble + pp_comm)
+}
 
-    // Data parallelism.
-    let (dp_bw, dp_eff, dp_alpha) = link(&hw, l.tp as u64 * l.cp as u64 * l.dp as u64, per_node);
+/// Data parallelism: `(whole, exposed)` seconds for `dp_bytes` sent per step (see
+/// [`step_time`]'s formula for what each stage hides behind the compute).
+fn dp_time(x: &Ctx, blk: &Block, dp_bytes: f64) -> (f64, f64) {
+    let (hw, l, s, layers, m, k) = (&x.hw, &x.l, x.s, x.layers, x.m, x.k);
+    let (dp_bw, dp_eff, dp_alpha) = link(hw, l.tp as u64 * l.cp as u64 * l.dp as u64, x.per_node);
     let dp_total = if dp_bytes > 0.0 {
         // The comm module counts bytes sent; a ring moves them at the bus bandwidth.
         dp_alpha * layers
@@ -377,8 +462,7 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
     } else {
         0.0
     };
-    let zero3 = s.zero() == Zero::Z3;
-    let dp_exposed = if zero3 {
+    let dp_exposed = if s.zero() == Zero::Z3 {
         // Per layer and micro-batch three collectives (gather for the forward, gather for
         // the backward, reduce-scatter of the gradients), each prefetched behind a third of
         // the layer's compute; the first gather has nothing to hide behind. The gathers
@@ -392,41 +476,68 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
             0.0
         };
         let per_layer = dp_total / (layers * m).max(1.0);
-        let window = (fwd + bwd + recompute) / 3.0;
+        let window = (blk.fwd + blk.bwd + blk.recompute) / 3.0;
         let (gather, reduce) = (per_layer * k / (2.0 * k + r), per_layer * r / (2.0 * k + r));
         ((gather - window).max(0.0) * 2.0 + (reduce - window).max(0.0)) * layers * m + gather
     } else {
-        let last_bwd = layers * bwd;
+        let last_bwd = layers * blk.bwd;
         (dp_total - last_bwd).max(dp_total / layers.max(1.0))
     };
+    (dp_total, dp_exposed)
+}
 
-    // The optimizer step on this rank's share of the stage's parameters.
-    let stage_params = p.psi as f64 / n_stages as f64 / t;
+/// The optimizer step on this rank's share of the stage's parameters: `(on the GPU,
+/// offloaded: PCIe transfers + CPU-Adam)` seconds.
+fn optimizer_time(x: &Ctx, p: &Prepared) -> (f64, f64) {
+    let s = x.s;
+    let stage_params = p.psi as f64 / x.n_stages as f64 / x.t;
     let shard = if s.zero() >= Zero::Z1 {
         s.shard_degree() as f64
     } else {
         1.0
     };
     let local = stage_params / shard;
-    let (optimizer, offload) = if s.offload.optimizer != Offload::None {
-        let gpus_on_node = per_node as f64;
+    if s.offload.optimizer != Offload::None {
+        let gpus_on_node = x.per_node as f64;
         (
             0.0,
             local * 6.0 / (PCIE_GBPS * 1e9) + local * gpus_on_node / CPU_ADAM_PER_S,
         )
     } else {
-        (local * ADAM_BYTES / (hw.hbm * 1e9 * HBM_EFFICIENCY), 0.0)
-    };
+        (local * ADAM_BYTES / (x.hw.hbm * 1e9 * HBM_EFFICIENCY), 0.0)
+    }
+}
+
+/// [`step_time`] with the data-parallel bytes per step already counted (the explorer has
+/// them for each layout).
+pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepTime> {
+    if s.workload.mode != Mode::Train {
+        return None;
+    }
+    let x = Ctx::of(s, p);
+    let (m, layers) = (x.m, x.layers);
+    let blk = block(&x);
+    let (tp_whole, tp) = tp_time(&x, &blk);
+    let (cp_total, cp_exposed) = cp_time(&x, &blk);
+    let ep_total = ep_time(&x);
+    let block_mb = blk.fwd + blk.bwd + blk.recompute + tp + ep_total + cp_exposed;
+    // The last stage also computes the logits (and the first the embedding, a lookup).
+    let logits =
+        x.hw.gemm_s(flops::logits(x.arch, x.tokens, x.t).flops() / 1e9) * 3.0;
+    let t_mb = layers * block_mb + logits;
+    let (bubble, pp_comm, pipeline) = pipeline_time(&x, t_mb);
+    let (dp_total, dp_exposed) = dp_time(&x, &blk, dp_bytes);
+    let (optimizer, offload) = optimizer_time(&x, p);
 
     let step = pipeline + dp_exposed + optimizer + offload;
-    let gpus = l.world as f64;
-    let tokens_step = l.dp as f64 * m * b * seq;
-    let f_token = flops::model_flops_per_token(arch, seq);
-    let peak = hw.tflops * 1e12;
+    let gpus = x.l.world as f64;
+    let tokens_step = x.l.dp as f64 * m * x.b * x.seq;
+    let f_token = flops::model_flops_per_token(x.arch, x.seq);
+    let peak = x.hw.tflops * 1e12;
     let mfu = f_token * tokens_step / (step * gpus * peak);
     let extra = match s.activations.recompute {
         Recompute::None => 0.0,
-        Recompute::Selective => w.attention_flops / w.flops() / 3.0,
+        Recompute::Selective => blk.w.attention_flops / blk.w.flops() / 3.0,
         Recompute::Full => 1.0 / 3.0,
     };
     let exposed = m * layers * (tp + ep_total + cp_exposed) + pp_comm + dp_exposed;
@@ -437,8 +548,8 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
         mfu,
         hfu: mfu * (1.0 + extra),
         breakdown: Breakdown {
-            compute_s: m * (layers * (fwd + bwd) + logits),
-            recompute_s: m * layers * recompute,
+            compute_s: m * (layers * (blk.fwd + blk.bwd) + logits),
+            recompute_s: m * layers * blk.recompute,
             tp_comm_s: m * layers * tp_whole,
             dp_comm_s: dp_total,
             pp_comm_s: pp_comm,
