@@ -423,56 +423,37 @@ fn mlp_width(s: &Scenario, arch: &Arch) -> (u128, String) {
     }
 }
 
-/// One layer's transient forward tensors and the logits, at prefill and per decoded
-/// token; see [`inference_items`] for the formula (`logits=all`: every position's).
-fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledger) {
-    let (sq, n) = (s.workload.seq.get() as u128, s.workload.gen as u128);
-    // Eager attention's scores (0 with flash/SDPA): at prefill T = S = s; per decoded token
-    // T = 1 over at most S = s + n keys.
-    let (e_pre, e_dec) = (
-        eager_scores(s, arch, k, t, sq, sq),
-        eager_scores(s, arch, k, t, 1, sq + n),
-    );
-    let eager = |name: &'static str, e: &Expr| {
-        let v = e.eval_u128().unwrap_or(0);
-        (v > 0).then(|| {
-            (
-                Sym(name, v),
-                format!("; {name} = {} ({})", e.symbols(), e.values()),
-            )
-        })
-    };
-    let (ae_pre, ae_dec) = (eager("A_e", &e_pre), eager("A_e", &e_dec));
-    // What eager attention leaves alive through the MLP: its returned probabilities.
-    let (we_pre, we_dec) = (
-        eager("W_e", &eager_probs(s, arch, k, t, sq, sq)),
-        eager("W_e", &eager_probs(s, arch, k, t, 1, sq + n)),
-    );
-    let (w_a, w_m) = (attention_width(arch), mlp_width(s, arch));
-    let ws = format!("; {}, {}", w_a.1, w_m.1);
-    let (w_a, w_m) = (Sym("w_a", w_a.0), Sym("w_m", w_m.0));
-    let ws_text = || ws.clone();
-    let plus = |e: Expr, ae: &Option<(Tok, String)>| match ae {
-        Some((sym, _)) => e.then(&[*sym, Add]),
-        None => e,
-    };
-    let ctx = |ae: &Option<(Tok, String)>, we: &Option<(Tok, String)>| {
-        match (ae, we) {
-        (Some((_, a)), Some((_, w))) => format!(
-            "eager attention's scores at the softmax and the additive mask{a}; its probabilities, returned and held through the MLP{w}{}",
-            ws_text()
-        ),
-        _ => ws_text().trim_start_matches("; ").to_string(),
-    }
-    };
-    let (b, h) = (
-        Sym("b", s.workload.batch.get() as u128),
-        Sym("h", arch.hidden as u128),
-    );
-    let (k, t) = (Sym("k", k as u128), Sym("t", t as u128));
-    let vocab = Sym("V", arch.vocab as u128);
-    // One layer's two moments: `k·b·T·(3h + ⌈w/t⌉)`, the attention's with its eager scores.
-    let moment = |tokens: Tok, w: Tok| {
+/// An eager-attention term of the working set: its symbol and the text that defines it
+/// (`None` when it is 0: flash / SDPA attention).
+type EagerTerm = Option<(Tok, String)>;
+
+fn eager_term(name: &'static str, e: &Expr) -> EagerTerm {
+    let v = e.eval_u128().unwrap_or(0);
+    (v > 0).then(|| {
+        (
+            Sym(name, v),
+            format!("; {name} = {} ({})", e.symbols(), e.values()),
+        )
+    })
+}
+
+/// The symbols the working set's formulas share: bytes per value `k`, batch `b`, hidden
+/// `h`, TP degree `t`, vocabulary `V`, the attention's and the MLP's widths.
+#[derive(Clone, Copy)]
+struct WsSyms {
+    k: Tok,
+    b: Tok,
+    h: Tok,
+    t: Tok,
+    vocab: Tok,
+    w_a: Tok,
+    w_m: Tok,
+}
+
+impl WsSyms {
+    /// One layer's moment: `k·b·T·(3h + ⌈w/t⌉)`.
+    fn moment(&self, tokens: Tok, w: Tok) -> Expr {
+        let WsSyms { k, b, h, t, .. } = *self;
         Expr::new(&[
             k,
             b,
@@ -488,23 +469,51 @@ fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledge
             Add,
             Mul,
         ])
-    };
-    let layer = |tokens: Tok, ae: &Option<(Tok, String)>, we: &Option<(Tok, String)>| {
-        plus(moment(tokens, w_a), ae)
-            .then(plus(moment(tokens, w_m), we).tokens())
+    }
+
+    /// One layer's two moments, the attention's with its eager scores and the MLP's with
+    /// eager attention's returned probabilities: the larger counts.
+    fn layer(&self, tokens: Tok, ae: &EagerTerm, we: &EagerTerm) -> Expr {
+        let plus = |e: Expr, term: &EagerTerm| match term {
+            Some((sym, _)) => e.then(&[*sym, Add]),
+            None => e,
+        };
+        plus(self.moment(tokens, self.w_a), ae)
+            .then(plus(self.moment(tokens, self.w_m), we).tokens())
             .then(&[Max])
-    };
-    let work = |tokens: Tok, ae: &Option<(Tok, String)>, we: &Option<(Tok, String)>| {
-        layer(tokens, ae, we).then(&[Num(4), b, Mul, vocab, Mul, Add])
-    };
-    let src = "memfit: one layer's forward tensors (flash/SDPA attention, nothing kept) + last-position fp32 logits; measured with MemTracker (tools/measure_pytorch.py: prefill working set 8,699,904 B = 4·2·384·(3·256 + 3·688), Llama shape)";
-    let (comp, gpu) = (Component::Workspace, Location::Gpu);
-    let pre_ctx = || ctx(&ae_pre, &we_pre);
-    let seq = Sym("s", s.workload.seq.get() as u128);
-    let pre = [Phase::Prefill];
-    // One layer's tensors at T = s, for the variants whose logits follow the last layer.
-    let at_layer = layer(seq, &ae_pre, &we_pre);
-    let (e, note, pre_src) = match s.workload.logits {
+    }
+
+    /// [`Self::layer`], then the last position's fp32 logits `4·b·V`.
+    fn work(&self, tokens: Tok, ae: &EagerTerm, we: &EagerTerm) -> Expr {
+        self.layer(tokens, ae, we)
+            .then(&[Num(4), self.b, Mul, self.vocab, Mul, Add])
+    }
+}
+
+/// The working set's context text: the eager terms' definitions, then the widths'.
+fn workspace_context(ae: &EagerTerm, we: &EagerTerm, ws: &str) -> String {
+    match (ae, we) {
+        (Some((_, a)), Some((_, w))) => format!(
+            "eager attention's scores at the softmax and the additive mask{a}; its probabilities, returned and held through the MLP{w}{ws}"
+        ),
+        _ => ws.trim_start_matches("; ").to_string(),
+    }
+}
+
+const WORKSPACE_SOURCE: &str = "memfit: one layer's forward tensors (flash/SDPA attention, nothing kept) + last-position fp32 logits; measured with MemTracker (tools/measure_pytorch.py: prefill working set 8,699,904 B = 4·2·384·(3·256 + 3·688), Llama shape)";
+
+/// The prefill's working set by `logits`: `(expression, note, source)`, from one layer's
+/// tensors at T = s (`at_layer`) and that plus the last position's logits (`last`).
+fn prefill_workspace(
+    s: &Scenario,
+    arch: &Arch,
+    sy: &WsSyms,
+    seq: Tok,
+    at_layer: Expr,
+    last: Expr,
+) -> (Expr, &'static str, &'static str) {
+    let WsSyms { k, b, t, vocab, .. } = *sy;
+    match s.workload.logits {
         Logits::All => {
             // Every prompt position's logits and the loss over them (evaluation,
             // perplexity): the larger of the two moments counts.
@@ -548,13 +557,44 @@ fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledge
             "Hugging Face `model(input_ids, logits_to_keep=0)`: `lm_head(hidden_states[:, slice(-0, None)])` keeps every position, in the model's dtype; Gemma 2's `final_logit_softcapping` (modeling_gemma2.py: `logits = logits / cap; logits = torch.tanh(logits); logits = logits * cap`)",
         ),
         Logits::Last => (
-            work(seq, &ae_pre, &we_pre),
+            last,
             "one layer's tensors at T = s tokens, then the last position's fp32 logits",
-            src,
+            WORKSPACE_SOURCE,
         ),
+    }
+}
+
+/// One layer's transient forward tensors and the logits, at prefill and per decoded
+/// token; see [`inference_items`] for the formula (`logits=all`: every position's).
+fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledger) {
+    let (sq, n) = (s.workload.seq.get() as u128, s.workload.gen as u128);
+    // Eager attention's scores (0 with flash/SDPA): at prefill T = S = s; per decoded token
+    // T = 1 over at most S = s + n keys; and what eager attention leaves alive through the
+    // MLP: its returned probabilities.
+    let ae_pre = eager_term("A_e", &eager_scores(s, arch, k, t, sq, sq));
+    let ae_dec = eager_term("A_e", &eager_scores(s, arch, k, t, 1, sq + n));
+    let we_pre = eager_term("W_e", &eager_probs(s, arch, k, t, sq, sq));
+    let we_dec = eager_term("W_e", &eager_probs(s, arch, k, t, 1, sq + n));
+    let (w_a, w_m) = (attention_width(arch), mlp_width(s, arch));
+    let ws = format!("; {}, {}", w_a.1, w_m.1);
+    let sy = WsSyms {
+        k: Sym("k", k as u128),
+        b: Sym("b", s.workload.batch.get() as u128),
+        h: Sym("h", arch.hidden as u128),
+        t: Sym("t", t as u128),
+        vocab: Sym("V", arch.vocab as u128),
+        w_a: Sym("w_a", w_a.0),
+        w_m: Sym("w_m", w_m.0),
     };
+    let (comp, gpu) = (Component::Workspace, Location::Gpu);
+    let seq = Sym("s", s.workload.seq.get() as u128);
+    // One layer's tensors at T = s, for the variants whose logits follow the last layer.
+    let at_layer = sy.layer(seq, &ae_pre, &we_pre);
+    let last = sy.work(seq, &ae_pre, &we_pre);
+    let (e, note, pre_src) = prefill_workspace(s, arch, &sy, seq, at_layer, last);
+    let pre_ctx = || workspace_context(&ae_pre, &we_pre, &ws);
     ledger.push_expr(
-        &pre,
+        &[Phase::Prefill],
         Mech::PrefillWorkspace,
         comp,
         gpu,
@@ -563,19 +603,17 @@ fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledge
         pre_ctx,
         pre_src,
     );
-    let e = work(Num(1), &ae_dec, &we_dec);
-    let dec_ctx = || ctx(&ae_dec, &we_dec);
-    let note = "one decoded token";
-    let dec = [Phase::Decode];
+    let e = sy.work(Num(1), &ae_dec, &we_dec);
+    let dec_ctx = || workspace_context(&ae_dec, &we_dec, &ws);
     ledger.push_expr(
-        &dec,
+        &[Phase::Decode],
         Mech::DecodeWorkspace,
         comp,
         gpu,
         &e,
-        note,
+        "one decoded token",
         dec_ctx,
-        src,
+        WORKSPACE_SOURCE,
     );
 }
 
