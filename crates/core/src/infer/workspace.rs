@@ -1,0 +1,406 @@
+//! One layer's transient forward tensors at inference (the prefill's and a decoded
+//! token's working set) and the logits after the last layer: the mechanisms the
+//! tensor-by-tensor traces of Hugging Face inference showed (eager attention's scores and
+//! returned probabilities, `repeat_kv`'s copies, GPT-2's `gelu_new`, MoE dispatch, the
+//! final soft-capping).
+
+use crate::expr::{Expr, Tok, Tok::*};
+use crate::ledger::{Component, Ledger, Location, Mech, Phase};
+use crate::model::Arch;
+use crate::scenario::{Logits, Scenario};
+
+/// Eager attention's score tensors at the moment of its softmax, for `tokens` queries over
+/// `keys` keys, and the additive mask the model builds once per forward; 0 for flash/SDPA.
+///
+/// # Formula
+/// ```text
+/// A_e = b·⌈a/t⌉·T·S·(k + 4 + u) + b·T·S·k      (eager; u = 4 when k < 4, else 0)
+/// A_e = b·⌈a/t⌉·T·S·2·k + b·T·S·k              (softmax in the model's dtype: GPT-2)
+/// ```
+/// The masked scores (`k`), their fp32 upcast that `softmax(…, dtype=float32)` takes first
+/// when `k < 4` (`u`), and its fp32 output, alive together; then the 4-D additive mask
+/// (`b·1·T·S`, model dtype) that every layer reads. `T` queries (`s` at prefill, 1 per
+/// decoded token), `S` keys (`s`, then up to `s + n`). GPT-2's own eager attention takes
+/// the softmax in the model's dtype: its peak is the score product and the scaled scores,
+/// two tensors of `k` bytes (`Arch::softmax_in_dtype`; in fp32 both forms give 8 bytes).
+/// Source: Hugging Face `eager_attention_forward` (transformers 5.24: matmul · scaling +
+/// mask, `softmax(dtype=torch.float32).to(query.dtype)`); measured with MemTracker
+/// (`tools/measure_hf.py`, Llama shape h = 256, a = 8, b = 1, s = 512, bf16: the prefill
+/// working set 23.1 MB = 10·8·512² + 2·512² + the layer's other tensors).
+///
+/// GPT-2's form: traced with MemTracker (`prefill/gpt2/s/bf16/eager/ltk0/b1s512` peaks at the
+/// `* scaling` multiply, modeling_gpt2.py:59, with two bf16 `[8, 512, 512]` tensors).
+///
+/// # Example
+/// b = 1, a = 8, t = 1, T = S = 512, bf16 (k = 2, u = 4):
+/// 8·512²·10 + 512²·2 = 20,971,520 + 524,288 = 21,495,808 B; GPT-2's form:
+/// 8·512²·4 + 512²·2 = 8,912,896 B.
+pub(super) fn eager_scores(
+    s: &Scenario,
+    arch: &Arch,
+    k: u64,
+    t: u64,
+    tokens: u128,
+    keys: u128,
+) -> Expr {
+    let kk = Sym("k", k as u128);
+    if arch.softmax_in_dtype {
+        return score_tensors(s, arch, t, tokens, keys, k, &[Num(2), Mul, kk, Mul]);
+    }
+    let u = Sym("u", if k < 4 { 4 } else { 0 });
+    score_tensors(s, arch, t, tokens, keys, k, &[kk, Num(4), Add, u, Add, Mul])
+}
+
+/// Score-sized tensors of eager attention, `b·⌈a/t⌉·T·S·c + b·T·S·k` with the bytes per
+/// score element `c` given as the tokens that multiply the stack's top (`c` = `k + 4 + u`,
+/// `2·k` or `k`), plus the additive mask; 0 with flash/SDPA. See [`eager_scores`] and
+/// [`eager_probs`] for the formulas and sources.
+fn score_tensors(
+    s: &Scenario,
+    arch: &Arch,
+    t: u64,
+    tokens: u128,
+    keys: u128,
+    k: u64,
+    per_element: &[Tok],
+) -> Expr {
+    if s.activations.attn != crate::scenario::Attn::Eager {
+        return Expr::new(&[Num(0)]);
+    }
+    let b = Sym("b", s.workload.batch.get() as u128);
+    let (tq, sk) = (Sym("T", tokens), Sym("S", keys));
+    let heads = [
+        b,
+        Sym("a", arch.heads as u128),
+        Sym("t", t as u128),
+        DivCeil,
+        Mul,
+        tq,
+        Mul,
+        sk,
+        Mul,
+    ];
+    let mask = [b, tq, Mul, sk, Mul, Sym("k", k as u128), Mul, Add];
+    Expr::new(&heads).then(per_element).then(&mask)
+}
+
+/// What eager attention leaves alive after it returns: the probabilities (the softmax's
+/// output in the model's dtype, returned as `attn_weights` and held by the decoder layer's
+/// locals through its MLP), and the additive mask; 0 for flash/SDPA (which return none).
+///
+/// # Formula
+/// `W_e = b·⌈a/t⌉·T·S·k + b·T·S·k`
+///
+/// Source: Hugging Face decoder layers (transformers 5.24) keep the attention's second
+/// output (`hidden_states, self_attn_weights = self.self_attn(…)`, or `_`) until they return;
+/// traced with MemTracker on `prefill/gemma2/m/fp32/eager/ltk1/b2s384`: the peak is in the
+/// last layer's MLP with the fp32 `[2, 6, 384, 384]` probabilities (7,077,888 B) alive.
+///
+/// # Example
+/// b = 2, a = 6, t = 1, T = S = 384, fp32: 2·6·384²·4 + 2·384²·4 = 8,257,536 B.
+pub(super) fn eager_probs(
+    s: &Scenario,
+    arch: &Arch,
+    k: u64,
+    t: u64,
+    tokens: u128,
+    keys: u128,
+) -> Expr {
+    score_tensors(s, arch, t, tokens, keys, k, &[Sym("k", k as u128), Mul])
+}
+
+/// Per-token width of the attention's transient tensors at inference (beyond the three
+/// `h`-wide ones), and its text.
+///
+/// # Formula
+/// `w_a = (a + 2·a_kv)·d + 2·a·d·[a_kv < a]` — q, k and v, and the copies `repeat_kv` makes
+/// of k and v for `a` heads (grouped-query attention only: with `a_kv = a` it returns its
+/// input, and no copy is made).
+///
+/// Source: Hugging Face `repeat_kv` (transformers 5.24, `if n_rep == 1: return
+/// hidden_states`); traced with MemTracker on GPT-2 (`prefill/gpt2/s/bf16/eager/ltk0`: the
+/// `c_attn` output, no copies) and Llama (`prefill/llama/s/bf16/eager/ltk0`: two copies).
+///
+/// # Example
+/// Llama shape a = 8, a_kv = 2, d = 32: (8 + 4)·32 + 2·8·32 = 896; GPT-2 a = a_kv = 8:
+/// (8 + 16)·32 = 768.
+fn attention_width(arch: &Arch) -> (u128, String) {
+    let (a, kv, d) = (
+        arch.heads as u128,
+        arch.kv_heads as u128,
+        arch.head_dim as u128,
+    );
+    let r = u128::from(kv < a);
+    let w = (a + 2 * kv) * d + r * 2 * a * d;
+    (
+        w,
+        format!("w_a = (a + 2·a_kv)·d + 2·a·d·[a_kv < a] = ({a} + 2·{kv})·{d} + {r}·2·{a}·{d}"),
+    )
+}
+
+/// Per-token width of a mixture-of-experts layer's transient tensors at inference (Hugging
+/// Face's grouped dispatch), and its text.
+///
+/// # Formula
+/// ```text
+/// shared  = m·n_s·f_e                         the shared experts run first (their MLP's tensors)
+/// routed  = top_k·(h + u·f_e) + [n_s > 0]·h   then each token's routed copies, the shared output
+///                                             kept: the gathered input and, per copy, u = 4
+///                                             (SwiGLU: the fused gate-up output 2·f_e, the
+///                                             activation and the product) or u = 2 (GELU)
+/// w_m     = max(routed, shared)
+/// ```
+/// Source: transformers 5.24 `integrations/moe.py` (`grouped_mm_experts_forward`: the hidden
+/// states gathered per routed copy, `_grouped_linear` for gate-up, then `act_fn(gate) * up`;
+/// Qwen2-MoE's block calls its shared expert before the routed ones). Traced with MemTracker:
+/// `infer/mixtral/s/fp32/sdpa/static/gen32/b3s128` peaks at that product with `[768, 256]`,
+/// `[768, 1024]`, `[768, 512]`, `[768, 512]` fp32 tensors for 384 tokens × top-2;
+/// `infer/qwen2_moe/s/fp32/sdpa/static/gen32/b3s128` the same with the shared output `[384, 256]`.
+///
+/// # Example
+/// Mixtral shape h = 256, f_e = 512, top-2: 2·(256 + 4·512) = 4,608; Qwen2-MoE shape h = 256,
+/// f_e = 256, top-2, n_s = 2: max(2·(256 + 4·256) + 256, 3·2·256) = 2,816.
+pub(super) fn moe_width(arch: &Arch) -> (u128, String) {
+    let (h, fe) = (arch.hidden as u128, arch.expert_ffn() as u128);
+    let (k, ns, m) = (
+        arch.top_k.max(1) as u128,
+        arch.shared_experts as u128,
+        arch.mlp.matrices() as u128,
+    );
+    let u = if arch.mlp == crate::model::Mlp::Swiglu {
+        4
+    } else {
+        2
+    };
+    let kept = u128::from(ns > 0);
+    let routed = k * (h + u * fe) + kept * h;
+    (
+        routed.max(m * ns * fe),
+        format!(
+            "w_m = max(top_k·(h + {u}·f_e) + [n_s > 0]·h, m·n_s·f_e) = max({k}·({h} + {u}·{fe}) + {kept}·{h}, {m}·{ns}·{fe})"
+        ),
+    )
+}
+
+/// Per-token width of the MLP's transient tensors at inference, and its text.
+///
+/// # Formula
+/// `w_m = m·f`, or `4·f` for a GELU in Python ops (`gelu_ops`): GPT-2's `gelu_new`,
+/// `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`, peaks at `0.044715·x³` with `x`, `0.5·x`,
+/// `x³` and that product alive.
+///
+/// Source: traced with MemTracker (transformers 5.24, torch 2.15, CPU):
+/// `prefill/gpt2/m/fp32/sdpa/ltk1/b2s384` peaks at `aten.mul` in `gelu_new`
+/// (activations.py:66) with four `b·s·f` fp32 tensors (25,165,824 B).
+///
+/// # Example
+/// GPT-2 shape f = 2,048: 4·2,048 = 8,192; Llama shape (SwiGLU, f = 688): 3·688 = 2,064.
+pub(super) fn mlp_width(s: &Scenario, arch: &Arch) -> (u128, String) {
+    if arch.experts > 0 && s.stack.framework != crate::scenario::Framework::Megatron {
+        return moe_width(arch);
+    }
+    let f = arch.active_ffn();
+    let python_gelu = arch.mlp == crate::model::Mlp::Gelu
+        && arch.gelu_ops
+        && s.stack.framework != crate::scenario::Framework::Megatron;
+    if python_gelu {
+        (4 * f, format!("w_m = 4·f = 4·{f} (gelu_new in Python ops)"))
+    } else {
+        let m = arch.mlp.matrices() as u128;
+        (m * f, format!("w_m = m·f = {m}·{f}"))
+    }
+}
+
+/// An eager-attention term of the working set: its symbol and the text that defines it
+/// (`None` when it is 0: flash / SDPA attention).
+type EagerTerm = Option<(Tok, String)>;
+
+fn eager_term(name: &'static str, e: &Expr) -> EagerTerm {
+    let v = e.eval_u128().unwrap_or(0);
+    (v > 0).then(|| {
+        (
+            Sym(name, v),
+            format!("; {name} = {} ({})", e.symbols(), e.values()),
+        )
+    })
+}
+
+/// The symbols the working set's formulas share: bytes per value `k`, batch `b`, hidden
+/// `h`, TP degree `t`, vocabulary `V`, the attention's and the MLP's widths.
+#[derive(Clone, Copy)]
+struct WsSyms {
+    k: Tok,
+    b: Tok,
+    h: Tok,
+    t: Tok,
+    vocab: Tok,
+    w_a: Tok,
+    w_m: Tok,
+}
+
+impl WsSyms {
+    /// One layer's moment: `k·b·T·(3h + ⌈w/t⌉)`.
+    fn moment(&self, tokens: Tok, w: Tok) -> Expr {
+        let WsSyms { k, b, h, t, .. } = *self;
+        Expr::new(&[
+            k,
+            b,
+            Mul,
+            tokens,
+            Mul,
+            Num(3),
+            h,
+            Mul,
+            w,
+            t,
+            DivCeil,
+            Add,
+            Mul,
+        ])
+    }
+
+    /// One layer's two moments, the attention's with its eager scores and the MLP's with
+    /// eager attention's returned probabilities: the larger counts.
+    fn layer(&self, tokens: Tok, ae: &EagerTerm, we: &EagerTerm) -> Expr {
+        let plus = |e: Expr, term: &EagerTerm| match term {
+            Some((sym, _)) => e.then(&[*sym, Add]),
+            None => e,
+        };
+        plus(self.moment(tokens, self.w_a), ae)
+            .then(plus(self.moment(tokens, self.w_m), we).tokens())
+            .then(&[Max])
+    }
+
+    /// [`Self::layer`], then the last position's fp32 logits `4·b·V`.
+    fn work(&self, tokens: Tok, ae: &EagerTerm, we: &EagerTerm) -> Expr {
+        self.layer(tokens, ae, we)
+            .then(&[Num(4), self.b, Mul, self.vocab, Mul, Add])
+    }
+}
+
+/// The working set's context text: the eager terms' definitions, then the widths'.
+fn workspace_context(ae: &EagerTerm, we: &EagerTerm, ws: &str) -> String {
+    match (ae, we) {
+        (Some((_, a)), Some((_, w))) => format!(
+            "eager attention's scores at the softmax and the additive mask{a}; its probabilities, returned and held through the MLP{w}{ws}"
+        ),
+        _ => ws.trim_start_matches("; ").to_string(),
+    }
+}
+
+const WORKSPACE_SOURCE: &str = "memfit: one layer's forward tensors (flash/SDPA attention, nothing kept) + last-position fp32 logits; measured with MemTracker (tools/measure_pytorch.py: prefill working set 8,699,904 B = 4·2·384·(3·256 + 3·688), Llama shape)";
+
+/// The prefill's working set by `logits`: `(expression, note, source)`, from one layer's
+/// tensors at T = s (`at_layer`) and that plus the last position's logits (`last`).
+fn prefill_workspace(
+    s: &Scenario,
+    arch: &Arch,
+    sy: &WsSyms,
+    seq: Tok,
+    at_layer: Expr,
+    last: Expr,
+) -> (Expr, &'static str, &'static str) {
+    let WsSyms { k, b, t, vocab, .. } = *sy;
+    match s.workload.logits {
+        Logits::All => {
+            // Every prompt position's logits and the loss over them (evaluation,
+            // perplexity): the larger of the two moments counts.
+            let upcast = Sym(
+                "u",
+                if s.numerics.precision.compute_bytes() < 4 {
+                    4
+                } else {
+                    0
+                },
+            );
+            let logits = [
+                b, seq, Mul, vocab, Mul, k, upcast, Add, Num(4), Add, Mul, t, DivCeil,
+            ];
+            (
+                at_layer.then(&logits).then(&[Max]),
+                "every position's logits: u = 4 when their fp32 upcast is taken (k < 4), 4 for the loss's log-softmax",
+                "every position's logits, their fp32 upcast and the loss's log-softmax (Hugging Face forward with labels; measured with MemTracker, tools/measure_pytorch.py --impl-into)",
+            )
+        }
+        // Every prompt position's logits in the model's dtype and no loss
+        // (`logits_to_keep=0`): the LM head's output follows the last layer. Gemma 2's final
+        // soft-capping (`logits / cap`, `tanh`, `· cap`) holds two of them at each step:
+        // `c = 2` with soft-capping, else 1.
+        Logits::Prompt => (
+            at_layer.then(&[
+                Sym("c", if arch.softcap { 2 } else { 1 }),
+                b,
+                Mul,
+                seq,
+                Mul,
+                vocab,
+                Mul,
+                k,
+                Mul,
+                t,
+                DivCeil,
+                Max,
+            ]),
+            "every prompt position's logits in the model's dtype, no loss (logits_to_keep=0); c = 2 with Gemma 2's final soft-capping (its division and tanh each allocate while the previous tensor lives), else 1",
+            "Hugging Face `model(input_ids, logits_to_keep=0)`: `lm_head(hidden_states[:, slice(-0, None)])` keeps every position, in the model's dtype; Gemma 2's `final_logit_softcapping` (modeling_gemma2.py: `logits = logits / cap; logits = torch.tanh(logits); logits = logits * cap`)",
+        ),
+        Logits::Last => (
+            last,
+            "one layer's tensors at T = s tokens, then the last position's fp32 logits",
+            WORKSPACE_SOURCE,
+        ),
+    }
+}
+
+/// One layer's transient forward tensors and the logits, at prefill and per decoded
+/// token; see [`inference_items`] for the formula (`logits=all`: every position's).
+pub(super) fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger: &mut Ledger) {
+    let (sq, n) = (s.workload.seq.get() as u128, s.workload.gen as u128);
+    // Eager attention's scores (0 with flash/SDPA): at prefill T = S = s; per decoded token
+    // T = 1 over at most S = s + n keys; and what eager attention leaves alive through the
+    // MLP: its returned probabilities.
+    let ae_pre = eager_term("A_e", &eager_scores(s, arch, k, t, sq, sq));
+    let ae_dec = eager_term("A_e", &eager_scores(s, arch, k, t, 1, sq + n));
+    let we_pre = eager_term("W_e", &eager_probs(s, arch, k, t, sq, sq));
+    let we_dec = eager_term("W_e", &eager_probs(s, arch, k, t, 1, sq + n));
+    let (w_a, w_m) = (attention_width(arch), mlp_width(s, arch));
+    let ws = format!("; {}, {}", w_a.1, w_m.1);
+    let sy = WsSyms {
+        k: Sym("k", k as u128),
+        b: Sym("b", s.workload.batch.get() as u128),
+        h: Sym("h", arch.hidden as u128),
+        t: Sym("t", t as u128),
+        vocab: Sym("V", arch.vocab as u128),
+        w_a: Sym("w_a", w_a.0),
+        w_m: Sym("w_m", w_m.0),
+    };
+    let (comp, gpu) = (Component::Workspace, Location::Gpu);
+    let seq = Sym("s", s.workload.seq.get() as u128);
+    // One layer's tensors at T = s, for the variants whose logits follow the last layer.
+    let at_layer = sy.layer(seq, &ae_pre, &we_pre);
+    let last = sy.work(seq, &ae_pre, &we_pre);
+    let (e, note, pre_src) = prefill_workspace(s, arch, &sy, seq, at_layer, last);
+    let pre_ctx = || workspace_context(&ae_pre, &we_pre, &ws);
+    ledger.push_expr(
+        &[Phase::Prefill],
+        Mech::PrefillWorkspace,
+        comp,
+        gpu,
+        &e,
+        note,
+        pre_ctx,
+        pre_src,
+    );
+    let e = sy.work(Num(1), &ae_dec, &we_dec);
+    let dec_ctx = || workspace_context(&ae_dec, &we_dec, &ws);
+    ledger.push_expr(
+        &[Phase::Decode],
+        Mech::DecodeWorkspace,
+        comp,
+        gpu,
+        &e,
+        "one decoded token",
+        dec_ctx,
+        WORKSPACE_SOURCE,
+    );
+}
