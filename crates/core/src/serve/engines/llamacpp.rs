@@ -1,0 +1,116 @@
+//! llama.cpp's (and Ollama's) start-up: the GGUF's weights, the padded context, the compute buffer.
+
+use super::*;
+
+/// llama.cpp: the GGUF weights on the GPU, a KV cache of `n_ctx` cells, a compute buffer.
+///
+/// # Formula
+/// ```text
+/// W_gpu  = (W_gguf + 4·Ψ_r − [untied]·W_embd) / t    (token_embd stays in host memory; a tied
+///                                                     head loads its copy on the GPU)
+/// n_ctx  = ⌈max_len · parallel / 256⌉·256            (Ollama: -c num_ctx·OLLAMA_NUM_PARALLEL)
+/// KV     = n_ctx·L_full·c_layer + n_swa·L_w·c_layer,  n_swa = ⌈min(n_ctx, W·parallel + n_ub)/256⌉·256
+/// C      = 4·n_ub·(V + h)                             (the compute buffer with flash attention, the
+///                                                     default on CUDA: f32 logits of a micro-batch and
+///                                                     its f32 hidden state)
+/// ```
+/// Source: llama.cpp `llama_context` (`GGML_PAD(n_ctx, 256)`, PR #17046), `llama_kv_cache`
+/// and `llama_kv_cache_iswa` (ec98e2002), `llama_model_loader` (token_embd on the CPU
+/// buffer); Ollama `llm/llama_server.go` (`-c NumCtx·numParallel`).
+///
+/// # Example
+/// Llama 3 8B Q4_K_M, max_len 8,192, parallel 1, f16 cache: W_gpu = 4,912,898,048 −
+/// 295,501,824 = 4,617,396,224 B; KV = 8,192·32·4,096 = 1,073,741,824 B (1,024 MiB).
+pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
+    let v = s.serving.version.unwrap_or(newest(Engine::Llamacpp));
+    let arch = &p.arch;
+    let k = s.numerics.precision.compute_bytes();
+    let par = s.serving.parallel.get() as u64;
+    let ml = max_len(s);
+    let n_ub = s.serving.max_batched_tokens.map_or(512, |c| c.get() as u64);
+    let pad = |n: u64| n.div_ceil(256).saturating_mul(256);
+    let n_ctx = pad(ml.saturating_mul(par));
+    let embd = if arch.tied {
+        0
+    } else {
+        match s.numerics.quant.gguf() {
+            Some(_) => quant::shares(arch, s.numerics.quant, 32).gguf_embd as u64,
+            None => sat(arch.vocab as u128 * arch.hidden as u128 * k as u128),
+        }
+    };
+    let (w, _) = crate::infer::format_weights(s, arch, p.psi);
+    let weights = w.then(&[
+        Sym("W_embd", embd as u128),
+        Sub,
+        Sym("t", l.tp as u128),
+        DivCeil,
+    ]);
+    let f = KvFormat::of(s.numerics.kv_dtype, s.numerics.precision);
+    let (full, windowed) = stage_layers(arch, l.tp);
+    let row = layer_row(arch, f, 1);
+    let swa_cells = if windowed > 0 {
+        pad(n_ctx.min(
+            (arch.window as u64)
+                .saturating_mul(par)
+                .saturating_add(n_ub),
+        ))
+    } else {
+        0
+    };
+    let kv = Expr::new(&[
+        Sym("n_ctx", n_ctx as u128),
+        Sym("L_full", full as u128),
+        Mul,
+        Sym("n_swa", swa_cells as u128),
+        Sym("L_w", windowed as u128),
+        Mul,
+        Add,
+        Sym("c_layer", row as u128),
+        Mul,
+    ]);
+    let per_token = sat(row as u128 * full as u128);
+    let compute = sat(4 * n_ub as u128 * (arch.vocab as u128 + arch.hidden as u128));
+    let activation = sym("C", compute);
+    let ctx = s.runtime.cuda_ctx_mib as u64 * MIB;
+    let total = device_total(s);
+    let fixed = sat(weights.eval() as u128
+        + compute as u128
+        + ctx as u128
+        + row as u128 * windowed as u128 * swa_cells as u128);
+    let used = sat(fixed as u128 + row as u128 * full as u128 * n_ctx as u128);
+    let fit = total.saturating_sub(fixed) / per_token.max(1) / par.max(1) / 256 * 256;
+    let error = (used > total).then(|| {
+        format!(
+            "cudaMalloc failed: out of memory — needs {} GiB of the device's {} GiB",
+            gib(used),
+            gib(total)
+        )
+    });
+    Plan {
+        engine: Engine::Llamacpp,
+        version: v,
+        budget: total,
+        weights,
+        activation,
+        non_torch: sym("N_t", 0),
+        graphs: sym("G", 0),
+        kv,
+        outside: sym("ctx", ctx),
+        per_token,
+        block_size: 1,
+        blocks: n_ctx,
+        tokens: n_ctx,
+        max_len: ml,
+        concurrency: n_ctx as f64 / ml.max(1) as f64,
+        max_len_fit: fit,
+        error,
+        sources: [
+            "llama.cpp GGUF tensor types (llama_tensor_get_type) and ggml block sizes; token_embd in host memory",
+            "llama.cpp compute buffer (graph reserve for n_ubatch tokens, flash attention): f32 logits and hidden state; equal to the logged CUDA0 compute buffer of 6 Ollama/llama.cpp runs",
+            "llama.cpp: none",
+            "llama.cpp: CUDA graphs inside the compute buffer",
+            "llama.cpp llama_kv_cache / llama_kv_cache_iswa: cells × layers × (row(type_k) + row(type_v))",
+            "the CUDA context",
+        ],
+    }
+}

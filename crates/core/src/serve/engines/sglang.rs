@@ -1,0 +1,95 @@
+//! SGLang's start-up: the static memory fraction and the token pool.
+
+use super::*;
+
+/// SGLang's start-up (`ModelRunner.profile_max_num_token`, 0.4–0.5).
+///
+/// # Formula
+/// ```text
+/// F        = free memory before the weights (device total − CUDA context)
+/// rest     = (F − W) − F·(1 − mfs)
+/// tokens   = ⌊rest / c_tok⌋ (page size 1)
+/// mfs default (0.5.x) = round((M_smi − R)/M_smi, 3),  R = 512 + 1.5·max(cp, 2048) + 2·bs + t·p/8·1024  (MiB;
+///          ≥ 10,240 on GPUs over 60 GiB), cp and bs by the GPU's size; 0.4.x: 0.88/0.87/0.85/0.81/0.79 by t·p
+/// ```
+pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
+    let v = s.serving.version.unwrap_or(newest(Engine::Sglang));
+    let total = device_total(s);
+    let smi = s.usable_bytes() / MIB;
+    let tp = l.tp as f64 * l.pp as f64;
+    let mfs = s.serving.gpu_util.unwrap_or_else(|| {
+        if v < Version(0, 4, 10) {
+            match l.tp.saturating_mul(l.pp) {
+                x if x >= 16 => 0.79,
+                x if x >= 8 => 0.81,
+                x if x >= 4 => 0.85,
+                x if x >= 2 => 0.87,
+                _ => 0.88,
+            }
+        } else {
+            let g = smi as f64;
+            let (cp, bs) = match smi {
+                m if m < 20 * 1024 => (2048.0, 8.0),
+                m if m < 35 * 1024 => (2048.0, if l.tp < 4 { 16.0 } else { 80.0 }),
+                m if m < 60 * 1024 => (4096.0, if l.tp < 4 { 32.0 } else { 160.0 }),
+                m if m < 160 * 1024 => (8192.0, if l.tp < 4 { 256.0 } else { 512.0 }),
+                _ => (16384.0, 512.0),
+            };
+            let cp = s.serving.max_batched_tokens.map_or(cp, |c| c.get() as f64);
+            let mut r = 512.0 + f64::max(cp, 2048.0) * 1.5 + bs * 2.0 + tp / 8.0 * 1024.0;
+            if g > 60.0 * 1024.0 {
+                r = r.max(10.0 * 1024.0);
+            }
+            ((g - r) / g * 1000.0).round() / 1000.0
+        }
+    });
+    // A reserve larger than the device leaves nothing (SGLang then fails to start).
+    let mfs = mfs.clamp(0.0, 1.0);
+    let free = total.saturating_sub(s.runtime.cuda_ctx_mib as u64 * MIB);
+    let weights = weights_expr(s, p, l);
+    let w = weights.eval();
+    let reserve = ((free as f64 * (1.0 - mfs)) as u64).min(free);
+    let kv_bytes = free.saturating_sub(w).saturating_sub(reserve);
+    let (per_token, _, _) = per_token(s, &p.arch, l);
+    let ml = max_len(s);
+    let pl = pool(kv_bytes, per_token, 1, ml);
+    let kv = Expr::new(&[
+        Sym("tokens", pl.tokens as u128),
+        Sym("c_tok", per_token as u128),
+        Mul,
+    ]);
+    let error = (pl.tokens < ml).then(|| {
+        if kv_bytes == 0 {
+            "Not enough memory. Please try to increase --mem-fraction-static.".to_string()
+        } else {
+            format!("max_total_num_tokens={} is smaller than the context length {ml}: requests are cut to {} tokens", pl.tokens, pl.tokens.saturating_sub(1))
+        }
+    });
+    Plan {
+        engine: Engine::Sglang,
+        version: v,
+        budget: (free as f64 * mfs) as u64,
+        weights,
+        activation: sym("F·(1−mfs)", reserve),
+        non_torch: sym("N_t", 0),
+        graphs: sym("G", 0),
+        kv,
+        outside: sym("ctx", s.runtime.cuda_ctx_mib as u64 * MIB),
+        per_token,
+        block_size: 1,
+        blocks: pl.blocks,
+        tokens: pl.tokens,
+        max_len: ml,
+        concurrency: pl.concurrency,
+        max_len_fit: pl.fit,
+        error,
+        sources: [
+            SRC_WEIGHTS,
+            "SGLang server_args (mem_fraction_static default): the rest of the free memory is held back for activations and CUDA graphs",
+            "SGLang: inside the held-back share",
+            "SGLang: inside the held-back share",
+            "SGLang model_runner.profile_max_num_token: int(rest·2^30) // cell_size",
+            "the CUDA context and NCCL before the weights load (SGLang's baseline)",
+        ],
+    }
+}
