@@ -24,27 +24,12 @@ use super::*;
 pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let v = s.serving.version.unwrap_or(newest(Engine::Llamacpp));
     let arch = &p.arch;
-    let k = s.numerics.precision.compute_bytes();
     let par = s.serving.parallel.get() as u64;
     let ml = max_len(s);
     let n_ub = s.serving.max_batched_tokens.map_or(512, |c| c.get() as u64);
     let pad = |n: u64| n.div_ceil(256).saturating_mul(256);
     let n_ctx = pad(ml.saturating_mul(par));
-    let embd = if arch.tied {
-        0
-    } else {
-        match s.numerics.quant.gguf() {
-            Some(_) => quant::shares(arch, s.numerics.quant, 32).gguf_embd as u64,
-            None => sat(arch.vocab as u128 * arch.hidden as u128 * k as u128),
-        }
-    };
-    let (w, _) = crate::infer::format_weights(s, arch, p.psi);
-    let weights = w.then(&[
-        Sym("W_embd", embd as u128),
-        Sub,
-        Sym("t", l.tp as u128),
-        DivCeil,
-    ]);
+    let weights = gpu_weights(s, p, l);
     let f = KvFormat::of(s.numerics.kv_dtype, s.numerics.precision);
     let (full, windowed) = stage_layers(arch, l.tp);
     let row = layer_row(arch, f, 1);
@@ -104,13 +89,37 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         concurrency: n_ctx as f64 / ml.max(1) as f64,
         max_len_fit: fit,
         error,
-        sources: [
-            "llama.cpp GGUF tensor types (llama_tensor_get_type) and ggml block sizes; token_embd in host memory",
-            "llama.cpp compute buffer (graph reserve for n_ubatch tokens, flash attention): f32 logits and hidden state; equal to the logged CUDA0 compute buffer of 6 Ollama/llama.cpp runs",
-            "llama.cpp: none",
-            "llama.cpp: CUDA graphs inside the compute buffer",
-            "llama.cpp llama_kv_cache / llama_kv_cache_iswa: cells × layers × (row(type_k) + row(type_v))",
-            "the CUDA context",
-        ],
+        sources: SOURCES,
     }
+}
+
+const SOURCES: [&str; 6] = [
+    "llama.cpp GGUF tensor types (llama_tensor_get_type) and ggml block sizes; token_embd in host memory",
+    "llama.cpp compute buffer (graph reserve for n_ubatch tokens, flash attention): f32 logits and hidden state; equal to the logged CUDA0 compute buffer of 6 Ollama/llama.cpp runs",
+    "llama.cpp: none",
+    "llama.cpp: CUDA graphs inside the compute buffer",
+    "llama.cpp llama_kv_cache / llama_kv_cache_iswa: cells × layers × (row(type_k) + row(type_v))",
+    "the CUDA context",
+];
+
+/// The weights on the GPU: the GGUF's (or the format's) bytes less an untied `token_embd`,
+/// which stays in host memory, over `t` ranks (`W_gpu` in [`plan`]'s formula).
+fn gpu_weights(s: &Scenario, p: &Prepared, l: &Layout) -> Expr {
+    let arch = &p.arch;
+    let k = s.numerics.precision.compute_bytes();
+    let embd = if arch.tied {
+        0
+    } else {
+        match s.numerics.quant.gguf() {
+            Some(_) => quant::shares(arch, s.numerics.quant, 32).gguf_embd as u64,
+            None => sat(arch.vocab as u128 * arch.hidden as u128 * k as u128),
+        }
+    };
+    let (w, _) = crate::infer::format_weights(s, arch, p.psi);
+    w.then(&[
+        Sym("W_embd", embd as u128),
+        Sub,
+        Sym("t", l.tp as u128),
+        DivCeil,
+    ])
 }

@@ -15,34 +15,7 @@ use super::*;
 pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let v = s.serving.version.unwrap_or(newest(Engine::Sglang));
     let total = device_total(s);
-    let smi = s.usable_bytes() / MIB;
-    let tp = l.tp as f64 * l.pp as f64;
-    let mfs = s.serving.gpu_util.unwrap_or_else(|| {
-        if v < Version(0, 4, 10) {
-            match l.tp.saturating_mul(l.pp) {
-                x if x >= 16 => 0.79,
-                x if x >= 8 => 0.81,
-                x if x >= 4 => 0.85,
-                x if x >= 2 => 0.87,
-                _ => 0.88,
-            }
-        } else {
-            let g = smi as f64;
-            let (cp, bs) = match smi {
-                m if m < 20 * 1024 => (2048.0, 8.0),
-                m if m < 35 * 1024 => (2048.0, if l.tp < 4 { 16.0 } else { 80.0 }),
-                m if m < 60 * 1024 => (4096.0, if l.tp < 4 { 32.0 } else { 160.0 }),
-                m if m < 160 * 1024 => (8192.0, if l.tp < 4 { 256.0 } else { 512.0 }),
-                _ => (16384.0, 512.0),
-            };
-            let cp = s.serving.max_batched_tokens.map_or(cp, |c| c.get() as f64);
-            let mut r = 512.0 + f64::max(cp, 2048.0) * 1.5 + bs * 2.0 + tp / 8.0 * 1024.0;
-            if g > 60.0 * 1024.0 {
-                r = r.max(10.0 * 1024.0);
-            }
-            ((g - r) / g * 1000.0).round() / 1000.0
-        }
-    });
+    let mfs = s.serving.gpu_util.unwrap_or_else(|| default_mfs(s, l, v));
     // A reserve larger than the device leaves nothing (SGLang then fails to start).
     let mfs = mfs.clamp(0.0, 1.0);
     let free = total.saturating_sub(s.runtime.cuda_ctx_mib as u64 * MIB);
@@ -83,13 +56,46 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         concurrency: pl.concurrency,
         max_len_fit: pl.fit,
         error,
-        sources: [
-            SRC_WEIGHTS,
-            "SGLang server_args (mem_fraction_static default): the rest of the free memory is held back for activations and CUDA graphs",
-            "SGLang: inside the held-back share",
-            "SGLang: inside the held-back share",
-            "SGLang model_runner.profile_max_num_token: int(rest·2^30) // cell_size",
-            "the CUDA context and NCCL before the weights load (SGLang's baseline)",
-        ],
+        sources: SOURCES,
+    }
+}
+
+const SOURCES: [&str; 6] = [
+    SRC_WEIGHTS,
+    "SGLang server_args (mem_fraction_static default): the rest of the free memory is held back for activations and CUDA graphs",
+    "SGLang: inside the held-back share",
+    "SGLang: inside the held-back share",
+    "SGLang model_runner.profile_max_num_token: int(rest·2^30) // cell_size",
+    "the CUDA context and NCCL before the weights load (SGLang's baseline)",
+];
+
+/// `mem_fraction_static`'s default for release `v` on this GPU and layout (the `mfs
+/// default` lines of [`plan`]'s formula).
+fn default_mfs(s: &Scenario, l: &Layout, v: Version) -> f64 {
+    let smi = s.usable_bytes() / MIB;
+    let tp = l.tp as f64 * l.pp as f64;
+    if v < Version(0, 4, 10) {
+        match l.tp.saturating_mul(l.pp) {
+            x if x >= 16 => 0.79,
+            x if x >= 8 => 0.81,
+            x if x >= 4 => 0.85,
+            x if x >= 2 => 0.87,
+            _ => 0.88,
+        }
+    } else {
+        let g = smi as f64;
+        let (cp, bs) = match smi {
+            m if m < 20 * 1024 => (2048.0, 8.0),
+            m if m < 35 * 1024 => (2048.0, if l.tp < 4 { 16.0 } else { 80.0 }),
+            m if m < 60 * 1024 => (4096.0, if l.tp < 4 { 32.0 } else { 160.0 }),
+            m if m < 160 * 1024 => (8192.0, if l.tp < 4 { 256.0 } else { 512.0 }),
+            _ => (16384.0, 512.0),
+        };
+        let cp = s.serving.max_batched_tokens.map_or(cp, |c| c.get() as f64);
+        let mut r = 512.0 + f64::max(cp, 2048.0) * 1.5 + bs * 2.0 + tp / 8.0 * 1024.0;
+        if g > 60.0 * 1024.0 {
+            r = r.max(10.0 * 1024.0);
+        }
+        ((g - r) / g * 1000.0).round() / 1000.0
     }
 }

@@ -72,19 +72,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         product.floor()
     } as u64;
     let ml = max_len(s);
-    let ctx = model_context(&s.model.preset).unwrap_or(0) as u64;
-    let k = s.numerics.precision.compute_bytes();
-    let rope = if arch.positions == 0 && arch.mla.is_none() {
-        sat(ctx as u128 * arch.head_dim as u128 * k as u128)
-    } else {
-        0
-    };
-    let weights = weights_expr(s, p, l).then(&[
-        Sym("P·d·k", rope as u128),
-        Add,
-        Sym("W_pad", mxfp4_padding(s, arch, l.tp) as u128),
-        Add,
-    ]);
+    let weights = weights(s, p, l);
     let activation = profile_peak(s, arch, l, era, ml);
     let (non_torch, graphs) = non_torch(s, l, era);
     let used = [&weights, &activation, &non_torch, &graphs]
@@ -158,6 +146,25 @@ const SOURCES: [&str; 6] = [
     "vLLM v1/core/kv_cache_utils.py get_num_blocks, get_max_concurrency_for_kv_cache_config",
     "the CUDA context and NCCL set up before vLLM's baseline snapshot",
 ];
+
+/// The weights as vLLM loads them: the format's bytes on the rank, the rotary cos/sin
+/// cache `P·d·k` (P the model's context) and MXFP4's padding (`W` in [`plan`]'s formula).
+fn weights(s: &Scenario, p: &Prepared, l: &Layout) -> Expr {
+    let arch = &p.arch;
+    let ctx = model_context(&s.model.preset).unwrap_or(0) as u64;
+    let k = s.numerics.precision.compute_bytes();
+    let rope = if arch.positions == 0 && arch.mla.is_none() {
+        sat(ctx as u128 * arch.head_dim as u128 * k as u128)
+    } else {
+        0
+    };
+    weights_expr(s, p, l).then(&[
+        Sym("P·d·k", rope as u128),
+        Add,
+        Sym("W_pad", mxfp4_padding(s, arch, l.tp) as u128),
+        Add,
+    ])
+}
 
 /// `(max_num_seqs, max_num_batched_tokens)`: the keys, else the release's defaults for
 /// this GPU (V0: 256 and max(max_len, 2,048) up to 32k; V1: 1,024 and 8,192 on ≥ 70 GiB
