@@ -92,10 +92,74 @@ fn nonzero(name: &str, n: u32) -> Result<Count, String> {
     Count::new(n).ok_or_else(|| format!("`{name}` must be at least 1"))
 }
 
+/// The workload's keys, their counts checked.
+fn workload(f: &FlatSettings) -> Result<Workload, String> {
+    Ok(Workload {
+        mode: f.mode,
+        batch: nonzero("batch", f.batch)?,
+        seq: nonzero("seq", f.seq)?,
+        gen: f.gen,
+        microbatches: nonzero("microbatches", f.microbatches)?,
+        logits: f.logits,
+        loss: f.loss,
+    })
+}
+
+/// The parallel layout's keys, their degrees checked.
+fn parallel(f: &FlatSettings) -> Result<Parallel, String> {
+    Ok(Parallel {
+        dp: f.dp.map(|d| nonzero("dp", d)).transpose()?,
+        tp: nonzero("tp", f.tp)?,
+        pp: nonzero("pp", f.pp)?,
+        cp: nonzero("cp", f.cp)?,
+        ep: nonzero("ep", f.ep)?,
+        vpp: nonzero("vpp", f.vpp)?,
+        sp: f.sp,
+        schedule: f.schedule,
+    })
+}
+
+/// The number formats' keys.
+fn numerics(f: &FlatSettings) -> Result<Numerics, String> {
+    Ok(Numerics {
+        precision: f.precision,
+        grad_acc: f.grad_acc,
+        optimizer: f.optimizer,
+        adam_impl: f.adam_impl,
+        weight_dtype: f.weight_dtype,
+        kv_dtype: f.kv_dtype,
+        quant_group: nonzero("quant_group", f.quant_group)?,
+        quant: f.quant,
+        nf4_double_quant: true,
+    })
+}
+
+/// The runtime overheads' keys.
+fn runtime(f: &FlatSettings) -> Runtime {
+    Runtime {
+        cuda_ctx_mib: f.cuda_ctx_mib,
+        nccl_mib: f.nccl_mib,
+        frag_pct: f.frag_pct,
+        zero_init: f.zero_init,
+        buffer_factor: f.buffer_factor,
+        reduce_bucket: f.reduce_bucket,
+        allgather_bucket: f.allgather_bucket,
+        overlap_comm: f.overlap_comm,
+        prefetch_bucket: f.prefetch_bucket,
+        max_live_params: f.max_live_params,
+        tp_overlap: f.tp_overlap,
+    }
+}
+
 impl TryFrom<FlatSettings> for Settings {
     type Error = String;
     fn try_from(f: FlatSettings) -> Result<Settings, String> {
+        // Checked in the keys' order: the first zero count is the error.
         let adapters = (nonzero("lora_rank", f.lora_rank)?, f.lora_targets);
+        let workload = workload(&f)?;
+        let gpus_per_node = nonzero("gpus_per_node", f.gpus_per_node)?;
+        let nodes = nonzero("nodes", f.nodes)?;
+        let (parallel, numerics, runtime) = (parallel(&f)?, numerics(&f)?, runtime(&f));
         let scenario = Scenario {
             model: ModelSpec {
                 preset: f.model,
@@ -103,31 +167,14 @@ impl TryFrom<FlatSettings> for Settings {
                 params: f.params,
                 largest_layer: f.largest_layer,
             },
-            workload: Workload {
-                mode: f.mode,
-                batch: nonzero("batch", f.batch)?,
-                seq: nonzero("seq", f.seq)?,
-                gen: f.gen,
-                microbatches: nonzero("microbatches", f.microbatches)?,
-                logits: f.logits,
-                loss: f.loss,
-            },
+            workload,
             cluster: Cluster {
                 gpu: f.gpu,
                 gpu_mem_mib: f.gpu_mem_mib,
-                gpus_per_node: nonzero("gpus_per_node", f.gpus_per_node)?,
-                nodes: nonzero("nodes", f.nodes)?,
+                gpus_per_node,
+                nodes,
             },
-            parallel: Parallel {
-                dp: f.dp.map(|d| nonzero("dp", d)).transpose()?,
-                tp: nonzero("tp", f.tp)?,
-                pp: nonzero("pp", f.pp)?,
-                cp: nonzero("cp", f.cp)?,
-                ep: nonzero("ep", f.ep)?,
-                vpp: nonzero("vpp", f.vpp)?,
-                sp: f.sp,
-                schedule: f.schedule,
-            },
+            parallel,
             sharding: match f.fsdp {
                 Fsdp::None => Sharding::Zero(f.zero),
                 s => Sharding::Fsdp(s),
@@ -137,17 +184,7 @@ impl TryFrom<FlatSettings> for Settings {
                 params: f.offload_param,
                 pin_memory: f.pin_memory,
             },
-            numerics: Numerics {
-                precision: f.precision,
-                grad_acc: f.grad_acc,
-                optimizer: f.optimizer,
-                adam_impl: f.adam_impl,
-                weight_dtype: f.weight_dtype,
-                kv_dtype: f.kv_dtype,
-                quant_group: nonzero("quant_group", f.quant_group)?,
-                quant: f.quant,
-                nf4_double_quant: true,
-            },
+            numerics,
             activations: ActivationPolicy {
                 attn: f.attn,
                 dropout: f.dropout,
@@ -170,19 +207,7 @@ impl TryFrom<FlatSettings> for Settings {
                 framework: f.framework,
                 convention: f.convention,
             },
-            runtime: Runtime {
-                cuda_ctx_mib: f.cuda_ctx_mib,
-                nccl_mib: f.nccl_mib,
-                frag_pct: f.frag_pct,
-                zero_init: f.zero_init,
-                buffer_factor: f.buffer_factor,
-                reduce_bucket: f.reduce_bucket,
-                allgather_bucket: f.allgather_bucket,
-                overlap_comm: f.overlap_comm,
-                prefetch_bucket: f.prefetch_bucket,
-                max_live_params: f.max_live_params,
-                tp_overlap: f.tp_overlap,
-            },
+            runtime,
             serving: f.serving,
             hardware: f.hardware,
         };
