@@ -214,21 +214,25 @@ impl SweepJob {
         for &rc in &self.recs {
             w.activations.recompute = rc;
             w.workload.batch = crate::scenario::count(1);
-            for c in self.combos.iter_mut() {
-                c.alive = c.clean
-                    && (!c.megatron || {
-                        c.set(w);
-                        is_clean(w, p)
-                    });
-            }
+            revive(&mut self.combos, w, p);
             let mut b = 1u32;
             let serve = w.workload.mode == Mode::Serve;
             while self.combos.iter().any(|c| c.alive) {
                 w.workload.batch = crate::scenario::at_least_one(b);
                 let acts = stage_activations(w, p, &l, &ends, n_stages);
-                let act_comm = activation_comm(w, p, &ends[0]);
-                let tokens = tokens(w, dp);
-                let overhead = compute_overhead(w, &p.arch);
+                // What every combination of this batch shares.
+                let base = Candidate {
+                    dp,
+                    tp,
+                    pp,
+                    cp,
+                    recompute: rc,
+                    batch: b,
+                    comm: activation_comm(w, p, &ends[0]),
+                    tokens_per_step: tokens(w, dp),
+                    compute_overhead: compute_overhead(w, &p.arch),
+                    ..Candidate::default()
+                };
                 for c in self.combos.iter_mut().filter(|c| c.alive) {
                     let peak = if c.cached {
                         combo_peak(w, c, &acts, n_stages)
@@ -237,49 +241,14 @@ impl SweepJob {
                         per_gpu_peak(w, p)
                     };
                     self.out.evaluated += 1;
-                    let mut comm = act_comm;
-                    comm.dp = c.comm_dp;
-                    let l = Candidate {
-                        dp,
-                        tp,
-                        pp,
-                        cp,
-                        zero: c.zero,
-                        fsdp: c.fsdp,
-                        offload_opt: c.offload_opt,
-                        offload_param: c.offload_param,
-                        recompute: rc,
-                        batch: b,
-                        microbatches: w.workload.microbatches.get(),
-                        sp: w.parallel.sp,
-                        vpp: w.parallel.vpp.get(),
-                        schedule: w.parallel.schedule,
-                        per_gpu_bytes: peak,
-                        headroom_bytes: if serve && crate::serve::refuses(w, p) {
-                            // The engine refuses to start: counted as over the device.
-                            -1
-                        } else {
-                            (self.usable as i128 - peak as i128)
-                                .clamp(i64::MIN as i128, i64::MAX as i128)
-                                as i64
-                        },
-                        comm,
-                        tokens_per_step: tokens,
-                        compute_overhead: overhead,
-                        step_s: 0.0,
-                        tokens_per_s_per_gpu: 0.0,
-                        mfu: 0.0,
-                    };
+                    let refuses = serve && crate::serve::refuses(w, p);
+                    let l = candidate(&base, c, w, peak, headroom(self.usable, peak, refuses));
                     let mut l = l;
                     if l.fits() && !serve && w.workload.mode == Mode::Train {
                         if c.cached {
                             c.set(w);
                         }
-                        if let Some(t) = crate::steptime::step_time_with(w, p, l.comm.dp as f64) {
-                            l.step_s = t.step_s;
-                            l.tokens_per_s_per_gpu = t.tokens_per_s_per_gpu;
-                            l.mfu = t.mfu;
-                        }
+                        add_step_time(&mut l, w, p);
                     }
                     let cell = (l.stage().number() as usize * pps + pi) * tps + ti;
                     // A serving engine's start-up does not depend on the micro-batch.
@@ -291,6 +260,59 @@ impl SweepJob {
                 b = b.saturating_mul(2);
             }
         }
+    }
+}
+
+/// At a new recomputation mode every combination starts alive again, unless it is not a
+/// clean layout (a Megatron one is checked on the scenario).
+fn revive(combos: &mut [Combo], w: &mut Scenario, p: &Prepared) {
+    for c in combos.iter_mut() {
+        c.alive = c.clean
+            && (!c.megatron || {
+                c.set(w);
+                is_clean(w, p)
+            });
+    }
+}
+
+/// Combination `c` of the batch `base` on scenario `w` (set to it), at its `peak` and
+/// `headroom` (step time, tokens per second and MFU still 0).
+fn candidate(base: &Candidate, c: &Combo, w: &Scenario, peak: u64, headroom: i64) -> Candidate {
+    let mut comm = base.comm;
+    comm.dp = c.comm_dp;
+    Candidate {
+        zero: c.zero,
+        fsdp: c.fsdp,
+        offload_opt: c.offload_opt,
+        offload_param: c.offload_param,
+        microbatches: w.workload.microbatches.get(),
+        sp: w.parallel.sp,
+        vpp: w.parallel.vpp.get(),
+        schedule: w.parallel.schedule,
+        per_gpu_bytes: peak,
+        headroom_bytes: headroom,
+        comm,
+        ..*base
+    }
+}
+
+/// Headroom under `usable` at `peak`, bytes, clamped to 64 bits; −1 when a serving engine
+/// refuses to start (counted as over the device).
+fn headroom(usable: u64, peak: u64, refuses: bool) -> i64 {
+    if refuses {
+        -1
+    } else {
+        (usable as i128 - peak as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64
+    }
+}
+
+/// A fitting training layout's step time, tokens per second per GPU and MFU (the
+/// scenario `w` set to the layout).
+fn add_step_time(l: &mut Candidate, w: &Scenario, p: &Prepared) {
+    if let Some(t) = crate::steptime::step_time_with(w, p, l.comm.dp as f64) {
+        l.step_s = t.step_s;
+        l.tokens_per_s_per_gpu = t.tokens_per_s_per_gpu;
+        l.mfu = t.mfu;
     }
 }
 

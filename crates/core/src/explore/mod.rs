@@ -58,7 +58,7 @@ pub const MAX_NODES: u32 = 1024;
 pub const MAX_GPUS: u32 = 65_536;
 
 /// One evaluated layout: the settings it changes and what it costs.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
     /// Data-parallel degree.
     pub dp: u32,
