@@ -12,96 +12,18 @@ impl StageWalk {
         let (ph, mb) = (StepPhase::Backward, Some(op.mb));
         let has_logits = self.has_logits(op);
         if !pr.backward_seen {
-            // Autocast exited: its cache is cleared; the copies a matmul saved live on.
-            let what = |_| "freed when the forward's context exits";
-            let others =
-                |lf: Life, i: &Item| lf == Life::Forward && i.component != Component::Weights;
-            self.each_of(w, ph, mb, others, true, what);
-            let what = "autocast exited: the checkpointed layers' cached copies freed";
-            w.add(
-                ph,
-                None,
-                mb,
-                Component::Weights,
-                self.copies_slot,
-                -sat(self.copies.exit),
-                what,
-            );
+            self.autocast_exit(w, mb);
         }
         if has_logits && self.separate && op.run == 1 {
-            // PyTorch: the loss's backward is done before any layer's.
-            let lg = w.logits();
-            let now = match self.loss {
-                Some((_, saved, bwd)) => {
-                    let what =
-                        "the loss's backward: the log-softmax's and the logits' fp32 gradients";
-                    w.add(ph, None, mb, Component::Logits, lg, bwd - saved, what);
-                    bwd
-                }
-                None => self.logits,
-            };
-            let what = if self.held > 0 {
-                "loss gradient done: logits freed (the loop still holds the output)"
-            } else {
-                "loss gradient done: logits and the loss's tensors freed"
-            };
-            w.add(
-                ph,
-                None,
-                mb,
-                Component::Logits,
-                lg,
-                -(now - self.held),
-                what,
-            );
+            self.loss_backward(w, mb);
         }
         self.each(w, ph, mb, Life::PerBackward, false, per_backward_what);
         if !pr.backward_seen {
             pr.backward_seen = true;
-            let what = "the LM head's bf16 copy freed by its backward";
-            w.add(
-                ph,
-                None,
-                mb,
-                Component::Weights,
-                self.copies_slot,
-                -sat(self.copies.head),
-                what,
-            );
-            let what = "the LM head's gradients (first in the backward)";
-            w.add(
-                ph,
-                None,
-                mb,
-                Component::Gradients,
-                self.grads,
-                self.g_head,
-                what,
-            );
-            // PyTorch's gradients are written layer by layer below.
-            let to_step = |lf: Life, i: &Item| {
-                lf == Life::BackwardToStep && !(self.pyt && i.component == Component::Gradients)
-            };
-            self.each_of(w, ph, mb, to_step, false, to_step_what);
+            self.first_backward_starts(w, mb);
         }
         if op.run > 1 {
-            let run = op.run as i128;
-            if has_logits {
-                let lg = w.logits();
-                w.add(
-                    ph,
-                    None,
-                    mb,
-                    Component::Logits,
-                    lg,
-                    -self.logits * run,
-                    "their logits freed",
-                );
-            }
-            let saved = sat(self.plan.chunk_saved()) * run;
-            let what = "backward of the middle micro-batches (activations freed)";
-            let act = w.act();
-            w.add(ph, None, mb, Component::Activations, act, -saved, what);
+            self.middle_microbatches(w, op, has_logits);
         } else {
             for jj in 0..self.lc {
                 self.backward_layer(w, op, self.lc - 1 - jj, has_logits && jj == 0, pr);
@@ -110,6 +32,107 @@ impl StageWalk {
         self.each(w, ph, mb, Life::PerBackward, true, |_| {
             "freed after the backward"
         });
+    }
+
+    /// The first backward's start: autocast exited, its cache cleared (the copies a matmul
+    /// saved live on), the forward's other temporaries freed.
+    fn autocast_exit<S: Sink>(&self, w: &mut W<'_, S>, mb: Option<u32>) {
+        let ph = StepPhase::Backward;
+        let what = |_| "freed when the forward's context exits";
+        let others = |lf: Life, i: &Item| lf == Life::Forward && i.component != Component::Weights;
+        self.each_of(w, ph, mb, others, true, what);
+        let what = "autocast exited: the checkpointed layers' cached copies freed";
+        w.add(
+            ph,
+            None,
+            mb,
+            Component::Weights,
+            self.copies_slot,
+            -sat(self.copies.exit),
+            what,
+        );
+    }
+
+    /// PyTorch: the loss's backward, done before any layer's; then the logits (and the
+    /// loss's tensors) freed, less what the loop still holds.
+    fn loss_backward<S: Sink>(&self, w: &mut W<'_, S>, mb: Option<u32>) {
+        let ph = StepPhase::Backward;
+        let lg = w.logits();
+        let now = match self.loss {
+            Some((_, saved, bwd)) => {
+                let what = "the loss's backward: the log-softmax's and the logits' fp32 gradients";
+                w.add(ph, None, mb, Component::Logits, lg, bwd - saved, what);
+                bwd
+            }
+            None => self.logits,
+        };
+        let what = if self.held > 0 {
+            "loss gradient done: logits freed (the loop still holds the output)"
+        } else {
+            "loss gradient done: logits and the loss's tensors freed"
+        };
+        w.add(
+            ph,
+            None,
+            mb,
+            Component::Logits,
+            lg,
+            -(now - self.held),
+            what,
+        );
+    }
+
+    /// What the first backward allocates before its layers: the LM head's copy freed and
+    /// its gradients written, and everything that lives to the step (PyTorch's gradients
+    /// are written layer by layer instead).
+    fn first_backward_starts<S: Sink>(&self, w: &mut W<'_, S>, mb: Option<u32>) {
+        let ph = StepPhase::Backward;
+        let what = "the LM head's bf16 copy freed by its backward";
+        w.add(
+            ph,
+            None,
+            mb,
+            Component::Weights,
+            self.copies_slot,
+            -sat(self.copies.head),
+            what,
+        );
+        let what = "the LM head's gradients (first in the backward)";
+        w.add(
+            ph,
+            None,
+            mb,
+            Component::Gradients,
+            self.grads,
+            self.g_head,
+            what,
+        );
+        let to_step = |lf: Life, i: &Item| {
+            lf == Life::BackwardToStep && !(self.pyt && i.component == Component::Gradients)
+        };
+        self.each_of(w, ph, mb, to_step, false, to_step_what);
+    }
+
+    /// GPipe's middle micro-batches as one event: their logits and saved activations freed.
+    fn middle_microbatches<S: Sink>(&self, w: &mut W<'_, S>, op: Op, has_logits: bool) {
+        let (ph, mb) = (StepPhase::Backward, Some(op.mb));
+        let run = op.run as i128;
+        if has_logits {
+            let lg = w.logits();
+            w.add(
+                ph,
+                None,
+                mb,
+                Component::Logits,
+                lg,
+                -self.logits * run,
+                "their logits freed",
+            );
+        }
+        let saved = sat(self.plan.chunk_saved()) * run;
+        let what = "backward of the middle micro-batches (activations freed)";
+        let act = w.act();
+        w.add(ph, None, mb, Component::Activations, act, -saved, what);
     }
 
     /// One layer's backward: gather, recompute a checkpointed layer, write its gradients
@@ -124,7 +147,7 @@ impl StageWalk {
         pr: &mut Progress,
     ) {
         let layer = Some(self.first_layer(op.chunk) + j);
-        let (ph, mb, act) = (StepPhase::Backward, Some(op.mb), w.act());
+        let (ph, mb) = (StepPhase::Backward, Some(op.mb));
         let gathered = w.gathered();
         let gather = "all-gather the layer's parameters";
         w.add(
@@ -136,21 +159,10 @@ impl StageWalk {
             self.gathered,
             gather,
         );
-        let (a, ckpt) = (self.a, j < self.n);
+        let ckpt = j < self.n;
         // Inside the layer (`activations::layer_backward`): PyTorch without accumulation.
         let lb = self.plan.layer_bwd.filter(|_| self.separate);
-        // A recomputation adds its working set less the kept input where the first norm
-        // saves that input as it is (`ActPlan::recomputed`).
-        let rec = if self.separate {
-            sat(self.plan.recomputed())
-        } else {
-            a
-        };
-        if ckpt {
-            let what = "recompute the layer's activations";
-            w.add(ph, layer, mb, Component::Activations, act, rec, what);
-        }
-        let live = if ckpt { rec + self.input } else { a };
+        let live = self.recompute_layer(w, layer, mb, ckpt);
         let last_chunk = self.v == 1 || op.chunk + 1 == self.v;
         let mut freed = 0;
         if self.pyt && !pr.grads_written[j as usize] && last_chunk {
@@ -160,13 +172,76 @@ impl StageWalk {
             // A later micro-batch's backward: its temporaries are walked there too.
             freed = self.attention_core(w, layer, mb, lb, live, self.v == 1);
         }
+        self.free_layer(w, layer, mb, (ckpt, live, freed), frees_logits);
+        if j == 0 && !pr.emb_written && (self.g_emb > 0 || self.emb_bwd.is_some()) {
+            pr.emb_written = true;
+            self.embedding(w, layer, mb);
+        }
+        let release = "release the gathered parameters (gradients reduce-scattered)";
+        w.add(
+            ph,
+            layer,
+            mb,
+            Component::GatheredLayer,
+            gathered,
+            -self.gathered,
+            release,
+        );
+    }
+
+    /// A checkpointed layer's recomputation: its working set less the kept input where the
+    /// first norm saves that input as it is (`ActPlan::recomputed`). Returns the layer's
+    /// live activation bytes (the recomputed set and the checkpoint, or what it saved).
+    fn recompute_layer<S: Sink>(
+        &self,
+        w: &mut W<'_, S>,
+        layer: Option<u32>,
+        mb: Option<u32>,
+        ckpt: bool,
+    ) -> i128 {
+        let rec = if self.separate {
+            sat(self.plan.recomputed())
+        } else {
+            self.a
+        };
+        if ckpt {
+            let (what, act) = ("recompute the layer's activations", w.act());
+            w.add(
+                StepPhase::Backward,
+                layer,
+                mb,
+                Component::Activations,
+                act,
+                rec,
+                what,
+            );
+        }
+        if ckpt {
+            rec + self.input
+        } else {
+            self.a
+        }
+    }
+
+    /// The layer's activations freed after its backward (`(checkpointed, live bytes, bytes
+    /// the attention core already freed)`), then, after the model's last layer outside
+    /// PyTorch, the logits and loss.
+    fn free_layer<S: Sink>(
+        &self,
+        w: &mut W<'_, S>,
+        layer: Option<u32>,
+        mb: Option<u32>,
+        (ckpt, live, freed): (bool, i128, i128),
+        frees_logits: bool,
+    ) {
+        let ph = StepPhase::Backward;
         let (what, held) = if ckpt {
             (
                 "free the recomputed activations and the layer's checkpoint",
                 live,
             )
         } else {
-            ("free the layer's saved activations", a)
+            ("free the layer's saved activations", self.a)
         };
         let act = w.act();
         w.add(
@@ -190,20 +265,6 @@ impl StageWalk {
                 "logits and loss freed",
             );
         }
-        if j == 0 && !pr.emb_written && (self.g_emb > 0 || self.emb_bwd.is_some()) {
-            pr.emb_written = true;
-            self.embedding(w, layer, mb);
-        }
-        let release = "release the gathered parameters (gradients reduce-scattered)";
-        w.add(
-            ph,
-            layer,
-            mb,
-            Component::GatheredLayer,
-            gathered,
-            -self.gathered,
-            release,
-        );
     }
 
     /// PyTorch's first backward of layer `j` in the last chunk: autocast's copies re-cast
