@@ -48,9 +48,19 @@ pub(crate) fn run<S: Sink>(items: &[Item], layers: u32, gen: u32, sink: &mut S) 
         }
     }
     let kv_prompt = bytes(Mech::KvPrefill);
-    let kv_full = bytes(Mech::KvDecode);
-    let work_prefill = bytes(Mech::PrefillWorkspace);
-    let work_decode = bytes(Mech::DecodeWorkspace);
+    prefill(&mut add, kv_prompt, bytes(Mech::PrefillWorkspace), layers);
+    let grow = bytes(Mech::KvDecode) - kv_prompt;
+    decode(&mut add, grow, bytes(Mech::DecodeWorkspace), gen);
+}
+
+/// What the program's events are written through: `(phase, layer, component, mechanism,
+/// bytes, what)`.
+trait Add: FnMut(StepPhase, Option<u32>, Component, Mech, i128, &'static str) {}
+impl<F: FnMut(StepPhase, Option<u32>, Component, Mech, i128, &'static str)> Add for F {}
+
+/// The prompt, layer by layer: its keys and values written (`kv_prompt` shared over the
+/// layers), the layer's working set for a moment.
+fn prefill(add: &mut impl Add, kv_prompt: i128, work: i128, layers: u32) {
     let layers = layers.max(1) as i128;
     let (pf, kv, ws) = (StepPhase::Prefill, Component::KvCache, Component::Workspace);
     for j in 0..layers {
@@ -59,20 +69,24 @@ pub(crate) fn run<S: Sink>(items: &[Item], layers: u32, gen: u32, sink: &mut S) 
         let what = "write the prompt's keys and values";
         add(pf, layer, kv, Mech::KvPrefill, part, what);
         let what = "the layer's forward tensors";
-        add(pf, layer, ws, Mech::PrefillWorkspace, work_prefill, what);
+        add(pf, layer, ws, Mech::PrefillWorkspace, work, what);
         add(
             pf,
             layer,
             ws,
             Mech::PrefillWorkspace,
-            -work_prefill,
+            -work,
             "freed after the layer",
         );
     }
+}
+
+/// The generated tokens in at most [`DECODE_GROUPS`] groups: the cache grows by `grow`
+/// in total, a token's working set for a moment.
+fn decode(add: &mut impl Add, grow: i128, work: i128, gen: u32) {
     let tokens = (gen as u64).max(1);
     let groups = tokens.min(DECODE_GROUPS) as i128;
-    let grow = kv_full - kv_prompt;
-    let dc = StepPhase::Decode;
+    let (dc, kv, ws) = (StepPhase::Decode, Component::KvCache, Component::Workspace);
     for g in 0..groups {
         let part = share(grow, g, groups);
         let what = "the cache grows by the generated tokens";
@@ -82,7 +96,7 @@ pub(crate) fn run<S: Sink>(items: &[Item], layers: u32, gen: u32, sink: &mut S) 
             None,
             ws,
             Mech::DecodeWorkspace,
-            work_decode,
+            work,
             "one token's forward tensors",
         );
         add(
@@ -90,18 +104,14 @@ pub(crate) fn run<S: Sink>(items: &[Item], layers: u32, gen: u32, sink: &mut S) 
             None,
             ws,
             Mech::DecodeWorkspace,
-            -work_decode,
+            -work,
             "freed after the token",
         );
     }
 }
 
 /// A resident item (weights, CUDA context, fragmentation) at the start.
-fn sink_resident(
-    add: &mut impl FnMut(StepPhase, Option<u32>, Component, Mech, i128, &'static str),
-    it: &Item,
-    _slot: usize,
-) {
+fn sink_resident(add: &mut impl Add, it: &Item, _slot: usize) {
     add(
         StepPhase::Baseline,
         None,

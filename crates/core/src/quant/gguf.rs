@@ -187,9 +187,7 @@ pub fn tensor_types(ft: FileType, arch: &Arch, tensors: &[Tensor]) -> Vec<Option
 fn rule(ft: FileType, arch: &Arch, t: &Tensor, c: &mut Counters) -> GgmlType {
     use FileType as F;
     let d = ft.default_type();
-    let n_gqa = arch.heads / arch.kv_heads.max(1);
     let eight = arch.experts == 8;
-    let n = arch.layers as i64;
     match t.role {
         Role::Output | Role::TokenEmbd if t.role == Role::Output || arch.tied => {
             if t.cols % 256 != 0 {
@@ -200,55 +198,9 @@ fn rule(ft: FileType, arch: &Arch, t: &Tensor, c: &mut Counters) -> GgmlType {
                 d
             }
         }
-        Role::AttnV => {
-            let i = c.wv;
-            c.wv += 1;
-            let mut ty = match ft {
-                F::Q2K => {
-                    if n_gqa >= 4 {
-                        Q4_K
-                    } else {
-                        Q3_K
-                    }
-                }
-                F::Q3KM => {
-                    if i < 2 {
-                        Q5_K
-                    } else {
-                        Q4_K
-                    }
-                }
-                F::Q3KL => Q5_K,
-                F::IQ4NL | F::IQ4XS if n_gqa >= 4 => Q5_K,
-                F::Q4KM | F::Q5KM if use_more_bits(i, n) => Q6_K,
-                F::Q4KS if i < 4 => Q5_K,
-                _ => d,
-            };
-            if arch.layers == 80 && (ty == Q3_K || ty == Q4_K) {
-                ty = Q5_K;
-            }
-            if eight {
-                ty = Q8_0;
-            }
-            ty
-        }
+        Role::AttnV => attn_v(ft, arch, c),
         Role::AttnK if eight => Q8_0,
-        Role::FfnDown => {
-            let i = t.layer.map_or(c.down, i64::from);
-            c.down += 1;
-            match ft {
-                F::Q2K => Q3_K,
-                F::Q3KM if i < n / 16 => Q5_K,
-                F::Q3KM => Q4_K,
-                F::Q3KL => Q5_K,
-                F::Q4KM | F::Q5KM if use_more_bits(i, n) => Q6_K,
-                F::Q4KS if i < n / 8 => Q5_K,
-                // Without an importance matrix (memfit models llama-quantize run without
-                // --imatrix; imatrix files keep these in the IQ4 type).
-                F::IQ4NL | F::IQ4XS if i < n / 8 => Q5_K,
-                _ => d,
-            }
-        }
+        Role::FfnDown => ffn_down(ft, arch, t, c),
         Role::AttnOutput if eight => match ft {
             F::Q2K | F::Q3KS | F::Q3KM | F::IQ4NL | F::Q4KS | F::Q4KM | F::IQ4XS => Q5_K,
             _ => d,
@@ -265,6 +217,66 @@ fn rule(ft: FileType, arch: &Arch, t: &Tensor, c: &mut Counters) -> GgmlType {
             F::Q5KM => Q6_K,
             _ => d,
         },
+        _ => d,
+    }
+}
+
+/// `attn_v`'s type: more bits for the first layers (by file type), for grouped-query
+/// models (`n_gqa ≥ 4`), 80-layer models and 8-expert models.
+fn attn_v(ft: FileType, arch: &Arch, c: &mut Counters) -> GgmlType {
+    use FileType as F;
+    let d = ft.default_type();
+    let n_gqa = arch.heads / arch.kv_heads.max(1);
+    let n = arch.layers as i64;
+    let i = c.wv;
+    c.wv += 1;
+    let mut ty = match ft {
+        F::Q2K => {
+            if n_gqa >= 4 {
+                Q4_K
+            } else {
+                Q3_K
+            }
+        }
+        F::Q3KM => {
+            if i < 2 {
+                Q5_K
+            } else {
+                Q4_K
+            }
+        }
+        F::Q3KL => Q5_K,
+        F::IQ4NL | F::IQ4XS if n_gqa >= 4 => Q5_K,
+        F::Q4KM | F::Q5KM if use_more_bits(i, n) => Q6_K,
+        F::Q4KS if i < 4 => Q5_K,
+        _ => d,
+    };
+    if arch.layers == 80 && (ty == Q3_K || ty == Q4_K) {
+        ty = Q5_K;
+    }
+    if arch.experts == 8 {
+        ty = Q8_0;
+    }
+    ty
+}
+
+/// `ffn_down`'s type: more bits for the first layers, by file type.
+fn ffn_down(ft: FileType, arch: &Arch, t: &Tensor, c: &mut Counters) -> GgmlType {
+    use FileType as F;
+    let d = ft.default_type();
+    let n = arch.layers as i64;
+    let i = t.layer.map_or(c.down, i64::from);
+    c.down += 1;
+    match ft {
+        F::Q2K => Q3_K,
+        F::Q3KM if i < n / 16 => Q5_K,
+        F::Q3KM => Q4_K,
+        F::Q3KL => Q5_K,
+        F::Q4KM | F::Q5KM if use_more_bits(i, n) => Q6_K,
+        F::Q4KS if i < n / 8 => Q5_K,
+        // Without an importance matrix (memfit models llama-quantize run without
+        // --imatrix; imatrix files keep these in the IQ4 type).
+        F::IQ4NL | F::IQ4XS if i < n / 8 => Q5_K,
         _ => d,
     }
 }

@@ -266,6 +266,26 @@ impl Grads {
     }
 }
 
+/// The last stage's logits at the forward's end, the loss's moments `(forward, saved,
+/// backward)` and the output the loop holds, bytes.
+type LastStage = (i128, Option<(i128, i128, i128)>, i128);
+
+fn last_stage_terms(
+    s: &Scenario,
+    p: &Prepared,
+    x: &activations::Shape,
+    st: &Stage,
+    copies: (u128, u128),
+    separate: bool,
+) -> LastStage {
+    (
+        sat(train::logits_forward_bytes(s, &p.arch, x, st, copies)),
+        train::loss_moments(s, &p.arch, x, st, separate)
+            .map(|m| (sat(m.forward), sat(m.saved), sat(m.backward))),
+        sat(train::held_output_bytes(s, &p.arch, x, separate)),
+    )
+}
+
 impl StageWalk {
     /// The program of stage `st`, from its ledger items (`train::stage_items`) and the
     /// model states' hand-over.
@@ -289,16 +309,10 @@ impl StageWalk {
                 .map_or((m, u16::MAX), |k| (m, k as u16))
         };
         let g = Grads::of(s, p, st, &x, &items, separate);
-        let logits = if last_stage {
-            sat(train::logits_forward_bytes(
-                s,
-                &p.arch,
-                &x,
-                st,
-                states.copies,
-            ))
+        let (logits, loss, held) = if last_stage {
+            last_stage_terms(s, p, &x, st, states.copies, separate)
         } else {
-            0
+            (0, None, 0)
         };
         let gathered = items
             .iter()
@@ -325,17 +339,8 @@ impl StageWalk {
             pyt,
             separate,
             logits,
-            loss: if last_stage {
-                train::loss_moments(s, &p.arch, &x, st, separate)
-                    .map(|m| (sat(m.forward), sat(m.saved), sat(m.backward)))
-            } else {
-                None
-            },
-            held: if last_stage {
-                sat(train::held_output_bytes(s, &p.arch, &x, separate))
-            } else {
-                0
-            },
+            loss,
+            held,
             gathered,
             g_head: g.head,
             g_emb: g.emb,
