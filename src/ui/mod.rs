@@ -249,6 +249,70 @@ fn scroll_to(id: &str) {
 /// Keys whose problems are shown next to the layout inputs.
 const LAYOUT_KEYS: [&str; 7] = ["dp", "tp", "pp", "cp", "ep", "vpp", "microbatches"];
 
+/// The canonical spelling of the opening link, once, after the first result is painted (a
+/// same-document navigation costs 1–2 ms; later changes: `after_paint`). It writes the
+/// settings of that moment, so an edit made before it cannot be overwritten.
+fn write_canonical_link(settings: RwSignal<Settings>) {
+    request_animation_frame(move || {
+        set_timeout(
+            move || url::replace_query(&settings.with_untracked(encode)),
+            std::time::Duration::ZERO,
+        )
+    });
+}
+
+/// Warnings from the URL stay until the user edits the key they name.
+fn keep_unedited_warnings(settings: RwSignal<Settings>, url_warnings: RwSignal<Vec<Warning>>) {
+    let last = StoredValue::new(settings.get_untracked());
+    Effect::new(move |_| {
+        let now = settings.get();
+        let before = last.get_value();
+        url_warnings.update(|ws| ws.retain(|w| get_key(&now, &w.key) == get_key(&before, &w.key)));
+        last.set_value(now);
+    });
+}
+
+/// Below the timeline, every other panel: a second wasm module ([`split`]), loaded when the
+/// reader scrolls within 200 px of the `mid` sentinel or selects an item to explain (a
+/// 1000 px screen shows the verdict, the chart and the top of the timeline), mounted into
+/// `below`, and kept in step with the page: its settings one paint later (as the address
+/// bar), the input warnings, the selection. Returns `(mid, below)`.
+fn use_below(
+    settings: RwSignal<Settings>,
+    later: Signal<Settings>,
+    url_warnings: RwSignal<Vec<Warning>>,
+    selected: RwSignal<Option<usize>>,
+) -> (NodeRef<leptos::html::Div>, NodeRef<leptos::html::Div>) {
+    let mid = NodeRef::<leptos::html::Div>::new();
+    let near_mid = near_once(mid, "200px");
+    Effect::new(move |_| {
+        if selected.with(Option::is_some) && !near_mid.get_untracked() {
+            near_mid.set(true);
+        }
+    });
+    let below = NodeRef::<leptos::html::Div>::new();
+    Effect::new(move |_| {
+        let Some(el) = below.get() else { return };
+        if near_mid.get() {
+            load_below(el.into(), settings, url_warnings, selected);
+        }
+    });
+    Effect::new(move |_| {
+        later.with(|x| {
+            url_warnings.with(|w| {
+                if split::mounted() {
+                    split::send_settings(&encode(x), &serde_json::to_string(w).unwrap_or_default())
+                }
+            })
+        })
+    });
+    Effect::new(move |_| {
+        let i = selected.get().map_or(-1, |i| i as i32);
+        split::send_selected(i);
+    });
+    (mid, below)
+}
+
 /// Loads the panels below the timeline into `el` (once), wired to the page's state.
 fn load_below(
     el: web_sys::Element,
@@ -294,26 +358,12 @@ pub fn App() -> impl IntoView {
     let scenario = Memo::new(move |_| settings.with(|x| x.scenario.clone()));
     // Warnings from the URL stay until the user edits the key they name.
     let url_warnings: RwSignal<Vec<Warning>> = RwSignal::new(url_warnings);
-    let last = StoredValue::new(settings.get_untracked());
     // Below the fold, and the address bar: one paint later (`history.replaceState`
     // costs Chromium 4–6 ms, more than the estimate and the verdict together).
     let later = after_paint(settings, |x| url::replace_query(&encode(x)));
     let later_scenario = Memo::new(move |_| later.with(|x| x.scenario.clone()));
-    // The canonical spelling of the opening link, once, after the first result is painted
-    // (a same-document navigation costs 1–2 ms; later changes: `after_paint`). It writes
-    // the settings of that moment, so an edit made before it cannot be overwritten.
-    request_animation_frame(move || {
-        set_timeout(
-            move || url::replace_query(&settings.with_untracked(encode)),
-            std::time::Duration::ZERO,
-        )
-    });
-    Effect::new(move |_| {
-        let now = settings.get();
-        let before = last.get_value();
-        url_warnings.update(|ws| ws.retain(|w| get_key(&now, &w.key) == get_key(&before, &w.key)));
-        last.set_value(now);
-    });
+    write_canonical_link(settings);
+    keep_unedited_warnings(settings, url_warnings);
     let estimate =
         Memo::new(move |_| scenario.with(|s| url_warnings.with(|w| estimate_with(s, w))));
     // Memos, not derived signals: what reads them reruns only when they change (the
@@ -333,37 +383,7 @@ pub fn App() -> impl IntoView {
     let min_gpus = use_min_gpus(settings);
     let stage = staged(1);
     let timeline_on = move || stage.get() >= 1;
-    // Below the timeline, every other panel: a second wasm module ([`split`]), loaded when
-    // the reader scrolls towards it or selects an item to explain (a 1000 px screen shows
-    // the verdict, the chart and the top of the timeline).
-    let mid = NodeRef::<leptos::html::Div>::new();
-    let near_mid = near_once(mid, "200px");
-    Effect::new(move |_| {
-        if selected.with(Option::is_some) && !near_mid.get_untracked() {
-            near_mid.set(true);
-        }
-    });
-    let below = NodeRef::<leptos::html::Div>::new();
-    Effect::new(move |_| {
-        let Some(el) = below.get() else { return };
-        if near_mid.get() {
-            load_below(el.into(), settings, url_warnings, selected);
-        }
-    });
-    // What the panels below show follows the page, one paint later (as the address bar).
-    Effect::new(move |_| {
-        later.with(|x| {
-            url_warnings.with(|w| {
-                if split::mounted() {
-                    split::send_settings(&encode(x), &serde_json::to_string(w).unwrap_or_default())
-                }
-            })
-        })
-    });
-    Effect::new(move |_| {
-        let i = selected.get().map_or(-1, |i| i as i32);
-        split::send_selected(i);
-    });
+    let (mid, below) = use_below(settings, later, url_warnings, selected);
     view! {
         <main class="layout">
             <QuickBar estimate units />

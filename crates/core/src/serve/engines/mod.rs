@@ -13,6 +13,7 @@ use crate::quant;
 use crate::resolved::Prepared;
 use crate::scenario::{Engine, Layout, Scenario, Version};
 use crate::units::{GIB, MIB};
+#[cfg(test)]
 pub(crate) use vllm::{vllm_too_long, VllmEra};
 
 /// The newest release memfit models per engine (what an empty `engine_version` means).
