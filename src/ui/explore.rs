@@ -278,6 +278,74 @@ fn fit_map_size() -> ChartSize {
     }
 }
 
+/// The cell index (`data-cell`) of the fit map's element at `target`, if any.
+fn cell_index(target: Option<web_sys::EventTarget>) -> Option<usize> {
+    target
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .and_then(|el| el.closest("[data-cell]").ok().flatten())
+        .and_then(|el| el.get_attribute("data-cell"))
+        .and_then(|v| v.parse::<usize>().ok())
+}
+
+/// "64 GPUs: 6,218 layouts evaluated in 20.9 ms (in a background worker), 3,698 fit."
+fn sweep_counts(r: Option<&Explored>) -> String {
+    match r {
+        None => "Sweeping every layout…".to_string(),
+        Some(e) => format!(
+            "{} GPUs: {} layouts evaluated in {:.1} ms{}, {} fit.",
+            e.sweep.gpus,
+            memfit_core::units::group_digits(e.sweep.evaluated),
+            e.ms,
+            if e.off_main {
+                " (in a background worker)"
+            } else {
+                ""
+            },
+            memfit_core::units::group_digits(e.sweep.fitting)
+        ),
+    }
+}
+
+/// The fit map's text alternative: the cells where a layout fits.
+fn fit_map_summary(r: Option<&Explored>) -> String {
+    r.map_or(String::new(), |e| {
+        let fit: Vec<String> = e
+            .sweep
+            .cells
+            .iter()
+            .filter(|c| c.best.is_some())
+            .map(|c| format!("ZeRO-{} TP {} PP {}", c.zero.number(), c.tp, c.pp))
+            .collect();
+        format!(
+            "Fit map. Cells where a layout fits: {}.",
+            if fit.is_empty() {
+                "none".into()
+            } else {
+                fit.join(", ")
+            }
+        )
+    })
+}
+
+/// The fit map as table rows: each cell's best layout (or the closest), with a load link.
+fn fit_table_rows(settings: RwSignal<Settings>, e: &Explored, u: Units) -> impl IntoView {
+    e.sweep
+        .cells
+        .iter()
+        .filter_map(|c| {
+            let l = c.best.or(c.closest)?;
+            let text = cell_summary(c, u, e.sweep.inference);
+            Some(view! {
+                <tr class:over=c.best.is_none()>
+                    <td>{format!("ZeRO-{}", c.zero.number())}</td><td class="num">{c.tp}</td><td class="num">{c.pp}</td>
+                    <td>{text}</td>
+                    <td><a href=move || href(settings, &l) on:click=move |ev| { ev.prevent_default(); load(settings, &l); }>"load"</a></td>
+                </tr>
+            })
+        })
+        .collect_view()
+}
+
 /// The fit map: every TP × PP per ZeRO stage, coloured by the best headroom; a click
 /// (or Enter) on a cell loads its best layout (the closest one when nothing fits).
 #[component]
@@ -324,12 +392,7 @@ pub fn FitMapPanel(
         })
     });
     let pick = move |target: Option<web_sys::EventTarget>| {
-        let idx = target
-            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-            .and_then(|el| el.closest("[data-cell]").ok().flatten())
-            .and_then(|el| el.get_attribute("data-cell"))
-            .and_then(|v| v.parse::<usize>().ok());
-        let cell = idx.and_then(|i| {
+        let cell = cell_index(target).and_then(|i| {
             shown.with_untracked(|r| r.as_ref().and_then(|e| e.sweep.cells.get(i).copied()))
         });
         if let Some(l) = cell.and_then(|c| c.best.or(c.closest)) {
@@ -343,69 +406,14 @@ pub fn FitMapPanel(
             pick(ev.target());
         }
     };
-    let counts = move || {
-        shown.with(|r| match r {
-            None => "Sweeping every layout…".to_string(),
-            Some(e) => format!(
-                "{} GPUs: {} layouts evaluated in {:.1} ms{}, {} fit.",
-                e.sweep.gpus,
-                memfit_core::units::group_digits(e.sweep.evaluated),
-                e.ms,
-                if e.off_main {
-                    " (in a background worker)"
-                } else {
-                    ""
-                },
-                memfit_core::units::group_digits(e.sweep.fitting)
-            ),
-        })
-    };
-    let summary = move || {
-        shown.with(|r| {
-            r.as_ref().map_or(String::new(), |e| {
-                let fit: Vec<String> = e
-                    .sweep
-                    .cells
-                    .iter()
-                    .filter(|c| c.best.is_some())
-                    .map(|c| format!("ZeRO-{} TP {} PP {}", c.zero.number(), c.tp, c.pp))
-                    .collect();
-                format!(
-                    "Fit map. Cells where a layout fits: {}.",
-                    if fit.is_empty() {
-                        "none".into()
-                    } else {
-                        fit.join(", ")
-                    }
-                )
-            })
-        })
-    };
+    let counts = move || shown.with(|r| sweep_counts(r.as_deref()));
+    let summary = move || shown.with(|r| fit_map_summary(r.as_deref()));
     let table_open = RwSignal::new(false);
     let rows = move || {
         if !table_open.get() {
             return None;
         }
-        shown.with(|r| {
-            r.as_ref().map(|e| {
-                let u = units.get();
-                e.sweep
-                    .cells
-                    .iter()
-                    .filter_map(|c| {
-                        let l = c.best.or(c.closest)?;
-                        let text = cell_summary(c, u, e.sweep.inference);
-                        Some(view! {
-                            <tr class:over=c.best.is_none()>
-                                <td>{format!("ZeRO-{}", c.zero.number())}</td><td class="num">{c.tp}</td><td class="num">{c.pp}</td>
-                                <td>{text}</td>
-                                <td><a href=move || href(settings, &l) on:click=move |ev| { ev.prevent_default(); load(settings, &l); }>"load"</a></td>
-                            </tr>
-                        })
-                    })
-                    .collect_view()
-            })
-        })
+        shown.with(|r| r.as_ref().map(|e| fit_table_rows(settings, e, units.get())))
     };
     let fig = NodeRef::<leptos::html::Figure>::new();
     super::draw_svg(fig, move || svg.get().unwrap_or_default());
