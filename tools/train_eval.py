@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares memfit's step-time model with published training runs (tests/data/train_runs.json).
 
-usage: train_eval.py <memfit binary> calibration|held_out|all [--markdown]
+usage: train_eval.py <memfit binary> calibration|held_out|all [--markdown] [--pairs: list the misordered pairs]
 Prints, per run, the measured and predicted step time and the error, then the median and
 max |error| and the pair ordering. tests/step_time.rs checks the same figures; this is the
 development view (run it on the calibration part only while modelling).
@@ -87,8 +87,6 @@ def main(binary, part):
     print(f"\n{part}: {len(errs)} runs, median |error| {statistics.median(errs):.1f} %, max {max(errs):.1f} %")
     # Pairs: the faster one predicted faster (per-token time, since pairs may differ in batch).
     groups = {}
-    for r, run in zip(rows, [x for x in d["runs"] if x["id"] in ids]):
-        pass
     byid = {x["id"]: x for x in d["runs"]}
     for r in rows:
         g = byid[r[0]].get("pair_group")
@@ -104,7 +102,10 @@ def main(binary, part):
                 pb = b[2] / (byid[b[0]]["global_batch"] * byid[b[0]]["seq_len"])
                 if ta == tb: continue
                 tot += 1
-                ok += (ta < tb) == (pa < pb)
+                right = (ta < tb) == (pa < pb)
+                ok += right
+                if not right and "--pairs" in sys.argv:
+                    print(f"  misordered ({g}): {a[0]} measured {ta:.3e}, memfit {pa:.3e} s/token; {b[0]} measured {tb:.3e}, memfit {pb:.3e}")
     print(f"{part}: pairs ordered right {ok} of {tot}")
 
 main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "calibration")
