@@ -182,6 +182,18 @@ const NVLS_EFFICIENCY: f64 = 1.07;
 const ALPHA_INTRA: f64 = 30e-6;
 /// Across nodes.
 const ALPHA_INTER: f64 = 50e-6;
+/// NCCL's latency model for a ring collective (Simple protocol, what large messages use),
+/// seconds: a base latency and one per ring step, a step inside a node or across nodes.
+/// NVIDIA/nccl `src/graph/tuning.cc` (5067397c), `ncclTunerConstantsDefaults`:
+/// `baseLatencies[Ring][Simple] = 8.4` µs; `hwLatencies[NVLINK][Ring][Simple] = 3.4`,
+/// `[PCI][Ring][Simple] = 5.7`, `[NET][Ring][Simple] = 14.0` µs; on a multi-node ring an
+/// in-node step costs at least the network overhead × 3 (`getNetOverhead`: 1 µs on Intel
+/// hosts, 2 µs on AMD ones, as DGX A100's EPYC).
+const NCCL_BASE: f64 = 8.4e-6;
+const NCCL_STEP_NVLINK: f64 = 3.4e-6;
+const NCCL_STEP_PCI: f64 = 5.7e-6;
+const NCCL_STEP_NET: f64 = 14.0e-6;
+const NCCL_NET_OVERHEAD_AMD: f64 = 6.0e-6;
 /// Bytes the optimizer step reads and writes per local parameter: fp32 param, grad, two
 /// moments read (16), three written (12), the bf16 copy (2).
 const ADAM_BYTES: f64 = 30.0;
@@ -203,6 +215,36 @@ fn collective(bytes: f64, n: f64, factor: f64, gbps: f64, eff: f64, alpha: f64) 
     alpha + factor * (n - 1.0) / n * bytes / (gbps * 1e9 * eff)
 }
 
+/// The latency of one reduce-scatter or all-gather over a ring of `n` ranks spread over
+/// `nodes` nodes, seconds (NCCL's model; all-reduce has twice the steps).
+///
+/// # Formula
+/// `L = 8.4 µs + (n − 1 − (N − 1))·l_in + (N − 1)·l_net`, with `l_in` 3.4 µs (NVLink; 5.7 µs
+/// over PCIe; 6 µs on a multi-node ring with AMD hosts) and `l_net` 14 µs; `N` the nodes.
+///
+/// Source: NVIDIA/nccl `src/graph/tuning.cc` (the constants above): `latency = base +
+/// (nsteps − nInterSteps)·intraLat + nInterSteps·interLat`, `nsteps = n − 1`,
+/// `nInterSteps = N − 1`.
+///
+/// # Example
+/// 8 ranks in one node: 8.4 + 7·3.4 = 32.2 µs (the 30 µs of nccl-tests at 8 GPUs); 512
+/// ranks on 64 H100 nodes: 8.4 + 448·3.4 + 63·14 = 2,413.6 µs.
+fn ring_latency(hw: &Hw, gpu: &str, n: f64, nodes: f64) -> f64 {
+    if n <= 1.0 {
+        return 0.0;
+    }
+    let nodes = nodes.clamp(1.0, n);
+    let mut step_in = if hw.intra >= 100.0 {
+        NCCL_STEP_NVLINK
+    } else {
+        NCCL_STEP_PCI
+    };
+    if nodes > 1.0 && gpu.starts_with("a100") {
+        step_in = step_in.max(NCCL_NET_OVERHEAD_AMD);
+    }
+    NCCL_BASE + (n - nodes) * step_in + (nodes - 1.0) * NCCL_STEP_NET
+}
+
 /// Where a group of `n` ranks `stride` apart in Megatron's rank order (TP innermost, then
 /// CP, DP, PP) communicates: inside a node when the span fits in one.
 fn link(hw: &Hw, span: u64, per_node: u64) -> (f64, f64, f64) {
@@ -222,15 +264,18 @@ fn link(hw: &Hw, span: u64, per_node: u64) -> (f64, f64, f64) {
 ///          G = Σ GEMMs at e(F), A = attention at 0.55 of peak, E = element-wise at 0.8 HBM,
 ///          R = recomputation (full: G + A + E again; selective: A), T_* = collectives
 /// pipeline: (m + (p − 1)/v)·t_mb + 2·m·v·T_p2p           (bubble = (p−1)/v · t_mb)
-/// data parallel: T_dp = collective(bytes per step), exposed max(T_dp − backward of the last
-///   micro-batch, T_dp/L_s); ZeRO-3/FSDP: per layer and micro-batch two gathers (k bytes per
-///   parameter) and a reduce-scatter (k_g: 4 under FSDP), each exposed beyond a third of the
-///   layer's compute, plus the first gather
+/// data parallel: T_dp = n_c·L_ring + bytes per step / (B·η), exposed max(T_dp − backward of
+///   the last micro-batch, T_dp/L_s); ZeRO-3/FSDP: per layer and micro-batch two gathers (k
+///   bytes per parameter) and a reduce-scatter (k_g: 4 under FSDP), each L_ring + its bytes,
+///   exposed beyond a third of the layer's compute, plus the first gather. L_ring is NCCL's
+///   ring latency over the group's ranks and nodes ([`ring_latency`]); n_c the collectives
+///   per step (3·L_s·m under ZeRO-3, 2·L_s·m under SHARD_GRAD_OP, L_s bucketed otherwise)
 /// optimizer: 30 B per local parameter / (0.8·HBM);  offload: PCIe transfers + CPU-Adam
 /// step = pipeline + exposed DP + optimizer + offload
 /// MFU = F_token·tokens / (step · GPUs · peak)
 /// ```
-/// Sources: Narayanan et al. 2021 (the 1F1B and interleaved bubble (p−1)/(v·m));
+/// Sources: Narayanan et al. 2021 (the 1F1B and interleaved bubble (p−1)/(v·m)); NVIDIA/nccl
+/// `src/graph/tuning.cc` (the ring latency);
 /// Korthikanti et al. 2022 (selective and full recomputation's work; sequence parallelism's
 /// collectives); Calculon (Isaev et al., SC'23: the per-layer composition, α–β collectives).
 ///
@@ -447,43 +492,89 @@ fn pipeline_time(x: &Ctx, t_mb: f64) -> (f64, f64, f64) {
 /// [`step_time`]'s formula for what each stage hides behind the compute).
 fn dp_time(x: &Ctx, blk: &Block, dp_bytes: f64) -> (f64, f64) {
     let (hw, l, s, layers, m, k) = (&x.hw, &x.l, x.s, x.layers, x.m, x.k);
-    let (dp_bw, dp_eff, dp_alpha) = link(hw, l.tp as u64 * l.cp as u64 * l.dp as u64, x.per_node);
-    let dp_total = if dp_bytes > 0.0 {
-        // The comm module counts bytes sent; a ring moves them at the bus bandwidth.
-        dp_alpha * layers
-            + dp_bytes
-                / (dp_bw
-                    * 1e9
-                    * if dp_bw == hw.intra && hw.nvls {
-                        NVLS_EFFICIENCY
-                    } else {
-                        dp_eff
-                    })
+    let (dp_bw, dp_eff, _) = link(hw, l.tp as u64 * l.cp as u64 * l.dp as u64, x.per_node);
+    // The comm module counts bytes sent; a ring moves them at the bus bandwidth.
+    let wire = if dp_bytes > 0.0 {
+        dp_bytes
+            / (dp_bw
+                * 1e9
+                * if dp_bw == hw.intra && hw.nvls {
+                    NVLS_EFFICIENCY
+                } else {
+                    dp_eff
+                })
     } else {
         0.0
     };
-    let dp_exposed = if s.zero() == Zero::Z3 {
+    let zero3 = s.zero() == Zero::Z3;
+    let (lat, n_coll) = dp_latency(x);
+    let dp_total = if dp_bytes > 0.0 {
+        lat * n_coll + wire
+    } else {
+        0.0
+    };
+    let dp_exposed = if zero3 && dp_bytes > 0.0 {
         // Per layer and micro-batch three collectives (gather for the forward, gather for
         // the backward, reduce-scatter of the gradients), each prefetched behind a third of
         // the layer's compute; the first gather has nothing to hide behind. The gathers
-        // move k bytes per parameter, the reduction k_g (fp32 under FSDP). With adapters
-        // (LoRA) the reduction is of the adapters alone, negligible beside the gathers: it is
-        // left inside them (r = 0).
+        // move k bytes per parameter, the reduction k_g (fp32 under FSDP), each after its
+        // ring's latency. With adapters (LoRA) the reduction is of the adapters alone,
+        // negligible beside the gathers: it is left inside them (r = 0, no third
+        // collective).
         let k_g = crate::comm::grad_reduce_bytes(s) as f64;
         let r = if s.finetune.kind() == crate::scenario::Finetune::Full {
             k_g
         } else {
             0.0
         };
-        let per_layer = dp_total / (layers * m).max(1.0);
+        let per_layer = wire / (layers * m).max(1.0);
         let window = (blk.fwd + blk.bwd + blk.recompute) / 3.0;
-        let (gather, reduce) = (per_layer * k / (2.0 * k + r), per_layer * r / (2.0 * k + r));
+        let gather = lat + per_layer * k / (2.0 * k + r);
+        let reduce = if r > 0.0 {
+            lat + per_layer * r / (2.0 * k + r)
+        } else {
+            0.0
+        };
         ((gather - window).max(0.0) * 2.0 + (reduce - window).max(0.0)) * layers * m + gather
+    } else if zero3 {
+        0.0
     } else {
         let last_bwd = layers * blk.bwd;
         (dp_total - last_bwd).max(dp_total / layers.max(1.0))
     };
     (dp_total, dp_exposed)
+}
+
+/// The data-parallel collectives' ring latency ([`ring_latency`]) and their number per step:
+/// under ZeRO-3 / FSDP FULL_SHARD three per layer and micro-batch over the shard group (two
+/// gathers and a reduce-scatter; two with adapters), under FSDP SHARD_GRAD_OP two (a
+/// gather and a reduce-scatter); otherwise bucketed reductions, one per layer's worth of
+/// gradients over the data-parallel ranks.
+fn dp_latency(x: &Ctx) -> (f64, f64) {
+    let (s, l) = (x.s, &x.l);
+    let zero3 = s.zero() == Zero::Z3;
+    let n = if zero3 {
+        s.shard_degree() as f64
+    } else {
+        l.dp as f64
+    };
+    // Ranks of the group in one node: the group's members are TP·CP apart.
+    let inner = (l.tp as u64 * l.cp as u64).max(1);
+    let per_node = (x.per_node / inner).max(1) as f64;
+    let nodes = (n / per_node).ceil();
+    let lat = ring_latency(&x.hw, &s.cluster.gpu, n, nodes);
+    let per_layer = if zero3 {
+        if s.finetune.kind() == crate::scenario::Finetune::Full {
+            3.0
+        } else {
+            2.0
+        }
+    } else if s.fsdp() == crate::scenario::Fsdp::ShardGradOp {
+        2.0
+    } else {
+        return (lat, x.layers);
+    };
+    (lat, per_layer * x.layers * x.m)
 }
 
 /// The optimizer step on this rank's share of the stage's parameters: `(on the GPU,
@@ -561,4 +652,34 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
             exposed_comm_s: exposed,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ring_latency, Hw};
+    use crate::contract::query::decode;
+
+    fn hw(gpu: &str) -> Hw {
+        Hw::of(&decode(&format!("model=llama-2-7b&gpu={gpu}")).0.scenario)
+    }
+
+    /// NCCL's ring latency by hand (`ring_latency`'s doc example and the A100 host case).
+    #[test]
+    fn ring_latency_by_hand() {
+        let h100 = hw("h100-80");
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        // 8 ranks in one node: 8.4 + 7·3.4 = 32.2 µs.
+        assert!(close(ring_latency(&h100, "h100-80", 8.0, 1.0), 32.2e-6));
+        // 512 ranks on 64 nodes: 8.4 + 448·3.4 + 63·14 = 2,413.6 µs.
+        assert!(close(
+            ring_latency(&h100, "h100-80", 512.0, 64.0),
+            2_413.6e-6
+        ));
+        // DGX A100's AMD hosts: an in-node step of a multi-node ring costs 6 µs;
+        // 16 ranks on 2 nodes: 8.4 + 14·6 + 1·14 = 106.4 µs.
+        let a100 = hw("a100-80");
+        assert!(close(ring_latency(&a100, "a100-80", 16.0, 2.0), 106.4e-6));
+        // One rank: no collective.
+        assert_eq!(ring_latency(&h100, "h100-80", 1.0, 1.0), 0.0);
+    }
 }
