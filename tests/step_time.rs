@@ -209,7 +209,13 @@ fn run_query(r: &serde_json::Value, gpu: &str) -> String {
         q.push("tp_overlap=1".into());
     }
     if fw.contains("torchtitan") || fw.contains("foundry") {
-        q.push("framework=pytorch&fsdp=full_shard".into());
+        // The row's sharding strategy (llm-foundry states FULL_SHARD or SHARD_GRAD_OP).
+        let strategy = if r["fsdp"] == "SHARD_GRAD_OP" {
+            "shard_grad_op"
+        } else {
+            "full_shard"
+        };
+        q.push(format!("framework=pytorch&fsdp={strategy}"));
     } else if fw.contains("deepspeed") {
         q.push(format!("zero={}", n(&r["zero_stage"]).unwrap_or(1)));
     } else {

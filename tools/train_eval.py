@@ -48,7 +48,9 @@ def query(r, gpu):
     if "nemo" in fw or "bridge" in fw:
         q.append("tp_overlap=1")
     if "torchtitan" in fw or "foundry" in fw:
-        q += ["framework=pytorch", "fsdp=full_shard"]
+        # The row's sharding strategy (llm-foundry states FULL_SHARD or SHARD_GRAD_OP).
+        strategy = "shard_grad_op" if r.get("fsdp") == "SHARD_GRAD_OP" else "full_shard"
+        q += ["framework=pytorch", f"fsdp={strategy}"]
     elif "deepspeed" in fw:
         q.append(f"zero={r.get('zero_stage') or 1}")
     else:
