@@ -130,6 +130,86 @@ pub struct SplitTable {
     pub transformers: String,
 }
 
+/// One part of the step-time table: its runs' median and max |error| and pair ordering.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
+pub struct StepPart {
+    /// Runs.
+    pub n: usize,
+    /// Median |error| of the step time.
+    pub median: f64,
+    /// Max |error|.
+    pub max: f64,
+    /// Pairs of runs differing in one choice whose faster one memfit predicts faster.
+    pub pairs_ok: usize,
+    /// Such pairs.
+    pub pairs: usize,
+}
+
+/// The step-time model against published training runs: every row, the two parts apart.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct StepTable {
+    /// The runs (each says whether it is held out).
+    pub rows: Vec<AccuracyRow>,
+    /// The runs mechanisms were read from.
+    pub calibration: StepPart,
+    /// The runs held out before any comparison.
+    pub held_out: StepPart,
+    /// Runs memfit predicts faster than measured.
+    pub optimistic: usize,
+}
+
+/// The step-time table's one-line summary, held out first.
+///
+/// ```
+/// use memfit::present::{StepPart, StepTable, step_summary};
+/// let t = StepTable { held_out: StepPart { n: 43, median: 0.193, max: 0.425, pairs_ok: 3, pairs: 7 },
+///                     calibration: StepPart { n: 43, median: 0.184, max: 0.436, pairs_ok: 6, pairs: 8 },
+///                     optimistic: 80, ..Default::default() };
+/// let s = step_summary(&t);
+/// assert!(s.contains("held out (43 runs): median |error| 19.3 %, max 42.5 %, the faster of a pair predicted faster in 3 of 7"));
+/// assert!(s.contains("faster than measured on 80 of 86"));
+/// ```
+pub fn step_summary(t: &StepTable) -> String {
+    let (h, c) = (&t.held_out, &t.calibration);
+    format!(
+        "The step-time model (tokens per second, MFU, the explorer's ranking) against published training runs — Megatron-LM (Korthikanti et al. 2022), NeMo 24.07, Megatron-Bridge, llm-foundry, BLOOM — with their stated layouts: held out ({} runs): median |error| {:.1} %, max {:.1} %, the faster of a pair predicted faster in {} of {}; calibration ({} runs, the mechanisms were read from them): {:.1} %, {:.1} %, {} of {}. memfit predicts a step faster than measured on {} of {} runs: read its tokens per second as an upper bound and its ranking as a guide. The held-out runs were chosen by a hash of their id before any comparison and never tuned on.",
+        h.n,
+        h.median * 100.0,
+        h.max * 100.0,
+        h.pairs_ok,
+        h.pairs,
+        c.n,
+        c.median * 100.0,
+        c.max * 100.0,
+        c.pairs_ok,
+        c.pairs,
+        t.optimistic,
+        h.n + c.n
+    )
+}
+
+/// The step-time model's held-out figures the best-layouts table cites (`tests/step_time.rs`
+/// checks them against the comparison): median and max |error|, percent.
+pub const STEP_HELD_OUT: (f64, f64) = (19.3, 42.5);
+
+/// The best-layouts table's caption.
+pub fn best_layouts_hint() -> String {
+    format!(
+        "Best first: the highest predicted training tokens per second per GPU, then no optimizer offload, the least wasted compute, the least communication per trained token, the most headroom. The step-time model is optimistic on most published runs (held out: median |error| {:.0} %, up to {:.0} %; see How accurate is this?): compare layouts with it, budget a margin on its figures.",
+        STEP_HELD_OUT.0, STEP_HELD_OUT.1
+    )
+}
+
+/// A measured or predicted value as the accuracy tables show it (three decimals below 10:
+/// step times in seconds; one above: MiB).
+pub fn value_text(v: f64) -> String {
+    if v.abs() < 10.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
 /// The accuracy panel's data: `assets/accuracy.json`, computed natively by
 /// `memfit --accuracy-json` from memfit-evidence (the page does not link the harness)
 /// and fetched from the page's own origin when the panel is opened.
@@ -142,6 +222,9 @@ pub struct Accuracy {
     /// Real `transformers` runs, calibration and held out.
     #[serde(default)]
     pub hf: SplitTable,
+    /// The step-time model against published training runs.
+    #[serde(default)]
+    pub steptime: StepTable,
 }
 
 /// Parses the accuracy tables (`None` when the text is not the asset's JSON).

@@ -1,12 +1,14 @@
-//! "How accurate is this?": memfit against published measured runs and against real
-//! `transformers` runs (held out and calibration apart), each row a link that loads its
+//! "How accurate is this?": memfit against published measured runs, against real
+//! `transformers` runs and its step time against published training runs (held out and
+//! calibration apart), each row a link that loads its
 //! scenario. The tables (`accuracy.json`, the page's own file) are fetched from the page's
 //! origin when the panel is first opened: nothing is requested at load.
 
 use leptos::prelude::*;
 
 use crate::present::{
-    hf_summary, parse_accuracy, published_summary, pytorch_summary, Accuracy, AccuracyRow,
+    hf_summary, parse_accuracy, published_summary, pytorch_summary, step_summary, value_text,
+    Accuracy, AccuracyRow,
 };
 
 /// Where the panel's tables stand.
@@ -85,10 +87,13 @@ pub fn AccuracyPanel() -> impl IntoView {
                 <h3>"Real transformers runs: held out and calibration"</h3>
                 <p data-testid="hf-summary">{move || with(|a| hf_summary(&a.hf))}</p>
                 <RowsTable testid="hf-table" rows=rows(|a| a.hf.rows.clone()) row_testid="hf-row" />
+                <h3>"Step time: published training runs, held out and calibration"</h3>
+                <p data-testid="step-summary">{move || with(|a| step_summary(&a.steptime))}</p>
+                <RowsTable testid="step-table" rows=rows(|a| a.steptime.rows.clone()) row_testid="step-row" />
                 <h3>"memfit's first PyTorch harness (in-sample)"</h3>
                 <p data-testid="pytorch-summary">{move || with(|a| pytorch_summary(&a.pytorch))}</p>
                 <RowsTable testid="pytorch-table" rows=rows(|a| a.pytorch.rows.clone()) row_testid="pytorch-row" />
-                <p class="hint">"Where the misses come from: docs/validation.md, tests/hf_measured.rs and tests/pytorch_measured.rs in the repository."</p>
+                <p class="hint">"Where the misses come from: docs/validation.md, docs/steptime.md, tests/hf_measured.rs and tests/pytorch_measured.rs in the repository."</p>
             </details>
         </section>
     }
@@ -114,8 +119,8 @@ fn RowsTable(
                                 <td>{format!("{}: {}", r.set, r.label)}
                                     {r.unstated_note().map(|n| view! { <br /><span class="hint">{n}</span> })}</td>
                                 <td>{r.metric.clone()}</td>
-                                <td class="num">{format!("{:.1}", r.measured)}</td>
-                                <td class="num">{format!("{:.1}", r.estimated)}</td>
+                                <td class="num">{value_text(r.measured)}</td>
+                                <td class="num">{value_text(r.estimated)}</td>
                                 <td class="num">{r.error_text()}</td>
                                 <td><a href=href>"load"</a></td>
                             </tr>

@@ -14,7 +14,8 @@ use super::worker::{self, Kind, LISTED, PAGE_MAX_NODES};
 use crate::chart::fitmap::{annotate_fit_map, cell_summary, render_fit_map};
 use crate::chart::ChartSize;
 use crate::present::{
-    aria_sort, best_layouts_count, fit_map_hint, next_sort, sorted_layouts, speed_text, SortBy,
+    aria_sort, best_layouts_count, best_layouts_hint, fit_map_hint, next_sort, sorted_layouts,
+    speed_text, SortBy,
 };
 use leptos::prelude::*;
 use memfit_core::contract::query::encode;
@@ -480,7 +481,7 @@ pub fn BestLayouts(
     view! {
         <section class="panel best" node_ref=node class:stale=move || explorer.stale() data-testid="best-layouts">
             <h2>"Best fitting layouts"</h2>
-            <p class="hint">"Best first: the highest predicted training tokens per second per GPU (memfit's step-time model: within 1–13 % on large Megatron runs, up to 45 % optimistic elsewhere — see How accurate), then no optimizer offload, the least wasted compute, the least communication per trained token, the most headroom."</p>
+            <p class="hint">{best_layouts_hint()}</p>
             <div class="table-wrap">
                 <table>
                     <thead><tr>

@@ -1,6 +1,8 @@
 //! memfit against measurements: published runs (`../shared/reference/measured_runs.json`)
 //! and memfit's own PyTorch MemTracker runs, compared row by row. Native tooling for the
-//! CLI (`memfit --validation`) and the tests; nothing here ships in the page.
+//! CLI (`memfit --validation`, `memfit --train-eval`) and the tests; nothing here ships in
+//! the page. `steptime` compares the step-time model with published training runs.
 
 pub mod hf;
+pub mod steptime;
 pub mod validation;

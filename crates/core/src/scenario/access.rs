@@ -416,6 +416,12 @@ impl Scenario {
                 "sequence parallelism shards along TP; with tp = 1 it changes nothing".to_string(),
             ));
         }
+        if self.runtime.tp_overlap && self.training() && (l.tp < 2 || !par.sp) {
+            out.push((
+                "tp_overlap",
+                "TP communication overlap needs tp ≥ 2 and sequence parallelism (sp=1): Megatron-LM asserts it, Megatron-Bridge turns the overlap off; ignored".to_string(),
+            ));
+        }
     }
     /// Settings a convention or mode leaves out (fine-tuning under a tool's convention, parameter offload below ZeRO-3, ZeRO in inference, stages a tool's formula lacks).
     fn scope_problems(&self, arch: &Arch, l: &Layout, out: &mut Vec<(&'static str, String)>) {

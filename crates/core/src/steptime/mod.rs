@@ -12,7 +12,7 @@ pub mod hardware;
 
 use crate::estimate::{stage_count, Prepared};
 use crate::megatron::Recompute;
-use crate::scenario::{Attn, Framework, Mode, Offload, Precision, Scenario, Zero};
+use crate::scenario::{Attn, Framework, Mode, Offload, Precision, Scenario, Schedule, Zero};
 use hardware::{perf, Perf};
 use serde::{Deserialize, Serialize};
 
@@ -259,13 +259,15 @@ fn link(hw: &Hw, span: u64, per_node: u64) -> (f64, f64, f64) {
 ///
 /// # Formula
 /// ```text
-/// per micro-batch on the most loaded stage (L_s layers; the last stage adds the logits):
+/// per micro-batch on the most loaded stage (L_s layers; the last stage adds the logits and
+/// the loss, [`loss_time`]):
 ///   t_mb = L_s·(3·G + (1+2.5)·A + 3·E + R + T_tp + T_ep + max(0, T_cp − A_cp))
 ///          G = Σ GEMMs at e(F), A = attention at 0.55 of peak, E = element-wise at 0.8 HBM,
 ///          R = recomputation (full: G + A + E again; selective: A), T_* = collectives
-/// pipeline: (m + (p − 1)/v)·t_mb + 2·m·v·T_p2p           (bubble = (p−1)/v · t_mb)
+/// pipeline: (m + (p − 1)/v)·t_mb + exposed p2p of 2·m·v·T_p2p  (bubble = (p−1)/v · t_mb;
+///   Megatron's interleaved schedule hides the steady phase's transfers: [`pipeline_time`])
 /// data parallel: T_dp = n_c·L_ring + bytes per step / (B·η), exposed max(T_dp − backward of
-///   the last micro-batch, T_dp/L_s); ZeRO-3/FSDP: per layer and micro-batch two gathers (k
+///   the last micro-batch, T_dp/L_s) (DeepSpeed's pipeline engine: all of T_dp); ZeRO-3/FSDP: per layer and micro-batch two gathers (k
 ///   bytes per parameter) and a reduce-scatter (k_g: 4 under FSDP), each L_ring + its bytes,
 ///   exposed beyond a third of the layer's compute, plus the first gather. L_ring is NCCL's
 ///   ring latency over the group's ranks and nodes ([`ring_latency`]); n_c the collectives
@@ -413,12 +415,38 @@ fn tp_time(x: &Ctx, blk: &Block) -> (f64, f64) {
     };
     let tp_one = collective(act_bytes(x), x.t, 2.0, tp_bw, tp_eff, tp_alpha);
     let tp_whole = n_tp * tp_one;
-    let tp = if x.s.runtime.tp_overlap {
+    // Userbuffers overlap needs sequence parallelism (Megatron-LM asserts it; Megatron-Bridge
+    // turns the overlap off without it).
+    let tp = if x.s.runtime.tp_overlap && x.s.parallel.sp {
         (tp_whole - (blk.g + 2.0 * blk.g) * 0.5).max(0.0)
     } else {
         tp_whole
     };
     (tp_whole, tp)
+}
+
+/// The cross-entropy loss over one micro-batch's logits on one rank, forward and backward,
+/// seconds: memory-bound passes over `T × V/t` values, most of them in fp32.
+///
+/// # Formula
+/// `t = T · V/t · β / (0.8·HBM)`, `β` bytes per logit:
+/// - Megatron's `vocab_parallel_cross_entropy` (Megatron-LM
+///   `megatron/core/tensor_parallel/cross_entropy.py`, d98e8a6): `.float()` (read 2, write
+///   4), max (4), subtract in place (8), `exp` in place (8), sum (4), divide in place (8);
+///   backward: multiply in place (8), the fp32 gradient cast for the output layer (6): 52.
+/// - PyTorch's `cross_entropy` under autocast (fp32 op list): the upcast (6),
+///   `log_softmax` reading a row three times and writing it (16), its backward reading the
+///   gradient and the output, reducing, writing (16), the cast back (6): 44.
+///
+/// # Example
+/// Llama 3 8B (V = 128,256) at 8,192 tokens, t = 1, H100 (3,350 GB/s), Megatron:
+/// 8,192 · 128,256 · 52 B = 54.6 GB → 20.4 ms per micro-batch.
+fn loss_time(x: &Ctx) -> f64 {
+    let beta = match x.s.stack.framework {
+        Framework::Pytorch => 44.0,
+        _ => 52.0,
+    };
+    x.tokens * (x.arch.vocab as f64 / x.t) * beta / (x.hw.hbm * 1e9 * HBM_EFFICIENCY)
 }
 
 /// One micro-batch's block activations on one rank, bytes (TP's and PP's messages).
@@ -466,26 +494,74 @@ fn ep_time(x: &Ctx) -> f64 {
     }
 }
 
-/// The pipeline: `(bubble, point-to-point, whole)` seconds for `t_mb` per micro-batch.
-fn pipeline_time(x: &Ctx, t_mb: f64) -> (f64, f64, f64) {
+/// The pipeline: `(bubble, point-to-point whole, point-to-point exposed, whole)` seconds for
+/// `t_mb` per micro-batch.
+///
+/// # Formula
+/// ```text
+/// transfers    n = 2·m·v, each T_p2p = α + bytes/(B·η)   (an activation forward, a gradient back;
+///              bytes/t with SP, and under DeepSpeed with TP plus an all-gather over the TP ranks)
+/// exposed      1F1B, GPipe, DeepSpeed: n·T_p2p
+///              Megatron interleaved (overlap_p2p_comm): 2·w·T_p2p + (n − 2·w)·max(0, T_p2p − t_mb/(3·v))
+///              w = min(m·v, 2·(p − 1) + (v − 1)·p)       (the first stage's warm-up chunks)
+/// ```
+/// In Megatron's interleaved schedule the sends and receives of the steady 1F1B phase are
+/// posted asynchronously and waited for only when the next chunk needs them, so each hides
+/// behind a chunk's forward (`t_mb/(3·v)`, the shortest work it can overlap); the warm-up and
+/// flush transfers wait (`overlap_p2p_comm_warmup_flush` is off by default). 1F1B without
+/// interleaving exchanges with blocking batched send/receive.
+///
+/// Sources: NVIDIA/Megatron-LM `megatron/training/arguments.py` (d98e8a6:
+/// `--no-overlap-p2p-communication`, so overlap is the default with a virtual pipeline, and
+/// forced off without one), `megatron/core/pipeline_parallel/schedules.py` (the warm-up count);
+/// Megatron-Bridge `training/comm_overlap.py` (067f987: `overlap_p2p_comm = True` when
+/// `PP > 1` and `VPP > 1`).
+///
+/// # Example
+/// p = 4, v = 20, m = 32: w = 2·3 + 19·4 = 82 warm-up chunks; of the 1,280 transfers 164 wait
+/// and 1,116 hide behind a chunk's forward when it outlasts them.
+fn pipeline_time(x: &Ctx, t_mb: f64) -> (f64, f64, f64, f64) {
     let l = &x.l;
-    let bubble = if l.pp > 1 {
-        (x.pp - 1.0) / x.v * t_mb
-    } else {
-        0.0
-    };
+    if l.pp < 2 {
+        return (0.0, 0.0, 0.0, x.m * t_mb);
+    }
+    let bubble = (x.pp - 1.0) / x.v * t_mb;
     let (pp_bw, pp_eff, pp_alpha) = link(
         &x.hw,
         l.tp as u64 * l.cp as u64 * l.dp as u64 + 1,
         x.per_node,
     );
-    let p2p_bytes = act_bytes(x) / if x.s.parallel.sp { x.t } else { 1.0 };
-    let pp_comm = if l.pp > 1 {
-        2.0 * x.m * x.v * (pp_alpha + p2p_bytes / (pp_bw * 1e9 * pp_eff))
+    // DeepSpeed's pipeline engine partitions a stage's output over the TP ranks before
+    // sending and all-gathers it on arrival (`pipe_partitioned`, `grad_partitioned`: true by
+    // default; deepspeedai/DeepSpeed `runtime/pipe/engine.py`, edaa722); Megatron sends the
+    // sequence-parallel shard.
+    let partitioned = x.s.stack.framework == Framework::Deepspeed && l.tp > 1;
+    let p2p_bytes = act_bytes(x)
+        / if x.s.parallel.sp || partitioned {
+            x.t
+        } else {
+            1.0
+        };
+    let regather = if partitioned {
+        let (bw, eff, alpha) = link(&x.hw, l.tp as u64, x.per_node);
+        collective(act_bytes(x), x.t, 1.0, bw, eff, alpha)
     } else {
         0.0
     };
-    (bubble, pp_comm, x.m * t_mb + bubble + pp_comm)
+    let one = pp_alpha + p2p_bytes / (pp_bw * 1e9 * pp_eff) + regather;
+    let n = 2.0 * x.m * x.v;
+    let whole = n * one;
+    let overlapped = x.v > 1.0
+        && x.s.parallel.schedule == Schedule::Interleaved
+        && x.s.stack.framework == Framework::Megatron;
+    let exposed = if overlapped {
+        let warmup = (2.0 * (x.pp - 1.0) + (x.v - 1.0) * x.pp).min(x.m * x.v);
+        let waiting = (2.0 * warmup).min(n);
+        waiting * one + (n - waiting) * (one - t_mb / (3.0 * x.v)).max(0.0)
+    } else {
+        whole
+    };
+    (bubble, whole, exposed, x.m * t_mb + bubble + exposed)
 }
 
 /// Data parallelism: `(whole, exposed)` seconds for `dp_bytes` sent per step (see
@@ -538,6 +614,11 @@ fn dp_time(x: &Ctx, blk: &Block, dp_bytes: f64) -> (f64, f64) {
         ((gather - window).max(0.0) * 2.0 + (reduce - window).max(0.0)) * layers * m + gather
     } else if zero3 {
         0.0
+    } else if s.stack.framework == Framework::Deepspeed && l.pp > 1 {
+        // DeepSpeed's pipeline engine reduces the gradients after the last micro-batch's
+        // backward (its TrainSchedule ends with ReduceTiedGrads, ReduceGrads, OptimizerStep:
+        // deepspeedai/DeepSpeed `runtime/pipe/schedule.py`, edaa722): nothing hides it.
+        dp_total
     } else {
         let last_bwd = layers * blk.bwd;
         (dp_total - last_bwd).max(dp_total / layers.max(1.0))
@@ -612,11 +693,12 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
     let (cp_total, cp_exposed) = cp_time(&x, &blk);
     let ep_total = ep_time(&x);
     let block_mb = blk.fwd + blk.bwd + blk.recompute + tp + ep_total + cp_exposed;
-    // The last stage also computes the logits (and the first the embedding, a lookup).
+    // The last stage also computes the logits and the loss (the first the embedding, a
+    // lookup).
     let logits =
-        x.hw.gemm_s(flops::logits(x.arch, x.tokens, x.t).flops() / 1e9) * 3.0;
+        x.hw.gemm_s(flops::logits(x.arch, x.tokens, x.t).flops() / 1e9) * 3.0 + loss_time(&x);
     let t_mb = layers * block_mb + logits;
-    let (bubble, pp_comm, pipeline) = pipeline_time(&x, t_mb);
+    let (bubble, pp_comm, pp_exposed, pipeline) = pipeline_time(&x, t_mb);
     let (dp_total, dp_exposed) = dp_time(&x, &blk, dp_bytes);
     let (optimizer, offload) = optimizer_time(&x, p);
 
@@ -631,7 +713,7 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
         Recompute::Selective => blk.w.attention_flops / blk.w.flops() / 3.0,
         Recompute::Full => 1.0 / 3.0,
     };
-    let exposed = m * layers * (tp + ep_total + cp_exposed) + pp_comm + dp_exposed;
+    let exposed = m * layers * (tp + ep_total + cp_exposed) + pp_exposed + dp_exposed;
     Some(StepTime {
         step_s: step,
         tokens_per_s: tokens_step / step,
