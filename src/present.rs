@@ -200,11 +200,21 @@ pub fn best_layouts_hint() -> String {
     )
 }
 
-/// A measured or predicted value as the accuracy tables show it (three decimals below 10:
-/// step times in seconds; one above: MiB).
+/// A measured or predicted value as the accuracy tables show it: four significant digits
+/// below 100 (step times in seconds: 0.578, 18.13), one decimal above (MiB: 1234.5).
+///
+/// ```
+/// use memfit::present::value_text;
+/// assert_eq!(value_text(0.5781), "0.578");
+/// assert_eq!(value_text(18.134), "18.13");
+/// assert_eq!(value_text(1234.56), "1234.6");
+/// ```
 pub fn value_text(v: f64) -> String {
-    if v.abs() < 10.0 {
+    let a = v.abs();
+    if a < 10.0 {
         format!("{v:.3}")
+    } else if a < 100.0 {
+        format!("{v:.2}")
     } else {
         format!("{v:.1}")
     }

@@ -641,7 +641,7 @@ await test('learn: every step\'s link loads its scenario and the page shows the 
   }
 });
 
-await test('accuracy panel: fetched on opening; the published runs, the same median as docs/validation.md; real-stack runs held out and calibration apart; rows load their scenario', 1440, async (page) => {
+await test('accuracy panel: fetched on opening; the published runs, the same median as docs/validation.md; real-stack runs and the step-time comparison held out and calibration apart; rows load their scenario', 1440, async (page) => {
   await open(page, '');
   const panel = page.getByTestId('accuracy');
   await panel.locator('summary').click();
@@ -665,6 +665,15 @@ await test('accuracy panel: fetched on opening; the published runs, the same med
   const hfSummary = await page.getByTestId('hf-summary').textContent();
   check(hfSummary.includes(`held out (${nHeld} runs): median |error| ${heldMed} %, max ${heldMax} %`)
     && hfSummary.includes(`calibration (${nCal} runs): median |error| ${calMed} %, max ${calMax} %`), `transformers summary: ${hfSummary}`);
+  // The step-time model against published training runs: every compared run a row, the
+  // held-out figures docs/steptime.md states.
+  const split = JSON.parse(await readFile('tests/data/train_split.json', 'utf8'));
+  const nSteps = split.calibration.length + split.held_out.length;
+  check(await page.getByTestId('step-row').count() === nSteps, `step-time rows ${await page.getByTestId('step-row').count()} != ${nSteps}`);
+  const stepDoc = await readFile('docs/steptime.md', 'utf8');
+  const [, sMed, sMax, sOk, sPairs] = stepDoc.match(/is not met\*\* \(held out: ([\d.]+) %, ([\d.]+) %, (\d+) of (\d+)\)/);
+  const stepSummary = await page.getByTestId('step-summary').textContent();
+  check(stepSummary.includes(`held out (${split.held_out.length} runs): median |error| ${sMed} %, max ${sMax} %, the faster of a pair predicted faster in ${sOk} of ${sPairs}`), `step-time summary: ${stepSummary}`);
   await panel.screenshot({ path: `${outDir}/accuracy.png` });
   const link = page.getByTestId('accuracy-row').first().locator('a');
   const href = await link.getAttribute('href');
