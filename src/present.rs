@@ -200,6 +200,118 @@ pub fn best_layouts_hint() -> String {
     )
 }
 
+/// A duration as the step-time panel shows it: milliseconds below a second ("412.3 ms"),
+/// seconds above ("6.04 s", "104.7 s").
+///
+/// ```
+/// use memfit::present::duration_text;
+/// assert_eq!(duration_text(0.41234), "412.3 ms");
+/// assert_eq!(duration_text(6.0367), "6.04 s");
+/// assert_eq!(duration_text(104.71), "104.7 s");
+/// ```
+pub fn duration_text(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.1} ms", s * 1e3)
+    } else if s < 100.0 {
+        format!("{s:.2} s")
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
+/// One line of the step-time panel: what, seconds, share of the step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepRow {
+    /// What the time is spent on.
+    pub label: &'static str,
+    /// Seconds per step.
+    pub seconds: f64,
+    /// Share of the step (0–1; for whole communication, beside the step it overlaps).
+    pub share: f64,
+}
+
+/// The step-time panel's figures: the headline, the parts that add up to the step, and
+/// each parallel dimension's communication whole (partly hidden behind compute).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepView {
+    /// Seconds per step (the exact figure, for tests and tools).
+    pub step_s: f64,
+    /// "6.04 s a step · 5,428 tokens/s per GPU · 347,392 tokens/s for the cluster · MFU 23 %
+    /// (HFU 31 %)".
+    pub headline: String,
+    /// The parts of the step (they add up to it).
+    pub parts: Vec<StepRow>,
+    /// Communication per dimension, whole (what is not hidden is in `parts`).
+    pub comm: Vec<StepRow>,
+}
+
+/// The step-time panel's figures for a step-time answer.
+///
+/// # Formula
+/// `step = compute + recomputation + communication not hidden + bubble + optimizer +
+/// offload` (memfit's step-time model, `crates/core/src/steptime`); each share is the
+/// part over the step.
+///
+/// ```
+/// use memfit::present::step_view;
+/// use memfit_core::contract::query::decode;
+/// use memfit_core::estimate::Prepared;
+/// let s = decode("model=llama-3-8b&seq=8192&framework=megatron").0.scenario;
+/// let t = memfit_core::steptime::step_time(&s, &Prepared::of(&s)).unwrap();
+/// let v = step_view(&t);
+/// let sum: f64 = v.parts.iter().map(|r| r.seconds).sum();
+/// assert!((sum / t.step_s - 1.0).abs() < 1e-9);
+/// assert!(v.headline.contains("tokens/s per GPU"));
+/// ```
+pub fn step_view(t: &memfit_core::steptime::StepTime) -> StepView {
+    let b = &t.breakdown;
+    let step = t.step_s.max(f64::MIN_POSITIVE);
+    let row = |label, seconds: f64| StepRow {
+        label,
+        seconds,
+        share: seconds / step,
+    };
+    let parts = [
+        row("compute: forward and backward", b.compute_s),
+        row("recomputation", b.recompute_s),
+        row("communication not hidden by compute", b.exposed_comm_s),
+        row("pipeline bubble", b.bubble_s),
+        row("optimizer step", b.optimizer_s),
+        row("offload: PCIe transfers and the CPU optimizer", b.offload_s),
+    ]
+    .into_iter()
+    .filter(|r| r.seconds > 0.0 || r.label.starts_with("compute"))
+    .collect();
+    let comm = [
+        row("tensor parallel", b.tp_comm_s),
+        row("data parallel / ZeRO / FSDP", b.dp_comm_s),
+        row("pipeline transfers", b.pp_comm_s),
+        row("context parallel", b.cp_comm_s),
+        row("expert parallel", b.ep_comm_s),
+    ]
+    .into_iter()
+    .filter(|r| r.seconds > 0.0)
+    .collect();
+    let hfu = if (t.hfu - t.mfu).abs() > 1e-9 {
+        format!(" (HFU {:.0} %)", t.hfu * 100.0)
+    } else {
+        String::new()
+    };
+    let g = |x: f64| memfit_core::units::group_digits(x.max(0.0).round() as u64);
+    StepView {
+        step_s: t.step_s,
+        headline: format!(
+            "{} a step · {} tokens/s per GPU · {} tokens/s for the cluster · MFU {:.0} %{hfu}",
+            duration_text(t.step_s),
+            g(t.tokens_per_s_per_gpu),
+            g(t.tokens_per_s),
+            t.mfu * 100.0
+        ),
+        parts,
+        comm,
+    }
+}
+
 /// A measured or predicted value as the accuracy tables show it: four significant digits
 /// below 100 (step times in seconds: 0.578, 18.13), one decimal above (MiB: 1234.5).
 ///

@@ -14,6 +14,7 @@ pub mod panic;
 mod results;
 mod serving;
 mod split;
+mod steptime;
 mod timeline;
 pub mod url;
 pub mod worker;
@@ -27,6 +28,7 @@ use memfit_core::estimate::Warning;
 use panels::{ClusterPanel, ModelPanel, ServingInputs, WorkloadPanel, ZeroPanel};
 use results::{ChartPanel, QuickBar, VerdictPanel, WarningsPanel};
 use serving::ServePanel;
+use steptime::StepTimePanel;
 use timeline::TimelinePanel;
 
 /// The window's width in CSS pixels (1200 when unknown): charts pick their size by it.
@@ -399,6 +401,7 @@ pub fn App() -> impl IntoView {
                 <VerdictPanel estimate units />
                 <MinGpusLine settings explorer=min_gpus />
                 <ChartPanel estimate units selected />
+                <StepTimePanel scenario=later_scenario />
                 <ServePanel estimate settings units />
                 <Show when=timeline_on>
                     <TimelinePanel scenario=later_scenario units />

@@ -116,6 +116,32 @@ await test('shared URL: page total equals the CLI total for the same query', 144
   await page.screenshot({ path: `${outDir}/page-1440.png`, fullPage: true });
 });
 
+await test('step-time panel: the CLI\'s time=1 step, its parts adding up to it; a change of recomputation moves it; gone in inference', 1440, async (page) => {
+  const q = 'model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8&tp=8&zero=1&recompute=full';
+  await open(page, q);
+  const head = page.getByTestId('step-headline');
+  await head.waitFor();
+  const want = cliJson(`${q}&time=1`).time;
+  const shown = Number(await head.getAttribute('data-step-s'));
+  check(Math.abs(shown / want.step_s - 1) < 1e-9, `panel step ${shown} s != CLI ${want.step_s} s`);
+  const text = await head.textContent();
+  check(text.includes(`${Math.round(want.tokens_per_s_per_gpu).toLocaleString('en-US')} tokens/s per GPU`), `headline "${text}" lacks the CLI's tokens/s per GPU ${want.tokens_per_s_per_gpu}`);
+  check(text.includes(`MFU ${Math.round(want.mfu * 100)} %`), `headline "${text}" lacks MFU ${want.mfu}`);
+  const parts = await page.getByTestId('step-part').count();
+  check(parts >= 3, `${parts} parts`);
+  const b = want.breakdown;
+  const sum = b.compute_s + b.recompute_s + b.exposed_comm_s + b.bubble_s + b.optimizer_s + b.offload_s;
+  check(Math.abs(sum / want.step_s - 1) < 1e-9, `the CLI's parts add up to ${sum}, not ${want.step_s}`);
+  await page.getByTestId('steptime').screenshot({ path: `${outDir}/steptime.png` });
+  await page.locator('#f-recompute').selectOption('none');
+  await page.waitForFunction((s) => Number(document.querySelector('[data-testid=step-headline]').dataset.stepS) !== s, shown);
+  const after = Number(await head.getAttribute('data-step-s'));
+  const wantAfter = cliJson(`${q.replace('recompute=full', 'recompute=none')}&time=1`).time.step_s;
+  check(Math.abs(after / wantAfter - 1) < 1e-9 && after < shown, `without recomputation ${after} s (CLI ${wantAfter} s, before ${shown} s)`);
+  await page.locator('#f-mode').selectOption('infer');
+  await page.getByTestId('steptime').waitFor({ state: 'detached' });
+});
+
 await test('changing an input updates the URL, the total and the chart', 1440, async (page) => {
   await open(page, 'model=llama-2-7b&zero=3&gpus_per_node=8');
   const svg0 = await page.getByTestId('chart').innerHTML();
