@@ -271,27 +271,27 @@ pub fn step_view(t: &memfit_core::steptime::StepTime) -> StepView {
         seconds,
         share: seconds / step,
     };
-    let parts = [
+    // The non-zero rows (compute always shows).
+    fn shown<const N: usize>(rows: [StepRow; N]) -> Vec<StepRow> {
+        rows.into_iter()
+            .filter(|r| r.seconds > 0.0 || r.label.starts_with("compute"))
+            .collect()
+    }
+    let parts = shown([
         row("compute: forward and backward", b.compute_s),
         row("recomputation", b.recompute_s),
         row("communication not hidden by compute", b.exposed_comm_s),
         row("pipeline bubble", b.bubble_s),
         row("optimizer step", b.optimizer_s),
         row("offload: PCIe transfers and the CPU optimizer", b.offload_s),
-    ]
-    .into_iter()
-    .filter(|r| r.seconds > 0.0 || r.label.starts_with("compute"))
-    .collect();
-    let comm = [
+    ]);
+    let comm = shown([
         row("tensor parallel", b.tp_comm_s),
         row("data parallel / ZeRO / FSDP", b.dp_comm_s),
         row("pipeline transfers", b.pp_comm_s),
         row("context parallel", b.cp_comm_s),
         row("expert parallel", b.ep_comm_s),
-    ]
-    .into_iter()
-    .filter(|r| r.seconds > 0.0)
-    .collect();
+    ]);
     let hfu = if (t.hfu - t.mfu).abs() > 1e-9 {
         format!(" (HFU {:.0} %)", t.hfu * 100.0)
     } else {

@@ -16,19 +16,35 @@ fn view_of(s: &Scenario) -> Option<StepView> {
         .map(|t| step_view(&t))
 }
 
-/// Rows of a table: label, duration, share.
-fn rows(r: &[StepRow], testid: &'static str) -> impl IntoView {
-    r.iter()
+/// A table of step rows: label, duration, share.
+fn table(
+    r: &[StepRow],
+    testid: &'static str,
+    row_testid: &'static str,
+    caption: &'static str,
+    heads: [&'static str; 3],
+) -> impl IntoView {
+    let rows = r
+        .iter()
         .map(|r| {
             view! {
-                <tr data-testid=testid>
+                <tr data-testid=row_testid>
                     <td>{r.label}</td>
                     <td class="num">{duration_text(r.seconds)}</td>
                     <td class="num">{format!("{:.0} %", r.share * 100.0)}</td>
                 </tr>
             }
         })
-        .collect_view()
+        .collect_view();
+    view! {
+        <div class="table-wrap">
+            <table data-testid=testid>
+                <caption>{caption}</caption>
+                <thead><tr><th>{heads[0]}</th><th>{heads[1]}</th><th>{heads[2]}</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
 }
 
 /// Step time, tokens per second, MFU and the breakdown of the current training layout.
@@ -40,22 +56,8 @@ pub fn StepTimePanel(#[prop(into)] scenario: Signal<Scenario>) -> impl IntoView 
             v.as_ref().map(|v| {
                 view! {
                     <p class="big" data-testid="step-headline" data-step-s=v.step_s.to_string()>{v.headline.clone()}</p>
-                    <div class="table-wrap">
-                        <table data-testid="step-parts">
-                            <caption>"Where a step goes (the parts add up to it)"</caption>
-                            <thead><tr><th>"part"</th><th>"time"</th><th>"of the step"</th></tr></thead>
-                            <tbody>{rows(&v.parts, "step-part")}</tbody>
-                        </table>
-                    </div>
-                    {(!v.comm.is_empty()).then(|| view! {
-                        <div class="table-wrap">
-                            <table data-testid="step-comm">
-                                <caption>"Communication, whole (partly hidden behind compute; what is not is above)"</caption>
-                                <thead><tr><th>"dimension"</th><th>"time"</th><th>"beside the step"</th></tr></thead>
-                                <tbody>{rows(&v.comm, "step-comm-row")}</tbody>
-                            </table>
-                        </div>
-                    })}
+                    {table(&v.parts, "step-parts", "step-part", "Where a step goes (the parts add up to it)", ["part", "time", "of the step"])}
+                    {(!v.comm.is_empty()).then(|| table(&v.comm, "step-comm", "step-comm-row", "Communication, whole (partly hidden behind compute; what is not is above)", ["dimension", "time", "beside the step"]))}
                 }
             })
         })
