@@ -180,6 +180,8 @@ await test('changing an input updates the URL, the total and the chart', 1440, a
 });
 
 await test('charts patched in place per input equal a fresh drawing of the same link', 1440, async (page) => {
+  // Tall enough for both figures to be on screen (the timeline redraws only while in view).
+  await page.setViewportSize({ width: 1440, height: 2600 });
   await open(page, 'model=llama-2-7b&zero=3&gpus_per_node=8');
   const figs = ['[data-testid=chart]', '[data-testid=timeline-chart]'];
   const read = () => page.evaluate((qs) => qs.map((q) => document.querySelector(q).innerHTML.replace(/\s+/g, ' ')), figs);
