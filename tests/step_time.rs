@@ -126,6 +126,25 @@ fn tp_overlap_needs_sequence_parallelism() {
     assert!(on.step_s < sp.step_s);
 }
 
+/// Full recomputation of `ckpt_layers` layers per chunk (Megatron's `--recompute-method
+/// block --recompute-num-layers`) repeats the forward of that share of the layers, and
+/// their two extra TP collectives, no more.
+#[test]
+fn partial_recompute_by_share() {
+    let base = "model=llama-3-8b&seq=8192&gpus_per_node=2&tp=2&sp=1&framework=megatron";
+    let none = time(base);
+    let full = time(&format!("{base}&recompute=full"));
+    let five = time(&format!("{base}&recompute=full&ckpt_layers=5"));
+    let share = 5.0 / 32.0;
+    assert!((five.breakdown.recompute_s / full.breakdown.recompute_s - share).abs() < 1e-9);
+    assert!(none.step_s < five.step_s && five.step_s < full.step_s);
+    assert!((five.hfu / five.mfu - (1.0 + share / 3.0)).abs() < 1e-9);
+    // TP: 4 collectives a layer, 6 for a checkpointed one.
+    let per = none.breakdown.tp_comm_s / 4.0;
+    assert!((full.breakdown.tp_comm_s / per - 6.0).abs() < 1e-9);
+    assert!((five.breakdown.tp_comm_s / per - (4.0 + 2.0 * share)).abs() < 1e-9);
+}
+
 /// Inference and serving have no step time.
 #[test]
 fn only_training() {

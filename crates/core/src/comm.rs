@@ -174,13 +174,16 @@ pub(crate) fn activation_comm(s: &Scenario, p: &Prepared, st: &Stage) -> Comm {
     }
     let m = s.workload.microbatches.get().max(1) as u128;
     let sl = (s.workload.seq.get() as u128).div_ceil(c);
-    let collectives = if s.activations.recompute == super::megatron::Recompute::Full {
-        6
+    // Four collectives a layer, two more for each layer full recomputation checkpoints
+    // (`ckpt_layers` of each chunk: `n` of `L_c`, the stage's `layers/L_c` chunks).
+    let checkpointed = if s.activations.recompute == super::megatron::Recompute::Full {
+        let (lc, n) = crate::activations::chunk_layers(s, st.layers);
+        n * (layers / lc.max(1)).max(1)
     } else {
-        4
+        0
     };
     let act = b * sl * h * k;
-    let tp = ring(collectives * 2 * act, t) * layers * m;
+    let tp = ring(2 * act, t) * (4 * layers + 2 * checkpointed) * m;
     let v = s.parallel.vpp.get().max(1) as u128;
     let pp_bytes = if pp > 1 {
         2 * m * v * act / if s.parallel.sp { t } else { 1 }

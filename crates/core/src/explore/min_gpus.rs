@@ -14,7 +14,8 @@ use super::*;
 /// `p` stages, `v` virtual stages, `m` micro-batches, `s` sequence, `h` hidden.
 /// Sources: Narayanan et al. 2021 §2.2 (bubble fraction (p−1)/m, ÷v interleaved);
 /// Korthikanti et al. 2022 §5 (24·b·s·h² + 4·b·s²·h forward FLOPs per layer; full
-/// recomputation adds a forward pass).
+/// recomputation adds a forward pass of the layers it checkpoints, all or `ckpt_layers` of
+/// each chunk).
 ///
 /// # Example
 /// p = 4, m = 8, no recompute: 3/8 = 0.375. Llama-3-70B (h = 8192) at s = 8192 with
@@ -31,7 +32,12 @@ pub fn compute_overhead(w: &Scenario, arch: &crate::model::Arch) -> f64 {
     let recompute = match w.activations.recompute {
         Recompute::None => 0.0,
         Recompute::Selective => s / (18.0 * h + 3.0 * s),
-        Recompute::Full => 1.0 / 3.0,
+        // A forward pass again for the layers checkpointed (`ckpt_layers` of each chunk).
+        Recompute::Full => {
+            let stage = arch.layers.div_ceil(w.parallel.pp.get().max(1));
+            let (lc, n) = crate::activations::chunk_layers(w, stage);
+            n as f64 / lc.max(1) as f64 / 3.0
+        }
     };
     bubble + recompute
 }

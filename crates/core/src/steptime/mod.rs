@@ -263,7 +263,8 @@ fn link(hw: &Hw, span: u64, per_node: u64) -> (f64, f64, f64) {
 /// the loss, [`loss_time`]):
 ///   t_mb = L_s·(3·G + (1+2.5)·A + 3·E + R + T_tp + T_ep + max(0, T_cp − A_cp))
 ///          G = Σ GEMMs at e(F), A = attention at 0.55 of peak, E = element-wise at 0.8 HBM,
-///          R = recomputation (full: G + A + E again; selective: A), T_* = collectives
+///          R = recomputation (full: G + A + E again for the checkpointed share of the
+///          layers, `ckpt_layers`; selective: A), T_* = collectives
 /// pipeline: (m + (p − 1)/v)·t_mb + exposed p2p of 2·m·v·T_p2p  (bubble = (p−1)/v · t_mb;
 ///   Megatron's interleaved schedule hides the steady phase's transfers: [`pipeline_time`])
 /// data parallel: T_dp = n_c·L_ring + bytes per step / (B·η), exposed max(T_dp − backward of
@@ -312,6 +313,9 @@ struct Ctx<'a> {
     layers: f64,
     /// Tokens per micro-batch on one rank (the sequence split by CP).
     tokens: f64,
+    /// Share of a chunk's layers full recomputation checkpoints (`ckpt_layers` of them; 1
+    /// when all are, 0 without full recomputation).
+    ckpt: f64,
 }
 
 impl<'a> Ctx<'a> {
@@ -340,9 +344,24 @@ impl<'a> Ctx<'a> {
             n_stages: n_stages as u64,
             layers: (arch.layers as f64 / n_stages as f64).ceil(),
             tokens: b * seq / c,
+            ckpt: checkpointed_share(s, arch.layers.div_ceil(n_stages as u32)),
             l,
         }
     }
+}
+
+/// The share of a stage's layers full recomputation checkpoints: `ckpt_layers` of each
+/// chunk's `L_c` (all when `ckpt_layers` is 0), none without `recompute=full`
+/// (Megatron's `--recompute-method block --recompute-num-layers`).
+///
+/// # Example
+/// Llama 3 8B on one stage, `recompute=full&ckpt_layers=5`: 5 of 32 layers, 0.156.
+fn checkpointed_share(s: &Scenario, stage_layers: u32) -> f64 {
+    if s.activations.recompute != Recompute::Full {
+        return 0.0;
+    }
+    let (lc, n) = crate::activations::chunk_layers(s, stage_layers);
+    n as f64 / lc.max(1) as f64
 }
 
 /// One block's compute per micro-batch, seconds: its GEMMs `g`, attention `a`, element-wise
@@ -390,7 +409,8 @@ fn block(x: &Ctx) -> Block {
     let recompute = match s.activations.recompute {
         Recompute::None => 0.0,
         Recompute::Selective => a,
-        Recompute::Full => fwd,
+        // The checkpointed layers run their forward again (a share of the stage's).
+        Recompute::Full => fwd * x.ckpt,
     };
     Block {
         w,
@@ -403,16 +423,14 @@ fn block(x: &Ctx) -> Block {
 }
 
 /// Tensor parallelism per block and micro-batch: 4 all-reduces (or all-gather +
-/// reduce-scatter pairs) of the block's activations, 6 with full recomputation; with
+/// reduce-scatter pairs) of the block's activations, 6 for a layer full recomputation
+/// checkpoints (`4 + 2·share`, [`checkpointed_share`]); with
 /// `tp_overlap` (Transformer Engine's userbuffers) the collectives run under the GEMMs they
 /// feed and what the GEMMs cannot cover stays exposed. `(whole, exposed)` seconds.
 fn tp_time(x: &Ctx, blk: &Block) -> (f64, f64) {
     let (tp_bw, tp_eff, tp_alpha) = link(&x.hw, x.l.tp as u64, x.per_node);
-    let n_tp = if x.s.activations.recompute == Recompute::Full {
-        6.0
-    } else {
-        4.0
-    };
+    // A recomputed layer's forward repeats its two collectives.
+    let n_tp = 4.0 + 2.0 * x.ckpt;
     let tp_one = collective(act_bytes(x), x.t, 2.0, tp_bw, tp_eff, tp_alpha);
     let tp_whole = n_tp * tp_one;
     // Userbuffers overlap needs sequence parallelism (Megatron-LM asserts it; Megatron-Bridge
@@ -711,7 +729,7 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
     let extra = match s.activations.recompute {
         Recompute::None => 0.0,
         Recompute::Selective => blk.w.attention_flops / blk.w.flops() / 3.0,
-        Recompute::Full => 1.0 / 3.0,
+        Recompute::Full => x.ckpt / 3.0,
     };
     let exposed = m * layers * (tp + ep_total + cp_exposed) + pp_exposed + dp_exposed;
     Some(StepTime {
