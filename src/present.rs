@@ -192,6 +192,27 @@ pub fn step_summary(t: &StepTable) -> String {
 /// checks them against the comparison): median and max |error|, percent.
 pub const STEP_HELD_OUT: (f64, f64) = (19.3, 42.5);
 
+/// Measured over predicted step on the held-out runs: 10th percentile, median, 90th
+/// (nearest rank; `tests/step_time.rs` checks them against the comparison).
+pub const STEP_HELD_OUT_RATIO: (f64, f64, f64) = (1.07, 1.24, 1.50);
+
+/// What the held-out runs say of one predicted step: "published runs held out from the
+/// model took 1.07–1.50× its step (…, median 1.24×): about 1.67 s to 2.34 s here".
+///
+/// ```
+/// let s = memfit::present::step_band(1.56);
+/// assert!(s.contains("1.07–1.50×"));
+/// assert!(s.contains("about 1.67 s to 2.34 s here"));
+/// ```
+pub fn step_band(step_s: f64) -> String {
+    let (lo, mid, hi) = STEP_HELD_OUT_RATIO;
+    format!(
+        "Published runs held out from the model took {lo:.2}–{hi:.2}× its step (10th–90th percentile, median {mid:.2}×): about {} to {} here.",
+        duration_text(step_s * lo),
+        duration_text(step_s * hi)
+    )
+}
+
 /// The best-layouts table's caption.
 pub fn best_layouts_hint() -> String {
     format!(

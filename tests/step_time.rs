@@ -251,6 +251,15 @@ fn cited_figures_are_the_comparison() {
         "max {:.2} % vs {x}",
         max * 100.0
     );
+    let [p10, p50, p90] =
+        memfit_evidence::steptime::ratio_quantiles(&compare(Part::HeldOut), [0.1, 0.5, 0.9]);
+    let (lo, mid, hi) = memfit::present::STEP_HELD_OUT_RATIO;
+    for (got, cited) in [(p10, lo), (p50, mid), (p90, hi)] {
+        assert!(
+            (got - cited).abs() < 0.005,
+            "measured/predicted {got:.4} vs cited {cited}"
+        );
+    }
     let a = memfit::present::accuracy();
     assert_eq!(a.steptime.held_out.n, 43);
     assert!((a.steptime.held_out.median - median).abs() < 1e-9);

@@ -2,7 +2,7 @@
 //! time goes, and how far to trust it. It reads the scenario one paint after an edit (the
 //! verdict comes first) and shows nothing outside training.
 
-use crate::present::{duration_text, step_view, StepRow, StepView, STEP_HELD_OUT};
+use crate::present::{duration_text, step_band, step_view, StepRow, StepView, STEP_HELD_OUT};
 use leptos::prelude::*;
 use memfit_core::estimate::Prepared;
 use memfit_core::scenario::Scenario;
@@ -56,6 +56,7 @@ pub fn StepTimePanel(#[prop(into)] scenario: Signal<Scenario>) -> impl IntoView 
             v.as_ref().map(|v| {
                 view! {
                     <p class="big" data-testid="step-headline" data-step-s=v.step_s.to_string()>{v.headline.clone()}</p>
+                    <p data-testid="step-band">{step_band(v.step_s)}</p>
                     {table(&v.parts, "step-parts", "step-part", "Where a step goes (the parts add up to it)", ["part", "time", "of the step"])}
                     {(!v.comm.is_empty()).then(|| table(&v.comm, "step-comm", "step-comm-row", "Communication, whole (partly hidden behind compute; what is not is above)", ["dimension", "time", "beside the step"]))}
                 }

@@ -288,6 +288,27 @@ pub fn stats(rows: &[Compared]) -> (usize, f64, f64) {
     (rows.len(), median, max)
 }
 
+/// Measured over predicted step, at quantiles `qs` (nearest rank: the `⌈q·n⌉`-th smallest
+/// of the `n` runs): how much longer than memfit's figure a published run took.
+///
+/// # Example
+/// Ratios 0.9, 1.1, 1.2, 1.3, 1.5 at q = 0.5: the 3rd smallest, 1.2.
+pub fn ratio_quantiles<const N: usize>(rows: &[Compared], qs: [f64; N]) -> [f64; N] {
+    let mut r: Vec<f64> = rows
+        .iter()
+        .map(|x| x.measured_s / x.predicted_s)
+        .filter(|x| x.is_finite())
+        .collect();
+    r.sort_by(f64::total_cmp);
+    qs.map(|q| {
+        if r.is_empty() {
+            return f64::NAN;
+        }
+        let rank = ((q * r.len() as f64).ceil() as usize).clamp(1, r.len());
+        r[rank - 1]
+    })
+}
+
 /// Pairs of runs in one `pair_group` (differing in one choice): `(ordered right, pairs,
 /// the misordered ones described)`. Compared per token, since a pair may differ in batch;
 /// equal measurements are skipped.
