@@ -95,11 +95,18 @@ async function open(page, query) {
 // The panels below the timeline are built when the reader scrolls near them, in two groups
 // (the explorer and the explanation, then the comparison, tour, accuracy and exports):
 // scroll there once, as a reader would, then back to the top.
+// Panels painted a frame after the verdict (the step time, the timeline) can push a sentinel
+// back below the screen after the scroll: scroll again until the panels are there.
 async function reveal(page) {
-  await page.locator('.lazy-sentinel').first().scrollIntoViewIfNeeded();
-  await page.getByTestId('ledger').waitFor({ state: 'attached' });
-  await page.locator('.lazy-sentinel').last().scrollIntoViewIfNeeded();
-  await page.getByTestId('learn').waitFor({ state: 'attached' });
+  const near = async (sentinel, testid) => {
+    for (let i = 0; i < 10; i++) {
+      await page.locator('.lazy-sentinel')[sentinel]().scrollIntoViewIfNeeded();
+      try { await page.getByTestId(testid).waitFor({ state: 'attached', timeout: 3000 }); return; } catch { /* moved: again */ }
+    }
+    await page.getByTestId(testid).waitFor({ state: 'attached' });
+  };
+  await near('first', 'ledger');
+  await near('last', 'learn');
   await page.evaluate(() => window.scrollTo(0, 0));
 }
 
