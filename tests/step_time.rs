@@ -260,6 +260,8 @@ fn cited_figures_are_the_comparison() {
             "measured/predicted {got:.4} vs cited {cited}"
         );
     }
+    let (ok, total, _) = memfit_evidence::steptime::pairs(&compare(Part::HeldOut));
+    assert_eq!((ok, total), memfit::present::STEP_HELD_OUT_PAIRS);
     let a = memfit::present::accuracy();
     assert_eq!(a.steptime.held_out.n, 43);
     assert!((a.steptime.held_out.median - median).abs() < 1e-9);
