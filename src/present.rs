@@ -217,6 +217,14 @@ pub fn step_band(step_s: f64) -> String {
 /// faster: `(right, pairs)` (`tests/step_time.rs` checks them against the comparison).
 pub const STEP_HELD_OUT_PAIRS: (usize, usize) = (3, 7);
 
+/// The step-time panel's caption: what the model is and how far it is off.
+pub fn step_model_hint() -> String {
+    format!(
+        "memfit's step-time model: GEMMs at measured efficiency, memory-bound kernels at HBM speed, each collective at its link's bandwidth and what the framework overlaps. It predicts faster than measured on most published runs (held out: median |error| {:.0} %, up to {:.0} %; see How accurate is this?): budget a margin.",
+        STEP_HELD_OUT.0, STEP_HELD_OUT.1
+    )
+}
+
 /// The best-layouts table's caption.
 pub fn best_layouts_hint() -> String {
     format!(

@@ -2,7 +2,7 @@
 //! time goes, and how far to trust it. It reads the scenario one paint after an edit (the
 //! verdict comes first) and shows nothing outside training.
 
-use crate::present::{duration_text, step_band, step_view, StepRow, StepView, STEP_HELD_OUT};
+use crate::present::{duration_text, step_band, step_model_hint, step_view, StepRow, StepView};
 use leptos::prelude::*;
 use memfit_core::estimate::Prepared;
 use memfit_core::scenario::Scenario;
@@ -68,10 +68,7 @@ pub fn StepTimePanel(#[prop(into)] scenario: Signal<Scenario>) -> impl IntoView 
             <section class="panel steptime" id="steptime" data-testid="steptime">
                 <h2>"Step time (predicted)"</h2>
                 {body}
-                <p class="hint">{format!(
-                    "memfit's step-time model: GEMMs at measured efficiency, memory-bound kernels at HBM speed, each collective at its link's bandwidth and what the framework overlaps. It predicts faster than measured on most published runs (held out: median |error| {:.0} %, up to {:.0} %; see How accurate is this?): budget a margin.",
-                    STEP_HELD_OUT.0, STEP_HELD_OUT.1
-                )}</p>
+                <p class="hint">{step_model_hint()}</p>
             </section>
         </Show>
     }
