@@ -17,7 +17,7 @@ use std::process::ExitCode;
 fn help() -> String {
     let mut h = String::from(
         "memfit — will this LLM job fit in GPU memory?\n\n\
-         USAGE:\n  memfit [--strict] '<query string>'\n  memfit --explore [--limit N] '<query string>'   (every layout of the cluster; N = 0: all fitting)\n  memfit [--strict] --json '<Scenario JSON>'\n  memfit [--strict] --config path/to/config.json ['<query string>']   (import a Hugging Face config, then apply the query)\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n  memfit --validation ../shared/reference/measured_runs.json   (docs/validation.md)\n  memfit --accuracy-json     (assets/accuracy.json: the page's accuracy tables)\n  memfit --train-eval calibration|held_out|all [--markdown] [--pairs]   (the step-time model against published training runs; docs/steptime.md)\n\n\
+         USAGE:\n  memfit [--strict] '<query string>'\n  memfit --explore [--limit N] '<query string>'   (every layout of the cluster; N = 0: all fitting)\n  memfit [--strict] --json '<Scenario JSON>'\n  memfit [--strict] --config path/to/config.json ['<query string>']   (import a Hugging Face config, then apply the query)\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n  memfit --validation ../shared/reference/measured_runs.json   (docs/validation.md)\n  memfit --accuracy-json     (assets/accuracy.json: the page's accuracy tables)\n  memfit --train-eval calibration|held_out|all [--markdown] [--pairs] [--queries]   (the step-time model against published training runs; docs/steptime.md)\n\n\
          Prints the estimate as one JSON object. Exit 0 on success (warnings are in\n\
          \"warnings\"), 2 when the input cannot be used (or, with --strict, has warnings).\n\nKEYS:\n",
     );
@@ -61,13 +61,17 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if let Some(pos) = args.iter().position(|a| a == "--train-eval") {
-        use memfit_evidence::steptime::{report, Part};
+        use memfit_evidence::steptime::{queries, report, Part};
         let Some(part) = args.get(pos + 1).and_then(|p| Part::parse(p)) else {
             return fail("--train-eval needs calibration, held_out or all");
         };
         let markdown = args.iter().any(|a| a == "--markdown");
         let pairs = args.iter().any(|a| a == "--pairs");
-        print!("{}", report(part, markdown, pairs));
+        if args.iter().any(|a| a == "--queries") {
+            print!("{}", queries(part));
+        } else {
+            print!("{}", report(part, markdown, pairs));
+        }
         return ExitCode::SUCCESS;
     }
     if let Some(pos) = args.iter().position(|a| a == "--validation") {

@@ -192,6 +192,10 @@ pub fn run_query(r: &Value, gpu: &str, clusters: &Value) -> String {
     {
         q.push("attn=eager".into());
     }
+    // llm-foundry's 2022 Triton FlashAttention (`attn_impl: triton`, FlashAttention-1 class).
+    if r["attn_impl"] == "triton" {
+        q.push("attn=flash1".into());
+    }
     if let Some(keys) = clusters["sources"][source]["keys"].as_object() {
         for (k, v) in keys {
             q.push(format!("{k}={}", v.as_str().unwrap_or("")));
@@ -340,6 +344,15 @@ pub fn pairs(rows: &[Compared]) -> (usize, usize, Vec<String>) {
         }
     }
     (ok, total, wrong)
+}
+
+/// `memfit --train-eval <part> --queries`: each run's id and the query memfit answers for
+/// it (paste one into `memfit '<query>'` to read its breakdown).
+pub fn queries(part: Part) -> String {
+    compare(part)
+        .iter()
+        .map(|r| format!("{} {}\n", r.id, r.query))
+        .collect()
 }
 
 /// The development report `memfit --train-eval <part> [--markdown] [--pairs]` prints: a

@@ -79,7 +79,7 @@ pub(crate) const MLP_NORM: &str = "MLP norm + first linear input";
 fn attention_core_terms(s: &Scenario, arch: &Arch, x: &Shape, v: &mut Terms) {
     let selective = s.activations.recompute == Recompute::Selective;
     match s.activations.attn {
-        Attn::Flash | Attn::Sdpa => v.push("log-sum-exp", LSE),
+        Attn::Flash | Attn::Sdpa | Attn::Flash1 => v.push("log-sum-exp", LSE),
         Attn::Eager if !selective => {
             // Hugging Face eager attention takes the softmax in fp32 and casts back:
             // the fp32 output (softmax backward) and the cast (input of the V matmul) are

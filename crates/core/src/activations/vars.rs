@@ -120,7 +120,7 @@ pub fn vars(s: &Scenario, arch: &Arch, x: &Shape) -> Vals {
     v[7] = x.a;
     v[8] = match s.activations.attn {
         Attn::Flash => x.kv,
-        Attn::Sdpa | Attn::Eager => x.a,
+        Attn::Sdpa | Attn::Flash1 | Attn::Eager => x.a,
     };
     v[9] = x.d;
     v[10] = x.b;

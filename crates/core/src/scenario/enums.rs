@@ -369,6 +369,9 @@ spelled! {
         Flash = "flash", "FlashAttention", "";
         /// PyTorch fused SDPA (flash / memory-efficient backends): no s² scores; K/V repeated to all heads (HF `repeat_kv`).
         Sdpa = "sdpa", "PyTorch SDPA", "";
+        /// FlashAttention-1 and the 2022 Triton kernel (llm-foundry's `attn_impl: triton`): no
+        /// s² scores, K/V repeated to all heads (no native GQA), about half FlashAttention-2's speed.
+        Flash1 = "flash1", "FlashAttention-1 / Triton (2022)", "half FlashAttention-2's speed";
         /// Eager attention: stores the softmax (and, with dropout, the mask and dropped probabilities).
         Eager = "eager", "eager (s² scores)", "stores the s² softmax";
     }

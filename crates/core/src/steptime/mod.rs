@@ -80,6 +80,11 @@ pub struct Hw {
     pub gemm_half_gflop: f64,
     /// NVLink SHARP (NVLS) all-reduce in the node (Hopper and Blackwell NVSwitch systems).
     pub nvls: bool,
+    /// Dense peak TFLOP/s of 16-bit matmuls: what the GEMMs fp8 training leaves in 16 bits
+    /// run at (the logits, eager attention). Equals `tflops` outside fp8.
+    pub tflops16: f64,
+    /// The 16-bit best-shape GEMM efficiency (`gemm_ceiling` outside fp8).
+    pub ceiling16: f64,
 }
 
 impl Hw {
@@ -91,12 +96,19 @@ impl Hw {
             Precision::Fp32 if p.tflops_tf32 > 0.0 => p.tflops_tf32,
             _ => p.tflops_16,
         };
-        let (mut ceiling, half) = gemm_curve(&s.cluster.gpu);
-        if s.numerics.precision == Precision::Fp8 && p.tflops_fp8 > 0.0 {
-            ceiling = ceiling.min(FP8_GEMM_CEILING);
-        }
+        let (ceiling16, half) = gemm_curve(&s.cluster.gpu);
         let h = &s.hardware;
+        let fp8 = s.numerics.precision == Precision::Fp8 && p.tflops_fp8 > 0.0;
+        let (ceiling, tflops16) = if fp8 {
+            // A `tflops` override is the fp8 peak; the 16-bit one keeps the preset's ratio.
+            let t16 = h.tflops.map_or(p.tflops_16, |t| t * p.tflops_16 / p.tflops_fp8);
+            (ceiling16.min(FP8_GEMM_CEILING), t16)
+        } else {
+            (ceiling16, h.tflops.unwrap_or(tflops))
+        };
         Hw {
+            tflops16,
+            ceiling16,
             tflops: h.tflops.unwrap_or(tflops),
             hbm: h.hbm_bw.unwrap_or(p.hbm_gbps),
             intra: h.intra_bw.unwrap_or(p.intra_gbps),
@@ -126,6 +138,23 @@ impl Hw {
         let e = self.gemm_ceiling * gflop / (gflop + self.gemm_half_gflop);
         gflop * 1e9 / (self.tflops * 1e12 * e.max(1e-3))
     }
+    /// Seconds for one GEMM fp8 training runs in 16 bits ([`Hw::gemm_s`]'s curve at the
+    /// 16-bit peak and ceiling; the same as `gemm_s` outside fp8).
+    ///
+    /// Megatron-LM builds its output layer (the logits) as `tensor_parallel.
+    /// ColumnParallelLinear`, outside Transformer Engine's fp8 autocast (an fp8 LM head is
+    /// opt-in since 2026-05, `fp8_output_proj` with MXFP8: `megatron/core/models/gpt/
+    /// gpt_model.py`, d98e8a6); llm-foundry's MPT takes its logits with `F.linear` on the
+    /// tied embedding, outside `te.Linear`.
+    ///
+    /// # Example
+    /// H100 in fp8, the logits of Llama 3 8B over 4,096 tokens (4.3 TFLOP): 16-bit
+    /// 4,304 GFLOP/(989.4 TFLOP/s · 0.80·4,304/4,308) = 5.44 ms, against 3.07 ms at the fp8
+    /// peak and ceiling (0.71).
+    pub fn gemm16_s(&self, gflop: f64) -> f64 {
+        let e = self.ceiling16 * gflop / (gflop + self.gemm_half_gflop);
+        gflop * 1e9 / (self.tflops16 * 1e12 * e.max(1e-3))
+    }
 }
 
 /// `(e_max, F_½)` of a GPU's GEMM efficiency curve (see [`Hw::gemm_s`]).
@@ -147,6 +176,13 @@ fn gemm_curve(gpu: &str) -> (f64, f64) {
 ///   350 TFLOP/s forward and less backward, 0.33 of 989 (Shah et al. 2024, FlashAttention-3,
 ///   Fig. 5–7); Transformer Engine's cuDNN / FlashAttention-3 kernels (Megatron, NeMo)
 ///   600–740 forward: 0.55.
+/// - FlashAttention-1 and the 2022 Triton kernel (`attn=flash1`): half of FlashAttention-2
+///   on the same GPU, 0.275 (A100) and 0.165 (Hopper and later). FlashAttention-2 is
+///   "around 2× faster than FlashAttention", which reached "25–40 % of the theoretical
+///   maximum" on an A100 (Dao 2023, abstract and §1); the Triton kernel llm-foundry ran as
+///   `attn_impl: triton` is "slightly slower than [the] CUDA [FlashAttention-1] forward +
+///   backward" and built on pre-Hopper Triton (its docstring, `llmfoundry/models/layers/
+///   flash_attn_triton.py`, b2a43a1).
 /// - Eager attention (the scores materialised): its two batched GEMMs run over the full
 ///   `s²` (the mask is applied after), at [`Hw::gemm_s`]'s efficiency for one head's GEMM,
 ///   and the softmax (and dropout) pass over the scores is memory-bound.
@@ -155,10 +191,11 @@ fn attention_efficiency(s: &Scenario) -> f64 {
         s.cluster.gpu.as_str(),
         "h100-80" | "h100-pcie" | "h100-nvl" | "h200" | "gh200" | "b200-180" | "b200-192"
     );
-    if hopper_plus && s.stack.framework != Framework::Megatron {
-        0.33
-    } else {
-        0.55
+    match (s.activations.attn, hopper_plus) {
+        (Attn::Flash1, true) => 0.33 / 2.0,
+        (Attn::Flash1, false) => 0.55 / 2.0,
+        (_, true) if s.stack.framework != Framework::Megatron => 0.33,
+        _ => 0.55,
     }
 }
 /// Backward attention work over forward (FlashAttention recomputes the scores: 2.5×).
@@ -387,7 +424,7 @@ fn block(x: &Ctx) -> Block {
             // Both products over the full s² (masked afterwards), one head at a time, and
             // the softmax (+ dropout mask) reading and writing the scores.
             let one = 2.0 * x.seq * (x.seq / x.c) * arch.head_dim as f64 / 1e9;
-            let gemms = 2.0 * x.b * heads * hw.gemm_s(one);
+            let gemms = 2.0 * x.b * heads * hw.gemm16_s(one);
             let scores = x.b * heads * x.seq * (x.seq / x.c);
             let drop = if s.activations.dropout { 3.0 } else { 0.0 };
             gemms + scores * (2.0 * k + drop) / (hw.hbm * 1e9 * HBM_EFFICIENCY)
@@ -714,7 +751,7 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
     // The last stage also computes the logits and the loss (the first the embedding, a
     // lookup).
     let logits =
-        x.hw.gemm_s(flops::logits(x.arch, x.tokens, x.t).flops() / 1e9) * 3.0 + loss_time(&x);
+        x.hw.gemm16_s(flops::logits(x.arch, x.tokens, x.t).flops() / 1e9) * 3.0 + loss_time(&x);
     let t_mb = layers * block_mb + logits;
     let (bubble, pp_comm, pp_exposed, pipeline) = pipeline_time(&x, t_mb);
     let (dp_total, dp_exposed) = dp_time(&x, &blk, dp_bytes);

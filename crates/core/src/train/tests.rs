@@ -33,6 +33,24 @@ fn full_width_backward_moments_by_hand() {
     assert_eq!(sdpa + 8, 5_631_016_968);
 }
 
+/// FlashAttention-1 and the 2022 Triton kernel (`attn=flash1`) save what PyTorch's SDPA
+/// saves: no s² scores, K/V repeated to every head (neither has native GQA), so on a GQA
+/// model they hold more than FlashAttention-2's native-GQA tensors.
+#[test]
+fn flash1_saves_what_sdpa_saves() {
+    let peak = |attn: &str| {
+        // Sharded states, so the activations decide the peak.
+        let q = format!(
+            "model=llama-3-8b&framework=megatron&zero=3&dp=8&gpus_per_node=8&seq=4096&attn={attn}"
+        );
+        let (s, w) = crate::contract::query::decode(&q);
+        assert!(w.is_empty(), "{w:?}");
+        crate::estimate::estimate(&s.scenario).per_gpu_bytes
+    };
+    assert_eq!(peak("flash1"), peak("sdpa"));
+    assert!(peak("flash1") > peak("flash"));
+}
+
 /// Llama-2-7B on one GPU under bf16 autocast: the copies are every linear's weights
 /// (the embedding and the 65 norms are never cast), the head's 2·V·h first.
 #[test]
