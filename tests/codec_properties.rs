@@ -9,9 +9,9 @@ use memfit_core::megatron::Recompute;
 use memfit_core::model::{presets, Bias, Mlp, Norm};
 use memfit_core::quant::Quant;
 use memfit_core::scenario::{
-    at_least_one, AdamImpl, ArchOverrides, Attn, Convention, Count, Dtype, Engine, Finetune,
-    Framework, Fsdp, GradAcc, HardwareOverrides, Logits, LoraTargets, Loss, Mode, Offload,
-    Optimizer, Precision, Scenario, Schedule, Serving, Solve, Version, Zero,
+    at_least_one, AdamImpl, ArchOverrides, Attn, CeFusion, Convention, Count, Dtype, Engine,
+    Finetune, Framework, Fsdp, GradAcc, HardwareOverrides, Logits, LoraTargets, Loss, Mode,
+    Offload, Optimizer, Precision, Scenario, Schedule, Serving, Solve, Version, Zero,
 };
 use memfit_core::units::Units;
 use proptest::prelude::*;
@@ -158,7 +158,8 @@ prop_compose! {
         time in any::<bool>(),
         tp_overlap in any::<bool>(),
         fitmap in prop::sample::select(FitColour::ALL.to_vec()),
-    ) -> (Quant, Serving, HardwareOverrides, bool, bool, FitColour) {
+        ce_fusion in prop::sample::select(CeFusion::ALL.to_vec()),
+    ) -> (Quant, Serving, HardwareOverrides, bool, bool, FitColour, CeFusion) {
         (quant, Serving {
             engine,
             version: version.map(|(a, b, c)| Version(a, b, c)),
@@ -168,7 +169,7 @@ prop_compose! {
             max_seqs: max_seqs.map(at_least_one),
             block_size: block_size.map(at_least_one),
             parallel: at_least_one(parallel),
-        }, HardwareOverrides { tflops: hw[0], hbm_bw: hw[1], intra_bw: hw[2], inter_bw: hw[3] }, time, tp_overlap, fitmap)
+        }, HardwareOverrides { tflops: hw[0], hbm_bw: hw[1], intra_bw: hw[2], inter_bw: hw[3] }, time, tp_overlap, fitmap, ce_fusion)
     }
 }
 
@@ -211,7 +212,7 @@ prop_compose! {
                    cuda_ctx_mib: k2.cuda_ctx_mib, nccl_mib: k2.nccl_mib, frag_pct: k2.frag_pct,
                    reduce_bucket: k2.reduce_bucket, allgather_bucket: k2.allgather_bucket,
                    overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, timeline: k2.timeline,
-                   quant: sv.0, serving: sv.1, hardware: sv.2, time: sv.3, tp_overlap: sv.4, fitmap: sv.5, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
+                   quant: sv.0, serving: sv.1, hardware: sv.2, time: sv.3, tp_overlap: sv.4, fitmap: sv.5, ce_fusion: sv.6, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
             .expect("every count is at least 1")
     }
 }

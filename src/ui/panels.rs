@@ -204,6 +204,7 @@ const ZERO_INTERNALS: &[&str] = &[
     "max_live_params",
     "buffer_factor",
     "tp_overlap",
+    "ce_fusion",
 ];
 
 /// Runtime overheads, hardware figures and the accounting convention.

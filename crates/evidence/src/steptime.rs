@@ -172,6 +172,10 @@ pub fn run_query(r: &Value, gpu: &str, clusters: &Value) -> String {
         .filter(|x| ["selective", "full"].contains(x))
     {
         q.push(format!("recompute={rc}"));
+        // The recipe's `--recompute-method block --recompute-num-layers N`.
+        if let Some(n) = num(&r["recompute_num_layers"]) {
+            q.push(format!("ckpt_layers={n}"));
+        }
     }
     if r["sequence_parallel"] == true {
         q.push("sp=1".into());
@@ -195,6 +199,10 @@ pub fn run_query(r: &Value, gpu: &str, clusters: &Value) -> String {
     // llm-foundry's 2022 Triton FlashAttention (`attn_impl: triton`, FlashAttention-1 class).
     if r["attn_impl"] == "triton" {
         q.push("attn=flash1".into());
+    }
+    // The cross-entropy kernel the recipe or launcher config sets.
+    if let Some(c) = r["ce_fusion"].as_str() {
+        q.push(format!("ce_fusion={c}"));
     }
     if let Some(keys) = clusters["sources"][source]["keys"].as_object() {
         for (k, v) in keys {

@@ -73,7 +73,8 @@ pub fn layer_input_bytes(s: &Scenario, x: &Shape) -> u128 {
 ///                            saved, its gradient and the gradient of its input, all fp32;
 ///                            the forward's fp32 upcast (k < 4) is already freed: k + 4 + 4 is
 ///                            the smaller forward moment)
-/// Megatron:                  2·T·h·k + ⌈4·T·V/t⌉            (fused vocab-parallel cross entropy, fp32)
+/// Megatron:                  2·T·h·k + ⌈4·T·V/t⌉            (vocab-parallel cross entropy: the fp32
+///                            softmax; `ce_fusion=te`: ⌈k·T·V/t⌉, the gradient over the logits)
 /// PyTorch under autocast:    4·T·h/r + n_s·T + κ·T·h/r + c_o·T·h·k/r + ⌈T·V·(k + 12)/t⌉   (the final norm
 ///                            runs in fp32 on the fp32 residual, see `push_norm`; the head
 ///                            saves its 16-bit cast of the norm's output)
@@ -105,10 +106,14 @@ pub fn logits_terms(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
     let mut v = Terms::new(vars(s, arch, x));
     if s.stack.framework == Framework::Megatron {
         v.push("LM head input", HEAD_INPUT_MEGATRON);
-        v.push(
-            "fp32 logits (fused vocab-parallel cross entropy)",
-            LOSS_MEGATRON,
-        );
+        if s.runtime.ce_fusion == crate::scenario::CeFusion::Te {
+            v.push(
+                "16-bit logits, overwritten by their gradient (Transformer Engine's fused cross entropy)",
+                LOSS_TE,
+            );
+        } else {
+            v.push("fp32 softmax (vocab-parallel cross entropy)", LOSS_MEGATRON);
+        }
     } else {
         push_norm(s, &mut v, "final norm + LM head input", Reader::Head);
         if arch.softcap {

@@ -69,6 +69,29 @@ fn logits_bytes_of_llama_3_8b() {
     assert_eq!(want, 14_977_892_352);
 }
 
+/// Megatron's output layer by hand, with each cross-entropy kernel: the LM head's 16-bit
+/// input `2·T·h·k` and what the loss saves — the fp32 softmax `4·T·V/t` (unfused, and the
+/// native fusion), or the 16-bit logits the gradient overwrote, `k·T·V/t`
+/// (`ce_fusion=te`).
+#[test]
+fn megatron_logits_by_cross_entropy_kernel() {
+    let bytes = |ce: &str| {
+        let q = format!(
+            "model=llama-3-8b&seq=8192&framework=megatron&tp=2&gpus_per_node=2&ce_fusion={ce}"
+        );
+        let (s, w) = crate::contract::query::decode(&q);
+        assert!(w.is_empty(), "{w:?}");
+        let s = s.scenario;
+        logits_bytes(&s, &s.arch(), &shape(&s))
+    };
+    let (t, h, v) = (8192u128, 4096u128, 128_256u128);
+    let head = 2 * t * h * 2;
+    assert_eq!(bytes("off"), head + 4 * t * v / 2);
+    assert_eq!(bytes("native"), bytes("off"));
+    assert_eq!(bytes("te"), head + 2 * t * v / 2);
+    assert_eq!(bytes("off") - bytes("te"), 1_050_673_152);
+}
+
 /// The moments inside a layer's backward for the full-width Llama-2-7B block that
 /// MemTracker measured (`tests/data/pytorch_measurements.json`, "large"), by hand.
 #[test]

@@ -315,6 +315,13 @@ pub const HEAD_INPUT_MEGATRON: &[Tok] = &[Num(2), T, Mul, H, Mul, K, Mul];
 /// Megatron's fused vocab-parallel cross entropy, fp32 logits: `⌈4·T·V/t⌉`.
 #[rustfmt::skip]
 pub const LOSS_MEGATRON: &[Tok] = &[Num(4), T, Mul, V, Mul, TP, DivCeil];
+/// Transformer Engine's fused cross entropy (`ce_fusion=te`, TE before 2026-07): the
+/// kernel writes the gradient over the 16-bit logits and saves them: `⌈k·T·V/t⌉`.
+/// Source: TransformerEngine `transformer_engine/pytorch/triton/cross_entropy.py`
+/// (`cross_entropy_forward` computed `grad_input` in `_input`'s place until 01bbe3e,
+/// 2026-07-09, which made it a separate fp32 tensor).
+#[rustfmt::skip]
+pub const LOSS_TE: &[Tok] = &[T, V, Mul, K, Mul, TP, DivCeil];
 /// Hugging Face's loss at its backward when the loop holds the logits (`loss=loop`): the
 /// logits (`k`), the fp32 log-softmax output the loss saved, its gradient and its input's
 /// gradient: `⌈T·V·(k + 12)/t⌉`.

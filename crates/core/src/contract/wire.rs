@@ -66,6 +66,8 @@ pub struct FlatSettings {
     #[serde(default)]
     pub tp_overlap: bool,
     #[serde(default)]
+    pub ce_fusion: CeFusion,
+    #[serde(default)]
     pub fitmap: super::settings::FitColour,
     #[serde(default)]
     pub hardware: HardwareOverrides,
@@ -148,6 +150,7 @@ fn runtime(f: &FlatSettings) -> Runtime {
         prefetch_bucket: f.prefetch_bucket,
         max_live_params: f.max_live_params,
         tp_overlap: f.tp_overlap,
+        ce_fusion: f.ce_fusion,
     }
 }
 
@@ -297,6 +300,7 @@ impl From<&Settings> for FlatSettings {
             prefetch_bucket: s.runtime.prefetch_bucket,
             max_live_params: s.runtime.max_live_params,
             tp_overlap: s.runtime.tp_overlap,
+            ce_fusion: s.runtime.ce_fusion,
             gpu: s.cluster.gpu.clone(),
             gpu_mem_mib: s.cluster.gpu_mem_mib,
             convention: s.stack.convention,

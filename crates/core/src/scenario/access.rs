@@ -416,6 +416,16 @@ impl Scenario {
                 "sequence parallelism shards along TP; with tp = 1 it changes nothing".to_string(),
             ));
         }
+        if self.runtime.ce_fusion != CeFusion::Off
+            && self.training()
+            && self.stack.framework != Framework::Megatron
+        {
+            out.push((
+                "ce_fusion",
+                "ce_fusion models Megatron's cross-entropy kernels (framework=megatron); ignored"
+                    .to_string(),
+            ));
+        }
         if self.runtime.tp_overlap && self.training() && (l.tp < 2 || !par.sp) {
             out.push((
                 "tp_overlap",

@@ -378,6 +378,22 @@ spelled! {
 }
 
 spelled! {
+    /// Megatron's cross-entropy kernel (`--cross-entropy-loss-fusion`,
+    /// `--cross-entropy-fusion-impl`): what the loss saves and how much memory traffic it
+    /// takes.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum CeFusion {
+        /// `vocab_parallel_cross_entropy`: unfused fp32 passes (52 B per logit), the fp32 softmax saved.
+        #[default]
+        Off = "off", "unfused", "";
+        /// `--cross-entropy-fusion-impl native`: the same passes JIT-fused (28 B per logit), the fp32 softmax saved.
+        Native = "native", "fused (Megatron native)", "JIT-fused passes, fp32 softmax saved";
+        /// `--cross-entropy-fusion-impl te`: Transformer Engine's Triton kernel writes the gradient over the 16-bit logits (10 B per logit; TE releases before 2026-07).
+        Te = "te", "fused (Transformer Engine)", "the gradient over the 16-bit logits";
+    }
+}
+
+spelled! {
     /// Whose allocations are modelled.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
     pub enum Framework {

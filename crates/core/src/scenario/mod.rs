@@ -404,6 +404,9 @@ pub struct Runtime {
     /// `tp_overlap`: tensor-parallel collectives overlapped with the GEMMs (step time).
     #[serde(default)]
     pub tp_overlap: bool,
+    /// `ce_fusion`: Megatron's cross-entropy kernel (memory of the saved softmax, step time).
+    #[serde(default)]
+    pub ce_fusion: CeFusion,
 }
 
 /// Every input of one estimate.
@@ -510,6 +513,7 @@ impl Default for Scenario {
                 prefetch_bucket: 50_000_000,
                 max_live_params: 1_000_000_000,
                 tp_overlap: false,
+                ce_fusion: CeFusion::Off,
             },
             serving: Serving::default(),
             hardware: HardwareOverrides::default(),

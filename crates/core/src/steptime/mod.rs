@@ -12,7 +12,9 @@ pub mod hardware;
 
 use crate::estimate::{stage_count, Prepared};
 use crate::megatron::Recompute;
-use crate::scenario::{Attn, Framework, Mode, Offload, Precision, Scenario, Schedule, Zero};
+use crate::scenario::{
+    Attn, CeFusion, Framework, Mode, Offload, Precision, Scenario, Schedule, Zero,
+};
 use hardware::{perf, Perf};
 use serde::{Deserialize, Serialize};
 
@@ -101,7 +103,9 @@ impl Hw {
         let fp8 = s.numerics.precision == Precision::Fp8 && p.tflops_fp8 > 0.0;
         let (ceiling, tflops16) = if fp8 {
             // A `tflops` override is the fp8 peak; the 16-bit one keeps the preset's ratio.
-            let t16 = h.tflops.map_or(p.tflops_16, |t| t * p.tflops_16 / p.tflops_fp8);
+            let t16 = h
+                .tflops
+                .map_or(p.tflops_16, |t| t * p.tflops_16 / p.tflops_fp8);
             (ceiling16.min(FP8_GEMM_CEILING), t16)
         } else {
             (ceiling16, h.tflops.unwrap_or(tflops))
@@ -492,13 +496,21 @@ fn tp_time(x: &Ctx, blk: &Block) -> (f64, f64) {
 /// - PyTorch's `cross_entropy` under autocast (fp32 op list): the upcast (6),
 ///   `log_softmax` reading a row three times and writing it (16), its backward reading the
 ///   gradient and the output, reducing, writing (16), the cast back (6): 44.
+/// - `ce_fusion=native` (Megatron's `fused_vocab_parallel_cross_entropy`, JIT-fused; core
+///   0.8 `megatron/core/fusions/fused_cross_entropy.py`): upcast + max (6), subtract + `exp`
+///   (8), divide (8); backward: multiply + the cast to 16 bits (6): 28.
+/// - `ce_fusion=te` (Transformer Engine's Triton `parallel_cross_entropy` before
+///   2026-07): the online softmax reads the logits (2), the loss kernel reads them again and
+///   writes the gradient in their place (4); backward: the in-place multiply (4): 10.
 ///
 /// # Example
 /// Llama 3 8B (V = 128,256) at 8,192 tokens, t = 1, H100 (3,350 GB/s), Megatron:
 /// 8,192 · 128,256 · 52 B = 54.6 GB → 20.4 ms per micro-batch.
 fn loss_time(x: &Ctx) -> f64 {
-    let beta = match x.s.stack.framework {
-        Framework::Pytorch => 44.0,
+    let beta = match (x.s.stack.framework, x.s.runtime.ce_fusion) {
+        (Framework::Pytorch, _) => 44.0,
+        (Framework::Megatron, CeFusion::Native) => 28.0,
+        (Framework::Megatron, CeFusion::Te) => 10.0,
         _ => 52.0,
     };
     x.tokens * (x.arch.vocab as f64 / x.t) * beta / (x.hw.hbm * 1e9 * HBM_EFFICIENCY)
