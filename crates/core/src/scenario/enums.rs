@@ -371,7 +371,7 @@ spelled! {
         Sdpa = "sdpa", "PyTorch SDPA", "";
         /// FlashAttention-1 and the 2022 Triton kernel (llm-foundry's `attn_impl: triton`): no
         /// s² scores, K/V repeated to all heads (no native GQA), about half FlashAttention-2's speed.
-        Flash1 = "flash1", "FlashAttention-1 / Triton (2022)", "half FlashAttention-2's speed";
+        Flash1 = "flash1", "FlashAttention-1", "FlashAttention-1 or the 2022 Triton kernel: half FlashAttention-2's speed";
         /// Eager attention: stores the softmax (and, with dropout, the mask and dropped probabilities).
         Eager = "eager", "eager (s² scores)", "stores the s² softmax";
     }
@@ -387,9 +387,9 @@ spelled! {
         #[default]
         Off = "off", "unfused", "";
         /// `--cross-entropy-fusion-impl native`: the same passes JIT-fused (28 B per logit), the fp32 softmax saved.
-        Native = "native", "fused (Megatron native)", "JIT-fused passes, fp32 softmax saved";
+        Native = "native", "fused (native)", "JIT-fused passes, fp32 softmax saved";
         /// `--cross-entropy-fusion-impl te`: Transformer Engine's Triton kernel writes the gradient over the 16-bit logits (10 B per logit; TE releases before 2026-07).
-        Te = "te", "fused (Transformer Engine)", "the gradient over the 16-bit logits";
+        Te = "te", "fused (TE)", "the gradient over the 16-bit logits";
     }
 }
 
