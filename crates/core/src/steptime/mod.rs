@@ -44,6 +44,10 @@ pub struct Breakdown {
     pub offload_s: f64,
     /// Communication on the critical path (what no compute hides).
     pub exposed_comm_s: f64,
+    /// Compute slowed while hidden communication runs beside it: NCCL's kernels hold SMs
+    /// the GEMMs then lack ([`contention_share`]).
+    #[serde(default)]
+    pub contention_s: f64,
 }
 
 /// The step-time model's answer for one layout.
@@ -87,6 +91,8 @@ pub struct Hw {
     pub tflops16: f64,
     /// The 16-bit best-shape GEMM efficiency (`gemm_ceiling` outside fp8).
     pub ceiling16: f64,
+    /// Streaming multiprocessors (0: communication has its own engines).
+    pub sms: f64,
 }
 
 impl Hw {
@@ -113,6 +119,7 @@ impl Hw {
         Hw {
             tflops16,
             ceiling16,
+            sms: p.sms as f64,
             tflops: h.tflops.unwrap_or(tflops),
             hbm: h.hbm_bw.unwrap_or(p.hbm_gbps),
             intra: h.intra_bw.unwrap_or(p.intra_gbps),
@@ -235,6 +242,12 @@ const NCCL_STEP_NVLINK: f64 = 3.4e-6;
 const NCCL_STEP_PCI: f64 = 5.7e-6;
 const NCCL_STEP_NET: f64 = 14.0e-6;
 const NCCL_NET_OVERHEAD_AMD: f64 = 6.0e-6;
+/// Thread blocks an NCCL collective runs, one per channel, each holding an SM for the
+/// collective's duration: an H100's `ncclAllGather` beside a GEMM launches 24 (Nsight
+/// Systems trace in NVIDIA developer forum thread 337991, "Compute-communication overlap
+/// causes severe GEMM performance degradation", 2025; NCCL runs one block per channel,
+/// `src/enqueue.cc`, `comm->nChannels`).
+const NCCL_CTAS: f64 = 24.0;
 /// Bytes the optimizer step reads and writes per local parameter: fp32 param, grad, two
 /// moments read (16), three written (12), the bf16 copy (2).
 const ADAM_BYTES: f64 = 30.0;
@@ -284,6 +297,25 @@ fn ring_latency(hw: &Hw, gpu: &str, n: f64, nodes: f64) -> f64 {
         step_in = step_in.max(NCCL_NET_OVERHEAD_AMD);
     }
     NCCL_BASE + (n - nodes) * step_in + (nodes - 1.0) * NCCL_STEP_NET
+}
+
+/// The share of a GPU's SMs hidden communication takes from the compute it overlaps.
+///
+/// # Formula
+/// `φ = n_CTA / n_SM`; compute `W` overlapped by communication lasting `C` finishes after
+/// `W + φ·C` (the GEMMs run on `1 − φ` of the SMs while the collective lasts). A lower
+/// bound: a GEMM sized to one wave of all the SMs pays a second wave (the same thread
+/// measured 80 % → 47 % MFU for such a GEMM).
+///
+/// # Example
+/// H100 (132 SMs): φ = 24/132 = 0.182; 1 s of data-parallel reduction hidden behind the
+/// backward adds 182 ms. A100 (108): 0.222; B200 (148): 0.162; Gaudi 3 and TPUs: 0.
+pub fn contention_share(hw: &Hw) -> f64 {
+    if hw.sms > 0.0 {
+        (NCCL_CTAS / hw.sms).min(1.0)
+    } else {
+        0.0
+    }
 }
 
 /// Where a group of `n` ranks `stride` apart in Megatron's rank order (TP innermost, then
@@ -759,7 +791,11 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
     let (tp_whole, tp) = tp_time(&x, &blk);
     let (cp_total, cp_exposed) = cp_time(&x, &blk);
     let ep_total = ep_time(&x);
-    let block_mb = blk.fwd + blk.bwd + blk.recompute + tp + ep_total + cp_exposed;
+    // Collectives hidden behind a block's compute slow it by the SMs they hold.
+    let phi = contention_share(&x.hw);
+    let block_contention = phi * ((tp_whole - tp).max(0.0) + (cp_total - cp_exposed).max(0.0));
+    let block_mb =
+        blk.fwd + blk.bwd + blk.recompute + tp + ep_total + cp_exposed + block_contention;
     // The last stage also computes the logits and the loss (the first the embedding, a
     // lookup).
     let logits =
@@ -769,7 +805,10 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
     let (dp_total, dp_exposed) = dp_time(&x, &blk, dp_bytes);
     let (optimizer, offload) = optimizer_time(&x, p);
 
-    let step = pipeline + dp_exposed + optimizer + offload;
+    // The hidden pipeline transfers and data-parallel traffic do the same to the step.
+    let step_contention =
+        phi * ((pp_comm - pp_exposed).max(0.0) + (dp_total - dp_exposed).max(0.0));
+    let step = pipeline + dp_exposed + optimizer + offload + step_contention;
     let gpus = x.l.world as f64;
     let tokens_step = x.l.dp as f64 * m * x.b * x.seq;
     let f_token = flops::model_flops_per_token(x.arch, x.seq);
@@ -799,6 +838,7 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
             optimizer_s: optimizer,
             offload_s: offload,
             exposed_comm_s: exposed,
+            contention_s: m * layers * block_contention + step_contention,
         },
     })
 }
