@@ -140,7 +140,7 @@ await test('step-time panel: the CLI\'s time=1 step, its parts adding up to it; 
   const parts = await page.getByTestId('step-part').count();
   check(parts >= 3, `${parts} parts`);
   const b = want.breakdown;
-  const sum = b.compute_s + b.recompute_s + b.exposed_comm_s + b.bubble_s + b.optimizer_s + b.offload_s;
+  const sum = b.compute_s + b.recompute_s + b.exposed_comm_s + b.contention_s + b.bubble_s + b.optimizer_s + b.offload_s;
   check(Math.abs(sum / want.step_s - 1) < 1e-9, `the CLI's parts add up to ${sum}, not ${want.step_s}`);
   await page.getByTestId('steptime').screenshot({ path: `${outDir}/steptime.png` });
   await page.locator('#f-recompute').selectOption('none');
