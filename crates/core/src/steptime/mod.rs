@@ -318,6 +318,25 @@ pub fn contention_share(hw: &Hw) -> f64 {
     }
 }
 
+/// What a collective lasting `c` costs the compute `w` it runs beside, beyond the
+/// uncontended `max(c, w)`, seconds.
+///
+/// # Formula
+/// `max(c, w + φ·min(c, w)) − max(c, w)`: while the collective runs, the compute goes at
+/// `1 − φ` of its speed. Compute-bound (`w ≥ c`): `φ·c`. Communication-bound (`c > w`): the
+/// slowed compute `w(1 + φ)` still ends inside the collective unless it outgrows it — the
+/// step waits for the wire either way.
+///
+/// # Example
+/// H100 (φ = 0.182): a 10 ms gather beside 30 ms of compute costs 1.82 ms; beside 9 ms,
+/// 9·1.182 − 10 = 0.64 ms; beside 5 ms, nothing.
+pub fn contended(c: f64, w: f64, phi: f64) -> f64 {
+    if c <= 0.0 || w <= 0.0 {
+        return 0.0;
+    }
+    (c.max(w + phi * c.min(w)) - c.max(w)).max(0.0)
+}
+
 /// Where a group of `n` ranks `stride` apart in Megatron's rank order (TP innermost, then
 /// CP, DP, PP) communicates: inside a node when the span fits in one.
 fn link(hw: &Hw, span: u64, per_node: u64) -> (f64, f64, f64) {
@@ -499,8 +518,9 @@ fn block(x: &Ctx) -> Block {
 /// reduce-scatter pairs) of the block's activations, 6 for a layer full recomputation
 /// checkpoints (`4 + 2·share`, [`checkpointed_share`]); with
 /// `tp_overlap` (Transformer Engine's userbuffers) the collectives run under the GEMMs they
-/// feed and what the GEMMs cannot cover stays exposed. `(whole, exposed)` seconds.
-fn tp_time(x: &Ctx, blk: &Block) -> (f64, f64) {
+/// feed and what the GEMMs cannot cover stays exposed; the GEMMs they run beside lose the
+/// SMs the collectives hold ([`contended`]). `(whole, exposed, contention)` seconds.
+fn tp_time(x: &Ctx, blk: &Block) -> (f64, f64, f64) {
     let (tp_bw, tp_eff, tp_alpha) = link(&x.hw, x.l.tp as u64, x.per_node);
     // A recomputed layer's forward repeats its two collectives.
     let n_tp = 4.0 + 2.0 * x.ckpt;
@@ -508,12 +528,17 @@ fn tp_time(x: &Ctx, blk: &Block) -> (f64, f64) {
     let tp_whole = n_tp * tp_one;
     // Userbuffers overlap needs sequence parallelism (Megatron-LM asserts it; Megatron-Bridge
     // turns the overlap off without it).
-    let tp = if x.s.runtime.tp_overlap && x.s.parallel.sp {
-        (tp_whole - (blk.g + 2.0 * blk.g) * 0.5).max(0.0)
+    let overlap = x.s.runtime.tp_overlap && x.s.parallel.sp;
+    let window = (blk.g + 2.0 * blk.g) * 0.5;
+    let (tp, contention) = if overlap {
+        (
+            (tp_whole - window).max(0.0),
+            contended(tp_whole, window, contention_share(&x.hw)),
+        )
     } else {
-        tp_whole
+        (tp_whole, 0.0)
     };
-    (tp_whole, tp)
+    (tp_whole, tp, contention)
 }
 
 /// The cross-entropy loss over one micro-batch's logits on one rank, forward and backward,
@@ -555,7 +580,7 @@ fn act_bytes(x: &Ctx) -> f64 {
 
 /// Context parallelism per block and micro-batch: K and V passed c − 1 times (forward),
 /// K, V, dK, dV (backward), overlapped with the attention. `(whole, exposed)` seconds.
-fn cp_time(x: &Ctx, blk: &Block) -> (f64, f64) {
+fn cp_time(x: &Ctx, blk: &Block) -> (f64, f64, f64) {
     let (cp_bw, cp_eff, cp_alpha) = link(&x.hw, x.l.tp as u64 * x.l.cp as u64, x.per_node);
     let kv_bytes =
         2.0 * x.tokens * (x.arch.kv_heads as f64 / x.t).ceil() * x.arch.head_dim as f64 * x.k;
@@ -564,9 +589,11 @@ fn cp_time(x: &Ctx, blk: &Block) -> (f64, f64) {
     } else {
         0.0
     };
+    let window = (1.0 + ATTENTION_BACKWARD) * blk.a;
     (
         cp_total,
-        (cp_total - (1.0 + ATTENTION_BACKWARD) * blk.a).max(0.0),
+        (cp_total - window).max(0.0),
+        contended(cp_total, window, contention_share(&x.hw)),
     )
 }
 
@@ -665,7 +692,7 @@ fn pipeline_time(x: &Ctx, t_mb: f64) -> (f64, f64, f64, f64) {
 
 /// Data parallelism: `(whole, exposed)` seconds for `dp_bytes` sent per step (see
 /// [`step_time`]'s formula for what each stage hides behind the compute).
-fn dp_time(x: &Ctx, blk: &Block, dp_bytes: f64) -> (f64, f64) {
+fn dp_time(x: &Ctx, blk: &Block, dp_bytes: f64) -> (f64, f64, f64) {
     let (hw, l, s, layers, m, k) = (&x.hw, &x.l, x.s, x.layers, x.m, x.k);
     let (dp_bw, dp_eff, _) = link(hw, l.tp as u64 * l.cp as u64 * l.dp as u64, x.per_node);
     // The comm module counts bytes sent; a ring moves them at the bus bandwidth.
@@ -682,13 +709,14 @@ fn dp_time(x: &Ctx, blk: &Block, dp_bytes: f64) -> (f64, f64) {
         0.0
     };
     let zero3 = s.zero() == Zero::Z3;
+    let phi = contention_share(hw);
     let (lat, n_coll) = dp_latency(x);
     let dp_total = if dp_bytes > 0.0 {
         lat * n_coll + wire
     } else {
         0.0
     };
-    let dp_exposed = if zero3 && dp_bytes > 0.0 {
+    let (dp_exposed, contention) = if zero3 && dp_bytes > 0.0 {
         // Per layer and micro-batch three collectives (gather for the forward, gather for
         // the backward, reduce-scatter of the gradients), each prefetched behind a third of
         // the layer's compute; the first gather has nothing to hide behind. The gathers
@@ -710,19 +738,25 @@ fn dp_time(x: &Ctx, blk: &Block, dp_bytes: f64) -> (f64, f64) {
         } else {
             0.0
         };
-        ((gather - window).max(0.0) * 2.0 + (reduce - window).max(0.0)) * layers * m + gather
+        (
+            ((gather - window).max(0.0) * 2.0 + (reduce - window).max(0.0)) * layers * m + gather,
+            (2.0 * contended(gather, window, phi) + contended(reduce, window, phi)) * layers * m,
+        )
     } else if zero3 {
-        0.0
+        (0.0, 0.0)
     } else if s.stack.framework == Framework::Deepspeed && l.pp > 1 {
         // DeepSpeed's pipeline engine reduces the gradients after the last micro-batch's
         // backward (its TrainSchedule ends with ReduceTiedGrads, ReduceGrads, OptimizerStep:
         // deepspeedai/DeepSpeed `runtime/pipe/schedule.py`, edaa722): nothing hides it.
-        dp_total
+        (dp_total, 0.0)
     } else {
         let last_bwd = layers * blk.bwd;
-        (dp_total - last_bwd).max(dp_total / layers.max(1.0))
+        (
+            (dp_total - last_bwd).max(dp_total / layers.max(1.0)),
+            contended(dp_total, last_bwd, phi),
+        )
     };
-    (dp_total, dp_exposed)
+    (dp_total, dp_exposed, contention)
 }
 
 /// The data-parallel collectives' ring latency ([`ring_latency`]) and their number per step:
@@ -788,12 +822,11 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
     let x = Ctx::of(s, p);
     let (m, layers) = (x.m, x.layers);
     let blk = block(&x);
-    let (tp_whole, tp) = tp_time(&x, &blk);
-    let (cp_total, cp_exposed) = cp_time(&x, &blk);
+    let (tp_whole, tp, tp_contention) = tp_time(&x, &blk);
+    let (cp_total, cp_exposed, cp_contention) = cp_time(&x, &blk);
     let ep_total = ep_time(&x);
     // Collectives hidden behind a block's compute slow it by the SMs they hold.
-    let phi = contention_share(&x.hw);
-    let block_contention = phi * ((tp_whole - tp).max(0.0) + (cp_total - cp_exposed).max(0.0));
+    let block_contention = tp_contention + cp_contention;
     let block_mb =
         blk.fwd + blk.bwd + blk.recompute + tp + ep_total + cp_exposed + block_contention;
     // The last stage also computes the logits and the loss (the first the embedding, a
@@ -802,12 +835,12 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
         x.hw.gemm16_s(flops::logits(x.arch, x.tokens, x.t).flops() / 1e9) * 3.0 + loss_time(&x);
     let t_mb = layers * block_mb + logits;
     let (bubble, pp_comm, pp_exposed, pipeline) = pipeline_time(&x, t_mb);
-    let (dp_total, dp_exposed) = dp_time(&x, &blk, dp_bytes);
+    let (dp_total, dp_exposed, dp_contention) = dp_time(&x, &blk, dp_bytes);
     let (optimizer, offload) = optimizer_time(&x, p);
 
-    // The hidden pipeline transfers and data-parallel traffic do the same to the step.
-    let step_contention =
-        phi * ((pp_comm - pp_exposed).max(0.0) + (dp_total - dp_exposed).max(0.0));
+    // The hidden pipeline transfers (small beside a chunk's compute) and the data-parallel
+    // traffic do the same to the step.
+    let step_contention = contention_share(&x.hw) * (pp_comm - pp_exposed).max(0.0) + dp_contention;
     let step = pipeline + dp_exposed + optimizer + offload + step_contention;
     let gpus = x.l.world as f64;
     let tokens_step = x.l.dp as f64 * m * x.b * x.seq;
