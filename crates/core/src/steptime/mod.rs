@@ -112,7 +112,7 @@ impl Hw {
             let t16 = h
                 .tflops
                 .map_or(p.tflops_16, |t| t * p.tflops_16 / p.tflops_fp8);
-            (ceiling16.min(FP8_GEMM_CEILING), t16)
+            (fp8_ceiling(&s.cluster.gpu, ceiling16), t16)
         } else {
             (ceiling16, h.tflops.unwrap_or(tflops))
         };
@@ -161,7 +161,7 @@ impl Hw {
     /// # Example
     /// H100 in fp8, the logits of Llama 3 8B over 4,096 tokens (4.3 TFLOP): 16-bit
     /// 4,304 GFLOP/(989.4 TFLOP/s · 0.80·4,304/4,308) = 5.44 ms, against 3.07 ms at the fp8
-    /// peak and ceiling (0.71).
+    /// peak and ceiling (0.709).
     pub fn gemm16_s(&self, gflop: f64) -> f64 {
         let e = self.ceiling16 * gflop / (gflop + self.gemm_half_gflop);
         gflop * 1e9 / (self.tflops16 * 1e12 * e.max(1e-3))
@@ -211,9 +211,18 @@ fn attention_efficiency(s: &Scenario) -> f64 {
 }
 /// Backward attention work over forward (FlashAttention recomputes the scores: 2.5×).
 const ATTENTION_BACKWARD: f64 = 2.5;
-/// FP8 GEMMs' best-shape efficiency (MAMF 1,403 of 1,979 TFLOP/s on an H100,
-/// stas00/ml-engineering 744d01e), below bf16's 0.80.
-const FP8_GEMM_CEILING: f64 = 0.71;
+/// FP8 GEMMs' best-shape efficiency, MAMF over the dense fp8 peak (stas00/ml-engineering
+/// 744d01e, `compute/accelerator/README.md`, FP8 `float8_e4m3fn` table): H100 SXM 1,402.6
+/// of 1,979 (0.709), H200 1,453.4 (0.734), GH200 1,535.0 (0.776), B200 3,432.5 of 4,500
+/// (0.763); GPUs without a measurement take the H100's, capped by their 16-bit ceiling.
+fn fp8_ceiling(gpu: &str, ceiling16: f64) -> f64 {
+    match gpu {
+        "h200" => 0.734,
+        "gh200" => 0.776,
+        "b200-180" | "b200-192" => 0.763,
+        _ => ceiling16.min(0.709),
+    }
+}
 /// Share of HBM bandwidth element-wise kernels reach (STREAM-like copies; Calculon's
 /// memory efficiency for accesses over 100 MB is 0.90, over 10 MB 0.75).
 const HBM_EFFICIENCY: f64 = 0.80;
