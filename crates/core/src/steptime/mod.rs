@@ -311,14 +311,14 @@ fn ring_latency(hw: &Hw, gpu: &str, n: f64, nodes: f64) -> f64 {
 /// The share of a GPU's SMs hidden communication takes from the compute it overlaps.
 ///
 /// # Formula
-/// `φ = n_CTA / n_SM`; compute `W` overlapped by communication lasting `C` finishes after
-/// `W + φ·C` (the GEMMs run on `1 − φ` of the SMs while the collective lasts). A lower
-/// bound: a GEMM sized to one wave of all the SMs pays a second wave (the same thread
-/// measured 80 % → 47 % MFU for such a GEMM).
+/// `φ = n_CTA / n_SM`: while a collective runs, the GEMMs beside it have `1 − φ` of the
+/// SMs (what that costs a step: [`contended`]). A lower bound: a GEMM sized to one wave of
+/// all the SMs pays a second wave (the same thread measured 80 % → 47 % MFU for such a
+/// GEMM).
 ///
 /// # Example
-/// H100 (132 SMs): φ = 24/132 = 0.182; 1 s of data-parallel reduction hidden behind the
-/// backward adds 182 ms. A100 (108): 0.222; B200 (148): 0.162; Gaudi 3 and TPUs: 0.
+/// H100 (132 SMs): φ = 24/132 = 0.182; 1 s of data-parallel reduction hidden behind a
+/// longer backward adds 182 ms. A100 (108): 0.222; B200 (148): 0.162; Gaudi 3 and TPUs: 0.
 pub fn contention_share(hw: &Hw) -> f64 {
     if hw.sms > 0.0 {
         (NCCL_CTAS / hw.sms).min(1.0)
@@ -374,8 +374,11 @@ fn link(hw: &Hw, span: u64, per_node: u64) -> (f64, f64, f64) {
 ///   exposed beyond a third of the layer's compute, plus the first gather. L_ring is NCCL's
 ///   ring latency over the group's ranks and nodes ([`ring_latency`]); n_c the collectives
 ///   per step (3·L_s·m under ZeRO-3, 2·L_s·m under SHARD_GRAD_OP, L_s bucketed otherwise)
+/// contention: each hidden collective c beside compute w adds max(c, w + φ·min(c, w)) −
+///   max(c, w), φ = 24/n_SM ([`contended`]): TP overlap and CP's ring inside t_mb, DP and
+///   interleaved pipeline transfers on the step
 /// optimizer: 30 B per local parameter / (0.8·HBM);  offload: PCIe transfers + CPU-Adam
-/// step = pipeline + exposed DP + optimizer + offload
+/// step = pipeline + exposed DP + DP/PP contention + optimizer + offload
 /// MFU = F_token·tokens / (step · GPUs · peak)
 /// ```
 /// Sources: Narayanan et al. 2021 (the 1F1B and interleaved bubble (p−1)/(v·m)); NVIDIA/nccl
