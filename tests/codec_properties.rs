@@ -10,8 +10,8 @@ use memfit_core::model::{presets, Bias, Mlp, Norm};
 use memfit_core::quant::Quant;
 use memfit_core::scenario::{
     at_least_one, AdamImpl, ArchOverrides, Attn, CeFusion, Convention, Count, Dtype, Engine,
-    Finetune, Framework, Fsdp, GradAcc, HardwareOverrides, Logits, LoraTargets, Loss, Mode,
-    Offload, Optimizer, Precision, Scenario, Schedule, Serving, Solve, Version, Zero,
+    Finetune, Fp8Recipe, Framework, Fsdp, GradAcc, HardwareOverrides, Logits, LoraTargets, Loss,
+    Mode, Offload, Optimizer, Precision, Scenario, Schedule, Serving, Solve, Version, Zero,
 };
 use memfit_core::units::Units;
 use proptest::prelude::*;
@@ -159,7 +159,8 @@ prop_compose! {
         tp_overlap in any::<bool>(),
         fitmap in prop::sample::select(FitColour::ALL.to_vec()),
         ce_fusion in prop::sample::select(CeFusion::ALL.to_vec()),
-    ) -> (Quant, Serving, HardwareOverrides, bool, bool, FitColour, CeFusion) {
+        fp8_recipe in prop::sample::select(Fp8Recipe::ALL.to_vec()),
+    ) -> (Quant, Serving, HardwareOverrides, bool, bool, FitColour, CeFusion, Fp8Recipe) {
         (quant, Serving {
             engine,
             version: version.map(|(a, b, c)| Version(a, b, c)),
@@ -169,7 +170,7 @@ prop_compose! {
             max_seqs: max_seqs.map(at_least_one),
             block_size: block_size.map(at_least_one),
             parallel: at_least_one(parallel),
-        }, HardwareOverrides { tflops: hw[0], hbm_bw: hw[1], intra_bw: hw[2], inter_bw: hw[3] }, time, tp_overlap, fitmap, ce_fusion)
+        }, HardwareOverrides { tflops: hw[0], hbm_bw: hw[1], intra_bw: hw[2], inter_bw: hw[3] }, time, tp_overlap, fitmap, ce_fusion, fp8_recipe)
     }
 }
 
@@ -212,7 +213,7 @@ prop_compose! {
                    cuda_ctx_mib: k2.cuda_ctx_mib, nccl_mib: k2.nccl_mib, frag_pct: k2.frag_pct,
                    reduce_bucket: k2.reduce_bucket, allgather_bucket: k2.allgather_bucket,
                    overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, timeline: k2.timeline,
-                   quant: sv.0, serving: sv.1, hardware: sv.2, time: sv.3, tp_overlap: sv.4, fitmap: sv.5, ce_fusion: sv.6, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
+                   quant: sv.0, serving: sv.1, hardware: sv.2, time: sv.3, tp_overlap: sv.4, fitmap: sv.5, ce_fusion: sv.6, fp8_recipe: sv.7, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
             .expect("every count is at least 1")
     }
 }
@@ -304,8 +305,10 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
 
     /// "Out of range" is exact: set iff some byte count stands at 2^64 − 1 (the saturated
-    /// value, see `ledger::OUT_OF_RANGE`); then a warning says "out of range" and the
-    /// CLI's JSON carries no saturated figure. Otherwise every figure is below it.
+    /// value, see `ledger::OUT_OF_RANGE`) or the parameter count does (every byte figure
+    /// derived from a saturated count is wrong even when it fits: 4-bit weights of 2^64
+    /// parameters are 2^63 bytes); then a warning says "out of range" and the CLI's JSON
+    /// carries no saturated figure. Otherwise every figure is below it.
     #[test]
     fn out_of_range_is_flagged_never_printed(mut x in settings()) {
         // (min_gpus sweeps whole clusters per case; tests/explore.rs covers it.)
@@ -314,8 +317,10 @@ proptest! {
         }
         let s = x.scenario.clone();
         let e = estimate(&s);
+        let p = memfit_core::estimate::Prepared::of(&s);
         let saturated = e.per_gpu_bytes == u64::MAX || e.per_cpu_bytes == u64::MAX
-            || e.items.iter().any(|i| i.bytes == u64::MAX);
+            || e.items.iter().any(|i| i.bytes == u64::MAX)
+            || p.counts.total == u64::MAX || p.psi == u64::MAX;
         prop_assert_eq!(e.out_of_range, saturated);
         prop_assert_eq!(e.out_of_range, e.warnings.iter().any(|w| w.message.starts_with("out of range")));
         let json = memfit_core::contract::report::report(&x, &e).to_string();

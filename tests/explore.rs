@@ -500,3 +500,31 @@ fn pytorch_shards_with_fsdp_not_zero_2_or_3() {
     );
     assert!(!is_clean(&z3, &Prepared::of(&z3)));
 }
+
+/// A setting every layout ignores (a key for another framework, precision or GPU) is
+/// reported and disqualifies no layout: the explorer evaluates and fits the same layouts
+/// with it as without it. (Until 2026-11-25 `ce_fusion` under PyTorch, `double_quant=0`
+/// without NF4 and the fp8 recipes emptied the fit map.)
+#[test]
+fn ignored_settings_disqualify_no_layout() {
+    let base = "model=llama-3-8b&gpus_per_node=8&seq=4096";
+    for (extra, key) in [
+        ("&framework=pytorch&ce_fusion=te", "ce_fusion"),
+        ("&fp8_recipe=tensorwise", "fp8_recipe"),
+        ("&double_quant=0", "double_quant"),
+        ("&precision=fp8&gpu=h100-80&fp8_recipe=mxfp8", "fp8_recipe"),
+    ] {
+        let plain = extra
+            .split('&')
+            .filter(|kv| !kv.starts_with(key) && !kv.is_empty())
+            .map(|kv| format!("&{kv}"))
+            .collect::<String>();
+        let (a, _) = decode(&format!("{base}{extra}"));
+        let b = scenario(&format!("{base}{plain}"));
+        let a = a.scenario;
+        assert!(a.problems().iter().any(|(k, _)| *k == key), "{extra}");
+        let (sa, sb) = (explore(&a, Some(0)), explore(&b, Some(0)));
+        assert!(sb.evaluated > 1000, "{plain}: {}", sb.evaluated);
+        assert_eq!((sa.evaluated, sa.fitting), (sb.evaluated, sb.fitting), "{extra}");
+    }
+}

@@ -101,8 +101,19 @@ fn main() -> ExitCode {
         let [q] = args.as_slice() else {
             return fail("--explore takes one query string");
         };
-        let (s, w) = memfit_core::contract::query::decode(q);
+        let (s, mut w) = memfit_core::contract::query::decode(q);
         let mut v = memfit_core::contract::explore::explore_report(&s, limit);
+        // Settings every layout ignores (they disqualify none of them) are said once here.
+        w.extend(
+            s.scenario
+                .ignored_settings()
+                .into_iter()
+                .map(|(key, message)| memfit_core::estimate::Warning {
+                    key: key.into(),
+                    value: String::new(),
+                    message,
+                }),
+        );
         v["warnings"] = serde_json::to_value(&w).unwrap_or_default();
         if s.view.solve == memfit_core::scenario::Solve::MinGpus {
             v["solve"] = memfit_core::contract::explore::min_gpus_json(&s);

@@ -205,6 +205,7 @@ const ZERO_INTERNALS: &[&str] = &[
     "buffer_factor",
     "tp_overlap",
     "ce_fusion",
+    "fp8_recipe",
 ];
 
 /// Runtime overheads, hardware figures and the accounting convention.

@@ -27,6 +27,45 @@ const fn mib(n: u64) -> u64 {
     n * MIB
 }
 
+/// NVIDIA compute capability × 10 of a preset (90 Hopper, 100 datacenter Blackwell, 120
+/// consumer Blackwell; 0 off NVIDIA or unknown): which fp8 GEMM layouts and scaling recipes
+/// Transformer Engine runs on it.
+pub fn compute_capability(id: &str) -> u32 {
+    match id {
+        "h100-80" | "h100-pcie" | "h100-nvl" | "h200" | "gh200" => 90,
+        "b200-180" | "b200-192" => 100,
+        "rtx5090" => 120,
+        "l4" | "l40s" | "rtx4090" => 89,
+        "a10g" | "rtx3090" => 86,
+        "a100-40" | "a100-80" => 80,
+        "v100-16" | "v100-32" => 70,
+        _ => 0,
+    }
+}
+
+/// Whether Transformer Engine's per-tensor fp8 GEMMs take any operand layout here, so one
+/// quantized copy serves the forward and both backward GEMMs; elsewhere (Hopper, Ada)
+/// cuBLAS takes fp8 only as `TN` and every operand the backward reads transposed gets a
+/// column-wise copy.
+///
+/// Source: TransformerEngine `nvte_is_non_tn_fp8_gemm_supported`
+/// (`common/transformer_engine.cpp`, v2.8): compute capability 10.0–11.x or ≥ 13.0.
+pub fn fp8_any_layout(id: &str) -> bool {
+    let cc = compute_capability(id);
+    (100..120).contains(&cc) || cc >= 130
+}
+
+/// Whether Transformer Engine runs MXFP8 here (`check_mxfp8_support`, v2.8: 10.0–11.x).
+pub fn runs_mxfp8(id: &str) -> bool {
+    (100..120).contains(&compute_capability(id))
+}
+
+/// Whether Transformer Engine runs 1×128 block scaling here
+/// (`check_fp8_block_scaling_support`, v2.8: Hopper, CUDA ≥ 12.9).
+pub fn runs_blockwise(id: &str) -> bool {
+    (90..100).contains(&compute_capability(id))
+}
+
 /// Every GPU preset, in display order.
 pub const GPUS: &[Gpu] = &[
     Gpu {
@@ -182,6 +221,22 @@ mod tests {
     fn h100_reports_81559_mib() {
         // DESIGN.md's CLI example: "usable_bytes": 85520809984.
         assert_eq!(gpu("h100-80").unwrap().capacity_bytes, 85_520_809_984);
+    }
+
+    /// Every NVIDIA preset has a compute capability (the fp8 recipes read it); the AMD,
+    /// Intel and Google ones have none.
+    #[test]
+    fn nvidia_presets_have_a_compute_capability() {
+        for g in GPUS {
+            let nvidia =
+                !(g.id.starts_with("mi") || g.id.starts_with("gaudi") || g.id.starts_with("tpu"));
+            assert_eq!(compute_capability(g.id) > 0, nvidia, "{}", g.id);
+        }
+        assert!(
+            fp8_any_layout("b200-180") && !fp8_any_layout("h100-80") && !fp8_any_layout("rtx5090")
+        );
+        assert!(runs_mxfp8("b200-192") && !runs_mxfp8("rtx5090") && !runs_mxfp8("h200"));
+        assert!(runs_blockwise("gh200") && !runs_blockwise("b200-180"));
     }
 
     #[test]

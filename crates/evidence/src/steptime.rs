@@ -200,6 +200,10 @@ pub fn run_query(r: &Value, gpu: &str, clusters: &Value) -> String {
     if r["attn_impl"] == "triton" {
         q.push("attn=flash1".into());
     }
+    // Transformer Engine's fp8 scaling recipe at the run's release.
+    if let Some(f) = r["fp8_recipe"].as_str() {
+        q.push(format!("fp8_recipe={f}"));
+    }
     // The cross-entropy kernel the recipe or launcher config sets.
     if let Some(c) = r["ce_fusion"].as_str() {
         q.push(format!("ce_fusion={c}"));

@@ -9,9 +9,9 @@ use crate::gpu::{gpu, GPUS};
 use crate::model::{preset, Bias, Mlp, Norm};
 use crate::quant::Quant;
 use crate::scenario::{
-    AdamImpl, Attn, CeFusion, Convention, Count, Dtype, Engine, Finetune, Framework, Fsdp, GradAcc,
-    Logits, LoraTargets, Loss, Mode, Offload, Optimizer, Precision, Recompute, Schedule, Sharding,
-    Solve, Tuning, Version, Zero,
+    AdamImpl, Attn, CeFusion, Convention, Count, Dtype, Engine, Finetune, Fp8Recipe, Framework,
+    Fsdp, GradAcc, Logits, LoraTargets, Loss, Mode, Offload, Optimizer, Precision, Recompute,
+    Schedule, Sharding, Solve, Tuning, Version, Zero,
 };
 use crate::spelling::{Spelled, Spelling};
 use crate::units::Units;
@@ -322,6 +322,7 @@ spelled_field!(
     Solve,
     Attn,
     CeFusion,
+    Fp8Recipe,
     Schedule,
     Framework,
     Convention,
@@ -675,6 +676,7 @@ pub const KEYS: &[Key] = &[
     field!("inter_bw", scenario.hardware.inter_bw, Values::Float { hi: 1e6 }, "inter-node bandwidth per GPU, one direction (step time)", "GB/s", "Inter-node bandwidth", "0 < x ≤ 10^6, empty = the GPU's"),
     field!("tp_overlap", scenario.runtime.tp_overlap, flag("off", "on"), "tensor-parallel collectives overlapped with the GEMMs (Transformer Engine userbuffers; NeMo's performance recipes) — step time", "-", "TP comm overlap", "`0`, `1`"),
     field!("ce_fusion", scenario.runtime.ce_fusion, options::<CeFusion>(false), "Megatron's cross-entropy kernel (`--cross-entropy-loss-fusion`, `--cross-entropy-fusion-impl`): what the loss saves and its memory traffic (framework=megatron)", "-", "Cross-entropy fusion", "{options}"),
+    field!("fp8_recipe", scenario.runtime.fp8_recipe, options::<Fp8Recipe>(false), "Transformer Engine's fp8 scaling recipe (`--fp8-recipe`): the casts, amax passes and column-wise copies fp8 training adds (step time; precision=fp8)", "-", "FP8 recipe", "{options}"),
     field!("fitmap", view.fitmap, options::<FitColour>(false), "what colours the fit map's cells", "-", "Fit map colour", "{options}"),
     field!("time", view.time, flag("off", "on"), "add the step time (seconds, tokens/s, MFU and breakdown) to the JSON", "-", "Step time in the JSON", "`0`, `1`"),
     field!("parallel", scenario.serving.parallel, int(1, 4096), "llama.cpp --parallel / OLLAMA_NUM_PARALLEL (sequences sharing the context)", "sequences", "Parallel (llama.cpp)", "{range}"),

@@ -68,6 +68,8 @@ pub struct FlatSettings {
     #[serde(default)]
     pub ce_fusion: CeFusion,
     #[serde(default)]
+    pub fp8_recipe: Fp8Recipe,
+    #[serde(default)]
     pub fitmap: super::settings::FitColour,
     #[serde(default)]
     pub hardware: HardwareOverrides,
@@ -151,6 +153,7 @@ fn runtime(f: &FlatSettings) -> Runtime {
         max_live_params: f.max_live_params,
         tp_overlap: f.tp_overlap,
         ce_fusion: f.ce_fusion,
+        fp8_recipe: f.fp8_recipe,
     }
 }
 
@@ -301,6 +304,7 @@ impl From<&Settings> for FlatSettings {
             max_live_params: s.runtime.max_live_params,
             tp_overlap: s.runtime.tp_overlap,
             ce_fusion: s.runtime.ce_fusion,
+            fp8_recipe: s.runtime.fp8_recipe,
             gpu: s.cluster.gpu.clone(),
             gpu_mem_mib: s.cluster.gpu_mem_mib,
             convention: s.stack.convention,

@@ -227,12 +227,17 @@ impl Scenario {
         }
     }
 
+    /// Every cross-field problem of the scenario: [`Scenario::problems_for`] and the
+    /// [`Scenario::ignored_settings`].
     pub fn problems(&self) -> Vec<(&'static str, String)> {
-        self.problems_for(&self.arch())
+        let mut out = self.problems_for(&self.arch());
+        out.extend(self.ignored_settings());
+        out
     }
 
-    /// [`Scenario::problems`] with the architecture already resolved: `arch` must be
-    /// `self.arch()` (the layout explorer resolves it once per sweep).
+    /// The problems of the scenario's layout and settings together, with the architecture
+    /// already resolved: `arch` must be `self.arch()` (the layout explorer resolves it once
+    /// per sweep, and lists only layouts without any).
     pub fn problems_for(&self, arch: &Arch) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         let l = self.layout();
@@ -241,6 +246,14 @@ impl Scenario {
         self.expert_problems(arch, &l, &mut out);
         self.schedule_problems(arch, &l, &mut out);
         self.scope_problems(arch, &l, &mut out);
+        out
+    }
+
+    /// Settings that do not apply to the rest of the scenario whatever the layout, and so
+    /// are ignored or counted as stated (a key for another framework, precision or GPU):
+    /// reported, but they disqualify no layout of the explorer.
+    pub fn ignored_settings(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
         let qlora = matches!(self.finetune, Tuning::Qlora { .. });
         if !self.numerics.nf4_double_quant
             && !qlora
@@ -250,6 +263,38 @@ impl Scenario {
                 "double_quant",
                 "double_quant applies to finetune=qlora or quant=nf4; it is ignored".into(),
             ));
+        }
+        if self.runtime.ce_fusion != CeFusion::Off
+            && self.training()
+            && self.stack.framework != Framework::Megatron
+        {
+            out.push((
+                "ce_fusion",
+                "ce_fusion models Megatron's cross-entropy kernels (framework=megatron); ignored"
+                    .to_string(),
+            ));
+        }
+        if self.runtime.fp8_recipe != Fp8Recipe::Delayed {
+            let id = self.cluster.gpu.as_str();
+            if !self.training() || self.numerics.precision != Precision::Fp8 {
+                out.push((
+                    "fp8_recipe",
+                    "fp8_recipe applies to fp8 training (mode=train, precision=fp8); ignored"
+                        .to_string(),
+                ));
+            } else if self.runtime.fp8_recipe == Fp8Recipe::Mxfp8 && !crate::gpu::runs_mxfp8(id) {
+                out.push((
+                    "fp8_recipe",
+                    format!("Transformer Engine runs MXFP8 on datacenter Blackwell only (compute capability 10.x); {id} is not — counted as if it ran"),
+                ));
+            } else if self.runtime.fp8_recipe == Fp8Recipe::Blockwise
+                && !crate::gpu::runs_blockwise(id)
+            {
+                out.push((
+                    "fp8_recipe",
+                    format!("Transformer Engine runs 1×128 block scaling on Hopper only (compute capability 9.0, CUDA ≥ 12.9); {id} is not — counted as if it ran"),
+                ));
+            }
         }
         out
     }
@@ -414,16 +459,6 @@ impl Scenario {
             out.push((
                 "sp",
                 "sequence parallelism shards along TP; with tp = 1 it changes nothing".to_string(),
-            ));
-        }
-        if self.runtime.ce_fusion != CeFusion::Off
-            && self.training()
-            && self.stack.framework != Framework::Megatron
-        {
-            out.push((
-                "ce_fusion",
-                "ce_fusion models Megatron's cross-entropy kernels (framework=megatron); ignored"
-                    .to_string(),
             ));
         }
         if self.runtime.tp_overlap && self.training() && (l.tp < 2 || !par.sp) {

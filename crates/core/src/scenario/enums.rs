@@ -394,6 +394,24 @@ spelled! {
 }
 
 spelled! {
+    /// Transformer Engine's fp8 scaling recipe (Megatron-LM `--fp8-recipe`; Megatron-Bridge's
+    /// `ds`, `cs`, `mx`, `sc`): how each GEMM input and output gradient is quantized, and so
+    /// the memory traffic fp8 training adds (step time).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Fp8Recipe {
+        /// Per-tensor scales from the amax history: one cast pass (Transformer Engine's and Megatron-LM's default).
+        #[default]
+        Delayed = "delayed", "delayed scaling", "";
+        /// Per-tensor scales from the tensor's own amax: an amax pass, then the cast (Megatron-Bridge's default `cs`).
+        Tensorwise = "tensorwise", "current scaling (per tensor)", "an amax pass before each cast";
+        /// MXFP8: a scale per 32 values, row- and column-wise copies (Blackwell).
+        Mxfp8 = "mxfp8", "MXFP8 (Blackwell)", "a scale per 32 values, row- and column-wise copies";
+        /// 1×128 and 128×128 block scales, row- and column-wise copies (DeepSeek-V3's recipe).
+        Blockwise = "blockwise", "blockwise (1×128)", "a scale per 128 values, row- and column-wise copies";
+    }
+}
+
+spelled! {
     /// Whose allocations are modelled.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
     pub enum Framework {

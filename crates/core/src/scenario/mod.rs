@@ -407,6 +407,9 @@ pub struct Runtime {
     /// `ce_fusion`: Megatron's cross-entropy kernel (memory of the saved softmax, step time).
     #[serde(default)]
     pub ce_fusion: CeFusion,
+    /// `fp8_recipe`: Transformer Engine's fp8 scaling recipe (step time; precision=fp8).
+    #[serde(default)]
+    pub fp8_recipe: Fp8Recipe,
 }
 
 /// Every input of one estimate.
@@ -514,6 +517,7 @@ impl Default for Scenario {
                 max_live_params: 1_000_000_000,
                 tp_overlap: false,
                 ce_fusion: CeFusion::Off,
+                fp8_recipe: Fp8Recipe::Delayed,
             },
             serving: Serving::default(),
             hardware: HardwareOverrides::default(),

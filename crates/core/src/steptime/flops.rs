@@ -3,6 +3,19 @@
 
 use crate::model::{Arch, Mlp};
 
+/// What feeds a GEMM, which decides how fp8 training quantizes its input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feed {
+    /// A norm's output: Megatron-Core's Transformer Engine spec fuses the norm with the
+    /// quantization (`TELayerNormColumnParallelLinear`: the dense block's QKV and first MLP
+    /// GEMM, MLA's up-projections).
+    Norm,
+    /// Any other activation (`TERowParallelLinear`, `te.Linear`, the experts).
+    Plain,
+    /// Kept in 16 bits or more in fp8 training (the MoE router, the logits).
+    High,
+}
+
 /// One matrix multiplication `m × k · k × n`, repeated `count` times (per rank).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Gemm {
@@ -14,6 +27,8 @@ pub struct Gemm {
     pub n: f64,
     /// How many such products.
     pub count: f64,
+    /// What feeds it.
+    pub feed: Feed,
 }
 
 impl Gemm {
@@ -93,42 +108,48 @@ pub fn block(arch: &Arch, b: f64, s: f64, t: f64, c: f64, k: f64) -> BlockWork {
         arch.kv_heads as f64,
         arch.head_dim as f64,
     );
-    let g = |k_: f64, n: f64, count: f64| Gemm {
+    let g = |k_: f64, n: f64, count: f64, feed: Feed| Gemm {
         m: tokens,
         k: k_,
         n,
         count,
+        feed,
     };
     let zero = Gemm {
         m: 0.0,
         k: 0.0,
         n: 0.0,
         count: 0.0,
+        feed: Feed::High,
     };
     let mut gemms = Gemms {
         slots: [zero; MAX_GEMMS],
         n: 0,
     };
+    use Feed::{High, Norm, Plain};
     match arch.mla {
         None => {
-            gemms.push(g(h, (a + 2.0 * kv) * d / t, 1.0));
-            gemms.push(g(a * d / t, h, 1.0));
+            gemms.push(g(h, (a + 2.0 * kv) * d / t, 1.0, Norm));
+            gemms.push(g(a * d / t, h, 1.0, Plain));
         }
         Some(m) => {
+            // Megatron-Core's MLA spec: the down-projections are plain linears after a
+            // separate input norm; the up-projections fuse the latent norms.
             let qk = (m.rope_dim + m.nope_dim) as f64;
             if m.q_rank > 0 {
-                gemms.push(g(h, m.q_rank as f64, 1.0));
-                gemms.push(g(m.q_rank as f64, a * qk / t, 1.0));
+                gemms.push(g(h, m.q_rank as f64, 1.0, Plain));
+                gemms.push(g(m.q_rank as f64, a * qk / t, 1.0, Norm));
             } else {
-                gemms.push(g(h, a * qk / t, 1.0));
+                gemms.push(g(h, a * qk / t, 1.0, Plain));
             }
-            gemms.push(g(h, (m.kv_rank + m.rope_dim) as f64, 1.0));
+            gemms.push(g(h, (m.kv_rank + m.rope_dim) as f64, 1.0, Plain));
             gemms.push(g(
                 m.kv_rank as f64,
                 a * (m.nope_dim + m.v_dim) as f64 / t,
                 1.0,
+                Norm,
             ));
-            gemms.push(g(a * m.v_dim as f64 / t, h, 1.0));
+            gemms.push(g(a * m.v_dim as f64 / t, h, 1.0, Plain));
         }
     }
     let f = arch.active_ffn() as f64;
@@ -137,12 +158,12 @@ pub fn block(arch: &Arch, b: f64, s: f64, t: f64, c: f64, k: f64) -> BlockWork {
         // Each token's routed and shared experts: (top_k + shared) GEMMs of width f_e.
         let fe = arch.expert_ffn() as f64;
         let n = (arch.top_k + arch.shared_experts).max(1) as f64;
-        gemms.push(g(h, ups * fe / t, n));
-        gemms.push(g(fe / t, h, n));
-        gemms.push(g(h, arch.experts as f64, 1.0));
+        gemms.push(g(h, ups * fe / t, n, Plain));
+        gemms.push(g(fe / t, h, n, Plain));
+        gemms.push(g(h, arch.experts as f64, 1.0, High));
     } else {
-        gemms.push(g(h, ups * f / t, 1.0));
-        gemms.push(g(f / t, h, 1.0));
+        gemms.push(g(h, ups * f / t, 1.0, Norm));
+        gemms.push(g(f / t, h, 1.0, Plain));
     }
     let qk_head = match arch.mla {
         Some(m) => (m.rope_dim + m.nope_dim) as f64,
@@ -165,6 +186,7 @@ pub fn logits(arch: &Arch, tokens: f64, t: f64) -> Gemm {
         k: arch.hidden as f64,
         n: arch.vocab as f64 / t,
         count: 1.0,
+        feed: Feed::High,
     }
 }
 

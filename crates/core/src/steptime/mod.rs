@@ -13,7 +13,7 @@ pub mod hardware;
 use crate::estimate::{stage_count, Prepared};
 use crate::megatron::Recompute;
 use crate::scenario::{
-    Attn, CeFusion, Framework, Mode, Offload, Precision, Scenario, Schedule, Zero,
+    Attn, CeFusion, Fp8Recipe, Framework, Mode, Offload, Precision, Scenario, Schedule, Zero,
 };
 use hardware::{perf, Perf};
 use serde::{Deserialize, Serialize};
@@ -362,8 +362,9 @@ fn link(hw: &Hw, span: u64, per_node: u64) -> (f64, f64, f64) {
 /// ```text
 /// per micro-batch on the most loaded stage (L_s layers; the last stage adds the logits and
 /// the loss, [`loss_time`]):
-///   t_mb = L_s·(3·G + (1+2.5)·A + 3·E + R + T_tp + T_ep + max(0, T_cp − A_cp))
+///   t_mb = L_s·(3·G + (1+2.5)·A + 3·E + Q + R + T_tp + T_ep + max(0, T_cp − A_cp))
 ///          G = Σ GEMMs at e(F), A = attention at 0.55 of peak, E = element-wise at 0.8 HBM,
+///          Q = fp8 quantization's bytes forward and backward at 0.8 HBM ([`fp8_quant_bytes`]),
 ///          R = recomputation (full: G + A + E again for the checkpointed share of the
 ///          layers, `ckpt_layers`; selective: A), T_* = collectives
 /// pipeline: (m + (p − 1)/v)·t_mb + exposed p2p of 2·m·v·T_p2p  (bubble = (p−1)/v · t_mb;
@@ -498,18 +499,11 @@ fn block(x: &Ctx) -> Block {
         }
         _ => w.attention_flops / (peak16 * attention_efficiency(s)),
     };
-    // FP8 casts each GEMM input (read 16-bit, write 8-bit) beside the element-wise ops.
-    let casts = if s.numerics.precision == Precision::Fp8 {
-        w.gemms()
-            .iter()
-            .map(|y| y.m * y.k * y.count * 3.0)
-            .sum::<f64>()
-    } else {
-        0.0
-    };
-    let e = (w.elementwise_bytes + casts) / (hw.hbm * 1e9 * HBM_EFFICIENCY);
-    let fwd = g + a + e;
-    let bwd = 2.0 * g + ATTENTION_BACKWARD * a + 2.0 * e;
+    let (qf, qb) = fp8_quant_bytes(s, &w);
+    let bw = hw.hbm * 1e9 * HBM_EFFICIENCY;
+    let e = w.elementwise_bytes / bw;
+    let fwd = g + a + e + qf / bw;
+    let bwd = 2.0 * g + ATTENTION_BACKWARD * a + 2.0 * e + qb / bw;
     let recompute = match s.activations.recompute {
         Recompute::None => 0.0,
         Recompute::Selective => a,
@@ -523,6 +517,70 @@ fn block(x: &Ctx) -> Block {
         fwd,
         bwd,
         recompute,
+    }
+}
+
+/// The memory traffic fp8 training adds to one block's micro-batch, `(forward, backward)`
+/// bytes: Transformer Engine quantizes each GEMM's input in the forward and each GEMM's
+/// output gradient in the backward (0 outside `precision=fp8`).
+///
+/// # Formula
+/// ```text
+/// Q_fwd = Σ β_in · m·k·count     Q_bwd = Σ β · m·n·count      (GEMMs fed in 16 bits excluded)
+/// β  = 3 (read 2 B, write 1 B) + 1 column-wise copy + 2 amax pass + scales, per recipe:
+///                 any layout (Blackwell)   TN only (Hopper, Ada)
+///   delayed        3                       4      (cast_transpose)
+///   tensorwise     5                       6      (amax pass, then cast_transpose)
+///   mxfp8          4.0625                  —      (row- and column-wise, a 1-B scale per 32 each)
+///   blockwise      —                       4.0625 (row- and column-wise, a 4-B scale per 128 each)
+/// β_in = β, except a norm-fed GEMM under Megatron (TE's LayerNormLinear):
+///   delayed: the norm writes fp8 in place of its 16-bit output (−1), transposed in the
+///            backward (read 1, write 1: +2 where the layout needs it) → −1 or +1;
+///   tensorwise: the norm computes the amax in its own pass (FUSED_NORM_AMAX_FP8) → β − 2.
+/// ```
+/// Sources: TransformerEngine v1.8 `pytorch/module/linear.py` (`fp8_cast_transpose_fused` of
+/// the input; `grad_output_preprocess` casts and transposes the output gradient),
+/// `layernorm_linear.py` (`layernorm_fwd_fp8`, `fp8_transpose` in the backward); v2.8
+/// `pytorch/csrc/quantizer.cpp` (`Float8CurrentScalingQuantizer::quantize_impl`: compute
+/// amax, reduce, scale, quantize; `need_transpose = columnwise && !non_tn`),
+/// `pytorch/csrc/extensions/normalization.cpp` (the fused norm per quantizer).
+/// Weights are quantized once per step (Megatron's `is_first_microbatch`) and not counted.
+///
+/// # Example
+/// Llama 3 8B (h = 4,096, KV 1,024, f = 14,336), one token, Megatron, H100, delayed:
+/// inputs 1·4,096 (QKV) + 4·4,096 (o) + 1·4,096 (fc1) + 4·14,336 (fc2) = 81,920 B,
+/// gradients 4·(6,144 + 4,096 + 28,672 + 4,096) = 172,032 B; tensorwise 143,360 + 258,048.
+pub fn fp8_quant_bytes(s: &Scenario, w: &flops::BlockWork) -> (f64, f64) {
+    if s.numerics.precision != Precision::Fp8 {
+        return (0.0, 0.0);
+    }
+    let recipe = s.runtime.fp8_recipe;
+    let any_layout = crate::gpu::fp8_any_layout(&s.cluster.gpu);
+    let (beta, beta_norm) = fp8_bytes_per_value(recipe, any_layout);
+    let fused_norm = s.stack.framework == Framework::Megatron;
+    let (mut fwd, mut bwd) = (0.0, 0.0);
+    for y in w.gemms() {
+        let b_in = match y.feed {
+            flops::Feed::High => continue,
+            flops::Feed::Norm if fused_norm => beta_norm,
+            _ => beta,
+        };
+        fwd += b_in * y.m * y.k * y.count;
+        bwd += beta * y.m * y.n * y.count;
+    }
+    (fwd, bwd)
+}
+
+/// Bytes per quantized value, `(β, β for a norm-fed input under Megatron)`, for a recipe
+/// on a GPU whose fp8 GEMMs take any layout or only `TN` ([`fp8_quant_bytes`]).
+pub fn fp8_bytes_per_value(recipe: Fp8Recipe, any_layout: bool) -> (f64, f64) {
+    let col = if any_layout { 0.0 } else { 1.0 };
+    // Block scales: one per 32 values (E8M0, 1 B) or per 128 (fp32, 4 B), on both copies.
+    let scales = 2.0 / 32.0;
+    match recipe {
+        Fp8Recipe::Delayed => (3.0 + col, -1.0 + 2.0 * col),
+        Fp8Recipe::Tensorwise => (5.0 + col, 3.0 + col),
+        Fp8Recipe::Mxfp8 | Fp8Recipe::Blockwise => (4.0 + scales, 4.0 + scales),
     }
 }
 
