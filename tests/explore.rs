@@ -525,6 +525,10 @@ fn ignored_settings_disqualify_no_layout() {
         assert!(a.problems().iter().any(|(k, _)| *k == key), "{extra}");
         let (sa, sb) = (explore(&a, Some(0)), explore(&b, Some(0)));
         assert!(sb.evaluated > 1000, "{plain}: {}", sb.evaluated);
-        assert_eq!((sa.evaluated, sa.fitting), (sb.evaluated, sb.fitting), "{extra}");
+        assert_eq!(
+            (sa.evaluated, sa.fitting),
+            (sb.evaluated, sb.fitting),
+            "{extra}"
+        );
     }
 }

@@ -117,17 +117,30 @@ fn cross_entropy_kernels_by_hand() {
     );
 }
 
+/// Every published run with the query the evaluation builds for it (on an H100, no
+/// cluster overrides).
+fn run_queries() -> Vec<(serde_json::Value, String)> {
+    let runs: serde_json::Value =
+        serde_json::from_str(memfit_evidence::steptime::RUNS).expect("runs");
+    let clusters = serde_json::json!({});
+    runs["runs"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|r| {
+            let q = memfit_evidence::steptime::run_query(r, "h100-80", &clusters);
+            (r.clone(), q)
+        })
+        .collect()
+}
+
 /// The recipe settings the evaluation reads from the rows: Megatron-Bridge's fused cross
 /// entropy (Transformer Engine), NeMo 24.07's native fusion for the Llama 3 and Nemotron
 /// 8B/22B configs, the 25.11 Llama 3 8B H100 recipe's five recomputed layers.
 #[test]
 fn recipe_settings_reach_the_queries() {
-    let runs: serde_json::Value =
-        serde_json::from_str(memfit_evidence::steptime::RUNS).expect("runs");
-    let clusters = serde_json::json!({});
     let mut seen = std::collections::BTreeMap::new();
-    for r in runs["runs"].as_array().expect("array") {
-        let q = memfit_evidence::steptime::run_query(r, "h100-80", &clusters);
+    for (r, q) in run_queries() {
         let ce = r["ce_fusion"].as_str().unwrap_or("off");
         *seen.entry(ce.to_string()).or_insert(0) += 1;
         assert_eq!(q.contains("ce_fusion="), ce != "off", "{q}");
@@ -238,12 +251,8 @@ fn fp8_recipe_problems() {
 /// torchao float8 rows (22) carry none.
 #[test]
 fn fp8_recipes_reach_the_queries() {
-    let runs: serde_json::Value =
-        serde_json::from_str(memfit_evidence::steptime::RUNS).expect("runs");
-    let clusters = serde_json::json!({});
     let mut seen = std::collections::BTreeMap::new();
-    for r in runs["runs"].as_array().expect("array") {
-        let q = memfit_evidence::steptime::run_query(r, "h100-80", &clusters);
+    for (r, q) in run_queries() {
         if let Some(f) = r["fp8_recipe"].as_str() {
             assert!(q.contains(&format!("fp8_recipe={f}")), "{q}");
             *seen.entry(f.to_string()).or_insert(0) += 1;
@@ -259,12 +268,8 @@ fn fp8_recipes_reach_the_queries() {
 /// rows whose launch scripts ran it.
 #[test]
 fn triton_rows_run_flash1() {
-    let runs: serde_json::Value =
-        serde_json::from_str(memfit_evidence::steptime::RUNS).expect("runs");
-    let clusters = serde_json::json!({});
     let (mut triton, mut flash) = (0, 0);
-    for r in runs["runs"].as_array().expect("array") {
-        let q = memfit_evidence::steptime::run_query(r, "h100-80", &clusters);
+    for (r, q) in run_queries() {
         match r["attn_impl"].as_str() {
             Some("triton") => {
                 triton += 1;
