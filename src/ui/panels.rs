@@ -206,6 +206,7 @@ const ZERO_INTERNALS: &[&str] = &[
     "tp_overlap",
     "ce_fusion",
     "fp8_recipe",
+    "device",
 ];
 
 /// Runtime overheads, hardware figures and the accounting convention.

@@ -96,7 +96,7 @@ pub fn run_keys(run: &Value) -> String {
         "adamw-forloop" => "adamw&adam_impl=forloop".into(),
         o => o.to_string(),
     };
-    let base = "framework=pytorch&cuda_ctx=0&frag=0&nccl=0";
+    let base = "framework=pytorch&cuda_ctx=0&frag=0&nccl=0&device=cpu";
     let shape = format!("batch={}&seq={}&attn={}", n("batch"), n("seq"), s("attn"));
     match kind.as_str() {
         "infer" => format!(

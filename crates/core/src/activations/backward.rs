@@ -84,7 +84,7 @@ pub fn layer_backward_of(
     {
         return None;
     }
-    let eager = s.activations.attn == Attn::Eager;
+    let eager = super::saved_attn(s, arch, x) == Attn::Eager;
     let (tok, t) = (x.b * x.sl, x.t);
     let r = if s.parallel.sp { t } else { 1 };
     let a_t = x.a.div_ceil(t);

@@ -4,6 +4,7 @@
 
 use super::vars::*;
 use super::*;
+use crate::scenario::{LoraTargets, Tuning};
 
 /// memfit's per-block saved activations, term by term, for one micro-batch.
 ///
@@ -21,13 +22,17 @@ use super::*;
 /// attention dropout mask + output       b·⌈a/t⌉·s'·s·(1 + k)                 (ATTN_DROPOUT; dropout only)
 /// residual dropout masks                T·h/r, twice                         (DROPOUT_MASK; dropout only)
 /// MLP norm + first linear input         as the attention norm with c_m       (NORM / NORM_AC_MLP)
-/// dense MLP                             m_s·T·⌈f/t⌉·k  (m_s = 4 SwiGLU, 3 fused SwiGLU, 2 GELU)  (MLP)
+/// dense MLP                             m_s·T·⌈f/t⌉·k  (m_s = 4 SwiGLU, 3 fused SwiGLU, 2 GELU,
+///                                       5 gelu_new in ops, 8 under CUDA autocast)   (MLP)
 /// MoE                                   ⌈T·m·(h·k + m_s·f_e·k)/t⌉ + 4·T·E     (MOE: routed copies, expert MLPs,
 ///                                                                              fp32 router logits)
 /// per-head q/k norms (Qwen3, Gemma 3)   T·(⌈a/t⌉ + ⌈a_kv/t⌉)·(d·(k + κ) + n_h)   (QK_NORMS)
 /// sandwich post-norms (Gemma 2, 3)      n_p·(T·h·k/r + n_s·T + κ·T·h/r)       (POST_NORMS)
 /// Gemma 2 attention soft-capping        b·⌈a/t⌉·s'·s·k  (eager only: the tanh's output)  (SOFTCAP_SCORES)
+/// SDPA's mask bias                      b·s'·s·k  (memory-efficient kernel with a mask)      (MASK_BIAS)
 /// ```
+/// `attn=sdpa` under PyTorch counts what the kernel CUDA dispatches to saves
+/// ([`sdpa_kernel`]): flash's, the memory-efficient kernel's, or the math fallback's (eager's).
 /// Selective recompute drops the eager softmax terms (the attention core is recomputed,
 /// Korthikanti et al.); under `framework=pytorch` it is torchtitan's op-level SAC
 /// (see `op_sac_layer`).
@@ -47,6 +52,10 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
         && arch.mla.is_none()
     {
         op_sac_layer(&mut v);
+        return v;
+    }
+    if let Some(targets) = lora_frozen_block(s, arch) {
+        lora_layer(s, arch, x, targets, &mut v);
         return v;
     }
     push_norm(s, &mut v, "attention norm + qkv input", Reader::Attention);
@@ -70,6 +79,104 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
     v
 }
 
+/// The adapters' targets when a block is a frozen base under PEFT LoRA (framework=pytorch,
+/// a dense block with standard attention); `None` for full training, QLoRA (its
+/// dequantised base is modelled as measured on CPU), MoE and MLA blocks.
+fn lora_frozen_block(s: &Scenario, arch: &Arch) -> Option<LoraTargets> {
+    match s.finetune {
+        Tuning::Lora { targets, .. }
+            if s.stack.framework == Framework::Pytorch
+                && arch.experts == 0
+                && arch.mla.is_none()
+                && s.activations.recompute != Recompute::Selective =>
+        {
+            Some(targets)
+        }
+        _ => None,
+    }
+}
+
+/// A block of a frozen base with PEFT LoRA adapters: what autograd saves when only the
+/// adapters train.
+///
+/// # Formula
+/// ```text
+/// each norm (frozen weight)          n_s·T + κ·T·h/r   (RMSNorm)  |  T·h·k/r + n_s·T  (LayerNorm)
+/// each adapter on a linear of input  T·(h_in + r_l)·k_a   (A's input cast, B's input)
+///   h_in = h (q, k, v, gate, up), ⌈a/t⌉·d (o), ⌈f/t⌉ (down)
+/// q, k, v as the kernel reads them   T·(⌈a/t⌉ + 2·⌈a_kv'/t⌉)·d·k   (QKV)
+/// kernel output (flash / SDPA)       T·⌈a/t⌉·d·k       (ATTN_OUT; not with eager: o is frozen)
+/// attention core                     as full training (log-sum-exp, or eager's scores)
+/// frozen MLP                         (m_s − 1)·T·⌈f/t⌉·k   (MLP_FROZEN)
+/// ```
+/// A frozen linear needs only its weight to pass the gradient on, so it saves no input; the
+/// norm's weight is frozen too, so its 16-bit output is saved by no one; the MLP's product
+/// (down's input) dies. Each adapter casts its input to the adapters' fp32 (PEFT
+/// `_cast_input_dtype`) and, under autocast, back to 16 bits for A: a copy of its own
+/// (`k_a = k`); without autocast A runs in fp32 and saves the fp32 copy (`k_a = 4`).
+/// Source: PEFT 0.21 `tuners/lora/layer.py` (`Linear.forward`); PyTorch autograd saves a
+/// matmul's input only for a weight that requires grad. Found on the CUDA calibration runs
+/// C15–C17 (memfit +5.6 %, +14.9 %, +9.8 % counting every input as full training did).
+///
+/// # Example
+/// Llama 3 8B (h = 4,096, a = 32, a_kv = 8, d = 128, f = 14,336), b = 1, s = 4,096, bf16
+/// autocast, r = 64 on q and v, flash: per token 2·(4 + 4·4,096) + 2·(4,096 + 64)·2 +
+/// (32 + 16)·128·2 + 32·128·2 + 4·32 + 3·14,336·2 = 156,040 B; ×4,096 tokens =
+/// 639,139,840 B per layer.
+fn lora_layer(s: &Scenario, arch: &Arch, x: &Shape, targets: LoraTargets, v: &mut Terms) {
+    let norm = if arch.norm == Norm::Rmsnorm {
+        NORM_FROZEN_RMS
+    } else {
+        NORM_FROZEN_LN
+    };
+    let (attn, mlp) = match targets {
+        LoraTargets::Qv => (&["q", "v"][..], &[][..]),
+        LoraTargets::Attn => (&["q", "k", "v", "o"][..], &[][..]),
+        LoraTargets::Mlp => (&[][..], &["gate", "up", "down"][..]),
+        LoraTargets::All => (&["q", "k", "v", "o"][..], &["gate", "up", "down"][..]),
+    };
+    v.push("attention norm (frozen)", norm);
+    for &t in attn {
+        let form = if t == "o" { ADAPTER_O } else { ADAPTER_H };
+        v.push(adapter_name(t), form);
+    }
+    v.push("q, k, v (as the kernel reads them)", QKV);
+    if arch.qk_norm_head {
+        v.push("per-head q and k norms", QK_NORMS);
+    }
+    if saved_attn(s, arch, x) != Attn::Eager {
+        v.push("attention output (saved by the kernel)", ATTN_OUT);
+    }
+    attention_core_terms(s, arch, x, v);
+    if arch.norms_per_layer > 2 {
+        v.push("post-norms (sandwich block)", POST_NORMS);
+    }
+    v.push(MLP_NORM, norm);
+    for &t in mlp {
+        let gelu = arch.mlp == Mlp::Gelu;
+        let form = match t {
+            "down" => ADAPTER_F,
+            "up" if gelu => continue,
+            _ => ADAPTER_H,
+        };
+        v.push(adapter_name(t), form);
+    }
+    v.push("MLP intermediates (frozen: all but down's input)", MLP_FROZEN);
+}
+
+/// The ledger's name of a LoRA adapter's saved tensors.
+fn adapter_name(t: &str) -> &'static str {
+    match t {
+        "q" => "LoRA adapter on q (input cast + A's output)",
+        "k" => "LoRA adapter on k (input cast + A's output)",
+        "v" => "LoRA adapter on v (input cast + A's output)",
+        "o" => "LoRA adapter on o (input cast + A's output)",
+        "gate" => "LoRA adapter on gate / fc (input cast + A's output)",
+        "up" => "LoRA adapter on up (input cast + A's output)",
+        _ => "LoRA adapter on down (input cast + A's output)",
+    }
+}
+
 /// The name of the MLP norm's term: the first of the MLP's side of a block
 /// (`layer_backward` frees from it on).
 pub(crate) const MLP_NORM: &str = "MLP norm + first linear input";
@@ -78,7 +185,14 @@ pub(crate) const MLP_NORM: &str = "MLP norm + first linear input";
 /// attention's softmax (and its dropout) unless selective recomputation drops them.
 fn attention_core_terms(s: &Scenario, arch: &Arch, x: &Shape, v: &mut Terms) {
     let selective = s.activations.recompute == Recompute::Selective;
-    match s.activations.attn {
+    let kernel = sdpa_kernel(s, arch, x);
+    if kernel == Some(SdpaKernel::Efficient { masked: true }) {
+        v.push("attention mask as a float bias (SDPA, memory-efficient)", MASK_BIAS);
+    }
+    if arch.fused_qkv && fused_view_saved(arch, kernel) {
+        v.push("fused qkv output held by v's view (q, k parts)", FUSED_QKV_HELD);
+    }
+    match saved_attn(s, arch, x) {
         Attn::Flash | Attn::Sdpa | Attn::Flash1 => v.push("log-sum-exp", LSE),
         Attn::Eager if !selective => {
             // Hugging Face eager attention takes the softmax in fp32 and casts back:
@@ -100,6 +214,32 @@ fn attention_core_terms(s: &Scenario, arch: &Arch, x: &Shape, v: &mut Terms) {
     }
 }
 
+/// Whether the kernel saves v as the view of a fused q‖k‖v output that the model gives it,
+/// which keeps the whole output alive: flash takes K/V as they are (`enable_gqa`), and
+/// without GQA `repeat_kv` returns its input, so the memory-efficient kernel does too; with
+/// GQA, `repeat_kv` (and the math fallback's `repeat_interleave`) copy and the view dies.
+/// Rotary models only (q and k become new tensors; GPT-2's q, k, v are all views, counted
+/// once). CUDA only: found on Phi-4-mini (C11, fused `qkv_proj`, GQA, flash); the CPU
+/// tracker's kernel is left as measured.
+///
+/// # Formula
+/// ```text
+/// held = T·(⌈a/t⌉ + ⌈a_kv/t⌉)·d·k   if fused ∧ rotary ∧ (Flash ∨ (Efficient ∧ a_kv = a))
+/// ```
+/// # Example
+/// Phi-4-mini (a = 24, a_kv = 8, d = 128), b = 2, s = 4,096, bf16: 8,192·32·128·2 =
+/// 67,108,864 B per layer, 2.0 GiB over 32 layers.
+fn fused_view_saved(arch: &Arch, kernel: Option<SdpaKernel>) -> bool {
+    let rotary = arch.positions == 0;
+    let mha = arch.kv_heads == arch.heads;
+    rotary
+        && match kernel {
+            Some(SdpaKernel::Flash) => true,
+            Some(SdpaKernel::Efficient { .. }) => mha,
+            _ => false,
+        }
+}
+
 /// The MLP's saved intermediates: dense (SwiGLU, fused under Megatron, or GELU) or a
 /// mixture of experts (routed copies, expert MLPs, fp32 router logits).
 fn mlp_term(s: &Scenario, arch: &Arch, v: &mut Terms) {
@@ -112,6 +252,9 @@ fn mlp_term(s: &Scenario, arch: &Arch, v: &mut Terms) {
             "MLP intermediates (fused SwiGLU: gate‖up, output)"
         }
         Mlp::Swiglu => "MLP intermediates (gate, up, silu(gate), product)",
+        Mlp::Gelu if arch.gelu_ops && s.stack.framework != Framework::Megatron && cuda_autocast_pow(s) => {
+            "MLP intermediates (gelu_new under CUDA autocast: fp32 pow input, tanh, 1 + tanh; 0.5·x; the product's cast)"
+        }
         Mlp::Gelu if arch.gelu_ops && s.stack.framework != Framework::Megatron => {
             "MLP intermediates (gelu_new in Python ops: fc1 output, tanh, 0.5·x, 1 + tanh, product)"
         }

@@ -136,6 +136,8 @@ fn layer_backward_of_a_llama_2_7b_block_by_hand() {
 fn autocast_blocks_match_saved_tensor_hooks() {
     let mut s = Scenario::default();
     s.stack.framework = Framework::Pytorch;
+    // Measured with saved-tensor hooks under CPU autocast and PyTorch's CPU SDPA kernel.
+    s.runtime.device = crate::scenario::Device::Cpu;
     s.numerics.precision = crate::scenario::Precision::Bf16;
     s.activations.attn = Attn::Sdpa;
     s.workload.batch = crate::scenario::count(2);

@@ -33,7 +33,7 @@ use crate::expr::Tok::{self, *};
 pub type Vals = [u128; N_VARS];
 
 /// How many symbols there are.
-pub const N_VARS: usize = 29;
+pub const N_VARS: usize = 31;
 
 /// Local tokens `T = b·s'`.
 pub const T: Tok = Var("T", 0);
@@ -95,6 +95,12 @@ pub const NH: Tok = Var("n_h", 27);
 /// 0 under `loss=model`, `k_l`.
 pub const KL: Tok = Var("k_l", 28);
 
+/// The LoRA rank, `r_l` (0 without adapters).
+pub const RL: Tok = Var("r_l", 29);
+/// Bytes per element a LoRA adapter saves, `k_a`: its linears' 16-bit input cast under
+/// autocast (`k`), else the fp32 copy PEFT casts the input to for its fp32 adapters (4).
+pub const KA: Tok = Var("k_a", 30);
+
 /// The values of every symbol for one block of `s` on `x`.
 ///
 /// # Example
@@ -118,7 +124,7 @@ pub fn vars(s: &Scenario, arch: &Arch, x: &Shape) -> Vals {
         0
     };
     v[7] = x.a;
-    v[8] = match s.activations.attn {
+    v[8] = match super::saved_attn(s, arch, x) {
         Attn::Flash => x.kv,
         Attn::Sdpa | Attn::Flash1 | Attn::Eager => x.a,
     };
@@ -137,6 +143,7 @@ pub fn vars(s: &Scenario, arch: &Arch, x: &Shape) -> Vals {
     v[21] = match arch.mlp {
         Mlp::Swiglu if megatron => 3,
         Mlp::Swiglu => 4,
+        Mlp::Gelu if arch.gelu_ops && !megatron && cuda_autocast_pow(s) => 8,
         Mlp::Gelu if arch.gelu_ops && !megatron => 5,
         Mlp::Gelu => 2,
     };
@@ -151,7 +158,41 @@ pub fn vars(s: &Scenario, arch: &Arch, x: &Shape) -> Vals {
     v[26] = (arch.norms_per_layer as u128).saturating_sub(2);
     v[27] = 4;
     v[28] = if held_by_loop(s) { x.k } else { 0 };
+    v[29] = match s.finetune {
+        crate::scenario::Tuning::Full => 0,
+        crate::scenario::Tuning::Lora { rank, .. } | crate::scenario::Tuning::Qlora { rank, .. } => {
+            rank.get() as u128
+        }
+    };
+    v[30] = if s.numerics.precision.has_master() {
+        x.k
+    } else {
+        4
+    };
     v
+}
+
+/// Whether GPT-2's `gelu_new` in Python ops runs its `pow` in fp32: CUDA autocast lists `pow`
+/// among the ops it casts to fp32 (CPU autocast does not), and everything after it in the
+/// expression is then fp32.
+///
+/// # Formula
+/// ```text
+/// saved per element of T·f:  CPU autocast  fc1 out, tanh, 0.5·x, 1 + tanh, product: 5·k = 10 B
+///                            CUDA autocast fp32 x (pow's input), fp32 tanh, 0.5·x (k),
+///                                          fp32 1 + tanh, c_proj's 16-bit cast of the
+///                                          (fp32) product (k): 12 + 2·k = 16 B = m_s·k, m_s = 8
+/// ```
+/// Source: PyTorch 2.11 `aten/src/ATen/autocast_mode.cpp` (CUDA: `KERNEL_CUDA(pow, fp32)`;
+/// the CPU list has no `pow`); transformers `activations.NewGELUActivation`. Found on the
+/// CUDA calibration run C01 (GPT-2 medium, bf16 autocast, b = 8, s = 1,024): measured
+/// 25.10 GiB against memfit's 20.54 with 5 tensors, a miss of 4.56 GiB; 6 B · 8,192 · 4,096 ·
+/// 24 layers = 4.50 GiB.
+///
+/// # Example
+/// GPT-2 medium, f = 4,096, T = 8,192: 8 · 8,192 · 4,096 · 2 = 536,870,912 B per layer.
+pub(crate) fn cuda_autocast_pow(s: &Scenario) -> bool {
+    s.runtime.device == crate::scenario::Device::Cuda && super::autocast(s)
 }
 
 /// A 16-bit (or fp32) norm and its readers' input: its input, its output (one tensor every
@@ -188,6 +229,38 @@ pub const ATTN_OUT: &[Tok] = &[T, A, TP, DivCeil, Mul, D, Mul, K, Mul];
 /// Flash / SDPA's log-sum-exp, fp32: `4·T·⌈a/t⌉`.
 #[rustfmt::skip]
 pub const LSE: &[Tok] = &[Num(4), T, Mul, A, TP, DivCeil, Mul];
+/// A fused q‖k‖v projection's output beyond v, kept alive by the v view the attention kernel
+/// saves (q and k are new tensors after RoPE): `T·(⌈a/t⌉ + ⌈a_kv/t⌉)·d·k`.
+#[rustfmt::skip]
+pub const FUSED_QKV_HELD: &[Tok] = &[
+    T, A, TP, DivCeil, AKV, TP, DivCeil, Add, Mul, D, Mul, K, Mul,
+];
+/// A frozen RMSNorm (composite: the fp32 input and the statistics; its output is saved by no
+/// frozen linear): `n_s·T + κ·T·h/r`.
+#[rustfmt::skip]
+pub const NORM_FROZEN_RMS: &[Tok] = &[NS, T, Mul, KAPPA, T, Mul, H, Mul, R, Div, Add];
+/// A frozen LayerNorm (`native_layer_norm` saves its input and the statistics):
+/// `T·h·k/r + n_s·T`.
+#[rustfmt::skip]
+pub const NORM_FROZEN_LN: &[Tok] = &[T, H, Mul, K, Mul, R, Div, NS, T, Mul, Add];
+/// A LoRA adapter on an `h`-wide input: its own cast of the input and the rank-wide
+/// output of A (B's input): `T·(h + r_l)·k_a`.
+#[rustfmt::skip]
+pub const ADAPTER_H: &[Tok] = &[T, H, RL, Add, Mul, KA, Mul];
+/// A LoRA adapter on `o_proj`: `T·(⌈a/t⌉·d + r_l)·k_a`.
+#[rustfmt::skip]
+pub const ADAPTER_O: &[Tok] = &[T, A, TP, DivCeil, D, Mul, RL, Add, Mul, KA, Mul];
+/// A LoRA adapter on `down_proj`: `T·(⌈f/t⌉ + r_l)·k_a`.
+#[rustfmt::skip]
+pub const ADAPTER_F: &[Tok] = &[T, F, TP, DivCeil, RL, Add, Mul, KA, Mul];
+/// A frozen dense MLP: every intermediate but the last (the down projection's input, which
+/// only a trainable weight would need): `(m_s − 1)·T·⌈f/t⌉·k`.
+#[rustfmt::skip]
+pub const MLP_FROZEN: &[Tok] = &[MS, Num(1), Sub, T, Mul, F, TP, DivCeil, Mul, K, Mul];
+/// SDPA's float copy of a boolean mask, saved by the memory-efficient kernel (one per
+/// layer, shared by the heads): `b·s'·s·k`.
+#[rustfmt::skip]
+pub const MASK_BIAS: &[Tok] = &[B, SL, Mul, S, Mul, K, Mul];
 /// Eager attention's 16-bit softmax (Megatron's fused kernel, or fp32 activations):
 /// `b·⌈a/t⌉·s'·s·k`.
 #[rustfmt::skip]

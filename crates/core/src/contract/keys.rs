@@ -9,7 +9,7 @@ use crate::gpu::{gpu, GPUS};
 use crate::model::{preset, Bias, Mlp, Norm};
 use crate::quant::Quant;
 use crate::scenario::{
-    AdamImpl, Attn, CeFusion, Convention, Count, Dtype, Engine, Finetune, Fp8Recipe, Framework,
+    AdamImpl, Attn, CeFusion, Convention, Count, Device, Dtype, Engine, Finetune, Fp8Recipe, Framework,
     Fsdp, GradAcc, Logits, LoraTargets, Loss, Mode, Offload, Optimizer, Precision, Recompute,
     Schedule, Sharding, Solve, Tuning, Version, Zero,
 };
@@ -323,6 +323,7 @@ spelled_field!(
     Attn,
     CeFusion,
     Fp8Recipe,
+    Device,
     Schedule,
     Framework,
     Convention,
@@ -677,6 +678,7 @@ pub const KEYS: &[Key] = &[
     field!("tp_overlap", scenario.runtime.tp_overlap, flag("off", "on"), "tensor-parallel collectives overlapped with the GEMMs (Transformer Engine userbuffers; NeMo's performance recipes) — step time", "-", "TP comm overlap", "`0`, `1`"),
     field!("ce_fusion", scenario.runtime.ce_fusion, options::<CeFusion>(false), "Megatron's cross-entropy kernel (`--cross-entropy-loss-fusion`, `--cross-entropy-fusion-impl`): what the loss saves and its memory traffic (framework=megatron)", "-", "Cross-entropy fusion", "{options}"),
     field!("fp8_recipe", scenario.runtime.fp8_recipe, options::<Fp8Recipe>(false), "Transformer Engine's fp8 scaling recipe (`--fp8-recipe`): the casts, amax passes and column-wise copies fp8 training adds (step time; precision=fp8)", "-", "FP8 recipe", "{options}"),
+    field!("device", scenario.runtime.device, options::<Device>(false), "where PyTorch runs the kernels (framework=pytorch): `cuda` dispatches SDPA to flash, memory-efficient or math by dtype, GQA, mask and head size, and CUDA autocast runs `pow` in fp32; `cpu` is PyTorch's CPU kernels, as a CPU memory tracker measures them", "-", "Device kernels", "{options}"),
     field!("fitmap", view.fitmap, options::<FitColour>(false), "what colours the fit map's cells", "-", "Fit map colour", "{options}"),
     field!("time", view.time, flag("off", "on"), "add the step time (seconds, tokens/s, MFU and breakdown) to the JSON", "-", "Step time in the JSON", "`0`, `1`"),
     field!("parallel", scenario.serving.parallel, int(1, 4096), "llama.cpp --parallel / OLLAMA_NUM_PARALLEL (sequences sharing the context)", "sequences", "Parallel (llama.cpp)", "{range}"),

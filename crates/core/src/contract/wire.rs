@@ -70,6 +70,8 @@ pub struct FlatSettings {
     #[serde(default)]
     pub fp8_recipe: Fp8Recipe,
     #[serde(default)]
+    pub device: Device,
+    #[serde(default)]
     pub fitmap: super::settings::FitColour,
     #[serde(default)]
     pub hardware: HardwareOverrides,
@@ -154,6 +156,7 @@ fn runtime(f: &FlatSettings) -> Runtime {
         tp_overlap: f.tp_overlap,
         ce_fusion: f.ce_fusion,
         fp8_recipe: f.fp8_recipe,
+        device: f.device,
     }
 }
 
@@ -305,6 +308,7 @@ impl From<&Settings> for FlatSettings {
             tp_overlap: s.runtime.tp_overlap,
             ce_fusion: s.runtime.ce_fusion,
             fp8_recipe: s.runtime.fp8_recipe,
+            device: s.runtime.device,
             gpu: s.cluster.gpu.clone(),
             gpu_mem_mib: s.cluster.gpu_mem_mib,
             convention: s.stack.convention,

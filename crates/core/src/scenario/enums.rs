@@ -412,6 +412,19 @@ spelled! {
 }
 
 spelled! {
+    /// Where PyTorch runs the step's kernels: which attention kernel `scaled_dot_product_attention`
+    /// dispatches to, and which ops autocast runs in fp32 (framework=pytorch).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Device {
+        /// A CUDA GPU: SDPA picks flash, memory-efficient or the math fallback by dtype, GQA, mask and head size; CUDA autocast runs `pow` in fp32.
+        #[default]
+        Cuda = "cuda", "CUDA GPU", "";
+        /// PyTorch's CPU kernels, as a CPU memory tracker measures them: SDPA's CPU kernel repeats K/V to every head and saves no scores; CPU autocast keeps `pow` in 16 bits.
+        Cpu = "cpu", "CPU (memory tracker)", "PyTorch's CPU kernels: what a CPU memory tracker measures";
+    }
+}
+
+spelled! {
     /// Whose allocations are modelled.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
     pub enum Framework {

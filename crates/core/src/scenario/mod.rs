@@ -410,6 +410,9 @@ pub struct Runtime {
     /// `fp8_recipe`: Transformer Engine's fp8 scaling recipe (step time; precision=fp8).
     #[serde(default)]
     pub fp8_recipe: Fp8Recipe,
+    /// `device`: where PyTorch runs the kernels (SDPA's dispatch, autocast's fp32 ops).
+    #[serde(default)]
+    pub device: Device,
 }
 
 /// Every input of one estimate.
@@ -518,6 +521,7 @@ impl Default for Scenario {
                 tp_overlap: false,
                 ce_fusion: CeFusion::Off,
                 fp8_recipe: Fp8Recipe::Delayed,
+                device: Device::Cuda,
             },
             serving: Serving::default(),
             hardware: HardwareOverrides::default(),

@@ -1,0 +1,163 @@
+//! `framework=pytorch` against a real CUDA device: `torch.cuda.max_memory_allocated` of real
+//! `transformers` models trained and run on one NVIDIA H200 (`tests/data/cuda_h200`, copied
+//! from the project's shared measurements; torch 2.11.0+cu130, transformers 5.17.0, peft
+//! 0.21.0). **Calibration set**: the CUDA mechanisms (SDPA's dispatch, CUDA autocast's `pow`,
+//! LoRA's frozen base, a fused projection's view) were found on these runs, so the bounds
+//! below are calibration bounds, not accuracy claims; a held-out set measured the same way
+//! judges the model outside the project.
+
+use memfit_core::contract::query::{apply_import, decode_onto};
+use memfit_core::contract::report::estimate_with;
+use memfit_core::contract::Settings;
+use memfit_core::estimate::Estimate;
+use serde_json::Value;
+
+fn runs(file: &str) -> Vec<Value> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/cuda_h200")
+        .join(file);
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A training run's query, as `tools/compare.py` builds it (LoRA targets named as PEFT's).
+fn train_query(r: &Value) -> String {
+    let s = |k: &str| r[k].as_str().unwrap().to_string();
+    let precision = match s("policy").as_str() {
+        "fp32" => "fp32",
+        "amp_bf16" => "bf16",
+        _ => "bf16-pure",
+    };
+    let mut q = format!(
+        "framework=pytorch&mode=train&gpu=h200&batch={}&seq={}&attn={}&recompute={}&optimizer={}&precision={precision}",
+        r["batch"], r["seq"], s("attn"),
+        if r["ckpt"].as_bool().unwrap() { "full" } else { "none" },
+        s("optimizer"),
+    );
+    if s("optimizer") == "adamw" && s("adam_impl") != "foreach" {
+        q += &format!("&adam_impl={}", s("adam_impl"));
+    }
+    if let Some(l) = r["lora"].as_object() {
+        let targets = match l["targets"].as_str().unwrap() {
+            "all-linear" => "all",
+            t => t,
+        };
+        // PEFT over a bf16 base, the forward under bf16 autocast.
+        q = q.replace("precision=bf16-pure", "precision=bf16");
+        q += &format!("&finetune=lora&lora_rank={}&lora_targets={targets}", l["r"]);
+    }
+    q
+}
+
+fn infer_query(r: &Value) -> String {
+    format!(
+        "framework=pytorch&mode=infer&gpu=h200&batch={}&seq={}&gen={}&attn={}&precision=bf16-pure",
+        r["batch"], r["prompt"], r["new_tokens"], r["attn"].as_str().unwrap()
+    )
+}
+
+fn estimate(r: &Value, query: &str) -> Estimate {
+    let config = serde_json::to_string(&r["hf_config"]).unwrap();
+    let imported = memfit_core::hfconfig::parse(&config).unwrap();
+    let mut base = Settings::default();
+    let _ = apply_import(&mut base, &imported);
+    let (s, w) = decode_onto(base, query);
+    assert!(w.is_empty(), "{}: {query}: {w:?}", r["id"]);
+    estimate_with(&s.scenario, &[])
+}
+
+/// The calibration bound of a run and why it is wider than 1 %.
+fn bound(id: &str) -> (f64, &'static str) {
+    match id {
+        "C11" => (0.03, "Phi-4-mini −2.1 %: 1.57 GiB beyond the fused qkv view, not yet found"),
+        "C14" => (0.025, "Gemma 3 −1.8 %: windowed and global layers take different kernels; memfit gives every layer the windowed layers' (22 of 26)"),
+        "C15" => (0.07, "LoRA with checkpointing +5.9 %: memfit's checkpointed forward holds a recomputed block the measured one does not"),
+        "J03" => (0.2, "generate: Gemma 3's sliding-window mask and hybrid cache in prefill, not modelled (−18 %)"),
+        "J06" => (0.12, "generate: Mistral's 16k prompt over its 4k window (mask and windowed cache), not modelled (−11 %)"),
+        "J02" => (0.05, "generate: −4.1 %, not yet found"),
+        _ if id.starts_with('J') => (0.03, ""),
+        _ => (0.01, ""),
+    }
+}
+
+fn check(part: &str, file: &str, query: fn(&Value) -> String, peak: fn(&Value) -> u64) -> Vec<f64> {
+    let mut errs = Vec::new();
+    for r in runs(file).iter().filter(|r| r.get("error").is_none()) {
+        let id = r["id"].as_str().unwrap();
+        let q = query(r);
+        let e = estimate(r, &q);
+        let meas = peak(r) as f64;
+        let err = (e.allocated_bytes as f64 - meas) / meas;
+        let (b, why) = bound(id);
+        eprintln!("{part} {id}: {q}: memfit {} measured {meas} ({:+.2} %) {why}", e.allocated_bytes, err * 100.0);
+        assert!(err.abs() <= b, "{id}: {:+.2} % beyond ±{:.0} % ({why}): {q}", err * 100.0, b * 100.0);
+        errs.push(err.abs());
+    }
+    errs
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Every training run's allocated peak (`max_memory_allocated` of the measured iteration)
+/// within its calibration bound; the median of all within 0.5 %.
+#[test]
+fn training_peaks_on_cuda_within_calibration_bounds() {
+    let errs = check("train", "train.jsonl", train_query, |r| r["iters"][1]["peak"].as_u64().unwrap());
+    assert_eq!(errs.len(), 24);
+    let m = median(errs);
+    eprintln!("train: median |error| {:.2} %", m * 100.0);
+    assert!(m <= 0.005, "median {m}");
+}
+
+/// Every `generate` run's peak within its calibration bound.
+#[test]
+fn generate_peaks_on_cuda_within_calibration_bounds() {
+    let errs = check("infer", "infer.jsonl", infer_query, |r| r["peak"].as_u64().unwrap());
+    assert_eq!(errs.len(), 8);
+}
+
+/// The kernel CUDA's SDPA dispatch takes, seen in the estimate: fp32 with GQA is the math
+/// fallback (eager's s² scores: C07), 16-bit with GQA is flash with K/V unexpanded (C06),
+/// fp32 without GQA is the memory-efficient kernel (C19: neither), and a CPU tracker's kernel
+/// is none of them (`device=cpu`).
+#[test]
+fn sdpa_dispatch_is_the_kernel_cuda_takes() {
+    let all = runs("train.jsonl");
+    let run = |id: &str| all.iter().find(|r| r["id"] == id).unwrap().clone();
+    let bytes = |id: &str, attn: &str, extra: &str| {
+        let r = run(id);
+        let q = train_query(&r).replace("attn=sdpa", &format!("attn={attn}")) + extra;
+        estimate(&r, &q).allocated_bytes
+    };
+    assert_eq!(bytes("C07", "sdpa", ""), bytes("C07", "eager", ""));
+    assert_eq!(bytes("C06", "sdpa", ""), bytes("C06", "flash", ""));
+    assert!(bytes("C19", "sdpa", "") < bytes("C19", "eager", ""));
+    assert!(bytes("C19", "sdpa", "") >= bytes("C19", "flash", ""));
+    assert!(bytes("C07", "sdpa", "&device=cpu") < bytes("C07", "sdpa", ""));
+    assert!(bytes("C06", "sdpa", "&device=cpu") > bytes("C06", "sdpa", ""));
+}
+
+/// Mistral 7B at s = W = 4,096 (C26): the memory-efficient kernel saves the mask as a bf16
+/// bias in each of the 32 layers (b·s²·2 = 33,554,432 B a layer) and Hugging Face repeats
+/// K/V to all 32 heads (2·T·(32 − 8)·128·2 B a layer more than flash keeps), by hand; one
+/// token shorter the window is not reached and flash runs.
+#[test]
+fn mask_bias_is_one_bf16_square_per_layer() {
+    let all = runs("train.jsonl");
+    let r = all.iter().find(|r| r["id"] == "C26").unwrap();
+    let q = train_query(r);
+    let with = estimate(r, &q).allocated_bytes as f64;
+    let without = estimate(r, &q.replace("seq=4096", "seq=4095")).allocated_bytes as f64;
+    let bias = 32.0 * 4096.0 * 4096.0 * 2.0;
+    let kv = 32.0 * 2.0 * 4096.0 * 24.0 * 128.0 * 2.0;
+    let gap = with - without;
+    // At the peak (inside the backward) the first layers' tensors are alive, so at least the
+    // 32 biases and at most the biases and every layer's repeated K/V separate the two.
+    assert!(gap >= bias && gap <= bias + kv, "gap {gap}, bias {bias}, K/V {kv}");
+}
