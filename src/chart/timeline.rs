@@ -345,7 +345,7 @@ mod tests {
         let t = timeline(&s).unwrap();
         let svg = render_timeline(&t, 80 << 30, Units::Gib, ChartSize::default());
         assert!(
-            svg.contains("peak 41.43 GiB — backward, layer 31"),
+            svg.contains("peak 41.50 GiB — backward, layer 31"),
             "{}",
             &svg[..200]
         );

@@ -326,8 +326,10 @@ mod tests {
         );
     }
 
+    /// The largest item of component `c`, on PyTorch's CPU kernels (`device=cpu`: these
+    /// tests check MemTracker's CPU measurements, which have no cuBLAS workspaces).
     fn largest(query: &str, c: Component) -> u64 {
-        let (s, w) = decode(query);
+        let (s, w) = decode(&format!("{query}&device=cpu"));
         let s = s.scenario;
         assert!(w.is_empty(), "{w:?}");
         estimate(&s)

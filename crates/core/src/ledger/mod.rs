@@ -211,6 +211,8 @@ pub enum Mech {
     // Runtime.
     /// CUDA context and library workspaces.
     CudaContext,
+    /// cuBLAS workspaces PyTorch allocates through its caching allocator.
+    CublasWorkspace,
     /// NCCL communicator buffers.
     Nccl,
     /// DeepSpeed's gradient reduce bucket.
