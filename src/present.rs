@@ -384,6 +384,52 @@ pub struct Accuracy {
     /// The step-time model against published training runs.
     #[serde(default)]
     pub steptime: StepTable,
+    /// Real CUDA runs (calibration only).
+    #[serde(default)]
+    pub cuda: CudaTable,
+}
+
+/// The real CUDA runs: every row, training and `generate` apart (all calibration).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct CudaTable {
+    /// Every compared run.
+    pub rows: Vec<AccuracyRow>,
+    /// The training runs' figures.
+    pub train: Part,
+    /// The `generate` runs' figures.
+    pub generate: Part,
+    /// The GPU.
+    pub device: String,
+    /// PyTorch's version.
+    pub torch: String,
+    /// transformers' version.
+    pub transformers: String,
+}
+
+/// The CUDA table's one-line summary, labelled calibration.
+///
+/// ```
+/// use memfit::present::{CudaTable, Part, cuda_summary};
+/// let t = CudaTable { train: Part { n: 24, median: 0.0004, max: 0.065 },
+///                     generate: Part { n: 8, median: 0.021, max: 0.174 }, ..Default::default() };
+/// let s = cuda_summary(&t);
+/// assert!(s.contains("training (24 runs): median |error| 0.0 %, max 6.5 %"));
+/// assert!(s.contains("generate (8 runs): median |error| 2.1 %, max 17.4 %"));
+/// assert!(s.contains("Calibration only"));
+/// ```
+pub fn cuda_summary(t: &CudaTable) -> String {
+    format!(
+        "Real transformers models trained and run with generate on one {} (torch {}, transformers {}; torch.cuda.max_memory_allocated): training ({} runs): median |error| {:.1} %, max {:.1} %; generate ({} runs): median |error| {:.1} %, max {:.1} %. Calibration only: memfit's CUDA mechanisms (SDPA's backends, CUDA autocast, LoRA's frozen base, cuBLAS workspaces) were found on these runs, so this is not an accuracy claim; a held-out set measured the same way judges memfit outside the project.",
+        t.device,
+        t.torch,
+        t.transformers,
+        t.train.n,
+        t.train.median * 100.0,
+        t.train.max * 100.0,
+        t.generate.n,
+        t.generate.median * 100.0,
+        t.generate.max * 100.0
+    )
 }
 
 /// Parses the accuracy tables (`None` when the text is not the asset's JSON).

@@ -6,66 +6,24 @@
 //! below are calibration bounds, not accuracy claims; a held-out set measured the same way
 //! judges the model outside the project.
 
-use memfit_core::contract::query::{apply_import, decode_onto};
 use memfit_core::contract::report::estimate_with;
-use memfit_core::contract::Settings;
 use memfit_core::estimate::Estimate;
+use memfit_evidence::cuda::{infer_keys, runs as parse, settings, train_keys as train_query};
 use serde_json::Value;
 
 fn runs(file: &str) -> Vec<Value> {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/cuda_h200")
-        .join(file);
-    std::fs::read_to_string(p)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// A training run's query, as `tools/compare.py` builds it (LoRA targets named as PEFT's).
-fn train_query(r: &Value) -> String {
-    let s = |k: &str| r[k].as_str().unwrap().to_string();
-    let precision = match s("policy").as_str() {
-        "fp32" => "fp32",
-        "amp_bf16" => "bf16",
-        _ => "bf16-pure",
-    };
-    let mut q = format!(
-        "framework=pytorch&mode=train&gpu=h200&batch={}&seq={}&attn={}&recompute={}&optimizer={}&precision={precision}",
-        r["batch"], r["seq"], s("attn"),
-        if r["ckpt"].as_bool().unwrap() { "full" } else { "none" },
-        s("optimizer"),
-    );
-    if s("optimizer") == "adamw" && s("adam_impl") != "foreach" {
-        q += &format!("&adam_impl={}", s("adam_impl"));
-    }
-    if let Some(l) = r["lora"].as_object() {
-        let targets = match l["targets"].as_str().unwrap() {
-            "all-linear" => "all",
-            t => t,
-        };
-        // PEFT over a bf16 base, the forward under bf16 autocast.
-        q = q.replace("precision=bf16-pure", "precision=bf16");
-        q += &format!("&finetune=lora&lora_rank={}&lora_targets={targets}", l["r"]);
-    }
-    q
+    parse(match file {
+        "train.jsonl" => memfit_evidence::cuda::TRAIN,
+        _ => memfit_evidence::cuda::INFER,
+    })
 }
 
 fn infer_query(r: &Value) -> String {
-    format!(
-        "framework=pytorch&mode=infer&gpu=h200&batch={}&seq={}&gen={}&attn={}&precision=bf16-pure",
-        r["batch"], r["prompt"], r["new_tokens"], r["attn"].as_str().unwrap()
-    )
+    infer_keys(r)
 }
 
 fn estimate(r: &Value, query: &str) -> Estimate {
-    let config = serde_json::to_string(&r["hf_config"]).unwrap();
-    let imported = memfit_core::hfconfig::parse(&config).unwrap();
-    let mut base = Settings::default();
-    let _ = apply_import(&mut base, &imported);
-    let (s, w) = decode_onto(base, query);
-    assert!(w.is_empty(), "{}: {query}: {w:?}", r["id"]);
+    let s = settings(r, query).unwrap_or_else(|w| panic!("{}: {query}: {w}", r["id"]));
     estimate_with(&s.scenario, &[])
 }
 

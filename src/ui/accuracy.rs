@@ -7,7 +7,7 @@
 use leptos::prelude::*;
 
 use crate::present::{
-    hf_summary, parse_accuracy, published_summary, pytorch_summary, step_summary, value_text,
+    cuda_summary, hf_summary, parse_accuracy, published_summary, pytorch_summary, step_summary, value_text,
     Accuracy, AccuracyRow,
 };
 
@@ -87,6 +87,9 @@ pub fn AccuracyPanel() -> impl IntoView {
                 <h3>"Real transformers runs: held out and calibration"</h3>
                 <p data-testid="hf-summary">{move || with(|a| hf_summary(&a.hf))}</p>
                 <RowsTable testid="hf-table" rows=rows(|a| a.hf.rows.clone()) row_testid="hf-row" />
+                <h3>"Real CUDA runs on one H200 (calibration only)"</h3>
+                <p data-testid="cuda-summary">{move || with(|a| cuda_summary(&a.cuda))}</p>
+                <RowsTable testid="cuda-table" rows=rows(|a| a.cuda.rows.clone()) row_testid="cuda-row" />
                 <h3>"Step time: published training runs, held out and calibration"</h3>
                 <p data-testid="step-summary">{move || with(|a| step_summary(&a.steptime))}</p>
                 <RowsTable testid="step-table" rows=rows(|a| a.steptime.rows.clone()) row_testid="step-row" />

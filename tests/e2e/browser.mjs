@@ -703,6 +703,20 @@ await test('accuracy panel: fetched on opening; the published runs, the same med
   const hfSummary = await page.getByTestId('hf-summary').textContent();
   check(hfSummary.includes(`held out (${nHeld} runs): median |error| ${heldMed} %, max ${heldMax} %`)
     && hfSummary.includes(`calibration (${nCal} runs): median |error| ${calMed} %, max ${calMax} %`), `transformers summary: ${hfSummary}`);
+  // The real CUDA runs (calibration only): every run that ran a row; a row's link loads the
+  // scenario whose allocated peak the row shows (the CLI's allocated_bytes in MiB).
+  const cudaRuns = [];
+  for (const f of ['train', 'infer']) {
+    const text = await readFile(`tests/data/cuda_h200/${f}.jsonl`, 'utf8');
+    cudaRuns.push(...text.trim().split('\n').map((l) => JSON.parse(l)).filter((r) => !r.error));
+  }
+  check(await page.getByTestId('cuda-row').count() === cudaRuns.length, `CUDA rows ${await page.getByTestId('cuda-row').count()} != ${cudaRuns.length}`);
+  const cudaSummary = await page.getByTestId('cuda-summary').textContent();
+  check(cudaSummary.includes('Calibration only') && cudaSummary.includes('training (24 runs)'), `CUDA summary: ${cudaSummary}`);
+  const cudaHref = await page.getByTestId('cuda-row').first().locator('a').getAttribute('href');
+  const cudaCell = await page.getByTestId('cuda-row').first().locator('td').nth(3).textContent();
+  const cudaCli = cliJson(cudaHref.slice(1));
+  check(Math.abs(cudaCli.allocated_bytes / 2 ** 20 - Number(cudaCell.replace(/,/g, ''))) < 1, `CUDA row ${cudaCell} MiB vs CLI ${cudaCli.allocated_bytes}`);
   // The step-time model against published training runs: every compared run a row, the
   // held-out figures docs/steptime.md states.
   const split = JSON.parse(await readFile('tests/data/train_split.json', 'utf8'));

@@ -3,6 +3,7 @@
 //! CLI (`memfit --validation`, `memfit --train-eval`) and the tests; nothing here ships in
 //! the page. `steptime` compares the step-time model with published training runs.
 
+pub mod cuda;
 pub mod hf;
 pub mod steptime;
 pub mod validation;

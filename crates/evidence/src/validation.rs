@@ -365,10 +365,29 @@ pub fn accuracy_asset() -> String {
                "calibration": part(false), "held_out": part(true),
                "torch": versions["torch"], "transformers": versions["transformers"]},
         "steptime": crate::steptime::asset_json(),
+        "cuda": cuda_json(),
     });
     let mut text = serde_json::to_string(&doc).unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// The real CUDA runs for the page (`assets/accuracy.json` "cuda"): every row, and the
+/// training and `generate` figures apart. All calibration (see `crate::cuda`).
+fn cuda_json() -> Value {
+    let (rows, _) = crate::cuda::rows();
+    let part = |kind: &str| {
+        let (n, median, max) = crate::cuda::stats(&rows, kind);
+        json!({"n": n, "median": median, "max": max})
+    };
+    let row = |r: &crate::cuda::CudaRow| {
+        json!({"set": format!("calibration · {}", r.kind), "label": format!("{} {}", r.id, r.model),
+               "query": r.query, "metric": "peak allocated, MiB",
+               "measured": r.measured as f64 / MIB, "estimated": r.estimated as f64 / MIB})
+    };
+    json!({"rows": rows.iter().map(row).collect::<Vec<_>>(),
+           "train": part("train"), "generate": part("generate"),
+           "device": "NVIDIA H200", "torch": "2.11.0+cu130", "transformers": "5.17.0"})
 }
 
 /// The markdown report.
