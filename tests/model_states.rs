@@ -346,3 +346,57 @@ fn deepspeed_prefetch_is_capped_by_max_live_parameters() {
         2 * 18_928_000
     );
 }
+
+/// Megatron's gradients: fp32 `main_grad` by default (2 + 4 + 4 + 8 = 18 B/param), in the
+/// compute dtype with `grad_acc_dtype=main16` (`grad_reduce_in_fp32 = False`: 16 B/param);
+/// `main16` outside Megatron counts as `compute` and says so.
+#[test]
+fn megatron_main_grad_in_16_bits() {
+    let q = "framework=megatron&gpus_per_node=1";
+    assert_eq!(est(q).gpu_bytes_of(Component::Gradients), 4 * PSI);
+    assert_eq!(est(&format!("{q}&grad_acc_dtype=main16")).gpu_bytes_of(Component::Gradients), 2 * PSI);
+    let (_, e) = estimate_query("grad_acc_dtype=main16");
+    assert!(e.warnings.iter().any(|w| w.key == "grad_acc_dtype"), "{:?}", e.warnings);
+    assert_eq!(e.gpu_bytes_of(Component::Gradients), 2 * PSI);
+}
+
+/// fp8 training under Megatron: 16-bit weights plus their fp8 copies (2 + 1 B/param), or
+/// with `fp8_params=1` (`fp8_param_gather`) the fp8 weights and their transpose (1 + 1);
+/// the fp32 master stays. Outside fp8 Megatron training the key is ignored and says so.
+#[test]
+fn fp8_parameters_drop_the_16_bit_copy() {
+    let q = "framework=megatron&gpus_per_node=1&precision=fp8";
+    let w = |q: &str| est(q).gpu_bytes_of(Component::Weights);
+    assert_eq!(w(q), 3 * PSI);
+    assert_eq!(w(&format!("{q}&fp8_params=1")), 2 * PSI);
+    assert_eq!(
+        est(&format!("{q}&fp8_params=1")).gpu_bytes_of(Component::MasterWeights),
+        est(q).gpu_bytes_of(Component::MasterWeights)
+    );
+    let (_, e) = estimate_query("framework=megatron&fp8_params=1");
+    assert!(e.warnings.iter().any(|w| w.key == "fp8_params"), "{:?}", e.warnings);
+    assert_eq!(e.gpu_bytes_of(Component::Weights), 2 * PSI);
+}
+
+/// flash-attn's cross entropy under plain PyTorch (`ce_fusion=flash`, llm-foundry's
+/// `fused_crossentropy`) at the loss's backward: the 16-bit logits and their 16-bit
+/// gradient, 2·T·V·k, where Hugging Face's loss holds the fp32 log-softmax, its gradient
+/// and the logits' gradient, 12·T·V (Llama-2-7B, T = 4,096, V = 32,000, bf16). Under
+/// Megatron the value is refused as another framework's kernel.
+#[test]
+fn flash_cross_entropy_under_pytorch() {
+    let q = "framework=pytorch&precision=bf16-pure&seq=4096";
+    let bwd = |q: &str| {
+        est(q)
+            .items
+            .iter()
+            .filter(|i| i.component == Component::Logits && i.phases.contains(&Phase::Backward))
+            .map(|i| i.bytes)
+            .max()
+            .unwrap()
+    };
+    let tv: u64 = 4096 * 32_000;
+    assert_eq!(bwd(q) - bwd(&format!("{q}&ce_fusion=flash")), 12 * tv - 2 * tv * 2);
+    let (_, e) = estimate_query("framework=megatron&ce_fusion=flash");
+    assert!(e.warnings.iter().any(|w| w.key == "ce_fusion"), "{:?}", e.warnings);
+}

@@ -206,6 +206,7 @@ const ZERO_INTERNALS: &[&str] = &[
     "tp_overlap",
     "ce_fusion",
     "fp8_recipe",
+    "fp8_params",
     "device",
 ];
 

@@ -208,6 +208,10 @@ pub fn run_query(r: &Value, gpu: &str, clusters: &Value) -> String {
     if let Some(c) = r["ce_fusion"].as_str() {
         q.push(format!("ce_fusion={c}"));
     }
+    // Memory settings of the recipe that change no step time (`memory_source` cites them).
+    if let Some(m) = r["memory_keys"].as_str() {
+        q.push(m.to_string());
+    }
     if let Some(keys) = clusters["sources"][source]["keys"].as_object() {
         for (k, v) in keys {
             q.push(format!("{k}={}", v.as_str().unwrap_or("")));

@@ -73,6 +73,8 @@ pub fn layer_input_bytes(s: &Scenario, x: &Shape) -> u128 {
 ///                            saved, its gradient and the gradient of its input, all fp32;
 ///                            the forward's fp32 upcast (k < 4) is already freed: k + 4 + 4 is
 ///                            the smaller forward moment)
+/// PyTorch, ce_fusion=flash:  the final norm + ⌈2·T·V·k/t⌉  (flash-attn's cross entropy: the
+///                            16-bit logits and their 16-bit gradient)
 /// Megatron:                  2·T·h·k + ⌈4·T·V/t⌉            (vocab-parallel cross entropy: the fp32
 ///                            softmax; `ce_fusion=te`: ⌈k·T·V/t⌉, the gradient over the logits)
 /// PyTorch under autocast:    4·T·h/r + n_s·T + κ·T·h/r + c_o·T·h·k/r + ⌈T·V·(k + 12)/t⌉   (the final norm
@@ -91,6 +93,12 @@ pub fn layer_input_bytes(s: &Scenario, x: &Shape) -> u128 {
 /// 8192·128256·14 = 14,977,892,352 B.
 pub fn logits_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> u128 {
     logits_terms(s, arch, x).iter().map(|t| t.bytes).sum()
+}
+
+/// Whether the loss is flash-attn's fused cross entropy (`ce_fusion=flash` under PyTorch).
+pub fn flash_ce(s: &Scenario) -> bool {
+    s.stack.framework == Framework::Pytorch
+        && s.runtime.ce_fusion == crate::scenario::CeFusion::Flash
 }
 
 /// Whether the training loop holds the logits through the loss's backward (`loss=loop`
@@ -122,7 +130,12 @@ pub fn logits_terms(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
                 SOFTCAP_LOGITS,
             );
         }
-        if held_by_loop(s) {
+        if flash_ce(s) {
+            v.push(
+                "16-bit logits and their gradient (flash-attn cross entropy)",
+                LOSS_FLASH,
+            );
+        } else if held_by_loop(s) {
             v.push(
                 "logits, fp32 log-softmax, its gradient, the logits' gradient",
                 LOSS_HF,

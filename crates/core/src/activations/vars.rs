@@ -395,6 +395,18 @@ pub const LOSS_MEGATRON: &[Tok] = &[Num(4), T, Mul, V, Mul, TP, DivCeil];
 /// 2026-07-09, which made it a separate fp32 tensor).
 #[rustfmt::skip]
 pub const LOSS_TE: &[Tok] = &[T, V, Mul, K, Mul, TP, DivCeil];
+/// flash-attn's cross entropy under plain PyTorch (`ce_fusion=flash`, llm-foundry's
+/// `fused_crossentropy`) at its backward: the 16-bit logits it saved and the 16-bit gradient
+/// it writes beside them (`inplace_backward=False`): `⌈2·T·V·k/t⌉`.
+/// Source: flash-attn `ops/triton/cross_entropy.py` (`CrossEntropyLoss`: saves the logits and
+/// the log-sum-exp; `grad_logits = torch.empty_like(logits)` unless `inplace_backward`);
+/// llm-foundry v0.3.0 `modeling_mpt.py` (`loss_fn: fused_crossentropy` by default).
+#[rustfmt::skip]
+pub const LOSS_FLASH: &[Tok] = &[Num(2), T, Mul, V, Mul, K, Mul, TP, DivCeil];
+/// flash-attn's cross entropy's forward moment and what it keeps until the backward: the
+/// 16-bit logits, `⌈T·V·k/t⌉` (its log-sum-exp is 4 B a token).
+#[rustfmt::skip]
+pub const LOSS_FLASH_FWD: &[Tok] = &[T, V, Mul, K, Mul, TP, DivCeil];
 /// Hugging Face's loss at its backward when the loop holds the logits (`loss=loop`): the
 /// logits (`k`), the fp32 log-softmax output the loss saved, its gradient and its input's
 /// gradient: `⌈T·V·(k + 12)/t⌉`.

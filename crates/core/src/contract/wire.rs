@@ -72,6 +72,8 @@ pub struct FlatSettings {
     #[serde(default)]
     pub device: Device,
     #[serde(default)]
+    pub fp8_params: bool,
+    #[serde(default)]
     pub fitmap: super::settings::FitColour,
     #[serde(default)]
     pub hardware: HardwareOverrides,
@@ -157,6 +159,7 @@ fn runtime(f: &FlatSettings) -> Runtime {
         ce_fusion: f.ce_fusion,
         fp8_recipe: f.fp8_recipe,
         device: f.device,
+        fp8_params: f.fp8_params,
     }
 }
 
@@ -309,6 +312,7 @@ impl From<&Settings> for FlatSettings {
             ce_fusion: s.runtime.ce_fusion,
             fp8_recipe: s.runtime.fp8_recipe,
             device: s.runtime.device,
+            fp8_params: s.runtime.fp8_params,
             gpu: s.cluster.gpu.clone(),
             gpu_mem_mib: s.cluster.gpu_mem_mib,
             convention: s.stack.convention,

@@ -264,14 +264,37 @@ impl Scenario {
                 "double_quant applies to finetune=qlora or quant=nf4; it is ignored".into(),
             ));
         }
-        if self.runtime.ce_fusion != CeFusion::Off
-            && self.training()
-            && self.stack.framework != Framework::Megatron
+        let flash_ce = self.runtime.ce_fusion == CeFusion::Flash;
+        if self.training() && self.runtime.ce_fusion != CeFusion::Off {
+            if flash_ce && self.stack.framework != Framework::Pytorch {
+                out.push((
+                    "ce_fusion",
+                    "ce_fusion=flash is flash-attn's cross-entropy kernel under plain PyTorch (framework=pytorch); ignored"
+                        .to_string(),
+                ));
+            } else if !flash_ce && self.stack.framework != Framework::Megatron {
+                out.push((
+                    "ce_fusion",
+                    "ce_fusion=native and te are Megatron's cross-entropy kernels (framework=megatron); ignored"
+                        .to_string(),
+                ));
+            }
+        }
+        if self.numerics.grad_acc == GradAcc::Main16 && self.stack.framework != Framework::Megatron {
+            out.push((
+                "grad_acc_dtype",
+                "grad_acc_dtype=main16 is Megatron's 16-bit main_grad (framework=megatron); counted as compute".to_string(),
+            ));
+        }
+        if self.runtime.fp8_params
+            && (!self.training()
+                || self.numerics.precision != Precision::Fp8
+                || self.stack.framework != Framework::Megatron
+                || self.finetune.kind() != Finetune::Full)
         {
             out.push((
-                "ce_fusion",
-                "ce_fusion models Megatron's cross-entropy kernels (framework=megatron); ignored"
-                    .to_string(),
+                "fp8_params",
+                "fp8_params applies to full fp8 training under Megatron (mode=train, precision=fp8, framework=megatron); ignored".to_string(),
             ));
         }
         if self.runtime.fp8_recipe != Fp8Recipe::Delayed {

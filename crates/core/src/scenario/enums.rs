@@ -185,6 +185,8 @@ spelled! {
         Fp32 = "fp32", "fp32 (18 B)", "18, Megatron main_grad";
         /// Compute-dtype gradients plus an fp32 accumulation buffer: 2+2+4+12 = 20 B/param (seed 003).
         Both = "both", "both (20 B)", "20, seed 003";
+        /// Megatron's main_grad buffer in the compute dtype (`grad_reduce_in_fp32=False`, `--grad-reduce-in-bf16`): 16 B/param.
+        Main16 = "main16", "Megatron main_grad in 16 bits (16 B)", "Megatron grad_reduce_in_fp32=False";
     }
 }
 
@@ -390,6 +392,8 @@ spelled! {
         Native = "native", "fused (native)", "JIT-fused passes, fp32 softmax saved";
         /// `--cross-entropy-fusion-impl te`: Transformer Engine's Triton kernel writes the gradient over the 16-bit logits (10 B per logit; TE releases before 2026-07).
         Te = "te", "fused (TE)", "the gradient over the 16-bit logits";
+        /// flash-attn's `CrossEntropyLoss` under plain PyTorch (llm-foundry's `fused_crossentropy`): the 16-bit logits saved, a 16-bit gradient beside them.
+        Flash = "flash", "flash-attn (PyTorch)", "16-bit logits and gradient, framework=pytorch";
     }
 }
 

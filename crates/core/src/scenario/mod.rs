@@ -413,6 +413,10 @@ pub struct Runtime {
     /// `device`: where PyTorch runs the kernels (SDPA's dispatch, autocast's fp32 ops).
     #[serde(default)]
     pub device: Device,
+    /// `fp8_params`: fp8 training keeps the weights themselves in fp8 (Megatron
+    /// `--fp8-param-gather`), no 16-bit copy.
+    #[serde(default)]
+    pub fp8_params: bool,
 }
 
 /// Every input of one estimate.
@@ -522,6 +526,7 @@ impl Default for Scenario {
                 ce_fusion: CeFusion::Off,
                 fp8_recipe: Fp8Recipe::Delayed,
                 device: Device::Cuda,
+                fp8_params: false,
             },
             serving: Serving::default(),
             hardware: HardwareOverrides::default(),

@@ -77,18 +77,16 @@ fn autocast_exit(
     if !(walked && one_alive && st.i + 1 == st.p) {
         return None;
     }
-    let excess = if held_by_loop(s) {
-        LOSS_MEGATRON
+    let (excess, name) = if crate::activations::flash_ce(s) {
+        (LOSS_FLASH_FWD, "⌈k·T·V/t⌉")
+    } else if held_by_loop(s) {
+        (LOSS_MEGATRON, "⌈4·T·V/t⌉")
     } else {
-        LOSS_EXCESS_MODEL
+        (LOSS_EXCESS_MODEL, "⌈(4 − k)·T·V/t⌉")
     };
     Some(AutocastExit {
         tv4: eval_bound(excess, &vars(s, arch, x)).unwrap_or(0),
-        name: if held_by_loop(s) {
-            "⌈4·T·V/t⌉"
-        } else {
-            "⌈(4 − k)·T·V/t⌉"
-        },
+        name,
         exit: CopyWalk::of(s, st, copies).exit,
     })
 }
@@ -134,8 +132,13 @@ pub(crate) fn loss_moments(
     let terms = logits_terms(s, arch, x);
     let bwd: u128 = terms.iter().map(|t| t.bytes).sum();
     let loss = terms.last().map_or(0, |t| t.bytes);
-    let fwd = bwd - loss + eval_bound(LOSS_FORWARD, &terms.vals).unwrap_or(0);
-    let saved = bwd - loss + eval_bound(LOSS_SAVED, &terms.vals).unwrap_or(0);
+    let (forward, kept) = if crate::activations::flash_ce(s) {
+        (LOSS_FLASH_FWD, LOSS_FLASH_FWD)
+    } else {
+        (LOSS_FORWARD, LOSS_SAVED)
+    };
+    let fwd = bwd - loss + eval_bound(forward, &terms.vals).unwrap_or(0);
+    let saved = bwd - loss + eval_bound(kept, &terms.vals).unwrap_or(0);
     let fwd = fwd.min(bwd);
     Some(LossMoments {
         forward: fwd,

@@ -4,7 +4,7 @@
 
 use crate::activations::held_by_loop;
 use crate::activations::vars::{
-    HELD_OUTPUT, LOSS_EXCESS_MODEL, LOSS_FORWARD, LOSS_MEGATRON, LOSS_SAVED,
+    HELD_OUTPUT, LOSS_EXCESS_MODEL, LOSS_FLASH_FWD, LOSS_FORWARD, LOSS_MEGATRON, LOSS_SAVED,
 };
 use crate::activations::{
     autocast, chunk_layers, in_flight, korthikanti_form, layer_backward_of, layer_input_bytes,

@@ -253,12 +253,26 @@ impl<'a> StateCtx<'a> {
     }
 }
 
+/// Megatron-Bridge's fp8 recipes (`mixed_precision.py`: `cfg.fp8_param_gather = True`).
+const SRC_FP8_PARAMS: &str = "Megatron-Core fp8_param_gather / Transformer Engine fp8_model_init: the module weights are Float8Tensors (1 B), the fp32 master stays in the optimizer (Megatron-Bridge mixed_precision.py, bf16_with_fp8_*_mixed)";
+
+/// Whether fp8 training keeps the weights themselves in fp8 (`fp8_params=1`, Megatron, fp8,
+/// full training).
+pub(crate) fn fp8_params(s: &Scenario) -> bool {
+    s.runtime.fp8_params
+        && s.numerics.precision == Precision::Fp8
+        && s.stack.framework == Framework::Megatron
+        && s.finetune.kind() == Finetune::Full
+}
+
 /// The model's weights: `k·Ψ_i/t` (÷ N_s under ZeRO-3), an fp8 copy under fp8
 /// training, the frozen base of LoRA, or QLoRA's NF4 base.
 ///
 /// # Formula
 /// ```text
 /// full / LoRA:  k·Ψ_i/(t·[N_s])            fp8 adds 1·Ψ_i/(t·[N_s])
+/// fp8_params:    1·Ψ_i/(t·[N_s]) + 1·Ψ_i/(t·[N_s])   (fp8 weights and their transpose /
+///                                                      column-wise copy; no 16-bit copy)
 /// QLoRA:        (nf4(Ψ_q) + r·(Ψ − Ψ_q))/(t·[N_s])   r = 4 under PEFT (fp32 cast), else 2
 /// ```
 pub(crate) fn weight_items(c: &StateCtx, ledger: &mut Ledger) {
@@ -267,16 +281,22 @@ pub(crate) fn weight_items(c: &StateCtx, ledger: &mut Ledger) {
     let ctx = || c.context(loc, "offload_param");
     match s.finetune.kind() {
         Finetune::Full => {
-            let e = c.at_expr(loc, c.full_expr(k, c.w_div));
+            let fp8_params = fp8_params(s);
+            let e = c.at_expr(loc, c.full_expr(if fp8_params { 1 } else { k }, c.w_div));
+            let (note, src) = if fp8_params {
+                ("fp8 weights (fp8_param_gather)", SRC_FP8_PARAMS)
+            } else {
+                ("", SRC_ZERO)
+            };
             ledger.push_expr(
                 &[],
                 Mech::Weights,
                 Component::Weights,
                 loc,
                 &e,
-                "",
+                note,
                 ctx,
-                SRC_ZERO,
+                src,
             );
             if s.numerics.precision == Precision::Fp8 {
                 let e = c.at_expr(loc, c.div_expr(1, c.psym(), c.psi, c.w_div));
@@ -335,7 +355,9 @@ pub(crate) fn adapter_items(c: &StateCtx, ledger: &mut Ledger) {
 }
 
 /// Gradients: `g·Ψ_i/t` (÷ N_s from ZeRO-2), in the compute dtype, in fp32
-/// (`grad_acc_dtype=fp32`, always under Megatron's `main_grad`), or both.
+/// (`grad_acc_dtype=fp32`, and Megatron's `main_grad` by default), or both; Megatron's
+/// `main_grad` in the compute dtype with `grad_acc_dtype=main16` (`grad_reduce_in_fp32 =
+/// False`, Megatron-Bridge 25.11–26.06 performance recipes, `llama3_llm_pretrain.py`).
 ///
 /// # Formula
 /// ```text
@@ -348,13 +370,12 @@ pub(crate) fn adapter_items(c: &StateCtx, ledger: &mut Ledger) {
 /// Llama-2-7B (Ψ = 6,738,415,616), bf16, ZeRO-2 on 8 GPUs: ⌈2·Ψ/(1·8)⌉ = 1,684,603,904 B.
 pub(crate) fn gradient_items(c: &StateCtx, ledger: &mut Ledger) {
     let (s, k, div) = (c.s, c.k, c.g_div);
-    // Megatron always accumulates into fp32 main_grad buffers.
-    let grad_acc =
-        if s.stack.framework == Framework::Megatron && s.numerics.grad_acc == GradAcc::Compute {
-            GradAcc::Fp32
-        } else {
-            s.numerics.grad_acc
-        };
+    // Megatron accumulates into fp32 main_grad buffers unless told to reduce in 16 bits
+    // (`main16`: Megatron-Bridge's performance recipes set `grad_reduce_in_fp32 = False`).
+    let grad_acc = match (s.stack.framework, s.numerics.grad_acc) {
+        (Framework::Megatron, GradAcc::Compute) => GradAcc::Fp32,
+        (_, g) => g,
+    };
     let mut push = |bytes_per: u64, note: &'static str, src: &'static str| {
         let e = c.share_expr(bytes_per, div);
         let ctx = || c.context(Location::Gpu, "");
@@ -363,6 +384,7 @@ pub(crate) fn gradient_items(c: &StateCtx, ledger: &mut Ledger) {
     };
     match (s.finetune.kind(), grad_acc) {
         (Finetune::Full, GradAcc::Compute) => push(k, "", SRC_ZERO),
+        (Finetune::Full, GradAcc::Main16) => push(k, "16-bit main grads", SRC_GRAD),
         (Finetune::Lora | Finetune::Qlora, _) => push(c.train_bytes, "adapters", SRC_ZERO),
         (Finetune::Full, GradAcc::Fp32) => push(4, "fp32 main grads", SRC_GRAD),
         (Finetune::Full, GradAcc::Both) => {
