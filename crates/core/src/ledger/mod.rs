@@ -239,6 +239,8 @@ pub enum Mech {
     InferWeights,
     /// The prompt's KV cache.
     KvPrefill,
+    /// Hugging Face's boolean sliding-window mask, held through the prefill.
+    SlidingMask,
     /// The KV cache after generation.
     KvDecode,
     /// The prefill's working set.
