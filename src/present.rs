@@ -79,12 +79,23 @@ impl AccuracyRow {
         (!self.unstated.is_empty()).then(|| format!("not stated: {}", self.unstated))
     }
 
-    /// "+3.2 %": memfit's signed relative error.
+    /// "+3.2 %": memfit's signed relative error; "0.0 %" when it rounds to zero (no "−0.0").
+    ///
+    /// ```
+    /// let r = |estimated: f64| memfit::present::AccuracyRow { set: String::new(), label: String::new(),
+    ///     query: String::new(), metric: String::new(), measured: 100.0, estimated, held_out: false,
+    ///     unstated: String::new() };
+    /// assert_eq!(r(103.2).error_text(), "+3.2 %");
+    /// assert_eq!(r(99.99).error_text(), "0.0 %");
+    /// assert_eq!(r(98.0).error_text(), "-2.0 %");
+    /// ```
     pub fn error_text(&self) -> String {
-        format!(
-            "{:+.1} %",
-            (self.estimated - self.measured) / self.measured * 100.0
-        )
+        let pct = (self.estimated - self.measured) / self.measured * 100.0;
+        if (pct * 10.0).round() == 0.0 {
+            "0.0 %".to_string()
+        } else {
+            format!("{pct:+.1} %")
+        }
     }
 }
 

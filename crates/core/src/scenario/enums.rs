@@ -422,9 +422,9 @@ spelled! {
     pub enum Device {
         /// A CUDA GPU: SDPA picks flash, memory-efficient or the math fallback by dtype, GQA, mask and head size; CUDA autocast runs `pow` in fp32.
         #[default]
-        Cuda = "cuda", "CUDA GPU", "";
+        Cuda = "cuda", "CUDA", "";
         /// PyTorch's CPU kernels, as a CPU memory tracker measures them: SDPA's CPU kernel repeats K/V to every head and saves no scores; CPU autocast keeps `pow` in 16 bits.
-        Cpu = "cpu", "CPU (memory tracker)", "PyTorch's CPU kernels: what a CPU memory tracker measures";
+        Cpu = "cpu", "CPU tracker", "PyTorch's CPU kernels: what a CPU memory tracker measures";
     }
 }
 
