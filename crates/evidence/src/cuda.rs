@@ -4,7 +4,7 @@
 //! Every run here is **calibration**: the CUDA mechanisms (`docs/cuda.md`) were found on
 //! them. A held-out set measured the same way is kept outside the project.
 
-use memfit_core::contract::query::{apply_import, decode_onto, encode};
+use memfit_core::contract::query::encode;
 use memfit_core::contract::report::estimate_with;
 use memfit_core::contract::Settings;
 use serde_json::Value;
@@ -70,20 +70,7 @@ pub fn infer_keys(r: &Value) -> String {
 /// # Errors
 /// The config cannot be imported, or a key is refused (the warnings, joined).
 pub fn settings(r: &Value, keys: &str) -> Result<Settings, String> {
-    let config = serde_json::to_string(&r["hf_config"]).map_err(|e| e.to_string())?;
-    let imported = memfit_core::hfconfig::parse(&config)?;
-    let mut base = Settings::default();
-    let _ = apply_import(&mut base, &imported);
-    let (s, w) = decode_onto(base, keys);
-    if w.is_empty() {
-        Ok(s)
-    } else {
-        Err(w
-            .iter()
-            .map(|w| format!("{}={}: {}", w.key, w.value, w.message))
-            .collect::<Vec<_>>()
-            .join("; "))
-    }
+    crate::hf::config_settings(r, keys)
 }
 
 /// One compared run.

@@ -146,12 +146,21 @@ pub fn run_keys(run: &Value) -> String {
 /// # Errors
 /// The config cannot be imported, or a key is refused (the warnings, joined).
 pub fn run_settings(run: &Value) -> Result<Settings, String> {
+    config_settings(run, &run_keys(run))
+}
+
+/// A run's `hf_config` imported, then `keys` decoded onto it (the CPU tracker's runs and the
+/// CUDA runs of `crate::cuda` alike).
+///
+/// # Errors
+/// The config cannot be imported, or a key is refused (the warnings, joined).
+pub fn config_settings(run: &Value, keys: &str) -> Result<Settings, String> {
     let config = serde_json::to_string(&run["hf_config"]).map_err(|e| e.to_string())?;
     let imported = memfit_core::hfconfig::parse(&config)?;
     let mut base = Settings::default();
     // Import notes (e.g. an unknown type read as Llama-style) are not failures.
     let _ = apply_import(&mut base, &imported);
-    let (s, w) = decode_onto(base, &run_keys(run));
+    let (s, w) = decode_onto(base, keys);
     if w.is_empty() {
         Ok(s)
     } else {
