@@ -97,12 +97,15 @@ impl CudaRow {
     }
 }
 
+/// One file of runs: its kind, its text, how a run's keys are built and where its peak is.
+type Part = (&'static str, &'static str, fn(&Value) -> String, fn(&Value) -> Option<u64>);
+
 /// Every run that ran (the out-of-memory runs have no config) compared; runs whose
 /// settings cannot be built are returned beside, with why.
 pub fn rows() -> (Vec<CudaRow>, Vec<(String, String)>) {
     let mut out = Vec::new();
     let mut failed = Vec::new();
-    let parts: [(&str, &str, fn(&Value) -> String, fn(&Value) -> Option<u64>); 2] = [
+    let parts: [Part; 2] = [
         ("train", TRAIN, train_keys, |r| r["iters"][1]["peak"].as_u64()),
         ("generate", INFER, infer_keys, |r| r["peak"].as_u64()),
     ];

@@ -70,8 +70,8 @@ pub fn sdpa_kernel(s: &Scenario, arch: &Arch, x: &Shape) -> Option<SdpaKernel> {
         && 2 * arch.local_layers as u128 >= arch.layers as u128;
     let gqa = x.kv < x.a && !masked;
     let fp32 = x.k >= 4;
-    let flash = !fp32 && !masked && x.d <= 256 && x.d % 8 == 0;
-    let efficient = !gqa && x.d % if fp32 { 4 } else { 8 } == 0;
+    let flash = !fp32 && !masked && x.d <= 256 && x.d.is_multiple_of(8);
+    let efficient = !gqa && x.d.is_multiple_of(if fp32 { 4 } else { 8 });
     Some(if flash {
         SdpaKernel::Flash
     } else if efficient {
