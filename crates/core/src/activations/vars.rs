@@ -429,11 +429,14 @@ pub const HELD_OUTPUT: &[Tok] = &[T, V, Mul, K, Mul, TP, DivCeil];
 #[rustfmt::skip]
 pub const LOSS_FORWARD: &[Tok] = &[T, V, Mul, K, Num(4), Add, U, Add, Mul, TP, DivCeil];
 /// The post-norms of a sandwich block (Gemma 2 and 3: after the attention and after the
-/// MLP), each saving its input, its statistics and (composite RMSNorm) its normalised fp32
-/// tensor: `n_p·(T·h·k/r + n_s·T + κ·T·h/r)`.
+/// MLP), each saving the fp32 copy of its input it takes first (`x.float()`: the input
+/// itself in fp32), its statistics and (composite RMSNorm) its normalised fp32 tensor:
+/// `n_p·(4·T·h/r + n_s·T + κ·T·h/r)`. Gemma's norm upcasts a 16-bit input (the o_proj or
+/// down_proj output) and saves only the copy; found on the CUDA calibration run C14
+/// (Gemma 3 1B, bf16 autocast: `T·h·k` left it 1.7 % low).
 #[rustfmt::skip]
 pub const POST_NORMS: &[Tok] = &[
-    NP, T, H, Mul, K, Mul, R, Div, NS, T, Mul, Add, KAPPA, T, Mul, H, Mul, R, Div, Add, Mul,
+    NP, Num(4), T, Mul, H, Mul, R, Div, NS, T, Mul, Add, KAPPA, T, Mul, H, Mul, R, Div, Add, Mul,
 ];
 /// Per-head q and k RMSNorms (Qwen3, Gemma 3), each saving its input (the projection's
 /// output), its statistics and its normalised tensor:
