@@ -16,7 +16,8 @@ use crate::resolved::Prepared;
 use crate::scenario::{Engine, Layout, Scenario, Version};
 use serde::{Deserialize, Serialize};
 
-pub use engines::{newest, weights_expr, CUDA_TOTAL};
+pub use crate::scenario::CUDA_TOTAL;
+pub use engines::{newest, weights_expr};
 
 /// The CLI's `serve` object (per GPU / rank; byte counts are integers).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -195,3 +195,209 @@ fn nf4_double_quant_outside_qlora() {
         4 * q.div_ceil(64) - q.div_ceil(64) - 4 * q.div_ceil(16_384)
     );
 }
+
+/// The plan's refusal for `q` (issue 38: each engine checks what it checks).
+#[track_caller]
+fn refusal(q: &str) -> String {
+    let (x, _) = decode(q);
+    let s = &x.scenario;
+    Plan::of(s, &Prepared::of(s), &s.layout())
+        .error
+        .unwrap_or_else(|| panic!("{q}: no refusal"))
+}
+
+/// The serve warnings for `q`, as (key, message).
+fn serve_warnings(q: &str) -> Vec<(&'static str, String)> {
+    let (x, _) = decode(q);
+    let s = &x.scenario;
+    s.serve_problems(&s.arch())
+}
+
+/// A llama.cpp cache type under vLLM and SGLang: refused as each release's argparse (or,
+/// vLLM 0.33, its `CacheConfig` validator) words it; not 3.6× the tokens.
+#[test]
+fn cache_dtypes_the_engine_lacks_are_refused() {
+    let base = "mode=serve&model=llama-3-8b&max_len=8192&kv_dtype=q4_0";
+    assert_eq!(
+        refusal(&format!("{base}&engine_version=0.7.3")),
+        "argument --kv-cache-dtype: invalid choice: 'q4_0' (choose from 'auto', 'fp8', 'fp8_e5m2', 'fp8_e4m3')"
+    );
+    assert_eq!(
+        refusal(&format!("{base}&engine_version=0.19.0")),
+        "argument --kv-cache-dtype: invalid choice: 'q4_0' (choose from 'auto', 'bfloat16', 'float16', 'fp8', 'fp8_ds_mla', 'fp8_e4m3', 'fp8_e5m2', 'fp8_inc')"
+    );
+    assert_eq!(
+        refusal(&format!("{base}&engine_version=0.9.2")),
+        "argument --kv-cache-dtype: invalid choice: 'q4_0' (choose from 'auto', 'fp8', 'fp8_e4m3', 'fp8_e5m2')"
+    );
+    assert_eq!(
+        refusal(base),
+        "Invalid kv_cache_dtype: 'q4_0'. Valid values are: ['auto', 'float16', 'bfloat16', 'fp8', 'fp8_e4m3', 'fp8_e5m2', 'fp8_inc', 'fp8_ds_mla', 'nvfp4_ds_mla', 'turboquant_k8v4', 'turboquant_4bit_nc', 'turboquant_k3v4_nc', 'turboquant_3bit_nc', 'octave_k3v4', 'octave_k3v3', 'octave_k3v3_compact', 'ultraquant_4bit', 'int4_per_token_head', 'int8_per_token_head', 'fp8_per_token_head', 'nvfp4', 'nvfp4_4over6']"
+    );
+    // bfloat16 from 0.11; a 16-bit cache equal to the compute dtype is `auto`.
+    assert_eq!(
+        refusal("mode=serve&model=llama-3-8b&max_len=8192&kv_dtype=bf16&precision=fp32&engine_version=0.10.2"),
+        "argument --kv-cache-dtype: invalid choice: 'bfloat16' (choose from 'auto', 'fp8', 'fp8_e4m3', 'fp8_e5m2', 'fp8_inc')"
+    );
+    assert!(
+        plan("mode=serve&model=llama-3-8b&max_len=8192&kv_dtype=bf16&engine_version=0.10.2")
+            .error
+            .is_none()
+    );
+    assert!(
+        plan("mode=serve&model=llama-3-8b&max_len=8192&kv_dtype=fp8&engine_version=0.7.3")
+            .error
+            .is_none()
+    );
+    // int8 per token and head from 0.20.
+    assert!(refusal(
+        "mode=serve&model=llama-3-8b&max_len=8192&kv_dtype=int8&engine_version=0.19.0"
+    )
+    .starts_with("argument --kv-cache-dtype: invalid choice: 'int8' (choose from"));
+    assert!(
+        plan("mode=serve&model=llama-3-8b&max_len=8192&kv_dtype=int8&engine_version=0.20.0")
+            .error
+            .is_none()
+    );
+    // SGLang: fp8_e4m3 from 0.4.2.
+    assert_eq!(
+        refusal("mode=serve&engine=sglang&model=llama-3-8b&max_len=8192&kv_dtype=q4_0"),
+        "argument --kv-cache-dtype: invalid choice: 'q4_0' (choose from 'auto', 'fp8_e5m2', 'fp8_e4m3')"
+    );
+    assert_eq!(
+        refusal("mode=serve&engine=sglang&engine_version=0.4.1&model=llama-3-8b&max_len=8192&kv_dtype=int4"),
+        "argument --kv-cache-dtype: invalid choice: 'int4' (choose from 'auto', 'fp8_e5m2')"
+    );
+    // TensorRT-LLM: named, not refused; llama.cpp takes its own types.
+    assert_eq!(
+        serve_warnings("mode=serve&engine=trtllm&model=llama-3-8b&max_len=8192&kv_dtype=q4_0"),
+        vec![("kv_dtype", "kv_dtype=q4_0 is not a cache type memfit models for TensorRT-LLM; counted as if TensorRT-LLM had it".to_string())]
+    );
+    assert!(plan(
+        "mode=serve&engine=llamacpp&model=llama-3-8b&quant=q4_k_m&max_len=8192&kv_dtype=q4_0"
+    )
+    .error
+    .is_none());
+}
+
+/// MXFP4 on a dense model: vLLM 0.10.1–0.11.0 refuse at load, 0.11.1+ load the linears
+/// unquantized (a warning), releases before 0.10.1 have no mxfp4 at all (a warning).
+#[test]
+fn mxfp4_on_a_dense_model() {
+    let q = "mode=serve&model=llama-3-8b&max_len=8192&quant=mxfp4";
+    assert_eq!(
+        refusal(&format!("{q}&engine_version=0.10.1")),
+        "NotImplementedError: Mxfp4 linear layer is not implemented"
+    );
+    assert_eq!(
+        serve_warnings(&format!("{q}&engine_version=0.19.0")),
+        vec![("quant", "vLLM 0.19.0 quantises only MoE experts with mxfp4 (gpt-oss-style checkpoints); a dense model's linear layers load unquantized (UnquantizedLinearMethod), but memfit counts them as MXFP4".to_string())]
+    );
+    assert_eq!(
+        serve_warnings(&format!("{q}&engine_version=0.9.2")),
+        vec![("quant", "vLLM 0.9.2 has no mxfp4 quantization (it arrived in 0.10.1, for gpt-oss); counted as if it had".to_string())]
+    );
+    // gpt-oss, its own path: nothing to say.
+    assert!(serve_warnings("mode=serve&model=gpt-oss-20b&max_len=8192&quant=mxfp4").is_empty());
+    assert!(
+        plan("mode=serve&model=gpt-oss-20b&max_len=8192&quant=mxfp4&engine_version=0.10.1")
+            .error
+            .is_none()
+    );
+}
+
+/// A release outside the modelled range is named, with the release whose rules are used
+/// (which the report also carries).
+#[test]
+fn versions_outside_the_modelled_range_are_named() {
+    let w = |q: &str| serve_warnings(&format!("mode=serve&model=llama-3-8b&max_len=8192&{q}"));
+    let one = |m: &str| vec![("engine_version", m.to_string())];
+    assert_eq!(
+        w("engine_version=99.0"),
+        one("memfit models vLLM 0.6.6 to 0.33.x; 99.0.0 is outside that range, so 0.33.0's rules are used")
+    );
+    assert_eq!(
+        w("engine_version=0.2.4"),
+        one("memfit models vLLM 0.6.6 to 0.33.x; 0.2.4 is outside that range, so 0.6.6's rules are used")
+    );
+    assert_eq!(
+        w("engine=sglang&engine_version=0.6.4"),
+        one("memfit models SGLang 0.4.0 to 0.5.x; 0.6.4 is outside that range, so 0.5.3's rules are used")
+    );
+    assert_eq!(
+        w("engine=sglang&engine_version=0.1.0"),
+        one("memfit models SGLang 0.4.0 to 0.5.x; 0.1.0 is outside that range, so 0.4.0's rules are used")
+    );
+    assert!(w("engine_version=0.33.1").is_empty() && w("engine_version=0.6.6").is_empty());
+    let r = plan("mode=serve&model=llama-3-8b&max_len=8192&engine_version=0.2.4").report();
+    assert_eq!(r.engine_version, "0.6.6");
+}
+
+/// A TP size that does not divide the attention heads: vLLM's config check, SGLang's
+/// model assertion.
+#[test]
+fn tp_must_divide_the_heads() {
+    let q = "mode=serve&model=llama-3-8b&max_len=8192&gpus_per_node=3&tp=3";
+    assert_eq!(
+        refusal(q),
+        "Total number of attention heads (32) must be divisible by tensor parallel size (3)."
+    );
+    assert_eq!(
+        refusal(&format!("{q}&engine_version=0.6.6")),
+        "Total number of attention heads (32) must be divisible by tensor parallel size (3)."
+    );
+    assert_eq!(
+        refusal(&format!("{q}&engine=sglang")),
+        "AssertionError (srt/models/llama.py: `assert self.total_num_heads % tp_size == 0`; 32 heads, tp_size 3)"
+    );
+}
+
+/// `gpu_util=1`: vLLM (0.9.1+) refuses to start, the free memory being less than the
+/// whole device; V0 has no such check (a warning); 0.8.0–0.9.0 charge the context inside.
+#[test]
+fn gpu_util_one() {
+    let q = "mode=serve&model=llama-3-8b&max_len=8192&gpu_util=1";
+    assert_eq!(
+        refusal(q),
+        "Free memory on device cuda:0 (78.6/79.19 GiB) on startup is less than desired GPU memory utilization (1.0, 79.19 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."
+    );
+    assert_eq!(
+        refusal(&format!("{q}&engine_version=0.13.0")),
+        "Free memory on device (78.6/79.19 GiB) on startup is less than desired GPU memory utilization (1.0, 79.19 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."
+    );
+    assert!(
+        plan("mode=serve&model=llama-3-8b&max_len=8192&gpu_util=0.99")
+            .error
+            .is_none()
+    );
+    assert_eq!(
+        serve_warnings(&format!("{q}&engine_version=0.7.3")),
+        vec![("gpu_util", "gpu_util=1 leaves no room for the CUDA context (600 MiB) beside vLLM 0.7.3's budget: the V0 engine has no start-up check (0.9.1 added one) and would run out of memory allocating the KV cache or capturing CUDA graphs".to_string())]
+    );
+    assert!(plan(&format!("{q}&engine_version=0.8.5")).error.is_none());
+}
+
+/// V0 (≤ 0.7) refuses in its own words: tokens of the pool against `max_model_len`; no
+/// memory at all without the 0.13+ documentation link.
+#[test]
+fn vllm_v0_refuses_in_its_own_words() {
+    let p = plan(
+        "mode=serve&engine_version=0.6.6&model=llama-3-70b&gpus_per_node=2&tp=2&max_len=1000000",
+    );
+    assert_eq!(
+        p.error.unwrap(),
+        format!("The model's max seq len (1000000) is larger than the maximum number of tokens that can be stored in KV cache ({}). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.", p.tokens)
+    );
+    assert_eq!(
+        super::engines::vllm_v0_too_long(29_000, 23_648),
+        "The model's max seq len (29000) is larger than the maximum number of tokens that can be stored in KV cache (23648). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
+    );
+    assert_eq!(
+        refusal("mode=serve&model=llama-3-70b&max_len=8192&engine_version=0.12.0"),
+        "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
+    );
+    assert_eq!(
+        refusal("mode=serve&model=llama-3-70b&max_len=8192"),
+        "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+    );
+}

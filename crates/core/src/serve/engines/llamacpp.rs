@@ -22,7 +22,7 @@ use super::*;
 /// Llama 3 8B Q4_K_M, max_len 8,192, parallel 1, f16 cache: W_gpu = 4,912,898,048 −
 /// 295,501,824 = 4,617,396,224 B; KV = 8,192·32·4,096 = 1,073,741,824 B (1,024 MiB).
 pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
-    let v = s.serving.version.unwrap_or(newest(Engine::Llamacpp));
+    let v = used_release(s);
     let arch = &p.arch;
     let par = s.serving.parallel.get() as u64;
     let ml = max_len(s);

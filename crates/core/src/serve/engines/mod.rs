@@ -14,43 +14,46 @@ use crate::resolved::Prepared;
 use crate::scenario::{Engine, Layout, Scenario, Version};
 use crate::units::{GIB, MIB};
 #[cfg(test)]
-pub(crate) use vllm::{vllm_too_long, VllmEra};
+pub(crate) use vllm::{vllm_too_long, vllm_v0_too_long, VllmEra};
 
-/// The newest release memfit models per engine (what an empty `engine_version` means).
+/// The newest release memfit models per engine (what an empty `engine_version` means;
+/// declared with the modelled range, [`Engine::modelled`]).
 pub fn newest(e: Engine) -> Version {
-    match e {
-        Engine::Vllm => Version(0, 33, 0),
-        Engine::Sglang => Version(0, 5, 3),
-        Engine::Trtllm => Version(1, 0, 0),
-        Engine::Llamacpp => Version(7300, 0, 0),
+    e.newest()
+}
+
+/// The release whose rules apply ([`Scenario::engine_release`]: inside the modelled range).
+pub(crate) fn used_release(s: &Scenario) -> Version {
+    s.engine_release().unwrap_or_else(|(_, used)| used)
+}
+
+/// Python's `str(round(x, 2))` of `b` bytes in GiB (`58.7`, `3.0`, `12.34`): how vLLM
+/// prints GiB (`format_gib`, and the `GiB` lambdas before it).
+pub(crate) fn py_gib(b: u64) -> String {
+    let x = b as f64 / GIB as f64;
+    let r = (x * 100.0).round() / 100.0;
+    let t = format!("{r:.2}");
+    let t = t.trim_end_matches('0');
+    if t.ends_with('.') {
+        format!("{t}0")
+    } else {
+        t.to_string()
     }
 }
 
-/// The device total `cudaMemGetInfo` reports, where public logs or device queries give
-/// it (smaller than `nvidia-smi memory.total` by what the driver keeps): `(gpu id, MiB·2^20
-/// or bytes)`. Other GPUs: the preset's capacity less 512 MiB.
-///
-/// Source: deviceQuery / `torch.cuda.get_device_properties` output in public files (see
-/// docs/serving.md): H100 80 GB 85,029,158,912 B (79.19 GiB, as vLLM's logs print).
-pub const CUDA_TOTAL: &[(&str, u64)] = &[
-    ("h100-80", 85_029_158_912),
-    ("h100-pcie", 85_029_158_912),
-    ("a100-80", 85_093_777_408),
-    ("a100-40", 40_536 * MIB),
-    ("l40s", 45_589 * MIB),
-    ("rtx4090", 24_563 * MIB),
-    ("h200", 143_156 * MIB),
-];
-
-/// The device total the engine sees (`cudaMemGetInfo`), bytes; `gpu_mem` when set.
-pub(crate) fn device_total(s: &Scenario) -> u64 {
-    if s.cluster.gpu_mem_mib.is_some() {
-        return s.usable_bytes();
-    }
-    CUDA_TOTAL
+/// Python's `repr` of a list of strings, `['auto', 'fp8']`, or argparse's `'auto', 'fp8'`
+/// (`', '.join(map(repr, choices))`, CPython 3.9–3.13.0 `ArgumentParser._check_value`).
+pub(crate) fn py_strs(items: &[&str]) -> String {
+    items
         .iter()
-        .find(|(id, _)| *id == s.cluster.gpu)
-        .map_or(s.usable_bytes().saturating_sub(512 * MIB), |(_, b)| *b)
+        .map(|c| format!("'{c}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The device total the engine sees (`cudaMemGetInfo`), bytes ([`Scenario::cuda_total`]).
+pub(crate) fn device_total(s: &Scenario) -> u64 {
+    s.cuda_total()
 }
 
 /// The weights on one rank: the format's bytes (see [`quant::weights_expr`]) over

@@ -13,7 +13,7 @@ use super::*;
 ///          ≥ 10,240 on GPUs over 60 GiB), cp and bs by the GPU's size; 0.4.x: 0.88/0.87/0.85/0.81/0.79 by t·p
 /// ```
 pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
-    let v = s.serving.version.unwrap_or(newest(Engine::Sglang));
+    let v = used_release(s);
     let total = device_total(s);
     let mfs = s.serving.gpu_util.unwrap_or_else(|| default_mfs(s, l, v));
     // A reserve larger than the device leaves nothing (SGLang then fails to start).
@@ -31,13 +31,14 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         Sym("c_tok", per_token as u128),
         Mul,
     ]);
-    let error = (pl.tokens < ml).then(|| {
+    let refused = kv_cache_dtype_refusal(s, v).or_else(|| heads_vs_tp(&p.arch, l));
+    let error = refused.or_else(|| (pl.tokens < ml).then(|| {
         if kv_bytes == 0 {
             "Not enough memory. Please try to increase --mem-fraction-static.".to_string()
         } else {
             format!("max_total_num_tokens={} is smaller than the context length {ml}: requests are cut to {} tokens", pl.tokens, pl.tokens.saturating_sub(1))
         }
-    });
+    }));
     Plan {
         engine: Engine::Sglang,
         version: v,
@@ -98,4 +99,57 @@ fn default_mfs(s: &Scenario, l: &Layout, v: Version) -> f64 {
         }
         ((g - r) / g * 1000.0).round() / 1000.0
     }
+}
+
+/// `--kv-cache-dtype`'s choices in release `v`.
+///
+/// Source: SGLang `srt/server_args.py` (`choices=["auto", "fp8_e5m2"]` in 0.4.0 and 0.4.1,
+/// `["auto", "fp8_e5m2", "fp8_e4m3"]` from 0.4.2 through 0.5.3; PyPI sdists).
+pub(crate) fn cache_dtypes(v: Version) -> &'static [&'static str] {
+    if v < Version(0, 4, 2) {
+        &["auto", "fp8_e5m2"]
+    } else {
+        &["auto", "fp8_e5m2", "fp8_e4m3"]
+    }
+}
+
+/// SGLang's (argparse's) refusal of a cache dtype it does not have: memfit's `fp8` is
+/// one of SGLang's fp8 types, and a 16- or 32-bit `kv_dtype` equal to the compute dtype is
+/// `auto`; anything else is refused as typed.
+///
+/// Source: SGLang `srt/server_args.py` (`--kv-cache-dtype` choices), CPython
+/// `argparse._check_value` ("invalid choice: %(value)r (choose from %(choices)s)").
+pub(crate) fn kv_cache_dtype_refusal(s: &Scenario, v: Version) -> Option<String> {
+    let d = s.numerics.kv_dtype;
+    let p = s.numerics.precision;
+    let same_width = matches!(
+        d,
+        crate::scenario::Dtype::Bf16 | crate::scenario::Dtype::Fp16 | crate::scenario::Dtype::Fp32
+    ) && d.bits(p) == crate::scenario::Dtype::Auto.bits(p);
+    if matches!(
+        d,
+        crate::scenario::Dtype::Auto | crate::scenario::Dtype::Fp8
+    ) || same_width
+    {
+        return None;
+    }
+    Some(format!(
+        "argument --kv-cache-dtype: invalid choice: '{}' (choose from {})",
+        d.as_str(),
+        py_strs(cache_dtypes(v))
+    ))
+}
+
+/// SGLang's refusal of a tensor-parallel size that does not divide the attention heads: a
+/// bare assertion in the model's attention (no message of its own), quoted with its line.
+///
+/// Source: SGLang `srt/models/llama.py LlamaAttention.__init__` (`assert
+/// self.total_num_heads % tp_size == 0`, 0.4.0–0.5.3; the other model files assert the same).
+pub(crate) fn heads_vs_tp(arch: &Arch, l: &Layout) -> Option<String> {
+    (arch.heads > 0 && l.tp > 0 && arch.heads % l.tp != 0).then(|| {
+        format!(
+            "AssertionError (srt/models/llama.py: `assert self.total_num_heads % tp_size == 0`; {} heads, tp_size {})",
+            arch.heads, l.tp
+        )
+    })
 }

@@ -11,7 +11,7 @@ use super::*;
 /// tokens = ⌈⌊KV / c_tok⌋ / B⌉·B                    B = tokens_per_block (32)
 /// ```
 pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
-    let v = s.serving.version.unwrap_or(newest(Engine::Trtllm));
+    let v = used_release(s);
     let k = s.numerics.precision.compute_bytes();
     let total = device_total(s);
     let f = s.serving.gpu_util.unwrap_or(0.9);
