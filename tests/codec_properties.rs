@@ -10,7 +10,7 @@ use memfit_core::model::{presets, Bias, Mlp, Norm};
 use memfit_core::quant::Quant;
 use memfit_core::scenario::{
     at_least_one, AdamImpl, ArchOverrides, Attn, CeFusion, Convention, Count, Dtype, Engine,
-    Device, Finetune, Fp8Recipe, Framework, Fsdp, GradAcc, HardwareOverrides, Logits, LoraTargets, Loss,
+    Device, Finetune, Fp8Recipe, Framework, Modules, Fsdp, GradAcc, HardwareOverrides, Logits, LoraTargets, Loss,
     Mode, Offload, Optimizer, Precision, Scenario, Schedule, Serving, Solve, Version, Zero,
 };
 use memfit_core::units::Units;
@@ -162,7 +162,8 @@ prop_compose! {
         fp8_recipe in prop::sample::select(Fp8Recipe::ALL.to_vec()),
         device in prop::sample::select(Device::ALL.to_vec()),
         fp8_params in any::<bool>(),
-    ) -> (Quant, Serving, HardwareOverrides, bool, bool, FitColour, CeFusion, Fp8Recipe, Device, bool) {
+        modules in prop::sample::select(Modules::ALL.to_vec()),
+    ) -> (Quant, Serving, HardwareOverrides, bool, bool, FitColour, CeFusion, Fp8Recipe, Device, bool, Modules) {
         (quant, Serving {
             engine,
             version: version.map(|(a, b, c)| Version(a, b, c)),
@@ -172,7 +173,7 @@ prop_compose! {
             max_seqs: max_seqs.map(at_least_one),
             block_size: block_size.map(at_least_one),
             parallel: at_least_one(parallel),
-        }, HardwareOverrides { tflops: hw[0], hbm_bw: hw[1], intra_bw: hw[2], inter_bw: hw[3] }, time, tp_overlap, fitmap, ce_fusion, fp8_recipe, device, fp8_params)
+        }, HardwareOverrides { tflops: hw[0], hbm_bw: hw[1], intra_bw: hw[2], inter_bw: hw[3] }, time, tp_overlap, fitmap, ce_fusion, fp8_recipe, device, fp8_params, modules)
     }
 }
 
@@ -215,7 +216,7 @@ prop_compose! {
                    cuda_ctx_mib: k2.cuda_ctx_mib, nccl_mib: k2.nccl_mib, frag_pct: k2.frag_pct,
                    reduce_bucket: k2.reduce_bucket, allgather_bucket: k2.allgather_bucket,
                    overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, timeline: k2.timeline,
-                   quant: sv.0, serving: sv.1, hardware: sv.2, time: sv.3, tp_overlap: sv.4, fitmap: sv.5, ce_fusion: sv.6, fp8_recipe: sv.7, device: sv.8, fp8_params: sv.9, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
+                   quant: sv.0, serving: sv.1, hardware: sv.2, time: sv.3, tp_overlap: sv.4, fitmap: sv.5, ce_fusion: sv.6, fp8_recipe: sv.7, device: sv.8, fp8_params: sv.9, modules: sv.10, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
             .expect("every count is at least 1")
     }
 }

@@ -208,6 +208,7 @@ const ZERO_INTERNALS: &[&str] = &[
     "fp8_recipe",
     "fp8_params",
     "device",
+    "modules",
 ];
 
 /// Runtime overheads, hardware figures and the accounting convention.

@@ -239,7 +239,7 @@ pub fn pytorch_query(set: &str, run: &Value) -> String {
     let c = &run["config"];
     let style = c["style"].as_str().unwrap_or("llama");
     let base = format!(
-        "model={}&hidden={}&heads={}&kv_heads={}&ffn={}&vocab={}&layers={}&tied={}&framework=pytorch&loss=loop&cuda_ctx=0&frag=0&nccl=0&device=cpu",
+        "model={}&hidden={}&heads={}&kv_heads={}&ffn={}&vocab={}&layers={}&tied={}&framework=pytorch&loss=loop&cuda_ctx=0&frag=0&nccl=0&device=cpu&modules=plain",
         // The harness's GPT-2 blocks use a fused GELU (`nn.GELU(approximate="tanh")`).
         if style == "gpt2" { "gpt2&gelu_ops=0" } else { "llama-2-7b" },
         c["hidden"], c["heads"], c["kv_heads"], c["ffn"], c["vocab"], c["layers"],

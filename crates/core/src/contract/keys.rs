@@ -9,7 +9,7 @@ use crate::gpu::{gpu, GPUS};
 use crate::model::{preset, Bias, Mlp, Norm};
 use crate::quant::Quant;
 use crate::scenario::{
-    AdamImpl, Attn, CeFusion, Convention, Count, Device, Dtype, Engine, Finetune, Fp8Recipe, Framework,
+    AdamImpl, Attn, CeFusion, Convention, Count, Device, Dtype, Modules, Engine, Finetune, Fp8Recipe, Framework,
     Fsdp, GradAcc, Logits, LoraTargets, Loss, Mode, Offload, Optimizer, Precision, Recompute,
     Schedule, Sharding, Solve, Tuning, Version, Zero,
 };
@@ -324,6 +324,7 @@ spelled_field!(
     CeFusion,
     Fp8Recipe,
     Device,
+    Modules,
     Schedule,
     Framework,
     Convention,
@@ -680,6 +681,7 @@ pub const KEYS: &[Key] = &[
     field!("fp8_recipe", scenario.runtime.fp8_recipe, options::<Fp8Recipe>(false), "Transformer Engine's fp8 scaling recipe (`--fp8-recipe`): the casts, amax passes and column-wise copies fp8 training adds (step time; precision=fp8)", "-", "FP8 recipe", "{options}"),
     field!("fp8_params", scenario.runtime.fp8_params, flag("off", "on"), "fp8 training keeps the weights in fp8 (Megatron `--fp8-param-gather`, Megatron-Bridge's fp8 recipes): no 16-bit copy; the fp8 transpose or column-wise copy stays (precision=fp8, framework=megatron)", "-", "FP8 parameters", "`0`, `1`"),
     field!("device", scenario.runtime.device, options::<Device>(false), "where PyTorch runs the kernels (framework=pytorch): `cuda` dispatches SDPA to flash, memory-efficient or math by dtype, GQA, mask and head size, and CUDA autocast runs `pow` in fp32; `cpu` is PyTorch's CPU kernels, as a CPU memory tracker measures them", "-", "Device kernels", "{options}"),
+    field!("modules", scenario.runtime.modules, options::<Modules>(false), "the model code under framework=pytorch: `hf` (transformers classes, whose forward holds the embedding's output and the rotary cos/sin for every layer) or `plain` (a bare module stack, as memfit's own measured harness)", "-", "Model code", "{options}"),
     field!("fitmap", view.fitmap, options::<FitColour>(false), "what colours the fit map's cells", "-", "Fit map colour", "{options}"),
     field!("time", view.time, flag("off", "on"), "add the step time (seconds, tokens/s, MFU and breakdown) to the JSON", "-", "Step time in the JSON", "`0`, `1`"),
     field!("parallel", scenario.serving.parallel, int(1, 4096), "llama.cpp --parallel / OLLAMA_NUM_PARALLEL (sequences sharing the context)", "sequences", "Parallel (llama.cpp)", "{range}"),

@@ -74,6 +74,8 @@ pub struct FlatSettings {
     #[serde(default)]
     pub fp8_params: bool,
     #[serde(default)]
+    pub modules: Modules,
+    #[serde(default)]
     pub fitmap: super::settings::FitColour,
     #[serde(default)]
     pub hardware: HardwareOverrides,
@@ -160,6 +162,7 @@ fn runtime(f: &FlatSettings) -> Runtime {
         fp8_recipe: f.fp8_recipe,
         device: f.device,
         fp8_params: f.fp8_params,
+        modules: f.modules,
     }
 }
 
@@ -313,6 +316,7 @@ impl From<&Settings> for FlatSettings {
             fp8_recipe: s.runtime.fp8_recipe,
             device: s.runtime.device,
             fp8_params: s.runtime.fp8_params,
+            modules: s.runtime.modules,
             gpu: s.cluster.gpu.clone(),
             gpu_mem_mib: s.cluster.gpu_mem_mib,
             convention: s.stack.convention,

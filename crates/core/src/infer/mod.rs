@@ -407,7 +407,7 @@ mod tests {
     #[test]
     fn prefill_workspace_of_the_measured_runs() {
         let work = |q: &str| largest(q, Component::Workspace);
-        let base = "mode=infer&framework=pytorch&batch=2&seq=384&gen=64&precision=fp32&vocab=4096&layers=4&hidden=256&heads=8";
+        let base = "mode=infer&framework=pytorch&modules=plain&batch=2&seq=384&gen=64&precision=fp32&vocab=4096&layers=4&hidden=256&heads=8";
         // Llama shape: measured 10,534,912 − 2·2·448·4·2·32·4 = 8,699,904 = 4·2·384·(3·256 + 3·688).
         let llama = work(&format!(
             "model=llama-2-7b&{base}&kv_heads=2&ffn=688&tied=0"

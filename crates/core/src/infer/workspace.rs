@@ -182,6 +182,45 @@ pub(super) fn moe_width(arch: &Arch) -> (u128, String) {
     )
 }
 
+/// Per-token width of what is alive beside a layer's own tensors at inference, `h_l`: the
+/// layer's input (which the caller still holds), the residual and a norm's output, `3·h`;
+/// and, in a Hugging Face model (framework=pytorch, two layers or more), the embedding's
+/// output and the rotary cos and sin, which the model's forward computes once and holds
+/// for every layer.
+///
+/// # Formula
+/// ```text
+/// h_l = 3·h                          plain modules (`modules=plain`: memfit's own harness),
+///                                    other frameworks
+/// h_l = 3·h + h + [rotary]·2·d       Hugging Face: + inputs_embeds (a local of
+///                                    LlamaModel.forward until it returns) + cos, sin
+/// ```
+/// Source: transformers 5.17 `modeling_llama.py` (`LlamaModel.forward`: `inputs_embeds`,
+/// `position_embeddings = self.rotary_emb(...)` before the layers); the layer-input,
+/// residual and norm terms measured with MemTracker on memfit's own modules
+/// (`tools/measure_pytorch.py`). Found on the CUDA calibration `generate` runs (J01, J02,
+/// J05, J07 were 1.3–3.3 % low by 2.1–2.7·h bytes a prompt token); the CPU tracker's
+/// held-out transformers runs moved from 0.8 % to 0.5 % median with it, untuned.
+///
+/// # Example
+/// Llama 3.2 3B (h = 3,072, d = 128): h_l = 4·3,072 + 256 = 12,544; without the model's
+/// tensors 9,216.
+fn held_width(s: &Scenario, arch: &Arch) -> u128 {
+    let h = arch.hidden as u128;
+    if s.stack.framework != crate::scenario::Framework::Pytorch
+        || s.runtime.modules == crate::scenario::Modules::Plain
+        || arch.layers < 2
+    {
+        return 3 * h;
+    }
+    let rotary = if arch.positions == 0 {
+        2 * arch.head_dim as u128
+    } else {
+        0
+    };
+    4 * h + rotary
+}
+
 /// Per-token width of the MLP's transient tensors at inference, and its text.
 ///
 /// # Formula
@@ -239,7 +278,8 @@ struct WsSyms {
 }
 
 impl WsSyms {
-    /// One layer's moment: `k·b·T·(3h + ⌈w/t⌉)`.
+    /// One layer's moment: `k·b·T·(h_l + ⌈w/t⌉)`, `h_l` the per-token width beside the
+    /// layer's own tensors (`held_width`).
     fn moment(&self, tokens: Tok, w: Tok) -> Expr {
         let WsSyms { k, b, h, t, .. } = *self;
         Expr::new(&[
@@ -248,9 +288,7 @@ impl WsSyms {
             Mul,
             tokens,
             Mul,
-            Num(3),
             h,
-            Mul,
             w,
             t,
             DivCeil,
@@ -368,7 +406,7 @@ pub(super) fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger:
     let sy = WsSyms {
         k: Sym("k", k as u128),
         b: Sym("b", s.workload.batch.get() as u128),
-        h: Sym("h", arch.hidden as u128),
+        h: Sym("h_l", held_width(s, arch)),
         t: Sym("t", t as u128),
         vocab: Sym("V", arch.vocab as u128),
         w_a: Sym("w_a", w_a.0),

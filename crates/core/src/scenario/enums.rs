@@ -429,6 +429,19 @@ spelled! {
 }
 
 spelled! {
+    /// Which model code runs under framework=pytorch: what the model's own forward holds
+    /// beside the layer running (inference's working set).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Modules {
+        /// Hugging Face transformers classes: the forward holds the embedding's output and the rotary cos/sin for every layer.
+        #[default]
+        Hf = "hf", "Hugging Face", "";
+        /// A bare stack of PyTorch modules (memfit's own measured harness): nothing beyond the layer's tensors.
+        Plain = "plain", "plain modules", "nothing held beyond the layer's tensors";
+    }
+}
+
+spelled! {
     /// Whose allocations are modelled.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
     pub enum Framework {

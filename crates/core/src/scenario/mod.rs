@@ -417,6 +417,9 @@ pub struct Runtime {
     /// `--fp8-param-gather`), no 16-bit copy.
     #[serde(default)]
     pub fp8_params: bool,
+    /// `modules`: the model code under framework=pytorch (Hugging Face or plain modules).
+    #[serde(default)]
+    pub modules: Modules,
 }
 
 /// Every input of one estimate.
@@ -527,6 +530,7 @@ impl Default for Scenario {
                 fp8_recipe: Fp8Recipe::Delayed,
                 device: Device::Cuda,
                 fp8_params: false,
+                modules: Modules::Hf,
             },
             serving: Serving::default(),
             hardware: HardwareOverrides::default(),
