@@ -224,7 +224,8 @@ fn held_width(s: &Scenario, arch: &Arch) -> u128 {
 /// Per-token width of the MLP's transient tensors at inference, and its text.
 ///
 /// # Formula
-/// `w_m = m·f`, or `4·f` for a GELU in Python ops (`gelu_ops`): GPT-2's `gelu_new`,
+/// `w_m = m·f`, or `4·f` for a fused gate‖up projection (Phi-3) or a GELU in Python ops
+/// (`gelu_ops`): GPT-2's `gelu_new`,
 /// `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`, peaks at `0.044715·x³` with `x`, `0.5·x`,
 /// `x³` and that product alive.
 ///
@@ -244,6 +245,11 @@ pub(super) fn mlp_width(s: &Scenario, arch: &Arch) -> (u128, String) {
         && s.stack.framework != crate::scenario::Framework::Megatron;
     if python_gelu {
         (4 * f, format!("w_m = 4·f = 4·{f} (gelu_new in Python ops)"))
+    } else if arch.fused_gate_up && arch.mlp == crate::model::Mlp::Swiglu {
+        // Phi-3's gate_up_proj: gate and up are views of one 2·f output, alive with
+        // silu(gate) and the product (the CUDA calibration run J04, Phi-4-mini: −1.7 % with
+        // three f-wide tensors).
+        (4 * f, format!("w_m = 4·f = 4·{f} (fused gate‖up: its 2·f output, silu, the product)"))
     } else {
         let m = arch.mlp.matrices() as u128;
         (m * f, format!("w_m = m·f = {m}·{f}"))
