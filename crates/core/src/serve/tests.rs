@@ -401,3 +401,110 @@ fn vllm_v0_refuses_in_its_own_words() {
         "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
     );
 }
+
+/// Wide expert parallelism (issue 38): DeepSeek-V3 FP8 under vLLM 0.10.1 with
+/// `--data-parallel-size 8 --enable-expert-parallel` on 8 H200s. Each GPU holds 256/8 = 32
+/// routed experts per MoE layer and a full copy of the rest (MLA attention, the three dense
+/// layers, the shared expert, routers, embedding, head), by hand from the preset's breakdown.
+#[test]
+fn vllm_deepseek_v3_wide_ep_by_hand() {
+    let base = "mode=serve&engine=vllm&engine_version=0.10.1&model=deepseek-v3&quant=fp8&gpu=h200&gpus_per_node=8&tp=1&dp=8";
+    // Routed experts: 58 MoE layers · 256 experts · 3 matrices of 7,168 × 2,048, each an
+    // fp8 byte per weight and one fp32 scale.
+    let routed = 58 * 256 * 3 * 7168 * 2048 + 4 * (58 * 256 * 3);
+    assert_eq!(routed, 653_908_948_992_u64);
+    // Without EP every GPU loads all of it: Ψ_q = 669,065,609,216 fp8 weights in 45,032
+    // matrices, Ψ_r = 1,960,795,136 parameters (embedding, head, routers, norms) in bf16.
+    let all = 669_065_609_216 + 4 * 45_032 + 2 * 1_960_795_136_u64;
+    let p0 = plan(&format!("{base}&ep=1"));
+    assert_eq!(p0.weights.eval(), all); // 626.8 GiB
+    assert!(p0.error.is_some());
+    let p = plan(&format!("{base}&ep=8"));
+    let w = (all - routed) + routed * 32 / 256;
+    assert_eq!(w, 100_817_049_248); // 93.9 GiB
+    assert_eq!(p.weights.eval(), w);
+    // KV per DP rank: its own requests' MLA latent, 61 layers · (512 + 64) · 2 B.
+    assert_eq!(p.per_token, 61 * 576 * 2);
+    // The all-to-all's NCCL communicator over 8 NVSwitch GPUs: NVLS buffers as for TP.
+    assert_eq!(p.non_torch.eval(), 256 * MIB + 1894 * MIB);
+    let budget = p.budget; // 0.90 of the H200's cudaMemGetInfo total
+    assert_eq!(budget, 135_098_951_270);
+    let kv = budget - w - p.activation.eval() - p.non_torch.eval();
+    assert_eq!(p.blocks, kv / (64 * 61 * 576 * 2));
+    assert!(p.error.is_none(), "{:?}", p.error);
+    assert!(p.concurrency > 2.0);
+}
+
+/// Qwen3-235B-A22B in bf16, vLLM 0.10.1, TP 1 × DP 8 with EP: 128/8 = 16 experts per
+/// layer on each GPU.
+#[test]
+fn vllm_qwen3_235b_wide_ep_by_hand() {
+    let p = plan("mode=serve&engine=vllm&engine_version=0.10.1&model=qwen3-235b-a22b&gpu=h200&gpus_per_node=8&tp=1&dp=8&ep=8");
+    // 94 layers · 128 experts · 3 · 4,096 · 1,536 routed parameters of 235,093,634,560.
+    let routed = 2 * 94 * 128 * 3 * 4096 * 1536_u64;
+    let all = 2 * 235_093_634_560_u64;
+    let rope = 40_960 * 128 * 2;
+    assert_eq!(p.weights.eval(), all - routed + routed / 8 + rope);
+    assert_eq!(p.weights.eval(), 72_779_062_272);
+    // Four KV heads on each rank (TP 1): 94 · 2 · 4 · 128 · 2 B.
+    assert_eq!(p.per_token, 94 * 2 * 4 * 128 * 2);
+    assert!(p.error.is_none());
+}
+
+/// The remainder rule: vLLM 0.10.0's last rank takes every expert left over, 0.10.1+
+/// spreads it over the first ranks (Qwen3-235B's 128 experts over TP 2 × DP 3 = 6).
+#[test]
+fn vllm_ep_remainder_by_release() {
+    let q = |v| {
+        let (x, _) = decode(&format!("mode=serve&engine=vllm&engine_version={v}&model=qwen3-235b-a22b&gpu=h200&gpus_per_node=6&tp=2&dp=3&ep=6"));
+        let s = &x.scenario;
+        super::engines::expert_split(s, &s.arch(), &s.layout(), s.engine_release().unwrap())
+    };
+    assert_eq!(q("0.10.0").unwrap().local, 128 - 5 * 21);
+    assert_eq!(q("0.10.1").unwrap().local, 22);
+    assert_eq!(q("0.10.1").unwrap().ranks, 6);
+    // Before 0.8.0 there is no --enable-expert-parallel: argparse refuses it.
+    let p = plan("mode=serve&engine=vllm&engine_version=0.7.3&model=qwen3-235b-a22b&gpu=h200&gpus_per_node=8&tp=1&dp=8&ep=8");
+    assert_eq!(
+        p.error.as_deref(),
+        Some("unrecognized arguments: --enable-expert-parallel")
+    );
+}
+
+/// SGLang: `--tp 8 --dp 8 --enable-dp-attention --ep-size 8` is memfit's tp=1, dp=8, ep=8;
+/// an EP size that does not divide the experts trips the MoE layer's assertion.
+#[test]
+fn sglang_ep() {
+    let p = plan("mode=serve&engine=sglang&engine_version=0.5.3&model=deepseek-v3&quant=fp8&gpu=h200&gpus_per_node=8&tp=1&dp=8&ep=8");
+    assert_eq!(p.weights.eval(), 100_817_049_248);
+    assert!(p.error.is_none(), "{:?}", p.error);
+    let (x, _) = decode("mode=serve&engine=sglang&engine_version=0.5.3&model=qwen3-235b-a22b&gpu=h200&gpus_per_node=6&tp=1&dp=6&ep=6");
+    let s = &x.scenario;
+    let p = Plan::of(s, &Prepared::of(s), &s.layout());
+    assert!(p
+        .error
+        .unwrap()
+        .contains("assert num_experts % self.moe_ep_size == 0"));
+    let p = plan("mode=serve&engine=sglang&engine_version=0.4.0&model=qwen3-235b-a22b&gpu=h200&gpus_per_node=8&tp=1&dp=8&ep=8");
+    assert_eq!(
+        p.error.as_deref(),
+        Some("unrecognized arguments: --ep-size 8")
+    );
+}
+
+/// A dense model with ep = 8: the named warning, and the weights as without EP.
+#[test]
+fn ep_on_a_dense_model_warns() {
+    let q =
+        "mode=serve&engine=vllm&engine_version=0.10.1&model=llama-3-8b&gpus_per_node=8&tp=1&dp=8";
+    let (x, _) = decode(&format!("{q}&ep=8"));
+    let s = &x.scenario;
+    assert!(s
+        .problems()
+        .iter()
+        .any(|(k, m)| *k == "ep" && m.contains("needs a mixture-of-experts model")));
+    assert_eq!(
+        plan(&format!("{q}&ep=8")).weights.eval(),
+        plan(q).weights.eval()
+    );
+}

@@ -66,6 +66,228 @@ pub fn weights_expr(s: &Scenario, p: &Prepared, l: &Layout) -> Expr {
     w.then(&[Sym("t", l.tp as u128), Sym("p", l.pp as u128), Mul, DivCeil])
 }
 
+/// Expert parallelism as the engine applies it: the routed experts spread over `ranks`
+/// GPUs, each expert cut `expert_tp` ways inside its rank, `local` experts (per MoE layer)
+/// on the most loaded rank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ExpertSplit {
+    /// EP ranks the routed experts are spread over.
+    pub ranks: u32,
+    /// Tensor parallelism of one expert inside its rank.
+    pub expert_tp: u32,
+    /// Routed experts per MoE layer on the most loaded rank.
+    pub local: u32,
+}
+
+/// vLLM's `--enable-expert-parallel` first release (not in 0.7.3's `arg_utils.py`).
+pub(crate) const VLLM_EP_FROM: Version = Version(0, 8, 0);
+/// vLLM's even split of a remainder (the first `E mod EP` ranks take one more); before it,
+/// the last rank took every expert left over.
+pub(crate) const VLLM_EP_EVEN_FROM: Version = Version(0, 10, 1);
+/// SGLang's `--ep-size` first release (not in 0.4.0's `server_args.py`).
+pub(crate) const SGLANG_EP_FROM: Version = Version(0, 4, 1);
+
+/// How release `v` of the engine spreads the routed experts when `ep > 1` on a mixture
+/// (`None`: no expert parallelism, every rank holds every expert ÷ TP).
+///
+/// # Formula
+/// ```text
+/// vLLM (--enable-expert-parallel, 0.8.0+):  EP = t·d,  t_e = 1,
+///     E_r = ⌈E/EP⌉ (0.10.1+)   or   E − (EP−1)·⌊E/EP⌋ (0.8.0–0.10.0: the last rank takes the rest)
+/// SGLang (--ep-size ep, 0.4.1+; --tp t·d with --enable-dp-attention --dp d):
+///     EP = ep,  t_e = t·d/ep,  E_r = E/ep
+/// ```
+/// vLLM ignores the value of `ep`: `--enable-expert-parallel` spreads the experts over
+/// every DP × TP rank; with `t·d = 1` it does nothing.
+///
+/// Source: vLLM `model_executor/layers/fused_moe/layer.py` (`FusedMoE.__init__`:
+/// `ep_size = tp_size · dp_size`, `determine_expert_map`: "Any remaining are assigned to
+/// the last rank" 0.8.0–0.10.0, `base_experts + 1 if ep_rank < remainder` 0.10.1–0.19)
+/// and `fused_moe/config.py FusedMoEParallelConfig.make` (0.9.2–0.33.0, `ep_size =
+/// tp_size` after `flatten_tp_across_dp`; sdists 0.8.0, 0.8.5, 0.9.2, 0.10.0, 0.10.1,
+/// 0.10.2, 0.11.0, 0.12.0, 0.19.0, 0.33.0); SGLang
+/// `srt/layers/moe/fused_moe_triton/layer.py` (`assert num_experts % self.moe_ep_size ==
+/// 0`, `num_local_experts = num_experts // moe_ep_size`, `intermediate_size //
+/// moe_tp_size`; sgl-project/sglang 008d7d0e), `srt/server_args.py` (`--ep-size` from
+/// 0.4.1, sdists 0.4.0–0.5.3).
+///
+/// # Example
+/// DeepSeek-V3 (256 experts), vLLM 0.10.1, t = 1, d = 8: EP = 8, 32 experts per layer on
+/// each GPU; 0.10.0 with t·d = 6: the last rank holds 256 − 5·42 = 46.
+pub(crate) fn expert_split(
+    s: &Scenario,
+    arch: &Arch,
+    l: &Layout,
+    v: Version,
+) -> Option<ExpertSplit> {
+    let ep = s.parallel.ep.get();
+    let e = arch.experts;
+    if e == 0 || ep <= 1 {
+        return None;
+    }
+    match s.serving.engine {
+        Engine::Vllm => {
+            let ranks = l.tp.saturating_mul(l.dp);
+            if v < VLLM_EP_FROM || ranks <= 1 {
+                return None;
+            }
+            let local = if v >= VLLM_EP_EVEN_FROM {
+                e.div_ceil(ranks)
+            } else {
+                e - (ranks - 1).saturating_mul(e / ranks).min(e)
+            };
+            Some(ExpertSplit {
+                ranks,
+                expert_tp: 1,
+                local,
+            })
+        }
+        Engine::Sglang => {
+            let tp = l.tp.saturating_mul(l.dp);
+            if v < SGLANG_EP_FROM || tp % ep != 0 || e % ep != 0 {
+                return None;
+            }
+            Some(ExpertSplit {
+                ranks: ep,
+                expert_tp: tp / ep,
+                local: e / ep,
+            })
+        }
+        Engine::Trtllm | Engine::Llamacpp => None,
+    }
+}
+
+/// What the engine says to `ep > 1` on a mixture that it cannot run: the flag unknown to
+/// the release (argparse's "unrecognized arguments"), or SGLang's checks of the EP size
+/// against its TP size (`t·d` with DP attention) and the experts.
+///
+/// Source: CPython `argparse.ArgumentParser.parse_args` ("unrecognized arguments: %s");
+/// vLLM `engine/arg_utils.py` (no `--enable-expert-parallel` in 0.7.3); SGLang
+/// `srt/server_args.py` (no `--ep-size` in 0.4.0), its model config's block-quantisation
+/// check ("tp_size … must be divisible by ep_size …") and
+/// `fused_moe_triton/layer.py` (`assert num_experts % self.moe_ep_size == 0`).
+pub(crate) fn expert_refusal(s: &Scenario, arch: &Arch, l: &Layout, v: Version) -> Option<String> {
+    let ep = s.parallel.ep.get();
+    let e = arch.experts;
+    if e == 0 || ep <= 1 {
+        return None;
+    }
+    match s.serving.engine {
+        Engine::Vllm if v < VLLM_EP_FROM => {
+            Some("unrecognized arguments: --enable-expert-parallel".to_string())
+        }
+        Engine::Sglang if v < SGLANG_EP_FROM => {
+            Some(format!("unrecognized arguments: --ep-size {ep}"))
+        }
+        Engine::Sglang => {
+            let tp = l.tp.saturating_mul(l.dp);
+            if tp % ep != 0 {
+                Some(format!("tp_size {tp} must be divisible by ep_size {ep}"))
+            } else if e % ep != 0 {
+                Some(format!("AssertionError (srt/layers/moe/fused_moe_triton/layer.py: `assert num_experts % self.moe_ep_size == 0`; {e} experts, ep_size {ep})"))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Bytes of the routed experts in the weights' format (what EP divides): the format's
+/// layout of the routed tensors alone (their share of `Ψ_q`, `M`, `R`, `G`, `B`), or for an
+/// unquantised or group-quantised checkpoint the routed parameters' share of the bytes.
+///
+/// # Formula
+/// ```text
+/// W_e = layout(shares(E_2) − shares(E)) with Ψ_r = 0     (E_2 = 2E: what doubling the experts adds)
+/// W_e = ⌊W·Ψ_e/Ψ⌋                                     (quant=none, int8g, int4g)
+/// ```
+/// The routers (`h × E`, kept in the compute dtype) stay with the replicated rest.
+///
+/// # Example
+/// DeepSeek-V3 in fp8: Ψ_e = 58·256·3·7,168·2,048 = 653,908,770,816 and M = 58·256·3 =
+/// 44,544 scales of 4 B: W_e = 653,908,948,992 B.
+pub(crate) fn routed_bytes(s: &Scenario, p: &Prepared) -> u64 {
+    let arch = &p.arch;
+    if arch.experts == 0 {
+        return 0;
+    }
+    let q = s.numerics.quant;
+    match q {
+        quant::Quant::None | quant::Quant::Int8G | quant::Quant::Int4G => {
+            let (w, _) = crate::infer::format_weights(s, arch, p.psi);
+            let psi = p.psi.max(1) as u128;
+            sat(w.eval() as u128 * arch.routed_expert_params().min(p.psi) as u128 / psi)
+        }
+        _ => {
+            let g = s.numerics.quant_group.get();
+            let one = quant::shares(arch, q, g);
+            let mut doubled = arch.clone();
+            doubled.experts = arch.experts.saturating_mul(2);
+            let two = quant::shares(&doubled, q, g);
+            let routed = quant::Shares {
+                elements: two.elements - one.elements,
+                matrices: two.matrices - one.matrices,
+                rows: two.rows - one.rows,
+                groups: two.groups - one.groups,
+                blocks: two.blocks - one.blocks,
+                gguf_bytes: two.gguf_bytes.saturating_sub(one.gguf_bytes),
+                gguf_embd: 0,
+                gguf_mix: Vec::new(),
+                rest: 0,
+            };
+            let k = s.numerics.precision.compute_bytes();
+            quant::weights_expr(q, &routed, k, s.double_quant()).eval()
+        }
+    }
+}
+
+/// The weights on one rank: [`weights_expr`] without expert parallelism; with it, the
+/// replicated rest over the rank's `t·p` and the routed experts of the most loaded EP
+/// rank over `t_e·p`.
+///
+/// # Formula
+/// ```text
+/// W = ⌈W_o / (t·p)⌉ + ⌈W_e·E_r / (E·t_e·p)⌉,   W_o = W_format − W_e
+/// ```
+/// `W_o` attention, embeddings, head, dense layers, shared experts, routers and norms,
+/// replicated on every DP rank (÷ TP inside it); `W_e` the routed experts
+/// ([`routed_bytes`]), `E_r`, `t_e` from [`expert_split`].
+///
+/// # Example
+/// DeepSeek-V3 fp8, vLLM, t = 1, d = 8: W_format = 672,987,379,616, W_e =
+/// 653,908,948,992, so W_o = 19,078,430,624 and W = W_o + W_e·32/256 = 100,817,049,248 B
+/// (93.9 GiB, against 626.8 GiB without EP).
+pub(crate) fn serve_weights(
+    s: &Scenario,
+    p: &Prepared,
+    l: &Layout,
+    split: Option<ExpertSplit>,
+) -> Expr {
+    let Some(x) = split else {
+        return weights_expr(s, p, l);
+    };
+    let all = weights_expr(s, p, &Layout { tp: 1, pp: 1, ..*l }).eval();
+    let we = routed_bytes(s, p).min(all);
+    Expr::new(&[
+        Sym("W_o", (all - we) as u128),
+        Sym("t", l.tp as u128),
+        Sym("p", l.pp as u128),
+        Mul,
+        DivCeil,
+        Sym("W_e", we as u128),
+        Sym("E_r", x.local as u128),
+        Mul,
+        Sym("E", p.arch.experts as u128),
+        Sym("t_e", x.expert_tp as u128),
+        Mul,
+        Sym("p", l.pp as u128),
+        Mul,
+        DivCeil,
+        Add,
+    ])
+}
+
 /// The context a request may use: `max_len`, else the model's, else `seq + gen`.
 fn max_len(s: &Scenario) -> u64 {
     s.serving
@@ -216,6 +438,7 @@ pub(crate) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
 }
 
 const SRC_WEIGHTS: &str = "the format's layout (quant), ÷ t·p; vLLM adds the rotary cos/sin cache";
+const SRC_WEIGHTS_EP: &str = "expert parallelism: the routed experts of the most loaded EP rank (vLLM fused_moe/layer.py determine_expert_map, EP = TP·DP; SGLang fused_moe_triton/layer.py, --ep-size), the rest ÷ t·p on every DP rank";
 
 /// Bytes per logit the sampler's dummy pass holds at its peak: the fp32 logits (4) and
 /// the top-k/top-p sort's fp32 values (4) and int64 indices (8).

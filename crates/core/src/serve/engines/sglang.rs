@@ -15,11 +15,15 @@ use super::*;
 pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let v = used_release(s);
     let total = device_total(s);
-    let mfs = s.serving.gpu_util.unwrap_or_else(|| default_mfs(s, l, v));
+    let split = expert_split(s, &p.arch, l, v);
+    let mfs = s
+        .serving
+        .gpu_util
+        .unwrap_or_else(|| default_mfs(s, l, v, split.is_some()));
     // A reserve larger than the device leaves nothing (SGLang then fails to start).
     let mfs = mfs.clamp(0.0, 1.0);
     let free = total.saturating_sub(s.runtime.cuda_ctx_mib as u64 * MIB);
-    let weights = weights_expr(s, p, l);
+    let weights = serve_weights(s, p, l, split);
     let w = weights.eval();
     let reserve = ((free as f64 * (1.0 - mfs)) as u64).min(free);
     let kv_bytes = free.saturating_sub(w).saturating_sub(reserve);
@@ -31,7 +35,9 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         Sym("c_tok", per_token as u128),
         Mul,
     ]);
-    let refused = kv_cache_dtype_refusal(s, v).or_else(|| heads_vs_tp(&p.arch, l));
+    let refused = kv_cache_dtype_refusal(s, v)
+        .or_else(|| expert_refusal(s, &p.arch, l, v))
+        .or_else(|| heads_vs_tp(&p.arch, l));
     let error = refused.or_else(|| (pl.tokens < ml).then(|| {
         if kv_bytes == 0 {
             "Not enough memory. Please try to increase --mem-fraction-static.".to_string()
@@ -57,7 +63,18 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         concurrency: pl.concurrency,
         max_len_fit: pl.fit,
         error,
-        sources: SOURCES,
+        sources: if split.is_some() {
+            [
+                SRC_WEIGHTS_EP,
+                SOURCES[1],
+                SOURCES[2],
+                SOURCES[3],
+                SOURCES[4],
+                SOURCES[5],
+            ]
+        } else {
+            SOURCES
+        },
     }
 }
 
@@ -71,9 +88,18 @@ const SOURCES: [&str; 6] = [
 ];
 
 /// `mem_fraction_static`'s default for release `v` on this GPU and layout (the `mfs
-/// default` lines of [`plan`]'s formula).
-fn default_mfs(s: &Scenario, l: &Layout, v: Version) -> f64 {
+/// default` lines of [`plan`]'s formula). With expert parallelism over DP attention
+/// SGLang's `--tp` is every GPU of the server, `t·d` (the DP ranks split it).
+fn default_mfs(s: &Scenario, l: &Layout, v: Version, dp_attention: bool) -> f64 {
     let smi = s.usable_bytes() / MIB;
+    let l = &Layout {
+        tp: if dp_attention {
+            l.tp.saturating_mul(l.dp)
+        } else {
+            l.tp
+        },
+        ..*l
+    };
     let tp = l.tp as f64 * l.pp as f64;
     if v < Version(0, 4, 10) {
         match l.tp.saturating_mul(l.pp) {

@@ -76,9 +76,10 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         product.floor()
     } as u64;
     let ml = max_len(s);
-    let weights = weights(s, p, l);
+    let split = expert_split(s, arch, l, v);
+    let weights = weights(s, p, l, split);
     let activation = profile_peak(s, arch, l, era, ml);
-    let (non_torch, graphs) = non_torch(s, l, era);
+    let (non_torch, graphs) = non_torch(s, l, era, split);
     let used = [&weights, &activation, &non_torch, &graphs]
         .iter()
         .fold(0u64, |a, e| a.saturating_add(e.eval()));
@@ -142,7 +143,18 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         concurrency: pl.concurrency,
         max_len_fit: pl.fit,
         error,
-        sources: SOURCES,
+        sources: if split.is_some() {
+            [
+                SRC_WEIGHTS_EP,
+                SOURCES[1],
+                SOURCES[2],
+                SOURCES[3],
+                SOURCES[4],
+                SOURCES[5],
+            ]
+        } else {
+            SOURCES
+        },
     }
 }
 
@@ -155,9 +167,11 @@ const SOURCES: [&str; 6] = [
     "the CUDA context and NCCL set up before vLLM's baseline snapshot",
 ];
 
-/// The weights as vLLM loads them: the format's bytes on the rank, the rotary cos/sin
-/// cache `P·d·k` (P the model's context) and MXFP4's padding (`W` in [`plan`]'s formula).
-fn weights(s: &Scenario, p: &Prepared, l: &Layout) -> Expr {
+/// The weights as vLLM loads them: the format's bytes on the rank (with expert
+/// parallelism, [`serve_weights`]), the rotary cos/sin cache `P·d·k` (P the model's
+/// context) and MXFP4's padding (`W` in [`plan`]'s formula; under EP each rank's whole
+/// experts are padded, `W_pad(t = 1)·E_r/E`).
+fn weights(s: &Scenario, p: &Prepared, l: &Layout, split: Option<ExpertSplit>) -> Expr {
     let arch = &p.arch;
     let ctx = model_context(&s.model.preset).unwrap_or(0) as u64;
     let k = s.numerics.precision.compute_bytes();
@@ -166,10 +180,16 @@ fn weights(s: &Scenario, p: &Prepared, l: &Layout) -> Expr {
     } else {
         0
     };
-    weights_expr(s, p, l).then(&[
+    let pad = match split {
+        Some(x) => {
+            sat(mxfp4_padding(s, arch, 1) as u128 * x.local as u128 / arch.experts.max(1) as u128)
+        }
+        None => mxfp4_padding(s, arch, l.tp),
+    };
+    serve_weights(s, p, l, split).then(&[
         Sym("P·d·k", rope as u128),
         Add,
-        Sym("W_pad", mxfp4_padding(s, arch, l.tp) as u128),
+        Sym("W_pad", pad as u128),
         Add,
     ])
 }
@@ -221,13 +241,15 @@ fn profile_peak(s: &Scenario, arch: &Arch, l: &Layout, era: VllmEra, ml: u64) ->
 }
 
 /// Non-torch memory `N_t` (with the CUDA context 0.8.0–0.9.0) and the CUDA graphs' `G`
-/// (from 0.20), as vLLM subtracts them (see [`plan`]).
-fn non_torch(s: &Scenario, l: &Layout, era: VllmEra) -> (Expr, Expr) {
+/// (from 0.20), as vLLM subtracts them (see [`plan`]). Expert parallelism's all-to-all
+/// runs over the EP group's NCCL communicator, so with EP the NVLS buffers are counted as
+/// for TP (an assumption: no public wide-EP log states its non-torch memory).
+fn non_torch(s: &Scenario, l: &Layout, era: VllmEra, split: Option<ExpertSplit>) -> (Expr, Expr) {
     let nvls = matches!(
         s.cluster.gpu.as_str(),
         "h100-80" | "h200" | "gh200" | "b200-180" | "b200-192"
     );
-    let nccl = if (l.tp > 1 || l.pp > 1) && nvls {
+    let nccl = if (l.tp > 1 || l.pp > 1 || split.is_some()) && nvls {
         NON_TORCH_NCCL
     } else {
         0
@@ -249,6 +271,9 @@ fn non_torch(s: &Scenario, l: &Layout, era: VllmEra) -> (Expr, Expr) {
 /// on a dense model).
 fn refusal(s: &Scenario, arch: &Arch, l: &Layout, v: Version, total: u64) -> Option<String> {
     if let Some(e) = kv_cache_dtype_refusal(s, v) {
+        return Some(e);
+    }
+    if let Some(e) = expert_refusal(s, arch, l, v) {
         return Some(e);
     }
     if arch.heads > 0 && l.tp > 0 && arch.heads % l.tp != 0 {
