@@ -9,9 +9,10 @@ use memfit_core::megatron::Recompute;
 use memfit_core::model::{presets, Bias, Mlp, Norm};
 use memfit_core::quant::Quant;
 use memfit_core::scenario::{
-    at_least_one, AdamImpl, ArchOverrides, Attn, CeFusion, Convention, Count, Dtype, Engine,
-    Device, Finetune, Fp8Recipe, Framework, Modules, Fsdp, GradAcc, HardwareOverrides, Logits, LoraTargets, Loss,
-    Mode, Offload, Optimizer, Precision, Scenario, Schedule, Serving, Solve, Version, Zero,
+    at_least_one, AdamImpl, ArchOverrides, Attn, CeFusion, Convention, Count, Device, Dtype,
+    Engine, Finetune, Fp8Recipe, Framework, Fsdp, GradAcc, HardwareOverrides, Logits, LoraTargets,
+    Loss, Mode, Modules, Offload, Optimizer, Precision, Scenario, Schedule, Serving, Solve,
+    Version, Zero,
 };
 use memfit_core::units::Units;
 use proptest::prelude::*;

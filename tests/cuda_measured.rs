@@ -30,8 +30,14 @@ fn estimate(r: &Value, query: &str) -> Estimate {
 /// The calibration bound of a run and why it is wider than 1 %.
 fn bound(id: &str) -> (f64, &'static str) {
     match id {
-        "C11" => (0.03, "Phi-4-mini −2.1 %: 1.57 GiB beyond the fused qkv view, not yet found"),
-        "C15" => (0.02, "LoRA on every linear with checkpointing +1.3 %, not yet found"),
+        "C11" => (
+            0.03,
+            "Phi-4-mini −2.1 %: 1.57 GiB beyond the fused qkv view, not yet found",
+        ),
+        "C15" => (
+            0.02,
+            "LoRA on every linear with checkpointing +1.3 %, not yet found",
+        ),
         "J03" => (0.03, "generate: Gemma 3 1B −2.2 %, not yet found"),
         _ if id.starts_with('J') => (0.02, ""),
         _ => (0.01, ""),
@@ -47,8 +53,17 @@ fn check(part: &str, file: &str, query: fn(&Value) -> String, peak: fn(&Value) -
         let meas = peak(r) as f64;
         let err = (e.allocated_bytes as f64 - meas) / meas;
         let (b, why) = bound(id);
-        eprintln!("{part} {id}: {q}: memfit {} measured {meas} ({:+.2} %) {why}", e.allocated_bytes, err * 100.0);
-        assert!(err.abs() <= b, "{id}: {:+.2} % beyond ±{:.0} % ({why}): {q}", err * 100.0, b * 100.0);
+        eprintln!(
+            "{part} {id}: {q}: memfit {} measured {meas} ({:+.2} %) {why}",
+            e.allocated_bytes,
+            err * 100.0
+        );
+        assert!(
+            err.abs() <= b,
+            "{id}: {:+.2} % beyond ±{:.0} % ({why}): {q}",
+            err * 100.0,
+            b * 100.0
+        );
         errs.push(err.abs());
     }
     errs
@@ -63,7 +78,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// within its calibration bound; the median of all within 0.5 %.
 #[test]
 fn training_peaks_on_cuda_within_calibration_bounds() {
-    let errs = check("train", "train.jsonl", train_query, |r| r["iters"][1]["peak"].as_u64().unwrap());
+    let errs = check("train", "train.jsonl", train_query, |r| {
+        r["iters"][1]["peak"].as_u64().unwrap()
+    });
     assert_eq!(errs.len(), 24);
     let m = median(errs);
     eprintln!("train: median |error| {:.2} %", m * 100.0);
@@ -73,7 +90,9 @@ fn training_peaks_on_cuda_within_calibration_bounds() {
 /// Every `generate` run's peak within its calibration bound.
 #[test]
 fn generate_peaks_on_cuda_within_calibration_bounds() {
-    let errs = check("infer", "infer.jsonl", infer_query, |r| r["peak"].as_u64().unwrap());
+    let errs = check("infer", "infer.jsonl", infer_query, |r| {
+        r["peak"].as_u64().unwrap()
+    });
     assert_eq!(errs.len(), 8);
 }
 
@@ -114,7 +133,10 @@ fn mask_bias_is_one_bf16_square_per_layer() {
     let gap = with - without;
     // At the peak (inside the backward) the first layers' tensors are alive, so at least the
     // 32 biases and at most the biases and every layer's repeated K/V separate the two.
-    assert!(gap >= bias && gap <= bias + kv, "gap {gap}, bias {bias}, K/V {kv}");
+    assert!(
+        gap >= bias && gap <= bias + kv,
+        "gap {gap}, bias {bias}, K/V {kv}"
+    );
 }
 
 /// `generate` over a sliding window (J06: Mistral 7B, 32 layers windowed to 4,096, a 16,384-

@@ -354,9 +354,16 @@ fn deepspeed_prefetch_is_capped_by_max_live_parameters() {
 fn megatron_main_grad_in_16_bits() {
     let q = "framework=megatron&gpus_per_node=1";
     assert_eq!(est(q).gpu_bytes_of(Component::Gradients), 4 * PSI);
-    assert_eq!(est(&format!("{q}&grad_acc_dtype=main16")).gpu_bytes_of(Component::Gradients), 2 * PSI);
+    assert_eq!(
+        est(&format!("{q}&grad_acc_dtype=main16")).gpu_bytes_of(Component::Gradients),
+        2 * PSI
+    );
     let (_, e) = estimate_query("grad_acc_dtype=main16");
-    assert!(e.warnings.iter().any(|w| w.key == "grad_acc_dtype"), "{:?}", e.warnings);
+    assert!(
+        e.warnings.iter().any(|w| w.key == "grad_acc_dtype"),
+        "{:?}",
+        e.warnings
+    );
     assert_eq!(e.gpu_bytes_of(Component::Gradients), 2 * PSI);
 }
 
@@ -374,7 +381,11 @@ fn fp8_parameters_drop_the_16_bit_copy() {
         est(q).gpu_bytes_of(Component::MasterWeights)
     );
     let (_, e) = estimate_query("framework=megatron&fp8_params=1");
-    assert!(e.warnings.iter().any(|w| w.key == "fp8_params"), "{:?}", e.warnings);
+    assert!(
+        e.warnings.iter().any(|w| w.key == "fp8_params"),
+        "{:?}",
+        e.warnings
+    );
     assert_eq!(e.gpu_bytes_of(Component::Weights), 2 * PSI);
 }
 
@@ -396,7 +407,14 @@ fn flash_cross_entropy_under_pytorch() {
             .unwrap()
     };
     let tv: u64 = 4096 * 32_000;
-    assert_eq!(bwd(q) - bwd(&format!("{q}&ce_fusion=flash")), 12 * tv - 2 * tv * 2);
+    assert_eq!(
+        bwd(q) - bwd(&format!("{q}&ce_fusion=flash")),
+        12 * tv - 2 * tv * 2
+    );
     let (_, e) = estimate_query("framework=megatron&ce_fusion=flash");
-    assert!(e.warnings.iter().any(|w| w.key == "ce_fusion"), "{:?}", e.warnings);
+    assert!(
+        e.warnings.iter().any(|w| w.key == "ce_fusion"),
+        "{:?}",
+        e.warnings
+    );
 }

@@ -108,7 +108,10 @@ fn cross_entropy_kernels_by_hand() {
     let (x, w) = decode("model=llama-3-8b&framework=pytorch&ce_fusion=te");
     let report = memfit_core::contract::report::estimate_with(&x.scenario, &w);
     let text = serde_json::to_string(&report).unwrap();
-    assert!(text.contains("ce_fusion=native and te are Megatron's"), "{text}");
+    assert!(
+        text.contains("ce_fusion=native and te are Megatron's"),
+        "{text}"
+    );
     let p = Prepared::of(&x.scenario);
     let plain = decode("model=llama-3-8b&framework=pytorch").0;
     assert_eq!(
@@ -184,11 +187,21 @@ fn every_published_run_that_ran_fits_or_names_why() {
         let e = memfit_core::estimate::estimate(&x.scenario);
         let r = row(&c.id);
         if r["memory_keys"].is_string() || r["ce_fusion"] == "flash" {
-            assert!(r["memory_source"].as_str().is_some_and(|s| s.len() > 40), "{}: no source", c.id);
+            assert!(
+                r["memory_source"].as_str().is_some_and(|s| s.len() > 40),
+                "{}: no source",
+                c.id
+            );
         }
         if !e.fits {
             let why = r["memory_unmodelled"].as_str().unwrap_or("");
-            assert!(why.len() > 40, "{} ran but memfit says it does not fit ({} B): {}", c.id, e.per_gpu_bytes, c.query);
+            assert!(
+                why.len() > 40,
+                "{} ran but memfit says it does not fit ({} B): {}",
+                c.id,
+                e.per_gpu_bytes,
+                c.query
+            );
             named.push(c.id.clone());
         }
     }

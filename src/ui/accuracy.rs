@@ -7,8 +7,8 @@
 use leptos::prelude::*;
 
 use crate::present::{
-    cuda_summary, hf_summary, parse_accuracy, published_summary, pytorch_summary, step_summary, value_text,
-    Accuracy, AccuracyRow,
+    cuda_summary, hf_summary, parse_accuracy, published_summary, pytorch_summary, step_summary,
+    value_text, Accuracy, AccuracyRow,
 };
 
 /// Where the panel's tables stand.

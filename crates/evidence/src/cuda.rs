@@ -98,7 +98,12 @@ impl CudaRow {
 }
 
 /// One file of runs: its kind, its text, how a run's keys are built and where its peak is.
-type Part = (&'static str, &'static str, fn(&Value) -> String, fn(&Value) -> Option<u64>);
+type Part = (
+    &'static str,
+    &'static str,
+    fn(&Value) -> String,
+    fn(&Value) -> Option<u64>,
+);
 
 /// Every run that ran (the out-of-memory runs have no config) compared; runs whose
 /// settings cannot be built are returned beside, with why.
@@ -106,7 +111,9 @@ pub fn rows() -> (Vec<CudaRow>, Vec<(String, String)>) {
     let mut out = Vec::new();
     let mut failed = Vec::new();
     let parts: [Part; 2] = [
-        ("train", TRAIN, train_keys, |r| r["iters"][1]["peak"].as_u64()),
+        ("train", TRAIN, train_keys, |r| {
+            r["iters"][1]["peak"].as_u64()
+        }),
         ("generate", INFER, infer_keys, |r| r["peak"].as_u64()),
     ];
     for (kind, text, keys, peak) in parts {

@@ -161,7 +161,10 @@ fn lora_layer(s: &Scenario, arch: &Arch, x: &Shape, targets: LoraTargets, v: &mu
         };
         v.push(adapter_name(t), form);
     }
-    v.push("MLP intermediates (frozen: all but down's input)", MLP_FROZEN);
+    v.push(
+        "MLP intermediates (frozen: all but down's input)",
+        MLP_FROZEN,
+    );
 }
 
 /// The ledger's name of a LoRA adapter's saved tensors.
@@ -187,10 +190,16 @@ fn attention_core_terms(s: &Scenario, arch: &Arch, x: &Shape, v: &mut Terms) {
     let selective = s.activations.recompute == Recompute::Selective;
     let kernel = sdpa_kernel(s, arch, x);
     if kernel == Some(SdpaKernel::Efficient { masked: true }) {
-        v.push("attention mask as a float bias (SDPA, memory-efficient)", MASK_BIAS);
+        v.push(
+            "attention mask as a float bias (SDPA, memory-efficient)",
+            MASK_BIAS,
+        );
     }
     if arch.fused_qkv && fused_view_saved(arch, kernel) {
-        v.push("fused qkv output held by v's view (q, k parts)", FUSED_QKV_HELD);
+        v.push(
+            "fused qkv output held by v's view (q, k parts)",
+            FUSED_QKV_HELD,
+        );
     }
     match saved_attn(s, arch, x) {
         Attn::Flash | Attn::Sdpa | Attn::Flash1 => v.push("log-sum-exp", LSE),

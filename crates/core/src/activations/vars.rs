@@ -160,9 +160,8 @@ pub fn vars(s: &Scenario, arch: &Arch, x: &Shape) -> Vals {
     v[28] = if held_by_loop(s) { x.k } else { 0 };
     v[29] = match s.finetune {
         crate::scenario::Tuning::Full => 0,
-        crate::scenario::Tuning::Lora { rank, .. } | crate::scenario::Tuning::Qlora { rank, .. } => {
-            rank.get() as u128
-        }
+        crate::scenario::Tuning::Lora { rank, .. }
+        | crate::scenario::Tuning::Qlora { rank, .. } => rank.get() as u128,
     };
     v[30] = if s.numerics.precision.has_master() {
         x.k

@@ -9,9 +9,9 @@ use crate::gpu::{gpu, GPUS};
 use crate::model::{preset, Bias, Mlp, Norm};
 use crate::quant::Quant;
 use crate::scenario::{
-    AdamImpl, Attn, CeFusion, Convention, Count, Device, Dtype, Modules, Engine, Finetune, Fp8Recipe, Framework,
-    Fsdp, GradAcc, Logits, LoraTargets, Loss, Mode, Offload, Optimizer, Precision, Recompute,
-    Schedule, Sharding, Solve, Tuning, Version, Zero,
+    AdamImpl, Attn, CeFusion, Convention, Count, Device, Dtype, Engine, Finetune, Fp8Recipe,
+    Framework, Fsdp, GradAcc, Logits, LoraTargets, Loss, Mode, Modules, Offload, Optimizer,
+    Precision, Recompute, Schedule, Sharding, Solve, Tuning, Version, Zero,
 };
 use crate::spelling::{Spelled, Spelling};
 use crate::units::Units;

@@ -207,7 +207,16 @@ fn sliding_mask_item(s: &Scenario, ledger: &mut Ledger) {
     let (comp, gpu) = (Component::Workspace, Location::Gpu);
     let note = "the boolean sliding-window mask, b·1·s·s";
     let src = "transformers 5.17 masking_utils.sdpa_mask (one mask for the windowed layers, held through the forward)";
-    ledger.push_expr(&[Phase::Prefill], Mech::SlidingMask, comp, gpu, &e, note, String::new, src);
+    ledger.push_expr(
+        &[Phase::Prefill],
+        Mech::SlidingMask,
+        comp,
+        gpu,
+        &e,
+        note,
+        String::new,
+        src,
+    );
 }
 
 /// The KV cache at the end of prefill (`T = s`) and of decoding (`T = s + n`); see
@@ -274,7 +283,16 @@ fn kv_cache_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mut Ledger
     let pre = [Phase::Prefill];
     if view {
         let note = "T = s; the windowed layers' cache a view of the whole prompt's K/V";
-        ledger.push_expr(&pre, mech, comp, gpu, &kv(seq, true), note, ctx, SRC_KV_VIEW);
+        ledger.push_expr(
+            &pre,
+            mech,
+            comp,
+            gpu,
+            &kv(seq, true),
+            note,
+            ctx,
+            SRC_KV_VIEW,
+        );
         sliding_mask_item(s, ledger);
     } else {
         ledger.push_expr(&pre, mech, comp, gpu, &kv(seq, false), "T = s", ctx, SRC_KV);

@@ -249,7 +249,10 @@ pub(super) fn mlp_width(s: &Scenario, arch: &Arch) -> (u128, String) {
         // Phi-3's gate_up_proj: gate and up are views of one 2·f output, alive with
         // silu(gate) and the product (the CUDA calibration run J04, Phi-4-mini: −1.7 % with
         // three f-wide tensors).
-        (4 * f, format!("w_m = 4·f = 4·{f} (fused gate‖up: its 2·f output, silu, the product)"))
+        (
+            4 * f,
+            format!("w_m = 4·f = 4·{f} (fused gate‖up: its 2·f output, silu, the product)"),
+        )
     } else {
         let m = arch.mlp.matrices() as u128;
         (m * f, format!("w_m = m·f = {m}·{f}"))
@@ -288,19 +291,7 @@ impl WsSyms {
     /// layer's own tensors (`held_width`).
     fn moment(&self, tokens: Tok, w: Tok) -> Expr {
         let WsSyms { k, b, h, t, .. } = *self;
-        Expr::new(&[
-            k,
-            b,
-            Mul,
-            tokens,
-            Mul,
-            h,
-            w,
-            t,
-            DivCeil,
-            Add,
-            Mul,
-        ])
+        Expr::new(&[k, b, Mul, tokens, Mul, h, w, t, DivCeil, Add, Mul])
     }
 
     /// One layer's two moments, the attention's with its eager scores and the MLP's with

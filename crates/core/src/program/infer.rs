@@ -51,7 +51,14 @@ pub(crate) fn run<S: Sink>(items: &[Item], layers: u32, gen: u32, sink: &mut S) 
     // Hugging Face's sliding-window mask: built before the first layer, freed after the last.
     let mask = bytes(Mech::SlidingMask);
     let (pf, ws) = (StepPhase::Prefill, Component::Workspace);
-    add(pf, None, ws, Mech::SlidingMask, mask, "build the sliding-window mask");
+    add(
+        pf,
+        None,
+        ws,
+        Mech::SlidingMask,
+        mask,
+        "build the sliding-window mask",
+    );
     prefill(&mut add, kv_prompt, bytes(Mech::PrefillWorkspace), layers);
     add(pf, None, ws, Mech::SlidingMask, -mask, "free the mask");
     let grow = bytes(Mech::KvDecode) - kv_prompt;

@@ -280,7 +280,8 @@ impl Scenario {
                 ));
             }
         }
-        if self.numerics.grad_acc == GradAcc::Main16 && self.stack.framework != Framework::Megatron {
+        if self.numerics.grad_acc == GradAcc::Main16 && self.stack.framework != Framework::Megatron
+        {
             out.push((
                 "grad_acc_dtype",
                 "grad_acc_dtype=main16 is Megatron's 16-bit main_grad (framework=megatron); counted as compute".to_string(),

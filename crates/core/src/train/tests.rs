@@ -9,7 +9,8 @@ use super::*;
 #[test]
 fn full_width_backward_moments_by_hand() {
     // The harness computes the loss from logits it holds (`loss=loop`).
-    let q = "model=llama-2-7b&layers=2&framework=pytorch&loss=loop&cuda_ctx=0&frag=0&nccl=0&device=cpu\
+    let q =
+        "model=llama-2-7b&layers=2&framework=pytorch&loss=loop&cuda_ctx=0&frag=0&nccl=0&device=cpu\
              &precision=fp32&optimizer=sgd&batch=1&seq=2048&attn=";
     let peak = |attn: &str| {
         let (s, w) = crate::contract::query::decode(&format!("{q}{attn}"));
