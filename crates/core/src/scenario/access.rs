@@ -408,16 +408,21 @@ impl Scenario {
         }
     }
     /// Expert parallelism against the experts and the data-parallel ranks.
+    /// Serving follows the engine's rules instead of the two divisibility checks: vLLM and
+    /// SGLang carve EP from the `t·d` GPUs of TP × DP, not from `dp·cp` (vLLM's size is
+    /// `t·d` whatever `ep` says, SGLang refuses an `ep` not dividing `t·d` or the experts),
+    /// TensorRT-LLM and llama.cpp ignore `ep` ([`Scenario::serve_problems`]).
     fn expert_problems(&self, arch: &Arch, l: &Layout, out: &mut Vec<(&'static str, String)>) {
         let ep = self.parallel.ep.get();
-        if arch.experts > 0 && arch.experts % ep != 0 {
+        let engine_rules = self.workload.mode == Mode::Serve;
+        if arch.experts > 0 && arch.experts % ep != 0 && !engine_rules {
             out.push((
                 "ep",
                 format!("ep = {ep} does not divide the {} experts", arch.experts),
             ));
         }
         let dp_ranks = l.dp as u64 * l.cp as u64;
-        if arch.experts > 0 && ep > 1 && dp_ranks % ep as u64 != 0 {
+        if arch.experts > 0 && ep > 1 && dp_ranks % ep as u64 != 0 && !engine_rules {
             out.push((
                 "ep",
                 format!(
@@ -558,6 +563,8 @@ pub const CUDA_TOTAL: &[(&str, u64)] = &[
 
 /// vLLM's first V1 release (the V0 engine is ≤ 0.7).
 pub const VLLM_V1_FROM: Version = Version(0, 8, 0);
+/// vLLM's `--enable-expert-parallel` first release (not in 0.7.3's `arg_utils.py`).
+pub const VLLM_EP_FROM: Version = Version(0, 8, 0);
 /// vLLM's first release with `--quantization mxfp4` (gpt-oss).
 ///
 /// Source: vLLM sdists 0.10.0 (no `quantization/mxfp4.py`) and 0.10.1 (`Mxfp4Config`).
@@ -697,6 +704,7 @@ impl Scenario {
                 ));
             }
         }
+        self.serve_ep_problems(arch, v, &mut out);
         let d = self.numerics.kv_dtype;
         if e == Engine::Trtllm && (d.is_ggml() || d.is_integer()) {
             out.push((
@@ -705,5 +713,40 @@ impl Scenario {
             ));
         }
         out
+    }
+    /// `ep > 1` on a mixture of experts as each engine reads it: vLLM's EP size is `t·d`
+    /// whatever `ep` says (`--enable-expert-parallel` is a switch; with `t·d = 1` it does
+    /// nothing), TensorRT-LLM's and llama.cpp's expert parallelism is not modelled.
+    ///
+    /// Source: vLLM `model_executor/layers/fused_moe/layer.py` (`ep_size = tp_size ·
+    /// dp_size`) and `fused_moe/config.py FusedMoEParallelConfig.make` (the serving
+    /// engines' `expert_split`).
+    fn serve_ep_problems(&self, arch: &Arch, v: Version, out: &mut Vec<(&'static str, String)>) {
+        let ep = self.parallel.ep.get();
+        if arch.experts == 0 || ep <= 1 {
+            return;
+        }
+        let l = self.layout();
+        let td = l.tp as u64 * l.dp as u64;
+        match self.serving.engine {
+            Engine::Vllm if v >= VLLM_EP_FROM => {
+                if td <= 1 {
+                    out.push((
+                        "ep",
+                        format!("vLLM's expert parallelism spreads the experts over tp·dp = 1 GPU, so it does nothing: ep = {ep} ignored, counted without expert parallelism"),
+                    ));
+                } else if td != ep as u64 {
+                    out.push((
+                        "ep",
+                        format!("vLLM's EP size is tp·dp = {td} whenever --enable-expert-parallel is on (ep only switches it on): counted with EP = {td}, not ep = {ep}"),
+                    ));
+                }
+            }
+            Engine::Trtllm | Engine::Llamacpp => out.push((
+                "ep",
+                format!("expert parallelism is not modelled for {}: ep = {ep} ignored, every GPU holds every expert ÷ tp", self.serving.engine.label()),
+            )),
+            _ => {}
+        }
     }
 }

@@ -508,3 +508,51 @@ fn ep_on_a_dense_model_warns() {
         plan(q).weights.eval()
     );
 }
+
+/// `ep` as each engine reads it (issue 38): vLLM's EP size is tp·dp whatever `ep` says,
+/// TensorRT-LLM and llama.cpp ignore it, and the training checks against `dp·cp` are not
+/// applied to serving (vLLM TP 2 × EP 2 on one DP rank is a valid start-up).
+#[test]
+fn ep_warnings_per_engine() {
+    let moe = "mode=serve&model=qwen3-30b-a3b&gpus_per_node=8";
+    let ep = |q: &str| -> Vec<String> {
+        serve_warnings(q)
+            .into_iter()
+            .filter(|(k, _)| *k == "ep")
+            .map(|(_, m)| m)
+            .collect()
+    };
+    // vLLM, tp 2 × dp 2 = 4 ranks, ep = 8: the value used is 4.
+    assert_eq!(
+        ep(&format!("{moe}&engine=vllm&tp=2&dp=2&ep=8")),
+        ["vLLM's EP size is tp·dp = 4 whenever --enable-expert-parallel is on (ep only switches it on): counted with EP = 4, not ep = 8"]
+    );
+    // ep = tp·dp: nothing to say.
+    assert!(ep(&format!("{moe}&engine=vllm&tp=2&dp=2&ep=4")).is_empty());
+    // tp·dp = 1: nothing to spread.
+    assert_eq!(
+        ep(&format!("{moe}&engine=vllm&tp=1&dp=1&ep=2")),
+        ["vLLM's expert parallelism spreads the experts over tp·dp = 1 GPU, so it does nothing: ep = 2 ignored, counted without expert parallelism"]
+    );
+    for (engine, label) in [("trtllm", "TensorRT-LLM"), ("llamacpp", "llama.cpp")] {
+        assert_eq!(
+            ep(&format!("{moe}&engine={engine}&tp=2&dp=1&ep=2")),
+            [format!("expert parallelism is not modelled for {label}: ep = 2 ignored, every GPU holds every expert ÷ tp")]
+        );
+    }
+    // vLLM TP 2 × EP 2 on one DP rank: no training-style "ep does not divide dp·cp".
+    let (x, _) = decode(&format!("{moe}&engine=vllm&tp=2&dp=1&ep=2"));
+    let s = &x.scenario;
+    assert!(
+        s.problems().iter().all(|(k, _)| *k != "ep"),
+        "{:?}",
+        s.problems()
+    );
+    // …whereas training still checks it.
+    let (x, _) = decode("model=qwen3-30b-a3b&gpus_per_node=8&tp=2&dp=1&ep=2");
+    assert!(x
+        .scenario
+        .problems()
+        .iter()
+        .any(|(k, m)| *k == "ep" && m.contains("does not divide the 1 data-parallel ranks")));
+}

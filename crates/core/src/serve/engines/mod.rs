@@ -79,8 +79,7 @@ pub(crate) struct ExpertSplit {
     pub local: u32,
 }
 
-/// vLLM's `--enable-expert-parallel` first release (not in 0.7.3's `arg_utils.py`).
-pub(crate) const VLLM_EP_FROM: Version = Version(0, 8, 0);
+pub(crate) use crate::scenario::VLLM_EP_FROM;
 /// vLLM's even split of a remainder (the first `E mod EP` ranks take one more); before it,
 /// the last rank took every expert left over.
 pub(crate) const VLLM_EP_EVEN_FROM: Version = Version(0, 10, 1);
