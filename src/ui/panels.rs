@@ -250,7 +250,7 @@ pub fn ZeroPanel(settings: RwSignal<Settings>) -> impl IntoView {
 }
 
 /// The serving engine's keys, in the form's order.
-const SERVING: [&str; 8] = [
+const SERVING: [&str; 9] = [
     "engine",
     "engine_version",
     "gpu_util",
@@ -259,6 +259,7 @@ const SERVING: [&str; 8] = [
     "max_seqs",
     "block_size",
     "parallel",
+    "ctx_per",
 ];
 
 /// The serving engine and its knobs (shown with `mode=serve`).

@@ -9,9 +9,9 @@ use crate::gpu::{gpu, GPUS};
 use crate::model::{preset, Bias, Mlp, Norm};
 use crate::quant::Quant;
 use crate::scenario::{
-    AdamImpl, Attn, CeFusion, Convention, Count, Device, Dtype, Engine, Finetune, Fp8Recipe,
-    Framework, Fsdp, GradAcc, Logits, LoraTargets, Loss, Mode, Modules, Offload, Optimizer,
-    Precision, Recompute, Schedule, Sharding, Solve, Tuning, Version, Zero,
+    AdamImpl, Attn, CeFusion, Convention, Count, CtxPer, Device, Dtype, Engine, Finetune,
+    Fp8Recipe, Framework, Fsdp, GradAcc, Logits, LoraTargets, Loss, Mode, Modules, Offload,
+    Optimizer, Precision, Recompute, Schedule, Sharding, Solve, Tuning, Version, Zero,
 };
 use crate::spelling::{Spelled, Spelling};
 use crate::units::Units;
@@ -325,6 +325,7 @@ spelled_field!(
     Fp8Recipe,
     Device,
     Modules,
+    CtxPer,
     Schedule,
     Framework,
     Convention,
@@ -684,7 +685,8 @@ pub const KEYS: &[Key] = &[
     field!("modules", scenario.runtime.modules, options::<Modules>(false), "the model code under framework=pytorch: `hf` (transformers classes, whose forward holds the embedding's output and the rotary cos/sin for every layer) or `plain` (a bare module stack, as memfit's own measured harness)", "-", "Model code", "{options}"),
     field!("fitmap", view.fitmap, options::<FitColour>(false), "what colours the fit map's cells", "-", "Fit map colour", "{options}"),
     field!("time", view.time, flag("off", "on"), "add the step time (seconds, tokens/s, MFU and breakdown) to the JSON", "-", "Step time in the JSON", "`0`, `1`"),
-    field!("parallel", scenario.serving.parallel, int(1, 4096), "llama.cpp --parallel / OLLAMA_NUM_PARALLEL (sequences sharing the context)", "sequences", "Parallel (llama.cpp)", "{range}"),
+    field!("parallel", scenario.serving.parallel, int(1, 4096), "llama.cpp --parallel / OLLAMA_NUM_PARALLEL (sequences served at once; `ctx_per` says whether each gets `max_len` or they share it)", "sequences", "Parallel (llama.cpp)", "{range}"),
+    field!("ctx_per", scenario.serving.ctx_per, options::<CtxPer>(false), "what llama.cpp's `max_len` is with `parallel` sequences: each sequence's context (Ollama's num_ctx: the cache holds max_len·parallel tokens) or the total the slots share (llama-server's -c: max_len tokens, max_len/parallel per slot)", "-", "Context per (llama.cpp)", "{options}"),
 ];
 
 /// The key named `name`.

@@ -526,6 +526,19 @@ spelled! {
     }
 }
 
+spelled! {
+    /// How llama.cpp's `max_len` meets `parallel`: Ollama gives each of its parallel
+    /// sequences the whole context, llama-server splits its `-c` among the slots.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum CtxPer {
+        /// Ollama: `max_len` is `num_ctx`, each of the `OLLAMA_NUM_PARALLEL` sequences gets it (`n_ctx = max_len·parallel`).
+        #[default]
+        Sequence = "sequence", "each sequence (Ollama)", "Ollama: each of the `parallel` sequences gets `max_len`, n_ctx = max_len·parallel";
+        /// llama-server: `max_len` is `-c` (n_ctx), split among the `-np` slots (`n_ctx / parallel` each).
+        Total = "total", "shared (llama-server)", "llama-server: `max_len` is `-c`, shared by the `-np` slots, n_ctx/parallel each";
+    }
+}
+
 /// An engine release, `major.minor[.patch]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Version(pub u16, pub u16, pub u16);

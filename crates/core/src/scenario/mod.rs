@@ -264,8 +264,12 @@ pub struct Serving {
     pub max_seqs: Option<Count>,
     /// `block_size`: tokens per KV block (page).
     pub block_size: Option<Count>,
-    /// `parallel`: llama.cpp `--parallel` / `OLLAMA_NUM_PARALLEL` (sequences sharing n_ctx).
+    /// `parallel`: llama.cpp `--parallel` / `OLLAMA_NUM_PARALLEL` (sequences at once).
     pub parallel: Count,
+    /// `ctx_per`: whether `max_len` is each sequence's context (Ollama) or the total that
+    /// the `parallel` slots share (llama-server's `-c`).
+    #[serde(default)]
+    pub ctx_per: CtxPer,
 }
 
 impl Default for Serving {
@@ -279,6 +283,7 @@ impl Default for Serving {
             max_seqs: None,
             block_size: None,
             parallel: count(1),
+            ctx_per: CtxPer::Sequence,
         }
     }
 }

@@ -556,3 +556,33 @@ fn ep_warnings_per_engine() {
         .iter()
         .any(|(k, m)| *k == "ep" && m.contains("does not divide the 1 data-parallel ranks")));
 }
+
+/// llama.cpp's two conventions for `parallel` (issue 38): Ollama's `OLLAMA_NUM_PARALLEL=4`
+/// with `num_ctx` 8,192 gives each sequence 8,192 tokens (n_ctx 32,768), llama-server's
+/// `-c 8192 -np 4` splits 8,192 among 4 slots. Llama 3 8B Q4_K_M, f16 cache: 32 layers ×
+/// 4,096 B a token.
+#[test]
+fn llamacpp_ctx_per_sequence_or_total() {
+    let q = "mode=serve&engine=llamacpp&model=llama-3-8b&quant=q4_k_m&max_len=8192&parallel=4";
+    let ollama = plan(q);
+    assert_eq!(ollama.tokens, 32_768);
+    assert_eq!(ollama.kv.eval(), 32_768 * 32 * 4096); // 4,096 MiB
+    assert_eq!(ollama.kv.eval(), 4096 * MIB);
+    assert_eq!((ollama.max_len, ollama.concurrency), (8192, 4.0));
+    // An old link (no ctx_per) decodes to the same plan as ctx_per=sequence.
+    assert_eq!(plan(&format!("{q}&ctx_per=sequence")), ollama);
+    let server = plan(&format!("{q}&ctx_per=total"));
+    assert_eq!(server.tokens, 8192);
+    assert_eq!(server.kv.eval(), 1024 * MIB); // llama-server's log: 1024.00 MiB
+    assert_eq!((server.max_len, server.concurrency), (2048, 4.0));
+    assert_eq!(server.weights.eval(), ollama.weights.eval());
+    // The longest context that fits: Ollama's per sequence, llama-server's per slot.
+    let cells = |p: &Plan| {
+        (p.budget - p.weights.eval() - p.activation.eval() - p.outside.eval()) / p.per_token
+    };
+    assert_eq!(ollama.max_len_fit, cells(&ollama) / 4 / 256 * 256);
+    assert_eq!(server.max_len_fit, cells(&server) / 256 * 256 / 4);
+    // parallel = 1: the two conventions agree.
+    let one = "mode=serve&engine=llamacpp&model=llama-3-8b&quant=q4_k_m&max_len=8192";
+    assert_eq!(plan(&format!("{one}&ctx_per=total")), plan(one));
+}

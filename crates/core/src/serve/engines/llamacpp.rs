@@ -1,6 +1,7 @@
 //! llama.cpp's (and Ollama's) start-up: the GGUF's weights, the padded context, the compute buffer.
 
 use super::*;
+use crate::scenario::CtxPer;
 
 /// llama.cpp: the GGUF weights on the GPU, a KV cache of `n_ctx` cells, a compute buffer.
 ///
@@ -8,7 +9,9 @@ use super::*;
 /// ```text
 /// W_gpu  = (W_gguf + 4·Ψ_r − [untied]·W_embd) / t    (token_embd stays in host memory; a tied
 ///                                                     head loads its copy on the GPU)
-/// n_ctx  = ⌈max_len · parallel / 256⌉·256            (Ollama: -c num_ctx·OLLAMA_NUM_PARALLEL)
+/// n_ctx  = ⌈max_len · parallel / 256⌉·256            (ctx_per=sequence, Ollama: -c num_ctx·OLLAMA_NUM_PARALLEL)
+///        = ⌈max_len / 256⌉·256                       (ctx_per=total, llama-server -c max_len -np parallel;
+///                                                     each slot holds n_slot = ⌊n_ctx / parallel⌋)
 /// KV     = n_ctx·L_full·c_layer + n_swa·L_w·c_layer,  n_swa = ⌈min(n_ctx, W·parallel + n_ub)/256⌉·256
 /// C      = 4·n_ub·(V + h)                             (the compute buffer with flash attention, the
 ///                                                     default on CUDA: f32 logits of a micro-batch and
@@ -16,11 +19,16 @@ use super::*;
 /// ```
 /// Source: llama.cpp `llama_context` (`GGML_PAD(n_ctx, 256)`, PR #17046), `llama_kv_cache`
 /// and `llama_kv_cache_iswa` (ec98e2002), `llama_model_loader` (token_embd on the CPU
-/// buffer); Ollama `llm/llama_server.go` (`-c NumCtx·numParallel`).
+/// buffer); Ollama `llm/llama_server.go` (`-c NumCtx·numParallel`; later `llm/server.go`,
+/// `KvSize: opts.NumCtx * numParallel`); llama-server `examples/server/server.cpp` (later
+/// `tools/server/`: `n_ctx_slot = n_ctx / params.n_parallel`, the context created with
+/// `-c` cells; ggerganov/llama.cpp).
 ///
 /// # Example
 /// Llama 3 8B Q4_K_M, max_len 8,192, parallel 1, f16 cache: W_gpu = 4,912,898,048 −
 /// 295,501,824 = 4,617,396,224 B; KV = 8,192·32·4,096 = 1,073,741,824 B (1,024 MiB).
+/// With parallel 4: Ollama 32,768 cells, 4,096 MiB; llama-server `-c 8192 -np 4`
+/// (ctx_per=total) 8,192 cells, 1,024 MiB, 2,048 tokens per slot.
 pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let v = used_release(s);
     let arch = &p.arch;
@@ -28,7 +36,14 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let ml = max_len(s);
     let n_ub = s.serving.max_batched_tokens.map_or(512, |c| c.get() as u64);
     let pad = |n: u64| n.div_ceil(256).saturating_mul(256);
-    let n_ctx = pad(ml.saturating_mul(par));
+    let shared = s.serving.ctx_per == CtxPer::Total;
+    let n_ctx = if shared {
+        pad(ml)
+    } else {
+        pad(ml.saturating_mul(par))
+    };
+    // The longest request one sequence may hold: max_len, or its slot of the shared n_ctx.
+    let seq_len = if shared { n_ctx / par.max(1) } else { ml };
     let weights = gpu_weights(s, p, l);
     let f = KvFormat::of(s.numerics.kv_dtype, s.numerics.precision);
     let (full, windowed) = stage_layers(arch, l.tp);
@@ -63,7 +78,12 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         + ctx as u128
         + row as u128 * windowed as u128 * swa_cells as u128);
     let used = sat(fixed as u128 + row as u128 * full as u128 * n_ctx as u128);
-    let fit = total.saturating_sub(fixed) / per_token.max(1) / par.max(1) / 256 * 256;
+    let cells = total.saturating_sub(fixed) / per_token.max(1);
+    let fit = if shared {
+        cells / 256 * 256 / par.max(1)
+    } else {
+        cells / par.max(1) / 256 * 256
+    };
     let error = (used > total).then(|| {
         format!(
             "cudaMalloc failed: out of memory — needs {} GiB of the device's {} GiB",
@@ -85,8 +105,8 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         block_size: 1,
         blocks: n_ctx,
         tokens: n_ctx,
-        max_len: ml,
-        concurrency: n_ctx as f64 / ml.max(1) as f64,
+        max_len: seq_len,
+        concurrency: n_ctx as f64 / seq_len.max(1) as f64,
         max_len_fit: fit,
         error,
         sources: SOURCES,
