@@ -55,6 +55,22 @@ pub struct ServeReport {
     /// The engine's own error when one request of `max_len` does not fit.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
+    /// llama.cpp: the model file's weights (every tensor once; the whole model, not per GPU).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub file_bytes: Option<u64>,
+    /// llama.cpp: what the process keeps in host memory (`token_embd`; the whole process).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub host_bytes: Option<u64>,
+}
+
+/// The model outside the GPUs (llama.cpp): see [`ServeReport::file_bytes`] and
+/// [`ServeReport::host_bytes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostMemory {
+    /// The file's weights.
+    pub file: u64,
+    /// Host memory.
+    pub host: u64,
 }
 
 /// One engine's start-up, every figure per GPU.
@@ -95,6 +111,8 @@ pub struct Plan {
     pub max_len_fit: u64,
     /// The engine's error message, when one request does not fit.
     pub error: Option<String>,
+    /// The file and host memory (llama.cpp; `None` for the other engines).
+    pub host: Option<HostMemory>,
     /// Sources per item: weights, activation, non-torch, graphs, KV, outside.
     pub sources: [&'static str; 6],
 }
@@ -126,6 +144,8 @@ impl Plan {
             max_len_fit: self.max_len_fit,
             max_len: self.max_len,
             error: self.error.clone(),
+            file_bytes: self.host.map(|h| h.file),
+            host_bytes: self.host.map(|h| h.host),
         }
     }
     /// Every figure as a ledger item (GPU, alive while serving).

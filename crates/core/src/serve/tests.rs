@@ -586,3 +586,27 @@ fn llamacpp_ctx_per_sequence_or_total() {
     let one = "mode=serve&engine=llamacpp&model=llama-3-8b&quant=q4_k_m&max_len=8192";
     assert_eq!(plan(&format!("{one}&ctx_per=total")), plan(one));
 }
+
+/// llama.cpp's host side (issue 38): the file's weights and `token_embd`, which stays in
+/// host memory (the `CPU_Mapped model buffer` of 281.81 MiB llama.cpp logs for Llama 3 8B
+/// Q4_K_M); the GPUs hold the rest. Only llama.cpp reports them.
+#[test]
+fn llamacpp_file_and_host_bytes() {
+    let p = plan("mode=serve&engine=llamacpp&model=llama-3-8b&quant=q4_k_m&max_len=8192");
+    let r = p.report();
+    assert_eq!(r.file_bytes, Some(4_912_898_048));
+    assert_eq!(r.host_bytes, Some(295_501_824));
+    assert_eq!(r.weights_bytes, 4_912_898_048 - 295_501_824);
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["file_bytes"], 4_912_898_048_u64);
+    assert_eq!(json["host_bytes"], 295_501_824_u64);
+    // A tied embedding (Llama 3.2 1B, Q8_0): token_embd in host memory and its copy as the
+    // head on the GPU, so the GPU weights are the whole file.
+    let t = plan("mode=serve&engine=llamacpp&model=llama-3.2-1b&quant=q8_0&max_len=8192").report();
+    assert_eq!(t.weights_bytes, t.file_bytes.unwrap());
+    assert_eq!(t.host_bytes, Some(128_256 * 2048 / 32 * 34));
+    // vLLM: neither field.
+    let v = plan("mode=serve&engine=vllm&model=llama-3-8b&max_len=8192").report();
+    let json = serde_json::to_value(&v).unwrap();
+    assert!(json.get("file_bytes").is_none() && json.get("host_bytes").is_none());
+}

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::scenario::CtxPer;
+use crate::serve::HostMemory;
 
 /// llama.cpp: the GGUF weights on the GPU, a KV cache of `n_ctx` cells, a compute buffer.
 ///
@@ -109,6 +110,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         concurrency: n_ctx as f64 / seq_len.max(1) as f64,
         max_len_fit: fit,
         error,
+        host: Some(host_memory(s, p)),
         sources: SOURCES,
     }
 }
@@ -122,19 +124,46 @@ const SOURCES: [&str; 6] = [
     "the CUDA context",
 ];
 
+/// `token_embd`'s bytes in the file's format (`W_embd`).
+fn embd_bytes(s: &Scenario, arch: &crate::model::Arch) -> u64 {
+    let k = s.numerics.precision.compute_bytes();
+    match s.numerics.quant.gguf() {
+        Some(_) => quant::shares(arch, s.numerics.quant, 32).gguf_embd as u64,
+        None => sat(arch.vocab as u128 * arch.hidden as u128 * k as u128),
+    }
+}
+
+/// What the model takes outside the GPUs: the file's weights, and the part of them held in
+/// host memory (the whole process, not per GPU).
+///
+/// # Formula
+/// ```text
+/// file = W_gguf + 4·Ψ_r      (every tensor once, as `W_gpu` counts them before the split)
+/// host = W_embd              (token_embd: the CPU_Mapped model buffer, tied or not; a tied
+///                             head's GPU copy is counted in W_gpu)
+/// ```
+/// Layers left on the CPU (`-ngl` below the layers) and a KV cache kept in host memory
+/// (`--no-kv-offload`) are not modelled: every layer and the cache are on the GPUs.
+///
+/// Source: llama.cpp `llama_model_loader` / `llama_model::load_tensors` (`token_embd` on the
+/// CPU buffer type; the output's `TENSOR_DUPLICATED` copy for a tied head).
+///
+/// # Example
+/// Llama 3 8B Q4_K_M: file 4,912,898,048 B, host 295,501,824 B (281.81 MiB; with every
+/// layer offloaded, llama.cpp's `CPU_Mapped model buffer size` is this `token_embd`).
+fn host_memory(s: &Scenario, p: &Prepared) -> HostMemory {
+    let (w, _) = crate::infer::format_weights(s, &p.arch, p.psi);
+    HostMemory {
+        file: w.eval(),
+        host: embd_bytes(s, &p.arch),
+    }
+}
+
 /// The weights on the GPU: the GGUF's (or the format's) bytes less an untied `token_embd`,
 /// which stays in host memory, over `t` ranks (`W_gpu` in [`plan`]'s formula).
 fn gpu_weights(s: &Scenario, p: &Prepared, l: &Layout) -> Expr {
     let arch = &p.arch;
-    let k = s.numerics.precision.compute_bytes();
-    let embd = if arch.tied {
-        0
-    } else {
-        match s.numerics.quant.gguf() {
-            Some(_) => quant::shares(arch, s.numerics.quant, 32).gguf_embd as u64,
-            None => sat(arch.vocab as u128 * arch.hidden as u128 * k as u128),
-        }
-    };
+    let embd = if arch.tied { 0 } else { embd_bytes(s, arch) };
     let (w, _) = crate::infer::format_weights(s, arch, p.psi);
     w.then(&[
         Sym("W_embd", embd as u128),

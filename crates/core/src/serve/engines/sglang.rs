@@ -63,6 +63,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         concurrency: pl.concurrency,
         max_len_fit: pl.fit,
         error,
+        host: None,
         sources: if split.is_some() {
             [
                 SRC_WEIGHTS_EP,
