@@ -439,6 +439,16 @@ pub(crate) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
 const SRC_WEIGHTS: &str = "the format's layout (quant), ÷ t·p; vLLM adds the rotary cos/sin cache";
 const SRC_WEIGHTS_EP: &str = "expert parallelism: the routed experts of the most loaded EP rank (vLLM fused_moe/layer.py determine_expert_map, EP = TP·DP; SGLang fused_moe_triton/layer.py, --ep-size), the rest ÷ t·p on every DP rank";
 
+/// An engine's item sources, with the weights' naming expert parallelism where the routed
+/// experts are split over EP ranks.
+pub(super) fn ep_sources(base: [&'static str; 6], split: bool) -> [&'static str; 6] {
+    let mut out = base;
+    if split {
+        out[0] = SRC_WEIGHTS_EP;
+    }
+    out
+}
+
 /// Bytes per logit the sampler's dummy pass holds at its peak: the fp32 logits (4) and
 /// the top-k/top-p sort's fp32 values (4) and int64 indices (8).
 ///

@@ -144,18 +144,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         max_len_fit: pl.fit,
         error,
         host: None,
-        sources: if split.is_some() {
-            [
-                SRC_WEIGHTS_EP,
-                SOURCES[1],
-                SOURCES[2],
-                SOURCES[3],
-                SOURCES[4],
-                SOURCES[5],
-            ]
-        } else {
-            SOURCES
-        },
+        sources: ep_sources(SOURCES, split.is_some()),
     }
 }
 
