@@ -9,10 +9,10 @@ use memfit_core::megatron::Recompute;
 use memfit_core::model::{presets, Bias, Mlp, Norm};
 use memfit_core::quant::Quant;
 use memfit_core::scenario::{
-    at_least_one, AdamImpl, ArchOverrides, Attn, CeFusion, Convention, Count, CtxPer, Device, Dtype,
-    Engine, Finetune, Fp8Recipe, Framework, Fsdp, GradAcc, HardwareOverrides, Logits, LoraTargets,
-    Loss, Mode, Modules, Offload, Optimizer, Precision, Scenario, Schedule, Serving, Solve,
-    Version, Zero,
+    at_least_one, AdamImpl, ArchOverrides, Attn, CeFusion, Convention, Count, CtxPer, Device,
+    Dtype, Engine, Finetune, Fp8Recipe, Framework, Fsdp, GradAcc, HardwareOverrides, Logits,
+    LoraTargets, Loss, Mode, Modules, Offload, Optimizer, Precision, Scenario, Schedule, Serving,
+    Solve, Tf32, Version, Zero,
 };
 use memfit_core::units::Units;
 use proptest::prelude::*;
@@ -165,7 +165,8 @@ prop_compose! {
         device in prop::sample::select(Device::ALL.to_vec()),
         fp8_params in any::<bool>(),
         modules in prop::sample::select(Modules::ALL.to_vec()),
-    ) -> (Quant, Serving, HardwareOverrides, bool, bool, FitColour, CeFusion, Fp8Recipe, Device, bool, Modules) {
+        tf32 in prop::sample::select(Tf32::ALL.to_vec()),
+    ) -> (Quant, Serving, HardwareOverrides, bool, bool, FitColour, CeFusion, Fp8Recipe, Device, bool, Modules, Tf32) {
         (quant, Serving {
             engine,
             version: version.map(|(a, b, c)| Version(a, b, c)),
@@ -176,7 +177,7 @@ prop_compose! {
             block_size: block_size.map(at_least_one),
             parallel: at_least_one(parallel),
             ctx_per,
-        }, HardwareOverrides { tflops: hw[0], hbm_bw: hw[1], intra_bw: hw[2], inter_bw: hw[3] }, time, tp_overlap, fitmap, ce_fusion, fp8_recipe, device, fp8_params, modules)
+        }, HardwareOverrides { tflops: hw[0], hbm_bw: hw[1], intra_bw: hw[2], inter_bw: hw[3] }, time, tp_overlap, fitmap, ce_fusion, fp8_recipe, device, fp8_params, modules, tf32)
     }
 }
 
@@ -219,7 +220,7 @@ prop_compose! {
                    cuda_ctx_mib: k2.cuda_ctx_mib, nccl_mib: k2.nccl_mib, frag_pct: k2.frag_pct,
                    reduce_bucket: k2.reduce_bucket, allgather_bucket: k2.allgather_bucket,
                    overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, timeline: k2.timeline,
-                   quant: sv.0, serving: sv.1, hardware: sv.2, time: sv.3, tp_overlap: sv.4, fitmap: sv.5, ce_fusion: sv.6, fp8_recipe: sv.7, device: sv.8, fp8_params: sv.9, modules: sv.10, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
+                   quant: sv.0, serving: sv.1, hardware: sv.2, time: sv.3, tp_overlap: sv.4, fitmap: sv.5, ce_fusion: sv.6, fp8_recipe: sv.7, device: sv.8, fp8_params: sv.9, modules: sv.10, tf32: sv.11, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
             .expect("every count is at least 1")
     }
 }

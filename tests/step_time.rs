@@ -603,3 +603,24 @@ fn cited_figures_are_the_comparison() {
     assert!((a.steptime.held_out.median - median).abs() < 1e-9);
     assert_eq!(a.steptime.rows.len(), 86);
 }
+
+/// fp32 training's matmuls follow `tf32`: PyTorch's default leaves tf32 off, so they run as
+/// plain fp32 on the CUDA cores (H200: 67 TFLOP/s, its data sheet) with the GEMM curve's
+/// latency `F_½` scaled by 67/989.4; `tf32=on`, or Megatron's default, runs them on tf32
+/// tensor cores (494.7) with the 16-bit curve. 16-bit training is unaffected.
+#[test]
+fn fp32_matmuls_follow_tf32() {
+    use memfit_core::steptime::Hw;
+    let hw = |q: &str| Hw::of(&decode(q).0.scenario);
+    let q = "model=llama-3-8b&gpu=h200&precision=fp32";
+    let plain = hw(&format!("{q}&framework=pytorch"));
+    let tf32 = hw(&format!("{q}&framework=pytorch&tf32=on"));
+    let megatron = hw(&format!("{q}&framework=megatron"));
+    assert_eq!(plain.tflops, 67.0);
+    assert_eq!(tf32.tflops, 494.7);
+    assert_eq!(megatron.tflops, 494.7);
+    assert_eq!(hw(&format!("{q}&framework=megatron&tf32=off")).tflops, 67.0);
+    assert!((plain.gemm_half_gflop / tf32.gemm_half_gflop - 67.0 / 989.4).abs() < 1e-12);
+    let bf16 = "model=llama-3-8b&gpu=h200&framework=pytorch";
+    assert_eq!(hw(bf16).tflops, hw(&format!("{bf16}&tf32=off")).tflops);
+}

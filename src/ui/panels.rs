@@ -209,6 +209,7 @@ const ZERO_INTERNALS: &[&str] = &[
     "fp8_params",
     "device",
     "modules",
+    "tf32",
 ];
 
 /// Runtime overheads, hardware figures and the accounting convention.

@@ -11,7 +11,7 @@ use crate::quant::Quant;
 use crate::scenario::{
     AdamImpl, Attn, CeFusion, Convention, Count, CtxPer, Device, Dtype, Engine, Finetune,
     Fp8Recipe, Framework, Fsdp, GradAcc, Logits, LoraTargets, Loss, Mode, Modules, Offload,
-    Optimizer, Precision, Recompute, Schedule, Sharding, Solve, Tuning, Version, Zero,
+    Optimizer, Precision, Recompute, Schedule, Sharding, Solve, Tf32, Tuning, Version, Zero,
 };
 use crate::spelling::{Spelled, Spelling};
 use crate::units::Units;
@@ -325,6 +325,7 @@ spelled_field!(
     Fp8Recipe,
     Device,
     Modules,
+    Tf32,
     CtxPer,
     Schedule,
     Framework,
@@ -683,6 +684,7 @@ pub const KEYS: &[Key] = &[
     field!("fp8_params", scenario.runtime.fp8_params, flag("off", "on"), "fp8 training keeps the weights in fp8 (Megatron `--fp8-param-gather`, Megatron-Bridge's fp8 recipes): no 16-bit copy; the fp8 transpose or column-wise copy stays (precision=fp8, framework=megatron)", "-", "FP8 parameters", "`0`, `1`"),
     field!("device", scenario.runtime.device, options::<Device>(false), "where PyTorch runs the kernels (framework=pytorch): `cuda` dispatches SDPA to flash, memory-efficient or math by dtype, GQA, mask and head size, and CUDA autocast runs `pow` in fp32; `cpu` is PyTorch's CPU kernels, as a CPU memory tracker measures them", "-", "Device kernels", "{options}"),
     field!("modules", scenario.runtime.modules, options::<Modules>(false), "the model code under framework=pytorch: `hf` (transformers classes, whose forward holds the embedding's output and the rotary cos/sin for every layer) or `plain` (a bare module stack, as memfit's own measured harness)", "-", "Model code", "{options}"),
+    field!("tf32", scenario.runtime.tf32, options::<Tf32>(false), "fp32 matmuls on tf32 tensor cores (`torch.backends.cuda.matmul.allow_tf32`): `auto` is the framework's default (off under PyTorch, DeepSpeed and the HF Trainer, on under Megatron) — step time of precision=fp32", "-", "TF32 matmuls", "{options}"),
     field!("fitmap", view.fitmap, options::<FitColour>(false), "what colours the fit map's cells", "-", "Fit map colour", "{options}"),
     field!("time", view.time, flag("off", "on"), "add the step time (seconds, tokens/s, MFU and breakdown) to the JSON", "-", "Step time in the JSON", "`0`, `1`"),
     field!("parallel", scenario.serving.parallel, int(1, 4096), "llama.cpp --parallel / OLLAMA_NUM_PARALLEL (sequences served at once; `ctx_per` says whether each gets `max_len` or they share it)", "sequences", "Parallel (llama.cpp)", "{range}"),

@@ -76,6 +76,8 @@ pub struct FlatSettings {
     #[serde(default)]
     pub modules: Modules,
     #[serde(default)]
+    pub tf32: Tf32,
+    #[serde(default)]
     pub fitmap: super::settings::FitColour,
     #[serde(default)]
     pub hardware: HardwareOverrides,
@@ -163,6 +165,7 @@ fn runtime(f: &FlatSettings) -> Runtime {
         device: f.device,
         fp8_params: f.fp8_params,
         modules: f.modules,
+        tf32: f.tf32,
     }
 }
 
@@ -317,6 +320,7 @@ impl From<&Settings> for FlatSettings {
             device: s.runtime.device,
             fp8_params: s.runtime.fp8_params,
             modules: s.runtime.modules,
+            tf32: s.runtime.tf32,
             gpu: s.cluster.gpu.clone(),
             gpu_mem_mib: s.cluster.gpu_mem_mib,
             convention: s.stack.convention,

@@ -429,6 +429,21 @@ spelled! {
 }
 
 spelled! {
+    /// Whether fp32 matmuls run on tf32 tensor cores (`torch.backends.cuda.matmul.allow_tf32`):
+    /// step time of fp32 training.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Tf32 {
+        /// The framework's default: off under PyTorch, DeepSpeed and the HF Trainer (PyTorch's `allow_tf32 = False` since 1.12), on under Megatron.
+        #[default]
+        Auto = "auto", "framework default", "";
+        /// tf32 tensor cores (`allow_tf32 = True`, `--tf32`).
+        On = "on", "on", "tf32 tensor cores";
+        /// Plain fp32 on the CUDA cores.
+        Off = "off", "off", "plain fp32 on the CUDA cores";
+    }
+}
+
+spelled! {
     /// Which model code runs under framework=pytorch: what the model's own forward holds
     /// beside the layer running (inference's working set).
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

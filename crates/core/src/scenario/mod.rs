@@ -425,6 +425,9 @@ pub struct Runtime {
     /// `modules`: the model code under framework=pytorch (Hugging Face or plain modules).
     #[serde(default)]
     pub modules: Modules,
+    /// `tf32`: fp32 matmuls on tf32 tensor cores (step time).
+    #[serde(default)]
+    pub tf32: Tf32,
 }
 
 /// Every input of one estimate.
@@ -536,6 +539,7 @@ impl Default for Scenario {
                 device: Device::Cuda,
                 fp8_params: false,
                 modules: Modules::Hf,
+                tf32: Tf32::Auto,
             },
             serving: Serving::default(),
             hardware: HardwareOverrides::default(),

@@ -95,13 +95,50 @@ pub struct Hw {
     pub sms: f64,
 }
 
+/// The peak of fp32 training's matmuls, TFLOP/s: tf32 tensor cores where tf32 is on
+/// (`tf32=on`, or `auto` under Megatron), the CUDA cores' plain fp32 where it is off
+/// (`auto` under PyTorch, DeepSpeed and the HF Trainer: PyTorch's
+/// `torch.backends.cuda.matmul.allow_tf32 = False` since 1.12).
+///
+/// # Formula
+/// ```text
+/// P = P_tf32   if tf32          (0: P_16)
+/// P = P_fp32   otherwise        (0: P_tf32, then P_16)
+/// ```
+/// Source: PyTorch docs "TensorFloat-32 (TF32) on Ampere (and later) devices"; NVIDIA data
+/// sheets (H100/H200 SXM: 67 TFLOP/s FP32, 494.7 TF32 dense). Found on the CUDA calibration
+/// runs: the four fp32 `transformers` steps (C04, C07, C19, C23) took 6–7× memfit's time at
+/// the tf32 peak.
+///
+/// # Example
+/// H200, precision=fp32, framework=pytorch: 67 TFLOP/s; with `tf32=on`: 494.7.
+fn fp32_peak(s: &Scenario, p: &Perf) -> f64 {
+    if plain_fp32(s, p) {
+        p.tflops_fp32
+    } else if p.tflops_tf32 > 0.0 {
+        p.tflops_tf32
+    } else {
+        p.tflops_16
+    }
+}
+
+/// Whether fp32 training's matmuls run as plain fp32 on the CUDA cores (see `fp32_peak`).
+fn plain_fp32(s: &Scenario, p: &Perf) -> bool {
+    let tf32 = match s.runtime.tf32 {
+        crate::scenario::Tf32::On => true,
+        crate::scenario::Tf32::Off => false,
+        crate::scenario::Tf32::Auto => s.stack.framework == Framework::Megatron,
+    };
+    s.numerics.precision == Precision::Fp32 && !tf32 && p.tflops_fp32 > 0.0
+}
+
 impl Hw {
     /// The scenario's hardware.
     pub fn of(s: &Scenario) -> Hw {
         let p: &Perf = perf(&s.cluster.gpu);
         let tflops = match s.numerics.precision {
             Precision::Fp8 if p.tflops_fp8 > 0.0 => p.tflops_fp8,
-            Precision::Fp32 if p.tflops_tf32 > 0.0 => p.tflops_tf32,
+            Precision::Fp32 => fp32_peak(s, p),
             _ => p.tflops_16,
         };
         let (ceiling16, half) = gemm_curve(&s.cluster.gpu);
@@ -125,7 +162,14 @@ impl Hw {
             intra: h.intra_bw.unwrap_or(p.intra_gbps),
             inter: h.inter_bw.unwrap_or(p.inter_gbps),
             gemm_ceiling: ceiling,
-            gemm_half_gflop: half,
+            // The curve's F_½ is a fixed latency at the tensor cores' peak (F_½ = τ·P): on the
+            // CUDA cores' plain fp32 it shrinks with the peak, or the many small GEMMs of eager
+            // attention would each pay the tensor cores' F_½ at a seventh of their speed.
+            gemm_half_gflop: if plain_fp32(s, p) {
+                half * p.tflops_fp32 / p.tflops_16
+            } else {
+                half
+            },
             nvls: matches!(
                 s.cluster.gpu.as_str(),
                 "h100-80" | "h200" | "gh200" | "b200-180" | "b200-192"
