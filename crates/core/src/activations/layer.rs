@@ -207,7 +207,11 @@ fn attention_core_terms(s: &Scenario, arch: &Arch, x: &Shape, v: &mut Terms) {
             // Hugging Face eager attention takes the softmax in fp32 and casts back:
             // the fp32 output (softmax backward) and the cast (input of the V matmul) are
             // both saved. Megatron's fused softmax keeps one 16-bit tensor.
-            if s.stack.framework == Framework::Megatron || x.k >= 4 {
+            if kernel == Some(SdpaKernel::Math) {
+                // attn=sdpa that CUDA runs as its math fallback (fp32 with GQA): say so.
+                let name = "s² probabilities (SDPA's math fallback: no fused kernel takes this dtype with GQA)";
+                v.push(name, if x.k >= 4 { SOFTMAX } else { SOFTMAX_HF });
+            } else if s.stack.framework == Framework::Megatron || x.k >= 4 {
                 v.push("softmax", SOFTMAX);
             } else {
                 v.push("softmax (fp32 softmax + its 16-bit cast)", SOFTMAX_HF);
