@@ -8,7 +8,7 @@
 //! within-cell option that the best layout of the cell already picks.
 
 use super::svg::{annotate_rects, escape, Mark, Target};
-use super::{error_svg, ChartSize};
+use super::{frame, msg, Area, ChartSize};
 use memfit_core::contract::FitColour;
 use memfit_core::explore::{Cell, Sweep};
 use memfit_core::scenario::Zero;
@@ -139,16 +139,83 @@ pub fn render_fit_map(
     colour: FitColour,
     size: ChartSize,
 ) -> String {
-    let mut buf = String::new();
-    match draw(&mut buf, sweep, current, usable, units, colour, size) {
-        Ok(()) => crate::chart::svg::slim(&buf),
-        Err(msg) => error_svg(&msg, size),
+    frame(size, |root| {
+        draw(root, sweep, current, usable, units, colour, size)
+    })
+}
+
+/// The map's geometry in pixels: panels in a grid, cells within a panel.
+struct Grid {
+    /// The ZeRO stages shown, one panel each.
+    shown: Vec<u8>,
+    cols: i32,
+    /// Panel width and height.
+    pw: i32,
+    ph: i32,
+    /// Cell width and height.
+    cw: i32,
+    chh: i32,
+    /// PP rows.
+    np: i32,
+    /// The legend's height under the panels.
+    legend_h: i32,
+}
+
+/// Margins inside a panel: left (PP labels), top (title), right, bottom (TP labels).
+const LEFT: i32 = 44;
+const TOP: i32 = 30;
+const RIGHT: i32 = 8;
+const BOTTOM: i32 = 26;
+
+impl Grid {
+    fn new(sweep: &Sweep, size: ChartSize) -> Grid {
+        let shown = panels(sweep);
+        let (cols, rows) = grid(size, shown.len() as u32);
+        let legend_h = if size.width < 700 { 46i32 } else { 30i32 };
+        let pw = size.width as i32 / cols as i32;
+        let ph = (size.height as i32 - legend_h) / rows as i32;
+        let (nt, np) = (sweep.tps.len().max(1) as i32, sweep.pps.len().max(1) as i32);
+        Grid {
+            shown,
+            cols: cols as i32,
+            pw,
+            ph,
+            cw: ((pw - LEFT - RIGHT) / nt).max(4),
+            chh: ((ph - TOP - BOTTOM) / np).max(4),
+            np,
+            legend_h,
+        }
+    }
+    /// The top-left corner of panel `panel`.
+    fn origin(&self, panel: i32) -> (i32, i32) {
+        (panel % self.cols * self.pw, panel / self.cols * self.ph)
+    }
+    /// The rectangle of the cell at column `ti`, row `pi` of panel `panel`.
+    fn cell_rect(&self, panel: i32, ti: i32, pi: i32) -> [(i32, i32); 2] {
+        let (x0, y0) = self.origin(panel);
+        let x = x0 + LEFT + ti * self.cw;
+        let y = y0 + TOP + pi * self.chh;
+        [(x + 1, y + 1), (x + self.cw - 1, y + self.chh - 1)]
+    }
+    /// The cells of the shown panels, in `Sweep::cells` order, with their rectangles.
+    fn cells<'s>(
+        &'s self,
+        sweep: &'s Sweep,
+    ) -> impl Iterator<Item = (&'s Cell, [(i32, i32); 2])> + 's {
+        sweep
+            .cells
+            .iter()
+            .filter(|c| self.shown.contains(&c.zero.number()))
+            .map(|c| {
+                let (panel, ti, pi) = index(sweep, &self.shown, c);
+                (c, self.cell_rect(panel, ti, pi))
+            })
     }
 }
 
 #[allow(clippy::too_many_arguments)]
 fn draw(
-    buf: &mut String,
+    root: &Area,
     sweep: &Sweep,
     current: (Zero, u32, u32),
     usable: u64,
@@ -161,48 +228,39 @@ fn draw(
     } else {
         colour
     };
-    let fastest_tps = fastest(sweep);
-    let err = |e: &dyn std::fmt::Display| e.to_string();
-    let root = SVGBackend::with_string(buf, (size.width, size.height)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let shown = panels(sweep);
-    let (cols, rows) = grid(size, shown.len() as u32);
-    let inference = sweep.inference;
-    let legend_h = if size.width < 700 { 46i32 } else { 30i32 };
-    let pw = size.width as i32 / cols as i32;
-    let ph = (size.height as i32 - legend_h) / rows as i32;
-    let (nt, np) = (sweep.tps.len().max(1) as i32, sweep.pps.len().max(1) as i32);
-    let (left, top, right, bottom) = (44, 30, 8, 26);
-    let cw = ((pw - left - right) / nt).max(4);
-    let chh = ((ph - top - bottom) / np).max(4);
-    let font = ("sans-serif", 12).into_font();
-    let small = ("sans-serif", 11).into_font();
-    let origin = |panel: i32| (panel % cols as i32 * pw, panel / cols as i32 * ph);
-    let cell_rect = |panel: i32, ti: i32, pi: i32| {
-        let (x0, y0) = origin(panel);
-        let x = x0 + left + ti * cw;
-        let y = y0 + top + pi * chh;
-        [(x + 1, y + 1), (x + cw - 1, y + chh - 1)]
-    };
+    let g = Grid::new(sweep, size);
     // Cells first (annotate_fit_map finds them in this order).
-    let visible = |c: &&Cell| shown.contains(&c.zero.number());
-    for c in sweep.cells.iter().filter(visible) {
-        let (panel, ti, pi) = index(sweep, &shown, c);
-        root.draw(&Rectangle::new(
-            cell_rect(panel, ti, pi),
-            match colour {
-                FitColour::Speed => speed_color(c, fastest_tps),
-                FitColour::Headroom => cell_color(c, usable),
-            }
-            .filled(),
-        ))
-        .map_err(|e| err(&e))?;
+    let fastest_tps = fastest(sweep);
+    for (c, rect) in g.cells(sweep) {
+        let fill = match colour {
+            FitColour::Speed => speed_color(c, fastest_tps),
+            FitColour::Headroom => cell_color(c, usable),
+        };
+        root.draw(&Rectangle::new(rect, fill.filled()))
+            .map_err(msg)?;
     }
+    cell_texts(root, &g, sweep, current, usable, units, colour)?;
+    for z in 0..g.shown.len() {
+        panel_axes(root, &g, sweep, z as i32)?;
+    }
+    legend(root, size, g.legend_h, units, colour)
+}
+
+/// Each cell's figure (where the cell is large enough) and the current scenario's outline.
+#[allow(clippy::too_many_arguments)]
+fn cell_texts(
+    root: &Area,
+    g: &Grid,
+    sweep: &Sweep,
+    current: (Zero, u32, u32),
+    usable: u64,
+    units: Units,
+    colour: FitColour,
+) -> Result<(), String> {
+    let small = ("sans-serif", 11).into_font();
     let centre = Pos::new(HPos::Center, VPos::Center);
-    for c in sweep.cells.iter().filter(visible) {
-        let (panel, ti, pi) = index(sweep, &shown, c);
-        let [(x0, y0), (x1, y1)] = cell_rect(panel, ti, pi);
-        if cw >= 30 && chh >= 14 {
+    for (c, [(x0, y0), (x1, y1)]) in g.cells(sweep) {
+        if g.cw >= 30 && g.chh >= 14 {
             let fits = c.headroom().is_some_and(|h| h >= 0);
             let color = if fits && c.headroom().unwrap_or(0) as f64 > usable as f64 * 0.3 {
                 WHITE
@@ -214,59 +272,74 @@ fn draw(
                 &small.color(&color).pos(centre),
                 ((x0 + x1) / 2, (y0 + y1) / 2),
             )
-            .map_err(|e| err(&e))?;
+            .map_err(msg)?;
         }
         if (c.zero, c.tp, c.pp) == current {
             root.draw(&Rectangle::new(
                 [(x0 - 1, y0 - 1), (x1 + 1, y1 + 1)],
                 BLACK.stroke_width(3),
             ))
-            .map_err(|e| err(&e))?;
+            .map_err(msg)?;
         }
     }
-    for (z, &stage) in shown.iter().enumerate() {
-        let z = z as i32;
-        let (x0, y0) = origin(z);
+    Ok(())
+}
+
+/// Panel `z`'s title, its TP labels below and its PP labels on the left.
+fn panel_axes(root: &Area, g: &Grid, sweep: &Sweep, z: i32) -> Result<(), String> {
+    let font = ("sans-serif", 12).into_font();
+    let small = ("sans-serif", 11).into_font();
+    let (x0, y0) = g.origin(z);
+    let title = if sweep.inference {
+        "Inference (no ZeRO)".to_string()
+    } else {
+        panel_title(g.shown[z as usize], sweep.pytorch).to_string()
+    };
+    root.draw_text(
+        &title,
+        &("sans-serif", 14)
+            .into_font()
+            .style(FontStyle::Bold)
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Left, VPos::Top)),
+        (x0 + LEFT, y0 + 6),
+    )
+    .map_err(msg)?;
+    for (ti, t) in sweep.tps.iter().enumerate() {
+        let [(a, _), (b, _)] = g.cell_rect(z, ti as i32, g.np - 1);
         root.draw_text(
-            &if inference {
-                "Inference (no ZeRO)".to_string()
-            } else {
-                panel_title(stage, sweep.pytorch).to_string()
-            },
-            &("sans-serif", 14)
-                .into_font()
-                .style(FontStyle::Bold)
-                .color(&BLACK)
-                .pos(Pos::new(HPos::Left, VPos::Top)),
-            (x0 + left, y0 + 6),
+            &t.to_string(),
+            &font.color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top)),
+            ((a + b) / 2, y0 + TOP + g.np * g.chh + 4),
         )
-        .map_err(|e| err(&e))?;
-        for (ti, t) in sweep.tps.iter().enumerate() {
-            let [(a, _), (b, _)] = cell_rect(z, ti as i32, np - 1);
-            root.draw_text(
-                &t.to_string(),
-                &font.color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top)),
-                ((a + b) / 2, y0 + top + np * chh + 4),
-            )
-            .map_err(|e| err(&e))?;
-        }
-        for (pi, p) in sweep.pps.iter().enumerate() {
-            let [(_, a), (_, b)] = cell_rect(z, 0, pi as i32);
-            root.draw_text(
-                &p.to_string(),
-                &font.color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center)),
-                (x0 + left - 6, (a + b) / 2),
-            )
-            .map_err(|e| err(&e))?;
-        }
-        root.draw_text(
-            "PP",
-            &small.color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center)),
-            (x0 + 2, y0 + top + np * chh / 2),
-        )
-        .map_err(|e| err(&e))?;
+        .map_err(msg)?;
     }
-    // Legend: one row when wide, two when narrow.
+    for (pi, p) in sweep.pps.iter().enumerate() {
+        let [(_, a), (_, b)] = g.cell_rect(z, 0, pi as i32);
+        root.draw_text(
+            &p.to_string(),
+            &font.color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center)),
+            (x0 + LEFT - 6, (a + b) / 2),
+        )
+        .map_err(msg)?;
+    }
+    root.draw_text(
+        "PP",
+        &small.color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center)),
+        (x0 + 2, y0 + TOP + g.np * g.chh / 2),
+    )
+    .map_err(msg)
+}
+
+/// The legend: one row when wide, two when narrow.
+fn legend(
+    root: &Area,
+    size: ChartSize,
+    legend_h: i32,
+    units: Units,
+    colour: FitColour,
+) -> Result<(), String> {
+    let font = ("sans-serif", 12).into_font();
     let two_rows = size.width < 700;
     let row_y = |r: i32| size.height as i32 - legend_h + 6 + r * 18;
     let entry = |x: i32, y: i32, fill: Option<RGBColor>, text: &str| -> Result<i32, String> {
@@ -277,13 +350,13 @@ fn draw(
                 BLACK.stroke_width(2),
             )),
         }
-        .map_err(|e| err(&e))?;
+        .map_err(msg)?;
         root.draw_text(
             text,
             &font.color(&BLACK).pos(Pos::new(HPos::Left, VPos::Top)),
             (x + 18, y + 1),
         )
-        .map_err(|e| err(&e))?;
+        .map_err(msg)?;
         Ok(x + 30 + 7 * text.chars().count() as i32)
     };
     let fits = match colour {
@@ -298,7 +371,7 @@ fn draw(
             &font.color(&BLACK).pos(Pos::new(HPos::Left, VPos::Top)),
             (x, y0 + 1),
         )
-        .map_err(|e| err(&e))?;
+        .map_err(msg)?;
         x += 150;
     }
     x = entry(x, y0, Some(RGBColor(0x1b, 0x7a, 0x3a)), &fits)?;
@@ -306,7 +379,6 @@ fn draw(
     let (mut x, y1) = if two_rows { (8, row_y(1)) } else { (x, y0) };
     x = entry(x, y1, Some(RGBColor(0xe4, 0xe4, 0xe4)), "no valid layout")?;
     entry(x, y1, None, "this scenario")?;
-    root.present().map_err(|e| err(&e))?;
     Ok(())
 }
 

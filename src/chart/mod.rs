@@ -72,16 +72,38 @@ fn rgb(c: Component) -> RGBColor {
     RGBColor(r, g, b)
 }
 
+/// A plotters error as text.
+pub(crate) fn msg<E: std::fmt::Display>(e: E) -> String {
+    e.to_string()
+}
+
+/// The drawing area every chart draws on.
+pub(crate) type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+
+/// The one plotting frame the charts share: an SVG of `size` on white, handed to `draw`,
+/// presented, and slimmed ([`svg::slim`]); a drawing error (which plotters reports instead of
+/// panicking) gives an SVG that shows the message as text.
+pub(crate) fn frame(size: ChartSize, draw: impl FnOnce(&Area) -> Result<(), String>) -> String {
+    let mut buf = String::new();
+    let drawn = {
+        let root = SVGBackend::with_string(&mut buf, (size.width, size.height)).into_drawing_area();
+        root.fill(&WHITE)
+            .map_err(msg)
+            .and_then(|()| draw(&root))
+            .and_then(|()| root.present().map_err(msg))
+    };
+    match drawn {
+        Ok(()) => svg::slim(&buf),
+        Err(m) => error_svg(&m, size),
+    }
+}
+
 /// Renders stacked bars with a dashed line at `capacity` bytes.
 ///
 /// Returns the SVG markup; on a drawing error (which plotters reports instead of
 /// panicking) returns an SVG with the error message as text.
 pub fn render_stacked(bars: &[Bar], capacity: u64, units: Units, size: ChartSize) -> String {
-    let mut buf = String::new();
-    match draw(&mut buf, bars, capacity, units, size) {
-        Ok(()) => crate::chart::svg::slim(&buf),
-        Err(msg) => error_svg(&msg, size),
-    }
+    frame(size, |root| draw(root, bars, capacity, units, size))
 }
 
 /// An SVG that shows a drawing error as text (plotters reports errors instead of panicking).
@@ -104,16 +126,20 @@ pub const NARROW: u32 = 560;
 /// Width of the legend column in pixels.
 const LEGEND_WIDTH: u32 = 210;
 
+/// A chart on two linear f64 axes (the bars: slots across, the unit's value up; the timeline).
+pub(crate) type Xy<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
 fn draw(
-    buf: &mut String,
+    root: &Area,
     bars: &[Bar],
     capacity: u64,
     units: Units,
     size: ChartSize,
 ) -> Result<(), String> {
-    let err = |e: &dyn std::fmt::Display| e.to_string();
-    let root = SVGBackend::with_string(buf, (size.width, size.height)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
     // Narrow charts (phones) drop the legend column; the page lists the legend in HTML.
     let legend_w = if size.width < NARROW {
         0
@@ -135,7 +161,7 @@ fn draw(
         .x_label_area_size(28)
         .y_label_area_size(64)
         .build_cartesian_2d(0f64..n, 0f64..y_max)
-        .map_err(|e| err(&e))?;
+        .map_err(msg)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -146,59 +172,10 @@ fn draw(
         .y_desc(format!("per GPU ({})", units.symbol()))
         .y_label_formatter(&|y| format!("{y:.0}"))
         .draw()
-        .map_err(|e| err(&e))?;
-
-    let centre = plotters::style::text_anchor::Pos::new(
-        plotters::style::text_anchor::HPos::Center,
-        plotters::style::text_anchor::VPos::Bottom,
-    );
-    let below = plotters::style::text_anchor::Pos::new(
-        plotters::style::text_anchor::HPos::Center,
-        plotters::style::text_anchor::VPos::Top,
-    );
+        .map_err(msg)?;
     let bar_width = if bars.len() > 4 { 0.7 } else { 0.5 };
     for (i, bar) in bars.iter().enumerate() {
-        let (x0, x1) = (
-            i as f64 + 0.5 - bar_width / 2.0,
-            i as f64 + 0.5 + bar_width / 2.0,
-        );
-        let (px, py) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
-        plot.draw(&Text::new(
-            bar.label.clone(),
-            (px, py + 6),
-            ("sans-serif", 13).into_font().color(&BLACK).pos(below),
-        ))
-        .map_err(|e| err(&e))?;
-        if bar.out_of_range() {
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    "out of range (> 2^64 bytes)".to_string(),
-                    (i as f64 + 0.5, y_max * 0.5),
-                    ("sans-serif", 13).into_font().color(&BLACK).pos(centre),
-                )))
-                .map_err(|e| err(&e))?;
-            continue;
-        }
-        let mut y0 = 0u64;
-        for (c, bytes) in &bar.segments {
-            let y1 = y0.saturating_add(*bytes);
-            let (a, b) = (units.value(y0), units.value(y1));
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(x0, a), (x1, b)],
-                    rgb(*c).filled(),
-                )))
-                .map_err(|e| err(&e))?;
-            y0 = y1;
-        }
-        let total = units.value(bar.total());
-        chart
-            .draw_series(std::iter::once(Text::new(
-                format!("{total:.1}"),
-                (i as f64 + 0.5, total + y_max * 0.01),
-                ("sans-serif", 13).into_font().color(&BLACK).pos(centre),
-            )))
-            .map_err(|e| err(&e))?;
+        draw_bar(&mut chart, &plot, i, bar, bar_width, y_max, units)?;
     }
     let cap = units.value(capacity);
     chart
@@ -208,31 +185,88 @@ fn draw(
             4,
             BLACK.stroke_width(2),
         ))
-        .map_err(|e| err(&e))?;
-
+        .map_err(msg)?;
     if legend_w == 0 {
-        root.present().map_err(|e| err(&e))?;
         return Ok(());
     }
-    // Legend column: one swatch per component present, then the capacity line.
-    let mut present: Vec<Component> = Vec::new();
-    for c in Component::ALL {
-        if bars
-            .iter()
-            .any(|b| b.segments.iter().any(|(sc, v)| *sc == c && *v > 0))
-        {
-            present.push(c);
-        }
+    draw_legend(&legend, bars, cap, units)
+}
+
+/// Bar `i`: its label below, its segments bottom to top and its total above (or the words
+/// "out of range" in place of a 16 EiB column).
+fn draw_bar(
+    chart: &mut Xy,
+    plot: &Area,
+    i: usize,
+    bar: &Bar,
+    bar_width: f64,
+    y_max: f64,
+    units: Units,
+) -> Result<(), String> {
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    let centre = Pos::new(HPos::Center, VPos::Bottom);
+    let below = Pos::new(HPos::Center, VPos::Top);
+    let x = i as f64 + 0.5;
+    let (x0, x1) = (x - bar_width / 2.0, x + bar_width / 2.0);
+    let (px, py) = chart.backend_coord(&(x, 0.0));
+    plot.draw(&Text::new(
+        bar.label.clone(),
+        (px, py + 6),
+        ("sans-serif", 13).into_font().color(&BLACK).pos(below),
+    ))
+    .map_err(msg)?;
+    let text = |s: String, y: f64| {
+        Text::new(
+            s,
+            (x, y),
+            ("sans-serif", 13).into_font().color(&BLACK).pos(centre),
+        )
+    };
+    if bar.out_of_range() {
+        let words = "out of range (> 2^64 bytes)".to_string();
+        chart
+            .draw_series(std::iter::once(text(words, y_max * 0.5)))
+            .map_err(msg)?;
+        return Ok(());
     }
+    let mut y0 = 0u64;
+    for (c, bytes) in &bar.segments {
+        let y1 = y0.saturating_add(*bytes);
+        let (a, b) = (units.value(y0), units.value(y1));
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(x0, a), (x1, b)],
+                rgb(*c).filled(),
+            )))
+            .map_err(msg)?;
+        y0 = y1;
+    }
+    let total = units.value(bar.total());
+    chart
+        .draw_series(std::iter::once(text(
+            format!("{total:.1}"),
+            total + y_max * 0.01,
+        )))
+        .map_err(msg)?;
+    Ok(())
+}
+
+/// The legend column: one swatch per component present, then the capacity line.
+fn draw_legend(legend: &Area, bars: &[Bar], cap: f64, units: Units) -> Result<(), String> {
+    let present = Component::ALL.into_iter().filter(|c| {
+        bars.iter()
+            .any(|b| b.segments.iter().any(|(sc, v)| sc == c && *v > 0))
+    });
+    let present: Vec<Component> = present.collect();
     let style = ("sans-serif", 13).into_font().color(&BLACK);
     let mut y = 20i32;
     for c in present.iter().rev() {
         legend
             .draw(&Rectangle::new([(4, y - 6), (16, y + 6)], rgb(*c).filled()))
-            .map_err(|e| err(&e))?;
+            .map_err(msg)?;
         legend
             .draw(&Text::new(c.label(), (22, y - 7), style.clone()))
-            .map_err(|e| err(&e))?;
+            .map_err(msg)?;
         y += 22;
     }
     legend
@@ -240,15 +274,14 @@ fn draw(
             vec![(2, y), (18, y)],
             BLACK.stroke_width(2),
         ))
-        .map_err(|e| err(&e))?;
+        .map_err(msg)?;
     legend
         .draw(&Text::new(
             format!("usable {cap:.1} {}", units.symbol()),
             (22, y - 7),
             style,
         ))
-        .map_err(|e| err(&e))?;
-    root.present().map_err(|e| err(&e))?;
+        .map_err(msg)?;
     Ok(())
 }
 
@@ -346,17 +379,22 @@ struct Curve<'a> {
 }
 
 fn render_log_x(c: &Curve, size: ChartSize) -> String {
-    let mut buf = String::new();
-    match draw_log_x(&mut buf, c, size) {
-        Ok(()) => crate::chart::svg::slim(&buf),
-        Err(msg) => error_svg(&msg, size),
+    frame(size, |root| draw_log_x(root, c))
+}
+
+/// A log₂ axis tick: 512, 1K, 2M.
+fn pow2_label(x: &f64) -> String {
+    let v = x.round() as u64;
+    if v >= 1 << 20 {
+        format!("{}M", v >> 20)
+    } else if v >= 1024 {
+        format!("{}K", v >> 10)
+    } else {
+        v.to_string()
     }
 }
 
-fn draw_log_x(buf: &mut String, c: &Curve, size: ChartSize) -> Result<(), String> {
-    let err = |e: &dyn std::fmt::Display| e.to_string();
-    let root = SVGBackend::with_string(buf, (size.width, size.height)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
+fn draw_log_x(root: &Area, c: &Curve) -> Result<(), String> {
     let lo = c.points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
     let lo = if lo.is_finite() { lo.max(1.0) } else { 1.0 };
     let hi = c
@@ -367,40 +405,31 @@ fn draw_log_x(buf: &mut String, c: &Curve, size: ChartSize) -> Result<(), String
         .max(lo * 2.0);
     let top = c.points.iter().map(|p| p.1).fold(c.level.0, f64::max);
     let y_max = (top * 1.1).max(1e-9);
-    let mut chart = ChartBuilder::on(&root)
+    let mut chart = ChartBuilder::on(root)
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(64)
         .build_cartesian_2d((lo..hi).log_scale().base(2.0), 0f64..y_max)
-        .map_err(|e| err(&e))?;
+        .map_err(msg)?;
     chart
         .configure_mesh()
         .max_light_lines(1)
         .x_desc(c.x_label)
         .y_desc(c.y_label)
-        .x_label_formatter(&|x| {
-            let v = x.round() as u64;
-            if v >= 1 << 20 {
-                format!("{}M", v >> 20)
-            } else if v >= 1024 {
-                format!("{}K", v >> 10)
-            } else {
-                v.to_string()
-            }
-        })
+        .x_label_formatter(&pow2_label)
         .y_label_formatter(&|y| format!("{y:.0}"))
         .draw()
-        .map_err(|e| err(&e))?;
+        .map_err(msg)?;
     let blue = RGBColor(0x3b, 0x6e, 0xc8);
     chart
         .draw_series(LineSeries::new(
             c.points.iter().copied(),
             blue.stroke_width(3),
         ))
-        .map_err(|e| err(&e))?;
+        .map_err(msg)?;
     chart
         .draw_series(c.points.iter().map(|&p| Circle::new(p, 3, blue.filled())))
-        .map_err(|e| err(&e))?;
+        .map_err(msg)?;
     let (level, label) = c.level;
     chart
         .draw_series(DashedLineSeries::new(
@@ -409,7 +438,7 @@ fn draw_log_x(buf: &mut String, c: &Curve, size: ChartSize) -> Result<(), String
             4,
             BLACK.stroke_width(2),
         ))
-        .map_err(|e| err(&e))?;
+        .map_err(msg)?;
     let style = ("sans-serif", 13).into_font().color(&BLACK);
     chart
         .draw_series(std::iter::once(Text::new(
@@ -417,27 +446,27 @@ fn draw_log_x(buf: &mut String, c: &Curve, size: ChartSize) -> Result<(), String
             (lo, level + y_max * 0.02),
             style.clone(),
         )))
-        .map_err(|e| err(&e))?;
-    if let Some((m, text)) = &c.marker {
-        let x = m.clamp(lo, hi);
-        let red = RGBColor(0xc8, 0x3b, 0x4a);
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(x, 0.0), (x, y_max)],
-                4,
-                4,
-                red.stroke_width(2),
-            ))
-            .map_err(|e| err(&e))?;
-        chart
-            .draw_series(std::iter::once(Text::new(
-                text.clone(),
-                (x, y_max * 0.95),
-                style.color(&red),
-            )))
-            .map_err(|e| err(&e))?;
-    }
-    root.present().map_err(|e| err(&e))?;
+        .map_err(msg)?;
+    let Some((m, text)) = &c.marker else {
+        return Ok(());
+    };
+    let x = m.clamp(lo, hi);
+    let red = RGBColor(0xc8, 0x3b, 0x4a);
+    chart
+        .draw_series(DashedLineSeries::new(
+            vec![(x, 0.0), (x, y_max)],
+            4,
+            4,
+            red.stroke_width(2),
+        ))
+        .map_err(msg)?;
+    chart
+        .draw_series(std::iter::once(Text::new(
+            text.clone(),
+            (x, y_max * 0.95),
+            style.color(&red),
+        )))
+        .map_err(msg)?;
     Ok(())
 }
 

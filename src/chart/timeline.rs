@@ -2,7 +2,7 @@
 //! capacity line, the peak named, one line per other pipeline stage, and focusable
 //! points that name their event (an SVG `<title>` and `aria-label` each).
 
-use super::{error_svg, rgb, ChartSize};
+use super::{frame, msg, rgb, Area, ChartSize, Xy};
 use memfit_core::estimate::Component;
 use memfit_core::timeline::{Event, StepPhase, Timeline};
 use memfit_core::units::Units;
@@ -114,49 +114,43 @@ const STAGE_COLORS: [RGBColor; 4] = [
 /// Renders the timeline of `t`: the peak stage stacked by component, the other
 /// listed stages as lines of their totals, the capacity dashed, the peak marked.
 pub fn render_timeline(t: &Timeline, capacity: u64, units: Units, size: ChartSize) -> String {
-    let mut buf = String::new();
-    let markers = match draw(&mut buf, t, capacity, units, size) {
-        Ok(m) => m,
-        Err(msg) => return error_svg(&msg, size),
-    };
-    let mut buf = crate::chart::svg::slim(&buf);
+    let mut markers = String::new();
+    let mut buf = frame(size, |root| {
+        markers = draw(root, t, capacity, units)?;
+        Ok(())
+    });
     // Focusable points with their event named: appended inside the root <svg>.
-    match buf.rfind("</svg>") {
-        Some(end) => {
-            buf.insert_str(end, &markers);
-            buf
-        }
-        None => buf,
+    if let Some(end) = buf.rfind("</svg>") {
+        buf.insert_str(end, &markers);
     }
+    buf
 }
 
-fn draw(
-    buf: &mut String,
-    t: &Timeline,
-    capacity: u64,
+/// The peak stage's events, their samples, and the y axis's top (the unit's value).
+struct Plot<'t> {
+    events: Vec<&'t Event>,
+    pts: Vec<Sample>,
+    y_max: f64,
     units: Units,
-    size: ChartSize,
-) -> Result<String, String> {
-    let err = |e: &dyn std::fmt::Display| e.to_string();
+}
+
+fn draw(root: &Area, t: &Timeline, capacity: u64, units: Units) -> Result<String, String> {
     let events = stage_events(t, t.peak_stage);
     let pts = samples(&events, MAX_POINTS);
-    let others: Vec<(u32, Vec<Sample>)> = t
-        .stages
-        .iter()
-        .filter(|s| s.listed && s.stage != t.peak_stage)
-        .take(STAGE_COLORS.len() - 1)
-        .map(|s| (s.stage, samples(&stage_events(t, s.stage), MAX_POINTS)))
-        .collect();
     let top = t.peak_bytes.max(capacity);
     let y_max = (units.value(top) * 1.12).max(1e-9);
-    let root = SVGBackend::with_string(buf, (size.width, size.height)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let mut chart = ChartBuilder::on(&root)
+    let p = Plot {
+        events,
+        pts,
+        y_max,
+        units,
+    };
+    let mut chart = ChartBuilder::on(root)
         .margin(12)
         .x_label_area_size(36)
         .y_label_area_size(64)
         .build_cartesian_2d(0f64..1f64, 0f64..y_max)
-        .map_err(|e| err(&e))?;
+        .map_err(msg)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -167,24 +161,44 @@ fn draw(
         .y_desc(format!("per GPU ({})", units.symbol()))
         .y_label_formatter(&|y| format!("{y:.0}"))
         .draw()
-        .map_err(|e| err(&e))?;
-    // Phase bands behind the areas.
+        .map_err(msg)?;
+    phase_bands(&mut chart, &p)?;
+    stacked_areas(&mut chart, &p)?;
+    other_stages(&mut chart, &p, t)?;
+    capacity_line(&mut chart, &p, capacity)?;
+    let peak = p
+        .events
+        .iter()
+        .position(|e| e.total_bytes == t.peak_bytes)
+        .unwrap_or(0);
+    peak_line(&mut chart, &p, t, peak)?;
+    Ok(markers(&chart, &p, peak))
+}
+
+/// Phase bands behind the areas.
+fn phase_bands(chart: &mut Xy, p: &Plot) -> Result<(), String> {
+    let pts = &p.pts;
     let mut start = 0usize;
     for i in 1..=pts.len() {
-        let ph = |k: usize| events[pts[k].index].phase;
+        let ph = |k: usize| p.events[pts[k].index].phase;
         if i == pts.len() || ph(i) != ph(start) {
             let x0 = if start == 0 { 0.0 } else { pts[start].x };
             let x1 = if i == pts.len() { 1.0 } else { pts[i].x };
             chart
                 .draw_series(std::iter::once(Rectangle::new(
-                    [(x0, 0.0), (x1, y_max)],
+                    [(x0, 0.0), (x1, p.y_max)],
                     phase_tint(ph(start)).filled(),
                 )))
-                .map_err(|e| err(&e))?;
+                .map_err(msg)?;
             start = i;
         }
     }
-    // Stacked areas, bottom to top in the ledger's stacking order.
+    Ok(())
+}
+
+/// Stacked areas, bottom to top in the ledger's stacking order.
+fn stacked_areas(chart: &mut Xy, p: &Plot) -> Result<(), String> {
+    let pts = &p.pts;
     let mut below = vec![0f64; pts.len()];
     for c in Component::ALL {
         let k = c.index();
@@ -194,34 +208,50 @@ fn draw(
         let above: Vec<f64> = pts
             .iter()
             .zip(&below)
-            .map(|(p, b)| b + units.value(p.by_component[k]))
+            .map(|(s, b)| b + p.units.value(s.by_component[k]))
             .collect();
-        let mut poly: Vec<(f64, f64)> = pts.iter().zip(&above).map(|(p, y)| (p.x, *y)).collect();
-        poly.extend(pts.iter().zip(&below).rev().map(|(p, y)| (p.x, *y)));
+        let mut poly: Vec<(f64, f64)> = pts.iter().zip(&above).map(|(s, y)| (s.x, *y)).collect();
+        poly.extend(pts.iter().zip(&below).rev().map(|(s, y)| (s.x, *y)));
         chart
             .draw_series(std::iter::once(Polygon::new(poly, rgb(c).filled())))
-            .map_err(|e| err(&e))?;
+            .map_err(msg)?;
         below = above;
     }
-    for (n, (stage, s)) in others.iter().enumerate() {
+    Ok(())
+}
+
+/// The other listed stages (at most three), each a line of its total, named at its top.
+fn other_stages(chart: &mut Xy, p: &Plot, t: &Timeline) -> Result<(), String> {
+    let others = t
+        .stages
+        .iter()
+        .filter(|s| s.listed && s.stage != t.peak_stage)
+        .take(STAGE_COLORS.len() - 1);
+    for (n, st) in others.enumerate() {
+        let s = samples(&stage_events(t, st.stage), MAX_POINTS);
         let color = STAGE_COLORS[n + 1];
         chart
             .draw_series(LineSeries::new(
-                s.iter().map(|p| (p.x, units.value(p.total))),
+                s.iter().map(|q| (q.x, p.units.value(q.total))),
                 color.stroke_width(2),
             ))
-            .map_err(|e| err(&e))?;
-        if let Some(top) = s.iter().max_by_key(|p| p.total) {
+            .map_err(msg)?;
+        if let Some(top) = s.iter().max_by_key(|q| q.total) {
             chart
                 .draw_series(std::iter::once(Text::new(
-                    format!("stage {stage}"),
-                    (top.x.min(0.93), units.value(top.total) + y_max * 0.02),
+                    format!("stage {}", st.stage),
+                    (top.x.min(0.93), p.units.value(top.total) + p.y_max * 0.02),
                     ("sans-serif", 12).into_font().color(&color),
                 )))
-                .map_err(|e| err(&e))?;
+                .map_err(msg)?;
         }
     }
-    let cap = units.value(capacity);
+    Ok(())
+}
+
+/// The usable memory, dashed, with its figure.
+fn capacity_line(chart: &mut Xy, p: &Plot, capacity: u64) -> Result<(), String> {
+    let cap = p.units.value(capacity);
     chart
         .draw_series(DashedLineSeries::new(
             vec![(0.0, cap), (1.0, cap)],
@@ -229,81 +259,95 @@ fn draw(
             4,
             BLACK.stroke_width(2),
         ))
-        .map_err(|e| err(&e))?;
+        .map_err(msg)?;
     let small = ("sans-serif", 12).into_font().color(&BLACK);
     chart
         .draw_series(std::iter::once(Text::new(
-            format!("usable {cap:.1} {}", units.symbol()),
-            (0.005, cap + y_max * 0.035),
-            small.clone(),
+            format!("usable {cap:.1} {}", p.units.symbol()),
+            (0.005, cap + p.y_max * 0.035),
+            small,
         )))
-        .map_err(|e| err(&e))?;
-    // The peak, named.
-    let peak = events
-        .iter()
-        .position(|e| e.total_bytes == t.peak_bytes)
-        .unwrap_or(0);
-    let px = if events.len() > 1 {
-        peak as f64 / (events.len() - 1) as f64
-    } else {
-        0.0
-    };
+        .map_err(msg)?;
+    Ok(())
+}
+
+/// The peak, a dashed red line named by its figure, phase, layer and stage.
+fn peak_line(chart: &mut Xy, p: &Plot, t: &Timeline, peak: usize) -> Result<(), String> {
+    let px = peak_x(p, peak);
     let red = RGBColor(0xc8, 0x3b, 0x4a);
     chart
         .draw_series(DashedLineSeries::new(
-            vec![(px, 0.0), (px, y_max)],
+            vec![(px, 0.0), (px, p.y_max)],
             4,
             3,
             red.stroke_width(2),
         ))
-        .map_err(|e| err(&e))?;
-    if let Some(e) = events.get(peak) {
-        let mut label = format!("peak {} — {}", units.format(t.peak_bytes), e.phase.as_str());
-        if let Some(l) = e.layer {
-            label.push_str(&format!(", layer {l}"));
-        }
-        if t.stages.len() > 1 {
-            label.push_str(&format!(", stage {}", t.peak_stage));
-        }
-        let anchor_x = if px > 0.6 {
-            (px - 0.42).max(0.0)
-        } else {
-            px + 0.01
-        };
-        chart
-            .draw_series(std::iter::once(Text::new(
-                label,
-                (anchor_x, y_max * 0.96),
-                ("sans-serif", 13).into_font().color(&red),
-            )))
-            .map_err(|e| err(&e))?;
+        .map_err(msg)?;
+    let Some(e) = p.events.get(peak) else {
+        return Ok(());
+    };
+    let mut label = format!(
+        "peak {} — {}",
+        p.units.format(t.peak_bytes),
+        e.phase.as_str()
+    );
+    if let Some(l) = e.layer {
+        label.push_str(&format!(", layer {l}"));
     }
-    // Focusable markers: evenly chosen samples plus the peak.
+    if t.stages.len() > 1 {
+        label.push_str(&format!(", stage {}", t.peak_stage));
+    }
+    let anchor_x = if px > 0.6 {
+        (px - 0.42).max(0.0)
+    } else {
+        px + 0.01
+    };
+    chart
+        .draw_series(std::iter::once(Text::new(
+            label,
+            (anchor_x, p.y_max * 0.96),
+            ("sans-serif", 13).into_font().color(&red),
+        )))
+        .map_err(msg)?;
+    Ok(())
+}
+
+/// Where event `peak` sits across the step (0 to 1).
+fn peak_x(p: &Plot, peak: usize) -> f64 {
+    if p.events.len() > 1 {
+        peak as f64 / (p.events.len() - 1) as f64
+    } else {
+        0.0
+    }
+}
+
+/// Focusable markers: evenly chosen samples plus the peak, each naming its event.
+fn markers(chart: &Xy, p: &Plot, peak: usize) -> String {
+    let pts = &p.pts;
     let mut chosen: Vec<usize> = (0..pts.len())
         .step_by(pts.len().div_ceil(MAX_MARKERS).max(1))
         .collect();
-    if let Some(k) = pts.iter().position(|p| p.index == peak) {
+    if let Some(k) = pts.iter().position(|s| s.index == peak) {
         chosen.push(k);
     }
     chosen.sort_unstable();
     chosen.dedup();
     let mut out = String::new();
     for k in chosen {
-        let p = &pts[k];
-        let (cx, cy) = chart.backend_coord(&(p.x, units.value(p.total)));
-        let text = xml_escape(&describe(events[p.index], units));
-        let class = if p.index == peak {
+        let s = &pts[k];
+        let (cx, cy) = chart.backend_coord(&(s.x, p.units.value(s.total)));
+        let text = xml_escape(&describe(p.events[s.index], p.units));
+        let class = if s.index == peak {
             "tl-pt tl-peak"
         } else {
             "tl-pt"
         };
         out.push_str(&format!(
             r#"<circle class="{class}" cx="{cx}" cy="{cy}" r="5" tabindex="0" role="img" aria-label="{text}" data-event="{}"><title>{text}</title></circle>"#,
-            p.index
+            s.index
         ));
     }
-    root.present().map_err(|e| err(&e))?;
-    Ok(out)
+    out
 }
 
 fn xml_escape(s: &str) -> String {
