@@ -55,191 +55,212 @@ fn states(e: &Estimate) -> u64 {
     .sum()
 }
 
-/// The steps, numbers in `units`.
-pub fn steps(units: Units) -> Vec<Step> {
-    let f = |b: u64| units.format(b);
-    let q = |extra: &'static str| -> &'static str { extra };
-    let mut out = Vec::with_capacity(9);
-    let mut push = |title, query: &'static str, panel, shown_in, quoted: String, text: String| {
-        out.push(Step {
-            title,
-            text,
-            query,
-            panel,
-            quoted,
-            shown_in,
-        })
-    };
+/// A figure a step quotes, each computed from the scenario of its query.
+#[derive(Clone, Copy, Debug)]
+enum Fig {
+    /// The per-GPU peak.
+    Peak(&'static str),
+    /// Host RAM per node.
+    Cpu(&'static str),
+    /// Pinned host RAM per node.
+    Pinned(&'static str),
+    /// The model states at the peak ([`states`]).
+    States(&'static str),
+    /// The saved activations at the peak.
+    Activations(&'static str),
+    /// The step-time model's figure ([`step`]).
+    Step(&'static str),
+    /// The parameter count, digits grouped.
+    Params(&'static str),
+    /// Where the timeline puts the peak: phase, layer and event.
+    PeakAt(&'static str),
+}
 
-    let q0 = q("model=llama-2-7b&seq=4096&gpus_per_node=8&zero=0");
-    let e0 = est(q0);
-    let psi = e0.model.params;
-    push(
-        "Plain data parallelism: 16 bytes per parameter",
-        q0,
-        "timeline",
-        "per-gpu",
-        f(e0.per_gpu_bytes),
-        format!(
-            "Every rank keeps bf16 weights (2Ψ) and gradients (2Ψ), fp32 master weights (4Ψ) and Adam's two moments (8Ψ): 16 × {} parameters = {} before one activation (seed 001). Llama-2-7B at 4,096 tokens peaks at {} per GPU — no 80 GB GPU holds it.",
-            memfit_core::units::group_digits(psi),
-            f(states(&e0)),
-            f(e0.per_gpu_bytes)
-        ),
-    );
-    let q1 = q("model=llama-2-7b&seq=4096&gpus_per_node=8&zero=1");
-    let e1 = est(q1);
-    push(
-        "ZeRO-1: 4 + 12/N_d",
-        q1,
-        "zero-compare",
-        "per-gpu",
-        f(e1.per_gpu_bytes),
-        format!(
-            "Partition the optimizer states (master weights and moments, 12Ψ) over N_d = 8 ranks: the model states fall to 4Ψ + 12Ψ/8 = {}, the peak to {}. Communication is unchanged: 2Ψ per step, as plain data parallelism; memfit's step-time model puts it at {} against {} for plain data parallelism, whose optimizer step updates every parameter on every rank.",
-            f(states(&e1)),
-            f(e1.per_gpu_bytes),
-            step(q1),
-            step(q0)
-        ),
-    );
-    let q2 = q("model=llama-2-7b&seq=4096&gpus_per_node=8&zero=2");
-    let e2 = est(q2);
-    push(
-        "ZeRO-2: 2 + 14/N_d",
-        q2,
-        "zero-compare",
-        "per-gpu",
-        f(e2.per_gpu_bytes),
-        format!(
-            "Also partition the gradients: 2Ψ + 14Ψ/8 = {}, peak {}. Stage 2 reduces each gradient bucket to its owner and frees it; a parameter whose flat slice spans two ranks keeps its whole gradient until both have reduced, so stage 2 can fall back toward stage 1 (seed 001).",
-            f(states(&e2)),
-            f(e2.per_gpu_bytes)
-        ),
-    );
-    let q3 = q("model=llama-2-7b&seq=4096&gpus_per_node=8&zero=3");
-    let e3 = est(q3);
-    let t3 = timeline(&decode(q3).0.scenario);
-    let where3 = t3
-        .as_ref()
+/// One step as data: its text is a template whose `{}` take `figs` in order.
+struct Spec {
+    title: &'static str,
+    query: &'static str,
+    panel: &'static str,
+    shown_in: &'static str,
+    text: &'static str,
+    figs: &'static [Fig],
+}
+
+const Z0: &str = "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=0";
+const Z1: &str = "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=1";
+const Z2: &str = "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=2";
+const Z3: &str = "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=3";
+const OFFLOAD: &str =
+    "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=3&offload_opt=cpu&offload_param=cpu&pin_memory=1";
+const LONG: &str = "model=llama-2-7b&seq=32768&gpus_per_node=8&zero=3";
+const RECOMPUTE: &str = "model=llama-2-7b&seq=32768&gpus_per_node=8&zero=3&recompute=full";
+const CP: &str = "model=llama-2-7b&seq=32768&gpus_per_node=8&zero=3&cp=4";
+const ACC20: &str = "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=1&grad_acc_dtype=both";
+const ACC18: &str = "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=1&grad_acc_dtype=fp32";
+const DS14: &str = "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=2&convention=ds-0.14";
+const DS19: &str = "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=2&convention=ds-0.19";
+const SEED002: &str = "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=3&convention=seed002";
+
+/// The tour, in order.
+const TOUR: [Spec; 10] = [
+    Spec {
+        title: "Plain data parallelism: 16 bytes per parameter",
+        query: Z0,
+        panel: "timeline",
+        shown_in: "per-gpu",
+        text: "Every rank keeps bf16 weights (2Ψ) and gradients (2Ψ), fp32 master weights (4Ψ) and Adam's two moments (8Ψ): 16 × {} parameters = {} before one activation (seed 001). Llama-2-7B at 4,096 tokens peaks at {} per GPU — no 80 GB GPU holds it.",
+        figs: &[Fig::Params(Z0), Fig::States(Z0), Fig::Peak(Z0)],
+    },
+    Spec {
+        title: "ZeRO-1: 4 + 12/N_d",
+        query: Z1,
+        panel: "zero-compare",
+        shown_in: "per-gpu",
+        text: "Partition the optimizer states (master weights and moments, 12Ψ) over N_d = 8 ranks: the model states fall to 4Ψ + 12Ψ/8 = {}, the peak to {}. Communication is unchanged: 2Ψ per step, as plain data parallelism; memfit's step-time model puts it at {} against {} for plain data parallelism, whose optimizer step updates every parameter on every rank.",
+        figs: &[Fig::States(Z1), Fig::Peak(Z1), Fig::Step(Z1), Fig::Step(Z0)],
+    },
+    Spec {
+        title: "ZeRO-2: 2 + 14/N_d",
+        query: Z2,
+        panel: "zero-compare",
+        shown_in: "per-gpu",
+        text: "Also partition the gradients: 2Ψ + 14Ψ/8 = {}, peak {}. Stage 2 reduces each gradient bucket to its owner and frees it; a parameter whose flat slice spans two ranks keeps its whole gradient until both have reduced, so stage 2 can fall back toward stage 1 (seed 001).",
+        figs: &[Fig::States(Z2), Fig::Peak(Z2)],
+    },
+    Spec {
+        title: "ZeRO-3: 16/N_d, for 3Ψ of communication",
+        query: Z3,
+        panel: "timeline",
+        shown_in: "per-gpu",
+        text: "Partition the weights too: 16Ψ/8 = {} per rank. Each layer is all-gathered before its forward and again before its backward — 3Ψ of traffic per step instead of 2Ψ (seed 004), hidden behind the layers' compute while the links keep up: {}. The timeline marks the peak, {}, at {}.",
+        figs: &[Fig::States(Z3), Fig::Step(Z3), Fig::Peak(Z3), Fig::PeakAt(Z3)],
+    },
+    Spec {
+        title: "Offload to CPU: GPU memory for host RAM and PCIe",
+        query: OFFLOAD,
+        panel: "verdict",
+        shown_in: "per-cpu",
+        text: "ZeRO-Offload moves the fp32 master weights and the moments (and, with offload_param, the weights) to host RAM: the GPU peak drops to {}, but each node needs {} of host RAM, {} of it pinned, and every step crosses PCIe twice and runs Adam on the CPU: {}.",
+        figs: &[Fig::Peak(OFFLOAD), Fig::Cpu(OFFLOAD), Fig::Pinned(OFFLOAD), Fig::Step(OFFLOAD)],
+    },
+    Spec {
+        title: "Long sequences: activations take over",
+        query: LONG,
+        panel: "chart",
+        shown_in: "per-gpu",
+        text: "At 32,768 tokens the saved activations alone are {} of the {} peak: ZeRO does not touch them, since every rank holds its own micro-batch's.",
+        figs: &[Fig::Activations(LONG), Fig::Peak(LONG)],
+    },
+    Spec {
+        title: "Recomputation trades compute for activations",
+        query: RECOMPUTE,
+        panel: "timeline",
+        shown_in: "per-gpu",
+        text: "Full recomputation keeps only each layer's input and recomputes the rest in backward (about a third more compute): activations {} instead of {}, peak {}. Flash attention already avoids the s² scores; selective recomputation drops only them.",
+        figs: &[Fig::Activations(RECOMPUTE), Fig::Activations(LONG), Fig::Peak(RECOMPUTE)],
+    },
+    Spec {
+        title: "Context parallelism splits the sequence",
+        query: CP,
+        panel: "chart",
+        shown_in: "per-gpu",
+        text: "With CP = 4 each rank holds 8,192 of the 32,768 tokens' activations and passes K/V chunks around a ring: peak {} without recomputing anything, at the price of K/V traffic in every attention layer.",
+        figs: &[Fig::Peak(CP)],
+    },
+    Spec {
+        title: "The seeds disagree: 16, 18 or 20 bytes per parameter",
+        query: ACC20,
+        panel: "ledger",
+        shown_in: "per-gpu",
+        text: "Seed 001 counts 2 + 2 + 12 = 16 B/param; Megatron accumulates gradients in fp32 only (2 + 4 + 12 = 18); seed 003 keeps bf16 gradients and an fp32 accumulation buffer (20). Same model, same ZeRO-1: {} (18) or {} (20) instead of {} — memfit names the convention (grad_acc_dtype) rather than picking one silently.",
+        figs: &[Fig::Peak(ACC18), Fig::Peak(ACC20), Fig::Peak(Z1)],
+    },
+    Spec {
+        title: "Tools and seeds disagree: DeepSpeed's versions, seed 002's slip",
+        query: DS14,
+        panel: "ledger",
+        shown_in: "per-gpu",
+        text: "DeepSpeed's ZeRO-2 estimator counted 4P + 16P/G up to v0.14.2 ({}) and 2P + 18P/G from v0.14.3 ({}), model states only. Seed 002's 405B example put s where its formula has s² and printed 151× too little; evaluated as written, its constants give {} here against {} for ZeRO-3 under memfit's terms (convention=seed002).",
+        figs: &[Fig::Peak(DS14), Fig::Peak(DS19), Fig::Peak(SEED002), Fig::Peak(Z3)],
+    },
+];
+
+/// Where the timeline of `q` puts its peak: "backward, layer 31: what happens there".
+fn peak_at(q: &str) -> String {
+    let t = timeline(&decode(q).0.scenario);
+    t.as_ref()
         .and_then(|t| t.events.get(t.peak_event))
         .map(|e| match e.layer {
             Some(l) => format!("{}, layer {l}: {}", e.phase.as_str(), e.what),
             None => format!("{}: {}", e.phase.as_str(), e.what),
         })
-        .unwrap_or_default();
-    push(
-        "ZeRO-3: 16/N_d, for 3Ψ of communication",
-        q3,
-        "timeline",
-        "per-gpu",
-        f(e3.per_gpu_bytes),
-        format!(
-            "Partition the weights too: 16Ψ/8 = {} per rank. Each layer is all-gathered before its forward and again before its backward — 3Ψ of traffic per step instead of 2Ψ (seed 004), hidden behind the layers' compute while the links keep up: {}. The timeline marks the peak, {}, at {where3}.",
-            f(states(&e3)),
-            step(q3),
-            f(e3.per_gpu_bytes)
-        ),
-    );
-    let q4 = q("model=llama-2-7b&seq=4096&gpus_per_node=8&zero=3&offload_opt=cpu&offload_param=cpu&pin_memory=1");
-    let e4 = est(q4);
-    push(
-        "Offload to CPU: GPU memory for host RAM and PCIe",
-        q4,
-        "verdict",
-        "per-cpu",
-        f(e4.per_cpu_bytes),
-        format!(
-            "ZeRO-Offload moves the fp32 master weights and the moments (and, with offload_param, the weights) to host RAM: the GPU peak drops to {}, but each node needs {} of host RAM, {} of it pinned, and every step crosses PCIe twice and runs Adam on the CPU: {}.",
-            f(e4.per_gpu_bytes),
-            f(e4.per_cpu_bytes),
-            f(e4.pinned_cpu_bytes),
-            step(q4)
-        ),
-    );
-    let q5 = q("model=llama-2-7b&seq=32768&gpus_per_node=8&zero=3");
-    let e5 = est(q5);
-    push(
-        "Long sequences: activations take over",
-        q5,
-        "chart",
-        "per-gpu",
-        f(e5.per_gpu_bytes),
-        format!(
-            "At 32,768 tokens the saved activations alone are {} of the {} peak: ZeRO does not touch them, since every rank holds its own micro-batch's.",
-            f(e5.gpu_bytes_of(Component::Activations)),
-            f(e5.per_gpu_bytes)
-        ),
-    );
-    let q6 = q("model=llama-2-7b&seq=32768&gpus_per_node=8&zero=3&recompute=full");
-    let e6 = est(q6);
-    push(
-        "Recomputation trades compute for activations",
-        q6,
-        "timeline",
-        "per-gpu",
-        f(e6.per_gpu_bytes),
-        format!(
-            "Full recomputation keeps only each layer's input and recomputes the rest in backward (about a third more compute): activations {} instead of {}, peak {}. Flash attention already avoids the s² scores; selective recomputation drops only them.",
-            f(e6.gpu_bytes_of(Component::Activations)),
-            f(e5.gpu_bytes_of(Component::Activations)),
-            f(e6.per_gpu_bytes)
-        ),
-    );
-    let q7 = q("model=llama-2-7b&seq=32768&gpus_per_node=8&zero=3&cp=4");
-    let e7 = est(q7);
-    push(
-        "Context parallelism splits the sequence",
-        q7,
-        "chart",
-        "per-gpu",
-        f(e7.per_gpu_bytes),
-        format!(
-            "With CP = 4 each rank holds 8,192 of the 32,768 tokens' activations and passes K/V chunks around a ring: peak {} without recomputing anything, at the price of K/V traffic in every attention layer.",
-            f(e7.per_gpu_bytes)
-        ),
-    );
-    let q8 = q("model=llama-2-7b&seq=4096&gpus_per_node=8&zero=1&grad_acc_dtype=both");
-    let e8 = est(q8);
-    let e8b = est("model=llama-2-7b&seq=4096&gpus_per_node=8&zero=1&grad_acc_dtype=fp32");
-    push(
-        "The seeds disagree: 16, 18 or 20 bytes per parameter",
-        q8,
-        "ledger",
-        "per-gpu",
-        f(e8.per_gpu_bytes),
-        format!(
-            "Seed 001 counts 2 + 2 + 12 = 16 B/param; Megatron accumulates gradients in fp32 only (2 + 4 + 12 = 18); seed 003 keeps bf16 gradients and an fp32 accumulation buffer (20). Same model, same ZeRO-1: {} (18) or {} (20) instead of {} — memfit names the convention (grad_acc_dtype) rather than picking one silently.",
-            f(e8b.per_gpu_bytes),
-            f(e8.per_gpu_bytes),
-            f(e1.per_gpu_bytes)
-        ),
-    );
-    let q9 = q("model=llama-2-7b&seq=4096&gpus_per_node=8&zero=2&convention=ds-0.14");
-    let e9 = est(q9);
-    let e9b = est("model=llama-2-7b&seq=4096&gpus_per_node=8&zero=2&convention=ds-0.19");
-    let e10 = est("model=llama-2-7b&seq=4096&gpus_per_node=8&zero=3&convention=seed002");
-    push(
-        "Tools and seeds disagree: DeepSpeed's versions, seed 002's slip",
-        q9,
-        "ledger",
-        "per-gpu",
-        f(e9.per_gpu_bytes),
-        format!(
-            "DeepSpeed's ZeRO-2 estimator counted 4P + 16P/G up to v0.14.2 ({}) and 2P + 18P/G from v0.14.3 ({}), model states only. Seed 002's 405B example put s where its formula has s² and printed 151× too little; evaluated as written, its constants give {} here against {} for ZeRO-3 under memfit's terms (convention=seed002).",
-            f(e9.per_gpu_bytes),
-            f(e9b.per_gpu_bytes),
-            f(e10.per_gpu_bytes),
-            f(e3.per_gpu_bytes)
-        ),
-    );
+        .unwrap_or_default()
+}
+
+/// A figure's text, numbers in `units`.
+fn figure(fig: Fig, units: Units) -> String {
+    match fig {
+        Fig::Peak(q) => units.format(est(q).per_gpu_bytes),
+        Fig::Cpu(q) => units.format(est(q).per_cpu_bytes),
+        Fig::Pinned(q) => units.format(est(q).pinned_cpu_bytes),
+        Fig::States(q) => units.format(states(&est(q))),
+        Fig::Activations(q) => units.format(est(q).gpu_bytes_of(Component::Activations)),
+        Fig::Step(q) => step(q),
+        Fig::Params(q) => memfit_core::units::group_digits(est(q).model.params),
+        Fig::PeakAt(q) => peak_at(q),
+    }
+}
+
+/// `template` with each `{}` replaced by the next of `values`.
+fn fill(template: &str, values: &[String]) -> String {
+    let mut parts = template.split("{}");
+    let mut out = parts.next().unwrap_or_default().to_string();
+    for (part, v) in parts.zip(
+        values
+            .iter()
+            .map(String::as_str)
+            .chain(std::iter::repeat("")),
+    ) {
+        out.push_str(v);
+        out.push_str(part);
+    }
     out
+}
+
+/// The steps, numbers in `units`.
+pub fn steps(units: Units) -> Vec<Step> {
+    TOUR.iter()
+        .map(|s| {
+            let quoted = match s.shown_in {
+                "per-cpu" => figure(Fig::Cpu(s.query), units),
+                _ => figure(Fig::Peak(s.query), units),
+            };
+            let values: Vec<String> = s.figs.iter().map(|f| figure(*f, units)).collect();
+            Step {
+                title: s.title,
+                text: fill(s.text, &values),
+                query: s.query,
+                panel: s.panel,
+                quoted,
+                shown_in: s.shown_in,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use memfit_core::contract::query::decode;
+
+    /// Every template has as many `{}` as figures, so no figure is dropped or left blank.
+    #[test]
+    fn every_template_takes_its_figures() {
+        for s in &TOUR {
+            assert_eq!(s.text.matches("{}").count(), s.figs.len(), "{}", s.title);
+        }
+        assert_eq!(fill("a {} b {}", &["1".into(), "2".into()]), "a 1 b 2");
+    }
 
     #[test]
     fn zero_steps_say_their_step_time() {
