@@ -48,110 +48,33 @@ fn fail(msg: &str) -> ExitCode {
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--help" || a == "-h") {
+    let has = |flag: &str| args.iter().any(|a| a == flag);
+    if has("--help") || has("-h") {
         print!("{}", help());
         return ExitCode::SUCCESS;
     }
-    if args.iter().any(|a| a == "--keys-markdown") {
+    if has("--keys-markdown") {
         print!("{}", memfit_core::contract::query::markdown_table());
         return ExitCode::SUCCESS;
     }
-    if args.iter().any(|a| a == "--accuracy-json") {
+    if has("--accuracy-json") {
         print!("{}", memfit_evidence::validation::accuracy_asset());
         return ExitCode::SUCCESS;
     }
     if let Some(pos) = args.iter().position(|a| a == "--train-eval") {
-        use memfit_evidence::steptime::{queries, report, Part};
-        let Some(part) = args.get(pos + 1).and_then(|p| Part::parse(p)) else {
-            return fail("--train-eval needs calibration, held_out or all");
-        };
-        let markdown = args.iter().any(|a| a == "--markdown");
-        let pairs = args.iter().any(|a| a == "--pairs");
-        if args.iter().any(|a| a == "--queries") {
-            print!("{}", queries(part));
-        } else {
-            print!("{}", report(part, markdown, pairs));
-        }
-        return ExitCode::SUCCESS;
+        return train_eval(&args, pos);
     }
     if let Some(pos) = args.iter().position(|a| a == "--validation") {
-        let Some(path) = args.get(pos + 1) else {
-            return fail("--validation needs the path of measured_runs.json");
-        };
-        let doc = match std::fs::read_to_string(path)
-            .map(|t| serde_json::from_str::<serde_json::Value>(&t))
-        {
-            Ok(Ok(v)) => v,
-            Ok(Err(e)) => return fail(&format!("{path} is not JSON: {e}")),
-            Err(e) => return fail(&format!("cannot read {path}: {e}")),
-        };
-        print!("{}", memfit_evidence::validation::markdown(&doc));
-        return ExitCode::SUCCESS;
+        return validation(args.get(pos + 1));
     }
     if let Some(pos) = args.iter().position(|a| a == "--explore") {
         args.remove(pos);
-        let mut limit = Some(50usize);
-        if let Some(lp) = args.iter().position(|a| a == "--limit") {
-            let Some(n) = args.get(lp + 1).and_then(|v| v.parse::<usize>().ok()) else {
-                return fail("--limit needs a whole number (0 = all)");
-            };
-            limit = if n == 0 { None } else { Some(n) };
-            args.drain(lp..lp + 2);
-        }
-        let [q] = args.as_slice() else {
-            return fail("--explore takes one query string");
-        };
-        let (s, mut w) = memfit_core::contract::query::decode(q);
-        let mut v = memfit_core::contract::explore::explore_report(&s, limit);
-        // Settings every layout ignores (they disqualify none of them) are said once here.
-        w.extend(
-            s.scenario
-                .ignored_settings()
-                .into_iter()
-                .map(|(key, message)| memfit_core::estimate::Warning {
-                    key: key.into(),
-                    value: String::new(),
-                    message,
-                }),
-        );
-        v["warnings"] = serde_json::to_value(&w).unwrap_or_default();
-        if s.view.solve == memfit_core::scenario::Solve::MinGpus {
-            v["solve"] = memfit_core::contract::explore::min_gpus_json(&s);
-        }
-        return match serde_json::to_string_pretty(&v) {
-            Ok(text) => {
-                println!("{text}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => fail(&format!("cannot print JSON: {e}")),
-        };
+        return explore(args);
     }
-    let strict = args.iter().any(|a| a == "--strict");
+    let strict = has("--strict");
     args.retain(|a| a != "--strict");
     if let Some(pos) = args.iter().position(|a| a == "--config") {
-        let Some(path) = args.get(pos + 1).cloned() else {
-            return fail("--config needs the path of a config.json");
-        };
-        args.drain(pos..pos + 2);
-        let query = match args.as_slice() {
-            [] => String::new(),
-            [q] if !q.starts_with("--") => q.clone(),
-            _ => return fail(&format!("unexpected arguments: {}", args.join(" "))),
-        };
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) => return fail(&format!("cannot read {path}: {e}")),
-        };
-        let imported = match memfit_core::hfconfig::parse(&text) {
-            Ok(i) => i,
-            Err(e) => return fail(&format!("{path}: {e}")),
-        };
-        let mut base = Settings::default();
-        let mut warnings = memfit_core::contract::query::apply_import(&mut base, &imported);
-        let (s, w) = memfit_core::contract::query::decode_onto(base, &query);
-        warnings.extend(w);
-        let value = report(&s, &estimate_with(&s.scenario, &warnings));
-        return print_report(&value, strict);
+        return config(args, pos, strict);
     }
     let value = match args.as_slice() {
         [flag, json] if flag == "--json" => {
@@ -165,6 +88,103 @@ fn main() -> ExitCode {
         [] => return fail("no query string given"),
         _ => return fail(&format!("unexpected arguments: {}", args.join(" "))),
     };
+    print_report(&value, strict)
+}
+
+/// `--train-eval calibration|held_out|all [--markdown] [--pairs] [--queries]`.
+fn train_eval(args: &[String], pos: usize) -> ExitCode {
+    use memfit_evidence::steptime::{queries, report, Part};
+    let Some(part) = args.get(pos + 1).and_then(|p| Part::parse(p)) else {
+        return fail("--train-eval needs calibration, held_out or all");
+    };
+    let has = |flag: &str| args.iter().any(|a| a == flag);
+    if has("--queries") {
+        print!("{}", queries(part));
+    } else {
+        print!("{}", report(part, has("--markdown"), has("--pairs")));
+    }
+    ExitCode::SUCCESS
+}
+
+/// `--validation PATH`: docs/validation.md from measured_runs.json.
+fn validation(path: Option<&String>) -> ExitCode {
+    let Some(path) = path else {
+        return fail("--validation needs the path of measured_runs.json");
+    };
+    let doc = match std::fs::read_to_string(path)
+        .map(|t| serde_json::from_str::<serde_json::Value>(&t))
+    {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => return fail(&format!("{path} is not JSON: {e}")),
+        Err(e) => return fail(&format!("cannot read {path}: {e}")),
+    };
+    print!("{}", memfit_evidence::validation::markdown(&doc));
+    ExitCode::SUCCESS
+}
+
+/// `--explore [--limit N] QUERY` (the `--explore` flag already removed from `args`).
+fn explore(mut args: Vec<String>) -> ExitCode {
+    let mut limit = Some(50usize);
+    if let Some(lp) = args.iter().position(|a| a == "--limit") {
+        let Some(n) = args.get(lp + 1).and_then(|v| v.parse::<usize>().ok()) else {
+            return fail("--limit needs a whole number (0 = all)");
+        };
+        limit = if n == 0 { None } else { Some(n) };
+        args.drain(lp..lp + 2);
+    }
+    let [q] = args.as_slice() else {
+        return fail("--explore takes one query string");
+    };
+    let (s, mut w) = memfit_core::contract::query::decode(q);
+    let mut v = memfit_core::contract::explore::explore_report(&s, limit);
+    // Settings every layout ignores (they disqualify none of them) are said once here.
+    w.extend(
+        s.scenario
+            .ignored_settings()
+            .into_iter()
+            .map(|(key, message)| memfit_core::estimate::Warning {
+                key: key.into(),
+                value: String::new(),
+                message,
+            }),
+    );
+    v["warnings"] = serde_json::to_value(&w).unwrap_or_default();
+    if s.view.solve == memfit_core::scenario::Solve::MinGpus {
+        v["solve"] = memfit_core::contract::explore::min_gpus_json(&s);
+    }
+    match serde_json::to_string_pretty(&v) {
+        Ok(text) => {
+            println!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&format!("cannot print JSON: {e}")),
+    }
+}
+
+/// `--config PATH [QUERY]`: import a Hugging Face config.json, then apply the query.
+fn config(mut args: Vec<String>, pos: usize, strict: bool) -> ExitCode {
+    let Some(path) = args.get(pos + 1).cloned() else {
+        return fail("--config needs the path of a config.json");
+    };
+    args.drain(pos..pos + 2);
+    let query = match args.as_slice() {
+        [] => String::new(),
+        [q] if !q.starts_with("--") => q.clone(),
+        _ => return fail(&format!("unexpected arguments: {}", args.join(" "))),
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => return fail(&format!("cannot read {path}: {e}")),
+    };
+    let imported = match memfit_core::hfconfig::parse(&text) {
+        Ok(i) => i,
+        Err(e) => return fail(&format!("{path}: {e}")),
+    };
+    let mut base = Settings::default();
+    let mut warnings = memfit_core::contract::query::apply_import(&mut base, &imported);
+    let (s, w) = memfit_core::contract::query::decode_onto(base, &query);
+    warnings.extend(w);
+    let value = report(&s, &estimate_with(&s.scenario, &warnings));
     print_report(&value, strict)
 }
 
