@@ -347,6 +347,49 @@ fn fit_table_rows(settings: RwSignal<Settings>, e: &Explored, u: Units) -> impl 
         .collect_view()
 }
 
+/// The fit map's annotated SVG, rebuilt when the sweep, the outlined cell, the colouring
+/// or the units change.
+fn fit_map_svg(
+    shown: Signal<Option<Arc<Explored>>>,
+    current: Signal<(memfit_core::scenario::Zero, u32, u32)>,
+    colour: Memo<memfit_core::contract::FitColour>,
+    units: Signal<Units>,
+) -> Memo<Option<String>> {
+    Memo::new(move |_| {
+        shown.with(|r| {
+            r.as_ref().map(|e| {
+                let u = units.get();
+                annotate_fit_map(
+                    &render_fit_map(
+                        &e.sweep,
+                        current.get(),
+                        e.key.usable_bytes(),
+                        u,
+                        colour.get(),
+                        fit_map_size(),
+                    ),
+                    &e.sweep,
+                    u,
+                )
+            })
+        })
+    })
+}
+
+/// Loads the best layout of the cell under `target` (the closest one when nothing fits).
+fn pick_cell(
+    settings: RwSignal<Settings>,
+    shown: Signal<Option<Arc<Explored>>>,
+    target: Option<web_sys::EventTarget>,
+) {
+    let cell = cell_index(target).and_then(|i| {
+        shown.with_untracked(|r| r.as_ref().and_then(|e| e.sweep.cells.get(i).copied()))
+    });
+    if let Some(l) = cell.and_then(|c| c.best.or(c.closest)) {
+        load(settings, &l);
+    }
+}
+
 /// The fit map: every TP × PP per ZeRO stage, coloured by the best headroom; a click
 /// (or Enter) on a cell loads its best layout (the closest one when nothing fits).
 #[component]
@@ -373,33 +416,8 @@ pub fn FitMapPanel(
         visible,
     );
     let colour = Memo::new(move |_| settings.with(|x| x.view.fitmap));
-    let svg = Memo::new(move |_| {
-        shown.with(|r| {
-            r.as_ref().map(|e| {
-                let u = units.get();
-                annotate_fit_map(
-                    &render_fit_map(
-                        &e.sweep,
-                        current.get(),
-                        e.key.usable_bytes(),
-                        u,
-                        colour.get(),
-                        fit_map_size(),
-                    ),
-                    &e.sweep,
-                    u,
-                )
-            })
-        })
-    });
-    let pick = move |target: Option<web_sys::EventTarget>| {
-        let cell = cell_index(target).and_then(|i| {
-            shown.with_untracked(|r| r.as_ref().and_then(|e| e.sweep.cells.get(i).copied()))
-        });
-        if let Some(l) = cell.and_then(|c| c.best.or(c.closest)) {
-            load(settings, &l);
-        }
-    };
+    let svg = fit_map_svg(shown, current, colour, units);
+    let pick = move |target: Option<web_sys::EventTarget>| pick_cell(settings, shown, target);
     let on_click = move |ev: web_sys::MouseEvent| pick(ev.target());
     let on_key = move |ev: web_sys::KeyboardEvent| {
         if ev.key() == "Enter" || ev.key() == " " {
