@@ -44,9 +44,8 @@ fn viewport_width() -> f64 {
 /// input's verdict and main chart are painted first and the rest follows in the next
 /// task (issue 9: input → result within one task; the deferred panels are at most one
 /// frame behind). Changes within one frame coalesce into one update. `first` runs with
-/// the new value just before the panels get it: while the layout is still clean from the
-/// paint (`history.replaceState` there costs 0.5 ms; after the panels' DOM changes it
-/// forces a synchronous style and layout of the page, 3–4 ms).
+/// the new value just before the panels get it (the page hands it to the address bar,
+/// which writes it once input settles).
 fn after_paint<T: Clone + PartialEq + Send + Sync + 'static>(
     scenario: RwSignal<T>,
     first: impl Fn(&T) + Clone + 'static,
@@ -257,7 +256,10 @@ const LAYOUT_KEYS: [&str; 7] = ["dp", "tp", "pp", "cp", "ep", "vpp", "microbatch
 fn write_canonical_link(settings: RwSignal<Settings>) {
     request_animation_frame(move || {
         set_timeout(
-            move || url::replace_query(&settings.with_untracked(encode)),
+            move || {
+                url::defer_query(settings.with_untracked(encode));
+                url::flush_query();
+            },
             std::time::Duration::ZERO,
         )
     });
@@ -360,9 +362,10 @@ pub fn App() -> impl IntoView {
     let scenario = Memo::new(move |_| settings.with(|x| x.scenario.clone()));
     // Warnings from the URL stay until the user edits the key they name.
     let url_warnings: RwSignal<Vec<Warning>> = RwSignal::new(url_warnings);
-    // Below the fold, and the address bar: one paint later (`history.replaceState`
-    // costs Chromium 4–6 ms, more than the estimate and the verdict together).
-    let later = after_paint(settings, |x| url::replace_query(&encode(x)));
+    // Below the fold: one paint later. The address bar: when input settles, and at once
+    // when the page is hidden or left (`url::defer_query`, `url::flush_on_hide`).
+    let later = after_paint(settings, |x| url::defer_query(encode(x)));
+    url::flush_on_hide(move || settings.with_untracked(encode));
     let later_scenario = Memo::new(move |_| later.with(|x| x.scenario.clone()));
     write_canonical_link(settings);
     keep_unedited_warnings(settings, url_warnings);

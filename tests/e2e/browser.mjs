@@ -160,7 +160,7 @@ await test('changing an input updates the URL, the total and the chart', 1440, a
   const t0 = Date.now();
   await page.locator('#f-tp').fill('2');
   await page.waitForFunction(() => location.search.includes('tp=2'));
-  timings.push(['input to URL update', Date.now() - t0]);
+  timings.push(['input to URL update (after the 500 ms settle)', Date.now() - t0]);
   const svg1 = await page.getByTestId('chart').innerHTML();
   const total1 = await page.getByTestId('per-gpu').getAttribute('data-bytes');
   check(svg1 !== svg0, 'chart did not change');
@@ -174,7 +174,8 @@ await test('changing an input updates the URL, the total and the chart', 1440, a
     const el = document.querySelector('#f-seq');
     el.value = '2048';
     el.dispatchEvent(new Event('input', { bubbles: true }));
-    await new Promise((r) => setTimeout(r, 100));
+    // The address bar follows once input has rested for 500 ms (src/ui/url.rs, SETTLE).
+    await new Promise((r) => setTimeout(r, 800));
     return [before, window.scrollY, location.search];
   });
   check(scrolled[2].includes('seq=2048'), `seq edit not in URL: ${scrolled[2]}`);
@@ -209,6 +210,25 @@ await test('charts patched in place per input equal a fresh drawing of the same 
   await page.waitForFunction((qs) => qs.every((q) => document.querySelector(q)?.querySelector('svg')), figs);
   const fresh = await read();
   figs.forEach((q, i) => check(patched[i] === fresh[i], `${q}: patched drawing differs from a fresh one (${patched[i].length} vs ${fresh[i].length} chars)`));
+});
+
+await test('the link follows input once it settles, and a reload or a hidden page keeps an edit', 1440, async (page) => {
+  await open(page, 'model=llama-2-7b&zero=3&gpus_per_node=8');
+  // The address bar waits for input to settle; hiding the page writes it at once, and a
+  // reload within the pause takes the edit back from session storage (Chromium reloads the
+  // URL it had before pagehide ran).
+  await page.locator('#f-seq').fill('3000');
+  await page.waitForFunction(() => document.querySelector('[data-testid=per-gpu]').textContent.length > 0);
+  const early = new URL(page.url()).search;
+  await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
+  check(new URL(page.url()).search.includes('seq=3000'), `visibilitychange did not write the edit (before: ${early}, after: ${page.url()})`);
+  await page.locator('#f-seq').fill('3100');
+  await page.reload();
+  await page.waitForSelector('[data-testid=per-gpu]');
+  check(await page.locator('#f-seq').inputValue() === '3100', `the reload lost the edit: seq ${await page.locator('#f-seq').inputValue()}, URL ${page.url()}`);
+  // Left alone, the address bar follows by itself.
+  await page.locator('#f-seq').fill('3200');
+  await page.waitForFunction(() => location.search.includes('seq=3200'), null, { timeout: 5000 });
 });
 
 await test('malformed URL shows warnings, runs no script and still works', 1440, async (page, seen) => {
