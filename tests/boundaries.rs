@@ -197,3 +197,126 @@ fn core_modules_have_no_cycle() {
     }
     assert!(graph.len() >= 15, "only {} modules read", graph.len());
 }
+
+/// A file's code before its unit tests, comments left out.
+fn code_of(f: &Path) -> String {
+    let text = std::fs::read_to_string(f).unwrap();
+    let code = text.split("#[cfg(test)]").next().unwrap_or("").to_string();
+    code.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether `code` names module `name` in path `prefix` (`super::name`, `crate::a::name`)
+/// as a whole word.
+fn names(code: &str, prefix: &str, name: &str) -> bool {
+    let pat = format!("{prefix}{name}");
+    code.match_indices(&pat).any(|(i, _)| {
+        let after = code[i + pat.len()..].chars().next();
+        let before = code[..i].chars().next_back();
+        !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
+/// Every folder under `root` (a crate's `src`): its files and sub-folders as nodes (a
+/// sub-folder is all its files), with an arrow where one names a sibling (`super::x` from a
+/// file, `crate::path::x` from anywhere). The folder's `mod.rs` (its facade, which declares
+/// the children) and unit-test files are left out.
+fn folder_graphs(root: &Path) -> Vec<(String, Vec<(String, Vec<String>)>)> {
+    let mut out = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let rel = dir
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('/', "::");
+        let prefix = if rel.is_empty() {
+            "crate::".to_string()
+        } else {
+            format!("crate::{rel}::")
+        };
+        let mut nodes: Vec<(String, String, bool)> = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let p = entry.unwrap().path();
+            let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                dirs.push(p.clone());
+                let mut files = Vec::new();
+                rust_files(&p, &mut files);
+                files.retain(|f| f.file_name().is_none_or(|n| n != "tests.rs"));
+                let all: Vec<String> = files.iter().map(|f| code_of(f)).collect();
+                nodes.push((name, all.join("\n"), true));
+            } else if p.extension().is_some_and(|e| e == "rs")
+                && !["mod", "lib", "main", "tests"].contains(&name.as_str())
+            {
+                nodes.push((name, code_of(&p), false));
+            }
+        }
+        let graph = nodes
+            .iter()
+            .map(|(me, code, folder)| {
+                let deps = nodes
+                    .iter()
+                    .map(|(n, ..)| n.clone())
+                    .filter(|n| n != me)
+                    .filter(|n| names(code, &prefix, n) || (!folder && names(code, "super::", n)))
+                    .collect();
+                (me.clone(), deps)
+            })
+            .collect();
+        out.push((dir.display().to_string(), graph));
+    }
+    out
+}
+
+/// No file reaches itself through its imports, in any folder of the estimator, the evidence
+/// crate or the page (the report and the explorer's JSON, and the evidence's comparisons and
+/// the page's accuracy asset, once did).
+#[test]
+fn no_cycle_between_files_in_any_folder() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut folders = 0;
+    for krate in ["crates/core/src", "crates/evidence/src", "src"] {
+        for (dir, graph) in folder_graphs(&root.join(krate)) {
+            folders += 1;
+            let deps = |m: &str| {
+                graph
+                    .iter()
+                    .find(|(n, _)| n == m)
+                    .map(|(_, d)| d.clone())
+                    .unwrap_or_default()
+            };
+            for (m, _) in &graph {
+                let mut stack = deps(m);
+                let mut seen: Vec<String> = Vec::new();
+                while let Some(n) = stack.pop() {
+                    assert_ne!(&n, m, "a cycle through {dir}/{m} ({m} → … → {m})");
+                    if !seen.contains(&n) {
+                        seen.push(n.clone());
+                        stack.extend(deps(&n));
+                    }
+                }
+            }
+        }
+    }
+    assert!(folders >= 20, "only {folders} folders read");
+}
+
+/// The checker sees a cycle when there is one.
+#[test]
+fn the_cycle_check_finds_a_planted_cycle() {
+    let dir = std::env::temp_dir().join(format!("memfit-cycle-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("a")).unwrap();
+    std::fs::write(dir.join("a/mod.rs"), "mod x; mod y;").unwrap();
+    std::fs::write(dir.join("a/x.rs"), "use super::y::f;").unwrap();
+    std::fs::write(dir.join("a/y.rs"), "fn g() { crate::a::x::h() }").unwrap();
+    let graphs = folder_graphs(&dir);
+    let a = graphs.iter().find(|(d, _)| d.ends_with("/a")).unwrap();
+    let dep = |m: &str| a.1.iter().find(|(n, _)| n == m).unwrap().1.clone();
+    assert_eq!(dep("x"), ["y"]);
+    assert_eq!(dep("y"), ["x"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

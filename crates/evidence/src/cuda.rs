@@ -144,6 +144,6 @@ pub fn stats(rows: &[CudaRow], kind: &str) -> (usize, f64, f64) {
         .filter(|r| r.kind == kind)
         .map(|r| r.rel_error().abs())
         .collect();
-    let (median, max) = crate::validation::median_max(errs.clone());
+    let (median, max) = crate::stats::median_max(errs.clone());
     (errs.len(), median, max)
 }

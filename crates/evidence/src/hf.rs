@@ -20,7 +20,7 @@ use memfit_core::contract::Settings;
 use memfit_core::estimate::Phase;
 use serde_json::Value;
 
-use crate::validation::median_max;
+use crate::stats::median_max;
 
 /// Held-out runs moved to calibration, each with why: their configs and peaks were read
 /// while a mechanism was being derived, so they no longer test it. (The split rule stays

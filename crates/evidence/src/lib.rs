@@ -5,5 +5,6 @@
 
 pub mod cuda;
 pub mod hf;
+pub mod stats;
 pub mod steptime;
 pub mod validation;

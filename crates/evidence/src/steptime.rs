@@ -16,7 +16,7 @@ use memfit_core::estimate::Prepared;
 use memfit_core::steptime::step_time;
 use serde_json::Value;
 
-use crate::validation::median_max;
+use crate::stats::median_max;
 
 /// The published runs with their stated layouts and measurements.
 pub const RUNS: &str = include_str!("../../../tests/data/train_runs.json");

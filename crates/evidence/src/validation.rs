@@ -192,21 +192,7 @@ pub fn rows(doc: &Value) -> (Vec<Row>, Vec<String>) {
     (out, notes)
 }
 
-/// Median and maximum of a list of absolute relative errors (NaN when empty).
-pub fn median_max(mut errs: Vec<f64>) -> (f64, f64) {
-    errs.retain(|e| e.is_finite());
-    if errs.is_empty() {
-        return (f64::NAN, f64::NAN);
-    }
-    errs.sort_by(f64::total_cmp);
-    let n = errs.len();
-    let median = if n % 2 == 1 {
-        errs[n / 2]
-    } else {
-        (errs[n / 2 - 1] + errs[n / 2]) / 2.0
-    };
-    (median, errs[n - 1])
-}
+pub use crate::stats::median_max;
 
 /// Median and maximum absolute relative error of the rows.
 pub fn summary(rows: &[Row]) -> (f64, f64) {

@@ -54,7 +54,7 @@ pub fn explore_report(s: &Settings, limit: Option<usize>) -> Value {
         "best": "the highest predicted training tokens per second per GPU (the step-time model; inference and serving have none), then no optimizer offload, then least wasted compute (pipeline bubble (p−1)/(v·m) + recomputation), then least communication per trained token (bytes one GPU sends per optimizer step ÷ tokens the cluster trains in it), then most headroom",
         "layouts": sweep.layouts.iter().map(|l| layout_json(s, l)).collect::<Vec<_>>(),
     });
-    super::report::null_out_of_range(&mut v);
+    super::nulls::null_out_of_range(&mut v);
     v
 }
 
@@ -83,6 +83,6 @@ pub fn min_gpus_value(x: &Settings, m: &MinGpus) -> Value {
                 m.nodes, m.gpus_per_node, s.gpu().name),
         },
     });
-    super::report::null_out_of_range(&mut v);
+    super::nulls::null_out_of_range(&mut v);
     v
 }

@@ -5,6 +5,7 @@
 
 pub mod explore;
 pub mod keys;
+mod nulls;
 pub mod query;
 pub mod report;
 mod settings;

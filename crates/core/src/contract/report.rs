@@ -1,5 +1,6 @@
 //! The CLI's JSON: one object per scenario, field names fixed by DESIGN.md.
 
+use super::nulls::null_out_of_range;
 use super::query::{decode, encode};
 use super::settings::Settings;
 use crate::estimate::{estimate, Estimate, Warning};
@@ -68,27 +69,6 @@ pub fn report(x: &Settings, e: &Estimate) -> Value {
     // included, whose own scenarios may overflow where this one does not).
     null_out_of_range(&mut v);
     v
-}
-
-/// Replaces every byte count at `OUT_OF_RANGE` (2^64 − 1: does not fit in 64 bits)
-/// with `null`, and the headroom with it: the JSON never shows a saturated figure.
-pub(crate) fn null_out_of_range(v: &mut Value) {
-    let max = crate::ledger::OUT_OF_RANGE;
-    match v {
-        Value::Number(n) if n.as_u64() == Some(max) => *v = Value::Null,
-        Value::Object(map) => {
-            let headroom_null = map.get("per_gpu_bytes").and_then(Value::as_u64) == Some(max);
-            for (k, x) in map.iter_mut() {
-                if headroom_null && k == "headroom_bytes" {
-                    *x = Value::Null;
-                } else {
-                    null_out_of_range(x);
-                }
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(null_out_of_range),
-        _ => {}
-    }
 }
 
 /// Decodes, estimates and reports a query string in one call.
