@@ -11,32 +11,8 @@ use memfit_core::scenario::Solve;
 use memfit_core::solve::max_fitting;
 use serde_json::{json, Value};
 
-/// One compared row.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Row {
-    /// Which published set.
-    pub set: String,
-    /// Row label.
-    pub label: String,
-    /// memfit's inputs.
-    pub query: String,
-    /// What memfit compares (e.g. "allocated GiB").
-    pub metric: String,
-    /// Published value.
-    pub measured: f64,
-    /// memfit's value.
-    pub estimated: f64,
-    /// What the source does not state and memfit assumes for this row ("" when the
-    /// row's settings are all stated).
-    pub unstated: String,
-}
-
-impl Row {
-    /// `(estimated − measured) / measured`.
-    pub fn rel_error(&self) -> f64 {
-        (self.estimated - self.measured) / self.measured
-    }
-}
+/// One compared row: the accuracy asset's row type (the page reads the same type).
+pub use memfit_core::contract::accuracy::AccuracyRow as Row;
 
 const GIB: f64 = (1u64 << 30) as f64;
 const MIB: f64 = (1u64 << 20) as f64;
@@ -78,6 +54,7 @@ pub fn rows(doc: &Value) -> (Vec<Row>, Vec<String>) {
                     );
                     let (_, e) = estimate_query(&q);
                     out.push(Row {
+                        held_out: false,
                         set: id.into(),
                         label: format!("MBS {mbs} DP {dp} PP {pp} TP {tp}"),
                         query: q,
@@ -124,6 +101,7 @@ pub fn rows(doc: &Value) -> (Vec<Row>, Vec<String>) {
                         unstated.push("torch.compile's fusions (not modelled)");
                     }
                     out.push(Row {
+                        held_out: false,
                         set: id.into(),
                         label: format!("T{} {} {} {} {}", r["table"], r["model"].as_str().unwrap_or(""), layout, recompute, variant),
                         query: q,
@@ -154,6 +132,7 @@ pub fn rows(doc: &Value) -> (Vec<Row>, Vec<String>) {
                     }
                     let (_, e) = estimate_query(&q);
                     out.push(Row {
+                        held_out: false,
                         set: id.into(),
                         label: format!("{} {}", r["model"].as_str().unwrap_or(""), method),
                         query: q,
@@ -175,6 +154,7 @@ pub fn rows(doc: &Value) -> (Vec<Row>, Vec<String>) {
                     let s = memfit_core::contract::query::decode(&q).0.scenario;
                     let value = max_fitting(&s, Solve::MaxContext).map(|r| r.value).unwrap_or(0);
                     out.push(Row {
+                        held_out: false,
                         set: id.into(),
                         label: format!("{gb} GB GPU"),
                         query: format!("{q}&solve=max_context"),
@@ -268,6 +248,7 @@ pub fn pytorch_rows(doc: &Value) -> Vec<Row> {
             let (_, e) = estimate_query(&q);
             let c = &run["config"];
             out.push(Row {
+                held_out: false,
                 set: format!("pytorch_{set}"),
                 label: format!(
                     "{} h={} L={} {} {} {}{}",
@@ -318,18 +299,29 @@ pub fn embedded_pytorch_rows() -> (Vec<Row>, f64, f64) {
 /// (calibration and held out apart). The page reads
 /// the file; it does not link this crate.
 pub fn accuracy_asset() -> String {
-    let row = |r: &Row| {
-        json!({"set": r.set, "label": r.label, "query": r.query, "metric": r.metric,
-               "measured": r.measured, "estimated": r.estimated, "unstated": r.unstated})
-    };
+    let row = |r: &Row| serde_json::to_value(r).unwrap_or(Value::Null);
     let (published, median, max, notes) = embedded_rows();
     let (pytorch, pt_median, pt_max) = embedded_pytorch_rows();
     let (hf, _) = crate::hf::embedded_hf_rows();
     let hf_row = |r: &crate::hf::HfRow| {
-        json!({"set": format!("{} · {}", if r.held_out { "held out" } else { "calibration" }, r.kind),
-               "label": r.id, "query": r.query, "metric": "peak allocated, MiB",
-               "measured": r.measured as f64 / MIB, "estimated": r.estimated as f64 / MIB,
-               "held_out": r.held_out})
+        row(&Row {
+            set: format!(
+                "{} · {}",
+                if r.held_out {
+                    "held out"
+                } else {
+                    "calibration"
+                },
+                r.kind
+            ),
+            label: r.id.clone(),
+            query: r.query.clone(),
+            metric: "peak allocated, MiB".into(),
+            measured: r.measured as f64 / MIB,
+            estimated: r.estimated as f64 / MIB,
+            held_out: r.held_out,
+            unstated: String::new(),
+        })
     };
     let part = |held: bool| {
         let (n, median, max) = crate::hf::stats(&hf, |r| r.held_out == held);

@@ -3,6 +3,7 @@
 //! the CLI's JSON report, the explorer's JSON and the flat JSON `--json` reads.
 //! Pure: serde only.
 
+pub mod accuracy;
 pub mod explore;
 pub mod keys;
 mod nulls;
