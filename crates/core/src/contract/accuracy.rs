@@ -19,10 +19,10 @@ pub struct AccuracyRow {
     /// memfit's value.
     pub estimated: f64,
     /// Held out from modelling (real-stack runs only).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub held_out: bool,
     /// What the source does not state and memfit assumes (published runs only).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub unstated: String,
 }
 
