@@ -44,132 +44,173 @@ pub fn rows(doc: &Value) -> (Vec<Row>, Vec<String>) {
     for set in &sets {
         let id = set["id"].as_str().unwrap_or("");
         let rows = set["rows"].as_array().cloned().unwrap_or_default();
-        match id {
-            "megatron_pr482_llama2_7b" => {
-                for r in &rows {
-                    let (mbs, gbs, dp, pp, tp) = (r["mbs"].as_u64().unwrap_or(1), r["gbs"].as_u64().unwrap_or(1), r["dp"].as_u64().unwrap_or(1), r["pp"].as_u64().unwrap_or(1), r["tp"].as_u64().unwrap_or(1));
-                    let m = (gbs / (mbs * dp).max(1)).max(1);
-                    let q = format!(
-                        "model=llama-2-7b&framework=megatron&zero=1&attn=flash&seq=2048&batch={mbs}&gpus_per_node=8&dp={dp}&tp={tp}&pp={pp}&sp=0&microbatches={m}&gpu=h100-80&dropout=1&vocab=50304&tied=1&ffn=10880&positions=2048&bias=all&norm=layernorm"
-                    );
-                    let (_, e) = estimate_query(&q);
-                    out.push(Row {
-                        held_out: false,
-                        set: id.into(),
-                        label: format!("MBS {mbs} DP {dp} PP {pp} TP {tp}"),
-                        query: q,
-                        metric: "max allocated, GiB".into(),
-                        measured: r["measured"].as_f64().unwrap_or(f64::NAN),
-                        estimated: e.allocated_bytes as f64 / GIB,
-                        unstated: "the tool's example script and its own estimates (sequence 2,048; Megatron's 2023 GPT shape with --swiglu: GPT-2's vocabulary, tied, learned positions, biases, LayerNorm, ffn 10,880; no sequence parallelism or recomputation, which the tool lists as to be supported; dropout 0.1)".into(),
-                    });
-                }
-                notes.push("Megatron PR #482: the table states no sequence or shape; read from the PR's example script (tools/get_training_info/example: --seq-length 2048, GPT-2's vocabulary file) and its formula, which gives 3 of its 4 printed estimates exactly at 2,048 tokens and 89.7 GiB (more than the card) at 4,096: Megatron's 2023 GPT with --swiglu (ffn = ⌊(8h/3)/64⌋·64 = 10,880, tied, learned positions, biases, LayerNorm), no sequence parallelism or recomputation (the README lists both as to be supported), dropout 0.1; micro-batches = GBS/(MBS·DP). memfit is 5–9 % low on all four: 2023 Megatron's unfused SwiGLU saves silu's output too (2·T·f per layer) and its vocab-parallel cross entropy of output.float() holds 10 B per logit, neither modelled.".into());
+        let read: fn(&str, &[Value], &mut Vec<Row>) -> String = match id {
+            "megatron_pr482_llama2_7b" => megatron_pr482,
+            "torchtitan_performance_md" => torchtitan,
+            "peft_readme_a100" => peft_readme,
+            "unsloth_max_context_llama31_8b" => unsloth_max_context,
+            other => {
+                notes.push(format!("{other}: not compared (the model shape, Mixtral-8x2B cut to 4 layers, is not stated precisely enough)"));
+                continue;
             }
-            "torchtitan_performance_md" => {
-                for r in &rows {
-                    let model = match r["model"].as_str().unwrap_or("") {
-                        "Llama 3.1 8B" => "llama-3-8b",
-                        "Llama 3.1 70B" => "llama-3-70b",
-                        _ => "llama-3.1-405b",
-                    };
-                    let layout = r["layout"].as_str().unwrap_or("");
-                    let (fsdp, tp, pp, cp) = parse_layout(layout);
-                    let seq = r["seq_len"].as_u64().unwrap_or(8192);
-                    let local = r["local_batch"].as_u64().unwrap_or(1);
-                    let (batch, micro) = if pp > 1 { ((local / pp).max(1), pp) } else { (local, 1) };
-                    let recompute = r["recompute"].as_str().unwrap_or("selective");
-                    let variant = r["variant"].as_str().unwrap_or("eager");
-                    let fp8 = variant.contains("float8");
-                    let gpus = r["gpus"].as_u64().unwrap_or(8);
-                    let mut q = format!(
-                        "model={model}&framework=pytorch&fsdp=full_shard&attn=sdpa&seq={seq}&batch={batch}&gpus_per_node=8&nodes={}&dp={fsdp}&tp={tp}&pp={pp}&cp={cp}&microbatches={micro}&recompute={recompute}&sp={}&precision={}&gpu_mem=98304",
-                        (gpus / 8).max(1),
-                        (tp > 1) as u8,
-                        if fp8 { "fp8" } else { "bf16" }
-                    );
-                    if layout.contains("interleaved") {
-                        q.push_str("&schedule=interleaved&vpp=2");
-                    }
-                    let (_, e) = estimate_query(&q);
-                    let mut unstated = Vec::new();
-                    if r["seq_len"].as_u64().is_none() {
-                        unstated.push("sequence (8,192 assumed)");
-                    }
-                    unstated.push("the caching allocator's reserve in `max reserved` (memfit: its 5 % fragmentation)");
-                    if variant.contains("compile") {
-                        unstated.push("torch.compile's fusions (not modelled)");
-                    }
-                    out.push(Row {
-                        held_out: false,
-                        set: id.into(),
-                        label: format!("T{} {} {} {} {}", r["table"], r["model"].as_str().unwrap_or(""), layout, recompute, variant),
-                        query: q,
-                        metric: "max reserved, GiB".into(),
-                        measured: r["measured"].as_f64().unwrap_or(f64::NAN),
-                        estimated: reserved(&e) as f64 / GIB,
-                        unstated: unstated.join("; "),
-                    });
-                }
-                notes.push("torchtitan: FSDP2 with bf16 params and fp32 reduce, SDPA attention, sequence 8192 where not stated; PP rows split the local batch into `pp` micro-batches; torchtitan's \"selective\" (op-level SAC) is modelled as selective recompute; torch.compile's fusions are not modelled (compile rows are compared with the eager estimate); float8 rows use `precision=fp8`.".into());
-            }
-            "peft_readme_a100" => {
-                for r in &rows {
-                    let Some(measured) = r["gpu"].as_f64() else { continue };
-                    let model = match r["model"].as_str().unwrap_or("") {
-                        m if m.contains("T0_3B") => "t0-3b",
-                        m if m.contains("mt0") => "mt0-xxl",
-                        _ => "bloom-7b1",
-                    };
-                    let method = r["method"].as_str().unwrap_or("");
-                    let mut q = format!("model={model}&framework=pytorch&precision=fp32&attn=eager&batch=8&seq=128&gpu=a100-80");
-                    if method.contains("LoRA") {
-                        q.push_str("&finetune=lora&lora_rank=8&lora_targets=qv");
-                    }
-                    if method.contains("ZeRO-3") {
-                        q.push_str("&framework=deepspeed&zero=3&offload_opt=cpu&offload_param=cpu");
-                        q = q.replacen("framework=pytorch&", "", 1);
-                    }
-                    let (_, e) = estimate_query(&q);
-                    out.push(Row {
-                        held_out: false,
-                        set: id.into(),
-                        label: format!("{} {}", r["model"].as_str().unwrap_or(""), method),
-                        query: q,
-                        metric: "GPU memory, GB (10^9 B), total incl. CUDA context".into(),
-                        measured,
-                        estimated: e.per_gpu_bytes as f64 / 1e9,
-                        unstated: "batch (8 assumed); sequence (128 assumed)".into(),
-                    });
-                }
-                notes.push("PEFT README: batch and sequence are not stated (batch 8, 128 tokens assumed); the examples of the time trained in fp32 with PEFT's default LoRA (r = 8 on q and v).".into());
-            }
-            "unsloth_max_context_llama31_8b" => {
-                for r in &rows {
-                    let gb = r["gpu_memory_gb"].as_u64().unwrap_or(16);
-                    let q = format!(
-                        "model=llama-3-8b&framework=pytorch&finetune=qlora&lora_rank=32&lora_targets=all&attn=flash&recompute=full&batch=1&gpu_mem={}",
-                        gb * 1024
-                    );
-                    let s = memfit_core::contract::query::decode(&q).0.scenario;
-                    let value = max_fitting(&s, Solve::MaxContext).map(|r| r.value).unwrap_or(0);
-                    out.push(Row {
-                        held_out: false,
-                        set: id.into(),
-                        label: format!("{gb} GB GPU"),
-                        query: format!("{q}&solve=max_context"),
-                        metric: "max context, tokens".into(),
-                        measured: r["max_context"].as_f64().unwrap_or(f64::NAN),
-                        estimated: value as f64,
-                        unstated: "gradient checkpointing (on assumed); the loss's implementation".into(),
-                    });
-                }
-                notes.push("Unsloth baseline (Hugging Face + FlashAttention 2): QLoRA r = 32 on all linears, batch 1; gradient checkpointing assumed on; GPU sizes taken as GiB.".into());
-            }
-            other => notes.push(format!("{other}: not compared (the model shape, Mixtral-8x2B cut to 4 layers, is not stated precisely enough)")),
-        }
+        };
+        notes.push(read(id, &rows, &mut out));
     }
     (out, notes)
+}
+
+/// Megatron-LM PR #482's table (Llama 2 7B on H100, its tool's example script's shape).
+fn megatron_pr482(id: &str, rows: &[Value], out: &mut Vec<Row>) -> String {
+    for r in rows {
+        let (mbs, gbs, dp, pp, tp) = (
+            r["mbs"].as_u64().unwrap_or(1),
+            r["gbs"].as_u64().unwrap_or(1),
+            r["dp"].as_u64().unwrap_or(1),
+            r["pp"].as_u64().unwrap_or(1),
+            r["tp"].as_u64().unwrap_or(1),
+        );
+        let m = (gbs / (mbs * dp).max(1)).max(1);
+        let q = format!(
+                "model=llama-2-7b&framework=megatron&zero=1&attn=flash&seq=2048&batch={mbs}&gpus_per_node=8&dp={dp}&tp={tp}&pp={pp}&sp=0&microbatches={m}&gpu=h100-80&dropout=1&vocab=50304&tied=1&ffn=10880&positions=2048&bias=all&norm=layernorm"
+            );
+        let (_, e) = estimate_query(&q);
+        out.push(Row {
+                held_out: false,
+                set: id.into(),
+                label: format!("MBS {mbs} DP {dp} PP {pp} TP {tp}"),
+                query: q,
+                metric: "max allocated, GiB".into(),
+                measured: r["measured"].as_f64().unwrap_or(f64::NAN),
+                estimated: e.allocated_bytes as f64 / GIB,
+                unstated: "the tool's example script and its own estimates (sequence 2,048; Megatron's 2023 GPT shape with --swiglu: GPT-2's vocabulary, tied, learned positions, biases, LayerNorm, ffn 10,880; no sequence parallelism or recomputation, which the tool lists as to be supported; dropout 0.1)".into(),
+            });
+    }
+    "Megatron PR #482: the table states no sequence or shape; read from the PR's example script (tools/get_training_info/example: --seq-length 2048, GPT-2's vocabulary file) and its formula, which gives 3 of its 4 printed estimates exactly at 2,048 tokens and 89.7 GiB (more than the card) at 4,096: Megatron's 2023 GPT with --swiglu (ffn = ⌊(8h/3)/64⌋·64 = 10,880, tied, learned positions, biases, LayerNorm), no sequence parallelism or recomputation (the README lists both as to be supported), dropout 0.1; micro-batches = GBS/(MBS·DP). memfit is 5–9 % low on all four: 2023 Megatron's unfused SwiGLU saves silu's output too (2·T·f per layer) and its vocab-parallel cross entropy of output.float() holds 10 B per logit, neither modelled.".into()
+}
+
+/// torchtitan's performance tables (FSDP2, max reserved).
+fn torchtitan(id: &str, rows: &[Value], out: &mut Vec<Row>) -> String {
+    for r in rows {
+        let model = match r["model"].as_str().unwrap_or("") {
+            "Llama 3.1 8B" => "llama-3-8b",
+            "Llama 3.1 70B" => "llama-3-70b",
+            _ => "llama-3.1-405b",
+        };
+        let layout = r["layout"].as_str().unwrap_or("");
+        let (fsdp, tp, pp, cp) = parse_layout(layout);
+        let seq = r["seq_len"].as_u64().unwrap_or(8192);
+        let local = r["local_batch"].as_u64().unwrap_or(1);
+        let (batch, micro) = if pp > 1 {
+            ((local / pp).max(1), pp)
+        } else {
+            (local, 1)
+        };
+        let recompute = r["recompute"].as_str().unwrap_or("selective");
+        let variant = r["variant"].as_str().unwrap_or("eager");
+        let fp8 = variant.contains("float8");
+        let gpus = r["gpus"].as_u64().unwrap_or(8);
+        let mut q = format!(
+                "model={model}&framework=pytorch&fsdp=full_shard&attn=sdpa&seq={seq}&batch={batch}&gpus_per_node=8&nodes={}&dp={fsdp}&tp={tp}&pp={pp}&cp={cp}&microbatches={micro}&recompute={recompute}&sp={}&precision={}&gpu_mem=98304",
+                (gpus / 8).max(1),
+                (tp > 1) as u8,
+                if fp8 { "fp8" } else { "bf16" }
+            );
+        if layout.contains("interleaved") {
+            q.push_str("&schedule=interleaved&vpp=2");
+        }
+        let (_, e) = estimate_query(&q);
+        let mut unstated = Vec::new();
+        if r["seq_len"].as_u64().is_none() {
+            unstated.push("sequence (8,192 assumed)");
+        }
+        unstated.push(
+            "the caching allocator's reserve in `max reserved` (memfit: its 5 % fragmentation)",
+        );
+        if variant.contains("compile") {
+            unstated.push("torch.compile's fusions (not modelled)");
+        }
+        out.push(Row {
+            held_out: false,
+            set: id.into(),
+            label: format!(
+                "T{} {} {} {} {}",
+                r["table"],
+                r["model"].as_str().unwrap_or(""),
+                layout,
+                recompute,
+                variant
+            ),
+            query: q,
+            metric: "max reserved, GiB".into(),
+            measured: r["measured"].as_f64().unwrap_or(f64::NAN),
+            estimated: reserved(&e) as f64 / GIB,
+            unstated: unstated.join("; "),
+        });
+    }
+    "torchtitan: FSDP2 with bf16 params and fp32 reduce, SDPA attention, sequence 8192 where not stated; PP rows split the local batch into `pp` micro-batches; torchtitan's \"selective\" (op-level SAC) is modelled as selective recompute; torch.compile's fusions are not modelled (compile rows are compared with the eager estimate); float8 rows use `precision=fp8`.".into()
+}
+
+/// PEFT's README (A100: full fine-tuning against LoRA and ZeRO-3 offload).
+fn peft_readme(id: &str, rows: &[Value], out: &mut Vec<Row>) -> String {
+    for r in rows {
+        let Some(measured) = r["gpu"].as_f64() else {
+            continue;
+        };
+        let model = match r["model"].as_str().unwrap_or("") {
+            m if m.contains("T0_3B") => "t0-3b",
+            m if m.contains("mt0") => "mt0-xxl",
+            _ => "bloom-7b1",
+        };
+        let method = r["method"].as_str().unwrap_or("");
+        let mut q = format!(
+            "model={model}&framework=pytorch&precision=fp32&attn=eager&batch=8&seq=128&gpu=a100-80"
+        );
+        if method.contains("LoRA") {
+            q.push_str("&finetune=lora&lora_rank=8&lora_targets=qv");
+        }
+        if method.contains("ZeRO-3") {
+            q.push_str("&framework=deepspeed&zero=3&offload_opt=cpu&offload_param=cpu");
+            q = q.replacen("framework=pytorch&", "", 1);
+        }
+        let (_, e) = estimate_query(&q);
+        out.push(Row {
+            held_out: false,
+            set: id.into(),
+            label: format!("{} {}", r["model"].as_str().unwrap_or(""), method),
+            query: q,
+            metric: "GPU memory, GB (10^9 B), total incl. CUDA context".into(),
+            measured,
+            estimated: e.per_gpu_bytes as f64 / 1e9,
+            unstated: "batch (8 assumed); sequence (128 assumed)".into(),
+        });
+    }
+    "PEFT README: batch and sequence are not stated (batch 8, 128 tokens assumed); the examples of the time trained in fp32 with PEFT's default LoRA (r = 8 on q and v).".into()
+}
+
+/// Unsloth's longest context per GPU size (Llama 3.1 8B, QLoRA).
+fn unsloth_max_context(id: &str, rows: &[Value], out: &mut Vec<Row>) -> String {
+    for r in rows {
+        let gb = r["gpu_memory_gb"].as_u64().unwrap_or(16);
+        let q = format!(
+                "model=llama-3-8b&framework=pytorch&finetune=qlora&lora_rank=32&lora_targets=all&attn=flash&recompute=full&batch=1&gpu_mem={}",
+                gb * 1024
+            );
+        let s = memfit_core::contract::query::decode(&q).0.scenario;
+        let value = max_fitting(&s, Solve::MaxContext)
+            .map(|r| r.value)
+            .unwrap_or(0);
+        out.push(Row {
+            held_out: false,
+            set: id.into(),
+            label: format!("{gb} GB GPU"),
+            query: format!("{q}&solve=max_context"),
+            metric: "max context, tokens".into(),
+            measured: r["max_context"].as_f64().unwrap_or(f64::NAN),
+            estimated: value as f64,
+            unstated: "gradient checkpointing (on assumed); the loss's implementation".into(),
+        });
+    }
+    "Unsloth baseline (Hugging Face + FlashAttention 2): QLoRA r = 32 on all linears, batch 1; gradient checkpointing assumed on; GPU sizes taken as GiB.".into()
 }
 
 pub use crate::stats::median_max;
@@ -381,8 +422,39 @@ pub fn markdown(doc: &Value) -> String {
         median * 100.0,
         max * 100.0
     ));
+    md.push_str(&tables(&rows));
+    md.push_str("\n## Assumptions\n\n");
+    for n in notes {
+        md.push_str(&format!("- {n}\n"));
+    }
+    md.push_str("\n## The largest misses\n\n");
+    let mut sorted = rows.clone();
+    sorted.sort_by(|a, b| b.rel_error().abs().total_cmp(&a.rel_error().abs()));
+    for r in sorted.iter().take(5) {
+        md.push_str(&format!(
+            "- {} / {}: {:+.1} %\n",
+            r.set,
+            r.label,
+            r.rel_error() * 100.0
+        ));
+    }
+    md.push_str(
+        "\nWhere the estimate runs high on torch.compile rows, compile's fusions (fewer saved intermediates) are not modelled; \
+         the PEFT rows state neither batch nor sequence; the Unsloth baseline's exact checkpointing and loss implementation are not stated.\n",
+    );
+    md.push_str(PYTORCH_ROUND_2026_11_23);
+    let _ = Location::Gpu;
+    if let Ok(hf) = serde_json::from_str::<Value>(crate::hf::HF) {
+        md.push_str(&crate::hf::hf_markdown(&hf));
+    }
+    md
+}
+
+/// One table per published set, each headed by its median and max |error|.
+fn tables(rows: &[Row]) -> String {
+    let mut md = String::new();
     let mut current = String::new();
-    for r in &rows {
+    for r in rows {
         if r.set != current {
             current = r.set.clone();
             let (m, x) = summary(
@@ -414,27 +486,12 @@ pub fn markdown(doc: &Value) -> String {
             r.query
         ));
     }
-    md.push_str("\n## Assumptions\n\n");
-    for n in notes {
-        md.push_str(&format!("- {n}\n"));
-    }
-    md.push_str("\n## The largest misses\n\n");
-    let mut sorted = rows.clone();
-    sorted.sort_by(|a, b| b.rel_error().abs().total_cmp(&a.rel_error().abs()));
-    for r in sorted.iter().take(5) {
-        md.push_str(&format!(
-            "- {} / {}: {:+.1} %\n",
-            r.set,
-            r.label,
-            r.rel_error() * 100.0
-        ));
-    }
-    md.push_str(
-        "\nWhere the estimate runs high on torch.compile rows, compile's fusions (fewer saved intermediates) are not modelled; \
-         the PEFT rows state neither batch nor sequence; the Unsloth baseline's exact checkpointing and loss implementation are not stated.\n",
-    );
-    md.push_str(
-        "\n## What the PyTorch measurements changed (2026-11-23)\n\n\
+    md
+}
+
+/// What the PyTorch measurements of 2026-11-23 changed in these rows (kept in the
+/// generated page as its history).
+const PYTORCH_ROUND_2026_11_23: &str = "\n## What the PyTorch measurements changed (2026-11-23)\n\n\
          Fifteen mechanisms, each measured with MemTracker (`tools/measure_pytorch.py`, `tests/pytorch_measured.rs`), moved these rows:\n\n\
          - A checkpointed block's working set is freed when its forward returns, before the logits exist: the forward holds \
          the larger of the two, not both. torchtitan's full-AC rows drop by that working set (T2 +4.9 % → −3.3 %; T4 −9.6 % → −19.1 %: \
@@ -493,11 +550,4 @@ pub fn markdown(doc: &Value) -> String {
          the one users run. Inference runs are 0.7–3.0 % low, and traced: the harness preallocates the cache for the \
          prompt and the generated tokens (a static cache), where memfit counts Hugging Face's dynamic cache at prefill \
          (the prompt's): the difference is exactly the n = 64 generated tokens' cache (262,144 B Llama shape, 1,048,576 B \
-         GPT-2 shape) less the last position's logits memfit adds (32,768 B).\n",
-    );
-    let _ = Location::Gpu;
-    if let Ok(hf) = serde_json::from_str::<Value>(crate::hf::HF) {
-        md.push_str(&crate::hf::hf_markdown(&hf));
-    }
-    md
-}
+         GPT-2 shape) less the last position's logits memfit adds (32,768 B).\n";
