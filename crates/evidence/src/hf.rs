@@ -441,6 +441,20 @@ pub fn hf_markdown(doc: &Value) -> String {
         md.push_str(&format!("- `{id}`: {why}\n"));
     }
     md.push('\n');
+    md.push_str(&group_tables(&rows));
+    md.push_str(&phase_end_table(doc));
+    md.push_str(&run_table(&rows));
+    for (id, why) in &failed {
+        md.push_str(&format!("\nNot compared: `{id}`: {why}\n"));
+    }
+    md.push_str(CHANGED);
+    md.push_str(CHANGED_INFERENCE);
+    md
+}
+
+/// Calibration and held-out figures per model family, then per loop.
+fn group_tables(rows: &[HfRow]) -> String {
+    let mut md = String::new();
     for (title, key) in [("family", 0), ("loop", 1)] {
         md.push_str(&format!(
             "| {title} | calibration | held out |\n|---|---|---|\n"
@@ -461,15 +475,20 @@ pub fn hf_markdown(doc: &Value) -> String {
             let of = |r: &HfRow| (if key == 0 { &r.family } else { &r.kind }) == &g;
             md.push_str(&format!(
                 "| {g} | {} | {} |\n",
-                cell(stats(&rows, |r| of(r) && !r.held_out)),
-                cell(stats(&rows, |r| of(r) && r.held_out))
+                cell(stats(rows, |r| of(r) && !r.held_out)),
+                cell(stats(rows, |r| of(r) && r.held_out))
             ));
         }
         md.push('\n');
     }
-    md.push_str(&phase_end_table(doc));
+    md
+}
+
+/// Every run: measured and memfit's peak, the error and the peak's phase.
+fn run_table(rows: &[HfRow]) -> String {
+    let mut md = String::new();
     md.push_str("| run | part | measured MiB | memfit MiB | error | peak phase (measured / memfit) |\n|---|---|---|---|---|---|\n");
-    for r in &rows {
+    for r in rows {
         md.push_str(&format!(
             "| `{}` | {} | {:.2} | {:.2} | {:+.1} % | {} / {} |\n",
             r.id,
@@ -485,11 +504,6 @@ pub fn hf_markdown(doc: &Value) -> String {
             r.phase_estimated
         ));
     }
-    for (id, why) in &failed {
-        md.push_str(&format!("\nNot compared: `{id}`: {why}\n"));
-    }
-    md.push_str(CHANGED);
-    md.push_str(CHANGED_INFERENCE);
     md
 }
 
