@@ -222,54 +222,12 @@ fn sliding_mask_item(s: &Scenario, ledger: &mut Ledger) {
 /// The KV cache at the end of prefill (`T = s`) and of decoding (`T = s + n`); see
 /// [`inference_items`] for the formula and [`kv_layers`] for sliding windows.
 fn kv_cache_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mut Ledger) {
-    let kv_bits = s.numerics.kv_dtype.bits(s.numerics.precision) as u128;
     let (global, local) = kv_layers(arch, p as u32);
     // Hugging Face's sliding-window cache keeps a slice *view* of the whole prompt's K/V
     // after the prefill (see `prefill_view`): the windowed layers hold every prompt token
     // until the first decoded token replaces the storage.
     let view = prefill_view(s, arch);
-    let kv = |tokens: u128, view: bool| -> Expr {
-        let head = match arch.mla {
-            Some(_) => Expr::new(&[Sym("b", s.workload.batch.get() as u128)]),
-            None => Expr::new(&[Num(2), Sym("b", s.workload.batch.get() as u128), Mul]),
-        };
-        // Token-layers held: full-context layers keep every token, windowed ones ≤ W.
-        let held = if local > 0 && view {
-            let (g, w, tk) = (Sym("L_g", global), Sym("L_w", local), Sym("T", tokens));
-            head.then(&[g, w, Add, tk, Mul, Mul])
-        } else if local > 0 {
-            let (g, w, tk) = (Sym("L_g", global), Sym("L_w", local), Sym("T", tokens));
-            head.then(&[
-                g,
-                tk,
-                Mul,
-                w,
-                tk,
-                Sym("W", arch.window as u128),
-                Min,
-                Mul,
-                Add,
-                Mul,
-            ])
-        } else {
-            head.then(&[Sym("T", tokens), Mul, Sym("L_s", global), Mul])
-        };
-        let per_token = match arch.mla {
-            Some(m) => {
-                let (r, d) = (
-                    Sym("r_kv", m.kv_rank as u128),
-                    Sym("d_rope", m.rope_dim as u128),
-                );
-                held.then(&[r, d, Add, Mul])
-            }
-            None => {
-                let a = Sym("a_kv", arch.kv_heads as u128);
-                held.then(&[a, Sym("t", t as u128), DivCeil, Mul])
-                    .then(&[Sym("d", arch.head_dim as u128), Mul])
-            }
-        };
-        per_token.then(&[Sym("bits", kv_bits), Mul, Num(8), Div])
-    };
+    let kv = |tokens: u128, view: bool| kv_expr(s, arch, t, (global, local), tokens, view);
     let ctx = || {
         let layers = if local > 0 {
             "L_g full-context and L_w windowed layers on the most loaded stage"
@@ -309,6 +267,61 @@ fn kv_cache_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mut Ledger
         ctx,
         SRC_KV,
     );
+}
+
+/// The KV cache's bytes when `tokens` positions are held: full-context layers keep every
+/// token, windowed layers at most `W` (all of the prompt while the prefill's `view` is held,
+/// see [`prefill_view`]); MLA keeps its compressed latent and rotary key per token. See
+/// [`inference_items`] for the formula.
+fn kv_expr(
+    s: &Scenario,
+    arch: &Arch,
+    t: u64,
+    (global, local): (u128, u128),
+    tokens: u128,
+    view: bool,
+) -> Expr {
+    let head = match arch.mla {
+        Some(_) => Expr::new(&[Sym("b", s.workload.batch.get() as u128)]),
+        None => Expr::new(&[Num(2), Sym("b", s.workload.batch.get() as u128), Mul]),
+    };
+    // Token-layers held: full-context layers keep every token, windowed ones ≤ W.
+    let held = if local > 0 && view {
+        let (g, w, tk) = (Sym("L_g", global), Sym("L_w", local), Sym("T", tokens));
+        head.then(&[g, w, Add, tk, Mul, Mul])
+    } else if local > 0 {
+        let (g, w, tk) = (Sym("L_g", global), Sym("L_w", local), Sym("T", tokens));
+        head.then(&[
+            g,
+            tk,
+            Mul,
+            w,
+            tk,
+            Sym("W", arch.window as u128),
+            Min,
+            Mul,
+            Add,
+            Mul,
+        ])
+    } else {
+        head.then(&[Sym("T", tokens), Mul, Sym("L_s", global), Mul])
+    };
+    let per_token = match arch.mla {
+        Some(m) => {
+            let (r, d) = (
+                Sym("r_kv", m.kv_rank as u128),
+                Sym("d_rope", m.rope_dim as u128),
+            );
+            held.then(&[r, d, Add, Mul])
+        }
+        None => {
+            let a = Sym("a_kv", arch.kv_heads as u128);
+            held.then(&[a, Sym("t", t as u128), DivCeil, Mul])
+                .then(&[Sym("d", arch.head_dim as u128), Mul])
+        }
+    };
+    let kv_bits = s.numerics.kv_dtype.bits(s.numerics.precision) as u128;
+    per_token.then(&[Sym("bits", kv_bits), Mul, Num(8), Div])
 }
 
 #[cfg(test)]
