@@ -198,6 +198,9 @@ fn core_modules_have_no_cycle() {
     assert!(graph.len() >= 15, "only {} modules read", graph.len());
 }
 
+/// Each node with the siblings it imports.
+type Graph = Vec<(String, Vec<String>)>;
+
 /// A file's code before its unit tests, comments left out.
 fn code_of(f: &Path) -> String {
     let text = std::fs::read_to_string(f).unwrap();
@@ -224,7 +227,7 @@ fn names(code: &str, prefix: &str, name: &str) -> bool {
 /// sub-folder is all its files), with an arrow where one names a sibling (`super::x` from a
 /// file, `crate::path::x` from anywhere). The folder's `mod.rs` (its facade, which declares
 /// the children) and unit-test files are left out.
-fn folder_graphs(root: &Path) -> Vec<(String, Vec<(String, Vec<String>)>)> {
+fn folder_graphs(root: &Path) -> Vec<(String, Graph)> {
     let mut out = Vec::new();
     let mut dirs = vec![root.to_path_buf()];
     while let Some(dir) = dirs.pop() {

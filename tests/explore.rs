@@ -185,13 +185,13 @@ fn brute_force(base: &Scenario) -> BTreeSet<Key> {
     for tp in 1..=n {
         for pp in 1..=n {
             for cp in 1..=n {
-                if n % (tp * pp * cp) != 0 {
+                if !n.is_multiple_of(tp * pp * cp) {
                     continue;
                 }
                 let kv = arch.kv_heads;
                 if tp > base.cluster.gpus_per_node.get()
-                    || !(kv % tp == 0 || tp % kv == 0)
-                    || base.workload.seq.get() % cp != 0
+                    || !(kv.is_multiple_of(tp) || tp % kv == 0)
+                    || !base.workload.seq.get().is_multiple_of(cp)
                 {
                     continue;
                 }

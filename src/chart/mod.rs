@@ -478,14 +478,16 @@ mod tests {
 
     #[test]
     fn one_rect_per_segment_and_a_capacity_line() {
-        let mut s = Scenario::default();
-        s.sharding = memfit_core::scenario::Sharding::Zero(Zero::Z3);
+        let mut s = Scenario {
+            sharding: memfit_core::scenario::Sharding::Zero(Zero::Z3),
+            ..Default::default()
+        };
         s.cluster.gpus_per_node = memfit_core::scenario::count(8);
         let e = estimate(&s);
         let bar = Bar::from_estimate("this config", &e);
         assert_eq!(bar.total(), e.per_gpu_bytes);
         let svg = render_stacked(
-            &[bar.clone()],
+            std::slice::from_ref(&bar),
             e.gpu.usable_bytes,
             Units::Gib,
             ChartSize::default(),
@@ -507,12 +509,12 @@ mod tests {
         let e = estimate(&Scenario::default());
         let bar = Bar::from_estimate("this <config>", &e);
         let svg = render_stacked(
-            &[bar.clone()],
+            std::slice::from_ref(&bar),
             e.gpu.usable_bytes,
             Units::Gib,
             ChartSize::default(),
         );
-        let a = annotate(&svg, &[bar.clone()], Units::Gib);
+        let a = annotate(&svg, std::slice::from_ref(&bar), Units::Gib);
         assert_eq!(a.matches("<title>").count(), bar.segments.len());
         assert!(a.contains("data-component=\"activations\""));
         assert!(a.contains("this &lt;config&gt;: Activations ("));

@@ -135,8 +135,10 @@ mod tests {
 
     #[test]
     fn verdict_for_llama2_7b_zero3_8gpu() {
-        let mut s = Scenario::default();
-        s.sharding = memfit_core::scenario::Sharding::Zero(Zero::Z3);
+        let mut s = Scenario {
+            sharding: memfit_core::scenario::Sharding::Zero(Zero::Z3),
+            ..Default::default()
+        };
         s.cluster.gpus_per_node = memfit_core::scenario::count(8);
         let e = estimate(&s);
         let v = verdict(&e, Units::Gib);

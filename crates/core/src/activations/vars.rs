@@ -148,7 +148,7 @@ pub fn vars(s: &Scenario, arch: &Arch, x: &Shape) -> Vals {
         Mlp::Gelu => 2,
     };
     v[22] = if arch.experts > 0 {
-        arch.active_ffn() as u128
+        arch.active_ffn()
     } else {
         x.f
     };

@@ -11,8 +11,10 @@ fn gpu_item(e: &Estimate, c: Component) -> u64 {
 /// `model=llama-2-7b&mode=train&zero=3&gpus_per_node=8`.
 #[test]
 fn llama2_7b_zero3_8gpu_model_states_by_hand() {
-    let mut s = Scenario::default();
-    s.sharding = crate::scenario::Sharding::Zero(Zero::Z3);
+    let mut s = Scenario {
+        sharding: crate::scenario::Sharding::Zero(Zero::Z3),
+        ..Default::default()
+    };
     s.cluster.gpus_per_node = crate::scenario::count(8);
     let e = estimate(&s);
     let psi: u64 = 6_738_415_616;
@@ -73,8 +75,10 @@ fn zero_stages_shrink_states_as_the_zero_paper_says() {
 
 #[test]
 fn offload_moves_optimizer_to_host_per_node() {
-    let mut s = Scenario::default();
-    s.sharding = crate::scenario::Sharding::Zero(Zero::Z2);
+    let mut s = Scenario {
+        sharding: crate::scenario::Sharding::Zero(Zero::Z2),
+        ..Default::default()
+    };
     s.cluster.gpus_per_node = crate::scenario::count(4);
     s.offload.optimizer = Offload::Cpu;
     let e = estimate(&s);

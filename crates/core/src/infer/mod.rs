@@ -384,7 +384,7 @@ mod tests {
         );
         assert_eq!(
             moe_width(&qwen).0,
-            (2 * (256 + 4 * 256) + 256).max(3 * 2 * 256)
+            (2 * (256 + 4 * 256) + 256)
         );
         assert_eq!(moe_width(&qwen).0, 2_816);
         let (s, _) = decode("model=llama-2-7b&mode=infer");

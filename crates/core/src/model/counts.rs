@@ -401,7 +401,7 @@ impl Arch {
                 return Err(format!("{name} must be at least 1"));
             }
         }
-        if self.kv_heads > self.heads || self.heads % self.kv_heads != 0 {
+        if self.kv_heads > self.heads || !self.heads.is_multiple_of(self.kv_heads) {
             return Err(format!(
                 "kv_heads ({}) must divide heads ({})",
                 self.kv_heads, self.heads

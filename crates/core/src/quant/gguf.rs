@@ -63,7 +63,7 @@ impl GgmlType {
     }
     /// Whether a row of `n` elements splits into whole blocks.
     pub fn fits_row(self, n: u64) -> bool {
-        n % self.block == 0
+        n.is_multiple_of(self.block)
     }
 }
 
@@ -190,7 +190,7 @@ fn rule(ft: FileType, arch: &Arch, t: &Tensor, c: &mut Counters) -> GgmlType {
     let eight = arch.experts == 8;
     match t.role {
         Role::Output | Role::TokenEmbd if t.role == Role::Output || arch.tied => {
-            if t.cols % 256 != 0 {
+            if !t.cols.is_multiple_of(256) {
                 Q8_0
             } else if d != Q8_0 {
                 Q6_K

@@ -58,7 +58,7 @@ pub(crate) struct StateCtx<'a> {
 /// 1,769,472·(32·1 − 8)/8 = 5,308,416 parameters per layer (the experts ×4).
 pub(crate) fn fsdp_expert_padding(s: &Scenario, arch: &Arch, experts: u64, div: u64) -> u128 {
     let e = arch.experts as u64;
-    if s.fsdp() == Fsdp::None || e == 0 || div <= 1 || e % div == 0 {
+    if s.fsdp() == Fsdp::None || e == 0 || div <= 1 || e.is_multiple_of(div) {
         return 0;
     }
     // Exact in 128 bits: 2^64 experts' parameters times 2^64 rows cannot overflow 2^128
