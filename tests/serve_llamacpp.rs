@@ -54,7 +54,7 @@ fn ollama_and_llama_cpp_buffers() {
         ),
         (
             "ollama-podcastothering-llama33-70b-q4_0-2xmig3g40gb",
-            "model=llama-3-70b&quant=q4_0&max_len=4096&gpu_mem=40960&gpus_per_node=2&tp=2",
+            "model=llama-3-70b&quant=q4_0&max_len=4096&gpu_mem=40960&gpus_per_node=2&tp=2&flash_attn=off",
         ),
         (
             "ollama-cs6501-t4-llama32-1b-q8-ctx4096",

@@ -589,8 +589,8 @@ impl Engine {
     }
     /// The releases memfit models, `(oldest, newest)`: what its sources were read at
     /// (docs/serving.md, "Sources read"). Patch releases of the newest minor count as
-    /// modelled; llama.cpp's build numbers are not checked (one build is modelled and the
-    /// version changes no figure).
+    /// modelled; llama.cpp's build numbers are not checked (every build is read with one
+    /// set of rules; the build decides only `flash_attn=auto`'s default, off before b6325).
     ///
     /// Source: vLLM's PyPI sdists 0.6.6.post1 … 0.33.0; SGLang's 0.4.0 … 0.5.3 (the newest
     /// whose `mem_fraction_static` rule is modelled); TensorRT-LLM 1.0.

@@ -270,6 +270,9 @@ pub struct Serving {
     /// the `parallel` slots share (llama-server's `-c`).
     #[serde(default)]
     pub ctx_per: CtxPer,
+    /// `flash_attn`: llama.cpp's `-fa` (`auto` = the build's default).
+    #[serde(default)]
+    pub flash_attn: FlashAttn,
 }
 
 impl Default for Serving {
@@ -284,6 +287,7 @@ impl Default for Serving {
             block_size: None,
             parallel: count(1),
             ctx_per: CtxPer::Sequence,
+            flash_attn: FlashAttn::Auto,
         }
     }
 }

@@ -610,3 +610,48 @@ fn llamacpp_file_and_host_bytes() {
     let json = serde_json::to_value(&v).unwrap();
     assert!(json.get("file_bytes").is_none() && json.get("host_bytes").is_none());
 }
+
+/// llama.cpp without flash attention (issue 38): the compute buffer holds the f32 scores
+/// `n_ctx × n_ubatch × heads`, the f32 mask and four hidden states. Llama 3 8B, n_ctx 8,192,
+/// n_ubatch 512: 4·512·(8,192·(32 + 1) + 4·4,096) = 587,202,560 B, the `CUDA0 compute buffer
+/// size = 560.00 MiB` of Ollama's runner logs (flash_attn = 0); Llama 2 7B's shape (32 heads,
+/// 4,096 wide, MHA) at 8,192 gives the same (a Metal log of such a model prints 560.00 MiB;
+/// its logits, 4·512·(32,000 + 4,096) B = 70.5 MiB, are smaller).
+/// With flash attention: 4·512·(128,256 + 4,096) = 271,056,896 B (258.50 MiB).
+#[test]
+fn llamacpp_compute_buffer_without_flash_attention() {
+    let q = "mode=serve&engine=llamacpp&model=llama-3-8b&quant=q4_k_m&max_len=8192";
+    let off = plan(&format!("{q}&flash_attn=off"));
+    assert_eq!(off.activation.eval(), 587_202_560);
+    assert_eq!(off.activation.eval(), 560 * MIB);
+    let on = plan(&format!("{q}&flash_attn=on"));
+    assert_eq!(on.activation.eval(), 271_056_896);
+    // The cache does not change; the cells left for max_len_fit do.
+    assert_eq!(off.kv.eval(), on.kv.eval());
+    assert!(off.max_len_fit < on.max_len_fit);
+    let l2 =
+        plan("mode=serve&engine=llamacpp&model=llama-2-7b&quant=q4_0&max_len=8192&flash_attn=off");
+    assert_eq!(l2.activation.eval(), 560 * MIB);
+    // A short context: the logits outgrow the scores (Llama 3 8B, n_ctx 2,048:
+    // 4·512·(2,048·33 + 16,384) = 172 MiB < 258.5 MiB).
+    let short = plan(
+        "mode=serve&engine=llamacpp&model=llama-3-8b&quant=q4_k_m&max_len=2048&flash_attn=off",
+    );
+    assert_eq!(short.activation.eval(), 271_056_896);
+    // auto: the build's default, off before b6325 (b5285 logs `flash_attn = 0`), on from it
+    // (b8179 logs `flash_attn = auto` and the flash path's buffer); the newest modelled is on.
+    assert_eq!(
+        plan(&format!("{q}&engine_version=b5285")).activation,
+        off.activation
+    );
+    assert_eq!(
+        plan(&format!("{q}&engine_version=b6324")).activation,
+        off.activation
+    );
+    assert_eq!(
+        plan(&format!("{q}&engine_version=b6325")).activation,
+        on.activation
+    );
+    assert_eq!(plan(q).activation, on.activation);
+    assert_eq!(plan(&format!("{q}&flash_attn=auto")), plan(q));
+}

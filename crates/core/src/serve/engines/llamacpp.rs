@@ -1,7 +1,7 @@
 //! llama.cpp's (and Ollama's) start-up: the GGUF's weights, the padded context, the compute buffer.
 
 use super::*;
-use crate::scenario::CtxPer;
+use crate::scenario::{CtxPer, FlashAttn};
 use crate::serve::HostMemory;
 
 /// llama.cpp: the GGUF weights on the GPU, a KV cache of `n_ctx` cells, a compute buffer.
@@ -14,9 +14,11 @@ use crate::serve::HostMemory;
 ///        = ⌈max_len / 256⌉·256                       (ctx_per=total, llama-server -c max_len -np parallel;
 ///                                                     each slot holds n_slot = ⌊n_ctx / parallel⌋)
 /// KV     = n_ctx·L_full·c_layer + n_swa·L_w·c_layer,  n_swa = ⌈min(n_ctx, W·parallel + n_ub)/256⌉·256
-/// C      = 4·n_ub·(V + h)                             (the compute buffer with flash attention, the
-///                                                     default on CUDA: f32 logits of a micro-batch and
-///                                                     its f32 hidden state)
+/// C      = 4·n_ub·(V + h)                             (the compute buffer with flash attention, `-fa
+///                                                     auto`'s choice on CUDA from b6325: f32 logits of
+///                                                     a micro-batch and its f32 hidden state)
+///        = max(4·n_ub·(V + h), 4·n_ub·(n_kv·(a + 1) + 4·h))   (without: the f32 scores; see
+///                                                     [`compute_buffer`])
 /// ```
 /// Source: llama.cpp `llama_context` (`GGML_PAD(n_ctx, 256)`, PR #17046), `llama_kv_cache`
 /// and `llama_kv_cache_iswa` (ec98e2002), `llama_model_loader` (token_embd on the CPU
@@ -70,8 +72,10 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         Mul,
     ]);
     let per_token = sat(row as u128 * full as u128);
-    let compute = sat(4 * n_ub as u128 * (arch.vocab as u128 + arch.hidden as u128));
-    let activation = sym("C", compute);
+    // The scores of the widest attention: a full layer's n_ctx cells, else the window's.
+    let n_kv = if full > 0 { n_ctx } else { swa_cells };
+    let activation = compute_buffer(arch, n_ub, n_kv, flash_attn(s, v));
+    let compute = activation.eval();
     let ctx = s.runtime.cuda_ctx_mib as u64 * MIB;
     let total = device_total(s);
     let fixed = sat(weights.eval() as u128
@@ -115,9 +119,96 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     }
 }
 
+/// llama.cpp's first build whose flash attention defaults to `auto` (PR #15434, "use FA +
+/// max. GPU layers by default", merged 2025-08-30); before it `common.h` had
+/// `flash_attn = false`.
+pub(crate) const LLAMACPP_FA_AUTO_FROM: Version = Version(6325, 0, 0);
+
+/// Whether the compute graph uses flash attention: `flash_attn`, or with `auto` the build's
+/// default (off before [`LLAMACPP_FA_AUTO_FROM`]; from it `-fa auto`, which turns flash
+/// attention on where the device runs the op, as CUDA does for the head sizes memfit's
+/// presets have: logged `flash_attn = auto` runs print the flash path's buffer).
+///
+/// Ollama passes its own setting (`OLLAMA_FLASH_ATTENTION`, off by default through 0.11;
+/// later releases turn it on per model): set `flash_attn` for an Ollama run.
+///
+/// Source: llama.cpp `common/common.h` (`flash_attn = false`, then `flash_attn_type =
+/// LLAMA_FLASH_ATTN_TYPE_AUTO`, PR #15434, b6325), `src/llama-context.cpp` (auto resolves
+/// on when every FA op lands on its layer's device); logged builds b5285 (`flash_attn = 0`)
+/// and b8133/b8179 (`flash_attn = auto`).
+pub(crate) fn flash_attn(s: &Scenario, v: Version) -> bool {
+    match s.serving.flash_attn {
+        FlashAttn::On => true,
+        FlashAttn::Off => false,
+        FlashAttn::Auto => v >= LLAMACPP_FA_AUTO_FROM,
+    }
+}
+
+/// The compute buffer llama.cpp reserves for one micro-batch of `n_ub` tokens (the worst
+/// case graph, the KV cache full: `n_kv` cells).
+///
+/// # Formula
+/// ```text
+/// C_fa   = 4·n_ub·(V + h)                          (flash attention: the f32 logits of the
+///                                                   micro-batch and its f32 hidden state)
+/// C_plain = max(C_fa, 4·n_ub·(n_kv·(a + 1) + 4·h)) (without: the f32 scores
+///                                                   kq = n_kv × n_ub × a, the f32 mask
+///                                                   n_kv × n_ub, four f32 hidden states)
+/// ```
+/// `n_ub` tokens (n_ubatch, 512 by default), `V` vocabulary, `h` hidden size, `a` query
+/// heads, `n_kv` cells of the widest attention (n_ctx, or the window's cells when every
+/// layer is windowed); bytes. Without flash attention the graph multiplies K by Q into an
+/// f32 `[n_kv, n_ub, a]` tensor (`ggml_mul_mat` with `GGML_PREC_F32`), the soft-max runs in
+/// place on it (ggml-alloc's `ggml_op_can_inplace(GGML_OP_SOFT_MAX)`), with the f32 mask
+/// `[n_kv, n_ub]` beside it; the logits, smaller, later reuse its space.
+///
+/// Source: llama.cpp `src/llama-graph.cpp` `build_attn_mha` (the `kq` branch) and
+/// `build_attn_inp_kq_mask` ("flash attention requires an f16 mask", f32 otherwise);
+/// Ollama `fs/ggml/ggml.go` `GraphSize` (`fullOffload = max(4·batch·(1 + 4·embedding +
+/// context·(1 + heads)), 4·batch·(embedding + vocab))` for llama), which the logged
+/// buffers below reproduce.
+///
+/// # Example
+/// Llama 3 8B, n_ctx 8,192, n_ub 512, without flash attention: 4·512·(8,192·33 + 4·4,096) =
+/// 587,202,560 B = 560.00 MiB, as Ollama/llama.cpp logs print it (`CUDA0 compute buffer
+/// size = 560.00 MiB`, Ollama runner logs with `flash_attn = 0`, 2024–2025). With flash attention: 4·512·(128,256 + 4,096) = 271,056,896 B =
+/// 258.50 MiB.
+pub(crate) fn compute_buffer(arch: &crate::model::Arch, n_ub: u64, n_kv: u64, fa: bool) -> Expr {
+    let fa_expr = [
+        Num(4),
+        Sym("n_ub", n_ub as u128),
+        Mul,
+        Sym("V", arch.vocab as u128),
+        Sym("h", arch.hidden as u128),
+        Add,
+        Mul,
+    ];
+    if fa {
+        return Expr::new(&fa_expr);
+    }
+    let mut toks = fa_expr.to_vec();
+    toks.extend_from_slice(&[
+        Num(4),
+        Sym("n_ub", n_ub as u128),
+        Mul,
+        Sym("n_kv", n_kv as u128),
+        Sym("a", arch.heads as u128),
+        Num(1),
+        Add,
+        Mul,
+        Num(4),
+        Sym("h", arch.hidden as u128),
+        Mul,
+        Add,
+        Mul,
+        Max,
+    ]);
+    Expr::new(&toks)
+}
+
 const SOURCES: [&str; 6] = [
     "llama.cpp GGUF tensor types (llama_tensor_get_type) and ggml block sizes; token_embd in host memory",
-    "llama.cpp compute buffer (graph reserve for n_ubatch tokens, flash attention): f32 logits and hidden state; equal to the logged CUDA0 compute buffer of 6 Ollama/llama.cpp runs",
+    "llama.cpp compute buffer (graph reserve for n_ubatch tokens): with flash attention the f32 logits and hidden state (equal to the logged CUDA0 compute buffer of 6 Ollama/llama.cpp runs); without, the f32 scores n_ctx × n_ubatch × heads, the mask and four hidden states (llama-graph.cpp build_attn_mha; Ollama fs/ggml GraphSize; 560.00 MiB logged for Llama 3 8B at n_ctx 8192)",
     "llama.cpp: none",
     "llama.cpp: CUDA graphs inside the compute buffer",
     "llama.cpp llama_kv_cache / llama_kv_cache_iswa: cells × layers × (row(type_k) + row(type_v))",
