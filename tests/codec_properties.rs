@@ -157,6 +157,8 @@ prop_compose! {
         parallel in 1u32..=4096,
         ctx_per in prop::sample::select(CtxPer::ALL.to_vec()),
         flash_attn in prop::sample::select(FlashAttn::ALL.to_vec()),
+        ngl in opt(0u32..=65_536),
+        kv_offload in any::<bool>(),
         hw in prop::array::uniform4(opt(prop_oneof![Just(989.4f64), Just(1.0), 1e-3f64..=1e6])),
         time in any::<bool>(),
         tp_overlap in any::<bool>(),
@@ -179,6 +181,8 @@ prop_compose! {
             parallel: at_least_one(parallel),
             ctx_per,
             flash_attn,
+            ngl,
+            kv_offload,
         }, HardwareOverrides { tflops: hw[0], hbm_bw: hw[1], intra_bw: hw[2], inter_bw: hw[3] }, time, tp_overlap, fitmap, ce_fusion, fp8_recipe, device, fp8_params, modules, tf32)
     }
 }

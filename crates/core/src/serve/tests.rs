@@ -655,3 +655,50 @@ fn llamacpp_compute_buffer_without_flash_attention() {
     assert_eq!(plan(q).activation, on.activation);
     assert_eq!(plan(&format!("{q}&flash_attn=auto")), plan(q));
 }
+
+/// llama.cpp's `-ngl` and `--no-kv-offload` (issue 38): the layers left on the CPU, their KV
+/// cache and the file's span the CPU maps go to `host_bytes`. Llama 3 8B Q4_K_M (32 layers,
+/// untied), n_ctx 8,192, f16 cache (4,096 B a layer and token = 32 MiB a layer).
+#[test]
+fn llamacpp_partial_offload_and_kv_on_host() {
+    let q = "mode=serve&engine=llamacpp&model=llama-3-8b&quant=q4_k_m&max_len=8192";
+    let all = plan(q).report();
+    let embd = 295_501_824;
+    assert_eq!(all.host_bytes, Some(embd));
+    // -ngl 33 (= L + 1) or more is every layer, under either rule.
+    for v in ["b7300", "b8179"] {
+        for n in [33, 99] {
+            assert_eq!(
+                plan(&format!("{q}&ngl={n}&engine_version={v}"))
+                    .report()
+                    .weights_bytes,
+                all.weights_bytes
+            );
+        }
+    }
+    // Before b8133, -ngl 32: every repeating layer on the GPU, the output layer (head and
+    // final norm) on the CPU, and the CPU's mapped span reaches the file's end: the whole file.
+    let old = plan(&format!("{q}&ngl=32&engine_version=b7300")).report();
+    assert_eq!(old.kv_cache_bytes, all.kv_cache_bytes);
+    assert_eq!(old.host_bytes, old.file_bytes);
+    let head = all.weights_bytes - old.weights_bytes; // the head (Q6_K) and the final norm
+    assert_eq!(head, 128_256 * 4096 / 256 * 210 + 4 * 4096);
+    // From b8133, -ngl 32: the output layer first, layer 0 on the CPU with its 32 MiB of KV;
+    // the CPU maps token_embd and layer 0.
+    let new = plan(&format!("{q}&ngl=32&engine_version=b8179")).report();
+    assert_eq!(new.kv_cache_bytes, 31 * 32 * MIB);
+    let layer0 = all.weights_bytes - new.weights_bytes;
+    assert_eq!(new.host_bytes, Some(embd + layer0 + 32 * MIB));
+    // -ngl 0: nothing on the GPU; the whole file and the whole cache in host memory.
+    let none = plan(&format!("{q}&ngl=0"));
+    let r = none.report();
+    assert_eq!((r.weights_bytes, r.kv_cache_bytes), (0, 0));
+    assert_eq!(r.host_bytes, Some(r.file_bytes.unwrap() + 1024 * MIB));
+    assert!(none.error.is_none());
+    assert_eq!(r.max_len_fit, 8192); // the GPU does not bound the context
+                                     // --no-kv-offload: the weights stay, the cache (1,024 MiB) moves to host memory.
+    let nokv = plan(&format!("{q}&kv_offload=0")).report();
+    assert_eq!(nokv.weights_bytes, all.weights_bytes);
+    assert_eq!(nokv.kv_cache_bytes, 0);
+    assert_eq!(nokv.host_bytes, Some(embd + 1024 * MIB));
+}
