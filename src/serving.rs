@@ -43,7 +43,11 @@ pub const ENGINE_PRESETS: &[(&str, &[(&str, &str)])] = &[
     ("TensorRT-LLM", &[("engine", "trtllm")]),
     (
         "llama-server",
-        &[("engine", "llamacpp"), ("quant", "q4_k_m")],
+        &[
+            ("engine", "llamacpp"),
+            ("quant", "q4_k_m"),
+            ("ctx_per", "total"),
+        ],
     ),
     (
         "Ollama",
@@ -69,6 +73,16 @@ pub fn apply_preset(x: &mut Settings, keys: &[(&str, &str)]) {
         let _ = set_key(x, k, "");
     }
     let _ = set_key(x, "parallel", "1");
+    // llama.cpp's keys back to their defaults (an Ollama preset after a llama-server one
+    // must not keep its shared context, nor a partial offload).
+    for (k, v) in [
+        ("ctx_per", "sequence"),
+        ("flash_attn", "auto"),
+        ("ngl", ""),
+        ("kv_offload", "1"),
+    ] {
+        let _ = set_key(x, k, v);
+    }
     for (k, v) in keys {
         let _ = set_key(x, k, v);
     }
@@ -211,6 +225,28 @@ mod tests {
     #[test]
     fn engine_presets_set_their_engine() {
         let mut x = settings("mode=serve&model=llama-3-8b&gpu_util=0.5&parallel=4");
+        let (_, ollama) = ENGINE_PRESETS.iter().find(|(l, _)| *l == "Ollama").unwrap();
+        apply_preset(&mut x, ollama);
+        assert_eq!(
+            encode(&x),
+            "v=1&model=llama-3-8b&mode=serve&quant=q4_k_m&engine=llamacpp&max_len=4096"
+        );
+    }
+
+    #[test]
+    fn llama_server_shares_its_context_and_presets_reset_llama_cpp_keys() {
+        let mut x = settings(
+            "mode=serve&model=llama-3-8b&engine=llamacpp&ngl=10&kv_offload=0&flash_attn=off",
+        );
+        let (_, server) = ENGINE_PRESETS
+            .iter()
+            .find(|(l, _)| *l == "llama-server")
+            .unwrap();
+        apply_preset(&mut x, server);
+        assert_eq!(
+            encode(&x),
+            "v=1&model=llama-3-8b&mode=serve&quant=q4_k_m&engine=llamacpp&ctx_per=total"
+        );
         let (_, ollama) = ENGINE_PRESETS.iter().find(|(l, _)| *l == "Ollama").unwrap();
         apply_preset(&mut x, ollama);
         assert_eq!(
