@@ -702,3 +702,28 @@ fn llamacpp_partial_offload_and_kv_on_host() {
     assert_eq!(nokv.kv_cache_bytes, 0);
     assert_eq!(nokv.host_bytes, Some(embd + 1024 * MIB));
 }
+
+/// vLLM's profile under expert parallelism (issue 38, TP × EP): the fused-MoE caches hold
+/// whole experts (`N = 2·f_e`, the MoE layer's `tp_size` 1). Qwen3-30B-A3B on two H100s,
+/// 8,192 batched tokens, 1,024 sampler rows: A = A_samp + A_moe.
+#[test]
+fn vllm_ep_profiles_whole_experts() {
+    let q =
+        "mode=serve&engine=vllm&model=qwen3-30b-a3b&gpu=h100-80&gpus_per_node=2&tp=2&max_len=8192";
+    let sampler: u64 = 1024 * 151_936 * 16;
+    let tp = plan(q);
+    assert_eq!(tp.activation.eval(), sampler + 8192 * 2 * 8 * (2048 + 384));
+    let ep = plan(&format!("{q}&ep=2"));
+    assert_eq!(ep.activation.eval(), sampler + 8192 * 2 * 8 * (2048 + 768));
+    // The forward's peak with whole experts (below the sampler's here).
+    assert_eq!(
+        super::engines::forward_peak_ep(
+            &crate::model::preset("qwen3-30b-a3b").unwrap().arch,
+            8192,
+            2,
+            2,
+            1
+        ),
+        8192 * 2 * (4096 + 8 * 3 * 768 + 8 * 2048)
+    );
+}
