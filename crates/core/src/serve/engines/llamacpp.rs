@@ -53,15 +53,14 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let seq_len = if shared { n_ctx / par.max(1) } else { ml };
     let place = placement(s, arch, v);
     let split = LayerBytes::of(s, p);
-    let weights = if place.all(arch) {
-        gpu_weights(s, p, l)
-    } else {
-        split.gpu_expr(arch, place, l.tp)
+    let weights = match place.all(arch) {
+        true => gpu_weights(s, p, l),
+        false => split.gpu_expr(arch, place, l.tp),
     };
     let f = KvFormat::of(s.numerics.kv_dtype, s.numerics.precision);
     let (full, windowed) = kv_stage(arch, place, s.serving.kv_offload, l.tp);
     let row = layer_row(arch, f, 1);
-    let (full_all, windowed_all) = stage_layers(arch, 1);
+    let (_, windowed_all) = stage_layers(arch, 1);
     let swa_cells = if windowed_all > 0 {
         pad(n_ctx.min(
             (arch.window as u64)
@@ -71,17 +70,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     } else {
         0
     };
-    let kv = Expr::new(&[
-        Sym("n_ctx", n_ctx as u128),
-        Sym("L_full", full as u128),
-        Mul,
-        Sym("n_swa", swa_cells as u128),
-        Sym("L_w", windowed as u128),
-        Mul,
-        Add,
-        Sym("c_layer", row as u128),
-        Mul,
-    ]);
+    let kv = kv_expr(n_ctx, full, swa_cells, windowed, row);
     let per_token = sat(row as u128 * full as u128);
     // The scores of the widest attention: a full layer's n_ctx cells, else the window's.
     let n_kv = if full > 0 { n_ctx } else { swa_cells };
@@ -94,31 +83,15 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         + ctx as u128
         + row as u128 * windowed as u128 * swa_cells as u128);
     let used = sat(fixed as u128 + row as u128 * full as u128 * n_ctx as u128);
-    let cells = total.saturating_sub(fixed) / per_token.max(1);
-    let fit = if per_token == 0 {
-        // No cache on the GPUs (every layer on the CPU, or --no-kv-offload): the GPU does
-        // not bound the context; host memory (not modelled) does.
-        if fixed > total {
-            0
-        } else {
-            seq_len
-        }
-    } else if shared {
-        cells / 256 * 256 / par.max(1)
-    } else {
-        cells / par.max(1) / 256 * 256
-    };
-    // The cache of the layers on the CPU (all of it with --no-kv-offload), whole process.
-    let kv_all =
-        sat(row as u128
-            * (full_all as u128 * n_ctx as u128 + windowed_all as u128 * swa_cells as u128));
-    let kv_gpu_all = if s.serving.kv_offload {
-        let (g_full, g_w) = gpu_kv_layers(arch, place.gpu);
-        sat(row as u128 * (g_full as u128 * n_ctx as u128 + g_w as u128 * swa_cells as u128))
-    } else {
-        0
-    };
-    let kv_host = kv_all.saturating_sub(kv_gpu_all);
+    let fit = longest_fit(
+        total.saturating_sub(fixed),
+        fixed > total,
+        per_token,
+        seq_len,
+        shared,
+        par,
+    );
+    let kv_host = host_kv(s, arch, place, row, n_ctx, swa_cells);
     let error = (used > total).then(|| {
         format!(
             "cudaMalloc failed: out of memory — needs {} GiB of the device's {} GiB",
@@ -150,6 +123,66 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         }),
         sources: SOURCES,
     }
+}
+
+/// The KV cache on the most loaded GPU: `(n_ctx·L_full + n_swa·L_w)·c_layer`.
+fn kv_expr(n_ctx: u64, full: u64, swa: u64, windowed: u64, row: u64) -> Expr {
+    Expr::new(&[
+        Sym("n_ctx", n_ctx as u128),
+        Sym("L_full", full as u128),
+        Mul,
+        Sym("n_swa", swa as u128),
+        Sym("L_w", windowed as u128),
+        Mul,
+        Add,
+        Sym("c_layer", row as u128),
+        Mul,
+    ])
+}
+
+/// The longest request that fits alone in the `room` the GPU has for the cache: its cells
+/// (`room / c_tok`) in steps of 256, per sequence (Ollama) or per slot of the shared
+/// context (llama-server). With no cache on the GPUs (every layer on the CPU, or
+/// `--no-kv-offload`) the GPU does not bound the context (host memory, not modelled, does):
+/// `max_len` when the rest fits, else 0.
+fn longest_fit(room: u64, over: bool, per_token: u64, seq_len: u64, shared: bool, par: u64) -> u64 {
+    if per_token == 0 {
+        return if over { 0 } else { seq_len };
+    }
+    let cells = room / per_token;
+    if shared {
+        cells / 256 * 256 / par.max(1)
+    } else {
+        cells / par.max(1) / 256 * 256
+    }
+}
+
+/// The KV cache in host memory, whole process: the CPU layers' (all of it with
+/// `kv_offload=0`).
+///
+/// # Formula
+/// `KV_host = c_layer·(L_full·n_ctx + L_w·n_swa) − [kv_offload]·c_layer·(g_full·n_ctx + g_w·n_swa)`
+/// with `g_full`, `g_w` the full-context and windowed layers among the `g` GPU layers
+/// ([`gpu_kv_layers`]).
+fn host_kv(
+    s: &Scenario,
+    arch: &crate::model::Arch,
+    place: Placement,
+    row: u64,
+    n_ctx: u64,
+    swa: u64,
+) -> u64 {
+    let cost = |full: u64, w: u64| {
+        sat(row as u128 * (full as u128 * n_ctx as u128 + w as u128 * swa as u128))
+    };
+    let (full_all, windowed_all) = stage_layers(arch, 1);
+    let gpu = if s.serving.kv_offload {
+        let (g_full, g_w) = gpu_kv_layers(arch, place.gpu);
+        cost(g_full, g_w)
+    } else {
+        0
+    };
+    cost(full_all, windowed_all).saturating_sub(gpu)
 }
 
 /// llama.cpp's first build whose flash attention defaults to `auto` (PR #15434, "use FA +
