@@ -727,3 +727,24 @@ fn vllm_ep_profiles_whole_experts() {
         8192 * 2 * (4096 + 8 * 3 * 768 + 8 * 2048)
     );
 }
+
+/// llama.cpp's own keys under another engine: named and ignored (the plan is unchanged).
+#[test]
+fn llamacpp_keys_are_named_under_other_engines() {
+    let q = "mode=serve&model=llama-3-8b&max_len=8192";
+    let w = serve_warnings(&format!("{q}&ngl=10&kv_offload=0&flash_attn=off"));
+    let keys: Vec<&str> = w.iter().map(|(k, _)| *k).collect();
+    assert_eq!(keys, ["flash_attn", "ngl", "kv_offload"]);
+    assert_eq!(
+        w[1].1,
+        "`ngl` is llama.cpp's setting (engine=llamacpp); ignored under vLLM"
+    );
+    assert_eq!(
+        plan(&format!("{q}&ngl=10&kv_offload=0&flash_attn=off")),
+        plan(q)
+    );
+    assert!(serve_warnings(&format!(
+        "{q}&engine=llamacpp&ngl=10&kv_offload=0&flash_attn=off"
+    ))
+    .is_empty());
+}
