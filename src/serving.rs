@@ -43,7 +43,11 @@ pub const ENGINE_PRESETS: &[(&str, &[(&str, &str)])] = &[
     ("TensorRT-LLM", &[("engine", "trtllm")]),
     (
         "llama-server",
-        &[("engine", "llamacpp"), ("quant", "q4_k_m")],
+        &[
+            ("engine", "llamacpp"),
+            ("quant", "q4_k_m"),
+            ("ctx_per", "total"),
+        ],
     ),
     (
         "Ollama",
@@ -69,6 +73,16 @@ pub fn apply_preset(x: &mut Settings, keys: &[(&str, &str)]) {
         let _ = set_key(x, k, "");
     }
     let _ = set_key(x, "parallel", "1");
+    // llama.cpp's keys back to their defaults (an Ollama preset after a llama-server one
+    // must not keep its shared context, nor a partial offload).
+    for (k, v) in [
+        ("ctx_per", "sequence"),
+        ("flash_attn", "auto"),
+        ("ngl", ""),
+        ("kv_offload", "1"),
+    ] {
+        let _ = set_key(x, k, v);
+    }
     for (k, v) in keys {
         let _ = set_key(x, k, v);
     }
@@ -119,14 +133,27 @@ pub struct Cell {
     pub concurrency: f64,
     /// Whether one request fits.
     pub fits: bool,
+    /// Expert parallelism: 1 (off) or the EP size over the cell's TP × DP GPUs (a
+    /// mixture of experts under vLLM or SGLang, where it leaves more room than TP alone).
+    pub ep: u32,
     /// The link that loads the cell's layout.
     pub query: String,
 }
 
 /// The weight formats the map compares for an engine, in decreasing bytes per weight:
-/// GGUF types for llama.cpp, the checkpoint formats the GPU engines load for the others.
-pub fn formats(e: Engine) -> &'static [Quant] {
+/// GGUF types for llama.cpp, the checkpoint formats the GPU engines load for the others;
+/// vLLM on a mixture of experts adds MXFP4 (the experts in 4.25 bits, gpt-oss's format,
+/// `--quantization mxfp4` from 0.10.1).
+pub fn formats(e: Engine, moe: bool) -> &'static [Quant] {
     match e {
+        Engine::Vllm if moe => &[
+            Quant::None,
+            Quant::W8a8,
+            Quant::Fp8,
+            Quant::Mxfp4,
+            Quant::Nvfp4,
+            Quant::W4a16,
+        ],
         Engine::Llamacpp => &[
             Quant::Q8_0,
             Quant::Q6K,
@@ -148,12 +175,19 @@ pub fn formats(e: Engine) -> &'static [Quant] {
 /// The map: TP 1, 2, 4, 8 × the engine's formats, each cell one engine plan. TP and the
 /// weight format are the two choices that set the weights per GPU, so the room left for
 /// the KV cache; the KV dtype only scales the cost per token and stays as chosen.
+///
+/// On a mixture of experts each cell also tries expert parallelism over its TP × DP GPUs
+/// (`ep = tp·dp`: vLLM's `--enable-expert-parallel`, SGLang's `--ep-size`) and keeps it
+/// where it fits when TP alone does not, or holds more requests; a release or layout the
+/// engine runs without EP (vLLM before 0.8.0, SGLang before 0.4.1 or with experts that `ep`
+/// does not divide) gives the same plan or a refusal, so the cell stays without.
 pub fn fit_map(x: &Settings) -> Vec<Vec<Cell>> {
     let s = &x.scenario;
+    let moe = Prepared::of(s).arch.experts > 0;
     [1u32, 2, 4, 8]
         .iter()
         .map(|&tp| {
-            formats(s.serving.engine)
+            formats(s.serving.engine, moe)
                 .iter()
                 .map(|&q| {
                     let mut y = x.clone();
@@ -164,15 +198,20 @@ pub fn fit_map(x: &Settings) -> Vec<Vec<Cell>> {
                         y.scenario.cluster.gpus_per_node = count(tp);
                     }
                     y.scenario.numerics.quant = q;
-                    let t = &y.scenario;
-                    let p = Prepared::of(t);
-                    let plan = Plan::of(t, &p, &t.layout());
-                    Cell {
-                        tp,
-                        quant: q,
-                        concurrency: plan.concurrency,
-                        fits: plan.error.is_none(),
-                        query: encode(&y),
+                    y.scenario.parallel.ep = count(1);
+                    let plain = cell(&y, tp);
+                    let l = y.scenario.layout();
+                    let td = l.tp.saturating_mul(l.dp);
+                    if !moe || td <= 1 {
+                        return plain;
+                    }
+                    y.scenario.parallel.ep = count(td);
+                    let ep = cell(&y, tp);
+                    let better = ep.fits && (!plain.fits || ep.concurrency > plain.concurrency);
+                    if better {
+                        ep
+                    } else {
+                        plain
                     }
                 })
                 .collect()
@@ -180,12 +219,28 @@ pub fn fit_map(x: &Settings) -> Vec<Vec<Cell>> {
         .collect()
 }
 
-/// A cell's text: the concurrency ("3.5×"), or "—" where one request does not fit.
+/// One cell's plan: the settings `y` (TP, format and EP set).
+fn cell(y: &Settings, tp: u32) -> Cell {
+    let t = &y.scenario;
+    let p = Prepared::of(t);
+    let plan = Plan::of(t, &p, &t.layout());
+    Cell {
+        tp,
+        quant: t.numerics.quant,
+        concurrency: plan.concurrency,
+        fits: plan.error.is_none(),
+        ep: t.parallel.ep.get(),
+        query: encode(y),
+    }
+}
+
+/// A cell's text: the concurrency ("3.5×", "3.5× EP" with expert parallelism), or "—"
+/// where one request does not fit.
 pub fn cell_text(c: &Cell) -> String {
-    if c.fits {
-        format!("{:.1}×", c.concurrency)
-    } else {
-        "—".into()
+    match (c.fits, c.ep > 1) {
+        (true, true) => format!("{:.1}× EP", c.concurrency),
+        (true, false) => format!("{:.1}×", c.concurrency),
+        _ => "—".into(),
     }
 }
 
@@ -217,6 +272,75 @@ mod tests {
             encode(&x),
             "v=1&model=llama-3-8b&mode=serve&quant=q4_k_m&engine=llamacpp&max_len=4096"
         );
+    }
+
+    #[test]
+    fn llama_server_shares_its_context_and_presets_reset_llama_cpp_keys() {
+        let mut x = settings(
+            "mode=serve&model=llama-3-8b&engine=llamacpp&ngl=10&kv_offload=0&flash_attn=off",
+        );
+        let (_, server) = ENGINE_PRESETS
+            .iter()
+            .find(|(l, _)| *l == "llama-server")
+            .unwrap();
+        apply_preset(&mut x, server);
+        assert_eq!(
+            encode(&x),
+            "v=1&model=llama-3-8b&mode=serve&quant=q4_k_m&engine=llamacpp&ctx_per=total"
+        );
+        let (_, ollama) = ENGINE_PRESETS.iter().find(|(l, _)| *l == "Ollama").unwrap();
+        apply_preset(&mut x, ollama);
+        assert_eq!(
+            encode(&x),
+            "v=1&model=llama-3-8b&mode=serve&quant=q4_k_m&engine=llamacpp&max_len=4096"
+        );
+    }
+
+    /// A mixture under vLLM: each cell tries expert parallelism and keeps the better plan.
+    /// In bf16 EP holds the same expert bytes per GPU as TP and a larger fused-MoE cache, so
+    /// TP stays; in MXFP4 TP's cut experts are padded to 256 columns (Qwen3-30B-A3B's 768
+    /// over TP 2: 384 → 512) and whole experts are not, so EP holds more.
+    #[test]
+    fn map_sweeps_expert_parallelism_on_a_mixture() {
+        let x = settings("mode=serve&engine=vllm&model=qwen3-30b-a3b&max_len=8192");
+        let m = fit_map(&x);
+        let plan = |y: &Settings| {
+            let t = &y.scenario;
+            Plan::of(t, &Prepared::of(t), &t.layout())
+        };
+        // TP 1: one GPU, nothing to spread.
+        assert!(m[0].iter().all(|c| c.ep == 1));
+        for row in &m[1..] {
+            for c in row {
+                let mut y = decode(&c.query).0;
+                assert_eq!(plan(&y).concurrency, c.concurrency, "{}", c.query);
+                // The other choice never holds more.
+                let other = if c.ep > 1 { 1 } else { c.tp };
+                y.scenario.parallel.ep = count(other);
+                let alt = plan(&y);
+                assert!(
+                    alt.error.is_some() || alt.concurrency <= c.concurrency,
+                    "{}: ep={other} gives {}",
+                    c.query,
+                    alt.concurrency
+                );
+            }
+        }
+        let col = |q: Quant| m[1].iter().position(|c| c.quant == q).unwrap();
+        let bf16 = &m[1][col(Quant::None)];
+        assert_eq!(bf16.ep, 1, "{bf16:?}");
+        let mx = &m[1][col(Quant::Mxfp4)];
+        assert_eq!(mx.ep, 2, "{mx:?}");
+        assert!(mx.query.contains("ep=2") && cell_text(mx).ends_with("× EP"));
+        // A dense model: no EP, no MXFP4 column.
+        let d = fit_map(&settings(
+            "mode=serve&engine=vllm&model=llama-3-8b&max_len=8192",
+        ));
+        assert!(d
+            .iter()
+            .flatten()
+            .all(|c| c.ep == 1 && !c.query.contains("ep=")));
+        assert!(d[0].iter().all(|c| c.quant != Quant::Mxfp4));
     }
 
     #[test]

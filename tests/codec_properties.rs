@@ -10,7 +10,7 @@ use memfit_core::model::{presets, Bias, Mlp, Norm};
 use memfit_core::quant::Quant;
 use memfit_core::scenario::{
     at_least_one, AdamImpl, ArchOverrides, Attn, CeFusion, Convention, Count, CtxPer, Device,
-    Dtype, Engine, Finetune, Fp8Recipe, Framework, Fsdp, GradAcc, HardwareOverrides, Logits,
+    Dtype, Engine, Finetune, FlashAttn, Fp8Recipe, Framework, Fsdp, GradAcc, HardwareOverrides, Logits,
     LoraTargets, Loss, Mode, Modules, Offload, Optimizer, Precision, Scenario, Schedule, Serving,
     Solve, Tf32, Version, Zero,
 };
@@ -156,6 +156,9 @@ prop_compose! {
         block_size in opt(1u32..=1 << 16),
         parallel in 1u32..=4096,
         ctx_per in prop::sample::select(CtxPer::ALL.to_vec()),
+        flash_attn in prop::sample::select(FlashAttn::ALL.to_vec()),
+        ngl in opt(0u32..=65_536),
+        kv_offload in any::<bool>(),
         hw in prop::array::uniform4(opt(prop_oneof![Just(989.4f64), Just(1.0), 1e-3f64..=1e6])),
         time in any::<bool>(),
         tp_overlap in any::<bool>(),
@@ -177,6 +180,9 @@ prop_compose! {
             block_size: block_size.map(at_least_one),
             parallel: at_least_one(parallel),
             ctx_per,
+            flash_attn,
+            ngl,
+            kv_offload,
         }, HardwareOverrides { tflops: hw[0], hbm_bw: hw[1], intra_bw: hw[2], inter_bw: hw[3] }, time, tp_overlap, fitmap, ce_fusion, fp8_recipe, device, fp8_params, modules, tf32)
     }
 }

@@ -54,7 +54,7 @@ fn ollama_and_llama_cpp_buffers() {
         ),
         (
             "ollama-podcastothering-llama33-70b-q4_0-2xmig3g40gb",
-            "model=llama-3-70b&quant=q4_0&max_len=4096&gpu_mem=40960&gpus_per_node=2&tp=2",
+            "model=llama-3-70b&quant=q4_0&max_len=4096&gpu_mem=40960&gpus_per_node=2&tp=2&flash_attn=off",
         ),
         (
             "ollama-cs6501-t4-llama32-1b-q8-ctx4096",
@@ -130,4 +130,60 @@ fn sglang_observations() {
             "{id}: {ours} tokens, logged {logged}, {err:+.1} %"
         );
     }
+}
+
+/// Partial offload (`ngl` below the layers) against the two logged runs whose model memfit
+/// has a preset of: Ollama 0.3.14 (a 2024 llama.cpp build) with Qwen2.5 7B Q4_K_M at `-ngl 1`
+/// (layer 27 on the GPU, the output layer on the CPU) and llama.cpp b5285 with Qwen3 4B Q6_K
+/// at `-ngl 0`. The GPU's model and KV buffers, the KV buffer in host memory and the
+/// `CPU_Mapped` model buffer (the span of the file the CPU's tensors cover: the whole file
+/// once the output layer is on the CPU) equal the printed MiB. `host_bytes` is the mapped span
+/// plus the host KV. The compute buffers of these runs are not modelled (the CPU layers'
+/// weights are copied in for large batches).
+#[test]
+fn partial_offload_buffers() {
+    let runs = [
+        (
+            "ollama-llmmob-a100-64gb-qwen25-7b-q4km-ctx1024-ngl1",
+            "model=qwen2.5-7b&quant=q4_k_m&max_len=1024&max_batched_tokens=256&gpu=a100-80&ngl=1&engine_version=b3900",
+            "CPU",
+            "CUDA_Host",
+        ),
+        (
+            "llamacpp-alpy-gtx1660ti-qwen3-4b-q6k-cpu-offload",
+            "model=qwen3-4b&quant=q6_k&max_len=4096&gpu=l4&ngl=0&engine_version=b5285",
+            "CPU_Mapped",
+            "CPU",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (id, q, model_host, kv_host) in runs {
+        let e = entry(id);
+        let lg = &e["logged"];
+        let (_, est) = estimate_query(&format!("mode=serve&engine=llamacpp&{q}"));
+        let s = est.serve.unwrap();
+        let logged = |v: &Value, k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+        let mapped = logged(&lg["model_buffer_mib"], model_host);
+        let kv_h = logged(&lg["kv_buffer_mib"], kv_host);
+        let host = s.host_bytes.unwrap();
+        let checks = [
+            (
+                "GPU model buffer",
+                s.weights_bytes,
+                logged(&lg["model_buffer_mib"], "CUDA0"),
+            ),
+            (
+                "GPU KV buffer",
+                s.kv_cache_bytes,
+                logged(&lg["kv_buffer_mib"], "CUDA0"),
+            ),
+            ("host: mapped model + KV", host, mapped + kv_h),
+        ];
+        for (what, ours, want) in checks {
+            if mib(ours) != format!("{want:.2}") {
+                failures.push(format!("{id} {what}: {} MiB, logged {want:.2}", mib(ours)));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

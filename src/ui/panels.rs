@@ -251,7 +251,7 @@ pub fn ZeroPanel(settings: RwSignal<Settings>) -> impl IntoView {
 }
 
 /// The serving engine's keys, in the form's order.
-const SERVING: [&str; 9] = [
+const SERVING: [&str; 12] = [
     "engine",
     "engine_version",
     "gpu_util",
@@ -261,6 +261,9 @@ const SERVING: [&str; 9] = [
     "block_size",
     "parallel",
     "ctx_per",
+    "flash_attn",
+    "ngl",
+    "kv_offload",
 ];
 
 /// The serving engine and its knobs (shown with `mode=serve`).

@@ -10,7 +10,7 @@ use crate::model::{preset, Bias, Mlp, Norm};
 use crate::quant::Quant;
 use crate::scenario::{
     AdamImpl, Attn, CeFusion, Convention, Count, CtxPer, Device, Dtype, Engine, Finetune,
-    Fp8Recipe, Framework, Fsdp, GradAcc, Logits, LoraTargets, Loss, Mode, Modules, Offload,
+    FlashAttn, Fp8Recipe, Framework, Fsdp, GradAcc, Logits, LoraTargets, Loss, Mode, Modules, Offload,
     Optimizer, Precision, Recompute, Schedule, Sharding, Solve, Tf32, Tuning, Version, Zero,
 };
 use crate::spelling::{Spelled, Spelling};
@@ -327,6 +327,7 @@ spelled_field!(
     Modules,
     Tf32,
     CtxPer,
+    FlashAttn,
     Schedule,
     Framework,
     Convention,
@@ -689,6 +690,9 @@ pub const KEYS: &[Key] = &[
     field!("time", view.time, flag("off", "on"), "add the step time (seconds, tokens/s, MFU and breakdown) to the JSON", "-", "Step time in the JSON", "`0`, `1`"),
     field!("parallel", scenario.serving.parallel, int(1, 4096), "llama.cpp --parallel / OLLAMA_NUM_PARALLEL (sequences served at once; `ctx_per` says whether each gets `max_len` or they share it)", "sequences", "Parallel (llama.cpp)", "{range}"),
     field!("ctx_per", scenario.serving.ctx_per, options::<CtxPer>(false), "what llama.cpp's `max_len` is with `parallel` sequences: each sequence's context (Ollama's num_ctx: the cache holds max_len·parallel tokens) or the total the slots share (llama-server's -c: max_len tokens, max_len/parallel per slot)", "-", "Context per (llama.cpp)", "{options}"),
+    field!("flash_attn", scenario.serving.flash_attn, options::<FlashAttn>(false), "llama.cpp's flash attention (`-fa`; Ollama's OLLAMA_FLASH_ATTENTION): without it the compute buffer holds the f32 attention scores of a micro-batch (n_ctx × n_ubatch × heads); `auto` is the build's default (off before b6325, on from b6325)", "-", "Flash attention (llama.cpp)", "{options}"),
+    field!("ngl", scenario.serving.ngl, opt_int(0, 65_536), "llama.cpp's -ngl / Ollama's num_gpu: layers on the GPUs, counted as llama.cpp counts them (the repeating layers and the output layer, L + 1); the rest, their KV cache included, stay in host memory (serve.host_bytes)", "layers", "GPU layers (llama.cpp)", "{range}, empty = every layer"),
+    field!("kv_offload", scenario.serving.kv_offload, flag("off", "on"), "llama.cpp keeps the KV cache of its GPU layers on the GPUs; `0` is --no-kv-offload (the whole cache in host memory)", "-", "KV offload (llama.cpp)", "`0`, `1`"),
 ];
 
 /// The key named `name`.

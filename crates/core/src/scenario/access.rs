@@ -589,8 +589,8 @@ impl Engine {
     }
     /// The releases memfit models, `(oldest, newest)`: what its sources were read at
     /// (docs/serving.md, "Sources read"). Patch releases of the newest minor count as
-    /// modelled; llama.cpp's build numbers are not checked (one build is modelled and the
-    /// version changes no figure).
+    /// modelled; llama.cpp's build numbers are not checked (every build is read with one
+    /// set of rules; the build decides only `flash_attn=auto`'s default, off before b6325).
     ///
     /// Source: vLLM's PyPI sdists 0.6.6.post1 … 0.33.0; SGLang's 0.4.0 … 0.5.3 (the newest
     /// whose `mem_fraction_static` rule is modelled); TensorRT-LLM 1.0.
@@ -705,6 +705,7 @@ impl Scenario {
             }
         }
         self.serve_ep_problems(arch, v, &mut out);
+        self.llamacpp_only_problems(&mut out);
         let d = self.numerics.kv_dtype;
         if e == Engine::Trtllm && (d.is_ggml() || d.is_integer()) {
             out.push((
@@ -713,6 +714,30 @@ impl Scenario {
             ));
         }
         out
+    }
+    /// llama.cpp's own keys (`flash_attn`, `ngl`, `kv_offload`) set under another engine,
+    /// which has no such setting: each named and ignored.
+    fn llamacpp_only_problems(&self, out: &mut Vec<(&'static str, String)>) {
+        let sv = &self.serving;
+        if sv.engine == Engine::Llamacpp {
+            return;
+        }
+        let name = sv.engine.label();
+        let set = [
+            ("flash_attn", sv.flash_attn != FlashAttn::Auto),
+            ("ngl", sv.ngl.is_some()),
+            ("kv_offload", !sv.kv_offload),
+        ];
+        for (key, on) in set {
+            if on {
+                out.push((
+                    key,
+                    format!(
+                        "`{key}` is llama.cpp's setting (engine=llamacpp); ignored under {name}"
+                    ),
+                ));
+            }
+        }
     }
     /// `ep > 1` on a mixture of experts as each engine reads it: vLLM's EP size is `t·d`
     /// whatever `ep` says (`--enable-expert-parallel` is a switch; with `t·d = 1` it does

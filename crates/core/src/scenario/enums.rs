@@ -554,6 +554,21 @@ spelled! {
     }
 }
 
+spelled! {
+    /// llama.cpp's flash attention (`-fa auto|on|off`; Ollama's `OLLAMA_FLASH_ATTENTION`):
+    /// whether the compute buffer holds the f32 attention scores of a micro-batch.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum FlashAttn {
+        /// The build's default: off before b6325 (`common.h` `flash_attn = false`), `-fa auto` from b6325 (on where the GPU runs it: every CUDA GPU memfit lists).
+        #[default]
+        Auto = "auto", "the build's default", "";
+        /// Flash attention (`-fa on`, `OLLAMA_FLASH_ATTENTION=1`).
+        On = "on", "on", "`-fa on`, OLLAMA_FLASH_ATTENTION=1";
+        /// The plain attention graph (`-fa off`; Ollama before it enabled flash attention by default): the f32 scores `n_ctx × n_ubatch × heads` in the compute buffer.
+        Off = "off", "off", "`-fa off`: the f32 scores n_ctx × n_ubatch × heads in the compute buffer";
+    }
+}
+
 /// An engine release, `major.minor[.patch]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Version(pub u16, pub u16, pub u16);

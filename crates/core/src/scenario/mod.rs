@@ -270,6 +270,17 @@ pub struct Serving {
     /// the `parallel` slots share (llama-server's `-c`).
     #[serde(default)]
     pub ctx_per: CtxPer,
+    /// `flash_attn`: llama.cpp's `-fa` (`auto` = the build's default).
+    #[serde(default)]
+    pub flash_attn: FlashAttn,
+    /// `ngl`: llama.cpp's `-ngl` / Ollama's `num_gpu`, layers on the GPUs counted as
+    /// llama.cpp counts them (the repeating layers and the output layer); `None` = all.
+    #[serde(default)]
+    pub ngl: Option<u32>,
+    /// `kv_offload`: llama.cpp keeps the KV cache of its GPU layers on the GPUs (`false`:
+    /// `--no-kv-offload`, the whole cache in host memory).
+    #[serde(default = "yes")]
+    pub kv_offload: bool,
 }
 
 impl Default for Serving {
@@ -284,6 +295,9 @@ impl Default for Serving {
             block_size: None,
             parallel: count(1),
             ctx_per: CtxPer::Sequence,
+            flash_attn: FlashAttn::Auto,
+            ngl: None,
+            kv_offload: true,
         }
     }
 }

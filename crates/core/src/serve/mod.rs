@@ -58,7 +58,10 @@ pub struct ServeReport {
     /// llama.cpp: the model file's weights (every tensor once; the whole model, not per GPU).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub file_bytes: Option<u64>,
-    /// llama.cpp: what the process keeps in host memory (`token_embd`; the whole process).
+    /// llama.cpp: what the process keeps in host memory (the whole process): the file's
+    /// span the CPU maps (`token_embd`, the layers `ngl` leaves on the CPU; the whole file
+    /// once the output layer is there) and the KV cache of the CPU layers (all of it with
+    /// `kv_offload=0`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub host_bytes: Option<u64>,
 }

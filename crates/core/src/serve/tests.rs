@@ -610,3 +610,141 @@ fn llamacpp_file_and_host_bytes() {
     let json = serde_json::to_value(&v).unwrap();
     assert!(json.get("file_bytes").is_none() && json.get("host_bytes").is_none());
 }
+
+/// llama.cpp without flash attention (issue 38): the compute buffer holds the f32 scores
+/// `n_ctx × n_ubatch × heads`, the f32 mask and four hidden states. Llama 3 8B, n_ctx 8,192,
+/// n_ubatch 512: 4·512·(8,192·(32 + 1) + 4·4,096) = 587,202,560 B, the `CUDA0 compute buffer
+/// size = 560.00 MiB` of Ollama's runner logs (flash_attn = 0); Llama 2 7B's shape (32 heads,
+/// 4,096 wide, MHA) at 8,192 gives the same (a Metal log of such a model prints 560.00 MiB;
+/// its logits, 4·512·(32,000 + 4,096) B = 70.5 MiB, are smaller).
+/// With flash attention: 4·512·(128,256 + 4,096) = 271,056,896 B (258.50 MiB).
+#[test]
+fn llamacpp_compute_buffer_without_flash_attention() {
+    let q = "mode=serve&engine=llamacpp&model=llama-3-8b&quant=q4_k_m&max_len=8192";
+    let off = plan(&format!("{q}&flash_attn=off"));
+    assert_eq!(off.activation.eval(), 587_202_560);
+    assert_eq!(off.activation.eval(), 560 * MIB);
+    let on = plan(&format!("{q}&flash_attn=on"));
+    assert_eq!(on.activation.eval(), 271_056_896);
+    // The cache does not change; the cells left for max_len_fit do.
+    assert_eq!(off.kv.eval(), on.kv.eval());
+    assert!(off.max_len_fit < on.max_len_fit);
+    let l2 =
+        plan("mode=serve&engine=llamacpp&model=llama-2-7b&quant=q4_0&max_len=8192&flash_attn=off");
+    assert_eq!(l2.activation.eval(), 560 * MIB);
+    // A short context: the logits outgrow the scores (Llama 3 8B, n_ctx 2,048:
+    // 4·512·(2,048·33 + 16,384) = 172 MiB < 258.5 MiB).
+    let short = plan(
+        "mode=serve&engine=llamacpp&model=llama-3-8b&quant=q4_k_m&max_len=2048&flash_attn=off",
+    );
+    assert_eq!(short.activation.eval(), 271_056_896);
+    // auto: the build's default, off before b6325 (b5285 logs `flash_attn = 0`), on from it
+    // (b8179 logs `flash_attn = auto` and the flash path's buffer); the newest modelled is on.
+    assert_eq!(
+        plan(&format!("{q}&engine_version=b5285")).activation,
+        off.activation
+    );
+    assert_eq!(
+        plan(&format!("{q}&engine_version=b6324")).activation,
+        off.activation
+    );
+    assert_eq!(
+        plan(&format!("{q}&engine_version=b6325")).activation,
+        on.activation
+    );
+    assert_eq!(plan(q).activation, on.activation);
+    assert_eq!(plan(&format!("{q}&flash_attn=auto")), plan(q));
+}
+
+/// llama.cpp's `-ngl` and `--no-kv-offload` (issue 38): the layers left on the CPU, their KV
+/// cache and the file's span the CPU maps go to `host_bytes`. Llama 3 8B Q4_K_M (32 layers,
+/// untied), n_ctx 8,192, f16 cache (4,096 B a layer and token = 32 MiB a layer).
+#[test]
+fn llamacpp_partial_offload_and_kv_on_host() {
+    let q = "mode=serve&engine=llamacpp&model=llama-3-8b&quant=q4_k_m&max_len=8192";
+    let all = plan(q).report();
+    let embd = 295_501_824;
+    assert_eq!(all.host_bytes, Some(embd));
+    // -ngl 33 (= L + 1) or more is every layer, under either rule.
+    for v in ["b7300", "b8179"] {
+        for n in [33, 99] {
+            assert_eq!(
+                plan(&format!("{q}&ngl={n}&engine_version={v}"))
+                    .report()
+                    .weights_bytes,
+                all.weights_bytes
+            );
+        }
+    }
+    // Before b8133, -ngl 32: every repeating layer on the GPU, the output layer (head and
+    // final norm) on the CPU, and the CPU's mapped span reaches the file's end: the whole file.
+    let old = plan(&format!("{q}&ngl=32&engine_version=b7300")).report();
+    assert_eq!(old.kv_cache_bytes, all.kv_cache_bytes);
+    assert_eq!(old.host_bytes, old.file_bytes);
+    let head = all.weights_bytes - old.weights_bytes; // the head (Q6_K) and the final norm
+    assert_eq!(head, 128_256 * 4096 / 256 * 210 + 4 * 4096);
+    // From b8133, -ngl 32: the output layer first, layer 0 on the CPU with its 32 MiB of KV;
+    // the CPU maps token_embd and layer 0.
+    let new = plan(&format!("{q}&ngl=32&engine_version=b8179")).report();
+    assert_eq!(new.kv_cache_bytes, 31 * 32 * MIB);
+    let layer0 = all.weights_bytes - new.weights_bytes;
+    assert_eq!(new.host_bytes, Some(embd + layer0 + 32 * MIB));
+    // -ngl 0: nothing on the GPU; the whole file and the whole cache in host memory.
+    let none = plan(&format!("{q}&ngl=0"));
+    let r = none.report();
+    assert_eq!((r.weights_bytes, r.kv_cache_bytes), (0, 0));
+    assert_eq!(r.host_bytes, Some(r.file_bytes.unwrap() + 1024 * MIB));
+    assert!(none.error.is_none());
+    assert_eq!(r.max_len_fit, 8192); // the GPU does not bound the context
+                                     // --no-kv-offload: the weights stay, the cache (1,024 MiB) moves to host memory.
+    let nokv = plan(&format!("{q}&kv_offload=0")).report();
+    assert_eq!(nokv.weights_bytes, all.weights_bytes);
+    assert_eq!(nokv.kv_cache_bytes, 0);
+    assert_eq!(nokv.host_bytes, Some(embd + 1024 * MIB));
+}
+
+/// vLLM's profile under expert parallelism (issue 38, TP × EP): the fused-MoE caches hold
+/// whole experts (`N = 2·f_e`, the MoE layer's `tp_size` 1). Qwen3-30B-A3B on two H100s,
+/// 8,192 batched tokens, 1,024 sampler rows: A = A_samp + A_moe.
+#[test]
+fn vllm_ep_profiles_whole_experts() {
+    let q =
+        "mode=serve&engine=vllm&model=qwen3-30b-a3b&gpu=h100-80&gpus_per_node=2&tp=2&max_len=8192";
+    let sampler: u64 = 1024 * 151_936 * 16;
+    let tp = plan(q);
+    assert_eq!(tp.activation.eval(), sampler + 8192 * 2 * 8 * (2048 + 384));
+    let ep = plan(&format!("{q}&ep=2"));
+    assert_eq!(ep.activation.eval(), sampler + 8192 * 2 * 8 * (2048 + 768));
+    // The forward's peak with whole experts (below the sampler's here).
+    assert_eq!(
+        super::engines::forward_peak_ep(
+            &crate::model::preset("qwen3-30b-a3b").unwrap().arch,
+            8192,
+            2,
+            2,
+            1
+        ),
+        8192 * 2 * (4096 + 8 * 3 * 768 + 8 * 2048)
+    );
+}
+
+/// llama.cpp's own keys under another engine: named and ignored (the plan is unchanged).
+#[test]
+fn llamacpp_keys_are_named_under_other_engines() {
+    let q = "mode=serve&model=llama-3-8b&max_len=8192";
+    let w = serve_warnings(&format!("{q}&ngl=10&kv_offload=0&flash_attn=off"));
+    let keys: Vec<&str> = w.iter().map(|(k, _)| *k).collect();
+    assert_eq!(keys, ["flash_attn", "ngl", "kv_offload"]);
+    assert_eq!(
+        w[1].1,
+        "`ngl` is llama.cpp's setting (engine=llamacpp); ignored under vLLM"
+    );
+    assert_eq!(
+        plan(&format!("{q}&ngl=10&kv_offload=0&flash_attn=off")),
+        plan(q)
+    );
+    assert!(serve_warnings(&format!(
+        "{q}&engine=llamacpp&ngl=10&kv_offload=0&flash_attn=off"
+    ))
+    .is_empty());
+}

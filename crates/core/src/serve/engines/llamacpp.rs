@@ -1,7 +1,7 @@
 //! llama.cpp's (and Ollama's) start-up: the GGUF's weights, the padded context, the compute buffer.
 
 use super::*;
-use crate::scenario::CtxPer;
+use crate::scenario::{CtxPer, FlashAttn};
 use crate::serve::HostMemory;
 
 /// llama.cpp: the GGUF weights on the GPU, a KV cache of `n_ctx` cells, a compute buffer.
@@ -14,10 +14,16 @@ use crate::serve::HostMemory;
 ///        = ⌈max_len / 256⌉·256                       (ctx_per=total, llama-server -c max_len -np parallel;
 ///                                                     each slot holds n_slot = ⌊n_ctx / parallel⌋)
 /// KV     = n_ctx·L_full·c_layer + n_swa·L_w·c_layer,  n_swa = ⌈min(n_ctx, W·parallel + n_ub)/256⌉·256
-/// C      = 4·n_ub·(V + h)                             (the compute buffer with flash attention, the
-///                                                     default on CUDA: f32 logits of a micro-batch and
-///                                                     its f32 hidden state)
+/// C      = 4·n_ub·(V + h)                             (the compute buffer with flash attention, `-fa
+///                                                     auto`'s choice on CUDA from b6325: f32 logits of
+///                                                     a micro-batch and its f32 hidden state)
+///        = max(4·n_ub·(V + h), 4·n_ub·(n_kv·(a + 1) + 4·h))   (without: the f32 scores; see
+///                                                     [`compute_buffer`])
 /// ```
+/// With `ngl` below L + 1 ([`Placement`]) `W_gpu` is [`LayerBytes`]' GPU layers and the
+/// cache's layers are the GPU layers; with `kv_offload=0` the cache is in host memory (`KV`
+/// on the GPU = 0).
+///
 /// Source: llama.cpp `llama_context` (`GGML_PAD(n_ctx, 256)`, PR #17046), `llama_kv_cache`
 /// and `llama_kv_cache_iswa` (ec98e2002), `llama_model_loader` (token_embd on the CPU
 /// buffer); Ollama `llm/llama_server.go` (`-c NumCtx·numParallel`; later `llm/server.go`,
@@ -45,11 +51,17 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     };
     // The longest request one sequence may hold: max_len, or its slot of the shared n_ctx.
     let seq_len = if shared { n_ctx / par.max(1) } else { ml };
-    let weights = gpu_weights(s, p, l);
+    let place = placement(s, arch, v);
+    let split = LayerBytes::of(s, p);
+    let weights = match place.all(arch) {
+        true => gpu_weights(s, p, l),
+        false => split.gpu_expr(arch, place, l.tp),
+    };
     let f = KvFormat::of(s.numerics.kv_dtype, s.numerics.precision);
-    let (full, windowed) = stage_layers(arch, l.tp);
+    let (full, windowed) = kv_stage(arch, place, s.serving.kv_offload, l.tp);
     let row = layer_row(arch, f, 1);
-    let swa_cells = if windowed > 0 {
+    let (_, windowed_all) = stage_layers(arch, 1);
+    let swa_cells = if windowed_all > 0 {
         pad(n_ctx.min(
             (arch.window as u64)
                 .saturating_mul(par)
@@ -58,20 +70,12 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     } else {
         0
     };
-    let kv = Expr::new(&[
-        Sym("n_ctx", n_ctx as u128),
-        Sym("L_full", full as u128),
-        Mul,
-        Sym("n_swa", swa_cells as u128),
-        Sym("L_w", windowed as u128),
-        Mul,
-        Add,
-        Sym("c_layer", row as u128),
-        Mul,
-    ]);
+    let kv = kv_expr(n_ctx, full, swa_cells, windowed, row);
     let per_token = sat(row as u128 * full as u128);
-    let compute = sat(4 * n_ub as u128 * (arch.vocab as u128 + arch.hidden as u128));
-    let activation = sym("C", compute);
+    // The scores of the widest attention: a full layer's n_ctx cells, else the window's.
+    let n_kv = if full > 0 { n_ctx } else { swa_cells };
+    let activation = compute_buffer(arch, n_ub, n_kv, flash_attn(s, v));
+    let compute = activation.eval();
     let ctx = s.runtime.cuda_ctx_mib as u64 * MIB;
     let total = device_total(s);
     let fixed = sat(weights.eval() as u128
@@ -79,12 +83,15 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         + ctx as u128
         + row as u128 * windowed as u128 * swa_cells as u128);
     let used = sat(fixed as u128 + row as u128 * full as u128 * n_ctx as u128);
-    let cells = total.saturating_sub(fixed) / per_token.max(1);
-    let fit = if shared {
-        cells / 256 * 256 / par.max(1)
-    } else {
-        cells / par.max(1) / 256 * 256
-    };
+    let fit = longest_fit(
+        total.saturating_sub(fixed),
+        fixed > total,
+        per_token,
+        seq_len,
+        shared,
+        par,
+    );
+    let kv_host = host_kv(s, arch, place, row, n_ctx, swa_cells);
     let error = (used > total).then(|| {
         format!(
             "cudaMalloc failed: out of memory — needs {} GiB of the device's {} GiB",
@@ -110,14 +117,164 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         concurrency: n_ctx as f64 / seq_len.max(1) as f64,
         max_len_fit: fit,
         error,
-        host: Some(host_memory(s, p)),
+        host: Some(HostMemory {
+            file: split.total,
+            host: split.mapped(arch, place).saturating_add(kv_host),
+        }),
         sources: SOURCES,
     }
 }
 
+/// The KV cache on the most loaded GPU: `(n_ctx·L_full + n_swa·L_w)·c_layer`.
+fn kv_expr(n_ctx: u64, full: u64, swa: u64, windowed: u64, row: u64) -> Expr {
+    Expr::new(&[
+        Sym("n_ctx", n_ctx as u128),
+        Sym("L_full", full as u128),
+        Mul,
+        Sym("n_swa", swa as u128),
+        Sym("L_w", windowed as u128),
+        Mul,
+        Add,
+        Sym("c_layer", row as u128),
+        Mul,
+    ])
+}
+
+/// The longest request that fits alone in the `room` the GPU has for the cache: its cells
+/// (`room / c_tok`) in steps of 256, per sequence (Ollama) or per slot of the shared
+/// context (llama-server). With no cache on the GPUs (every layer on the CPU, or
+/// `--no-kv-offload`) the GPU does not bound the context (host memory, not modelled, does):
+/// `max_len` when the rest fits, else 0.
+fn longest_fit(room: u64, over: bool, per_token: u64, seq_len: u64, shared: bool, par: u64) -> u64 {
+    if per_token == 0 {
+        return if over { 0 } else { seq_len };
+    }
+    let cells = room / per_token;
+    if shared {
+        cells / 256 * 256 / par.max(1)
+    } else {
+        cells / par.max(1) / 256 * 256
+    }
+}
+
+/// The KV cache in host memory, whole process: the CPU layers' (all of it with
+/// `kv_offload=0`).
+///
+/// # Formula
+/// `KV_host = c_layer·(L_full·n_ctx + L_w·n_swa) − [kv_offload]·c_layer·(g_full·n_ctx + g_w·n_swa)`
+/// with `g_full`, `g_w` the full-context and windowed layers among the `g` GPU layers
+/// ([`gpu_kv_layers`]).
+fn host_kv(
+    s: &Scenario,
+    arch: &crate::model::Arch,
+    place: Placement,
+    row: u64,
+    n_ctx: u64,
+    swa: u64,
+) -> u64 {
+    let cost = |full: u64, w: u64| {
+        sat(row as u128 * (full as u128 * n_ctx as u128 + w as u128 * swa as u128))
+    };
+    let (full_all, windowed_all) = stage_layers(arch, 1);
+    let gpu = if s.serving.kv_offload {
+        let (g_full, g_w) = gpu_kv_layers(arch, place.gpu);
+        cost(g_full, g_w)
+    } else {
+        0
+    };
+    cost(full_all, windowed_all).saturating_sub(gpu)
+}
+
+/// llama.cpp's first build whose flash attention defaults to `auto` (PR #15434, "use FA +
+/// max. GPU layers by default", merged 2025-08-30); before it `common.h` had
+/// `flash_attn = false`.
+pub(crate) const LLAMACPP_FA_AUTO_FROM: Version = Version(6325, 0, 0);
+
+/// Whether the compute graph uses flash attention: `flash_attn`, or with `auto` the build's
+/// default (off before [`LLAMACPP_FA_AUTO_FROM`]; from it `-fa auto`, which turns flash
+/// attention on where the device runs the op, as CUDA does for the head sizes memfit's
+/// presets have: logged `flash_attn = auto` runs print the flash path's buffer).
+///
+/// Ollama passes its own setting (`OLLAMA_FLASH_ATTENTION`, off by default through 0.11;
+/// later releases turn it on per model): set `flash_attn` for an Ollama run.
+///
+/// Source: llama.cpp `common/common.h` (`flash_attn = false`, then `flash_attn_type =
+/// LLAMA_FLASH_ATTN_TYPE_AUTO`, PR #15434, b6325), `src/llama-context.cpp` (auto resolves
+/// on when every FA op lands on its layer's device); logged builds b5285 (`flash_attn = 0`)
+/// and b8133/b8179 (`flash_attn = auto`).
+pub(crate) fn flash_attn(s: &Scenario, v: Version) -> bool {
+    match s.serving.flash_attn {
+        FlashAttn::On => true,
+        FlashAttn::Off => false,
+        FlashAttn::Auto => v >= LLAMACPP_FA_AUTO_FROM,
+    }
+}
+
+/// The compute buffer llama.cpp reserves for one micro-batch of `n_ub` tokens (the worst
+/// case graph, the KV cache full: `n_kv` cells).
+///
+/// # Formula
+/// ```text
+/// C_fa   = 4·n_ub·(V + h)                          (flash attention: the f32 logits of the
+///                                                   micro-batch and its f32 hidden state)
+/// C_plain = max(C_fa, 4·n_ub·(n_kv·(a + 1) + 4·h)) (without: the f32 scores
+///                                                   kq = n_kv × n_ub × a, the f32 mask
+///                                                   n_kv × n_ub, four f32 hidden states)
+/// ```
+/// `n_ub` tokens (n_ubatch, 512 by default), `V` vocabulary, `h` hidden size, `a` query
+/// heads, `n_kv` cells of the widest attention (n_ctx, or the window's cells when every
+/// layer is windowed); bytes. Without flash attention the graph multiplies K by Q into an
+/// f32 `[n_kv, n_ub, a]` tensor (`ggml_mul_mat` with `GGML_PREC_F32`), the soft-max runs in
+/// place on it (ggml-alloc's `ggml_op_can_inplace(GGML_OP_SOFT_MAX)`), with the f32 mask
+/// `[n_kv, n_ub]` beside it; the logits, smaller, later reuse its space.
+///
+/// Source: llama.cpp `src/llama-graph.cpp` `build_attn_mha` (the `kq` branch) and
+/// `build_attn_inp_kq_mask` ("flash attention requires an f16 mask", f32 otherwise);
+/// Ollama `fs/ggml/ggml.go` `GraphSize` (`fullOffload = max(4·batch·(1 + 4·embedding +
+/// context·(1 + heads)), 4·batch·(embedding + vocab))` for llama), which the logged
+/// buffers below reproduce.
+///
+/// # Example
+/// Llama 3 8B, n_ctx 8,192, n_ub 512, without flash attention: 4·512·(8,192·33 + 4·4,096) =
+/// 587,202,560 B = 560.00 MiB, as Ollama/llama.cpp logs print it (`CUDA0 compute buffer
+/// size = 560.00 MiB`, Ollama runner logs with `flash_attn = 0`, 2024–2025). With flash attention: 4·512·(128,256 + 4,096) = 271,056,896 B =
+/// 258.50 MiB.
+pub(crate) fn compute_buffer(arch: &crate::model::Arch, n_ub: u64, n_kv: u64, fa: bool) -> Expr {
+    let fa_expr = [
+        Num(4),
+        Sym("n_ub", n_ub as u128),
+        Mul,
+        Sym("V", arch.vocab as u128),
+        Sym("h", arch.hidden as u128),
+        Add,
+        Mul,
+    ];
+    if fa {
+        return Expr::new(&fa_expr);
+    }
+    let mut toks = fa_expr.to_vec();
+    toks.extend_from_slice(&[
+        Num(4),
+        Sym("n_ub", n_ub as u128),
+        Mul,
+        Sym("n_kv", n_kv as u128),
+        Sym("a", arch.heads as u128),
+        Num(1),
+        Add,
+        Mul,
+        Num(4),
+        Sym("h", arch.hidden as u128),
+        Mul,
+        Add,
+        Mul,
+        Max,
+    ]);
+    Expr::new(&toks)
+}
+
 const SOURCES: [&str; 6] = [
     "llama.cpp GGUF tensor types (llama_tensor_get_type) and ggml block sizes; token_embd in host memory",
-    "llama.cpp compute buffer (graph reserve for n_ubatch tokens, flash attention): f32 logits and hidden state; equal to the logged CUDA0 compute buffer of 6 Ollama/llama.cpp runs",
+    "llama.cpp compute buffer (graph reserve for n_ubatch tokens): with flash attention the f32 logits and hidden state (equal to the logged CUDA0 compute buffer of 6 Ollama/llama.cpp runs); without, the f32 scores n_ctx × n_ubatch × heads, the mask and four hidden states (llama-graph.cpp build_attn_mha; Ollama fs/ggml GraphSize; 560.00 MiB logged for Llama 3 8B at n_ctx 8192)",
     "llama.cpp: none",
     "llama.cpp: CUDA graphs inside the compute buffer",
     "llama.cpp llama_kv_cache / llama_kv_cache_iswa: cells × layers × (row(type_k) + row(type_v))",
@@ -133,29 +290,228 @@ fn embd_bytes(s: &Scenario, arch: &crate::model::Arch) -> u64 {
     }
 }
 
-/// What the model takes outside the GPUs: the file's weights, and the part of them held in
-/// host memory (the whole process, not per GPU).
+/// llama.cpp's first build that offloads the output layer before the repeating layers
+/// (PR #18148, "llama: offload output layer to GPU first", opened 2025-12-17, after b7410):
+/// the earliest logged build that shows it, b8133 (`offloaded 40/41 layers`, layer 0 on the
+/// CPU, the output on the GPU). Builds between the merge and b8133 are read with the older
+/// rule (the merge's build was not looked up).
+pub(crate) const LLAMACPP_OUTPUT_FIRST_FROM: Version = Version(8133, 0, 0);
+
+/// Where `-ngl` puts the layers: how many of the `L` repeating layers (the last ones) are on
+/// the GPUs, and whether the output layer is.
 ///
 /// # Formula
 /// ```text
-/// file = W_gguf + 4·Ψ_r      (every tensor once, as `W_gpu` counts them before the split)
-/// host = W_embd              (token_embd: the CPU_Mapped model buffer, tied or not; a tied
-///                             head's GPU copy is counted in W_gpu)
+/// ngl ≥ L + 1 (or empty):   g = L, output on the GPU
+/// before b8133:             g = ngl,            output on the CPU    (i_gpu_start = L − ngl)
+/// from b8133:               g = max(ngl − 1, 0), output on the GPU if ngl ≥ 1
+///                                                                    (i_gpu_start = L + 1 − ngl)
 /// ```
-/// Layers left on the CPU (`-ngl` below the layers) and a KV cache kept in host memory
-/// (`--no-kv-offload`) are not modelled: every layer and the cache are on the GPUs.
-///
-/// Source: llama.cpp `llama_model_loader` / `llama_model::load_tensors` (`token_embd` on the
-/// CPU buffer type; the output's `TENSOR_DUPLICATED` copy for a tied head).
+/// Source: llama.cpp `src/llama-model.cpp` `load_tensors` (`i_gpu_start = std::max((int)
+/// hparams.n_layer - n_gpu_layers, 0)`, later `n_layer + 1 - n_gpu_layers`; `act_gpu_layers =
+/// min(n_gpu_layers, n_layer + 1)`; the output layer is layer `n_layer`).
 ///
 /// # Example
-/// Llama 3 8B Q4_K_M: file 4,912,898,048 B, host 295,501,824 B (281.81 MiB; with every
-/// layer offloaded, llama.cpp's `CPU_Mapped model buffer size` is this `token_embd`).
-fn host_memory(s: &Scenario, p: &Prepared) -> HostMemory {
-    let (w, _) = crate::infer::format_weights(s, &p.arch, p.psi);
-    HostMemory {
-        file: w.eval(),
-        host: embd_bytes(s, &p.arch),
+/// Qwen2.5 7B (28 layers), `-ngl 1` under Ollama 0.3.14: layer 27 on the GPU, the output on
+/// the CPU (logged: KV 2 MiB on CUDA0, 54 MiB in host memory); b8133, Mistral Nemo (40
+/// layers) `-ngl 40`: layers 1–39 and the output on the GPU, layer 0 on the CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Placement {
+    /// Repeating layers on the GPUs (the last `gpu` of them), `g`.
+    pub gpu: u64,
+    /// The output layer (final norm and head) on the GPUs.
+    pub output_gpu: bool,
+}
+
+impl Placement {
+    /// Every layer on the GPUs.
+    fn all(self, arch: &crate::model::Arch) -> bool {
+        self.output_gpu && self.gpu >= arch.layers as u64
+    }
+}
+
+/// See [`Placement`].
+pub(crate) fn placement(s: &Scenario, arch: &crate::model::Arch, v: Version) -> Placement {
+    let layers = arch.layers as u64;
+    match s.serving.ngl.map(u64::from) {
+        Some(ngl) if ngl <= layers => {
+            if v >= LLAMACPP_OUTPUT_FIRST_FROM {
+                Placement {
+                    gpu: ngl.saturating_sub(1),
+                    output_gpu: ngl >= 1,
+                }
+            } else {
+                Placement {
+                    gpu: ngl,
+                    output_gpu: false,
+                }
+            }
+        }
+        _ => Placement {
+            gpu: layers,
+            output_gpu: true,
+        },
+    }
+}
+
+/// The full-context and windowed layers among the `g` GPU layers (all GPUs): the most
+/// full-context layers the last `g` may hold, `min(g, L − L_local)`.
+fn gpu_kv_layers(arch: &crate::model::Arch, g: u64) -> (u64, u64) {
+    let (full_all, _) = stage_layers(arch, 1);
+    let full = g.min(full_all);
+    (full, g - full)
+}
+
+/// The KV layers on the most loaded GPU: `⌈g/t⌉` layers, as many full-context as
+/// [`gpu_kv_layers`] allows (every layer on the GPUs: [`stage_layers`]); none with
+/// `kv_offload=0`.
+fn kv_stage(arch: &crate::model::Arch, place: Placement, offload: bool, t: u32) -> (u64, u64) {
+    if !offload {
+        return (0, 0);
+    }
+    if place.gpu >= arch.layers as u64 {
+        return stage_layers(arch, t);
+    }
+    let stage = place.gpu.div_ceil(t.max(1) as u64);
+    let (full, _) = gpu_kv_layers(arch, place.gpu);
+    let f = stage.min(full);
+    (f, stage - f)
+}
+
+/// The file's weights split as llama.cpp places them: `token_embd`, each repeating layer,
+/// and the output layer (final norm, head).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LayerBytes {
+    /// The file's weights, `W_gguf + 4·Ψ_r` (every tensor once).
+    pub total: u64,
+    /// `token_embd`, `W_embd`.
+    pub embd: u64,
+    /// Each repeating layer's tensors, `W_i`.
+    pub layers: Vec<u64>,
+}
+
+impl LayerBytes {
+    /// # Formula
+    /// ```text
+    /// W_i   = Σ_{tensors of layer i} rows·row_bytes(T, cols) + 4·(Ψ_r − h)/L    (GGUF)
+    ///       = ⌊W · Ψ_i / Ψ⌋                                                  (other formats)
+    /// W_out = W − W_embd − Σ W_i                  (final norm and head; a tied head is
+    ///                                              token_embd's copy, counted apart)
+    /// ```
+    /// `T` each tensor's llama.cpp type (`llama_tensor_get_type`), `Ψ_r` the f32 vectors
+    /// (norms, biases), shared evenly by the layers but the final norm (`h`).
+    ///
+    /// Source: llama.cpp `llama_model_loader` (tensor types and offsets); the GGUF rules of
+    /// [`crate::quant::gguf`].
+    ///
+    /// # Example
+    /// Llama 3 8B Q4_K_M: W = 4,912,898,048 B, W_embd = 295,501,824 B, 32 layers.
+    pub(crate) fn of(s: &Scenario, p: &Prepared) -> LayerBytes {
+        use crate::quant::tensors::{tensors, Role};
+        let arch = &p.arch;
+        let (w, _) = crate::infer::format_weights(s, arch, p.psi);
+        let total = w.eval();
+        let embd = embd_bytes(s, arch);
+        let n = arch.layers as usize;
+        let mut layers = vec![0u64; n];
+        let (ts, vectors) = tensors(arch);
+        let types = s
+            .numerics
+            .quant
+            .gguf()
+            .map(|ft| crate::quant::gguf::tensor_types(ft, arch, &ts));
+        let elements: u128 = ts.iter().map(|t| t.elements()).sum::<u128>() + vectors;
+        for (i, t) in ts.iter().enumerate() {
+            let Some(li) = t.layer.map(|x| x as usize).filter(|&x| x < n) else {
+                continue;
+            };
+            if t.role == Role::TokenEmbd || t.role == Role::Output {
+                continue;
+            }
+            let b = match types.as_ref().and_then(|v| v.get(i).copied().flatten()) {
+                Some(ty) => ty.row_bytes(t.cols) as u128 * t.rows as u128 * t.n as u128,
+                None => t.elements() * total as u128 / elements.max(1),
+            };
+            layers[li] = sat(layers[li] as u128 + b);
+        }
+        if n > 0 {
+            let per = if types.is_some() {
+                4 * vectors.saturating_sub(arch.hidden as u128) / n as u128
+            } else {
+                vectors.saturating_sub(arch.hidden as u128) / n as u128 * total as u128
+                    / elements.max(1)
+            };
+            for x in &mut layers {
+                *x = sat(*x as u128 + per);
+            }
+        }
+        LayerBytes {
+            total,
+            embd,
+            layers,
+        }
+    }
+
+    /// The output layer's bytes, `W_out`.
+    fn output(&self) -> u64 {
+        let sum: u64 = self.layers.iter().fold(0u64, |a, &b| a.saturating_add(b));
+        self.total.saturating_sub(self.embd).saturating_sub(sum)
+    }
+
+    /// The GPU layers' bytes (the last `g`), all GPUs together.
+    fn gpu_layers(&self, g: u64) -> u64 {
+        let skip = self.layers.len().saturating_sub(g as usize);
+        self.layers[skip..]
+            .iter()
+            .fold(0u64, |a, &b| a.saturating_add(b))
+    }
+
+    /// The weights on one GPU under partial offload.
+    ///
+    /// # Formula
+    /// `W_gpu = ⌈(Σ_{last g} W_i + [output on GPU]·(W_out + [tied]·W_embd)) / t⌉`
+    fn gpu_expr(&self, arch: &crate::model::Arch, place: Placement, t: u32) -> Expr {
+        let out = if place.output_gpu {
+            let tied = if arch.tied { self.embd } else { 0 };
+            self.output().saturating_add(tied)
+        } else {
+            0
+        };
+        Expr::new(&[
+            Sym("W_layers,gpu", self.gpu_layers(place.gpu) as u128),
+            Sym("W_out,gpu", out as u128),
+            Add,
+            Sym("t", t as u128),
+            DivCeil,
+        ])
+    }
+
+    /// What llama.cpp maps from the file for the CPU's tensors (its `CPU_Mapped model
+    /// buffer`): the span from the first CPU tensor to the last, in the file's order
+    /// (`token_embd`, the layers, the output layer).
+    ///
+    /// # Formula
+    /// ```text
+    /// output on the GPU:  W_embd + Σ_{first L − g} W_i      (every layer on the GPU: W_embd)
+    /// output on the CPU:  W                                  (the span reaches the file's end)
+    /// ```
+    /// Source: llama.cpp `llama_model_loader::get_mapping_range` (`first` = the lowest
+    /// tensor offset of the buffer's tensors, `last` = the highest end;
+    /// `ggml_backend_cpu_buffer_from_ptr(addr + first, last - first)`).
+    ///
+    /// # Example
+    /// Qwen2.5 7B Q4_K_M, Ollama 0.3.14, `-ngl 1` (the output on the CPU): the whole file,
+    /// logged `CPU buffer size = 4460.45 MiB`; with every layer offloaded `token_embd`'s
+    /// 292.36 MiB.
+    fn mapped(&self, arch: &crate::model::Arch, place: Placement) -> u64 {
+        if !place.output_gpu {
+            return self.total;
+        }
+        let cpu = (arch.layers as u64).saturating_sub(place.gpu) as usize;
+        let head = self.layers[..cpu.min(self.layers.len())]
+            .iter()
+            .fold(0u64, |a, &b| a.saturating_add(b));
+        self.embd.saturating_add(head)
     }
 }
 

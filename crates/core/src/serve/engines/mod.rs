@@ -329,6 +329,19 @@ fn per_token(s: &Scenario, arch: &Arch, l: &Layout) -> (u64, u64, KvFormat) {
 /// # Example
 /// Llama 3 8B, n = 8,192, bf16, t = 1: 8,192·2·(8,192 + 3·14,336) = 838,860,800 B.
 pub(crate) fn forward_peak(arch: &Arch, n: u64, k: u64, t: u64) -> u64 {
+    forward_peak_ep(arch, n, k, t, t)
+}
+
+/// [`forward_peak`] with the routed experts cut `t_e` ways instead of `t` (expert
+/// parallelism keeps each expert whole on its rank: `t_e = 1` under vLLM's EP).
+///
+/// # Formula
+/// `A_fwd = n·k·(2h + max(((a + 2a_kv)·d + a·d)/t,  top_k·m'·f_e/t_e + top_k·h))` (MoE)
+///
+/// # Example
+/// Qwen3-30B-A3B (h = 2,048, a = 32, a_kv = 4, d = 128, f_e = 768, top-8), n = 8,192, bf16,
+/// t = 2, t_e = 1: 8,192·2·(4,096 + 8·3·768 + 8·2,048) = 637,534,208 B.
+pub(crate) fn forward_peak_ep(arch: &Arch, n: u64, k: u64, t: u64, te: u64) -> u64 {
     let (h, a, kv, d) = (
         arch.hidden as u128,
         arch.heads as u128,
@@ -344,7 +357,7 @@ pub(crate) fn forward_peak(arch: &Arch, n: u64, k: u64, t: u64) -> u64 {
     };
     let mlp = if arch.experts > 0 {
         let tk = arch.top_k.max(1) as u128;
-        tk * m * arch.expert_ffn() as u128 / t + tk * h
+        tk * m * arch.expert_ffn() as u128 / te.max(1) as u128 + tk * h
     } else {
         m * arch.ffn as u128 / t
     };

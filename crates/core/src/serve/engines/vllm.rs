@@ -78,7 +78,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let ml = max_len(s);
     let split = expert_split(s, arch, l, v);
     let weights = weights(s, p, l, split);
-    let activation = profile_peak(s, arch, l, era, ml);
+    let activation = profile_peak(s, arch, l, era, ml, split);
     let (non_torch, graphs) = non_torch(s, l, era, split);
     let used = [&weights, &activation, &non_torch, &graphs]
         .iter()
@@ -208,11 +208,39 @@ fn batch_limits(s: &Scenario, era: VllmEra, ml: u64) -> (u64, u64) {
 }
 
 /// The profiling run's torch peak `A = max(A_fwd, A_samp + A_moe)` (see [`plan`]).
-fn profile_peak(s: &Scenario, arch: &Arch, l: &Layout, era: VllmEra, ml: u64) -> Expr {
+///
+/// Under expert parallelism the fused-MoE kernel's caches hold whole experts: its `N` is
+/// `2·f_e/t_e` with the experts' own tensor parallelism `t_e` (1 under vLLM's EP, where
+/// the MoE layer's `tp_size` becomes 1 and `ep_size = t·d`), not `2·f_e/t`.
+///
+/// # Formula
+/// ```text
+/// A_fwd = forward_peak with the MoE width top_k·m·f_e/t_e   (attention still over t)
+/// A_moe = n·k·top_k·(max(2·f_e/t_e, h) + f_e/t_e)           t_e = t without EP
+/// ```
+/// Source: vLLM `fused_moe/config.py FusedMoEParallelConfig.make` (`use_ep`: `tp_size=1`,
+/// `ep_size = tp_size·dp_size`), `fused_moe/layer.py` (`intermediate_size_per_partition =
+/// intermediate_size // tp_size`), `fused_moe/fused_moe.py fused_experts_impl` (`N =
+/// w1.size(1)`, `cache13` of `M·top_k·max(N, K)`, `intermediate_cache2` of `M·top_k·N/2`;
+/// 0.9.2–0.33.0).
+///
+/// # Example
+/// Qwen3-30B-A3B (h = 2,048, f_e = 768, top-8), n = 8,192, bf16, t = 2: without EP
+/// A_moe = 8,192·2·8·(2,048 + 384) = 318,767,104 B; with EP (t_e = 1) 8,192·2·8·(2,048 +
+/// 768) = 369,098,752 B.
+fn profile_peak(
+    s: &Scenario,
+    arch: &Arch,
+    l: &Layout,
+    era: VllmEra,
+    ml: u64,
+    split: Option<ExpertSplit>,
+) -> Expr {
     let (seqs, n) = batch_limits(s, era, ml);
     let k = s.numerics.precision.compute_bytes();
     let t = l.tp as u64;
-    let mut fwd = forward_peak(arch, n, k, t);
+    let te = split.map_or(t, |x| x.expert_tp as u64);
+    let mut fwd = forward_peak_ep(arch, n, k, t, te);
     if era.v0 {
         // V0 runs attention in the profile: flash attention's output beside q, k, v.
         fwd = fwd.saturating_add(sat(n as u128
@@ -224,7 +252,7 @@ fn profile_peak(s: &Scenario, arch: &Arch, l: &Layout, era: VllmEra, ml: u64) ->
     Expr::new(&[
         Sym("A_fwd", fwd as u128),
         Sym("A_samp", sampler as u128),
-        Sym("A_moe", moe_workspace(arch, n, k, t) as u128),
+        Sym("A_moe", moe_workspace(arch, n, k, te) as u128),
         Add,
         Max,
     ])
