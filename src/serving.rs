@@ -370,8 +370,8 @@ mod tests {
                 assert!(w[1].concurrency >= w[0].concurrency, "{row:?}");
             }
         }
-        for col in 0..m[0].len() {
-            assert!(m[3][col].concurrency > m[0][col].concurrency);
+        for (big, small) in m[3].iter().zip(&m[0]) {
+            assert!(big.concurrency > small.concurrency);
         }
         assert!(m[1][0].query.contains("tp=2") && m[1][0].query.contains("gpus_per_node=2"));
     }

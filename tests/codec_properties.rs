@@ -10,9 +10,9 @@ use memfit_core::model::{presets, Bias, Mlp, Norm};
 use memfit_core::quant::Quant;
 use memfit_core::scenario::{
     at_least_one, AdamImpl, ArchOverrides, Attn, CeFusion, Convention, Count, CtxPer, Device,
-    Dtype, Engine, Finetune, FlashAttn, Fp8Recipe, Framework, Fsdp, GradAcc, HardwareOverrides, Logits,
-    LoraTargets, Loss, Mode, Modules, Offload, Optimizer, Precision, Scenario, Schedule, Serving,
-    Solve, Tf32, Version, Zero,
+    Dtype, Engine, Finetune, FlashAttn, Fp8Recipe, Framework, Fsdp, GradAcc, HardwareOverrides,
+    Logits, LoraTargets, Loss, Mode, Modules, Offload, Optimizer, Precision, Scenario, Schedule,
+    Serving, Solve, Tf32, Version, Zero,
 };
 use memfit_core::units::Units;
 use proptest::prelude::*;
@@ -413,8 +413,10 @@ proptest! {
 #[test]
 fn higher_zero_stage_can_hold_more_in_total_on_one_gpu() {
     let at = |z| {
-        let mut s = Scenario::default();
-        s.sharding = memfit_core::scenario::Sharding::Zero(z);
+        let s = Scenario {
+            sharding: memfit_core::scenario::Sharding::Zero(z),
+            ..Default::default()
+        };
         estimate(&s).per_gpu_bytes
     };
     // N_s = 1: nothing is partitioned; stage 1 adds 2·5e8 + 2·5e8 bytes of buckets, stage 3

@@ -10,8 +10,9 @@ use crate::model::{preset, Bias, Mlp, Norm};
 use crate::quant::Quant;
 use crate::scenario::{
     AdamImpl, Attn, CeFusion, Convention, Count, CtxPer, Device, Dtype, Engine, Finetune,
-    FlashAttn, Fp8Recipe, Framework, Fsdp, GradAcc, Logits, LoraTargets, Loss, Mode, Modules, Offload,
-    Optimizer, Precision, Recompute, Schedule, Sharding, Solve, Tf32, Tuning, Version, Zero,
+    FlashAttn, Fp8Recipe, Framework, Fsdp, GradAcc, Logits, LoraTargets, Loss, Mode, Modules,
+    Offload, Optimizer, Precision, Recompute, Schedule, Sharding, Solve, Tf32, Tuning, Version,
+    Zero,
 };
 use crate::spelling::{Spelled, Spelling};
 use crate::units::Units;
@@ -154,7 +155,7 @@ impl Key {
 fn big(n: u64) -> String {
     let mut k = 0;
     let mut m = n;
-    while m >= 10 && m % 10 == 0 {
+    while m >= 10 && m.is_multiple_of(10) {
         m /= 10;
         k += 1;
     }

@@ -138,7 +138,7 @@ impl Scenario {
             && vpp >= 2
             && pp >= 2
             && self.stack.framework != Framework::Pytorch
-            && layers % pp.saturating_mul(vpp) == 0
+            && layers.is_multiple_of(pp.saturating_mul(vpp))
         {
             self.parallel.vpp.get()
         } else {
@@ -333,7 +333,7 @@ impl Scenario {
             out.push(("model", format!("model shape: {e}")));
         }
         let model_par = l.tp as u64 * l.pp as u64 * l.cp as u64;
-        if par.dp.is_none() && l.world as u64 % model_par != 0 {
+        if par.dp.is_none() && !(l.world as u64).is_multiple_of(model_par) {
             out.push((
                 "dp",
                 format!(
@@ -357,7 +357,7 @@ impl Scenario {
                 ),
             ));
         }
-        if arch.heads % l.tp != 0 {
+        if !arch.heads.is_multiple_of(l.tp) {
             out.push((
                 "tp",
                 format!(
@@ -415,14 +415,14 @@ impl Scenario {
     fn expert_problems(&self, arch: &Arch, l: &Layout, out: &mut Vec<(&'static str, String)>) {
         let ep = self.parallel.ep.get();
         let engine_rules = self.workload.mode == Mode::Serve;
-        if arch.experts > 0 && arch.experts % ep != 0 && !engine_rules {
+        if arch.experts > 0 && !arch.experts.is_multiple_of(ep) && !engine_rules {
             out.push((
                 "ep",
                 format!("ep = {ep} does not divide the {} experts", arch.experts),
             ));
         }
         let dp_ranks = l.dp as u64 * l.cp as u64;
-        if arch.experts > 0 && ep > 1 && dp_ranks % ep as u64 != 0 && !engine_rules {
+        if arch.experts > 0 && ep > 1 && !dp_ranks.is_multiple_of(ep as u64) && !engine_rules {
             out.push((
                 "ep",
                 format!(
@@ -444,7 +444,7 @@ impl Scenario {
         let (pp, vpp) = (par.pp.get(), par.vpp.get());
         let m = self.workload.microbatches.get();
         let framework = self.stack.framework;
-        if vpp > 1 && (pp < 2 || arch.layers % pp.saturating_mul(vpp) != 0) {
+        if vpp > 1 && (pp < 2 || !arch.layers.is_multiple_of(pp.saturating_mul(vpp))) {
             out.push((
                 "vpp",
                 format!(
@@ -470,7 +470,7 @@ impl Scenario {
             && self.training()
             && pp > 1
             && framework != Framework::Pytorch
-            && m % pp != 0
+            && !m.is_multiple_of(pp)
         {
             out.push((
                 "microbatches",

@@ -143,7 +143,7 @@ pub(crate) fn expert_split(
         }
         Engine::Sglang => {
             let tp = l.tp.saturating_mul(l.dp);
-            if v < SGLANG_EP_FROM || tp % ep != 0 || e % ep != 0 {
+            if v < SGLANG_EP_FROM || !tp.is_multiple_of(ep) || !e.is_multiple_of(ep) {
                 return None;
             }
             Some(ExpertSplit {
@@ -180,9 +180,9 @@ pub(crate) fn expert_refusal(s: &Scenario, arch: &Arch, l: &Layout, v: Version) 
         }
         Engine::Sglang => {
             let tp = l.tp.saturating_mul(l.dp);
-            if tp % ep != 0 {
+            if !tp.is_multiple_of(ep) {
                 Some(format!("tp_size {tp} must be divisible by ep_size {ep}"))
-            } else if e % ep != 0 {
+            } else if !e.is_multiple_of(ep) {
                 Some(format!("AssertionError (srt/layers/moe/fused_moe_triton/layer.py: `assert num_experts % self.moe_ep_size == 0`; {e} experts, ep_size {ep})"))
             } else {
                 None

@@ -294,7 +294,7 @@ fn refusal(s: &Scenario, arch: &Arch, l: &Layout, v: Version, total: u64) -> Opt
     if let Some(e) = expert_refusal(s, arch, l, v) {
         return Some(e);
     }
-    if arch.heads > 0 && l.tp > 0 && arch.heads % l.tp != 0 {
+    if arch.heads > 0 && l.tp > 0 && !arch.heads.is_multiple_of(l.tp) {
         return Some(vllm_heads_vs_tp(arch.heads, l.tp));
     }
     if let Some(e) = startup_memory_refusal(s, v, total) {
