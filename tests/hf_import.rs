@@ -312,3 +312,58 @@ fn sliding_window_bounds_the_kv_cache() {
     assert_eq!(import("mistral-7b.json").0.arch().local_layers, 32);
     assert_eq!(import("starcoder2-3b.json").0.arch().local_layers, 30);
 }
+
+/// State-space, hybrid and 2024–2025 families, counted exactly from config.json. Each
+/// config is the checkpoint's published values written out by transformers' own config
+/// class (`AutoConfig.for_model(model_type, **published).to_dict()`, so every field is
+/// present as transformers writes it, `Infinity` included); the counts are
+/// `num_parameters()` of the model transformers 5.24.0 (torch 2.15.0) builds from it on the
+/// meta device (`tools/count_params.py`).
+#[test]
+fn hybrid_and_new_family_counts_are_exact() {
+    for (file, params) in [
+        // state-spaces/mamba-130m-hf and mamba-2.8b-hf (mamba, tied).
+        ("mamba-130m.json", 129_135_360u64),
+        ("mamba-2.8b.json", 2_768_345_600),
+        // mistralai/Mamba-Codestral-7B-v0.1 (mamba2: 8 groups, 128 heads, untied) and
+        // state-spaces/mamba2-2.7b (1 group, 80 heads, tied).
+        ("mamba-codestral-7b.json", 7_285_403_648),
+        ("mamba2-2.7b.json", 2_702_599_680),
+        // tiiuae/falcon-mamba-7b (falcon_mamba: a Mamba mixer, untied).
+        ("falcon-mamba-7b.json", 7_272_665_088),
+        // ai21labs/Jamba-v0.1 (jamba: attention every 8th block from 4, MoE every 2nd from
+        // 1, Mamba with dt/B/C norms).
+        ("jamba-v0.1.json", 51_570_323_328),
+        // ibm-ai-platform/Bamba-9B (bamba: attention at 9, 18, 27; Mamba-2 elsewhere).
+        ("bamba-9b.json", 9_780_235_392),
+        // nvidia/Nemotron-H-8B-Base-8K as the Hub writes it (`hybrid_override_pattern`, no
+        // MoE fields, `num_hidden_layers` 52) and as transformers writes it
+        // (`layers_block_type`); transformers' default NemotronHConfig (one block of each
+        // kind: Mamba-2, MoE with a shared expert, attention, MLP) and the same with a
+        // 1,024-wide latent MoE projection and 16 experts.
+        ("nemotron-h-8b-hub.json", 8_100_852_736),
+        ("nemotron-h-8b.json", 8_100_852_736),
+        ("nemotron-h-moe.json", 1_968_355_712),
+        ("nemotron-h-moe-latent.json", 1_724_856_704),
+        // tiiuae/Falcon-H1-7B-Base (falcon_h1: attention and Mamba-2 in parallel in every block).
+        ("falcon-h1-7b.json", 7_585_513_568),
+        // ibm-granite/granite-4.0-h-tiny (granitemoehybrid: 64 experts + a shared MLP, 4
+        // attention blocks of 40) and granite-4.0-h-1b (no experts).
+        ("granite-4.0-h-tiny.json", 6_939_037_248),
+        ("granite-4.0-h-1b.json", 1_461_538_368),
+        // LiquidAI/LFM2-1.2B (Hub form: `full_attn_idxs`, `block_ff_dim`, `tie_embedding`;
+        // 12,288 → 8,192 wide MLP) and LFM2-2.6B (`layer_types`; 10,752 → 7,168).
+        ("lfm2-1.2b.json", 1_170_340_608),
+        ("lfm2-2.6b.json", 1_908_669_440),
+    ] {
+        let (s, w) = import(file);
+        assert!(w.iter().all(|w| w.key == "model"), "{file}: {w:?}");
+        assert_eq!(estimate(&s).model.params, params, "{file}");
+        if !file.starts_with("x") {
+            assert!(
+                w.iter().any(|w| w.message.contains("does not model")),
+                "{file}: {w:?}"
+            );
+        }
+    }
+}

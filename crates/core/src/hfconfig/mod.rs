@@ -10,7 +10,9 @@
 use serde_json::Value;
 
 mod families;
+mod hybrid;
 
+use crate::model::LayerMix;
 pub(crate) use families::*;
 
 /// What an import produced.
@@ -24,6 +26,15 @@ pub struct Imported {
     pub keys: Vec<(&'static str, String)>,
     /// Things the import could not represent exactly.
     pub notes: Vec<String>,
+    /// The exact parameter count where the keys' transformer shape cannot hold it
+    /// (state-space and hybrid families, ...): applied as an explicit `params` when the
+    /// shape's own count differs ([`crate::contract::query::apply_import`]).
+    pub params: Option<u64>,
+    /// The largest module's parameters, with [`Imported::params`].
+    pub largest_layer: Option<u64>,
+    /// How the blocks of a state-space / hybrid model divide (attention, Mamba, short
+    /// convolution, linear attention, MoE); `None` for a plain transformer.
+    pub layer_mix: Option<LayerMix>,
 }
 
 fn get(v: &Value, names: &[&str]) -> Option<u64> {
@@ -63,6 +74,7 @@ const UNREPRESENTED: [&str; 8] = [
 /// assert!(i.keys.contains(&("kv_heads", "8".to_string())));
 /// ```
 pub fn parse(text: &str) -> Result<Imported, String> {
+    let text = &json_non_finite_to_null(text);
     let v: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
     if !v.is_object() {
         return Err("config.json must be a JSON object".into());
@@ -74,6 +86,29 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         .to_string();
     let mut acc = Acc::default();
     let (v, model_type) = text_decoder(v, &outer_type, &mut acc)?;
+    if let Some(family) = hybrid::exact_family(&model_type) {
+        let e = family(&v, &mut acc)?;
+        let Acc {
+            mut keys,
+            mut notes,
+        } = acc;
+        if let Some(q) = v.get("quantization_config") {
+            quant_keys(q, &mut keys, &mut notes);
+        }
+        if e.mix.layers > 0 {
+            notes.push(hybrid::ssm_note(&model_type, &e.mix));
+        }
+        let cap = |x: u128| x.min(1_000_000_000_000_000) as u64;
+        return Ok(Imported {
+            model_type: outer_type,
+            base: "llama-2-7b",
+            keys,
+            notes,
+            params: Some(cap(e.tally.total)),
+            largest_layer: Some(cap(e.tally.largest)),
+            layer_mix: (e.mix.layers > 0).then_some(e.mix),
+        });
+    }
     let tied = v.get("tie_word_embeddings").and_then(Value::as_bool);
     let base = match model_type.as_str() {
         "llama" | "mistral" | "mixtral" | "qwen2" | "qwen2_moe" | "qwen3" | "qwen3_moe"
@@ -118,7 +153,53 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         base,
         keys,
         notes,
+        params: None,
+        largest_layer: None,
+        layer_mix: None,
     })
+}
+
+/// Python's `json.dumps` writes `Infinity`, `-Infinity` and `NaN` (Mamba-2's
+/// `time_step_limit: [0.0, Infinity]`), which are not JSON: outside strings they become
+/// `null` (no weight shape is a non-finite number).
+fn json_non_finite_to_null(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("Infinity") && !text.contains("NaN") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let (mut in_str, mut esc) = (false, false);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_str {
+            out.push(c);
+            if esc {
+                esc = false;
+            } else if c == '\\' {
+                esc = true;
+            } else if c == '"' {
+                in_str = false;
+            }
+            rest = &rest[c.len_utf8()..];
+            continue;
+        }
+        if c == '"' {
+            in_str = true;
+        }
+        let word = ["-Infinity", "Infinity", "NaN"]
+            .into_iter()
+            .find(|w| rest.starts_with(w));
+        match word {
+            Some(w) => {
+                out.push_str("null");
+                rest = &rest[w.len()..];
+            }
+            None => {
+                out.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// `quantization_config` → `quant` (and `quant_group`, `double_quant`).
@@ -377,6 +458,9 @@ fn generic(v: &Value, model_type: &str) -> Result<Imported, String> {
     }
     window_keys(v, model_type, &mut keys);
     Ok(Imported {
+        params: None,
+        largest_layer: None,
+        layer_mix: None,
         model_type: model_type.to_string(),
         base: "llama-2-7b",
         keys,
