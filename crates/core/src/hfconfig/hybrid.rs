@@ -86,7 +86,7 @@ pub(crate) fn float_or(v: &Value, k: &str, default: f64) -> Result<f64, String> 
 }
 
 /// At least 1 (a width or count that must not be zero), naming the field.
-fn pos(k: &str, n: u64) -> Result<u64, String> {
+pub(crate) fn pos(k: &str, n: u64) -> Result<u64, String> {
     if n == 0 {
         Err(format!("config.json: `{k}` must be at least 1"))
     } else {
@@ -105,7 +105,7 @@ pub(crate) struct Tally {
 
 impl Tally {
     /// `n` copies of a module of `p` parameters (a weight matrix with its bias).
-    fn module(&mut self, p: u128, n: u128) {
+    pub(crate) fn module(&mut self, p: u128, n: u128) {
         self.total += p * n;
         if n > 0 {
             self.largest = self.largest.max(p);
@@ -114,13 +114,13 @@ impl Tally {
 
     /// `n` copies of vectors (norms, biases of fused kernels, `A_log`, `D`): no module
     /// of their own that could be the largest.
-    fn vector(&mut self, p: u128, n: u128) {
+    pub(crate) fn vector(&mut self, p: u128, n: u128) {
         self.total += p * n;
     }
 }
 
 /// A linear map `inp → out` with an optional bias: `inp·out (+ out)`.
-fn linear(inp: u64, out: u64, bias: bool) -> u128 {
+pub(crate) fn linear(inp: u64, out: u64, bias: bool) -> u128 {
     inp as u128 * out as u128 + if bias { out as u128 } else { 0 }
 }
 
@@ -255,7 +255,8 @@ impl Mamba2 {
 ///
 /// # Formula
 /// ```text
-/// h·a·d + 2·h·a_kv·d + a·d·h  (+ (a + 2a_kv)·d q/k/v bias) (+ h o bias) (+ 2·d q/k norms)
+/// h·a·d + 2·h·a_kv·d + a·d·h  (+ (a + 2a_kv)·d q/k/v bias) (+ h o bias)
+///   (+ 2·d per-head q/k norms | + (a + a_kv)·d full-width q/k norms)
 /// ```
 /// `h` width, `a` heads, `a_kv` KV heads, `d` head width. Source: transformers 5.24
 /// `LlamaAttention` and its copies (`BambaAttention`, `JambaAttention`, ...).
@@ -271,13 +272,15 @@ pub(crate) struct Attn {
     pub o_bias: bool,
     /// Per-head q and k RMSNorms (`d` each).
     pub qk_norm: bool,
+    /// OLMo 2/3 q and k RMSNorms over the whole projections (`a·d` and `a_kv·d`).
+    pub qk_norm_full: bool,
 }
 
 impl Attn {
     /// Reads the standard attention fields: `num_attention_heads`, `num_key_value_heads`
     /// (default: the heads), `head_dim` (default: `h / heads`, as `getattr(config,
     /// "head_dim", ...)` does).
-    fn read(v: &Value, h: u64, heads_default: Option<u64>) -> Result<Attn, String> {
+    pub(crate) fn read(v: &Value, h: u64, heads_default: Option<u64>) -> Result<Attn, String> {
         let heads = match heads_default {
             Some(d) => int_or(v, "num_attention_heads", d)?,
             None => int_need(v, "num_attention_heads")?,
@@ -296,10 +299,11 @@ impl Attn {
             qkv_bias: false,
             o_bias: false,
             qk_norm: false,
+            qk_norm_full: false,
         })
     }
 
-    fn add(&self, t: &mut Tally, n: u128) {
+    pub(crate) fn add(&self, t: &mut Tally, n: u128) {
         let (h, a, kv, d) = (self.h, self.heads, self.kv_heads, self.head_dim);
         t.module(linear(h, a * d, self.qkv_bias), n);
         t.module(linear(h, kv * d, self.qkv_bias), 2 * n);
@@ -307,13 +311,16 @@ impl Attn {
         if self.qk_norm {
             t.vector(2 * d as u128, n);
         }
+        if self.qk_norm_full {
+            t.vector((a + kv) as u128 * d as u128, n);
+        }
     }
 }
 
 /// A feed-forward of width `f`: gated (gate, up, down: `3·h·f`) or plain (up, down:
 /// `2·h·f`), with optional biases (`2f + h` or `f + h`); `fused` = gate and up in one
 /// module (`2·h·f`, the largest-layer candidate).
-fn mlp(t: &mut Tally, h: u64, f: u64, gated: bool, bias: bool, n: u128) {
+pub(crate) fn mlp(t: &mut Tally, h: u64, f: u64, gated: bool, bias: bool, n: u128) {
     let up = linear(h, f, bias);
     t.module(up, n * if gated { 2 } else { 1 });
     t.module(linear(f, h, bias), n);
@@ -322,7 +329,7 @@ fn mlp(t: &mut Tally, h: u64, f: u64, gated: bool, bias: bool, n: u128) {
 /// `E` experts of width `f` (gated or plain, no biases) and a bias-free router `h → E`:
 /// `E·m·h·f + h·E`. Stored as 3-D tensors in transformers 5; the largest-layer candidate is
 /// one expert's matrix, as memfit counts the MoE families it already reads.
-fn experts(t: &mut Tally, h: u64, e: u64, f: u64, gated: bool, n: u128) {
+pub(crate) fn experts(t: &mut Tally, h: u64, e: u64, f: u64, gated: bool, n: u128) {
     mlp(t, h, f, gated, false, n * e as u128);
     t.module(linear(h, e, false), n);
 }
@@ -331,7 +338,7 @@ fn experts(t: &mut Tally, h: u64, e: u64, f: u64, gated: bool, n: u128) {
 /// the attention shape (or one head `h` wide where there is none), the feed-forward width,
 /// the tying.
 #[allow(clippy::too_many_arguments)]
-fn transformer_keys(
+pub(crate) fn transformer_keys(
     a: &mut Acc,
     h: u64,
     layers: u64,
@@ -366,7 +373,7 @@ pub(crate) struct Exact {
 }
 
 /// Embedding, final norm and LM head (`V·h + n_f + [V·h untied]`).
-fn ends(t: &mut Tally, vocab: u64, h: u64, final_norm: u64, tied: bool) {
+pub(crate) fn ends(t: &mut Tally, vocab: u64, h: u64, final_norm: u64, tied: bool) {
     t.module(linear(vocab, h, false), 1);
     t.vector(final_norm as u128, 1);
     if !tied {
@@ -498,7 +505,7 @@ pub(crate) fn mamba2(v: &Value, a: &mut Acc) -> Result<Exact, String> {
 /// The block kinds of a layer list, spelled as the Hub's original code and as
 /// `transformers` write them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     /// Softmax attention (`attention`, `full_attention`, Nemotron-H `*`).
     Attention,
     /// A Mamba / Mamba-2 mixer (`mamba`, `linear_attention` in the hybrids' lists, `M`).
@@ -513,7 +520,7 @@ enum Kind {
 
 /// A config's list of block kinds (`layer_types`, `layers_block_type`), each spelling
 /// mapped by `spell`; an unknown spelling is an error naming it.
-fn kinds(
+pub(crate) fn kinds(
     v: &Value,
     keys: &[&str],
     spell: fn(&str) -> Option<Kind>,
@@ -558,7 +565,7 @@ fn spell_nemotron(s: &str) -> Option<Kind> {
 }
 
 /// Counts of each kind.
-fn count(ks: &[Kind], k: Kind) -> u64 {
+pub(crate) fn count(ks: &[Kind], k: Kind) -> u64 {
     ks.iter().filter(|x| **x == k).count() as u64
 }
 
@@ -643,7 +650,7 @@ pub(crate) fn jamba(v: &Value, a: &mut Acc) -> Result<Exact, String> {
 /// The MoE keys of a hybrid's transformer approximation: its experts, their width, and
 /// its dense-MLP blocks as `first_dense` (the active count is then that of the
 /// transformer approximation; the total is the exact `params`).
-fn moe_keys(a: &mut Acc, e: u64, top_k: u64, f_e: u64, layers: u64, moe_layers: u64) {
+pub(crate) fn moe_keys(a: &mut Acc, e: u64, top_k: u64, f_e: u64, layers: u64, moe_layers: u64) {
     if e > 1 && moe_layers > 0 && f_e > 0 {
         a.put("experts", e);
         a.put("top_k", top_k.clamp(1, e));
@@ -853,8 +860,8 @@ pub(crate) fn nemotron_h(v: &Value, a: &mut Acc) -> Result<Exact, String> {
 /// Ψ = V·h + L·(mamba2 + attn + 3·h·f + 2h) + h [+ V·h untied]
 /// ```
 /// Source: transformers 5.24 `models/falcon_h1/modeling_falcon_h1.py`.
-/// Example: the transformers default shape (h 4,096, L 32, f 14,336, d_i 1,024, 128
-/// heads, N 256, V 128,000): 8,514,961,408.
+/// Example: tiiuae/Falcon-H1-7B-Base (h 3,072, L 44, 12 heads, 2 KV, d 128, f 12,288;
+/// d_i 3,072, 24 SSM heads, N 256; V 130,048): 7,585,513,568.
 pub(crate) fn falcon_h1(v: &Value, a: &mut Acc) -> Result<Exact, String> {
     let h = pos("hidden_size", int_or(v, "hidden_size", 4096)?)?;
     let layers = pos("num_hidden_layers", int_or(v, "num_hidden_layers", 32)?)?;
@@ -1098,6 +1105,16 @@ pub(crate) fn exact_family(model_type: &str) -> Option<Family> {
         "falcon_h1" => falcon_h1,
         "granitemoehybrid" => granite_hybrid,
         "lfm2" => lfm2,
+        "glm4" => super::decoders::glm4,
+        "glm4_moe" => super::decoders::glm4_moe,
+        "seed_oss" => super::decoders::seed_oss,
+        "olmo3" => super::decoders::olmo3,
+        "hunyuan_v1_dense" => super::decoders::hunyuan_dense,
+        "hunyuan_v1_moe" => super::decoders::hunyuan_moe,
+        "apertus" => super::decoders::apertus,
+        "exaone4" => super::decoders::exaone4,
+        "ernie4_5_moe" => super::decoders::ernie45_moe,
+        "minimax" => super::decoders::minimax,
         _ => return None,
     })
 }
