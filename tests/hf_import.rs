@@ -375,6 +375,9 @@ fn hybrid_and_new_family_counts_are_exact() {
         ("ernie-4.5-21b-a3b.json", 21_825_437_888),
         ("hunyuan-a13b.json", 80_393_183_232),
         ("minimax-text-01.json", 456_089_655_296),
+        // Qwen/Qwen3-Next-80B-A3B-Instruct (qwen3_next: 36 gated-DeltaNet blocks, 12 gated
+        // attention blocks; 512 experts + a gated shared expert in each).
+        ("qwen3-next-80b-a3b.json", 79_674_391_296),
     ] {
         let (s, w) = import(file);
         assert!(w.iter().all(|w| w.key == "model"), "{file}: {w:?}");

@@ -493,3 +493,119 @@ pub(crate) fn minimax(v: &Value, a: &mut Acc) -> Result<Exact, String> {
     d.moe_layers = l;
     Ok(d.count(a, "minimax", v))
 }
+
+/// Qwen3-Next (`Qwen3NextForCausalLM`, transformers 5.24
+/// `models/qwen3_next/modeling_qwen3_next.py`): blocks of gated DeltaNet or gated
+/// attention by `layer_types` (else every `full_attention_interval`-th, default 4, is
+/// attention), each with an MoE (routed experts, one shared expert with its sigmoid gate,
+/// a router) unless listed in `mlp_only_layers` or off the `decoder_sparse_step`.
+///
+/// # Formula
+/// ```text
+/// k = n_k·d_k, v = n_v·d_v
+/// DeltaNet  = h·(2k + 2v) + h·2n_v + (2k + v)·K + 2·n_v + d_v + v·h
+/// attention = h·2·a·d + 2·h·a_kv·d + a·d·h + 2d   (q carries its output gate; per-head q/k norms)
+/// MoE       = E·3·h·f_e + h·E + 3·h·f_s + h
+/// Ψ = V·h + L_lin·DeltaNet + L_a·attention + L_moe·MoE + (L − L_moe)·3·h·f + 2·L·h + h [+ V·h]
+/// ```
+/// `n_k`, `d_k`, `n_v`, `d_v` the linear-attention key/value heads and widths, `K` its
+/// convolution kernel. Example: Qwen/Qwen3-Next-80B-A3B (h 2,048, L 48: 36 DeltaNet, 12
+/// attention; 512 experts of 512, shared 512; V 151,936): 81,323,809,280 by this module.
+pub(crate) fn qwen3_next(v: &Value, a: &mut Acc) -> Result<Exact, String> {
+    let (h, l, vocab) = sizes(v, (2048, 48, 151_936))?;
+    let spell = |s: &str| match s {
+        "full_attention" | "attention" => Some(Kind::Attention),
+        "linear_attention" => Some(Kind::Mamba),
+        _ => None,
+    };
+    let n_lin = match kinds(v, &["layer_types"], spell)? {
+        Some(ks) if ks.len() as u64 == l => count(&ks, Kind::Mamba),
+        Some(ks) => {
+            return Err(format!(
+                "config.json: `layer_types` lists {} blocks, `num_hidden_layers` is {l}",
+                ks.len()
+            ))
+        }
+        None => {
+            let every = pos(
+                "full_attention_interval",
+                int_or(v, "full_attention_interval", 4)?,
+            )?;
+            l - l / every
+        }
+    };
+    let mut at = attn_with(v, h, 16, Some(256))?;
+    let bias = bool_or(v, "attention_bias", false)?;
+    (at.qkv_bias, at.o_bias, at.qk_norm) = (bias, bias, true);
+    let (nk, dk, nv, dv) = (
+        int_or(v, "linear_num_key_heads", 16)?,
+        int_or(v, "linear_key_head_dim", 128)?,
+        int_or(v, "linear_num_value_heads", 32)?,
+        int_or(v, "linear_value_head_dim", 128)?,
+    );
+    let kernel = int_or(v, "linear_conv_kernel_dim", 4)?;
+    let (kd, vd) = (nk * dk, nv * dv);
+    let experts = int_or(v, "num_experts", 512)?;
+    let step = pos("decoder_sparse_step", int_or(v, "decoder_sparse_step", 1)?)?;
+    let dense_only: Vec<u64> = match v.get("mlp_only_layers") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(xs)) => xs.iter().filter_map(Value::as_u64).collect(),
+        Some(x) => {
+            return Err(format!(
+                "config.json: `mlp_only_layers` must be a list (got {x})"
+            ))
+        }
+    };
+    let moe_layers = (0..l)
+        .filter(|i| !dense_only.contains(i) && experts > 0 && (i + 1) % step == 0)
+        .count() as u64;
+    let (f, f_e, f_s) = (
+        int_or(v, "intermediate_size", 5120)?,
+        int_or(v, "moe_intermediate_size", 512)?,
+        int_or(v, "shared_expert_intermediate_size", 512)?,
+    );
+    let tied = bool_or(v, "tie_word_embeddings", false)?;
+    let mut t = Tally::default();
+    // Gated DeltaNet blocks.
+    let n = n_lin as u128;
+    t.module(linear(h, 2 * kd + 2 * vd, false), n);
+    t.module(linear(h, 2 * nv, false), n);
+    t.module((2 * kd + vd) as u128 * kernel as u128, n);
+    t.vector((2 * nv + dv) as u128, n);
+    t.module(linear(vd, h, false), n);
+    // Gated attention: q_proj carries the output gate (2·a·d).
+    let n = (l - n_lin) as u128;
+    let (hd, ah) = (at.head_dim, at.heads);
+    t.module(linear(h, 2 * ah * hd, bias), n);
+    t.module(linear(h, at.kv_heads * hd, bias), 2 * n);
+    t.module(linear(ah * hd, h, bias), n);
+    t.vector(2 * hd as u128, n);
+    // Feed-forwards.
+    let nm = moe_layers as u128;
+    mlp(&mut t, h, f_e, true, false, nm * experts as u128);
+    t.module(linear(h, experts, false), nm);
+    mlp(&mut t, h, f_s, true, false, nm);
+    t.module(linear(h, 1, false), nm);
+    mlp(&mut t, h, f, true, false, (l - moe_layers) as u128);
+    t.vector(2 * h as u128, l as u128);
+    ends(&mut t, vocab, h, h, tied);
+    transformer_keys(a, h, l, vocab, Some(at), f, tied);
+    moe_keys(
+        a,
+        experts,
+        int_or(v, "num_experts_per_tok", 10)?,
+        f_e,
+        l,
+        moe_layers,
+    );
+    Ok(Exact {
+        tally: t,
+        mix: LayerMix {
+            layers: l,
+            attention: l - n_lin,
+            linear_attention: n_lin,
+            moe: moe_layers,
+            ..LayerMix::default()
+        },
+    })
+}

@@ -1115,6 +1115,7 @@ pub(crate) fn exact_family(model_type: &str) -> Option<Family> {
         "exaone4" => super::decoders::exaone4,
         "ernie4_5_moe" => super::decoders::ernie45_moe,
         "minimax" => super::decoders::minimax,
+        "qwen3_next" => super::decoders::qwen3_next,
         _ => return None,
     })
 }
