@@ -378,12 +378,17 @@ fn hybrid_and_new_family_counts_are_exact() {
         // Qwen/Qwen3-Next-80B-A3B-Instruct (qwen3_next: 36 gated-DeltaNet blocks, 12 gated
         // attention blocks; 512 experts + a gated shared expert in each).
         ("qwen3-next-80b-a3b.json", 79_674_391_296),
+        // google/gemma-3n-E4B and gemma-3n-E2B (gemma3n: the text decoder, with its
+        // per-layer embeddings, AltUp, LAuReL and KV-sharing blocks; vision and audio
+        // encoders not counted).
+        ("gemma-3n-e4b.json", 6_835_235_568),
+        ("gemma-3n-e2b.json", 4_435_182_688),
     ] {
         let (s, w) = import(file);
         assert!(w.iter().all(|w| w.key == "model"), "{file}: {w:?}");
         assert_eq!(estimate(&s).model.params, params, "{file}");
         if ![
-            "glm", "seed", "olmo", "hunyuan", "apertus", "exaone", "ernie",
+            "glm", "seed", "olmo", "hunyuan", "apertus", "exaone", "ernie", "gemma",
         ]
         .iter()
         .any(|p| file.starts_with(p))

@@ -609,3 +609,89 @@ pub(crate) fn qwen3_next(v: &Value, a: &mut Acc) -> Result<Exact, String> {
         },
     })
 }
+
+/// Gemma 3n's text decoder (`Gemma3nForCausalLM`, transformers 5.24
+/// `models/gemma3n/modeling_gemma3n.py`; a `gemma3n` checkpoint's `text_config`).
+///
+/// # Formula
+/// ```text
+/// per block i:  h·a·d + a·d·h + d (q, o, q norm)
+///             + [2·h·a_kv·d + d]  unless i is among the last `num_kv_shared_layers`
+///               (those reuse an earlier block's k and v: no k, v, k norm)
+///             + 3·h·f_i (gated MLP, `intermediate_size` per block or one for all)
+///             + 4h (norms) + h + n² + n³ + n·h + h (AltUp: output scale, correction and
+///               prediction coefficients, modality router, router norm; n = altup_num_inputs)
+///             + 2·h·r + h (LAuReL, rank r) + 2·h·p + h (per-layer-input gate, projection, norm)
+/// Ψ = V·h (tied) + V_p·L·p + h·L·p + p (per-layer embeddings, their projection and norm)
+///   + 2·(n − 1)·h² (AltUp projections in and out) + Σ blocks + h [+ V·h untied]
+/// ```
+/// `p` = `hidden_size_per_layer_input`, `V_p` = `vocab_size_per_layer_input`.
+/// Example: google/gemma-3n-E4B (h 2,048, L 35, 8 heads, 2 KV, d 256, f 16,384, V 262,400,
+/// V_p 262,144, p 256, 15 KV-shared blocks, n 4, r 64): 6,835,235,568.
+pub(crate) fn gemma3n(v: &Value, a: &mut Acc) -> Result<Exact, String> {
+    let (h, l, vocab) = sizes(v, (2048, 35, 262_400))?;
+    let mut at = attn_with(v, h, 8, Some(256))?;
+    at.kv_heads = pos("num_key_value_heads", int_or(v, "num_key_value_heads", 2)?)?;
+    let bias = bool_or(v, "attention_bias", false)?;
+    let f: Vec<u64> = match v.get("intermediate_size") {
+        Some(Value::Array(xs)) => {
+            let fs: Vec<u64> = xs.iter().filter_map(Value::as_u64).collect();
+            if fs.len() != xs.len() || fs.len() as u64 != l {
+                return Err(
+                    "config.json: `intermediate_size` must be one integer or one per block".into(),
+                );
+            }
+            fs
+        }
+        _ => vec![int_or(v, "intermediate_size", 16_384)?; l as usize],
+    };
+    let shared = int_or(v, "num_kv_shared_layers", 15)?.min(l);
+    let p = int_or(v, "hidden_size_per_layer_input", 256)?;
+    let vp = int_or(v, "vocab_size_per_layer_input", 262_144)?;
+    let n = int_or(v, "altup_num_inputs", 4)?;
+    let r = int_or(v, "laurel_rank", 64)?;
+    let tied = bool_or(v, "tie_word_embeddings", true)?;
+    let (ad, kvd, d) = (
+        at.heads * at.head_dim,
+        at.kv_heads * at.head_dim,
+        at.head_dim,
+    );
+    let mut t = Tally::default();
+    let lu = l as u128;
+    t.module(linear(h, ad, bias), lu);
+    t.module(linear(ad, h, bias), lu);
+    t.vector(d as u128, lu);
+    let own_kv = (l - shared) as u128;
+    t.module(linear(h, kvd, bias), 2 * own_kv);
+    t.vector(d as u128, own_kv);
+    for fi in &f {
+        mlp(&mut t, h, *fi, true, false, 1);
+    }
+    // Norms, AltUp, LAuReL, per-layer input.
+    t.vector((4 * h + h + n * n + n * n * n + h) as u128, lu);
+    t.module(linear(h, n, false), lu);
+    t.module(linear(h, r, false), lu);
+    t.module(linear(r, h, false), lu);
+    t.vector(h as u128, lu);
+    t.module(linear(h, p, false), lu);
+    t.module(linear(p, h, false), lu);
+    t.vector(h as u128, lu);
+    // Per-layer embeddings and projection, AltUp projections.
+    t.module(linear(vp, l * p, false), 1);
+    t.module(linear(h, l * p, false), 1);
+    t.vector(p as u128, 1);
+    t.module(linear(h, h, false), 2 * n.saturating_sub(1) as u128);
+    ends(&mut t, vocab, h, h, tied);
+    let f0 = f.iter().copied().max().unwrap_or(0);
+    transformer_keys(a, h, l, vocab, Some(at), f0, tied);
+    if v.get("layer_types").is_some_and(Value::is_array) {
+        window_keys(v, "gemma3n_text", &mut a.keys);
+    }
+    a.notes.push(format!(
+        "Gemma 3n: the parameter count is exact ({shared} of {l} blocks reuse an earlier block's KV cache; per-layer embeddings, AltUp and LAuReL counted), but the memory model reads it as {l} plain blocks {f0} wide"
+    ));
+    Ok(Exact {
+        tally: t,
+        mix: LayerMix::default(),
+    })
+}

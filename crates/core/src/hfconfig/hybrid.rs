@@ -1116,6 +1116,7 @@ pub(crate) fn exact_family(model_type: &str) -> Option<Family> {
         "ernie4_5_moe" => super::decoders::ernie45_moe,
         "minimax" => super::decoders::minimax,
         "qwen3_next" => super::decoders::qwen3_next,
+        "gemma3n_text" => super::decoders::gemma3n,
         _ => return None,
     })
 }
