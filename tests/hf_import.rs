@@ -442,3 +442,62 @@ fn generic_import_refuses_what_it_would_ignore() {
     let i = parse(&ok).unwrap();
     assert!(i.notes.iter().any(|n| n.contains("Llama-style")), "{i:?}");
 }
+
+/// State-space and hybrid imports reach every mode of the estimator without a panic,
+/// keep their exact count under the query's keys (the explicit `params` survives a
+/// training, inference and serving query), and say what is not modelled; the `LayerMix`
+/// tells attention blocks (the KV cache) from Mamba, convolution and linear-attention ones.
+#[test]
+fn hybrid_imports_estimate_in_every_mode_with_the_caveat() {
+    use memfit_core::contract::query::decode_onto;
+    let mix = |file: &str| {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/configs")
+            .join(file);
+        parse(&std::fs::read_to_string(path).unwrap())
+            .unwrap()
+            .layer_mix
+            .unwrap()
+    };
+    let m = mix("nemotron-h-8b-hub.json");
+    assert_eq!((m.layers, m.attention, m.mamba, m.moe), (52, 4, 24, 0));
+    let ssm = m.ssm.unwrap();
+    assert_eq!(
+        (
+            ssm.version,
+            ssm.d_inner,
+            ssm.d_state,
+            ssm.groups,
+            ssm.heads,
+            ssm.conv_kernel
+        ),
+        (2, 8192, 128, 8, 128, 4)
+    );
+    let m = mix("jamba-v0.1.json");
+    assert_eq!((m.attention, m.mamba, m.moe), (4, 28, 16));
+    assert_eq!(m.ssm.unwrap().version, 1);
+    let m = mix("lfm2-1.2b.json");
+    assert_eq!((m.attention, m.conv, m.conv_kernel), (6, 10, 3));
+    let m = mix("qwen3-next-80b-a3b.json");
+    assert_eq!((m.attention, m.linear_attention, m.moe), (12, 36, 48));
+    let m = mix("falcon-h1-7b.json");
+    assert_eq!((m.layers, m.attention, m.mamba), (44, 44, 44));
+    for (file, params) in [
+        ("mamba-130m.json", 129_135_360u64),
+        ("jamba-v0.1.json", 51_570_323_328),
+        ("granite-4.0-h-tiny.json", 6_939_037_248),
+        ("qwen3-next-80b-a3b.json", 79_674_391_296),
+    ] {
+        let (s, _) = import(file);
+        for q in [
+            "mode=train&zero=3&gpus_per_node=8",
+            "mode=infer&seq=8192&gen=512&batch=4",
+            "mode=serve&engine=vllm&max_len=8192&gpus_per_node=8&tp=8",
+            "mode=train&tp=4&pp=2&gpus_per_node=8&finetune=lora",
+        ] {
+            let (s, _) = decode_onto(s.clone().into(), q);
+            let e = estimate(&s.scenario);
+            assert_eq!(e.model.params, params, "{file} {q}");
+        }
+    }
+}

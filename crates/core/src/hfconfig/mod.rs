@@ -569,6 +569,8 @@ const GENERIC_NEUTRAL: &[&str] = &[
 
 /// Flags that leave a Llama-style block unchanged when false.
 const GENERIC_FALSE_OK: &[&str] = &[
+    "bias",
+    "qkv_bias",
     "attention_bias",
     "mlp_bias",
     "use_bias",
