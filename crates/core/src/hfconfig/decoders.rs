@@ -14,8 +14,8 @@ use crate::model::LayerMix;
 ///
 /// # Formula
 /// ```text
-/// E·3·h·f_e  (+ E·(2f_e + h) biases)     routed experts (gated)
-/// + 3·h·f_s  (+ 2f_s + h)                 shared experts as one MLP f_s wide
+/// E·3·h·f_e                              routed experts (gated, no biases)
+/// + 3·h·f_s  (+ 2f_s + h biases)          shared experts as one MLP f_s wide
 /// + h·E  (+ E correction bias)            router
 /// ```
 #[derive(Clone, Copy, Default)]
@@ -30,8 +30,9 @@ pub(crate) struct Moe {
     pub f_s: u64,
     /// A learned `E`-wide routing correction bias (ERNIE 4.5's `e_score_correction_bias`).
     pub router_bias: bool,
-    /// Biases on the experts' and shared MLP's projections.
-    pub bias: bool,
+    /// Biases on the shared MLP's projections (the routed experts, 3-D tensors in
+    /// transformers 5, have none).
+    pub shared_bias: bool,
 }
 
 /// A decoder of `L` blocks, each attention (or MiniMax's linear attention) and a
@@ -94,9 +95,9 @@ impl Decoder {
         );
         if let Some(m) = self.moe.filter(|_| n_moe > 0) {
             let n = n_moe as u128;
-            mlp(&mut t, h, m.f_e, true, m.bias, n * m.experts as u128);
+            mlp(&mut t, h, m.f_e, true, false, n * m.experts as u128);
             if m.f_s > 0 {
-                mlp(&mut t, h, m.f_s, true, m.bias, n);
+                mlp(&mut t, h, m.f_s, true, m.shared_bias, n);
             }
             t.module(linear(h, m.experts, false), n);
             if m.router_bias {
@@ -435,7 +436,7 @@ pub(crate) fn ernie45_moe(v: &Value, a: &mut Acc) -> Result<Exact, String> {
         f_e,
         f_s: f_e * int_or(v, "moe_num_shared_experts", 2)?,
         router_bias: true,
-        bias,
+        shared_bias: bias,
     });
     Ok(d.count(a, "ernie4_5_moe", v))
 }

@@ -747,7 +747,8 @@ pub(crate) fn bamba(v: &Value, a: &mut Acc) -> Result<Exact, String> {
 /// Ψ = V·h + L_m·mamba2 + L_a·attn + L_f·2·h·f
 ///   + L_e·(E·2·l·f_e + h·E + 2·h·f_s + [2·h·l latent]) + L·h + h [+ V·h untied]
 /// ```
-/// `l` = `moe_latent_size` (default `h`), `f_s` the shared expert's width. Source:
+/// `l` = `moe_latent_size` (default `h`), `f_s` the shared expert's width; the LM head is
+/// never tied (transformers 5.24 declares no tied weights for this class). Source:
 /// transformers 5.24 `models/nemotron_h/modeling_nemotron_h.py`, `configuration_nemotron_h.py`.
 /// Example: nvidia/Nemotron-H-8B-Base-8K (h 4,096, 52 blocks: 24 M, 4 attention, 24 MLP
 /// of 21,504; V 131,072): 8,100,852,736.
@@ -804,7 +805,9 @@ pub(crate) fn nemotron_h(v: &Value, a: &mut Acc) -> Result<Exact, String> {
         count(&ks, Kind::Mlp),
         count(&ks, Kind::Moe),
     );
-    let tied = bool_or(v, "tie_word_embeddings", false)?;
+    // NemotronHForCausalLM declares no tied weights (`_tied_weights_keys = {}`): its LM
+    // head is its own whatever `tie_word_embeddings` says.
+    let tied = false;
     let mut t = Tally::default();
     m.add(&mut t, n_m as u128);
     attn.add(&mut t, n_a as u128);
