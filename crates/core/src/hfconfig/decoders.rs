@@ -696,3 +696,24 @@ pub(crate) fn gemma3n(v: &Value, a: &mut Acc) -> Result<Exact, String> {
         mix: LayerMix::default(),
     })
 }
+
+/// VaultGemma (`VaultGemmaForCausalLM`, transformers 5.24
+/// `models/vaultgemma/modeling_vaultgemma.py`): Gemma's gated GELU block with two norms
+/// (input, pre-feed-forward), biases on all four projections with `attention_bias`, tied
+/// by default. Example: a 1B shape (h 1,152, L 26, 4 heads, 1 KV, d 256, f 6,912,
+/// V 256,000, tied): 992,734,848.
+pub(crate) fn vaultgemma(v: &Value, a: &mut Acc) -> Result<Exact, String> {
+    let (h, l, vocab) = sizes(v, (2304, 26, 256_000))?;
+    let mut at = attn_with(v, h, 8, Some(256))?;
+    let bias = bool_or(v, "attention_bias", false)?;
+    (at.qkv_bias, at.o_bias) = (bias, bias);
+    let d = dense(
+        h,
+        l,
+        vocab,
+        bool_or(v, "tie_word_embeddings", true)?,
+        at,
+        int_or(v, "intermediate_size", 9216)?,
+    );
+    Ok(d.count(a, "vaultgemma", v))
+}

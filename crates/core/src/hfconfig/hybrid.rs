@@ -1120,6 +1120,7 @@ pub(crate) fn exact_family(model_type: &str) -> Option<Family> {
         "minimax" => super::decoders::minimax,
         "qwen3_next" => super::decoders::qwen3_next,
         "gemma3n_text" => super::decoders::gemma3n,
+        "vaultgemma" => super::decoders::vaultgemma,
         _ => return None,
     })
 }
