@@ -145,7 +145,7 @@ impl Decoder {
 fn sizes(v: &Value, d: (u64, u64, u64)) -> Result<(u64, u64, u64), String> {
     Ok((
         pos("hidden_size", int_or(v, "hidden_size", d.0)?)?,
-        pos("num_hidden_layers", int_or(v, "num_hidden_layers", d.1)?)?,
+        depth("num_hidden_layers", int_or(v, "num_hidden_layers", d.1)?)?,
         pos("vocab_size", int_or(v, "vocab_size", d.2)?)?,
     ))
 }
@@ -669,7 +669,8 @@ pub(crate) fn gemma3n(v: &Value, a: &mut Acc) -> Result<Exact, String> {
         mlp(&mut t, h, *fi, true, false, 1);
     }
     // Norms, AltUp, LAuReL, per-layer input.
-    t.vector((4 * h + h + n * n + n * n * n + h) as u128, lu);
+    let (hu, nu) = (h as u128, n as u128);
+    t.vector(4 * hu + hu + nu * nu + nu * nu * nu + hu, lu);
     t.module(linear(h, n, false), lu);
     t.module(linear(h, r, false), lu);
     t.module(linear(r, h, false), lu);

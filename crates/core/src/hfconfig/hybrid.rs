@@ -94,6 +94,20 @@ pub(crate) fn pos(k: &str, n: u64) -> Result<u64, String> {
     }
 }
 
+/// The most blocks a config may have (2¹⁶; memfit's `layers` key stops at 1,024): the
+/// per-block lists stay small.
+const DEPTH_MAX: u64 = 1 << 16;
+
+/// A block count: at least 1 and at most [`DEPTH_MAX`], naming the field.
+pub(crate) fn depth(k: &str, n: u64) -> Result<u64, String> {
+    if n > DEPTH_MAX {
+        return Err(format!(
+            "config.json: `{k}` = {n} blocks is out of range (at most {DEPTH_MAX})"
+        ));
+    }
+    pos(k, n)
+}
+
 /// What an exact import counted.
 #[derive(Debug, Default)]
 pub(crate) struct Tally {
@@ -417,7 +431,7 @@ pub(crate) fn ssm_note(model_type: &str, m: &LayerMix) -> String {
 /// 38,615,040 + 24·(768 + 3,770,880) + 768 = 129,135,360.
 pub(crate) fn mamba(v: &Value, a: &mut Acc) -> Result<Exact, String> {
     let h = pos("hidden_size", int_need(v, "hidden_size")?)?;
-    let layers = pos("num_hidden_layers", int_need(v, "num_hidden_layers")?)?;
+    let layers = depth("num_hidden_layers", int_need(v, "num_hidden_layers")?)?;
     let vocab = pos("vocab_size", int_need(v, "vocab_size")?)?;
     // MambaConfig sets intermediate_size = int(expand · hidden_size) in __post_init__, and
     // a config's own `intermediate_size` then overrides it (tiiuae/falcon-mamba-7b: expand
@@ -469,7 +483,7 @@ pub(crate) fn mamba(v: &Value, a: &mut Acc) -> Result<Exact, String> {
 /// 2·134,217,728 + 64·(4,096 + 109,635,968) + 4,096 = 7,285,403,648.
 pub(crate) fn mamba2(v: &Value, a: &mut Acc) -> Result<Exact, String> {
     let h = pos("hidden_size", int_need(v, "hidden_size")?)?;
-    let layers = pos("num_hidden_layers", int_need(v, "num_hidden_layers")?)?;
+    let layers = depth("num_hidden_layers", int_need(v, "num_hidden_layers")?)?;
     let vocab = pos("vocab_size", int_need(v, "vocab_size")?)?;
     let d_inner = pos("expand", int_or(v, "expand", 2)? * h)?;
     let m = Mamba2 {
@@ -584,7 +598,7 @@ pub(crate) fn count(ks: &[Kind], k: Kind) -> u64 {
 /// experts of 14,336): 51,570,323,328.
 pub(crate) fn jamba(v: &Value, a: &mut Acc) -> Result<Exact, String> {
     let h = pos("hidden_size", int_or(v, "hidden_size", 4096)?)?;
-    let layers = pos("num_hidden_layers", int_or(v, "num_hidden_layers", 32)?)?;
+    let layers = depth("num_hidden_layers", int_or(v, "num_hidden_layers", 32)?)?;
     let vocab = pos("vocab_size", int_or(v, "vocab_size", 65_536)?)?;
     let f = int_or(v, "intermediate_size", 14_336)?;
     let attn = Attn::read(v, h, Some(32))?;
@@ -671,7 +685,7 @@ pub(crate) fn moe_keys(a: &mut Acc, e: u64, top_k: u64, f_e: u64, layers: u64, m
 /// V 128,256): 9,780,235,392 (the −17.9 % of a Llama reading is its Mamba-2 layers).
 pub(crate) fn bamba(v: &Value, a: &mut Acc) -> Result<Exact, String> {
     let h = pos("hidden_size", int_or(v, "hidden_size", 4096)?)?;
-    let layers = pos("num_hidden_layers", int_or(v, "num_hidden_layers", 32)?)?;
+    let layers = depth("num_hidden_layers", int_or(v, "num_hidden_layers", 32)?)?;
     let vocab = pos("vocab_size", int_or(v, "vocab_size", 128_000)?)?;
     let f = int_or(v, "intermediate_size", 14_336)?;
     let mut attn = Attn::read(v, h, Some(32))?;
@@ -779,7 +793,7 @@ pub(crate) fn nemotron_h(v: &Value, a: &mut Acc) -> Result<Exact, String> {
             None => vec![Kind::Mamba, Kind::Moe, Kind::Attention, Kind::Mlp],
         },
     };
-    let layers = pos("layers_block_type", ks.len() as u64)?;
+    let layers = depth("layers_block_type", ks.len() as u64)?;
     let mut attn = Attn::read(v, h, Some(32))?;
     // NemotronHConfig.head_dim defaults to 128 (not h / heads); the Hub's
     // `attention_head_dim` is not read by transformers.
@@ -867,7 +881,7 @@ pub(crate) fn nemotron_h(v: &Value, a: &mut Acc) -> Result<Exact, String> {
 /// d_i 3,072, 24 SSM heads, N 256; V 130,048): 7,585,513,568.
 pub(crate) fn falcon_h1(v: &Value, a: &mut Acc) -> Result<Exact, String> {
     let h = pos("hidden_size", int_or(v, "hidden_size", 4096)?)?;
-    let layers = pos("num_hidden_layers", int_or(v, "num_hidden_layers", 32)?)?;
+    let layers = depth("num_hidden_layers", int_or(v, "num_hidden_layers", 32)?)?;
     let vocab = pos("vocab_size", int_or(v, "vocab_size", 128_000)?)?;
     let f = int_or(v, "intermediate_size", 14_336)?;
     let mut attn = Attn::read(v, h, Some(32))?;
@@ -930,7 +944,7 @@ pub(crate) fn granite_hybrid(v: &Value, a: &mut Acc) -> Result<Exact, String> {
         Some(ks) => ks.len() as u64,
         None => int_or(v, "num_hidden_layers", 32)?,
     };
-    let layers = pos("num_hidden_layers", layers)?;
+    let layers = depth("num_hidden_layers", layers)?;
     let n_a = ks.as_deref().map_or(0, |ks| count(ks, Kind::Attention));
     let mut attn = Attn::read(v, h, Some(32))?;
     let bias = bool_or(v, "attention_bias", false)?;
@@ -1021,9 +1035,9 @@ pub(crate) fn lfm2(v: &Value, a: &mut Acc) -> Result<Exact, String> {
     let ks = match kinds(v, &["layer_types"], spell)? {
         Some(ks) => ks,
         None => {
-            let layers = int_or(v, "num_hidden_layers", 32)?;
+            let layers = depth("num_hidden_layers", int_or(v, "num_hidden_layers", 32)?)?;
             match v.get("full_attn_idxs") {
-                None | Some(Value::Null) => vec![Kind::Attention; layers.min(FIELD_MAX) as usize],
+                None | Some(Value::Null) => vec![Kind::Attention; layers as usize],
                 Some(Value::Array(xs)) => {
                     let idx: Vec<u64> = xs.iter().filter_map(Value::as_u64).collect();
                     if idx.len() != xs.len() {
@@ -1047,7 +1061,7 @@ pub(crate) fn lfm2(v: &Value, a: &mut Acc) -> Result<Exact, String> {
             }
         }
     };
-    let layers = pos("num_hidden_layers", ks.len() as u64)?;
+    let layers = depth("num_hidden_layers", ks.len() as u64)?;
     let (n_a, n_c) = (count(&ks, Kind::Attention), count(&ks, Kind::Conv));
     let mut attn = Attn::read(v, h, Some(32))?;
     attn.qk_norm = true;
