@@ -521,3 +521,33 @@ fn hybrid_imports_estimate_in_every_mode_with_the_caveat() {
         }
     }
 }
+
+/// The randomised comparison with transformers (`tools/fuzz_counts.py` writes the configs
+/// and counts; `MEMFIT_COUNTS_DIR` names its output): every count memfit answers must be
+/// transformers' own. Refusals are listed, not failures.
+#[test]
+#[ignore = "needs MEMFIT_COUNTS_DIR from tools/fuzz_counts.py"]
+fn counts_match_a_manifest() {
+    let dir = std::env::var("MEMFIT_COUNTS_DIR").expect("MEMFIT_COUNTS_DIR");
+    let manifest = std::fs::read_to_string(format!("{dir}/manifest.tsv")).unwrap();
+    let mut wrong = Vec::new();
+    for line in manifest.lines() {
+        let Some((file, n)) = line.split_once('\t') else {
+            continue;
+        };
+        let want: u64 = n.trim().parse().unwrap();
+        let text = std::fs::read_to_string(format!("{dir}/{file}")).unwrap();
+        match parse(&text) {
+            Err(e) => println!("refused {file}: {e}"),
+            Ok(i) => {
+                let mut s = Settings::default();
+                let _ = apply_import(&mut s, &i);
+                let got = estimate(&s.scenario).model.params;
+                if got != want {
+                    wrong.push(format!("{file}: memfit {got}, transformers {want}"));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
