@@ -331,9 +331,9 @@ impl Attn {
     }
 }
 
-/// A feed-forward of width `f`: gated (gate, up, down: `3·h·f`) or plain (up, down:
-/// `2·h·f`), with optional biases (`2f + h` or `f + h`); `fused` = gate and up in one
-/// module (`2·h·f`, the largest-layer candidate).
+/// `n` feed-forwards of width `f`: gated (gate, up, down: `3·h·f`) or plain (up, down:
+/// `2·h·f`), with optional biases (`2f + h` or `f + h`). Each matrix is a largest-layer
+/// candidate (a fused gate/up module, GLM-4's, is counted as its two halves).
 pub(crate) fn mlp(t: &mut Tally, h: u64, f: u64, gated: bool, bias: bool, n: u128) {
     let up = linear(h, f, bias);
     t.module(up, n * if gated { 2 } else { 1 });

@@ -2,10 +2,18 @@
 //!
 //! Reads the fields that fix the weight shapes for the common families ([`SUPPORTED`]);
 //! an unknown `model_type` with the standard decoder fields is read as a Llama-style
-//! block with a note saying so ([`generic`]). A field that changes the weights and that
-//! memfit cannot express is refused by name; a missing required field is named in the
-//! error. The result is a list of query keys, so the import goes through the same
-//! validated path as the URL and the form.
+//! block with a note saying so ([`generic`]), unless the config holds a field that block
+//! does not read and that may change the weights (then it is refused by name). A field
+//! that changes the weights and that memfit cannot express is refused by name; a missing
+//! required field is named in the error. The result is a list of query keys, so the
+//! import goes through the same validated path as the URL and the form.
+//!
+//! State-space, hybrid and 2024–2025 families whose blocks the keys cannot express
+//! (`hybrid`, `decoders`) are counted exactly module by module as transformers builds
+//! them: the import carries the count ([`Imported::params`], applied as an explicit
+//! `params` where the keys' own count differs) and how the blocks divide
+//! ([`Imported::layer_mix`]), with a note that the memory model does not yet model
+//! state-space, convolution or linear-attention blocks.
 
 use serde_json::Value;
 
