@@ -391,6 +391,12 @@ fn hybrid_and_new_family_counts_are_exact() {
         // vaultgemma (read generically before, now refused there for its GELU): a 1B shape
         // with Gemma 3 1B's widths (not a published checkpoint's config).
         ("vaultgemma-1b.json", 992_734_848),
+        // transformers' default PhimoeConfig: no LM-head bias (Phi-3.5-MoE has one), so
+        // the preset's count is V too high; the import carries the exact count.
+        ("phimoe-default.json", 41_872_793_600),
+        // helium (read generically before: its o projection is h → h whatever `head_dim`
+        // says, 17.6 % off for a shape with a·d ≠ h): a 2B shape, not a published config.
+        ("helium-2b.json", 2_023_868_416),
         ("tiny-ernie-4.5-moe-bias.json", 271_180),
     ] {
         let (s, w) = import(file);

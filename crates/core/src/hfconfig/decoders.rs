@@ -718,3 +718,31 @@ pub(crate) fn vaultgemma(v: &Value, a: &mut Acc) -> Result<Exact, String> {
     );
     Ok(d.count(a, "vaultgemma", v))
 }
+
+/// Helium (`HeliumForCausalLM`, transformers 5.24 `models/helium/modeling_helium.py`):
+/// q/k/v biases with `attention_bias`, an o projection `hidden_size → hidden_size` (so
+/// `a·d` must be `h` for the model to run; transformers builds it so whatever `head_dim`
+/// says), MLP biases with `mlp_bias`.
+/// Example: a 2B shape (h 2,048, L 28, 16 heads, 8 KV, d 128, f 8,192, V 64,000,
+/// untied): 2,023,868,416.
+pub(crate) fn helium(v: &Value, a: &mut Acc) -> Result<Exact, String> {
+    let (h, l, vocab) = sizes(v, (2560, 24, 48_000))?;
+    let mut at = attn_with(v, h, 20, Some(128))?;
+    at.qkv_bias = bool_or(v, "attention_bias", false)?;
+    let mlp_bias = bool_or(v, "mlp_bias", false)?;
+    let f = int_or(v, "intermediate_size", 7040)?;
+    let tied = bool_or(v, "tie_word_embeddings", false)?;
+    let (ad, kvd, lu) = (at.heads * at.head_dim, at.kv_heads * at.head_dim, l as u128);
+    let mut t = Tally::default();
+    t.module(linear(h, ad, at.qkv_bias), lu);
+    t.module(linear(h, kvd, at.qkv_bias), 2 * lu);
+    t.module(linear(h, h, false), lu);
+    mlp(&mut t, h, f, true, mlp_bias, lu);
+    t.vector(2 * h as u128, lu);
+    ends(&mut t, vocab, h, h, tied);
+    transformer_keys(a, h, l, vocab, Some(at), f, tied);
+    Ok(Exact {
+        tally: t,
+        mix: LayerMix::default(),
+    })
+}

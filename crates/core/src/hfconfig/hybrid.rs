@@ -1135,6 +1135,7 @@ pub(crate) fn exact_family(model_type: &str) -> Option<Family> {
         "qwen3_next" => super::decoders::qwen3_next,
         "gemma3n_text" => super::decoders::gemma3n,
         "vaultgemma" => super::decoders::vaultgemma,
+        "helium" => super::decoders::helium,
         _ => return None,
     })
 }

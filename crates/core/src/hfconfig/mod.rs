@@ -100,6 +100,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         let Acc {
             mut keys,
             mut notes,
+            ..
         } = acc;
         if let Some(q) = v.get("quantization_config") {
             quant_keys(q, &mut keys, &mut notes);
@@ -144,7 +145,11 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         "t5" | "mt5" => t5(&v, &mut acc)?,
         other => return generic(&v, other),
     };
-    let Acc { mut keys, notes } = acc;
+    let Acc {
+        mut keys,
+        notes,
+        exact,
+    } = acc;
     if let Some(t) = tied {
         keys.push(("tied", (t as u8).to_string()));
     }
@@ -162,7 +167,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         base,
         keys,
         notes,
-        params: None,
+        params: exact.map(|x| x.min(1_000_000_000_000_000) as u64),
         largest_layer: None,
         layer_mix: None,
     })
@@ -299,6 +304,9 @@ pub(crate) fn quant_keys(
 pub(crate) struct Acc {
     keys: Vec<(&'static str, String)>,
     notes: Vec<String>,
+    /// An exact count where a preset-based reading's keys cannot reach it (Phi-3.5-MoE
+    /// without its LM-head bias).
+    exact: Option<u128>,
 }
 
 impl Acc {
@@ -391,7 +399,7 @@ fn refuse_unrepresented(v: &Value, model_type: &str) -> Result<(), String> {
 }
 
 /// The model types read exactly (or, for a few, with a note), in the refusal message.
-pub const SUPPORTED: &str = "llama, llama4, mistral, mistral3, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, phimoe, olmo, olmo2, olmoe, granite, cohere, cohere2, gpt_oss, deepseek_v2, deepseek_v3, starcoder2, stablelm, opt, bloom, gpt2, gpt_neox, falcon, t5, mt5; counted exactly module by module: mamba, mamba2, falcon_mamba, jamba, bamba, nemotron_h, falcon_h1, granitemoehybrid, lfm2, qwen3_next, gemma3n, gemma3n_text, vaultgemma, glm4, glm4_moe, seed_oss, olmo3, hunyuan_v1_dense, hunyuan_v1_moe, apertus, exaone4, ernie4_5_moe, minimax";
+pub const SUPPORTED: &str = "llama, llama4, mistral, mistral3, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, phimoe, olmo, olmo2, olmoe, granite, cohere, cohere2, gpt_oss, deepseek_v2, deepseek_v3, starcoder2, stablelm, opt, bloom, gpt2, gpt_neox, falcon, t5, mt5; counted exactly module by module: mamba, mamba2, falcon_mamba, jamba, bamba, nemotron_h, falcon_h1, granitemoehybrid, lfm2, qwen3_next, gemma3n, gemma3n_text, vaultgemma, helium, glm4, glm4_moe, seed_oss, olmo3, hunyuan_v1_dense, hunyuan_v1_moe, apertus, exaone4, ernie4_5_moe, minimax";
 
 /// An unknown `model_type` with the standard decoder field names: read as a Llama-style
 /// block (RMSNorm, SwiGLU, no biases, rotary positions, untied unless the config says),
