@@ -557,3 +557,21 @@ fn counts_match_a_manifest() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// EXAONE 4's local/global pattern changes no weight but bounds the KV cache: from
+/// `layer_types` as transformers writes it, or from `sliding_window_pattern` (every 4th
+/// block global) where a config has no list: 48 of 64 blocks windowed to 4,096 tokens.
+#[test]
+fn exaone4_layer_pattern_bounds_the_kv_cache() {
+    let (s, _) = import("exaone-4.0-32b.json");
+    assert_eq!((s.arch().window, s.arch().local_layers), (4096, 48));
+    let cfg = r#"{"model_type":"exaone4","hidden_size":5120,"num_hidden_layers":64,
+        "num_attention_heads":40,"num_key_value_heads":8,"head_dim":128,"intermediate_size":27392,
+        "vocab_size":102400,"sliding_window":4096,"sliding_window_pattern":4,
+        "max_position_embeddings":131072,"tie_word_embeddings":false}"#;
+    let mut st = Settings::default();
+    let _ = apply_import(&mut st, &parse(cfg).unwrap());
+    let a = st.scenario.arch();
+    assert_eq!((a.window, a.local_layers), (4096, 48));
+    assert_eq!(estimate(&st.scenario).model.params, 32_003_216_384);
+}

@@ -353,7 +353,19 @@ pub(crate) fn exaone4(v: &Value, a: &mut Acc) -> Result<Exact, String> {
         at,
         int_or(v, "intermediate_size", 16_384)?,
     );
-    Ok(d.count(a, "exaone4", v))
+    let e = d.count(a, "exaone4", v);
+    // Without `layer_types`, Exaone4Config makes every block but each
+    // `sliding_window_pattern`-th a sliding one (none without a window).
+    let window = opt_int(v, "sliding_window")?.filter(|w| *w > 0);
+    let pattern = v.get("sliding_window_pattern").and_then(Value::as_u64);
+    if let (None, Some(w), Some(p)) = (v.get("layer_types"), window, pattern.filter(|p| *p > 0)) {
+        let local = l - l / p;
+        if local > 0 && opt_int(v, "max_position_embeddings")?.is_none_or(|m| w < m) {
+            a.put("window", w);
+            a.put("local_layers", local);
+        }
+    }
+    Ok(e)
 }
 
 /// GLM-4.5 / GLM-4.5-Air (`Glm4MoeForCausalLM`, `models/glm4_moe/modeling_glm4_moe.py`):
