@@ -312,3 +312,266 @@ fn sliding_window_bounds_the_kv_cache() {
     assert_eq!(import("mistral-7b.json").0.arch().local_layers, 32);
     assert_eq!(import("starcoder2-3b.json").0.arch().local_layers, 30);
 }
+
+/// State-space, hybrid and 2024–2025 families, counted exactly from config.json. Each
+/// config is the checkpoint's published values written out by transformers' own config
+/// class (`AutoConfig.for_model(model_type, **published).to_dict()`, so every field is
+/// present as transformers writes it, `Infinity` included); the counts are
+/// `num_parameters()` of the model transformers 5.24.0 (torch 2.15.0) builds from it on the
+/// meta device (`tools/count_params.py`).
+#[test]
+fn hybrid_and_new_family_counts_are_exact() {
+    for (file, params) in [
+        // state-spaces/mamba-130m-hf and mamba-2.8b-hf (mamba, tied).
+        ("mamba-130m.json", 129_135_360u64),
+        ("mamba-2.8b.json", 2_768_345_600),
+        // mistralai/Mamba-Codestral-7B-v0.1 (mamba2: 8 groups, 128 heads, untied) and
+        // state-spaces/mamba2-2.7b (1 group, 80 heads, tied).
+        ("mamba-codestral-7b.json", 7_285_403_648),
+        ("mamba2-2.7b.json", 2_702_599_680),
+        // tiiuae/falcon-mamba-7b (falcon_mamba: a Mamba mixer, untied).
+        ("falcon-mamba-7b.json", 7_272_665_088),
+        // ai21labs/Jamba-v0.1 (jamba: attention every 8th block from 4, MoE every 2nd from
+        // 1, Mamba with dt/B/C norms).
+        ("jamba-v0.1.json", 51_570_323_328),
+        // ibm-ai-platform/Bamba-9B (bamba: attention at 9, 18, 27; Mamba-2 elsewhere).
+        ("bamba-9b.json", 9_780_235_392),
+        // nvidia/Nemotron-H-8B-Base-8K as the Hub writes it (`hybrid_override_pattern`, no
+        // MoE fields, `num_hidden_layers` 52) and as transformers writes it
+        // (`layers_block_type`); transformers' default NemotronHConfig (one block of each
+        // kind: Mamba-2, MoE with a shared expert, attention, MLP) and the same with a
+        // 1,024-wide latent MoE projection and 16 experts.
+        ("nemotron-h-8b-hub.json", 8_100_852_736),
+        ("nemotron-h-8b.json", 8_100_852_736),
+        ("nemotron-h-moe.json", 1_968_355_712),
+        ("nemotron-h-moe-latent.json", 1_724_856_704),
+        // tiiuae/Falcon-H1-7B-Base (falcon_h1: attention and Mamba-2 in parallel in every block).
+        ("falcon-h1-7b.json", 7_585_513_568),
+        // ibm-granite/granite-4.0-h-tiny (granitemoehybrid: 64 experts + a shared MLP, 4
+        // attention blocks of 40) and granite-4.0-h-1b (no experts).
+        ("granite-4.0-h-tiny.json", 6_939_037_248),
+        ("granite-4.0-h-1b.json", 1_461_538_368),
+        // LiquidAI/LFM2-1.2B (Hub form: `full_attn_idxs`, `block_ff_dim`, `tie_embedding`;
+        // 12,288 → 8,192 wide MLP) and LFM2-2.6B (`layer_types`; 10,752 → 7,168).
+        ("lfm2-1.2b.json", 1_170_340_608),
+        ("lfm2-2.6b.json", 1_908_669_440),
+        // THUDM/GLM-4-9B-0414 (glm4: q/k/v biases, fused gate/up, four norms per block),
+        // ByteDance-Seed/Seed-OSS-36B-Base (seed_oss: q/k/v biases, no o bias),
+        // allenai/Olmo-3-1025-7B (olmo3: full-width q/k norms), tencent/Hunyuan-7B-Pretrain
+        // (hunyuan_v1_dense: per-head q/k norms), swiss-ai/Apertus-8B-2509 (apertus: ungated
+        // xIELU MLP, two learned scalars per block), LGAI-EXAONE/EXAONE-4.0-32B (exaone4).
+        ("glm-4-9b.json", 9_400_279_040),
+        ("seed-oss-36b.json", 36_151_104_512),
+        ("olmo-3-7b.json", 7_298_011_136),
+        ("hunyuan-7b.json", 7_504_568_320),
+        ("apertus-8b.json", 8_053_338_176),
+        ("exaone-4.0-32b.json", 32_003_216_384),
+        // MoE families: zai-org/GLM-4.5-Air (glm4_moe: 1 dense block, 128 experts + 1
+        // shared), baidu/ERNIE-4.5-21B-A3B-PT (ernie4_5_moe: learned correction bias, 2
+        // shared experts as one MLP), tencent/Hunyuan-A13B-Pretrain (hunyuan_v1_moe: a
+        // shared MLP in every block), MiniMaxAI/MiniMax-Text-01 (minimax: 70 lightning-
+        // attention blocks of 80).
+        ("glm-4.5-air.json", 106_852_245_504),
+        ("ernie-4.5-21b-a3b.json", 21_825_437_888),
+        ("hunyuan-a13b.json", 80_393_183_232),
+        ("minimax-text-01.json", 456_089_655_296),
+        // Qwen/Qwen3-Next-80B-A3B-Instruct (qwen3_next: 36 gated-DeltaNet blocks, 12 gated
+        // attention blocks; 512 experts + a gated shared expert in each).
+        ("qwen3-next-80b-a3b.json", 79_674_391_296),
+        // google/gemma-3n-E4B and gemma-3n-E2B (gemma3n: the text decoder, with its
+        // per-layer embeddings, AltUp, LAuReL and KV-sharing blocks; vision and audio
+        // encoders not counted).
+        ("gemma-3n-e4b.json", 6_835_235_568),
+        ("gemma-3n-e2b.json", 4_435_182_688),
+        // Two tiny shapes a randomised comparison with transformers caught: Nemotron-H's LM
+        // head is its own even when the config says `tie_word_embeddings` (the class ties
+        // nothing), and ERNIE 4.5's `use_bias` puts biases on the shared expert but not on
+        // the routed experts.
+        ("tiny-nemotron-h-tied-flag.json", 197_896),
+        // vaultgemma (read generically before, now refused there for its GELU): a 1B shape
+        // with Gemma 3 1B's widths (not a published checkpoint's config).
+        ("vaultgemma-1b.json", 992_734_848),
+        // transformers' default PhimoeConfig: no LM-head bias (Phi-3.5-MoE has one), so
+        // the preset's count is V too high; the import carries the exact count.
+        ("phimoe-default.json", 41_872_793_600),
+        // helium (read generically before: its o projection is h → h whatever `head_dim`
+        // says, 17.6 % off for a shape with a·d ≠ h): a 2B shape, not a published config.
+        ("helium-2b.json", 2_023_868_416),
+        ("tiny-ernie-4.5-moe-bias.json", 271_180),
+    ] {
+        let (s, w) = import(file);
+        assert!(w.iter().all(|w| w.key == "model"), "{file}: {w:?}");
+        assert_eq!(estimate(&s).model.params, params, "{file}");
+        // State-space, convolution and linear-attention models say what is not modelled;
+        // plain transformers do not.
+        let hybrid = [
+            "mamba",
+            "falcon-mamba",
+            "jamba",
+            "bamba",
+            "nemotron",
+            "falcon-h1",
+            "granite-4.0-h",
+            "lfm2",
+            "minimax",
+            "qwen3-next",
+            "tiny-nemotron",
+        ]
+        .iter()
+        .any(|p| file.starts_with(p));
+        assert_eq!(
+            w.iter().any(|w| w.message.contains("does not model")),
+            hybrid,
+            "{file}: {w:?}"
+        );
+    }
+}
+
+/// The generic Llama-style reading answers only when nothing it ignores can change the
+/// weights: an unknown type carrying a hybrid pattern, an ungated activation, SSM or MoE
+/// fields, or non-attention block kinds is refused by field name; harmless extras (token
+/// ids, rotary settings, generation fields, false bias flags) still import.
+#[test]
+fn generic_import_refuses_what_it_would_ignore() {
+    let base = r#""hidden_size":4096,"intermediate_size":21504,"num_attention_heads":32,
+        "num_key_value_heads":8,"num_hidden_layers":52,"vocab_size":131072"#;
+    let refused = |extra: &str, want: &str| {
+        let cfg = format!(r#"{{"model_type":"my_fork",{base},{extra}}}"#);
+        let e = parse(&cfg).unwrap_err();
+        assert!(e.contains(want) && e.contains("my_fork"), "{e}");
+    };
+    // A Nemotron-H-like config under another name (read as a 52-layer Llama: +110 %).
+    refused(
+        r#""hybrid_override_pattern":"M-M-M-M*-","mamba_num_heads":128,"ssm_state_size":128"#,
+        "`hybrid_override_pattern`",
+    );
+    refused(r#""hidden_act":"relu2""#, "`hidden_act`");
+    refused(r#""hidden_act":"xielu""#, "`hidden_act`");
+    refused(
+        r#""layer_types":["conv","full_attention"]"#,
+        "`layer_types`",
+    );
+    refused(
+        r#""num_experts":8,"num_experts_per_tok":2"#,
+        "`num_experts`",
+    );
+    refused(r#""attention_bias":true"#, "`attention_bias`");
+    refused(r#""use_qk_norm":true"#, "`use_qk_norm`");
+    // Harmless extras import, with the generic note.
+    let ok = format!(
+        r#"{{"model_type":"my_fork",{base},"hidden_act":"silu","attention_bias":false,
+        "rope_parameters":{{"rope_theta":1e6,"rope_type":"default"}},"bos_token_id":1,
+        "eos_token_id":[2,3],"torch_dtype":"bfloat16","moe_intermediate_size":null,
+        "no_rope_layers":[1,1,1,0],"layer_types":["full_attention","sliding_attention"],
+        "num_local_experts":0,"transformers_version":"5.17.0","use_cache":true}}"#
+    );
+    let i = parse(&ok).unwrap();
+    assert!(i.notes.iter().any(|n| n.contains("Llama-style")), "{i:?}");
+}
+
+/// State-space and hybrid imports reach every mode of the estimator without a panic,
+/// keep their exact count under the query's keys (the explicit `params` survives a
+/// training, inference and serving query), and say what is not modelled; the `LayerMix`
+/// tells attention blocks (the KV cache) from Mamba, convolution and linear-attention ones.
+#[test]
+fn hybrid_imports_estimate_in_every_mode_with_the_caveat() {
+    use memfit_core::contract::query::decode_onto;
+    let mix = |file: &str| {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/configs")
+            .join(file);
+        parse(&std::fs::read_to_string(path).unwrap())
+            .unwrap()
+            .layer_mix
+            .unwrap()
+    };
+    let m = mix("nemotron-h-8b-hub.json");
+    assert_eq!((m.layers, m.attention, m.mamba, m.moe), (52, 4, 24, 0));
+    let ssm = m.ssm.unwrap();
+    assert_eq!(
+        (
+            ssm.version,
+            ssm.d_inner,
+            ssm.d_state,
+            ssm.groups,
+            ssm.heads,
+            ssm.conv_kernel
+        ),
+        (2, 8192, 128, 8, 128, 4)
+    );
+    let m = mix("jamba-v0.1.json");
+    assert_eq!((m.attention, m.mamba, m.moe), (4, 28, 16));
+    assert_eq!(m.ssm.unwrap().version, 1);
+    let m = mix("lfm2-1.2b.json");
+    assert_eq!((m.attention, m.conv, m.conv_kernel), (6, 10, 3));
+    let m = mix("qwen3-next-80b-a3b.json");
+    assert_eq!((m.attention, m.linear_attention, m.moe), (12, 36, 48));
+    let m = mix("falcon-h1-7b.json");
+    assert_eq!((m.layers, m.attention, m.mamba), (44, 44, 44));
+    for (file, params) in [
+        ("mamba-130m.json", 129_135_360u64),
+        ("jamba-v0.1.json", 51_570_323_328),
+        ("granite-4.0-h-tiny.json", 6_939_037_248),
+        ("qwen3-next-80b-a3b.json", 79_674_391_296),
+    ] {
+        let (s, _) = import(file);
+        for q in [
+            "mode=train&zero=3&gpus_per_node=8",
+            "mode=infer&seq=8192&gen=512&batch=4",
+            "mode=serve&engine=vllm&max_len=8192&gpus_per_node=8&tp=8",
+            "mode=train&tp=4&pp=2&gpus_per_node=8&finetune=lora",
+        ] {
+            let (s, _) = decode_onto(s.clone().into(), q);
+            let e = estimate(&s.scenario);
+            assert_eq!(e.model.params, params, "{file} {q}");
+        }
+    }
+}
+
+/// The randomised comparison with transformers (`tools/fuzz_counts.py` writes the configs
+/// and counts; `MEMFIT_COUNTS_DIR` names its output): every count memfit answers must be
+/// transformers' own. Refusals are listed, not failures.
+#[test]
+#[ignore = "needs MEMFIT_COUNTS_DIR from tools/fuzz_counts.py"]
+fn counts_match_a_manifest() {
+    let dir = std::env::var("MEMFIT_COUNTS_DIR").expect("MEMFIT_COUNTS_DIR");
+    let manifest = std::fs::read_to_string(format!("{dir}/manifest.tsv")).unwrap();
+    let mut wrong = Vec::new();
+    for line in manifest.lines() {
+        let Some((file, n)) = line.split_once('\t') else {
+            continue;
+        };
+        let want: u64 = n.trim().parse().unwrap();
+        let text = std::fs::read_to_string(format!("{dir}/{file}")).unwrap();
+        match parse(&text) {
+            Err(e) => println!("refused {file}: {e}"),
+            Ok(i) => {
+                let mut s = Settings::default();
+                let _ = apply_import(&mut s, &i);
+                let got = estimate(&s.scenario).model.params;
+                if got != want {
+                    wrong.push(format!("{file}: memfit {got}, transformers {want}"));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// EXAONE 4's local/global pattern changes no weight but bounds the KV cache: from
+/// `layer_types` as transformers writes it, or from `sliding_window_pattern` (every 4th
+/// block global) where a config has no list: 48 of 64 blocks windowed to 4,096 tokens.
+#[test]
+fn exaone4_layer_pattern_bounds_the_kv_cache() {
+    let (s, _) = import("exaone-4.0-32b.json");
+    assert_eq!((s.arch().window, s.arch().local_layers), (4096, 48));
+    let cfg = r#"{"model_type":"exaone4","hidden_size":5120,"num_hidden_layers":64,
+        "num_attention_heads":40,"num_key_value_heads":8,"head_dim":128,"intermediate_size":27392,
+        "vocab_size":102400,"sliding_window":4096,"sliding_window_pattern":4,
+        "max_position_embeddings":131072,"tie_word_embeddings":false}"#;
+    let mut st = Settings::default();
+    let _ = apply_import(&mut st, &parse(cfg).unwrap());
+    let a = st.scenario.arch();
+    assert_eq!((a.window, a.local_layers), (4096, 48));
+    assert_eq!(estimate(&st.scenario).model.params, 32_003_216_384);
+}

@@ -8,7 +8,15 @@ weights once) is printed. `tests/hf_import.rs` asserts memfit's import against t
     ~/.cache/memfit-venv/bin/python tools/count_params.py [config.json ...]
 
 Needs `torch` and `transformers` (pip); the figures in the tests were printed by
-transformers 5.23.0 and torch 2.15.0.
+transformers 5.23.0 and torch 2.15.0, those of the state-space, hybrid and 2024–2025
+families (`hybrid_and_new_family_counts_are_exact` in `tests/hf_import.rs`: Mamba, Mamba-2,
+Jamba, Bamba, Nemotron-H, Falcon-H1, Granite-4.0-H, LFM2, Qwen3-Next, GLM-4/4.5, Seed-OSS,
+OLMo 3, Hunyuan, Apertus, EXAONE 4, ERNIE 4.5, MiniMax, Gemma 3n) by transformers 5.24.0
+and torch 2.15.0 (CPU, `pip install torch transformers`). Those configs were written by
+transformers' own config class from each checkpoint's published values
+(`AutoConfig.for_model(model_type, **published).to_dict()`, a few fields such as token ids
+dropped), except `nemotron-h-8b-hub.json` and `lfm2-1.2b.json`, which keep the Hub's own
+spellings (`hybrid_override_pattern`, `full_attn_idxs`, `block_ff_dim`).
 """
 
 import glob

@@ -134,6 +134,14 @@ pub fn apply_import(s: &mut Settings, imported: &crate::hfconfig::Imported) -> V
             }),
         }
     }
+    // An exact count the keys' transformer shape does not reproduce (state-space and
+    // hybrid families): explicit `params` and `largest_layer`.
+    if let Some(p) = imported.params {
+        if s.scenario.arch().params().total != p {
+            s.scenario.model.params = Some(p);
+            s.scenario.model.largest_layer = imported.largest_layer;
+        }
+    }
     for n in &imported.notes {
         warnings.push(Warning {
             key: "model".into(),

@@ -246,12 +246,55 @@ pub(crate) fn phi(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
 }
 
 /// Phi-3.5-MoE: LayerNorm, q/k/v/o and LM-head biases, experts without biases.
+///
+/// Without `lm_head_bias` (transformers' default false; Phi-3.5-MoE sets it) the preset's
+/// LM-head bias is not there: the import carries the exact count.
+///
+/// # Formula
+/// ```text
+/// Ψ = V·h + L·(h·a·d + 2·h·a_kv·d + a·d·h [+ (a + 2a_kv)·d + h biases]
+///             + 2·2h (LayerNorms) + E·3·h·f + h·E) + 2h [+ V·h untied] [+ V head bias]
+/// ```
+/// Source: transformers 5.24 `models/phimoe/modeling_phimoe.py`. Example: the default
+/// PhimoeConfig (h 4,096, L 32, 32 heads, 8 KV, 16 experts of 6,400, V 32,064, no
+/// LM-head bias): 41,872,793,600.
 pub(crate) fn phimoe(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
     decoder_sizes(v, a)?;
-    a.put("experts", need(v, &["num_local_experts"])?);
+    let e = need(v, &["num_local_experts"])?;
+    a.put("experts", e);
     a.put("top_k", get(v, &["num_experts_per_tok"]).unwrap_or(2));
-    if v.get("attention_bias").and_then(Value::as_bool) == Some(false) {
+    let bias = v.get("attention_bias").and_then(Value::as_bool) != Some(false);
+    if !bias {
         a.keys.push(("bias", "none".into()));
+    }
+    let sane = [
+        "hidden_size",
+        "num_hidden_layers",
+        "vocab_size",
+        "intermediate_size",
+        "num_attention_heads",
+        "num_key_value_heads",
+        "head_dim",
+        "num_local_experts",
+    ]
+    .iter()
+    .all(|k| get(v, &[k]).is_none_or(|x| x <= 1 << 24));
+    if sane && v.get("lm_head_bias").and_then(Value::as_bool) != Some(true) {
+        let u = |k: &str| get(v, &[k]).unwrap_or(0) as u128;
+        let (h, l, vocab, f, heads) = (
+            u("hidden_size"),
+            u("num_hidden_layers"),
+            u("vocab_size"),
+            u("intermediate_size"),
+            u("num_attention_heads").max(1),
+        );
+        let kv = get(v, &["num_key_value_heads"]).map_or(heads, |k| k as u128);
+        let d = get(v, &["head_dim"]).map_or(h / heads, |d| d as u128);
+        let e = e as u128;
+        let biases = if bias { (heads + 2 * kv) * d + h } else { 0 };
+        let block = h * heads * d * 2 + 2 * h * kv * d + biases + 4 * h + e * 3 * h * f + h * e;
+        let tied = v.get("tie_word_embeddings").and_then(Value::as_bool) == Some(true);
+        a.exact = Some(vocab * h + l * block + 2 * h + if tied { 0 } else { vocab * h });
     }
     Ok("phi-3.5-moe")
 }

@@ -2,15 +2,26 @@
 //!
 //! Reads the fields that fix the weight shapes for the common families ([`SUPPORTED`]);
 //! an unknown `model_type` with the standard decoder fields is read as a Llama-style
-//! block with a note saying so ([`generic`]). A field that changes the weights and that
-//! memfit cannot express is refused by name; a missing required field is named in the
-//! error. The result is a list of query keys, so the import goes through the same
-//! validated path as the URL and the form.
+//! block with a note saying so ([`generic`]), unless the config holds a field that block
+//! does not read and that may change the weights (then it is refused by name). A field
+//! that changes the weights and that memfit cannot express is refused by name; a missing
+//! required field is named in the error. The result is a list of query keys, so the
+//! import goes through the same validated path as the URL and the form.
+//!
+//! State-space, hybrid and 2024–2025 families whose blocks the keys cannot express
+//! (`hybrid`, `decoders`) are counted exactly module by module as transformers builds
+//! them: the import carries the count ([`Imported::params`], applied as an explicit
+//! `params` where the keys' own count differs) and how the blocks divide
+//! ([`Imported::layer_mix`]), with a note that the memory model does not yet model
+//! state-space, convolution or linear-attention blocks.
 
 use serde_json::Value;
 
+mod decoders;
 mod families;
+mod hybrid;
 
+use crate::model::LayerMix;
 pub(crate) use families::*;
 
 /// What an import produced.
@@ -24,6 +35,15 @@ pub struct Imported {
     pub keys: Vec<(&'static str, String)>,
     /// Things the import could not represent exactly.
     pub notes: Vec<String>,
+    /// The exact parameter count where the keys' transformer shape cannot hold it
+    /// (state-space and hybrid families, ...): applied as an explicit `params` when the
+    /// shape's own count differs ([`crate::contract::query::apply_import`]).
+    pub params: Option<u64>,
+    /// The largest module's parameters, with [`Imported::params`].
+    pub largest_layer: Option<u64>,
+    /// How the blocks of a state-space / hybrid model divide (attention, Mamba, short
+    /// convolution, linear attention, MoE); `None` for a plain transformer.
+    pub layer_mix: Option<LayerMix>,
 }
 
 fn get(v: &Value, names: &[&str]) -> Option<u64> {
@@ -63,6 +83,7 @@ const UNREPRESENTED: [&str; 8] = [
 /// assert!(i.keys.contains(&("kv_heads", "8".to_string())));
 /// ```
 pub fn parse(text: &str) -> Result<Imported, String> {
+    let text = &json_non_finite_to_null(text);
     let v: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
     if !v.is_object() {
         return Err("config.json must be a JSON object".into());
@@ -74,6 +95,30 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         .to_string();
     let mut acc = Acc::default();
     let (v, model_type) = text_decoder(v, &outer_type, &mut acc)?;
+    if let Some(family) = hybrid::exact_family(&model_type) {
+        let e = family(&v, &mut acc)?;
+        let Acc {
+            mut keys,
+            mut notes,
+            ..
+        } = acc;
+        if let Some(q) = v.get("quantization_config") {
+            quant_keys(q, &mut keys, &mut notes);
+        }
+        if e.mix.layers > 0 {
+            notes.push(hybrid::ssm_note(&model_type, &e.mix));
+        }
+        let cap = |x: u128| x.min(1_000_000_000_000_000) as u64;
+        return Ok(Imported {
+            model_type: outer_type,
+            base: "llama-2-7b",
+            keys,
+            notes,
+            params: Some(cap(e.tally.total)),
+            largest_layer: Some(cap(e.tally.largest)),
+            layer_mix: (e.mix.layers > 0).then_some(e.mix),
+        });
+    }
     let tied = v.get("tie_word_embeddings").and_then(Value::as_bool);
     let base = match model_type.as_str() {
         "llama" | "mistral" | "mixtral" | "qwen2" | "qwen2_moe" | "qwen3" | "qwen3_moe"
@@ -100,7 +145,11 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         "t5" | "mt5" => t5(&v, &mut acc)?,
         other => return generic(&v, other),
     };
-    let Acc { mut keys, notes } = acc;
+    let Acc {
+        mut keys,
+        notes,
+        exact,
+    } = acc;
     if let Some(t) = tied {
         keys.push(("tied", (t as u8).to_string()));
     }
@@ -118,7 +167,53 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         base,
         keys,
         notes,
+        params: exact.map(|x| x.min(1_000_000_000_000_000) as u64),
+        largest_layer: None,
+        layer_mix: None,
     })
+}
+
+/// Python's `json.dumps` writes `Infinity`, `-Infinity` and `NaN` (Mamba-2's
+/// `time_step_limit: [0.0, Infinity]`), which are not JSON: outside strings they become
+/// `null` (no weight shape is a non-finite number).
+fn json_non_finite_to_null(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("Infinity") && !text.contains("NaN") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let (mut in_str, mut esc) = (false, false);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_str {
+            out.push(c);
+            if esc {
+                esc = false;
+            } else if c == '\\' {
+                esc = true;
+            } else if c == '"' {
+                in_str = false;
+            }
+            rest = &rest[c.len_utf8()..];
+            continue;
+        }
+        if c == '"' {
+            in_str = true;
+        }
+        let word = ["-Infinity", "Infinity", "NaN"]
+            .into_iter()
+            .find(|w| rest.starts_with(w));
+        match word {
+            Some(w) => {
+                out.push_str("null");
+                rest = &rest[w.len()..];
+            }
+            None => {
+                out.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// `quantization_config` → `quant` (and `quant_group`, `double_quant`).
@@ -209,6 +304,9 @@ pub(crate) fn quant_keys(
 pub(crate) struct Acc {
     keys: Vec<(&'static str, String)>,
     notes: Vec<String>,
+    /// An exact count where a preset-based reading's keys cannot reach it (Phi-3.5-MoE
+    /// without its LM-head bias).
+    exact: Option<u128>,
 }
 
 impl Acc {
@@ -251,6 +349,7 @@ fn text_decoder(v: Value, model_type: &str, a: &mut Acc) -> Result<(Value, Strin
             "gemma3_text",
         ),
         "llama4" => (&[], "llama4_text"),
+        "gemma3n" => (&[], "gemma3n_text"),
         "mistral3" => (&[], "mistral"),
         _ => return Ok((v, model_type.to_string())),
     };
@@ -300,7 +399,7 @@ fn refuse_unrepresented(v: &Value, model_type: &str) -> Result<(), String> {
 }
 
 /// The model types read exactly (or, for a few, with a note), in the refusal message.
-pub const SUPPORTED: &str = "llama, llama4, mistral, mistral3, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, phimoe, olmo, olmo2, olmoe, granite, cohere, cohere2, gpt_oss, deepseek_v2, deepseek_v3, starcoder2, stablelm, opt, bloom, gpt2, gpt_neox, falcon, t5, mt5";
+pub const SUPPORTED: &str = "llama, llama4, mistral, mistral3, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, phimoe, olmo, olmo2, olmoe, granite, cohere, cohere2, gpt_oss, deepseek_v2, deepseek_v3, starcoder2, stablelm, opt, bloom, gpt2, gpt_neox, falcon, t5, mt5; counted exactly module by module: mamba, mamba2, falcon_mamba, jamba, bamba, nemotron_h, falcon_h1, granitemoehybrid, lfm2, qwen3_next, gemma3n, gemma3n_text, vaultgemma, helium, glm4, glm4_moe, seed_oss, olmo3, hunyuan_v1_dense, hunyuan_v1_moe, apertus, exaone4, ernie4_5_moe, minimax";
 
 /// An unknown `model_type` with the standard decoder field names: read as a Llama-style
 /// block (RMSNorm, SwiGLU, no biases, rotary positions, untied unless the config says),
@@ -324,28 +423,10 @@ fn generic(v: &Value, model_type: &str) -> Result<Imported, String> {
             missing.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
         ));
     }
-    let weights: Vec<&str> = UNREPRESENTED
-        .iter()
-        .copied()
-        .chain([
-            "num_local_experts",
-            "num_experts",
-            "n_routed_experts",
-            "attention_bias",
-            "mlp_bias",
-            "qk_layernorm",
-            "use_qkv_bias",
-            "use_bias",
-            "sliding_window_pattern",
-        ])
-        .filter(|k| {
-            v.get(*k)
-                .is_some_and(|x| !x.is_null() && x != &Value::Bool(false))
-        })
-        .collect();
+    let weights = generic_unread(v);
     if !weights.is_empty() {
         return Err(format!(
-            "model_type `{model_type}` is not supported ({SUPPORTED}); a generic Llama-style import would ignore {}, which change the weights: refusing rather than counting a different model",
+            "model_type `{model_type}` is not supported ({SUPPORTED}); a generic Llama-style import would ignore {}, which may change the weights: refusing rather than counting a different model",
             weights.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
         ));
     }
@@ -377,6 +458,9 @@ fn generic(v: &Value, model_type: &str) -> Result<Imported, String> {
     }
     window_keys(v, model_type, &mut keys);
     Ok(Imported {
+        params: None,
+        largest_layer: None,
+        layer_mix: None,
         model_type: model_type.to_string(),
         base: "llama-2-7b",
         keys,
@@ -384,6 +468,173 @@ fn generic(v: &Value, model_type: &str) -> Result<Imported, String> {
             "model_type `{model_type}` is not one memfit knows: read as a Llama-style decoder (RMSNorm, SwiGLU MLP, no biases, rotary positions, two norms per block) from its standard fields; check the parameter count against the model card"
         )],
     })
+}
+
+/// Fields a Llama-style block reads, or that change no weight (token ids, dropout, norm
+/// epsilons, rotary settings, scalar multipliers, loss and generation settings): the
+/// generic import may see them.
+const GENERIC_NEUTRAL: &[&str] = &[
+    "hidden_size",
+    "num_attention_heads",
+    "num_hidden_layers",
+    "num_key_value_heads",
+    "intermediate_size",
+    "vocab_size",
+    "head_dim",
+    "tie_word_embeddings",
+    "model_type",
+    "sliding_window",
+    "use_sliding_window",
+    "max_window_layers",
+    "layer_types",
+    "quantization_config",
+    "hidden_act",
+    "_name_or_path",
+    "architectures",
+    "auto_map",
+    "transformers_version",
+    "torch_dtype",
+    "dtype",
+    "attention_dropout",
+    "hidden_dropout",
+    "embedding_dropout",
+    "residual_dropout",
+    "resid_pdrop",
+    "embd_pdrop",
+    "attn_pdrop",
+    "dropout",
+    "bos_token_id",
+    "eos_token_id",
+    "pad_token_id",
+    "eod_token_id",
+    "sep_token_id",
+    "decoder_start_token_id",
+    "initializer_range",
+    "initializer_factor",
+    "max_position_embeddings",
+    "original_max_position_embeddings",
+    "rms_norm_eps",
+    "layer_norm_eps",
+    "layer_norm_epsilon",
+    "norm_eps",
+    "norm_epsilon",
+    "rope_theta",
+    "rope_scaling",
+    "rope_parameters",
+    "rope_interleave",
+    "partial_rotary_factor",
+    "rotary_pct",
+    "rope_type",
+    "no_rope_layers",
+    "no_rope_layer_interval",
+    "use_cache",
+    "num_logits_to_keep",
+    "pretraining_tp",
+    "output_attentions",
+    "output_hidden_states",
+    "return_dict",
+    "use_return_dict",
+    "chunk_size_feed_forward",
+    "is_encoder_decoder",
+    "is_decoder",
+    "add_cross_attention",
+    "tie_encoder_decoder",
+    "torchscript",
+    "pruned_heads",
+    "tf_legacy_loss",
+    "use_bfloat16",
+    "id2label",
+    "label2id",
+    "problem_type",
+    "tokenizer_class",
+    "task_specific_params",
+    "finetuning_task",
+    "prefix",
+    "output_router_logits",
+    "router_aux_loss_coef",
+    "aux_loss_coef",
+    "router_jitter_noise",
+    "z_loss_coefficient",
+    "attention_multiplier",
+    "embedding_multiplier",
+    "residual_multiplier",
+    "logits_scaling",
+    "logit_scale",
+    "query_pre_attn_scalar",
+    "attn_logit_softcapping",
+    "final_logit_softcapping",
+    "_attn_implementation",
+    "attn_implementation",
+    "use_flash_attn",
+    "max_length",
+    "min_length",
+    "do_sample",
+    "temperature",
+    "top_p",
+    "top_k",
+    "num_beams",
+    "repetition_penalty",
+    "length_penalty",
+    "no_repeat_ngram_size",
+    "early_stopping",
+    "num_return_sequences",
+    "bad_words_ids",
+    "typical_p",
+    "use_bidirectional_attention",
+];
+
+/// Flags that leave a Llama-style block unchanged when false.
+const GENERIC_FALSE_OK: &[&str] = &[
+    "bias",
+    "qkv_bias",
+    "attention_bias",
+    "mlp_bias",
+    "use_bias",
+    "use_qkv_bias",
+    "qk_layernorm",
+    "qk_norm",
+    "use_qk_norm",
+    "attention_out_bias",
+    "use_parallel_residual",
+];
+
+/// The fields of `v` a generic Llama-style import would ignore and that may change the
+/// weights: any field not in [`GENERIC_NEUTRAL`] unless null (or false, for the flags in
+/// [`GENERIC_FALSE_OK`]; or 0, for expert counts), block kinds other than (sliding, full,
+/// chunked) attention in `layer_types`, and an activation other than SiLU (an ungated
+/// MLP: Apertus's xIELU, Nemotron's ReLU²). So the fallback answers only when what it
+/// reads is all that fixes the weights; everything else is refused by name.
+fn generic_unread(v: &Value) -> Vec<String> {
+    let Some(obj) = v.as_object() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (k, x) in obj {
+        let neutral = GENERIC_NEUTRAL.contains(&k.as_str())
+            || x.is_null()
+            || (x == &Value::Bool(false) && GENERIC_FALSE_OK.contains(&k.as_str()))
+            || (x.as_u64() == Some(0) && k.contains("expert"));
+        if !neutral {
+            out.push(k.clone());
+        }
+    }
+    if let Some(Value::Array(types)) = v.get("layer_types") {
+        let attention = |t: &Value| {
+            matches!(
+                t.as_str(),
+                Some("full_attention" | "sliding_attention" | "chunked_attention" | "attention")
+            )
+        };
+        if !types.iter().all(attention) {
+            out.push("layer_types".into());
+        }
+    }
+    if let Some(act) = v.get("hidden_act").filter(|x| !x.is_null()) {
+        if !matches!(act.as_str(), Some("silu" | "swish")) {
+            out.push("hidden_act".into());
+        }
+    }
+    out
 }
 
 #[cfg(test)]

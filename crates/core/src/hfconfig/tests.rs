@@ -72,3 +72,133 @@ fn quantization_config_to_quant() {
     assert_eq!(key(&hqq, "quant"), None);
     assert!(hqq.notes.iter().any(|n| n.contains("hqq")));
 }
+
+/// Every exactly-counted family, fed its defaults, zeros, the largest accepted values,
+/// values out of range and fields of the wrong type: an answer or a message, never a
+/// panic (this runs in the browser); what answers also estimates.
+#[test]
+fn exact_families_never_panic() {
+    use crate::contract::query::apply_import;
+    use crate::contract::Settings;
+    let types = [
+        "mamba",
+        "falcon_mamba",
+        "mamba2",
+        "jamba",
+        "bamba",
+        "nemotron_h",
+        "falcon_h1",
+        "granitemoehybrid",
+        "lfm2",
+        "glm4",
+        "glm4_moe",
+        "seed_oss",
+        "olmo3",
+        "hunyuan_v1_dense",
+        "hunyuan_v1_moe",
+        "apertus",
+        "exaone4",
+        "ernie4_5_moe",
+        "minimax",
+        "qwen3_next",
+        "gemma3n_text",
+        "vaultgemma",
+    ];
+    let fields = [
+        "hidden_size",
+        "num_hidden_layers",
+        "vocab_size",
+        "intermediate_size",
+        "num_attention_heads",
+        "num_key_value_heads",
+        "head_dim",
+        "expand",
+        "state_size",
+        "conv_kernel",
+        "time_step_rank",
+        "num_heads",
+        "n_groups",
+        "mamba_expand",
+        "mamba_d_state",
+        "mamba_d_conv",
+        "mamba_dt_rank",
+        "mamba_n_heads",
+        "mamba_n_groups",
+        "mamba_d_ssm",
+        "mamba_num_heads",
+        "mamba_head_dim",
+        "ssm_state_size",
+        "num_experts",
+        "num_local_experts",
+        "n_routed_experts",
+        "moe_intermediate_size",
+        "shared_intermediate_size",
+        "moe_shared_expert_intermediate_size",
+        "moe_latent_size",
+        "attn_layer_period",
+        "attn_layer_offset",
+        "expert_layer_period",
+        "expert_layer_offset",
+        "block_ff_dim",
+        "block_multiple_of",
+        "conv_L_cache",
+        "linear_num_key_heads",
+        "linear_key_head_dim",
+        "linear_num_value_heads",
+        "linear_value_head_dim",
+        "linear_conv_kernel_dim",
+        "decoder_sparse_step",
+        "full_attention_interval",
+        "moe_layer_interval",
+        "moe_layer_start_index",
+        "moe_layer_end_index",
+        "moe_num_experts",
+        "moe_num_shared_experts",
+        "first_k_dense_replace",
+        "n_shared_experts",
+        "num_kv_shared_layers",
+        "hidden_size_per_layer_input",
+        "vocab_size_per_layer_input",
+        "altup_num_inputs",
+        "laurel_rank",
+        "shared_expert_intermediate_size",
+    ];
+    let lists = r#","layer_types":["mamba","attention","conv","linear_attention","full_attention"],
+        "layers_block_type":["M","*"],"hybrid_override_pattern":"M*-E","attn_layer_indices":[0,99],
+        "full_attn_idxs":[0,"x"],"mlp_only_layers":[0],"attn_type_list":[0,1],"moe_topk":[1,2]"#;
+    let mut answered = 0;
+    for t in types {
+        let mut cfgs = vec![format!(r#"{{"model_type":"{t}"}}"#)];
+        for value in [
+            "0", "1", "16777216", "16777217", "-1", "\"x\"", "1.5", "null", "true",
+        ] {
+            let body: Vec<String> = fields.iter().map(|f| format!(r#""{f}":{value}"#)).collect();
+            cfgs.push(format!(r#"{{"model_type":"{t}",{}}}"#, body.join(",")));
+            cfgs.push(format!(
+                r#"{{"model_type":"{t}",{}{lists}}}"#,
+                body.join(",")
+            ));
+        }
+        cfgs.push(format!(
+            r#"{{"model_type":"{t}","num_hidden_layers":65537,"hidden_size":8}}"#
+        ));
+        for c in cfgs {
+            if let Ok(i) = parse(&c) {
+                answered += 1;
+                let mut s = Settings::default();
+                let _ = apply_import(&mut s, &i);
+                let _ = crate::estimate::estimate(&s.scenario);
+            }
+        }
+    }
+    // Defaults, ones and the largest values answer for every family.
+    assert!(answered >= 3 * types.len(), "{answered}");
+    // Python's non-finite numbers outside strings become null; inside strings they stay.
+    let i = parse(
+        r#"{"model_type":"mamba2","hidden_size":64,"num_hidden_layers":2,"vocab_size":100,
+        "num_heads":2,"head_dim":64,"time_step_limit":[0.0, Infinity],"x":-Infinity,"y":NaN,
+        "name":"Infinity \"NaN\""}"#,
+    )
+    .unwrap();
+    assert!(i.params.is_some());
+}

@@ -9,8 +9,10 @@
 use serde::{Deserialize, Serialize};
 
 mod counts;
+mod layers;
 
 pub use counts::*;
+pub use layers::{LayerMix, Ssm};
 
 crate::spelled! {
     /// Feed-forward block shape.
