@@ -94,6 +94,10 @@ pub struct Hw {
     pub ceiling16: f64,
     /// Streaming multiprocessors (0: communication has its own engines).
     pub sms: f64,
+    /// Measured GEMM rates by shape ([`gemm_table`]; `None`: the size curve at the peak).
+    pub table: Option<&'static [gemm_table::Rate]>,
+    /// The compute precision's GEMMs are fp8 (the table's fp8 column).
+    pub fp8: bool,
 }
 
 /// The peak of fp32 training's matmuls, TFLOP/s: tf32 tensor cores where tf32 is on
@@ -151,10 +155,21 @@ impl Hw {
                 .tflops
                 .map_or(p.tflops_16, |t| t * p.tflops_16 / p.tflops_fp8);
             (fp8_ceiling(&s.cluster.gpu, ceiling16), t16)
+        } else if plain_fp32(s, p) && s.cluster.gpu == "h200" {
+            (FP32_CEILING_H200, h.tflops.unwrap_or(tflops))
         } else {
             (ceiling16, h.tflops.unwrap_or(tflops))
         };
+        // The measured rates are of bf16 and fp8 at the preset's own peak: fp32 and a
+        // `tflops` override keep the curve.
+        let table = if s.numerics.precision == Precision::Fp32 || h.tflops.is_some() {
+            None
+        } else {
+            gemm_table::table(&s.cluster.gpu)
+        };
         Hw {
+            table,
+            fp8,
             tflops16,
             ceiling16,
             sms: p.sms as f64,
@@ -211,7 +226,56 @@ impl Hw {
         let e = self.ceiling16 * gflop / (gflop + self.gemm_half_gflop);
         gflop * 1e9 / (self.tflops16 * 1e12 * e.max(1e-3))
     }
+    /// Seconds for one `m × k · k × n` GEMM at the compute precision: the measured rate of
+    /// the nearest shape where the GPU has a table ([`gemm_table::efficiency`]), else
+    /// [`Hw::gemm_s`]'s curve.
+    ///
+    /// # Example
+    /// H200 bf16, 8,192 × 4,096 · 4,096 × 6,144 (412 GFLOP): 800.6 TFLOP/s measured, 0.515 ms
+    /// (the curve: 0.80 · 412/416 of 989.4 = 784, 0.526 ms).
+    /// `count` such GEMMs go as one of `count` times the FLOPs on the curve (as memfit has
+    /// always timed the experts' GEMMs), as `count` single ones on a table.
+    pub fn gemm_mkn_s(&self, m: f64, k: f64, n: f64, count: f64) -> f64 {
+        self.mkn_s(m, k, n, count, self.fp8, self.tflops, |f| self.gemm_s(f))
+    }
+    /// [`Hw::gemm_mkn_s`] for a GEMM fp8 training keeps in 16 bits ([`Hw::gemm16_s`]).
+    pub fn gemm16_mkn_s(&self, m: f64, k: f64, n: f64) -> f64 {
+        self.mkn_s(m, k, n, 1.0, false, self.tflops16, |f| self.gemm16_s(f))
+    }
+    fn mkn_s(
+        &self,
+        m: f64,
+        k: f64,
+        n: f64,
+        count: f64,
+        fp8: bool,
+        peak: f64,
+        curve: impl Fn(f64) -> f64,
+    ) -> f64 {
+        let gflop = 2.0 * m * k * n / 1e9;
+        match self.table {
+            Some(t) => {
+                let e = gemm_table::efficiency(t, m, k, n, fp8, peak, self.gemm_half_gflop);
+                count * gflop * 1e9 / (peak * 1e12 * e.max(1e-3))
+            }
+            None => curve(count * gflop),
+        }
+    }
 }
+
+/// The best-shape efficiency of plain fp32 matmuls on an H200's CUDA cores (cuBLAS SGEMM,
+/// PyTorch's default `allow_tf32 = False`), over its 67 TFLOP/s.
+///
+/// Calibrated, not measured by a GEMM benchmark (`gemm.jsonl` has bf16 and fp8 only): the
+/// fp32 `transformers` steps C04, C19 and C23 took 1.25, 1.15 and 1.28 times memfit's step at
+/// the 16-bit ceiling of 0.80 with every other mechanism in place; C19 (SmolLM2 1.7B) alone
+/// gives 0.80/1.15 ≈ 0.68, 45.6 TFLOP/s (C04 and C23 then come out 9 and 11 % short, the
+/// same side as the bf16 steps). Other GPUs keep their 16-bit ceiling for fp32.
+///
+/// # Example
+/// H200, `precision=fp32`, a 137 GFLOP GEMM: F_½ scaled to the CUDA cores 4·67/989.4 =
+/// 0.27 GFLOP, e = 0.68·137/137.27 = 0.679, t = 137e9/(67e12·0.679) = 3.01 ms.
+pub(crate) const FP32_CEILING_H200: f64 = 0.68;
 
 /// `(e_max, F_½)` of a GPU's GEMM efficiency curve (see [`Hw::gemm_s`]).
 pub(crate) fn gemm_curve(gpu: &str) -> (f64, f64) {

@@ -2,14 +2,20 @@
 //! efficiency, memory-bound element-wise work, each parallel dimension's communication
 //! (what overlaps and what does not), the pipeline bubble, the optimizer step and offload.
 //!
-//! Every constant is a physical measurement (GEMM throughput by size, NCCL bus bandwidth,
-//! FlashAttention's utilisation), cited where it is defined — none is fitted to end-to-end
-//! training throughput. The published training runs in `tests/data/train_runs.json` test
-//! the result (`tests/step_time.rs`).
+//! Every constant is a physical measurement (GEMM throughput by shape and size, NCCL bus
+//! bandwidth, FlashAttention's rates), cited where it is defined. Three are calibrated on
+//! the phases of the H200 `transformers` steps (`tests/data/cuda_h200/train.jsonl`) and say
+//! so: the H200's plain-fp32 GEMM ceiling ([`hardware::FP32_CEILING_H200`]), the exposed
+//! launches of a Hugging Face MoE expert loop ([`eager::EXPERT_LAUNCHES`]) and the
+//! optimizer's host time a step ([`eager::HOST_STEP_S`]). The published training runs in
+//! `tests/data/train_runs.json` test the result (`tests/step_time.rs`), and the H200 steps
+//! `tests/cuda_measured.rs`.
 
 mod collectives;
 mod data_parallel;
+pub mod eager;
 pub mod flops;
+pub mod gemm_table;
 pub mod hardware;
 mod optimizer;
 mod pipeline;
@@ -76,6 +82,26 @@ pub struct StepTime {
     pub hfu: f64,
     /// Where the time goes.
     pub breakdown: Breakdown,
+    /// Where the GEMM rates come from (an assumption the figure rests on).
+    #[serde(default)]
+    pub gemm_rates: GemmRates,
+    /// Eager PyTorch's own costs are counted (`framework=pytorch`, `modules=hf`: unfused
+    /// element-wise kernels, the optimizer's `foreach` passes, the MoE expert loop;
+    /// [`eager`]). `torch.compile` would fuse most of them away; the figure does not assume it.
+    #[serde(default)]
+    pub eager_costs: bool,
+}
+
+/// Where a step's GEMM rates come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GemmRates {
+    /// Measured on this GPU by shape and precision ([`gemm_table`]).
+    Measured,
+    /// No measurement for this GPU and precision (or a `tflops` override): the data-sheet
+    /// peak times the size curve of [`Hw::gemm_s`].
+    #[default]
+    PeakCurve,
 }
 
 /// The step time of a training scenario (`None` for inference and serving).
@@ -85,7 +111,11 @@ pub struct StepTime {
 /// per micro-batch on the most loaded stage (L_s layers; the last stage adds the logits and
 /// the loss, [`loss_time`]):
 ///   t_mb = L_s·(3·G + (1+2.5)·A + 3·E + Q + R + T_tp + T_ep + max(0, T_cp − A_cp))
-///          G = Σ GEMMs at e(F), A = attention at 0.55 of peak, E = element-wise at 0.8 HBM,
+///          G = Σ GEMMs at e(F) (the measured rate by shape where the GPU has a table,
+///          [`gemm_table`]; adapters: no weight gradient, 2·G), A = attention at 0.55 of peak
+///          (measured FlashAttention rates on an H200), E = element-wise at 0.8 HBM (eager
+///          PyTorch with Hugging Face modules: its unfused kernels at the copy rate,
+///          [`eager::elementwise_bytes`]; MoE: the expert loop, [`eager::expert_loop_s`]),
 ///          Q = fp8 quantization's bytes forward and backward at 0.8 HBM ([`fp8_quant_bytes`]),
 ///          R = recomputation (full: G + A + E again for the checkpointed share of the
 ///          layers, `ckpt_layers`; selective: A), T_* = collectives
@@ -100,7 +130,9 @@ pub struct StepTime {
 /// contention: each hidden collective c beside compute w adds max(c, w + φ·min(c, w)) −
 ///   max(c, w), φ = 24/n_SM ([`contended`]): TP overlap and CP's ring inside t_mb, DP and
 ///   interleaved pipeline transfers on the step
-/// optimizer: 30 B per local parameter / (0.8·HBM);  offload: PCIe transfers + CPU-Adam
+/// optimizer: 30 B per local trainable parameter / (0.8·HBM) (eager PyTorch: the measured
+///   traffic of torch.optim's implementations, [`eager::optimizer_s`]);
+///   offload: PCIe transfers + CPU-Adam
 /// step = pipeline + exposed DP + DP/PP contention + optimizer + offload
 /// MFU = F_token·tokens / (step · GPUs · peak)
 /// ```
@@ -205,27 +237,35 @@ struct Block {
 fn block(x: &Ctx) -> Block {
     let (s, hw, arch, k) = (x.s, &x.hw, x.arch, x.k);
     let w = flops::block(arch, x.b, x.seq, x.t, x.c, k);
-    let g: f64 = w.gemms().iter().map(|y| hw.gemm_s(y.flops() / 1e9)).sum();
-    // Attention runs in 16 bits even in fp8 training.
-    let peak16 = perf(&s.cluster.gpu).tflops_16 * 1e12;
-    let heads = (arch.heads as f64 / x.t).ceil();
-    let a = match s.activations.attn {
-        Attn::Eager => {
-            // Both products over the full s² (masked afterwards), one head at a time, and
-            // the softmax (+ dropout mask) reading and writing the scores.
-            let one = 2.0 * x.seq * (x.seq / x.c) * arch.head_dim as f64 / 1e9;
-            let gemms = 2.0 * x.b * heads * hw.gemm16_s(one);
-            let scores = x.b * heads * x.seq * (x.seq / x.c);
-            let drop = if s.activations.dropout { 3.0 } else { 0.0 };
-            gemms + scores * (2.0 * k + drop) / (hw.hbm * 1e9 * HBM_EFFICIENCY)
-        }
-        _ => w.attention_flops / (peak16 * attention_efficiency(s)),
-    };
+    let eager_hf = eager::applies(s);
+    let g: f64 = w.gemms().iter().map(|y| gemm_time(x, y, eager_hf)).sum();
+    let a = attention_time(x, &w);
     let (qf, qb) = fp8_quant_bytes(s, &w);
     let bw = hw.hbm * 1e9 * HBM_EFFICIENCY;
-    let e = w.elementwise_bytes / bw;
-    let fwd = g + a + e + qf / bw;
-    let bwd = 2.0 * g + ATTENTION_BACKWARD * a + 2.0 * e + qb / bw;
+    // Eager PyTorch runs each element-wise op as its own kernel ([`eager::elementwise_bytes`],
+    // at the measured copy rate); fused stacks move the block's fused count.
+    let e = if eager_hf {
+        eager::elementwise_bytes(s, arch, x.tokens, x.t) / (hw.hbm * 1e9 * eager::HBM_COPY)
+    } else {
+        w.elementwise_bytes / bw
+    };
+    // Hugging Face MoE blocks run their experts in a Python loop ([`eager::expert_loop_s`]).
+    let moe_loop = if eager_hf && arch.experts > 0 {
+        eager::expert_loop_s(arch) * (arch.layers - arch.first_dense.min(arch.layers)) as f64
+            / arch.layers.max(1) as f64
+    } else {
+        0.0
+    };
+    let fwd = g + a + e + qf / bw + moe_loop;
+    // Frozen weights (adapters) compute no weight gradient: the backward's GEMMs are the
+    // data gradients alone (measured: C16, C17 backward/forward 1.31, 1.27 against 1.9–2.1
+    // for full fine-tuning).
+    let wgrad = if s.finetune.kind() == crate::scenario::Finetune::Full {
+        1.0
+    } else {
+        0.0
+    };
+    let bwd = (1.0 + wgrad) * g + ATTENTION_BACKWARD * a + 2.0 * e + qb / bw + 2.0 * moe_loop;
     let recompute = match s.activations.recompute {
         Recompute::None => 0.0,
         Recompute::Selective => a,
@@ -239,6 +279,72 @@ fn block(x: &Ctx) -> Block {
         fwd,
         bwd,
         recompute,
+    }
+}
+
+/// One weight GEMM family of a block, seconds: `count` GEMMs at [`Hw::gemm_mkn_s`]; a
+/// Hugging Face MoE block's routed experts as one GEMM per expert over its share of the
+/// tokens ([`eager::expert_rows`]), the shared experts over all of them.
+fn gemm_time(x: &Ctx, y: &flops::Gemm, eager_hf: bool) -> f64 {
+    let arch = x.arch;
+    let routed = arch.top_k as f64;
+    // The experts' two GEMM families (the router is the 16-bit one, `Feed::High`).
+    let experts = arch.experts > 0
+        && y.feed != flops::Feed::High
+        && (y.count - (routed + arch.shared_experts as f64).max(1.0)).abs() < 0.5;
+    if eager_hf && experts && y.count >= 1.0 {
+        let (rows, n) = eager::expert_rows(arch, y.m);
+        let shared = y.count - routed;
+        n * x.hw.gemm_mkn_s(rows, y.k, y.n, 1.0) + x.hw.gemm_mkn_s(y.m, y.k, y.n, shared.max(0.0))
+    } else {
+        x.hw.gemm_mkn_s(y.m, y.k, y.n, y.count)
+    }
+}
+
+/// One block's attention core per micro-batch, forward seconds (the backward is
+/// `ATTENTION_BACKWARD` times it).
+///
+/// - Eager attention: both products over the full `s²` (masked afterwards), one head at a
+///   time, and the passes over the scores: the softmax (+ dropout mask) reading and writing
+///   them, or under Hugging Face modules the mask, the fp32 softmax and the cast
+///   ([`eager::score_bytes`]).
+/// - FlashAttention on an H200 outside Megatron: the measured rate by the call's size
+///   ([`gemm_table::flash_h200_tflops`]).
+/// - Otherwise the share of the 16-bit peak of [`attention_efficiency`].
+///
+/// # Example
+/// Llama 3 8B on an H200 (PyTorch SDPA), b 1, s 4,096: forward 137.4 GFLOP, forward +
+/// backward 481 GFLOP at 424 TFLOP/s: 1.13 ms, of which the forward 0.324 ms.
+fn attention_time(x: &Ctx, w: &flops::BlockWork) -> f64 {
+    let (s, hw, arch, k) = (x.s, &x.hw, x.arch, x.k);
+    // Attention runs in 16 bits even in fp8 training.
+    let peak16 = perf(&s.cluster.gpu).tflops_16 * 1e12;
+    let heads = (arch.heads as f64 / x.t).ceil();
+    match s.activations.attn {
+        Attn::Eager => {
+            let one = 2.0 * x.seq * (x.seq / x.c) * arch.head_dim as f64 / 1e9;
+            // `torch.matmul` of the Hugging Face code batches every head in one call.
+            let gemms = if eager::applies(s) {
+                2.0 * hw.gemm16_s(one * x.b * heads)
+            } else {
+                2.0 * x.b * heads * hw.gemm16_s(one)
+            };
+            let scores = x.b * heads * x.seq * (x.seq / x.c);
+            let drop = if s.activations.dropout { 3.0 } else { 0.0 };
+            let (beta, rate) = if eager::applies(s) {
+                (eager::score_bytes(k), eager::HBM_COPY)
+            } else {
+                (2.0 * k, HBM_EFFICIENCY)
+            };
+            gemms + scores * (beta + drop) / (hw.hbm * 1e9 * rate)
+        }
+        Attn::Flash1 => w.attention_flops / (peak16 * attention_efficiency(s)),
+        _ if s.cluster.gpu == "h200" && s.stack.framework != Framework::Megatron => {
+            let f = (1.0 + ATTENTION_BACKWARD) * w.attention_flops / 1e9;
+            let fwd_bwd = f / (gemm_table::flash_h200_tflops(f) * 1e3);
+            fwd_bwd / (1.0 + ATTENTION_BACKWARD)
+        }
+        _ => w.attention_flops / (peak16 * attention_efficiency(s)),
     }
 }
 
@@ -361,8 +467,13 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
         blk.fwd + blk.bwd + blk.recompute + tp + ep_total + cp_exposed + block_contention;
     // The last stage also computes the logits and the loss (the first the embedding, a
     // lookup).
-    let logits =
-        x.hw.gemm16_s(flops::logits(x.arch, x.tokens, x.t).flops() / 1e9) * 3.0 + loss_time(&x);
+    let head = flops::logits(x.arch, x.tokens, x.t);
+    let head_passes = if s.finetune.kind() == crate::scenario::Finetune::Full {
+        3.0
+    } else {
+        2.0
+    };
+    let logits = x.hw.gemm16_mkn_s(head.m, head.k, head.n) * head_passes + loss_time(&x);
     let t_mb = layers * block_mb + logits;
     let (bubble, pp_comm, pp_exposed, pipeline) = pipeline_time(&x, t_mb);
     let (dp_total, dp_exposed, dp_contention) = dp_time(&x, &blk, dp_bytes);
@@ -389,6 +500,12 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
         tokens_per_s_per_gpu: tokens_step / step / gpus,
         mfu,
         hfu: mfu * (1.0 + extra),
+        gemm_rates: if x.hw.table.is_some() {
+            GemmRates::Measured
+        } else {
+            GemmRates::PeakCurve
+        },
+        eager_costs: eager::applies(s),
         breakdown: Breakdown {
             compute_s: m * (layers * (blk.fwd + blk.bwd) + logits),
             recompute_s: m * layers * blk.recompute,

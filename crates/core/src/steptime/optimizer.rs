@@ -30,7 +30,22 @@ pub(crate) fn optimizer_time(x: &Ctx, p: &Prepared) -> (f64, f64) {
             0.0,
             local * 6.0 / (PCIE_GBPS * 1e9) + local * gpus_on_node / CPU_ADAM_PER_S,
         )
+    } else if let Some(t) = eager::optimizer_s(s, p, local, x.hw.hbm).filter(|_| eager::applies(s))
+    {
+        (t, 0.0)
     } else {
-        (local * ADAM_BYTES / (x.hw.hbm * 1e9 * HBM_EFFICIENCY), 0.0)
+        let trainable = if s.finetune.kind() == crate::scenario::Finetune::Full {
+            local
+        } else {
+            // Adapters: only they step (their share of the stage like the weights').
+            crate::train::lora_params(&p.arch, s.finetune.rank(), s.finetune.targets()) as f64
+                / x.n_stages as f64
+                / x.t
+                / shard
+        };
+        (
+            trainable * ADAM_BYTES / (x.hw.hbm * 1e9 * HBM_EFFICIENCY),
+            0.0,
+        )
     }
 }
