@@ -71,9 +71,16 @@ pub const H200: &[Rate] = &[
 ];
 
 /// The measured table of a GPU preset (`None`: none measured; the size curve applies).
+///
+/// The H100 SXM (`h100-80`) takes the H200's: the same GH100 die (132 SMs, 1,980 MHz boost,
+/// 989.4 dense bf16 TFLOP/s) at the same 700 W; only the memory differs (HBM3 3.35 TB/s
+/// against HBM3e 4.8), which these compute-bound shapes (over 1,000 FLOP a byte) do not
+/// feel. Measured on the published H100 runs: their signed median error −9.6 → −4.5 % (the
+/// curve's best-shape ceiling, 0.80, was above 39 of the 40 measured shapes). The PCIe and
+/// NVL H100s (350–400 W, lower clocks) and the GH200 keep the curve.
 pub fn table(gpu: &str) -> Option<&'static [Rate]> {
     match gpu {
-        "h200" => Some(H200),
+        "h200" | "h100-80" => Some(H200),
         _ => None,
     }
 }
@@ -114,7 +121,8 @@ pub fn efficiency(t: &[Rate], m: f64, k: f64, n: f64, fp8: bool, peak: f64, half
     rate / peak * c(f) / c(fj)
 }
 
-/// FlashAttention's forward + backward rate on an H200 (PyTorch's SDPA, causal, bf16), TFLOP/s,
+/// FlashAttention's forward + backward rate on an H200, and an H100 SXM as [`table`] says
+/// (PyTorch's SDPA, causal, bf16), TFLOP/s,
 /// for a call of `f` GFLOP forward + backward (`3.5 ×` the causal forward).
 ///
 /// # Formula

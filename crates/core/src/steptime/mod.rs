@@ -113,7 +113,7 @@ pub enum GemmRates {
 ///   t_mb = L_s·(3·G + (1+2.5)·A + 3·E + Q + R + T_tp + T_ep + max(0, T_cp − A_cp))
 ///          G = Σ GEMMs at e(F) (the measured rate by shape where the GPU has a table,
 ///          [`gemm_table`]; adapters: no weight gradient, 2·G), A = attention at 0.55 of peak
-///          (measured FlashAttention rates on an H200), E = element-wise at 0.8 HBM (eager
+///          (measured FlashAttention rates on an H200 and H100 SXM), E = element-wise at 0.8 HBM (eager
 ///          PyTorch with Hugging Face modules: its unfused kernels at the copy rate,
 ///          [`eager::elementwise_bytes`]; MoE: the expert loop, [`eager::expert_loop_s`]),
 ///          Q = fp8 quantization's bytes forward and backward at 0.8 HBM ([`fp8_quant_bytes`]),
@@ -308,7 +308,8 @@ fn gemm_time(x: &Ctx, y: &flops::Gemm, eager_hf: bool) -> f64 {
 ///   time, and the passes over the scores: the softmax (+ dropout mask) reading and writing
 ///   them, or under Hugging Face modules the mask, the fp32 softmax and the cast
 ///   ([`eager::score_bytes`]).
-/// - FlashAttention on an H200 outside Megatron: the measured rate by the call's size
+/// - FlashAttention on a GPU with a measured table (H200, H100 SXM) outside Megatron: the
+///   measured rate by the call's size
 ///   ([`gemm_table::flash_h200_tflops`]).
 /// - Otherwise the share of the 16-bit peak of [`attention_efficiency`].
 ///
@@ -339,7 +340,9 @@ fn attention_time(x: &Ctx, w: &flops::BlockWork) -> f64 {
             gemms + scores * (beta + drop) / (hw.hbm * 1e9 * rate)
         }
         Attn::Flash1 => w.attention_flops / (peak16 * attention_efficiency(s)),
-        _ if s.cluster.gpu == "h200" && s.stack.framework != Framework::Megatron => {
+        _ if gemm_table::table(&s.cluster.gpu).is_some()
+            && s.stack.framework != Framework::Megatron =>
+        {
             let f = (1.0 + ATTENTION_BACKWARD) * w.attention_flops / 1e9;
             let fwd_bwd = f / (gemm_table::flash_h200_tflops(f) * 1e3);
             fwd_bwd / (1.0 + ATTENTION_BACKWARD)
