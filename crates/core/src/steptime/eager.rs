@@ -29,16 +29,22 @@ pub fn applies(s: &Scenario) -> bool {
 
 /// Bytes of the residual stream's values (`k_r`) and of the MLP's inner values (`k_f`).
 ///
-/// Under autocast the weights are fp32: the embedding's output, the residual adds and the
-/// norms stay fp32 (4 B) while the linears' outputs are bf16 (2 B); pure bf16 and adapters
-/// over a bf16 base keep both at 2 B; fp32 both at 4 B.
+/// Under autocast over fp32 weights ([`crate::activations::autocast`], as the memory model
+/// has it: not under FSDP's mixed precision, nor LoRA's 16-bit base) the embedding's output,
+/// the residual adds and the norms stay fp32 (4 B) while the linears' outputs are bf16
+/// (2 B); otherwise both are the compute width (2 B; fp32 4 B).
 fn widths(s: &Scenario) -> (f64, f64) {
-    let base16 = s.numerics.precision == Precision::Bf16Pure || s.finetune.kind() != Finetune::Full;
-    match s.numerics.precision {
-        Precision::Fp32 => (4.0, 4.0),
-        _ if base16 => (2.0, 2.0),
-        _ => (4.0, 2.0),
-    }
+    let kf = if s.numerics.precision == Precision::Fp32 {
+        4.0
+    } else {
+        2.0
+    };
+    let kr = if crate::activations::autocast(s) {
+        4.0
+    } else {
+        kf
+    };
+    (kr, kf)
 }
 
 /// The forward element-wise bytes of one block over `tokens` tokens on a `t`-way rank, in

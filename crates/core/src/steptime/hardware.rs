@@ -226,38 +226,35 @@ impl Hw {
         let e = self.ceiling16 * gflop / (gflop + self.gemm_half_gflop);
         gflop * 1e9 / (self.tflops16 * 1e12 * e.max(1e-3))
     }
-    /// Seconds for one `m × k · k × n` GEMM at the compute precision: the measured rate of
-    /// the nearest shape where the GPU has a table ([`gemm_table::efficiency`]), else
-    /// [`Hw::gemm_s`]'s curve.
+    /// Seconds for `count` GEMMs of `m × k · k × n` at the compute precision: the measured
+    /// rates by shape where the GPU has a table ([`gemm_table::efficiency`]), else
+    /// [`Hw::gemm_s`]'s curve, on which `count` GEMMs go as one of `count` times the FLOPs
+    /// (as memfit has always timed the experts' GEMMs).
     ///
     /// # Example
-    /// H200 bf16, 8,192 × 4,096 · 4,096 × 6,144 (412 GFLOP): 800.6 TFLOP/s measured, 0.515 ms
-    /// (the curve: 0.80 · 412/416 of 989.4 = 784, 0.526 ms).
-    /// `count` such GEMMs go as one of `count` times the FLOPs on the curve (as memfit has
-    /// always timed the experts' GEMMs), as `count` single ones on a table.
+    /// H200 bf16, 8,192 × 4,096 · 4,096 × 6,144 (412 GFLOP), a measured shape: 800.6 TFLOP/s,
+    /// 0.515 ms (the curve: 0.80 · 412/416 of 989.4 = 784, 0.526 ms).
     pub fn gemm_mkn_s(&self, m: f64, k: f64, n: f64, count: f64) -> f64 {
-        self.mkn_s(m, k, n, count, self.fp8, self.tflops, |f| self.gemm_s(f))
+        let e = |t| gemm_table::efficiency(t, m, k, n, self.fp8, self.tflops, self.gemm_half_gflop);
+        self.table_or_curve([m, k, n, count], self.tflops, e, |f| self.gemm_s(f))
     }
     /// [`Hw::gemm_mkn_s`] for a GEMM fp8 training keeps in 16 bits ([`Hw::gemm16_s`]).
     pub fn gemm16_mkn_s(&self, m: f64, k: f64, n: f64) -> f64 {
-        self.mkn_s(m, k, n, 1.0, false, self.tflops16, |f| self.gemm16_s(f))
+        let e = |t| gemm_table::efficiency(t, m, k, n, false, self.tflops16, self.gemm_half_gflop);
+        self.table_or_curve([m, k, n, 1.0], self.tflops16, e, |f| self.gemm16_s(f))
     }
-    fn mkn_s(
+    /// `count` GEMMs of `[m, k, n, count]` at the table's efficiency `e` of the peak `peak`
+    /// TFLOP/s, or on the curve.
+    fn table_or_curve(
         &self,
-        m: f64,
-        k: f64,
-        n: f64,
-        count: f64,
-        fp8: bool,
+        [m, k, n, count]: [f64; 4],
         peak: f64,
+        e: impl Fn(&'static [gemm_table::Rate]) -> f64,
         curve: impl Fn(f64) -> f64,
     ) -> f64 {
         let gflop = 2.0 * m * k * n / 1e9;
         match self.table {
-            Some(t) => {
-                let e = gemm_table::efficiency(t, m, k, n, fp8, peak, self.gemm_half_gflop);
-                count * gflop * 1e9 / (peak * 1e12 * e.max(1e-3))
-            }
+            Some(t) => count * gflop * 1e9 / (peak * 1e12 * e(t).max(1e-3)),
             None => curve(count * gflop),
         }
     }
@@ -267,10 +264,11 @@ impl Hw {
 /// PyTorch's default `allow_tf32 = False`), over its 67 TFLOP/s.
 ///
 /// Calibrated, not measured by a GEMM benchmark (`gemm.jsonl` has bf16 and fp8 only): the
-/// fp32 `transformers` steps C04, C19 and C23 took 1.25, 1.15 and 1.28 times memfit's step at
-/// the 16-bit ceiling of 0.80 with every other mechanism in place; C19 (SmolLM2 1.7B) alone
-/// gives 0.80/1.15 ≈ 0.68, 45.6 TFLOP/s (C04 and C23 then come out 9 and 11 % short, the
-/// same side as the bf16 steps). Other GPUs keep their 16-bit ceiling for fp32.
+/// fp32 `transformers` step C19 (SmolLM2 1.7B: no GQA, so SDPA's memory-efficient kernel, its
+/// step GEMM-bound) took 1.15 times memfit's at the 16-bit ceiling of 0.80 with every other
+/// mechanism in place: 0.80/1.15 ≈ 0.68, 45.6 TFLOP/s. Checked on the other fp32 steps: C04
+/// and C23 (whose SDPA runs the math fallback in fp32, GQA) come out +5.5 and +4.1 %, C07
+/// +2.2 %, C22 −6.1 %, C02 +7.4 %. Other GPUs keep their 16-bit ceiling for fp32.
 ///
 /// # Example
 /// H200, `precision=fp32`, a 137 GFLOP GEMM: F_½ scaled to the CUDA cores 4·67/989.4 =

@@ -308,6 +308,12 @@ fn gemm_time(x: &Ctx, y: &flops::Gemm, eager_hf: bool) -> f64 {
 ///   time, and the passes over the scores: the softmax (+ dropout mask) reading and writing
 ///   them, or under Hugging Face modules the mask, the fp32 softmax and the cast
 ///   ([`eager::score_bytes`]).
+/// - `attn=sdpa` under Hugging Face modules runs the kernel PyTorch dispatches to
+///   ([`crate::activations::sdpa_kernel`], as the memory model counts it): the math fallback
+///   (fp32 with GQA) as eager attention; the memory-efficient kernel with a mask (a sliding
+///   window the sequence reaches) over the full `s²`, the dense mask leaving no causal
+///   block to skip, at FlashAttention's rate (the CUTLASS kernel is not measured; it is
+///   not faster).
 /// - FlashAttention on a GPU with a measured table (H200, H100 SXM) outside Megatron: the
 ///   measured rate by the call's size
 ///   ([`gemm_table::flash_h200_tflops`]).
@@ -317,38 +323,55 @@ fn gemm_time(x: &Ctx, y: &flops::Gemm, eager_hf: bool) -> f64 {
 /// Llama 3 8B on an H200 (PyTorch SDPA), b 1, s 4,096: forward 137.4 GFLOP, forward +
 /// backward 481 GFLOP at 424 TFLOP/s: 1.13 ms, of which the forward 0.324 ms.
 fn attention_time(x: &Ctx, w: &flops::BlockWork) -> f64 {
-    let (s, hw, arch, k) = (x.s, &x.hw, x.arch, x.k);
+    let (s, arch) = (x.s, x.arch);
     // Attention runs in 16 bits even in fp8 training.
     let peak16 = perf(&s.cluster.gpu).tflops_16 * 1e12;
-    let heads = (arch.heads as f64 / x.t).ceil();
+    let kernel = if eager::applies(s) {
+        crate::activations::sdpa_kernel(s, arch, &crate::activations::Shape::of(s, arch, &x.l))
+    } else {
+        None
+    };
+    use crate::activations::SdpaKernel;
+    // A dense mask computes every block of the s² (twice the causal half).
+    let work = match kernel {
+        Some(SdpaKernel::Efficient { masked: true }) => 2.0 * w.attention_flops,
+        _ => w.attention_flops,
+    };
     match s.activations.attn {
-        Attn::Eager => {
-            let one = 2.0 * x.seq * (x.seq / x.c) * arch.head_dim as f64 / 1e9;
-            // `torch.matmul` of the Hugging Face code batches every head in one call.
-            let gemms = if eager::applies(s) {
-                2.0 * hw.gemm16_s(one * x.b * heads)
-            } else {
-                2.0 * x.b * heads * hw.gemm16_s(one)
-            };
-            let scores = x.b * heads * x.seq * (x.seq / x.c);
-            let drop = if s.activations.dropout { 3.0 } else { 0.0 };
-            let (beta, rate) = if eager::applies(s) {
-                (eager::score_bytes(k), eager::HBM_COPY)
-            } else {
-                (2.0 * k, HBM_EFFICIENCY)
-            };
-            gemms + scores * (beta + drop) / (hw.hbm * 1e9 * rate)
-        }
+        _ if kernel == Some(SdpaKernel::Math) => eager_attention(x),
+        Attn::Eager => eager_attention(x),
         Attn::Flash1 => w.attention_flops / (peak16 * attention_efficiency(s)),
         _ if gemm_table::table(&s.cluster.gpu).is_some()
             && s.stack.framework != Framework::Megatron =>
         {
-            let f = (1.0 + ATTENTION_BACKWARD) * w.attention_flops / 1e9;
+            let f = (1.0 + ATTENTION_BACKWARD) * work / 1e9;
             let fwd_bwd = f / (gemm_table::flash_h200_tflops(f) * 1e3);
             fwd_bwd / (1.0 + ATTENTION_BACKWARD)
         }
-        _ => w.attention_flops / (peak16 * attention_efficiency(s)),
+        _ => work / (peak16 * attention_efficiency(s)),
     }
+}
+
+/// Eager attention's forward per block and micro-batch, seconds: both products over the full
+/// `s²` (masked afterwards) and the passes over the scores ([`attention_time`]).
+fn eager_attention(x: &Ctx) -> f64 {
+    let (s, hw, arch, k) = (x.s, &x.hw, x.arch, x.k);
+    let heads = (arch.heads as f64 / x.t).ceil();
+    let one = 2.0 * x.seq * (x.seq / x.c) * arch.head_dim as f64 / 1e9;
+    // `torch.matmul` of the Hugging Face code batches every head in one call.
+    let gemms = if eager::applies(s) {
+        2.0 * hw.gemm16_s(one * x.b * heads)
+    } else {
+        2.0 * x.b * heads * hw.gemm16_s(one)
+    };
+    let scores = x.b * heads * x.seq * (x.seq / x.c);
+    let drop = if s.activations.dropout { 3.0 } else { 0.0 };
+    let (beta, rate) = if eager::applies(s) {
+        (eager::score_bytes(k), eager::HBM_COPY)
+    } else {
+        (2.0 * k, HBM_EFFICIENCY)
+    };
+    gemms + scores * (beta + drop) / (hw.hbm * 1e9 * rate)
 }
 
 /// The memory traffic fp8 training adds to one block's micro-batch, `(forward, backward)`
