@@ -185,13 +185,37 @@ pub fn expert_rows(arch: &Arch, tokens: f64) -> (f64, f64) {
     (tokens * arch.top_k as f64 / e, e)
 }
 
-/// Bytes per score of eager attention's forward in the `transformers` code: the `QKᵀ`
-/// output (`k`), the mask added (read `k` twice, write `k`), `softmax(dtype=float32)` (read
-/// `k`, write 4), the cast back (read 4, write `k`), `AV` reading it (`k`): `6·k + 8`; 20 at
-/// 2 B, 32 in fp32. By count; with it the eager runs C08 and C21 (autocast) come out 0.70
-/// and 0.80 of their measured steps, C02 (fp32) 1.07.
-pub fn score_bytes(k: f64) -> f64 {
-    6.0 * k + 8.0
+/// Bytes per score of eager attention's forward in the `transformers` code, or of SDPA's
+/// math fallback (`math`), the scores `k` bytes wide.
+///
+/// # Formula
+/// ```text
+/// eager:  k (QKᵀ) + 2k (· scaling) + k + k_m + k_p (+ mask) + k_p + 4 (softmax in fp32)
+///         + [k < 4] 4 + k (the cast back) + k (AV reads)
+/// math:   k (QKᵀ, q pre-scaled) + 2k + k (+ causal bias) + 2k (softmax) + k (AV)
+/// ```
+/// `k_m` the additive mask's width: the model's float dtype, so 4 B under autocast (its
+/// parameters are fp32) and `k` otherwise; `k_p = max(k, k_m)`, the sum's promoted width.
+/// Source: transformers 5.17 `eager_attention_forward` (Llama, Qwen2, Mistral: `matmul(q, kᵀ)
+/// · scaling + causal_mask`, `softmax(…, dtype=float32).to(q.dtype)`); PyTorch
+/// `_scaled_dot_product_attention_math`.
+///
+/// # Example
+/// Autocast (k 2, mask fp32): 2 + 4 + 10 + 8 + 6 + 2 = 32 B; pure bf16 26; fp32 36; the math
+/// fallback in fp32 28. Measured: C21 (Llama 3.2 1B, eager under autocast) was 0.80 of its
+/// measured step with the 20 B of the count that left out the scaling and the promotion.
+pub fn score_bytes(s: &Scenario, k: f64, math: bool) -> f64 {
+    if math {
+        return 7.0 * k;
+    }
+    let km = if crate::activations::autocast(s) {
+        4.0
+    } else {
+        k
+    };
+    let kp = k.max(km);
+    let cast = if k < 4.0 { 4.0 + k } else { 0.0 };
+    k + 2.0 * k + (k + km + kp) + (kp + 4.0) + cast + k
 }
 
 /// Parameter tensors of a model (what `torch.optim` loops over): every weight matrix, each

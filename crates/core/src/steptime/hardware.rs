@@ -267,8 +267,9 @@ impl Hw {
 /// fp32 `transformers` step C19 (SmolLM2 1.7B: no GQA, so SDPA's memory-efficient kernel, its
 /// step GEMM-bound) took 1.15 times memfit's at the 16-bit ceiling of 0.80 with every other
 /// mechanism in place: 0.80/1.15 ≈ 0.68, 45.6 TFLOP/s. Checked on the other fp32 steps: C04
-/// and C23 (whose SDPA runs the math fallback in fp32, GQA) come out +5.5 and +4.1 %, C07
-/// +2.2 %, C22 −6.1 %, C02 +7.4 %. Other GPUs keep their 16-bit ceiling for fp32.
+/// and C23 (whose SDPA runs the math fallback in fp32, GQA) come out +4.7 and +3.2 %, C07
+/// −0.1 %, C22 −6.1 %, C02 (eager attention) +9.4 %. Other GPUs keep their 16-bit ceiling for
+/// fp32.
 ///
 /// # Example
 /// H200, `precision=fp32`, a 137 GFLOP GEMM: F_½ scaled to the CUDA cores 4·67/989.4 =

@@ -338,8 +338,8 @@ fn attention_time(x: &Ctx, w: &flops::BlockWork) -> f64 {
         _ => w.attention_flops,
     };
     match s.activations.attn {
-        _ if kernel == Some(SdpaKernel::Math) => eager_attention(x),
-        Attn::Eager => eager_attention(x),
+        _ if kernel == Some(SdpaKernel::Math) => eager_attention(x, true),
+        Attn::Eager => eager_attention(x, false),
         Attn::Flash1 => w.attention_flops / (peak16 * attention_efficiency(s)),
         _ if gemm_table::table(&s.cluster.gpu).is_some()
             && s.stack.framework != Framework::Megatron =>
@@ -354,7 +354,7 @@ fn attention_time(x: &Ctx, w: &flops::BlockWork) -> f64 {
 
 /// Eager attention's forward per block and micro-batch, seconds: both products over the full
 /// `s²` (masked afterwards) and the passes over the scores ([`attention_time`]).
-fn eager_attention(x: &Ctx) -> f64 {
+fn eager_attention(x: &Ctx, math: bool) -> f64 {
     let (s, hw, arch, k) = (x.s, &x.hw, x.arch, x.k);
     let heads = (arch.heads as f64 / x.t).ceil();
     let one = 2.0 * x.seq * (x.seq / x.c) * arch.head_dim as f64 / 1e9;
@@ -367,7 +367,7 @@ fn eager_attention(x: &Ctx) -> f64 {
     let scores = x.b * heads * x.seq * (x.seq / x.c);
     let drop = if s.activations.dropout { 3.0 } else { 0.0 };
     let (beta, rate) = if eager::applies(s) {
-        (eager::score_bytes(k), eager::HBM_COPY)
+        (eager::score_bytes(s, k, math), eager::HBM_COPY)
     } else {
         (2.0 * k, HBM_EFFICIENCY)
     };
