@@ -682,3 +682,28 @@ fn sdpa_kernel_sets_the_attention_time() {
     // Everything else grows by one token in 4,096 (under 0.5 ms here).
     assert!((got - want).abs() < 5e-4, "{got} vs {want}");
 }
+
+/// A tensor-core GEMM whose K or N is off the 16-byte grain (GPT-2's 50,257-token LM head)
+/// runs at half the rate under Hugging Face modules; Megatron pads its vocabulary to a
+/// multiple of 128·t, so its shapes are not penalised; nor is fp32 on the CUDA cores.
+#[test]
+fn misaligned_gemms_at_half_rate() {
+    use memfit_core::steptime::Hw;
+    let hw = |q: &str| Hw::of(&decode(q).0.scenario);
+    let ratio = |h: &Hw| {
+        h.gemm16_mkn_s(8192.0, 1024.0, 50_257.0) / h.gemm16_mkn_s(8192.0, 1024.0, 50_256.0)
+    };
+    let hf = hw("model=llama-3-8b&gpu=h200&framework=pytorch");
+    assert!((ratio(&hf) - 2.0).abs() < 1e-3, "{}", ratio(&hf));
+    let mega = hw("model=llama-3-8b&gpu=h200&framework=megatron");
+    assert!((ratio(&mega) - 1.0).abs() < 1e-3, "{}", ratio(&mega));
+    let fp32 = hw("model=llama-3-8b&gpu=h200&framework=pytorch&precision=fp32");
+    assert!((ratio(&fp32) - 1.0).abs() < 1e-3, "{}", ratio(&fp32));
+    // M (the tokens) is never a leading dimension.
+    assert!(
+        (hf.gemm16_mkn_s(8191.0, 1024.0, 50_256.0) / hf.gemm16_mkn_s(8192.0, 1024.0, 50_256.0)
+            - 1.0)
+            .abs()
+            < 1e-3
+    );
+}

@@ -98,6 +98,10 @@ pub struct Hw {
     pub table: Option<&'static [gemm_table::Rate]>,
     /// The compute precision's GEMMs are fp8 (the table's fp8 column).
     pub fp8: bool,
+    /// GEMMs off the 16-byte grain slow down ([`MISALIGNED_RATE`]): tensor-core GEMMs under
+    /// Hugging Face modules, whose vocabulary is not padded (Megatron and DeepSpeed pad it
+    /// to `128·t`; fp32 on the CUDA cores has no such rule).
+    pub misaligned_slow: bool,
 }
 
 /// The peak of fp32 training's matmuls, TFLOP/s: tf32 tensor cores where tf32 is on
@@ -170,6 +174,7 @@ impl Hw {
         Hw {
             table,
             fp8,
+            misaligned_slow: !plain_fp32(s, p) && super::eager::applies(s),
             tflops16,
             ceiling16,
             sms: p.sms as f64,
@@ -253,7 +258,14 @@ impl Hw {
         curve: impl Fn(f64) -> f64,
     ) -> f64 {
         let gflop = 2.0 * m * k * n / 1e9;
-        match self.table {
+        // A leading dimension off the 16-byte grain (K or N not a multiple of 8 values).
+        let off = |v: f64| v.fract() == 0.0 && v % 8.0 != 0.0;
+        let slow = if self.misaligned_slow && (off(k) || off(n)) {
+            1.0 / MISALIGNED_RATE
+        } else {
+            1.0
+        };
+        slow * match self.table {
             Some(t) => count * gflop * 1e9 / (peak * 1e12 * e(t).max(1e-3)),
             None => curve(count * gflop),
         }
@@ -275,6 +287,24 @@ impl Hw {
 /// H200, `precision=fp32`, a 137 GFLOP GEMM: F_½ scaled to the CUDA cores 4·67/989.4 =
 /// 0.27 GFLOP, e = 0.68·137/137.27 = 0.679, t = 137e9/(67e12·0.679) = 3.01 ms.
 pub(crate) const FP32_CEILING_H200: f64 = 0.68;
+
+/// The share of its rate a tensor-core GEMM keeps when its K or N (a leading dimension in
+/// PyTorch's row-major layout; M never is) is not a multiple of 8 values (16 B of a 16-bit
+/// type): cuBLAS then runs kernels for a smaller alignment (NVIDIA "Matrix Multiplication
+/// Background User's Guide", Tensor Core requirements). GPT-2's vocabulary, 50,257, is the
+/// common case: the LM head's three GEMMs. Counted under Hugging Face modules only:
+/// Megatron and DeepSpeed pad the vocabulary to a multiple of `128·t`
+/// (`--make-vocab-size-divisible-by`), and their other widths are chosen aligned.
+///
+/// # Formula
+/// `t = t_aligned / r`, `r = 0.5`: nanoGPT's step is "~25 %" faster with the vocabulary padded
+/// from 50,257 to 50,304 (karpathy/nanoGPT README), the LM head being 0.29 of GPT-2 124M's
+/// FLOPs (77 of 266 MFLOP a token forward): `1 + 0.29·(1/r − 1) = 1.25` gives `r ≈ 0.54`.
+///
+/// # Example
+/// GPT-2 medium's logits over 8,192 tokens on an H200 (2·8,192·1,024·50,257 = 843 GFLOP a
+/// pass): 1.24 ms at the table's 682 TFLOP/s, 2.47 ms misaligned.
+pub(crate) const MISALIGNED_RATE: f64 = 0.5;
 
 /// `(e_max, F_½)` of a GPU's GEMM efficiency curve (see [`Hw::gemm_s`]).
 pub(crate) fn gemm_curve(gpu: &str) -> (f64, f64) {
