@@ -138,10 +138,10 @@ pub fn elementwise_bytes(s: &Scenario, arch: &Arch, tokens: f64, t: f64) -> f64 
 /// LoRA's own element-wise values per token and block, `Σ (4·d_in + 7·d_out)` over the
 /// adapted matrices (0 without adapters; [`elementwise_bytes`]).
 fn adapter_bytes(s: &Scenario, arch: &Arch) -> f64 {
-    if s.finetune.kind() == Finetune::Full {
+    if s.finetune.kind() == Finetune::Full || arch.layers == 0 {
         return 0.0;
     }
-    let l = arch.layers.max(1) as f64;
+    let l = arch.layers as f64;
     adapted_matrices(s, arch)
         .map(|m| m.count as f64 * (4.0 * m.inp as f64 + 7.0 * m.out as f64))
         .sum::<f64>()
@@ -181,7 +181,10 @@ pub const EXPERT_LAUNCHES: f64 = 1.0;
 /// # Example
 /// OLMoE (64 experts, top 8) at 4,096 tokens: 64 GEMMs of 512 rows.
 pub fn expert_rows(arch: &Arch, tokens: f64) -> (f64, f64) {
-    let e = arch.experts.max(1) as f64;
+    if arch.experts == 0 {
+        return (tokens, 0.0);
+    }
+    let e = arch.experts as f64;
     (tokens * arch.top_k as f64 / e, e)
 }
 

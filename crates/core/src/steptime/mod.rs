@@ -250,9 +250,9 @@ fn block(x: &Ctx) -> Block {
         w.elementwise_bytes / bw
     };
     // Hugging Face MoE blocks run their experts in a Python loop ([`eager::expert_loop_s`]).
-    let moe_loop = if eager_hf && arch.experts > 0 {
+    let moe_loop = if eager_hf && arch.experts > 0 && arch.layers > 0 {
         eager::expert_loop_s(arch) * (arch.layers - arch.first_dense.min(arch.layers)) as f64
-            / arch.layers.max(1) as f64
+            / arch.layers as f64
     } else {
         0.0
     };
@@ -286,16 +286,10 @@ fn block(x: &Ctx) -> Block {
 /// Hugging Face MoE block's routed experts as one GEMM per expert over its share of the
 /// tokens ([`eager::expert_rows`]), the shared experts over all of them.
 fn gemm_time(x: &Ctx, y: &flops::Gemm, eager_hf: bool) -> f64 {
-    let arch = x.arch;
-    let routed = arch.top_k as f64;
-    // The experts' two GEMM families (the router is the 16-bit one, `Feed::High`).
-    let experts = arch.experts > 0
-        && y.feed != flops::Feed::High
-        && (y.count - (routed + arch.shared_experts as f64).max(1.0)).abs() < 0.5;
-    if eager_hf && experts && y.count >= 1.0 {
-        let (rows, n) = eager::expert_rows(arch, y.m);
-        let shared = y.count - routed;
-        n * x.hw.gemm_mkn_s(rows, y.k, y.n, 1.0) + x.hw.gemm_mkn_s(y.m, y.k, y.n, shared.max(0.0))
+    if eager_hf && y.routed > 0.0 && x.arch.experts > 0 {
+        let (rows, n) = eager::expert_rows(x.arch, y.m);
+        let shared = y.count - y.routed;
+        n * x.hw.gemm_mkn_s(rows, y.k, y.n, 1.0) + x.hw.gemm_mkn_s(y.m, y.k, y.n, shared)
     } else {
         x.hw.gemm_mkn_s(y.m, y.k, y.n, y.count)
     }
