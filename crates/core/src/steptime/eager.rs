@@ -381,4 +381,51 @@ mod tests {
         assert_eq!(e, 8192.0 * 579_584.0);
         assert!((e / 1e9 - 4.75).abs() < 0.01);
     }
+
+    /// The score bytes' doc example: autocast 32, pure bf16 26, fp32 36, the math fallback 28.
+    #[test]
+    fn score_bytes_by_hand() {
+        let q = "model=llama-3.2-1b&framework=pytorch";
+        assert_eq!(
+            score_bytes(&scen(&format!("{q}&precision=bf16")), 2.0, false),
+            32.0
+        );
+        assert_eq!(
+            score_bytes(&scen(&format!("{q}&precision=bf16-pure")), 2.0, false),
+            26.0
+        );
+        assert_eq!(
+            score_bytes(&scen(&format!("{q}&precision=fp32")), 4.0, false),
+            36.0
+        );
+        assert_eq!(
+            score_bytes(&scen(&format!("{q}&precision=fp32")), 4.0, true),
+            28.0
+        );
+    }
+
+    /// OLMoE's expert loop: 64 experts of top 8 over 4,096 tokens, 512 rows each, and one
+    /// launch each (0.467 ms a block forward); a dense model has none.
+    #[test]
+    fn expert_loop_by_hand() {
+        let a = scen("model=olmoe-1b-7b").arch();
+        assert_eq!(expert_rows(&a, 4096.0), (512.0, 64.0));
+        assert!((expert_loop_s(&a) - 64.0 * 7.3e-6).abs() < 1e-15);
+        assert_eq!(expert_loop_s(&scen("model=llama-3-8b").arch()), 0.0);
+    }
+
+    /// LoRA's optimizer steps the adapters alone: Llama 3 8B, r 64 on q and v, foreach AdamW
+    /// (fp32 adapters: 24 accesses of 4 B) + the host's 1.5 ms.
+    #[test]
+    fn lora_optimizer_by_hand() {
+        let s = scen("model=llama-3-8b&framework=pytorch&finetune=lora&lora_rank=64&lora_targets=qv&gpu=h200");
+        let p = Prepared::of(&s);
+        // 32 layers · 64 · ((4,096 + 4,096) + (4,096 + 1,024)) = 27,262,976 parameters.
+        let r = 27_262_976.0;
+        let t = optimizer_s(&s, &p, p.psi as f64, 4800.0).unwrap_or(0.0);
+        assert!(
+            (t - (r * 24.0 * 4.0 / 4.273e12 + 1.5e-3)).abs() < 1e-12,
+            "{t}"
+        );
+    }
 }
