@@ -1,7 +1,7 @@
 //! Eager PyTorch's own costs in a Hugging Face `transformers` training step
 //! (`framework=pytorch`, `modules=hf`): the unfused element-wise kernels of the modelling
-//! code, the materialised attention scores, and `torch.optim`'s update as memory traffic and
-//! per-tensor host work. Measured on one H200 (`tests/data/cuda_h200/train.jsonl`, the
+//! code, the materialised attention scores, the MoE expert loop, the host's kernel launches
+//! as a floor, and `torch.optim`'s update as memory traffic and host work. Measured on one H200 (`tests/data/cuda_h200/train.jsonl`, the
 //! per-phase seconds `fw_s`, `bw_s`, `opt_s`). `torch.compile` fuses the element-wise chains
 //! and the optimizer's `foreach` kernels (`fused=True`), and removes most of these costs;
 //! published runs under plain modules (torchtitan, llm-foundry: `modules=plain`) do not
@@ -173,6 +173,92 @@ pub fn expert_loop_s(arch: &Arch) -> f64 {
 /// C18 and C25, with the per-expert GEMMs: their steps come out +3.3 % and −5.2 % at one
 /// launch, +16.9 % and +3.9 % at two.
 pub const EXPERT_LAUNCHES: f64 = 1.0;
+
+/// Kernels one block launches in its forward under eager PyTorch, by count of the
+/// `transformers` modelling code (the backward launches about twice as many).
+///
+/// # Formula
+/// ```text
+/// n = n_n·n_norm (+ 2·n_norm q/k norms) + n_lin (+ n_lin autocast casts) + 10 (RoPE)
+///     + n_act + 3 (attention: the kernel, the heads' transpose and contiguous copy) + 2
+///     (residual adds) + 4·n_adapted (LoRA: A, B, the scale, the add)
+/// ```
+/// `n_norm` 7 for the Hugging Face RMSNorm (`to`, `pow`, `mean`, `+ ε`, `rsqrt`, `·`,
+/// `· weight`), 1 for `F.layer_norm`; `n_lin` the block's linears (q, k, v, o or a fused
+/// QKV; gate, up, down or a fused gate-up); `n_act` 2 for SwiGLU, 1 for a fused GELU, 8 for
+/// GPT-2's `gelu_new`. The MoE expert loop's launches are [`expert_loop_s`]'s.
+///
+/// # Example
+/// Llama 3.2 1B under autocast: 14 + 7 + 7 + 10 + 2 + 3 + 2 = 45.
+pub fn block_kernels(s: &Scenario, arch: &Arch) -> f64 {
+    let per_norm = match arch.norm {
+        Norm::Rmsnorm => 7.0,
+        _ => 1.0,
+    };
+    let qk = if arch.qk_norm || arch.qk_norm_head {
+        2.0
+    } else {
+        0.0
+    };
+    let attn = if arch.fused_qkv { 2.0 } else { 4.0 };
+    let mlp = match arch.mlp {
+        Mlp::Swiglu if arch.fused_gate_up => 2.0,
+        Mlp::Swiglu => 3.0,
+        _ => 2.0,
+    };
+    let linears = attn + mlp;
+    let casts = if crate::activations::autocast(s) {
+        linears
+    } else {
+        0.0
+    };
+    let rope = if arch.positions > 0 { 0.0 } else { 10.0 };
+    let act = if arch.gelu_ops {
+        8.0
+    } else if arch.mlp == Mlp::Swiglu {
+        2.0
+    } else {
+        1.0
+    };
+    let adapters = if s.finetune.kind() == Finetune::Full || arch.layers == 0 {
+        0.0
+    } else {
+        4.0 * adapted_matrices(s, arch)
+            .map(|m| m.count as f64)
+            .sum::<f64>()
+            / arch.layers as f64
+    };
+    (arch.norms_per_layer as f64 + qk) * per_norm
+        + linears
+        + casts
+        + rope
+        + act
+        + 3.0
+        + 2.0
+        + adapters
+}
+
+/// Kernels of a step outside the blocks, per micro-batch: the embedding, the final norm, the
+/// LM head, the loss (the upcast, `log_softmax`, `nll_loss`, the label shift) and their
+/// backward.
+pub const HEAD_KERNELS: f64 = 40.0;
+
+/// The host's floor under one micro-batch's forward and backward: eager PyTorch launches
+/// every kernel from Python, so a step whose kernels are shorter than their launches waits
+/// for the host.
+///
+/// # Formula
+/// `t ≥ (L·n·(3 + r) + 40)·τ`: `n` [`block_kernels`], forward once and backward twice as
+/// many, `r` the recomputed share of the forward, `τ` 7.3 µs a launch (`gemm.jsonl`).
+/// The step takes the longer of this and its GPU work; on the calibration runs (the
+/// shortest, C01, 125 ms against a floor of 13 ms) it never binds: it bounds small shapes,
+/// where the GPU work alone would be launch-free.
+///
+/// # Example
+/// Llama 3.2 1B (16 blocks) under autocast: (16·45·3 + 40)·7.3 µs = 16.1 ms a micro-batch.
+pub fn launch_floor_s(s: &Scenario, arch: &Arch, layers: f64, recompute: f64) -> f64 {
+    (layers * block_kernels(s, arch) * (3.0 + recompute) + HEAD_KERNELS) * LAUNCH_S
+}
 
 /// The routed experts' GEMMs of one MoE block in the Hugging Face loop, `(rows, count)`: each
 /// of the `E` experts multiplies its own `T·k/E` tokens (on average), where a grouped GEMM
@@ -426,6 +512,29 @@ mod tests {
         assert!(
             (t - (r * 24.0 * 4.0 / 4.273e12 + 1.5e-3)).abs() < 1e-12,
             "{t}"
+        );
+    }
+
+    /// The launch floor's doc example (Llama 3.2 1B, 45 kernels a block, 16.1 ms), and GPT-2
+    /// at one sequence of 128 tokens, whose step the floor sets: 12 blocks of 23 kernels
+    /// (two LayerNorms, four linears and their autocast casts, `gelu_new`'s eight, attention
+    /// 3, residuals 2), (12·23·3 + 40)·7.3 µs = 6.34 ms.
+    #[test]
+    fn launch_floor_by_hand() {
+        let s = scen("model=llama-3.2-1b&framework=pytorch");
+        assert_eq!(block_kernels(&s, &s.arch()), 45.0);
+        let t = launch_floor_s(&s, &s.arch(), 16.0, 0.0);
+        assert!(
+            (t - (16.0 * 45.0 * 3.0 + 40.0) * 7.3e-6).abs() < 1e-15 && (t - 0.0161).abs() < 1e-4
+        );
+        let q = "model=gpt2&framework=pytorch&gpu=h200&batch=1&seq=128";
+        let g = scen(q);
+        assert_eq!(block_kernels(&g, &g.arch()), 23.0);
+        let st = crate::steptime::step_time(&g, &Prepared::of(&g)).map(|t| t.breakdown.compute_s);
+        let want = (12.0 * 23.0 * 3.0 + 40.0) * 7.3e-6;
+        assert!(
+            st.is_some_and(|c| (c - want).abs() < 1e-12),
+            "{st:?} vs {want}"
         );
     }
 }

@@ -119,14 +119,8 @@ pub fn block(arch: &Arch, b: f64, s: f64, t: f64, c: f64, k: f64) -> BlockWork {
         feed,
         routed: 0.0,
     };
-    let zero = Gemm {
-        m: 0.0,
-        k: 0.0,
-        n: 0.0,
-        count: 0.0,
-        feed: Feed::High,
-        routed: 0.0,
-    };
+    // The unused slots (never read: `gemms()` stops at `n`).
+    let zero = g(0.0, 0.0, 0.0, Feed::High);
     let mut gemms = Gemms {
         slots: [zero; MAX_GEMMS],
         n: 0,
@@ -163,15 +157,12 @@ pub fn block(arch: &Arch, b: f64, s: f64, t: f64, c: f64, k: f64) -> BlockWork {
         // Each token's routed and shared experts: (top_k + shared) GEMMs of width f_e.
         let fe = arch.expert_ffn() as f64;
         let n = (arch.top_k + arch.shared_experts).max(1) as f64;
-        let routed = arch.top_k as f64;
-        gemms.push(Gemm {
-            routed,
-            ..g(h, ups * fe / t, n, Plain)
-        });
-        gemms.push(Gemm {
-            routed,
-            ..g(fe / t, h, n, Plain)
-        });
+        let routed = |y: Gemm| Gemm {
+            routed: arch.top_k as f64,
+            ..y
+        };
+        gemms.push(routed(g(h, ups * fe / t, n, Plain)));
+        gemms.push(routed(g(fe / t, h, n, Plain)));
         gemms.push(g(h, arch.experts as f64, 1.0, High));
     } else {
         gemms.push(g(h, ups * f / t, 1.0, Norm));

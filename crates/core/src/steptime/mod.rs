@@ -119,6 +119,7 @@ pub enum GemmRates {
 ///          Q = fp8 quantization's bytes forward and backward at 0.8 HBM ([`fp8_quant_bytes`]),
 ///          R = recomputation (full: G + A + E again for the checkpointed share of the
 ///          layers, `ckpt_layers`; selective: A), T_* = collectives
+///   eager PyTorch: t_mb ≥ the host's kernel launches ([`eager::launch_floor_s`])
 /// pipeline: (m + (p − 1)/v)·t_mb + exposed p2p of 2·m·v·T_p2p  (bubble = (p−1)/v · t_mb;
 ///   Megatron's interleaved schedule hides the steady phase's transfers: [`pipeline_time`])
 /// data parallel: T_dp = n_c·L_ring + bytes per step / (B·η), exposed max(T_dp − backward of
@@ -469,6 +470,20 @@ fn act_bytes(x: &Ctx) -> f64 {
     x.tokens * x.arch.hidden as f64 * x.k
 }
 
+/// How long eager PyTorch's micro-batch of `busy` seconds of GPU work waits for the host's
+/// kernel launches ([`eager::launch_floor_s`]; 0 elsewhere).
+fn launch_wait(x: &Ctx, blk: &Block, busy: f64) -> f64 {
+    if !eager::applies(x.s) {
+        return 0.0;
+    }
+    let r = if blk.fwd > 0.0 {
+        blk.recompute / blk.fwd
+    } else {
+        0.0
+    };
+    (eager::launch_floor_s(x.s, x.arch, x.layers, r) - busy).max(0.0)
+}
+
 /// [`step_time`] with the data-parallel bytes per step already counted (the explorer has
 /// them for each layout).
 pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepTime> {
@@ -494,7 +509,8 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
         2.0
     };
     let logits = x.hw.gemm16_mkn_s(head.m, head.k, head.n) * head_passes + loss_time(&x);
-    let t_mb = layers * block_mb + logits;
+    let launch_wait = launch_wait(&x, &blk, layers * block_mb + logits);
+    let t_mb = layers * block_mb + logits + launch_wait;
     let (bubble, pp_comm, pp_exposed, pipeline) = pipeline_time(&x, t_mb);
     let (dp_total, dp_exposed, dp_contention) = dp_time(&x, &blk, dp_bytes);
     let (optimizer, offload) = optimizer_time(&x, p);
@@ -527,7 +543,7 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
         },
         eager_costs: eager::applies(s),
         breakdown: Breakdown {
-            compute_s: m * (layers * (blk.fwd + blk.bwd) + logits),
+            compute_s: m * (layers * (blk.fwd + blk.bwd) + logits + launch_wait),
             recompute_s: m * layers * blk.recompute,
             tp_comm_s: m * layers * tp_whole,
             dp_comm_s: dp_total,
