@@ -125,7 +125,8 @@ fn framework_keys(r: &Value, tp: u64) -> Vec<String> {
         } else {
             "full_shard"
         };
-        q.push(format!("framework=pytorch&fsdp={strategy}"));
+        // Their own model code (plain modules, fused or compiled), not Hugging Face eager.
+        q.push(format!("framework=pytorch&modules=plain&fsdp={strategy}"));
     } else if fw.contains("deepspeed") {
         q.push(format!("zero={}", num(&r["zero_stage"]).unwrap_or(1)));
     } else {

@@ -29,6 +29,9 @@ pub struct Gemm {
     pub count: f64,
     /// What feeds it.
     pub feed: Feed,
+    /// How many of `count` are routed experts' GEMMs (`top_k` of an MoE block's expert
+    /// GEMMs, each over the tokens routed to it; 0 elsewhere).
+    pub routed: f64,
 }
 
 impl Gemm {
@@ -114,14 +117,10 @@ pub fn block(arch: &Arch, b: f64, s: f64, t: f64, c: f64, k: f64) -> BlockWork {
         n,
         count,
         feed,
+        routed: 0.0,
     };
-    let zero = Gemm {
-        m: 0.0,
-        k: 0.0,
-        n: 0.0,
-        count: 0.0,
-        feed: Feed::High,
-    };
+    // The unused slots (never read: `gemms()` stops at `n`).
+    let zero = g(0.0, 0.0, 0.0, Feed::High);
     let mut gemms = Gemms {
         slots: [zero; MAX_GEMMS],
         n: 0,
@@ -158,8 +157,12 @@ pub fn block(arch: &Arch, b: f64, s: f64, t: f64, c: f64, k: f64) -> BlockWork {
         // Each token's routed and shared experts: (top_k + shared) GEMMs of width f_e.
         let fe = arch.expert_ffn() as f64;
         let n = (arch.top_k + arch.shared_experts).max(1) as f64;
-        gemms.push(g(h, ups * fe / t, n, Plain));
-        gemms.push(g(fe / t, h, n, Plain));
+        let routed = |y: Gemm| Gemm {
+            routed: arch.top_k as f64,
+            ..y
+        };
+        gemms.push(routed(g(h, ups * fe / t, n, Plain)));
+        gemms.push(routed(g(fe / t, h, n, Plain)));
         gemms.push(g(h, arch.experts as f64, 1.0, High));
     } else {
         gemms.push(g(h, ups * f / t, 1.0, Norm));
@@ -187,6 +190,7 @@ pub fn logits(arch: &Arch, tokens: f64, t: f64) -> Gemm {
         n: arch.vocab as f64 / t,
         count: 1.0,
         feed: Feed::High,
+        routed: 0.0,
     }
 }
 

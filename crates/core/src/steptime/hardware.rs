@@ -1,5 +1,8 @@
 //! What each GPU computes and moves per second: dense peak TFLOP/s per precision, HBM
-//! bandwidth, and the links between GPUs (within a node and across nodes).
+//! bandwidth, and the links between GPUs (within a node and across nodes); what a
+//! scenario runs on ([`Hw`]): its peaks, GEMM efficiency and the attention kernel's share.
+
+use super::*;
 
 /// One GPU's figures.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -65,6 +68,305 @@ pub const PERF: &[Perf] = &[
 pub fn perf(id: &str) -> &'static Perf {
     PERF.iter().find(|p| p.id == id).unwrap_or(&PERF[0])
 }
+
+/// The hardware figures a scenario runs on: the GPU preset's, with the `tflops`,
+/// `hbm_bw`, `intra_bw` and `inter_bw` overrides.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hw {
+    /// Dense peak TFLOP/s of the compute precision's matmuls.
+    pub tflops: f64,
+    /// HBM GB/s.
+    pub hbm: f64,
+    /// Intra-node GB/s per GPU, one direction.
+    pub intra: f64,
+    /// Inter-node GB/s per GPU, one direction.
+    pub inter: f64,
+    /// The best-shape GEMM efficiency (MAMF / peak).
+    pub gemm_ceiling: f64,
+    /// GFLOP of one GEMM at which it reaches half its ceiling.
+    pub gemm_half_gflop: f64,
+    /// NVLink SHARP (NVLS) all-reduce in the node (Hopper and Blackwell NVSwitch systems).
+    pub nvls: bool,
+    /// Dense peak TFLOP/s of 16-bit matmuls: what the GEMMs fp8 training leaves in 16 bits
+    /// run at (the logits, eager attention). Equals `tflops` outside fp8.
+    pub tflops16: f64,
+    /// The 16-bit best-shape GEMM efficiency (`gemm_ceiling` outside fp8).
+    pub ceiling16: f64,
+    /// Streaming multiprocessors (0: communication has its own engines).
+    pub sms: f64,
+    /// Measured GEMM rates by shape ([`gemm_table`]; `None`: the size curve at the peak).
+    pub table: Option<&'static [gemm_table::Rate]>,
+    /// The compute precision's GEMMs are fp8 (the table's fp8 column).
+    pub fp8: bool,
+    /// GEMMs off the 16-byte grain slow down ([`MISALIGNED_RATE`]): tensor-core GEMMs under
+    /// Hugging Face modules, whose vocabulary is not padded (Megatron and DeepSpeed pad it
+    /// to `128·t`; fp32 on the CUDA cores has no such rule).
+    pub misaligned_slow: bool,
+}
+
+/// The peak of fp32 training's matmuls, TFLOP/s: tf32 tensor cores where tf32 is on
+/// (`tf32=on`, or `auto` under Megatron), the CUDA cores' plain fp32 where it is off
+/// (`auto` under PyTorch, DeepSpeed and the HF Trainer: PyTorch's
+/// `torch.backends.cuda.matmul.allow_tf32 = False` since 1.12).
+///
+/// # Formula
+/// ```text
+/// P = P_tf32   if tf32          (0: P_16)
+/// P = P_fp32   otherwise        (0: P_tf32, then P_16)
+/// ```
+/// Source: PyTorch docs "TensorFloat-32 (TF32) on Ampere (and later) devices"; NVIDIA data
+/// sheets (H100/H200 SXM: 67 TFLOP/s FP32, 494.7 TF32 dense). Found on the CUDA calibration
+/// runs: the four fp32 `transformers` steps (C04, C07, C19, C23) took 6–7× memfit's time at
+/// the tf32 peak.
+///
+/// # Example
+/// H200, precision=fp32, framework=pytorch: 67 TFLOP/s; with `tf32=on`: 494.7.
+pub(crate) fn fp32_peak(s: &Scenario, p: &Perf) -> f64 {
+    if plain_fp32(s, p) {
+        p.tflops_fp32
+    } else if p.tflops_tf32 > 0.0 {
+        p.tflops_tf32
+    } else {
+        p.tflops_16
+    }
+}
+
+/// Whether fp32 training's matmuls run as plain fp32 on the CUDA cores (see `fp32_peak`).
+pub(crate) fn plain_fp32(s: &Scenario, p: &Perf) -> bool {
+    let tf32 = match s.runtime.tf32 {
+        crate::scenario::Tf32::On => true,
+        crate::scenario::Tf32::Off => false,
+        crate::scenario::Tf32::Auto => s.stack.framework == Framework::Megatron,
+    };
+    s.numerics.precision == Precision::Fp32 && !tf32 && p.tflops_fp32 > 0.0
+}
+
+impl Hw {
+    /// The scenario's hardware.
+    pub fn of(s: &Scenario) -> Hw {
+        let p: &Perf = perf(&s.cluster.gpu);
+        let tflops = match s.numerics.precision {
+            Precision::Fp8 if p.tflops_fp8 > 0.0 => p.tflops_fp8,
+            Precision::Fp32 => fp32_peak(s, p),
+            _ => p.tflops_16,
+        };
+        let (ceiling16, half) = gemm_curve(&s.cluster.gpu);
+        let h = &s.hardware;
+        let fp8 = s.numerics.precision == Precision::Fp8 && p.tflops_fp8 > 0.0;
+        let (ceiling, tflops16) = if fp8 {
+            // A `tflops` override is the fp8 peak; the 16-bit one keeps the preset's ratio.
+            let t16 = h
+                .tflops
+                .map_or(p.tflops_16, |t| t * p.tflops_16 / p.tflops_fp8);
+            (fp8_ceiling(&s.cluster.gpu, ceiling16), t16)
+        } else if plain_fp32(s, p) && s.cluster.gpu == "h200" {
+            (FP32_CEILING_H200, h.tflops.unwrap_or(tflops))
+        } else {
+            (ceiling16, h.tflops.unwrap_or(tflops))
+        };
+        // The measured rates are of bf16 and fp8 at the preset's own peak: fp32 and a
+        // `tflops` override keep the curve.
+        let table = if s.numerics.precision == Precision::Fp32 || h.tflops.is_some() {
+            None
+        } else {
+            gemm_table::table(&s.cluster.gpu)
+        };
+        Hw {
+            table,
+            fp8,
+            misaligned_slow: !plain_fp32(s, p) && super::eager::applies(s),
+            tflops16,
+            ceiling16,
+            sms: p.sms as f64,
+            tflops: h.tflops.unwrap_or(tflops),
+            hbm: h.hbm_bw.unwrap_or(p.hbm_gbps),
+            intra: h.intra_bw.unwrap_or(p.intra_gbps),
+            inter: h.inter_bw.unwrap_or(p.inter_gbps),
+            gemm_ceiling: ceiling,
+            // The curve's F_½ is a fixed latency at the tensor cores' peak (F_½ = τ·P): on the
+            // CUDA cores' plain fp32 it shrinks with the peak, or the many small GEMMs of eager
+            // attention would each pay the tensor cores' F_½ at a seventh of their speed.
+            gemm_half_gflop: if plain_fp32(s, p) {
+                half * p.tflops_fp32 / p.tflops_16
+            } else {
+                half
+            },
+            nvls: matches!(
+                s.cluster.gpu.as_str(),
+                "h100-80" | "h200" | "gh200" | "b200-180" | "b200-192"
+            ),
+        }
+    }
+    /// Seconds for one GEMM of `gflop` GFLOP.
+    ///
+    /// # Formula
+    /// `t = F / (P · e(F))`,  `e(F) = e_max · F/(F + F_½)`
+    ///
+    /// `e_max` the best-shape efficiency (A100 0.87, H100 0.80, B200 0.78 bf16), `F_½` the
+    /// single-GEMM size at which half of it is reached (A100 7 GFLOP, H100 4 GFLOP): the
+    /// measured curves of cuBLAS square GEMMs (NVIDIA "CUDA 11 Features Revealed", Fig. 6:
+    /// A100 0.28 at 1024³, 0.63 at 2048³, 0.83 at 4096³) and XLA's measured matmul table
+    /// (H100: 0.26, 0.65, 0.79); MAMF ceilings from stas00/ml-engineering (744d01e).
+    ///
+    /// # Example
+    /// H100, a 137 GFLOP GEMM (4096³): e = 0.80·137/141 = 0.777, t = 0.178 ms.
+    pub fn gemm_s(&self, gflop: f64) -> f64 {
+        let e = self.gemm_ceiling * gflop / (gflop + self.gemm_half_gflop);
+        gflop * 1e9 / (self.tflops * 1e12 * e.max(1e-3))
+    }
+    /// Seconds for one GEMM fp8 training runs in 16 bits ([`Hw::gemm_s`]'s curve at the
+    /// 16-bit peak and ceiling; the same as `gemm_s` outside fp8).
+    ///
+    /// Megatron-LM builds its output layer (the logits) as `tensor_parallel.
+    /// ColumnParallelLinear`, outside Transformer Engine's fp8 autocast (an fp8 LM head is
+    /// opt-in since 2026-05, `fp8_output_proj` with MXFP8: `megatron/core/models/gpt/
+    /// gpt_model.py`, d98e8a6); llm-foundry's MPT takes its logits with `F.linear` on the
+    /// tied embedding, outside `te.Linear`.
+    ///
+    /// # Example
+    /// H100 in fp8, the logits of Llama 3 8B over 4,096 tokens (4.3 TFLOP): 16-bit
+    /// 4,304 GFLOP/(989.4 TFLOP/s · 0.80·4,304/4,308) = 5.44 ms, against 3.07 ms at the fp8
+    /// peak and ceiling (0.709).
+    pub fn gemm16_s(&self, gflop: f64) -> f64 {
+        let e = self.ceiling16 * gflop / (gflop + self.gemm_half_gflop);
+        gflop * 1e9 / (self.tflops16 * 1e12 * e.max(1e-3))
+    }
+    /// Seconds for `count` GEMMs of `m × k · k × n` at the compute precision: the measured
+    /// rates by shape where the GPU has a table ([`gemm_table::efficiency`]), else
+    /// [`Hw::gemm_s`]'s curve, on which `count` GEMMs go as one of `count` times the FLOPs
+    /// (as memfit has always timed the experts' GEMMs).
+    ///
+    /// # Example
+    /// H200 bf16, 8,192 × 4,096 · 4,096 × 6,144 (412 GFLOP), a measured shape: 800.6 TFLOP/s,
+    /// 0.515 ms (the curve: 0.80 · 412/416 of 989.4 = 784, 0.526 ms).
+    pub fn gemm_mkn_s(&self, m: f64, k: f64, n: f64, count: f64) -> f64 {
+        let e = |t| gemm_table::efficiency(t, m, k, n, self.fp8, self.tflops, self.gemm_half_gflop);
+        self.table_or_curve([m, k, n, count], self.tflops, e, |f| self.gemm_s(f))
+    }
+    /// [`Hw::gemm_mkn_s`] for a GEMM fp8 training keeps in 16 bits ([`Hw::gemm16_s`]).
+    pub fn gemm16_mkn_s(&self, m: f64, k: f64, n: f64) -> f64 {
+        let e = |t| gemm_table::efficiency(t, m, k, n, false, self.tflops16, self.gemm_half_gflop);
+        self.table_or_curve([m, k, n, 1.0], self.tflops16, e, |f| self.gemm16_s(f))
+    }
+    /// `count` GEMMs of `[m, k, n, count]` at the table's efficiency `e` of the peak `peak`
+    /// TFLOP/s, or on the curve.
+    fn table_or_curve(
+        &self,
+        [m, k, n, count]: [f64; 4],
+        peak: f64,
+        e: impl Fn(&'static [gemm_table::Rate]) -> f64,
+        curve: impl Fn(f64) -> f64,
+    ) -> f64 {
+        let gflop = 2.0 * m * k * n / 1e9;
+        // A leading dimension off the 16-byte grain (K or N not a multiple of 8 values).
+        let off = |v: f64| v.fract() == 0.0 && v % 8.0 != 0.0;
+        let slow = if self.misaligned_slow && (off(k) || off(n)) {
+            1.0 / MISALIGNED_RATE
+        } else {
+            1.0
+        };
+        slow * match self.table {
+            Some(t) => count * gflop * 1e9 / (peak * 1e12 * e(t).max(1e-3)),
+            None => curve(count * gflop),
+        }
+    }
+}
+
+/// The best-shape efficiency of plain fp32 matmuls on an H200's CUDA cores (cuBLAS SGEMM,
+/// PyTorch's default `allow_tf32 = False`), over its 67 TFLOP/s.
+///
+/// Calibrated, not measured by a GEMM benchmark (`gemm.jsonl` has bf16 and fp8 only): the
+/// fp32 `transformers` step C19 (SmolLM2 1.7B: no GQA, so SDPA's memory-efficient kernel, its
+/// step GEMM-bound) took 1.15 times memfit's at the 16-bit ceiling of 0.80 with every other
+/// mechanism in place: 0.80/1.15 ≈ 0.68, 45.6 TFLOP/s. Checked on the other fp32 steps: C04
+/// and C23 (whose SDPA runs the math fallback in fp32, GQA) come out +4.7 and +3.2 %, C07
+/// −0.1 %, C22 −6.1 %, C02 (eager attention) +9.4 %. Other GPUs keep their 16-bit ceiling for
+/// fp32.
+///
+/// # Example
+/// H200, `precision=fp32`, a 137 GFLOP GEMM: F_½ scaled to the CUDA cores 4·67/989.4 =
+/// 0.27 GFLOP, e = 0.68·137/137.27 = 0.679, t = 137e9/(67e12·0.679) = 3.01 ms.
+pub(crate) const FP32_CEILING_H200: f64 = 0.68;
+
+/// The share of its rate a tensor-core GEMM keeps when its K or N (a leading dimension in
+/// PyTorch's row-major layout; M never is) is not a multiple of 8 values (16 B of a 16-bit
+/// type): cuBLAS then runs kernels for a smaller alignment (NVIDIA "Matrix Multiplication
+/// Background User's Guide", Tensor Core requirements). GPT-2's vocabulary, 50,257, is the
+/// common case: the LM head's three GEMMs. Counted under Hugging Face modules only:
+/// Megatron and DeepSpeed pad the vocabulary to a multiple of `128·t`
+/// (`--make-vocab-size-divisible-by`), and their other widths are chosen aligned.
+///
+/// # Formula
+/// `t = t_aligned / r`, `r = 0.5`: nanoGPT's step is "~25 %" faster with the vocabulary padded
+/// from 50,257 to 50,304 (karpathy/nanoGPT README), the LM head being 0.29 of GPT-2 124M's
+/// FLOPs (77 of 266 MFLOP a token forward): `1 + 0.29·(1/r − 1) = 1.25` gives `r ≈ 0.54`.
+///
+/// # Example
+/// GPT-2 medium's logits over 8,192 tokens on an H200 (2·8,192·1,024·50,257 = 843 GFLOP a
+/// pass): 1.24 ms at the table's 682 TFLOP/s, 2.47 ms misaligned.
+pub(crate) const MISALIGNED_RATE: f64 = 0.5;
+
+/// `(e_max, F_½)` of a GPU's GEMM efficiency curve (see [`Hw::gemm_s`]).
+pub(crate) fn gemm_curve(gpu: &str) -> (f64, f64) {
+    match gpu {
+        "a100-40" | "a100-80" => (0.87, 7.0),
+        "h100-80" | "h100-pcie" | "h100-nvl" | "h200" | "gh200" => (0.80, 4.0),
+        "b200-180" | "b200-192" => (0.78, 13.0),
+        "mi300x" | "mi325x" => (0.55, 8.0),
+        _ => (0.75, 6.0),
+    }
+}
+
+/// The attention kernel's share of the 16-bit peak, forward and backward together.
+///
+/// - FlashAttention-2 on an A100: 50–73 % forward, about 60 % forward + backward (Dao 2023,
+///   Fig. 4–6): 0.55.
+/// - On Hopper, FlashAttention-2 (PyTorch's SDPA, llm-foundry, torchtitan) reaches about
+///   350 TFLOP/s forward and less backward, 0.33 of 989 (Shah et al. 2024, FlashAttention-3,
+///   Fig. 5–7); Transformer Engine's cuDNN / FlashAttention-3 kernels (Megatron, NeMo)
+///   600–740 forward: 0.55.
+/// - FlashAttention-1 and the 2022 Triton kernel (`attn=flash1`): half of FlashAttention-2
+///   on the same GPU, 0.275 (A100) and 0.165 (Hopper and later). FlashAttention-2 is
+///   "around 2× faster than FlashAttention", which reached "25–40 % of the theoretical
+///   maximum" on an A100 (Dao 2023, abstract and §1); the Triton kernel llm-foundry ran as
+///   `attn_impl: triton` is "slightly slower than [the] CUDA [FlashAttention-1] forward +
+///   backward" and built on pre-Hopper Triton (its docstring, `llmfoundry/models/layers/
+///   flash_attn_triton.py`, b2a43a1).
+/// - Eager attention (the scores materialised): its two batched GEMMs run over the full
+///   `s²` (the mask is applied after), at [`Hw::gemm_s`]'s efficiency for one head's GEMM,
+///   and the softmax (and dropout) pass over the scores is memory-bound.
+pub(crate) fn attention_efficiency(s: &Scenario) -> f64 {
+    let hopper_plus = matches!(
+        s.cluster.gpu.as_str(),
+        "h100-80" | "h100-pcie" | "h100-nvl" | "h200" | "gh200" | "b200-180" | "b200-192"
+    );
+    match (s.activations.attn, hopper_plus) {
+        (Attn::Flash1, true) => 0.33 / 2.0,
+        (Attn::Flash1, false) => 0.55 / 2.0,
+        (_, true) if s.stack.framework != Framework::Megatron => 0.33,
+        _ => 0.55,
+    }
+}
+
+/// Backward attention work over forward (FlashAttention recomputes the scores: 2.5×).
+pub(crate) const ATTENTION_BACKWARD: f64 = 2.5;
+
+/// FP8 GEMMs' best-shape efficiency, MAMF over the dense fp8 peak (stas00/ml-engineering
+/// 744d01e, `compute/accelerator/README.md`, FP8 `float8_e4m3fn` table): H100 SXM 1,402.6
+/// of 1,979 (0.709), H200 1,453.4 (0.734), GH200 1,535.0 (0.776), B200 3,432.5 of 4,500
+/// (0.763); GPUs without a measurement take the H100's, capped by their 16-bit ceiling.
+pub(crate) fn fp8_ceiling(gpu: &str, ceiling16: f64) -> f64 {
+    match gpu {
+        "h200" => 0.734,
+        "gh200" => 0.776,
+        "b200-180" | "b200-192" => 0.763,
+        _ => ceiling16.min(0.709),
+    }
+}
+
+/// Share of HBM bandwidth element-wise kernels reach (STREAM-like copies; Calculon's
+/// memory efficiency for accesses over 100 MB is 0.90, over 10 MB 0.75).
+pub(crate) const HBM_EFFICIENCY: f64 = 0.80;
 
 #[cfg(test)]
 mod tests {
