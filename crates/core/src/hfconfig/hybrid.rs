@@ -1107,35 +1107,3 @@ pub(crate) fn lfm2(v: &Value, a: &mut Acc) -> Result<Exact, String> {
         },
     })
 }
-
-/// A family counted exactly by this module.
-pub(crate) type Family = fn(&Value, &mut Acc) -> Result<Exact, String>;
-
-/// The exact importer of a `model_type`, if it has one.
-pub(crate) fn exact_family(model_type: &str) -> Option<Family> {
-    Some(match model_type {
-        "mamba" | "falcon_mamba" => mamba,
-        "mamba2" => mamba2,
-        "jamba" => jamba,
-        "bamba" => bamba,
-        "nemotron_h" => nemotron_h,
-        "falcon_h1" => falcon_h1,
-        "granitemoehybrid" => granite_hybrid,
-        "lfm2" => lfm2,
-        "glm4" => super::decoders::glm4,
-        "glm4_moe" => super::decoders::glm4_moe,
-        "seed_oss" => super::decoders::seed_oss,
-        "olmo3" => super::decoders::olmo3,
-        "hunyuan_v1_dense" => super::decoders::hunyuan_dense,
-        "hunyuan_v1_moe" => super::decoders::hunyuan_moe,
-        "apertus" => super::decoders::apertus,
-        "exaone4" => super::decoders::exaone4,
-        "ernie4_5_moe" => super::decoders::ernie45_moe,
-        "minimax" => super::decoders::minimax,
-        "qwen3_next" => super::decoders::qwen3_next,
-        "gemma3n_text" => super::decoders::gemma3n,
-        "vaultgemma" => super::decoders::vaultgemma,
-        "helium" => super::decoders::helium,
-        _ => return None,
-    })
-}

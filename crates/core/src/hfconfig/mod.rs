@@ -95,7 +95,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         .to_string();
     let mut acc = Acc::default();
     let (v, model_type) = text_decoder(v, &outer_type, &mut acc)?;
-    if let Some(family) = hybrid::exact_family(&model_type) {
+    if let Some(family) = exact_family(&model_type) {
         let e = family(&v, &mut acc)?;
         let Acc {
             mut keys,
@@ -635,6 +635,38 @@ fn generic_unread(v: &Value) -> Vec<String> {
         }
     }
     out
+}
+
+/// A family counted exactly by `hybrid` or `decoders`.
+pub(crate) type Family = fn(&Value, &mut Acc) -> Result<hybrid::Exact, String>;
+
+/// The exact importer of a `model_type`, if it has one.
+pub(crate) fn exact_family(model_type: &str) -> Option<Family> {
+    Some(match model_type {
+        "mamba" | "falcon_mamba" => hybrid::mamba,
+        "mamba2" => hybrid::mamba2,
+        "jamba" => hybrid::jamba,
+        "bamba" => hybrid::bamba,
+        "nemotron_h" => hybrid::nemotron_h,
+        "falcon_h1" => hybrid::falcon_h1,
+        "granitemoehybrid" => hybrid::granite_hybrid,
+        "lfm2" => hybrid::lfm2,
+        "glm4" => decoders::glm4,
+        "glm4_moe" => decoders::glm4_moe,
+        "seed_oss" => decoders::seed_oss,
+        "olmo3" => decoders::olmo3,
+        "hunyuan_v1_dense" => decoders::hunyuan_dense,
+        "hunyuan_v1_moe" => decoders::hunyuan_moe,
+        "apertus" => decoders::apertus,
+        "exaone4" => decoders::exaone4,
+        "ernie4_5_moe" => decoders::ernie45_moe,
+        "minimax" => decoders::minimax,
+        "qwen3_next" => decoders::qwen3_next,
+        "gemma3n_text" => decoders::gemma3n,
+        "vaultgemma" => decoders::vaultgemma,
+        "helium" => decoders::helium,
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
