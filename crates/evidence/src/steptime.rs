@@ -149,7 +149,7 @@ pub fn run_query(r: &Value, gpu: &str, clusters: &Value) -> String {
         num(&r["cp"]).unwrap_or(1),
     );
     let gpus = num(&r["gpus"]).unwrap_or(tp * pp * num(&r["dp"]).unwrap_or(1) * cp);
-    let per_node = gpus.min(8).max(1);
+    let per_node = gpus.clamp(1, 8);
     let dp = num(&r["dp"]).unwrap_or(gpus / (tp * pp * cp).max(1)).max(1);
     let mb = num(&r["micro_batch"]).unwrap_or(1).max(1);
     let gb = num(&r["global_batch"]).unwrap_or(mb * dp);

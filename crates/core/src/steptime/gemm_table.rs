@@ -171,9 +171,9 @@ mod tests {
         let f = 2.0 * 4096.0 * 4096.0 * 6144.0 / 1e9;
         let (mut num, mut den) = (0.0, 0.0);
         for r in H200 {
-            let d = ((4096.0 / r.m) as f64).ln().powi(2)
-                + ((4096.0 / r.k) as f64).ln().powi(2)
-                + ((6144.0 / r.n) as f64).ln().powi(2);
+            let d = (4096.0 / r.m).ln().powi(2)
+                + (4096.0 / r.k).ln().powi(2)
+                + (6144.0 / r.n).ln().powi(2);
             let fj = 2.0 * r.m * r.k * r.n / 1e9;
             num += r.bf16 / 989.4 * c(f) / c(fj) / d.powi(3);
             den += 1.0 / d.powi(3);

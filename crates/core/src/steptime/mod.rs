@@ -204,7 +204,7 @@ impl<'a> Ctx<'a> {
             n_stages: n_stages as u64,
             layers: (arch.layers as f64 / n_stages as f64).ceil(),
             tokens: b * seq / c,
-            ckpt: checkpointed_share(s, arch.layers.div_ceil(n_stages as u32)),
+            ckpt: checkpointed_share(s, arch.layers.div_ceil(n_stages)),
             l,
         }
     }
