@@ -181,12 +181,27 @@ pub fn run_query(r: &Value, gpu: &str, clusters: &Value) -> String {
     if r["sequence_parallel"] == true {
         q.push("sp=1".into());
     }
+    let source = r["source_key"].as_str().unwrap_or("");
+    q.extend(recipe_keys(r, source));
+    if let Some(keys) = clusters["sources"][source]["keys"].as_object() {
+        for (k, v) in keys {
+            q.push(format!("{k}={}", v.as_str().unwrap_or("")));
+        }
+    }
+    q.extend(framework_keys(r, tp));
+    q.push("time=1".into());
+    q.join("&")
+}
+
+/// The run's precision and the kernels its recipe or launcher sets (attention, fp8 recipe,
+/// cross entropy), plus the memory settings its recipe states (`memory_keys`).
+fn recipe_keys(r: &Value, source: &str) -> Vec<String> {
+    let mut q = Vec::new();
     let p = r["precision"].as_str().unwrap_or("").to_lowercase();
     q.push(format!(
         "precision={}",
         if p.starts_with("fp8") { "fp8" } else { &p }
     ));
-    let source = r["source_key"].as_str().unwrap_or("");
     if [
         "narayanan2021",
         "korthikanti2022",
@@ -213,14 +228,7 @@ pub fn run_query(r: &Value, gpu: &str, clusters: &Value) -> String {
     if let Some(m) = r["memory_keys"].as_str() {
         q.push(m.to_string());
     }
-    if let Some(keys) = clusters["sources"][source]["keys"].as_object() {
-        for (k, v) in keys {
-            q.push(format!("{k}={}", v.as_str().unwrap_or("")));
-        }
-    }
-    q.extend(framework_keys(r, tp));
-    q.push("time=1".into());
-    q.join("&")
+    q
 }
 
 /// The measured step, seconds: the iteration time, or the global batch's tokens over the

@@ -39,18 +39,14 @@ use crate::serve::HostMemory;
 pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let v = used_release(s);
     let arch = &p.arch;
-    let par = s.serving.parallel.get() as u64;
-    let ml = max_len(s);
-    let n_ub = s.serving.max_batched_tokens.map_or(512, |c| c.get() as u64);
-    let pad = |n: u64| n.div_ceil(256).saturating_mul(256);
-    let shared = s.serving.ctx_per == CtxPer::Total;
-    let n_ctx = if shared {
-        pad(ml)
-    } else {
-        pad(ml.saturating_mul(par))
-    };
-    // The longest request one sequence may hold: max_len, or its slot of the shared n_ctx.
-    let seq_len = if shared { n_ctx / par.max(1) } else { ml };
+    let Cells {
+        par,
+        n_ub,
+        shared,
+        n_ctx,
+        seq_len,
+        swa_cells,
+    } = cells(s, arch);
     let place = placement(s, arch, v);
     let split = LayerBytes::of(s, p);
     let weights = match place.all(arch) {
@@ -60,16 +56,6 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let f = KvFormat::of(s.numerics.kv_dtype, s.numerics.precision);
     let (full, windowed) = kv_stage(arch, place, s.serving.kv_offload, l.tp);
     let row = layer_row(arch, f, 1);
-    let (_, windowed_all) = stage_layers(arch, 1);
-    let swa_cells = if windowed_all > 0 {
-        pad(n_ctx.min(
-            (arch.window as u64)
-                .saturating_mul(par)
-                .saturating_add(n_ub),
-        ))
-    } else {
-        0
-    };
     let kv = kv_expr(n_ctx, full, swa_cells, windowed, row);
     let per_token = sat(row as u128 * full as u128);
     // The scores of the widest attention: a full layer's n_ctx cells, else the window's.
@@ -122,6 +108,63 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
             host: split.mapped(arch, place).saturating_add(kv_host),
         }),
         sources: SOURCES,
+    }
+}
+
+/// The cache's cells as llama.cpp sizes them, and the sequences that share them.
+struct Cells {
+    /// Sequences served at once (`--parallel`).
+    par: u64,
+    /// Tokens per micro-batch (`n_ubatch`, 512 unless set).
+    n_ub: u64,
+    /// Whether `max_len` is the total the slots share (llama-server's `-c`).
+    shared: bool,
+    /// Context cells, padded to 256.
+    n_ctx: u64,
+    /// The longest request one sequence may hold: `max_len`, or its slot of the shared `n_ctx`.
+    seq_len: u64,
+    /// Cells of a windowed layer (0 without windowed layers).
+    swa_cells: u64,
+}
+
+/// # Formula
+/// ```text
+/// n_ctx = pad₂₅₆(max_len)            (ctx_per=total: llama-server -c)
+///       = pad₂₅₆(max_len · parallel)  (ctx_per=sequence: Ollama's num_ctx per sequence)
+/// seq   = n_ctx / parallel  (total)   or  max_len  (sequence)
+/// n_swa = pad₂₅₆(min(n_ctx, W · parallel + n_ub))   where the model has windowed layers
+/// ```
+/// Sources: see [`plan`]. Example: max_len 8,192, parallel 4, Ollama: n_ctx 32,768, seq 8,192;
+/// llama-server: n_ctx 8,192, seq 2,048.
+fn cells(s: &Scenario, arch: &Arch) -> Cells {
+    let par = s.serving.parallel.get() as u64;
+    let ml = max_len(s);
+    let n_ub = s.serving.max_batched_tokens.map_or(512, |c| c.get() as u64);
+    let pad = |n: u64| n.div_ceil(256).saturating_mul(256);
+    let shared = s.serving.ctx_per == CtxPer::Total;
+    let n_ctx = if shared {
+        pad(ml)
+    } else {
+        pad(ml.saturating_mul(par))
+    };
+    let seq_len = if shared { n_ctx / par } else { ml };
+    let (_, windowed_all) = stage_layers(arch, 1);
+    let swa_cells = if windowed_all > 0 {
+        pad(n_ctx.min(
+            (arch.window as u64)
+                .saturating_mul(par)
+                .saturating_add(n_ub),
+        ))
+    } else {
+        0
+    };
+    Cells {
+        par,
+        n_ub,
+        shared,
+        n_ctx,
+        seq_len,
+        swa_cells,
     }
 }
 

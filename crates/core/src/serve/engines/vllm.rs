@@ -85,20 +85,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         .fold(0u64, |a, e| a.saturating_add(e.eval()));
     let kv_bytes = budget.saturating_sub(used);
     let (per_token, _, _) = per_token(s, arch, l);
-    let block = s.serving.block_size.map_or(
-        if arch.mla.is_some() && !era.v0 {
-            64
-        } else {
-            16
-        },
-        |c| c.get() as u64,
-    );
-    let mut pl = pool(kv_bytes, per_token, block, ml);
-    if era.v0 {
-        pl.concurrency = pl.tokens as f64 / ml.max(1) as f64;
-    } else if v >= Version(0, 20, 2) {
-        pl.tokens = (pl.concurrency * ml as f64) as u64;
-    }
+    let (block, pl) = kv_pool(s, arch, v, kv_bytes, per_token, ml);
     let kv = Expr::new(&[
         Sym("blocks", pl.blocks as u128),
         Sym("B", block as u128),
@@ -146,6 +133,43 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         host: None,
         sources: ep_sources(SOURCES, split.is_some()),
     }
+}
+
+/// The block size (`block_size`, else 16; 64 for MLA on V1) and the KV pool the bytes left
+/// give, with the concurrency and tokens as the release prints them: V0 divides the tokens
+/// by `max_len`; from 0.20.2 the printed tokens are ⌊concurrency × max_len⌋.
+///
+/// # Formula
+/// ```text
+/// blocks = ⌊kv_bytes / (B·c_tok)⌋,  tokens = blocks·B,  concurrency = tokens / max_len (V0)
+/// ```
+/// Source: vLLM `v1/core/kv_cache_utils.py get_num_blocks`,
+/// `get_max_concurrency_for_kv_cache_config`; V0 `worker/worker.py` (sdists 0.6.6–0.33.0).
+/// Example: 37,001,625,600 B at 131,072 B per token, B = 16: 17,643 blocks, 282,288 tokens.
+fn kv_pool(
+    s: &Scenario,
+    arch: &Arch,
+    v: Version,
+    kv_bytes: u64,
+    per_token: u64,
+    ml: u64,
+) -> (u64, Pool) {
+    let era = VllmEra::of(v);
+    let block = s.serving.block_size.map_or(
+        if arch.mla.is_some() && !era.v0 {
+            64
+        } else {
+            16
+        },
+        |c| c.get() as u64,
+    );
+    let mut pl = pool(kv_bytes, per_token, block, ml);
+    if era.v0 {
+        pl.concurrency = pl.tokens as f64 / ml.max(1) as f64;
+    } else if v >= Version(0, 20, 2) {
+        pl.tokens = (pl.concurrency * ml as f64) as u64;
+    }
+    (block, pl)
 }
 
 const SOURCES: [&str; 6] = [
