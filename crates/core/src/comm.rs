@@ -126,7 +126,7 @@ pub(crate) fn data_parallel_comm(s: &Scenario, p: &Prepared, st: &Stage) -> u64 
     let l = s.layout();
     let k = s.numerics.precision.compute_bytes() as u128;
     let (t, c) = (l.tp as u128, l.cp as u128);
-    let m = s.workload.microbatches.get().max(1) as u128;
+    let m = s.workload.microbatches.get() as u128;
     let psi0 = st.share(p.psi) as u128;
     let psi_g = match s.finetune.kind() {
         Finetune::Full => psi0,
@@ -172,7 +172,7 @@ pub(crate) fn activation_comm(s: &Scenario, p: &Prepared, st: &Stage) -> Comm {
             ..Comm::default()
         };
     }
-    let m = s.workload.microbatches.get().max(1) as u128;
+    let m = s.workload.microbatches.get() as u128;
     let sl = (s.workload.seq.get() as u128).div_ceil(c);
     // Four collectives a layer, two more for each layer full recomputation checkpoints
     // (`ckpt_layers` of each chunk: `n` of `L_c`, the stage's `layers/L_c` chunks).
@@ -184,7 +184,7 @@ pub(crate) fn activation_comm(s: &Scenario, p: &Prepared, st: &Stage) -> Comm {
     };
     let act = b * sl * h * k;
     let tp = ring(2 * act, t) * (4 * layers + 2 * checkpointed) * m;
-    let v = s.parallel.vpp.get().max(1) as u128;
+    let v = s.parallel.vpp.get() as u128;
     let pp_bytes = if pp > 1 {
         2 * m * v * act / if s.parallel.sp { t } else { 1 }
     } else {

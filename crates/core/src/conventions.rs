@@ -23,8 +23,8 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
     let i = DsInputs {
         total_params: psi as f64,
         largest_layer_params: largest as f64,
-        gpus_per_node: s.cluster.gpus_per_node.get().max(1),
-        nodes: s.cluster.nodes.get().max(1),
+        gpus_per_node: s.cluster.gpus_per_node.get(),
+        nodes: s.cluster.nodes.get(),
         buffer_factor: s.runtime.buffer_factor,
     };
     let n = i.gpus_per_node;

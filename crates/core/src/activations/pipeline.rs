@@ -35,7 +35,7 @@ pub fn stage_layers(layers: u32, p: u32, i: u32) -> u32 {
 pub fn in_flight(s: &Scenario, p: u32, i: u32) -> (u128, u128) {
     let p = p.max(1) as u128;
     let i = (i as u128).min(p - 1);
-    let m = s.workload.microbatches.get().max(1) as u128;
+    let m = s.workload.microbatches.get() as u128;
     match (s.parallel.schedule, s.virtual_stages() as u128) {
         (Schedule::Gpipe, _) => (m, 1),
         (_, 1) => ((p - i).min(m), 1),

@@ -56,7 +56,7 @@ impl SweepJob {
                 }
             }
         }
-        let seq = s.workload.seq.get().max(1);
+        let seq = s.workload.seq.get();
         let mut todo = Vec::new();
         for (ti, &tp) in tps.iter().enumerate() {
             for (pi, &pp) in pps.iter().enumerate() {

@@ -24,9 +24,9 @@ pub fn compute_overhead(w: &Scenario, arch: &crate::model::Arch) -> f64 {
     if w.workload.mode != Mode::Train {
         return 0.0;
     }
-    let p = w.parallel.pp.get().max(1) as f64;
-    let v = w.parallel.vpp.get().max(1) as f64;
-    let m = w.workload.microbatches.get().max(1) as f64;
+    let p = w.parallel.pp.get() as f64;
+    let v = w.parallel.vpp.get() as f64;
+    let m = w.workload.microbatches.get() as f64;
     let bubble = (p - 1.0) / (v * m);
     let (s, h) = (w.workload.seq.get() as f64, arch.hidden.max(1) as f64);
     let recompute = match w.activations.recompute {
@@ -34,7 +34,7 @@ pub fn compute_overhead(w: &Scenario, arch: &crate::model::Arch) -> f64 {
         Recompute::Selective => s / (18.0 * h + 3.0 * s),
         // A forward pass again for the layers checkpointed (`ckpt_layers` of each chunk).
         Recompute::Full => {
-            let stage = arch.layers.div_ceil(w.parallel.pp.get().max(1));
+            let stage = arch.layers.div_ceil(w.parallel.pp.get());
             let (lc, n) = crate::activations::chunk_layers(w, stage);
             n as f64 / lc.max(1) as f64 / 3.0
         }
@@ -47,7 +47,7 @@ pub(crate) fn tokens(w: &Scenario, dp: u32) -> u64 {
     let per = if w.workload.mode != Mode::Train {
         w.workload.batch.get() as u128 * (w.workload.seq.get() as u128 + w.workload.gen as u128)
     } else {
-        w.workload.microbatches.get().max(1) as u128
+        w.workload.microbatches.get() as u128
             * w.workload.batch.get() as u128
             * w.workload.seq.get() as u128
     };
@@ -113,7 +113,7 @@ pub struct MinGpusJob {
 impl MinGpusJob {
     /// Candidates 1, 2, 4, … < `gpus_per_node`, then 1 … `max_nodes` whole nodes.
     pub fn new(s: &Scenario, max_nodes: u32) -> MinGpusJob {
-        let gpn = s.cluster.gpus_per_node.get().max(1);
+        let gpn = s.cluster.gpus_per_node.get();
         let mut candidates: Vec<(u32, u32)> = Vec::new();
         let mut g = 1;
         while g < gpn {
@@ -167,7 +167,7 @@ impl MinGpusJob {
             }
             if self.search.is_none() {
                 let Some(&(per_node, nodes)) = self.candidates.get(self.next) else {
-                    let gpn = self.base.cluster.gpus_per_node.get().max(1);
+                    let gpn = self.base.cluster.gpus_per_node.get();
                     self.result = Some(MinGpus {
                         value: None,
                         nodes: self.candidates.last().map_or(1, |c| c.1),

@@ -229,7 +229,7 @@ pub(crate) fn bwd_step(s: &Scenario, st: &Stage) -> &'static [Phase] {
 /// ```
 pub(crate) fn accumulates(s: &Scenario, st: &Stage) -> bool {
     s.parallel.schedule != Schedule::Gpipe
-        && s.workload.microbatches.get().max(1) > st.p.saturating_sub(st.i)
+        && s.workload.microbatches.get() > st.p.saturating_sub(st.i)
 }
 
 /// Whether the stage's gradients are written during backward and freed by
