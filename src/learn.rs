@@ -1,4 +1,4 @@
-//! The guided tour: nine short steps through the ZeRO trade-offs, each with a link
+//! The guided tour: ten short steps through the ZeRO trade-offs, each with a link
 //! that loads its scenario and a number the page then shows. Every number is
 //! computed here by the estimator, never typed in: the browser test opens each
 //! link and finds the quoted number where the step says it is.
