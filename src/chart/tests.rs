@@ -1,0 +1,145 @@
+use super::*;
+use memfit_core::estimate::estimate;
+use memfit_core::scenario::{Scenario, Zero};
+
+#[test]
+fn one_rect_per_segment_and_a_capacity_line() {
+    let mut s = Scenario {
+        sharding: memfit_core::scenario::Sharding::Zero(Zero::Z3),
+        ..Default::default()
+    };
+    s.cluster.gpus_per_node = memfit_core::scenario::count(8);
+    let e = estimate(&s);
+    let bar = Bar::from_estimate("this config", &e);
+    assert_eq!(bar.total(), e.per_gpu_bytes);
+    let svg = render_stacked(
+        std::slice::from_ref(&bar),
+        e.gpu.usable_bytes,
+        Units::Gib,
+        ChartSize::default(),
+    );
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    for (c, _) in &bar.segments {
+        let (r, g, b) = c.color();
+        assert!(
+            svg.contains(&format!("#{r:02X}{g:02X}{b:02X}")),
+            "no fill for {c:?}"
+        );
+        assert!(svg.contains(c.label()), "no legend for {c:?}");
+    }
+    assert!(svg.contains("usable 79.6 GiB"));
+}
+
+#[test]
+fn annotate_adds_a_title_per_segment() {
+    let e = estimate(&Scenario::default());
+    let bar = Bar::from_estimate("this <config>", &e);
+    let svg = render_stacked(
+        std::slice::from_ref(&bar),
+        e.gpu.usable_bytes,
+        Units::Gib,
+        ChartSize::default(),
+    );
+    let a = annotate(&svg, std::slice::from_ref(&bar), Units::Gib);
+    assert_eq!(a.matches("<title>").count(), bar.segments.len());
+    assert!(a.contains("data-component=\"activations\""));
+    assert!(a.contains("this &lt;config&gt;: Activations ("));
+    assert!(!a.contains("<config>"));
+}
+
+#[test]
+fn curve_marks_capacity_and_max() {
+    let pts: Vec<Point> = (8..=16)
+        .map(|k| Point {
+            x: 1 << k,
+            bytes: (1u64 << k) * 1_000_000,
+        })
+        .collect();
+    let svg = render_curve(
+        &pts,
+        40_000_000_000,
+        Some(40_000),
+        "sequence length",
+        Units::Gb,
+        ChartSize::default(),
+    );
+    assert!(svg.contains("max that fits: 40000"));
+    assert!(svg.contains("usable 40.0 GB"));
+    assert!(svg.contains("<polyline") || svg.contains("<path"));
+    let empty = render_curve(&[], 0, None, "x", Units::Gib, ChartSize::default());
+    assert!(empty.contains("<svg"));
+}
+
+#[test]
+fn narrow_charts_have_no_legend_column() {
+    let e = estimate(&Scenario::default());
+    let bar = Bar::from_estimate("x", &e);
+    let svg = render_stacked(
+        &[bar],
+        e.gpu.usable_bytes,
+        Units::Gib,
+        ChartSize {
+            width: 420,
+            height: 320,
+        },
+    );
+    assert!(!svg.contains("Optimizer states"));
+    assert!(svg.contains("<rect"));
+}
+
+#[test]
+fn empty_and_zero_inputs_do_not_panic() {
+    let svg = render_stacked(
+        &[],
+        0,
+        Units::Gb,
+        ChartSize {
+            width: 10,
+            height: 10,
+        },
+    );
+    assert!(svg.contains("<svg"));
+}
+
+/// An out-of-range estimate is drawn as words, not as a 16 EiB column.
+#[test]
+fn out_of_range_bars_and_points_are_not_drawn_as_figures() {
+    let (s, _) =
+        memfit_core::contract::query::decode("seq=67108864&batch=1048576&model=llama-3.1-405b");
+    let s = s.scenario;
+    let e = estimate(&s);
+    assert!(e.out_of_range);
+    let bar = Bar::from_estimate("this", &e);
+    assert!(bar.out_of_range());
+    let svg = annotate(
+        &render_stacked(
+            std::slice::from_ref(&bar),
+            e.gpu.usable_bytes,
+            Units::Gib,
+            ChartSize::default(),
+        ),
+        std::slice::from_ref(&bar),
+        Units::Gib,
+    );
+    assert!(svg.contains("out of range"));
+    assert!(!svg.contains("17179869184"), "a 16 EiB label was drawn");
+    let pts = [
+        Point {
+            x: 1,
+            bytes: 1 << 30,
+        },
+        Point {
+            x: 2,
+            bytes: u64::MAX,
+        },
+    ];
+    let curve = render_curve(
+        &pts,
+        80 << 30,
+        None,
+        "seq",
+        Units::Gib,
+        ChartSize::default(),
+    );
+    assert!(!curve.contains("17179869184"));
+}
