@@ -27,171 +27,65 @@ pub(crate) fn deepspeed_items(s: &Scenario, psi: u64, largest: u64, ledger: &mut
         nodes: s.cluster.nodes.get(),
         buffer_factor: s.runtime.buffer_factor,
     };
-    let n = i.gpus_per_node;
-    let g = n as u64 * i.nodes as u64;
-    let base = format!(
-        "P={psi}, G={g}, n={n}, nodes={}, abf={}",
-        i.nodes, s.runtime.buffer_factor
-    );
     let offload = s.offload.optimizer != Offload::None;
-    let ds = Ds {
-        inputs: i,
-        version,
-        tool,
-        base,
-        offload,
-    };
-    if s.zero() == Zero::Z2 {
-        deepspeed_zero2(&ds, psi, ledger);
+    let terms = if s.zero() == Zero::Z2 {
+        deepspeed::zero2_terms(&i, offload, version)
     } else {
-        deepspeed_zero3(s, &ds, largest, ledger);
-    }
+        let param_off = s.offload.params != Offload::None && offload;
+        deepspeed::zero3_terms(&i, offload, param_off, s.runtime.zero_init)
+    };
+    push_deepspeed(&terms, s.zero(), offload, tool, ledger);
 }
 
-/// What both DeepSpeed estimators read: the inputs, the version, the source, the values
-/// text, and whether the optimizer is offloaded.
-struct Ds {
-    inputs: DsInputs,
-    version: DsVersion,
-    tool: &'static str,
-    base: String,
+/// DeepSpeed's terms as ledger items: each item's bytes, formula and values come from its
+/// own [`FExpr`](crate::fexpr::FExpr), and the GPU items add up to DeepSpeed's GPU figure
+/// (below 2^53 bytes the `f64` sum is exact; past it, the last GPU item takes the rest).
+fn push_deepspeed(
+    t: &deepspeed::DsTerms,
+    zero: Zero,
     offload: bool,
-}
-
-/// `estimate_zero2_model_states_mem_needs` as items: fp16 params (and grads before
-/// 0.19) on the GPU, the partitioned rest, and the host (offloaded states, or the fp32
-/// model built at init).
-fn deepspeed_zero2(ds: &Ds, psi: u64, ledger: &mut Ledger) {
-    let (i, version, tool, offload) = (&ds.inputs, ds.version, ds.tool, ds.offload);
-    let base = ds.base.clone();
-    let e = deepspeed::zero2(i, offload, version);
-    if offload {
-        ledger.push(
-            Mech::DsParams,
-            Component::Weights,
-            Location::Gpu,
-            e.gpu,
-            || (String::from("2·P  (fp16 params)"), base.clone()),
-            tool,
-        );
-        let f = if version == DsVersion::Doc {
-            "P·max(4·n, 16)·abf"
+    tool: &'static str,
+    ledger: &mut Ledger,
+) {
+    let e = t.estimate();
+    let mut pushed = 0u64;
+    for (k, (x, note)) in t.gpu.iter().enumerate() {
+        let last = k + 1 == t.gpu.len();
+        let bytes = if last {
+            e.gpu.saturating_sub(pushed)
         } else {
-            "P·max(4·G, 16)·abf"
+            x.bytes()
+        };
+        pushed = pushed.saturating_add(bytes);
+        let (mech, component) = match (zero, k) {
+            (Zero::Z2, 0) if offload => (Mech::DsParams, Component::Weights),
+            (Zero::Z2, 0) => (Mech::DsLead, Component::Weights),
+            (Zero::Z2, _) => (Mech::DsRest, Component::ModelStates),
+            (_, 0) => (Mech::DsGatheredLayer, Component::GatheredLayer),
+            _ => (Mech::DsZero3Rest, Component::ModelStates),
         };
         ledger.push(
-            Mech::DsOffloadStates,
-            Component::ModelStates,
-            Location::Cpu,
-            e.cpu,
-            || (String::from(f), base),
-            tool,
-        );
-    } else {
-        let (lead, lead_formula) = match version {
-            // Saturating: absurd overrides saturate Ψ at u64::MAX (see `Arch::params`).
-            DsVersion::V0_19 => (psi.saturating_mul(2), "2·P  (fp16 params)"),
-            _ => (psi.saturating_mul(4), "4·P  (fp16 params and grads)"),
-        };
-        let rest = e.gpu - lead.min(e.gpu);
-        let rest_formula = match version {
-            DsVersion::V0_19 => "int(18·P/G)  (grads and optimizer states, partitioned)",
-            _ => "int(16·P/G)  (optimizer states, partitioned)",
-        };
-        ledger.push(
-            Mech::DsLead,
-            Component::Weights,
+            mech,
+            component,
             Location::Gpu,
-            lead,
-            || (String::from(lead_formula), base.clone()),
-            tool,
-        );
-        ledger.push(
-            Mech::DsRest,
-            Component::ModelStates,
-            Location::Gpu,
-            rest,
-            || (String::from(rest_formula), base.clone()),
-            tool,
-        );
-        ledger.push(
-            Mech::DsInitLoad,
-            Component::InitLoad,
-            Location::Cpu,
-            e.cpu,
-            || {
-                (
-                    String::from("P·4·n·abf  (fp32 model built per process at init)"),
-                    base,
-                )
-            },
+            bytes,
+            || (format!("{}  ({note})", x.symbols()), x.values()),
             tool,
         );
     }
-}
-
-/// `estimate_zero3_model_states_mem_needs` as items: the largest layer's fp16 params and
-/// grads, the partitioned rest, and the host (offloaded states, or the model at init).
-fn deepspeed_zero3(s: &Scenario, ds: &Ds, largest: u64, ledger: &mut Ledger) {
-    let (i, tool, offload) = (&ds.inputs, ds.tool, ds.offload);
-    let param_off = s.offload.params != Offload::None && offload;
-    let e = deepspeed::zero3(i, offload, param_off, s.runtime.zero_init);
-    let base = format!(
-        "{}, L={largest}, zero_init={}",
-        ds.base, s.runtime.zero_init as u8
-    );
-    ledger.push(
-        Mech::DsGatheredLayer,
-        Component::GatheredLayer,
-        Location::Gpu,
-        e.largest_layer_memory,
-        || {
-            (
-                String::from("4·L  (largest layer's fp16 params + grads)"),
-                base.clone(),
-            )
-        },
-        tool,
-    );
-    let rest = e.gpu - e.largest_layer_memory.min(e.gpu);
-    let (rest_formula, cpu_formula) = match (offload, param_off, s.runtime.zero_init) {
-        (true, true, true) => ("", "P·18·(1/nodes)·abf"),
-        (true, true, false) => ("", "P·max(4·n, 18/nodes)·abf"),
-        (true, false, true) => ("int(2·P/G)  (fp16 param partition)", "P·16·(1/nodes)·abf"),
-        (true, false, false) => (
-            "int(2·P/G)  (fp16 param partition)",
-            "P·max(4·n, 16/nodes)·abf",
-        ),
-        (false, _, true) => (
-            "int(18·P/G)  (params, grads, optimizer states partitioned)",
-            "L·4·n·abf  (zero.Init)",
-        ),
-        (false, _, false) => (
-            "int(18·P/G)  (params, grads, optimizer states partitioned)",
-            "P·4·n·abf  (fp32 model built per process at init)",
-        ),
-    };
-    if !rest_formula.is_empty() {
-        ledger.push(
-            Mech::DsZero3Rest,
-            Component::ModelStates,
-            Location::Gpu,
-            rest,
-            || (String::from(rest_formula), base.clone()),
-            tool,
-        );
-    }
-    let cpu_component = if offload {
-        Component::ModelStates
-    } else {
-        Component::InitLoad
+    let (x, note) = &t.cpu;
+    let (mech, component) = match (zero, offload) {
+        (Zero::Z2, true) => (Mech::DsOffloadStates, Component::ModelStates),
+        (Zero::Z2, false) => (Mech::DsInitLoad, Component::InitLoad),
+        (_, true) => (Mech::DsZero3Host, Component::ModelStates),
+        (_, false) => (Mech::DsZero3Host, Component::InitLoad),
     };
     ledger.push(
-        Mech::DsZero3Host,
-        cpu_component,
+        mech,
+        component,
         Location::Cpu,
         e.cpu,
-        || (String::from(cpu_formula), base),
+        || (format!("{}  ({note})", x.symbols()), x.values()),
         tool,
     );
 }

@@ -16,6 +16,7 @@
 //!
 //! ZeRO-3 is identical in all three.
 
+use crate::fexpr::{FExpr, FTok, FTok::*};
 use serde::{Deserialize, Serialize};
 
 /// Which DeepSpeed formula set to replay.
@@ -55,16 +56,91 @@ pub struct DsEstimate {
     pub largest_layer_memory: u64,
 }
 
-/// Python's `int(x)` for a non-negative float.
-fn int(x: f64) -> u64 {
-    if x.is_finite() && x > 0.0 {
-        x.trunc() as u64
-    } else {
-        0
+/// DeepSpeed's estimate as the terms it adds, each an [`FExpr`] with what it counts: the
+/// GPU terms in the order Python adds them, and the host RAM per node. The ledger items
+/// print these same programs; [`DsTerms::estimate`] sums them as Python does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DsTerms {
+    /// Per GPU, in DeepSpeed's order (ZeRO-3: the largest layer's `4·L` first).
+    pub gpu: Vec<(FExpr, &'static str)>,
+    /// Host RAM per node.
+    pub cpu: (FExpr, &'static str),
+    /// ZeRO-3's `largest_layer_memory` term (an index into `gpu`).
+    pub largest: Option<usize>,
+}
+
+impl DsTerms {
+    /// DeepSpeed's two numbers: the GPU terms added in `f64` in order, then `int()`.
+    pub fn estimate(&self) -> DsEstimate {
+        let gpu = self
+            .gpu
+            .iter()
+            .fold(0.0, |a, (e, _)| a + e.eval().unwrap_or(0.0));
+        let int = |x: f64| FExpr::new(&[Num(x)]).bytes();
+        DsEstimate {
+            cpu: self.cpu.0.bytes(),
+            gpu: int(gpu),
+            largest_layer_memory: self.largest.map_or(0, |k| self.gpu[k].0.bytes()),
+        }
     }
 }
 
-/// DeepSpeed's ZeRO-2 model-states estimate.
+/// The symbols DeepSpeed's estimators read.
+struct Syms {
+    p: FTok,
+    l: FTok,
+    n: FTok,
+    g: FTok,
+    nodes: FTok,
+    abf: FTok,
+}
+
+impl Syms {
+    fn of(i: &DsInputs) -> Syms {
+        Syms {
+            p: Sym("P", i.total_params),
+            l: Sym("L", i.largest_layer_params),
+            n: Sym("n", i.gpus_per_node as f64),
+            g: Sym("G", i.gpus_per_node as f64 * i.nodes as f64),
+            nodes: Sym("nodes", i.nodes as f64),
+            abf: Sym("abf", i.buffer_factor),
+        }
+    }
+    /// `int(c·x/G)`: a state partitioned over every GPU.
+    fn part(&self, c: f64, x: FTok) -> FExpr {
+        FExpr::new(&[Num(c), x, Mul, self.g, Div, Int])
+    }
+    /// `x·max(4·n, c·(1/nodes))·abf` (`c/nodes` as DeepSpeed writes `c * gpu_factor`).
+    fn host_max(&self, c: f64) -> FExpr {
+        let (p, n, nodes, abf) = (self.p, self.n, self.nodes, self.abf);
+        FExpr::new(&[
+            p,
+            Num(4.0),
+            n,
+            Mul,
+            Num(c),
+            Num(1.0),
+            nodes,
+            Div,
+            Mul,
+            Max,
+            Mul,
+            abf,
+            Mul,
+        ])
+    }
+    /// `x·c·(1/nodes)·abf`.
+    fn host_per_node(&self, c: f64) -> FExpr {
+        let (p, nodes, abf) = (self.p, self.nodes, self.abf);
+        FExpr::new(&[p, Num(c), Mul, Num(1.0), nodes, Div, Mul, abf, Mul])
+    }
+    /// `x·4·n·abf`: the fp32 model (or layer) each process builds at init.
+    fn init(&self, x: FTok) -> FExpr {
+        FExpr::new(&[x, Num(4.0), Mul, self.n, Mul, self.abf, Mul])
+    }
+}
+
+/// DeepSpeed's ZeRO-2 model-states estimate, as terms.
 ///
 /// # Formula
 /// ```text
@@ -73,117 +149,122 @@ fn int(x: f64) -> u64 {
 ///           cpu = P · max(4G, 16) · abf           (code; the doc says max(4n, 16))
 /// none:     gpu = 4P + int(16P/G)                 (doc, ≤ 0.14.2)
 ///           gpu = 2P + int(18P/G)                 (≥ 0.14.3)
-///           cpu = P · 4 · n · abf                 (fp32 model built on the host at init)
+///           cpu = P · 4n · abf
 /// ```
-/// `P` parameters, `n` GPUs per node, `G` GPUs in total, `abf` the additional
-/// buffer factor; every result truncated with `int()`.
-///
-/// Source: seed 000 (DeepSpeed "Memory Requirements"); DeepSpeed 0.14.2 and 0.19.8
-/// `deepspeed/runtime/zero/stage_1_and_2.py`, as recorded in
-/// `reference/deepspeed_estimators.json`.
-///
-/// # Example
-/// ```
-/// use memfit_core::deepspeed::{zero2, DsInputs, DsVersion};
-/// let i = DsInputs { total_params: 2851e6, largest_layer_params: 32e6,
-///                    gpus_per_node: 8, nodes: 1, buffer_factor: 1.5 };
-/// // seed 000: "127.45GB | 15.93GB | offload_optimizer=none" (GiB labelled GB)
-/// let e = zero2(&i, false, DsVersion::Doc);
-/// assert_eq!((e.cpu, e.gpu), (136_848_000_000, 17_106_000_000));
-/// // DeepSpeed 0.19.8 prints 11.28GB for the same call.
-/// assert_eq!(zero2(&i, false, DsVersion::V0_19).gpu, 12_116_750_000);
-/// ```
-pub fn zero2(i: &DsInputs, cpu_offload: bool, version: DsVersion) -> DsEstimate {
-    let p = i.total_params;
-    let n = i.gpus_per_node as f64;
-    let g = (i.gpus_per_node as f64) * (i.nodes as f64);
-    let (cpu, gpu) = if cpu_offload {
+/// Source: seed 000; DeepSpeed 0.14.2 and 0.19.8
+/// `deepspeed/runtime/zero/stage_1_and_2.py estimate_zero2_model_states_mem_needs`.
+/// Example: Llama-2-7B (P = 6,738,415,616) on 8 GPUs, 0.19: 2P + int(18P/8) =
+/// 13,476,831,232 + 15,161,435,136 = 28,638,266,368 B.
+pub fn zero2_terms(i: &DsInputs, cpu_offload: bool, version: DsVersion) -> DsTerms {
+    let s = Syms::of(i);
+    let (p, n, g, abf) = (s.p, s.n, s.g, s.abf);
+    if cpu_offload {
         let gpus_in_max = if version == DsVersion::Doc { n } else { g };
-        (p * (4.0 * gpus_in_max).max(16.0) * i.buffer_factor, 2.0 * p)
-    } else {
-        let gpu = match version {
-            DsVersion::Doc | DsVersion::V0_14 => 4.0 * p + (16.0 * p / g).trunc(),
-            DsVersion::V0_19 => 2.0 * p + (18.0 * p / g).trunc(),
+        let cpu = FExpr::new(&[p, Num(4.0), gpus_in_max, Mul, Num(16.0), Max, Mul, abf, Mul]);
+        return DsTerms {
+            gpu: vec![(FExpr::new(&[Num(2.0), p, Mul]), "fp16 params")],
+            cpu: (cpu, "offloaded optimizer states, fp32 params and grads"),
+            largest: None,
         };
-        (p * 4.0 * n * i.buffer_factor, gpu)
+    }
+    let gpu = match version {
+        DsVersion::Doc | DsVersion::V0_14 => vec![
+            (FExpr::new(&[Num(4.0), p, Mul]), "fp16 params and grads"),
+            (s.part(16.0, p), "optimizer states, partitioned"),
+        ],
+        DsVersion::V0_19 => vec![
+            (FExpr::new(&[Num(2.0), p, Mul]), "fp16 params"),
+            (s.part(18.0, p), "grads and optimizer states, partitioned"),
+        ],
     };
-    DsEstimate {
-        cpu: int(cpu),
-        gpu: int(gpu),
-        largest_layer_memory: 0,
+    DsTerms {
+        gpu,
+        cpu: (s.init(p), "fp32 model built per process at init"),
+        largest: None,
     }
 }
 
-/// DeepSpeed's ZeRO-3 model-states estimate (the same in the doc and every code version).
+/// DeepSpeed's ZeRO-2 model-states estimate.
+pub fn zero2(i: &DsInputs, cpu_offload: bool, version: DsVersion) -> DsEstimate {
+    zero2_terms(i, cpu_offload, version).estimate()
+}
+
+/// DeepSpeed's ZeRO-3 model-states estimate, as terms.
 ///
 /// # Formula
 /// ```text
-/// G = n · nodes, gf = 1 / nodes, LLM = 4L   (gathered fp16 params + fp16 grads of the largest layer)
-/// param+opt offload: gpu = LLM
-///                    cpu = P·18·gf·abf  (zero_init)   | P·max(4n, 18·gf)·abf
-/// opt offload only:  gpu = LLM + int(2P/G)
-///                    cpu = P·16·gf·abf  (zero_init)   | P·max(4n, 16·gf)·abf
-/// no offload:        gpu = LLM + int(18P/G)
-///                    cpu = L·4·n·abf    (zero_init)   | P·4·n·abf
+/// G = n · nodes,  LLM = 4L                            (largest layer's fp16 params + grads)
+/// offload params + optimizer:  gpu = LLM
+///     cpu = P·18·(1/nodes)·abf   (zero_init)   or  P·max(4n, 18·(1/nodes))·abf
+/// offload optimizer only:      gpu = LLM + int(2P/G)
+///     cpu = P·16·(1/nodes)·abf   (zero_init)   or  P·max(4n, 16·(1/nodes))·abf
+/// no offload:                  gpu = LLM + int(18P/G)
+///     cpu = L·4n·abf             (zero_init)   or  P·4n·abf
 /// ```
-/// `P` parameters, `L` largest-layer parameters, `n` GPUs per node; results
-/// truncated with `int()`. Parameter offload without optimizer offload is not a
-/// case DeepSpeed's estimator has: it is treated as no offload, as the code does.
-///
-/// Source: seed 000; DeepSpeed `deepspeed/runtime/zero/stage3.py` (unchanged from
-/// 2021 to 0.19.8).
-///
-/// # Example
-/// ```
-/// use memfit_core::deepspeed::{zero3, DsInputs};
-/// let i = DsInputs { total_params: 2851e6, largest_layer_params: 32e6,
-///                    gpus_per_node: 8, nodes: 1, buffer_factor: 1.5 };
-/// // seed 000: "1.43GB | 6.09GB | offload_param=none, offload_optimizer=none, zero_init=1"
-/// let e = zero3(&i, false, false, true);
-/// assert_eq!((e.cpu, e.gpu), (1_536_000_000, 6_542_750_000));
-/// ```
+/// Source: seed 000; DeepSpeed `deepspeed/runtime/zero/stage3.py
+/// estimate_zero3_model_states_mem_needs` (identical in 0.14.2 and 0.19.8).
+/// Example: t5-large (P = 737,668,096, L = 32,899,072) on 4 GPUs, no offload: 4L +
+/// int(18P/4) = 131,596,288 + 3,319,506,432 B (seed 000's "3291MB").
+pub fn zero3_terms(
+    i: &DsInputs,
+    cpu_offload: bool,
+    cpu_offload_params: bool,
+    zero_init: bool,
+) -> DsTerms {
+    let s = Syms::of(i);
+    let llm = (
+        FExpr::new(&[Num(4.0), s.l, Mul]),
+        "largest layer's fp16 params + grads",
+    );
+    let (gpu, cpu) = match (cpu_offload, cpu_offload_params) {
+        (true, true) => {
+            let cpu = if zero_init {
+                s.host_per_node(18.0)
+            } else {
+                s.host_max(18.0)
+            };
+            (
+                vec![llm],
+                (cpu, "offloaded params, grads and optimizer states"),
+            )
+        }
+        (true, false) => {
+            let cpu = if zero_init {
+                s.host_per_node(16.0)
+            } else {
+                s.host_max(16.0)
+            };
+            let part = (s.part(2.0, s.p), "fp16 param partition");
+            (vec![llm, part], (cpu, "offloaded optimizer states"))
+        }
+        (false, _) => {
+            let cpu = if zero_init {
+                (s.init(s.l), "zero.Init")
+            } else {
+                (s.init(s.p), "fp32 model built per process at init")
+            };
+            let part = (
+                s.part(18.0, s.p),
+                "params, grads, optimizer states partitioned",
+            );
+            (vec![llm, part], cpu)
+        }
+    };
+    DsTerms {
+        gpu,
+        cpu,
+        largest: Some(0),
+    }
+}
+
+/// DeepSpeed's ZeRO-3 model-states estimate.
 pub fn zero3(
     i: &DsInputs,
     cpu_offload: bool,
     cpu_offload_params: bool,
     zero_init: bool,
 ) -> DsEstimate {
-    let p = i.total_params;
-    let l = i.largest_layer_params;
-    let n = i.gpus_per_node as f64;
-    let g = (i.gpus_per_node as f64) * (i.nodes as f64);
-    let gf = 1.0 / i.nodes as f64;
-    let abf = i.buffer_factor;
-    let llm = 4.0 * l;
-    let (cpu, gpu) = if cpu_offload {
-        if cpu_offload_params {
-            let cpu = if zero_init {
-                p * 18.0 * gf * abf
-            } else {
-                p * (4.0 * n).max(18.0 * gf) * abf
-            };
-            (cpu, llm)
-        } else {
-            let cpu = if zero_init {
-                p * 16.0 * gf * abf
-            } else {
-                p * (4.0 * n).max(16.0 * gf) * abf
-            };
-            (cpu, llm + (2.0 * p / g).trunc())
-        }
-    } else {
-        let cpu = if zero_init {
-            l * 4.0 * n * abf
-        } else {
-            p * 4.0 * n * abf
-        };
-        (cpu, llm + (18.0 * p / g).trunc())
-    };
-    DsEstimate {
-        cpu: int(cpu),
-        gpu: int(gpu),
-        largest_layer_memory: int(llm),
-    }
+    zero3_terms(i, cpu_offload, cpu_offload_params, zero_init).estimate()
 }
 
 #[cfg(test)]

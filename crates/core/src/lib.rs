@@ -34,6 +34,7 @@ pub mod deepspeed;
 pub mod estimate;
 pub mod explore;
 pub mod expr;
+pub mod fexpr;
 pub mod gpu;
 pub mod hfconfig;
 pub mod infer;

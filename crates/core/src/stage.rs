@@ -97,7 +97,10 @@ pub(crate) fn push_fragmentation(s: &Scenario, alloc_peak: u64, ledger: &mut Led
     let (mech, comp, gpu) = (Mech::Fragmentation, Component::Fragmentation, Location::Gpu);
     if alloc_peak == OUT_OF_RANGE {
         let f = s.runtime.frag_pct;
-        let text = || ("⌈P·f/100⌉".into(), format!("f={f}, P out of range"));
+        let text = || {
+            let e = bind(FRAGMENTATION, &[0, f as u128]);
+            (e.symbols(), format!("f={f}, P out of range"))
+        };
         ledger.push(mech, comp, gpu, OUT_OF_RANGE, text, src);
         return;
     }

@@ -25,7 +25,22 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let free = total.saturating_sub(s.runtime.cuda_ctx_mib as u64 * MIB);
     let weights = serve_weights(s, p, l, split);
     let w = weights.eval();
-    let reserve = ((free as f64 * (1.0 - mfs)) as u64).min(free);
+    // # Formula
+    // R = ⌊F·(10⁶ − m)/10⁶⌋ with F the free memory (bytes) and m = mem_fraction_static in
+    // parts per million: what SGLang leaves for activations and CUDA graphs
+    // (`model_runner.py`: `rest_memory = available − total·(1 − mem_fraction_static)`).
+    // Example: F = 80 GiB, m = 880,000: R = ⌊85,899,345,920·120,000/10⁶⌋ = 10,307,921,510 B.
+    let m = (mfs * 1e6).round() as u128;
+    let reserve_expr = Expr::new(&[
+        Sym("F", free as u128),
+        Num(1_000_000),
+        Sym("m", m),
+        Sub,
+        Mul,
+        Num(1_000_000),
+        Div,
+    ]);
+    let reserve = reserve_expr.eval().min(free);
     let kv_bytes = free.saturating_sub(w).saturating_sub(reserve);
     let (per_token, _, _) = per_token(s, &p.arch, l);
     let ml = max_len(s);
@@ -50,7 +65,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         version: v,
         budget: (free as f64 * mfs) as u64,
         weights,
-        activation: sym("F·(1−mfs)", reserve),
+        activation: reserve_expr,
         non_torch: sym("N_t", 0),
         graphs: sym("G", 0),
         kv,
