@@ -109,11 +109,7 @@ pub(crate) fn megatron_items(
         MegatronVersion::Head => "Megatron-LM theoretical_memory_usage.py (HEAD d98e8a64)",
         MegatronVersion::V0_14 => "Megatron-LM theoretical_memory_usage.py (core_v0.14.0)",
     };
-    let bpp = if args.use_distributed_optimizer {
-        "(6 + 12/d)"
-    } else {
-        "18"
-    };
+    let states = &e.states;
     ledger.push(
         Mech::MegatronStates,
         Component::ModelStates,
@@ -122,11 +118,12 @@ pub(crate) fn megatron_items(
         || {
             (
                 format!(
-            "{bpp} · most-loaded-shard params (bf16 param 2 + fp32 grad 4 + master 4 + Adam 8)"
-        ),
+                    "{}  (most-loaded shard's params × bytes each: bf16 param 2 + fp32 grad 4 + master 4 + Adam 8, β = 18, or 6 + 12/d with the distributed optimizer)",
+                    states.symbols()
+                ),
                 format!(
-                    "shard={:.0}, t={}, p={}, d={}, V_pad={}, distributed_optimizer={}",
-                    e.most_loaded_shard_params,
+                    "{}; t={}, p={}, d={}, V_pad={}, distributed_optimizer={}",
+                    states.values(),
                     l.tp,
                     l.pp,
                     l.dp,
@@ -137,30 +134,30 @@ pub(crate) fn megatron_items(
         },
         tool,
     );
-    match e.activation_bytes {
-        Some(a) => {
-            let formula = if e.without_sp_path {
-                "[s·b·h·(10 + 24/t)·L + 8·s·b·p + s·b·h·p]·PP [+ 2·(s·b·V/t + s·b·h) if p=1] · 1.05"
+    match (&e.activations, e.activation_bytes) {
+        (Some(x), Some(a)) => {
+            let path = if e.without_sp_path {
+                "HEAD's path without sequence parallelism, with its 1.05 margin"
             } else {
-                "[s·b·h·(18 + 4f/h)·L + 8·s·b·p + s·b·h·p]·PP [+ 4·s·b·h·(1 + V/h) if p=1] / t"
+                "Korthikanti et al. Table 2, sequence parallelism + selective recompute"
             };
-            ledger.push(Mech::MegatronActivations, Component::Activations, Location::Gpu, a.round() as u64, || (String::from(formula), format!(
-                    "s={}, b={}, h={}, f={}, L={}, t={}, p={}, vpp={}, microbatches={}, sp={}, recompute={}",
-                    s.workload.seq.get(),
-                    s.workload.batch.get(),
-                    arch.hidden,
-                    arch.ffn,
-                    arch.layers,
-                    l.tp,
-                    l.pp,
-                    s.parallel.vpp.get(),
-                    s.workload.microbatches.get(),
-                    s.parallel.sp as u8,
-                    s.activations.recompute.as_str()
-                )), tool);
+            let text = || {
+                (
+                    format!("{}  ({path}; φ = the first stage's in-flight factor)", x.symbols()),
+                    format!(
+                        "{}; vpp={}, microbatches={}, sp={}, recompute={}",
+                        x.values(),
+                        s.parallel.vpp.get(),
+                        s.workload.microbatches.get(),
+                        s.parallel.sp as u8,
+                        s.activations.recompute.as_str()
+                    ),
+                )
+            };
+            ledger.push(Mech::MegatronActivations, Component::Activations, Location::Gpu, a.round() as u64, text, tool);
             None
         }
-        None => Some(Warning {
+        _ => Some(Warning {
             key: "convention".into(),
             value: s.stack.convention.as_str().into(),
             message: "Megatron core_v0.14.0 reports activations only with sp=1 and recompute=selective; the estimate holds weights and optimizer only".into(),

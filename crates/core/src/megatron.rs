@@ -14,6 +14,7 @@
 //!
 //! Megatron computes in floats (it divides by t, p, d); so does this module.
 
+use crate::fexpr::{FExpr, FTok, FTok::*};
 use serde::{Deserialize, Serialize};
 
 /// Which revision of Megatron-LM's formula.
@@ -100,7 +101,7 @@ pub struct MegatronArgs {
 }
 
 /// Megatron's answer for the first pipeline stage.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct MegatronEstimate {
     /// Total parameters (Megatron's count).
     pub total_params: f64,
@@ -114,6 +115,10 @@ pub struct MegatronEstimate {
     pub activation_bytes: Option<f64>,
     /// Whether the "without SP" path (HEAD only) was taken.
     pub without_sp_path: bool,
+    /// `weight_and_optimizer_bytes` as its formula (the ledger prints it).
+    pub states: FExpr,
+    /// `activation_bytes` as its formula.
+    pub activations: Option<FExpr>,
 }
 
 impl MegatronArgs {
@@ -259,13 +264,16 @@ fn megatron_v0_14(args: &MegatronArgs, c: Common) -> MegatronEstimate {
     } else {
         None
     };
+    let states = FExpr::new(&[Sym("shard", shard), Sym("β", bpp), Mul]);
     MegatronEstimate {
         total_params: total,
         active_params: active,
         most_loaded_shard_params: shard,
-        weight_and_optimizer_bytes: shard * bpp,
-        activation_bytes: activations,
+        weight_and_optimizer_bytes: states.eval().unwrap_or(0.0),
+        activation_bytes: activations.as_ref().and_then(FExpr::eval),
         without_sp_path: false,
+        states,
+        activations,
     }
 }
 
@@ -331,13 +339,28 @@ fn megatron_head(args: &MegatronArgs, c: Common) -> MegatronEstimate {
     } else {
         activations_without_sp(args, v_pad)
     };
+    let states = if moe {
+        FExpr::new(&[
+            Sym("shard", shard_non_expert),
+            Sym("β", bpp),
+            Mul,
+            Sym("shard_e", shard_expert),
+            Sym("β_e", bpp_e),
+            Mul,
+            Add,
+        ])
+    } else {
+        FExpr::new(&[Sym("shard", shard_non_expert), Sym("β", bpp), Mul])
+    };
     MegatronEstimate {
         total_params: total,
         active_params: active,
         most_loaded_shard_params: shard_non_expert + shard_expert,
-        weight_and_optimizer_bytes: shard_non_expert * bpp + shard_expert * bpp_e,
-        activation_bytes: Some(activations),
+        weight_and_optimizer_bytes: states.eval().unwrap_or(0.0),
+        activation_bytes: activations.eval(),
         without_sp_path: !with_sp,
+        states,
+        activations: Some(activations),
     }
 }
 
@@ -354,42 +377,156 @@ fn pipeline_factor(args: &MegatronArgs) -> f64 {
     }
 }
 
-/// Korthikanti et al. Table 2 with sequence parallelism and selective recompute.
-fn activations_sp(args: &MegatronArgs, v_pad: f64) -> f64 {
-    let (s, b, h) = (
-        args.seq_length as f64,
-        args.micro_batch_size as f64,
-        args.hidden_size as f64,
-    );
-    let p = args.pp.max(1) as f64;
-    let mut m = s * b * h * (18.0 + 4.0 * (args.ffn_hidden_size as f64 / h));
-    m *= args.num_layers as f64;
-    m += 8.0 * s * b * p;
-    m += s * b * h * p;
-    m *= pipeline_factor(args);
+/// The symbols both activation formulas read.
+fn act_syms(args: &MegatronArgs, v_pad: f64) -> [FTok; 8] {
+    [
+        Sym("s", args.seq_length as f64),
+        Sym("b", args.micro_batch_size as f64),
+        Sym("h", args.hidden_size as f64),
+        Sym("L", args.num_layers as f64),
+        Sym("p", args.pp.max(1) as f64),
+        Sym("φ", pipeline_factor(args)),
+        Sym("t", args.tp.max(1) as f64),
+        Sym("V", v_pad),
+    ]
+}
+
+/// Korthikanti et al. Table 2 with sequence parallelism and selective recompute, as
+/// Megatron evaluates it (`φ` the first stage's in-flight factor, [`pipeline_factor`]).
+///
+/// # Formula
+/// ```text
+/// ((s·b·h·(18 + 4·(f/h))·L + 8·s·b·p + s·b·h·p)·φ [+ s·b·h·4·(1 + V/h) if p = 1]) / t
+/// ```
+/// Source: Megatron-LM `megatron/training/theoretical_memory_usage.py`
+/// `compute_activation_memory` (HEAD d98e8a64, core_v0.14.0). Example: s = 2,048, b = 1,
+/// h = 4,096, f = 11,008, L = 32, p = 1, t = 8, V = 32,000: (8,388,608·28.75·32 +
+/// 16,384 + 8,388,608)·1 + 8,388,608·4·(1 + 7.8125) = 7,768,727,552 + 295,698,432 B, /8.
+fn activations_sp(args: &MegatronArgs, v_pad: f64) -> FExpr {
+    let [s, b, h, l, p, phi, t, v] = act_syms(args, v_pad);
+    let f = Sym("f", args.ffn_hidden_size as f64);
+    let mut e = vec![
+        s,
+        b,
+        Mul,
+        h,
+        Mul,
+        Num(18.0),
+        Num(4.0),
+        f,
+        h,
+        Div,
+        Mul,
+        Add,
+        Mul,
+        l,
+        Mul, // s·b·h·(18 + 4·f/h)·L
+        Num(8.0),
+        s,
+        Mul,
+        b,
+        Mul,
+        p,
+        Mul,
+        Add, // + 8·s·b·p
+        s,
+        b,
+        Mul,
+        h,
+        Mul,
+        p,
+        Mul,
+        Add, // + s·b·h·p
+        phi,
+        Mul,
+    ];
     if args.pp == 1 {
-        m += s * b * h * 4.0 * (1.0 + v_pad / h);
+        e.extend([
+            s,
+            b,
+            Mul,
+            h,
+            Mul,
+            Num(4.0),
+            Mul,
+            Num(1.0),
+            v,
+            h,
+            Div,
+            Add,
+            Mul,
+            Add,
+        ]);
     }
-    m / args.tp.max(1) as f64
+    e.extend([t, Div]);
+    FExpr::new(&e)
 }
 
 /// HEAD's path without sequence parallelism (also used for recompute none/full).
-fn activations_without_sp(args: &MegatronArgs, v_pad: f64) -> f64 {
-    let (s, b, h) = (
-        args.seq_length as f64,
-        args.micro_batch_size as f64,
-        args.hidden_size as f64,
-    );
-    let (t, p) = (args.tp.max(1) as f64, args.pp.max(1) as f64);
-    let mut m = s * b * h * (10.0 + 24.0 / t);
-    m *= args.num_layers as f64;
-    m += 8.0 * s * b * p;
-    m += s * b * h * p;
-    m *= pipeline_factor(args);
+///
+/// # Formula
+/// ```text
+/// ((s·b·h·(10 + 24/t)·L + 8·s·b·p + s·b·h·p)·φ [+ 2·(s·b·V/t + s·b·h) if p = 1])·1.05
+/// ```
+/// Source: Megatron-LM `theoretical_memory_usage.py` at HEAD d98e8a64 (the 1.05 is its own
+/// margin). Example: s = 2,048, b = 1, h = 4,096, L = 32, p = 1, t = 8: 8,388,608·13·32 + … .
+fn activations_without_sp(args: &MegatronArgs, v_pad: f64) -> FExpr {
+    let [s, b, h, l, p, phi, t, v] = act_syms(args, v_pad);
+    let mut e = vec![
+        s,
+        b,
+        Mul,
+        h,
+        Mul,
+        Num(10.0),
+        Num(24.0),
+        t,
+        Div,
+        Add,
+        Mul,
+        l,
+        Mul, // s·b·h·(10 + 24/t)·L
+        Num(8.0),
+        s,
+        Mul,
+        b,
+        Mul,
+        p,
+        Mul,
+        Add, // + 8·s·b·p
+        s,
+        b,
+        Mul,
+        h,
+        Mul,
+        p,
+        Mul,
+        Add, // + s·b·h·p
+        phi,
+        Mul,
+    ];
     if args.pp == 1 {
-        m += 2.0 * (s * b * v_pad / t + s * b * h);
+        e.extend([
+            Num(2.0),
+            s,
+            b,
+            Mul,
+            v,
+            Mul,
+            t,
+            Div,
+            s,
+            b,
+            Mul,
+            h,
+            Mul,
+            Add,
+            Mul,
+            Add,
+        ]);
     }
-    m * 1.05
+    e.extend([Num(1.05), Mul]);
+    FExpr::new(&e)
 }
 
 /// Megatron's printed summary, MB = 2^20 bytes.
@@ -403,5 +540,57 @@ pub fn printed_summary(e: &MegatronEstimate) -> String {
             mb(e.weight_and_optimizer_bytes + act)
         ),
         None => format!("Theoretical memory footprints: weight and optimizer={:.2} MB", mb(e.weight_and_optimizer_bytes)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A dense Llama-shaped run: s = 2,048, b = 1, h = 4,096, f = 11,008, L = 32, TP 8.
+    fn args() -> MegatronArgs {
+        MegatronArgs {
+            num_layers: 32,
+            hidden_size: 4096,
+            num_attention_heads: 32,
+            num_query_groups: 32,
+            kv_channels: 128,
+            ffn_hidden_size: 11008,
+            swiglu: true,
+            layernorm: false,
+            vocab_size: 32000,
+            make_vocab_size_divisible_by: 128,
+            untie: true,
+            num_experts: None,
+            moe_ffn_hidden_size: 0,
+            moe_router_topk: 0,
+            add_bias_linear: false,
+            tp: 8,
+            pp: 1,
+            vp: None,
+            dp: 1,
+            ep: 1,
+            etp: 1,
+            sequence_parallel: true,
+            recompute: Recompute::Selective,
+            seq_length: 2048,
+            micro_batch_size: 1,
+            num_microbatches: None,
+            use_distributed_optimizer: false,
+        }
+    }
+
+    /// The two activation formulas' documented examples, and their text.
+    #[test]
+    fn activation_formulas_by_hand() {
+        let a = args();
+        let sp = activations_sp(&a, 32000.0);
+        assert_eq!(sp.eval(), Some(1_002_702_848.0));
+        assert_eq!(
+            sp.symbols(),
+            "((s·b·h·(18 + 4·(f/h))·L + 8·s·b·p + s·b·h·p)·φ + s·b·h·4·(1 + V/h))/t"
+        );
+        let plain = activations_without_sp(&a, 32000.0);
+        assert_eq!(plain.eval(), Some(3_531_227_136.0 * 1.05));
     }
 }
