@@ -136,6 +136,54 @@ pub(crate) fn link(hw: &Hw, span: u64, per_node: u64) -> (f64, f64, f64) {
     }
 }
 
+/// Where a ring collective (all-reduce, all-gather, reduce-scatter) of `n` ranks `stride`
+/// apart in Megatron's rank order runs: `(B, η, α)`, its bus bandwidth `B·η` GB/s per rank.
+/// Inside a node, NVLink's ring ([`link`]). Across nodes, rails: every GPU of a node has its
+/// own NIC (`inter` is a node's NIC bandwidth over its GPUs). Each of NCCL's rings (one per
+/// channel) enters and leaves a node once, so of the `q` members a node holds `q − 1` pass
+/// the data on over NVLink and one over a NIC; the channels rotate which one, over the
+/// members' NICs. A node thus sends the group's ring traffic — `(n−1)/n` of a rank's buffer
+/// — once, over `q` NICs, and each member sends `(q−1)/q` of it over NVLink.
+///
+/// # Formula
+/// ```text
+/// q      = clamp(g / stride, 1, n)            members of the group in one node (g GPUs a node)
+/// busbw  = B_inter·η_net                      q = 1: each rank over its own NIC (rail)
+/// busbw  = min(q·B_inter·η_net,               q > 1: the members' q NICs, or NVLink, which
+///              q/(q−1)·B_intra·η_ring)               carries (q−1)/q of each rank's bytes
+/// t      = α + f·(n−1)/n·S / busbw            ([`collective`])
+/// ```
+/// `B_inter`, `B_intra` GB/s per GPU, one direction; `η_net` 0.92, `η_ring` 0.80; `S` bytes
+/// per rank, `f` 1 (all-gather, reduce-scatter) or 2 (all-reduce). Sources: NVIDIA DGX
+/// H100 user guide (eight 400 Gb/s ConnectX-7 for the compute fabric, one per GPU, each on
+/// its own rail), DGX A100 (eight 200 Gb/s HDR); NVIDIA/nccl `src/graph/search.cc` and
+/// `connect.cc` (a channel's ring crosses each node once, its NIC the one nearest the
+/// GPU that leaves the node); nccl-tests `doc/PERFORMANCE.md` (bus bandwidth, the ring's
+/// `(n−1)/n` factor, comparable with the hardware's link rate); llm-foundry's MPT 13B on
+/// H100 ran at 4,792 tokens/s per GPU on 8 GPUs and 4,800 on 64 (its benchmark README),
+/// where one NIC per rank's whole volume made the network 2.2 s of a 0.85 s step.
+///
+/// # Example
+/// FSDP over 64 H100s, 8 nodes (stride 1, q = 8): min(8·50·0.92, 8/7·450·0.80) =
+/// min(368, 411) = 368 GB/s; a 13B model's gathers and fp32 reduce-scatter, 8 B a
+/// parameter (12.85 B parameters, 103 GB): 103·63/64/368 = 0.275 s, against 2.2 s at one
+/// NIC's 46 GB/s. DGX
+/// A100: min(184, 274) = 184. Megatron's data parallelism beside TP 8 (stride 8, q = 1):
+/// 46 GB/s, each rank over its own rail; beside TP 4 (q = 2): min(92, 720) = 92.
+pub(crate) fn ring_link(hw: &Hw, n: u64, stride: u64, per_node: u64) -> (f64, f64, f64) {
+    let (per_node, stride) = (per_node.max(1), stride.max(1));
+    if n.saturating_mul(stride) <= per_node {
+        return link(hw, n * stride, per_node);
+    }
+    let q = (per_node / stride).clamp(1, n.max(1)) as f64;
+    let nvlink = q / (q - 1.0) * hw.intra * RING_EFFICIENCY;
+    if q > 1.0 && nvlink < q * hw.inter * NET_EFFICIENCY {
+        (q / (q - 1.0) * hw.intra, RING_EFFICIENCY, ALPHA_INTER)
+    } else {
+        (q * hw.inter, NET_EFFICIENCY, ALPHA_INTER)
+    }
+}
+
 /// Tensor parallelism per block and micro-batch: 4 all-reduces (or all-gather +
 /// reduce-scatter pairs) of the block's activations, 6 for a layer full recomputation
 /// checkpoints (`4 + 2·share`, [`checkpointed_share`]); with
@@ -143,7 +191,7 @@ pub(crate) fn link(hw: &Hw, span: u64, per_node: u64) -> (f64, f64, f64) {
 /// feed and what the GEMMs cannot cover stays exposed; the GEMMs they run beside lose the
 /// SMs the collectives hold ([`contended`]). `(whole, exposed, contention)` seconds.
 pub(crate) fn tp_time(x: &Ctx, blk: &Block) -> (f64, f64, f64) {
-    let (tp_bw, tp_eff, tp_alpha) = link(&x.hw, x.l.tp as u64, x.per_node);
+    let (tp_bw, tp_eff, tp_alpha) = ring_link(&x.hw, x.l.tp as u64, 1, x.per_node);
     // A recomputed layer's forward repeats its two collectives.
     let n_tp = 4.0 + 2.0 * x.ckpt;
     let tp_one = collective(act_bytes(x), x.t, 2.0, tp_bw, tp_eff, tp_alpha);
@@ -202,5 +250,70 @@ pub(crate) fn ep_time(x: &Ctx) -> f64 {
             )
     } else {
         0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ring_latency, ring_link, Hw};
+    use crate::contract::query::decode;
+
+    fn hw(q: &str) -> Hw {
+        Hw::of(&decode(&format!("model=llama-2-7b&{q}")).0.scenario)
+    }
+
+    /// The ring's bus bandwidth `B·η`, GB/s.
+    fn busbw(h: &Hw, n: u64, stride: u64) -> f64 {
+        let (b, eta, _) = ring_link(h, n, stride, 8);
+        b * eta
+    }
+
+    /// `ring_link`'s cases by hand (its doc example).
+    #[test]
+    fn rails_by_hand() {
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        let h100 = hw("gpu=h100-80");
+        // Inside a node: NVLink's ring, 450·0.80, α 30 µs.
+        assert_eq!(ring_link(&h100, 8, 1, 8), (450.0, 0.80, 30e-6));
+        // FSDP over 8 nodes, 8 members a node: the NICs, 8·50·0.92 = 368 (NVLink's
+        // 8/7·450·0.80 = 411.4 is not the bound).
+        assert!(close(busbw(&h100, 64, 1), 368.0));
+        assert_eq!(ring_link(&h100, 64, 1, 8).2, 50e-6);
+        // DGX A100: 8·25·0.92 = 184.
+        assert!(close(busbw(&hw("gpu=a100-80"), 64, 1), 184.0));
+        // Beside TP 8 (one member a node): each rank's own NIC, 50·0.92 = 46.
+        assert!(close(busbw(&h100, 8, 8), 46.0));
+        // Beside TP 4 (two members a node): 2·50·0.92 = 92.
+        assert!(close(busbw(&h100, 16, 4), 92.0));
+        // A fabric faster than NVLink's share: 8 × 100 GB/s NICs, the bound is NVLink,
+        // 8/7·450·0.80 = 411.43.
+        let fast = hw("gpu=h100-80&inter_bw=100");
+        assert!(close(busbw(&fast, 64, 1), 8.0 / 7.0 * 360.0));
+        // Jean Zay's 6.25 GB/s per GPU, one member a node: 6.25·0.92 = 5.75.
+        assert!(close(busbw(&hw("gpu=a100-80&inter_bw=6.25"), 4, 32), 5.75));
+    }
+
+    /// The issue's case: a 13B model (MPT-13B's shape) under FSDP on 64 H100s, 2 sequences
+    /// of 2,048 a GPU. Its data-parallel time by hand: the bytes each rank sends
+    /// (`comm_per_step`: two bf16 gathers and an fp32 reduce-scatter, `(n−1)/n` of 8 B a
+    /// parameter) at 368 GB/s, plus NCCL's ring latency (64 ranks, 8 nodes: 8.4 + 56·3.4 +
+    /// 7·14 = 296.8 µs) for each of the 3·40 collectives. memfit charged 2.24 s at one NIC's
+    /// 46 GB/s; the step measured 0.85 s, as on 8 GPUs.
+    #[test]
+    fn fsdp_over_rails_by_hand() {
+        let q = "model=gpt3-175b&layers=40&hidden=5120&heads=40&kv_heads=40&ffn=20480\
+                 &vocab=50368&head_dim=128&gpu=h100-80&gpus_per_node=8&nodes=8&dp=64&batch=2\
+                 &seq=2048&precision=bf16&framework=pytorch&modules=plain&fsdp=full_shard";
+        let s = decode(q).0.scenario;
+        let p = crate::estimate::Prepared::of(&s);
+        let bytes = crate::comm::comm_per_step(&s, &p).dp as f64;
+        let lat = ring_latency(&Hw::of(&s), "h100-80", 64.0, 8.0);
+        assert!((lat - 296.8e-6).abs() < 1e-12);
+        let want = bytes / 368e9 + 3.0 * 40.0 * lat;
+        let t = super::super::step_time(&s, &p).expect("train");
+        assert!((t.breakdown.dp_comm_s / want - 1.0).abs() < 1e-9, "{t:?}");
+        // 12.9 B parameters · 8 B · 63/64 = 101 GB: 0.275 s on the wire, 0.311 s in all.
+        assert!((t.breakdown.dp_comm_s - 0.311).abs() < 0.001, "{t:?}");
+        assert!(t.step_s < 0.85, "{t:?}");
     }
 }

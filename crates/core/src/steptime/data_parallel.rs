@@ -7,13 +7,16 @@ use super::*;
 /// [`step_time`]'s formula for what each stage hides behind the compute).
 pub(crate) fn dp_time(x: &Ctx, blk: &Block, dp_bytes: f64) -> (f64, f64, f64) {
     let (hw, l, s, layers, m, k) = (&x.hw, &x.l, x.s, x.layers, x.m, x.k);
-    let (dp_bw, dp_eff, _) = link(hw, l.tp as u64 * l.cp as u64 * l.dp as u64, x.per_node);
-    // The comm module counts bytes sent; a ring moves them at the bus bandwidth.
+    let inner = l.tp as u64 * l.cp as u64;
+    let (dp_bw, dp_eff, _) = ring_link(hw, l.dp as u64, inner, x.per_node);
+    let in_node = inner * l.dp as u64 <= x.per_node.max(1);
+    // The comm module counts bytes sent; a ring moves them at the bus bandwidth (NVLS
+    // inside a node).
     let wire = if dp_bytes > 0.0 {
         dp_bytes
             / (dp_bw
                 * 1e9
-                * if dp_bw == hw.intra && hw.nvls {
+                * if in_node && hw.nvls {
                     NVLS_EFFICIENCY
                 } else {
                     dp_eff

@@ -122,7 +122,8 @@ pub enum GemmRates {
 ///   eager PyTorch: t_mb ≥ the host's kernel launches ([`eager::launch_floor_s`])
 /// pipeline: (m + (p − 1)/v)·t_mb + exposed p2p of 2·m·v·T_p2p  (bubble = (p−1)/v · t_mb;
 ///   Megatron's interleaved schedule hides the steady phase's transfers: [`pipeline_time`])
-/// data parallel: T_dp = n_c·L_ring + bytes per step / (B·η), exposed max(T_dp − backward of
+/// data parallel: T_dp = n_c·L_ring + bytes per step / (B·η) (across nodes over rails,
+///   [`ring_link`]), exposed max(T_dp − backward of
 ///   the last micro-batch, T_dp/L_s) (DeepSpeed's pipeline engine: all of T_dp); ZeRO-3/FSDP: per layer and micro-batch two gathers (k
 ///   bytes per parameter) and a reduce-scatter (k_g: 4 under FSDP), each L_ring + its bytes,
 ///   exposed beyond a third of the layer's compute, plus the first gather. L_ring is NCCL's
