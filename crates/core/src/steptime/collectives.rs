@@ -161,7 +161,10 @@ pub(crate) fn link(hw: &Hw, span: u64, per_node: u64) -> (f64, f64, f64) {
 /// GPU that leaves the node); nccl-tests `doc/PERFORMANCE.md` (bus bandwidth, the ring's
 /// `(n−1)/n` factor, comparable with the hardware's link rate); llm-foundry's MPT 13B on
 /// H100 ran at 4,792 tokens/s per GPU on 8 GPUs and 4,800 on 64 (its benchmark README),
-/// where one NIC per rank's whole volume made the network 2.2 s of a 0.85 s step.
+/// where one NIC per rank's whole volume made the network 2.2 s of a 0.85 s step. Measured
+/// ring bus bandwidth across nodes: 192 GB/s between DGX A100s (NVIDIA's figure in
+/// NVIDIA/nccl#812; here 184, one NIC a rank gave 23), 95 GB/s with four 200 Gb/s NICs per
+/// eight A100s ("~24 GB/s per NIC", NVIDIA/nccl-tests#252; here 92, was 11.5).
 ///
 /// # Example
 /// FSDP over 64 H100s, 8 nodes (stride 1, q = 8): min(8·50·0.92, 8/7·450·0.80) =
@@ -305,8 +308,11 @@ mod tests {
         // 8/7·450·0.80 = 411.4 is not the bound).
         assert!(close(busbw(&h100, 64, 1), 368.0));
         assert_eq!(ring_link(&h100, 64, 1, 8).2, 50e-6);
-        // DGX A100: 8·25·0.92 = 184.
+        // DGX A100: 8·25·0.92 = 184 (NVIDIA measures 192, nccl#812).
         assert!(close(busbw(&hw("gpu=a100-80"), 64, 1), 184.0));
+        // Four 200 Gb/s NICs per eight A100s (12.5 GB/s a GPU): 8·12.5·0.92 = 92 (measured
+        // 95, nccl-tests#252).
+        assert!(close(busbw(&hw("gpu=a100-80&inter_bw=12.5"), 16, 1), 92.0));
         // Beside TP 8 (one member a node): each rank's own NIC, 50·0.92 = 46.
         assert!(close(busbw(&h100, 8, 8), 46.0));
         // Beside TP 4 (two members a node): 2·50·0.92 = 92.
