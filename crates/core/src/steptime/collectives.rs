@@ -39,6 +39,17 @@ pub(crate) const NCCL_STEP_NET: f64 = 14.0e-6;
 
 pub(crate) const NCCL_NET_OVERHEAD_AMD: f64 = 6.0e-6;
 
+/// NCCL's tree all-reduce (Simple protocol): a chain inside each node, a double binary tree
+/// across nodes; per-step latencies inside a node (NVLink or PCIe) and across, seconds
+/// (`hwLatencies[..][Tree][Simple]`, the same source as [`NCCL_BASE`], whose
+/// `baseLatencies[Tree][Simple]` is also 8.4 µs), and its bus bandwidth over the ring's
+/// (`busBw·0.92` for a tree all-reduce in `ncclTopoTuneModel`).
+pub(crate) const NCCL_TREE_STEP_IN: f64 = 4.0e-6;
+
+pub(crate) const NCCL_TREE_STEP_NET: f64 = 14.0e-6;
+
+pub(crate) const TREE_EFFICIENCY: f64 = 0.92;
+
 /// Thread blocks an NCCL collective runs, one per channel, each holding an SM for the
 /// collective's duration: an H100's `ncclAllGather` beside a GEMM launches 24 (Nsight
 /// Systems trace in NVIDIA developer forum thread 337991, "Compute-communication overlap
@@ -86,6 +97,42 @@ pub(crate) fn ring_latency(hw: &Hw, gpu: &str, n: f64, nodes: f64) -> f64 {
         step_in = step_in.max(NCCL_NET_OVERHEAD_AMD);
     }
     NCCL_BASE + (n - nodes) * step_in + (nodes - 1.0) * NCCL_STEP_NET
+}
+
+/// The latency of one all-reduce of `n` ranks over `nodes` nodes whose bucket takes `w`
+/// seconds on the ring's wire, seconds: NCCL's ring or tree, whichever its model finds
+/// faster, the tree's slower bandwidth charged to it.
+///
+/// # Formula
+/// ```text
+/// ring  L_r = 2·L_ring − 8.4 µs                      (2(n−1) steps, 2(N−1) of them across nodes;
+///                                                      L_ring from [`ring_latency`])
+/// tree  L_t = 8.4 µs + 2·((n/N − 1)·4 µs + ⌊log₂N⌋·14 µs) + w·(n/((n−1)·0.92) − 1)
+/// L = min(L_r, L_t) across nodes; inside a node L_ring (about NVLS's 25 µs on Hopper)
+/// ```
+/// The tree moves the same bytes a rank as the ring (a node sends and receives the whole
+/// buffer once up and once down its two trees) at 0.92 of its bus bandwidth, without the
+/// ring's `(n−1)/n`. Source: NVIDIA/nccl `src/graph/tuning.cc` (`ncclTopoTuneModel`: tree
+/// all-reduce latency `base + 2·((nRanks/nNodes − 1)·intraLat + log2i(nNodes)·interLat)`,
+/// its bus bandwidth ·0.92 and algorithm bandwidth half of it; ring `nsteps = 2(nRanks − 1)`);
+/// NCCL picks the algorithm with the least modelled time per call.
+///
+/// # Example
+/// DDP over 64 nodes beside TP 8 (n = N = 64), a bucket of 1 ms on the wire: ring
+/// 8.4 + 2·63·14 = 1,772.4 µs; tree 8.4 + 2·6·14 = 176.4 µs + 1 ms·(64/(63·0.92) − 1) =
+/// 280.6 µs: the tree. On 2 nodes of 8 (n = 16): ring 8.4 + 2·14·3.4 + 2·14 = 131.6 µs, tree
+/// 8.4 + 2·(7·4 + 14) + 1 ms·0.159 = 251.8 µs: the ring.
+pub(crate) fn allreduce_latency(hw: &Hw, gpu: &str, n: f64, nodes: f64, w: f64) -> f64 {
+    let ring = ring_latency(hw, gpu, n, nodes);
+    if n <= 1.0 || nodes <= 1.0 {
+        return ring;
+    }
+    let nodes = nodes.clamp(1.0, n);
+    let per_node = (n / nodes).floor().max(1.0);
+    let tree = NCCL_BASE
+        + 2.0 * ((per_node - 1.0) * NCCL_TREE_STEP_IN + nodes.log2().floor() * NCCL_TREE_STEP_NET)
+        + w * (n / ((n - 1.0) * TREE_EFFICIENCY) - 1.0);
+    (2.0 * ring - NCCL_BASE).min(tree)
 }
 
 /// The share of a GPU's SMs hidden communication takes from the compute it overlaps.
@@ -284,7 +331,7 @@ pub(crate) fn ep_time(x: &Ctx) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{all_to_all, ring_latency, ring_link, Hw};
+    use super::{all_to_all, allreduce_latency, ring_latency, ring_link, Hw};
     use crate::contract::query::decode;
 
     fn hw(q: &str) -> Hw {
@@ -365,5 +412,28 @@ mod tests {
         let railed = all_to_all(&h100, s, 16, 8, 8);
         assert!((railed - (50e-6 + 15.0 / 16.0 * s / 46e9)).abs() < 1e-15);
         assert_eq!(all_to_all(&h100, s, 1, 1, 8), 0.0);
+    }
+
+    /// `allreduce_latency`'s doc examples: the tree across 64 nodes, the ring on 2.
+    #[test]
+    fn ring_or_tree_by_hand() {
+        let h100 = hw("gpu=h100-80");
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        let tree = 176.4e-6 + 1e-3 * (64.0 / (63.0 * 0.92) - 1.0);
+        assert!(close(
+            allreduce_latency(&h100, "h100-80", 64.0, 64.0, 1e-3),
+            tree
+        ));
+        assert!((tree * 1e6 - 280.6).abs() < 0.05);
+        let ring = 8.4e-6 + 2.0 * 14.0 * 3.4e-6 + 2.0 * 14e-6;
+        assert!(close(
+            allreduce_latency(&h100, "h100-80", 16.0, 2.0, 1e-3),
+            ring
+        ));
+        // Inside a node: the ring's reduce-scatter latency, as before.
+        assert!(close(
+            allreduce_latency(&h100, "h100-80", 8.0, 1.0, 1e-3),
+            ring_latency(&h100, "h100-80", 8.0, 1.0)
+        ));
     }
 }

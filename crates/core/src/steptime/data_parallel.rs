@@ -26,7 +26,7 @@ pub(crate) fn dp_time(x: &Ctx, blk: &Block, dp_bytes: f64) -> (f64, f64, f64) {
     };
     let zero3 = s.zero() == Zero::Z3;
     let phi = contention_share(hw);
-    let (lat, n_coll) = dp_latency(x);
+    let (lat, n_coll) = dp_latency(x, wire);
     let dp_total = if dp_bytes > 0.0 {
         lat * n_coll + wire
     } else {
@@ -79,8 +79,9 @@ pub(crate) fn dp_time(x: &Ctx, blk: &Block, dp_bytes: f64) -> (f64, f64, f64) {
 /// under ZeRO-3 / FSDP FULL_SHARD three per layer and micro-batch over the shard group (two
 /// gathers and a reduce-scatter; two with adapters), under FSDP SHARD_GRAD_OP two (a
 /// gather and a reduce-scatter); otherwise bucketed reductions, one per layer's worth of
-/// gradients over the data-parallel ranks.
-pub(crate) fn dp_latency(x: &Ctx) -> (f64, f64) {
+/// gradients over the data-parallel ranks — under ZeRO-0 all-reduces, NCCL's ring or tree
+/// across nodes ([`allreduce_latency`], each bucket `wire/L` on the ring's wire).
+pub(crate) fn dp_latency(x: &Ctx, wire: f64) -> (f64, f64) {
     let (s, l) = (x.s, &x.l);
     let zero3 = s.zero() == Zero::Z3;
     let n = if zero3 {
@@ -101,6 +102,10 @@ pub(crate) fn dp_latency(x: &Ctx) -> (f64, f64) {
         }
     } else if s.fsdp() == crate::scenario::Fsdp::ShardGradOp {
         2.0
+    } else if s.zero() == Zero::Z0 {
+        let bucket = wire / x.layers.max(1.0);
+        let ar = allreduce_latency(&x.hw, &s.cluster.gpu, n, nodes, bucket);
+        return (ar, x.layers);
     } else {
         return (lat, x.layers);
     };
