@@ -513,7 +513,8 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
     let launch_wait = launch_wait(&x, &blk, layers * block_mb + logits);
     let t_mb = layers * block_mb + logits + launch_wait;
     let (bubble, pp_comm, pp_exposed, pipeline) = pipeline_time(&x, t_mb);
-    let (dp_total, dp_exposed, dp_contention) = dp_time(&x, &blk, dp_bytes);
+    let replica = crate::comm::replica_comm_per_step(s, p) as f64;
+    let (dp_total, dp_exposed, dp_contention) = dp_time(&x, &blk, dp_bytes, replica);
     let (optimizer, offload) = optimizer_time(&x, p);
 
     // The hidden pipeline transfers (small beside a chunk's compute) and the data-parallel
