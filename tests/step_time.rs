@@ -546,12 +546,14 @@ proptest! {
         prop_assert!(time(&q(seq, batch, layers + 1)).step_s >= base);
     }
 
-    /// Per token, more data parallelism at a fixed micro-batch is never faster (each rank
-    /// does the same work and only the gradient reduction grows): what memfit can promise
-    /// about DP.
+    /// Per token, more data parallelism at a fixed micro-batch is never faster (without
+    /// ZeRO each rank does the same work, its optimizer step included, and only the
+    /// gradient reduction grows): what memfit can promise about DP. Under ZeRO-1 the
+    /// optimizer's shard shrinks with the ranks, which over rails outweighs the reduction's
+    /// growth (Llama 3 8B: 11,143 tokens/s per GPU on one node, 11,154 on two).
     #[test]
     fn more_dp_is_never_faster_per_token(nodes in 1u32..=16) {
-        let q = |n: u32| format!("model=llama-3-8b&seq=4096&gpus_per_node=8&nodes={n}&zero=1&framework=megatron");
+        let q = |n: u32| format!("model=llama-3-8b&seq=4096&gpus_per_node=8&nodes={n}&zero=0&framework=megatron");
         let a = time(&q(nodes));
         let b = time(&q(nodes * 2));
         prop_assert!(b.tokens_per_s_per_gpu <= a.tokens_per_s_per_gpu * (1.0 + 1e-12));
@@ -561,15 +563,18 @@ proptest! {
 /// The published runs, each part apart (`memfit_evidence::steptime`: one mapping from a
 /// run's stated settings to memfit's keys, shared with `memfit --train-eval` and the page's
 /// accuracy table): where the model stands. These are guards against regressions at
-/// today's figures (held out: median 12.9 %, max 37.6 %, pairs 3 of 7; calibration 10.9 %,
+/// today's figures (held out: median 15.0 %, max 37.6 %, pairs 3 of 7; calibration 15.0 %,
 /// 34.2 %, pairs 6 of 8), NOT the budget (8 % / 20 % / 90 %), which the model does
-/// not meet.
+/// not meet. The seventeenth round (rails across nodes) raised both medians, from 12.9 and
+/// 10.9 %, and these bounds with them (0.140 → 0.150, 0.115 → 0.155): llm-foundry's
+/// multi-node FSDP runs had matched only because one NIC carried each rank's whole volume
+/// (docs/steptime.md).
 #[test]
 fn published_runs_guard() {
     use memfit_evidence::steptime::{compare, pairs, stats, Part};
     for (part, med_max, max_max, min_ok) in [
-        (Part::HeldOut, 0.140, 0.380, 3),
-        (Part::Calibration, 0.115, 0.350, 6),
+        (Part::HeldOut, 0.150, 0.380, 3),
+        (Part::Calibration, 0.155, 0.350, 6),
     ] {
         let rows = compare(part);
         assert_eq!(rows.len(), 43, "{part:?}");

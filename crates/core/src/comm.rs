@@ -125,7 +125,7 @@ pub(crate) fn data_parallel_comm(s: &Scenario, p: &Prepared, st: &Stage) -> u64 
     }
     let l = s.layout();
     let k = s.numerics.precision.compute_bytes() as u128;
-    let (t, c) = (l.tp as u128, l.cp as u128);
+    let t = l.tp as u128;
     let m = s.workload.microbatches.get() as u128;
     let psi0 = st.share(p.psi) as u128;
     let psi_g = match s.finetune.kind() {
@@ -145,12 +145,37 @@ pub(crate) fn data_parallel_comm(s: &Scenario, p: &Prepared, st: &Stage) -> u64 
         Zero::Z2 => m * psi_g * kg + psi_g * k,
         Zero::Z0 | Zero::Z1 => 2 * psi_g * kg,
     };
-    let mut dp = ring(bytes / t, ns);
-    if s.fsdp() == Fsdp::HybridShard {
-        let replicas = (l.dp as u128 * c).div_ceil(ns.max(1));
-        dp += ring(2 * psi_g * kg / (t * ns.max(1)), replicas);
+    let dp = ring(bytes / t, ns);
+    sat(dp + replica_comm(s, psi_g))
+}
+
+/// HYBRID_SHARD's all-reduce of each shard across the `R = d·c/N_s` replicas, bytes one GPU
+/// sends per step for `psi_g` trained parameters of its stage (0 under any other sharding):
+/// `2·Ψ_g·k_g/(t·N_s)·(R−1)/R`, the part of [`data_parallel_comm`] that crosses nodes.
+pub(crate) fn replica_comm(s: &Scenario, psi_g: u128) -> u128 {
+    if s.fsdp() != Fsdp::HybridShard || s.workload.mode != Mode::Train {
+        return 0;
     }
-    sat(dp)
+    let l = s.layout();
+    let t = l.tp as u128;
+    let ns = s.shard_degree() as u128;
+    let replicas = (l.dp as u128 * l.cp as u128).div_ceil(ns.max(1));
+    ring(2 * psi_g * grad_reduce_bytes(s) / (t * ns.max(1)), replicas)
+}
+
+/// [`replica_comm`] for the first stage, as [`comm_per_step`] counts it.
+pub(crate) fn replica_comm_per_step(s: &Scenario, p: &Prepared) -> u64 {
+    let l = s.layout();
+    let st = Stage::of(&p.arch, super::estimate::stage_count(&p.arch, &l), 0);
+    let psi_g = match s.finetune.kind() {
+        Finetune::Full => st.share(p.psi),
+        _ => st.share(lora_params(
+            &p.arch,
+            s.finetune.rank(),
+            s.finetune.targets(),
+        )),
+    } as u128;
+    sat(replica_comm(s, psi_g))
 }
 
 /// Every part of `comm_per_step` but data parallelism, for the first stage `st`

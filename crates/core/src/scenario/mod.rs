@@ -241,7 +241,8 @@ pub struct HardwareOverrides {
     pub hbm_bw: Option<f64>,
     /// `intra_bw`: intra-node bandwidth per GPU, one direction, GB/s.
     pub intra_bw: Option<f64>,
-    /// `inter_bw`: inter-node bandwidth per GPU, one direction, GB/s.
+    /// `inter_bw`: inter-node bandwidth per GPU, one direction, GB/s: a node's NICs over its
+    /// GPUs (rails: each GPU's own NIC on DGX systems).
     pub inter_bw: Option<f64>,
 }
 

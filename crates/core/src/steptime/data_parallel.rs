@@ -3,27 +3,15 @@
 
 use super::*;
 
-/// Data parallelism: `(whole, exposed)` seconds for `dp_bytes` sent per step (see
-/// [`step_time`]'s formula for what each stage hides behind the compute).
-pub(crate) fn dp_time(x: &Ctx, blk: &Block, dp_bytes: f64) -> (f64, f64, f64) {
+/// Data parallelism: `(whole, exposed)` seconds for `dp_bytes` sent per step, `replica` of
+/// them HYBRID_SHARD's all-reduce across the replicas (see [`step_time`]'s formula for what
+/// each stage hides behind the compute).
+pub(crate) fn dp_time(x: &Ctx, blk: &Block, dp_bytes: f64, replica: f64) -> (f64, f64, f64) {
     let (hw, l, s, layers, m, k) = (&x.hw, &x.l, x.s, x.layers, x.m, x.k);
-    let (dp_bw, dp_eff, _) = link(hw, l.tp as u64 * l.cp as u64 * l.dp as u64, x.per_node);
-    // The comm module counts bytes sent; a ring moves them at the bus bandwidth.
-    let wire = if dp_bytes > 0.0 {
-        dp_bytes
-            / (dp_bw
-                * 1e9
-                * if dp_bw == hw.intra && hw.nvls {
-                    NVLS_EFFICIENCY
-                } else {
-                    dp_eff
-                })
-    } else {
-        0.0
-    };
+    let wire = dp_wire(x, dp_bytes, replica);
     let zero3 = s.zero() == Zero::Z3;
     let phi = contention_share(hw);
-    let (lat, n_coll) = dp_latency(x);
+    let (lat, n_coll) = dp_latency(x, wire);
     let dp_total = if dp_bytes > 0.0 {
         lat * n_coll + wire
     } else {
@@ -72,21 +60,50 @@ pub(crate) fn dp_time(x: &Ctx, blk: &Block, dp_bytes: f64) -> (f64, f64, f64) {
     (dp_total, dp_exposed, contention)
 }
 
+/// Seconds on the wire for `dp_bytes` a step, `replica` of them HYBRID_SHARD's all-reduce
+/// across the replicas: the comm module counts bytes sent, a ring moves them at its bus
+/// bandwidth. The data-parallel group is the `d·c` ranks TP apart (FSDP's and Megatron's
+/// gradient reduction span DP × CP), HYBRID_SHARD's shard group the `N_s` of them in a node;
+/// inside a node NVLink (NVLS on Hopper and Blackwell NVSwitch systems), across nodes rails
+/// ([`ring_link`]). The replicas' all-reduce crosses nodes, `R = d·c/N_s` ranks `t·N_s`
+/// apart, each over its own NIC.
+fn dp_wire(x: &Ctx, dp_bytes: f64, replica: f64) -> f64 {
+    let (hw, l) = (&x.hw, &x.l);
+    if dp_bytes <= 0.0 {
+        return 0.0;
+    }
+    let ns = x.s.shard_degree() as u64;
+    let stride = l.tp as u64;
+    let (bw, eff, _) = ring_link(hw, ns, stride, x.per_node);
+    let in_node = ns * stride <= x.per_node.max(1);
+    let eff = if in_node && hw.nvls {
+        NVLS_EFFICIENCY
+    } else {
+        eff
+    };
+    let replica = replica.clamp(0.0, dp_bytes);
+    let replica_wire = if replica > 0.0 {
+        let r = (l.dp as u64 * l.cp as u64).div_ceil(ns.max(1));
+        let (rb, re, _) = ring_link(hw, r, stride * ns, x.per_node);
+        replica / (rb * 1e9 * re)
+    } else {
+        0.0
+    };
+    (dp_bytes - replica) / (bw * 1e9 * eff) + replica_wire
+}
+
 /// The data-parallel collectives' ring latency ([`ring_latency`]) and their number per step:
 /// under ZeRO-3 / FSDP FULL_SHARD three per layer and micro-batch over the shard group (two
 /// gathers and a reduce-scatter; two with adapters), under FSDP SHARD_GRAD_OP two (a
 /// gather and a reduce-scatter); otherwise bucketed reductions, one per layer's worth of
-/// gradients over the data-parallel ranks.
-pub(crate) fn dp_latency(x: &Ctx) -> (f64, f64) {
+/// gradients over the data-parallel ranks — under ZeRO-0 all-reduces, NCCL's ring or tree
+/// across nodes ([`allreduce_latency`], each bucket `wire/L` on the ring's wire).
+pub(crate) fn dp_latency(x: &Ctx, wire: f64) -> (f64, f64) {
     let (s, l) = (x.s, &x.l);
     let zero3 = s.zero() == Zero::Z3;
-    let n = if zero3 {
-        s.shard_degree() as f64
-    } else {
-        l.dp as f64
-    };
-    // Ranks of the group in one node: the group's members are TP·CP apart.
-    let inner = (l.tp as u64 * l.cp as u64).max(1);
+    // The group: the shard group (`d·c` ranks, HYBRID_SHARD's in a node), TP apart.
+    let n = s.shard_degree() as f64;
+    let inner = (l.tp as u64).max(1);
     let per_node = (x.per_node / inner).max(1) as f64;
     let nodes = (n / per_node).ceil();
     let lat = ring_latency(&x.hw, &s.cluster.gpu, n, nodes);
@@ -98,8 +115,56 @@ pub(crate) fn dp_latency(x: &Ctx) -> (f64, f64) {
         }
     } else if s.fsdp() == crate::scenario::Fsdp::ShardGradOp {
         2.0
+    } else if s.zero() == Zero::Z0 {
+        let bucket = wire / x.layers.max(1.0);
+        let ar = allreduce_latency(&x.hw, &s.cluster.gpu, n, nodes, bucket);
+        return (ar, x.layers);
     } else {
         return (lat, x.layers);
     };
     (lat, per_layer * x.layers * x.m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Ctx;
+    use super::dp_wire;
+    use crate::contract::query::decode;
+    use crate::estimate::Prepared;
+
+    /// `(dp bytes, replica bytes, wire seconds)` of a query.
+    fn wire(q: &str) -> (f64, f64, f64) {
+        let s = decode(&format!("model=llama-3-8b&gpus_per_node=8&{q}"))
+            .0
+            .scenario;
+        let p = Prepared::of(&s);
+        let dp = crate::comm::comm_per_step(&s, &p).dp as f64;
+        let replica = crate::comm::replica_comm_per_step(&s, &p) as f64;
+        (dp, replica, dp_wire(&Ctx::of(&s, &p), dp, replica))
+    }
+
+    /// HYBRID_SHARD on two DGX H100 nodes: the shard group's gathers and reduce-scatter
+    /// inside the node (NVLS, 450·1.07 GB/s), the replicas' all-reduce of each shard across
+    /// the two nodes over each rank's own NIC (50·0.92 = 46 GB/s).
+    #[test]
+    fn hybrid_shard_by_hand() {
+        let (dp, replica, w) = wire("nodes=2&dp=16&framework=pytorch&fsdp=hybrid_shard");
+        // Ψ·4 B (fp32 gradients) ·2/8 shards ·1/2 (two replicas).
+        assert!(replica > 0.0 && replica < dp);
+        let psi = 8_030_261_248.0;
+        assert!(
+            (replica / (2.0 * psi * 4.0 / 8.0 / 2.0) - 1.0).abs() < 1e-6,
+            "{replica}"
+        );
+        let want = (dp - replica) / (450e9 * 1.07) + replica / 46e9;
+        assert!((w / want - 1.0).abs() < 1e-12, "{w} vs {want}");
+    }
+
+    /// The data-parallel group spans DP × CP, TP apart: FSDP with CP 2 over two nodes is one
+    /// group of 16, eight a node (8·50·0.92 = 368 GB/s), not 8 ranks with 4 a node (184).
+    #[test]
+    fn dp_group_spans_cp_by_hand() {
+        let (dp, _, w) = wire("nodes=2&dp=8&cp=2&framework=pytorch&fsdp=full_shard");
+        assert!((w / (dp / 368e9) - 1.0).abs() < 1e-12, "{w}");
+    }
 }

@@ -23,8 +23,11 @@ pub struct Perf {
     /// Intra-node bandwidth per GPU, one direction, GB/s (NVLink/NVSwitch, Infinity
     /// Fabric, or PCIe).
     pub intra_gbps: f64,
-    /// Inter-node bandwidth per GPU, one direction, GB/s (the usual fabric of the GPU's
-    /// systems: 400 Gb/s NDR per H100, 200 Gb/s HDR per A100).
+    /// Inter-node bandwidth per GPU, one direction, GB/s: a node's NICs over its GPUs (the
+    /// usual fabric of the GPU's systems, one NIC per GPU on its own rail: 400 Gb/s NDR per
+    /// H100 in a DGX H100, 200 Gb/s HDR per A100 in a DGX A100, as llm-foundry's A100 cluster's
+    /// "1600 Gbps node-node interconnect (RoCE)"). A ring across nodes uses the NICs of all its
+    /// members in a node ([`super::collectives::ring_link`]).
     pub inter_gbps: f64,
     /// Streaming multiprocessors (compute units on AMD) the communication kernels share
     /// with compute; 0 where communication runs on its own engines (Gaudi's on-die NICs,

@@ -122,7 +122,8 @@ pub enum GemmRates {
 ///   eager PyTorch: t_mb ≥ the host's kernel launches ([`eager::launch_floor_s`])
 /// pipeline: (m + (p − 1)/v)·t_mb + exposed p2p of 2·m·v·T_p2p  (bubble = (p−1)/v · t_mb;
 ///   Megatron's interleaved schedule hides the steady phase's transfers: [`pipeline_time`])
-/// data parallel: T_dp = n_c·L_ring + bytes per step / (B·η), exposed max(T_dp − backward of
+/// data parallel: T_dp = n_c·L_ring + bytes per step / (B·η) (across nodes over rails,
+///   [`ring_link`]), exposed max(T_dp − backward of
 ///   the last micro-batch, T_dp/L_s) (DeepSpeed's pipeline engine: all of T_dp); ZeRO-3/FSDP: per layer and micro-batch two gathers (k
 ///   bytes per parameter) and a reduce-scatter (k_g: 4 under FSDP), each L_ring + its bytes,
 ///   exposed beyond a third of the layer's compute, plus the first gather. L_ring is NCCL's
@@ -512,7 +513,8 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
     let launch_wait = launch_wait(&x, &blk, layers * block_mb + logits);
     let t_mb = layers * block_mb + logits + launch_wait;
     let (bubble, pp_comm, pp_exposed, pipeline) = pipeline_time(&x, t_mb);
-    let (dp_total, dp_exposed, dp_contention) = dp_time(&x, &blk, dp_bytes);
+    let replica = crate::comm::replica_comm_per_step(s, p) as f64;
+    let (dp_total, dp_exposed, dp_contention) = dp_time(&x, &blk, dp_bytes, replica);
     let (optimizer, offload) = optimizer_time(&x, p);
 
     // The hidden pipeline transfers (small beside a chunk's compute) and the data-parallel
