@@ -339,19 +339,7 @@ fn megatron_head(args: &MegatronArgs, c: Common) -> MegatronEstimate {
     } else {
         activations_without_sp(args, v_pad)
     };
-    let states = if moe {
-        FExpr::new(&[
-            Sym("shard", shard_non_expert),
-            Sym("β", bpp),
-            Mul,
-            Sym("shard_e", shard_expert),
-            Sym("β_e", bpp_e),
-            Mul,
-            Add,
-        ])
-    } else {
-        FExpr::new(&[Sym("shard", shard_non_expert), Sym("β", bpp), Mul])
-    };
+    let states = states_expr(moe, (shard_non_expert, bpp), (shard_expert, bpp_e));
     MegatronEstimate {
         total_params: total,
         active_params: active,
@@ -361,6 +349,34 @@ fn megatron_head(args: &MegatronArgs, c: Common) -> MegatronEstimate {
         without_sp_path: !with_sp,
         states,
         activations: Some(activations),
+    }
+}
+
+/// The weight-and-optimizer figure: the most loaded shard's parameters times bytes per
+/// parameter `β` (18, or `6 + 12/d` with the distributed optimizer), and for a mixture of
+/// experts the experts' shard at their own `β_e` (`6 + 12/d_e` over the expert-data-parallel
+/// group).
+///
+/// # Formula
+/// ```text
+/// shard·β [+ shard_e·β_e]
+/// ```
+/// Source: Megatron-LM `theoretical_memory_usage.py compute_weight_and_optimizer_memory`
+/// (HEAD d98e8a64). Example: Llama-2-7B at t = 8, one stage, no distributed optimizer:
+/// 843,321,344·18 = 15,179,784,192 B.
+fn states_expr(moe: bool, (shard, bpp): (f64, f64), (shard_e, bpp_e): (f64, f64)) -> FExpr {
+    if moe {
+        FExpr::new(&[
+            Sym("shard", shard),
+            Sym("β", bpp),
+            Mul,
+            Sym("shard_e", shard_e),
+            Sym("β_e", bpp_e),
+            Mul,
+            Add,
+        ])
+    } else {
+        FExpr::new(&[Sym("shard", shard), Sym("β", bpp), Mul])
     }
 }
 

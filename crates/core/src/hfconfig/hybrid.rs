@@ -749,6 +749,71 @@ pub(crate) fn bamba(v: &Value, a: &mut Acc) -> Result<Exact, String> {
     })
 }
 
+/// Nemotron-H's block kinds: `layers_block_type` / `layer_types` (transformers' spelling),
+/// else the Hub's `hybrid_override_pattern` (`M` Mamba, `*` attention, `-` MLP, `E` MoE),
+/// else NemotronHConfig's default list.
+fn nemotron_kinds(v: &Value) -> Result<Vec<Kind>, String> {
+    if let Some(ks) = kinds(v, &["layers_block_type", "layer_types"], spell_nemotron)? {
+        return Ok(ks);
+    }
+    match v.get("hybrid_override_pattern") {
+        Some(Value::String(p)) => p
+            .chars()
+            .map(|c| match c {
+                'M' => Ok(Kind::Mamba),
+                '*' => Ok(Kind::Attention),
+                '-' => Ok(Kind::Mlp),
+                'E' => Ok(Kind::Moe),
+                c => Err(format!(
+                    "config.json: `hybrid_override_pattern` holds `{c}`, not one of M, *, -, E"
+                )),
+            })
+            .collect(),
+        Some(x) => Err(format!(
+            "config.json: `hybrid_override_pattern` must be a string (got {x})"
+        )),
+        None => Ok(vec![Kind::Mamba, Kind::Moe, Kind::Attention, Kind::Mlp]),
+    }
+}
+
+/// Nemotron-H's `n_e` MoE blocks: `E` experts of `(f_e, l)` up and `(l, f_e)` down, the
+/// router `(E, h)`, a shared expert, and with `moe_latent_size` the latent projections
+/// `h → l → h`.
+///
+/// # Formula
+/// ```text
+/// n_e · (E·2·l·f_e + E·h + 2·h·f_s [+ 2·h·l])       (biases where mlp_bias)
+/// ```
+/// Source: transformers 5.24 `models/nemotron_h/modeling_nemotron_h.py` (`NemotronHMoE`).
+/// Example: E = 8, l = h = 4,096, f_e = 7,688, f_s = 7,688, one block: 8·2·4,096·7,688 +
+/// 8·4,096 + 2·4,096·7,688 = 503,840,768 + 32,768 + 62,980,096 = 566,853,632.
+fn nemotron_moe(v: &Value, t: &mut Tally, h: u64, mlp_bias: bool, n_e: u64) -> Result<(), String> {
+    let (e, f_e) = (
+        int_alias(v, &["n_routed_experts", "num_local_experts"], 8)?,
+        int_or(v, "moe_intermediate_size", 7688)?,
+    );
+    let latent = opt_int(v, "moe_latent_size")?;
+    let l = latent.unwrap_or(h);
+    let n = n_e as u128;
+    // Experts: (E, f_e, l) up and (E, l, f_e) down; the router (E, h).
+    t.module(linear(l, f_e, false), n * e as u128);
+    t.module(linear(f_e, l, false), n * e as u128);
+    t.module(linear(h, e, false), n);
+    mlp(
+        t,
+        h,
+        int_or(v, "moe_shared_expert_intermediate_size", 7688)?,
+        false,
+        mlp_bias,
+        n,
+    );
+    if latent.is_some() {
+        t.module(linear(h, l, mlp_bias), n);
+        t.module(linear(l, h, mlp_bias), n);
+    }
+    Ok(())
+}
+
 /// Nemotron-H (`NemotronHForCausalLM`): each block one RMSNorm and one mixer, by
 /// `layers_block_type` / `layer_types` (transformers) or `hybrid_override_pattern` (the
 /// Hub's: `M` Mamba-2, `*` attention, `-` MLP, `E` MoE): a [`Mamba2`] mixer
@@ -769,30 +834,7 @@ pub(crate) fn bamba(v: &Value, a: &mut Acc) -> Result<Exact, String> {
 pub(crate) fn nemotron_h(v: &Value, a: &mut Acc) -> Result<Exact, String> {
     let h = pos("hidden_size", int_or(v, "hidden_size", 4096)?)?;
     let vocab = pos("vocab_size", int_or(v, "vocab_size", 131_072)?)?;
-    let ks = match kinds(v, &["layers_block_type", "layer_types"], spell_nemotron)? {
-        Some(ks) => ks,
-        None => match v.get("hybrid_override_pattern") {
-            Some(Value::String(p)) => p
-                .chars()
-                .map(|c| match c {
-                    'M' => Ok(Kind::Mamba),
-                    '*' => Ok(Kind::Attention),
-                    '-' => Ok(Kind::Mlp),
-                    'E' => Ok(Kind::Moe),
-                    c => Err(format!(
-                        "config.json: `hybrid_override_pattern` holds `{c}`, not one of M, *, -, E"
-                    )),
-                })
-                .collect::<Result<Vec<_>, _>>()?,
-            Some(x) => {
-                return Err(format!(
-                    "config.json: `hybrid_override_pattern` must be a string (got {x})"
-                ))
-            }
-            // NemotronHConfig's default list.
-            None => vec![Kind::Mamba, Kind::Moe, Kind::Attention, Kind::Mlp],
-        },
-    };
+    let ks = nemotron_kinds(v)?;
     let layers = depth("layers_block_type", ks.len() as u64)?;
     let mut attn = Attn::read(v, h, Some(32))?;
     // NemotronHConfig.head_dim defaults to 128 (not h / heads); the Hub's
@@ -826,30 +868,8 @@ pub(crate) fn nemotron_h(v: &Value, a: &mut Acc) -> Result<Exact, String> {
     m.add(&mut t, n_m as u128);
     attn.add(&mut t, n_a as u128);
     mlp(&mut t, h, f, false, mlp_bias, n_f as u128);
-    let (e, f_e) = (
-        int_alias(v, &["n_routed_experts", "num_local_experts"], 8)?,
-        int_or(v, "moe_intermediate_size", 7688)?,
-    );
     if n_e > 0 {
-        let latent = opt_int(v, "moe_latent_size")?;
-        let l = latent.unwrap_or(h);
-        let n = n_e as u128;
-        // Experts: (E, f_e, l) up and (E, l, f_e) down; the router (E, h).
-        t.module(linear(l, f_e, false), n * e as u128);
-        t.module(linear(f_e, l, false), n * e as u128);
-        t.module(linear(h, e, false), n);
-        mlp(
-            &mut t,
-            h,
-            int_or(v, "moe_shared_expert_intermediate_size", 7688)?,
-            false,
-            mlp_bias,
-            n,
-        );
-        if latent.is_some() {
-            t.module(linear(h, l, mlp_bias), n);
-            t.module(linear(l, h, mlp_bias), n);
-        }
+        nemotron_moe(v, &mut t, h, mlp_bias, n_e)?;
     }
     t.vector(h as u128, layers as u128);
     ends(&mut t, vocab, h, h, tied);
@@ -1009,24 +1029,9 @@ pub(crate) fn granite_hybrid(v: &Value, a: &mut Acc) -> Result<Exact, String> {
     })
 }
 
-/// LFM2 (`Lfm2ForCausalLM`): every block a gated short convolution or attention (with
-/// per-head q/k RMSNorms) by `layer_types` (else `full_attn_idxs`, else all attention),
-/// then a gated MLP whose width is adjusted (`block_auto_adjust_ff_dim`:
-/// `⌊2f/3⌋`, then with `block_ffn_dim_multiplier` `m`: `⌊m·f⌋` rounded up to
-/// `block_multiple_of`); two RMSNorms per block, a final one, tied by default.
-///
-/// # Formula
-/// ```text
-/// conv  = h·3h + h·K + h·h (+ 3h + h + h biases with conv_bias)
-/// Ψ = V·h + L_c·conv + L_a·(attn + 2d) + L·(3·h·f' + 2h) + h [+ V·h untied]
-/// ```
-/// `K` = `conv_L_cache`. Source: transformers 5.24 `models/lfm2/modeling_lfm2.py`
-/// (`Lfm2ShortConv`, `Lfm2MLP`), `configuration_lfm2.py` (`block_ff_dim`, `tie_embedding`).
-/// Example: LiquidAI/LFM2-1.2B (h 2,048, 16 blocks: 6 attention, 10 conv; f 12,288 →
-/// 8,192; V 65,536, tied): 1,170,340,608.
-pub(crate) fn lfm2(v: &Value, a: &mut Acc) -> Result<Exact, String> {
-    let h = pos("hidden_size", int_or(v, "hidden_size", 2560)?)?;
-    let vocab = pos("vocab_size", int_or(v, "vocab_size", 65_536)?)?;
+/// LFM2's block kinds: `layer_types` (`conv`, `full_attention`), else `full_attn_idxs`
+/// (the attention blocks' indices; the rest short convolutions), else all attention.
+fn lfm2_kinds(v: &Value) -> Result<Vec<Kind>, String> {
     let spell = |s: &str| match s {
         "conv" => Some(Kind::Conv),
         "full_attention" | "attention" => Some(Kind::Attention),
@@ -1061,10 +1066,20 @@ pub(crate) fn lfm2(v: &Value, a: &mut Acc) -> Result<Exact, String> {
             }
         }
     };
-    let layers = depth("num_hidden_layers", ks.len() as u64)?;
-    let (n_a, n_c) = (count(&ks, Kind::Attention), count(&ks, Kind::Conv));
-    let mut attn = Attn::read(v, h, Some(32))?;
-    attn.qk_norm = true;
+    Ok(ks)
+}
+
+/// LFM2's feed-forward width as `Lfm2MLP` adjusts it: with `block_auto_adjust_ff_dim`,
+/// `f = 2·f/3`, then times `block_ffn_dim_multiplier` and rounded up to
+/// `block_multiple_of`.
+///
+/// # Formula
+/// ```text
+/// f' = ⌈⌊m·⌊2f/3⌋⌋ / M⌉·M      (f' = ⌊2f/3⌋ without a multiplier; f without the adjustment)
+/// ```
+/// Source: transformers 5.24 `models/lfm2/modeling_lfm2.py` (`Lfm2MLP.__init__`).
+/// Example: LFM2-1.2B, f = 12,288, m = 1.0, M = 256: ⌊2·12,288/3⌋ = 8,192 → 8,192.
+fn lfm2_ffn(v: &Value) -> Result<u64, String> {
     let mut f = int_alias(v, &["block_ff_dim", "intermediate_size"], 12_288)?;
     if bool_or(v, "block_auto_adjust_ff_dim", true)? {
         f = 2 * f / 3;
@@ -1077,6 +1092,33 @@ pub(crate) fn lfm2(v: &Value, a: &mut Acc) -> Result<Exact, String> {
             f = f.div_ceil(of) * of;
         }
     }
+    Ok(f)
+}
+
+/// LFM2 (`Lfm2ForCausalLM`): every block a gated short convolution or attention (with
+/// per-head q/k RMSNorms) by `layer_types` (else `full_attn_idxs`, else all attention),
+/// then a gated MLP whose width is adjusted (`block_auto_adjust_ff_dim`:
+/// `⌊2f/3⌋`, then with `block_ffn_dim_multiplier` `m`: `⌊m·f⌋` rounded up to
+/// `block_multiple_of`); two RMSNorms per block, a final one, tied by default.
+///
+/// # Formula
+/// ```text
+/// conv  = h·3h + h·K + h·h (+ 3h + h + h biases with conv_bias)
+/// Ψ = V·h + L_c·conv + L_a·(attn + 2d) + L·(3·h·f' + 2h) + h [+ V·h untied]
+/// ```
+/// `K` = `conv_L_cache`. Source: transformers 5.24 `models/lfm2/modeling_lfm2.py`
+/// (`Lfm2ShortConv`, `Lfm2MLP`), `configuration_lfm2.py` (`block_ff_dim`, `tie_embedding`).
+/// Example: LiquidAI/LFM2-1.2B (h 2,048, 16 blocks: 6 attention, 10 conv; f 12,288 →
+/// 8,192; V 65,536, tied): 1,170,340,608.
+pub(crate) fn lfm2(v: &Value, a: &mut Acc) -> Result<Exact, String> {
+    let h = pos("hidden_size", int_or(v, "hidden_size", 2560)?)?;
+    let vocab = pos("vocab_size", int_or(v, "vocab_size", 65_536)?)?;
+    let ks = lfm2_kinds(v)?;
+    let layers = depth("num_hidden_layers", ks.len() as u64)?;
+    let (n_a, n_c) = (count(&ks, Kind::Attention), count(&ks, Kind::Conv));
+    let mut attn = Attn::read(v, h, Some(32))?;
+    attn.qk_norm = true;
+    let f = lfm2_ffn(v)?;
     let kernel = int_or(v, "conv_L_cache", 3)?;
     let cb = bool_or(v, "conv_bias", false)?;
     let tied = match v.get("tie_embedding") {

@@ -67,6 +67,39 @@ const UNREPRESENTED: [&str; 8] = [
     "mlp_only_layers",
 ];
 
+/// The import of a family counted exactly ([`exact_family`]): the keys its transformer
+/// shape sets, the quantisation's keys, the state-space note, and the exact count (capped
+/// at 10^18) with its layer mix.
+fn exact_import(
+    v: &Value,
+    outer_type: String,
+    model_type: &str,
+    acc: Acc,
+    e: hybrid::Exact,
+) -> Imported {
+    let Acc {
+        mut keys,
+        mut notes,
+        ..
+    } = acc;
+    if let Some(q) = v.get("quantization_config") {
+        quant_keys(q, &mut keys, &mut notes);
+    }
+    if e.mix.layers > 0 {
+        notes.push(hybrid::ssm_note(model_type, &e.mix));
+    }
+    let cap = |x: u128| x.min(1_000_000_000_000_000) as u64;
+    Imported {
+        model_type: outer_type,
+        base: "llama-2-7b",
+        keys,
+        notes,
+        params: Some(cap(e.tally.total)),
+        largest_layer: Some(cap(e.tally.largest)),
+        layer_mix: (e.mix.layers > 0).then_some(e.mix),
+    }
+}
+
 /// Parses a `config.json` text.
 ///
 /// # Errors
@@ -97,27 +130,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     let (v, model_type) = text_decoder(v, &outer_type, &mut acc)?;
     if let Some(family) = exact_family(&model_type) {
         let e = family(&v, &mut acc)?;
-        let Acc {
-            mut keys,
-            mut notes,
-            ..
-        } = acc;
-        if let Some(q) = v.get("quantization_config") {
-            quant_keys(q, &mut keys, &mut notes);
-        }
-        if e.mix.layers > 0 {
-            notes.push(hybrid::ssm_note(&model_type, &e.mix));
-        }
-        let cap = |x: u128| x.min(1_000_000_000_000_000) as u64;
-        return Ok(Imported {
-            model_type: outer_type,
-            base: "llama-2-7b",
-            keys,
-            notes,
-            params: Some(cap(e.tally.total)),
-            largest_layer: Some(cap(e.tally.largest)),
-            layer_mix: (e.mix.layers > 0).then_some(e.mix),
-        });
+        return Ok(exact_import(&v, outer_type, &model_type, acc, e));
     }
     let tied = v.get("tie_word_embeddings").and_then(Value::as_bool);
     let base = match model_type.as_str() {
