@@ -75,17 +75,31 @@ fn unusable_input_exits_2() {
     assert_eq!(memfit(&["a", "b"]).0, 2);
     let (code, _, err) = memfit(&["--json", "{not json"]);
     assert_eq!(code, 2);
-    assert!(err.contains("not a Scenario"));
+    assert!(err.contains("not a scenario"));
+    // Strict: a bad value or an unknown key is an error naming it, not a warning.
+    let (code, _, err) = memfit(&["--json", r#"{"tp": "abc"}"#]);
+    assert_eq!(code, 2);
+    assert!(err.contains("`tp`"), "{err}");
+    let (code, _, err) = memfit(&["--json", r#"{"tpp": 2}"#]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown key `tpp`"), "{err}");
 }
 
+/// `--json` reads the query's keys as a JSON object (numbers, strings, booleans; null is
+/// the default): the same report as the query string, and `encode_json` round-trips.
 #[test]
-fn json_scenario_input_matches_the_query() {
-    let (s, _) = memfit_core::contract::query::decode("model=gpt2&zero=2&gpus_per_node=4");
-    let flat = memfit_core::contract::wire::FlatSettings::from(&s);
-    let json = serde_json::to_string(&flat).unwrap();
-    let (_, a, _) = memfit(&["--json", &json]);
+fn json_input_matches_the_query() {
+    let (_, a, _) = memfit(&[
+        "--json",
+        r#"{"model": "gpt2", "zero": 2, "gpus_per_node": 4, "sp": null}"#,
+    ]);
     let (_, b, _) = memfit(&["model=gpt2&zero=2&gpus_per_node=4"]);
     assert_eq!(a, b);
+    let (s, _) = memfit_core::contract::query::decode("model=gpt2&zero=2&gpus_per_node=4&units=gb");
+    let json = memfit_core::contract::query::encode_json(&s).to_string();
+    let (_, c, _) = memfit(&["--json", &json]);
+    let (_, d, _) = memfit(&["model=gpt2&zero=2&gpus_per_node=4&units=gb"]);
+    assert_eq!(c, d);
 }
 
 #[test]

@@ -2,7 +2,10 @@
 //! monotonicity, ledger sums.
 
 use memfit_core::contract::query::{decode, encode, KEYS};
-use memfit_core::contract::{wire::FlatSettings, FitColour, Settings};
+mod common;
+
+use common::flat::FlatSettings;
+use memfit_core::contract::{FitColour, Settings};
 use memfit_core::estimate::{estimate, Component, Location};
 use memfit_core::gpu::GPUS;
 use memfit_core::megatron::Recompute;
@@ -189,7 +192,7 @@ prop_compose! {
 
 prop_compose! {
     /// Any settings the codec can express (every field within its documented range),
-    /// built through the flat JSON form `memfit --json` reads.
+    /// built through the tests' flat form (tests/common/flat.rs).
     fn settings()(
         model in prop::sample::select(presets().iter().map(|p| p.id.to_string()).collect::<Vec<_>>()),
         arch in arch_overrides(),

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! memfit 'model=llama-2-7b&mode=train&zero=3&gpus_per_node=8'
-//! memfit --json '{"model":"gpt2", ...}'      # a serialized Scenario
+//! memfit --json '{"model":"gpt2","zero":2}'   # the query's keys as a JSON object
 //! memfit --strict '...'                      # exit 2 on any warning
 //! memfit --config config.json 'zero=3&gpus_per_node=8'   # import, then the query
 //! ```
@@ -10,14 +10,14 @@
 
 use memfit_core::contract::query::KEYS;
 use memfit_core::contract::report::{estimate_with, report, report_query};
-use memfit_core::contract::{wire::FlatSettings, Settings};
+use memfit_core::contract::Settings;
 use memfit_core::{gpu::GPUS, model::presets};
 use std::process::ExitCode;
 
 fn help() -> String {
     let mut h = String::from(
         "memfit — will this LLM job fit in GPU memory?\n\n\
-         USAGE:\n  memfit [--strict] '<query string>'\n  memfit --explore [--limit N] '<query string>'   (every layout of the cluster; N = 0: all fitting)\n  memfit [--strict] --json '<Scenario JSON>'\n  memfit [--strict] --config path/to/config.json ['<query string>']   (import a Hugging Face config, then apply the query)\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n  memfit --validation ../shared/reference/measured_runs.json   (docs/validation.md)\n  memfit --accuracy-json     (assets/accuracy.json: the page's accuracy tables)\n  memfit --train-eval calibration|held_out|all [--markdown] [--pairs] [--queries]   (the step-time model against published training runs; docs/steptime.md)\n\n\
+         USAGE:\n  memfit [--strict] '<query string>'\n  memfit --explore [--limit N] '<query string>'   (every layout of the cluster; N = 0: all fitting)\n  memfit [--strict] --json '<JSON object of query keys>'\n  memfit [--strict] --config path/to/config.json ['<query string>']   (import a Hugging Face config, then apply the query)\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n  memfit --validation ../shared/reference/measured_runs.json   (docs/validation.md)\n  memfit --accuracy-json     (assets/accuracy.json: the page's accuracy tables)\n  memfit --train-eval calibration|held_out|all [--markdown] [--pairs] [--queries]   (the step-time model against published training runs; docs/steptime.md)\n\n\
          Prints the estimate as one JSON object. Exit 0 on success (warnings are in\n\
          \"warnings\"), 2 when the input cannot be used (or, with --strict, has warnings).\n\nKEYS:\n",
     );
@@ -77,13 +77,10 @@ fn main() -> ExitCode {
         return config(args, pos, strict);
     }
     let value = match args.as_slice() {
-        [flag, json] if flag == "--json" => {
-            let flat = serde_json::from_str::<FlatSettings>(json).map_err(|e| e.to_string());
-            match flat.and_then(Settings::try_from) {
-                Ok(s) => report(&s, &estimate_with(&s.scenario, &[])),
-                Err(e) => return fail(&format!("the JSON is not a Scenario: {e}")),
-            }
-        }
+        [flag, json] if flag == "--json" => match memfit_core::contract::query::decode_json(json) {
+            Ok(s) => report(&s, &estimate_with(&s.scenario, &[])),
+            Err(e) => return fail(&format!("the JSON is not a scenario: {e}")),
+        },
         [q] if !q.starts_with("--") => report_query(q),
         [] => return fail("no query string given"),
         _ => return fail(&format!("unexpected arguments: {}", args.join(" "))),

@@ -96,3 +96,4 @@ pub fn example<'a>(doc: &'a Value, id: &str) -> &'a Value {
         .find(|e| e["id"] == id)
         .unwrap_or_else(|| panic!("no example {id}"))
 }
+pub mod flat;

@@ -1,6 +1,6 @@
 //! The public contract of the page, the CLI and the tests: what a link holds
 //! ([`Settings`]), every query key declared once ([`keys`]), the query-string codec,
-//! the CLI's JSON report, the explorer's JSON and the flat JSON `--json` reads.
+//! the CLI's JSON report, the explorer's JSON and `--json`'s object of query keys.
 //! Pure: serde only.
 
 pub mod accuracy;
@@ -10,6 +10,5 @@ mod nulls;
 pub mod query;
 pub mod report;
 mod settings;
-pub mod wire;
 
 pub use settings::{FitColour, Settings, View};

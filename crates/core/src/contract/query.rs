@@ -152,6 +152,67 @@ pub fn apply_import(s: &mut Settings, imported: &crate::hfconfig::Imported) -> V
     warnings
 }
 
+/// The settings of a JSON object of query keys (`memfit --json`): `{"model": "gpt2",
+/// "zero": 2, "gpus_per_node": 4}`. Each value is the key's query value — a string, a
+/// number, `true`/`false` (read as `1`/`0`) or `null` (the default) — read by the same
+/// [`KEYS`] as a link, but strictly: an unknown key or a value the key rejects is an error
+/// naming it, not a warning.
+///
+/// ```
+/// use memfit_core::contract::query::{decode, decode_json, encode_json};
+/// let s = decode_json(r#"{"model": "gpt2", "zero": 2, "gpus_per_node": 4, "sp": false}"#).unwrap();
+/// assert_eq!(s, decode("model=gpt2&zero=2&gpus_per_node=4").0);
+/// assert!(decode_json(r#"{"tp": "abc"}"#).unwrap_err().contains("tp"));
+/// assert!(decode_json(r#"{"tpp": 2}"#).unwrap_err().contains("unknown key `tpp`"));
+/// assert_eq!(decode_json(&encode_json(&s).to_string()).unwrap(), s);
+/// ```
+pub fn decode_json(text: &str) -> Result<Settings, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+    let obj = v
+        .as_object()
+        .ok_or("the JSON must be an object of query keys")?;
+    let mut pairs = Vec::with_capacity(obj.len());
+    for (k, x) in obj {
+        if !KEYS.iter().any(|key| key.name == k) {
+            return Err(format!("unknown key `{k}`"));
+        }
+        let value = match x {
+            serde_json::Value::Null => continue,
+            serde_json::Value::Bool(b) => (*b as u8).to_string(),
+            serde_json::Value::Number(n) => n.to_string(),
+            serde_json::Value::String(s) => s.clone(),
+            other => return Err(format!("`{k}`: {other} is not a query value")),
+        };
+        pairs.push((k.as_str(), value));
+    }
+    // The keys in the codec's canonical order (the model first), as `decode` applies them.
+    let rank = |k: &str| KEYS.iter().position(|x| x.name == k).unwrap_or(KEYS.len());
+    pairs.sort_by_key(|(k, _)| rank(k));
+    let mut s = Settings::default();
+    for (k, v) in pairs {
+        set_key(&mut s, k, &v).map_err(|e| format!("`{k}`: {e}"))?;
+    }
+    Ok(s)
+}
+
+/// The settings as a JSON object of query keys (what [`decode_json`] reads): the keys
+/// [`encode`] writes, with their query values as strings.
+pub fn encode_json(s: &Settings) -> serde_json::Value {
+    let q = encode(s);
+    let map = q
+        .split('&')
+        .filter_map(|p| p.split_once('='))
+        .map(|(k, v)| {
+            (
+                percent_decode(k),
+                serde_json::Value::String(percent_decode(v)),
+            )
+        })
+        .collect();
+    serde_json::Value::Object(map)
+}
+
 /// Decodes a query string (with or without the leading `?`). Never fails: bad
 /// values keep the default and come back as warnings naming key and value.
 pub fn decode(query: &str) -> (Settings, Vec<Warning>) {

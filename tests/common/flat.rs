@@ -1,11 +1,12 @@
-//! The flat JSON form of [`Settings`] that `memfit --json` reads: one object with every
-//! key's field side by side (the Scenario layout before the scenario was split into
-//! parts), so scripts written against it keep working. Counts that must not be zero are
-//! checked here, at the boundary.
+//! A flat form of [`Settings`] for the property tests' generators: one struct with every
+//! key's field side by side, so a strategy can draw each field and build a `Settings`
+//! (counts that must not be zero checked on the way). Test code only: the CLI's `--json`
+//! reads an object of query keys, checked by `KEYS` (`contract::query::decode_json`).
+#![allow(dead_code)]
 
-use super::settings::{Settings, View};
-use crate::scenario::*;
-use crate::units::Units;
+use memfit_core::contract::{Settings, View};
+use memfit_core::scenario::*;
+use memfit_core::units::Units;
 use serde::{Deserialize, Serialize};
 
 /// One flat settings object (serde names are the JSON contract).
@@ -48,7 +49,7 @@ pub struct FlatSettings {
     pub weight_dtype: Dtype,
     pub quant_group: u32,
     #[serde(default)]
-    pub quant: crate::quant::Quant,
+    pub quant: memfit_core::quant::Quant,
     pub kv_dtype: Dtype,
     pub sp: bool,
     pub recompute: Recompute,
@@ -78,7 +79,7 @@ pub struct FlatSettings {
     #[serde(default)]
     pub tf32: Tf32,
     #[serde(default)]
-    pub fitmap: super::settings::FitColour,
+    pub fitmap: memfit_core::contract::FitColour,
     #[serde(default)]
     pub hardware: HardwareOverrides,
     pub attn: Attn,
@@ -332,7 +333,7 @@ impl From<&Settings> for FlatSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::query::decode;
+    use memfit_core::contract::query::decode;
 
     /// The flat form and the settings convert both ways without loss.
     #[test]
