@@ -12,7 +12,7 @@ use memfit_core::scenario::{
     at_least_one, AdamImpl, ArchOverrides, Attn, CeFusion, Convention, Count, CtxPer, Device,
     Dtype, Engine, Finetune, Fp8Recipe, Framework, Fsdp, GradAcc, HardwareOverrides, Logits,
     LoraTargets, Loss, Mode, Modules, Offload, Optimizer, Precision, Scenario, Schedule, Serving,
-    Solve, Tf32, Version, Zero,
+    Solve, SsmKernels, Tf32, Version, Zero,
 };
 use memfit_core::units::Units;
 use proptest::prelude::*;
@@ -34,6 +34,25 @@ prop_compose! {
         local_layers in opt(0u32..=1024),
     ) -> ArchOverrides {
         ArchOverrides { moe_ffn, shared_experts, first_dense, positions, window, local_layers, ..base }
+    }
+}
+
+prop_compose! {
+    /// The layer mix and SSM shape keys of state-space / hybrid models.
+    fn arch_mix()(
+        base in arch_overrides(),
+        attn_layers in opt(0u32..=1024),
+        mamba_layers in opt(0u32..=1024),
+        conv_layers in opt(0u32..=1024),
+        linear_layers in opt(0u32..=1024),
+        ssm_version in opt(1u32..=2),
+        ssm_inner in opt(1u32..=1 << 22),
+        ssm_state in opt(1u32..=1 << 16),
+        ssm_groups in opt(1u32..=4096),
+        ssm_heads in opt(1u32..=1 << 16),
+        ssm_conv in opt(1u32..=64),
+    ) -> ArchOverrides {
+        ArchOverrides { attn_layers, mamba_layers, conv_layers, linear_layers, ssm_version, ssm_inner, ssm_state, ssm_groups, ssm_heads, ssm_conv, ..base }
     }
 }
 
@@ -166,7 +185,8 @@ prop_compose! {
         fp8_params in any::<bool>(),
         modules in prop::sample::select(Modules::ALL.to_vec()),
         tf32 in prop::sample::select(Tf32::ALL.to_vec()),
-    ) -> (Quant, Serving, HardwareOverrides, bool, bool, FitColour, CeFusion, Fp8Recipe, Device, bool, Modules, Tf32) {
+        ssm_kernels in prop::sample::select(SsmKernels::ALL.to_vec()),
+    ) -> (Quant, Serving, HardwareOverrides, bool, bool, FitColour, CeFusion, Fp8Recipe, Device, bool, Modules, (Tf32, SsmKernels)) {
         (quant, Serving {
             engine,
             version: version.map(|(a, b, c)| Version(a, b, c)),
@@ -177,7 +197,7 @@ prop_compose! {
             block_size: block_size.map(at_least_one),
             parallel: at_least_one(parallel),
             ctx_per,
-        }, HardwareOverrides { tflops: hw[0], hbm_bw: hw[1], intra_bw: hw[2], inter_bw: hw[3] }, time, tp_overlap, fitmap, ce_fusion, fp8_recipe, device, fp8_params, modules, tf32)
+        }, HardwareOverrides { tflops: hw[0], hbm_bw: hw[1], intra_bw: hw[2], inter_bw: hw[3] }, time, tp_overlap, fitmap, ce_fusion, fp8_recipe, device, fp8_params, modules, (tf32, ssm_kernels))
     }
 }
 
@@ -186,7 +206,7 @@ prop_compose! {
     /// built through the flat JSON form `memfit --json` reads.
     fn settings()(
         model in prop::sample::select(presets().iter().map(|p| p.id.to_string()).collect::<Vec<_>>()),
-        arch in arch_overrides(),
+        arch in arch_mix(),
         params in opt(1u64..=1_000_000_000_000_000), largest_layer in opt(1u64..=1_000_000_000_000_000),
         mode in prop_oneof![Just(Mode::Train), Just(Mode::Infer), Just(Mode::Serve)],
         batch in 1u32..=1 << 20, seq in 1u32..=1 << 26, gen in 0u32..=1 << 26,
@@ -220,7 +240,7 @@ prop_compose! {
                    cuda_ctx_mib: k2.cuda_ctx_mib, nccl_mib: k2.nccl_mib, frag_pct: k2.frag_pct,
                    reduce_bucket: k2.reduce_bucket, allgather_bucket: k2.allgather_bucket,
                    overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, timeline: k2.timeline,
-                   quant: sv.0, serving: sv.1, hardware: sv.2, time: sv.3, tp_overlap: sv.4, fitmap: sv.5, ce_fusion: sv.6, fp8_recipe: sv.7, device: sv.8, fp8_params: sv.9, modules: sv.10, tf32: sv.11, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
+                   quant: sv.0, serving: sv.1, hardware: sv.2, time: sv.3, tp_overlap: sv.4, fitmap: sv.5, ce_fusion: sv.6, fp8_recipe: sv.7, device: sv.8, fp8_params: sv.9, modules: sv.10, tf32: sv.11.0, ssm_kernels: sv.11.1, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
             .expect("every count is at least 1")
     }
 }

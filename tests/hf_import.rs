@@ -557,3 +557,118 @@ fn counts_match_a_manifest() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// The imported layer mix travels as query keys (a link reproduces it), and inference reads
+/// it: no KV cache in Mamba blocks, the conv and SSM state per Mamba / convolution block
+/// (Mamba-130M 2.53 MiB and Mamba-2 2.7B 162.6 MiB per sequence, transformers 5.x), a KV
+/// cache in the attention blocks only (LFM2: 6 of 16), and the prefill's scan transient by
+/// `ssm_kernels` (Mamba-2 2.7B at 8 × 2,048: transformers ≤ 5.17's torch path does not fit
+/// an H200, the kernels do).
+#[test]
+fn hybrid_layer_mix_reaches_inference() {
+    use memfit_core::contract::query::{decode_onto, encode};
+    use memfit_core::ledger::{Component, Phase};
+    let state = |s: &Scenario| -> u64 {
+        estimate(s)
+            .items
+            .iter()
+            .filter(|i| {
+                i.component == Component::KvCache
+                    && i.phases == [Phase::Decode]
+                    && i.formula.contains("conv and SSM state")
+            })
+            .map(|i| i.bytes)
+            .sum()
+    };
+    let kv = |s: &Scenario| -> u64 {
+        estimate(s)
+            .items
+            .iter()
+            .filter(|i| {
+                i.component == Component::KvCache
+                    && i.phases == [Phase::Decode]
+                    && !i.formula.contains("conv and SSM state")
+            })
+            .map(|i| i.bytes)
+            .sum()
+    };
+    let (s, _) = import("mamba-130m.json");
+    let q = encode(&Settings::from(s.clone()));
+    for k in [
+        "mamba_layers=24",
+        "ssm_version=1",
+        "ssm_inner=1536",
+        "ssm_state=16",
+        "ssm_conv=4",
+    ] {
+        assert!(q.contains(k), "{q}");
+    }
+    let infer = |s: &Scenario, q: &str| decode_onto(s.clone().into(), q).0.scenario;
+    let one = infer(&s, "mode=infer&batch=1&seq=512&precision=bf16");
+    assert_eq!(state(&one), 2_654_208);
+    assert_eq!(kv(&one), 0);
+    let (s2, _) = import("mamba2-2.7b.json");
+    let one = infer(&s2, "mode=infer&batch=1&seq=512&precision=bf16");
+    assert_eq!(state(&one), 170_524_672);
+    assert_eq!(kv(&one), 0);
+    // Sanity check 2 (research §1.8): 8 × 2,048 prefill on an H200.
+    let big = "mode=infer&batch=8&seq=2048&gen=16&precision=bf16&gpu=h200";
+    let fits = |k: &str| estimate(&infer(&s2, &format!("{big}&ssm_kernels={k}"))).fits;
+    assert!(fits("fused") && fits("torch"));
+    assert!(!fits("torch-naive"));
+    // LFM2: KV in its 6 attention blocks, conv state in its 10 convolution blocks.
+    let (s3, _) = import("lfm2-1.2b.json");
+    let a = s3.arch();
+    assert_eq!(
+        (a.attention_layers(), a.conv_layers, a.short_conv_kernel()),
+        (6, 10, 3)
+    );
+    let one = infer(&s3, "mode=infer&batch=1&seq=1000&gen=24&precision=bf16");
+    assert_eq!(
+        kv(&one),
+        2 * 1024 * 6 * a.kv_heads as u64 * a.head_dim as u64 * 2
+    );
+    assert_eq!(state(&one), 10 * a.hidden as u64 * 3 * 2);
+    // Falcon-H1's parallel blocks: attention and Mamba in all 44.
+    let (s4, _) = import("falcon-h1-7b.json");
+    let a = s4.arch();
+    assert_eq!((a.attention_layers(), a.mamba_layers), (44, 44));
+}
+
+/// The mix keys are validated: more blocks than `layers`, or Mamba-2 heads that do not
+/// divide the inner width, are named; a plain transformer keeps every block as attention.
+#[test]
+fn layer_mix_is_validated() {
+    use memfit_core::contract::query::decode;
+    let problems = |q: &str| decode(q).0.scenario.problems();
+    let named = |q: &str, want: &str| {
+        let p = problems(q);
+        assert!(p.iter().any(|(_, m)| m.contains(want)), "{q}: {p:?}");
+    };
+    named(
+        "layers=24&mamba_layers=20&conv_layers=5",
+        "must not exceed layers (24)",
+    );
+    named("layers=24&attn_layers=25", "attn_layers (25)");
+    named(
+        "mamba_layers=4&ssm_version=2&ssm_inner=1000&ssm_heads=3",
+        "ssm_heads (3) must divide",
+    );
+    let (s, _) = decode("model=llama-2-7b");
+    assert_eq!(s.scenario.arch().attention_layers(), 32);
+    assert!(!s.scenario.arch().is_hybrid());
+    // A hybrid in training or serving says what is not modelled yet.
+    let w = |q: &str| decode(q).0.scenario.problems();
+    assert!(w("mamba_layers=8&mode=train")
+        .iter()
+        .any(|(_, m)| m.contains("not modelled")));
+    assert!(w("mamba_layers=8&mode=serve")
+        .iter()
+        .any(|(_, m)| m.contains("not modelled")));
+    assert!(w("linear_layers=8&mode=infer")
+        .iter()
+        .any(|(_, m)| m.contains("not modelled")));
+    assert!(!w("mamba_layers=8&mode=infer")
+        .iter()
+        .any(|(_, m)| m.contains("not modelled")));
+}

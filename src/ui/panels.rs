@@ -70,6 +70,16 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 <KeyField settings name="positions" placeholder=preset_value(|a| a.positions.to_string()) />
                 <KeyField settings name="window" placeholder=preset_value(|a| a.window.to_string()) />
                 <KeyField settings name="local_layers" placeholder=preset_value(|a| a.local_layers.to_string()) />
+                <KeyField settings name="attn_layers" />
+                <KeyField settings name="mamba_layers" />
+                <KeyField settings name="conv_layers" />
+                <KeyField settings name="linear_layers" />
+                <KeyField settings name="ssm_version" />
+                <KeyField settings name="ssm_inner" />
+                <KeyField settings name="ssm_state" />
+                <KeyField settings name="ssm_groups" />
+                <KeyField settings name="ssm_heads" />
+                <KeyField settings name="ssm_conv" />
                 <KeyField settings name="mlp" />
                 <KeyField settings name="norm" />
                 <KeyField settings name="tied" />
@@ -86,7 +96,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
 }
 
 /// The architecture overrides and explicit counts (the model panel's advanced group).
-const ARCH_KEYS: [&str; 23] = [
+const ARCH_KEYS: [&str; 33] = [
     "layers",
     "hidden",
     "heads",
@@ -102,6 +112,16 @@ const ARCH_KEYS: [&str; 23] = [
     "positions",
     "window",
     "local_layers",
+    "attn_layers",
+    "mamba_layers",
+    "conv_layers",
+    "linear_layers",
+    "ssm_version",
+    "ssm_inner",
+    "ssm_state",
+    "ssm_groups",
+    "ssm_heads",
+    "ssm_conv",
     "mlp",
     "norm",
     "tied",
@@ -210,6 +230,7 @@ const ZERO_INTERNALS: &[&str] = &[
     "device",
     "modules",
     "tf32",
+    "ssm_kernels",
 ];
 
 /// Runtime overheads, hardware figures and the accounting convention.

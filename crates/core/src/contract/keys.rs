@@ -11,7 +11,7 @@ use crate::quant::Quant;
 use crate::scenario::{
     AdamImpl, Attn, CeFusion, Convention, Count, CtxPer, Device, Dtype, Engine, Finetune,
     Fp8Recipe, Framework, Fsdp, GradAcc, Logits, LoraTargets, Loss, Mode, Modules, Offload,
-    Optimizer, Precision, Recompute, Schedule, Sharding, Solve, Tf32, Tuning, Version, Zero,
+    Optimizer, Precision, Recompute, Schedule, Sharding, Solve, SsmKernels, Tf32, Tuning, Version, Zero,
 };
 use crate::spelling::{Spelled, Spelling};
 use crate::units::Units;
@@ -326,6 +326,7 @@ spelled_field!(
     Device,
     Modules,
     Tf32,
+    SsmKernels,
     CtxPer,
     Schedule,
     Framework,
@@ -600,6 +601,16 @@ pub const KEYS: &[Key] = &[
     field!("positions", scenario.model.overrides.positions, opt_int(0, 1 << 24), "learned absolute position embeddings (0 = rotary/ALiBi)", "positions", "Learned positions", "{range}, empty = preset"),
     field!("window", scenario.model.overrides.window, opt_int(0, 1 << 24), "sliding-window attention span W (bounds the KV cache of windowed layers)", "tokens", "Sliding window", "{range} (0 = none), empty = preset"),
     field!("local_layers", scenario.model.overrides.local_layers, opt_int(0, 1024), "layers that attend within the window", "count", "Windowed layers", "{range}, at most layers, empty = preset (scaled with a layers override)"),
+    field!("attn_layers", scenario.model.overrides.attn_layers, opt_int(0, 1024), "blocks with softmax attention, the only ones with a KV cache (a hybrid's; Falcon-H1's parallel blocks count here and in mamba_layers)", "count", "Attention blocks", "{range}, at most layers, empty = layers − mamba_layers − conv_layers − linear_layers"),
+    field!("mamba_layers", scenario.model.overrides.mamba_layers, opt_int(0, 1024), "blocks with a Mamba / Mamba-2 mixer: a conv and an SSM state per sequence, constant in its length", "count", "Mamba blocks", "{range}, empty = preset (0)"),
+    field!("conv_layers", scenario.model.overrides.conv_layers, opt_int(0, 1024), "blocks with a gated short convolution (LFM2): a conv state of `ssm_conv` tokens × hidden", "count", "Short-conv blocks", "{range}, empty = preset (0)"),
+    field!("linear_layers", scenario.model.overrides.linear_layers, opt_int(0, 1024), "blocks with linear attention (gated DeltaNet, lightning attention): no KV cache; their state is not modelled yet (a warning says so)", "count", "Linear-attention blocks", "{range}, empty = preset (0)"),
+    field!("ssm_version", scenario.model.overrides.ssm_version, opt_int(1, 2), "the Mamba blocks' mixer: 1 (Mamba, selective scan) or 2 (Mamba-2, SSD)", "-", "Mamba version", "{range}, empty = 1"),
+    field!("ssm_inner", scenario.model.overrides.ssm_inner, opt_int(1, 1 << 22), "the Mamba blocks' inner width d (`intermediate_size`, `expand·hidden`)", "channels", "Mamba inner width", "{range}, empty = 2·hidden"),
+    field!("ssm_state", scenario.model.overrides.ssm_state, opt_int(1, 1 << 16), "the Mamba blocks' state size N per channel (`state_size`, `d_state`)", "count", "SSM state size", "{range}, empty = 16 (Mamba) or 128 (Mamba-2)"),
+    field!("ssm_groups", scenario.model.overrides.ssm_groups, opt_int(1, 4096), "Mamba-2's B/C groups G (`n_groups`)", "count", "SSM groups", "{range}, divides ssm_heads, empty = 1"),
+    field!("ssm_heads", scenario.model.overrides.ssm_heads, opt_int(1, 1 << 16), "Mamba-2's heads H (`num_heads`), each d/H wide", "count", "SSM heads", "{range}, divides ssm_inner, empty = ssm_inner/64"),
+    field!("ssm_conv", scenario.model.overrides.ssm_conv, opt_int(1, 64), "the causal convolution's kernel K of the Mamba and short-convolution blocks (`conv_kernel`, `d_conv`, LFM2's `conv_L_cache`)", "tokens", "Conv kernel", "{range}, empty = 4 (Mamba) or 3 (short conv)"),
     field!("params", scenario.model.params, opt_int(1, MAX_PARAMS), "explicit total parameters (DeepSpeed's cold input)", "parameters", "Params (explicit)", "{range}, empty = from the architecture"),
     field!("largest_layer", scenario.model.largest_layer, opt_int(1, MAX_PARAMS), "explicit largest-layer parameters", "parameters", "Largest layer", "{range}, empty = from the architecture"),
     field!("mode", scenario.workload.mode, options::<Mode>(false), "training or inference", "-", "Mode", "{options}"),
@@ -685,6 +696,7 @@ pub const KEYS: &[Key] = &[
     field!("device", scenario.runtime.device, options::<Device>(false), "where PyTorch runs the kernels (framework=pytorch): `cuda` dispatches SDPA to flash, memory-efficient or math by dtype, GQA, mask and head size, and CUDA autocast runs `pow` in fp32; `cpu` is PyTorch's CPU kernels, as a CPU memory tracker measures them", "-", "Device kernels", "{options}"),
     field!("modules", scenario.runtime.modules, options::<Modules>(false), "the model code under framework=pytorch: `hf` (transformers classes, whose forward holds the embedding's output and the rotary cos/sin for every layer) or `plain` (a bare module stack, as memfit's own measured harness)", "-", "Model code", "{options}"),
     field!("tf32", scenario.runtime.tf32, options::<Tf32>(false), "fp32 matmuls on tf32 tensor cores (`torch.backends.cuda.matmul.allow_tf32`): `auto` is the framework's default (off under PyTorch, DeepSpeed and the HF Trainer, on under Megatron) — step time of precision=fp32", "-", "TF32 matmuls", "{options}"),
+    field!("ssm_kernels", scenario.runtime.ssm_kernels, options::<SsmKernels>(false), "how transformers runs the Mamba and short-convolution blocks: `fused` (mamba-ssm and causal-conv1d installed), `torch` (its PyTorch fallback, transformers ≥ 5.18) or `torch-naive` (transformers 4.44–5.17, whose Mamba-2 chunk scan materialises a (b, c, l, l, H, N) product): the fallback's scan tensors carry the state size N for every token", "-", "SSM kernels", "{options}"),
     field!("fitmap", view.fitmap, options::<FitColour>(false), "what colours the fit map's cells", "-", "Fit map colour", "{options}"),
     field!("time", view.time, flag("off", "on"), "add the step time (seconds, tokens/s, MFU and breakdown) to the JSON", "-", "Step time in the JSON", "`0`, `1`"),
     field!("parallel", scenario.serving.parallel, int(1, 4096), "llama.cpp --parallel / OLLAMA_NUM_PARALLEL (sequences served at once; `ctx_per` says whether each gets `max_len` or they share it)", "sequences", "Parallel (llama.cpp)", "{range}"),

@@ -433,7 +433,7 @@ impl Arch {
                 self.top_k, self.experts
             ));
         }
-        Ok(())
+        self.check_mix()
     }
 }
 

@@ -5,9 +5,13 @@
 //!
 //! An [`Arch`] describes `L` identical transformer blocks; these models are not that.
 //! The config.json import counts their parameters exactly from the config (see
-//! `hfconfig::hybrid`) and describes their blocks with a [`LayerMix`], which the memory
-//! model does not read yet: their activations and recurrent state are not modelled.
+//! `hfconfig::hybrid`) and describes their blocks with a [`LayerMix`]; the import carries
+//! the mix into the query (`attn_layers`, `mamba_layers`, `conv_layers`, `linear_layers`
+//! and the `ssm_*` shape keys, resolved onto the [`Arch`]), where inference reads it: the
+//! KV cache only in attention blocks, the conv and recurrent state per Mamba / convolution
+//! block (see `infer::ssm`).
 
+use super::Arch;
 use serde::{Deserialize, Serialize};
 
 /// The shape of the state-space layers of a model (all of its SSM layers share one).
@@ -53,4 +57,100 @@ pub struct LayerMix {
     pub linear_attention: u64,
     /// Blocks whose feed-forward is a mixture of experts.
     pub moe: u64,
+}
+
+impl Arch {
+    /// Whether some blocks are not softmax-attention transformer blocks (Mamba,
+    /// short-convolution or linear-attention blocks).
+    pub fn is_hybrid(&self) -> bool {
+        self.mamba_layers > 0 || self.conv_layers > 0 || self.linear_layers > 0
+    }
+
+    /// Blocks with softmax attention, `L_a`: `attn_layers` when given (Falcon-H1's
+    /// parallel blocks are attention and Mamba blocks at once; Nemotron-H's MLP-only blocks
+    /// are neither), else `L − L_m − L_c − L_lin` (every block of a transformer).
+    pub fn attention_layers(&self) -> u32 {
+        match self.attn_layers {
+            Some(n) => n.min(self.layers),
+            None => self.layers.saturating_sub(
+                self.mamba_layers
+                    .saturating_add(self.conv_layers)
+                    .saturating_add(self.linear_layers),
+            ),
+        }
+    }
+
+    /// The Mamba blocks' shape with the defaults of transformers' `MambaConfig` /
+    /// `Mamba2Config` (5.24) for what the query leaves empty: `d = 2·h`, `N` = 16 (Mamba)
+    /// or 128 (Mamba-2), `G = 1`, `H = ⌈d/64⌉` (head_dim 64), `K = 4`. `None` without
+    /// Mamba blocks.
+    pub fn ssm_shape(&self) -> Option<Ssm> {
+        if self.mamba_layers == 0 {
+            return None;
+        }
+        let version: u8 = if self.ssm_version == 2 { 2 } else { 1 };
+        let or = |v: u32, d: u64| if v > 0 { v as u64 } else { d };
+        let d_inner = or(self.ssm_inner, 2 * self.hidden as u64);
+        Some(Ssm {
+            version,
+            d_inner,
+            d_state: or(self.ssm_state, if version == 2 { 128 } else { 16 }),
+            groups: if version == 2 {
+                or(self.ssm_groups, 1)
+            } else {
+                1
+            },
+            heads: if version == 2 {
+                or(self.ssm_heads, d_inner.div_ceil(64))
+            } else {
+                0
+            },
+            conv_kernel: or(self.ssm_conv, 4),
+        })
+    }
+
+    /// The short convolution's kernel `K` (LFM2's `conv_L_cache`): `ssm_conv`, else 3.
+    pub fn short_conv_kernel(&self) -> u64 {
+        if self.ssm_conv > 0 {
+            self.ssm_conv as u64
+        } else {
+            3
+        }
+    }
+
+    /// Checks the layer mix: the attention blocks at most `L`, the Mamba, convolution and
+    /// linear-attention blocks together at most `L` (a block has one mixer, except
+    /// Falcon-H1's parallel attention + Mamba, counted by `attn_layers`), Mamba-2's heads
+    /// dividing `d` and its groups dividing the heads.
+    ///
+    /// # Errors
+    /// A message naming the keys.
+    pub fn check_mix(&self) -> Result<(), String> {
+        if let Some(a) = self.attn_layers {
+            if a > self.layers {
+                return Err(format!(
+                    "attn_layers ({a}) must not exceed layers ({})",
+                    self.layers
+                ));
+            }
+        }
+        let other = self.mamba_layers as u64 + self.conv_layers as u64 + self.linear_layers as u64;
+        if other > self.layers as u64 {
+            return Err(format!(
+                "mamba_layers + conv_layers + linear_layers ({other}) must not exceed layers ({})",
+                self.layers
+            ));
+        }
+        if let Some(m) = self.ssm_shape() {
+            if m.version == 2
+                && (m.heads == 0 || m.d_inner % m.heads != 0 || m.heads % m.groups != 0)
+            {
+                return Err(format!(
+                    "Mamba-2: ssm_heads ({}) must divide ssm_inner ({}) and ssm_groups ({}) must divide ssm_heads",
+                    m.heads, m.d_inner, m.groups
+                ));
+            }
+        }
+        Ok(())
+    }
 }

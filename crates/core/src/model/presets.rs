@@ -84,6 +84,16 @@ const BASE: Arch = Arch {
     mla: None,
     encoder_layers: 0,
     rel_buckets: 0,
+    attn_layers: None,
+    mamba_layers: 0,
+    conv_layers: 0,
+    linear_layers: 0,
+    ssm_version: 0,
+    ssm_inner: 0,
+    ssm_state: 0,
+    ssm_groups: 0,
+    ssm_heads: 0,
+    ssm_conv: 0,
 };
 
 /// Every model preset, in display order (the table's order).

@@ -75,6 +75,16 @@ impl Scenario {
         a.first_dense = o.first_dense.unwrap_or(a.first_dense);
         a.positions = o.positions.unwrap_or(a.positions);
         a.window = o.window.unwrap_or(a.window);
+        a.attn_layers = o.attn_layers.or(a.attn_layers);
+        a.mamba_layers = o.mamba_layers.unwrap_or(a.mamba_layers);
+        a.conv_layers = o.conv_layers.unwrap_or(a.conv_layers);
+        a.linear_layers = o.linear_layers.unwrap_or(a.linear_layers);
+        a.ssm_version = o.ssm_version.unwrap_or(a.ssm_version);
+        a.ssm_inner = o.ssm_inner.unwrap_or(a.ssm_inner);
+        a.ssm_state = o.ssm_state.unwrap_or(a.ssm_state);
+        a.ssm_groups = o.ssm_groups.unwrap_or(a.ssm_groups);
+        a.ssm_heads = o.ssm_heads.unwrap_or(a.ssm_heads);
+        a.ssm_conv = o.ssm_conv.unwrap_or(a.ssm_conv);
         a.local_layers = match o.local_layers {
             Some(n) => n,
             // A depth override keeps the preset's share of windowed layers (Gemma 2's
@@ -254,6 +264,7 @@ impl Scenario {
     /// reported, but they disqualify no layout of the explorer.
     pub fn ignored_settings(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
+        self.hybrid_caveats(&self.arch(), &mut out);
         let qlora = matches!(self.finetune, Tuning::Qlora { .. });
         if !self.numerics.nf4_double_quant
             && !qlora
@@ -324,6 +335,37 @@ impl Scenario {
             out.extend(self.serve_problems(&self.arch()));
         }
         out
+    }
+
+    /// What memfit does not model yet of a state-space / hybrid model's blocks, said
+    /// rather than answered with transformer figures: linear-attention blocks' state
+    /// (every mode), the Mamba / convolution blocks' training activations and the serving
+    /// engines' hybrid caches.
+    fn hybrid_caveats(&self, arch: &Arch, out: &mut Vec<(&'static str, String)>) {
+        if !arch.is_hybrid() {
+            return;
+        }
+        if arch.linear_layers > 0 {
+            out.push((
+                "linear_layers",
+                format!("the {} linear-attention blocks' conv and recurrent state and activations are not modelled yet (no KV cache is counted for them; their state, e.g. Qwen3-Next's 2 MiB per sequence and block, is missing)", arch.linear_layers),
+            ));
+        }
+        let blocks = arch.mamba_layers as u64 + arch.conv_layers as u64;
+        if blocks == 0 {
+            return;
+        }
+        match self.workload.mode {
+            Mode::Train => out.push((
+                "mamba_layers",
+                format!("training: the activations of the {blocks} Mamba / short-convolution blocks are not modelled yet; they are counted as transformer blocks of this width (ssm_kernels={} would save far more: the torch fallback keeps (b, d, s, N) fp32 tensors per block)", self.runtime.ssm_kernels.as_str()),
+            )),
+            Mode::Serve => out.push((
+                "mamba_layers",
+                format!("serving: the engines' state cache for the {blocks} Mamba / short-convolution blocks (vLLM's state pages and block-size rule, llama.cpp's recurrent state) is not modelled yet; the KV pool counts the attention blocks only"),
+            )),
+            Mode::Infer => {}
+        }
     }
 
     /// The shape, and the degrees against the cluster and the shape (`model`, `dp`, `tp`, `pp`).
