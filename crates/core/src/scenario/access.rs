@@ -356,10 +356,11 @@ impl Scenario {
             return;
         }
         match self.workload.mode {
-            Mode::Train => out.push((
+            Mode::Train if arch.attention_layers() > 0 || arch.conv_layers > 0 => out.push((
                 "mamba_layers",
-                format!("training: the activations of the {blocks} Mamba / short-convolution blocks are not modelled yet; they are counted as transformer blocks of this width (ssm_kernels={} would save far more: the torch fallback keeps (b, d, s, N) fp32 tensors per block)", self.runtime.ssm_kernels.as_str()),
+                format!("training a hybrid: its {} attention (and linear-attention) blocks are counted as transformer blocks (attention + MLP) and each of its {blocks} Mamba / short-convolution blocks as its mixer plus an MLP (Nemotron-H's separate MLP blocks are approximated so); the layer's backward moments are those of the whole block", arch.attention_layers() + arch.linear_layers),
             )),
+            Mode::Train => {}
             Mode::Serve => out.push((
                 "mamba_layers",
                 format!("serving: the engines' state cache for the {blocks} Mamba / short-convolution blocks (vLLM's state pages and block-size rule, llama.cpp's recurrent state) is not modelled yet; the KV pool counts the attention blocks only"),
