@@ -666,7 +666,10 @@ fn layer_mix_is_validated() {
     assert!(w("mamba_layers=8&mode=train")
         .iter()
         .any(|(_, m)| m.contains("training a hybrid")));
-    assert!(w("mamba_layers=8&mode=serve")
+    assert!(!w("mamba_layers=8&mode=serve")
+        .iter()
+        .any(|(_, m)| m.contains("not modelled")));
+    assert!(w("mamba_layers=8&mode=serve&engine=sglang")
         .iter()
         .any(|(_, m)| m.contains("not modelled")));
     assert!(w("linear_layers=8&mode=infer")
@@ -699,4 +702,38 @@ fn mamba_training_torch_path_needs_tens_of_gib() {
         .0
         .scenario;
     assert!(!estimate(&small).fits);
+}
+
+/// Serving a state-space model: vLLM V1 pools equal pages (Mamba-2 2.7B: a state page of
+/// 1,342,976 B per layer and request, 64 layers per block, one block per request) and
+/// llama.cpp keeps an f32 recurrent state per sequence (163.9 MiB for Mamba-2 2.7B); a
+/// hybrid's attention blocks raise vLLM's block size until a page holds the state page.
+#[test]
+fn hybrid_serving_state_by_hand() {
+    use memfit_core::contract::query::decode_onto;
+    let (s, _) = import("mamba2-2.7b.json");
+    let at = |s: &Scenario, q: &str| {
+        let s = decode_onto(s.clone().into(), q).0.scenario;
+        estimate(&s).serve.unwrap()
+    };
+    let v = at(&s, "mode=serve&engine=vllm&max_len=8192&precision=bf16");
+    assert_eq!(v.kv_cache_bytes, v.kv_blocks * 64 * 1_342_976);
+    assert_eq!(v.max_concurrency, v.kv_blocks as f64);
+    assert_eq!((v.kv_bytes_per_token, v.max_len_fit), (0, 8192));
+    let c = at(&s, "mode=serve&engine=llamacpp&max_len=8192&quant=q8_0");
+    assert_eq!(c.kv_cache_bytes, 171_900_928);
+    let c4 = at(
+        &s,
+        "mode=serve&engine=llamacpp&max_len=8192&quant=q8_0&parallel=4",
+    );
+    assert_eq!(c4.kv_cache_bytes, 4 * 171_900_928);
+    // Jamba (28 Mamba, 4 attention blocks), TP 8: state page 3·1,024·2 + 1,024·16·2 =
+    // 38,912 B; attention 512 B per token and layer; B = 16·⌈38,912/8,192⌉ = 80.
+    let (j, _) = import("jamba-v0.1.json");
+    let q = "mode=serve&engine=vllm&max_len=32768&gpus_per_node=8&tp=8";
+    let v = at(&j, q);
+    assert_eq!(v.kv_cache_bytes, v.kv_blocks * 4 * 80 * 512);
+    let per_request = 7 + 32768u64.div_ceil(80);
+    let want = v.kv_blocks as f64 / per_request as f64;
+    assert!((v.max_concurrency - want).abs() < 0.01, "{v:?}");
 }

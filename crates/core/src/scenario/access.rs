@@ -361,10 +361,16 @@ impl Scenario {
                 format!("training a hybrid: its {} attention (and linear-attention) blocks are counted as transformer blocks (attention + MLP) and each of its {blocks} Mamba / short-convolution blocks as its mixer plus an MLP (Nemotron-H's separate MLP blocks are approximated so); the layer's backward moments are those of the whole block", arch.attention_layers() + arch.linear_layers),
             )),
             Mode::Train => {}
-            Mode::Serve => out.push((
-                "mamba_layers",
-                format!("serving: the engines' state cache for the {blocks} Mamba / short-convolution blocks (vLLM's state pages and block-size rule, llama.cpp's recurrent state) is not modelled yet; the KV pool counts the attention blocks only"),
-            )),
+            Mode::Serve => {
+                let e = self.serving.engine;
+                let v0 = e == Engine::Vllm && self.serving.version.is_some_and(|v| v < VLLM_V1_FROM);
+                if matches!(e, Engine::Sglang | Engine::Trtllm) || v0 {
+                    out.push((
+                        "mamba_layers",
+                        format!("serving: {}'s state cache for the {blocks} Mamba / short-convolution blocks is not modelled (vLLM V1's hybrid pool and llama.cpp's recurrent state are); its KV pool counts the attention blocks only", if v0 { "vLLM V0" } else { e.as_str() }),
+                    ));
+                }
+            }
             Mode::Infer => {}
         }
     }
