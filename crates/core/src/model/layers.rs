@@ -11,7 +11,7 @@
 //! KV cache only in attention blocks, the conv and recurrent state per Mamba / convolution
 //! block (see `infer::ssm`).
 
-use super::Arch;
+use super::{Arch, ParamCount};
 use serde::{Deserialize, Serialize};
 
 /// The shape of the state-space layers of a model (all of its SSM layers share one).
@@ -106,6 +106,66 @@ impl Arch {
                 0
             },
             conv_kernel: or(self.ssm_conv, 4),
+        })
+    }
+
+    /// The exact count of a pure state-space model (every block a Mamba / Mamba-2 block: no
+    /// attention, convolution or linear-attention blocks, no MLP), as transformers builds
+    /// `MambaForCausalLM` / `FalconMambaForCausalLM` / `Mamba2ForCausalLM` with their
+    /// default flags (conv bias, no projection biases, Mamba-2's gated norm); `None`
+    /// otherwise (a hybrid's count comes from its config.json import as `params`).
+    ///
+    /// # Formula
+    /// ```text
+    /// Ψ = V·h + L·(h + mixer) + h + [untied]·V·h
+    /// Mamba:    mixer = 3·d·h + d·K + d + d·(R + 2N) + R·d + d + d·N + d,   R = ⌈h/16⌉
+    /// Mamba-2:  mixer = h·(2d + 2GN + H) + (d + 2GN)·(K + 1) + 3H + d + d·h
+    /// ```
+    /// (in_proj, the depthwise conv with its bias, x_proj, dt_proj with its bias, A_log, D,
+    /// out_proj; Mamba-2: in_proj, conv, dt_bias, A_log, D, the gated RMSNorm, out_proj).
+    /// Source: transformers 5.24 `modeling_mamba.MambaMixer.__init__`,
+    /// `modeling_mamba2.Mamba2Mixer.__init__` (as `hfconfig::hybrid` counts them).
+    ///
+    /// # Example
+    /// state-spaces/mamba2-2.7b (h 2,560, d 5,120, N 128, G 1, H 80, K 4, V 50,288, 64
+    /// layers, tied): 50,288·2,560 + 64·(2,560 + 40,214,000) + 2,560 = 2,702,599,680.
+    pub fn ssm_params(&self) -> Option<ParamCount> {
+        let m = self.ssm_shape()?;
+        if self.mamba_layers != self.layers
+            || self.attn_layers.is_some_and(|a| a > 0)
+            || self.conv_layers > 0
+            || self.linear_layers > 0
+        {
+            return None;
+        }
+        let (h, v, l) = (self.hidden as u128, self.vocab as u128, self.layers as u128);
+        let (d, n, k) = (m.d_inner as u128, m.d_state as u128, m.conv_kernel as u128);
+        let (in_proj, mixer) = if m.version == 2 {
+            let (g, hh) = (m.groups as u128, m.heads as u128);
+            let in_proj = h * (2 * d + 2 * g * n + hh);
+            let conv = (d + 2 * g * n) * (k + 1);
+            (in_proj, in_proj + conv + 3 * hh + d + d * h)
+        } else {
+            let r = h.div_ceil(16);
+            let in_proj = 2 * d * h;
+            let rest = d * k + d + d * (r + 2 * n) + r * d + d + d * n + d + d * h;
+            (in_proj, in_proj + rest)
+        };
+        let c = |x: u128| x.min(u64::MAX as u128) as u64;
+        let embedding = v * h;
+        let lm_head = if self.tied { 0 } else { v * h };
+        let norms = l * h + h;
+        let total = embedding + l * mixer + norms + lm_head;
+        Some(ParamCount {
+            embedding: c(embedding),
+            attention: c(l * mixer),
+            mlp: 0,
+            norms: c(norms),
+            lm_head: c(lm_head),
+            total: c(total),
+            active: c(total),
+            largest_layer: c(embedding.max(in_proj)),
+            per_layer: c(h + mixer),
         })
     }
 
