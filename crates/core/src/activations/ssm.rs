@@ -151,13 +151,21 @@ pub fn hybrid_block_bytes(
         Some(m) if lm > 0 => {
             let (mixer, what) = mamba_mixer_saved(s, x, &m);
             let with_mlp = if la + lc > 0 { mlp } else { 0 };
-            (input + x.b * x.sl * x.h * x.k + mixer + with_mlp, what)
+            let norm_out = x.b * x.sl * x.h * x.k;
+            let sum = input.saturating_add(norm_out).saturating_add(mixer);
+            (sum.saturating_add(with_mlp), what)
         }
         _ => (0, ""),
     };
-    let ac = input + conv_mixer_saved(x) + mlp;
+    // Saturating: a transformer term of absurd overrides may be near u128::MAX.
+    let ac = input
+        .saturating_add(conv_mixer_saved(x))
+        .saturating_add(mlp);
     let blocks = la + lm + lc;
-    let total = la * transformer + lm * am + lc * ac;
+    let total = la
+        .saturating_mul(transformer)
+        .saturating_add(lm.saturating_mul(am))
+        .saturating_add(lc.saturating_mul(ac));
     let a = total.div_ceil(blocks);
     Some((
         a,

@@ -112,8 +112,10 @@ pub(super) fn vllm_pool(
     let c1 = layer_row(arch, f, l.tp);
     let (block, page) = if attn > 0 && c1 > 0 {
         let align = s.serving.block_size.map_or(16, |c| c.get() as u64);
-        let b = (align * p_s.div_ceil(align * c1)).max(align);
-        (b, b * c1)
+        // In u128, saturated to 64 bits: absurd head counts and widths must not overflow.
+        let (a, c, p) = (align as u128, c1 as u128, p_s as u128);
+        let b = (a * p.div_ceil(a * c)).max(a);
+        (sat(b), sat(b * c))
     } else {
         (max_len, p_s)
     };
@@ -132,11 +134,14 @@ pub(super) fn vllm_pool(
     } else {
         sat(kv_bytes as u128 / bytes_per_block)
     };
-    let per_request = groups.0 + groups.1 * max_len.div_ceil(block);
+    let per_request = groups
+        .1
+        .saturating_mul(max_len.div_ceil(block))
+        .saturating_add(groups.0);
     let fit = match groups.1 {
         0 if blocks >= groups.0 => max_len,
         0 => 0,
-        n => blocks.saturating_sub(groups.0) / n * block,
+        n => (blocks.saturating_sub(groups.0) / n).saturating_mul(block),
     };
     Some(HybridPool {
         state_page: p_s,
