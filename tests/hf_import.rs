@@ -629,6 +629,21 @@ fn hybrid_layer_mix_reaches_inference() {
         2 * 1024 * 6 * a.kv_heads as u64 * a.head_dim as u64 * 2
     );
     assert_eq!(state(&one), 10 * a.hidden as u64 * 3 * 2);
+    // Qwen3-Next: 36 gated-DeltaNet blocks with their shape as keys, 74.25 MiB of state per
+    // sequence, the KV cache in its 12 attention blocks.
+    let (s5, _) = import("qwen3-next-80b-a3b.json");
+    let q = encode(&Settings::from(s5.clone()));
+    for k in [
+        "linear_layers=36",
+        "lin_k_heads=16",
+        "lin_v_heads=32",
+        "lin_k_dim=128",
+    ] {
+        assert!(q.contains(k), "{q}");
+    }
+    let one = infer(&s5, "mode=infer&batch=1&seq=1000&gen=24&precision=bf16");
+    assert_eq!(state(&one), 77_856_768);
+    assert_eq!(kv(&one), 2 * 1024 * 12 * 2 * 256 * 2);
     // Falcon-H1's parallel blocks: attention and Mamba in all 44.
     let (s4, _) = import("falcon-h1-7b.json");
     let a = s4.arch();
@@ -672,6 +687,11 @@ fn layer_mix_is_validated() {
     assert!(w("mamba_layers=8&mode=serve&engine=sglang")
         .iter()
         .any(|(_, m)| m.contains("not modelled")));
+    assert!(
+        !w("linear_layers=8&lin_k_heads=2&lin_v_heads=4&lin_k_dim=64&lin_v_dim=64&mode=infer")
+            .iter()
+            .any(|(_, m)| m.contains("not modelled"))
+    );
     assert!(w("linear_layers=8&mode=infer")
         .iter()
         .any(|(_, m)| m.contains("not modelled")));

@@ -80,6 +80,10 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 <KeyField settings name="ssm_groups" />
                 <KeyField settings name="ssm_heads" />
                 <KeyField settings name="ssm_conv" />
+                <KeyField settings name="lin_k_heads" />
+                <KeyField settings name="lin_v_heads" />
+                <KeyField settings name="lin_k_dim" />
+                <KeyField settings name="lin_v_dim" />
                 <KeyField settings name="mlp" />
                 <KeyField settings name="norm" />
                 <KeyField settings name="tied" />
@@ -96,7 +100,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
 }
 
 /// The architecture overrides and explicit counts (the model panel's advanced group).
-const ARCH_KEYS: [&str; 33] = [
+const ARCH_KEYS: [&str; 37] = [
     "layers",
     "hidden",
     "heads",
@@ -122,6 +126,10 @@ const ARCH_KEYS: [&str; 33] = [
     "ssm_groups",
     "ssm_heads",
     "ssm_conv",
+    "lin_k_heads",
+    "lin_v_heads",
+    "lin_k_dim",
+    "lin_v_dim",
     "mlp",
     "norm",
     "tied",

@@ -9,7 +9,7 @@
 //! measured).
 
 use super::{layer_input_bytes, mlp_half_bytes, Shape};
-use crate::model::{Arch, Ssm};
+use crate::model::{Arch, LinearAttn, Ssm};
 use crate::scenario::{Scenario, SsmKernels};
 
 /// Mamba-2's chunk length `l` (transformers `Mamba2Config.chunk_size` default, 5.24).
@@ -141,16 +141,23 @@ pub fn hybrid_block_bytes(
     transformer: u128,
 ) -> Option<(u128, String)> {
     let (lm, lc) = (arch.mamba_layers as u128, arch.conv_layers as u128);
-    if lm + lc == 0 {
+    let gdn = arch.linear_shape();
+    // Gated-DeltaNet blocks with their shape; other linear attention counts as attention.
+    let ll = if gdn.is_some() {
+        arch.linear_layers as u128
+    } else {
+        0
+    };
+    if lm + lc + ll == 0 {
         return None;
     }
-    let la = arch.attention_layers() as u128 + arch.linear_layers as u128;
+    let la = arch.attention_layers() as u128 + arch.linear_layers as u128 - ll;
     let input = layer_input_bytes(s, x);
     let mlp = mlp_half_bytes(s, arch, x);
     let (am, what) = match arch.ssm_shape() {
         Some(m) if lm > 0 => {
             let (mixer, what) = mamba_mixer_saved(s, x, &m);
-            let with_mlp = if la + lc > 0 { mlp } else { 0 };
+            let with_mlp = if la + lc + ll > 0 { mlp } else { 0 };
             let norm_out = x.b * x.sl * x.h * x.k;
             let sum = input.saturating_add(norm_out).saturating_add(mixer);
             (sum.saturating_add(with_mlp), what)
@@ -161,16 +168,67 @@ pub fn hybrid_block_bytes(
     let ac = input
         .saturating_add(conv_mixer_saved(x))
         .saturating_add(mlp);
-    let blocks = la + lm + lc;
+    let al = gdn.map_or(0, |g| {
+        let (hv, dv) = (g.v_heads as u128, g.v_dim as u128);
+        let around = x.b * x.sl * (x.h + hv * dv) * x.k;
+        input
+            .saturating_add(around)
+            .saturating_add(linear_mixer_saved(s, x, &g))
+            .saturating_add(mlp)
+    });
+    let blocks = la + lm + lc + ll;
     let total = la
         .saturating_mul(transformer)
         .saturating_add(lm.saturating_mul(am))
-        .saturating_add(lc.saturating_mul(ac));
+        .saturating_add(lc.saturating_mul(ac))
+        .saturating_add(ll.saturating_mul(al));
     let a = total.div_ceil(blocks);
     Some((
         a,
-        format!("A = ⌈(L_a·A_t + L_m·A_m + L_c·A_c)/(L_a + L_m + L_c)⌉ with L_a={la}, A_t={transformer}, L_m={lm}, A_m={am} ({what}), L_c={lc}, A_c={ac}; ssm_kernels={}", s.runtime.ssm_kernels.as_str()),
+        format!("A = ⌈(L_a·A_t + L_m·A_m + L_c·A_c + L_l·A_l)/(L_a + L_m + L_c + L_l)⌉ with L_a={la}, A_t={transformer}, L_m={lm}, A_m={am} ({what}), L_c={lc}, A_c={ac}, L_l={ll}, A_l={al}; ssm_kernels={}", s.runtime.ssm_kernels.as_str()),
     ))
+}
+
+/// What one gated-DeltaNet block's core saves for the backward, per micro-batch, in bytes.
+///
+/// # Formula
+/// ```text
+/// fused (fla ChunkGatedDeltaRuleFunction):
+///     T·(2·H_k·d_k·k + H_v·d_v·k + H_v·64·k + 2·H_k·4 + H_v·(4 + k))
+///     (q, k after l2norm, their rstd, v, g, beta, the intra-chunk A; the chunk states are
+///      recomputed)
+/// torch (torch_chunk_gated_delta_rule):
+///     U·4·(8·d_k + 3·d_v + 5·64) + U·4·d_k·d_v/64,   U = b·H_v·s_pad, s_pad = ⌈s'/64⌉·64
+///     (the normed and raw q, k, v, k_beta, the solved values, decayed q and k, five chunk
+///      matrices, and one recurrent state per chunk)
+/// ```
+/// The block also keeps its input, the in_proj input `T·h·k` and the out_proj input
+/// `T·H_v·d_v·k` (counted in [`hybrid_block_bytes`]). Sources: fla 0.5.2
+/// `ops/gated_delta_rule/chunk.py::ChunkGatedDeltaRuleFunction.forward`
+/// (`ctx.save_for_backward`), transformers 5.24
+/// `modeling_qwen3_next.torch_chunk_gated_delta_rule` (research notes §2; the torch count is
+/// an estimate from the autograd rules, not measured).
+///
+/// # Example
+/// Qwen3-Next (H_k 16, H_v 32, d_k = d_v = 128), bf16, per token: fused 8,192 + 8,192 + 4,096
+/// + 128 + 192 = 20,800 B (the notes print 20,864); torch 32·(4·1,728 + 1,024) = 253,952 B.
+pub fn linear_mixer_saved(s: &Scenario, x: &Shape, g: &LinearAttn) -> u128 {
+    let (hk, hv, dk, dv) = (
+        g.k_heads as u128,
+        g.v_heads as u128,
+        g.k_dim as u128,
+        g.v_dim as u128,
+    );
+    let (tok, k) = (x.b * x.sl, x.k);
+    match s.runtime.ssm_kernels {
+        SsmKernels::Fused => {
+            tok * (2 * hk * dk * k + hv * dv * k + hv * 64 * k + 2 * hk * 4 + hv * (4 + k))
+        }
+        _ => {
+            let u = x.b * hv * x.sl.div_ceil(64) * 64;
+            u * 4 * (8 * dk + 3 * dv + 5 * 64) + u * 4 * dk * dv / 64
+        }
+    }
 }
 
 #[cfg(test)]
@@ -216,5 +274,21 @@ mod tests {
         assert_eq!(at(q2, &m2).0, 514_392_064);
         let naive = at(&format!("{q2}&ssm_kernels=torch-naive"), &m2).1;
         assert_eq!(naive, 171_798_691_840);
+        // Qwen3-Next's gated DeltaNet per token (b = 1, s = 4,096 = 64 whole chunks).
+        let g = LinearAttn {
+            k_heads: 16,
+            v_heads: 32,
+            k_dim: 128,
+            v_dim: 128,
+            conv_kernel: 4,
+        };
+        let lin = |k: &str| {
+            let q = format!("model=llama-2-7b&precision=bf16&batch=1&seq=4096&ssm_kernels={k}");
+            let s = decode(&q).0.scenario;
+            let x = Shape::of(&s, &s.arch(), &s.layout());
+            linear_mixer_saved(&s, &x, &g)
+        };
+        assert_eq!(lin("fused"), 4096 * 20_800);
+        assert_eq!(lin("torch"), 4096 * 253_952);
     }
 }

@@ -200,6 +200,15 @@ pub fn mix_keys(m: &crate::model::LayerMix) -> Vec<(&'static str, String)> {
         out.retain(|(k, _)| *k != "ssm_conv");
         out.push(("ssm_conv", ssm.conv_kernel.to_string()));
     }
+    if let (true, Some(g)) = (m.linear_attention > 0, m.linear) {
+        out.push(("lin_k_heads", g.k_heads.to_string()));
+        out.push(("lin_v_heads", g.v_heads.to_string()));
+        out.push(("lin_k_dim", g.k_dim.to_string()));
+        out.push(("lin_v_dim", g.v_dim.to_string()));
+        if !out.iter().any(|(k, _)| *k == "ssm_conv") {
+            out.push(("ssm_conv", g.conv_kernel.to_string()));
+        }
+    }
     out
 }
 

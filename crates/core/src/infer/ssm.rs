@@ -9,7 +9,7 @@
 
 use crate::expr::{Expr, Tok::*};
 use crate::ledger::{Component, Ledger, Location, Mech, Phase};
-use crate::model::{Arch, Ssm};
+use crate::model::{Arch, LinearAttn, Ssm};
 use crate::scenario::{Scenario, SsmKernels};
 
 /// Mamba-2's chunk length `l` (transformers `Mamba2Config.chunk_size` default, 5.24).
@@ -58,14 +58,40 @@ pub(crate) fn conv_state_bytes(arch: &Arch, e: u128) -> u128 {
     arch.hidden as u128 * arch.short_conv_kernel() as u128 * e
 }
 
+/// Bytes of one gated-DeltaNet block's state for one sequence (transformers 5.x): the conv
+/// state over q, k and v in the model dtype and the fp32 recurrent state.
+///
+/// # Formula
+/// ```text
+/// (2·H_k·d_k + H_v·d_v)·K·e + H_v·d_k·d_v·4
+/// ```
+/// Source: transformers 5.24 `modeling_qwen3_next.Qwen3NextGatedDeltaNet.forward`
+/// (`update_conv_state(mixed_qkv)`, the recurrent state `[b, H_v, d_k, d_v]` of
+/// `torch_chunk_gated_delta_rule`, fp32) and fla 0.5.2 `chunk_delta_h.py` (`final_state`
+/// fp32).
+///
+/// # Example
+/// Qwen3-Next-80B-A3B (H_k 16, H_v 32, d_k = d_v = 128, K 4), bf16: 8,192·4·2 +
+/// 32·128·128·4 = 2,162,688 B, ×36 blocks = 77,856,768 B (74.25 MiB) per sequence.
+pub(crate) fn linear_state_bytes(g: &LinearAttn, e: u128) -> u128 {
+    let (hk, hv, dk, dv) = (
+        g.k_heads as u128,
+        g.v_heads as u128,
+        g.k_dim as u128,
+        g.v_dim as u128,
+    );
+    (2 * hk * dk + hv * dv) * g.conv_kernel as u128 * e + hv * dk * dv * 4
+}
+
 /// The conv and recurrent state of the Mamba and short-convolution blocks at the end of the
 /// prefill and of decoding (the same bytes: constant in the sequence length), as cache
 /// items beside the attention blocks' KV cache.
 ///
 /// # Formula
 /// ```text
-/// state = ⌈b·(L_m·S_m + L_c·S_c) / t⌉
+/// state = ⌈b·(L_m·S_m + L_c·S_c + L_l·S_l) / t⌉
 /// ```
+/// (`L_l`, `S_l` the gated-DeltaNet blocks and [`linear_state_bytes`])
 /// `L_m`, `L_c` the stage's Mamba and convolution blocks (`min(⌈L/p⌉, count)`, an upper
 /// bound for p > 1), `S_m` = [`mamba_state_bytes`], `S_c` = [`conv_state_bytes`], `b` batch,
 /// `t` tensor-parallel degree (the channels split like the heads). Source: see
@@ -80,7 +106,14 @@ pub(crate) fn state_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mu
     let lc = stage.min(arch.conv_layers as u128);
     let sm = arch.ssm_shape().map_or(0, |m| mamba_state_bytes(&m, e));
     let sc = conv_state_bytes(arch, e);
-    if lm * sm + lc * sc == 0 {
+    let (ll, sl) = match arch.linear_shape() {
+        Some(g) => (
+            stage.min(arch.linear_layers as u128),
+            linear_state_bytes(&g, e),
+        ),
+        None => (0, 0),
+    };
+    if lm * sm + lc * sc + ll * sl == 0 {
         return;
     }
     let b = s.workload.batch.get() as u128;
@@ -93,6 +126,10 @@ pub(crate) fn state_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mu
         Sym("S_c", sc),
         Mul,
         Add,
+        Sym("L_l", ll),
+        Sym("S_l", sl),
+        Mul,
+        Add,
         Mul,
         Sym("t", t as u128),
         DivCeil,
@@ -103,9 +140,9 @@ pub(crate) fn state_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mu
             Some(_) => "S_m = d·K·e + d·N·4 (Mamba)",
             None => "no Mamba blocks",
         };
-        format!("{kind}; S_c = h·K·e (short convolution); conv state in the model dtype, SSM state fp32 (transformers 5.x)")
+        format!("{kind}; S_c = h·K·e (short convolution); S_l = (2·H_k·d_k + H_v·d_v)·K·e + H_v·d_k·d_v·4 (gated DeltaNet); conv state in the model dtype, SSM / recurrent state fp32 (transformers 5.x)")
     };
-    let note = "the Mamba / convolution blocks' conv and SSM state, constant in the tokens";
+    let note = "the Mamba / convolution / linear-attention blocks' conv and SSM state, constant in the tokens";
     let (comp, gpu) = (Component::KvCache, Location::Gpu);
     for (phase, mech) in [
         (Phase::Prefill, Mech::KvPrefill),
@@ -180,6 +217,42 @@ pub(crate) fn scan_transient(s: &Scenario, m: &Ssm) -> (u128, &'static str) {
     }
 }
 
+/// One gated-DeltaNet block's transient at the prefill, in bytes, by `ssm_kernels`.
+///
+/// # Formula
+/// ```text
+/// fused (fla):  b·⌈s/64⌉·H_v·d_k·d_v·e + 3·b·s·H_v·d_v·e + b·s·H_v·64·e
+///                (the chunk states h, w/u/v_new, the intra-chunk A)
+/// torch:        10·b·H_v·s_pad·max(d_k, d_v)·4 + 3·b·H_v·s_pad·64·4,  s_pad = ⌈s/64⌉·64
+///                (q, k, v, k_beta, v_beta, decayed k_beta, new values, k_cumdecay and the
+///                 output, fp32; three (b, H_v, c, 64, 64) chunk matrices)
+/// ```
+/// Sources: fla 0.5.2 `ops/gated_delta_rule/chunk.py` (`h = k.new_empty(B, NT, HV, K, V)`),
+/// transformers 5.24 `modeling_qwen3_next.torch_chunk_gated_delta_rule` (research notes
+/// §1.9; counted, not measured).
+///
+/// # Example
+/// Qwen3-Next (H_v 32, d = 128), b = 1, s = 4,096: torch 10·32·4,096·128·4 +
+/// 3·32·4,096·64·4 = 771,751,936 B; fused 67,108,864 + 100,663,296 + 16,777,216 B.
+pub(crate) fn linear_transient(s: &Scenario, g: &LinearAttn) -> (u128, &'static str) {
+    let e = s.numerics.precision.compute_bytes() as u128;
+    let (b, sq) = (s.workload.batch.get() as u128, s.workload.seq.get() as u128);
+    let (hv, dk, dv) = (g.v_heads as u128, g.k_dim as u128, g.v_dim as u128);
+    match s.runtime.ssm_kernels {
+        SsmKernels::Fused => (
+            b * sq.div_ceil(64) * hv * dk * dv * e + 3 * b * sq * hv * dv * e + b * sq * hv * 64 * e,
+            "gated DeltaNet, fla chunk kernel: chunk states b·⌈s/64⌉·H_v·d_k·d_v·e, w, u, v_new 3·b·s·H_v·d_v·e, A b·s·H_v·64·e",
+        ),
+        _ => {
+            let s_pad = sq.div_ceil(64) * 64;
+            (
+                10 * b * hv * s_pad * dk.max(dv) * 4 + 3 * b * hv * s_pad * 64 * 4,
+                "gated DeltaNet, torch chunk fallback: ten (b, H_v, s, d) fp32 tensors and three (b, H_v, c, 64, 64)",
+            )
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,6 +280,25 @@ mod tests {
             64 * mamba_state_bytes(&ssm(2, 5120, 128, 1, 80), 2),
             170_524_672
         );
+    }
+
+    /// Qwen3-Next's gated-DeltaNet state and prefill transient (research notes §1.4, §1.9).
+    #[test]
+    fn gated_deltanet_by_hand() {
+        let g = LinearAttn {
+            k_heads: 16,
+            v_heads: 32,
+            k_dim: 128,
+            v_dim: 128,
+            conv_kernel: 4,
+        };
+        assert_eq!(36 * linear_state_bytes(&g, 2), 77_856_768);
+        let at = |k: &str| {
+            let (s, _) = decode(&format!("mode=infer&batch=1&seq=4096&ssm_kernels={k}"));
+            linear_transient(&s.scenario, &g).0
+        };
+        assert_eq!(at("torch"), 771_751_936);
+        assert_eq!(at("fused"), 67_108_864 + 100_663_296 + 16_777_216);
     }
 
     /// Sanity check 2: Mamba-2 2.7B at 8 × 2,048 on transformers ≤ 5.17's torch path allocates

@@ -417,13 +417,23 @@ pub(super) fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger:
         w_m: Sym("w_m", w_m.0),
         scan: None,
     };
-    let scan = arch.ssm_shape().map(|m| super::ssm::scan_transient(s, &m));
+    // The larger of a Mamba block's and a gated-DeltaNet block's scan transient.
+    let mamba = arch.ssm_shape().map(|m| super::ssm::scan_transient(s, &m));
+    let linear = arch
+        .linear_shape()
+        .map(|g| super::ssm::linear_transient(s, &g));
+    let scan = match (mamba, linear) {
+        (Some(a), Some(b)) => Some(if b.0 > a.0 { b } else { a }),
+        (a, b) => a.or(b),
+    };
     let pre = WsSyms {
         scan: scan.map(|x| Sym("X_scan", x.0)),
         ..sy
     };
     let ws_pre = match scan {
-        Some((_, what)) => format!("{ws}; X_scan = one Mamba block's scan transient: {what}"),
+        Some((_, what)) => {
+            format!("{ws}; X_scan = one Mamba / linear-attention block's scan transient: {what}")
+        }
         None => ws.clone(),
     };
     let (comp, gpu) = (Component::Workspace, Location::Gpu);

@@ -33,6 +33,23 @@ pub struct Ssm {
     pub conv_kernel: u64,
 }
 
+/// The shape of a model's gated-DeltaNet linear-attention layers (Qwen3-Next): `k_heads`
+/// query/key heads of `k_dim`, `v_heads` value heads of `v_dim`, a causal convolution of
+/// `conv_kernel` over q, k and v, and a `v_heads × k_dim × v_dim` state per sequence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinearAttn {
+    /// `linear_num_key_heads`, `H_k`.
+    pub k_heads: u64,
+    /// `linear_num_value_heads`, `H_v`.
+    pub v_heads: u64,
+    /// `linear_key_head_dim`, `d_k`.
+    pub k_dim: u64,
+    /// `linear_value_head_dim`, `d_v`.
+    pub v_dim: u64,
+    /// `linear_conv_kernel_dim`, `K`.
+    pub conv_kernel: u64,
+}
+
 /// How the blocks of a non-transformer (state-space, hybrid, short-convolution,
 /// linear-attention) model divide. Every count is of decoder blocks (`layers` in all);
 /// Falcon-H1's parallel blocks count as both an attention and a Mamba layer.
@@ -55,6 +72,10 @@ pub struct LayerMix {
     /// Blocks with linear attention (Qwen3-Next's gated DeltaNet, MiniMax's lightning
     /// attention): a fixed-size state, no KV cache.
     pub linear_attention: u64,
+    /// Their shape, where they are gated DeltaNet (`None`: another kind, e.g. MiniMax's
+    /// lightning attention, whose state is not modelled).
+    #[serde(default)]
+    pub linear: Option<LinearAttn>,
     /// Blocks whose feed-forward is a mixture of experts.
     pub moe: u64,
 }
@@ -166,6 +187,32 @@ impl Arch {
             active: c(total),
             largest_layer: c(embedding.max(in_proj)),
             per_layer: c(h + mixer),
+        })
+    }
+
+    /// The gated-DeltaNet shape of the linear-attention blocks (`lin_*` keys, the
+    /// convolution's kernel `ssm_conv`, else 4); `None` without linear-attention blocks or
+    /// without their shape (another kind of linear attention: not modelled, a warning says so).
+    pub fn linear_shape(&self) -> Option<LinearAttn> {
+        let f = [
+            self.lin_k_heads,
+            self.lin_v_heads,
+            self.lin_k_dim,
+            self.lin_v_dim,
+        ];
+        if self.linear_layers == 0 || f.contains(&0) {
+            return None;
+        }
+        Some(LinearAttn {
+            k_heads: f[0] as u64,
+            v_heads: f[1] as u64,
+            k_dim: f[2] as u64,
+            v_dim: f[3] as u64,
+            conv_kernel: if self.ssm_conv > 0 {
+                self.ssm_conv as u64
+            } else {
+                4
+            },
         })
     }
 

@@ -12,7 +12,7 @@ mod counts;
 mod layers;
 
 pub use counts::*;
-pub use layers::{LayerMix, Ssm};
+pub use layers::{LayerMix, LinearAttn, Ssm};
 
 crate::spelled! {
     /// Feed-forward block shape.
@@ -207,6 +207,18 @@ pub struct Arch {
     /// (`conv_kernel`, `d_conv`, LFM2's `conv_L_cache`); 0 = 4 (Mamba) or 3 (LFM2).
     #[serde(default)]
     pub ssm_conv: u32,
+    /// The gated-DeltaNet blocks' key heads `H_k` (`linear_num_key_heads`); 0 = none.
+    #[serde(default)]
+    pub lin_k_heads: u32,
+    /// Their value heads `H_v` (`linear_num_value_heads`).
+    #[serde(default)]
+    pub lin_v_heads: u32,
+    /// Their key head width `d_k` (`linear_key_head_dim`).
+    #[serde(default)]
+    pub lin_k_dim: u32,
+    /// Their value head width `d_v` (`linear_value_head_dim`).
+    #[serde(default)]
+    pub lin_v_dim: u32,
 }
 
 /// Multi-head latent attention (DeepSeek-V2/V3): low-rank q and kv projections.

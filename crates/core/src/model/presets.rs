@@ -94,6 +94,10 @@ const BASE: Arch = Arch {
     ssm_groups: 0,
     ssm_heads: 0,
     ssm_conv: 0,
+    lin_k_heads: 0,
+    lin_v_heads: 0,
+    lin_k_dim: 0,
+    lin_v_dim: 0,
 };
 
 /// Every model preset, in display order (the table's order).

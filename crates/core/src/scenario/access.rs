@@ -85,6 +85,10 @@ impl Scenario {
         a.ssm_groups = o.ssm_groups.unwrap_or(a.ssm_groups);
         a.ssm_heads = o.ssm_heads.unwrap_or(a.ssm_heads);
         a.ssm_conv = o.ssm_conv.unwrap_or(a.ssm_conv);
+        a.lin_k_heads = o.lin_k_heads.unwrap_or(a.lin_k_heads);
+        a.lin_v_heads = o.lin_v_heads.unwrap_or(a.lin_v_heads);
+        a.lin_k_dim = o.lin_k_dim.unwrap_or(a.lin_k_dim);
+        a.lin_v_dim = o.lin_v_dim.unwrap_or(a.lin_v_dim);
         a.local_layers = match o.local_layers {
             Some(n) => n,
             // A depth override keeps the preset's share of windowed layers (Gemma 2's
@@ -345,20 +349,25 @@ impl Scenario {
         if !arch.is_hybrid() {
             return;
         }
-        if arch.linear_layers > 0 {
+        if arch.linear_layers > 0 && arch.linear_shape().is_none() {
             out.push((
                 "linear_layers",
-                format!("the {} linear-attention blocks' conv and recurrent state and activations are not modelled yet (no KV cache is counted for them; their state, e.g. Qwen3-Next's 2 MiB per sequence and block, is missing)", arch.linear_layers),
+                format!("the {} linear-attention blocks' conv and recurrent state and activations are not modelled without their gated-DeltaNet shape (lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim): no KV cache and no state is counted for them, and they train as attention blocks", arch.linear_layers),
             ));
         }
-        let blocks = arch.mamba_layers as u64 + arch.conv_layers as u64;
+        let gdn = if arch.linear_shape().is_some() {
+            arch.linear_layers as u64
+        } else {
+            0
+        };
+        let blocks = arch.mamba_layers as u64 + arch.conv_layers as u64 + gdn;
         if blocks == 0 {
             return;
         }
         match self.workload.mode {
             Mode::Train if arch.attention_layers() > 0 || arch.conv_layers > 0 => out.push((
                 "mamba_layers",
-                format!("training a hybrid: its {} attention (and linear-attention) blocks are counted as transformer blocks (attention + MLP) and each of its {blocks} Mamba / short-convolution blocks as its mixer plus an MLP (Nemotron-H's separate MLP blocks are approximated so); the layer's backward moments are those of the whole block", arch.attention_layers() + arch.linear_layers),
+                format!("training a hybrid: its {} attention (and linear-attention) blocks are counted as transformer blocks (attention + MLP) and each of its {blocks} Mamba / short-convolution / gated-DeltaNet blocks as its mixer plus an MLP (Nemotron-H's separate MLP blocks are approximated so); the layer's backward moments are those of the whole block", arch.attention_layers() as u64 + arch.linear_layers as u64 - gdn),
             )),
             Mode::Train => {}
             Mode::Serve => {
@@ -367,7 +376,7 @@ impl Scenario {
                 if matches!(e, Engine::Sglang | Engine::Trtllm) || v0 {
                     out.push((
                         "mamba_layers",
-                        format!("serving: {}'s state cache for the {blocks} Mamba / short-convolution blocks is not modelled (vLLM V1's hybrid pool and llama.cpp's recurrent state are); its KV pool counts the attention blocks only", if v0 { "vLLM V0" } else { e.as_str() }),
+                        format!("serving: {}'s state cache for the {blocks} Mamba / short-convolution / gated-DeltaNet blocks is not modelled (vLLM V1's hybrid pool and llama.cpp's recurrent state are); its KV pool counts the attention blocks only", if v0 { "vLLM V0" } else { e.as_str() }),
                     ));
                 }
             }

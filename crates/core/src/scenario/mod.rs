@@ -130,6 +130,18 @@ pub struct ArchOverrides {
     /// `ssm_conv`
     #[serde(default)]
     pub ssm_conv: Option<u32>,
+    /// `lin_k_heads`
+    #[serde(default)]
+    pub lin_k_heads: Option<u32>,
+    /// `lin_v_heads`
+    #[serde(default)]
+    pub lin_v_heads: Option<u32>,
+    /// `lin_k_dim`
+    #[serde(default)]
+    pub lin_k_dim: Option<u32>,
+    /// `lin_v_dim`
+    #[serde(default)]
+    pub lin_v_dim: Option<u32>,
 }
 
 impl ArchOverrides {

@@ -36,12 +36,15 @@ pub(super) struct HybridPool {
 /// Mamba-1:  (K−1)·⌈d/t⌉·e + ⌈d/t⌉·N·e
 /// Mamba-2:  (K−1)·(d + 2·G'·N)/t·e + ⌈H/t⌉·P·N·e      G' = G rounded up to a multiple of t
 /// conv:     (K−1)·⌈h/t⌉·e                              (LFM2's ShortConv)
+/// GDN:      (K−1)·⌈(2·H_k·d_k + H_v·d_v)/t⌉·e + ⌈H_v/t⌉·d_v·d_k·e   (gated DeltaNet)
 /// ```
+/// (the largest when a model has several kinds: every state layer gets one page size)
 /// `e` the model dtype's bytes (`--mamba-cache-dtype auto` and `--mamba-ssm-cache-dtype auto`:
 /// the conv and the SSM state both in the model dtype, unlike transformers' fp32 state;
 /// Nemotron-H's config forces an fp32 SSM state, not modelled). Source: vLLM 0.33.0
 /// `model_executor/layers/mamba/mamba_utils.py` (`MambaStateShapeCalculator.mamba1_state_shape`,
-/// `mamba2_state_shape`, `short_conv_state_shape`, `extra_groups_for_head_shards`;
+/// `mamba2_state_shape`, `short_conv_state_shape`, `gated_delta_net_state_shape`,
+/// `extra_groups_for_head_shards`;
 /// `MambaStateDtypeCalculator`), `v1/kv_cache_interface.py::MambaSpec.page_size_bytes`.
 ///
 /// # Example
@@ -63,7 +66,12 @@ pub(super) fn state_page(arch: &Arch, e: u64, t: u64) -> u64 {
     } else {
         0
     };
-    mamba.max(conv)
+    let gdn = arch.linear_shape().map_or(0, |g| {
+        let conv_dim = 2 * g.k_heads * g.k_dim + g.v_heads * g.v_dim;
+        let k = g.conv_kernel.saturating_sub(1);
+        k * conv_dim.div_ceil(t) * e + g.v_heads.div_ceil(t) * g.v_dim * g.k_dim * e
+    });
+    mamba.max(conv).max(gdn)
 }
 
 /// vLLM V1's pool for a model with Mamba or convolution blocks; `None` for a transformer.
@@ -100,7 +108,12 @@ pub(super) fn vllm_pool(
     max_len: u64,
 ) -> Option<HybridPool> {
     let stage = (arch.layers as u64).div_ceil(l.pp as u64);
-    let state_layers = stage.min(arch.mamba_layers as u64 + arch.conv_layers as u64);
+    let gdn = if arch.linear_shape().is_some() {
+        arch.linear_layers as u64
+    } else {
+        0
+    };
+    let state_layers = stage.min(arch.mamba_layers as u64 + arch.conv_layers as u64 + gdn);
     if state_layers == 0 {
         return None;
     }
@@ -183,5 +196,18 @@ mod tests {
         assert_eq!(p.page, p.block * 2048);
         assert_eq!(p.per_request, 3 + 4096u64.div_ceil(p.block));
         assert_eq!(p.blocks, (1u64 << 34) / (12 * p.page));
+        // Qwen3-Next (research notes §3.1): a 1,097,728 B gated-DeltaNet page, block 544 at
+        // TP 1 and 272 at TP 4.
+        let q = "mode=serve&model=llama-2-7b&hidden=2048&heads=16&kv_heads=2&head_dim=256\
+            &layers=48&linear_layers=36&lin_k_heads=16&lin_v_heads=32&lin_k_dim=128\
+            &lin_v_dim=128&precision=bf16&gpus_per_node=4";
+        let s = decode(q).0.scenario;
+        assert_eq!(state_page(&s.arch(), 2, 1), 1_097_728);
+        let p = vllm_pool(&s, &s.arch(), &s.layout(), 1 << 34, 4096).unwrap();
+        assert_eq!((p.block, p.page, p.groups), (544, 1_114_112, (3, 1)));
+        let s = decode(&format!("{q}&tp=4")).0.scenario;
+        assert_eq!(state_page(&s.arch(), 2, 4), 274_432);
+        let p = vllm_pool(&s, &s.arch(), &s.layout(), 1 << 34, 4096).unwrap();
+        assert_eq!(p.block, 272);
     }
 }

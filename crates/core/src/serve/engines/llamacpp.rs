@@ -147,7 +147,10 @@ const SOURCES: [&str; 6] = [
 /// `ggml_new_tensor_2d(ctx, type_r, n_embd_r(), n_rows)`), `llama-hparams.cpp`
 /// (`n_embd_r`, `n_embd_s`), `llama-model.cpp::create_memory` (`GGML_TYPE_F32` for both,
 /// `mem_size = max(1, n_seq_max)`). The whole model on one GPU (llama.cpp splits layers,
-/// not channels). Linear-attention blocks (Qwen3-Next) are not counted.
+/// not channels). Gated-DeltaNet blocks (Qwen3-Next) as `convert_hf_to_gguf.py` writes them:
+/// `d_state = d_k`, `n_group = H_k`, `d_inner = H_v·d_v`, so `L_l·((K−1)·(H_v·d_v + 2·H_k·d_k)
+/// + d_k·H_v·d_v)` more (Qwen3-Next: 4·36·(3·8,192 + 524,288) = 79,036,416 B, 75.4 MiB, per
+/// sequence).
 ///
 /// # Example
 /// Mamba-130M, parallel 1: 4·24·(3·1,536 + 16·1,536) = 2,801,664 B (2.67 MiB); Mamba-2
@@ -161,7 +164,23 @@ pub(crate) fn recurrent_bytes(arch: &crate::model::Arch, parallel: u64) -> u128 
         (m.conv_kernel as u128).saturating_sub(1) * (d + 2 * g * n) + n * d
     });
     let conv = (arch.short_conv_kernel() as u128).saturating_sub(1) * arch.hidden as u128;
-    4 * rows * (arch.mamba_layers as u128 * mamba + arch.conv_layers as u128 * conv)
+    let gdn = arch.linear_shape().map_or(0, |g| {
+        let (hk, hv, dk, dv) = (
+            g.k_heads as u128,
+            g.v_heads as u128,
+            g.k_dim as u128,
+            g.v_dim as u128,
+        );
+        (g.conv_kernel as u128).saturating_sub(1) * (hv * dv + 2 * hk * dk) + dk * hv * dv
+    });
+    let layers = arch.mamba_layers as u128 * mamba
+        + arch.conv_layers as u128 * conv
+        + if gdn > 0 {
+            arch.linear_layers as u128 * gdn
+        } else {
+            0
+        };
+    4 * rows * layers
 }
 
 /// `token_embd`'s bytes in the file's format (`W_embd`).
