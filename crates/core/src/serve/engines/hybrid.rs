@@ -142,11 +142,7 @@ pub(super) fn vllm_pool(
         if attn > 0 { attn.div_ceil(group) } else { 0 },
     );
     let bytes_per_block = group as u128 * page as u128;
-    let blocks = if bytes_per_block == 0 {
-        0
-    } else {
-        sat(kv_bytes as u128 / bytes_per_block)
-    };
+    let blocks = sat((kv_bytes as u128).checked_div(bytes_per_block).unwrap_or(0));
     let per_request = groups
         .1
         .saturating_mul(max_len.div_ceil(block))

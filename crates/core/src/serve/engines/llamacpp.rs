@@ -148,9 +148,9 @@ const SOURCES: [&str; 6] = [
 /// (`n_embd_r`, `n_embd_s`), `llama-model.cpp::create_memory` (`GGML_TYPE_F32` for both,
 /// `mem_size = max(1, n_seq_max)`). The whole model on one GPU (llama.cpp splits layers,
 /// not channels). Gated-DeltaNet blocks (Qwen3-Next) as `convert_hf_to_gguf.py` writes them:
-/// `d_state = d_k`, `n_group = H_k`, `d_inner = H_v·d_v`, so `L_l·((K−1)·(H_v·d_v + 2·H_k·d_k)
-/// + d_k·H_v·d_v)` more (Qwen3-Next: 4·36·(3·8,192 + 524,288) = 79,036,416 B, 75.4 MiB, per
-/// sequence).
+/// `d_state = d_k`, `n_group = H_k`, `d_inner = H_v·d_v`, so `L_l·((K−1)·(H_v·d_v +
+/// 2·H_k·d_k) + d_k·H_v·d_v)` more: Qwen3-Next 4·36·(3·8,192 + 524,288) = 79,036,416 B
+/// (75.4 MiB) per sequence.
 ///
 /// # Example
 /// Mamba-130M, parallel 1: 4·24·(3·1,536 + 16·1,536) = 2,801,664 B (2.67 MiB); Mamba-2
