@@ -118,8 +118,8 @@ pub(crate) fn kv_layers(arch: &Arch, p: u32) -> (u128, u128) {
 ///            =   b·T·⌈L/p⌉·(r_kv + d_rope)·k_kv      MLA (the compressed latent, replicated over TP)
 ///            with a sliding window W on L_w of the stage's layers (see `kv_layers`),
 ///            T·⌈L/p⌉ becomes L_g·T + L_w·min(T, W); a hybrid's attention blocks only
-/// ssm_state  = ⌈b·(L_m·S_m + L_c·S_c)/t⌉   Mamba / convolution blocks' conv and SSM state,
-///              constant in T (see `ssm::state_items`)
+/// ssm_state  = ⌈b·(L_m·S_m + L_c·S_c + L_l·S_l)/t⌉   Mamba / convolution / gated-DeltaNet
+///              blocks' conv and recurrent state, constant in T (see `ssm::state_items`)
 /// workspace  = max(k·b·T'·(3h + ⌈w_a/t⌉) + A_e,  k·b·T'·(3h + ⌈w_m/t⌉) + W_e) + 4·b·V
 ///              (one layer's transient tensors, T' = s at prefill and 1 per decode step: the
 ///               layer's input, which the caller still holds, the residual and a norm's
@@ -128,8 +128,9 @@ pub(crate) fn kv_layers(arch: &Arch, p: u32) -> (u128, u128) {
 ///               `mlp_width`) — whichever moment is larger; eager attention adds its scores
 ///               at the first (`A_e`, `eager_scores`) and its returned probabilities at the
 ///               second (`W_e`, `eager_probs`); plus fp32 logits of the last position)
-///              with Mamba blocks, the prefill's layer term is max(that, X_scan), the scan's
-///              transient by `ssm_kernels` (see `ssm::scan_transient`)
+///              with Mamba or gated-DeltaNet blocks, the prefill's layer term is max(that,
+///              X_scan), the scan's transient by `ssm_kernels` (see `ssm::scan_transient`,
+///              `ssm::linear_transient`)
 ///            logits=prompt, prefill: max(that layer term, c·b·s·V·k/t)  (c = 2 with soft-capping)
 ///            logits=all, prefill: max(that layer term,  b·s·V·(k + [k < 4]·4 + 4)/t)
 ///              (every position's logits, the fp32 upcast, the loss's log-softmax)

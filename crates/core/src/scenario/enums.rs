@@ -457,8 +457,9 @@ spelled! {
 }
 
 spelled! {
-    /// How transformers runs the Mamba and short-convolution layers: the fused kernels when
-    /// `mamba-ssm` and `causal-conv1d` are installed (and on CUDA), else its torch fallback
+    /// How transformers runs the Mamba, short-convolution and gated-DeltaNet layers: the fused
+    /// kernels when `mamba-ssm`, `causal-conv1d` and `flash-linear-attention` are installed
+    /// (and on CUDA), else its torch fallback
     /// (`MambaMixer.slow_forward` / `mamba_selective_scan`, `Mamba2Mixer.torch_forward` /
     /// `mamba2_chunk_scan`), whose tensors carry the state size in every token: tens of
     /// GiB where the kernels need a few.
