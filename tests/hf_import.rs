@@ -575,3 +575,203 @@ fn exaone4_layer_pattern_bounds_the_kv_cache() {
     assert_eq!((a.window, a.local_layers), (4096, 48));
     assert_eq!(estimate(&st.scenario).model.params, 32_003_216_384);
 }
+
+/// The imported layer mix travels as query keys (a link reproduces it), and inference reads
+/// it: no KV cache in Mamba blocks, the conv and SSM state per Mamba / convolution block
+/// (Mamba-130M 2.53 MiB and Mamba-2 2.7B 162.6 MiB per sequence, transformers 5.x), a KV
+/// cache in the attention blocks only (LFM2: 6 of 16), and the prefill's scan transient by
+/// `ssm_kernels` (Mamba-2 2.7B at 8 × 2,048: transformers ≤ 5.17's torch path does not fit
+/// an H200, the kernels do).
+#[test]
+fn hybrid_layer_mix_reaches_inference() {
+    use memfit_core::contract::query::{decode_onto, encode};
+    use memfit_core::ledger::{Component, Phase};
+    let state = |s: &Scenario| -> u64 {
+        estimate(s)
+            .items
+            .iter()
+            .filter(|i| {
+                i.component == Component::KvCache
+                    && i.phases == [Phase::Decode]
+                    && i.formula.contains("conv and SSM state")
+            })
+            .map(|i| i.bytes)
+            .sum()
+    };
+    let kv = |s: &Scenario| -> u64 {
+        estimate(s)
+            .items
+            .iter()
+            .filter(|i| {
+                i.component == Component::KvCache
+                    && i.phases == [Phase::Decode]
+                    && !i.formula.contains("conv and SSM state")
+            })
+            .map(|i| i.bytes)
+            .sum()
+    };
+    let (s, _) = import("mamba-130m.json");
+    let q = encode(&Settings::from(s.clone()));
+    for k in [
+        "mamba_layers=24",
+        "ssm_version=1",
+        "ssm_inner=1536",
+        "ssm_state=16",
+        "ssm_conv=4",
+    ] {
+        assert!(q.contains(k), "{q}");
+    }
+    let infer = |s: &Scenario, q: &str| decode_onto(s.clone().into(), q).0.scenario;
+    let one = infer(&s, "mode=infer&batch=1&seq=512&precision=bf16");
+    assert_eq!(state(&one), 2_654_208);
+    assert_eq!(kv(&one), 0);
+    let (s2, _) = import("mamba2-2.7b.json");
+    let one = infer(&s2, "mode=infer&batch=1&seq=512&precision=bf16");
+    assert_eq!(state(&one), 170_524_672);
+    assert_eq!(kv(&one), 0);
+    // Sanity check 2 (research §1.8): 8 × 2,048 prefill on an H200.
+    let big = "mode=infer&batch=8&seq=2048&gen=16&precision=bf16&gpu=h200";
+    let fits = |k: &str| estimate(&infer(&s2, &format!("{big}&ssm_kernels={k}"))).fits;
+    assert!(fits("fused") && fits("torch"));
+    assert!(!fits("torch-naive"));
+    // LFM2: KV in its 6 attention blocks, conv state in its 10 convolution blocks.
+    let (s3, _) = import("lfm2-1.2b.json");
+    let a = s3.arch();
+    assert_eq!(
+        (a.attention_layers(), a.conv_layers, a.short_conv_kernel()),
+        (6, 10, 3)
+    );
+    let one = infer(&s3, "mode=infer&batch=1&seq=1000&gen=24&precision=bf16");
+    assert_eq!(
+        kv(&one),
+        2 * 1024 * 6 * a.kv_heads as u64 * a.head_dim as u64 * 2
+    );
+    assert_eq!(state(&one), 10 * a.hidden as u64 * 3 * 2);
+    // Qwen3-Next: 36 gated-DeltaNet blocks with their shape as keys, 74.25 MiB of state per
+    // sequence, the KV cache in its 12 attention blocks.
+    let (s5, _) = import("qwen3-next-80b-a3b.json");
+    let q = encode(&Settings::from(s5.clone()));
+    for k in [
+        "linear_layers=36",
+        "lin_k_heads=16",
+        "lin_v_heads=32",
+        "lin_k_dim=128",
+    ] {
+        assert!(q.contains(k), "{q}");
+    }
+    let one = infer(&s5, "mode=infer&batch=1&seq=1000&gen=24&precision=bf16");
+    assert_eq!(state(&one), 77_856_768);
+    assert_eq!(kv(&one), 2 * 1024 * 12 * 2 * 256 * 2);
+    // Falcon-H1's parallel blocks: attention and Mamba in all 44.
+    let (s4, _) = import("falcon-h1-7b.json");
+    let a = s4.arch();
+    assert_eq!((a.attention_layers(), a.mamba_layers), (44, 44));
+}
+
+/// The mix keys are validated: more blocks than `layers`, or Mamba-2 heads that do not
+/// divide the inner width, are named; a plain transformer keeps every block as attention.
+#[test]
+fn layer_mix_is_validated() {
+    use memfit_core::contract::query::decode;
+    let problems = |q: &str| decode(q).0.scenario.problems();
+    let named = |q: &str, want: &str| {
+        let p = problems(q);
+        assert!(p.iter().any(|(_, m)| m.contains(want)), "{q}: {p:?}");
+    };
+    named(
+        "layers=24&mamba_layers=20&conv_layers=5",
+        "must not exceed layers (24)",
+    );
+    named("layers=24&attn_layers=25", "attn_layers (25)");
+    named(
+        "mamba_layers=4&ssm_version=2&ssm_inner=1000&ssm_heads=3",
+        "ssm_heads (3) must divide",
+    );
+    let (s, _) = decode("model=llama-2-7b");
+    assert_eq!(s.scenario.arch().attention_layers(), 32);
+    assert!(!s.scenario.arch().is_hybrid());
+    // A pure Mamba model trains without a caveat; a hybrid says how its blocks are
+    // counted; serving and linear attention say what is not modelled yet.
+    let w = |q: &str| decode(q).0.scenario.problems();
+    assert!(!w("mamba_layers=32&mode=train")
+        .iter()
+        .any(|(_, m)| m.contains("not modelled") || m.contains("hybrid")));
+    assert!(w("mamba_layers=8&mode=train")
+        .iter()
+        .any(|(_, m)| m.contains("training a hybrid")));
+    assert!(!w("mamba_layers=8&mode=serve")
+        .iter()
+        .any(|(_, m)| m.contains("not modelled")));
+    assert!(w("mamba_layers=8&mode=serve&engine=sglang")
+        .iter()
+        .any(|(_, m)| m.contains("not modelled")));
+    assert!(
+        !w("linear_layers=8&lin_k_heads=2&lin_v_heads=4&lin_k_dim=64&lin_v_dim=64&mode=infer")
+            .iter()
+            .any(|(_, m)| m.contains("not modelled"))
+    );
+    assert!(w("linear_layers=8&mode=infer")
+        .iter()
+        .any(|(_, m)| m.contains("not modelled")));
+    assert!(!w("mamba_layers=8&mode=infer")
+        .iter()
+        .any(|(_, m)| m.contains("not modelled")));
+}
+
+/// Sanity check 1 (research notes §2b): training Mamba-130M at 8 × 1,024 tokens on
+/// transformers' torch path needs tens of GiB (14·E = 2.625 GiB saved per block, 63 GiB over
+/// 24 blocks); the fused kernels need a few GiB, most of it the logits.
+#[test]
+fn mamba_training_torch_path_needs_tens_of_gib() {
+    use memfit_core::contract::query::decode_onto;
+    let (s, _) = import("mamba-130m.json");
+    let q = "mode=train&batch=8&seq=1024&precision=bf16&framework=pytorch&gpu=h200";
+    let at = |k: &str| {
+        let s = decode_onto(s.clone().into(), &format!("{q}&ssm_kernels={k}"))
+            .0
+            .scenario;
+        estimate(&s).allocated_bytes as f64 / (1u64 << 30) as f64
+    };
+    let (fused, torch) = (at("fused"), at("torch"));
+    assert!((60.0..90.0).contains(&torch), "torch path {torch} GiB");
+    assert!(fused < 12.0, "fused {fused} GiB");
+    // Without the kernels it does not fit a 48 GB card.
+    let small = decode_onto(s.clone().into(), &format!("{q}&ssm_kernels=torch&gpu=l40s"))
+        .0
+        .scenario;
+    assert!(!estimate(&small).fits);
+}
+
+/// Serving a state-space model: vLLM V1 pools equal pages (Mamba-2 2.7B: a state page of
+/// 1,342,976 B per layer and request, 64 layers per block, one block per request) and
+/// llama.cpp keeps an f32 recurrent state per sequence (163.9 MiB for Mamba-2 2.7B); a
+/// hybrid's attention blocks raise vLLM's block size until a page holds the state page.
+#[test]
+fn hybrid_serving_state_by_hand() {
+    use memfit_core::contract::query::decode_onto;
+    let (s, _) = import("mamba2-2.7b.json");
+    let at = |s: &Scenario, q: &str| {
+        let s = decode_onto(s.clone().into(), q).0.scenario;
+        estimate(&s).serve.unwrap()
+    };
+    let v = at(&s, "mode=serve&engine=vllm&max_len=8192&precision=bf16");
+    assert_eq!(v.kv_cache_bytes, v.kv_blocks * 64 * 1_342_976);
+    assert_eq!(v.max_concurrency, v.kv_blocks as f64);
+    assert_eq!((v.kv_bytes_per_token, v.max_len_fit), (0, 8192));
+    let c = at(&s, "mode=serve&engine=llamacpp&max_len=8192&quant=q8_0");
+    assert_eq!(c.kv_cache_bytes, 171_900_928);
+    let c4 = at(
+        &s,
+        "mode=serve&engine=llamacpp&max_len=8192&quant=q8_0&parallel=4",
+    );
+    assert_eq!(c4.kv_cache_bytes, 4 * 171_900_928);
+    // Jamba (28 Mamba, 4 attention blocks), TP 8: state page 3·1,024·2 + 1,024·16·2 =
+    // 38,912 B; attention 512 B per token and layer; B = 16·⌈38,912/8,192⌉ = 80.
+    let (j, _) = import("jamba-v0.1.json");
+    let q = "mode=serve&engine=vllm&max_len=32768&gpus_per_node=8&tp=8";
+    let v = at(&j, q);
+    assert_eq!(v.kv_cache_bytes, v.kv_blocks * 4 * 80 * 512);
+    let per_request = 7 + 32768u64.div_ceil(80);
+    let want = v.kv_blocks as f64 / per_request as f64;
+    assert!((v.max_concurrency - want).abs() < 0.01, "{v:?}");
+}

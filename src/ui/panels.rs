@@ -70,6 +70,20 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 <KeyField settings name="positions" placeholder=preset_value(|a| a.positions.to_string()) />
                 <KeyField settings name="window" placeholder=preset_value(|a| a.window.to_string()) />
                 <KeyField settings name="local_layers" placeholder=preset_value(|a| a.local_layers.to_string()) />
+                <KeyField settings name="attn_layers" />
+                <KeyField settings name="mamba_layers" />
+                <KeyField settings name="conv_layers" />
+                <KeyField settings name="linear_layers" />
+                <KeyField settings name="ssm_version" />
+                <KeyField settings name="ssm_inner" />
+                <KeyField settings name="ssm_state" />
+                <KeyField settings name="ssm_groups" />
+                <KeyField settings name="ssm_heads" />
+                <KeyField settings name="ssm_conv" />
+                <KeyField settings name="lin_k_heads" />
+                <KeyField settings name="lin_v_heads" />
+                <KeyField settings name="lin_k_dim" />
+                <KeyField settings name="lin_v_dim" />
                 <KeyField settings name="mlp" />
                 <KeyField settings name="norm" />
                 <KeyField settings name="tied" />
@@ -86,7 +100,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
 }
 
 /// The architecture overrides and explicit counts (the model panel's advanced group).
-const ARCH_KEYS: [&str; 23] = [
+const ARCH_KEYS: [&str; 37] = [
     "layers",
     "hidden",
     "heads",
@@ -102,6 +116,20 @@ const ARCH_KEYS: [&str; 23] = [
     "positions",
     "window",
     "local_layers",
+    "attn_layers",
+    "mamba_layers",
+    "conv_layers",
+    "linear_layers",
+    "ssm_version",
+    "ssm_inner",
+    "ssm_state",
+    "ssm_groups",
+    "ssm_heads",
+    "ssm_conv",
+    "lin_k_heads",
+    "lin_v_heads",
+    "lin_k_dim",
+    "lin_v_dim",
     "mlp",
     "norm",
     "tied",
@@ -210,6 +238,7 @@ const ZERO_INTERNALS: &[&str] = &[
     "device",
     "modules",
     "tf32",
+    "ssm_kernels",
 ];
 
 /// Runtime overheads, hardware figures and the accounting convention.

@@ -79,6 +79,8 @@ pub struct FlatSettings {
     #[serde(default)]
     pub tf32: Tf32,
     #[serde(default)]
+    pub ssm_kernels: SsmKernels,
+    #[serde(default)]
     pub fitmap: memfit_core::contract::FitColour,
     #[serde(default)]
     pub hardware: HardwareOverrides,
@@ -167,6 +169,7 @@ fn runtime(f: &FlatSettings) -> Runtime {
         fp8_params: f.fp8_params,
         modules: f.modules,
         tf32: f.tf32,
+        ssm_kernels: f.ssm_kernels,
     }
 }
 
@@ -322,6 +325,7 @@ impl From<&Settings> for FlatSettings {
             fp8_params: s.runtime.fp8_params,
             modules: s.runtime.modules,
             tf32: s.runtime.tf32,
+            ssm_kernels: s.runtime.ssm_kernels,
             gpu: s.cluster.gpu.clone(),
             gpu_mem_mib: s.cluster.gpu_mem_mib,
             convention: s.stack.convention,

@@ -572,11 +572,11 @@ await test('first screen: advanced groups start closed and say so; a link that s
   await page.locator('#f-reduce_bucket').waitFor({ state: 'visible' });
   await page.locator('#f-reduce_bucket').fill('200000000');
   await page.waitForFunction(() => location.search.includes('reduce_bucket=200000000'));
-  check((await groups.filter({ hasText: 'Framework internals' }).locator('summary').textContent()).includes('1 of 15 changed'), 'summary after an edit');
+  check((await groups.filter({ hasText: 'Framework internals' }).locator('summary').textContent()).includes('1 of 16 changed'), 'summary after an edit');
   await open(page, 'model=llama-2-7b&layers=40&frag=10');
   const arch = groups.filter({ hasText: 'Architecture overrides' });
   check(await arch.evaluate((d) => d.open), 'architecture overrides closed although layers is set');
-  check((await arch.locator('summary').textContent()).includes('1 of 23 changed'), 'override count');
+  check((await arch.locator('summary').textContent()).includes('1 of 37 changed'), 'override count');
   const runtime = groups.filter({ hasText: 'Runtime overheads' });
   check(await runtime.evaluate((d) => d.open), 'runtime group closed although frag is set');
   check(await page.locator('#f-frag').isVisible(), 'frag input hidden');

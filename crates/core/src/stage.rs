@@ -54,6 +54,7 @@ pub(crate) fn stage_items(
     let states = train::model_states(s, &p.arch, p.psi, p.largest, l, st, &mut lg);
     let act_at = lg.len();
     train::cp_ring_buffers(s, &p.arch, l, &mut lg);
+    train::scan_transient_item(s, &p.arch, l, &mut lg);
     let logits_at = lg.len();
     train::overhead_items(s, l, p.largest, &mut lg);
     StageItems {

@@ -79,6 +79,16 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
     v
 }
 
+/// The MLP half of a block (its norm and feed-forward terms of [`memfit_layer`]), bytes per
+/// micro-batch: what a hybrid's Mamba or convolution block saves beside its mixer
+/// (`activations::ssm::hybrid_block_bytes`).
+pub(crate) fn mlp_half_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> u128 {
+    let mut v = Terms::new(vars(s, arch, x));
+    push_norm(s, &mut v, MLP_NORM, Reader::Mlp);
+    mlp_term(s, arch, &mut v);
+    v.iter().map(|t| t.bytes).sum()
+}
+
 /// The adapters' targets when a block is a frozen base under PEFT LoRA (framework=pytorch,
 /// a dense block with standard attention); `None` for full training, QLoRA (its
 /// dequantised base is modelled as measured on CPU), MoE and MLA blocks.

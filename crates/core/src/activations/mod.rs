@@ -15,6 +15,7 @@ mod backward;
 mod layer;
 mod pipeline;
 mod sdpa;
+pub mod ssm;
 pub mod vars;
 
 pub use backward::*;

@@ -142,6 +142,17 @@ pub fn apply_import(s: &mut Settings, imported: &crate::hfconfig::Imported) -> V
             s.scenario.model.largest_layer = imported.largest_layer;
         }
     }
+    if let Some(m) = &imported.layer_mix {
+        for (k, v) in mix_keys(m) {
+            if let Ok(Some(message)) | Err(message) = set_key(s, k, &v) {
+                warnings.push(Warning {
+                    key: k.into(),
+                    value: v,
+                    message,
+                });
+            }
+        }
+    }
     for n in &imported.notes {
         warnings.push(Warning {
             key: "model".into(),
@@ -211,6 +222,55 @@ pub fn encode_json(s: &Settings) -> serde_json::Value {
         })
         .collect();
     serde_json::Value::Object(map)
+}
+
+/// The query keys that carry an imported [`LayerMix`](crate::model::LayerMix): the block
+/// counts (`attn_layers` only where it differs from `L − L_m − L_c − L_lin`: Falcon-H1's
+/// parallel blocks, Nemotron-H's MLP-only blocks) and the Mamba shape (`ssm_*`; Mamba-2's
+/// groups and heads), the convolution's kernel `ssm_conv` (the Mamba blocks' when both
+/// kinds exist — no published model has both).
+pub fn mix_keys(m: &crate::model::LayerMix) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let others = m
+        .mamba
+        .saturating_add(m.conv)
+        .saturating_add(m.linear_attention);
+    if m.attention != m.layers.saturating_sub(others) {
+        out.push(("attn_layers", m.attention.to_string()));
+    }
+    for (k, v) in [
+        ("mamba_layers", m.mamba),
+        ("conv_layers", m.conv),
+        ("linear_layers", m.linear_attention),
+    ] {
+        if v > 0 {
+            out.push((k, v.to_string()));
+        }
+    }
+    if m.conv > 0 && m.conv_kernel > 0 {
+        out.push(("ssm_conv", m.conv_kernel.to_string()));
+    }
+    if let (true, Some(ssm)) = (m.mamba > 0, m.ssm) {
+        out.push(("ssm_version", ssm.version.to_string()));
+        out.push(("ssm_inner", ssm.d_inner.to_string()));
+        out.push(("ssm_state", ssm.d_state.to_string()));
+        if ssm.version == 2 {
+            out.push(("ssm_groups", ssm.groups.to_string()));
+            out.push(("ssm_heads", ssm.heads.to_string()));
+        }
+        out.retain(|(k, _)| *k != "ssm_conv");
+        out.push(("ssm_conv", ssm.conv_kernel.to_string()));
+    }
+    if let (true, Some(g)) = (m.linear_attention > 0, m.linear) {
+        out.push(("lin_k_heads", g.k_heads.to_string()));
+        out.push(("lin_v_heads", g.v_heads.to_string()));
+        out.push(("lin_k_dim", g.k_dim.to_string()));
+        out.push(("lin_v_dim", g.v_dim.to_string()));
+        if !out.iter().any(|(k, _)| *k == "ssm_conv") {
+            out.push(("ssm_conv", g.conv_kernel.to_string()));
+        }
+    }
+    out
 }
 
 /// Decodes a query string (with or without the leading `?`). Never fails: bad

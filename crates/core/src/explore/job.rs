@@ -331,6 +331,7 @@ fn stage_activations(
         let none = train::StageStates::default();
         train::activation_items(w, &p.arch, l, st, none, &mut lg);
         train::cp_ring_buffers(w, &p.arch, l, &mut lg);
+        train::scan_transient_item(w, &p.arch, l, &mut lg);
         *out = lg.totals();
     }
     acts

@@ -617,6 +617,13 @@ pub(crate) fn qwen3_next(v: &Value, a: &mut Acc) -> Result<Exact, String> {
             layers: l,
             attention: l - n_lin,
             linear_attention: n_lin,
+            linear: Some(crate::model::LinearAttn {
+                k_heads: nk,
+                v_heads: nv,
+                k_dim: dk,
+                v_dim: dv,
+                conv_kernel: kernel,
+            }),
             moe: moe_layers,
             ..LayerMix::default()
         },

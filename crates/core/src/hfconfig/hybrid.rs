@@ -5,8 +5,8 @@
 //!
 //! memfit's [`crate::model::Arch`] is `L` equal transformer blocks, so these imports carry
 //! the exact count as an explicit `params` (and `largest_layer`), the transformer keys of
-//! their width (for the parts the memory model reads), and a note that the state-space /
-//! convolution layers' activations and recurrent state are not modelled yet.
+//! their width (for the parts the memory model reads), the layer mix as query keys
+//! (`contract::query::mix_keys`), and a note saying what is not modelled yet.
 //!
 //! Each family reads its own field names, with the defaults of its `transformers` config
 //! class (transformers 5.24) for fields a config leaves out; a field of the wrong type is
@@ -412,11 +412,10 @@ pub(crate) fn ssm_note(model_type: &str, m: &LayerMix) -> String {
         parts.push(format!("{} linear-attention", m.linear_attention));
     }
     format!(
-        "`{model_type}` is a state-space / hybrid model ({} of its {} blocks; {} with softmax attention): its parameter count is exact (`params`, from transformers' modules), but memfit does not model the activations and recurrent state of those layers yet: the activation and KV-cache figures are those of {} transformer blocks of this width, not this model's",
+        "`{model_type}` is a state-space / hybrid model ({} of its {} blocks; {} with softmax attention): its parameter count is exact (`params`, from transformers' modules) and its blocks are carried by `attn_layers`, `mamba_layers`, `conv_layers`, `linear_layers`, `ssm_*` and `lin_*`, so inference counts the KV cache of the attention blocks only and the Mamba / convolution blocks' conv and SSM state, training their saved activations by `ssm_kernels`, and serving vLLM V1's hybrid pool and llama.cpp's recurrent state; memfit does not model yet SGLang's, TensorRT-LLM's or vLLM V0's state caches, nor linear attention other than gated DeltaNet (MiniMax's lightning attention)",
         parts.join(", "),
         m.layers,
         m.attention,
-        m.layers
     )
 }
 

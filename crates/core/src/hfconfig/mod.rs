@@ -12,8 +12,9 @@
 //! (`hybrid`, `decoders`) are counted exactly module by module as transformers builds
 //! them: the import carries the count ([`Imported::params`], applied as an explicit
 //! `params` where the keys' own count differs) and how the blocks divide
-//! ([`Imported::layer_mix`]), with a note that the memory model does not yet model
-//! state-space, convolution or linear-attention blocks.
+//! ([`Imported::layer_mix`], which `apply_import` sets as the `attn_layers`,
+//! `mamba_layers`, `conv_layers`, `linear_layers` and `ssm_*` keys), with a note saying
+//! what of those blocks the memory model does not model yet.
 
 use serde_json::Value;
 

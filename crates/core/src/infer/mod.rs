@@ -1,6 +1,7 @@
 //! Inference memory: weights in their storage dtype, the KV cache, and the
 //! transient workspace of prefill and decode.
 
+mod ssm;
 mod workspace;
 
 use super::expr::{Expr, Tok::*};
@@ -83,8 +84,10 @@ pub fn format_weights(s: &Scenario, arch: &Arch, psi: u64) -> (Expr, &'static st
 ///
 /// # Formula
 /// ```text
-/// L_s = ⌈L/p⌉,  L_g = min(L_s, L − L_local),  L_w = L_s − L_g
+/// L_s = ⌈L/p⌉,  L_g = min(L_s, L_a − L_local),  L_w = min(L_s − L_g, L_local)
 /// ```
+/// with `L_a` the blocks with softmax attention (`L` for a transformer; a hybrid's
+/// `attn_layers`: its Mamba, convolution and linear-attention blocks keep no K/V).
 /// Source: Gemma 2 / Gemma 3 reports (local and global layers), Mistral 7B paper
 /// (rolling buffer cache of W tokens); exact for p = 1, an upper bound for p > 1.
 ///
@@ -93,13 +96,16 @@ pub fn format_weights(s: &Scenario, arch: &Arch, psi: u64) -> (Expr, &'static st
 /// L_g = 21, L_w = 0.
 pub(crate) fn kv_layers(arch: &Arch, p: u32) -> (u128, u128) {
     let stage = (arch.layers as u128).div_ceil(p.max(1) as u128);
-    let global_total = (arch.layers as u128).saturating_sub(if arch.window > 0 {
+    // Only softmax-attention blocks keep K/V (`Arch::attention_layers`: every block of a
+    // transformer, `attn_layers` of a hybrid).
+    let attention = arch.attention_layers() as u128;
+    let global_total = attention.saturating_sub(if arch.window > 0 {
         arch.local_layers as u128
     } else {
         0
     });
     let global = stage.min(global_total);
-    (global, stage - global)
+    (global, (stage - global).min(attention - global_total))
 }
 
 /// Inference items per GPU: weights; KV cache and workspace at prefill (prompt
@@ -111,7 +117,9 @@ pub(crate) fn kv_layers(arch: &Arch, p: u32) -> (u128, u128) {
 /// kv_cache   = 2·b·T·⌈L/p⌉·⌈a_kv/t⌉·d·k_kv          standard attention (T = s at prefill, s+n at the end)
 ///            =   b·T·⌈L/p⌉·(r_kv + d_rope)·k_kv      MLA (the compressed latent, replicated over TP)
 ///            with a sliding window W on L_w of the stage's layers (see `kv_layers`),
-///            T·⌈L/p⌉ becomes L_g·T + L_w·min(T, W)
+///            T·⌈L/p⌉ becomes L_g·T + L_w·min(T, W); a hybrid's attention blocks only
+/// ssm_state  = ⌈b·(L_m·S_m + L_c·S_c + L_l·S_l)/t⌉   Mamba / convolution / gated-DeltaNet
+///              blocks' conv and recurrent state, constant in T (see `ssm::state_items`)
 /// workspace  = max(k·b·T'·(3h + ⌈w_a/t⌉) + A_e,  k·b·T'·(3h + ⌈w_m/t⌉) + W_e) + 4·b·V
 ///              (one layer's transient tensors, T' = s at prefill and 1 per decode step: the
 ///               layer's input, which the caller still holds, the residual and a norm's
@@ -120,6 +128,9 @@ pub(crate) fn kv_layers(arch: &Arch, p: u32) -> (u128, u128) {
 ///               `mlp_width`) — whichever moment is larger; eager attention adds its scores
 ///               at the first (`A_e`, `eager_scores`) and its returned probabilities at the
 ///               second (`W_e`, `eager_probs`); plus fp32 logits of the last position)
+///              with Mamba or gated-DeltaNet blocks, the prefill's layer term is max(that,
+///              X_scan), the scan's transient by `ssm_kernels` (see `ssm::scan_transient`,
+///              `ssm::linear_transient`)
 ///            logits=prompt, prefill: max(that layer term, c·b·s·V·k/t)  (c = 2 with soft-capping)
 ///            logits=all, prefill: max(that layer term,  b·s·V·(k + [k < 4]·4 + 4)/t)
 ///              (every position's logits, the fp32 upcast, the loss's log-softmax)
@@ -165,6 +176,7 @@ pub(crate) fn inference_items(
     ledger.push_expr(&[], mech, comp, gpu, &w, "", ctx, src);
 
     kv_cache_items(s, arch, t, p, ledger);
+    ssm::state_items(s, arch, t, p, ledger);
     workspace_items(s, arch, k, t, ledger);
 }
 
@@ -229,7 +241,9 @@ fn kv_cache_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mut Ledger
     let view = prefill_view(s, arch);
     let kv = |tokens: u128, view: bool| kv_expr(s, arch, t, (global, local), tokens, view);
     let ctx = || {
-        let layers = if local > 0 {
+        let layers = if arch.is_hybrid() {
+            "L_s (L_g, L_w) = the softmax-attention blocks on the most loaded stage (attn_layers)"
+        } else if local > 0 {
             "L_g full-context and L_w windowed layers on the most loaded stage"
         } else {
             "L_s = layers on the most loaded stage, ⌈L/p⌉"

@@ -284,6 +284,9 @@ struct WsSyms {
     vocab: Tok,
     w_a: Tok,
     w_m: Tok,
+    /// The prefill's Mamba scan transient `X_scan` (`ssm::scan_transient`), when the model
+    /// has Mamba blocks.
+    scan: Option<Tok>,
 }
 
 impl WsSyms {
@@ -301,9 +304,13 @@ impl WsSyms {
             Some((sym, _)) => e.then(&[*sym, Add]),
             None => e,
         };
-        plus(self.moment(tokens, self.w_a), ae)
+        let e = plus(self.moment(tokens, self.w_a), ae)
             .then(plus(self.moment(tokens, self.w_m), we).tokens())
-            .then(&[Max])
+            .then(&[Max]);
+        match self.scan {
+            Some(x) => e.then(&[x, Max]),
+            None => e,
+        }
     }
 
     /// [`Self::layer`], then the last position's fp32 logits `4·b·V`.
@@ -408,14 +415,34 @@ pub(super) fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger:
         vocab: Sym("V", arch.vocab as u128),
         w_a: Sym("w_a", w_a.0),
         w_m: Sym("w_m", w_m.0),
+        scan: None,
+    };
+    // The larger of a Mamba block's and a gated-DeltaNet block's scan transient.
+    let mamba = arch.ssm_shape().map(|m| super::ssm::scan_transient(s, &m));
+    let linear = arch
+        .linear_shape()
+        .map(|g| super::ssm::linear_transient(s, &g));
+    let scan = match (mamba, linear) {
+        (Some(a), Some(b)) => Some(if b.0 > a.0 { b } else { a }),
+        (a, b) => a.or(b),
+    };
+    let pre = WsSyms {
+        scan: scan.map(|x| Sym("X_scan", x.0)),
+        ..sy
+    };
+    let ws_pre = match scan {
+        Some((_, what)) => {
+            format!("{ws}; X_scan = one Mamba / linear-attention block's scan transient: {what}")
+        }
+        None => ws.clone(),
     };
     let (comp, gpu) = (Component::Workspace, Location::Gpu);
     let seq = Sym("s", s.workload.seq.get() as u128);
     // One layer's tensors at T = s, for the variants whose logits follow the last layer.
-    let at_layer = sy.layer(seq, &ae_pre, &we_pre);
-    let last = sy.work(seq, &ae_pre, &we_pre);
-    let (e, note, pre_src) = prefill_workspace(s, arch, &sy, seq, at_layer, last);
-    let pre_ctx = || workspace_context(&ae_pre, &we_pre, &ws);
+    let at_layer = pre.layer(seq, &ae_pre, &we_pre);
+    let last = pre.work(seq, &ae_pre, &we_pre);
+    let (e, note, pre_src) = prefill_workspace(s, arch, &pre, seq, at_layer, last);
+    let pre_ctx = || workspace_context(&ae_pre, &we_pre, &ws_pre);
     ledger.push_expr(
         &[Phase::Prefill],
         Mech::PrefillWorkspace,

@@ -223,6 +223,8 @@ pub enum Mech {
     PrefetchBucket,
     /// Context parallelism's ring K/V buffers.
     CpRing,
+    /// The torch fallback's scan transient of the Mamba block running (training).
+    ScanTransient,
     /// Allocator fragmentation.
     Fragmentation,
     /// Host RAM while the model is built.

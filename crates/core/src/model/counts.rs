@@ -9,7 +9,8 @@ use super::*;
 pub struct ParamCount {
     /// Token embedding + learned positions + embedding norm.
     pub embedding: u64,
-    /// All attention projections (with biases and q/k norms), all layers.
+    /// All attention projections (with biases and q/k norms), all layers; a pure
+    /// state-space model's Mamba mixers (`Arch::ssm_params`).
     pub attention: u64,
     /// All feed-forward weights (all experts and routers), all layers.
     pub mlp: u64,
@@ -53,6 +54,9 @@ impl Arch {
     /// assert_eq!(preset("llama-2-7b").unwrap().arch.params().total, 6_738_415_616);
     /// ```
     pub fn params(&self) -> ParamCount {
+        if let Some(p) = self.ssm_params() {
+            return p;
+        }
         // Computed in u128: absurd overrides (1024 layers × 1024 experts × ...) saturate instead of overflowing.
         let h = self.hidden as u128;
         let v = self.vocab as u128;
@@ -433,7 +437,7 @@ impl Arch {
                 self.top_k, self.experts
             ));
         }
-        Ok(())
+        self.check_mix()
     }
 }
 

@@ -5,9 +5,13 @@
 //!
 //! An [`Arch`] describes `L` identical transformer blocks; these models are not that.
 //! The config.json import counts their parameters exactly from the config (see
-//! `hfconfig::hybrid`) and describes their blocks with a [`LayerMix`], which the memory
-//! model does not read yet: their activations and recurrent state are not modelled.
+//! `hfconfig::hybrid`) and describes their blocks with a [`LayerMix`]; the import carries
+//! the mix into the query (`attn_layers`, `mamba_layers`, `conv_layers`, `linear_layers`
+//! and the `ssm_*` shape keys, resolved onto the [`Arch`]), where inference reads it: the
+//! KV cache only in attention blocks, the conv and recurrent state per Mamba / convolution
+//! block (see `infer::ssm`).
 
+use super::{Arch, ParamCount};
 use serde::{Deserialize, Serialize};
 
 /// The shape of the state-space layers of a model (all of its SSM layers share one).
@@ -26,6 +30,23 @@ pub struct Ssm {
     pub heads: u64,
     /// Causal depthwise convolution kernel, tokens (`conv_kernel`, `d_conv`); the
     /// convolution cache holds `kernel − 1` tokens of `d_inner + 2·groups·N` channels.
+    pub conv_kernel: u64,
+}
+
+/// The shape of a model's gated-DeltaNet linear-attention layers (Qwen3-Next): `k_heads`
+/// query/key heads of `k_dim`, `v_heads` value heads of `v_dim`, a causal convolution of
+/// `conv_kernel` over q, k and v, and a `v_heads × k_dim × v_dim` state per sequence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinearAttn {
+    /// `linear_num_key_heads`, `H_k`.
+    pub k_heads: u64,
+    /// `linear_num_value_heads`, `H_v`.
+    pub v_heads: u64,
+    /// `linear_key_head_dim`, `d_k`.
+    pub k_dim: u64,
+    /// `linear_value_head_dim`, `d_v`.
+    pub v_dim: u64,
+    /// `linear_conv_kernel_dim`, `K`.
     pub conv_kernel: u64,
 }
 
@@ -51,6 +72,192 @@ pub struct LayerMix {
     /// Blocks with linear attention (Qwen3-Next's gated DeltaNet, MiniMax's lightning
     /// attention): a fixed-size state, no KV cache.
     pub linear_attention: u64,
+    /// Their shape, where they are gated DeltaNet (`None`: another kind, e.g. MiniMax's
+    /// lightning attention, whose state is not modelled).
+    #[serde(default)]
+    pub linear: Option<LinearAttn>,
     /// Blocks whose feed-forward is a mixture of experts.
     pub moe: u64,
+}
+
+impl Arch {
+    /// Whether some blocks are not softmax-attention transformer blocks (Mamba,
+    /// short-convolution or linear-attention blocks).
+    pub fn is_hybrid(&self) -> bool {
+        self.mamba_layers > 0 || self.conv_layers > 0 || self.linear_layers > 0
+    }
+
+    /// Blocks with softmax attention, `L_a`: `attn_layers` when given (Falcon-H1's
+    /// parallel blocks are attention and Mamba blocks at once; Nemotron-H's MLP-only blocks
+    /// are neither), else `L − L_m − L_c − L_lin` (every block of a transformer).
+    pub fn attention_layers(&self) -> u32 {
+        match self.attn_layers {
+            Some(n) => n.min(self.layers),
+            None => self.layers.saturating_sub(
+                self.mamba_layers
+                    .saturating_add(self.conv_layers)
+                    .saturating_add(self.linear_layers),
+            ),
+        }
+    }
+
+    /// The Mamba blocks' shape with the defaults of transformers' `MambaConfig` /
+    /// `Mamba2Config` (5.24) for what the query leaves empty: `d = 2·h`, `N` = 16 (Mamba)
+    /// or 128 (Mamba-2), `G = 1`, `H = ⌈d/64⌉` (head_dim 64), `K = 4`. `None` without
+    /// Mamba blocks.
+    pub fn ssm_shape(&self) -> Option<Ssm> {
+        if self.mamba_layers == 0 {
+            return None;
+        }
+        let version: u8 = if self.ssm_version == 2 { 2 } else { 1 };
+        let or = |v: u32, d: u64| if v > 0 { v as u64 } else { d };
+        let d_inner = or(self.ssm_inner, 2 * self.hidden as u64);
+        Some(Ssm {
+            version,
+            d_inner,
+            d_state: or(self.ssm_state, if version == 2 { 128 } else { 16 }),
+            groups: if version == 2 {
+                or(self.ssm_groups, 1)
+            } else {
+                1
+            },
+            heads: if version == 2 {
+                or(self.ssm_heads, d_inner.div_ceil(64))
+            } else {
+                0
+            },
+            conv_kernel: or(self.ssm_conv, 4),
+        })
+    }
+
+    /// The exact count of a pure state-space model (every block a Mamba / Mamba-2 block: no
+    /// attention, convolution or linear-attention blocks, no MLP), as transformers builds
+    /// `MambaForCausalLM` / `FalconMambaForCausalLM` / `Mamba2ForCausalLM` with their
+    /// default flags (conv bias, no projection biases, Mamba-2's gated norm); `None`
+    /// otherwise (a hybrid's count comes from its config.json import as `params`).
+    ///
+    /// # Formula
+    /// ```text
+    /// Ψ = V·h + L·(h + mixer) + h + [untied]·V·h
+    /// Mamba:    mixer = 3·d·h + d·K + d + d·(R + 2N) + R·d + d + d·N + d,   R = ⌈h/16⌉
+    /// Mamba-2:  mixer = h·(2d + 2GN + H) + (d + 2GN)·(K + 1) + 3H + d + d·h
+    /// ```
+    /// (in_proj, the depthwise conv with its bias, x_proj, dt_proj with its bias, A_log, D,
+    /// out_proj; Mamba-2: in_proj, conv, dt_bias, A_log, D, the gated RMSNorm, out_proj).
+    /// Source: transformers 5.24 `modeling_mamba.MambaMixer.__init__`,
+    /// `modeling_mamba2.Mamba2Mixer.__init__` (as `hfconfig::hybrid` counts them).
+    ///
+    /// # Example
+    /// state-spaces/mamba2-2.7b (h 2,560, d 5,120, N 128, G 1, H 80, K 4, V 50,288, 64
+    /// layers, tied): 50,288·2,560 + 64·(2,560 + 40,214,000) + 2,560 = 2,702,599,680.
+    pub fn ssm_params(&self) -> Option<ParamCount> {
+        let m = self.ssm_shape()?;
+        if self.mamba_layers != self.layers
+            || self.attn_layers.is_some_and(|a| a > 0)
+            || self.conv_layers > 0
+            || self.linear_layers > 0
+        {
+            return None;
+        }
+        let (h, v, l) = (self.hidden as u128, self.vocab as u128, self.layers as u128);
+        let (d, n, k) = (m.d_inner as u128, m.d_state as u128, m.conv_kernel as u128);
+        let (in_proj, mixer) = if m.version == 2 {
+            let (g, hh) = (m.groups as u128, m.heads as u128);
+            let in_proj = h * (2 * d + 2 * g * n + hh);
+            let conv = (d + 2 * g * n) * (k + 1);
+            (in_proj, in_proj + conv + 3 * hh + d + d * h)
+        } else {
+            let r = h.div_ceil(16);
+            let in_proj = 2 * d * h;
+            let rest = d * k + d + d * (r + 2 * n) + r * d + d + d * n + d + d * h;
+            (in_proj, in_proj + rest)
+        };
+        let c = |x: u128| x.min(u64::MAX as u128) as u64;
+        let embedding = v * h;
+        let lm_head = if self.tied { 0 } else { v * h };
+        let norms = l * h + h;
+        let total = embedding + l * mixer + norms + lm_head;
+        Some(ParamCount {
+            embedding: c(embedding),
+            attention: c(l * mixer),
+            mlp: 0,
+            norms: c(norms),
+            lm_head: c(lm_head),
+            total: c(total),
+            active: c(total),
+            largest_layer: c(embedding.max(in_proj)),
+            per_layer: c(h + mixer),
+        })
+    }
+
+    /// The gated-DeltaNet shape of the linear-attention blocks (`lin_*` keys, the
+    /// convolution's kernel `ssm_conv`, else 4); `None` without linear-attention blocks or
+    /// without their shape (another kind of linear attention: not modelled, a warning says so).
+    pub fn linear_shape(&self) -> Option<LinearAttn> {
+        let f = [
+            self.lin_k_heads,
+            self.lin_v_heads,
+            self.lin_k_dim,
+            self.lin_v_dim,
+        ];
+        if self.linear_layers == 0 || f.contains(&0) {
+            return None;
+        }
+        Some(LinearAttn {
+            k_heads: f[0] as u64,
+            v_heads: f[1] as u64,
+            k_dim: f[2] as u64,
+            v_dim: f[3] as u64,
+            conv_kernel: if self.ssm_conv > 0 {
+                self.ssm_conv as u64
+            } else {
+                4
+            },
+        })
+    }
+
+    /// The short convolution's kernel `K` (LFM2's `conv_L_cache`): `ssm_conv`, else 3.
+    pub fn short_conv_kernel(&self) -> u64 {
+        if self.ssm_conv > 0 {
+            self.ssm_conv as u64
+        } else {
+            3
+        }
+    }
+
+    /// Checks the layer mix: the attention blocks at most `L`, the Mamba, convolution and
+    /// linear-attention blocks together at most `L` (a block has one mixer, except
+    /// Falcon-H1's parallel attention + Mamba, counted by `attn_layers`), Mamba-2's heads
+    /// dividing `d` and its groups dividing the heads.
+    ///
+    /// # Errors
+    /// A message naming the keys.
+    pub fn check_mix(&self) -> Result<(), String> {
+        if let Some(a) = self.attn_layers {
+            if a > self.layers {
+                return Err(format!(
+                    "attn_layers ({a}) must not exceed layers ({})",
+                    self.layers
+                ));
+            }
+        }
+        let other = self.mamba_layers as u64 + self.conv_layers as u64 + self.linear_layers as u64;
+        if other > self.layers as u64 {
+            return Err(format!(
+                "mamba_layers + conv_layers + linear_layers ({other}) must not exceed layers ({})",
+                self.layers
+            ));
+        }
+        if let Some(m) = self.ssm_shape() {
+            if m.version == 2
+                && (m.heads == 0 || m.d_inner % m.heads != 0 || m.heads % m.groups != 0)
+            {
+                return Err(format!(
+                    "Mamba-2: ssm_heads ({}) must divide ssm_inner ({}) and ssm_groups ({}) must divide ssm_heads",
+                    m.heads, m.d_inner, m.groups
+                ));
+            }
+        }
+        Ok(())
+    }
 }

@@ -12,7 +12,7 @@ mod counts;
 mod layers;
 
 pub use counts::*;
-pub use layers::{LayerMix, Ssm};
+pub use layers::{LayerMix, LinearAttn, Ssm};
 
 crate::spelled! {
     /// Feed-forward block shape.
@@ -174,6 +174,51 @@ pub struct Arch {
     pub encoder_layers: u32,
     /// T5 relative-position buckets (a `buckets × heads` table in the first block of each stack).
     pub rel_buckets: u32,
+    /// Blocks with softmax attention, the only ones with a KV cache (`None` = every block
+    /// that is not a Mamba, short-convolution or linear-attention block; see
+    /// [`Arch::attention_layers`]).
+    #[serde(default)]
+    pub attn_layers: Option<u32>,
+    /// Blocks with a Mamba / Mamba-2 mixer, `L_m` (0 for a transformer).
+    #[serde(default)]
+    pub mamba_layers: u32,
+    /// Blocks with a gated short convolution (LFM2), `L_c`.
+    #[serde(default)]
+    pub conv_layers: u32,
+    /// Blocks with linear attention (gated DeltaNet, lightning attention), `L_lin`.
+    #[serde(default)]
+    pub linear_layers: u32,
+    /// The Mamba blocks' version: 1 (selective scan) or 2 (SSD); 0 = 1.
+    #[serde(default)]
+    pub ssm_version: u32,
+    /// Their inner width `d` (`d_inner`, `intermediate_size`, `expand·h`); 0 = `2·h`.
+    #[serde(default)]
+    pub ssm_inner: u32,
+    /// Their state size per channel `N`; 0 = 16 (Mamba) or 128 (Mamba-2).
+    #[serde(default)]
+    pub ssm_state: u32,
+    /// Mamba-2's B/C groups `G`; 0 = 1.
+    #[serde(default)]
+    pub ssm_groups: u32,
+    /// Mamba-2's heads `H` (`P = d/H` wide); 0 = `d/64`.
+    #[serde(default)]
+    pub ssm_heads: u32,
+    /// The causal convolution's kernel `K` of the Mamba and short-convolution blocks
+    /// (`conv_kernel`, `d_conv`, LFM2's `conv_L_cache`); 0 = 4 (Mamba) or 3 (LFM2).
+    #[serde(default)]
+    pub ssm_conv: u32,
+    /// The gated-DeltaNet blocks' key heads `H_k` (`linear_num_key_heads`); 0 = none.
+    #[serde(default)]
+    pub lin_k_heads: u32,
+    /// Their value heads `H_v` (`linear_num_value_heads`).
+    #[serde(default)]
+    pub lin_v_heads: u32,
+    /// Their key head width `d_k` (`linear_key_head_dim`).
+    #[serde(default)]
+    pub lin_k_dim: u32,
+    /// Their value head width `d_v` (`linear_value_head_dim`).
+    #[serde(default)]
+    pub lin_v_dim: u32,
 }
 
 /// Multi-head latent attention (DeepSeek-V2/V3): low-rank q and kv projections.

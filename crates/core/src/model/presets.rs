@@ -84,6 +84,20 @@ const BASE: Arch = Arch {
     mla: None,
     encoder_layers: 0,
     rel_buckets: 0,
+    attn_layers: None,
+    mamba_layers: 0,
+    conv_layers: 0,
+    linear_layers: 0,
+    ssm_version: 0,
+    ssm_inner: 0,
+    ssm_state: 0,
+    ssm_groups: 0,
+    ssm_heads: 0,
+    ssm_conv: 0,
+    lin_k_heads: 0,
+    lin_v_heads: 0,
+    lin_k_dim: 0,
+    lin_v_dim: 0,
 };
 
 /// Every model preset, in display order (the table's order).
@@ -670,6 +684,33 @@ pub static PRESETS: &[Preset] = &[
         published_rel_tol: 0.0,
         source: "Hugging Face tiiuae/falcon-40b config.json (new decoder architecture: 8 KV groups, ln_attn and ln_mlp, tied)",
     },
+    // Pure state-space models: every block one RMSNorm and a Mamba / Mamba-2 mixer, no
+    // attention and no MLP (the attention fields are placeholders the estimator does not
+    // read for them: no KV cache, the activations of `activations::ssm`).
+    Preset {
+        id: "mamba-130m",
+        name: "Mamba 130M",
+        arch: Arch { layers: 24, hidden: 768, heads: 1, kv_heads: 1, head_dim: 768, ffn: 1536, vocab: 50_280, tied: true, attn_layers: Some(0), mamba_layers: 24, ssm_version: 1, ssm_inner: 1536, ssm_state: 16, ssm_conv: 4, ..BASE },
+        published_params: 129_135_360,
+        published_rel_tol: 0.0,
+        source: "Hugging Face state-spaces/mamba-130m-hf config.json (mamba: d_inner 1,536, state 16, conv 4, tied); count = transformers num_parameters()",
+    },
+    Preset {
+        id: "mamba2-2.7b",
+        name: "Mamba-2 2.7B",
+        arch: Arch { layers: 64, hidden: 2560, heads: 1, kv_heads: 1, head_dim: 2560, ffn: 5120, vocab: 50_288, tied: true, attn_layers: Some(0), mamba_layers: 64, ssm_version: 2, ssm_inner: 5120, ssm_state: 128, ssm_groups: 1, ssm_heads: 80, ssm_conv: 4, ..BASE },
+        published_params: 2_702_599_680,
+        published_rel_tol: 0.0,
+        source: "Hugging Face state-spaces/mamba2-2.7b config (mamba2: 80 heads of 64, 1 group, state 128, conv 4, tied); count = transformers Mamba2ForCausalLM num_parameters()",
+    },
+    Preset {
+        id: "falcon-mamba-7b",
+        name: "Falcon Mamba 7B",
+        arch: Arch { layers: 64, hidden: 4096, heads: 1, kv_heads: 1, head_dim: 4096, ffn: 8192, vocab: 65_024, tied: false, attn_layers: Some(0), mamba_layers: 64, ssm_version: 1, ssm_inner: 8192, ssm_state: 16, ssm_conv: 4, ..BASE },
+        published_params: 7_272_665_088,
+        published_rel_tol: 0.0,
+        source: "Hugging Face tiiuae/falcon-mamba-7b config.json (falcon_mamba: a Mamba mixer with d_inner 8,192, dt_rank 256, untied); count = transformers num_parameters()",
+    },
 ];
 
 #[cfg(test)]
@@ -679,12 +720,12 @@ mod tests {
     #[test]
     fn table_in_display_order() {
         let all = super::PRESETS;
-        assert_eq!(all.len(), 72);
-        assert_eq!((all[0].id, all[71].id), ("gpt2", "falcon-40b"));
+        assert_eq!(all.len(), 75);
+        assert_eq!((all[0].id, all[74].id), ("gpt2", "falcon-mamba-7b"));
         let mut ids: Vec<&str> = all.iter().map(|p| p.id).collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), 72, "duplicate preset id");
+        assert_eq!(ids.len(), 75, "duplicate preset id");
         for p in all {
             let a = &p.arch;
             let shape = [

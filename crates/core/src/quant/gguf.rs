@@ -175,7 +175,7 @@ pub fn tensor_types(ft: FileType, arch: &Arch, tensors: &[Tensor]) -> Vec<Option
     tensors
         .iter()
         .map(|t| {
-            if t.role == Role::Router {
+            if matches!(t.role, Role::Router | Role::SsmSmall) {
                 return None;
             }
             let ty = rule(ft, arch, t, &mut c);

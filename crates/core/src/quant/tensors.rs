@@ -31,13 +31,20 @@ pub enum Role {
     FfnDown,
     /// `ffn_gate_inp`: a mixture's router (never quantised).
     Router,
+    /// A Mamba mixer's linear maps: `ssm_in`, `ssm_x`, `ssm_dt`, `ssm_out`.
+    SsmLinear,
+    /// A Mamba mixer's small 2-D weights kept in f32: `ssm_conv1d`, Mamba's `ssm_a`.
+    SsmSmall,
 }
 
 impl Role {
     /// A linear map inside a block (what weight-only formats quantise; not the
     /// embedding, the LM head or the router).
     pub fn is_block_linear(self) -> bool {
-        !matches!(self, Role::TokenEmbd | Role::Output | Role::Router)
+        !matches!(
+            self,
+            Role::TokenEmbd | Role::Output | Role::Router | Role::SsmSmall
+        )
     }
 }
 
@@ -88,6 +95,34 @@ pub fn tensors(arch: &Arch) -> (Vec<Tensor>, u128) {
         routed: false,
     };
     out.push(m(Role::TokenEmbd, None, h, v));
+    if let (Some(s), Some(_)) = (arch.ssm_shape(), arch.ssm_params()) {
+        // A pure state-space model: every block a Mamba mixer (llama.cpp `ssm_*` tensors).
+        let (d, n, k) = (s.d_inner, s.d_state, s.conv_kernel);
+        for i in 0..arch.layers {
+            let l = Some(i);
+            let (conv_ch, in_w) = if s.version == 2 {
+                let c = d + 2 * s.groups * n;
+                (c, 2 * d + 2 * s.groups * n + s.heads)
+            } else {
+                (d, 2 * d)
+            };
+            out.push(m(Role::SsmLinear, l, h, in_w));
+            out.push(m(Role::SsmSmall, l, k, conv_ch));
+            if s.version != 2 {
+                let r = h.div_ceil(16);
+                out.push(m(Role::SsmLinear, l, d, r + 2 * n));
+                out.push(m(Role::SsmLinear, l, r, d));
+                out.push(m(Role::SsmSmall, l, n, d));
+            }
+            out.push(m(Role::SsmLinear, l, d, h));
+        }
+        if !arch.tied {
+            out.push(m(Role::Output, None, h, v));
+        }
+        let matrices: u128 = out.iter().map(Tensor::elements).sum();
+        let total = arch.params().total as u128;
+        return (out, total.saturating_sub(matrices));
+    }
     let dense_layers = if arch.experts > 0 {
         arch.first_dense.min(arch.layers)
     } else {

@@ -75,6 +75,20 @@ impl Scenario {
         a.first_dense = o.first_dense.unwrap_or(a.first_dense);
         a.positions = o.positions.unwrap_or(a.positions);
         a.window = o.window.unwrap_or(a.window);
+        a.attn_layers = o.attn_layers.or(a.attn_layers);
+        a.mamba_layers = o.mamba_layers.unwrap_or(a.mamba_layers);
+        a.conv_layers = o.conv_layers.unwrap_or(a.conv_layers);
+        a.linear_layers = o.linear_layers.unwrap_or(a.linear_layers);
+        a.ssm_version = o.ssm_version.unwrap_or(a.ssm_version);
+        a.ssm_inner = o.ssm_inner.unwrap_or(a.ssm_inner);
+        a.ssm_state = o.ssm_state.unwrap_or(a.ssm_state);
+        a.ssm_groups = o.ssm_groups.unwrap_or(a.ssm_groups);
+        a.ssm_heads = o.ssm_heads.unwrap_or(a.ssm_heads);
+        a.ssm_conv = o.ssm_conv.unwrap_or(a.ssm_conv);
+        a.lin_k_heads = o.lin_k_heads.unwrap_or(a.lin_k_heads);
+        a.lin_v_heads = o.lin_v_heads.unwrap_or(a.lin_v_heads);
+        a.lin_k_dim = o.lin_k_dim.unwrap_or(a.lin_k_dim);
+        a.lin_v_dim = o.lin_v_dim.unwrap_or(a.lin_v_dim);
         a.local_layers = match o.local_layers {
             Some(n) => n,
             // A depth override keeps the preset's share of windowed layers (Gemma 2's
@@ -254,6 +268,7 @@ impl Scenario {
     /// reported, but they disqualify no layout of the explorer.
     pub fn ignored_settings(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
+        self.hybrid_caveats(&self.arch(), &mut out);
         let qlora = matches!(self.finetune, Tuning::Qlora { .. });
         if !self.numerics.nf4_double_quant
             && !qlora
@@ -324,6 +339,49 @@ impl Scenario {
             out.extend(self.serve_problems(&self.arch()));
         }
         out
+    }
+
+    /// What memfit does not model yet of a state-space / hybrid model's blocks, said
+    /// rather than answered with transformer figures: linear-attention blocks' state
+    /// (every mode), the Mamba / convolution blocks' training activations and the serving
+    /// engines' hybrid caches.
+    fn hybrid_caveats(&self, arch: &Arch, out: &mut Vec<(&'static str, String)>) {
+        if !arch.is_hybrid() {
+            return;
+        }
+        if arch.linear_layers > 0 && arch.linear_shape().is_none() {
+            out.push((
+                "linear_layers",
+                format!("the {} linear-attention blocks' conv and recurrent state and activations are not modelled without their gated-DeltaNet shape (lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim): no KV cache and no state is counted for them, and they train as attention blocks", arch.linear_layers),
+            ));
+        }
+        let gdn = if arch.linear_shape().is_some() {
+            arch.linear_layers as u64
+        } else {
+            0
+        };
+        let blocks = arch.mamba_layers as u64 + arch.conv_layers as u64 + gdn;
+        if blocks == 0 {
+            return;
+        }
+        match self.workload.mode {
+            Mode::Train if arch.attention_layers() > 0 || arch.conv_layers > 0 => out.push((
+                "mamba_layers",
+                format!("training a hybrid: its {} attention (and linear-attention) blocks are counted as transformer blocks (attention + MLP) and each of its {blocks} Mamba / short-convolution / gated-DeltaNet blocks as its mixer plus an MLP (Nemotron-H's separate MLP blocks are approximated so); the layer's backward moments are those of the whole block", arch.attention_layers() as u64 + arch.linear_layers as u64 - gdn),
+            )),
+            Mode::Train => {}
+            Mode::Serve => {
+                let e = self.serving.engine;
+                let v0 = e == Engine::Vllm && self.serving.version.is_some_and(|v| v < VLLM_V1_FROM);
+                if matches!(e, Engine::Sglang | Engine::Trtllm) || v0 {
+                    out.push((
+                        "mamba_layers",
+                        format!("serving: {}'s state cache for the {blocks} Mamba / short-convolution / gated-DeltaNet blocks is not modelled (vLLM V1's hybrid pool and llama.cpp's recurrent state are); its KV pool counts the attention blocks only", if v0 { "vLLM V0" } else { e.as_str() }),
+                    ));
+                }
+            }
+            Mode::Infer => {}
+        }
     }
 
     /// The shape, and the degrees against the cluster and the shape (`model`, `dp`, `tp`, `pp`).

@@ -457,6 +457,25 @@ spelled! {
 }
 
 spelled! {
+    /// How transformers runs the Mamba, short-convolution and gated-DeltaNet layers: the fused
+    /// kernels when `mamba-ssm`, `causal-conv1d` and `flash-linear-attention` are installed
+    /// (and on CUDA), else its torch fallback
+    /// (`MambaMixer.slow_forward` / `mamba_selective_scan`, `Mamba2Mixer.torch_forward` /
+    /// `mamba2_chunk_scan`), whose tensors carry the state size in every token: tens of
+    /// GiB where the kernels need a few.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum SsmKernels {
+        /// mamba-ssm 2.x, causal-conv1d 1.x (and flash-linear-attention) installed.
+        #[default]
+        Fused = "fused", "fused kernels (mamba-ssm, causal-conv1d)", "";
+        /// transformers ≥ 5.18's torch fallback: Mamba-2's chunk scan by einsum.
+        Torch = "torch", "torch fallback (transformers ≥ 5.18)", "the scan in PyTorch ops: its (b, d, s, N) tensors";
+        /// transformers 4.44–5.17's torch fallback: Mamba-2's chunk scan broadcasts `C·B` to `(b, c, l, l, H, N)` before summing.
+        TorchNaive = "torch-naive", "torch fallback (transformers ≤ 5.17)", "Mamba-2's naive chunk scan: a (b, c, l, l, H, N) fp32 product";
+    }
+}
+
+spelled! {
     /// Whose allocations are modelled.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
     pub enum Framework {

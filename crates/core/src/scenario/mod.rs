@@ -100,6 +100,48 @@ pub struct ArchOverrides {
     /// `softmax_in_dtype`
     #[serde(default)]
     pub softmax_in_dtype: Option<bool>,
+    /// `attn_layers`
+    #[serde(default)]
+    pub attn_layers: Option<u32>,
+    /// `mamba_layers`
+    #[serde(default)]
+    pub mamba_layers: Option<u32>,
+    /// `conv_layers`
+    #[serde(default)]
+    pub conv_layers: Option<u32>,
+    /// `linear_layers`
+    #[serde(default)]
+    pub linear_layers: Option<u32>,
+    /// `ssm_version`
+    #[serde(default)]
+    pub ssm_version: Option<u32>,
+    /// `ssm_inner`
+    #[serde(default)]
+    pub ssm_inner: Option<u32>,
+    /// `ssm_state`
+    #[serde(default)]
+    pub ssm_state: Option<u32>,
+    /// `ssm_groups`
+    #[serde(default)]
+    pub ssm_groups: Option<u32>,
+    /// `ssm_heads`
+    #[serde(default)]
+    pub ssm_heads: Option<u32>,
+    /// `ssm_conv`
+    #[serde(default)]
+    pub ssm_conv: Option<u32>,
+    /// `lin_k_heads`
+    #[serde(default)]
+    pub lin_k_heads: Option<u32>,
+    /// `lin_v_heads`
+    #[serde(default)]
+    pub lin_v_heads: Option<u32>,
+    /// `lin_k_dim`
+    #[serde(default)]
+    pub lin_k_dim: Option<u32>,
+    /// `lin_v_dim`
+    #[serde(default)]
+    pub lin_v_dim: Option<u32>,
 }
 
 impl ArchOverrides {
@@ -443,6 +485,10 @@ pub struct Runtime {
     /// `tf32`: fp32 matmuls on tf32 tensor cores (step time).
     #[serde(default)]
     pub tf32: Tf32,
+    /// `ssm_kernels`: the Mamba / convolution layers run fused kernels (mamba-ssm,
+    /// causal-conv1d) or transformers' torch fallback.
+    #[serde(default)]
+    pub ssm_kernels: SsmKernels,
 }
 
 /// Every input of one estimate.
@@ -555,6 +601,7 @@ impl Default for Scenario {
                 fp8_params: false,
                 modules: Modules::Hf,
                 tf32: Tf32::Auto,
+                ssm_kernels: SsmKernels::Fused,
             },
             serving: Serving::default(),
             hardware: HardwareOverrides::default(),

@@ -87,8 +87,12 @@ impl ActPlan {
         let (chunks, v) = in_flight(s, st.p, st.i);
         // The block's terms once: its bytes, and its backward's moments (memfit's convention).
         let terms = layer_terms(s, arch, &x);
+        let a: u128 = terms.iter().map(|t| t.bytes).sum();
+        // A hybrid's blocks differ: their average (`activations::ssm::hybrid_block_bytes`),
+        // the whole-layer moment only.
+        let hybrid = crate::activations::ssm::hybrid_block_bytes(s, arch, &x, a);
         ActPlan {
-            a: terms.iter().map(|t| t.bytes).sum(),
+            a: hybrid.as_ref().map_or(a, |h| h.0),
             input: layer_input_bytes(s, &x),
             lc,
             n: if full { n } else { 0 },
@@ -101,6 +105,7 @@ impl ActPlan {
             },
             layer_bwd: match s.stack.convention {
                 Convention::Seed002 | Convention::Seed003 | Convention::Korthikanti => None,
+                _ if hybrid.is_some() => None,
                 _ => layer_backward_of(s, arch, &x, &terms),
             },
         }
@@ -291,10 +296,43 @@ pub(crate) fn activation_items(
     }
 }
 
+/// The torch fallback's scan transient of the Mamba block running (forward and backward),
+/// on top of the saved activations: `activations::ssm::mamba_transient` (`4·E` for Mamba,
+/// Mamba-2's chunk-scan tensors; 0 with the fused kernels).
+///
+/// # Example
+/// Mamba-130M, b = 8, s = 1,024, ssm_kernels=torch: 805,306,368 B.
+pub(crate) fn scan_transient_item(s: &Scenario, arch: &Arch, l: &Layout, ledger: &mut Ledger) {
+    let Some(m) = arch.ssm_shape() else {
+        return;
+    };
+    let x = Shape::of(s, arch, l);
+    let bytes = crate::activations::ssm::mamba_transient(s, &x, &m);
+    if bytes == 0 {
+        return;
+    }
+    let e = Expr::new(&[Sym("X_scan", bytes)]);
+    let note = "the Mamba block running: the torch fallback's scan transient";
+    let ctx = || {
+        format!(
+            "ssm_kernels={}: Mamba 4·b·d·s'·N (deltaB_u); Mamba-2 b·H·s_pad·l·4 (einsum) or b·s_pad·l·H·max(N, P)·4 (G_intermediate, ≤ 5.17)",
+            s.runtime.ssm_kernels.as_str()
+        )
+    };
+    let src = "transformers 5.24 modeling_mamba.mamba_selective_scan / modeling_mamba2.mamba2_chunk_scan, 4.57.6 Mamba2Mixer.torch_forward (research notes ssm-memory.md §2b; counted, not measured)";
+    let (mech, comp, gpu) = (Mech::ScanTransient, Component::Workspace, Location::Gpu);
+    ledger.push_expr(&FWD_BWD, mech, comp, gpu, &e, note, ctx, src);
+}
+
 /// The activations item's formula and values (the plan of `activation_items`).
 pub(crate) fn activations_text(s: &Scenario, arch: &Arch, l: &Layout, plan: &ActPlan) -> Text {
     let x = Shape::of(s, arch, l);
     let (formula, values) = layer_activations_text(s, arch, &x);
+    let t: u128 = layer_terms(s, arch, &x).iter().map(|t| t.bytes).sum();
+    let values = match crate::activations::ssm::hybrid_block_bytes(s, arch, &x, t) {
+        Some((_, h)) => format!("{h}; A_t: {values}"),
+        None => values,
+    };
     let m_i = plan.chunks as f64 / plan.v as f64;
     (
         if plan.n > 0 {

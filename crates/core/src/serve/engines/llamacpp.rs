@@ -13,7 +13,8 @@ use crate::serve::HostMemory;
 /// n_ctx  = ⌈max_len · parallel / 256⌉·256            (ctx_per=sequence, Ollama: -c num_ctx·OLLAMA_NUM_PARALLEL)
 ///        = ⌈max_len / 256⌉·256                       (ctx_per=total, llama-server -c max_len -np parallel;
 ///                                                     each slot holds n_slot = ⌊n_ctx / parallel⌋)
-/// KV     = n_ctx·L_full·c_layer + n_swa·L_w·c_layer,  n_swa = ⌈min(n_ctx, W·parallel + n_ub)/256⌉·256
+/// KV     = n_ctx·L_full·c_layer + n_swa·L_w·c_layer + R_s,  n_swa = ⌈min(n_ctx, W·parallel + n_ub)/256⌉·256
+///          (R_s the recurrent blocks' state, see `recurrent_bytes`; L_full the attention blocks)
 /// C      = 4·n_ub·(V + h)                             (the compute buffer with flash attention, `-fa
 ///                                                     auto`'s choice on CUDA from b6325: f32 logits of
 ///                                                     a micro-batch and its f32 hidden state)
@@ -56,7 +57,14 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let f = KvFormat::of(s.numerics.kv_dtype, s.numerics.precision);
     let (full, windowed) = kv_stage(arch, place, s.serving.kv_offload, l.tp);
     let row = layer_row(arch, f, 1);
+    let rs = recurrent_bytes(arch, par);
     let kv = kv_expr(n_ctx, full, swa_cells, windowed, row);
+    // The recurrent blocks' state (a transformer has none: its formula stays as it was).
+    let kv = if rs > 0 {
+        kv.then(&[Sym("R_s", rs), Add])
+    } else {
+        kv
+    };
     let per_token = sat(row as u128 * full as u128);
     // The scores of the widest attention: a full layer's n_ctx cells, else the window's.
     let n_kv = if full > 0 { n_ctx } else { swa_cells };
@@ -67,6 +75,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let fixed = sat(weights.eval() as u128
         + compute as u128
         + ctx as u128
+        + rs
         + row as u128 * windowed as u128 * swa_cells as u128);
     let used = sat(fixed as u128 + row as u128 * full as u128 * n_ctx as u128);
     let fit = longest_fit(
@@ -323,6 +332,56 @@ const SOURCES: [&str; 6] = [
     "llama.cpp llama_kv_cache / llama_kv_cache_iswa: cells × layers × (row(type_k) + row(type_v))",
     "the CUDA context",
 ];
+
+/// llama.cpp's recurrent memory of the Mamba and short-convolution blocks (the `r` and `s`
+/// tensors of `llama_memory_recurrent`, one row per sequence), always f32.
+///
+/// # Formula
+/// ```text
+/// R_s    = 4·n_rows·(L_m·((K−1)·(d + 2·G·N) + N·d) + L_c·(K−1)·h)
+/// n_rows = max(1, parallel)                    (n_seq_max; n_rs_seq = 0 rollback snapshots)
+/// ```
+/// `d`, `N`, `G`, `K` the Mamba shape (`G = 0` for Mamba: `ssm_n_group`), `h` hidden, `L_m`,
+/// `L_c` the Mamba and short-convolution blocks. Source: llama.cpp
+/// `src/llama-memory-recurrent.cpp` (0054ee8c: `n_rows = mem_size·(1 + n_rs_seq)`,
+/// `ggml_new_tensor_2d(ctx, type_r, n_embd_r(), n_rows)`), `llama-hparams.cpp`
+/// (`n_embd_r`, `n_embd_s`), `llama-model.cpp::create_memory` (`GGML_TYPE_F32` for both,
+/// `mem_size = max(1, n_seq_max)`). The whole model on one GPU (llama.cpp splits layers,
+/// not channels). Gated-DeltaNet blocks (Qwen3-Next) as `convert_hf_to_gguf.py` writes them:
+/// `d_state = d_k`, `n_group = H_k`, `d_inner = H_v·d_v`, so `L_l·((K−1)·(H_v·d_v +
+/// 2·H_k·d_k) + d_k·H_v·d_v)` more: Qwen3-Next 4·36·(3·8,192 + 524,288) = 79,036,416 B
+/// (75.4 MiB) per sequence.
+///
+/// # Example
+/// Mamba-130M, parallel 1: 4·24·(3·1,536 + 16·1,536) = 2,801,664 B (2.67 MiB); Mamba-2
+/// 2.7B: 4·64·(3·5,376 + 128·5,120) = 171,900,928 B (163.9 MiB).
+pub(crate) fn recurrent_bytes(arch: &crate::model::Arch, parallel: u64) -> u128 {
+    // `parallel` is a count (at least 1), as llama.cpp's `max(1, n_seq_max)`.
+    let rows = parallel as u128;
+    let mamba = arch.ssm_shape().map_or(0, |m| {
+        let (d, n) = (m.d_inner as u128, m.d_state as u128);
+        let g = if m.version == 2 { m.groups as u128 } else { 0 };
+        (m.conv_kernel as u128).saturating_sub(1) * (d + 2 * g * n) + n * d
+    });
+    let conv = (arch.short_conv_kernel() as u128).saturating_sub(1) * arch.hidden as u128;
+    let gdn = arch.linear_shape().map_or(0, |g| {
+        let (hk, hv, dk, dv) = (
+            g.k_heads as u128,
+            g.v_heads as u128,
+            g.k_dim as u128,
+            g.v_dim as u128,
+        );
+        (g.conv_kernel as u128).saturating_sub(1) * (hv * dv + 2 * hk * dk) + dk * hv * dv
+    });
+    let layers = arch.mamba_layers as u128 * mamba
+        + arch.conv_layers as u128 * conv
+        + if gdn > 0 {
+            arch.linear_layers as u128 * gdn
+        } else {
+            0
+        };
+    4 * rows * layers
+}
 
 /// `token_embd`'s bytes in the file's format (`W_embd`).
 fn embd_bytes(s: &Scenario, arch: &crate::model::Arch) -> u64 {

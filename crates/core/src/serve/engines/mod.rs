@@ -1,5 +1,6 @@
 //! The four engines' start-up programs.
 
+mod hybrid;
 mod llamacpp;
 mod sglang;
 mod trtllm;

@@ -85,6 +85,29 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         .fold(0u64, |a, e| a.saturating_add(e.eval()));
     let kv_bytes = budget.saturating_sub(used);
     let (per_token, _, _) = per_token(s, arch, l);
+    // V1 with Mamba / convolution blocks: one shared pool of equal pages (`hybrid`).
+    let hybrid = if era.v0 {
+        None
+    } else {
+        hybrid::vllm_pool(s, arch, l, kv_bytes, ml)
+    };
+    if let Some(h) = hybrid {
+        let src = ep_sources(SOURCES, split.is_some());
+        let parts = [weights, activation, non_torch, graphs];
+        return hybrid_plan(
+            s,
+            v,
+            budget,
+            parts,
+            &h,
+            ml,
+            era,
+            (arch, l),
+            total,
+            kv_bytes,
+            src,
+        );
+    }
     let (block, pl) = kv_pool(s, arch, v, kv_bytes, per_token, ml);
     let kv = Expr::new(&[
         Sym("blocks", pl.blocks as u128),
@@ -170,6 +193,78 @@ fn kv_pool(
         pl.tokens = (pl.concurrency * ml as f64) as u64;
     }
     (block, pl)
+}
+
+/// [`plan`] for a model with Mamba / convolution blocks under V1: the pool of
+/// `hybrid::vllm_pool` (`blocks · g · page` bytes), its concurrency for a `max_len` request
+/// and the refusal when one request does not fit.
+#[allow(clippy::too_many_arguments)]
+fn hybrid_plan(
+    s: &Scenario,
+    v: Version,
+    budget: u64,
+    [weights, activation, non_torch, graphs]: [Expr; 4],
+    h: &hybrid::HybridPool,
+    ml: u64,
+    era: VllmEra,
+    (arch, l): (&Arch, &Layout),
+    total: u64,
+    kv_bytes: u64,
+    src: [&'static str; 6],
+) -> Plan {
+    let kv = Expr::new(&[
+        Sym("blocks", h.blocks as u128),
+        Sym("g", h.group as u128),
+        Mul,
+        Sym("page", h.page as u128),
+        Mul,
+    ]);
+    let error = if let Some(e) = refusal(s, arch, l, v, total) {
+        Some(e)
+    } else if kv_bytes == 0 || h.blocks == 0 {
+        Some(vllm_no_memory(v))
+    } else if h.blocks < h.per_request {
+        let need = sat(h.per_request as u128 * h.group as u128 * h.page as u128);
+        Some(vllm_too_long(v, ml, need, kv_bytes, h.fit))
+    } else {
+        None
+    };
+    let concurrency = h.blocks as f64 / h.per_request as f64;
+    Plan {
+        engine: Engine::Vllm,
+        version: v,
+        budget,
+        weights,
+        activation,
+        non_torch,
+        graphs,
+        kv,
+        outside: sym(
+            "ctx",
+            if era.charges_context {
+                0
+            } else {
+                s.runtime.cuda_ctx_mib as u64 * MIB
+            },
+        ),
+        per_token: h.per_token,
+        block_size: h.block,
+        blocks: h.blocks,
+        tokens: (concurrency * ml as f64) as u64,
+        max_len: ml,
+        concurrency,
+        max_len_fit: h.fit,
+        error,
+        host: None,
+        sources: [
+            src[0],
+            src[1],
+            src[2],
+            src[3],
+            "vLLM 0.33 hybrid KV cache: MambaSpec state pages (MambaStateShapeCalculator), Platform._align_hybrid_block_size, equal-sized layer groups over one block pool (kv_cache_utils.get_num_blocks); a request takes one block per state group and ⌈T/B⌉ per attention group",
+            src[5],
+        ],
+    }
 }
 
 const SOURCES: [&str; 6] = [

@@ -1,0 +1,294 @@
+//! Training activations of the Mamba and short-convolution blocks of state-space and
+//! hybrid models: what each block saves for the backward, with the fused kernels
+//! (mamba-ssm 2.3.2, causal-conv1d 1.6.1) or transformers' torch fallback (`ssm_kernels`),
+//! and the torch fallback's transient of the block running.
+//!
+//! Read from the sources collected in `/work/research/ssm-memory.md` §2: the saved tensors of
+//! the fused `autograd.Function`s from their `ctx.save_for_backward`, those of the torch
+//! fallbacks counted by hand from the autograd rules (an estimate, about ±20 %; not
+//! measured).
+
+use super::{layer_input_bytes, mlp_half_bytes, Shape};
+use crate::model::{Arch, LinearAttn, Ssm};
+use crate::scenario::{Scenario, SsmKernels};
+
+/// Mamba-2's chunk length `l` (transformers `Mamba2Config.chunk_size` default, 5.24).
+const CHUNK: u128 = 256;
+
+/// What one Mamba block's mixer saves for the backward, per micro-batch, in bytes, and
+/// which path it is.
+///
+/// # Formula
+/// ```text
+/// T = b·s',  E = b·d·s'·N,  R = ⌈h/16⌉,  s_pad = ⌈s'/l⌉·l,  l = 256,  k bytes per value
+/// Mamba-1, fused (MambaInnerFn, checkpoint_lvl = 1):
+///     T·(2d + R + 2N + 2N + d)·k + b·d·⌈s'/2048⌉·2N·4
+///     (xz, x_dbl, B and C copies, out; the scan's chunk states fp32)
+/// Mamba-2, fused (MambaSplitConv1dScanCombinedFn):
+///     T·(2d + 2GN + H)·k + T·d·k + T·G·4          (zxbcdt, out_x, rstd)
+/// Mamba-1, torch:  (12 + 2·[k < 4])·E + 10·T·d·k
+///     (discrete_A, discrete_B and every step's fp32 state, each 4·E; the steps' 16-bit
+///      copies 2·E unless fp32; in_proj, conv and x_proj outputs ≈ 10·T·d·k)
+/// Mamba-2, torch:  3·b·H·s_pad·l·4 + 4·T·H·N·4 + 4·T·d·4 + 8·T·d·k
+///     (L, G, M of the chunk scan; B, C repeated to H heads and B_decay; x·dt fp32; the
+///      in_proj, conv and norm terms)
+/// ```
+/// Sources: mamba_ssm 2.3.2 `ops/selective_scan_interface.py::MambaInnerFn.forward` and
+/// `ops/triton/ssd_combined.py::MambaSplitConv1dScanCombinedFn.forward`
+/// (`ctx.save_for_backward`); transformers 5.24 `modeling_mamba.mamba_selective_scan`
+/// (4.57.6 `MambaMixer.slow_forward`) and `modeling_mamba2.mamba2_chunk_scan` (the same
+/// saved set in ≤ 5.17's naive version: `SumBackward` does not save its input).
+///
+/// # Example
+/// Mamba-130M (h = 768, d = 1,536, N = 16), b = 8, s = 1,024, bf16: fused
+/// 8,192·(3,072 + 48 + 32 + 32 + 1,536)·2 + 8·1,536·1·32·4 = 78,905,344 B; torch
+/// 14·201,326,592 + 10·8,192·1,536·2 = 3,070,230,528 B (2.86 GiB; 14·E alone 2.625 GiB).
+/// Mamba-2 2.7B (d = 5,120, N = 128, G = 1, H = 80), b = 8, s = 2,048, bf16, fused:
+/// 16,384·(10,576·2 + 5,120·2) + 16,384·4 = 514,392,064 B.
+pub fn mamba_mixer_saved(s: &Scenario, x: &Shape, m: &Ssm) -> (u128, &'static str) {
+    let (b, sl, h, k) = (x.b, x.sl, x.h, x.k);
+    let tok = b * sl;
+    let (d, n, g) = (m.d_inner as u128, m.d_state as u128, m.groups as u128);
+    let torch = s.runtime.ssm_kernels != SsmKernels::Fused;
+    match (m.version == 2, torch) {
+        (false, false) => (
+            tok * (3 * d + h.div_ceil(16) + 4 * n) * k + b * d * sl.div_ceil(2048) * 2 * n * 4,
+            "Mamba, fused MambaInnerFn (checkpoint_lvl 1): xz, x_dbl, B, C, out and the scan's chunk states",
+        ),
+        (true, false) => (
+            tok * (3 * d + 2 * g * n + m.heads as u128) * k + tok * g * 4,
+            "Mamba-2, fused MambaSplitConv1dScanCombinedFn: zxbcdt, out_x and rstd (the rest recomputed)",
+        ),
+        (false, true) => (
+            (12 + if k < 4 { 2 } else { 0 }) * b * d * sl * n + 10 * tok * d * k,
+            "Mamba, torch fallback: discrete_A, discrete_B and every step's fp32 state (b, d, s, N), the steps' 16-bit copies",
+        ),
+        (true, true) => {
+            let s_pad = sl.div_ceil(CHUNK) * CHUNK;
+            let hh = m.heads as u128;
+            (
+                3 * b * hh * s_pad * CHUNK * 4 + 4 * tok * hh * n * 4 + 4 * tok * d * 4 + 8 * tok * d * k,
+                "Mamba-2, torch fallback: L, G, M (b, H, c, l, l) fp32, B and C repeated to H heads, x·dt fp32",
+            )
+        }
+    }
+}
+
+/// What one short-convolution block's mixer (LFM2 `Lfm2ShortConv`) saves: `7·T·h·k` (the
+/// in_proj input, `BCx` 3h wide, `B·x`, the convolution's output and `y`), the same with
+/// causal-conv1d (`CausalConv1dFn` saves only its input, but `C · conv_out` saves the output
+/// anyway). Source: transformers 5.24 `modeling_lfm2.Lfm2ShortConv.slow_forward` /
+/// `cuda_kernels_forward`, causal-conv1d 1.6.1 `CausalConv1dFn.forward`.
+///
+/// # Example
+/// LFM2-350M (h = 1,024), b = 8, s = 2,048, bf16: 7·16,384·1,024·2 = 234,881,024 B.
+pub fn conv_mixer_saved(x: &Shape) -> u128 {
+    7 * x.b * x.sl * x.h * x.k
+}
+
+/// The transient the torch fallback's scan holds beside the saved tensors while one Mamba
+/// block runs its forward, in bytes (0 with the fused kernels: their temporaries are small).
+///
+/// # Formula
+/// ```text
+/// Mamba-1, torch:        4·E                          deltaB_u (b, d, s', N) fp32
+/// Mamba-2, torch:        b·H·s_pad·l·4                one permuted (b, H, c, l, l) copy in the einsum
+/// Mamba-2, torch-naive:  b·s_pad·l·H·max(N, P)·4      G_intermediate (or the Y_diag product)
+/// ```
+/// Sources: transformers 5.24 `modeling_mamba.mamba_selective_scan` (`deltaB_u` lives
+/// through the loop), transformers 4.57.6 / ≤ 5.17 `Mamba2Mixer.torch_forward`
+/// (`G_intermediate = C[:, :, :, None, :, :] * B[:, :, None, :, :, :]`), 5.24
+/// `mamba2_chunk_scan` (einsum). The backward adds a few E-sized fp32 gradient buffers for
+/// the block it runs; they are of the same size and not counted apart.
+///
+/// # Example
+/// Mamba-130M, b = 8, s = 1,024, torch: 4·201,326,592 = 805,306,368 B.
+pub fn mamba_transient(s: &Scenario, x: &Shape, m: &Ssm) -> u128 {
+    let (d, n, hh) = (m.d_inner as u128, m.d_state as u128, m.heads as u128);
+    let s_pad = x.sl.div_ceil(CHUNK) * CHUNK;
+    match (m.version == 2, s.runtime.ssm_kernels) {
+        (_, SsmKernels::Fused) => 0,
+        (false, _) => 4 * x.b * d * x.sl * n,
+        (true, SsmKernels::Torch) => x.b * hh * s_pad * CHUNK * 4,
+        (true, SsmKernels::TorchNaive) => {
+            let p = d.checked_div(hh).unwrap_or(0);
+            x.b * s_pad * CHUNK * hh * n.max(p) * 4
+        }
+    }
+}
+
+/// One block's saved activations averaged over a hybrid model's blocks, in bytes per
+/// micro-batch, with the formula's values; `None` for a model without Mamba or
+/// convolution blocks.
+///
+/// # Formula
+/// ```text
+/// A = ⌈(L_a·A_t + L_lin·A_t + L_m·A_m + L_c·A_c) / (L_a + L_lin + L_m + L_c)⌉
+/// A_m = I + T·h·k + mixer_m + [L_a + L_c + L_lin > 0]·A_mlp
+/// A_c = I + conv_mixer + A_mlp
+/// ```
+/// `A_t` a transformer block (attention + MLP, `memfit_layer`), `I` the block's input the
+/// norm saves (`layer_input_bytes`), `T·h·k` the mixer's in_proj input (the norm's output),
+/// `mixer_m` = [`mamba_mixer_saved`], `conv_mixer` = [`conv_mixer_saved`], `A_mlp` the MLP
+/// half of a transformer block (its norm and feed-forward). A pure Mamba / Mamba-2 model's
+/// blocks have no MLP; in a hybrid every Mamba block is counted with one (Jamba, LFM2 and
+/// Falcon-H1 blocks have one; Nemotron-H's separate MLP blocks are about as many as its
+/// Mamba blocks). The average keeps the stage's total exact for `p = 1`.
+pub fn hybrid_block_bytes(
+    s: &Scenario,
+    arch: &Arch,
+    x: &Shape,
+    transformer: u128,
+) -> Option<(u128, String)> {
+    let (lm, lc) = (arch.mamba_layers as u128, arch.conv_layers as u128);
+    let gdn = arch.linear_shape();
+    // Gated-DeltaNet blocks with their shape; other linear attention counts as attention.
+    let ll = if gdn.is_some() {
+        arch.linear_layers as u128
+    } else {
+        0
+    };
+    if lm + lc + ll == 0 {
+        return None;
+    }
+    let la = arch.attention_layers() as u128 + arch.linear_layers as u128 - ll;
+    let input = layer_input_bytes(s, x);
+    let mlp = mlp_half_bytes(s, arch, x);
+    let (am, what) = match arch.ssm_shape() {
+        Some(m) if lm > 0 => {
+            let (mixer, what) = mamba_mixer_saved(s, x, &m);
+            let with_mlp = if la + lc + ll > 0 { mlp } else { 0 };
+            let norm_out = x.b * x.sl * x.h * x.k;
+            let sum = input.saturating_add(norm_out).saturating_add(mixer);
+            (sum.saturating_add(with_mlp), what)
+        }
+        _ => (0, ""),
+    };
+    // Saturating: a transformer term of absurd overrides may be near u128::MAX.
+    let ac = input
+        .saturating_add(conv_mixer_saved(x))
+        .saturating_add(mlp);
+    let al = gdn.map_or(0, |g| {
+        let (hv, dv) = (g.v_heads as u128, g.v_dim as u128);
+        let around = x.b * x.sl * (x.h + hv * dv) * x.k;
+        input
+            .saturating_add(around)
+            .saturating_add(linear_mixer_saved(s, x, &g))
+            .saturating_add(mlp)
+    });
+    let blocks = la + lm + lc + ll;
+    let total = la
+        .saturating_mul(transformer)
+        .saturating_add(lm.saturating_mul(am))
+        .saturating_add(lc.saturating_mul(ac))
+        .saturating_add(ll.saturating_mul(al));
+    let a = total.div_ceil(blocks);
+    Some((
+        a,
+        format!("A = ⌈(L_a·A_t + L_m·A_m + L_c·A_c + L_l·A_l)/(L_a + L_m + L_c + L_l)⌉ with L_a={la}, A_t={transformer}, L_m={lm}, A_m={am} ({what}), L_c={lc}, A_c={ac}, L_l={ll}, A_l={al}; ssm_kernels={}", s.runtime.ssm_kernels.as_str()),
+    ))
+}
+
+/// What one gated-DeltaNet block's core saves for the backward, per micro-batch, in bytes.
+///
+/// # Formula
+/// ```text
+/// fused (fla ChunkGatedDeltaRuleFunction):
+///     T·(2·H_k·d_k·k + H_v·d_v·k + H_v·64·k + 2·H_k·4 + H_v·(4 + k))
+///     (q, k after l2norm, their rstd, v, g, beta, the intra-chunk A; the chunk states are
+///      recomputed)
+/// torch (torch_chunk_gated_delta_rule):
+///     U·4·(8·d_k + 3·d_v + 5·64) + U·4·d_k·d_v/64,   U = b·H_v·s_pad, s_pad = ⌈s'/64⌉·64
+///     (the normed and raw q, k, v, k_beta, the solved values, decayed q and k, five chunk
+///      matrices, and one recurrent state per chunk)
+/// ```
+/// The block also keeps its input, the in_proj input `T·h·k` and the out_proj input
+/// `T·H_v·d_v·k` (counted in [`hybrid_block_bytes`]). Sources: fla 0.5.2
+/// `ops/gated_delta_rule/chunk.py::ChunkGatedDeltaRuleFunction.forward`
+/// (`ctx.save_for_backward`), transformers 5.24
+/// `modeling_qwen3_next.torch_chunk_gated_delta_rule` (research notes §2; the torch count is
+/// an estimate from the autograd rules, not measured).
+///
+/// # Example
+/// Qwen3-Next (H_k 16, H_v 32, d_k = d_v = 128), bf16, per token: fused 8,192 + 8,192 + 4,096
+/// + 128 + 192 = 20,800 B (the notes print 20,864); torch 32·(4·1,728 + 1,024) = 253,952 B.
+pub fn linear_mixer_saved(s: &Scenario, x: &Shape, g: &LinearAttn) -> u128 {
+    let (hk, hv, dk, dv) = (
+        g.k_heads as u128,
+        g.v_heads as u128,
+        g.k_dim as u128,
+        g.v_dim as u128,
+    );
+    let (tok, k) = (x.b * x.sl, x.k);
+    match s.runtime.ssm_kernels {
+        SsmKernels::Fused => {
+            tok * (2 * hk * dk * k + hv * dv * k + hv * 64 * k + 2 * hk * 4 + hv * (4 + k))
+        }
+        _ => {
+            let u = x.b * hv * x.sl.div_ceil(64) * 64;
+            u * 4 * (8 * dk + 3 * dv + 5 * 64) + u * 4 * dk * dv / 64
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::query::decode;
+
+    const MAMBA_130M: &str =
+        "model=llama-2-7b&layers=24&hidden=768&heads=1&kv_heads=1&head_dim=768\
+        &ffn=1536&vocab=50280&tied=1&params=129135360&mamba_layers=24&ssm_version=1\
+        &ssm_inner=1536&ssm_state=16&ssm_conv=4&precision=bf16&batch=8&seq=1024";
+
+    /// The research notes' numbers: Mamba-130M at 8 × 1,024, fused 78.9 MB per block, torch
+    /// 14·E + 10·T·d·k; Mamba-2 2.7B at 8 × 2,048 fused 514.4 MB per block.
+    #[test]
+    fn mixer_saved_by_hand() {
+        let m1 = Ssm {
+            version: 1,
+            d_inner: 1536,
+            d_state: 16,
+            groups: 1,
+            heads: 0,
+            conv_kernel: 4,
+        };
+        let at = |q: &str, m: &Ssm| {
+            let s = decode(q).0.scenario;
+            let x = Shape::of(&s, &s.arch(), &s.layout());
+            (mamba_mixer_saved(&s, &x, m).0, mamba_transient(&s, &x, m))
+        };
+        assert_eq!(at(MAMBA_130M, &m1), (78_905_344, 0));
+        let e = 8 * 1536 * 1024 * 16u128;
+        let torch = at(&format!("{MAMBA_130M}&ssm_kernels=torch"), &m1);
+        assert_eq!(torch, (14 * e + 10 * 8192 * 1536 * 2, 4 * e));
+        let m2 = Ssm {
+            version: 2,
+            d_inner: 5120,
+            d_state: 128,
+            groups: 1,
+            heads: 80,
+            conv_kernel: 4,
+        };
+        let q2 = "model=llama-2-7b&hidden=2560&precision=bf16&batch=8&seq=2048";
+        assert_eq!(at(q2, &m2).0, 514_392_064);
+        let naive = at(&format!("{q2}&ssm_kernels=torch-naive"), &m2).1;
+        assert_eq!(naive, 171_798_691_840);
+        // Qwen3-Next's gated DeltaNet per token (b = 1, s = 4,096 = 64 whole chunks).
+        let g = LinearAttn {
+            k_heads: 16,
+            v_heads: 32,
+            k_dim: 128,
+            v_dim: 128,
+            conv_kernel: 4,
+        };
+        let lin = |k: &str| {
+            let q = format!("model=llama-2-7b&precision=bf16&batch=1&seq=4096&ssm_kernels={k}");
+            let s = decode(&q).0.scenario;
+            let x = Shape::of(&s, &s.arch(), &s.layout());
+            linear_mixer_saved(&s, &x, &g)
+        };
+        assert_eq!(lin("fused"), 4096 * 20_800);
+        assert_eq!(lin("torch"), 4096 * 253_952);
+    }
+}
