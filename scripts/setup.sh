@@ -9,6 +9,7 @@ TRUNK_VERSION=0.21.14   # 0.22.x needs rustc >= 1.96.1
 WB_VERSION=$(sed -n '/^name = "wasm-bindgen"$/{n;s/^version = "\(.*\)"$/\1/p;q}' Cargo.lock)
 
 rustup target list --installed | grep -qx wasm32-unknown-unknown || step rustup target add wasm32-unknown-unknown
+cargo clippy --version >/dev/null 2>&1 || step rustup component add clippy
 
 need_browser=${MEMFIT_NEED_BROWSER:-1}
 if [ "$need_browser" = 1 ] && { ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; }; then

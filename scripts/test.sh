@@ -11,6 +11,11 @@ source "$(dirname "$0")/env.sh"
 # kept in tests/*.proptest-regressions and replayed first on every run.
 if [ "${CI:-}" = true ]; then export PROPTEST_RNG_SEED=${PROPTEST_RNG_SEED:-20261123}; fi
 step cargo test --locked
+# Habits: clippy on every target (the native crates and the page's wasm), and no function over
+# 80 lines outside the named data tables (tools/long_functions.py).
+step cargo clippy --locked --workspace --all-targets -- -D warnings
+step cargo clippy --locked --target wasm32-unknown-unknown --bin memfit-web --bin memfit-below -- -D warnings
+step python3 tools/long_functions.py --check crates src
 step trunk build --release
 # The same page with the test-only panic trigger, for the panic-message browser test.
 step trunk build --release --features panic-test --dist dist-panic-test

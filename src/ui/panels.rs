@@ -70,20 +70,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 <KeyField settings name="positions" placeholder=preset_value(|a| a.positions.to_string()) />
                 <KeyField settings name="window" placeholder=preset_value(|a| a.window.to_string()) />
                 <KeyField settings name="local_layers" placeholder=preset_value(|a| a.local_layers.to_string()) />
-                <KeyField settings name="attn_layers" />
-                <KeyField settings name="mamba_layers" />
-                <KeyField settings name="conv_layers" />
-                <KeyField settings name="linear_layers" />
-                <KeyField settings name="ssm_version" />
-                <KeyField settings name="ssm_inner" />
-                <KeyField settings name="ssm_state" />
-                <KeyField settings name="ssm_groups" />
-                <KeyField settings name="ssm_heads" />
-                <KeyField settings name="ssm_conv" />
-                <KeyField settings name="lin_k_heads" />
-                <KeyField settings name="lin_v_heads" />
-                <KeyField settings name="lin_k_dim" />
-                <KeyField settings name="lin_v_dim" />
+                {HYBRID_KEYS.iter().map(|&name| view! { <KeyField settings name /> }).collect_view()}
                 <KeyField settings name="mlp" />
                 <KeyField settings name="norm" />
                 <KeyField settings name="tied" />
@@ -98,6 +85,25 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
         </fieldset>
     }
 }
+
+/// A hybrid's layer mix and its state-space and linear-attention shapes (set by a
+/// config.json import; blank for a transformer).
+const HYBRID_KEYS: [&str; 14] = [
+    "attn_layers",
+    "mamba_layers",
+    "conv_layers",
+    "linear_layers",
+    "ssm_version",
+    "ssm_inner",
+    "ssm_state",
+    "ssm_groups",
+    "ssm_heads",
+    "ssm_conv",
+    "lin_k_heads",
+    "lin_v_heads",
+    "lin_k_dim",
+    "lin_v_dim",
+];
 
 /// The architecture overrides and explicit counts (the model panel's advanced group).
 const ARCH_KEYS: [&str; 37] = [

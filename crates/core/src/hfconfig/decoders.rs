@@ -507,25 +507,9 @@ pub(crate) fn minimax(v: &Value, a: &mut Acc) -> Result<Exact, String> {
     Ok(d.count(a, "minimax", v))
 }
 
-/// Qwen3-Next (`Qwen3NextForCausalLM`, transformers 5.24
-/// `models/qwen3_next/modeling_qwen3_next.py`): blocks of gated DeltaNet or gated
-/// attention by `layer_types` (else every `full_attention_interval`-th, default 4, is
-/// attention), each with an MoE (routed experts, one shared expert with its sigmoid gate,
-/// a router) unless listed in `mlp_only_layers` or off the `decoder_sparse_step`.
-///
-/// # Formula
-/// ```text
-/// k = n_k·d_k, v = n_v·d_v
-/// DeltaNet  = h·(2k + 2v) + h·2n_v + (2k + v)·K + 2·n_v + d_v + v·h
-/// attention = h·2·a·d + 2·h·a_kv·d + a·d·h + 2d   (q carries its output gate; per-head q/k norms)
-/// MoE       = E·3·h·f_e + h·E + 3·h·f_s + h
-/// Ψ = V·h + L_lin·DeltaNet + L_a·attention + L_moe·MoE + (L − L_moe)·3·h·f + 2·L·h + h [+ V·h]
-/// ```
-/// `n_k`, `d_k`, `n_v`, `d_v` the linear-attention key/value heads and widths, `K` its
-/// convolution kernel. Example: Qwen/Qwen3-Next-80B-A3B (h 2,048, L 48: 36 DeltaNet, 12
-/// attention; 512 experts of 512, shared 512; V 151,936): 81,323,809,280 by this module.
-pub(crate) fn qwen3_next(v: &Value, a: &mut Acc) -> Result<Exact, String> {
-    let (h, l, vocab) = sizes(v, (2048, 48, 151_936))?;
+/// Qwen3-Next's gated-DeltaNet blocks: the `linear_attention` entries of `layer_types`,
+/// else every block but each `full_attention_interval`-th.
+fn qwen3_next_linear_blocks(v: &Value, l: u64) -> Result<u64, String> {
     let spell = |s: &str| match s {
         "full_attention" | "attention" => Some(Kind::Attention),
         "linear_attention" => Some(Kind::Mamba),
@@ -547,18 +531,12 @@ pub(crate) fn qwen3_next(v: &Value, a: &mut Acc) -> Result<Exact, String> {
             l - l / every
         }
     };
-    let mut at = attn_with(v, h, 16, Some(256))?;
-    let bias = bool_or(v, "attention_bias", false)?;
-    (at.qkv_bias, at.o_bias, at.qk_norm) = (bias, bias, true);
-    let (nk, dk, nv, dv) = (
-        int_or(v, "linear_num_key_heads", 16)?,
-        int_or(v, "linear_key_head_dim", 128)?,
-        int_or(v, "linear_num_value_heads", 32)?,
-        int_or(v, "linear_value_head_dim", 128)?,
-    );
-    let kernel = int_or(v, "linear_conv_kernel_dim", 4)?;
-    let (kd, vd) = (nk * dk, nv * dv);
-    let experts = int_or(v, "num_experts", 512)?;
+    Ok(n_lin)
+}
+
+/// The blocks with a routed-expert MLP: every `decoder_sparse_step`-th block not listed in
+/// `mlp_only_layers` (Qwen2/3-MoE and Qwen3-Next's rule), when there are experts.
+fn sparse_moe_layers(v: &Value, l: u64, experts: u64) -> Result<u64, String> {
     let step = pos("decoder_sparse_step", int_or(v, "decoder_sparse_step", 1)?)?;
     let dense_only: Vec<u64> = match v.get("mlp_only_layers") {
         None | Some(Value::Null) => Vec::new(),
@@ -572,6 +550,42 @@ pub(crate) fn qwen3_next(v: &Value, a: &mut Acc) -> Result<Exact, String> {
     let moe_layers = (0..l)
         .filter(|i| !dense_only.contains(i) && experts > 0 && (i + 1) % step == 0)
         .count() as u64;
+    Ok(moe_layers)
+}
+
+/// Qwen3-Next (`Qwen3NextForCausalLM`, transformers 5.24
+/// `models/qwen3_next/modeling_qwen3_next.py`): blocks of gated DeltaNet or gated
+/// attention by `layer_types` (else every `full_attention_interval`-th, default 4, is
+/// attention), each with an MoE (routed experts, one shared expert with its sigmoid gate,
+/// a router) unless listed in `mlp_only_layers` or off the `decoder_sparse_step`.
+///
+/// # Formula
+/// ```text
+/// k = n_k·d_k, v = n_v·d_v
+/// DeltaNet  = h·(2k + 2v) + h·2n_v + (2k + v)·K + 2·n_v + d_v + v·h
+/// attention = h·2·a·d + 2·h·a_kv·d + a·d·h + 2d   (q carries its output gate; per-head q/k norms)
+/// MoE       = E·3·h·f_e + h·E + 3·h·f_s + h
+/// Ψ = V·h + L_lin·DeltaNet + L_a·attention + L_moe·MoE + (L − L_moe)·3·h·f + 2·L·h + h [+ V·h]
+/// ```
+/// `n_k`, `d_k`, `n_v`, `d_v` the linear-attention key/value heads and widths, `K` its
+/// convolution kernel. Example: Qwen/Qwen3-Next-80B-A3B (h 2,048, L 48: 36 DeltaNet, 12
+/// attention; 512 experts of 512, shared 512; V 151,936): 81,323,809,280 by this module.
+pub(crate) fn qwen3_next(v: &Value, a: &mut Acc) -> Result<Exact, String> {
+    let (h, l, vocab) = sizes(v, (2048, 48, 151_936))?;
+    let n_lin = qwen3_next_linear_blocks(v, l)?;
+    let mut at = attn_with(v, h, 16, Some(256))?;
+    let bias = bool_or(v, "attention_bias", false)?;
+    (at.qkv_bias, at.o_bias, at.qk_norm) = (bias, bias, true);
+    let (nk, dk, nv, dv) = (
+        int_or(v, "linear_num_key_heads", 16)?,
+        int_or(v, "linear_key_head_dim", 128)?,
+        int_or(v, "linear_num_value_heads", 32)?,
+        int_or(v, "linear_value_head_dim", 128)?,
+    );
+    let kernel = int_or(v, "linear_conv_kernel_dim", 4)?;
+    let (kd, vd) = (nk * dk, nv * dv);
+    let experts = int_or(v, "num_experts", 512)?;
+    let moe_layers = sparse_moe_layers(v, l, experts)?;
     let (f, f_e, f_s) = (
         int_or(v, "intermediate_size", 5120)?,
         int_or(v, "moe_intermediate_size", 512)?,

@@ -73,6 +73,44 @@ impl Tensor {
     }
 }
 
+/// A pure state-space model's tensors as llama.cpp names them: per block `ssm_in`
+/// (`h → 2d`, Mamba-2 `2d + 2·G·N + H`), `ssm_conv1d` (`k × channels`), for Mamba-1 `ssm_x`
+/// (`d → ⌈h/16⌉ + 2N`), `ssm_dt` (`⌈h/16⌉ → d`) and `ssm_a` (`N × d`), and `ssm_out`
+/// (`d → h`); the output head unless tied.
+fn ssm_tensors(arch: &Arch, s: crate::model::Ssm, out: &mut Vec<Tensor>) {
+    let m = |role, layer, cols, rows| Tensor {
+        role,
+        layer,
+        cols,
+        rows,
+        n: 1,
+        routed: false,
+    };
+    let (h, v) = (arch.hidden as u64, arch.vocab as u64);
+    let (d, n, k) = (s.d_inner, s.d_state, s.conv_kernel);
+    for i in 0..arch.layers {
+        let l = Some(i);
+        let (conv_ch, in_w) = if s.version == 2 {
+            let c = d + 2 * s.groups * n;
+            (c, 2 * d + 2 * s.groups * n + s.heads)
+        } else {
+            (d, 2 * d)
+        };
+        out.push(m(Role::SsmLinear, l, h, in_w));
+        out.push(m(Role::SsmSmall, l, k, conv_ch));
+        if s.version != 2 {
+            let r = h.div_ceil(16);
+            out.push(m(Role::SsmLinear, l, d, r + 2 * n));
+            out.push(m(Role::SsmLinear, l, r, d));
+            out.push(m(Role::SsmSmall, l, n, d));
+        }
+        out.push(m(Role::SsmLinear, l, d, h));
+    }
+    if !arch.tied {
+        out.push(m(Role::Output, None, h, v));
+    }
+}
+
 /// Every weight matrix of a decoder-only model, in GGUF order (embedding, blocks,
 /// head), and the count of the remaining parameters: the one-dimensional ones (norms,
 /// biases, attention sinks, learned positions), which every format keeps unquantised.
@@ -96,29 +134,7 @@ pub fn tensors(arch: &Arch) -> (Vec<Tensor>, u128) {
     };
     out.push(m(Role::TokenEmbd, None, h, v));
     if let (Some(s), Some(_)) = (arch.ssm_shape(), arch.ssm_params()) {
-        // A pure state-space model: every block a Mamba mixer (llama.cpp `ssm_*` tensors).
-        let (d, n, k) = (s.d_inner, s.d_state, s.conv_kernel);
-        for i in 0..arch.layers {
-            let l = Some(i);
-            let (conv_ch, in_w) = if s.version == 2 {
-                let c = d + 2 * s.groups * n;
-                (c, 2 * d + 2 * s.groups * n + s.heads)
-            } else {
-                (d, 2 * d)
-            };
-            out.push(m(Role::SsmLinear, l, h, in_w));
-            out.push(m(Role::SsmSmall, l, k, conv_ch));
-            if s.version != 2 {
-                let r = h.div_ceil(16);
-                out.push(m(Role::SsmLinear, l, d, r + 2 * n));
-                out.push(m(Role::SsmLinear, l, r, d));
-                out.push(m(Role::SsmSmall, l, n, d));
-            }
-            out.push(m(Role::SsmLinear, l, d, h));
-        }
-        if !arch.tied {
-            out.push(m(Role::Output, None, h, v));
-        }
+        ssm_tensors(arch, s, &mut out);
         let matrices: u128 = out.iter().map(Tensor::elements).sum();
         let total = arch.params().total as u128;
         return (out, total.saturating_sub(matrices));

@@ -87,13 +87,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         par,
     );
     let kv_host = host_kv(s, arch, place, row, n_ctx, swa_cells);
-    let error = (used > total).then(|| {
-        format!(
-            "cudaMalloc failed: out of memory — needs {} GiB of the device's {} GiB",
-            gib(used),
-            gib(total)
-        )
-    });
+    let error = (used > total).then(|| out_of_memory(used, total));
     Plan {
         engine: Engine::Llamacpp,
         version: v,
@@ -118,6 +112,16 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         }),
         sources: SOURCES,
     }
+}
+
+/// llama.cpp's failure when the buffers do not fit the device (its CUDA backend's
+/// `cudaMalloc failed: out of memory`), with the bytes it would need.
+fn out_of_memory(used: u64, total: u64) -> String {
+    format!(
+        "cudaMalloc failed: out of memory — needs {} GiB of the device's {} GiB",
+        gib(used),
+        gib(total)
+    )
 }
 
 /// The cache's cells as llama.cpp sizes them, and the sequences that share them.

@@ -68,13 +68,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let era = VllmEra::of(v);
     let arch = &p.arch;
     let total = device_total(s);
-    let util = s.serving.gpu_util.unwrap_or(era.util);
-    let product = total as f64 * util;
-    let budget = if era.ceil_budget {
-        product.ceil()
-    } else {
-        product.floor()
-    } as u64;
+    let budget = budget_of(s, era, total);
     let ml = max_len(s);
     let split = expert_split(s, arch, l, v);
     let weights = weights(s, p, l, split);
@@ -116,18 +110,8 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         Sym("c_tok", per_token as u128),
         Mul,
     ]);
-    let error = if let Some(e) = refusal(s, arch, l, v, total) {
-        Some(e)
-    } else if kv_bytes == 0 || (era.v0 && pl.blocks == 0) {
-        Some(vllm_no_memory(v))
-    } else if era.v0 && pl.tokens < ml {
-        Some(vllm_v0_too_long(ml, pl.tokens))
-    } else if pl.fit < ml {
-        let need = sat(ml.div_ceil(block) as u128 * block as u128 * per_token as u128);
-        Some(vllm_too_long(v, ml, need, kv_bytes, pl.fit))
-    } else {
-        None
-    };
+    let error = refusal(s, arch, l, v, total)
+        .or_else(|| pool_error(v, ml, kv_bytes, (block, per_token), &pl));
     Plan {
         engine: Engine::Vllm,
         version: v,
@@ -155,6 +139,47 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         error,
         host: None,
         sources: ep_sources(SOURCES, split.is_some()),
+    }
+}
+
+/// What vLLM may use: `gpu_memory_utilization × total` (the release's default utilisation
+/// unless `gpu_util` is set), rounded up or down as the release does (`VllmEra::ceil_budget`).
+///
+/// # Formula
+/// ```text
+/// budget = ⌈u·M⌉ or ⌊u·M⌋
+/// ```
+/// Source: vLLM `v1/worker/gpu_worker.py determine_available_memory` (`requested_memory`).
+/// Example: H100 (85,029,158,912 B), u = 0.90: 76,526,243,020 B.
+fn budget_of(s: &Scenario, era: VllmEra, total: u64) -> u64 {
+    let util = s.serving.gpu_util.unwrap_or(era.util);
+    let product = total as f64 * util;
+    if era.ceil_budget {
+        product.ceil() as u64
+    } else {
+        product.floor() as u64
+    }
+}
+
+/// The refusal when the pool holds no block (or, before V1, fewer tokens than one request),
+/// or when one `max_len` request does not fit, in the release's own words.
+fn pool_error(
+    v: Version,
+    ml: u64,
+    kv_bytes: u64,
+    (block, per_token): (u64, u64),
+    pl: &Pool,
+) -> Option<String> {
+    let era = VllmEra::of(v);
+    if kv_bytes == 0 || (era.v0 && pl.blocks == 0) {
+        Some(vllm_no_memory(v))
+    } else if era.v0 && pl.tokens < ml {
+        Some(vllm_v0_too_long(ml, pl.tokens))
+    } else if pl.fit < ml {
+        let need = sat(ml.div_ceil(block) as u128 * block as u128 * per_token as u128);
+        Some(vllm_too_long(v, ml, need, kv_bytes, pl.fit))
+    } else {
+        None
     }
 }
 
