@@ -1,4 +1,4 @@
-//! The guided tour: ten short steps through the ZeRO trade-offs, each with a link
+//! The guided tour: eleven short steps through the ZeRO trade-offs, each with a link
 //! that loads its scenario and a number the page then shows. Every number is
 //! computed here by the estimator, never typed in: the browser test opens each
 //! link and finds the quoted number where the step says it is.
@@ -68,6 +68,8 @@ enum Fig {
     States(&'static str),
     /// The saved activations at the peak.
     Activations(&'static str),
+    /// The KV cache (and a state-space model's state) at the peak.
+    Kv(&'static str),
     /// The step-time model's figure ([`step`]).
     Step(&'static str),
     /// The parameter count, digits grouped.
@@ -100,9 +102,12 @@ const ACC18: &str = "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=1&grad_acc_d
 const DS14: &str = "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=2&convention=ds-0.14";
 const DS19: &str = "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=2&convention=ds-0.19";
 const SEED002: &str = "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=3&convention=seed002";
+const MAMBA: &str = "model=mamba2-2.7b&mode=infer&seq=32768&batch=8";
+const MAMBA_NAIVE: &str = "model=mamba2-2.7b&mode=infer&seq=32768&batch=8&ssm_kernels=torch-naive";
+const PHI2: &str = "model=phi-2&mode=infer&seq=32768&batch=8";
 
 /// The tour, in order.
-const TOUR: [Spec; 10] = [
+const TOUR: [Spec; 11] = [
     Spec {
         title: "Plain data parallelism: 16 bytes per parameter",
         query: Z0,
@@ -183,6 +188,14 @@ const TOUR: [Spec; 10] = [
         text: "DeepSpeed's ZeRO-2 estimator counted 4P + 16P/G up to v0.14.2 ({}) and 2P + 18P/G from v0.14.3 ({}), model states only. Seed 002's 405B example put s where its formula has s² and printed 151× too little; evaluated as written, its constants give {} here against {} for ZeRO-3 under memfit's terms (convention=seed002).",
         figs: &[Fig::Peak(DS14), Fig::Peak(DS19), Fig::Peak(SEED002), Fig::Peak(Z3)],
     },
+    Spec {
+        title: "State-space models: memory that does not grow with the context",
+        query: MAMBA,
+        panel: "chart",
+        shown_in: "per-gpu",
+        text: "Mamba-2 keeps a fixed state per sequence instead of a KV cache: serving 8 sequences of 32,768 tokens, Mamba-2 2.7B holds {} of state and peaks at {} per GPU, where Phi-2, a transformer of the same size ({} parameters), needs {} of KV cache and {} in all. The scan still costs memory while it reads the prompt, and how much depends on the kernels: transformers ≤ 5.17's torch path without them (ssm_kernels=torch-naive) would ask for {}.",
+        figs: &[Fig::Kv(MAMBA), Fig::Peak(MAMBA), Fig::Params(PHI2), Fig::Kv(PHI2), Fig::Peak(PHI2), Fig::Peak(MAMBA_NAIVE)],
+    },
 ];
 
 /// Where the timeline of `q` puts its peak: "backward, layer 31: what happens there".
@@ -205,6 +218,7 @@ fn figure(fig: Fig, units: Units) -> String {
         Fig::Pinned(q) => units.format(est(q).pinned_cpu_bytes),
         Fig::States(q) => units.format(states(&est(q))),
         Fig::Activations(q) => units.format(est(q).gpu_bytes_of(Component::Activations)),
+        Fig::Kv(q) => units.format(est(q).gpu_bytes_of(Component::KvCache)),
         Fig::Step(q) => step(q),
         Fig::Params(q) => memfit_core::units::group_digits(est(q).model.params),
         Fig::PeakAt(q) => peak_at(q),
@@ -287,7 +301,7 @@ mod tests {
     #[test]
     fn every_step_quotes_what_its_page_shows() {
         let s = steps(Units::Gib);
-        assert!((6..=10).contains(&s.len()));
+        assert!((6..=11).contains(&s.len()));
         for st in &s {
             let (sc, w) = decode(st.query);
             let sc = sc.scenario;
