@@ -10,8 +10,11 @@
 //! timeline, a solve) is not an input of the estimate: see `contract::Settings`.
 
 mod access;
+mod problems;
+mod serving;
 
 pub use access::*;
+pub use serving::*;
 
 mod enums;
 

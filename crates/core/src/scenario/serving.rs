@@ -1,0 +1,236 @@
+//! What serving reads from a scenario: the releases whose rules change what an engine
+//! does, each engine's modelled releases and label, the device's CUDA total, the release in
+//! use, and what the engine refuses to start with.
+
+use super::*;
+
+/// The device total `cudaMemGetInfo` reports, where public logs or device queries give
+/// it (smaller than `nvidia-smi memory.total` by what the driver keeps): `(gpu id, MiB·2^20
+/// or bytes)`. Other GPUs: the preset's capacity less 512 MiB.
+///
+/// Source: deviceQuery / `torch.cuda.get_device_properties` output in public files (see
+/// docs/serving.md): H100 80 GB 85,029,158,912 B (79.19 GiB, as vLLM's logs print).
+pub const CUDA_TOTAL: &[(&str, u64)] = &[
+    ("h100-80", 85_029_158_912),
+    ("h100-pcie", 85_029_158_912),
+    ("a100-80", 85_093_777_408),
+    ("a100-40", 40_536 * MIB),
+    ("l40s", 45_589 * MIB),
+    ("rtx4090", 24_563 * MIB),
+    ("h200", 143_156 * MIB),
+];
+
+/// vLLM's first V1 release (the V0 engine is ≤ 0.7).
+pub const VLLM_V1_FROM: Version = Version(0, 8, 0);
+/// vLLM's `--enable-expert-parallel` first release (not in 0.7.3's `arg_utils.py`).
+pub const VLLM_EP_FROM: Version = Version(0, 8, 0);
+/// vLLM's first release with `--quantization mxfp4` (gpt-oss).
+///
+/// Source: vLLM sdists 0.10.0 (no `quantization/mxfp4.py`) and 0.10.1 (`Mxfp4Config`).
+pub const VLLM_MXFP4_FROM: Version = Version(0, 10, 1);
+/// vLLM's first release whose MXFP4 config loads a linear layer unquantized instead of
+/// raising `NotImplementedError("Mxfp4 linear layer is not implemented")`.
+///
+/// Source: vLLM `model_executor/layers/quantization/mxfp4.py Mxfp4Config.get_quant_method`
+/// (raises in 0.10.1–0.11.0; `UnquantizedLinearMethod()` with a debug log from 0.11.1,
+/// through 0.33.0).
+pub const VLLM_MXFP4_LINEAR_FALLBACK: Version = Version(0, 11, 1);
+
+impl Engine {
+    /// The newest release memfit models (what an empty `engine_version` means).
+    pub fn newest(self) -> Version {
+        match self {
+            Engine::Vllm => Version(0, 33, 0),
+            Engine::Sglang => Version(0, 5, 3),
+            Engine::Trtllm => Version(1, 0, 0),
+            Engine::Llamacpp => Version(7300, 0, 0),
+        }
+    }
+    /// The releases memfit models, `(oldest, newest)`: what its sources were read at
+    /// (docs/serving.md, "Sources read"). Patch releases of the newest minor count as
+    /// modelled; llama.cpp's build numbers are not checked (every build is read with one
+    /// set of rules; the build decides only `flash_attn=auto`'s default, off before b6325).
+    ///
+    /// Source: vLLM's PyPI sdists 0.6.6.post1 … 0.33.0; SGLang's 0.4.0 … 0.5.3 (the newest
+    /// whose `mem_fraction_static` rule is modelled); TensorRT-LLM 1.0.
+    pub fn modelled(self) -> Option<(Version, Version)> {
+        match self {
+            Engine::Vllm => Some((Version(0, 6, 6), self.newest())),
+            Engine::Sglang => Some((Version(0, 4, 0), self.newest())),
+            Engine::Trtllm => Some((Version(1, 0, 0), self.newest())),
+            Engine::Llamacpp => None,
+        }
+    }
+    /// The engine's name as its project writes it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Engine::Vllm => "vLLM",
+            Engine::Sglang => "SGLang",
+            Engine::Trtllm => "TensorRT-LLM",
+            Engine::Llamacpp => "llama.cpp",
+        }
+    }
+}
+
+impl Scenario {
+    /// The device total a serving engine sees (`cudaMemGetInfo`), bytes: `gpu_mem` when
+    /// set, else [`CUDA_TOTAL`]'s figure, else the capacity less 512 MiB.
+    pub fn cuda_total(&self) -> u64 {
+        if self.cluster.gpu_mem_mib.is_some() {
+            return self.usable_bytes();
+        }
+        CUDA_TOTAL
+            .iter()
+            .find(|(id, _)| *id == self.cluster.gpu)
+            .map_or(self.usable_bytes().saturating_sub(512 * MIB), |(_, b)| *b)
+    }
+
+    /// The serving engine's release whose rules apply: `engine_version` (empty: the newest
+    /// modelled) when inside [`Engine::modelled`]'s range; `Err((asked, used))` outside it,
+    /// `used` the nearest end.
+    pub fn engine_release(&self) -> Result<Version, (Version, Version)> {
+        let e = self.serving.engine;
+        let v = self.serving.version.unwrap_or(e.newest());
+        let Some((lo, hi)) = e.modelled() else {
+            return Ok(v);
+        };
+        if v < lo {
+            Err((v, lo))
+        } else if v > Version(hi.0, hi.1, u16::MAX) {
+            Err((v, hi))
+        } else {
+            Ok(v)
+        }
+    }
+
+    /// What memfit takes from a serving scenario but the engine would not, as named
+    /// warnings; what the engine refuses is the serve plan's `error` instead, in the
+    /// engine's words (`serve::Plan`).
+    ///
+    /// - `engine_version` outside the releases memfit models ([`Engine::modelled`]): the
+    ///   nearest modelled release's rules are used, and named.
+    /// - `quant=mxfp4` under vLLM before 0.10.1 (no `--quantization mxfp4`), or on a dense
+    ///   model from 0.11.1 (`Mxfp4Config.get_quant_method` loads linear layers unquantized:
+    ///   vLLM's MXFP4 path is the MoE experts', as in gpt-oss; 0.10.1–0.11.0 refuse).
+    /// - `gpu_util` under vLLM's V0 engine (≤ 0.7) above `(M_total − ctx)/M_total`: V0 has
+    ///   no start-up check (0.9.1 added one); its budget and the CUDA context outside it
+    ///   exceed the device.
+    /// - a `kv_dtype` memfit does not model TensorRT-LLM with (llama.cpp's block types,
+    ///   int8, int4).
+    ///
+    /// Source: vLLM `model_executor/layers/quantization/mxfp4.py` (0.10.1–0.33.0),
+    /// `worker/worker.py determine_num_available_blocks` (0.6.6.post1, 0.7.3),
+    /// `v1/worker/gpu_worker.py init_device` (0.9.1).
+    pub fn serve_problems(&self, arch: &Arch) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        let e = self.serving.engine;
+        let name = e.label();
+        let v = match self.engine_release() {
+            Ok(v) => v,
+            Err((asked, used)) => {
+                if let Some((lo, hi)) = e.modelled() {
+                    out.push((
+                        "engine_version",
+                        format!(
+                            "memfit models {name} {lo} to {}.{}.x; {asked} is outside that range, so {used}'s rules are used",
+                            hi.0, hi.1
+                        ),
+                    ));
+                }
+                used
+            }
+        };
+        if e == Engine::Vllm && self.numerics.quant == crate::quant::Quant::Mxfp4 {
+            if v < VLLM_MXFP4_FROM {
+                out.push((
+                    "quant",
+                    format!("vLLM {v} has no mxfp4 quantization (it arrived in {VLLM_MXFP4_FROM}, for gpt-oss); counted as if it had"),
+                ));
+            } else if arch.experts == 0 && v >= VLLM_MXFP4_LINEAR_FALLBACK {
+                out.push((
+                    "quant",
+                    format!("vLLM {v} quantises only MoE experts with mxfp4 (gpt-oss-style checkpoints); a dense model's linear layers load unquantized (UnquantizedLinearMethod), but memfit counts them as MXFP4"),
+                ));
+            }
+        }
+        if let (Engine::Vllm, true, Some(u)) = (e, v < VLLM_V1_FROM, self.serving.gpu_util) {
+            let total = self.cuda_total() as f64;
+            let ctx = self.runtime.cuda_ctx_mib as f64 * MIB as f64;
+            if total * u + ctx > total {
+                out.push((
+                    "gpu_util",
+                    format!("gpu_util={u} leaves no room for the CUDA context ({} MiB) beside vLLM {v}'s budget: the V0 engine has no start-up check (0.9.1 added one) and would run out of memory allocating the KV cache or capturing CUDA graphs", self.runtime.cuda_ctx_mib),
+                ));
+            }
+        }
+        self.serve_ep_problems(arch, v, &mut out);
+        self.llamacpp_only_problems(&mut out);
+        let d = self.numerics.kv_dtype;
+        if e == Engine::Trtllm && (d.is_ggml() || d.is_integer()) {
+            out.push((
+                "kv_dtype",
+                format!("kv_dtype={} is not a cache type memfit models for TensorRT-LLM; counted as if TensorRT-LLM had it", d.as_str()),
+            ));
+        }
+        out
+    }
+    /// llama.cpp's own keys (`flash_attn`, `ngl`, `kv_offload`) set under another engine,
+    /// which has no such setting: each named and ignored.
+    fn llamacpp_only_problems(&self, out: &mut Vec<(&'static str, String)>) {
+        let sv = &self.serving;
+        if sv.engine == Engine::Llamacpp {
+            return;
+        }
+        let name = sv.engine.label();
+        let set = [
+            ("flash_attn", sv.flash_attn != FlashAttn::Auto),
+            ("ngl", sv.ngl.is_some()),
+            ("kv_offload", !sv.kv_offload),
+        ];
+        for (key, on) in set {
+            if on {
+                out.push((
+                    key,
+                    format!(
+                        "`{key}` is llama.cpp's setting (engine=llamacpp); ignored under {name}"
+                    ),
+                ));
+            }
+        }
+    }
+    /// `ep > 1` on a mixture of experts as each engine reads it: vLLM's EP size is `t·d`
+    /// whatever `ep` says (`--enable-expert-parallel` is a switch; with `t·d = 1` it does
+    /// nothing), TensorRT-LLM's and llama.cpp's expert parallelism is not modelled.
+    ///
+    /// Source: vLLM `model_executor/layers/fused_moe/layer.py` (`ep_size = tp_size ·
+    /// dp_size`) and `fused_moe/config.py FusedMoEParallelConfig.make` (the serving
+    /// engines' `expert_split`).
+    fn serve_ep_problems(&self, arch: &Arch, v: Version, out: &mut Vec<(&'static str, String)>) {
+        let ep = self.parallel.ep.get();
+        if arch.experts == 0 || ep <= 1 {
+            return;
+        }
+        let l = self.layout();
+        let td = l.tp as u64 * l.dp as u64;
+        match self.serving.engine {
+            Engine::Vllm if v >= VLLM_EP_FROM => {
+                if td <= 1 {
+                    out.push((
+                        "ep",
+                        format!("vLLM's expert parallelism spreads the experts over tp·dp = 1 GPU, so it does nothing: ep = {ep} ignored, counted without expert parallelism"),
+                    ));
+                } else if td != ep as u64 {
+                    out.push((
+                        "ep",
+                        format!("vLLM's EP size is tp·dp = {td} whenever --enable-expert-parallel is on (ep only switches it on): counted with EP = {td}, not ep = {ep}"),
+                    ));
+                }
+            }
+            Engine::Trtllm | Engine::Llamacpp => out.push((
+                "ep",
+                format!("expert parallelism is not modelled for {}: ep = {ep} ignored, every GPU holds every expert ÷ tp", self.serving.engine.label()),
+            )),
+            _ => {}
+        }
+    }
+}
