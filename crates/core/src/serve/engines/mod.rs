@@ -5,6 +5,7 @@ mod llamacpp;
 mod sglang;
 mod trtllm;
 mod vllm;
+mod vllm_checks;
 
 use super::kv::{layer_row, stage_layers, KvFormat};
 use super::{model_context, sym, Plan};
@@ -15,7 +16,9 @@ use crate::resolved::Prepared;
 use crate::scenario::{Engine, Layout, Scenario, Version};
 use crate::units::{GIB, MIB};
 #[cfg(test)]
-pub(crate) use vllm::{vllm_too_long, vllm_v0_too_long, VllmEra};
+pub(crate) use vllm::VllmEra;
+#[cfg(test)]
+pub(crate) use vllm_checks::{vllm_too_long, vllm_v0_too_long};
 
 /// The newest release memfit models per engine (what an empty `engine_version` means;
 /// declared with the modelled range, [`Engine::modelled`]).
