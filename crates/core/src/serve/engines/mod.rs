@@ -2,6 +2,7 @@
 
 mod hybrid;
 mod llamacpp;
+mod llamacpp_offload;
 mod sglang;
 mod trtllm;
 mod vllm;

@@ -1,0 +1,244 @@
+//! Where llama.cpp puts each layer (`-ngl`: the last layers on the GPUs, the output layer
+//! by release) and what each part of the file weighs, so the GPU and host figures split
+//! as its log prints them.
+
+use super::*;
+
+/// llama.cpp's first build that offloads the output layer before the repeating layers
+/// (PR #18148, "llama: offload output layer to GPU first", opened 2025-12-17, after b7410):
+/// the earliest logged build that shows it, b8133 (`offloaded 40/41 layers`, layer 0 on the
+/// CPU, the output on the GPU). Builds between the merge and b8133 are read with the older
+/// rule (the merge's build was not looked up).
+pub(crate) const LLAMACPP_OUTPUT_FIRST_FROM: Version = Version(8133, 0, 0);
+
+/// `token_embd`'s bytes in the file's format (`W_embd`).
+pub(super) fn embd_bytes(s: &Scenario, arch: &crate::model::Arch) -> u64 {
+    let k = s.numerics.precision.compute_bytes();
+    match s.numerics.quant.gguf() {
+        Some(_) => quant::shares(arch, s.numerics.quant, 32).gguf_embd as u64,
+        None => sat(arch.vocab as u128 * arch.hidden as u128 * k as u128),
+    }
+}
+
+/// Where `-ngl` puts the layers: how many of the `L` repeating layers (the last ones) are on
+/// the GPUs, and whether the output layer is.
+///
+/// # Formula
+/// ```text
+/// ngl ≥ L + 1 (or empty):   g = L, output on the GPU
+/// before b8133:             g = ngl,            output on the CPU    (i_gpu_start = L − ngl)
+/// from b8133:               g = max(ngl − 1, 0), output on the GPU if ngl ≥ 1
+///                                                                    (i_gpu_start = L + 1 − ngl)
+/// ```
+/// Source: llama.cpp `src/llama-model.cpp` `load_tensors` (`i_gpu_start = std::max((int)
+/// hparams.n_layer - n_gpu_layers, 0)`, later `n_layer + 1 - n_gpu_layers`; `act_gpu_layers =
+/// min(n_gpu_layers, n_layer + 1)`; the output layer is layer `n_layer`).
+///
+/// # Example
+/// Qwen2.5 7B (28 layers), `-ngl 1` under Ollama 0.3.14: layer 27 on the GPU, the output on
+/// the CPU (logged: KV 2 MiB on CUDA0, 54 MiB in host memory); b8133, Mistral Nemo (40
+/// layers) `-ngl 40`: layers 1–39 and the output on the GPU, layer 0 on the CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Placement {
+    /// Repeating layers on the GPUs (the last `gpu` of them), `g`.
+    pub gpu: u64,
+    /// The output layer (final norm and head) on the GPUs.
+    pub output_gpu: bool,
+}
+
+impl Placement {
+    /// Every layer on the GPUs.
+    pub(super) fn all(self, arch: &crate::model::Arch) -> bool {
+        self.output_gpu && self.gpu >= arch.layers as u64
+    }
+}
+
+/// See [`Placement`].
+pub(crate) fn placement(s: &Scenario, arch: &crate::model::Arch, v: Version) -> Placement {
+    let layers = arch.layers as u64;
+    match s.serving.ngl.map(u64::from) {
+        Some(ngl) if ngl <= layers => {
+            if v >= LLAMACPP_OUTPUT_FIRST_FROM {
+                Placement {
+                    gpu: ngl.saturating_sub(1),
+                    output_gpu: ngl >= 1,
+                }
+            } else {
+                Placement {
+                    gpu: ngl,
+                    output_gpu: false,
+                }
+            }
+        }
+        _ => Placement {
+            gpu: layers,
+            output_gpu: true,
+        },
+    }
+}
+
+/// The full-context and windowed layers among the `g` GPU layers (all GPUs): the most
+/// full-context layers the last `g` may hold, `min(g, L − L_local)`.
+pub(super) fn gpu_kv_layers(arch: &crate::model::Arch, g: u64) -> (u64, u64) {
+    let (full_all, _) = stage_layers(arch, 1);
+    let full = g.min(full_all);
+    (full, g - full)
+}
+
+/// The KV layers on the most loaded GPU: `⌈g/t⌉` layers, as many full-context as
+/// [`gpu_kv_layers`] allows (every layer on the GPUs: [`stage_layers`]); none with
+/// `kv_offload=0`.
+pub(super) fn kv_stage(
+    arch: &crate::model::Arch,
+    place: Placement,
+    offload: bool,
+    t: u32,
+) -> (u64, u64) {
+    if !offload {
+        return (0, 0);
+    }
+    if place.gpu >= arch.layers as u64 {
+        return stage_layers(arch, t);
+    }
+    let stage = place.gpu.div_ceil(t.max(1) as u64);
+    let (full, _) = gpu_kv_layers(arch, place.gpu);
+    let f = stage.min(full);
+    (f, stage - f)
+}
+
+/// The file's weights split as llama.cpp places them: `token_embd`, each repeating layer,
+/// and the output layer (final norm, head).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LayerBytes {
+    /// The file's weights, `W_gguf + 4·Ψ_r` (every tensor once).
+    pub total: u64,
+    /// `token_embd`, `W_embd`.
+    pub embd: u64,
+    /// Each repeating layer's tensors, `W_i`.
+    pub layers: Vec<u64>,
+}
+
+impl LayerBytes {
+    /// # Formula
+    /// ```text
+    /// W_i   = Σ_{tensors of layer i} rows·row_bytes(T, cols) + 4·(Ψ_r − h)/L    (GGUF)
+    ///       = ⌊W · Ψ_i / Ψ⌋                                                  (other formats)
+    /// W_out = W − W_embd − Σ W_i                  (final norm and head; a tied head is
+    ///                                              token_embd's copy, counted apart)
+    /// ```
+    /// `T` each tensor's llama.cpp type (`llama_tensor_get_type`), `Ψ_r` the f32 vectors
+    /// (norms, biases), shared evenly by the layers but the final norm (`h`).
+    ///
+    /// Source: llama.cpp `llama_model_loader` (tensor types and offsets); the GGUF rules of
+    /// [`crate::quant::gguf`].
+    ///
+    /// # Example
+    /// Llama 3 8B Q4_K_M: W = 4,912,898,048 B, W_embd = 295,501,824 B, 32 layers.
+    pub(crate) fn of(s: &Scenario, p: &Prepared) -> LayerBytes {
+        use crate::quant::tensors::{tensors, Role};
+        let arch = &p.arch;
+        let (w, _) = crate::infer::format_weights(s, arch, p.psi);
+        let total = w.eval();
+        let embd = embd_bytes(s, arch);
+        let n = arch.layers as usize;
+        let mut layers = vec![0u64; n];
+        let (ts, vectors) = tensors(arch);
+        let types = s
+            .numerics
+            .quant
+            .gguf()
+            .map(|ft| crate::quant::gguf::tensor_types(ft, arch, &ts));
+        let elements: u128 = ts.iter().map(|t| t.elements()).sum::<u128>() + vectors;
+        for (i, t) in ts.iter().enumerate() {
+            let Some(li) = t.layer.map(|x| x as usize).filter(|&x| x < n) else {
+                continue;
+            };
+            if t.role == Role::TokenEmbd || t.role == Role::Output {
+                continue;
+            }
+            let b = match types.as_ref().and_then(|v| v.get(i).copied().flatten()) {
+                Some(ty) => ty.row_bytes(t.cols) as u128 * t.rows as u128 * t.n as u128,
+                None => t.elements() * total as u128 / elements.max(1),
+            };
+            layers[li] = sat(layers[li] as u128 + b);
+        }
+        if n > 0 {
+            let per = if types.is_some() {
+                4 * vectors.saturating_sub(arch.hidden as u128) / n as u128
+            } else {
+                vectors.saturating_sub(arch.hidden as u128) / n as u128 * total as u128
+                    / elements.max(1)
+            };
+            for x in &mut layers {
+                *x = sat(*x as u128 + per);
+            }
+        }
+        LayerBytes {
+            total,
+            embd,
+            layers,
+        }
+    }
+
+    /// The output layer's bytes, `W_out`.
+    pub(super) fn output(&self) -> u64 {
+        let sum: u64 = self.layers.iter().fold(0u64, |a, &b| a.saturating_add(b));
+        self.total.saturating_sub(self.embd).saturating_sub(sum)
+    }
+
+    /// The GPU layers' bytes (the last `g`), all GPUs together.
+    pub(super) fn gpu_layers(&self, g: u64) -> u64 {
+        let skip = self.layers.len().saturating_sub(g as usize);
+        self.layers[skip..]
+            .iter()
+            .fold(0u64, |a, &b| a.saturating_add(b))
+    }
+
+    /// The weights on one GPU under partial offload.
+    ///
+    /// # Formula
+    /// `W_gpu = ⌈(Σ_{last g} W_i + [output on GPU]·(W_out + [tied]·W_embd)) / t⌉`
+    pub(super) fn gpu_expr(&self, arch: &crate::model::Arch, place: Placement, t: u32) -> Expr {
+        let out = if place.output_gpu {
+            let tied = if arch.tied { self.embd } else { 0 };
+            self.output().saturating_add(tied)
+        } else {
+            0
+        };
+        Expr::new(&[
+            Sym("W_layers,gpu", self.gpu_layers(place.gpu) as u128),
+            Sym("W_out,gpu", out as u128),
+            Add,
+            Sym("t", t as u128),
+            DivCeil,
+        ])
+    }
+
+    /// What llama.cpp maps from the file for the CPU's tensors (its `CPU_Mapped model
+    /// buffer`): the span from the first CPU tensor to the last, in the file's order
+    /// (`token_embd`, the layers, the output layer).
+    ///
+    /// # Formula
+    /// ```text
+    /// output on the GPU:  W_embd + Σ_{first L − g} W_i      (every layer on the GPU: W_embd)
+    /// output on the CPU:  W                                  (the span reaches the file's end)
+    /// ```
+    /// Source: llama.cpp `llama_model_loader::get_mapping_range` (`first` = the lowest
+    /// tensor offset of the buffer's tensors, `last` = the highest end;
+    /// `ggml_backend_cpu_buffer_from_ptr(addr + first, last - first)`).
+    ///
+    /// # Example
+    /// Qwen2.5 7B Q4_K_M, Ollama 0.3.14, `-ngl 1` (the output on the CPU): the whole file,
+    /// logged `CPU buffer size = 4460.45 MiB`; with every layer offloaded `token_embd`'s
+    /// 292.36 MiB.
+    pub(super) fn mapped(&self, arch: &crate::model::Arch, place: Placement) -> u64 {
+        if !place.output_gpu {
+            return self.total;
+        }
+        let cpu = (arch.layers as u64).saturating_sub(place.gpu) as usize;
+        let head = self.layers[..cpu.min(self.layers.len())]
+            .iter()
+            .fold(0u64, |a, &b| a.saturating_add(b));
+        self.embd.saturating_add(head)
+    }
+}
