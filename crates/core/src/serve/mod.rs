@@ -237,3 +237,5 @@ pub fn model_context(preset: &str) -> Option<u32> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_checks;
