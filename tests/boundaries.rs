@@ -5,6 +5,13 @@
 
 use std::path::Path;
 
+/// A folder's unit-test file (`tests.rs`, or `tests_*.rs` beside it: `#[cfg(test)]` modules).
+fn is_unit_tests(f: &Path) -> bool {
+    f.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n == "tests.rs" || (n.starts_with("tests_") && n.ends_with(".rs")))
+}
+
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let p = entry.unwrap().path();
@@ -126,7 +133,7 @@ fn core_imports() -> Vec<(String, Vec<String>)> {
             let mut files = Vec::new();
             rust_files(&p, &mut files);
             // A folder's `tests.rs` is its unit tests (`#[cfg(test)] mod tests;`).
-            files.retain(|f| f.file_name().is_none_or(|n| n != "tests.rs"));
+            files.retain(|f| !is_unit_tests(f));
             let all: Vec<String> = files.iter().map(|f| code(f)).collect();
             modules.push((name, all.join("\n"), true));
         } else if p.extension().is_some_and(|e| e == "rs") && name != "lib" {
@@ -249,11 +256,12 @@ fn folder_graphs(root: &Path) -> Vec<(String, Graph)> {
                 dirs.push(p.clone());
                 let mut files = Vec::new();
                 rust_files(&p, &mut files);
-                files.retain(|f| f.file_name().is_none_or(|n| n != "tests.rs"));
+                files.retain(|f| !is_unit_tests(f));
                 let all: Vec<String> = files.iter().map(|f| code_of(f)).collect();
                 nodes.push((name, all.join("\n"), true));
             } else if p.extension().is_some_and(|e| e == "rs")
-                && !["mod", "lib", "main", "tests"].contains(&name.as_str())
+                && !["mod", "lib", "main"].contains(&name.as_str())
+                && !is_unit_tests(&p)
             {
                 nodes.push((name, code_of(&p), false));
             }
@@ -339,7 +347,7 @@ fn clamps_do_not_grow() {
     );
     let n: usize = files
         .iter()
-        .filter(|f| f.file_name().is_none_or(|n| n != "tests.rs"))
+        .filter(|f| !is_unit_tests(f))
         .map(|f| code_of(f).matches(".max(1)").count())
         .sum();
     assert!(

@@ -10,6 +10,7 @@
 //! timeline, a solve) is not an input of the estimate: see `contract::Settings`.
 
 mod access;
+mod defaults;
 mod problems;
 mod serving;
 
@@ -17,8 +18,10 @@ pub use access::*;
 pub use serving::*;
 
 mod enums;
+mod stack_enums;
 
 pub use enums::*;
+pub use stack_enums::*;
 
 use crate::gpu::{gpu, Gpu, GPUS};
 
@@ -525,89 +528,4 @@ pub struct Scenario {
     /// Hardware figures for the step-time model.
     #[serde(default)]
     pub hardware: HardwareOverrides,
-}
-
-impl Default for Scenario {
-    fn default() -> Self {
-        Scenario {
-            model: ModelSpec {
-                preset: "llama-2-7b".into(),
-                overrides: ArchOverrides::default(),
-                params: None,
-                largest_layer: None,
-            },
-            workload: Workload {
-                mode: Mode::Train,
-                batch: count(1),
-                seq: count(4096),
-                gen: 256,
-                microbatches: count(1),
-                logits: Logits::Last,
-                loss: Loss::Model,
-            },
-            cluster: Cluster {
-                gpu: "h100-80".into(),
-                gpu_mem_mib: None,
-                gpus_per_node: count(1),
-                nodes: count(1),
-            },
-            parallel: Parallel {
-                dp: None,
-                tp: count(1),
-                pp: count(1),
-                cp: count(1),
-                ep: count(1),
-                vpp: count(1),
-                sp: false,
-                schedule: Schedule::OneFOneB,
-            },
-            sharding: Sharding::Zero(Zero::Z0),
-            offload: Offloading {
-                optimizer: Offload::None,
-                params: Offload::None,
-                pin_memory: false,
-            },
-            numerics: Numerics {
-                precision: Precision::Bf16,
-                grad_acc: GradAcc::Compute,
-                optimizer: Optimizer::Adamw,
-                adam_impl: AdamImpl::Foreach,
-                weight_dtype: Dtype::Auto,
-                kv_dtype: Dtype::Auto,
-                quant_group: count(128),
-                quant: crate::quant::Quant::None,
-                nf4_double_quant: true,
-            },
-            activations: ActivationPolicy {
-                attn: Attn::Flash,
-                dropout: false,
-                recompute: Recompute::None,
-                ckpt_layers: 0,
-            },
-            finetune: Tuning::Full,
-            stack: Stack::default(),
-            runtime: Runtime {
-                cuda_ctx_mib: 600,
-                nccl_mib: None,
-                frag_pct: 5,
-                zero_init: true,
-                buffer_factor: 1.5,
-                reduce_bucket: 500_000_000,
-                allgather_bucket: 500_000_000,
-                overlap_comm: false,
-                prefetch_bucket: 50_000_000,
-                max_live_params: 1_000_000_000,
-                tp_overlap: false,
-                ce_fusion: CeFusion::Off,
-                fp8_recipe: Fp8Recipe::Delayed,
-                device: Device::Cuda,
-                fp8_params: false,
-                modules: Modules::Hf,
-                tf32: Tf32::Auto,
-                ssm_kernels: SsmKernels::Fused,
-            },
-            serving: Serving::default(),
-            hardware: HardwareOverrides::default(),
-        }
-    }
 }
