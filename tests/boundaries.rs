@@ -164,24 +164,9 @@ fn core_imports() -> Vec<(String, Vec<String>)> {
 #[test]
 fn core_modules_have_no_cycle() {
     let graph = core_imports();
-    let deps = |m: &str| {
-        graph
-            .iter()
-            .find(|(n, _)| n == m)
-            .map(|(_, d)| d.clone())
-            .unwrap_or_default()
-    };
-    for (m, _) in &graph {
-        // Depth-first search from m's imports back to m.
-        let mut stack = deps(m);
-        let mut seen: Vec<String> = Vec::new();
-        while let Some(n) = stack.pop() {
-            assert_ne!(&n, m, "module cycle through core/{m}.rs");
-            if !seen.contains(&n) {
-                seen.push(n.clone());
-                stack.extend(deps(&n));
-            }
-        }
+    let deps = |m: &str| deps_of(&graph, m);
+    if let Some(m) = on_a_cycle(&graph) {
+        panic!("module cycle through core/{m}.rs");
     }
     // The floors: byte arithmetic (units), formulas (expr), then the ledger.
     assert!(
@@ -207,6 +192,33 @@ fn core_modules_have_no_cycle() {
 
 /// Each node with the siblings it imports.
 type Graph = Vec<(String, Vec<String>)>;
+
+/// What node `m` imports in `graph`.
+fn deps_of(graph: &Graph, m: &str) -> Vec<String> {
+    graph
+        .iter()
+        .find(|(n, _)| n == m)
+        .map(|(_, d)| d.clone())
+        .unwrap_or_default()
+}
+
+/// A node that reaches itself through its imports (depth-first from each node's imports).
+fn on_a_cycle(graph: &Graph) -> Option<String> {
+    for (m, _) in graph {
+        let mut stack = deps_of(graph, m);
+        let mut seen: Vec<String> = Vec::new();
+        while let Some(n) = stack.pop() {
+            if &n == m {
+                return Some(m.clone());
+            }
+            if !seen.contains(&n) {
+                seen.push(n.clone());
+                stack.extend(deps_of(graph, &n));
+            }
+        }
+    }
+    None
+}
 
 /// A file's code before its unit tests, comments left out.
 fn code_of(f: &Path) -> String {
@@ -293,23 +305,8 @@ fn no_cycle_between_files_in_any_folder() {
     for krate in ["crates/core/src", "crates/evidence/src", "src"] {
         for (dir, graph) in folder_graphs(&root.join(krate)) {
             folders += 1;
-            let deps = |m: &str| {
-                graph
-                    .iter()
-                    .find(|(n, _)| n == m)
-                    .map(|(_, d)| d.clone())
-                    .unwrap_or_default()
-            };
-            for (m, _) in &graph {
-                let mut stack = deps(m);
-                let mut seen: Vec<String> = Vec::new();
-                while let Some(n) = stack.pop() {
-                    assert_ne!(&n, m, "a cycle through {dir}/{m} ({m} → … → {m})");
-                    if !seen.contains(&n) {
-                        seen.push(n.clone());
-                        stack.extend(deps(&n));
-                    }
-                }
+            if let Some(m) = on_a_cycle(&graph) {
+                panic!("a cycle through {dir}/{m} ({m} → … → {m})");
             }
         }
     }
