@@ -410,10 +410,13 @@ proptest! {
     }
 
     /// Under ZeRO-3, more data-parallel ranks never need more memory per GPU: the
-    /// sharded states divide by `N_s`, everything else does not depend on it.
+    /// sharded states divide by `N_s`, everything else does not depend on it. A training
+    /// property: in serving, DP changes what an engine does (SGLang's expert parallelism with
+    /// DP attention needs `t·d` divisible by `ep`, and more DP can switch it off).
     #[test]
     fn zero3_memory_never_grows_with_dp(base in scenario(), dp in 1u32..512, more in 1u32..512) {
         let mut s = base;
+        s.workload.mode = memfit_core::scenario::Mode::Train;
         s.sharding = memfit_core::scenario::Sharding::Zero(Zero::Z3);
         s.parallel.dp = Some(at_least_one(dp));
         let e0 = estimate(&s).per_gpu_bytes;
