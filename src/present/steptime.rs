@@ -88,6 +88,9 @@ pub struct StepView {
     pub parts: Vec<StepRow>,
     /// Communication per dimension, whole (what is not hidden is in `parts`).
     pub comm: Vec<StepRow>,
+    /// What the figure rests on: where its GEMM rates come from, and whether eager
+    /// PyTorch's own costs are in it.
+    pub basis: String,
 }
 
 /// The step-time panel's figures for a step-time answer.
@@ -158,5 +161,39 @@ pub fn step_view(t: &memfit_core::steptime::StepTime) -> StepView {
         ),
         parts,
         comm,
+        basis: step_basis(t),
+    }
+}
+
+/// "GEMMs at the rates measured on an H200 by shape and precision …; eager PyTorch's own
+/// kernels and optimizer passes counted (torch.compile would fuse most of them away)".
+///
+/// ```
+/// use memfit::present::step_basis;
+/// use memfit_core::contract::query::decode;
+/// use memfit_core::estimate::Prepared;
+/// let time = |q: &str| {
+///     let s = decode(q).0.scenario;
+///     memfit_core::steptime::step_time(&s, &Prepared::of(&s)).unwrap()
+/// };
+/// let h200 = step_basis(&time("model=llama-3-8b&gpu=h200&framework=pytorch"));
+/// assert!(h200.starts_with("GEMMs at the rates measured on an H200"), "{h200}");
+/// assert!(h200.contains("torch.compile"));
+/// let a100 = step_basis(&time("model=llama-3-8b&gpu=a100-80&framework=megatron"));
+/// assert!(a100.starts_with("GEMMs at the data sheet's peak"), "{a100}");
+/// assert!(!a100.contains("torch.compile"));
+/// ```
+pub fn step_basis(t: &memfit_core::steptime::StepTime) -> String {
+    use memfit_core::steptime::GemmRates;
+    let gemm = match t.gemm_rates {
+        GemmRates::Measured => "GEMMs at the rates measured on an H200 by shape and precision (the H100 SXM shares its die and clocks)",
+        GemmRates::PeakCurve => {
+            "GEMMs at the data sheet's peak times a size curve (no shape-by-shape measurement for this GPU)"
+        }
+    };
+    if t.eager_costs {
+        format!("{gemm}; eager PyTorch's own kernels and optimizer passes counted (torch.compile would fuse most of them away).")
+    } else {
+        format!("{gemm}.")
     }
 }

@@ -57,6 +57,7 @@ pub fn StepTimePanel(#[prop(into)] scenario: Signal<Scenario>) -> impl IntoView 
                 view! {
                     <p class="big" data-testid="step-headline" data-step-s=v.step_s.to_string()>{v.headline.clone()}</p>
                     <p data-testid="step-band">{step_band(v.step_s)}</p>
+                    <p class="hint" data-testid="step-basis">{v.basis.clone()}</p>
                     {table(&v.parts, "step-parts", "step-part", "Where a step goes (the parts add up to it)", ["part", "time", "of the step"])}
                     {(!v.comm.is_empty()).then(|| table(&v.comm, "step-comm", "step-comm-row", "Communication, whole (partly hidden behind compute; what is not is above)", ["dimension", "time", "beside the step"]))}
                 }

@@ -137,6 +137,9 @@ await test('step-time panel: the CLI\'s time=1 step, its parts adding up to it; 
   const band = await page.getByTestId('step-band').textContent();
   const ratios = [...band.matchAll(/([\d.]+)–([\d.]+)× its step/g)][0];
   check(ratios && band.includes(`about ${(want.step_s * Number(ratios[1])).toFixed(2)} s to ${(want.step_s * Number(ratios[2])).toFixed(2)} s`), `band "${band}" is not the held-out ratios × the CLI's step`);
+  // What the figure rests on, as the CLI says it: the default H100 takes the measured GEMM table.
+  const basis = await page.getByTestId('step-basis').textContent();
+  check(want.gemm_rates === 'measured' && basis.startsWith('GEMMs at the rates measured on an H200'), `basis "${basis}" for gemm_rates ${want.gemm_rates}`);
   const parts = await page.getByTestId('step-part').count();
   check(parts >= 3, `${parts} parts`);
   const b = want.breakdown;
