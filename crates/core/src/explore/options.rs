@@ -25,9 +25,7 @@ pub(crate) fn tp_options(s: &Scenario, p: &Prepared, n: u32) -> Vec<u32> {
     divisors(n)
         .into_iter()
         .filter(|&t| {
-            t <= s.cluster.gpus_per_node.get()
-                && heads % t == 0
-                && (kv % t == 0 || t % kv == 0)
+            t <= s.cluster.gpus_per_node.get() && heads % t == 0 && (kv % t == 0 || t % kv == 0)
         })
         .collect()
 }

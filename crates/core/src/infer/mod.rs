@@ -396,10 +396,7 @@ mod tests {
         let qwen = arch(
             "model=mixtral-8x7b&hidden=256&ffn=1024&moe_ffn=256&experts=4&top_k=2&shared_experts=2",
         );
-        assert_eq!(
-            moe_width(&qwen).0,
-            (2 * (256 + 4 * 256) + 256)
-        );
+        assert_eq!(moe_width(&qwen).0, (2 * (256 + 4 * 256) + 256));
         assert_eq!(moe_width(&qwen).0, 2_816);
         let (s, _) = decode("model=llama-2-7b&mode=infer");
         assert_eq!(mlp_width(&s.scenario, &s.scenario.arch()).0, 3 * 11_008);
