@@ -10,6 +10,12 @@ WB_VERSION=$(sed -n '/^name = "wasm-bindgen"$/{n;s/^version = "\(.*\)"$/\1/p;q}'
 
 rustup target list --installed | grep -qx wasm32-unknown-unknown || step rustup target add wasm32-unknown-unknown
 cargo clippy --version >/dev/null 2>&1 || step rustup component add clippy
+# The long-function check (tools/long_functions.py) needs python3.
+if ! command -v python3 >/dev/null; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  step $SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
+  DEBIAN_FRONTEND=noninteractive step $SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq python3 >/dev/null
+fi
 
 need_browser=${MEMFIT_NEED_BROWSER:-1}
 if [ "$need_browser" = 1 ] && { ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; }; then
