@@ -19,7 +19,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
     let model = Memo::new(move |_| settings.with(|x| x.scenario.model.preset.clone()));
     let select = move |id: &str| settings.update(|x| x.scenario.select_model(id));
     let overrides_set =
-        Memo::new(move |_| settings.with(|x| crate::present::differing(x, &ARCH_KEYS)));
+        Memo::new(move |_| settings.with(|x| crate::present::differing(x, &arch_keys())));
     view! {
         <fieldset class="panel" data-testid="model-panel">
             <legend>"Model"</legend>
@@ -52,7 +52,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
             </div>
             <ConfigImport settings />
             <Disclosure open={overrides_set.get_untracked() > 0}
-                summary=Signal::derive(move || crate::present::advanced_summary("Architecture overrides", overrides_set.get(), ARCH_KEYS.len()))>
+                summary=Signal::derive(move || crate::present::advanced_summary("Architecture overrides", overrides_set.get(), arch_keys().len()))>
             <p class="hint">"Blank fields use the preset's value (shown greyed)."</p>
             <div class="grid">
                 <KeyField settings name="layers" placeholder=preset_value(|a| a.layers.to_string()) />
@@ -105,8 +105,9 @@ const HYBRID_KEYS: [&str; 14] = [
     "lin_v_dim",
 ];
 
-/// The architecture overrides and explicit counts (the model panel's advanced group).
-const ARCH_KEYS: [&str; 37] = [
+/// The transformer shape's overrides (the model panel's advanced group, with the hybrid
+/// keys and [`FORM_KEYS`]).
+const SHAPE_KEYS: [&str; 15] = [
     "layers",
     "hidden",
     "heads",
@@ -122,20 +123,10 @@ const ARCH_KEYS: [&str; 37] = [
     "positions",
     "window",
     "local_layers",
-    "attn_layers",
-    "mamba_layers",
-    "conv_layers",
-    "linear_layers",
-    "ssm_version",
-    "ssm_inner",
-    "ssm_state",
-    "ssm_groups",
-    "ssm_heads",
-    "ssm_conv",
-    "lin_k_heads",
-    "lin_v_heads",
-    "lin_k_dim",
-    "lin_v_dim",
+];
+
+/// The block's form and the explicit counts (the rest of the advanced group).
+const FORM_KEYS: [&str; 8] = [
     "mlp",
     "norm",
     "tied",
@@ -145,6 +136,11 @@ const ARCH_KEYS: [&str; 37] = [
     "params",
     "largest_layer",
 ];
+
+/// Every key of the model panel's advanced group, in the form's order.
+fn arch_keys() -> Vec<&'static str> {
+    [SHAPE_KEYS.as_slice(), &HYBRID_KEYS, &FORM_KEYS].concat()
+}
 
 /// What a newcomer sets first: the task, the batch and sequence, the precision, the
 /// training recipe's main choices.
