@@ -1,0 +1,278 @@
+"""Records the real allocation stream of a measured CUDA training run, on the meta device.
+
+usage: ~/.cache/memfit-venv/bin/python tools/trace_alloc.py RUN_ID [...] > stream.jsonl
+(runs of /work/shared/measurements/cuda-h200/train.jsonl, or tests/data/cuda_h200/train.jsonl)
+
+Every storage a dispatched aten op creates is an allocation of its nbytes; a storage whose weak
+reference has expired by the next op is a free. The model is built by transformers from the run's
+config on the meta device (no compute, real shapes), with the run's optimizer, dtype, checkpointing
+and LoRA, for three iterations of the measured loop. CUDA's own choices are reproduced where the
+meta device would differ: SDPA dispatches to the backend CUDA takes (flash for fp16/bf16 without a
+mask; memory-efficient for fp32 without GQA; math otherwise) and CUDA autocast's casts are applied
+by an autocast emulation (lower-precision ops: linear, matmul, bmm, baddbmm, addmm, SDPA; fp32 ops:
+softmax, log_softmax, cross_entropy, layer_norm, ...; weights cast once per forward and cached).
+Output: one JSON line per run: {"id", "events": [[+bytes|-bytes, tag], ...], "marks": {...}}.
+"""
+import contextlib
+import json
+import sys
+import weakref
+
+import torch
+import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+from torch.multiprocessing.reductions import StorageWeakRef
+
+BF16 = torch.bfloat16
+DEBUG = False
+
+
+class Tracer(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.live = {}  # cdata -> (weakref, nbytes, id)
+        self.events = []
+        self.next_id = 0
+        self.ops = {}
+
+    def poll(self):
+        dead = [k for k, (w, n, i) in self.live.items() if w.expired()]
+        for k in dead:
+            w, n, i = self.live.pop(k)
+            self.events.append((-n, i))
+
+    def track(self, t, tag):
+        st = t.untyped_storage()
+        k = st._cdata
+        if k in self.live or st.nbytes() == 0:
+            return
+        self.next_id += 1
+        self.live[k] = (StorageWeakRef(st), st.nbytes(), self.next_id)
+        self.ops[self.next_id] = tag
+        self.events.append((st.nbytes(), self.next_id))
+
+    def seed(self, t):
+        """A storage that exists before tracing (parameters, buffers, inputs): known, not an event."""
+        st = t.untyped_storage()
+        self.live.setdefault(st._cdata, (StorageWeakRef(st), st.nbytes(), 0))
+
+    def mark(self, name):
+        self.poll()
+        if DEBUG and name == "zg_end":
+            big = sorted(((n, self.ops[i]) for w, n, i in self.live.values()), reverse=True)[:8]
+            print(name, big, file=sys.stderr)
+        self.events.append((0, name))
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.poll()
+        if func is torch.ops.aten._local_scalar_dense.default:
+            # data-dependent checks (padding warnings, packed-sequence detection): answer "true"
+            return True if args[0].dtype == torch.bool else 1
+        out = func(*args, **(kwargs or {}))
+        for t in tree_flatten(out)[0]:
+            if isinstance(t, torch.Tensor) and t.device.type == "meta":
+                self.track(t, str(func))
+        return out
+
+
+# ---------------------------------------------------------------- CUDA's SDPA backend choice
+_SDPA = F.scaled_dot_product_attention
+
+
+def sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    q, k, v = (AMP.cast_low(x) for x in (q, k, v)) if AMP.on else (q, k, v)
+    gqa = k.shape[-3] != q.shape[-3]
+    if attn_mask is None and q.dtype in (torch.float16, BF16) and q.shape[-1] <= 256:
+        return torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, dropout_p, is_causal, False, scale=scale)[0]
+    if not gqa and q.shape[-1] <= 256 and q.dtype in (torch.float32, torch.float16, BF16):
+        return torch.ops.aten._scaled_dot_product_efficient_attention(
+            q, k, v, attn_mask, True, dropout_p, is_causal, scale=scale)[0]
+    # math: transformers' GQA flag makes the math path repeat k, v
+    if gqa:
+        r = q.shape[-3] // k.shape[-3]
+        k = k.repeat_interleave(r, dim=-3)
+        v = v.repeat_interleave(r, dim=-3)
+    return torch.ops.aten._scaled_dot_product_attention_math(q, k, v, attn_mask, dropout_p, is_causal, scale=scale)[0]
+
+
+# ---------------------------------------------------------------- CUDA autocast, emulated
+class Amp:
+    on = False
+    cache = {}
+
+    def cast_low(self, x):
+        if not isinstance(x, torch.Tensor) or x.dtype != torch.float32:
+            return x
+        if x.is_leaf and x.requires_grad:
+            c = self.cache.get(id(x))
+            if c is None:
+                c = x.to(BF16)
+                self.cache[id(x)] = c
+            return c
+        return x.to(BF16)
+
+    def cast_f32(self, x):
+        return x.float() if isinstance(x, torch.Tensor) and x.dtype in (BF16, torch.float16) else x
+
+
+AMP = Amp()
+
+
+def low(fn):
+    def w(*a, **k):
+        if AMP.on:
+            a = tuple(AMP.cast_low(x) for x in a)
+            k = {n: AMP.cast_low(x) for n, x in k.items()}
+        return fn(*a, **k)
+    return w
+
+
+def f32(fn):
+    def w(*a, **k):
+        if AMP.on:
+            a = tuple(AMP.cast_f32(x) for x in a)
+            k = {n: AMP.cast_f32(x) for n, x in k.items()}
+        return fn(*a, **k)
+    return w
+
+
+@contextlib.contextmanager
+def autocast(on):
+    AMP.on, AMP.cache = on, {}
+    try:
+        yield
+    finally:
+        AMP.on, AMP.cache = False, {}
+
+
+class _Autocast:
+    """torch.amp.autocast as torch.utils.checkpoint re-enters it for a recompute: the emulation."""
+
+    def __init__(self, device_type, enabled=True, **kw):
+        self.ctx = autocast(enabled) if device_type == "cpu" and enabled else contextlib.nullcontext()
+
+    def __enter__(self):
+        return self.ctx.__enter__()
+
+    def __exit__(self, *a):
+        return self.ctx.__exit__(*a)
+
+
+def patch():
+    import torch.utils.checkpoint as CK
+    CK._get_autocast_kwargs = lambda device_type="cuda": (None, {"enabled": AMP.on})
+    torch.amp.autocast = _Autocast
+    torch.pow = f32(torch.pow)
+    torch.Tensor.pow = f32(torch.Tensor.pow)
+    torch.Tensor.__pow__ = f32(torch.Tensor.__pow__)
+    import transformers.modeling_utils as MU
+    MU.PreTrainedModel.warn_if_padding_and_no_attention_mask = lambda *a, **k: None
+    F.scaled_dot_product_attention = sdpa
+    F.linear = low(F.linear)
+    torch.matmul = low(torch.matmul)
+    torch.Tensor.__matmul__ = low(torch.Tensor.__matmul__)
+    torch.bmm = low(torch.bmm)
+    torch.baddbmm = low(torch.baddbmm)
+    torch.addmm = low(torch.addmm)
+    F.conv1d = low(F.conv1d)
+    for name in ("softmax", "log_softmax", "cross_entropy", "layer_norm", "nll_loss", "group_norm"):
+        setattr(F, name, f32(getattr(F, name)))
+    torch.softmax = f32(torch.softmax)
+    torch.Tensor.softmax = f32(torch.Tensor.softmax)
+
+
+class FusedAdamW:
+    """torch.optim.AdamW(fused=True) as the allocator sees it (the meta device has no fused kernel):
+    at the first step, per parameter in order, a 4-byte step tensor on the device and exp_avg and
+    exp_avg_sq (zeros_like); the fused kernel then updates everything in place, allocating nothing."""
+
+    def __init__(self, params):
+        self.params, self.state = list(params), None
+
+    def step(self):
+        if self.state is None:
+            self.state = [(torch.zeros((), dtype=torch.float32, device=p.device), torch.zeros_like(p),
+                           torch.zeros_like(p)) for p in self.params]
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.params:
+            p.grad = None
+
+
+def make_opt(MC, params, c):
+    if c["optimizer"] == "adamw" and c["adam_impl"] == "fused":
+        return FusedAdamW(params)
+    return MC.make_opt(params, c)
+
+
+def harness():
+    """measure_cuda.py's model table and builders (its main() is not run)."""
+    import types
+    src = open(HARNESS).read().split("\ndef main():")[0]
+    argv, sys.argv = sys.argv, ["measure_cuda.py", "--smoke"]
+    mod = types.ModuleType("measure_cuda")
+    exec(compile(src, HARNESS, "exec"), mod.__dict__)
+    sys.argv = argv
+    return mod
+
+
+HARNESS = "/work/shared/measurements/cuda-h200/measure_cuda.py"
+
+
+def run(rec):
+    MC = harness()
+    MC.ARGS.smoke = False
+    MC.DEV = torch.device("meta")
+    c = {k: rec[k] for k in ("id", "model", "policy", "attn", "ckpt", "optimizer", "adam_impl", "lora")}
+    pdt = BF16 if c["policy"] == "bf16_pure" or c["lora"] else torch.float32
+    m, cfg = MC.build(c["model"], c["attn"], pdt)
+    if c["lora"]:
+        m, _ = MC.apply_lora(m, c["lora"])
+    m.train()
+    if c["ckpt"]:
+        MC.enable_ckpt(m)
+    opt = make_opt(MC, [p for p in m.parameters() if p.requires_grad], c)
+    amp = c["policy"] == "amp_bf16" or bool(c["lora"])
+    tr = Tracer()
+    resident = sum(p.untyped_storage().nbytes() for p in {p.untyped_storage()._cdata: p for p in m.parameters()}.values())
+    resident += sum(b.untyped_storage().nbytes() for b in m.buffers())
+    ids = torch.randint(0, cfg.vocab_size, (rec["batch"], rec["seq"]), device="meta")
+    for t in [*m.parameters(), *m.buffers(), ids]:
+        tr.seed(t)
+    with tr:
+        for it in range(3):
+            tr.mark(f"it{it}")
+            with autocast(amp):
+                loss = m(input_ids=ids, labels=ids).loss
+            tr.mark("fw_end")
+            loss.backward()
+            del loss
+            tr.mark("bw_end")
+            opt.step()
+            tr.mark("opt_end")
+            opt.zero_grad(set_to_none=True)
+            tr.mark("zg_end")
+    seen, res_t = set(), []
+    for t in [*m.parameters(), *m.buffers(), ids]:
+        st = t.untyped_storage()
+        if st._cdata not in seen and st.nbytes():
+            seen.add(st._cdata)
+            res_t.append(st.nbytes())
+    return dict(id=c["id"], resident=resident, resident_tensors=res_t, ids_bytes=ids.untyped_storage().nbytes(), events=tr.events)
+
+
+def main():
+    patch()
+    runs = {}
+    for path in ("/work/shared/measurements/cuda-h200/train.jsonl",):
+        for line in open(path):
+            r = json.loads(line)
+            runs[r["id"]] = r
+    for rid in sys.argv[1:]:
+        out = run(runs[rid])
+        print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main()
