@@ -27,6 +27,7 @@
 //! be imported here, so the page, the CLI and other tools share one estimator.
 
 pub mod activations;
+pub mod allocator;
 pub mod comm;
 pub mod contract;
 pub mod conventions;
