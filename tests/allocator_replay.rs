@@ -14,7 +14,7 @@
 //! and the meta device does not — sits in the tolerance: the traced allocated peak is 0.1–0.7 % (about 64 MiB)
 //! under the measured one.
 
-use memfit_core::allocator::{replay, StreamEvent};
+use memfit_core::allocator::{parse_stream, replay, StreamEvent};
 use serde_json::Value;
 
 fn measured(id: &str) -> (u64, u64) {
@@ -31,15 +31,7 @@ fn measured(id: &str) -> (u64, u64) {
 
 fn stream(id: &str) -> (Vec<u64>, Vec<StreamEvent>) {
     let path = format!("tests/data/cuda_h200/streams/{id}.json");
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let resident = v["resident"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
-    let events = v["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| (e[0].as_i64().unwrap(), e[1].as_u64().unwrap()))
-        .collect();
-    (resident, events)
+    parse_stream(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// (run, what the run is, measured reserved − allocated as a share of allocated)

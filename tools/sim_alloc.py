@@ -1,6 +1,8 @@
 """PyTorch's CUDACachingAllocator (default settings), replayed on an allocation stream.
 
-usage: python3 tools/sim_alloc.py STREAM.jsonl [train.jsonl]
+usage: python3 tools/sim_alloc.py STREAM.json [...]   (tools/trace_alloc.py's output; the run's
+measurement is read from tests/data/cuda_h200/train.jsonl). memfit_core::allocator is the same
+mechanism in Rust (`memfit --alloc-replay STREAM.json`).
 Mechanisms (c10/cuda/CUDACachingAllocator.cpp, torch 2.x): sizes rounded up to 512 B; requests
 <= 1 MiB from the small pool, in 2 MiB segments; larger requests from the large pool: under 10 MiB
 a 20 MiB segment, else the size rounded up to 2 MiB; best fit (smallest free block that fits, then
@@ -10,6 +12,7 @@ segment; segments are never released (no empty_cache, no OOM retry).
 """
 import bisect
 import json
+import os
 import sys
 
 KB, MB = 1 << 10, 1 << 20
@@ -124,14 +127,14 @@ def replay(stream, resident_tensors=(), expandable=False):
 
 def main():
     runs = {}
-    for line in open(sys.argv[2] if len(sys.argv) > 2 else "/work/shared/measurements/cuda-h200/train.jsonl"):
+    for line in open(os.path.join(os.path.dirname(__file__), "..", "tests/data/cuda_h200/train.jsonl")):
         r = json.loads(line)
         runs[r["id"]] = r
     G = 1 << 30
-    for line in open(sys.argv[1]):
-        t = json.loads(line)
+    for path in sys.argv[1:]:
+        t = json.load(open(path))
         r = runs[t["id"]]
-        a, marks = replay(t["events"], t.get("resident_tensors", [t["resident"]]))
+        a, marks = replay([(d, k) for d, k in t["events"] if d != 0], t["resident"])
         it = r["iters"][1]
         print(f"{t['id']} alloc peak sim {a.max_allocated / G:6.2f} meas {it['peak'] / G:6.2f} | reserved sim "
               f"{a.max_reserved / G:6.2f} meas {r['max_reserved'] / G:6.2f} ({(a.max_reserved - r['max_reserved']) / r['max_reserved']:+.1%})"

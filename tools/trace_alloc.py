@@ -1,7 +1,9 @@
 """Records the real allocation stream of a measured CUDA training run, on the meta device.
 
-usage: ~/.cache/memfit-venv/bin/python tools/trace_alloc.py RUN_ID [...] > stream.jsonl
-(runs of /work/shared/measurements/cuda-h200/train.jsonl, or tests/data/cuda_h200/train.jsonl)
+usage: ~/.cache/memfit-venv/bin/python tools/trace_alloc.py [--out DIR] RUN_ID [...]
+(runs of tests/data/cuda_h200/train.jsonl; the venv as in tools/measure_hf.py, plus peft for LoRA runs)
+Writes DIR/RUN_ID.json (default DIR: the current directory); replay one with
+`memfit --alloc-replay DIR/RUN_ID.json` or `python3 tools/sim_alloc.py DIR/RUN_ID.json`.
 
 Every storage a dispatched aten op creates is an allocation of its nbytes; a storage whose weak
 reference has expired by the next op is a free. The model is built by transformers from the run's
@@ -11,10 +13,13 @@ meta device would differ: SDPA dispatches to the backend CUDA takes (flash for f
 mask; memory-efficient for fp32 without GQA; math otherwise) and CUDA autocast's casts are applied
 by an autocast emulation (lower-precision ops: linear, matmul, bmm, baddbmm, addmm, SDPA; fp32 ops:
 softmax, log_softmax, cross_entropy, layer_norm, ...; weights cast once per forward and cached).
-Output: one JSON line per run: {"id", "events": [[+bytes|-bytes, tag], ...], "marks": {...}}.
+Output, per run: {"id", "source", "resident": [bytes of each parameter/buffer/input, in creation
+order], "events": [[+bytes | -bytes | 0, tensor id], ...], "marks": [[event index, name], ...]}
+(marks: it0…it2, fw_end, bw_end, opt_end, zg_end of each iteration).
 """
 import contextlib
 import json
+import os
 import sys
 import weakref
 
@@ -217,7 +222,7 @@ def harness():
     return mod
 
 
-HARNESS = "/work/shared/measurements/cuda-h200/measure_cuda.py"
+HARNESS = os.path.join(os.path.dirname(__file__), "measure_cuda.py")
 
 
 def run(rec):
@@ -235,8 +240,6 @@ def run(rec):
     opt = make_opt(MC, [p for p in m.parameters() if p.requires_grad], c)
     amp = c["policy"] == "amp_bf16" or bool(c["lora"])
     tr = Tracer()
-    resident = sum(p.untyped_storage().nbytes() for p in {p.untyped_storage()._cdata: p for p in m.parameters()}.values())
-    resident += sum(b.untyped_storage().nbytes() for b in m.buffers())
     ids = torch.randint(0, cfg.vocab_size, (rec["batch"], rec["seq"]), device="meta")
     for t in [*m.parameters(), *m.buffers(), ids]:
         tr.seed(t)
@@ -259,19 +262,29 @@ def run(rec):
         if st._cdata not in seen and st.nbytes():
             seen.add(st._cdata)
             res_t.append(st.nbytes())
-    return dict(id=c["id"], resident=resident, resident_tensors=res_t, ids_bytes=ids.untyped_storage().nbytes(), events=tr.events)
+    marks = [[i, k] for i, (d, k) in enumerate(tr.events) if d == 0]
+    events = [[d, 0 if d == 0 else k] for d, k in tr.events]
+    return dict(id=c["id"], source=f"tools/trace_alloc.py (torch {torch.__version__}, meta device) of run {c['id']}",
+                resident=res_t, events=events, marks=marks, ops=tr.ops if DEBUG else None)
 
 
 def main():
     patch()
     runs = {}
-    for path in ("/work/shared/measurements/cuda-h200/train.jsonl",):
-        for line in open(path):
-            r = json.loads(line)
-            runs[r["id"]] = r
-    for rid in sys.argv[1:]:
+    for line in open(os.path.join(os.path.dirname(__file__), "..", "tests/data/cuda_h200/train.jsonl")):
+        r = json.loads(line)
+        runs[r["id"]] = r
+    args = sys.argv[1:]
+    out_dir = "."
+    if args[:1] == ["--out"]:
+        out_dir, args = args[1], args[2:]
+    os.makedirs(out_dir, exist_ok=True)
+    for rid in args:
         out = run(runs[rid])
-        print(json.dumps(out), flush=True)
+        out.pop("ops")
+        with open(os.path.join(out_dir, rid + ".json"), "w") as f:
+            json.dump(out, f, separators=(",", ":"))
+        print(rid, len(out["events"]), "events", file=sys.stderr)
 
 
 if __name__ == "__main__":

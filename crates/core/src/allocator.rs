@@ -43,7 +43,6 @@
 
 use std::collections::BTreeSet;
 
-const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
 /// Smallest block and the rounding unit (`kMinBlockSize`).
 pub const MIN_BLOCK: u64 = 512;
@@ -255,9 +254,47 @@ pub fn replay(resident: &[u64], events: &[StreamEvent]) -> CachingAllocator {
     a
 }
 
+/// A recorded stream as `tools/trace_alloc.py` writes it: a JSON object with `resident` (the
+/// byte sizes of the tensors alive before the stream, in creation order) and `events` (pairs
+/// `[bytes, id]`: bytes > 0 allocates tensor `id`, < 0 frees it, 0 marks a moment).
+///
+/// # Errors
+/// A message naming what is not as described (not JSON, a missing list, a pair that is not
+/// two integers, a negative size).
+pub fn parse_stream(json: &str) -> Result<(Vec<u64>, Vec<StreamEvent>), String> {
+    let v: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| format!("the stream is not JSON: {e}"))?;
+    let list = |key: &str| {
+        v.get(key)
+            .and_then(|x| x.as_array())
+            .ok_or_else(|| format!("the stream has no `{key}` list"))
+    };
+    let resident = list("resident")?
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            x.as_u64()
+                .ok_or_else(|| format!("resident[{i}] is not a size in bytes: {x}"))
+        })
+        .collect::<Result<Vec<u64>, String>>()?;
+    let events = list("events")?
+        .iter()
+        .enumerate()
+        .map(|(i, e)| match e.as_array().map(|a| a.as_slice()) {
+            Some([b, id]) => match (b.as_i64(), id.as_u64()) {
+                (Some(b), Some(id)) => Ok((b, id)),
+                _ => Err(format!("events[{i}] is not [bytes, id] integers: {e}")),
+            },
+            _ => Err(format!("events[{i}] is not a pair [bytes, id]: {e}")),
+        })
+        .collect::<Result<Vec<StreamEvent>, String>>()?;
+    Ok((resident, events))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    const KIB: u64 = 1 << 10;
 
     #[test]
     fn rounding_and_segment_sizes_follow_the_allocator_constants() {
@@ -343,6 +380,18 @@ mod tests {
         a.malloc(60 * MIB);
         assert_eq!(a.reserved, 160 * MIB);
         assert_eq!(a.allocated, 80 * MIB);
+    }
+
+    #[test]
+    fn parse_stream_reads_the_trace_format_and_names_what_is_wrong() {
+        let (r, e) = parse_stream(r#"{"resident":[512,1048576],"events":[[2048,1],[0,0],[-2048,1]]}"#).unwrap();
+        assert_eq!(r, vec![512, MIB]);
+        assert_eq!(e, vec![(2048, 1), (0, 0), (-2048, 1)]);
+        assert!(parse_stream("[").unwrap_err().contains("not JSON"));
+        assert!(parse_stream(r#"{"events":[]}"#).unwrap_err().contains("`resident`"));
+        assert!(parse_stream(r#"{"resident":[-1],"events":[]}"#).unwrap_err().contains("resident[0]"));
+        assert!(parse_stream(r#"{"resident":[],"events":[[1.5,2]]}"#).unwrap_err().contains("events[0]"));
+        assert!(parse_stream(r#"{"resident":[],"events":[[1]]}"#).unwrap_err().contains("pair"));
     }
 
     #[test]
