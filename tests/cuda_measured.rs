@@ -30,10 +30,6 @@ fn estimate(r: &Value, query: &str) -> Estimate {
 /// The calibration bound of a run and why it is wider than 1 %.
 fn bound(id: &str) -> (f64, &'static str) {
     match id {
-        "C11" => (
-            0.03,
-            "Phi-4-mini −2.1 %: 1.57 GiB beyond the fused qkv view, not yet found",
-        ),
         "C15" => (
             0.02,
             "LoRA on every linear with checkpointing +1.3 %, not yet found",

@@ -77,6 +77,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 <KeyField settings name="bias" />
                 <KeyField settings name="gelu_ops" />
                 <KeyField settings name="softmax_in_dtype" />
+                <KeyField settings name="rope_partial" />
                 <KeyField settings name="params" placeholder=Signal::derive(move || counts.with(|c| c.total.to_string())) />
                 <KeyField settings name="largest_layer" placeholder=Signal::derive(move || counts.with(|c| c.largest_layer.to_string())) />
             </div>
@@ -126,13 +127,14 @@ const SHAPE_KEYS: [&str; 15] = [
 ];
 
 /// The block's form and the explicit counts (the rest of the advanced group).
-const FORM_KEYS: [&str; 8] = [
+const FORM_KEYS: [&str; 9] = [
     "mlp",
     "norm",
     "tied",
     "bias",
     "gelu_ops",
     "softmax_in_dtype",
+    "rope_partial",
     "params",
     "largest_layer",
 ];

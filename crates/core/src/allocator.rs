@@ -384,19 +384,35 @@ mod tests {
 
     #[test]
     fn parse_stream_reads_the_trace_format_and_names_what_is_wrong() {
-        let (r, e) = parse_stream(r#"{"resident":[512,1048576],"events":[[2048,1],[0,0],[-2048,1]]}"#).unwrap();
+        let (r, e) =
+            parse_stream(r#"{"resident":[512,1048576],"events":[[2048,1],[0,0],[-2048,1]]}"#)
+                .unwrap();
         assert_eq!(r, vec![512, MIB]);
         assert_eq!(e, vec![(2048, 1), (0, 0), (-2048, 1)]);
         assert!(parse_stream("[").unwrap_err().contains("not JSON"));
-        assert!(parse_stream(r#"{"events":[]}"#).unwrap_err().contains("`resident`"));
-        assert!(parse_stream(r#"{"resident":[-1],"events":[]}"#).unwrap_err().contains("resident[0]"));
-        assert!(parse_stream(r#"{"resident":[],"events":[[1.5,2]]}"#).unwrap_err().contains("events[0]"));
-        assert!(parse_stream(r#"{"resident":[],"events":[[1]]}"#).unwrap_err().contains("pair"));
+        assert!(parse_stream(r#"{"events":[]}"#)
+            .unwrap_err()
+            .contains("`resident`"));
+        assert!(parse_stream(r#"{"resident":[-1],"events":[]}"#)
+            .unwrap_err()
+            .contains("resident[0]"));
+        assert!(parse_stream(r#"{"resident":[],"events":[[1.5,2]]}"#)
+            .unwrap_err()
+            .contains("events[0]"));
+        assert!(parse_stream(r#"{"resident":[],"events":[[1]]}"#)
+            .unwrap_err()
+            .contains("pair"));
     }
 
     #[test]
     fn replay_ignores_unknown_frees_and_counts_peaks() {
-        let ev = [(10 * MIB as i64, 1), (-(10 * MIB as i64), 1), (-5, 7), (0, 0), (4 * MIB as i64, 2)];
+        let ev = [
+            (10 * MIB as i64, 1),
+            (-(10 * MIB as i64), 1),
+            (-5, 7),
+            (0, 0),
+            (4 * MIB as i64, 2),
+        ];
         let a = replay(&[MIB], &ev);
         assert_eq!(a.max_allocated, 11 * MIB);
         assert_eq!(a.max_reserved, 2 * MIB + 10 * MIB);

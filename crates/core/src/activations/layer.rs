@@ -205,6 +205,12 @@ fn attention_core_terms(s: &Scenario, arch: &Arch, x: &Shape, v: &mut Terms) {
             MASK_BIAS,
         );
     }
+    if partial_rotary_copy(s, arch, kernel) {
+        v.push(
+            "o_proj's input: the attention output copied out of q's order (partial rotary)",
+            ATTN_OUT,
+        );
+    }
     if arch.fused_qkv && fused_view_saved(arch, kernel) {
         v.push(
             "fused qkv output held by v's view (q, k parts)",
@@ -235,6 +241,33 @@ fn attention_core_terms(s: &Scenario, arch: &Arch, x: &Shape, v: &mut Terms) {
         }
         Attn::Eager => {}
     }
+}
+
+/// Whether the attention output is saved twice: as FlashAttention's output and as its
+/// `.transpose(1, 2).contiguous()` copy, o_proj's input. With a partial rotary embedding
+/// transformers builds q by `torch.cat([q_rot·cos + rotate_half(q_rot)·sin, q_pass], -1)`
+/// on the (b, a, s, d) view, a new tensor in that memory order; the flash kernel allocates
+/// its output `empty_like(q)` in q's order (PyTorch `mha_fwd`, flash_api.cpp), so the
+/// transpose back to (b, s, a·d) is not contiguous and `.contiguous()` copies. A full
+/// rotary embedding is elementwise and keeps the projection's (b, s, a, d) order: no copy.
+/// The memory-efficient kernel allocates its output in (b, s, a, d) order whatever q's, and
+/// the CPU's flash kernel too: CUDA flash only (`sdpa_kernel` is `None` on a CPU).
+///
+/// # Formula
+/// ```text
+/// copy = T·⌈a/t⌉·d·k   if rope_partial ∧ rotary ∧ kernel = Flash   (ATTN_OUT)
+/// ```
+/// # Example
+/// Phi-4-mini (`partial_rotary_factor` 0.75, a = 24, d = 128), b = 2, s = 4,096, bf16:
+/// 8,192·24·128·2 = 50,331,648 B per layer, 1.5 GiB over 32 layers — the measured peak of
+/// H200 run C11 (75.53 GiB) less memfit's before this term (74.03 GiB), found in its traced
+/// stream (`tools/trace_alloc.py`: an `aten.clone` of 48 MiB per layer alive at the
+/// forward's end).
+fn partial_rotary_copy(s: &Scenario, arch: &Arch, kernel: Option<SdpaKernel>) -> bool {
+    arch.rope_partial
+        && arch.positions == 0
+        && s.stack.framework == Framework::Pytorch
+        && kernel == Some(SdpaKernel::Flash)
 }
 
 /// Whether the kernel saves v as the view of a fused q‖k‖v output that the model gives it,

@@ -226,3 +226,35 @@ fn op_sac_terms_by_hand() {
         assert_eq!(terms.expr(i).eval_u128(), Some(terms[i].bytes));
     }
 }
+
+/// Phi-4-mini's partial rotary embedding on CUDA flash: one more attention-output-sized
+/// tensor per layer (o_proj's input copied out of q's memory order), 8,192·24·128·2 =
+/// 50,331,648 B at b = 2, s = 4,096 — by hand, and the measured run C11's gap (75.53 GiB
+/// measured, 74.03 before the term: 1.50 GiB = 32 × 48 MiB). Not with a full rotary
+/// embedding, not with eager attention, not on a CPU.
+#[test]
+fn partial_rotary_saves_the_attention_output_twice_on_cuda_flash() {
+    use crate::contract::query::decode;
+    let q = "model=phi-3-mini&heads=24&kv_heads=8&head_dim=128&vocab=200064&tied=1&framework=pytorch&precision=bf16-pure&batch=2&seq=4096&gpu=h200";
+    let per_layer = |extra: &str| {
+        let (s, w) = decode(&format!("{q}&{extra}"));
+        assert!(w.is_empty(), "{w:?}");
+        let arch = s.scenario.arch();
+        memfit_layer(&s.scenario, &arch, &shape(&s.scenario))
+            .iter()
+            .map(|t| t.bytes)
+            .sum::<u128>()
+    };
+    assert_eq!(
+        per_layer("rope_partial=1&attn=sdpa") - per_layer("rope_partial=0&attn=sdpa"),
+        8_192 * 24 * 128 * 2
+    );
+    assert_eq!(
+        per_layer("rope_partial=1&attn=eager"),
+        per_layer("rope_partial=0&attn=eager")
+    );
+    assert_eq!(
+        per_layer("rope_partial=1&attn=sdpa&device=cpu"),
+        per_layer("rope_partial=0&attn=sdpa&device=cpu")
+    );
+}

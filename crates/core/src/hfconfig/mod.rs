@@ -90,6 +90,7 @@ fn exact_import(
     if let Some(q) = v.get("quantization_config") {
         quant_keys(q, &mut keys, &mut notes);
     }
+    rope_keys(v, &mut keys);
     if e.mix.layers > 0 {
         notes.push(hybrid::ssm_note(model_type, &e.mix));
     }
@@ -102,6 +103,22 @@ fn exact_import(
         params: Some(cap(e.tally.total)),
         largest_layer: Some(cap(e.tally.largest)),
         layer_mix: (e.mix.layers > 0).then_some(e.mix),
+    }
+}
+
+/// `rope_partial` from the share of each head the rotary embedding covers: transformers'
+/// `partial_rotary_factor` (top level or in `rope_parameters` / `rope_scaling`) or GPT-NeoX's
+/// `rotary_pct`; a share under 1 sets it, a share of 1 clears it, no field leaves the preset's.
+fn rope_keys(v: &Value, keys: &mut Vec<(&'static str, String)>) {
+    let nested = |k: &str| v.get(k).and_then(|r| r.get("partial_rotary_factor"));
+    let share = v
+        .get("partial_rotary_factor")
+        .or_else(|| nested("rope_parameters"))
+        .or_else(|| nested("rope_scaling"))
+        .or_else(|| v.get("rotary_pct"))
+        .and_then(Value::as_f64);
+    if let Some(f) = share.filter(|f| *f > 0.0) {
+        keys.push(("rope_partial", u8::from(f < 1.0).to_string()));
     }
 }
 
@@ -174,6 +191,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
     if model_type != "llama4_text" {
         window_keys(&v, &model_type, &mut keys);
     }
+    rope_keys(&v, &mut keys);
     let mut notes = notes;
     if let Ok(top) = serde_json::from_str::<Value>(text) {
         if let Some(q) = top.get("quantization_config") {

@@ -202,3 +202,30 @@ fn exact_families_never_panic() {
     .unwrap();
     assert!(i.params.is_some());
 }
+
+/// The share of each head the rotary embedding covers sets `rope_partial`: Phi-4-mini's
+/// `partial_rotary_factor` 0.75 (microsoft/Phi-4-mini-instruct config.json), GPT-NeoX's
+/// `rotary_pct` 0.25 (EleutherAI/gpt-neox-20b), a factor of 1 clears it, none leaves it.
+#[test]
+fn partial_rotary_factor_sets_rope_partial() {
+    let phi3 = r#""model_type":"phi3","hidden_size":3072,"intermediate_size":8192,"num_hidden_layers":32,"num_attention_heads":24,"num_key_value_heads":8,"vocab_size":200064,"tie_word_embeddings":true"#;
+    let key = |json: String| {
+        parse(&json)
+            .unwrap()
+            .keys
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == "rope_partial")
+            .map(|(_, v)| v.clone())
+    };
+    let k = |extra: &str| key(format!("{{{phi3}{extra}}}"));
+    assert_eq!(k(r#","partial_rotary_factor":0.75"#).as_deref(), Some("1"));
+    assert_eq!(k(r#","partial_rotary_factor":1.0"#).as_deref(), Some("0"));
+    assert_eq!(
+        k(r#","rope_parameters":{"rope_type":"default","partial_rotary_factor":0.5}"#).as_deref(),
+        Some("1")
+    );
+    assert_eq!(k(""), None);
+    let neox = r#"{"model_type":"gpt_neox","hidden_size":6144,"intermediate_size":24576,"num_hidden_layers":44,"num_attention_heads":64,"vocab_size":50432,"rotary_pct":0.25,"use_parallel_residual":true,"tie_word_embeddings":false}"#;
+    assert_eq!(key(neox.to_string()).as_deref(), Some("1"));
+}

@@ -130,6 +130,13 @@ pub struct Arch {
     /// masked scores, their fp32 copy and the fp32 softmax.
     #[serde(default)]
     pub softmax_in_dtype: bool,
+    /// The rotary embedding covers only part of each head (`partial_rotary_factor` or
+    /// `rotary_pct` < 1: Phi-2, Phi-4-mini, StableLM, GPT-NeoX). Transformers then builds q
+    /// with `torch.cat([rotated, pass_through], -1)`, a tensor in (b, heads, s, d) memory
+    /// order, and FlashAttention's output takes that order, so the attention output is
+    /// copied (`.contiguous()`) before o_proj and both copies are saved.
+    #[serde(default)]
+    pub rope_partial: bool,
     /// LayerNorm right after the embedding (BLOOM).
     pub emb_norm: bool,
     /// q, k and v live in one fused linear module (GPT-2 `c_attn`, Phi-3 `qkv_proj`).

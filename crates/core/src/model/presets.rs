@@ -67,6 +67,7 @@ const BASE: Arch = Arch {
     softcap: false,
     gelu_ops: false,
     softmax_in_dtype: false,
+    rope_partial: false,
     emb_norm: false,
     fused_qkv: false,
     fused_gate_up: false,
@@ -487,7 +488,7 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         id: "phi-2",
         name: "Phi-2 (2.7B)",
-        arch: Arch { layers: 32, hidden: 2560, heads: 32, kv_heads: 32, head_dim: 80, ffn: 10_240, vocab: 51_200, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: false, bias: Bias::All, norms_per_layer: 1, head_bias: true, ..BASE },
+        arch: Arch { layers: 32, hidden: 2560, heads: 32, kv_heads: 32, head_dim: 80, ffn: 10_240, vocab: 51_200, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: false, bias: Bias::All, norms_per_layer: 1, head_bias: true, rope_partial: true, ..BASE },
         published_params: 2_779_683_840,
         published_rel_tol: 0.0,
         source: "Hugging Face microsoft/phi-2 config.json (phi: parallel block with one LayerNorm, biases everywhere incl. the LM head, untied)",
@@ -495,7 +496,7 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         id: "phi-1.5",
         name: "Phi-1.5 (1.4B)",
-        arch: Arch { layers: 24, hidden: 2048, heads: 32, kv_heads: 32, head_dim: 64, ffn: 8192, vocab: 51_200, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: false, bias: Bias::All, norms_per_layer: 1, head_bias: true, ..BASE },
+        arch: Arch { layers: 24, hidden: 2048, heads: 32, kv_heads: 32, head_dim: 64, ffn: 8192, vocab: 51_200, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: false, bias: Bias::All, norms_per_layer: 1, head_bias: true, rope_partial: true, ..BASE },
         published_params: 1_418_270_720,
         published_rel_tol: 0.0,
         source: "Hugging Face microsoft/phi-1_5 config.json (phi)",
@@ -575,7 +576,7 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         id: "stablelm-2-1.6b",
         name: "StableLM 2 1.6B",
-        arch: Arch { layers: 24, hidden: 2048, heads: 32, kv_heads: 32, head_dim: 64, ffn: 5632, vocab: 100_352, mlp: Mlp::Swiglu, norm: Norm::Layernorm, tied: false, bias: Bias::Qkv, ..BASE },
+        arch: Arch { layers: 24, hidden: 2048, heads: 32, kv_heads: 32, head_dim: 64, ffn: 5632, vocab: 100_352, mlp: Mlp::Swiglu, norm: Norm::Layernorm, tied: false, bias: Bias::Qkv, rope_partial: true, ..BASE },
         published_params: 1_644_515_328,
         published_rel_tol: 0.0,
         source: "Hugging Face stabilityai/stablelm-2-1_6b config.json (stablelm: LayerNorm, SwiGLU, q/k/v biases, untied)",
@@ -583,7 +584,7 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         id: "stablelm-3b-4e1t",
         name: "StableLM 3B 4E1T",
-        arch: Arch { layers: 32, hidden: 2560, heads: 32, kv_heads: 32, head_dim: 80, ffn: 6912, vocab: 50_304, mlp: Mlp::Swiglu, norm: Norm::Layernorm, tied: false, bias: Bias::None, ..BASE },
+        arch: Arch { layers: 32, hidden: 2560, heads: 32, kv_heads: 32, head_dim: 80, ffn: 6912, vocab: 50_304, mlp: Mlp::Swiglu, norm: Norm::Layernorm, tied: false, bias: Bias::None, rope_partial: true, ..BASE },
         published_params: 2_795_443_200,
         published_rel_tol: 0.0,
         source: "Hugging Face stabilityai/stablelm-3b-4e1t config.json (stablelm: LayerNorm, SwiGLU, no biases, untied)",
@@ -663,7 +664,7 @@ pub static PRESETS: &[Preset] = &[
     Preset {
         id: "gpt-neox-20b",
         name: "GPT-NeoX 20B",
-        arch: Arch { layers: 44, hidden: 6144, heads: 64, kv_heads: 64, head_dim: 96, ffn: 24_576, vocab: 50_432, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: false, bias: Bias::All, fused_qkv: true, ..BASE },
+        arch: Arch { layers: 44, hidden: 6144, heads: 64, kv_heads: 64, head_dim: 96, ffn: 24_576, vocab: 50_432, mlp: Mlp::Gelu, norm: Norm::Layernorm, tied: false, bias: Bias::All, fused_qkv: true, rope_partial: true, ..BASE },
         published_params: 20_554_567_680,
         published_rel_tol: 0.0,
         source: "Hugging Face EleutherAI/gpt-neox-20b config.json (gpt_neox: parallel block, two LayerNorms, biases, untied); the Pythia README's count",

@@ -67,6 +67,7 @@ impl Scenario {
         a.tied = o.tied.unwrap_or(a.tied);
         a.gelu_ops = o.gelu_ops.unwrap_or(a.gelu_ops);
         a.softmax_in_dtype = o.softmax_in_dtype.unwrap_or(a.softmax_in_dtype);
+        a.rope_partial = o.rope_partial.unwrap_or(a.rope_partial);
         a.bias = o.bias.unwrap_or(a.bias);
         a.head_dim = o.head_dim.unwrap_or(a.head_dim);
         a.experts = o.experts.unwrap_or(a.experts);

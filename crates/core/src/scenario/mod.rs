@@ -106,6 +106,9 @@ pub struct ArchOverrides {
     /// `softmax_in_dtype`
     #[serde(default)]
     pub softmax_in_dtype: Option<bool>,
+    /// `rope_partial`
+    #[serde(default)]
+    pub rope_partial: Option<bool>,
     /// `attn_layers`
     #[serde(default)]
     pub attn_layers: Option<u32>,
