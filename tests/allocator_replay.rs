@@ -36,9 +36,15 @@ fn stream(id: &str) -> (Vec<u64>, Vec<StreamEvent>) {
 
 /// (run, what the run is, measured reserved − allocated as a share of allocated)
 const RUNS: [(&str, &str); 4] = [
-    ("C03", "GPT-2 medium, bf16 autocast, full checkpointing: reserved 22.4 % over the peak"),
+    (
+        "C03",
+        "GPT-2 medium, bf16 autocast, full checkpointing: reserved 22.4 % over the peak",
+    ),
     ("C06", "Llama 3.2 3B, pure bf16, FlashAttention: 8.4 % over"),
-    ("C19", "SmolLM2 1.7B, fp32, memory-efficient SDPA: 0.2 % over"),
+    (
+        "C19",
+        "SmolLM2 1.7B, fp32, memory-efficient SDPA: 0.2 % over",
+    ),
     ("C22", "GPT-2 124M, fp32, SGD with momentum: 10.5 % over"),
 ];
 
@@ -57,12 +63,23 @@ fn replayed_streams_reserve_what_the_gpu_reserved() {
             100.0 * err_res,
             100.0 * err_alloc
         );
-        assert!(err_res.abs() <= 0.01, "{id}: reserved off by {:+.2} %", 100.0 * err_res);
-        assert!((-0.01..=0.0).contains(&err_alloc), "{id}: allocated off by {:+.2} %", 100.0 * err_alloc);
+        assert!(
+            err_res.abs() <= 0.01,
+            "{id}: reserved off by {:+.2} %",
+            100.0 * err_res
+        );
+        assert!(
+            (-0.01..=0.0).contains(&err_alloc),
+            "{id}: allocated off by {:+.2} %",
+            100.0 * err_alloc
+        );
         // The mechanism, not a constant: the gap above the allocated peak is the run's own
         // (0.2 % to 22 % here), within 1.5 points of the measured gap.
         let gap = a.max_reserved as f64 / a.max_allocated as f64 - 1.0;
         let gap_meas = reserved as f64 / peak as f64 - 1.0;
-        assert!((gap - gap_meas).abs() <= 0.015, "{id}: gap {gap:.3} vs {gap_meas:.3}");
+        assert!(
+            (gap - gap_meas).abs() <= 0.015,
+            "{id}: gap {gap:.3} vs {gap_meas:.3}"
+        );
     }
 }
