@@ -91,7 +91,7 @@ pub struct CachingAllocator {
 
 /// `round_size`: the block size of an `n`-byte request.
 pub fn block_size(n: u64) -> u64 {
-    n.max(1).div_ceil(MIN_BLOCK) * MIN_BLOCK
+    (n.div_ceil(MIN_BLOCK) * MIN_BLOCK).max(MIN_BLOCK)
 }
 
 /// `get_allocation_size`: the segment a request of block size `size` opens when no free
