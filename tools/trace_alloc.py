@@ -30,7 +30,7 @@ from torch.utils._pytree import tree_flatten
 from torch.multiprocessing.reductions import StorageWeakRef
 
 BF16 = torch.bfloat16
-DEBUG = False
+DEBUG = bool(os.environ.get("MEMFIT_TRACE_DEBUG"))  # live tensors by op at each forward end; ops kept in the output
 
 
 class Tracer(TorchDispatchMode):
@@ -64,9 +64,10 @@ class Tracer(TorchDispatchMode):
 
     def mark(self, name):
         self.poll()
-        if DEBUG and name == "zg_end":
-            big = sorted(((n, self.ops[i]) for w, n, i in self.live.values()), reverse=True)[:8]
-            print(name, big, file=sys.stderr)
+        if DEBUG and name == "fw_end":
+            from collections import Counter
+            c = Counter((n, self.ops.get(i, "resident")) for w, n, i in self.live.values())
+            print(name, sorted(((n, op, k) for (n, op), k in c.items()), reverse=True)[:40], file=sys.stderr)
         self.events.append((0, name))
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -281,7 +282,8 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     for rid in args:
         out = run(runs[rid])
-        out.pop("ops")
+        if not DEBUG:
+            out.pop("ops")
         with open(os.path.join(out_dir, rid + ".json"), "w") as f:
             json.dump(out, f, separators=(",", ":"))
         print(rid, len(out["events"]), "events", file=sys.stderr)
