@@ -614,8 +614,8 @@ fn published_runs_guard() {
 /// The MoE runs (Megatron-Bridge's H100 Qwen3 30B-A3B and 235B-A22B rows, force-balanced and
 /// dropless): one held out, three calibration, split by `tools/train_split.py` before any
 /// comparison. A guard at today's figures, not a claim of accuracy: memfit is 53 % fast on the
-/// held-out PP 2 × EP 8 row and 43–53 % slow on the 235B rows (its EP is capped at DP·CP = 16
-/// where Megatron-Core folds EP 32 over TP × DP; docs/steptime.md).
+/// held-out PP 2 × EP 8 row, within 1 % on the EP 16 row (whose step is mostly its
+/// all-to-all across two nodes) and 18–23 % fast on the 235B rows (docs/steptime.md).
 #[test]
 fn moe_runs_guard() {
     use memfit_evidence::steptime::{compare, Part};

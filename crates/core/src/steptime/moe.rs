@@ -84,10 +84,14 @@ pub fn busiest_rank(mu: f64, n: f64) -> f64 {
 ///
 /// # Formula
 /// ```text
-/// T_ep = 4 · (L_moe/L) · A2A(T·k·h·b)
+/// T_ep = 4 · (L_moe/L) · A2A(T_d·k·h·b),   T_d = T/t with sequence parallelism, else T
 /// exposed = T_ep                       (ep_overlap off)
 ///         = max(0, T_ep − (t_fwd + t_bwd))   (ep_overlap on), plus [`contended`]'s share
 /// ```
+/// `T_d` the tokens a rank dispatches: under sequence parallelism the MoE layer's input is
+/// the rank's `1/t` of the sequence and each TP rank sends its own shard (Megatron-Core
+/// `megatron/core/transformer/moe/token_dispatcher.py`: "num_local_tokens: S/TP*B"; its
+/// `TransformerConfig` refuses EP with TP but without sequence parallelism).
 /// With `ep_overlap` (Megatron-Core `overlap_moe_expert_parallel_comm`, Megatron-Bridge's
 /// `moe_a2a_overlap`) the schedule pairs one micro-batch's forward with another's backward
 /// and runs each one's all-to-all beside the other's compute (Megatron-LM
@@ -107,7 +111,12 @@ pub(super) fn ep_time(x: &Ctx, blk: &Block) -> (f64, f64, f64) {
         return (0.0, 0.0, 0.0);
     }
     let moe_share = (arch.layers - arch.first_dense.min(arch.layers)) as f64 / arch.layers as f64;
-    let bytes = x.tokens * arch.top_k as f64 * arch.hidden as f64 * x.k;
+    let dispatched = if x.s.parallel.sp {
+        x.tokens / x.t
+    } else {
+        x.tokens
+    };
+    let bytes = dispatched * arch.top_k as f64 * arch.hidden as f64 * x.k;
     let whole = 4.0 * moe_share * all_to_all(&x.hw, bytes, ep, x.l.tp as u64, x.per_node);
     if !x.s.runtime.ep_overlap {
         return (whole, whole, 0.0);
@@ -183,6 +192,23 @@ mod tests {
         let gained = a.breakdown.exposed_comm_s - b.breakdown.exposed_comm_s;
         assert!((gained / hidden - 1.0).abs() < 1e-9, "{gained} {hidden}");
         assert!(b.step_s < a.step_s);
+    }
+
+    /// Under sequence parallelism each TP rank dispatches its own `1/t` of the tokens: TP 2
+    /// × EP 8 over 2 nodes (EP ranks 2 apart, 4 a node), 4,096 tokens, top-8, h 2,048, bf16:
+    /// 2,048·8·2,048·2 B = 67.1 MB a rank, of which 4/8 leave the node on its own NIC.
+    #[test]
+    fn sequence_parallel_dispatches_its_shard() {
+        let s = decode(&format!("{Q30}&nodes=2&tp=2&sp=1&dp=8&ep=8"))
+            .0
+            .scenario;
+        let p = Prepared::of(&s);
+        let x = Ctx::of(&s, &p);
+        let (whole, _, _) = ep_time(&x, &block(&x));
+        let bytes: f64 = 2048.0 * 8.0 * 2048.0 * 2.0;
+        // ALPHA_INTER + max(4/8·S over 50 GB/s·0.92, 3/8·S over 450·0.80).
+        let one = 50e-6 + (0.5 * bytes / (50e9 * 0.92)).max(0.375 * bytes / (450e9 * 0.80));
+        assert!((whole / (4.0 * one) - 1.0).abs() < 1e-12, "{whole} {one}");
     }
 
     /// The doc example by hand, and no imbalance without EP.
