@@ -32,7 +32,8 @@ use super::*;
 /// `E_l` = 16 experts of `M_e` = 4,096·8/16 = 2,048 rows each (EP 16: 8 of 4,096; no EP:
 /// 128 of 256). Memfit had timed them as 8 GEMMs of 4,096 rows, the FLOPs the same.
 pub(super) fn grouped_gemm_s(x: &Ctx, y: &flops::Gemm) -> f64 {
-    let ep = x.s.ep_ranks().max(1) as f64;
+    // `ep_ranks` is at least 1 (`ep` and `dp·cp` are).
+    let ep = x.s.ep_ranks() as f64;
     let local = (x.arch.experts as f64 / ep).max(1.0);
     let assigned = y.m * y.routed;
     let rows = assigned / local;
