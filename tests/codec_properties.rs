@@ -196,7 +196,8 @@ prop_compose! {
         modules in prop::sample::select(Modules::ALL.to_vec()),
         tf32 in prop::sample::select(Tf32::ALL.to_vec()),
         ssm_kernels in prop::sample::select(SsmKernels::ALL.to_vec()),
-    ) -> (Quant, Serving, HardwareOverrides, bool, bool, FitColour, CeFusion, Fp8Recipe, Device, bool, Modules, (Tf32, SsmKernels)) {
+        ep_overlap in any::<bool>(),
+    ) -> (Quant, Serving, HardwareOverrides, bool, bool, FitColour, CeFusion, Fp8Recipe, Device, bool, Modules, (Tf32, SsmKernels, bool)) {
         (quant, Serving {
             engine,
             version: version.map(|(a, b, c)| Version(a, b, c)),
@@ -210,7 +211,7 @@ prop_compose! {
             flash_attn,
             ngl,
             kv_offload,
-        }, HardwareOverrides { tflops: hw[0], hbm_bw: hw[1], intra_bw: hw[2], inter_bw: hw[3] }, time, tp_overlap, fitmap, ce_fusion, fp8_recipe, device, fp8_params, modules, (tf32, ssm_kernels))
+        }, HardwareOverrides { tflops: hw[0], hbm_bw: hw[1], intra_bw: hw[2], inter_bw: hw[3] }, time, tp_overlap, fitmap, ce_fusion, fp8_recipe, device, fp8_params, modules, (tf32, ssm_kernels, ep_overlap))
     }
 }
 
@@ -253,7 +254,7 @@ prop_compose! {
                    cuda_ctx_mib: k2.cuda_ctx_mib, nccl_mib: k2.nccl_mib, frag_pct: k2.frag_pct,
                    reduce_bucket: k2.reduce_bucket, allgather_bucket: k2.allgather_bucket,
                    overlap_comm: k2.overlap_comm, prefetch_bucket: k2.prefetch_bucket, max_live_params: k2.max_live_params, timeline: k2.timeline,
-                   quant: sv.0, serving: sv.1, hardware: sv.2, time: sv.3, tp_overlap: sv.4, fitmap: sv.5, ce_fusion: sv.6, fp8_recipe: sv.7, device: sv.8, fp8_params: sv.9, modules: sv.10, tf32: sv.11.0, ssm_kernels: sv.11.1, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
+                   quant: sv.0, serving: sv.1, hardware: sv.2, time: sv.3, tp_overlap: sv.4, fitmap: sv.5, ce_fusion: sv.6, fp8_recipe: sv.7, device: sv.8, fp8_params: sv.9, modules: sv.10, tf32: sv.11.0, ssm_kernels: sv.11.1, ep_overlap: sv.11.2, gpu, gpu_mem_mib, convention, units, adam_impl, logits, loss })
             .expect("every count is at least 1")
     }
 }

@@ -418,3 +418,21 @@ fn flash_cross_entropy_under_pytorch() {
         e.warnings
     );
 }
+
+/// fp8 training's weight copies are of the weights a rank holds: under expert parallelism
+/// its own experts, as the 16-bit weights. Qwen3 30B-A3B (30,532,122,624 parameters, of
+/// which 48 layers × 128 experts × 3·2,048·768 = 28,991,029,248 routed) at EP 16:
+/// 1,541,093,376 + 28,991,029,248/16 = 3,353,032,704 parameters, 1 B each (memfit had
+/// counted all 30.5 B on every rank).
+#[test]
+fn fp8_copies_follow_expert_parallelism() {
+    let (_, e) = estimate_query(
+        "model=qwen3-30b-a3b&precision=fp8&framework=megatron&gpus_per_node=8&nodes=2&dp=16&ep=16",
+    );
+    let copies = e.items.iter().find(|i| i.mech == Mech::Fp8Copies).unwrap();
+    assert_eq!(48 * 128 * 3 * 2048 * 768, 28_991_029_248u64);
+    assert_eq!(
+        copies.bytes,
+        30_532_122_624 - 28_991_029_248 + 28_991_029_248 / 16
+    );
+}

@@ -236,6 +236,7 @@ const ZERO_INTERNALS: &[&str] = &[
     "max_live_params",
     "buffer_factor",
     "tp_overlap",
+    "ep_overlap",
     "ce_fusion",
     "fp8_recipe",
     "fp8_params",

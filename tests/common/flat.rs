@@ -67,6 +67,8 @@ pub struct FlatSettings {
     #[serde(default)]
     pub tp_overlap: bool,
     #[serde(default)]
+    pub ep_overlap: bool,
+    #[serde(default)]
     pub ce_fusion: CeFusion,
     #[serde(default)]
     pub fp8_recipe: Fp8Recipe,
@@ -163,6 +165,7 @@ fn runtime(f: &FlatSettings) -> Runtime {
         prefetch_bucket: f.prefetch_bucket,
         max_live_params: f.max_live_params,
         tp_overlap: f.tp_overlap,
+        ep_overlap: f.ep_overlap,
         ce_fusion: f.ce_fusion,
         fp8_recipe: f.fp8_recipe,
         device: f.device,
@@ -319,6 +322,7 @@ impl From<&Settings> for FlatSettings {
             prefetch_bucket: s.runtime.prefetch_bucket,
             max_live_params: s.runtime.max_live_params,
             tp_overlap: s.runtime.tp_overlap,
+            ep_overlap: s.runtime.ep_overlap,
             ce_fusion: s.runtime.ce_fusion,
             fp8_recipe: s.runtime.fp8_recipe,
             device: s.runtime.device,

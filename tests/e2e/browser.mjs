@@ -575,7 +575,7 @@ await test('first screen: advanced groups start closed and say so; a link that s
   await page.locator('#f-reduce_bucket').waitFor({ state: 'visible' });
   await page.locator('#f-reduce_bucket').fill('200000000');
   await page.waitForFunction(() => location.search.includes('reduce_bucket=200000000'));
-  check((await groups.filter({ hasText: 'Framework internals' }).locator('summary').textContent()).includes('1 of 16 changed'), 'summary after an edit');
+  check((await groups.filter({ hasText: 'Framework internals' }).locator('summary').textContent()).includes('1 of 17 changed'), 'summary after an edit');
   await open(page, 'model=llama-2-7b&layers=40&frag=10');
   const arch = groups.filter({ hasText: 'Architecture overrides' });
   check(await arch.evaluate((d) => d.open), 'architecture overrides closed although layers is set');

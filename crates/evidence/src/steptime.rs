@@ -84,8 +84,13 @@ fn num(v: &Value) -> Option<u64> {
     v.as_u64()
 }
 
-/// The architecture keys of a run (a GELU base for `ffn = 4h`, a SwiGLU one otherwise).
+/// The architecture keys of a run: its memfit preset where the row names one (the MoE
+/// models, whose experts and head width the generic keys below do not carry), else a GELU
+/// base for `ffn = 4h`, a SwiGLU one otherwise.
 fn arch_keys(a: &Value) -> Vec<String> {
+    if let Some(p) = a["preset"].as_str() {
+        return vec![format!("model={p}")];
+    }
     let h = num(&a["hidden"]).unwrap_or(0);
     let heads = num(&a["heads"]).unwrap_or(1).max(1);
     let ffn = num(&a["ffn"]).unwrap_or(4 * h);
@@ -165,6 +170,9 @@ pub fn run_query(r: &Value, gpu: &str, clusters: &Value) -> String {
         format!("microbatches={}", (gb / (dp * mb)).max(1)),
         format!("seq={}", num(&r["seq_len"]).unwrap_or(0)),
     ]);
+    if let Some(e) = num(&r["ep"]).filter(|e| *e > 1) {
+        q.push(format!("ep={e}"));
+    }
     if let Some(v) = num(&r["vpp"]).filter(|v| *v > 1) {
         q.push(format!("vpp={v}&schedule=interleaved"));
     }
@@ -219,6 +227,10 @@ fn recipe_keys(r: &Value, source: &str) -> Vec<String> {
     // Transformer Engine's fp8 scaling recipe at the run's release.
     if let Some(f) = r["fp8_recipe"].as_str() {
         q.push(format!("fp8_recipe={f}"));
+    }
+    // The MoE recipe's expert-parallel all-to-all overlap (Megatron-Bridge `moe_a2a_overlap`).
+    if r["moe_a2a_overlap"] == true {
+        q.push("ep_overlap=1".into());
     }
     // The cross-entropy kernel the recipe or launcher config sets.
     if let Some(c) = r["ce_fusion"].as_str() {

@@ -74,6 +74,7 @@ impl Default for Scenario {
                 prefetch_bucket: 50_000_000,
                 max_live_params: 1_000_000_000,
                 tp_overlap: false,
+                ep_overlap: false,
                 ce_fusion: CeFusion::Off,
                 fp8_recipe: Fp8Recipe::Delayed,
                 device: Device::Cuda,

@@ -475,6 +475,10 @@ pub struct Runtime {
     /// `tp_overlap`: tensor-parallel collectives overlapped with the GEMMs (step time).
     #[serde(default)]
     pub tp_overlap: bool,
+    /// `ep_overlap`: the expert-parallel all-to-all overlapped with another micro-batch's
+    /// compute (Megatron-Core `overlap_moe_expert_parallel_comm`; step time).
+    #[serde(default)]
+    pub ep_overlap: bool,
     /// `ce_fusion`: Megatron's cross-entropy kernel (memory of the saved softmax, step time).
     #[serde(default)]
     pub ce_fusion: CeFusion,

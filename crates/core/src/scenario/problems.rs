@@ -259,6 +259,13 @@ impl Scenario {
                 "ep > 1 needs a mixture-of-experts model; ignored".to_string(),
             ));
         }
+        if self.runtime.ep_overlap && self.training() && (arch.experts == 0 || self.ep_ranks() < 2)
+        {
+            out.push((
+                "ep_overlap",
+                "the expert-parallel all-to-all overlap needs an MoE model with ep ≥ 2 (Megatron-Core asserts expert_model_parallel_size > 1); ignored".to_string(),
+            ));
+        }
     }
     /// Pipeline schedules, micro-batches and sequence parallelism.
     fn schedule_problems(&self, arch: &Arch, l: &Layout, out: &mut Vec<(&'static str, String)>) {

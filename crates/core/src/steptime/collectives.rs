@@ -314,21 +314,6 @@ pub(crate) fn all_to_all(hw: &Hw, bytes: f64, n: u64, stride: u64, per_node: u64
     ALPHA_INTER + net.max(nvlink(q - 1.0))
 }
 
-/// Expert parallelism per block and micro-batch: dispatch and combine, forward and
-/// backward, on the MoE layers' share ([`all_to_all`] over the EP ranks, TP apart). Seconds.
-pub(crate) fn ep_time(x: &Ctx) -> f64 {
-    let arch = x.arch;
-    let ep = x.s.ep_ranks() as u64;
-    if arch.experts > 0 && ep > 1 {
-        let moe_share =
-            (arch.layers - arch.first_dense.min(arch.layers)) as f64 / arch.layers as f64;
-        let bytes = x.tokens * arch.top_k as f64 * arch.hidden as f64 * x.k;
-        4.0 * moe_share * all_to_all(&x.hw, bytes, ep, x.l.tp as u64, x.per_node)
-    } else {
-        0.0
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::{all_to_all, allreduce_latency, ring_latency, ring_link, Hw};

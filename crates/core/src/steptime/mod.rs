@@ -17,6 +17,7 @@ pub mod eager;
 pub mod flops;
 pub mod gemm_table;
 pub mod hardware;
+pub mod moe;
 mod optimizer;
 mod pipeline;
 
@@ -30,6 +31,7 @@ pub use collectives::{contended, contention_share};
 use data_parallel::*;
 pub use hardware::Hw;
 use hardware::*;
+use moe::*;
 use optimizer::*;
 use pipeline::*;
 use serde::{Deserialize, Serialize};
@@ -115,10 +117,11 @@ pub enum GemmRates {
 ///          [`gemm_table`]; adapters: no weight gradient, 2·G), A = attention at 0.55 of peak
 ///          (measured FlashAttention rates on an H200 and H100 SXM), E = element-wise at 0.8 HBM (eager
 ///          PyTorch with Hugging Face modules: its unfused kernels at the copy rate,
-///          [`eager::elementwise_bytes`]; MoE: the expert loop, [`eager::expert_loop_s`]),
+///          [`eager::elementwise_bytes`]; MoE: the expert loop, [`eager::expert_loop_s`];
+///          elsewhere the routed experts as grouped GEMMs, [`grouped_gemm_s`]),
 ///          Q = fp8 quantization's bytes forward and backward at 0.8 HBM ([`fp8_quant_bytes`]),
 ///          R = recomputation (full: G + A + E again for the checkpointed share of the
-///          layers, `ckpt_layers`; selective: A), T_* = collectives
+///          layers, `ckpt_layers`; selective: A), T_* = collectives (T_ep: [`ep_time`])
 ///   eager PyTorch: t_mb ≥ the host's kernel launches ([`eager::launch_floor_s`])
 /// pipeline: (m + (p − 1)/v)·t_mb + exposed p2p of 2·m·v·T_p2p  (bubble = (p−1)/v · t_mb;
 ///   Megatron's interleaved schedule hides the steady phase's transfers: [`pipeline_time`])
@@ -286,12 +289,15 @@ fn block(x: &Ctx) -> Block {
 
 /// One weight GEMM family of a block, seconds: `count` GEMMs at [`Hw::gemm_mkn_s`]; a
 /// Hugging Face MoE block's routed experts as one GEMM per expert over its share of the
-/// tokens ([`eager::expert_rows`]), the shared experts over all of them.
+/// tokens ([`eager::expert_rows`]), the shared experts over all of them; elsewhere the
+/// routed experts as grouped GEMMs over each local expert's rows ([`grouped_gemm_s`]).
 fn gemm_time(x: &Ctx, y: &flops::Gemm, eager_hf: bool) -> f64 {
     if eager_hf && y.routed > 0.0 && x.arch.experts > 0 {
         let (rows, n) = eager::expert_rows(x.arch, y.m);
         let shared = y.count - y.routed;
         n * x.hw.gemm_mkn_s(rows, y.k, y.n, 1.0) + x.hw.gemm_mkn_s(y.m, y.k, y.n, shared)
+    } else if y.routed > 0.0 && x.arch.experts > 0 {
+        grouped_gemm_s(x, y)
     } else {
         x.hw.gemm_mkn_s(y.m, y.k, y.n, y.count)
     }
@@ -496,11 +502,10 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
     let blk = block(&x);
     let (tp_whole, tp, tp_contention) = tp_time(&x, &blk);
     let (cp_total, cp_exposed, cp_contention) = cp_time(&x, &blk);
-    let ep_total = ep_time(&x);
+    let (ep_total, ep, ep_contention) = ep_time(&x, &blk);
     // Collectives hidden behind a block's compute slow it by the SMs they hold.
-    let block_contention = tp_contention + cp_contention;
-    let block_mb =
-        blk.fwd + blk.bwd + blk.recompute + tp + ep_total + cp_exposed + block_contention;
+    let block_contention = tp_contention + cp_contention + ep_contention;
+    let block_mb = blk.fwd + blk.bwd + blk.recompute + tp + ep + cp_exposed + block_contention;
     // The last stage also computes the logits and the loss (the first the embedding, a
     // lookup).
     let head = flops::logits(x.arch, x.tokens, x.t);
@@ -531,7 +536,7 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
         Recompute::Selective => blk.w.attention_flops / blk.w.flops() / 3.0,
         Recompute::Full => x.ckpt / 3.0,
     };
-    let exposed = m * layers * (tp + ep_total + cp_exposed) + pp_exposed + dp_exposed;
+    let exposed = m * layers * (tp + ep + cp_exposed) + pp_exposed + dp_exposed;
     Some(StepTime {
         step_s: step,
         tokens_per_s: tokens_step / step,

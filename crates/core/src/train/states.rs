@@ -299,7 +299,9 @@ pub(crate) fn weight_items(c: &StateCtx, ledger: &mut Ledger) {
                 src,
             );
             if s.numerics.precision == Precision::Fp8 {
-                let e = c.at_expr(loc, c.div_expr(1, c.psym(), c.psi, c.w_div));
+                // One copy of the weights this rank holds: its experts only under EP (as the
+                // 16-bit weights above).
+                let e = c.at_expr(loc, c.full_expr(1, c.w_div));
                 ledger.push_expr(
                     &[],
                     Mech::Fp8Copies,
