@@ -164,6 +164,7 @@ impl Scenario {
             }
         }
         self.serve_ep_problems(arch, v, &mut out);
+        self.redundant_problems(arch, &mut out);
         self.llamacpp_only_problems(&mut out);
         let d = self.numerics.kv_dtype;
         if e == Engine::Trtllm && (d.is_ggml() || d.is_integer()) {
@@ -173,6 +174,25 @@ impl Scenario {
             ));
         }
         out
+    }
+    /// `redundant_experts` where nothing has them: a dense model, or TensorRT-LLM and
+    /// llama.cpp (whose EPLB memfit does not model): named and ignored.
+    fn redundant_problems(&self, arch: &Arch, out: &mut Vec<(&'static str, String)>) {
+        let r = self.serving.redundant_experts;
+        if r == 0 {
+            return;
+        }
+        let why = match self.serving.engine {
+            _ if arch.experts == 0 => "the model has no routed experts".to_string(),
+            Engine::Trtllm | Engine::Llamacpp => {
+                format!("EPLB is not modelled for {}", self.serving.engine.label())
+            }
+            _ => return,
+        };
+        out.push((
+            "redundant_experts",
+            format!("redundant_experts = {r} ignored: {why}"),
+        ));
     }
     /// llama.cpp's own keys (`flash_attn`, `ngl`, `kv_offload`) set under another engine,
     /// which has no such setting: each named and ignored.

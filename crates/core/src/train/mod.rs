@@ -96,7 +96,8 @@ impl Stage {
         let c = arch.params();
         let layers = arch.layers.max(1) as u128;
         let final_norm = arch.norm.params(arch.hidden as u128);
-        let body = (c.attention + c.mlp + c.norms) as u128 - final_norm;
+        let body =
+            (c.attention as u128 + c.mlp as u128 + c.norms as u128).saturating_sub(final_norm);
         let li = stage_layers(arch.layers, p, i);
         let mut num = body * li as u128; // over `layers`
         if i == 0 {
