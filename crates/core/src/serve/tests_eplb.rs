@@ -78,12 +78,13 @@ fn vllm_eplb_refusals() {
     );
     assert!(p.error.is_none() || !p.error.unwrap().contains("EPLB"));
     // Formats: 0.9.2 FP8 alone; 0.10.x FP8 and unquantised; bf16 passes from 0.10.0.
-    let bf16 = "mode=serve&model=qwen3-30b-a3b&engine=vllm&gpu=h100-80&gpus_per_node=2&tp=2&ep=2&max_len=8192&redundant_experts=16";
+    let lite = "mode=serve&model=deepseek-v2-lite&engine=vllm&gpu=h100-80&gpus_per_node=2&tp=2&ep=2&max_len=8192&redundant_experts=16";
     assert_eq!(
-        error(&format!("{bf16}&engine_version=0.9.2")).as_deref(),
+        error(&format!("{lite}&engine_version=0.9.2")).as_deref(),
         Some("NotImplementedError: EPLB is only supported for FP8 quantization for now.")
     );
-    assert_eq!(error(&format!("{bf16}&engine_version=0.10.1")), None);
+    assert_eq!(error(&format!("{lite}&engine_version=0.10.1")), None);
+    let bf16 = "mode=serve&model=qwen3-30b-a3b&engine=vllm&gpu=h100-80&gpus_per_node=2&tp=2&ep=2&max_len=8192&redundant_experts=16";
     assert_eq!(
         error(&format!("{bf16}&engine_version=0.11.0&quant=w4a16")).as_deref(),
         Some("NotImplementedError: EPLB is only supported for FP8 quantization for now.")
@@ -154,4 +155,41 @@ fn redundant_experts_ignored_where_nothing_has_them() {
     assert!(warn(&trt)
         .iter()
         .any(|(k, m)| *k == "redundant_experts" && m.contains("TensorRT-LLM")));
+}
+
+/// A model whose code has no EPLB: vLLM accepts the flags (its configuration checks still
+/// apply) and loads every expert once (`gpu_model_runner.py` builds EPLB only for a
+/// `MixtureOfExperts` model): Qwen3-MoE before 0.10.1 (`qwen3_moe.py` takes
+/// `num_redundant_experts` from 0.10.1), Qwen1.5-MoE (`qwen2_moe.py`) in every release.
+#[test]
+fn models_without_eplb_load_no_replicas() {
+    let q = "mode=serve&model=qwen3-30b-a3b&engine=vllm&gpu=h100-80&gpus_per_node=2&tp=2&ep=2&max_len=8192";
+    let with = |v: &str, r: u32| plan(&format!("{q}&engine_version={v}&redundant_experts={r}"));
+    assert_eq!(
+        with("0.10.0", 16).weights.eval(),
+        with("0.10.0", 0).weights.eval()
+    );
+    assert!(with("0.10.0", 16).error.is_none());
+    // From 0.10.1: 128 + 16 = 144 experts over EP 2, 72 a GPU against 64: 8 more of
+    // 3 · 2,048 · 768 bf16 weights over 48 layers.
+    assert_eq!(
+        with("0.10.1", 16).weights.eval() - with("0.10.1", 0).weights.eval(),
+        48 * 8 * 3 * 2048 * 768 * 2
+    );
+    let qm = "mode=serve&model=qwen1.5-moe-a2.7b&engine=vllm&gpu=h100-80&gpus_per_node=4&tp=4&ep=4&max_len=8192";
+    let (x, _) = decode(&format!("{qm}&redundant_experts=4"));
+    let s = &x.scenario;
+    assert!(s
+        .serve_problems(&s.arch())
+        .iter()
+        .any(|(k, m)| *k == "redundant_experts" && m.contains("builds no redundant experts")));
+    assert_eq!(
+        plan(&format!("{qm}&redundant_experts=4")).weights.eval(),
+        plan(qm).weights.eval()
+    );
+    // The configuration's check still applies: EPLB without EP.
+    assert_eq!(
+        error(&format!("{}&redundant_experts=4", qm.replace("&ep=4", ""))).as_deref(),
+        Some("enable_expert_parallel must be True to use EPLB.")
+    );
 }

@@ -7,7 +7,7 @@
 use super::ExpertSplit;
 use crate::model::Arch;
 use crate::quant::Quant;
-use crate::scenario::{Engine, Layout, Scenario, Version};
+use crate::scenario::{eplb_model, Engine, Layout, Scenario, Version};
 
 /// vLLM's first release with EPLB (`--enable-eplb`, `--num-redundant-experts`: not in
 /// 0.9.1's `engine/arg_utils.py`, in 0.9.2's).
@@ -26,12 +26,23 @@ pub(crate) const VLLM_NUM_REDUNDANT_GONE: Version = Version(0, 12, 0);
 /// reads as having it.
 pub(crate) const SGLANG_EPLB_FROM: Version = Version(0, 4, 7);
 
-/// The redundant experts that apply: `redundant_experts` on a mixture under vLLM or SGLang
-/// (0 for a dense model and the other engines, which [`Scenario::serve_problems`] names).
-pub(crate) fn redundant(s: &Scenario, arch: &Arch) -> u32 {
+/// The redundant experts asked for: `redundant_experts` on a mixture under vLLM or SGLang
+/// (0 for a dense model and the other engines, which [`Scenario::serve_problems`] names):
+/// what the engine's command line and configuration checks see.
+pub(crate) fn requested(s: &Scenario, arch: &Arch) -> u32 {
     match s.serving.engine {
         Engine::Vllm | Engine::Sglang if arch.experts > 0 => s.serving.redundant_experts,
         _ => 0,
+    }
+}
+
+/// The redundant experts the model's layers are built with: [`requested`] where the
+/// release's code for the model takes them ([`eplb_model`]), else 0 (the experts load once).
+pub(crate) fn redundant(s: &Scenario, arch: &Arch) -> u32 {
+    let v = super::used_release(s);
+    match eplb_model(s.serving.engine, &s.model.preset, v) {
+        Some(false) => 0,
+        _ => requested(s, arch),
     }
 }
 
@@ -106,10 +117,13 @@ pub(crate) fn with_redundant(
 /// ("EPLB currently only supports even distribution of experts across ranks."); SGLang
 /// `expert_location.py _init_common` (`assert num_physical_experts % ep_size == 0`).
 pub(crate) fn refusal(s: &Scenario, arch: &Arch, l: &Layout, v: Version) -> Option<String> {
-    let r = redundant(s, arch);
+    let r = requested(s, arch);
     if r == 0 {
         return None;
     }
+    // The model's own layers (the physical experts' asserts, the formats) only where its
+    // code takes the replicas.
+    let built = redundant(s, arch) > 0;
     let e = s.serving.engine;
     let physical = arch.experts.saturating_add(r);
     let ep = s.parallel.ep.get();
@@ -117,7 +131,7 @@ pub(crate) fn refusal(s: &Scenario, arch: &Arch, l: &Layout, v: Version) -> Opti
         if v < SGLANG_EPLB_FROM {
             return Some(format!("unrecognized arguments: {}", flag(e, v, r)));
         }
-        return (ep > 1 && !physical.is_multiple_of(ep)).then(|| {
+        return (built && ep > 1 && !physical.is_multiple_of(ep)).then(|| {
             format!("AssertionError (srt/managers/expert_location.py: `assert num_physical_experts % ep_size == 0`; {} logical + {r} redundant = {physical} experts, ep_size {ep})", arch.experts)
         });
     }
@@ -133,6 +147,9 @@ pub(crate) fn refusal(s: &Scenario, arch: &Arch, l: &Layout, v: Version) -> Opti
         if td <= 1 {
             return Some(format!("EPLB requires tensor_parallel_size or data_parallel_size to be greater than 1, but got TP={},DP={}.", l.tp, l.dp));
         }
+    }
+    if !built {
+        return None;
     }
     if ep_on && !physical.is_multiple_of(td) {
         return Some(
