@@ -136,6 +136,9 @@ pub struct Cell {
     /// Expert parallelism: 1 (off) or the EP size over the cell's TP × DP GPUs (a
     /// mixture of experts under vLLM or SGLang, where it leaves more room than TP alone).
     pub ep: u32,
+    /// EPLB's redundant experts the cell holds (`redundant_experts` on a mixture under
+    /// vLLM or SGLang: `(E + R)/EP` experts per GPU), 0 without.
+    pub redundant: u32,
     /// The link that loads the cell's layout.
     pub query: String,
 }
@@ -181,6 +184,11 @@ pub fn formats(e: Engine, moe: bool) -> &'static [Quant] {
 /// where it fits when TP alone does not, or holds more requests; a release or layout the
 /// engine runs without EP (vLLM before 0.8.0, SGLang before 0.4.1 or with experts that `ep`
 /// does not divide) gives the same plan or a refusal, so the cell stays without.
+///
+/// `redundant_experts` (EPLB) stays as chosen in every cell: vLLM from 0.10.0 refuses EPLB
+/// without EP, and both engines refuse `E + R` physical experts that the cell's EP size
+/// does not divide, so such cells read "—"; where EPLB runs each GPU holds `(E + R)/EP`
+/// experts and the cell reads "EPLB".
 pub fn fit_map(x: &Settings) -> Vec<Vec<Cell>> {
     let s = &x.scenario;
     let moe = Prepared::of(s).arch.experts > 0;
@@ -224,22 +232,29 @@ fn cell(y: &Settings, tp: u32) -> Cell {
     let t = &y.scenario;
     let p = Prepared::of(t);
     let plan = Plan::of(t, &p, &t.layout());
+    let moe_engine = matches!(t.serving.engine, Engine::Vllm | Engine::Sglang);
     Cell {
         tp,
         quant: t.numerics.quant,
         concurrency: plan.concurrency,
         fits: plan.error.is_none(),
         ep: t.parallel.ep.get(),
+        redundant: if moe_engine && p.arch.experts > 0 {
+            t.serving.redundant_experts
+        } else {
+            0
+        },
         query: encode(y),
     }
 }
 
-/// A cell's text: the concurrency ("3.5×", "3.5× EP" with expert parallelism), or "—"
-/// where one request does not fit.
+/// A cell's text: the concurrency ("3.5×", "3.5× EP" with expert parallelism, "3.5× EPLB"
+/// with redundant experts), or "—" where one request does not fit.
 pub fn cell_text(c: &Cell) -> String {
-    match (c.fits, c.ep > 1) {
-        (true, true) => format!("{:.1}× EP", c.concurrency),
-        (true, false) => format!("{:.1}×", c.concurrency),
+    match (c.fits, c.ep > 1, c.redundant > 0) {
+        (true, true, true) => format!("{:.1}× EPLB", c.concurrency),
+        (true, true, false) => format!("{:.1}× EP", c.concurrency),
+        (true, false, _) => format!("{:.1}×", c.concurrency),
         _ => "—".into(),
     }
 }
@@ -341,6 +356,32 @@ mod tests {
             .flatten()
             .all(|c| c.ep == 1 && !c.query.contains("ep=")));
         assert!(d[0].iter().all(|c| c.quant != Quant::Mxfp4));
+    }
+
+    /// EPLB in the map: DeepSeek-V3 FP8 on 8 H200s, vLLM 0.10.1, 32 redundant experts.
+    /// Without EP vLLM refuses EPLB, so a fitting cell is an EP cell; TP 8 with EP 8 holds
+    /// 288/8 = 36 experts per layer on each GPU, four more than without EPLB (58 MoE layers ·
+    /// 4 · 3 · 7,168 · 2,048 fp8 bytes and 3 fp32 scales each), so fewer requests.
+    #[test]
+    fn map_keeps_redundant_experts() {
+        let q = "mode=serve&engine=vllm&engine_version=0.10.1&model=deepseek-v3&gpu=h200&gpus_per_node=8&max_len=8192";
+        let m = fit_map(&settings(&format!("{q}&redundant_experts=32")));
+        let m0 = fit_map(&settings(q));
+        let fp8 = m[3].iter().position(|c| c.quant == Quant::Fp8).unwrap();
+        let (c, c0) = (&m[3][fp8], &m0[3][fp8]);
+        assert!(c.fits && c.ep == 8 && c.redundant == 32, "{c:?}");
+        assert!(cell_text(c).ends_with("× EPLB") && c.query.contains("redundant_experts=32"));
+        assert!(c0.fits && c.concurrency < c0.concurrency, "{c:?} {c0:?}");
+        let plan = |q: &str| {
+            let t = &settings(q).scenario;
+            Plan::of(t, &Prepared::of(t), &t.layout())
+        };
+        let extra = plan(&c.query).weights.eval()
+            - plan(&c.query.replace("&redundant_experts=32", ""))
+                .weights
+                .eval();
+        assert_eq!(extra, 58 * 4 * (3 * 7168 * 2048 + 3 * 4));
+        assert!(m.iter().flatten().all(|c| !c.fits || c.ep > 1));
     }
 
     #[test]

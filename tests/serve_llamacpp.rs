@@ -3,7 +3,8 @@
 //! `token_embd`, which stays in host memory), the KV buffer and the compute buffer, in MiB
 //! as llama.cpp prints them (two decimals). The weights and KV follow from the GGUF rules
 //! and the cache layout; the compute-buffer formula (`4·n_ub·(V + h)` with flash
-//! attention) was read off these same logs, so for it they are calibration, not evidence.
+//! attention) was read off these same logs, so for it they are calibration, not evidence;
+//! the head copied in under partial offload comes from llama.cpp's scheduler source.
 //! SGLang's two usable logs are compared too, as observations.
 
 use memfit_core::contract::report::estimate_query;
@@ -138,16 +139,25 @@ fn sglang_observations() {
 /// at `-ngl 0`. The GPU's model and KV buffers, the KV buffer in host memory and the
 /// `CPU_Mapped` model buffer (the span of the file the CPU's tensors cover: the whole file
 /// once the output layer is on the CPU) equal the printed MiB. `host_bytes` is the mapped span
-/// plus the host KV. The compute buffers of these runs are not modelled (the CPU layers'
-/// weights are copied in for large batches).
+/// plus the host KV. The GPU's compute buffer holds a copy of the head matrix the CPU keeps
+/// (the scheduler offloads its product: `ggml-backend.cpp`), beside the f32 logits and
+/// hidden state; a third run, Ollama 0.11.10 (September 2025, a build before b8133: the
+/// output layer on the CPU) with Llama 3.3 70B Q4_0 at 80 of 81 layers, prints 822 MiB of
+/// Q6_K head more than the 266.5 MiB of logits and hidden state.
 #[test]
 fn partial_offload_buffers() {
     let runs = [
         (
             "ollama-llmmob-a100-64gb-qwen25-7b-q4km-ctx1024-ngl1",
-            "model=qwen2.5-7b&quant=q4_k_m&max_len=1024&max_batched_tokens=256&gpu=a100-80&ngl=1&engine_version=b3900",
+            "model=qwen2.5-7b&quant=q4_k_m&max_len=1024&max_batched_tokens=256&gpu=a100-80&ngl=1&engine_version=b3900&flash_attn=on",
             "CPU",
             "CUDA_Host",
+        ),
+        (
+            "ollama-podcastothering-llama33-70b-q4_0-1xmig3g40gb",
+            "model=llama-3-70b&quant=q4_0&max_len=4096&gpu_mem=40960&ngl=80&flash_attn=off&engine_version=b6500",
+            "CPU_Mapped",
+            "CPU",
         ),
         (
             "llamacpp-alpy-gtx1660ti-qwen3-4b-q6k-cpu-offload",
@@ -178,6 +188,11 @@ fn partial_offload_buffers() {
                 logged(&lg["kv_buffer_mib"], "CUDA0"),
             ),
             ("host: mapped model + KV", host, mapped + kv_h),
+            (
+                "GPU compute buffer",
+                s.activation_bytes,
+                logged(&lg["compute_buffer_mib"], "CUDA0"),
+            ),
         ];
         for (what, ours, want) in checks {
             if mib(ours) != format!("{want:.2}") {

@@ -285,7 +285,7 @@ pub fn ZeroPanel(settings: RwSignal<Settings>) -> impl IntoView {
 }
 
 /// The serving engine's keys, in the form's order.
-const SERVING: [&str; 12] = [
+const SERVING: [&str; 13] = [
     "engine",
     "engine_version",
     "gpu_util",
@@ -298,6 +298,7 @@ const SERVING: [&str; 12] = [
     "flash_attn",
     "ngl",
     "kv_offload",
+    "redundant_experts",
 ];
 
 /// The serving engine and its knobs (shown with `mode=serve`).

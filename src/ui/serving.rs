@@ -72,7 +72,7 @@ fn ServeMap(settings: RwSignal<Settings>) -> impl IntoView {
     let map = Memo::new(move |_| settings.with(fit_map));
     let load = move |q: String| settings.set(decode(&q).0);
     view! {
-        <p class="hint">"Concurrent requests at this max_len, by tensor-parallel degree (rows) and weight format (columns): the two choices that set the weights per GPU, so the room left for the KV cache. On a mixture of experts a cell marked EP spreads the experts over its GPUs (expert parallelism), where that holds more. Click a cell to load it."</p>
+        <p class="hint">"Concurrent requests at this max_len, by tensor-parallel degree (rows) and weight format (columns): the two choices that set the weights per GPU, so the room left for the KV cache. On a mixture of experts a cell marked EP spreads the experts over its GPUs (expert parallelism), where that holds more; with redundant experts (EPLB) each GPU holds (experts + redundant)/EP of them, and a cell the engine refuses them in (vLLM 0.10+ without EP, an EP size that does not divide them) reads —. Click a cell to load it."</p>
         <div class="serve-map-wrap">
         <table class="serve-map" data-testid="serve-map">
             <thead><tr><th>"TP"</th>

@@ -712,6 +712,7 @@ pub const KEYS: &[Key] = &[
     field!("flash_attn", scenario.serving.flash_attn, options::<FlashAttn>(false), "llama.cpp's flash attention (`-fa`; Ollama's OLLAMA_FLASH_ATTENTION): without it the compute buffer holds the f32 attention scores of a micro-batch (n_ctx × n_ubatch × heads); `auto` is the build's default (off before b6325, on from b6325)", "-", "Flash attention (llama.cpp)", "{options}"),
     field!("ngl", scenario.serving.ngl, opt_int(0, 65_536), "llama.cpp's -ngl / Ollama's num_gpu: layers on the GPUs, counted as llama.cpp counts them (the repeating layers and the output layer, L + 1); the rest, their KV cache included, stay in host memory (serve.host_bytes)", "layers", "GPU layers (llama.cpp)", "{range}, empty = every layer"),
     field!("kv_offload", scenario.serving.kv_offload, flag("off", "on"), "llama.cpp keeps the KV cache of its GPU layers on the GPUs; `0` is --no-kv-offload (the whole cache in host memory)", "-", "KV offload (llama.cpp)", "`0`, `1`"),
+    field!("redundant_experts", scenario.serving.redundant_experts, int(0, 4096), "EPLB's redundant experts per MoE layer (vLLM --enable-eplb with --num-redundant-experts, 0.9.2–0.11, or --eplb-config '{\"num_redundant_experts\": N}', 0.10.2+; SGLang --ep-num-redundant-experts, 0.4.6.post5+): E + N physical experts spread over the EP ranks, (E + N)/EP on each GPU", "experts", "Redundant experts (EPLB)", "{range}; 0 = EPLB off"),
 ];
 
 /// The key named `name`.

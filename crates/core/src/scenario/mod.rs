@@ -333,6 +333,11 @@ pub struct Serving {
     /// `--no-kv-offload`, the whole cache in host memory).
     #[serde(default = "yes")]
     pub kv_offload: bool,
+    /// `redundant_experts`: EPLB's redundant (replicated) routed experts per MoE layer,
+    /// vLLM `--enable-eplb --num-redundant-experts` / `--eplb-config`, SGLang
+    /// `--ep-num-redundant-experts` (0 = EPLB off).
+    #[serde(default)]
+    pub redundant_experts: u32,
 }
 
 impl Default for Serving {
@@ -350,6 +355,7 @@ impl Default for Serving {
             flash_attn: FlashAttn::Auto,
             ngl: None,
             kv_offload: true,
+            redundant_experts: 0,
         }
     }
 }

@@ -36,6 +36,36 @@ pub const VLLM_MXFP4_FROM: Version = Version(0, 10, 1);
 /// through 0.33.0).
 pub const VLLM_MXFP4_LINEAR_FALLBACK: Version = Version(0, 11, 1);
 
+/// Whether release `v` of `e` builds EPLB's redundant experts for the model preset
+/// `preset` (its model code takes `num_redundant_experts`; vLLM builds EPLB only for a
+/// `MixtureOfExperts` model, `gpu_model_runner.py`, and other models load without
+/// replicas): `None` for a model memfit has no such record of (counted as taking them).
+///
+/// Source: vLLM `model_executor/models/*.py` (`num_redundant_experts`): `deepseek_v2.py`
+/// from 0.9.2, `qwen3_moe.py` from 0.10.1 (not in 0.10.0), `mixtral.py` from 0.11.0 (not
+/// in 0.10.2), `llama4.py` and `gpt_oss.py` in 0.12.0 (not in 0.11.0; 0.11.1–0.11.2 not
+/// read, given 0.12.0's rule); `qwen2_moe.py`, `phimoe.py`, `olmoe.py` in none through
+/// 0.33.0. SGLang `srt/models/*.py` (`ep_num_redundant_experts`): `deepseek_v2.py` and
+/// `qwen3_moe.py` from 0.4.6.post5, `qwen2_moe.py` and `gpt_oss.py` in 0.5.3 (0.4.7–0.5.2
+/// not read, given 0.5.3's rule).
+pub fn eplb_model(e: Engine, preset: &str, v: Version) -> Option<bool> {
+    let from = |x: (u16, u16, u16)| v >= Version(x.0, x.1, x.2);
+    let any = |ps: &[&str]| ps.iter().any(|p| preset.starts_with(p));
+    let qwen3 = ["qwen3-30b-a3b", "qwen3-235b-a22b"];
+    Some(match e {
+        Engine::Vllm if any(&["deepseek-"]) => from((0, 9, 2)),
+        Engine::Vllm if any(&qwen3) => from((0, 10, 1)),
+        Engine::Vllm if any(&["mixtral-"]) => from((0, 11, 0)),
+        Engine::Vllm if any(&["llama-4-", "gpt-oss-"]) => from((0, 12, 0)),
+        Engine::Vllm if any(&["qwen1.5-moe", "phi-3.5-moe", "olmoe"]) => false,
+        Engine::Sglang if any(&["deepseek-"]) || any(&qwen3) => true,
+        Engine::Sglang if any(&["qwen1.5-moe", "gpt-oss-"]) => from((0, 5, 3)),
+        Engine::Sglang if any(&["mixtral-", "llama-4-", "phi-3.5-moe", "olmoe"]) => false,
+        Engine::Vllm | Engine::Sglang => return None,
+        _ => false,
+    })
+}
+
 impl Engine {
     /// The newest release memfit models (what an empty `engine_version` means).
     pub fn newest(self) -> Version {
@@ -164,6 +194,7 @@ impl Scenario {
             }
         }
         self.serve_ep_problems(arch, v, &mut out);
+        self.redundant_problems(arch, &mut out);
         self.llamacpp_only_problems(&mut out);
         let d = self.numerics.kv_dtype;
         if e == Engine::Trtllm && (d.is_ggml() || d.is_integer()) {
@@ -173,6 +204,32 @@ impl Scenario {
             ));
         }
         out
+    }
+    /// `redundant_experts` where nothing has them: a dense model, or TensorRT-LLM and
+    /// llama.cpp (whose EPLB memfit does not model): named and ignored.
+    fn redundant_problems(&self, arch: &Arch, out: &mut Vec<(&'static str, String)>) {
+        let r = self.serving.redundant_experts;
+        if r == 0 {
+            return;
+        }
+        let e = self.serving.engine;
+        let v = self.engine_release().unwrap_or_else(|(_, used)| used);
+        let why = match e {
+            _ if arch.experts == 0 => "the model has no routed experts".to_string(),
+            Engine::Trtllm | Engine::Llamacpp => {
+                format!("EPLB is not modelled for {}", e.label())
+            }
+            _ if eplb_model(e, &self.model.preset, v) == Some(false) => format!(
+                "{} {v}'s code for {} builds no redundant experts (the flag is accepted, the experts load once)",
+                e.label(),
+                self.model.preset
+            ),
+            _ => return,
+        };
+        out.push((
+            "redundant_experts",
+            format!("redundant_experts = {r} ignored: {why}"),
+        ));
     }
     /// llama.cpp's own keys (`flash_attn`, `ngl`, `kv_offload`) set under another engine,
     /// which has no such setting: each named and ignored.

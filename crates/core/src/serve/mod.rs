@@ -239,3 +239,5 @@ pub fn model_context(preset: &str) -> Option<u32> {
 mod tests;
 #[cfg(test)]
 mod tests_checks;
+#[cfg(test)]
+mod tests_eplb;

@@ -195,3 +195,18 @@ fn nf4_double_quant_outside_qlora() {
         4 * q.div_ceil(64) - q.div_ceil(64) - 4 * q.div_ceil(16_384)
     );
 }
+
+/// llama.cpp with the output layer on the CPU (`-ngl 0`): the GPU's compute buffer holds a
+/// copy of the head matrix (the scheduler runs its product on the GPU), by hand for Qwen3 4B
+/// Q6_K (tied: the head is `token_embd`, 2,560 × 151,936 in blocks of 256 weights, 210 B
+/// each) beside the f32 logits and hidden state of 512 tokens.
+#[test]
+fn llamacpp_head_copied_into_the_compute_buffer() {
+    let q = "mode=serve&engine=llamacpp&model=qwen3-4b&quant=q6_k&max_len=4096&gpu=l4&engine_version=b5285";
+    let head = 2560 * 151_936 / 256 * 210_u64;
+    let logits = 4 * 512 * (151_936 + 2560_u64);
+    assert_eq!(plan(&format!("{q}&ngl=0")).activation.eval(), head + logits);
+    assert_eq!(head + logits, 635_473_408); // 606.03 MiB, as logged
+                                            // Every layer and the output on the GPU: no copy.
+    assert!(plan(q).activation.eval() < head);
+}

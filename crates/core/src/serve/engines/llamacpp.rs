@@ -23,7 +23,8 @@ use crate::serve::HostMemory;
 ///                                                     [`compute_buffer`])
 /// ```
 /// With `ngl` below L + 1 ([`Placement`]) `W_gpu` is [`LayerBytes`]' GPU layers and the
-/// cache's layers are the GPU layers; with `kv_offload=0` the cache is in host memory (`KV`
+/// cache's layers are the GPU layers; with the output layer on the CPU `C` also holds a copy
+/// of the head matrix ([`offloaded_head`]); with `kv_offload=0` the cache is in host memory (`KV`
 /// on the GPU = 0).
 ///
 /// Source: llama.cpp `llama_context` (`GGML_PAD(n_ctx, 256)`, PR #17046), `llama_kv_cache`
@@ -70,6 +71,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     // The scores of the widest attention: a full layer's n_ctx cells, else the window's.
     let n_kv = if full > 0 { n_ctx } else { swa_cells };
     let activation = compute_buffer(arch, n_ub, n_kv, flash_attn(s, v));
+    let activation = offloaded_head(activation, arch, place, &split, n_ub);
     let compute = activation.eval();
     let ctx = s.runtime.cuda_ctx_mib as u64 * MIB;
     let total = device_total(s);
@@ -331,7 +333,7 @@ pub(crate) fn compute_buffer(arch: &crate::model::Arch, n_ub: u64, n_kv: u64, fa
 
 const SOURCES: [&str; 6] = [
     "llama.cpp GGUF tensor types (llama_tensor_get_type) and ggml block sizes; token_embd in host memory",
-    "llama.cpp compute buffer (graph reserve for n_ubatch tokens): with flash attention the f32 logits and hidden state (equal to the logged CUDA0 compute buffer of 6 Ollama/llama.cpp runs); without, the f32 scores n_ctx × n_ubatch × heads, the mask and four hidden states (llama-graph.cpp build_attn_mha; Ollama fs/ggml GraphSize; 560.00 MiB logged for Llama 3 8B at n_ctx 8192)",
+    "llama.cpp compute buffer (graph reserve for n_ubatch tokens): with flash attention the f32 logits and hidden state (equal to the logged CUDA0 compute buffer of 6 Ollama/llama.cpp runs); without, the f32 scores n_ctx × n_ubatch × heads, the mask and four hidden states (llama-graph.cpp build_attn_mha; Ollama fs/ggml GraphSize; 560.00 MiB logged for Llama 3 8B at n_ctx 8192); with the output layer on the CPU, the head matrix copied in for the offloaded product (ggml-backend.cpp ggml_backend_sched_split_graph; 606.03, 578.36 and 1088.45 MiB logged)",
     "llama.cpp: none",
     "llama.cpp: CUDA graphs inside the compute buffer",
     "llama.cpp llama_kv_cache / llama_kv_cache_iswa: cells × layers × (row(type_k) + row(type_v))",

@@ -242,3 +242,72 @@ impl LayerBytes {
         self.embd.saturating_add(head)
     }
 }
+
+impl LayerBytes {
+    /// The head matrix the output layer multiplies by: `token_embd` for a tied model, else
+    /// the output layer less its f32 final norm.
+    ///
+    /// # Formula
+    /// `W_head = W_embd` (tied)   or   `W_out − 4·Ψ_norm(h)`
+    pub(super) fn head(&self, arch: &crate::model::Arch) -> u64 {
+        if arch.tied {
+            return self.embd;
+        }
+        let norm = sat(4 * arch.norm.params(arch.hidden as u128));
+        self.output().saturating_sub(norm)
+    }
+}
+
+/// The smallest micro-batch whose matrix products the CUDA backend takes over from the CPU.
+///
+/// Source: llama.cpp `ggml/src/ggml-cuda/ggml-cuda.cu` `ggml_backend_cuda_device_offload_op`
+/// (`const int min_batch_size = 32; return get_op_batch_size(op) >= min_batch_size`).
+const OFFLOAD_MIN_BATCH: u64 = 32;
+
+/// The compute buffer when the output layer stays on the CPU: the scheduler runs the head's
+/// matrix product on the GPU all the same (op offload) and copies the head's weights into
+/// the GPU's compute buffer, beside the product's f32 input and output.
+///
+/// # Formula
+/// ```text
+/// C = max(C_graph, W_head + 4·n_ub·(V + h))     (output layer on the CPU, n_ub ≥ 32)
+/// ```
+/// `C_graph` [`super::llamacpp::compute_buffer`]'s figure, `W_head` the head matrix in its
+/// GGUF type ([`LayerBytes::head`]), `4·n_ub·(V + h)` the f32 logits and normed hidden state
+/// of the micro-batch; bytes. The CPU layers' matrices are copied in too, one split at a
+/// time (a new split frees the previous copy), each smaller than the head in the logged runs:
+/// not counted.
+///
+/// Source: llama.cpp `ggml/src/ggml-backend.cpp` `ggml_backend_sched_backend_id_from_cur`
+/// (a weight in host memory: "check if a backend with higher prio wants to offload the op")
+/// and `ggml_backend_sched_split_graph` pass 5 (a source on an incompatible backend is
+/// duplicated into the split's backend, `ggml_dup_tensor_layout`; "by starting a new split,
+/// the memory of the previously offloaded weights can be reused").
+///
+/// # Example
+/// Qwen3 4B Q6_K (tied, V = 151,936, h = 2,560), `-ngl 0`, n_ub 512: W_head =
+/// 2,560·151,936/256·210 = 319,065,600 B and 4·512·(151,936 + 2,560) = 316,407,808 B: C =
+/// 635,473,408 B = 606.03 MiB, as logged (`CUDA0 compute buffer size = 606.03 MiB`).
+pub(super) fn offloaded_head(
+    c: Expr,
+    arch: &crate::model::Arch,
+    place: Placement,
+    bytes: &LayerBytes,
+    n_ub: u64,
+) -> Expr {
+    if place.output_gpu || n_ub < OFFLOAD_MIN_BATCH {
+        return c;
+    }
+    c.then(&[
+        Sym("W_head", bytes.head(arch) as u128),
+        Num(4),
+        Sym("n_ub", n_ub as u128),
+        Mul,
+        Sym("V", arch.vocab as u128),
+        Sym("h", arch.hidden as u128),
+        Add,
+        Mul,
+        Add,
+        Max,
+    ])
+}

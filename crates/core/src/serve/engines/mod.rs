@@ -1,5 +1,6 @@
 //! The four engines' start-up programs.
 
+mod eplb;
 mod hybrid;
 mod llamacpp;
 mod llamacpp_offload;
@@ -148,7 +149,8 @@ pub(crate) fn expert_split(
         }
         Engine::Sglang => {
             let tp = l.tp.saturating_mul(l.dp);
-            if v < SGLANG_EP_FROM || !tp.is_multiple_of(ep) || !e.is_multiple_of(ep) {
+            let physical = e.saturating_add(eplb::redundant(s, arch));
+            if v < SGLANG_EP_FROM || !tp.is_multiple_of(ep) || !physical.is_multiple_of(ep) {
                 return None;
             }
             Some(ExpertSplit {
@@ -170,7 +172,15 @@ pub(crate) fn expert_split(
 /// `srt/server_args.py` (no `--ep-size` in 0.4.0), its model config's block-quantisation
 /// check ("tp_size … must be divisible by ep_size …") and
 /// `fused_moe_triton/layer.py` (`assert num_experts % self.moe_ep_size == 0`).
+///
+/// With `redundant_experts` the EPLB checks follow ([`eplb::refusal`]); SGLang's
+/// physical experts `E + R` are checked against `ep` there.
 pub(crate) fn expert_refusal(s: &Scenario, arch: &Arch, l: &Layout, v: Version) -> Option<String> {
+    ep_refusal(s, arch, l, v).or_else(|| eplb::refusal(s, arch, l, v))
+}
+
+/// [`expert_refusal`] without EPLB.
+fn ep_refusal(s: &Scenario, arch: &Arch, l: &Layout, v: Version) -> Option<String> {
     let ep = s.parallel.ep.get();
     let e = arch.experts;
     if e == 0 || ep <= 1 {
@@ -187,7 +197,7 @@ pub(crate) fn expert_refusal(s: &Scenario, arch: &Arch, l: &Layout, v: Version) 
             let tp = l.tp.saturating_mul(l.dp);
             if !tp.is_multiple_of(ep) {
                 Some(format!("tp_size {tp} must be divisible by ep_size {ep}"))
-            } else if !e.is_multiple_of(ep) {
+            } else if !e.is_multiple_of(ep) && eplb::redundant(s, arch) == 0 {
                 Some(format!("AssertionError (srt/layers/moe/fused_moe_triton/layer.py: `assert num_experts % self.moe_ep_size == 0`; {e} experts, ep_size {ep})"))
             } else {
                 None
@@ -256,18 +266,22 @@ pub(crate) fn routed_bytes(s: &Scenario, p: &Prepared) -> u64 {
 /// ```
 /// `W_o` attention, embeddings, head, dense layers, shared experts, routers and norms,
 /// replicated on every DP rank (÷ TP inside it); `W_e` the routed experts
-/// ([`routed_bytes`]), `E_r`, `t_e` from [`expert_split`].
+/// ([`routed_bytes`]), `E_r`, `t_e` from [`expert_split`]; with EPLB's `R` redundant
+/// experts `E_r = ⌈(E + R)/EP⌉` ([`eplb::with_redundant`]: `W_e/E` is one logical expert's
+/// bytes, and a replica weighs as much).
 ///
 /// # Example
 /// DeepSeek-V3 fp8, vLLM, t = 1, d = 8: W_format = 672,987,379,616, W_e =
 /// 653,908,948,992, so W_o = 19,078,430,624 and W = W_o + W_e·32/256 = 100,817,049,248 B
-/// (93.9 GiB, against 626.8 GiB without EP).
+/// (93.9 GiB, against 626.8 GiB without EP). With 32 redundant experts: E_r = 288/8 = 36,
+/// W = W_o + W_e·36/256 = 111,034,376,576 B (103.4 GiB).
 pub(crate) fn serve_weights(
     s: &Scenario,
     p: &Prepared,
     l: &Layout,
     split: Option<ExpertSplit>,
 ) -> Expr {
+    let split = eplb::with_redundant(split, &p.arch, l, eplb::redundant(s, &p.arch));
     let Some(x) = split else {
         return weights_expr(s, p, l);
     };
@@ -463,6 +477,22 @@ pub(super) fn ep_sources(base: [&'static str; 6], split: bool) -> [&'static str;
     let mut out = base;
     if split {
         out[0] = SRC_WEIGHTS_EP;
+    }
+    out
+}
+
+const SRC_WEIGHTS_EPLB: &str = "EPLB: E + R physical experts (R redundant replicas), ⌈(E + R)/EP⌉ on each EP rank (vLLM fused_moe/layer.py FusedMoE: global_num_experts = num_experts + num_redundant_experts; SGLang expert_location.py: num_physical_experts // ep_size), the rest ÷ t·p on every DP rank";
+
+/// [`ep_sources`], naming EPLB's redundant experts where they are counted.
+pub(super) fn eplb_sources(
+    base: [&'static str; 6],
+    s: &Scenario,
+    arch: &Arch,
+    split: bool,
+) -> [&'static str; 6] {
+    let mut out = ep_sources(base, split);
+    if eplb::redundant(s, arch) > 0 {
+        out[0] = SRC_WEIGHTS_EPLB;
     }
     out
 }

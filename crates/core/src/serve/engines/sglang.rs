@@ -79,7 +79,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         max_len_fit: pl.fit,
         error,
         host: None,
-        sources: ep_sources(SOURCES, split.is_some()),
+        sources: eplb_sources(SOURCES, s, &p.arch, split.is_some()),
     }
 }
 

@@ -84,7 +84,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         hybrid::vllm_pool(s, arch, l, kv_bytes, ml)
     };
     if let Some(h) = hybrid {
-        let src = ep_sources(SOURCES, split.is_some());
+        let src = eplb_sources(SOURCES, s, arch, split.is_some());
         let parts = [weights, activation, non_torch, graphs];
         return hybrid_plan(
             s,
@@ -136,7 +136,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         max_len_fit: pl.fit,
         error,
         host: None,
-        sources: ep_sources(SOURCES, split.is_some()),
+        sources: eplb_sources(SOURCES, s, arch, split.is_some()),
     }
 }
 
