@@ -18,13 +18,24 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// Resolves the scenario's model.
+    /// Resolves the scenario's model: `Ψ` is the explicit `params=`, else a hybrid preset's
+    /// exact count ([`crate::model::Exact`]) while its shape is not overridden, else the
+    /// architecture's count (likewise the largest layer).
     pub fn of(s: &Scenario) -> Prepared {
         let arch = s.arch();
         let counts = arch.params();
+        let exact = s.preset().exact.filter(|_| !s.model.overrides.any());
         Prepared {
-            psi: s.model.params.unwrap_or(counts.total),
-            largest: s.model.largest_layer.unwrap_or(counts.largest_layer),
+            psi: s
+                .model
+                .params
+                .or(exact.map(|e| e.params))
+                .unwrap_or(counts.total),
+            largest: s
+                .model
+                .largest_layer
+                .or(exact.map(|e| e.largest_layer))
+                .unwrap_or(counts.largest_layer),
             arch,
             counts,
         }

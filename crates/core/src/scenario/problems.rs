@@ -110,6 +110,15 @@ impl Scenario {
     /// (every mode), the Mamba / convolution blocks' training activations and the serving
     /// engines' hybrid caches.
     fn hybrid_caveats(&self, arch: &Arch, out: &mut Vec<(&'static str, String)>) {
+        let p = self.preset();
+        if let Some(e) = p.exact.filter(|_| self.model.overrides.any()) {
+            if self.model.params.is_none() {
+                out.push((
+                    "model",
+                    format!("{}'s exact count ({} parameters, from its config.json) holds for its own shape only: with the shape overridden, Ψ is counted as {} transformer blocks ({} parameters); set params, or import a config.json, for an exact count", p.name, crate::units::group_digits(e.params), arch.layers, crate::units::group_digits(arch.params().total)),
+                ));
+            }
+        }
         if !arch.is_hybrid() {
             return;
         }
