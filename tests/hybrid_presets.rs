@@ -17,7 +17,7 @@ use memfit_core::solve::max_fitting;
 /// Each preset, the config.json it was read from (`tests/configs/`, copied from the Hub
 /// page named), and transformers 5.24 `num_parameters()` of that checkpoint (the counts
 /// `tests/hf_import.rs` checks the import against).
-const ROWS: [(&str, &str, u64); 8] = [
+const ROWS: [(&str, &str, u64); 9] = [
     // https://huggingface.co/mistralai/Mamba-Codestral-7B-v0.1 (Mistral's announcement:
     // 7,285,403,648 parameters).
     (
@@ -48,6 +48,9 @@ const ROWS: [(&str, &str, u64); 8] = [
     ("falcon-h1-7b", "falcon-h1-7b.json", 7_585_513_568),
     // https://huggingface.co/ibm-ai-platform/Bamba-9B
     ("bamba-9b", "bamba-9b.json", 9_780_235_392),
+    // https://huggingface.co/MiniMaxAI/MiniMax-Text-01 (model card: 456B total, 45.9B
+    // activated per token).
+    ("minimax-text-01", "minimax-text-01.json", 456_089_655_296),
 ];
 
 fn config(file: &str) -> String {
@@ -136,13 +139,22 @@ fn every_mode_and_solver_answers() {
                 assert!(v.error.is_none() || !e.fits, "{q}: {v:?}");
             }
         }
+        // MiniMax-Text-01 (456B) on 16 nodes of H200s, the others on one node of H100s.
+        let nodes = if psi > 100_000_000_000 {
+            "&gpu=h200&nodes=16"
+        } else {
+            ""
+        };
         for q in [modes[0], modes[2], modes[3]] {
-            let s = at(&format!("model={}&{q}", p.id));
+            let s = at(&format!("model={}&{q}{nodes}", p.id));
             let sw = explore(&s, Some(10));
             assert!(!sw.cells.is_empty() && sw.fitting > 0, "{} {q}", p.id);
-            assert!(min_gpus_within(&s, 8).value.is_some(), "{} {q}", p.id);
+            assert!(min_gpus_within(&s, 16).value.is_some(), "{} {q}", p.id);
         }
-        let s = at(&format!("model={}&mode=infer&gpu=h200&quant=int4_g", p.id));
+        let s = at(&format!(
+            "model={}&mode=infer&gpu=h200&quant=int4_g&gpus_per_node=8&tp=8",
+            p.id
+        ));
         for what in [Solve::MaxBatch, Solve::MaxContext] {
             let r = max_fitting(&s, what).unwrap();
             assert!(r.value >= 1, "{} {what:?}", p.id);
@@ -157,7 +169,7 @@ fn every_mode_and_solver_answers() {
 #[test]
 fn kv_cache_in_attention_blocks_only_by_hand() {
     // (preset, attention blocks, KV heads, head width) from each config.json.
-    let hand: [(&str, u64, u64, u64); 8] = [
+    let hand: [(&str, u64, u64, u64); 9] = [
         ("mamba-codestral-7b", 0, 0, 0),
         ("jamba-v0.1", 4, 8, 128),    // attn_layer_period 8, offset 4 of 32
         ("nemotron-h-8b", 4, 8, 128), // four `*` in hybrid_override_pattern
@@ -166,6 +178,7 @@ fn kv_cache_in_attention_blocks_only_by_hand() {
         ("granite-4.0-h-tiny", 4, 4, 128), // `attention` in 4 of 40 layer_types
         ("falcon-h1-7b", 44, 2, 128), // every block attends
         ("bamba-9b", 3, 8, 128),      // attn_layer_indices [9, 18, 27]
+        ("minimax-text-01", 10, 8, 128), // full_attention in 10 of 80 layer_types
     ];
     for (id, l_a, a_kv, d) in hand {
         let q = |seq: u32| format!("model={id}&mode=infer&batch=1&seq={seq}&gen=24&precision=bf16");
@@ -232,4 +245,54 @@ fn an_overridden_shape_says_the_count_is_no_longer_exact() {
     let (s, _) = decode_onto(s.into(), "params=4000000000");
     assert!(s.scenario.problems().iter().all(|(k, _)| *k != "model"));
     assert_eq!(estimate(&s.scenario).model.params, 4_000_000_000);
+}
+
+/// MiniMax-Text-01's 70 lightning-attention blocks keep one `d × d` matrix per head (`K^T V`,
+/// transformers `MiniMaxLightningAttention`: `zeros(b, H, d, d)` in the value's dtype):
+/// `70 · 64 · 128 · 128 · 2 B` per sequence in bf16, whatever the context; vLLM pages it per
+/// rank as `(H/t, d, d)` in the model dtype (`linear_attention_state_shape`); llama.cpp has
+/// no such architecture and a warning says so, as one does for training.
+#[test]
+fn lightning_state_by_hand() {
+    let q = |seq: u32| {
+        format!("model=minimax-text-01&mode=infer&batch=2&seq={seq}&gen=24&precision=bf16")
+    };
+    let short = estimate(&at(&q(1000)));
+    let long = estimate(&at(&q(100_000)));
+    assert_eq!(state(&short), 2 * 70 * 64 * 128 * 128 * 2);
+    assert_eq!(state(&long), state(&short));
+    let s = at("model=minimax-text-01&mode=serve&engine=vllm&max_len=65536&gpus_per_node=8&tp=8&precision=bf16&gpu=h200");
+    let v = estimate(&s).serve.unwrap();
+    // Attention: 10 blocks of ⌈8/8⌉ KV heads of 128 per rank, K and V in bf16.
+    assert_eq!(v.kv_bytes_per_token, 2 * 10 * 128 * 2);
+    assert!(v.max_concurrency > 0.0 && v.error.is_none(), "{v:?}");
+    let s = at("model=minimax-text-01&mode=serve&engine=llamacpp&quant=q4_k_m&max_len=8192");
+    assert!(s
+        .problems()
+        .iter()
+        .any(|(k, m)| *k == "lin_kind" && m.contains("llama.cpp")));
+    let s = at("model=minimax-text-01&mode=train&zero=3&gpus_per_node=8&nodes=8");
+    assert!(s
+        .problems()
+        .iter()
+        .any(|(k, m)| *k == "lin_kind" && m.contains("training")));
+}
+
+/// The active parameters of the MoE hybrids: the exact count less the routed experts a token
+/// skips. MiniMax's card's "45.9B activated" leaves out the embedding and the LM head
+/// (`2·V·h`); Jamba's "12B active" is the whole.
+#[test]
+fn active_parameters_against_the_model_cards() {
+    let active = |m: &str| estimate(&at(&format!("model={m}"))).model.active_params as f64;
+    // MiniMax-Text-01: 80 blocks skip 30 of 32 experts of 3·6,144·9,216.
+    let minimax = 456_089_655_296.0 - 80.0 * 30.0 * 3.0 * 6144.0 * 9216.0;
+    assert_eq!(active("minimax-text-01"), minimax);
+    let rel = |x: f64, card: f64| (x - card).abs() / card;
+    assert!(rel(minimax - 2.0 * 200_064.0 * 6144.0, 45.9e9) < 0.002);
+    // Jamba v0.1: 16 MoE blocks skip 14 of 16 experts of 3·4,096·14,336.
+    let jamba = 51_570_323_328.0 - 16.0 * 14.0 * 3.0 * 4096.0 * 14_336.0;
+    assert_eq!(active("jamba-v0.1"), jamba);
+    assert!(rel(jamba, 12e9) < 0.01);
+    // A dense hybrid touches every parameter.
+    assert_eq!(active("nemotron-h-8b"), 8_100_852_736.0);
 }

@@ -15,6 +15,9 @@ pub struct Prepared {
     pub psi: u64,
     /// `L`: the explicit `largest_layer=` or the architecture's largest module.
     pub largest: u64,
+    /// Parameters one token touches: the architecture's, or with a hybrid preset's exact
+    /// count that count less the routed experts a token skips (`Ψ − (Ψ_arch − active_arch)`).
+    pub active: u64,
 }
 
 impl Prepared {
@@ -25,7 +28,9 @@ impl Prepared {
         let arch = s.arch();
         let counts = arch.params();
         let exact = s.preset().exact.filter(|_| !s.model.overrides.any());
+        let skipped = counts.total - counts.active;
         Prepared {
+            active: exact.map_or(counts.active, |e| e.params.saturating_sub(skipped)),
             psi: s
                 .model
                 .params

@@ -12,7 +12,7 @@ mod counts;
 mod layers;
 
 pub use counts::*;
-pub use layers::{LayerMix, LinearAttn, Ssm};
+pub use layers::{LayerMix, Lightning, LinKind, LinearAttn, Ssm};
 
 crate::spelled! {
     /// Feed-forward block shape.
@@ -219,6 +219,10 @@ pub struct Arch {
     /// Their value head width `d_v` (`linear_value_head_dim`).
     #[serde(default)]
     pub lin_v_dim: u32,
+    /// Which linear attention the `linear_layers` blocks run: gated DeltaNet (default) or
+    /// MiniMax's lightning attention (`lin_v_heads` heads of `lin_v_dim`).
+    #[serde(default)]
+    pub lin_kind: LinKind,
 }
 
 /// Multi-head latent attention (DeepSeek-V2/V3): low-rank q and kv projections.

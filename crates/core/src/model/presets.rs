@@ -43,7 +43,7 @@
 //! Command R+ adds per-head q/k LayerNorms (`a·d + a_kv·d` weights); Cohere2 (R7B, A)
 //! attends within 4,096 tokens on 3 of 4 layers.
 
-use super::{Arch, Bias, Mla, Mlp, Norm, Preset};
+use super::{Arch, Bias, LinKind, Mla, Mlp, Norm, Preset};
 
 /// The fields a row does not name: a decoder without learned positions, experts,
 /// windows or encoder, two norms per block, nothing fused. (The shape fields are
@@ -98,6 +98,7 @@ pub(super) const BASE: Arch = Arch {
     lin_v_heads: 0,
     lin_k_dim: 0,
     lin_v_dim: 0,
+    lin_kind: LinKind::Gdn,
 };
 
 /// Every model preset, in display order: this table's, then the hybrids'

@@ -23,9 +23,11 @@
 //! experts (top 6).
 //! Falcon-H1 7B: attention and a Mamba-2 mixer side by side in all 44 blocks.
 //! Bamba 9B: 29 Mamba-2 and 3 attention blocks, a gated MLP in each.
+//! MiniMax-Text-01: 70 lightning-attention blocks (64 heads of 128, a `K^T V` state each) and
+//! 10 softmax-attention blocks, each with 32 experts (top 2).
 
 use super::presets::BASE;
-use super::{Arch, Exact, Preset};
+use super::{Arch, Exact, LinKind, Preset};
 
 /// The table.
 #[rustfmt::skip]
@@ -101,5 +103,14 @@ pub static HYBRID_PRESETS: &[Preset] = &[
         published_rel_tol: 0.0,
         source: "https://huggingface.co/ibm-ai-platform/Bamba-9B config.json (bamba: attention at 9, 18, 27); count = transformers num_parameters()",
         exact: Some(Exact { params: 9_780_235_392, largest_layer: 525_336_576 }),
+    },
+    Preset {
+        id: "minimax-text-01",
+        name: "MiniMax-Text-01 (456B, 45.9B active)",
+        arch: Arch { layers: 80, hidden: 6144, heads: 64, kv_heads: 8, head_dim: 128, ffn: 9216, vocab: 200_064, tied: false, experts: 32, top_k: 2, moe_ffn: 9216, linear_layers: 70, lin_v_heads: 64, lin_v_dim: 128, lin_kind: LinKind::Lightning, ..BASE },
+        published_params: 456_000_000_000,
+        published_rel_tol: 0.001,
+        source: "https://huggingface.co/MiniMaxAI/MiniMax-Text-01 config.json (minimax: softmax attention every 8th block, lightning attention in the others); model card: 456B total, 45.9B activated per token",
+        exact: Some(Exact { params: 456_089_655_296, largest_layer: 1_229_193_216 }),
     },
 ];
