@@ -1,4 +1,4 @@
-//! The guided tour: eleven short steps through the ZeRO trade-offs, each with a link
+//! The guided tour: twelve short steps through the ZeRO trade-offs, each with a link
 //! that loads its scenario and a number the page then shows. Every number is
 //! computed here by the estimator, never typed in: the browser test opens each
 //! link and finds the quoted number where the step says it is.
@@ -76,6 +76,10 @@ enum Fig {
     Params(&'static str),
     /// Where the timeline puts the peak: phase, layer and event.
     PeakAt(&'static str),
+    /// The softmax-attention blocks among all: "4 of its 52".
+    AttnOf(&'static str),
+    /// The prompt's tokens, digits grouped.
+    Tokens(&'static str),
 }
 
 /// One step as data: its text is a template whose `{}` take `figs` in order.
@@ -105,9 +109,13 @@ const SEED002: &str = "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=3&conventi
 const MAMBA: &str = "model=mamba2-2.7b&mode=infer&seq=32768&batch=8";
 const MAMBA_NAIVE: &str = "model=mamba2-2.7b&mode=infer&seq=32768&batch=8&ssm_kernels=torch-naive";
 const PHI2: &str = "model=phi-2&mode=infer&seq=32768&batch=8";
+const HYBRID_8K: &str = "model=nemotron-h-8b&mode=infer&seq=8192";
+const HYBRID_128K: &str = "model=nemotron-h-8b&mode=infer&seq=131072";
+const LLAMA_8K: &str = "model=llama-3-8b&mode=infer&seq=8192";
+const LLAMA_128K: &str = "model=llama-3-8b&mode=infer&seq=131072";
 
 /// The tour, in order.
-const TOUR: [Spec; 11] = [
+const TOUR: [Spec; 12] = [
     Spec {
         title: "Plain data parallelism: 16 bytes per parameter",
         query: Z0,
@@ -196,6 +204,14 @@ const TOUR: [Spec; 11] = [
         text: "Mamba-2 keeps a fixed state per sequence instead of a KV cache: serving 8 sequences of 32,768 tokens, Mamba-2 2.7B holds {} of state and peaks at {} per GPU, where Phi-2, a transformer of the same size ({} parameters), needs {} of KV cache and {} in all. The scan still costs memory while it reads the prompt, and how much depends on the kernels: transformers ≤ 5.17's torch path without them (ssm_kernels=torch-naive) would ask for {}.",
         figs: &[Fig::Kv(MAMBA), Fig::Peak(MAMBA), Fig::Params(PHI2), Fig::Kv(PHI2), Fig::Peak(PHI2), Fig::Peak(MAMBA_NAIVE)],
     },
+    Spec {
+        title: "Hybrids: attention in a few blocks, a KV cache that grows slowly",
+        query: HYBRID_128K,
+        panel: "chart",
+        shown_in: "per-gpu",
+        text: "Nemotron-H 8B ({} parameters) attends in {} blocks; the others are Mamba-2 and MLP blocks. One sequence's KV cache and state grow from {} at {} tokens to {} at {}, its peak from {} to {}. Llama 3 8B, a transformer of its size ({} parameters), attends in {} blocks: {} to {} of KV cache, peak {} to {}. Both peaks also grow by the prefill's one-layer transient (the whole prompt through one block at once); the KV cache is what the hybrid saves.",
+        figs: &[Fig::Params(HYBRID_8K), Fig::AttnOf(HYBRID_8K), Fig::Kv(HYBRID_8K), Fig::Tokens(HYBRID_8K), Fig::Kv(HYBRID_128K), Fig::Tokens(HYBRID_128K), Fig::Peak(HYBRID_8K), Fig::Peak(HYBRID_128K), Fig::Params(LLAMA_8K), Fig::AttnOf(LLAMA_8K), Fig::Kv(LLAMA_8K), Fig::Kv(LLAMA_128K), Fig::Peak(LLAMA_8K), Fig::Peak(LLAMA_128K)],
+    },
 ];
 
 /// Where the timeline of `q` puts its peak: "backward, layer 31: what happens there".
@@ -222,6 +238,13 @@ fn figure(fig: Fig, units: Units) -> String {
         Fig::Step(q) => step(q),
         Fig::Params(q) => memfit_core::units::group_digits(est(q).model.params),
         Fig::PeakAt(q) => peak_at(q),
+        Fig::Tokens(q) => {
+            memfit_core::units::group_digits(decode(q).0.scenario.workload.seq.get() as u64)
+        }
+        Fig::AttnOf(q) => {
+            let a = decode(q).0.scenario.arch();
+            format!("{} of its {}", a.attention_layers(), a.layers)
+        }
     }
 }
 
@@ -301,7 +324,7 @@ mod tests {
     #[test]
     fn every_step_quotes_what_its_page_shows() {
         let s = steps(Units::Gib);
-        assert!((6..=11).contains(&s.len()));
+        assert!((6..=12).contains(&s.len()));
         for st in &s {
             let (sc, w) = decode(st.query);
             let sc = sc.scenario;
@@ -327,5 +350,24 @@ mod tests {
             .contains(&Units::Gib.format(2 * psi + 14 * psi / 8)));
         assert!(s[3].text.contains(&Units::Gib.format(16 * psi / 8)));
         assert!(s[3].text.contains("backward, layer 31"));
+    }
+
+    /// The hybrid step: Nemotron-H's config.json puts attention in 4 of its 52 blocks
+    /// (`hybrid_override_pattern`), Llama 3 8B's in all 32; the hybrid's KV cache grows an
+    /// eighth as fast (`2·4·8·128·2` against `2·32·8·128·2` bytes a token), its peak less.
+    #[test]
+    fn hybrid_step_compares_by_the_estimator() {
+        let st = &steps(Units::Gib)[11];
+        assert!(st.text.contains("4 of its 52") && st.text.contains("32 of its 32"));
+        assert!(st.text.contains("8,192 tokens") && st.text.contains("131,072"));
+        let kv = |q: &str| est(q).gpu_bytes_of(Component::KvCache);
+        let grow = |a: &str, b: &str| kv(b) - kv(a);
+        assert_eq!(
+            grow(HYBRID_8K, HYBRID_128K),
+            2 * 4 * 8 * 128 * 2 * (131_072 - 8192)
+        );
+        assert_eq!(grow(LLAMA_8K, LLAMA_128K), 8 * grow(HYBRID_8K, HYBRID_128K));
+        let peak = |q: &str| est(q).per_gpu_bytes;
+        assert!(peak(HYBRID_128K) - peak(HYBRID_8K) < peak(LLAMA_128K) - peak(LLAMA_8K));
     }
 }

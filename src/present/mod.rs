@@ -7,7 +7,7 @@ mod steptime;
 pub use accuracy::*;
 pub use steptime::*;
 
-use memfit_core::model::{presets, ParamCount};
+use memfit_core::model::presets;
 use memfit_core::scenario::Layout;
 use memfit_core::units::group_digits;
 
@@ -45,13 +45,24 @@ pub fn layout_summary(l: &Layout) -> String {
     )
 }
 
-/// The model panel's count line: total, active per token and the largest layer.
-pub fn param_count_line(c: &ParamCount) -> String {
+/// The model panel's count line: total, active per token and the largest layer, from the
+/// architecture or, for a hybrid preset, from its exact count (`Prepared`).
+pub fn param_count_line(p: &memfit_core::estimate::Prepared, exact: bool) -> String {
+    let (total, largest) = if exact {
+        (p.psi, p.largest)
+    } else {
+        (p.counts.total, p.counts.largest_layer)
+    };
     format!(
-        "From the architecture: {} parameters ({} active per token), largest layer {}.",
-        group_digits(c.total),
-        group_digits(c.active),
-        group_digits(c.largest_layer)
+        "{}: {} parameters ({} active per token), largest layer {}.",
+        if exact {
+            "From its config.json, counted exactly"
+        } else {
+            "From the architecture"
+        },
+        group_digits(total),
+        group_digits(if exact { p.active } else { p.counts.active }),
+        group_digits(largest)
     )
 }
 

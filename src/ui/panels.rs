@@ -8,12 +8,27 @@ use leptos::prelude::*;
 use memfit_core::contract::Settings;
 use memfit_core::model::{presets, Arch};
 
+/// The counts the estimate reads, and whether they are a hybrid preset's exact count (its
+/// shape and the explicit counts untouched) rather than the architecture's.
+fn resolved_counts(settings: RwSignal<Settings>) -> Memo<(memfit_core::estimate::Prepared, bool)> {
+    Memo::new(move |_| {
+        settings.with(|x| {
+            let s = &x.scenario;
+            let exact = s.preset().exact.is_some()
+                && !s.model.overrides.any()
+                && s.model.params.is_none()
+                && s.model.largest_layer.is_none();
+            (memfit_core::estimate::Prepared::of(s), exact)
+        })
+    })
+}
+
 /// Model: preset search, architecture overrides, explicit counts, config import.
 #[component]
 pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
     let arch = Memo::new(move |_| settings.with(|x| x.scenario.preset().arch.clone()));
     let preset_value = move |f: fn(&Arch) -> String| Signal::derive(move || arch.with(f));
-    let counts = Memo::new(move |_| settings.with(|x| x.scenario.arch().params()));
+    let counts = resolved_counts(settings);
     let search_error = RwSignal::new(None::<String>);
     // The preset list is touched only when the model changes.
     let model = Memo::new(move |_| settings.with(|x| x.scenario.model.preset.clone()));
@@ -78,18 +93,18 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 <KeyField settings name="gelu_ops" />
                 <KeyField settings name="softmax_in_dtype" />
                 <KeyField settings name="rope_partial" />
-                <KeyField settings name="params" placeholder=Signal::derive(move || counts.with(|c| c.total.to_string())) />
-                <KeyField settings name="largest_layer" placeholder=Signal::derive(move || counts.with(|c| c.largest_layer.to_string())) />
+                <KeyField settings name="params" placeholder=Signal::derive(move || counts.with(|(p, e)| if *e { p.psi } else { p.counts.total }.to_string())) />
+                <KeyField settings name="largest_layer" placeholder=Signal::derive(move || counts.with(|(p, e)| if *e { p.largest } else { p.counts.largest_layer }.to_string())) />
             </div>
             </Disclosure>
-            <p class="hint" data-testid="param-count">{move || counts.with(param_count_line)}</p>
+            <p class="hint" data-testid="param-count">{move || counts.with(|(p, e)| param_count_line(p, *e))}</p>
         </fieldset>
     }
 }
 
 /// A hybrid's layer mix and its state-space and linear-attention shapes (set by a
 /// config.json import; blank for a transformer).
-const HYBRID_KEYS: [&str; 14] = [
+const HYBRID_KEYS: [&str; 15] = [
     "attn_layers",
     "mamba_layers",
     "conv_layers",
@@ -104,6 +119,7 @@ const HYBRID_KEYS: [&str; 14] = [
     "lin_v_heads",
     "lin_k_dim",
     "lin_v_dim",
+    "lin_kind",
 ];
 
 /// The transformer shape's overrides (the model panel's advanced group, with the hybrid

@@ -6,7 +6,7 @@
 
 use super::settings::{FitColour, Settings};
 use crate::gpu::{gpu, GPUS};
-use crate::model::{preset, Bias, Mlp, Norm};
+use crate::model::{preset, Bias, LinKind, Mlp, Norm};
 use crate::quant::Quant;
 use crate::scenario::{
     AdamImpl, Attn, CeFusion, Convention, Count, CtxPer, Device, Dtype, Engine, Finetune,
@@ -338,6 +338,7 @@ spelled_field!(
     Mlp,
     Norm,
     Bias,
+    LinKind,
     Quant,
     Engine,
     FitColour
@@ -607,7 +608,7 @@ pub const KEYS: &[Key] = &[
     field!("attn_layers", scenario.model.overrides.attn_layers, opt_int(0, 1024), "blocks with softmax attention, the only ones with a KV cache (a hybrid's; Falcon-H1's parallel blocks count here and in mamba_layers)", "count", "Attention blocks", "{range}, at most layers, empty = layers − mamba_layers − conv_layers − linear_layers"),
     field!("mamba_layers", scenario.model.overrides.mamba_layers, opt_int(0, 1024), "blocks with a Mamba / Mamba-2 mixer: a conv and an SSM state per sequence, constant in its length", "count", "Mamba blocks", "{range}, empty = preset (0)"),
     field!("conv_layers", scenario.model.overrides.conv_layers, opt_int(0, 1024), "blocks with a gated short convolution (LFM2): a conv state of `ssm_conv` tokens × hidden", "count", "Short-conv blocks", "{range}, empty = preset (0)"),
-    field!("linear_layers", scenario.model.overrides.linear_layers, opt_int(0, 1024), "blocks with linear attention (gated DeltaNet, lightning attention): no KV cache; a gated DeltaNet's state from the `lin_*` keys (without them, or another kind, not modelled: a warning says so)", "count", "Linear-attention blocks", "{range}, empty = preset (0)"),
+    field!("linear_layers", scenario.model.overrides.linear_layers, opt_int(0, 1024), "blocks with linear attention (gated DeltaNet, lightning attention: `lin_kind`): no KV cache; their state from the `lin_*` keys (without them not modelled: a warning says so)", "count", "Linear-attention blocks", "{range}, empty = preset (0)"),
     field!("ssm_version", scenario.model.overrides.ssm_version, opt_int(1, 2), "the Mamba blocks' mixer: 1 (Mamba, selective scan) or 2 (Mamba-2, SSD)", "-", "Mamba version", "{range}, empty = 1"),
     field!("ssm_inner", scenario.model.overrides.ssm_inner, opt_int(1, 1 << 22), "the Mamba blocks' inner width d (`intermediate_size`, `expand·hidden`)", "channels", "Mamba inner width", "{range}, empty = 2·hidden"),
     field!("ssm_state", scenario.model.overrides.ssm_state, opt_int(1, 1 << 16), "the Mamba blocks' state size N per channel (`state_size`, `d_state`)", "count", "SSM state size", "{range}, empty = 16 (Mamba) or 128 (Mamba-2)"),
@@ -615,9 +616,10 @@ pub const KEYS: &[Key] = &[
     field!("ssm_heads", scenario.model.overrides.ssm_heads, opt_int(1, 1 << 16), "Mamba-2's heads H (`num_heads`), each d/H wide", "count", "SSM heads", "{range}, divides ssm_inner, empty = ⌈ssm_inner/64⌉"),
     field!("ssm_conv", scenario.model.overrides.ssm_conv, opt_int(1, 64), "the causal convolution's kernel K of the Mamba, short-convolution and gated-DeltaNet blocks (`conv_kernel`, `d_conv`, LFM2's `conv_L_cache`, `linear_conv_kernel_dim`)", "tokens", "Conv kernel", "{range}, empty = 4 (Mamba, gated DeltaNet) or 3 (short conv)"),
     field!("lin_k_heads", scenario.model.overrides.lin_k_heads, opt_int(1, 4096), "the gated-DeltaNet (linear-attention) blocks' key heads H_k (`linear_num_key_heads`)", "count", "Linear-attn key heads", "{range}, empty = preset (none: their state is not modelled)"),
-    field!("lin_v_heads", scenario.model.overrides.lin_v_heads, opt_int(1, 4096), "the gated-DeltaNet blocks' value heads H_v (`linear_num_value_heads`): a H_v·d_k·d_v fp32 state per sequence and block", "count", "Linear-attn value heads", "{range}, empty = preset"),
+    field!("lin_v_heads", scenario.model.overrides.lin_v_heads, opt_int(1, 4096), "the gated-DeltaNet blocks' value heads H_v (`linear_num_value_heads`): a H_v·d_k·d_v fp32 state per sequence and block; lightning attention's heads H (a H·d·d state in the model dtype)", "count", "Linear-attn value heads", "{range}, empty = preset"),
     field!("lin_k_dim", scenario.model.overrides.lin_k_dim, opt_int(1, 65_536), "the gated-DeltaNet blocks' key head width d_k (`linear_key_head_dim`)", "count", "Linear-attn key width", "{range}, empty = preset"),
-    field!("lin_v_dim", scenario.model.overrides.lin_v_dim, opt_int(1, 65_536), "the gated-DeltaNet blocks' value head width d_v (`linear_value_head_dim`)", "count", "Linear-attn value width", "{range}, empty = preset"),
+    field!("lin_v_dim", scenario.model.overrides.lin_v_dim, opt_int(1, 65_536), "the gated-DeltaNet blocks' value head width d_v (`linear_value_head_dim`); lightning attention's head width d (`head_dim`)", "count", "Linear-attn value width", "{range}, empty = preset"),
+    field!("lin_kind", scenario.model.overrides.lin_kind, options::<LinKind>(true), "which linear attention the linear_layers blocks run: gated DeltaNet (a conv over q, k, v and an fp32 H_v·d_k·d_v state) or MiniMax's lightning attention (no conv, a H·d·d state in the model dtype)", "-", "Linear-attn kind", "{options}, empty = preset (gdn)"),
     field!("params", scenario.model.params, opt_int(1, MAX_PARAMS), "explicit total parameters (DeepSpeed's cold input)", "parameters", "Params (explicit)", "{range}, empty = from the architecture"),
     field!("largest_layer", scenario.model.largest_layer, opt_int(1, MAX_PARAMS), "explicit largest-layer parameters", "parameters", "Largest layer", "{range}, empty = from the architecture"),
     field!("mode", scenario.workload.mode, options::<Mode>(false), "training or inference", "-", "Mode", "{options}"),

@@ -270,6 +270,11 @@ pub fn mix_keys(m: &crate::model::LayerMix) -> Vec<(&'static str, String)> {
             out.push(("ssm_conv", g.conv_kernel.to_string()));
         }
     }
+    if let (true, Some(g)) = (m.linear_attention > 0, m.lightning) {
+        out.push(("lin_kind", "lightning".to_string()));
+        out.push(("lin_v_heads", g.heads.to_string()));
+        out.push(("lin_v_dim", g.head_dim.to_string()));
+    }
     out
 }
 

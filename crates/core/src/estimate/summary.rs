@@ -45,7 +45,7 @@ pub(crate) fn model_info(s: &Scenario, p: &Prepared) -> ModelInfo {
         name: preset.name.into(),
         params: p.psi,
         largest_layer_params: p.largest,
-        active_params: p.counts.active,
+        active_params: p.active,
         breakdown: p.counts.clone(),
         explicit_params: s.model.params.is_some() || s.model.largest_layer.is_some(),
     }

@@ -131,6 +131,11 @@ impl Decoder {
                     layers: self.layers,
                     attention: self.layers - n_lin,
                     linear_attention: n_lin,
+                    // MiniMaxLightningAttention: `num_attention_heads` heads of `head_dim`.
+                    lightning: Some(crate::model::Lightning {
+                        heads: self.attn.heads,
+                        head_dim: self.attn.head_dim,
+                    }),
                     moe: n_moe,
                     ..LayerMix::default()
                 }

@@ -412,7 +412,7 @@ pub(crate) fn ssm_note(model_type: &str, m: &LayerMix) -> String {
         parts.push(format!("{} linear-attention", m.linear_attention));
     }
     format!(
-        "`{model_type}` is a state-space / hybrid model ({} of its {} blocks; {} with softmax attention): its parameter count is exact (`params`, from transformers' modules) and its blocks are carried by `attn_layers`, `mamba_layers`, `conv_layers`, `linear_layers`, `ssm_*` and `lin_*`, so inference counts the KV cache of the attention blocks only and the Mamba / convolution blocks' conv and SSM state, training their saved activations by `ssm_kernels`, and serving vLLM V1's hybrid pool and llama.cpp's recurrent state; memfit does not model yet SGLang's, TensorRT-LLM's or vLLM V0's state caches, nor linear attention other than gated DeltaNet (MiniMax's lightning attention)",
+        "`{model_type}` is a state-space / hybrid model ({} of its {} blocks; {} with softmax attention): its parameter count is exact (`params`, from transformers' modules) and its blocks are carried by `attn_layers`, `mamba_layers`, `conv_layers`, `linear_layers`, `ssm_*` and `lin_*`, so inference counts the KV cache of the attention blocks only and the Mamba / convolution / linear-attention blocks' state, training their saved activations by `ssm_kernels`, and serving vLLM V1's hybrid pool and llama.cpp's recurrent state; memfit does not model yet SGLang's, TensorRT-LLM's or vLLM V0's state caches, nor the saved activations of MiniMax's lightning attention (it trains as attention)",
         parts.join(", "),
         m.layers,
         m.attention,

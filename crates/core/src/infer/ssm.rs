@@ -9,7 +9,7 @@
 
 use crate::expr::{Expr, Tok::*};
 use crate::ledger::{Component, Ledger, Location, Mech, Phase};
-use crate::model::{Arch, LinearAttn, Ssm};
+use crate::model::{Arch, Lightning, LinearAttn, Ssm};
 use crate::scenario::{Scenario, SsmKernels};
 
 /// Mamba-2's chunk length `l` (transformers `Mamba2Config.chunk_size` default, 5.24).
@@ -83,6 +83,27 @@ pub(crate) fn linear_state_bytes(g: &LinearAttn, e: u128) -> u128 {
     (2 * hk * dk + hv * dv) * g.conv_kernel as u128 * e + hv * dk * dv * 4
 }
 
+/// Bytes of one lightning-attention block's state for one sequence (MiniMax-Text-01): the
+/// running `K^T V` of every head, in the model dtype, no convolution.
+///
+/// # Formula
+/// ```text
+/// H·d·d·e
+/// ```
+/// `H` heads, `d` head width, `e` bytes of the model dtype. Source: transformers
+/// `models/minimax/modeling_minimax.py` (`MiniMaxLightningAttention.forward`:
+/// `attn_weights_inter = torch.zeros(b, H, d, d).to(value_states)`, updated block by block
+/// and kept by `MiniMaxCache.set_linear_cache`; read at commit 000c33f); vLLM 0.33
+/// `MambaStateShapeCalculator.linear_attention_state_shape` (`(H/t, d, d)`) in
+/// `linear_attention_state_dtype` (the model dtype).
+///
+/// # Example
+/// MiniMax-Text-01 (H 64, d 128), bf16: 64·128·128·2 = 2,097,152 B per block, ×70 lightning
+/// blocks = 146,800,640 B (140 MiB) per sequence.
+pub(crate) fn lightning_state_bytes(x: &Lightning, e: u128) -> u128 {
+    x.heads as u128 * x.head_dim as u128 * x.head_dim as u128 * e
+}
+
 /// The conv and recurrent state of the Mamba and short-convolution blocks at the end of the
 /// prefill and of decoding (the same bytes: constant in the sequence length), as cache
 /// items beside the attention blocks' KV cache.
@@ -91,7 +112,8 @@ pub(crate) fn linear_state_bytes(g: &LinearAttn, e: u128) -> u128 {
 /// ```text
 /// state = ⌈b·(L_m·S_m + L_c·S_c + L_l·S_l) / t⌉
 /// ```
-/// (`L_l`, `S_l` the gated-DeltaNet blocks and [`linear_state_bytes`])
+/// (`L_l`, `S_l` the linear-attention blocks and [`linear_state_bytes`] or, for lightning
+/// attention, [`lightning_state_bytes`])
 /// `L_m`, `L_c` the stage's Mamba and convolution blocks (`min(⌈L/p⌉, count)`, an upper
 /// bound for p > 1), `S_m` = [`mamba_state_bytes`], `S_c` = [`conv_state_bytes`], `b` batch,
 /// `t` tensor-parallel degree (the channels split like the heads). Source: see
@@ -106,12 +128,11 @@ pub(crate) fn state_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mu
     let lc = stage.min(arch.conv_layers as u128);
     let sm = arch.ssm_shape().map_or(0, |m| mamba_state_bytes(&m, e));
     let sc = conv_state_bytes(arch, e);
-    let (ll, sl) = match arch.linear_shape() {
-        Some(g) => (
-            stage.min(arch.linear_layers as u128),
-            linear_state_bytes(&g, e),
-        ),
-        None => (0, 0),
+    let ll = stage.min(arch.modelled_linear_layers() as u128);
+    let sl = match (arch.linear_shape(), arch.lightning_shape()) {
+        (Some(g), _) => linear_state_bytes(&g, e),
+        (None, Some(x)) => lightning_state_bytes(&x, e),
+        (None, None) => 0,
     };
     if lm * sm + lc * sc + ll * sl == 0 {
         return;
@@ -140,7 +161,12 @@ pub(crate) fn state_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mu
             Some(_) => "S_m = d·K·e + d·N·4 (Mamba)",
             None => "no Mamba blocks",
         };
-        format!("{kind}; S_c = h·K·e (short convolution); S_l = (2·H_k·d_k + H_v·d_v)·K·e + H_v·d_k·d_v·4 (gated DeltaNet); conv state in the model dtype, SSM / recurrent state fp32 (transformers 5.x)")
+        let lin = if arch.lightning_shape().is_some() {
+            "S_l = H·d·d·e (lightning attention, in the model dtype)"
+        } else {
+            "S_l = (2·H_k·d_k + H_v·d_v)·K·e + H_v·d_k·d_v·4 (gated DeltaNet)"
+        };
+        format!("{kind}; S_c = h·K·e (short convolution); {lin}; conv state in the model dtype, SSM / recurrent state fp32 (transformers 5.x)")
     };
     let note = "the Mamba / convolution / linear-attention blocks' conv and SSM state, constant in the tokens";
     let (comp, gpu) = (Component::KvCache, Location::Gpu);
@@ -299,6 +325,17 @@ mod tests {
         };
         assert_eq!(at("torch"), 771_751_936);
         assert_eq!(at("fused"), 67_108_864 + 100_663_296 + 16_777_216);
+    }
+
+    /// MiniMax-Text-01's lightning state (H 64, d 128, bf16): 64·128·128·2 B per block.
+    #[test]
+    fn lightning_state_by_hand() {
+        let x = Lightning {
+            heads: 64,
+            head_dim: 128,
+        };
+        assert_eq!(lightning_state_bytes(&x, 2), 2_097_152);
+        assert_eq!(70 * lightning_state_bytes(&x, 2), 146_800_640);
     }
 
     /// Sanity check 2: Mamba-2 2.7B at 8 × 2,048 on transformers ≤ 5.17's torch path allocates

@@ -50,6 +50,33 @@ pub struct LinearAttn {
     pub conv_kernel: u64,
 }
 
+crate::spelled! {
+    /// Which linear attention the `linear_layers` blocks run.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum LinKind {
+        /// Gated DeltaNet (Qwen3-Next): a causal convolution over q, k, v and an fp32
+        /// `H_v·d_k·d_v` state in transformers (`lin_k_heads`, `lin_v_heads`, `lin_k_dim`,
+        /// `lin_v_dim`).
+        #[default]
+        Gdn = "gdn", "gated DeltaNet", "Qwen3-Next";
+        /// Lightning attention (MiniMax-Text-01): no convolution, a `H·d·d` state (`K^T V`)
+        /// in the model dtype (`lin_v_heads` heads of `lin_v_dim`).
+        Lightning = "lightning", "lightning attention", "MiniMax-Text-01";
+    }
+}
+
+/// The shape of a model's lightning-attention blocks (MiniMax-Text-01): `heads` of
+/// `head_dim`, whose state per sequence is one `head_dim × head_dim` matrix per head
+/// (`attn_weights_inter`, constant in the tokens).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lightning {
+    /// `num_attention_heads`, `H`.
+    pub heads: u64,
+    /// `head_dim`, `d`.
+    pub head_dim: u64,
+}
+
 /// How the blocks of a non-transformer (state-space, hybrid, short-convolution,
 /// linear-attention) model divide. Every count is of decoder blocks (`layers` in all);
 /// Falcon-H1's parallel blocks count as both an attention and a Mamba layer.
@@ -72,10 +99,12 @@ pub struct LayerMix {
     /// Blocks with linear attention (Qwen3-Next's gated DeltaNet, MiniMax's lightning
     /// attention): a fixed-size state, no KV cache.
     pub linear_attention: u64,
-    /// Their shape, where they are gated DeltaNet (`None`: another kind, e.g. MiniMax's
-    /// lightning attention, whose state is not modelled).
+    /// Their shape, where they are gated DeltaNet.
     #[serde(default)]
     pub linear: Option<LinearAttn>,
+    /// Their shape, where they are MiniMax's lightning attention.
+    #[serde(default)]
+    pub lightning: Option<Lightning>,
     /// Blocks whose feed-forward is a mixture of experts.
     pub moe: u64,
 }
@@ -191,8 +220,9 @@ impl Arch {
     }
 
     /// The gated-DeltaNet shape of the linear-attention blocks (`lin_*` keys, the
-    /// convolution's kernel `ssm_conv`, else 4); `None` without linear-attention blocks or
-    /// without their shape (another kind of linear attention: not modelled, a warning says so).
+    /// convolution's kernel `ssm_conv`, else 4); `None` without linear-attention blocks, when
+    /// they are lightning attention ([`Arch::lightning_shape`]) or without their shape (not
+    /// modelled, a warning says so).
     pub fn linear_shape(&self) -> Option<LinearAttn> {
         let f = [
             self.lin_k_heads,
@@ -200,7 +230,7 @@ impl Arch {
             self.lin_k_dim,
             self.lin_v_dim,
         ];
-        if self.linear_layers == 0 || f.contains(&0) {
+        if self.linear_layers == 0 || self.lin_kind != LinKind::Gdn || f.contains(&0) {
             return None;
         }
         Some(LinearAttn {
@@ -214,6 +244,26 @@ impl Arch {
                 4
             },
         })
+    }
+
+    /// The lightning-attention shape of the linear-attention blocks (`lin_kind=lightning`:
+    /// `lin_v_heads` heads of `lin_v_dim`); `None` otherwise or without the shape.
+    pub fn lightning_shape(&self) -> Option<Lightning> {
+        let ok = self.linear_layers > 0 && self.lin_kind == LinKind::Lightning;
+        (ok && self.lin_v_heads > 0 && self.lin_v_dim > 0).then_some(Lightning {
+            heads: self.lin_v_heads as u64,
+            head_dim: self.lin_v_dim as u64,
+        })
+    }
+
+    /// The linear-attention blocks whose state memfit counts: gated DeltaNet or lightning
+    /// attention with their shape, else 0.
+    pub fn modelled_linear_layers(&self) -> u32 {
+        if self.linear_shape().is_some() || self.lightning_shape().is_some() {
+            self.linear_layers
+        } else {
+            0
+        }
     }
 
     /// The short convolution's kernel `K` (LFM2's `conv_L_cache`): `ssm_conv`, else 3.

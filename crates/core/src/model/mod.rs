@@ -12,7 +12,7 @@ mod counts;
 mod layers;
 
 pub use counts::*;
-pub use layers::{LayerMix, LinearAttn, Ssm};
+pub use layers::{LayerMix, Lightning, LinKind, LinearAttn, Ssm};
 
 crate::spelled! {
     /// Feed-forward block shape.
@@ -226,6 +226,10 @@ pub struct Arch {
     /// Their value head width `d_v` (`linear_value_head_dim`).
     #[serde(default)]
     pub lin_v_dim: u32,
+    /// Which linear attention the `linear_layers` blocks run: gated DeltaNet (default) or
+    /// MiniMax's lightning attention (`lin_v_heads` heads of `lin_v_dim`).
+    #[serde(default)]
+    pub lin_kind: LinKind,
 }
 
 /// Multi-head latent attention (DeepSeek-V2/V3): low-rank q and kv projections.
@@ -270,10 +274,30 @@ pub struct Preset {
     pub published_rel_tol: f64,
     /// Where the shape and count come from.
     pub source: &'static str,
+    /// The exact count of a model whose blocks an [`Arch`] cannot describe (a hybrid of
+    /// attention, Mamba, short-convolution or linear-attention blocks: its `arch` is the
+    /// transformer approximation and layer mix its config.json import sets); `None` where
+    /// [`Arch::params`] counts the shape exactly.
+    pub exact: Option<Exact>,
+}
+
+/// A hybrid preset's exact counts, as `hfconfig` counts its checkpoint's config.json
+/// module by module (checked in `tests/hybrid_presets.rs` against that import and
+/// transformers' `num_parameters()`). They are the preset's `Ψ` and largest layer while
+/// its shape is not overridden (`crate::resolved::Prepared::of`), as an import's explicit
+/// `params` and `largest_layer` are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Exact {
+    /// Every parameter, tied weights once, `Ψ`.
+    pub params: u64,
+    /// The largest module's own parameters (DeepSpeed's `largest_layer_params`).
+    pub largest_layer: u64,
 }
 
 mod presets;
+mod presets_hybrid;
 pub use presets::{presets, PRESETS};
+pub use presets_hybrid::HYBRID_PRESETS;
 
 /// Looks a preset up by its id.
 pub fn preset(id: &str) -> Option<&'static Preset> {

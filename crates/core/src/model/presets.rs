@@ -43,12 +43,12 @@
 //! Command R+ adds per-head q/k LayerNorms (`a·d + a_kv·d` weights); Cohere2 (R7B, A)
 //! attends within 4,096 tokens on 3 of 4 layers.
 
-use super::{Arch, Bias, Mla, Mlp, Norm, Preset};
+use super::{Arch, Bias, LinKind, Mla, Mlp, Norm, Preset};
 
 /// The fields a row does not name: a decoder without learned positions, experts,
 /// windows or encoder, two norms per block, nothing fused. (The shape fields are
 /// placeholders every row sets.)
-const BASE: Arch = Arch {
+pub(super) const BASE: Arch = Arch {
     layers: 0,
     hidden: 0,
     heads: 0,
@@ -99,11 +99,20 @@ const BASE: Arch = Arch {
     lin_v_heads: 0,
     lin_k_dim: 0,
     lin_v_dim: 0,
+    lin_kind: LinKind::Gdn,
 };
 
-/// Every model preset, in display order (the table's order).
+/// Every model preset, in display order: this table's, then the hybrids'
+/// ([`super::HYBRID_PRESETS`]), joined once.
 pub fn presets() -> &'static [Preset] {
-    PRESETS
+    static ALL: std::sync::OnceLock<Vec<Preset>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        PRESETS
+            .iter()
+            .chain(super::HYBRID_PRESETS)
+            .cloned()
+            .collect()
+    })
 }
 
 /// The table.
@@ -116,6 +125,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 124_439_808,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "gpt2-medium",
@@ -124,6 +134,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 354_823_168,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "gpt2-large",
@@ -132,6 +143,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 774_030_080,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "gpt2-xl",
@@ -140,6 +152,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 1_557_611_200,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "gpt3-175b",
@@ -148,6 +161,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 175_000_000_000,
         published_rel_tol: 0.005,
         source: "Brown et al. 2020 Table 2.1 shape (L=96, h=12288, a=96, n_ctx=2048), GPT-2 vocabulary 50257 unpadded, learned positions; exact count 174,604,259,328; the paper rounds to 175.0B",
+        exact: None,
     },
     Preset {
         id: "llama-2-7b",
@@ -156,6 +170,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 6_738_415_616,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "llama-2-13b",
@@ -164,6 +179,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 13_015_864_320,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "llama-2-70b",
@@ -172,6 +188,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 68_976_648_192,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "llama-3-8b",
@@ -180,6 +197,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 8_030_261_248,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "llama-3-70b",
@@ -188,6 +206,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 70_553_706_496,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "llama-3.1-405b",
@@ -196,6 +215,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 405_853_388_800,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "llama-3.2-1b",
@@ -204,6 +224,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 1_235_814_400,
         published_rel_tol: 0.0,
         source: "Hugging Face meta-llama/Llama-3.2-1B config.json (tied embeddings); count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "llama-3.2-3b",
@@ -212,6 +233,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 3_212_749_824,
         published_rel_tol: 0.0,
         source: "Hugging Face meta-llama/Llama-3.2-3B config.json (tied embeddings); count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "llama-4-scout",
@@ -220,6 +242,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 107_769_861_120,
         published_rel_tol: 0.0,
         source: "Hugging Face meta-llama/Llama-4-Scout-17B-16E config.json, text decoder (Llama4ForCausalLM: 16 experts top-1 + a shared expert in every block); the vision encoder (~0.9B of the card's 109B) is not counted",
+        exact: None,
     },
     Preset {
         id: "llama-4-maverick",
@@ -228,6 +251,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 400_711_848_960,
         published_rel_tol: 0.0,
         source: "Hugging Face meta-llama/Llama-4-Maverick-17B-128E config.json, text decoder (128 experts top-1 + shared in every other block; memfit places the 24 dense blocks first: totals exact)",
+        exact: None,
     },
     Preset {
         id: "mistral-7b",
@@ -236,6 +260,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 7_241_732_096,
         published_rel_tol: 0.0,
         source: "Hugging Face mistralai/Mistral-7B-v0.1 config.json (sliding window 4,096 on every layer: a rolling KV cache)",
+        exact: None,
     },
     Preset {
         id: "mistral-small-24b",
@@ -244,6 +269,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 23_572_403_200,
         published_rel_tol: 0.0,
         source: "Hugging Face mistralai/Mistral-Small-24B-Base-2501 config.json (head_dim 128); count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "mixtral-8x7b",
@@ -252,6 +278,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 46_702_792_704,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "mixtral-8x22b",
@@ -260,6 +287,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 141_000_000_000,
         published_rel_tol: 0.005,
         source: "Hugging Face config.json; the model card says 141B (exact count 140,630,071,296)",
+        exact: None,
     },
     Preset {
         id: "qwen2.5-7b",
@@ -268,6 +296,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 7_615_616_512,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "qwen2.5-14b",
@@ -276,6 +305,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 14_770_033_664,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "qwen2.5-32b",
@@ -284,6 +314,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 32_763_876_352,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "qwen2.5-72b",
@@ -292,6 +323,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 72_706_203_648,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "qwen3-4b",
@@ -300,6 +332,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 4_022_468_096,
         published_rel_tol: 0.0,
         source: "Hugging Face Qwen/Qwen3-4B config.json (qk_norm, tied); model card: 4.0B, 3.6B non-embedding (3,633,511,936 here)",
+        exact: None,
     },
     Preset {
         id: "qwen3-8b",
@@ -308,6 +341,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 8_190_735_360,
         published_rel_tol: 0.0,
         source: "Hugging Face Qwen/Qwen3-8B config.json (qk_norm, untied); model card: 8.2B, 6.95B non-embedding (6,946,075,648 here)",
+        exact: None,
     },
     Preset {
         id: "qwen3-30b-a3b",
@@ -316,6 +350,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 30_532_122_624,
         published_rel_tol: 0.0,
         source: "Hugging Face Qwen/Qwen3-30B-A3B config.json (qwen3_moe: 128 experts of width 768, top-8, per-head q/k norms, untied); model card: 30.5B total, 3.3B activated",
+        exact: None,
     },
     Preset {
         id: "qwen3-235b-a22b",
@@ -324,6 +359,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 235_093_634_560,
         published_rel_tol: 0.0,
         source: "Hugging Face Qwen/Qwen3-235B-A22B config.json (qwen3_moe: 128 experts of width 1536, top-8); model card: 235B total, 22B activated",
+        exact: None,
     },
     Preset {
         id: "qwen1.5-moe-a2.7b",
@@ -332,6 +368,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 14_315_784_192,
         published_rel_tol: 0.0,
         source: "Hugging Face Qwen/Qwen1.5-MoE-A2.7B config.json (qwen2_moe: 60 experts of width 1408, top-4, shared expert of width 5632 with its gate); model card: 14.3B total, 2.7B activated",
+        exact: None,
     },
     Preset {
         id: "gemma-2b",
@@ -340,6 +377,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 2_506_172_416,
         published_rel_tol: 0.0,
         source: "Hugging Face google/gemma-2b config.json (gemma: two RMSNorms per block, MQA, tied)",
+        exact: None,
     },
     Preset {
         id: "gemma-7b",
@@ -348,6 +386,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 8_537_680_896,
         published_rel_tol: 0.0,
         source: "Hugging Face google/gemma-7b config.json (gemma)",
+        exact: None,
     },
     Preset {
         id: "gemma-2-9b",
@@ -356,6 +395,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 9_241_705_984,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "gemma-2-27b",
@@ -364,6 +404,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 27_227_128_320,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "gemma-3-1b",
@@ -372,6 +413,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 999_885_952,
         published_rel_tol: 0.0,
         source: "Hugging Face google/gemma-3-1b-pt config.json (gemma3_text: sandwich norms, per-head q/k norms, tied)",
+        exact: None,
     },
     Preset {
         id: "gemma-3-4b",
@@ -380,6 +422,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 3_880_263_168,
         published_rel_tol: 0.0,
         source: "Hugging Face google/gemma-3-4b-pt config.json, text decoder (Gemma 3 report: 3,209M non-embedding + 675M embedding; the 417M SigLIP vision encoder is not counted)",
+        exact: None,
     },
     Preset {
         id: "gemma-3-12b",
@@ -388,6 +431,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 11_766_034_176,
         published_rel_tol: 0.0,
         source: "Hugging Face google/gemma-3-12b-pt config.json, text decoder (report: 10,759M non-embedding)",
+        exact: None,
     },
     Preset {
         id: "gemma-3-27b",
@@ -396,6 +440,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 27_009_346_304,
         published_rel_tol: 0.0,
         source: "Hugging Face google/gemma-3-27b-pt config.json, text decoder (report: 25,600M non-embedding)",
+        exact: None,
     },
     Preset {
         id: "phi-3-mini",
@@ -404,6 +449,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 3_821_079_552,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "phi-3-medium",
@@ -412,6 +458,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 13_960_238_080,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "phi-4",
@@ -420,6 +467,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 14_659_507_200,
         published_rel_tol: 0.0,
         source: "Hugging Face microsoft/phi-4 config.json (model_type phi3, untied)",
+        exact: None,
     },
     Preset {
         id: "t5-large",
@@ -428,6 +476,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 737_668_096,
         published_rel_tol: 0.0,
         source: "Hugging Face t5-large config.json; count as DeepSpeed's doc prints it (737.67M)",
+        exact: None,
     },
     Preset {
         id: "t5-3b",
@@ -436,6 +485,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 2_851_598_336,
         published_rel_tol: 0.0,
         source: "Hugging Face t5-3b config.json; count as DeepSpeed's doc prints it (2851M)",
+        exact: None,
     },
     Preset {
         id: "deepseek-v2-lite",
@@ -444,6 +494,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 15_706_484_224,
         published_rel_tol: 0.0,
         source: "Hugging Face deepseek-ai/DeepSeek-V2-Lite config.json (no q compression, 64 experts + 2 shared, top-6); model card: 15.7B total, 2.4B activated",
+        exact: None,
     },
     Preset {
         id: "deepseek-v2",
@@ -452,6 +503,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 235_741_434_880,
         published_rel_tol: 0.0,
         source: "Hugging Face deepseek-ai/DeepSeek-V2 config.json (160 experts + 2 shared, top-6); model card: 236B total, 21B activated",
+        exact: None,
     },
     Preset {
         id: "deepseek-v3",
@@ -460,6 +512,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 671_026_404_352,
         published_rel_tol: 0.0,
         source: "Hugging Face deepseek-ai/DeepSeek-V3 config.json, transformers num_parameters() (MTP module excluded); DeepSeek-V3 report: 671B total, 37B activated",
+        exact: None,
     },
     Preset {
         id: "deepseek-r1",
@@ -468,6 +521,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 671_026_404_352,
         published_rel_tol: 0.0,
         source: "Hugging Face deepseek-ai/DeepSeek-R1 config.json (model_type deepseek_v3, the V3 shape; MTP module excluded); model card: 671B total, 37B activated",
+        exact: None,
     },
     Preset {
         id: "t0-3b",
@@ -476,6 +530,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 2_849_757_184,
         published_rel_tol: 0.0,
         source: "Hugging Face bigscience/T0_3B config.json (gated-gelu, untied)",
+        exact: None,
     },
     Preset {
         id: "mt0-xxl",
@@ -484,6 +539,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 12_921_057_280,
         published_rel_tol: 0.0,
         source: "Hugging Face bigscience/mt0-xxl config.json (gated-gelu, untied)",
+        exact: None,
     },
     Preset {
         id: "phi-2",
@@ -492,6 +548,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 2_779_683_840,
         published_rel_tol: 0.0,
         source: "Hugging Face microsoft/phi-2 config.json (phi: parallel block with one LayerNorm, biases everywhere incl. the LM head, untied)",
+        exact: None,
     },
     Preset {
         id: "phi-1.5",
@@ -500,6 +557,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 1_418_270_720,
         published_rel_tol: 0.0,
         source: "Hugging Face microsoft/phi-1_5 config.json (phi)",
+        exact: None,
     },
     Preset {
         id: "phi-3.5-moe",
@@ -508,6 +566,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 41_873_153_344,
         published_rel_tol: 0.0,
         source: "Hugging Face microsoft/Phi-3.5-MoE-instruct config.json (phimoe: LayerNorm, q/k/v/o and LM-head biases, 16 experts top-2); model card: 42B total, 6.6B active",
+        exact: None,
     },
     Preset {
         id: "gpt-oss-20b",
@@ -516,6 +575,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 20_914_757_184,
         published_rel_tol: 0.0,
         source: "Hugging Face openai/gpt-oss-20b config.json (gpt_oss: 32 experts top-4 with biases, attention sinks, untied; counted in bf16 — the checkpoint stores the experts in MXFP4)",
+        exact: None,
     },
     Preset {
         id: "gpt-oss-120b",
@@ -524,6 +584,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 116_829_156_672,
         published_rel_tol: 0.0,
         source: "Hugging Face openai/gpt-oss-120b config.json (gpt_oss: 128 experts top-4); model card: 117B total, 5.1B active",
+        exact: None,
     },
     Preset {
         id: "command-r",
@@ -532,6 +593,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 34_980_831_232,
         published_rel_tol: 0.0,
         source: "Hugging Face CohereForAI/c4ai-command-r-v01 config.json (cohere: one weight-only LayerNorm per parallel block, tied)",
+        exact: None,
     },
     Preset {
         id: "command-r-plus",
@@ -540,6 +602,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 103_810_674_688,
         published_rel_tol: 0.0,
         source: "Hugging Face CohereForAI/c4ai-command-r-plus config.json (cohere with use_qk_norm: per-head q/k LayerNorms, tied)",
+        exact: None,
     },
     Preset {
         id: "command-r7b",
@@ -548,6 +611,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 8_028_033_024,
         published_rel_tol: 0.0,
         source: "Hugging Face CohereForAI/c4ai-command-r7b-12-2024 config.json (cohere2: 4,096-token window on 3 of 4 layers, tied)",
+        exact: None,
     },
     Preset {
         id: "command-a",
@@ -556,6 +620,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 111_057_580_032,
         published_rel_tol: 0.0,
         source: "Hugging Face CohereForAI/c4ai-command-a-03-2025 config.json (cohere2)",
+        exact: None,
     },
     Preset {
         id: "starcoder2-3b",
@@ -564,6 +629,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 3_030_371_328,
         published_rel_tol: 0.0,
         source: "Hugging Face bigcode/starcoder2-3b config.json (starcoder2: LayerNorm, biases on every linear, GELU, GQA 24/2, tied)",
+        exact: None,
     },
     Preset {
         id: "starcoder2-7b",
@@ -572,6 +638,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 7_173_923_840,
         published_rel_tol: 0.0,
         source: "Hugging Face bigcode/starcoder2-7b config.json (starcoder2, GQA 36/4, tied)",
+        exact: None,
     },
     Preset {
         id: "stablelm-2-1.6b",
@@ -580,6 +647,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 1_644_515_328,
         published_rel_tol: 0.0,
         source: "Hugging Face stabilityai/stablelm-2-1_6b config.json (stablelm: LayerNorm, SwiGLU, q/k/v biases, untied)",
+        exact: None,
     },
     Preset {
         id: "stablelm-3b-4e1t",
@@ -588,6 +656,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 2_795_443_200,
         published_rel_tol: 0.0,
         source: "Hugging Face stabilityai/stablelm-3b-4e1t config.json (stablelm: LayerNorm, SwiGLU, no biases, untied)",
+        exact: None,
     },
     Preset {
         id: "opt-125m",
@@ -596,6 +665,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 125_239_296,
         published_rel_tol: 0.0,
         source: "Hugging Face facebook/opt-125m config.json (opt: 2048 + 2 learned positions, LayerNorm, biases, ReLU MLP, tied)",
+        exact: None,
     },
     Preset {
         id: "opt-1.3b",
@@ -604,6 +674,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 1_315_758_080,
         published_rel_tol: 0.0,
         source: "Hugging Face facebook/opt-1.3b config.json (opt)",
+        exact: None,
     },
     Preset {
         id: "bloom-560m",
@@ -612,6 +683,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 559_214_592,
         published_rel_tol: 0.0,
         source: "Hugging Face bigscience/bloom-560m config.json (bloom: embedding LayerNorm, ALiBi, biases, tied)",
+        exact: None,
     },
     Preset {
         id: "bloom-7b1",
@@ -620,6 +692,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 7_069_016_064,
         published_rel_tol: 0.0,
         source: "Hugging Face bigscience/bloom-7b1 config.json",
+        exact: None,
     },
     Preset {
         id: "olmo-2-7b",
@@ -628,6 +701,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 7_298_617_344,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "olmo-1b",
@@ -636,6 +710,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 1_176_764_416,
         published_rel_tol: 0.0,
         source: "Hugging Face allenai/OLMo-1B-hf config.json (olmo: LayerNorm without weights, SwiGLU, tied)",
+        exact: None,
     },
     Preset {
         id: "olmo-7b",
@@ -644,6 +719,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 6_888_095_744,
         published_rel_tol: 0.0,
         source: "Hugging Face allenai/OLMo-7B-hf config.json (olmo, untied)",
+        exact: None,
     },
     Preset {
         id: "olmoe-1b-7b",
@@ -652,6 +728,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 6_919_161_856,
         published_rel_tol: 0.0,
         source: "Hugging Face allenai/OLMoE-1B-7B-0924 (and -0125, the same shape) config.json (olmoe: 64 experts top-8, q/k RMSNorms); model card: 6.9B total, 1.3B active",
+        exact: None,
     },
     Preset {
         id: "bloom-176b",
@@ -660,6 +737,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 176_247_271_424,
         published_rel_tol: 0.0,
         source: "Hugging Face config.json; count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "gpt-neox-20b",
@@ -668,6 +746,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 20_554_567_680,
         published_rel_tol: 0.0,
         source: "Hugging Face EleutherAI/gpt-neox-20b config.json (gpt_neox: parallel block, two LayerNorms, biases, untied); the Pythia README's count",
+        exact: None,
     },
     Preset {
         id: "falcon-7b",
@@ -676,6 +755,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 6_921_720_704,
         published_rel_tol: 0.0,
         source: "Hugging Face tiiuae/falcon-7b config.json (falcon: multi-query, one LayerNorm per parallel block, no biases, tied)",
+        exact: None,
     },
     Preset {
         id: "falcon-40b",
@@ -684,6 +764,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 41_303_293_952,
         published_rel_tol: 0.0,
         source: "Hugging Face tiiuae/falcon-40b config.json (new decoder architecture: 8 KV groups, ln_attn and ln_mlp, tied)",
+        exact: None,
     },
     // Pure state-space models: every block one RMSNorm and a Mamba / Mamba-2 mixer, no
     // attention and no MLP (the attention fields are placeholders the estimator does not
@@ -695,6 +776,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 129_135_360,
         published_rel_tol: 0.0,
         source: "Hugging Face state-spaces/mamba-130m-hf config.json (mamba: d_inner 1,536, state 16, conv 4, tied); count = transformers num_parameters()",
+        exact: None,
     },
     Preset {
         id: "mamba2-2.7b",
@@ -703,6 +785,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 2_702_599_680,
         published_rel_tol: 0.0,
         source: "Hugging Face state-spaces/mamba2-2.7b config (mamba2: 80 heads of 64, 1 group, state 128, conv 4, tied); count = transformers Mamba2ForCausalLM num_parameters()",
+        exact: None,
     },
     Preset {
         id: "falcon-mamba-7b",
@@ -711,6 +794,7 @@ pub static PRESETS: &[Preset] = &[
         published_params: 7_272_665_088,
         published_rel_tol: 0.0,
         source: "Hugging Face tiiuae/falcon-mamba-7b config.json (falcon_mamba: a Mamba mixer with d_inner 8,192, dt_rank 256, untied); count = transformers num_parameters()",
+        exact: None,
     },
 ];
 

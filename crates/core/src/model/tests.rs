@@ -2,12 +2,16 @@
 
 use super::*;
 
-/// Every preset's computed count equals the count its publisher reports.
+/// Every preset's computed count equals the count its publisher reports (a hybrid's: its
+/// exact count, which `tests/hybrid_presets.rs` checks against its config.json import).
 #[test]
 fn presets_match_published_counts() {
     for p in presets() {
         p.arch.check().unwrap_or_else(|e| panic!("{}: {e}", p.id));
-        let got = p.arch.params().total;
+        p.arch
+            .check_mix()
+            .unwrap_or_else(|e| panic!("{}: {e}", p.id));
+        let got = p.exact.map_or(p.arch.params().total, |e| e.params);
         if p.published_rel_tol == 0.0 {
             assert_eq!(got, p.published_params, "{}", p.id);
         } else {
@@ -86,4 +90,21 @@ fn check_rejects_bad_shapes() {
     a.kv_heads = 32;
     a.layers = 0;
     assert!(a.check().unwrap_err().contains("layers"));
+}
+
+/// The hybrids follow the table, ids unique over both; the pure state-space row is counted
+/// by its shape, every hybrid row by its exact count.
+#[test]
+fn hybrid_presets_follow_the_table() {
+    let all = presets();
+    assert_eq!(all.len(), PRESETS.len() + HYBRID_PRESETS.len());
+    assert_eq!(all[PRESETS.len()].id, HYBRID_PRESETS[0].id);
+    let mut ids: Vec<&str> = all.iter().map(|p| p.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), all.len(), "duplicate preset id");
+    for p in HYBRID_PRESETS {
+        assert!(p.arch.is_hybrid(), "{}", p.id);
+        assert_eq!(p.exact.is_none(), p.arch.ssm_params().is_some(), "{}", p.id);
+    }
 }

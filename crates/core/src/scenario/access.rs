@@ -90,6 +90,7 @@ impl Scenario {
         a.lin_v_heads = o.lin_v_heads.unwrap_or(a.lin_v_heads);
         a.lin_k_dim = o.lin_k_dim.unwrap_or(a.lin_k_dim);
         a.lin_v_dim = o.lin_v_dim.unwrap_or(a.lin_v_dim);
+        a.lin_kind = o.lin_kind.unwrap_or(a.lin_kind);
         a.local_layers = match o.local_layers {
             Some(n) => n,
             // A depth override keeps the preset's share of windowed layers (Gemma 2's

@@ -151,6 +151,9 @@ pub struct ArchOverrides {
     /// `lin_v_dim`
     #[serde(default)]
     pub lin_v_dim: Option<u32>,
+    /// `lin_kind`
+    #[serde(default)]
+    pub lin_kind: Option<crate::model::LinKind>,
 }
 
 impl ArchOverrides {

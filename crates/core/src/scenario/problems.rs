@@ -105,33 +105,71 @@ impl Scenario {
         out
     }
 
+    /// A hybrid preset's exact count holds for its own shape only: said when the shape is
+    /// overridden without an explicit `params`.
+    fn exact_count_caveat(&self, arch: &Arch, out: &mut Vec<(&'static str, String)>) {
+        let p = self.preset();
+        if let Some(e) = p.exact.filter(|_| self.model.overrides.any()) {
+            if self.model.params.is_none() {
+                out.push((
+                    "model",
+                    format!("{}'s exact count ({} parameters, from its config.json) holds for its own shape only: with the shape overridden, Ψ is counted as {} transformer blocks ({} parameters); set params, or import a config.json, for an exact count", p.name, crate::units::group_digits(e.params), arch.layers, crate::units::group_digits(arch.params().total)),
+                ));
+            }
+        }
+    }
+
+    /// The linear-attention blocks: without their shape nothing of them is modelled;
+    /// lightning attention's state is, its training activations and llama.cpp are not.
+    fn linear_caveats(&self, arch: &Arch, out: &mut Vec<(&'static str, String)>) {
+        let n = arch.linear_layers;
+        if n > 0 && arch.modelled_linear_layers() == 0 {
+            out.push((
+                "linear_layers",
+                format!("the {n} linear-attention blocks' state and activations are not modelled without their shape (gated DeltaNet: lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim; lightning: lin_kind=lightning, lin_v_heads, lin_v_dim): no KV cache and no state is counted for them, and they train as attention blocks"),
+            ));
+        }
+        if arch.lightning_shape().is_none() {
+            return;
+        }
+        match self.workload.mode {
+            Mode::Train => out.push((
+                "lin_kind",
+                format!("training: the {n} lightning-attention blocks' saved tensors are not modelled; they are counted as attention blocks (attention + MLP)"),
+            )),
+            Mode::Serve if self.serving.engine == Engine::Llamacpp => out.push((
+                "lin_kind",
+                format!("serving: llama.cpp has no lightning-attention architecture (its MiniMax support is MiniMax-M2's, full attention): the {n} lightning blocks' state is not counted"),
+            )),
+            _ => {}
+        }
+    }
+
     /// What memfit does not model yet of a state-space / hybrid model's blocks, said
     /// rather than answered with transformer figures: linear-attention blocks' state
-    /// (every mode), the Mamba / convolution blocks' training activations and the serving
-    /// engines' hybrid caches.
+    /// without their shape (every mode), the Mamba / convolution blocks' training
+    /// activations and the serving engines' hybrid caches.
     fn hybrid_caveats(&self, arch: &Arch, out: &mut Vec<(&'static str, String)>) {
+        self.exact_count_caveat(arch, out);
         if !arch.is_hybrid() {
             return;
         }
-        if arch.linear_layers > 0 && arch.linear_shape().is_none() {
-            out.push((
-                "linear_layers",
-                format!("the {} linear-attention blocks' conv and recurrent state and activations are not modelled without their gated-DeltaNet shape (lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim): no KV cache and no state is counted for them, and they train as attention blocks", arch.linear_layers),
-            ));
-        }
+        self.linear_caveats(arch, out);
+        let linear = arch.modelled_linear_layers() as u64;
         let gdn = if arch.linear_shape().is_some() {
-            arch.linear_layers as u64
+            linear
         } else {
             0
         };
-        let blocks = arch.mamba_layers as u64 + arch.conv_layers as u64 + gdn;
+        let trained = arch.mamba_layers as u64 + arch.conv_layers as u64 + gdn;
+        let blocks = arch.mamba_layers as u64 + arch.conv_layers as u64 + linear;
         if blocks == 0 {
             return;
         }
         match self.workload.mode {
-            Mode::Train if arch.attention_layers() > 0 || arch.conv_layers > 0 => out.push((
+            Mode::Train if trained > 0 && (arch.attention_layers() > 0 || arch.conv_layers > 0) => out.push((
                 "mamba_layers",
-                format!("training a hybrid: its {} attention (and linear-attention) blocks are counted as transformer blocks (attention + MLP) and each of its {blocks} Mamba / short-convolution / gated-DeltaNet blocks as its mixer plus an MLP (Nemotron-H's separate MLP blocks are approximated so); the layer's backward moments are those of the whole block", arch.attention_layers() as u64 + arch.linear_layers as u64 - gdn),
+                format!("training a hybrid: its {} attention (and linear-attention) blocks are counted as transformer blocks (attention + MLP) and each of its {trained} Mamba / short-convolution / gated-DeltaNet blocks as its mixer plus an MLP (Nemotron-H's separate MLP blocks are approximated so); the layer's backward moments are those of the whole block", arch.attention_layers() as u64 + arch.linear_layers as u64 - gdn),
             )),
             Mode::Train => {}
             Mode::Serve => {
@@ -140,7 +178,7 @@ impl Scenario {
                 if matches!(e, Engine::Sglang | Engine::Trtllm) || v0 {
                     out.push((
                         "mamba_layers",
-                        format!("serving: {}'s state cache for the {blocks} Mamba / short-convolution / gated-DeltaNet blocks is not modelled (vLLM V1's hybrid pool and llama.cpp's recurrent state are); its KV pool counts the attention blocks only", if v0 { "vLLM V0" } else { e.as_str() }),
+                        format!("serving: {}'s state cache for the {blocks} Mamba / short-convolution / linear-attention blocks is not modelled (vLLM V1's hybrid pool and llama.cpp's recurrent state are); its KV pool counts the attention blocks only", if v0 { "vLLM V0" } else { e.as_str() }),
                     ));
                 }
             }

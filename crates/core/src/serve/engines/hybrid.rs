@@ -37,6 +37,7 @@ pub(super) struct HybridPool {
 /// Mamba-2:  (K−1)·(d + 2·G'·N)/t·e + ⌈H/t⌉·P·N·e      G' = G rounded up to a multiple of t
 /// conv:     (K−1)·⌈h/t⌉·e                              (LFM2's ShortConv)
 /// GDN:      (K−1)·⌈(2·H_k·d_k + H_v·d_v)/t⌉·e + ⌈H_v/t⌉·d_v·d_k·e   (gated DeltaNet)
+/// lightning: ⌊H/t⌋·d·d·e                               (MiniMax's linear attention)
 /// ```
 /// (the largest when a model has several kinds: every state layer gets one page size)
 /// `e` the model dtype's bytes (`--mamba-cache-dtype auto` and `--mamba-ssm-cache-dtype auto`:
@@ -44,12 +45,14 @@ pub(super) struct HybridPool {
 /// Nemotron-H's config forces an fp32 SSM state, not modelled). Source: vLLM 0.33.0
 /// `model_executor/layers/mamba/mamba_utils.py` (`MambaStateShapeCalculator.mamba1_state_shape`,
 /// `mamba2_state_shape`, `short_conv_state_shape`, `gated_delta_net_state_shape`,
+/// `linear_attention_state_shape` (`(num_heads // tp_size, head_dim, head_dim)`),
 /// `extra_groups_for_head_shards`;
 /// `MambaStateDtypeCalculator`), `v1/kv_cache_interface.py::MambaSpec.page_size_bytes`.
 ///
 /// # Example
 /// Mamba-130M, bf16, t = 1: 3·1,536·2 + 1,536·16·2 = 58,368 B. Mamba-2 2.7B: 3·5,376·2 +
-/// 80·64·128·2 = 1,342,976 B (×64 layers 82.0 MiB per request).
+/// 80·64·128·2 = 1,342,976 B (×64 layers 82.0 MiB per request). MiniMax-Text-01, t = 8:
+/// 8·128·128·2 = 262,144 B.
 pub(super) fn state_page(arch: &Arch, e: u64, t: u64) -> u64 {
     let mamba = arch.ssm_shape().map_or(0, |m| {
         let (d, n, k) = (m.d_inner, m.d_state, m.conv_kernel.saturating_sub(1));
@@ -71,7 +74,10 @@ pub(super) fn state_page(arch: &Arch, e: u64, t: u64) -> u64 {
         let k = g.conv_kernel.saturating_sub(1);
         k * conv_dim.div_ceil(t) * e + g.v_heads.div_ceil(t) * g.v_dim * g.k_dim * e
     });
-    mamba.max(conv).max(gdn)
+    let lightning = arch
+        .lightning_shape()
+        .map_or(0, |x| x.heads / t * x.head_dim * x.head_dim * e);
+    mamba.max(conv).max(gdn).max(lightning)
 }
 
 /// vLLM V1's pool for a model with Mamba or convolution blocks; `None` for a transformer.
@@ -108,12 +114,8 @@ pub(super) fn vllm_pool(
     max_len: u64,
 ) -> Option<HybridPool> {
     let stage = (arch.layers as u64).div_ceil(l.pp as u64);
-    let gdn = if arch.linear_shape().is_some() {
-        arch.linear_layers as u64
-    } else {
-        0
-    };
-    let state_layers = stage.min(arch.mamba_layers as u64 + arch.conv_layers as u64 + gdn);
+    let linear = arch.modelled_linear_layers() as u64;
+    let state_layers = stage.min(arch.mamba_layers as u64 + arch.conv_layers as u64 + linear);
     if state_layers == 0 {
         return None;
     }
