@@ -62,7 +62,7 @@ pub static HYBRID_PRESETS: &[Preset] = &[
     Preset {
         id: "qwen3-next-80b-a3b",
         name: "Qwen3-Next 80B-A3B",
-        arch: Arch { layers: 48, hidden: 2048, heads: 16, kv_heads: 2, head_dim: 256, ffn: 5120, vocab: 151_936, tied: false, experts: 512, top_k: 10, moe_ffn: 512, linear_layers: 36, ssm_conv: 4, lin_k_heads: 16, lin_v_heads: 32, lin_k_dim: 128, lin_v_dim: 128, ..BASE },
+        arch: Arch { layers: 48, hidden: 2048, heads: 16, kv_heads: 2, head_dim: 256, ffn: 5120, vocab: 151_936, tied: false, experts: 512, top_k: 10, moe_ffn: 512, linear_layers: 36, ssm_conv: 4, lin_k_heads: 16, lin_v_heads: 32, lin_k_dim: 128, lin_v_dim: 128, rope_partial: true, ..BASE },
         published_params: 80_000_000_000,
         published_rel_tol: 0.01,
         source: "https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct config.json (qwen3_next: full attention every 4th block); model card: 80B in total, 3B activated",
@@ -98,7 +98,7 @@ pub static HYBRID_PRESETS: &[Preset] = &[
     Preset {
         id: "bamba-9b",
         name: "Bamba 9B",
-        arch: Arch { layers: 32, hidden: 4096, heads: 32, kv_heads: 8, head_dim: 128, ffn: 14_336, vocab: 128_256, tied: false, mamba_layers: 29, ssm_version: 2, ssm_inner: 8192, ssm_state: 128, ssm_groups: 1, ssm_heads: 128, ssm_conv: 4, ..BASE },
+        arch: Arch { layers: 32, hidden: 4096, heads: 32, kv_heads: 8, head_dim: 128, ffn: 14_336, vocab: 128_256, tied: false, mamba_layers: 29, ssm_version: 2, ssm_inner: 8192, ssm_state: 128, ssm_groups: 1, ssm_heads: 128, ssm_conv: 4, rope_partial: true, ..BASE },
         published_params: 9_780_235_392,
         published_rel_tol: 0.0,
         source: "https://huggingface.co/ibm-ai-platform/Bamba-9B config.json (bamba: attention at 9, 18, 27); count = transformers num_parameters()",
