@@ -30,6 +30,7 @@ from torch.utils._pytree import tree_flatten
 from torch.multiprocessing.reductions import StorageWeakRef
 
 BF16 = torch.bfloat16
+ROUTED_EXPERTS = 0  # the run's routed experts (MoE runs), for the routing masks' even share
 DEBUG = bool(os.environ.get("MEMFIT_TRACE_DEBUG"))  # live tensors by op at each forward end; ops kept in the output
 
 
@@ -72,6 +73,14 @@ class Tracer(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         self.poll()
+        if func is torch.ops.aten.nonzero.default and args[0].device.type == "meta":
+            # Token routing (MoE): which experts are hit (a short mask: all of them) and which
+            # tokens an expert takes (a (top_k, tokens) mask: an even share, tokens·top_k/E).
+            x = args[0]
+            n = x.numel() if x.numel() <= 4096 else x.numel() // max(ROUTED_EXPERTS, 1)
+            out = torch.empty((n, x.dim()), dtype=torch.long, device="meta")
+            self.track(out, str(func))
+            return out
         if func is torch.ops.aten._local_scalar_dense.default:
             # data-dependent checks (padding warnings, packed-sequence detection): answer "true"
             return True if args[0].dtype == torch.bool else 1
@@ -233,6 +242,8 @@ def run(rec):
     c = {k: rec[k] for k in ("id", "model", "policy", "attn", "ckpt", "optimizer", "adam_impl", "lora")}
     pdt = BF16 if c["policy"] == "bf16_pure" or c["lora"] else torch.float32
     m, cfg = MC.build(c["model"], c["attn"], pdt)
+    global ROUTED_EXPERTS
+    ROUTED_EXPERTS = getattr(cfg, "num_experts", 0) or getattr(cfg, "num_local_experts", 0) or 0
     if c["lora"]:
         m, _ = MC.apply_lora(m, c["lora"])
     m.train()
