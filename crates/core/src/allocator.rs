@@ -37,8 +37,8 @@
 //! Replayed on the real allocation streams of measured H200 training runs (recorded by
 //! `tools/trace_alloc.py`: the run's `transformers` model on the meta device, CUDA's SDPA
 //! backend and autocast reproduced), it gives `max_memory_reserved` within 0.5 % on the
-//! streams kept in `tests/data/cuda_h200/streams/` (`tests/allocator_replay.rs`); over the 22
-//! traceable calibration runs the median is 0.2 % and the max 4.3 % (C12). Those are the runs
+//! streams kept in `tests/data/cuda_h200/streams/` (`tests/allocator_replay.rs`); over all 24
+//! calibration training runs the median is 0.25 % and the max 4.3 % (C12). Those are the runs
 //! the simulator was written against (calibration, not a held-out claim).
 
 use std::collections::BTreeSet;
