@@ -1,6 +1,9 @@
 """Records the real allocation stream of a measured CUDA training run, on the meta device.
 
 usage: ~/.cache/memfit-venv/bin/python tools/trace_alloc.py [--out DIR] RUN_ID [...]
+       ~/.cache/memfit-venv/bin/python tools/trace_alloc.py [--out DIR] --config config.json --batch B --seq S
+           [--policy fp32|amp_bf16|bf16_pure] [--attn sdpa|eager] [--ckpt] [--optimizer adamw|sgd|sgd-momentum]
+           [--adam-impl foreach|fused|forloop] [--id NAME]     (a model of your own: DIR/NAME.json)
 (runs of tests/data/cuda_h200/train.jsonl; the venv as in tools/measure_hf.py, plus peft for LoRA runs)
 Writes DIR/RUN_ID.json (default DIR: the current directory); replay one with
 `memfit --alloc-replay DIR/RUN_ID.json` or `python3 tools/sim_alloc.py DIR/RUN_ID.json`.
@@ -235,13 +238,50 @@ def harness():
 HARNESS = os.path.join(os.path.dirname(__file__), "measure_cuda.py")
 
 
+def build_from_config(path, attn, dtype):
+    """A user's own model: transformers builds it from its config.json on the meta device."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+    cfg = AutoConfig.from_pretrained(path)
+    cfg.use_cache = False
+    cfg._attn_implementation = attn
+    with torch.device("meta"):
+        m = AutoModelForCausalLM.from_config(cfg, attn_implementation=attn, dtype=dtype)
+    return m, cfg
+
+
+def from_args(args):
+    """`--config DIR_OR_FILE --batch B --seq S [--policy fp32|amp_bf16|bf16_pure] [--attn sdpa|eager]
+    [--ckpt] [--optimizer adamw|sgd|sgd-momentum] [--adam-impl foreach|fused|forloop]`: a run of
+    the measured loop for a model of the user's own."""
+    import argparse
+    ap = argparse.ArgumentParser(prog="trace_alloc.py")
+    ap.add_argument("--config", required=True, help="config.json, or the folder holding it")
+    ap.add_argument("--batch", type=int, required=True)
+    ap.add_argument("--seq", type=int, required=True)
+    ap.add_argument("--policy", default="amp_bf16", choices=["fp32", "amp_bf16", "bf16_pure"])
+    ap.add_argument("--attn", default="sdpa", choices=["sdpa", "eager"])
+    ap.add_argument("--ckpt", action="store_true")
+    ap.add_argument("--optimizer", default="adamw", choices=["adamw", "sgd", "sgd-momentum"])
+    ap.add_argument("--adam-impl", default="foreach", choices=["foreach", "fused", "forloop"])
+    ap.add_argument("--id", default="model")
+    a = ap.parse_args(args)
+    if a.batch < 1 or a.seq < 1:
+        ap.error("--batch and --seq must be at least 1")
+    path = a.config if os.path.isdir(a.config) else os.path.dirname(os.path.abspath(a.config))
+    return dict(id=a.id, model=None, config_path=path, policy=a.policy, attn=a.attn, ckpt=a.ckpt,
+                optimizer=a.optimizer, adam_impl=a.adam_impl, lora=None, batch=a.batch, seq=a.seq)
+
+
 def run(rec):
     MC = harness()
     MC.ARGS.smoke = False
     MC.DEV = torch.device("meta")
     c = {k: rec[k] for k in ("id", "model", "policy", "attn", "ckpt", "optimizer", "adam_impl", "lora")}
     pdt = BF16 if c["policy"] == "bf16_pure" or c["lora"] else torch.float32
-    m, cfg = MC.build(c["model"], c["attn"], pdt)
+    if rec.get("config_path"):
+        m, cfg = build_from_config(rec["config_path"], c["attn"], pdt)
+    else:
+        m, cfg = MC.build(c["model"], c["attn"], pdt)
     global ROUTED_EXPERTS
     ROUTED_EXPERTS = getattr(cfg, "num_experts", 0) or getattr(cfg, "num_local_experts", 0) or 0
     if c["lora"]:
@@ -291,8 +331,10 @@ def main():
     if args[:1] == ["--out"]:
         out_dir, args = args[1], args[2:]
     os.makedirs(out_dir, exist_ok=True)
-    for rid in args:
-        out = run(runs[rid])
+    recs = [from_args(args)] if "--config" in args else [runs[rid] for rid in args]
+    for rec in recs:
+        rid = rec["id"]
+        out = run(rec)
         if not DEBUG:
             out.pop("ops")
         with open(os.path.join(out_dir, rid + ".json"), "w") as f:
