@@ -17,7 +17,7 @@ use std::process::ExitCode;
 fn help() -> String {
     let mut h = String::from(
         "memfit — will this LLM job fit in GPU memory?\n\n\
-         USAGE:\n  memfit [--strict] '<query string>'\n  memfit --explore [--limit N] '<query string>'   (every layout of the cluster; N = 0: all fitting)\n  memfit [--strict] --json '<JSON object of query keys>'\n  memfit [--strict] --config path/to/config.json ['<query string>']   (import a Hugging Face config, then apply the query)\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n  memfit --validation ../shared/reference/measured_runs.json   (docs/validation.md)\n  memfit --accuracy-json     (assets/accuracy.json: the page's accuracy tables)\n  memfit --alloc-replay stream.json   (PyTorch's caching allocator on a stream from tools/trace_alloc.py)\n  memfit --train-eval calibration|held_out|all [--markdown] [--pairs] [--queries]   (the step-time model against published training runs; docs/steptime.md)\n\n\
+         USAGE:\n  memfit [--strict] '<query string>'\n  memfit --explore [--limit N] '<query string>'   (every layout of the cluster; N = 0: all fitting)\n  memfit [--strict] --json '<JSON object of query keys>'\n  memfit [--strict] --config path/to/config.json ['<query string>']   (import a Hugging Face config, then apply the query)\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n  memfit --validation ../shared/reference/measured_runs.json   (docs/validation.md)\n  memfit --accuracy-json     (assets/accuracy.json: the page's accuracy tables)\n  memfit --alloc-replay stream.json [--expandable]   (PyTorch's caching allocator on a stream from tools/trace_alloc.py)\n  memfit --train-eval calibration|held_out|all [--markdown] [--pairs] [--queries]   (the step-time model against published training runs; docs/steptime.md)\n\n\
          Prints the estimate as one JSON object. Exit 0 on success (warnings are in\n\
          \"warnings\"), 2 when the input cannot be used (or, with --strict, has warnings).\n\nKEYS:\n",
     );
@@ -65,7 +65,7 @@ fn main() -> ExitCode {
         return train_eval(&args, pos);
     }
     if let Some(pos) = args.iter().position(|a| a == "--alloc-replay") {
-        return alloc_replay(args.get(pos + 1));
+        return alloc_replay(args.get(pos + 1), has("--expandable"));
     }
     if let Some(pos) = args.iter().position(|a| a == "--validation") {
         return validation(args.get(pos + 1));
@@ -109,8 +109,8 @@ fn train_eval(args: &[String], pos: usize) -> ExitCode {
 /// `--alloc-replay PATH`: PyTorch's caching allocator replayed on a recorded allocation
 /// stream (`tools/trace_alloc.py`): what `max_memory_reserved` and `max_memory_allocated`
 /// would read, as JSON.
-fn alloc_replay(path: Option<&String>) -> ExitCode {
-    use memfit_core::allocator::{parse_stream, replay};
+fn alloc_replay(path: Option<&String>, expandable: bool) -> ExitCode {
+    use memfit_core::allocator::{parse_stream, replay_on, CachingAllocator};
     let Some(path) = path else {
         return fail("--alloc-replay needs the path of a stream (tools/trace_alloc.py writes one)");
     };
@@ -122,13 +122,19 @@ fn alloc_replay(path: Option<&String>) -> ExitCode {
         Ok(x) => x,
         Err(e) => return fail(&format!("{path}: {e}")),
     };
-    let a = replay(&resident, &events);
+    let cache = if expandable {
+        CachingAllocator::expandable()
+    } else {
+        CachingAllocator::new()
+    };
+    let a = replay_on(cache, &resident, &events);
     let v = serde_json::json!({
         "max_reserved_bytes": a.max_reserved,
         "max_allocated_bytes": a.max_allocated,
         "reserved_over_allocated": a.max_reserved as f64 / a.max_allocated.max(1) as f64 - 1.0,
         "end_reserved_bytes": a.reserved,
-        "note": "PyTorch's CUDA caching allocator with default settings (memfit_core::allocator); add the CUDA context for what the device uses",
+        "alloc_conf": if expandable { "expandable_segments:True" } else { "default" },
+        "note": "PyTorch's CUDA caching allocator (memfit_core::allocator); add the CUDA context for what the device uses. expandable_segments is modelled from PyTorch's source, not measured",
     });
     println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     ExitCode::SUCCESS

@@ -79,6 +79,10 @@ pub struct CachingAllocator {
     blocks: Vec<Block>,
     pools: [BTreeSet<(u64, u64, usize)>; 2],
     next_addr: u64,
+    /// `expandable_segments:True`: each pool is one segment that grows by mapping pages.
+    expandable: bool,
+    /// With `expandable`, the last block of each pool's segment (small, large).
+    tails: [Option<usize>; 2],
     /// Bytes in segments now.
     pub reserved: u64,
     /// The largest `reserved` so far (`max_memory_reserved`).
@@ -112,6 +116,69 @@ impl CachingAllocator {
         CachingAllocator::default()
     }
 
+    /// An empty cache under `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`.
+    ///
+    /// # Formula
+    /// Source: `CUDACachingAllocator.cpp` (PyTorch 2.x) `find_expandable_block`,
+    /// `try_allocate_expandable_block`, `map_block`, `should_split`, `ExpandableSegment`.
+    /// Each pool reserves one virtual range and maps physical pages of `π` = 2 MiB (small
+    /// pool, `kSmallBuffer`) or 20 MiB (large pool, `kLargeBuffer`) at its end on demand:
+    ///
+    /// ```text
+    /// block  = the smallest free mapped block that holds `size`, else the segment's end:
+    ///          the free block at the end (f bytes, or none: f = 0) grows by
+    ///          ⌈(size − f)/π⌉·π mapped bytes
+    /// split  if the remainder is ≥ 512 B, in both pools
+    /// reserved = mapped bytes (never unmapped without empty_cache or an OOM retry)
+    /// ```
+    ///
+    /// # Example
+    /// A 5 MiB request maps one 20 MiB page; a 30 MiB request then finds the free 15 MiB
+    /// tail and maps one more page (15 + 20 ≥ 30): reserved 40 MiB, where the default
+    /// allocator reserves 20 + 30 = 50 MiB.
+    pub fn expandable() -> CachingAllocator {
+        CachingAllocator {
+            expandable: true,
+            ..CachingAllocator::default()
+        }
+    }
+
+    /// With `expandable`: grows pool `small`'s segment so that its end holds `size` bytes
+    /// free, and returns that free end block (out of its pool).
+    fn grow(&mut self, small: bool, size: u64) -> usize {
+        let page = if small { SMALL_BUFFER } else { LARGE_BUFFER };
+        let p = usize::from(small);
+        let tail = self.tails[p].filter(|&t| self.blocks[t].free);
+        let have = tail.map_or(0, |t| self.blocks[t].size);
+        let mapped = (size - have).div_ceil(page) * page;
+        self.reserved += mapped;
+        self.max_reserved = self.max_reserved.max(self.reserved);
+        if let Some(t) = tail {
+            self.remove_free(t);
+            self.blocks[t].size += mapped;
+            return t;
+        }
+        // A new block after the segment's last (live) block, or the segment's first block.
+        let (addr, prev) = match self.tails[p] {
+            Some(t) => (self.blocks[t].addr + self.blocks[t].size, Some(t)),
+            None => (if small { 0 } else { 1 << 62 }, None),
+        };
+        self.blocks.push(Block {
+            addr,
+            size: mapped,
+            small,
+            free: true,
+            prev,
+            next: None,
+        });
+        let i = self.blocks.len() - 1;
+        if let Some(t) = prev {
+            self.blocks[t].next = Some(i);
+        }
+        self.tails[p] = Some(i);
+        i
+    }
+
     fn pool(&mut self, small: bool) -> &mut BTreeSet<(u64, u64, usize)> {
         &mut self.pools[usize::from(small)]
     }
@@ -136,6 +203,7 @@ impl CachingAllocator {
                 self.pool(small).remove(&key);
                 key.2
             }
+            None if self.expandable => self.grow(small, size),
             None => {
                 let seg = segment_size(size);
                 self.blocks.push(Block {
@@ -166,7 +234,7 @@ impl CachingAllocator {
     fn split(&mut self, i: usize, size: u64) {
         let b = self.blocks[i];
         let rem = b.size - size;
-        let split = if b.small {
+        let split = if b.small || self.expandable {
             rem >= MIN_BLOCK
         } else {
             rem > SMALL_SIZE
@@ -188,6 +256,10 @@ impl CachingAllocator {
         }
         self.blocks[i].next = Some(r);
         self.blocks[i].size = size;
+        let p = usize::from(b.small);
+        if self.tails[p] == Some(i) {
+            self.tails[p] = Some(r);
+        }
         self.insert_free(r);
     }
 
@@ -222,6 +294,10 @@ impl CachingAllocator {
             self.blocks[n].prev = Some(a);
         }
         self.blocks[b].size = 0;
+        let p = usize::from(nb.small);
+        if self.tails[p] == Some(b) {
+            self.tails[p] = Some(a);
+        }
     }
 
     /// Free bytes cached in segments now (reserved − allocated).
@@ -237,7 +313,15 @@ pub type StreamEvent = (i64, u64);
 /// Replays a stream on a cache that first allocates `resident` (the parameters, in creation
 /// order): the allocator's counters at the end.
 pub fn replay(resident: &[u64], events: &[StreamEvent]) -> CachingAllocator {
-    let mut a = CachingAllocator::new();
+    replay_on(CachingAllocator::new(), resident, events)
+}
+
+/// [`replay`] on a given cache (e.g. [`CachingAllocator::expandable`]).
+pub fn replay_on(
+    mut a: CachingAllocator,
+    resident: &[u64],
+    events: &[StreamEvent],
+) -> CachingAllocator {
     for &n in resident {
         a.malloc(n);
     }
@@ -380,6 +464,40 @@ mod tests {
         a.malloc(60 * MIB);
         assert_eq!(a.reserved, 160 * MIB);
         assert_eq!(a.allocated, 80 * MIB);
+    }
+
+    #[test]
+    fn expandable_doc_example_grows_the_segment_end() {
+        let mut a = CachingAllocator::expandable();
+        a.malloc(5 * MIB);
+        assert_eq!((a.reserved, a.allocated), (20 * MIB, 5 * MIB));
+        a.malloc(30 * MIB);
+        assert_eq!((a.reserved, a.allocated), (40 * MIB, 35 * MIB));
+        let mut d = CachingAllocator::new();
+        d.malloc(5 * MIB);
+        d.malloc(30 * MIB);
+        assert_eq!(d.reserved, 50 * MIB);
+    }
+
+    #[test]
+    fn expandable_splits_small_remainders_and_reuses_holes() {
+        let mut a = CachingAllocator::expandable();
+        // 19.5 MiB from one 20 MiB page: the 0.5 MiB remainder is split off (≥ 512 B).
+        let x = a.malloc(39 * MIB / 2);
+        assert_eq!((a.reserved, a.allocated), (20 * MIB, 39 * MIB / 2));
+        let _pin = a.malloc(MIB / 2 + MIB); // 1.5 MiB: the free 0.5 MiB tail grows by a page
+        assert_eq!(a.reserved, 40 * MIB);
+        a.free(x);
+        // The 19.5 MiB hole before the pinned block serves a 19.25 MiB request (the free
+        // tail, 40 − 21 = 19 MiB, is too small): no new page.
+        a.malloc(77 * MIB / 4);
+        assert_eq!(a.reserved, 40 * MIB);
+        // A 59 MiB request: the free tail grows by 2 pages (19 + 40 ≥ 59).
+        a.malloc(59 * MIB);
+        assert_eq!(a.reserved, 80 * MIB);
+        // The small pool maps 2 MiB pages of its own.
+        a.malloc(100 * KIB);
+        assert_eq!(a.reserved, 82 * MIB);
     }
 
     #[test]
