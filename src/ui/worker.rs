@@ -64,17 +64,15 @@ enum Job {
     Min(Box<MinGpusJob>),
 }
 
-/// One explorer job inside the worker, run in steps (exported to the worker's script):
+/// One explorer job inside the worker, run in steps (exported to the worker's script by
+/// [`export_explore_job`](crate::export_explore_job) in each module that starts a worker):
 /// `kind = "sweep"`: the [`memfit_core::explore::Sweep`] of the query's scenario with
 /// the best [`LISTED`] layouts; `kind = "min"`: its [`memfit_core::explore::MinGpus`]
 /// up to [`PAGE_MAX_NODES`] nodes. The answer is JSON.
-#[wasm_bindgen]
 pub struct ExploreJob(Job);
 
-#[wasm_bindgen]
 impl ExploreJob {
     /// Starts the job for the scenario of `query`.
-    #[wasm_bindgen(constructor)]
     pub fn new(kind: &str, query: &str) -> ExploreJob {
         let s = decode(query).0.scenario;
         ExploreJob(if kind == "min" {
@@ -100,6 +98,37 @@ impl ExploreJob {
         }
         .unwrap_or_default()
     }
+}
+
+/// Exports [`ExploreJob`] to JavaScript as `ExploreJob` (`new`, `step`, `finish`), in the
+/// binary that invokes it: the page's two modules do, the importer's module does not (an
+/// export in this library would be kept, with the whole explorer, in every binary).
+#[macro_export]
+macro_rules! export_explore_job {
+    () => {
+        /// [`memfit::ui::worker::ExploreJob`], exported to the worker's script.
+        #[wasm_bindgen::prelude::wasm_bindgen]
+        pub struct ExploreJob($crate::ui::worker::ExploreJob);
+
+        #[wasm_bindgen::prelude::wasm_bindgen]
+        impl ExploreJob {
+            /// Starts the job for the scenario of `query` (`kind`: "sweep" or "min").
+            #[wasm_bindgen::prelude::wasm_bindgen(constructor)]
+            pub fn new(kind: &str, query: &str) -> ExploreJob {
+                ExploreJob($crate::ui::worker::ExploreJob::new(kind, query))
+            }
+
+            /// Evaluates about `layouts` more layouts; `true` when the job is finished.
+            pub fn step(&mut self, layouts: u32) -> bool {
+                self.0.step(layouts)
+            }
+
+            /// The answer as JSON.
+            pub fn finish(self) -> String {
+                self.0.finish()
+            }
+        }
+    };
 }
 
 /// The two kinds of request, one worker each.
