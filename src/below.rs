@@ -36,6 +36,6 @@ mod exports {
 
 // The sweep's worker runs this module (`memfit::ui::worker`).
 #[cfg(target_arch = "wasm32")]
-memfit::export_explore_job!();
+memfit::export_explore_job!(new);
 
 fn main() {}
