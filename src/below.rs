@@ -34,4 +34,8 @@ mod exports {
     }
 }
 
+// The sweep's worker runs this module (`memfit::ui::worker`).
+#[cfg(target_arch = "wasm32")]
+memfit::export_explore_job!(new);
+
 fn main() {}

@@ -10,6 +10,10 @@ fn main() {
     memfit::ui::start();
 }
 
+// The fewest-GPU search's worker runs this module (`memfit::ui::worker`), and nothing else.
+#[cfg(target_arch = "wasm32")]
+memfit::export_explore_job!(min_only);
+
 #[cfg(not(target_arch = "wasm32"))]
 fn main() {
     eprintln!("memfit-web is the browser app; build it with `trunk build`. The CLI is `memfit`.");

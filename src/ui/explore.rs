@@ -20,7 +20,9 @@ use crate::present::{
 use leptos::prelude::*;
 use memfit_core::contract::query::encode;
 use memfit_core::contract::Settings;
-use memfit_core::explore::{sweep_key, Candidate, MinGpus, MinGpusJob, Sweep, SweepJob};
+use memfit_core::explore::{
+    min_gpus_from_line, sweep_key, Candidate, MinGpus, MinGpusJob, Sweep, SweepJob,
+};
 use memfit_core::scenario::Scenario;
 use memfit_core::units::Units;
 use std::sync::Arc;
@@ -160,13 +162,11 @@ pub fn use_min_gpus(settings: RwSignal<Settings>) -> MinSearch {
             let sent = worker::request(
                 Kind::Min,
                 encode(&k.clone().into()),
-                Box::new(
-                    move |json, _| match serde_json::from_str::<MinGpus>(&json) {
-                        Ok(m) if alive4() => min.set(Some(Arc::new((k4, m)))),
-                        Ok(_) => {}
-                        Err(_) => fallback(),
-                    },
-                ),
+                Box::new(move |line, _| match min_gpus_from_line(&line) {
+                    Some(m) if alive4() => min.set(Some(Arc::new((k4, m)))),
+                    Some(_) => {}
+                    None => fallback(),
+                }),
             );
             if !sent {
                 here();

@@ -1,21 +1,27 @@
 //! Import a Hugging Face `config.json`: paste it, drop or choose the file, or fetch it
 //! from the Hub by id (on request only).
+//!
+//! The parser (`memfit_core::hfconfig`, about 40 KB of the first module's gzip with the
+//! JSON reader it needs) lives in a module of its own, `memfit-import` (`src/importer.rs`,
+//! [`super::split`]), fetched on the first import. The page sends the settings (their
+//! query string) and the text; that module parses, applies and answers with the new
+//! settings and the message ([`apply_config`]).
 
-use super::net;
+use super::{net, split};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use memfit_core::contract::query::apply_import;
+use memfit_core::contract::query::{apply_import, decode, encode};
 use memfit_core::contract::Settings;
 use memfit_core::estimate::Warning;
 use memfit_core::hfconfig;
 use wasm_bindgen::JsCast;
 
-/// Parses `text` and applies it; returns the message to show.
-fn apply_text(settings: RwSignal<Settings>, text: &str) -> Result<String, String> {
+/// In the importer's module: parses `text`, applies it to the settings of `query`; returns
+/// the new settings' query string and the message to show.
+pub fn apply_config(query: &str, text: &str) -> Result<(String, String), String> {
     let imported = hfconfig::parse(text)?;
-    let mut next = settings.get_untracked();
+    let mut next = decode(query).0;
     let warnings: Vec<Warning> = apply_import(&mut next, &imported);
-    settings.set(next);
     let mut msg = format!(
         "Imported a `{}` config on the {} preset.",
         imported.model_type, imported.base
@@ -23,6 +29,16 @@ fn apply_text(settings: RwSignal<Settings>, text: &str) -> Result<String, String
     for w in warnings {
         msg.push_str(&format!(" {}: {}.", w.key, w.message));
     }
+    Ok((encode(&next), msg))
+}
+
+/// Parses `text` (in the importer's module) and applies it; returns the message to show.
+/// The settings are read once that module is ready, so an edit made while it loaded is
+/// kept under the import.
+async fn apply_text(settings: RwSignal<Settings>, text: String) -> Result<String, String> {
+    let now = move || settings.with_untracked(encode);
+    let (query, msg) = split::import_config(now, &text).await?;
+    settings.set(decode(&query).0);
     Ok(msg)
 }
 
@@ -36,7 +52,7 @@ pub fn ConfigImport(settings: RwSignal<Settings>) -> impl IntoView {
     let on_file = move |file: web_sys::File| {
         spawn_local(async move {
             let r = match net::read_file(file).await {
-                Ok(t) => apply_text(settings, &t),
+                Ok(t) => apply_text(settings, t).await,
                 Err(e) => Err(e),
             };
             status.set(Some(r));
@@ -59,7 +75,10 @@ pub fn ConfigImport(settings: RwSignal<Settings>) -> impl IntoView {
                 <textarea id="import-text" autocomplete="off" rows="4" data-testid="import-text" prop:value=move || text.get()
                     on:input=move |ev| text.set(event_target_value(&ev))></textarea>
                 <div class="row">
-                    <button type="button" data-testid="import-apply" on:click=move |_| status.set(Some(apply_text(settings, &text.get_untracked())))>
+                    <button type="button" data-testid="import-apply" on:click=move |_| {
+                        let t = text.get_untracked();
+                        spawn_local(async move { status.set(Some(apply_text(settings, t).await)) });
+                    }>
                         "Apply pasted config"
                     </button>
                     <label class="file">
@@ -83,7 +102,7 @@ pub fn ConfigImport(settings: RwSignal<Settings>) -> impl IntoView {
                             busy.set(true);
                             spawn_local(async move {
                                 let r = match net::fetch_hub_config(&id).await {
-                                    Ok(t) => apply_text(settings, &t),
+                                    Ok(t) => apply_text(settings, t).await,
                                     Err(e) => Err(e),
                                 };
                                 status.set(Some(r));

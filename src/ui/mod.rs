@@ -6,7 +6,7 @@ pub mod below;
 mod compare;
 mod explore;
 mod fields;
-mod import;
+pub mod import;
 mod learn;
 mod net;
 mod panels;

@@ -13,6 +13,12 @@
 //! calls the second's exports (`mount`, `settings`, `select`); the second calls back two
 //! functions it was given at mount: a layout loaded from the fit map or the table (a
 //! query string) and a selection made in the ledger (an index, -1 for none).
+//!
+//! A third module, `memfit-import` (`src/importer.rs`), holds the `config.json` importer's
+//! parser and nothing of the page: fetched and instantiated on the first import
+//! ([`import_config`]), it answers the settings' query string and the text with the new
+//! query string and the message, and keeps the parser (about 40 KB gzip) out of the first
+//! module without growing the second.
 
 use js_sys::{Function, Object, Promise, Reflect};
 use std::cell::{Cell, RefCell};
@@ -28,12 +34,29 @@ extern "C" {
     fn import_module(url: &str) -> Result<Promise, JsValue>;
 }
 
-/// The file names Trunk gives the second module (a `data-type="worker"` binary keeps its
-/// name unhashed; the link adds the first module's hash as a query to bust caches).
-const GLUE: &str = "memfit-below.js";
-const WASM: &str = "memfit-below_bg.wasm";
+/// The modules the page loads later: the panels below the timeline, and the importer's
+/// parser (`memfit-import`, `src/importer.rs`: no page, no Leptos view).
+#[derive(Clone, Copy)]
+enum Later {
+    Below,
+    Import,
+}
+
+impl Later {
+    /// The file names Trunk gives the module's glue and wasm (a `data-type="worker"`
+    /// binary keeps its name unhashed; [`urls`] adds the first module's hash as a query to
+    /// bust caches).
+    fn files(self) -> (&'static str, &'static str) {
+        match self {
+            Later::Below => ("memfit-below.js", "memfit-below_bg.wasm"),
+            Later::Import => ("memfit-import.js", "memfit-import_bg.wasm"),
+        }
+    }
+}
 
 thread_local! {
+    /// Each later module's namespace, fetched and instantiated once ([`module`]).
+    static MODULES: RefCell<[Option<Promise>; 2]> = const { RefCell::new([None, None]) };
     /// The second module's namespace once it is mounted.
     static BELOW: RefCell<Option<Object>> = const { RefCell::new(None) };
     /// Whether loading has started (it starts once).
@@ -79,19 +102,36 @@ pub fn load(
     });
 }
 
-async fn mount(
-    el: &web_sys::Element,
-    now: &dyn Fn() -> Snapshot,
-    on_select: &JsValue,
-    on_load: &JsValue,
-) -> Result<(), JsValue> {
-    let (glue, wasm) = urls().ok_or("this page has no module link to start from")?;
+/// A later module's namespace: fetched and instantiated on the first call (which mounts
+/// nothing), the same promise for every later one.
+async fn module(which: Later) -> Result<Object, JsValue> {
+    let p = MODULES.with_borrow_mut(|m| {
+        m[which as usize]
+            .get_or_insert_with(|| wasm_bindgen_futures::future_to_promise(instantiate(which)))
+            .clone()
+    });
+    Ok(JsFuture::from(p).await?.unchecked_into())
+}
+
+async fn instantiate(which: Later) -> Result<JsValue, JsValue> {
+    let (glue, wasm) = urls(which).ok_or("this page has no module link to start from")?;
     let m: Object = JsFuture::from(import_module(&glue)?)
         .await?
         .unchecked_into();
     let opts = Object::new();
     Reflect::set(&opts, &"module_or_path".into(), &wasm.into())?;
     JsFuture::from(call(&m, "default", &[opts.into()])?.unchecked_into::<Promise>()).await?;
+    Ok(m.into())
+}
+
+async fn mount(
+    el: &web_sys::Element,
+    now: &dyn Fn() -> Snapshot,
+    on_select: &JsValue,
+    on_load: &JsValue,
+) -> Result<(), JsValue> {
+    let m = module(Later::Below).await?;
+    let (glue, _) = urls(Later::Below).ok_or("this page has no module link to start from")?;
     // The state now: what the reader did while the module loaded is included.
     let first = now();
     let args = [
@@ -108,15 +148,39 @@ async fn mount(
     Ok(())
 }
 
+/// Imports a Hugging Face `config.json` in the importer's module (its export
+/// `import_config`, [`super::import::apply_config`]), loaded on the first call: `now` gives the
+/// settings' query string once it is ready. Returns the new settings' query string and the
+/// message, or what went wrong (the parser's message, or why the module did not load).
+pub async fn import_config(
+    now: impl FnOnce() -> String,
+    text: &str,
+) -> Result<(String, String), String> {
+    let why = |e: JsValue| e.as_string().unwrap_or_else(|| format!("{e:?}"));
+    let m = module(Later::Import).await.map_err(|e| {
+        format!(
+            "The importer could not load: {}. Reload the page to try again.",
+            why(e)
+        )
+    })?;
+    let out = call(&m, "import_config", &[now().into(), text.into()]).map_err(why)?;
+    let out: js_sys::Array = out.unchecked_into();
+    match (out.get(0).as_string(), out.get(1).as_string()) {
+        (Some(query), Some(message)) => Ok((query, message)),
+        _ => Err("the importer gave no answer".into()),
+    }
+}
+
 /// Calls the export `name` of module `m`.
 fn call(m: &Object, name: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
     let f: Function = Reflect::get(m, &name.into())?.dyn_into()?;
     f.apply(&JsValue::NULL, &args.iter().collect())
 }
 
-/// The second module's glue and wasm URLs: beside the first module's glue (Trunk's
+/// A later module's glue and wasm URLs: beside the first module's glue (Trunk's
 /// `modulepreload` link), with its hash as a query.
-fn urls() -> Option<(String, String)> {
+fn urls(which: Later) -> Option<(String, String)> {
+    let (glue, wasm) = which.files();
     let first = leptos::prelude::document()
         .query_selector("link[rel=modulepreload]")
         .ok()
@@ -135,7 +199,7 @@ fn urls() -> Option<(String, String)> {
         u.set_search(&format!("v={version}"));
         Some(u.href())
     };
-    Some((at(GLUE)?, at(WASM)?))
+    Some((at(glue)?, at(wasm)?))
 }
 
 /// Whether the second module is mounted (what to send it is computed only then).

@@ -16,7 +16,7 @@
 
 use js_sys::{Array, Object, Reflect};
 use memfit_core::contract::query::decode;
-use memfit_core::explore::{MinGpusJob, SweepJob};
+use memfit_core::explore::{min_gpus_to_line, MinGpusJob, SweepJob};
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -59,47 +59,100 @@ pub const PAGE_MAX_NODES: u32 = 128;
 /// Layouts a sweep keeps for the best-layouts table.
 pub const LISTED: usize = 50;
 
-enum Job {
-    Sweep(Box<SweepJob>),
-    Min(Box<MinGpusJob>),
+/// A job run in steps: the fewest-GPU search or a sweep. A trait object, so that a
+/// binary that never starts a sweep links none of its code ([`ExploreJob::min_only`]).
+trait Steps {
+    fn step(&mut self, layouts: u32) -> bool;
+    fn finish(self: Box<Self>) -> String;
 }
 
-/// One explorer job inside the worker, run in steps (exported to the worker's script):
-/// `kind = "sweep"`: the [`memfit_core::explore::Sweep`] of the query's scenario with
-/// the best [`LISTED`] layouts; `kind = "min"`: its [`memfit_core::explore::MinGpus`]
-/// up to [`PAGE_MAX_NODES`] nodes. The answer is JSON.
-#[wasm_bindgen]
-pub struct ExploreJob(Job);
+impl Steps for MinGpusJob {
+    fn step(&mut self, layouts: u32) -> bool {
+        MinGpusJob::step(self, layouts.into())
+    }
+    /// One line of text ([`memfit_core::explore::min_gpus_to_line`]: the first module
+    /// reads it without serde's deserializer).
+    fn finish(self: Box<Self>) -> String {
+        min_gpus_to_line(&MinGpusJob::finish(*self))
+    }
+}
 
-#[wasm_bindgen]
+impl Steps for SweepJob {
+    fn step(&mut self, layouts: u32) -> bool {
+        SweepJob::step(self, layouts.into())
+    }
+    /// JSON.
+    fn finish(self: Box<Self>) -> String {
+        serde_json::to_string(&SweepJob::finish(*self)).unwrap_or_default()
+    }
+}
+
+/// One explorer job inside the worker, run in steps (exported to the worker's script by
+/// [`export_explore_job`](crate::export_explore_job) in each module that starts a worker):
+/// `kind = "sweep"`: the [`memfit_core::explore::Sweep`] of the query's scenario with
+/// the best [`LISTED`] layouts, as JSON; `kind = "min"`: its
+/// [`memfit_core::explore::MinGpus`] up to [`PAGE_MAX_NODES`] nodes, as one line of text.
+pub struct ExploreJob(Box<dyn Steps>);
+
 impl ExploreJob {
-    /// Starts the job for the scenario of `query`.
-    #[wasm_bindgen(constructor)]
+    /// Starts the job of `kind` for the scenario of `query`.
     pub fn new(kind: &str, query: &str) -> ExploreJob {
+        if kind == "min" {
+            return ExploreJob::min_only(kind, query);
+        }
         let s = decode(query).0.scenario;
-        ExploreJob(if kind == "min" {
-            Job::Min(Box::new(MinGpusJob::new(&s, PAGE_MAX_NODES)))
-        } else {
-            Job::Sweep(Box::new(SweepJob::new(&s, Some(LISTED), false)))
-        })
+        ExploreJob(Box::new(SweepJob::new(&s, Some(LISTED), false)))
+    }
+
+    /// Starts the fewest-GPU search for the scenario of `query`, whatever `kind` says: for
+    /// the first module, whose worker is asked for nothing else (it then links no sweep,
+    /// and no JSON writer for one: 4.3 KB gzip).
+    pub fn min_only(_kind: &str, query: &str) -> ExploreJob {
+        let s = decode(query).0.scenario;
+        ExploreJob(Box::new(MinGpusJob::new(&s, PAGE_MAX_NODES)))
     }
 
     /// Evaluates about `layouts` more layouts; `true` when the job is finished.
     pub fn step(&mut self, layouts: u32) -> bool {
-        match &mut self.0 {
-            Job::Sweep(j) => j.step(layouts.into()),
-            Job::Min(j) => j.step(layouts.into()),
-        }
+        self.0.step(layouts)
     }
 
-    /// The answer as JSON.
+    /// The answer: a sweep as JSON, the fewest-GPU search as one line.
     pub fn finish(self) -> String {
-        match self.0 {
-            Job::Sweep(j) => serde_json::to_string(&j.finish()),
-            Job::Min(j) => serde_json::to_string(&j.finish()),
-        }
-        .unwrap_or_default()
+        self.0.finish()
     }
+}
+
+/// Exports [`ExploreJob`] to JavaScript as `ExploreJob` (`new`, `step`, `finish`), in the
+/// binary that invokes it: the page's two modules do, the importer's module does not (an
+/// export in this library would be kept, with the whole explorer, in every binary).
+/// `$start` is the constructor JavaScript's `new` calls: `new` (every kind) or `min_only`.
+#[macro_export]
+macro_rules! export_explore_job {
+    ($start:ident) => {
+        /// [`memfit::ui::worker::ExploreJob`], exported to the worker's script.
+        #[wasm_bindgen::prelude::wasm_bindgen]
+        pub struct ExploreJob($crate::ui::worker::ExploreJob);
+
+        #[wasm_bindgen::prelude::wasm_bindgen]
+        impl ExploreJob {
+            /// Starts the job for the scenario of `query` (`kind`: "sweep" or "min").
+            #[wasm_bindgen::prelude::wasm_bindgen(constructor)]
+            pub fn new(kind: &str, query: &str) -> ExploreJob {
+                ExploreJob($crate::ui::worker::ExploreJob::$start(kind, query))
+            }
+
+            /// Evaluates about `layouts` more layouts; `true` when the job is finished.
+            pub fn step(&mut self, layouts: u32) -> bool {
+                self.0.step(layouts)
+            }
+
+            /// The answer (a sweep as JSON, the fewest-GPU search as one line).
+            pub fn finish(self) -> String {
+                self.0.finish()
+            }
+        }
+    };
 }
 
 /// The two kinds of request, one worker each.

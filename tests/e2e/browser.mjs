@@ -266,11 +266,14 @@ await test('narrow screen (360 px) renders every panel', 360, async (page) => {
   await page.screenshot({ path: `${outDir}/page-360.png`, fullPage: true });
 });
 
-await test('model panel: import a config.json file, then paste one', 1440, async (page) => {
+await test('model panel: import a config.json file, then paste one', 1440, async (page, seen) => {
   await open(page, '');
   await page.locator('[data-testid=import] summary').click();
+  // The importer's parser is a module of its own, fetched on the first import only.
+  check(seen.requests.every((u) => !u.includes('memfit-import')), 'the importer module loaded before an import');
   await page.getByTestId('import-file').setInputFiles('tests/configs/llama-3-8b.json');
   await page.getByTestId('import-status').waitFor();
+  check(seen.requests.some((u) => u.includes('memfit-import_bg.wasm')), 'the import did not fetch the importer module');
   check((await page.getByTestId('import-status').textContent()).includes('Imported a `llama` config'), 'no import message');
   await page.waitForFunction(() => location.search.includes('kv_heads=8'));
   check((await page.getByTestId('param-count').textContent()).includes('8,030,261,248'), 'imported count is not 8,030,261,248');

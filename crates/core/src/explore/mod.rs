@@ -43,10 +43,12 @@ use std::cmp::Ordering;
 mod job;
 mod min_gpus;
 mod options;
+mod wire;
 
 pub use job::*;
 pub use min_gpus::*;
 pub(crate) use options::*;
+pub use wire::{min_gpus_from_line, min_gpus_to_line};
 
 /// The largest micro-batch tried.
 pub const MAX_BATCH: u32 = 1 << 16;
