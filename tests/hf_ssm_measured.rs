@@ -96,21 +96,26 @@ fn ssm_runs_are_compared_and_reported_by_part() {
     let (n, g_median, g_max) = cal(false);
     eprintln!("calibration generate + prefill: {n} runs, median {g_median:.4}, max {g_max:.4}");
     assert_eq!(n, 35);
-    // Bounds at today's calibration figures (docs/ssm.md), wider than the transformer
-    // budgets (median 1 %, max 7 %) where a mechanism of transformers' torch path is not
-    // modelled yet: Mamba-2's chunk length (`chunk_size`, 64 in these configs, memfit's
-    // fixed 256) sizes the chunk scan's (b, H, c, l, l) tensors (+48 % on
-    // `infer/mamba2/s/fp32/eager/dynamic/gen16/b3s128`), Nemotron-H's single-mixer blocks
-    // are averaged as Mamba blocks with an MLP (+50 % on
-    // `train/nemotron_h/s/fp32/sgd/sdpa/nockpt/loss=model/b2s256`).
-    assert!(t_median < 0.06, "calibration training median {t_median}");
-    assert!(t_max < 0.51, "calibration training max {t_max}");
-    assert!(g_median < 0.13, "calibration generate median {g_median}");
-    assert!(g_max < 0.49, "calibration generate max {g_max}");
+    // Bounds at today's calibration figures (docs/ssm.md, 2026-11-27). Generate and prefill
+    // meet the transformer budgets' max (7 %), not yet their median (1 %: 1.5 %, Mamba-2's
+    // chunk scan +1 … +3 % where l = N = P). Training is wider where a mechanism of
+    // transformers' torch path is not modelled yet: Qwen3-Next's gated-DeltaNet chunk rule and
+    // its MoE without checkpointing (−20.5 %, `train/qwen3_next/s/fp32/adamw-foreach/sdpa/
+    // nockpt/loss=model/b2s256`); Mamba-2 hybrids' recomputed block under full
+    // checkpointing, averaged over the hybrid's blocks (Nemotron-H −14.4 %, Bamba −12.0 %);
+    // Granite-4.0-H's MoE beside its Mamba-2 blocks (−11.9 %).
+    assert!(t_median < 0.036, "calibration training median {t_median}");
+    assert!(t_max < 0.21, "calibration training max {t_max}");
+    assert!(g_median < 0.016, "calibration generate median {g_median}");
+    assert!(g_max < 0.064, "calibration generate max {g_max}");
     // Held out, as reported (never tuned on): median / max.
     let held =
         |train: bool| memfit_evidence::hf::stats(&rows, |r| r.held_out && is_training(r) == train);
     let ((nt, mt, xt), (ng, mg, xg)) = (held(true), held(false));
     eprintln!("held out training: {nt} runs, median {mt:.4}, max {xt:.4}; generate + prefill: {ng} runs, median {mg:.4}, max {xg:.4}");
     assert_eq!((nt, ng), (20, 10));
+    // As reported once after the mechanisms were fixed (2026-11-27): training 2.1 % / 26.6 %,
+    // generate + prefill 1.7 % / 2.5 %; before them 8.7 % / 39.8 % and 15.5 % / 41.1 %.
+    assert!(mt < 0.022 && xt < 0.27, "held out training {mt} / {xt}");
+    assert!(mg < 0.018 && xg < 0.026, "held out generate {mg} / {xg}");
 }
