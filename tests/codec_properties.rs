@@ -54,13 +54,14 @@ prop_compose! {
         ssm_groups in opt(1u32..=4096),
         ssm_heads in opt(1u32..=1 << 16),
         ssm_conv in opt(1u32..=64),
+        ssm_chunk in opt(1u32..=1 << 16),
         lin_k_heads in opt(1u32..=4096),
         lin_v_heads in opt(1u32..=4096),
         lin_k_dim in opt(1u32..=65_536),
         lin_v_dim in opt(1u32..=65_536),
         lin_kind in opt(prop::sample::select(LinKind::ALL.to_vec())),
     ) -> ArchOverrides {
-        ArchOverrides { attn_layers, mamba_layers, conv_layers, linear_layers, ssm_version, ssm_inner, ssm_state, ssm_groups, ssm_heads, ssm_conv, lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_kind, ..base }
+        ArchOverrides { attn_layers, mamba_layers, conv_layers, linear_layers, ssm_version, ssm_inner, ssm_state, ssm_groups, ssm_heads, ssm_conv, ssm_chunk, lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_kind, ..base }
     }
 }
 

@@ -104,7 +104,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
 
 /// A hybrid's layer mix and its state-space and linear-attention shapes (set by a
 /// config.json import; blank for a transformer).
-const HYBRID_KEYS: [&str; 15] = [
+const HYBRID_KEYS: [&str; 16] = [
     "attn_layers",
     "mamba_layers",
     "conv_layers",
@@ -115,6 +115,7 @@ const HYBRID_KEYS: [&str; 15] = [
     "ssm_groups",
     "ssm_heads",
     "ssm_conv",
+    "ssm_chunk",
     "lin_k_heads",
     "lin_v_heads",
     "lin_k_dim",

@@ -185,11 +185,21 @@ fn phase_name(p: Phase) -> &'static str {
 
 /// Every run compared; runs that cannot be estimated are returned beside, with why.
 pub fn hf_rows(doc: &Value) -> (Vec<HfRow>, Vec<(String, String)>) {
+    rows_with(doc, "", held_out)
+}
+
+/// Every run of `doc` compared, its keys ([`run_keys`]) followed by `extra`, its part
+/// decided by `held`; runs that cannot be estimated are returned beside, with why.
+pub fn rows_with(
+    doc: &Value,
+    extra: &str,
+    held: fn(&Value) -> bool,
+) -> (Vec<HfRow>, Vec<(String, String)>) {
     let mut rows = Vec::new();
     let mut failed = Vec::new();
     for run in doc["runs"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
         let id = run["id"].as_str().unwrap_or("").to_string();
-        let s = match run_settings(run) {
+        let s = match config_settings(run, &format!("{}{extra}", run_keys(run))) {
             Ok(s) => s,
             Err(e) => {
                 failed.push((id, e));
@@ -210,7 +220,7 @@ pub fn hf_rows(doc: &Value) -> (Vec<HfRow>, Vec<(String, String)>) {
             id,
             family: run["family"].as_str().unwrap_or("").into(),
             kind: run["kind"].as_str().unwrap_or("").into(),
-            held_out: held_out(run),
+            held_out: held(run),
             query: encode(&s),
             measured: run["peak"]["Total"].as_u64().unwrap_or(0),
             estimated: e.allocated_bytes,

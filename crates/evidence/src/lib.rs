@@ -5,6 +5,7 @@
 
 pub mod cuda;
 pub mod hf;
+pub mod hf_ssm;
 pub mod stats;
 pub mod steptime;
 pub mod validation;

@@ -12,15 +12,12 @@ use super::{layer_input_bytes, mlp_half_bytes, Shape};
 use crate::model::{Arch, LinearAttn, Ssm};
 use crate::scenario::{Scenario, SsmKernels};
 
-/// Mamba-2's chunk length `l` (transformers `Mamba2Config.chunk_size` default, 5.24).
-const CHUNK: u128 = 256;
-
 /// What one Mamba block's mixer saves for the backward, per micro-batch, in bytes, and
 /// which path it is.
 ///
 /// # Formula
 /// ```text
-/// T = b·s',  E = b·d·s'·N,  R = ⌈h/16⌉,  s_pad = ⌈s'/l⌉·l,  l = 256,  k bytes per value
+/// T = b·s',  E = b·d·s'·N,  R = ⌈h/16⌉,  s_pad = ⌈s'/l⌉·l,  l = chunk (256),  k bytes per value
 /// Mamba-1, fused (MambaInnerFn, checkpoint_lvl = 1):
 ///     T·(2d + R + 2N + 2N + d)·k + b·d·⌈s'/2048⌉·2N·4
 ///     (xz, x_dbl, B and C copies, out; the scan's chunk states fp32)
@@ -29,9 +26,16 @@ const CHUNK: u128 = 256;
 /// Mamba-1, torch:  (12 + 2·[k < 4])·E + 10·T·d·k
 ///     (discrete_A, discrete_B and every step's fp32 state, each 4·E; the steps' 16-bit
 ///      copies 2·E unless fp32; in_proj, conv and x_proj outputs ≈ 10·T·d·k)
-/// Mamba-2, torch:  3·b·H·s_pad·l·4 + 4·T·H·N·4 + 4·T·d·4 + 8·T·d·k
-///     (L, G, M of the chunk scan; B, C repeated to H heads and B_decay; x·dt fp32; the
-///      in_proj, conv and norm terms)
+/// Mamba-2, torch:  b·H·s_pad·4·(3·l + 5·N + 6·P) + b·(c + 1)·H·P·N·4
+///                  + T·(2d + 2GN + H)·k + 2·T·(d + 2GN)·k + 4·T·d·k,   c = ⌈s'/l⌉, P = d/H
+///     (G, L, M of the chunk scan; B, C, B_decay and the einsums' contiguous copies of
+///      them; the chunked x·dt, D_residual's padded x, C·states, the sum; the c + 1 chunk
+///      states; in_proj's output, the convolution's output and its SiLU, the gated
+///      RMSNorm's four d-wide tensors. Counted on the live tensors at the backward's start
+///      of `train/mamba2/s/fp32/adamw-foreach/eager/nockpt/loss=model/b2s256`, a
+///      calibration run of `tests/data/hf_ssm_measurements.json`: 14 chunked fp32 tensors
+///      per block; which of them are N, P or l wide is read from the code, as l = N = P = 64
+///      in every measured configuration)
 /// ```
 /// Sources: mamba_ssm 2.3.2 `ops/selective_scan_interface.py::MambaInnerFn.forward` and
 /// `ops/triton/ssd_combined.py::MambaSplitConv1dScanCombinedFn.forward`
@@ -64,11 +68,18 @@ pub fn mamba_mixer_saved(s: &Scenario, x: &Shape, m: &Ssm) -> (u128, &'static st
             "Mamba, torch fallback: discrete_A, discrete_B and every step's fp32 state (b, d, s, N), the steps' 16-bit copies",
         ),
         (true, true) => {
-            let s_pad = sl.div_ceil(CHUNK) * CHUNK;
-            let hh = m.heads as u128;
+            let l = m.chunk_len();
+            let c = sl.div_ceil(l);
+            let s_pad = c * l;
+            let (hh, g) = (m.heads as u128, m.groups as u128);
+            let p = d.checked_div(hh).unwrap_or(0);
             (
-                3 * b * hh * s_pad * CHUNK * 4 + 4 * tok * hh * n * 4 + 4 * tok * d * 4 + 8 * tok * d * k,
-                "Mamba-2, torch fallback: L, G, M (b, H, c, l, l) fp32, B and C repeated to H heads, x·dt fp32",
+                b * hh * s_pad * 4 * (3 * l + 5 * n + 6 * p)
+                    + b * (c + 1) * hh * p * n * 4
+                    + tok * (2 * d + 2 * g * n + hh) * k
+                    + 2 * tok * (d + 2 * g * n) * k
+                    + 4 * tok * d * k,
+                "Mamba-2, torch fallback: G, L, M (b, H, c, l, l), five N-wide and six P-wide chunked tensors and the chunk states fp32; in_proj, conv and gated-norm outputs",
             )
         }
     }
@@ -105,15 +116,41 @@ pub fn conv_mixer_saved(x: &Shape) -> u128 {
 /// Mamba-130M, b = 8, s = 1,024, torch: 4·201,326,592 = 805,306,368 B.
 pub fn mamba_transient(s: &Scenario, x: &Shape, m: &Ssm) -> u128 {
     let (d, n, hh) = (m.d_inner as u128, m.d_state as u128, m.heads as u128);
-    let s_pad = x.sl.div_ceil(CHUNK) * CHUNK;
+    let l = m.chunk_len();
+    let s_pad = x.sl.div_ceil(l) * l;
     match (m.version == 2, s.runtime.ssm_kernels) {
         (_, SsmKernels::Fused) => 0,
         (false, _) => 4 * x.b * d * x.sl * n,
-        (true, SsmKernels::Torch) => x.b * hh * s_pad * CHUNK * 4,
+        (true, SsmKernels::Torch) => x.b * hh * s_pad * l * 4,
         (true, SsmKernels::TorchNaive) => {
             let p = d.checked_div(hh).unwrap_or(0);
-            x.b * s_pad * CHUNK * hh * n.max(p) * 4
+            x.b * s_pad * l * hh * n.max(p) * 4
         }
+    }
+}
+
+/// The torch fallback's transient while one Mamba-1 block runs its backward, in bytes
+/// (0 for Mamba-2 and the fused kernels: [`mamba_transient`] covers them).
+///
+/// # Formula
+/// ```text
+/// Mamba-1, torch:  16·b·d·s'·N     four (b, d, s', N) fp32 buffers: the gradients of
+///                                  discrete_A and deltaB_u that every step's `select`
+///                                  backward writes into (three live) and their sum
+/// ```
+/// Source: the live tensors at the backward's peak of
+/// `train/mamba/s/fp32/adamw-foreach/eager/nockpt/loss=model/b2s256`
+/// (`tests/data/hf_ssm_measurements.json`, calibration; transformers 5.24
+/// `modeling_mamba.mamba_selective_scan`'s loop `discrete_A[:, :, index]`,
+/// `deltaB_u[:, :, index]`): three `select_backward` outputs and one `add`, each
+/// 2·512·256·16·4 = 16,777,216 B (b 2, d 512, s 256, N 16).
+///
+/// # Example
+/// Mamba-130M, b = 8, s = 1,024: 16·201,326,592 = 3,221,225,472 B.
+pub fn mamba_backward_transient(s: &Scenario, x: &Shape, m: &Ssm) -> u128 {
+    match (m.version, s.runtime.ssm_kernels) {
+        (2, _) | (_, SsmKernels::Fused) => 0,
+        _ => 16 * x.b * m.d_inner as u128 * x.sl * m.d_state as u128,
     }
 }
 
@@ -123,10 +160,19 @@ pub fn mamba_transient(s: &Scenario, x: &Shape, m: &Ssm) -> u128 {
 ///
 /// # Formula
 /// ```text
-/// A = ⌈(L_a·A_t + L_lin·A_t + L_m·A_m + L_c·A_c) / (L_a + L_lin + L_m + L_c)⌉
+/// A = ⌈(L_a·A_t + L_lin·A_l + L_m·A_m + L_c·A_c + L_f·A_mlp) / n⌉
 /// A_m = I + T·h·k + mixer_m + [L_a + L_c + L_lin > 0]·A_mlp
 /// A_c = I + conv_mixer + A_mlp
+/// n = L_a + L_lin + L_m + L_c            blocks of one mixer and an MLP (Jamba, Bamba, LFM2)
+/// Falcon-H1 (L_a + L_m > L, parallel):   n = L, A_m = mixer_m (the attention's norm output
+///                                        feeds both mixers; the block's MLP is in A_t)
+/// Nemotron-H (L_a + L_m < L):            n = L, L_f = L − L_a − L_m MLP-only blocks,
+///                                        A_t − A_mlp per attention block, A_m without A_mlp
 /// ```
+/// Sources: transformers 5.24 `modeling_falcon_h1.FalconH1DecoderLayer.forward` (one
+/// `input_layernorm`, `mamba(...)` and `self_attn(...)` on its output, then
+/// `pre_ff_layernorm` and the MLP), `modeling_nemotron_h.NemotronHBlock` (one norm and one
+/// mixer per block: `mamba`, `attention`, `mlp` or `moe` by `layers_block_type`).
 /// `A_t` a transformer block (attention + MLP, `memfit_layer`), `I` the block's input the
 /// norm saves (`layer_input_bytes`), `T·h·k` the mixer's in_proj input (the norm's output),
 /// `mixer_m` = [`mamba_mixer_saved`], `conv_mixer` = [`conv_mixer_saved`], `A_mlp` the MLP
@@ -154,15 +200,35 @@ pub fn hybrid_block_bytes(
     let la = arch.attention_layers() as u128 + arch.linear_layers as u128 - ll;
     let input = layer_input_bytes(s, x);
     let mlp = mlp_half_bytes(s, arch, x);
+    let layers = arch.layers as u128;
+    let mixers = la + lm + lc + ll;
+    // Block structure: Falcon-H1's parallel blocks (attention and Mamba side by side on one
+    // norm's output: more mixers than blocks), Nemotron-H's single-mixer blocks (fewer:
+    // the rest are MLP-only blocks), or blocks of one mixer and an MLP (Jamba, Bamba, LFM2).
+    let (parallel, mlp_only) = (mixers > layers, layers.saturating_sub(mixers));
     let (am, what) = match arch.ssm_shape() {
         Some(m) if lm > 0 => {
             let (mixer, what) = mamba_mixer_saved(s, x, &m);
-            let with_mlp = if la + lc + ll > 0 { mlp } else { 0 };
+            let with_mlp = if la + lc + ll > 0 && mlp_only == 0 && !parallel {
+                mlp
+            } else {
+                0
+            };
             let norm_out = x.b * x.sl * x.h * x.k;
-            let sum = input.saturating_add(norm_out).saturating_add(mixer);
+            let sum = if parallel {
+                mixer
+            } else {
+                input.saturating_add(norm_out).saturating_add(mixer)
+            };
             (sum.saturating_add(with_mlp), what)
         }
         _ => (0, ""),
+    };
+    // Nemotron-H's attention blocks have no MLP; its MLP-only blocks are one.
+    let at = if mlp_only > 0 {
+        transformer.saturating_sub(mlp)
+    } else {
+        transformer
     };
     // Saturating: a transformer term of absurd overrides may be near u128::MAX.
     let ac = input
@@ -176,16 +242,22 @@ pub fn hybrid_block_bytes(
             .saturating_add(linear_mixer_saved(s, x, &g))
             .saturating_add(mlp)
     });
-    let blocks = la + lm + lc + ll;
     let total = la
-        .saturating_mul(transformer)
+        .saturating_mul(at)
         .saturating_add(lm.saturating_mul(am))
         .saturating_add(lc.saturating_mul(ac))
-        .saturating_add(ll.saturating_mul(al));
-    let a = total.div_ceil(blocks);
+        .saturating_add(ll.saturating_mul(al))
+        .saturating_add(mlp_only.saturating_mul(mlp));
+    // The block count where blocks and mixers differ (mixers > 0 here).
+    let n = if (parallel || mlp_only > 0) && layers > 0 {
+        layers
+    } else {
+        mixers
+    };
+    let a = total.div_ceil(n);
     Some((
         a,
-        format!("A = ⌈(L_a·A_t + L_m·A_m + L_c·A_c + L_l·A_l)/(L_a + L_m + L_c + L_l)⌉ with L_a={la}, A_t={transformer}, L_m={lm}, A_m={am} ({what}), L_c={lc}, A_c={ac}, L_l={ll}, A_l={al}; ssm_kernels={}", s.runtime.ssm_kernels.as_str()),
+        format!("A = ⌈(L_a·A_t + L_m·A_m + L_c·A_c + L_l·A_l + L_f·A_mlp)/n⌉ with L_a={la}, A_t={at}, L_m={lm}, A_m={am} ({what}), L_c={lc}, A_c={ac}, L_l={ll}, A_l={al}, L_f={mlp_only}, A_mlp={mlp}, n = {n}; ssm_kernels={}", s.runtime.ssm_kernels.as_str()),
     ))
 }
 
@@ -252,6 +324,7 @@ mod tests {
             groups: 1,
             heads: 0,
             conv_kernel: 4,
+            chunk: 0,
         };
         let at = |q: &str, m: &Ssm| {
             let s = decode(q).0.scenario;
@@ -269,6 +342,7 @@ mod tests {
             groups: 1,
             heads: 80,
             conv_kernel: 4,
+            chunk: 256,
         };
         let q2 = "model=llama-2-7b&hidden=2560&precision=bf16&batch=8&seq=2048";
         assert_eq!(at(q2, &m2).0, 514_392_064);

@@ -257,6 +257,9 @@ pub fn mix_keys(m: &crate::model::LayerMix) -> Vec<(&'static str, String)> {
         if ssm.version == 2 {
             out.push(("ssm_groups", ssm.groups.to_string()));
             out.push(("ssm_heads", ssm.heads.to_string()));
+            if ssm.chunk > 0 && ssm.chunk != 256 {
+                out.push(("ssm_chunk", ssm.chunk.to_string()));
+            }
         }
         out.retain(|(k, _)| *k != "ssm_conv");
         out.push(("ssm_conv", ssm.conv_kernel.to_string()));

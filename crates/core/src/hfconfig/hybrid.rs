@@ -201,6 +201,7 @@ impl Mamba1 {
             groups: 1,
             heads: 0,
             conv_kernel: self.conv_kernel,
+            chunk: 0,
         }
     }
 }
@@ -231,6 +232,8 @@ pub(crate) struct Mamba2 {
     pub groups: u64,
     pub d_state: u64,
     pub conv_kernel: u64,
+    /// The chunk length `l` (`chunk_size`, `mamba_chunk_size`).
+    pub chunk: u64,
     pub conv_bias: bool,
     pub in_bias: bool,
     pub out_bias: bool,
@@ -261,6 +264,7 @@ impl Mamba2 {
             groups: self.groups,
             heads: self.heads,
             conv_kernel: self.conv_kernel,
+            chunk: self.chunk,
         }
     }
 }

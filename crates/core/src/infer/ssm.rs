@@ -12,9 +12,6 @@ use crate::ledger::{Component, Ledger, Location, Mech, Phase};
 use crate::model::{Arch, Lightning, LinearAttn, Ssm};
 use crate::scenario::{Scenario, SsmKernels};
 
-/// Mamba-2's chunk length `l` (transformers `Mamba2Config.chunk_size` default, 5.24).
-pub(crate) const CHUNK: u128 = 256;
-
 /// Mamba-1's scan chunk in the fused kernel (`selective_scan.cpp`: `n_chunks = ⌈s/2048⌉`).
 const SCAN_CHUNK: u128 = 2048;
 
@@ -183,13 +180,22 @@ pub(crate) fn state_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mu
 ///
 /// # Formula
 /// ```text
-/// E = b·d·s·N,  s_pad = ⌈s/l⌉·l,  c = ⌈s/l⌉,  l = 256,  P = d/H
-/// Mamba-1, torch:        12·E                        discrete_A, discrete_B, deltaB_u (b, d, s, N) fp32
+/// E = b·d·s·N,  s_pad = ⌈s/l⌉·l,  c = ⌈s/l⌉,  l = chunk (`ssm_chunk`, 256),  P = d/H
+/// Mamba-1, torch:        12·E + 9·b·s·d·e            discrete_A, discrete_B, deltaB_u (b, d, s, N)
+///                          fp32; the block's in_proj output (2d wide), and seven d-wide
+///                          tensors: the convolved x, dt, dt + bias, the per-step outputs and
+///                          their stack, D·x, the gated output
 /// Mamba-1, fused:        b·d·⌈s/2048⌉·2N·4 + 2·b·d·s·e    the scan's chunk states, out and out_z
 /// Mamba-2, torch-naive:  b·s_pad·H·4·(l·max(N, P) + 3·l + 2·N)
 ///                          G_intermediate (b, c, l, l, H, N) or the Y_diag product (…, P), with
 ///                          L, G, M (b, H, c, l, l) and B, C repeated to H heads, all fp32
-/// Mamba-2, torch:        b·H·4·(4·s_pad·l + 4·s·N + 3·s·P)   (einsum, transformers ≥ 5.18)
+/// Mamba-2, torch:        b·H·4·(3·s_pad·l + s_pad·(7·P + 3·N) + (c + 2)·P·N)
+///                          (einsum, transformers ≥ 5.18; alive together at the output's
+///                          `.contiguous()`: G, L, M (b, H, c, l, l); D_residual, the chunked
+///                          x·dt, B, C and B_decay; Y_diag, C·states, Y_off, their sum and
+///                          its copy; the c + 1 chunk states and the zero initial state,
+///                          all fp32), + b·s·(3·d + 4·G·N + H)·e: the block's in_proj
+///                          output (2d + 2GN + H wide) and the convolution's (d + 2GN)
 /// Mamba-2, fused:        b·c·H·P·N·(4 + e) + b·c·G·l²·4 + b·s·d·e
 ///                          chunk states fp32 and in C's dtype, CB fp32, the output
 /// ```
@@ -199,13 +205,19 @@ pub(crate) fn state_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mu
 /// transformers 5.24 `mamba2_chunk_scan` (`torch.einsum("bclhn,bcshn->bclsh", C, B)`);
 /// mamba_ssm 2.3.2 `csrc/selective_scan/selective_scan.cpp` and
 /// `ops/triton/ssd_combined.py::_mamba_chunk_scan_combined_fwd`. Counted from the code
-/// (research notes `ssm-memory.md` §1.7–1.8), not measured.
+/// (research notes `ssm-memory.md` §1.7–1.8); the Mamba-2 torch term read off the live
+/// tensors at the peak of `prefill/mamba2/s/fp32/eager/ltk1/b2s256`
+/// (`tests/data/hf_ssm_measurements.json`, a calibration run: 21,669,472 B of activations,
+/// the scan's part 15.1 MB = this formula at b 2, H 8, P = N = 64, s = 256, l = 64, c = 4:
+/// 64·(49,152 + 147,456 + 24,576) = 14,155,776 B and the 1 MB of the x·dt not yet freed).
 ///
 /// # Example
-/// Mamba-130M (d = 1,536, N = 16), b = 8, s = 1,024, torch: 12·201,326,592 =
-/// 2,415,919,104 B (2.25 GiB) per block. Mamba-2 2.7B (d = 5,120, N = 128, H = 80, P = 64),
+/// Mamba-130M (d = 1,536, N = 16), b = 8, s = 1,024, bf16, torch: 12·201,326,592 +
+/// 9·8,192·1,536·2 = 2,415,919,104 + 226,492,416 = 2,642,411,520 B per block. Mamba-2 2.7B (d = 5,120, N = 128, H = 80, P = 64),
 /// b = 8, s = 2,048, torch-naive: G_intermediate alone is 8·2,048·256·80·128·4 =
-/// 171,798,691,840 B (171.8 GB); torch (einsum): 9,059,696,640 B.
+/// 171,798,691,840 B (171.8 GB); torch (einsum, l = 256, c = 8): 2,560·(1,572,864 +
+/// 917,504 + 786,432 + 81,920) + 16,384·15,952·2 = 8,598,323,200 + 522,715,136 =
+/// 9,121,038,336 B.
 pub(crate) fn scan_transient(s: &Scenario, m: &Ssm) -> (u128, &'static str) {
     let e = s.numerics.precision.compute_bytes() as u128;
     let (b, sq) = (s.workload.batch.get() as u128, s.workload.seq.get() as u128);
@@ -218,12 +230,12 @@ pub(crate) fn scan_transient(s: &Scenario, m: &Ssm) -> (u128, &'static str) {
                 "Mamba, fused selective scan: its chunk states b·d·⌈s/2048⌉·2N·4 and out, out_z 2·b·d·s·e",
             ),
             _ => (
-                12 * b * d * sq * n,
-                "Mamba, torch fallback: discrete_A, discrete_B and deltaB_u, each (b, d, s, N) fp32 = 12·b·d·s·N",
+                12 * b * d * sq * n + 9 * b * sq * d * e,
+                "Mamba, torch fallback: discrete_A, discrete_B and deltaB_u, each (b, d, s, N) fp32 = 12·b·d·s·N, beside the block's in_proj output and seven d-wide tensors 9·b·s·d·e",
             ),
         };
     }
-    let (h, g, l) = (m.heads as u128, m.groups as u128, CHUNK);
+    let (h, g, l) = (m.heads as u128, m.groups as u128, m.chunk_len());
     let c = sq.div_ceil(l);
     let s_pad = c * l;
     let p = d.checked_div(h).unwrap_or(0);
@@ -233,8 +245,9 @@ pub(crate) fn scan_transient(s: &Scenario, m: &Ssm) -> (u128, &'static str) {
             "Mamba-2, fused chunk scan: chunk states b·c·H·P·N·(4 + e), CB b·c·G·l²·4, out b·s·d·e",
         ),
         SsmKernels::Torch => (
-            b * h * 4 * (4 * s_pad * l + 4 * sq * n + 3 * sq * p),
-            "Mamba-2, torch fallback (einsum, transformers ≥ 5.18): L, G, M and a permuted copy (b, H, c, l, l) fp32, B and C repeated to H heads, x·dt",
+            b * h * 4 * (3 * s_pad * l + s_pad * (7 * p + 3 * n) + (c + 2) * p * n)
+                + b * sq * (3 * d + 4 * g * n + h) * e,
+            "Mamba-2, torch fallback (einsum, transformers ≥ 5.18): G, L, M (b, H, c, l, l), seven P-wide and three N-wide (b, s, H) tensors and the chunk states, fp32",
         ),
         SsmKernels::TorchNaive => (
             b * s_pad * h * 4 * (l * n.max(p) + 3 * l + 2 * n),
@@ -292,6 +305,7 @@ mod tests {
             groups: g,
             heads: h,
             conv_kernel: 4,
+            chunk: if version == 2 { 256 } else { 0 },
         }
     }
 
@@ -353,14 +367,20 @@ mod tests {
             at("torch-naive"),
             g_intermediate + 8 * 2048 * 80 * 4 * (3 * 256 + 256)
         );
-        assert_eq!(at("torch"), 9_059_696_640);
+        // 8·80·4·(3·2,048·256 + 2,048·(7·64 + 3·128) + 10·64·128), and the block's in_proj
+        // and conv outputs in bf16: 8·2,048·(3·5,120 + 4·128 + 80)·2.
+        assert_eq!(
+            at("torch"),
+            8_598_323_200 + 8 * 2048 * (3 * 5120 + 4 * 128 + 80) * 2
+        );
         assert!(at("fused") < 500_000_000, "{}", at("fused"));
-        // Mamba-130M at 8 × 1,024: 12·E = 2.25 GiB on the torch path.
+        // Mamba-130M at 8 × 1,024: 12·E = 2.25 GiB on the torch path, and the block's in_proj
+        // output and seven d-wide tensors in bf16.
         let (s, _) = decode("mode=infer&batch=8&seq=1024&ssm_kernels=torch");
         let e = 8 * 1536 * 1024 * 16u128;
         assert_eq!(
             scan_transient(&s.scenario, &ssm(1, 1536, 16, 1, 0)).0,
-            12 * e
+            12 * e + 9 * 8 * 1024 * 1536 * 2
         );
     }
 }

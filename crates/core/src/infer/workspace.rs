@@ -213,7 +213,8 @@ fn held_width(s: &Scenario, arch: &Arch) -> u128 {
     {
         return 3 * h;
     }
-    let rotary = if arch.positions == 0 {
+    // Rotary cos/sin only where there is attention (a pure Mamba model has none).
+    let rotary = if arch.positions == 0 && arch.attention_layers() > 0 {
         2 * arch.head_dim as u128
     } else {
         0
@@ -426,13 +427,15 @@ pub(super) fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger:
         (Some(a), Some(b)) => Some(if b.0 > a.0 { b } else { a }),
         (a, b) => a.or(b),
     };
+    // The scan runs inside its block: the held residual stream k·b·s·h_l stays beside it.
+    let held = k as u128 * s.workload.batch.get() as u128 * sq * held_width(s, arch);
     let pre = WsSyms {
-        scan: scan.map(|x| Sym("X_scan", x.0)),
+        scan: scan.map(|x| Sym("X_scan", x.0.saturating_add(held))),
         ..sy
     };
     let ws_pre = match scan {
         Some((_, what)) => {
-            format!("{ws}; X_scan = one Mamba / linear-attention block's scan transient: {what}")
+            format!("{ws}; X_scan = k·b·s·h_l + one Mamba / linear-attention block's scan transient: {what}")
         }
         None => ws.clone(),
     };

@@ -31,6 +31,22 @@ pub struct Ssm {
     /// Causal depthwise convolution kernel, tokens (`conv_kernel`, `d_conv`); the
     /// convolution cache holds `kernel − 1` tokens of `d_inner + 2·groups·N` channels.
     pub conv_kernel: u64,
+    /// Mamba-2's chunk length `l` of the chunked scan, tokens (`chunk_size`,
+    /// `mamba_chunk_size`; transformers' `Mamba2Config` default 256; 0 for Mamba).
+    #[serde(default)]
+    pub chunk: u64,
+}
+
+impl Ssm {
+    /// Mamba-2's chunk length `l`, tokens: `chunk`, or transformers' `Mamba2Config`
+    /// default 256 when unset (0).
+    pub fn chunk_len(&self) -> u128 {
+        if self.chunk == 0 {
+            256
+        } else {
+            self.chunk as u128
+        }
+    }
 }
 
 /// The shape of a model's gated-DeltaNet linear-attention layers (Qwen3-Next): `k_heads`
@@ -132,7 +148,8 @@ impl Arch {
 
     /// The Mamba blocks' shape with the defaults of transformers' `MambaConfig` /
     /// `Mamba2Config` (5.24) for what the query leaves empty: `d = 2·h`, `N` = 16 (Mamba)
-    /// or 128 (Mamba-2), `G = 1`, `H = ⌈d/64⌉` (head_dim 64), `K = 4`. `None` without
+    /// or 128 (Mamba-2), `G = 1`, `H = ⌈d/64⌉` (head_dim 64), `K = 4`, Mamba-2's chunk
+    /// `l = 256`. `None` without
     /// Mamba blocks.
     pub fn ssm_shape(&self) -> Option<Ssm> {
         if self.mamba_layers == 0 {
@@ -156,6 +173,11 @@ impl Arch {
                 0
             },
             conv_kernel: or(self.ssm_conv, 4),
+            chunk: if version == 2 {
+                or(self.ssm_chunk, 256)
+            } else {
+                0
+            },
         })
     }
 

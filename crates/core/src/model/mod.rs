@@ -214,6 +214,9 @@ pub struct Arch {
     /// (`conv_kernel`, `d_conv`, LFM2's `conv_L_cache`); 0 = 4 (Mamba) or 3 (LFM2).
     #[serde(default)]
     pub ssm_conv: u32,
+    /// Mamba-2's chunk length `l` (`chunk_size`, `mamba_chunk_size`); 0 = 256.
+    #[serde(default)]
+    pub ssm_chunk: u32,
     /// The gated-DeltaNet blocks' key heads `H_k` (`linear_num_key_heads`); 0 = none.
     #[serde(default)]
     pub lin_k_heads: u32,

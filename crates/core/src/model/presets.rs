@@ -95,6 +95,7 @@ pub(super) const BASE: Arch = Arch {
     ssm_groups: 0,
     ssm_heads: 0,
     ssm_conv: 0,
+    ssm_chunk: 0,
     lin_k_heads: 0,
     lin_v_heads: 0,
     lin_k_dim: 0,

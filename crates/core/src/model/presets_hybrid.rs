@@ -53,7 +53,7 @@ pub static HYBRID_PRESETS: &[Preset] = &[
     Preset {
         id: "nemotron-h-8b",
         name: "Nemotron-H 8B",
-        arch: Arch { layers: 52, hidden: 4096, heads: 32, kv_heads: 8, head_dim: 128, ffn: 21_504, vocab: 131_072, tied: false, attn_layers: Some(4), mamba_layers: 24, ssm_version: 2, ssm_inner: 8192, ssm_state: 128, ssm_groups: 8, ssm_heads: 128, ssm_conv: 4, ..BASE },
+        arch: Arch { layers: 52, hidden: 4096, heads: 32, kv_heads: 8, head_dim: 128, ffn: 21_504, vocab: 131_072, tied: false, attn_layers: Some(4), mamba_layers: 24, ssm_version: 2, ssm_inner: 8192, ssm_state: 128, ssm_groups: 8, ssm_heads: 128, ssm_conv: 4, ssm_chunk: 128, ..BASE },
         published_params: 8_000_000_000,
         published_rel_tol: 0.02,
         source: "https://huggingface.co/nvidia/Nemotron-H-8B-Base-8K config.json (nemotron_h: pattern of 24 M, 4 *, 24 -); model card: 8B parameters",

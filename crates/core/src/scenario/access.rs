@@ -76,21 +76,7 @@ impl Scenario {
         a.first_dense = o.first_dense.unwrap_or(a.first_dense);
         a.positions = o.positions.unwrap_or(a.positions);
         a.window = o.window.unwrap_or(a.window);
-        a.attn_layers = o.attn_layers.or(a.attn_layers);
-        a.mamba_layers = o.mamba_layers.unwrap_or(a.mamba_layers);
-        a.conv_layers = o.conv_layers.unwrap_or(a.conv_layers);
-        a.linear_layers = o.linear_layers.unwrap_or(a.linear_layers);
-        a.ssm_version = o.ssm_version.unwrap_or(a.ssm_version);
-        a.ssm_inner = o.ssm_inner.unwrap_or(a.ssm_inner);
-        a.ssm_state = o.ssm_state.unwrap_or(a.ssm_state);
-        a.ssm_groups = o.ssm_groups.unwrap_or(a.ssm_groups);
-        a.ssm_heads = o.ssm_heads.unwrap_or(a.ssm_heads);
-        a.ssm_conv = o.ssm_conv.unwrap_or(a.ssm_conv);
-        a.lin_k_heads = o.lin_k_heads.unwrap_or(a.lin_k_heads);
-        a.lin_v_heads = o.lin_v_heads.unwrap_or(a.lin_v_heads);
-        a.lin_k_dim = o.lin_k_dim.unwrap_or(a.lin_k_dim);
-        a.lin_v_dim = o.lin_v_dim.unwrap_or(a.lin_v_dim);
-        a.lin_kind = o.lin_kind.unwrap_or(a.lin_kind);
+        mix_overrides(&mut a, o);
         a.local_layers = match o.local_layers {
             Some(n) => n,
             // A depth override keeps the preset's share of windowed layers (Gemma 2's
@@ -242,4 +228,25 @@ impl Scenario {
             _ => self.numerics.nf4_double_quant,
         }
     }
+}
+
+/// The layer mix and state-space / linear-attention shape overrides (`attn_layers`,
+/// `mamba_layers`, …, `ssm_*`, `lin_*`) onto the preset's architecture.
+fn mix_overrides(a: &mut Arch, o: &ArchOverrides) {
+    a.attn_layers = o.attn_layers.or(a.attn_layers);
+    a.mamba_layers = o.mamba_layers.unwrap_or(a.mamba_layers);
+    a.conv_layers = o.conv_layers.unwrap_or(a.conv_layers);
+    a.linear_layers = o.linear_layers.unwrap_or(a.linear_layers);
+    a.ssm_version = o.ssm_version.unwrap_or(a.ssm_version);
+    a.ssm_inner = o.ssm_inner.unwrap_or(a.ssm_inner);
+    a.ssm_state = o.ssm_state.unwrap_or(a.ssm_state);
+    a.ssm_groups = o.ssm_groups.unwrap_or(a.ssm_groups);
+    a.ssm_heads = o.ssm_heads.unwrap_or(a.ssm_heads);
+    a.ssm_conv = o.ssm_conv.unwrap_or(a.ssm_conv);
+    a.ssm_chunk = o.ssm_chunk.unwrap_or(a.ssm_chunk);
+    a.lin_k_heads = o.lin_k_heads.unwrap_or(a.lin_k_heads);
+    a.lin_v_heads = o.lin_v_heads.unwrap_or(a.lin_v_heads);
+    a.lin_k_dim = o.lin_k_dim.unwrap_or(a.lin_k_dim);
+    a.lin_v_dim = o.lin_v_dim.unwrap_or(a.lin_v_dim);
+    a.lin_kind = o.lin_kind.unwrap_or(a.lin_kind);
 }

@@ -139,6 +139,9 @@ pub struct ArchOverrides {
     /// `ssm_conv`
     #[serde(default)]
     pub ssm_conv: Option<u32>,
+    /// `ssm_chunk`
+    #[serde(default)]
+    pub ssm_chunk: Option<u32>,
     /// `lin_k_heads`
     #[serde(default)]
     pub lin_k_heads: Option<u32>,

@@ -297,8 +297,10 @@ pub(crate) fn activation_items(
 }
 
 /// The torch fallback's scan transient of the Mamba block running (forward and backward),
-/// on top of the saved activations: `activations::ssm::mamba_transient` (`4·E` for Mamba,
-/// Mamba-2's chunk-scan tensors; 0 with the fused kernels).
+/// on top of the saved activations: `activations::ssm::mamba_transient` in the forward (`4·E`
+/// for Mamba, Mamba-2's chunk-scan tensors; 0 with the fused kernels) and
+/// `activations::ssm::mamba_backward_transient` in the backward (Mamba: `16·E`, four fp32
+/// gradient buffers; measured, `tests/data/hf_ssm_measurements.json`).
 ///
 /// # Example
 /// Mamba-130M, b = 8, s = 1,024, ssm_kernels=torch: 805,306,368 B.
@@ -311,17 +313,21 @@ pub(crate) fn scan_transient_item(s: &Scenario, arch: &Arch, l: &Layout, ledger:
     if bytes == 0 {
         return;
     }
-    let e = Expr::new(&[Sym("X_scan", bytes)]);
+    // Mamba-1's backward holds four E-sized fp32 buffers (`mamba_backward_transient`).
+    let bwd = crate::activations::ssm::mamba_backward_transient(s, &x, &m).max(bytes);
     let note = "the Mamba block running: the torch fallback's scan transient";
     let ctx = || {
         format!(
-            "ssm_kernels={}: Mamba 4·b·d·s'·N (deltaB_u); Mamba-2 b·H·s_pad·l·4 (einsum) or b·s_pad·l·H·max(N, P)·4 (G_intermediate, ≤ 5.17)",
+            "ssm_kernels={}: Mamba 4·b·d·s'·N (deltaB_u) in the forward, 16·b·d·s'·N (four fp32 gradient buffers) in the backward; Mamba-2 b·H·s_pad·l·4 (einsum) or b·s_pad·l·H·max(N, P)·4 (G_intermediate, ≤ 5.17)",
             s.runtime.ssm_kernels.as_str()
         )
     };
-    let src = "transformers 5.24 modeling_mamba.mamba_selective_scan / modeling_mamba2.mamba2_chunk_scan, 4.57.6 Mamba2Mixer.torch_forward (research notes ssm-memory.md §2b; counted, not measured)";
+    let src = "transformers 5.24 modeling_mamba.mamba_selective_scan / modeling_mamba2.mamba2_chunk_scan, 4.57.6 Mamba2Mixer.torch_forward (research notes ssm-memory.md §2b; Mamba's backward buffers measured: tests/data/hf_ssm_measurements.json)";
     let (mech, comp, gpu) = (Mech::ScanTransient, Component::Workspace, Location::Gpu);
-    ledger.push_expr(&FWD_BWD, mech, comp, gpu, &e, note, ctx, src);
+    for (phase, v) in [(Phase::Forward, bytes), (Phase::Backward, bwd)] {
+        let e = Expr::new(&[Sym("X_scan", v)]);
+        ledger.push_expr(&[phase], mech, comp, gpu, &e, note, ctx, src);
+    }
 }
 
 /// The activations item's formula and values (the plan of `activation_items`).
