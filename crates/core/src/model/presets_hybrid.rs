@@ -89,7 +89,7 @@ pub static HYBRID_PRESETS: &[Preset] = &[
     Preset {
         id: "falcon-h1-7b",
         name: "Falcon-H1 7B",
-        arch: Arch { layers: 44, hidden: 3072, heads: 12, kv_heads: 2, head_dim: 128, ffn: 12_288, vocab: 130_048, tied: false, attn_layers: Some(44), mamba_layers: 44, ssm_version: 2, ssm_inner: 3072, ssm_state: 256, ssm_groups: 1, ssm_heads: 24, ssm_conv: 4, ..BASE },
+        arch: Arch { layers: 44, hidden: 3072, heads: 12, kv_heads: 2, head_dim: 128, ffn: 12_288, vocab: 130_048, tied: false, attn_layers: Some(44), mamba_layers: 44, ssm_version: 2, ssm_inner: 3072, ssm_state: 256, ssm_groups: 1, ssm_heads: 24, ssm_conv: 4, ssm_chunk: 128, ..BASE },
         published_params: 7_585_513_568,
         published_rel_tol: 0.0,
         source: "https://huggingface.co/tiiuae/Falcon-H1-7B-Base config.json (falcon_h1: parallel attention and Mamba-2 in every block); count = transformers num_parameters()",
