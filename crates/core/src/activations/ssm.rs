@@ -161,6 +161,7 @@ pub fn mamba_backward_transient(s: &Scenario, x: &Shape, m: &Ssm) -> u128 {
 /// # Formula
 /// ```text
 /// A = ⌈(L_a·A_t + L_lin·A_l + L_m·A_m + L_c·A_c + L_f·A_mlp) / n⌉
+/// A_max = max(A, the A_x of every block kind present)   the recompute working set
 /// A_m = I + T·h·k + mixer_m + [L_a + L_c + L_lin > 0]·A_mlp
 /// A_c = I + conv_mixer + A_mlp
 /// n = L_a + L_lin + L_m + L_c            blocks of one mixer and an MLP (Jamba, Bamba, LFM2)
@@ -180,12 +181,23 @@ pub fn mamba_backward_transient(s: &Scenario, x: &Shape, m: &Ssm) -> u128 {
 /// blocks have no MLP; in a hybrid every Mamba block is counted with one (Jamba, LFM2 and
 /// Falcon-H1 blocks have one; Nemotron-H's separate MLP blocks are about as many as its
 /// Mamba blocks). The average keeps the stage's total exact for `p = 1`.
+///
+/// Returns `(A, A_max, values)`. Under full checkpointing every block keeps only its input,
+/// and the block whose recompute sets the peak is the largest kind's, not the average:
+/// `torch.utils.checkpoint` reruns one block's forward at a time inside the backward, so
+/// the live set is that block's own saved tensors (transformers 5.24
+/// `GradientCheckpointingLayer.__call__`, `modeling_nemotron_h.NemotronHBlock`,
+/// `modeling_bamba.BambaDecoderLayer`).
+///
+/// # Example
+/// Nemotron-H with 2 Mamba, 1 attention and 3 MLP-only blocks of A_m = 12, A_t − A_mlp = 6
+/// and A_mlp = 2 MB: A = ⌈(2·12 + 6 + 3·2)/6⌉ = 6 MB, A_max = A_m = 12 MB.
 pub fn hybrid_block_bytes(
     s: &Scenario,
     arch: &Arch,
     x: &Shape,
     transformer: u128,
-) -> Option<(u128, String)> {
+) -> Option<(u128, u128, String)> {
     let (lm, lc) = (arch.mamba_layers as u128, arch.conv_layers as u128);
     let gdn = arch.linear_shape();
     // Gated-DeltaNet blocks with their shape; other linear attention counts as attention.
@@ -234,14 +246,7 @@ pub fn hybrid_block_bytes(
     let ac = input
         .saturating_add(conv_mixer_saved(x))
         .saturating_add(mlp);
-    let al = gdn.map_or(0, |g| {
-        let (hv, dv) = (g.v_heads as u128, g.v_dim as u128);
-        let around = x.b * x.sl * (x.h + hv * dv) * x.k;
-        input
-            .saturating_add(around)
-            .saturating_add(linear_mixer_saved(s, x, &g))
-            .saturating_add(mlp)
-    });
+    let al = gdn.map_or(0, |g| gdn_block_bytes(s, x, &g, input, mlp));
     let total = la
         .saturating_mul(at)
         .saturating_add(lm.saturating_mul(am))
@@ -255,10 +260,36 @@ pub fn hybrid_block_bytes(
         mixers
     };
     let a = total.div_ceil(n);
+    // The largest block kind present: a checkpointed block's recompute holds its own set.
+    let largest = largest_kind(
+        &[(la, at), (lm, am), (lc, ac), (ll, al), (mlp_only, mlp)],
+        a,
+    );
     Some((
         a,
-        format!("A = ⌈(L_a·A_t + L_m·A_m + L_c·A_c + L_l·A_l + L_f·A_mlp)/n⌉ with L_a={la}, A_t={at}, L_m={lm}, A_m={am} ({what}), L_c={lc}, A_c={ac}, L_l={ll}, A_l={al}, L_f={mlp_only}, A_mlp={mlp}, n = {n}; ssm_kernels={}", s.runtime.ssm_kernels.as_str()),
+        largest,
+        format!("A = ⌈(L_a·A_t + L_m·A_m + L_c·A_c + L_l·A_l + L_f·A_mlp)/n⌉, A_max = {largest} with L_a={la}, A_t={at}, L_m={lm}, A_m={am} ({what}), L_c={lc}, A_c={ac}, L_l={ll}, A_l={al}, L_f={mlp_only}, A_mlp={mlp}, n = {n}; ssm_kernels={}", s.runtime.ssm_kernels.as_str()),
     ))
+}
+
+/// The largest of the block kinds present (`(count, bytes)`), at least the average `a`.
+fn largest_kind(kinds: &[(u128, u128)], a: u128) -> u128 {
+    kinds
+        .iter()
+        .filter(|(count, _)| *count > 0)
+        .map(|(_, bytes)| *bytes)
+        .fold(a, u128::max)
+}
+
+/// One gated-DeltaNet block's saved bytes: `A_l = I + T·(h + H_v·d_v)·k + core + A_mlp`
+/// (its input, the in_proj and out_proj inputs, [`linear_mixer_saved`] and the MLP half).
+fn gdn_block_bytes(s: &Scenario, x: &Shape, g: &LinearAttn, input: u128, mlp: u128) -> u128 {
+    let (hv, dv) = (g.v_heads as u128, g.v_dim as u128);
+    let around = x.b * x.sl * (x.h + hv * dv) * x.k;
+    input
+        .saturating_add(around)
+        .saturating_add(linear_mixer_saved(s, x, g))
+        .saturating_add(mlp)
 }
 
 /// What one gated-DeltaNet block's core saves for the backward, per micro-batch, in bytes.
@@ -312,6 +343,17 @@ mod tests {
         "model=llama-2-7b&layers=24&hidden=768&heads=1&kv_heads=1&head_dim=768\
         &ffn=1536&vocab=50280&tied=1&params=129135360&mamba_layers=24&ssm_version=1\
         &ssm_inner=1536&ssm_state=16&ssm_conv=4&precision=bf16&batch=8&seq=1024";
+
+    /// The docs' example: Nemotron-H-like kinds (2 Mamba of 12, 1 attention of 6, 3 MLP-only
+    /// of 2): the recompute holds the Mamba block's 12, not the average ⌈36/6⌉ = 6; a model
+    /// of one kind keeps its average.
+    #[test]
+    fn largest_kind_by_hand() {
+        assert_eq!(largest_kind(&[(1, 6), (2, 12), (0, 99), (3, 2)], 6), 12);
+        assert_eq!(largest_kind(&[(4, 5), (0, 9)], 5), 5);
+        // Falcon-H1's parallel blocks: both mixers in one block, the average is the block.
+        assert_eq!(largest_kind(&[(4, 5), (4, 3)], 8), 8);
+    }
 
     /// The research notes' numbers: Mamba-130M at 8 × 1,024, fused 78.9 MB per block, torch
     /// 14·E + 10·T·d·k; Mamba-2 2.7B at 8 × 2,048 fused 514.4 MB per block.

@@ -59,6 +59,9 @@ pub(crate) fn layer_activations_source(s: &Scenario) -> &'static str {
 pub(crate) struct ActPlan {
     /// Bytes one layer saves for backward (`A`).
     pub a: u128,
+    /// Bytes the largest block kind saves (`A_max`: a hybrid's recomputed block; `A`
+    /// otherwise), the working set of a checkpointed layer's forward and recompute.
+    pub a_max: u128,
     /// Bytes a checkpointed layer keeps (its input, `I`).
     pub input: u128,
     /// Layers per model chunk, `L_c = L_i/v`.
@@ -93,6 +96,7 @@ impl ActPlan {
         let hybrid = crate::activations::ssm::hybrid_block_bytes(s, arch, &x, a);
         ActPlan {
             a: hybrid.as_ref().map_or(a, |h| h.0),
+            a_max: hybrid.as_ref().map_or(a, |h| h.1),
             input: layer_input_bytes(s, &x),
             lc,
             n: if full { n } else { 0 },
@@ -119,16 +123,22 @@ impl ActPlan {
     pub fn all_checkpointed(&self) -> bool {
         self.n > 0 && self.n == self.lc
     }
-    /// Saved activations at the peak: `S_c·C + [n = L_c]·A`.
+    /// Saved activations at the peak: `S_c·C + [n = L_c]·A_max` (`A_max = A` but in a
+    /// hybrid, where the largest block kind's recompute sets the peak).
     pub fn peak(&self) -> u128 {
-        self.chunk_saved() * self.chunks + if self.all_checkpointed() { self.a } else { 0 }
+        self.chunk_saved() * self.chunks
+            + if self.all_checkpointed() {
+                self.a_max
+            } else {
+                0
+            }
     }
-    /// The bytes a checkpointed layer's recomputation adds: its working set `A` less its
+    /// The bytes a checkpointed layer's recomputation adds: its working set `A_max` less its
     /// input where the recomputed first norm saves it as it is (the kept checkpoint, `I`:
     /// fp32 and autocast runs, LayerNorm); a 16-bit composite RMSNorm saves its fp32 upcast
     /// instead (saved-tensor hooks on `LlamaRMSNorm` and `torch.nn.RMSNorm`).
     pub fn recomputed(&self) -> u128 {
-        self.a - self.alias.min(self.a)
+        self.a_max - self.alias.min(self.a_max)
     }
 }
 
@@ -336,7 +346,7 @@ pub(crate) fn activations_text(s: &Scenario, arch: &Arch, l: &Layout, plan: &Act
     let (formula, values) = layer_activations_text(s, arch, &x);
     let t: u128 = layer_terms(s, arch, &x).iter().map(|t| t.bytes).sum();
     let values = match crate::activations::ssm::hybrid_block_bytes(s, arch, &x, t) {
-        Some((_, h)) => format!("{h}; A_t: {values}"),
+        Some((_, _, h)) => format!("{h}; A_t: {values}"),
         None => values,
     };
     let m_i = plan.chunks as f64 / plan.v as f64;
@@ -344,7 +354,11 @@ pub(crate) fn activations_text(s: &Scenario, arch: &Arch, l: &Layout, plan: &Act
         if plan.n > 0 {
             format!(
                 "(n·I + (L_c − n)·A)·C{};  A = {formula}",
-                if plan.all_checkpointed() { " + A" } else { "" }
+                match (plan.all_checkpointed(), plan.a_max > plan.a) {
+                    (true, true) => " + A_max",
+                    (true, false) => " + A",
+                    _ => "",
+                }
             )
         } else {
             format!("A·L_c·C;  A = {formula}")

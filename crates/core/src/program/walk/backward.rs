@@ -202,7 +202,7 @@ impl StageWalk {
         let rec = if self.separate {
             sat(self.plan.recomputed())
         } else {
-            self.a
+            sat(self.plan.a_max)
         };
         if ckpt {
             let (what, act) = ("recompute the layer's activations", w.act());

@@ -156,6 +156,8 @@ impl StageWalk {
             gather,
         );
         let (a, ckpt) = (self.a, j < self.n);
+        // A checkpointed layer's working set: the largest block kind's (`ActPlan::a_max`).
+        let a = if ckpt { sat(self.plan.a_max) } else { a };
         if ckpt {
             let keep = "keep the layer's input (checkpoint)";
             w.add(ph, layer, mb, Component::Activations, act, self.input, keep);
