@@ -281,15 +281,61 @@ fn largest_kind(kinds: &[(u128, u128)], a: u128) -> u128 {
         .fold(a, u128::max)
 }
 
-/// One gated-DeltaNet block's saved bytes: `A_l = I + T·(h + H_v·d_v)·k + core + A_mlp`
-/// (its input, the in_proj and out_proj inputs, [`linear_mixer_saved`] and the MLP half).
+/// One gated-DeltaNet block's saved bytes: `A_l = I + T·(h + H_v·d_v)·k + core + X_t + A_mlp`
+/// (its input, the in_proj and out_proj inputs, [`linear_mixer_saved`], the torch path's
+/// convolution and gated norm [`gdn_torch_around`], and the MLP half).
 fn gdn_block_bytes(s: &Scenario, x: &Shape, g: &LinearAttn, input: u128, mlp: u128) -> u128 {
     let (hv, dv) = (g.v_heads as u128, g.v_dim as u128);
     let around = x.b * x.sl * (x.h + hv * dv) * x.k;
     input
         .saturating_add(around)
         .saturating_add(linear_mixer_saved(s, x, g))
+        .saturating_add(gdn_torch_around(s, x, g))
         .saturating_add(mlp)
+}
+
+/// What transformers' torch path of a gated-DeltaNet block saves around its chunk rule,
+/// beyond the in_proj and out_proj inputs, in bytes (0 with the fused kernels: not measured,
+/// fla's `FusedRMSNormGated` and causal-conv1d save less).
+///
+/// # Formula
+/// ```text
+/// X_t = T·C·k + b·(s' + K − 1)·C·k + T·V·(12 + 2k) + T·H_v·(k + 16)
+///     C = 2·H_k·d_k + V,  V = H_v·d_v,  T = b·s',  k bytes per value, K the conv kernel
+/// ```
+/// `T·C·k`: `mixed_qkv = torch.cat((query, key, value))`, saved by `F.conv1d`;
+/// `b·(s' + K − 1)·C·k`: the convolution's padded output, saved by the SiLU on its slice;
+/// `T·V·(12 + 2k)`: `Qwen3NextRMSNormGated`'s fp32 input (saved by `pow` and the rsqrt
+/// `mul`, 4), the normed `x·rsqrt` cast back (saved by the weight `mul`, k), `weight·x` (k),
+/// the gate's fp32 copy (saved by `silu`, 4) and the SiLU's output (4); the product, cast
+/// to k, is the out_proj input already counted; `T·H_v·(k + 16)`: `beta = b.sigmoid()` (k),
+/// `softplus` and its sum (4 + 4) and the two `l2norm` rsqrts (4 + 4).
+/// Source: transformers 5.24 `modeling_qwen3_next.Qwen3NextGatedDeltaNet.forward`,
+/// `causal_conv1d_fn` (torch fallback), `Qwen3NextRMSNormGated.forward`, `l2norm`; read off
+/// the live tensors at the peak of the calibration run
+/// `train/qwen3_next/s/fp32/adamw-foreach/sdpa/nockpt/loss=model/b2s256`
+/// (`tests/data/hf_ssm_measurements.json`; traced with `tools/trace_hf.py`'s tracker).
+///
+/// # Example
+/// That run (b 2, s' 256, H_k 4, d_k 32, H_v 8, d_v 32, K 4, fp32): C = 512, V = 256,
+/// 512·512·4 + 2·259·512·4 + 512·256·20 + 512·8·20 = 1,048,576 + 1,060,864 +
+/// 2,621,440 + 81,920 = 4,812,800 B per block (traced: cat 1,048,576, conv 1,060,864, z and
+/// the output's clones, x·rsqrt, weight·x and SiLU 5 × 524,288, small tensors 81,920; the
+/// gated norm's own rsqrt, 16,384, left out).
+pub fn gdn_torch_around(s: &Scenario, x: &Shape, g: &LinearAttn) -> u128 {
+    if s.runtime.ssm_kernels == SsmKernels::Fused {
+        return 0;
+    }
+    let (hk, hv, dk, dv) = (
+        g.k_heads as u128,
+        g.v_heads as u128,
+        g.k_dim as u128,
+        g.v_dim as u128,
+    );
+    let (tok, k, v) = (x.b * x.sl, x.k, hv * dv);
+    let c = 2 * hk * dk + v;
+    let padded = x.b * (x.sl + (g.conv_kernel as u128).saturating_sub(1)) * c * k;
+    tok * c * k + padded + tok * v * (12 + 2 * k) + tok * hv * (k + 16)
 }
 
 /// What one gated-DeltaNet block's core saves for the backward, per micro-batch, in bytes.
@@ -353,6 +399,31 @@ mod tests {
         assert_eq!(largest_kind(&[(4, 5), (0, 9)], 5), 5);
         // Falcon-H1's parallel blocks: both mixers in one block, the average is the block.
         assert_eq!(largest_kind(&[(4, 5), (4, 3)], 8), 8);
+    }
+
+    /// The traced tensors of the gated-DeltaNet torch path around its chunk rule (Qwen3-Next
+    /// calibration run, b 2, s 256, fp32): cat 512·512·4, conv 2·259·512·4, five (512, 256)
+    /// fp32 tensors, beta, softplus, its sum and two l2norm rsqrts of (512, 8).
+    #[test]
+    fn gdn_torch_around_by_hand() {
+        let g = LinearAttn {
+            k_heads: 4,
+            v_heads: 8,
+            k_dim: 32,
+            v_dim: 32,
+            conv_kernel: 4,
+        };
+        let at = |kernels: &str| {
+            let q = format!(
+                "model=llama-2-7b&hidden=256&precision=fp32&batch=2&seq=256&ssm_kernels={kernels}"
+            );
+            let s = decode(&q).0.scenario;
+            let x = Shape::of(&s, &s.arch(), &s.layout());
+            gdn_torch_around(&s, &x, &g)
+        };
+        let traced = 1_048_576 + 1_060_864 + 5 * 524_288 + 5 * 16_384;
+        assert_eq!(at("torch"), traced);
+        assert_eq!(at("fused"), 0);
     }
 
     /// The research notes' numbers: Mamba-130M at 8 × 1,024, fused 78.9 MB per block, torch
