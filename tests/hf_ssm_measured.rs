@@ -99,16 +99,18 @@ fn ssm_runs_are_compared_and_reported_by_part() {
     // Bounds at today's calibration figures (docs/ssm.md, 2026-11-27). Generate and prefill
     // meet the transformer budgets' max (7 %), not yet their median (1 %: 1.5 %, Mamba-2's
     // chunk scan +1 … +3 % where l = N = P). Training is wider where a mechanism of
-    // transformers' torch path is not modelled yet: Qwen3-Next's MoE (shared expert, the
-    // routed experts' outputs) and gated attention without checkpointing (−13.1 %,
-    // `train/qwen3_next/s/fp32/adamw-foreach/sdpa/nockpt/loss=model/b2s256`; −20.5 % before
-    // its gated-DeltaNet blocks' convolution and gated norm, `ssm::gdn_torch_around`); Mamba-2 hybrids in bf16 (Nemotron-H −12.0 % under full
-    // checkpointing, −6.8 % without; Bamba −5.0 % / −7.4 %); Granite-4.0-H's MoE beside its
-    // Mamba-2 blocks (−11.9 %). The recomputed block under full checkpointing is the largest
-    // block kind's (`ActPlan::a_max`; before it, the average: Nemotron-H fp32 −14.4 % → −2.6 %,
-    // Bamba fp32 −5.3 % → −0.2 %, bf16 −12.0 % → −5.0 %).
-    assert!(t_median < 0.031, "calibration training median {t_median}");
-    assert!(t_max < 0.132, "calibration training max {t_max}");
+    // transformers' torch path is not modelled yet: Mamba-2 hybrids in bf16 (Nemotron-H
+    // −12.0 % under full checkpointing, −6.8 % without; Bamba −5.0 % / −7.4 %); Qwen3-Next's
+    // gated attention and routed experts' outputs without checkpointing (−6.6 %,
+    // `train/qwen3_next/s/fp32/adamw-foreach/sdpa/nockpt/loss=model/b2s256`); Granite-4.0-H in
+    // bf16 (−6.0 %). Fixed since the first comparison (3.5 % / 20.5 %): the recomputed block
+    // under full checkpointing is the largest block kind's (`ActPlan::a_max`; Nemotron-H fp32
+    // −14.4 % → −2.6 %, Bamba bf16 −12.0 % → −5.0 %), the gated-DeltaNet block's convolution
+    // and gated norm (`ssm::gdn_torch_around`) and the shared expert of Qwen3-Next and
+    // Granite-4.0-H (`shared_experts` from the import; Qwen3-Next −20.5 % → −6.6 %,
+    // Granite-4.0-H −11.9 % → −6.0 %).
+    assert!(t_median < 0.027, "calibration training median {t_median}");
+    assert!(t_max < 0.121, "calibration training max {t_max}");
     assert!(g_median < 0.016, "calibration generate median {g_median}");
     assert!(g_max < 0.064, "calibration generate max {g_max}");
     // Held out, as reported (never tuned on): median / max.

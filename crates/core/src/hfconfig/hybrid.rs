@@ -483,6 +483,19 @@ pub(crate) fn moe_keys(a: &mut Acc, e: u64, top_k: u64, f_e: u64, layers: u64, m
     }
 }
 
+/// A shared expert `f_s` wide beside routed experts `f_e` wide, as `shared_experts = f_s/f_e`
+/// (memfit counts shared experts in units of one routed expert's width; the activations'
+/// MoE term then saves the shared MLP's intermediates). Left out when `f_s` is not a
+/// multiple of `f_e` (the parameter count stays exact: the import carries `params`).
+/// Qwen3-Next's `shared_expert` and Granite-4.0-H's `shared_mlp` run on every token of every
+/// MoE block (transformers 5.24 `Qwen3NextSparseMoeBlock.forward`,
+/// `GraniteMoeHybridDecoderLayer.forward`). Example: Qwen3-Next-80B-A3B f_s = f_e = 512: 1.
+pub(crate) fn shared_keys(a: &mut Acc, f_s: u64, f_e: u64, moe_layers: u64) {
+    if moe_layers > 0 && f_e > 0 && f_s > 0 && f_s.is_multiple_of(f_e) {
+        a.put("shared_experts", f_s / f_e);
+    }
+}
+
 /// `mamba` / `linear_attention` → Mamba, `attention` / `full_attention` → attention.
 pub(crate) fn spell_hybrid(s: &str) -> Option<Kind> {
     match s {

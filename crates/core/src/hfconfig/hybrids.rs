@@ -287,6 +287,7 @@ pub(crate) fn granite_hybrid(v: &Value, a: &mut Acc) -> Result<Exact, String> {
         layers,
         moe_layers,
     );
+    shared_keys(a, f_s, f, moe_layers);
     Ok(Exact {
         tally: t,
         mix: LayerMix {

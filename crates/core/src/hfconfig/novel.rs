@@ -126,6 +126,7 @@ pub(crate) fn qwen3_next(v: &Value, a: &mut Acc) -> Result<Exact, String> {
         l,
         moe_layers,
     );
+    shared_keys(a, f_s, f_e, moe_layers);
     Ok(Exact {
         tally: t,
         mix: LayerMix {

@@ -62,7 +62,7 @@ pub static HYBRID_PRESETS: &[Preset] = &[
     Preset {
         id: "qwen3-next-80b-a3b",
         name: "Qwen3-Next 80B-A3B",
-        arch: Arch { layers: 48, hidden: 2048, heads: 16, kv_heads: 2, head_dim: 256, ffn: 5120, vocab: 151_936, tied: false, experts: 512, top_k: 10, moe_ffn: 512, linear_layers: 36, ssm_conv: 4, lin_k_heads: 16, lin_v_heads: 32, lin_k_dim: 128, lin_v_dim: 128, rope_partial: true, ..BASE },
+        arch: Arch { layers: 48, hidden: 2048, heads: 16, kv_heads: 2, head_dim: 256, ffn: 5120, vocab: 151_936, tied: false, experts: 512, top_k: 10, shared_experts: 1, moe_ffn: 512, linear_layers: 36, ssm_conv: 4, lin_k_heads: 16, lin_v_heads: 32, lin_k_dim: 128, lin_v_dim: 128, rope_partial: true, ..BASE },
         published_params: 80_000_000_000,
         published_rel_tol: 0.01,
         source: "https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct config.json (qwen3_next: full attention every 4th block); model card: 80B in total, 3B activated",
@@ -80,7 +80,7 @@ pub static HYBRID_PRESETS: &[Preset] = &[
     Preset {
         id: "granite-4.0-h-tiny",
         name: "Granite 4.0-H Tiny (7B, 1B active)",
-        arch: Arch { layers: 40, hidden: 1536, heads: 12, kv_heads: 4, head_dim: 128, ffn: 512, vocab: 100_352, tied: true, experts: 64, top_k: 6, moe_ffn: 512, mamba_layers: 36, ssm_version: 2, ssm_inner: 3072, ssm_state: 128, ssm_groups: 1, ssm_heads: 48, ssm_conv: 4, ..BASE },
+        arch: Arch { layers: 40, hidden: 1536, heads: 12, kv_heads: 4, head_dim: 128, ffn: 512, vocab: 100_352, tied: true, experts: 64, top_k: 6, shared_experts: 2, moe_ffn: 512, mamba_layers: 36, ssm_version: 2, ssm_inner: 3072, ssm_state: 128, ssm_groups: 1, ssm_heads: 48, ssm_conv: 4, ..BASE },
         published_params: 7_000_000_000,
         published_rel_tol: 0.01,
         source: "https://huggingface.co/ibm-granite/granite-4.0-h-tiny config.json (granitemoehybrid: attention in 4 of 40 blocks); model card: 7B total, 1B active",
