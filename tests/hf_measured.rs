@@ -66,16 +66,7 @@ fn every_run_is_compared_and_reported_by_part() {
     let (rows, failed) = embedded_hf_rows();
     assert!(failed.is_empty(), "{failed:?}");
     for r in &rows {
-        eprintln!(
-            "{} {}: est {} meas {} ({:+.1} %) phase {} / {}",
-            if r.held_out { "HELD" } else { "cal " },
-            r.id,
-            r.estimated,
-            r.measured,
-            r.rel_error() * 100.0,
-            r.phase_measured,
-            r.phase_estimated
-        );
+        eprintln!("{}", r.line());
     }
     let show = |what: &str, keep: &dyn Fn(&HfRow) -> bool| {
         let (n, m, x) = stats(&rows, keep);

@@ -68,16 +68,7 @@ fn the_ssm_split_is_the_committed_one() {
 
 fn print(rows: &[HfRow]) {
     for r in rows {
-        eprintln!(
-            "{} {}: est {} meas {} ({:+.1} %) phase {} / {}",
-            if r.held_out { "HELD" } else { "cal " },
-            r.id,
-            r.estimated,
-            r.measured,
-            r.rel_error() * 100.0,
-            r.phase_measured,
-            r.phase_estimated
-        );
+        eprintln!("{}", r.line());
     }
     eprintln!("{}", ssm_table(rows));
 }

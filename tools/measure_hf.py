@@ -720,6 +720,12 @@ def main():
             for k in list(buckets):
                 if buckets[k]:
                     todo.append(buckets[k].pop(0))
+    measure_all(todo, out, args.out)
+
+
+def measure_all(todo, out, path):
+    """Measures each run of `todo` into `out` (a failure recorded, not raised), writing `path`
+    after every run (tools/measure_hf_ssm.py uses it too)."""
     for i, r in enumerate(todo):
         try:
             res = measure(r)
@@ -731,7 +737,7 @@ def main():
                                   "traceback": traceback.format_exc()[-3000:]})
             print(f"[{i + 1}/{len(todo)}] {r['id']}: FAILED {type(e).__name__}: {str(e)[:300]}", file=sys.stderr,
                   flush=True)
-        dump(args.out, out)
+        dump(path, out)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import sys
-import traceback
 
 import measure_hf as H
 
@@ -147,18 +146,7 @@ def main():
         out["runs"] = prev["runs"]
         done = {r["id"] for r in prev["runs"]}
     todo = [r for r in runs if r["id"] not in done and (args.only is None or any(o in r["id"] for o in args.only.split(",")))]
-    for i, r in enumerate(todo):
-        try:
-            res = H.measure(r)
-            out["runs"].append(res)
-            print(f"[{i + 1}/{len(todo)}] {r['id']}: peak {res['peak'].get('Total')} ({res['seconds']}s)",
-                  file=sys.stderr, flush=True)
-        except Exception as e:  # noqa: BLE001
-            out["failed"].append({"id": r["id"], "error": f"{type(e).__name__}: {e}"[:2000],
-                                  "traceback": traceback.format_exc()[-3000:]})
-            print(f"[{i + 1}/{len(todo)}] {r['id']}: FAILED {type(e).__name__}: {str(e)[:300]}", file=sys.stderr,
-                  flush=True)
-        H.dump(args.out, out)
+    H.measure_all(todo, out, args.out)
 
 
 if __name__ == "__main__":

@@ -71,6 +71,20 @@ impl HfRow {
     pub fn rel_error(&self) -> f64 {
         (self.estimated as f64 - self.measured as f64) / self.measured as f64
     }
+
+    /// One line for a test's log: part, id, both peaks, the error and both phases.
+    pub fn line(&self) -> String {
+        format!(
+            "{} {}: est {} meas {} ({:+.1} %) phase {} / {}",
+            if self.held_out { "HELD" } else { "cal " },
+            self.id,
+            self.estimated,
+            self.measured,
+            self.rel_error() * 100.0,
+            self.phase_measured,
+            self.phase_estimated
+        )
+    }
 }
 
 /// The keys a run's settings become (after its imported model).
