@@ -31,6 +31,7 @@ pub mod allocator;
 pub mod comm;
 pub mod contract;
 pub mod conventions;
+pub mod cuda_trace;
 pub mod deepspeed;
 pub mod estimate;
 pub mod explore;
