@@ -155,3 +155,29 @@ fn config_import_then_query() {
     let (code, _, _) = memfit(&["--config"]);
     assert_eq!(code, 2);
 }
+
+#[test]
+fn alloc_replay_reads_a_real_cuda_trace_and_names_a_bad_line() {
+    // By hand: two 5 MiB tensors share one 20 MiB segment (kLargeBuffer); an 11 MiB tensor
+    // opens a 12 MiB segment of its own. The real allocator's record says the same (S lines).
+    let dir = std::env::temp_dir().join(format!("memfit-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.txt");
+    std::fs::write(
+        &good,
+        "# R1\nS 20971520\na 0 5242880\na 1 5242880\nS 12582912\na 2 11534336\nf 2\n",
+    )
+    .unwrap();
+    let (code, out, _) = memfit(&["--alloc-replay", good.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["id"], "R1");
+    assert_eq!(v["max_reserved_bytes"], 32u64 << 20);
+    assert_eq!(v["traced_max_reserved_bytes"], 32u64 << 20);
+    assert_eq!(v["traced_segments_opened"], 2);
+    let bad = dir.join("bad.txt");
+    std::fs::write(&bad, "# R1\nq 3\n").unwrap();
+    let (code, _, err) = memfit(&["--alloc-replay", bad.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("line 2"), "{err}");
+}
