@@ -68,10 +68,8 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         kv
     };
     let per_token = sat(row as u128 * full as u128);
-    // The scores of the widest attention: a full layer's n_ctx cells, else the window's.
-    let n_kv = if full > 0 { n_ctx } else { swa_cells };
-    let activation = compute_buffer(arch, n_ub, n_kv, flash_attn(s, v));
-    let activation = offloaded_head(activation, arch, place, &split, n_ub);
+    let cells3 = (n_ub, n_ctx, swa_cells);
+    let activation = activation_expr(s, arch, place, &split, cells3, (full, windowed), l.tp, v);
     let compute = activation.eval();
     let ctx = s.runtime.cuda_ctx_mib as u64 * MIB;
     let total = device_total(s);
@@ -115,6 +113,38 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         }),
         sources: SOURCES,
     }
+}
+
+/// One GPU's compute buffer: the graph's ([`compute_buffer`]) over the widest attention (a
+/// full layer's `n_ctx` cells, else the window's), the head copied in when the output layer
+/// stays on the CPU ([`offloaded_head`]), the pipeline's input copies across GPUs
+/// ([`super::llamacpp_pipeline::pipeline_copies`]).
+#[allow(clippy::too_many_arguments)]
+fn activation_expr(
+    s: &Scenario,
+    arch: &crate::model::Arch,
+    place: Placement,
+    split: &LayerBytes,
+    (n_ub, n_ctx, swa_cells): (u64, u64, u64),
+    (full, windowed): (u64, u64),
+    gpus: u32,
+    v: Version,
+) -> Expr {
+    let n_kv = if full > 0 { n_ctx } else { swa_cells };
+    let fa = flash_attn(s, v);
+    let c = offloaded_head(
+        compute_buffer(arch, n_ub, n_kv, fa),
+        arch,
+        place,
+        split,
+        n_ub,
+    );
+    let mask_cells = (
+        if full > 0 { n_ctx } else { 0 },
+        if windowed > 0 { swa_cells } else { 0 },
+    );
+    let kv_gpu = s.serving.kv_offload;
+    super::llamacpp_pipeline::pipeline_copies(c, arch, place, gpus, kv_gpu, n_ub, mask_cells, fa)
 }
 
 /// llama.cpp's failure when the buffers do not fit the device (its CUDA backend's
@@ -333,7 +363,7 @@ pub(crate) fn compute_buffer(arch: &crate::model::Arch, n_ub: u64, n_kv: u64, fa
 
 const SOURCES: [&str; 6] = [
     "llama.cpp GGUF tensor types (llama_tensor_get_type) and ggml block sizes; token_embd in host memory",
-    "llama.cpp compute buffer (graph reserve for n_ubatch tokens): with flash attention the f32 logits and hidden state (equal to the logged CUDA0 compute buffer of 6 Ollama/llama.cpp runs); without, the f32 scores n_ctx × n_ubatch × heads, the mask and four hidden states (llama-graph.cpp build_attn_mha; Ollama fs/ggml GraphSize; 560.00 MiB logged for Llama 3 8B at n_ctx 8192); with the output layer on the CPU, the head matrix copied in for the offloaded product (ggml-backend.cpp ggml_backend_sched_split_graph; 606.03, 578.36 and 1088.45 MiB logged)",
+    "llama.cpp compute buffer (graph reserve for n_ubatch tokens): with flash attention the f32 logits and hidden state (equal to the logged CUDA0 compute buffer of 6 Ollama/llama.cpp runs); without, the f32 scores n_ctx × n_ubatch × heads, the mask and four hidden states (llama-graph.cpp build_attn_mha; Ollama fs/ggml GraphSize; 560.00 MiB logged for Llama 3 8B at n_ctx 8192); with the output layer on the CPU, the head matrix copied in for the offloaded product (ggml-backend.cpp ggml_backend_sched_split_graph; 606.03, 578.36 and 1088.45 MiB logged); over several GPUs, four copies of each GPU's inputs (pipeline parallelism, GGML_SCHED_MAX_COPIES; 346.51 MiB against 346.55 logged)",
     "llama.cpp: none",
     "llama.cpp: CUDA graphs inside the compute buffer",
     "llama.cpp llama_kv_cache / llama_kv_cache_iswa: cells × layers × (row(type_k) + row(type_v))",

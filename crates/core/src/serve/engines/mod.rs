@@ -4,6 +4,7 @@ mod eplb;
 mod hybrid;
 mod llamacpp;
 mod llamacpp_offload;
+mod llamacpp_pipeline;
 mod sglang;
 mod trtllm;
 mod vllm;
