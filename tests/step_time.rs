@@ -723,17 +723,34 @@ fn sdpa_kernel_sets_the_attention_time() {
 }
 
 /// A tensor-core GEMM whose K or N is off the 16-byte grain (GPT-2's 50,257-token LM head)
-/// runs at half the rate under Hugging Face modules; Megatron pads its vocabulary to a
-/// multiple of 128·t, so its shapes are not penalised; nor is fp32 on the CUDA cores.
+/// runs at 0.18 of the aligned rate under Hugging Face modules; Megatron pads its vocabulary
+/// to a multiple of 128·t, so its shapes are not penalised; nor is fp32 on the CUDA cores.
+/// The misaligned GEMM's time is the one measured on the H200 (`gemm.jsonl` of set D, GPT-2
+/// medium's LM head: forward, data and weight gradient at M = 4,096 and 16,384), within 2 %.
 #[test]
-fn misaligned_gemms_at_half_rate() {
+fn misaligned_gemms_at_measured_rate() {
     use memfit_core::steptime::Hw;
     let hw = |q: &str| Hw::of(&decode(q).0.scenario);
     let ratio = |h: &Hw| {
         h.gemm16_mkn_s(8192.0, 1024.0, 50_257.0) / h.gemm16_mkn_s(8192.0, 1024.0, 50_256.0)
     };
     let hf = hw("model=llama-3-8b&gpu=h200&framework=pytorch");
-    assert!((ratio(&hf) - 2.0).abs() < 1e-3, "{}", ratio(&hf));
+    assert!((ratio(&hf) - 1.0 / 0.18).abs() < 1e-3, "{}", ratio(&hf));
+    let rows = include_str!("data/cuda_h200_d/gemm.jsonl");
+    for m in [4096u32, 16_384] {
+        let label = format!("\"gpt2-medium/lm_head/M{m}\"");
+        let line = rows.lines().find(|l| l.contains(&label)).expect("row");
+        let r: serde_json::Value = serde_json::from_str(line).expect("json");
+        let measured: f64 = ["bf16_fwd_s", "bf16_dgrad_s", "bf16_wgrad_s"]
+            .iter()
+            .map(|k| r[k].as_f64().unwrap_or(0.0))
+            .sum();
+        let got = 3.0 * hf.gemm16_mkn_s(f64::from(m), 1024.0, 50_257.0);
+        assert!(
+            (got / measured - 1.0).abs() < 0.02,
+            "M {m}: {got} vs {measured}"
+        );
+    }
     let mega = hw("model=llama-3-8b&gpu=h200&framework=megatron");
     assert!((ratio(&mega) - 1.0).abs() < 1e-3, "{}", ratio(&mega));
     let fp32 = hw("model=llama-3-8b&gpu=h200&framework=pytorch&precision=fp32");
