@@ -239,7 +239,10 @@ fn step_times_on_cuda_within_calibration_bounds() {
 }
 
 /// Set D's held-out runs (D03, D06, …, D36), compared once after the model changed and
-/// reported apart: nothing was tuned on them.
+/// reported apart: nothing was tuned on them. Read once (2026-11-27, after the composed
+/// kernels, LoRA's GEMMs and Gemma 2's soft-capping): median |error| 6.1 % (6.6 % the
+/// upper of the two middle runs, as `median` here takes it), max 12.6 % (D27, OLMoE, SGD). Guarded at issue 36's budget for these steps (median ≤ 10 %,
+/// max ≤ 25 %), not at the figures read.
 #[test]
 fn step_times_on_cuda_held_out() {
     use memfit_evidence::cuda::{step_rows, TRAIN_D};
@@ -259,9 +262,11 @@ fn step_times_on_cuda_held_out() {
     let errs: Vec<f64> = held.iter().map(|r| r.rel_error().abs()).collect();
     assert_eq!(errs.len(), 12);
     let max = errs.iter().copied().fold(0.0, f64::max);
+    let m = median(errs);
     eprintln!(
         "step D held out: median |error| {:.1} %, max {:.1} %",
-        median(errs) * 100.0,
+        m * 100.0,
         max * 100.0
     );
+    assert!(m <= 0.10 && max <= 0.25, "median {m}, max {max}");
 }
