@@ -4,7 +4,10 @@
 //! 0.21.0). **Calibration set**: the CUDA mechanisms (SDPA's dispatch, CUDA autocast's `pow`,
 //! LoRA's frozen base, a fused projection's view) were found on these runs, so the bounds
 //! below are calibration bounds, not accuracy claims; a held-out set measured the same way
-//! judges the model outside the project.
+//! judges the model outside the project. The step times also read set D
+//! (`tests/data/cuda_h200_d`, the same stack): its calibration half is bounded like the
+//! calibration set, its held-out third (numbers divisible by 3, fixed before measuring) is
+//! reported apart.
 
 use memfit_core::contract::report::estimate_with;
 use memfit_core::estimate::Estimate;
@@ -160,79 +163,110 @@ fn sliding_window_prefill_holds_the_prompt() {
         .any(|i| i.bytes == 16_384 * 16_384 && i.phases.contains(&Phase::Prefill)));
 }
 
-/// The measured step of a training run: the faster of iterations 2 and 3, and the measured
-/// iteration's optimizer phase (`opt_s`), seconds.
-fn measured_step(r: &Value) -> (f64, f64) {
-    let steps = r["step_s"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-    let step = steps
-        .iter()
-        .skip(1)
-        .filter_map(Value::as_f64)
-        .fold(f64::INFINITY, f64::min);
-    (step, r["iters"][1]["opt_s"].as_f64().unwrap_or(0.0))
-}
-
-/// The step-time calibration bound of a run and why it is wider than 25 %.
+/// The step-time calibration bound of a run and why it is wider than 12 %.
 fn step_bound(id: &str) -> (f64, &'static str) {
     match id {
         "C14" => (
-            0.30,
-            "Gemma 3 1B (h 1,152, V 262,144, a sliding-window mask): 0.73 of the measured \
+            0.17,
+            "Gemma 3 1B (h 1,152, V 262,144, a sliding-window mask): 0.84 of the measured \
              step, not yet found",
         ),
-        _ => (0.25, ""),
+        "D08" => (
+            0.14,
+            "GPT-2 124M in bf16 under eager attention, +12.6 %: the eager backward is \
+             charged 2.5 × the forward, more than its passes (docs/steptime.md)",
+        ),
+        _ => (0.12, ""),
     }
 }
 
-/// Every training run's step (`time=1`'s `step_s`) within its calibration bound, the median
-/// (the upper of the two middle runs) within 10 %; the optimizer phase of every full
-/// fine-tuning run over 5 ms within 12 % of `opt_s` (foreach, fused and for-loop AdamW, SGD:
-/// `steptime::eager::optimizer_s`). Not yet found: LoRA's steps take 15–24 µs more per
-/// adapter tensor than their traffic (C15 9.5 ms for 448 tensors, C17 5.9 ms for 224), where
-/// full models show none (C25: 3,000 tensors, 1.4 ms beyond its traffic).
+/// Every calibration training run's step (`time=1`'s `step_s`) within its calibration bound
+/// — the calibration set C01–C26 and set D's calibration half (`tests/data/cuda_h200_d`,
+/// every run whose number is not a multiple of 3) — the median of each part within 6 %; the
+/// optimizer phase of every full fine-tuning run over 5 ms within 13 % of `opt_s` (foreach,
+/// fused and for-loop AdamW, SGD: `steptime::eager::optimizer_s`). The measured step is the
+/// faster of iterations 2 and 3 (as `compare.py` of the shared measurements reads it).
 #[test]
 fn step_times_on_cuda_within_calibration_bounds() {
-    use memfit_core::estimate::Prepared;
-    use memfit_core::steptime::step_time;
-    let mut errs = Vec::new();
-    for r in runs("train.jsonl")
-        .iter()
-        .filter(|r| r.get("error").is_none())
-    {
-        let id = r["id"].as_str().unwrap();
-        let q = train_query(r);
-        let s = settings(r, &q).unwrap_or_else(|w| panic!("{id}: {q}: {w}"));
-        let Some(t) = step_time(&s.scenario, &Prepared::of(&s.scenario)) else {
-            panic!("{id}: no step time");
-        };
-        let (step, opt) = measured_step(r);
-        let err = (t.step_s - step) / step;
-        let opt_err = (t.breakdown.optimizer_s - opt) / opt;
-        let (b, why) = step_bound(id);
-        eprintln!(
-            "step {id}: memfit {:.4} s measured {step:.4} s ({:+.1} %); optimizer {:.4} s vs {opt:.4} s ({:+.1} %) {why}",
-            t.step_s,
-            err * 100.0,
-            t.breakdown.optimizer_s,
-            opt_err * 100.0
-        );
-        assert!(
-            err.abs() <= b,
-            "{id}: step {:+.1} % beyond ±{:.0} % ({why}): {q}",
-            err * 100.0,
-            b * 100.0
-        );
-        assert!(t.eager_costs, "{id}: Hugging Face eager costs not counted");
-        if r["lora"].is_null() && opt > 5e-3 {
-            assert!(
-                opt_err.abs() <= 0.12,
-                "{id}: optimizer {:+.1} %: {q}",
+    use memfit_evidence::cuda::{step_rows, TRAIN, TRAIN_D};
+    for (part, text, n) in [("C", TRAIN, 24), ("D", TRAIN_D, 24)] {
+        let (rows, failed) = step_rows(text);
+        assert!(failed.is_empty(), "{failed:?}");
+        let mut errs = Vec::new();
+        for r in rows.iter().filter(|r| !r.held_out) {
+            let (err, opt_err) = (r.rel_error(), r.optimizer_s / r.measured_opt_s - 1.0);
+            let (b, why) = step_bound(&r.id);
+            eprintln!(
+                "step {}: {} memfit {:.4} s measured {:.4} s ({:+.1} %); optimizer {:.4} s vs {:.4} s ({:+.1} %) {why}",
+                r.id,
+                r.model,
+                r.step_s,
+                r.measured_s,
+                err * 100.0,
+                r.optimizer_s,
+                r.measured_opt_s,
                 opt_err * 100.0
             );
+            assert!(
+                err.abs() <= b,
+                "{}: step {:+.1} % beyond ±{:.0} % ({why}): {}",
+                r.id,
+                err * 100.0,
+                b * 100.0,
+                r.query
+            );
+            assert!(
+                r.eager_costs,
+                "{}: Hugging Face eager costs not counted",
+                r.id
+            );
+            if !r.lora && r.measured_opt_s > 5e-3 {
+                assert!(
+                    opt_err.abs() <= 0.13,
+                    "{}: optimizer {:+.1} %: {}",
+                    r.id,
+                    opt_err * 100.0,
+                    r.query
+                );
+            }
+            errs.push(err.abs());
         }
-        errs.push(err.abs());
+        assert_eq!(errs.len(), n, "{part}");
+        let m = median(errs);
+        eprintln!("step {part} calibration: median |error| {:.1} %", m * 100.0);
+        assert!(m <= 0.06, "{part}: median {:.1} %", m * 100.0);
     }
-    assert_eq!(errs.len(), 24);
+}
+
+/// Set D's held-out runs (D03, D06, …, D36), compared once after the model changed and
+/// reported apart: nothing was tuned on them. Read once (2026-11-27, after the composed
+/// kernels, LoRA's GEMMs and Gemma 2's soft-capping): median |error| 6.1 % (6.6 % the
+/// upper of the two middle runs, as `median` here takes it), max 12.6 % (D27, OLMoE, SGD). Guarded at issue 36's budget for these steps (median ≤ 10 %,
+/// max ≤ 25 %), not at the figures read.
+#[test]
+fn step_times_on_cuda_held_out() {
+    use memfit_evidence::cuda::{step_rows, TRAIN_D};
+    let (rows, failed) = step_rows(TRAIN_D);
+    assert!(failed.is_empty(), "{failed:?}");
+    let held: Vec<_> = rows.iter().filter(|r| r.held_out).collect();
+    for r in &held {
+        eprintln!(
+            "held out {}: {} memfit {:.4} s measured {:.4} s ({:+.1} %)",
+            r.id,
+            r.model,
+            r.step_s,
+            r.measured_s,
+            r.rel_error() * 100.0
+        );
+    }
+    let errs: Vec<f64> = held.iter().map(|r| r.rel_error().abs()).collect();
+    assert_eq!(errs.len(), 12);
+    let max = errs.iter().copied().fold(0.0, f64::max);
     let m = median(errs);
-    assert!(m <= 0.10, "median {:.1} %", m * 100.0);
+    eprintln!(
+        "step D held out: median |error| {:.1} %, max {:.1} %",
+        m * 100.0,
+        max * 100.0
+    );
+    assert!(m <= 0.10 && max <= 0.25, "median {m}, max {max}");
 }

@@ -1,8 +1,9 @@
 //! memfit against real CUDA runs: `torch.cuda.max_memory_allocated` of real `transformers`
 //! models trained and run with `generate` on one NVIDIA H200 (`tests/data/cuda_h200`,
 //! measured by `tools/measure_cuda.py`; torch 2.11.0+cu130, transformers 5.17.0, peft 0.21.0).
-//! Every run here is **calibration**: the CUDA mechanisms (`docs/cuda.md`) were found on
-//! them. A held-out set measured the same way is kept outside the project.
+//! Every run of the calibration set is **calibration**: the CUDA mechanisms (`docs/cuda.md`)
+//! were found on them. A held-out set measured the same way is kept outside the project.
+//! Set D (`tests/data/cuda_h200_d`, [`TRAIN_D`]) holds out a third of its runs ([`held_out`]).
 
 use memfit_core::contract::query::encode;
 use memfit_core::contract::report::estimate_with;
@@ -146,4 +147,91 @@ pub fn stats(rows: &[CudaRow], kind: &str) -> (usize, f64, f64) {
         .collect();
     let (median, max) = crate::stats::median_max(errs.clone());
     (errs.len(), median, max)
+}
+
+/// Set D's training runs (`tests/data/cuda_h200_d/train.jsonl`): 36 more `transformers`
+/// steps on the same H200 and stack, measured 2026-11-27 with `tools/measure_cuda.py --set d`.
+pub const TRAIN_D: &str = include_str!("../../../tests/data/cuda_h200_d/train.jsonl");
+
+/// Whether a run is held out: set D's split, fixed before anything was measured
+/// (`tests/data/cuda_h200_d/README.md`), holds out every run whose number is a multiple of 3
+/// (D03, D06, …, D36, DR3, DJ03, …). The calibration set (`C…`) is all calibration.
+pub fn held_out(id: &str) -> bool {
+    let digits: String = id.chars().filter(char::is_ascii_digit).collect();
+    id.starts_with('D') && digits.parse::<u32>().is_ok_and(|n| n.is_multiple_of(3))
+}
+
+/// One training run's step time against memfit's.
+#[derive(Clone, Debug)]
+pub struct StepRow {
+    /// `C01`, `D04`, …
+    pub id: String,
+    /// The model (`qwen3-1.7b`).
+    pub model: String,
+    /// memfit's inputs, as a query string.
+    pub query: String,
+    /// The measured step: the faster of iterations 2 and 3 (`step_s`, each the sum of the
+    /// iteration's `fw_s + bw_s + opt_s`), seconds.
+    pub measured_s: f64,
+    /// The measured iteration's optimizer phase (`iters[1].opt_s`), seconds.
+    pub measured_opt_s: f64,
+    /// memfit's `time.step_s`.
+    pub step_s: f64,
+    /// memfit's optimizer step (`breakdown.optimizer_s`).
+    pub optimizer_s: f64,
+    /// Hugging Face eager costs counted (`eager_costs`).
+    pub eager_costs: bool,
+    /// Held out ([`held_out`]).
+    pub held_out: bool,
+    /// PEFT adapters.
+    pub lora: bool,
+}
+
+impl StepRow {
+    /// `(memfit − measured) / measured`.
+    pub fn rel_error(&self) -> f64 {
+        (self.step_s - self.measured_s) / self.measured_s
+    }
+}
+
+/// Every training run of a file that ran, memfit's step against the measured one; runs
+/// whose settings cannot be built are returned beside, with why.
+pub fn step_rows(text: &str) -> (Vec<StepRow>, Vec<(String, String)>) {
+    use memfit_core::estimate::Prepared;
+    use memfit_core::steptime::step_time;
+    let (mut out, mut failed) = (Vec::new(), Vec::new());
+    for r in runs(text).iter().filter(|r| r.get("error").is_none()) {
+        let id = r["id"].as_str().unwrap_or("").to_string();
+        let q = train_keys(r);
+        let steps = r["step_s"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+        let measured_s = steps
+            .iter()
+            .skip(1)
+            .filter_map(Value::as_f64)
+            .fold(f64::INFINITY, f64::min);
+        let s = match settings(r, &q) {
+            Ok(s) => s,
+            Err(w) => {
+                failed.push((id, w));
+                continue;
+            }
+        };
+        let Some(t) = step_time(&s.scenario, &Prepared::of(&s.scenario)) else {
+            failed.push((id, "no step time".into()));
+            continue;
+        };
+        out.push(StepRow {
+            held_out: held_out(&id),
+            id,
+            model: r["model"].as_str().unwrap_or("").to_string(),
+            query: q,
+            measured_s,
+            measured_opt_s: r["iters"][1]["opt_s"].as_f64().unwrap_or(0.0),
+            step_s: t.step_s,
+            optimizer_s: t.breakdown.optimizer_s,
+            eager_costs: t.eager_costs,
+            lora: r["lora"].is_object(),
+        });
+    }
+    (out, failed)
 }

@@ -7,6 +7,7 @@
 //! published runs under plain modules (torchtitan, llm-foundry: `modules=plain`) do not
 //! take them.
 
+use super::adapters::{adapted_matrices, ADAPTER_TENSOR_S};
 use crate::estimate::Prepared;
 use crate::model::{Arch, Mlp, Norm};
 use crate::scenario::{AdamImpl, Finetune, Framework, Modules, Optimizer, Precision, Scenario};
@@ -14,6 +15,33 @@ use crate::scenario::{AdamImpl, Finetune, Framework, Modules, Optimizer, Precisi
 /// The H200's measured copy bandwidth over its data-sheet HBM rate: `gemm.jsonl`'s
 /// `hbm_copy`, 4.27 TB/s of 4.8 (bytes read + written).
 pub const HBM_COPY: f64 = 4.273 / 4.8;
+/// The rate of the Hugging Face RMSNorm's and rotary embedding's kernels over the data-sheet
+/// HBM rate (**calibrated**): the share [`elementwise_split`] calls composed. Those modules are
+/// written in Python as reductions (`mean(-1)`), products broadcast along the last dimension
+/// (`· rsqrt(var)`, `· weight`, `· cos`, `· sin`) and strided slices of transposed heads
+/// (`rotate_half`'s halves and `cat`); PyTorch's CUDA loops run the vectorized kernel only
+/// for contiguous operands of one dtype (`aten/src/ATen/native/cuda/CUDALoops.cuh`,
+/// `gpu_kernel_impl`: `launch_vectorized_kernel` when `iter.is_contiguous()`, else the
+/// unrolled or legacy loop with an offset calculator), so they run below the copy rate.
+///
+/// # Formula
+/// `t_composed = B_composed / (r_c·B_HBM)`,
+/// `r_c = HBM_COPY / median_i[(fw_i − G_i − A_i − E_flat,i − H_i − ℓ_i/2) / (B_composed,i/(HBM_COPY·B_HBM))]`:
+/// each calibration run's forward phase (`fw_s`) less memfit's GEMMs, attention, flat
+/// element-wise work, LM head and half the loss, over the composed bytes at the copy rate.
+/// Over the 30 calibration runs with SDPA and full fine-tuning (`tests/data/cuda_h200/
+/// train.jsonl` C04–C26 and set D's calibration runs, `tests/data/cuda_h200_d/train.jsonl`;
+/// never the held-out D03, D06, …) the median is 1.97 (bf16 runs 1.35–3.68; the backward
+/// phases, with twice the forward's bytes, give 1.68): `r_c` = 0.890/1.97 = 0.452, 2.17 TB/s
+/// on an H200. The flat kernels keep the measured copy rate: GPT-2 (LayerNorm one kernel,
+/// learned positions, no composed work) comes out within −12 … +13 % without it.
+///
+/// # Example
+/// Llama 3.2 3B under autocast, 8,192 tokens: the two RMSNorms (2·3,072·28 B) and RoPE over
+/// q and k (4,096·36 B) are 319,488 B a token, 2.62 GB a block: 1.21 ms at 2.17 TB/s (0.61 ms
+/// at the copy rate).
+pub const COMPOSED_RATE: f64 = 0.452;
+
 /// The launch cost of one small kernel, seconds (`gemm.jsonl`'s `launch_overhead_add`: an
 /// `add` of two tiny tensors, 7.34 µs each over 1,000 launches). The optimizer's host work per
 /// parameter tensor is of the same size (see [`optimizer_s`]).
@@ -88,6 +116,15 @@ fn widths(s: &Scenario) -> (f64, f64) {
 /// 92,160 + 147,456 + 12,288 + 81,920 = 579,584 B; 4.75 GB per block at 8,192 tokens,
 /// 1.11 ms at 4.27 TB/s.
 pub fn elementwise_bytes(s: &Scenario, arch: &Arch, tokens: f64, t: f64) -> f64 {
+    let (flat, composed) = elementwise_split(s, arch, tokens, t);
+    flat + composed
+}
+
+/// [`elementwise_bytes`] in two parts, `(flat, composed)`: the contiguous point-wise kernels
+/// (residual adds, casts, the activation, the heads' copy, LoRA's passes) and the Hugging
+/// Face RMSNorm and rotary embedding, composed in Python of reductions, broadcasts over the
+/// last dimension and strided slices ([`COMPOSED_RATE`]).
+pub fn elementwise_split(s: &Scenario, arch: &Arch, tokens: f64, t: f64) -> (f64, f64) {
     let (kr, kf) = widths(s);
     let fp32 = s.numerics.precision == Precision::Fp32;
     let autocast = kr > kf;
@@ -125,14 +162,19 @@ pub fn elementwise_bytes(s: &Scenario, arch: &Arch, tokens: f64, t: f64) -> f64 
     };
     let heads_out = 2.0 * kf * arch.heads as f64 * arch.head_dim as f64 / t;
     let f = arch.active_ffn() as f64 / t;
-    tokens
-        * (norms
-            + 6.0 * kr * h
-            + casts
-            + rope
-            + heads_out
-            + cf * f * kg
-            + adapter_bytes(s, arch) / t * kf)
+    // `F.layer_norm` is one fused kernel: flat, with the point-wise work.
+    let (flat_norms, composed_norms) = if arch.norm == Norm::Rmsnorm {
+        (0.0, norms)
+    } else {
+        (norms, 0.0)
+    };
+    let flat = flat_norms
+        + 6.0 * kr * h
+        + casts
+        + heads_out
+        + cf * f * kg
+        + adapter_bytes(s, arch) / t * kf;
+    (tokens * flat, tokens * (composed_norms + rope))
 }
 
 /// LoRA's own element-wise values per token and block, `Σ (4·d_in + 7·d_out)` over the
@@ -280,7 +322,7 @@ pub fn expert_rows(arch: &Arch, tokens: f64) -> (f64, f64) {
 /// # Formula
 /// ```text
 /// eager:  k (QKᵀ) + 2k (· scaling) + k + k_m + k_p (+ mask) + k_p + 4 (softmax in fp32)
-///         + [k < 4] 4 + k (the cast back) + k (AV reads)
+///         + [k < 4] 4 + k (the cast back) + k (AV reads) + [Gemma 2] 6k (soft-capping)
 /// math:   k (QKᵀ, q pre-scaled) + 2k + k (+ causal bias) + 2k (softmax) + k (AV)
 /// ```
 /// `k_m` the additive mask's width: the model's float dtype, so 4 B under autocast (its
@@ -291,7 +333,7 @@ pub fn expert_rows(arch: &Arch, tokens: f64) -> (f64, f64) {
 ///
 /// # Example
 /// Autocast (k 2, mask fp32): 2 + 4 + 10 + 8 + 6 + 2 = 32 B; pure bf16 26; fp32 36; the math
-/// fallback in fp32 28. Measured: C21 (Llama 3.2 1B, eager under autocast) was 0.80 of its
+/// fallback in fp32 28; Gemma 2's soft-capping adds `6k` (12 B in bf16). Measured: C21 (Llama 3.2 1B, eager under autocast) was 0.80 of its
 /// measured step with the 20 B of the count that left out the scaling and the promotion.
 pub fn score_bytes(s: &Scenario, k: f64, math: bool) -> f64 {
     if math {
@@ -304,7 +346,10 @@ pub fn score_bytes(s: &Scenario, k: f64, math: bool) -> f64 {
     };
     let kp = k.max(km);
     let cast = if k < 4.0 { 4.0 + k } else { 0.0 };
-    k + 2.0 * k + (k + km + kp) + (kp + 4.0) + cast + k
+    // Gemma 2's `attn_logit_softcapping`: `/ cap`, `tanh`, `· cap` before the mask (its
+    // backward is in the attention's 2.5 ×).
+    let softcap = if s.arch().softcap { 6.0 * k } else { 0.0 };
+    k + 2.0 * k + (k + km + kp) + (kp + 4.0) + cast + k + softcap
 }
 
 /// Parameter tensors of a model (what `torch.optim` loops over): every weight matrix, each
@@ -375,6 +420,7 @@ fn accesses(s: &Scenario, ks: f64) -> Option<f64> {
 /// ```text
 /// t = Ψ_t·a·k_s / (0.89·B_HBM) + t_0                          foreach, fused
 /// t = max(Ψ_t·a·k_s / (0.89·B_HBM), 12·n_t·τ) + t_0            for-loop (12 launches a tensor)
+/// t_0 = 1.5 ms (+ n_t·τ_a with adapters, [`super::adapters::ADAPTER_TENSOR_S`])
 /// ```
 /// `Ψ_t` trainable parameters (LoRA: the adapters alone), `k_s` the state's bytes (4; 2 for
 /// pure bf16), `n_t` parameter tensors ([`param_tensors`]; LoRA: two per adapted matrix), `τ`
@@ -407,27 +453,17 @@ pub fn optimizer_s(s: &Scenario, p: &Prepared, local: f64, hbm_gbps: f64) -> Opt
         (local, param_tensors(&p.arch))
     };
     let traffic = params * a * ks / (hbm_gbps * 1e9 * HBM_COPY);
-    let host = HOST_STEP_S;
+    // Adapters pay their own cost per tensor ([`ADAPTER_TENSOR_S`]).
+    let host = HOST_STEP_S
+        + if adapters {
+            tensors * ADAPTER_TENSOR_S
+        } else {
+            0.0
+        };
     Some(if s.numerics.adam_impl == AdamImpl::Forloop && a > 9.5 {
         traffic.max(12.0 * tensors * LAUNCH_S) + host
     } else {
         traffic + host
-    })
-}
-
-/// The matrices LoRA adapts (the same filter as [`crate::train::lora_params`]).
-fn adapted_matrices<'a>(
-    s: &Scenario,
-    arch: &'a Arch,
-) -> impl Iterator<Item = crate::model::Linear> + 'a {
-    use crate::model::LinearKind;
-    use crate::scenario::LoraTargets;
-    let targets = s.finetune.targets();
-    arch.linears().into_iter().filter(move |m| match targets {
-        LoraTargets::Qv => m.kind == LinearKind::Attn && (m.name == "q" || m.name == "v"),
-        LoraTargets::Attn => m.kind == LinearKind::Attn,
-        LoraTargets::Mlp => m.kind == LinearKind::Mlp,
-        LoraTargets::All => matches!(m.kind, LinearKind::Attn | LinearKind::Mlp),
     })
 }
 
@@ -468,6 +504,19 @@ mod tests {
         assert!((e / 1e9 - 4.75).abs() < 0.01);
     }
 
+    /// The composed share (the Hugging Face RMSNorm and RoPE) of the element-wise doc
+    /// example, Llama 3.2 3B under autocast: 2·3,072·28 + 4,096·36 = 319,488 B a token, the
+    /// rest flat; GPT-2 (one-kernel LayerNorm, learned positions) has none.
+    #[test]
+    fn composed_split_by_hand() {
+        let s = scen("model=llama-3.2-3b&framework=pytorch&precision=bf16");
+        let (flat, composed) = elementwise_split(&s, &s.arch(), 8192.0, 1.0);
+        assert_eq!(composed, 8192.0 * 319_488.0);
+        assert_eq!(flat, 8192.0 * (579_584.0 - 319_488.0));
+        let g = scen("model=gpt2-medium&framework=pytorch&precision=bf16");
+        assert_eq!(elementwise_split(&g, &g.arch(), 8192.0, 1.0).1, 0.0);
+    }
+
     /// The score bytes' doc example: autocast 32, pure bf16 26, fp32 36, the math fallback 28.
     #[test]
     fn score_bytes_by_hand() {
@@ -501,7 +550,8 @@ mod tests {
     }
 
     /// LoRA's optimizer steps the adapters alone: Llama 3 8B, r 64 on q and v, foreach AdamW
-    /// (fp32 adapters: 24 accesses of 4 B) + the host's 1.5 ms.
+    /// (fp32 adapters: 24 accesses of 4 B) + the host's 1.5 ms + 15.7 µs for each of the
+    /// 32 · 2 · 2 = 128 adapter tensors.
     #[test]
     fn lora_optimizer_by_hand() {
         let s = scen("model=llama-3-8b&framework=pytorch&finetune=lora&lora_rank=64&lora_targets=qv&gpu=h200");
@@ -510,7 +560,7 @@ mod tests {
         let r = 27_262_976.0;
         let t = optimizer_s(&s, &p, p.psi as f64, 4800.0).unwrap_or(0.0);
         assert!(
-            (t - (r * 24.0 * 4.0 / 4.273e12 + 1.5e-3)).abs() < 1e-12,
+            (t - (r * 24.0 * 4.0 / 4.273e12 + 1.5e-3 + 128.0 * 15.7e-6)).abs() < 1e-12,
             "{t}"
         );
     }

@@ -300,14 +300,22 @@ pub(crate) const FP32_CEILING_H200: f64 = 0.68;
 /// (`--make-vocab-size-divisible-by`), and their other widths are chosen aligned.
 ///
 /// # Formula
-/// `t = t_aligned / r`, `r = 0.5`: nanoGPT's step is "~25 %" faster with the vocabulary padded
-/// from 50,257 to 50,304 (karpathy/nanoGPT README), the LM head being 0.29 of GPT-2 124M's
-/// FLOPs (77 of 266 MFLOP a token forward): `1 + 0.29·(1/r − 1) = 1.25` gives `r ≈ 0.54`.
+/// `t = t_aligned / r`, `r = R_misaligned / R_aligned`, both TFLOP/s of forward, data and
+/// weight gradient together (`3·F / (t_fwd + t_dgrad + t_wgrad)`), `R_aligned` the table's
+/// rate at the same `M, K, N` ([`super::gemm_table::efficiency`], what `r` multiplies).
+///
+/// Measured (`tests/data/cuda_h200_d/gemm.jsonl`, set "small", torch 2.11.0+cu130 on an
+/// H200): GPT-2 medium's LM head, K 1,024, N 50,257, ran at 122.0 TFLOP/s at M = 4,096 and
+/// 124.0 at M = 16,384 (forward 96–97, gradients 137–149), where the table gives the aligned
+/// shape 670 and 687: `r` = 0.182 and 0.180; the aligned LM heads of the same file run at
+/// 692–776. The same GEMM in plain fp32 (CUDA cores, no tensor-core alignment) runs at
+/// 50.7–51.3, like every other fp32 shape. (The 0.5 used before came from nanoGPT's "~25 %"
+/// faster step with the vocabulary padded, an A100 under `torch.compile`.)
 ///
 /// # Example
 /// GPT-2 medium's logits over 8,192 tokens on an H200 (2·8,192·1,024·50,257 = 843 GFLOP a
-/// pass): 1.24 ms at the table's 682 TFLOP/s, 2.47 ms misaligned.
-pub(crate) const MISALIGNED_RATE: f64 = 0.5;
+/// pass): 1.24 ms at the table's 682 TFLOP/s, 6.86 ms misaligned (123 TFLOP/s).
+pub(crate) const MISALIGNED_RATE: f64 = 0.18;
 
 /// `(e_max, F_½)` of a GPU's GEMM efficiency curve (see [`Hw::gemm_s`]).
 pub(crate) fn gemm_curve(gpu: &str) -> (f64, f64) {

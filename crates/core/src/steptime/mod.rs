@@ -3,20 +3,24 @@
 //! (what overlaps and what does not), the pipeline bubble, the optimizer step and offload.
 //!
 //! Every constant is a physical measurement (GEMM throughput by shape and size, NCCL bus
-//! bandwidth, FlashAttention's rates), cited where it is defined. Three are calibrated on
-//! the phases of the H200 `transformers` steps (`tests/data/cuda_h200/train.jsonl`) and say
-//! so: the H200's plain-fp32 GEMM ceiling ([`hardware::FP32_CEILING_H200`]), the exposed
-//! launches of a Hugging Face MoE expert loop ([`eager::EXPERT_LAUNCHES`]) and the
-//! optimizer's host time a step ([`eager::HOST_STEP_S`]). The published training runs in
+//! bandwidth, FlashAttention's rates), cited where it is defined. Five are calibrated on
+//! the phases of the H200 `transformers` steps (`tests/data/cuda_h200/train.jsonl` and set
+//! D's calibration half) and say so: the H200's plain-fp32 GEMM ceiling
+//! ([`hardware::FP32_CEILING_H200`]), the exposed launches of a Hugging Face MoE expert loop
+//! ([`eager::EXPERT_LAUNCHES`]), the optimizer's host time a step ([`eager::HOST_STEP_S`])
+//! and per adapter tensor ([`adapters::ADAPTER_TENSOR_S`]), and the rate of the Hugging Face
+//! RMSNorm's and RoPE's composed kernels ([`eager::COMPOSED_RATE`]). The published training runs in
 //! `tests/data/train_runs.json` test the result (`tests/step_time.rs`), and the H200 steps
 //! `tests/cuda_measured.rs`.
 
+mod adapters;
 mod collectives;
 mod data_parallel;
 pub mod eager;
 pub mod flops;
 pub mod gemm_table;
 pub mod hardware;
+mod loss;
 pub mod moe;
 mod optimizer;
 mod pipeline;
@@ -24,13 +28,14 @@ mod pipeline;
 use crate::estimate::{stage_count, Prepared};
 use crate::megatron::Recompute;
 use crate::scenario::{
-    Attn, CeFusion, Fp8Recipe, Framework, Mode, Offload, Precision, Scenario, Schedule, Zero,
+    Attn, Fp8Recipe, Framework, Mode, Offload, Precision, Scenario, Schedule, Zero,
 };
 use collectives::*;
 pub use collectives::{contended, contention_share};
 use data_parallel::*;
 pub use hardware::Hw;
 use hardware::*;
+use loss::loss_time;
 use moe::*;
 use optimizer::*;
 use pipeline::*;
@@ -117,7 +122,8 @@ pub enum GemmRates {
 ///          [`gemm_table`]; adapters: no weight gradient, 2·G), A = attention at 0.55 of peak
 ///          (measured FlashAttention rates on an H200 and H100 SXM), E = element-wise at 0.8 HBM (eager
 ///          PyTorch with Hugging Face modules: its unfused kernels at the copy rate,
-///          [`eager::elementwise_bytes`]; MoE: the expert loop, [`eager::expert_loop_s`];
+///          [`eager::elementwise_bytes`], the composed RMSNorm and RoPE at
+///          [`eager::COMPOSED_RATE`]; MoE: the expert loop, [`eager::expert_loop_s`];
 ///          elsewhere the routed experts as grouped GEMMs, [`grouped_gemm_s`]),
 ///          Q = fp8 quantization's bytes forward and backward at 0.8 HBM ([`fp8_quant_bytes`]),
 ///          R = recomputation (full: G + A + E again for the checkpointed share of the
@@ -250,7 +256,8 @@ fn block(x: &Ctx) -> Block {
     // Eager PyTorch runs each element-wise op as its own kernel ([`eager::elementwise_bytes`],
     // at the measured copy rate); fused stacks move the block's fused count.
     let e = if eager_hf {
-        eager::elementwise_bytes(s, arch, x.tokens, x.t) / (hw.hbm * 1e9 * eager::HBM_COPY)
+        let (flat, composed) = eager::elementwise_split(s, arch, x.tokens, x.t);
+        flat / (hw.hbm * 1e9 * eager::HBM_COPY) + composed / (hw.hbm * 1e9 * eager::COMPOSED_RATE)
     } else {
         w.elementwise_bytes / bw
     };
@@ -261,7 +268,14 @@ fn block(x: &Ctx) -> Block {
     } else {
         0.0
     };
-    let fwd = g + a + e + qf / bw + moe_loop;
+    let (lora_f, lora_b) = adapters::adapter_gemms_s(
+        s,
+        arch,
+        |m, k, n| hw.gemm_mkn_s(m, k, n, 1.0),
+        x.tokens,
+        x.t,
+    );
+    let fwd = g + a + e + qf / bw + moe_loop + lora_f;
     // Frozen weights (adapters) compute no weight gradient: the backward's GEMMs are the
     // data gradients alone (measured: C16, C17 backward/forward 1.31, 1.27 against 1.9–2.1
     // for full fine-tuning).
@@ -270,7 +284,8 @@ fn block(x: &Ctx) -> Block {
     } else {
         0.0
     };
-    let bwd = (1.0 + wgrad) * g + ATTENTION_BACKWARD * a + 2.0 * e + qb / bw + 2.0 * moe_loop;
+    let bwd =
+        (1.0 + wgrad) * g + ATTENTION_BACKWARD * a + 2.0 * e + qb / bw + 2.0 * moe_loop + lora_b;
     let recompute = match s.activations.recompute {
         Recompute::None => 0.0,
         Recompute::Selective => a,
@@ -438,38 +453,6 @@ pub fn fp8_bytes_per_value(recipe: Fp8Recipe, any_layout: bool) -> (f64, f64) {
         Fp8Recipe::Tensorwise => (5.0 + col, 3.0 + col),
         Fp8Recipe::Mxfp8 | Fp8Recipe::Blockwise => (4.0 + scales, 4.0 + scales),
     }
-}
-
-/// The cross-entropy loss over one micro-batch's logits on one rank, forward and backward,
-/// seconds: memory-bound passes over `T × V/t` values, most of them in fp32.
-///
-/// # Formula
-/// `t = T · V/t · β / (0.8·HBM)`, `β` bytes per logit:
-/// - Megatron's `vocab_parallel_cross_entropy` (Megatron-LM
-///   `megatron/core/tensor_parallel/cross_entropy.py`, d98e8a6): `.float()` (read 2, write
-///   4), max (4), subtract in place (8), `exp` in place (8), sum (4), divide in place (8);
-///   backward: multiply in place (8), the fp32 gradient cast for the output layer (6): 52.
-/// - PyTorch's `cross_entropy` under autocast (fp32 op list): the upcast (6),
-///   `log_softmax` reading a row three times and writing it (16), its backward reading the
-///   gradient and the output, reducing, writing (16), the cast back (6): 44.
-/// - `ce_fusion=native` (Megatron's `fused_vocab_parallel_cross_entropy`, JIT-fused; core
-///   0.8 `megatron/core/fusions/fused_cross_entropy.py`): upcast + max (6), subtract + `exp`
-///   (8), divide (8); backward: multiply + the cast to 16 bits (6): 28.
-/// - `ce_fusion=te` (Transformer Engine's Triton `parallel_cross_entropy` before
-///   2026-07): the online softmax reads the logits (2), the loss kernel reads them again and
-///   writes the gradient in their place (4); backward: the in-place multiply (4): 10.
-///
-/// # Example
-/// Llama 3 8B (V = 128,256) at 8,192 tokens, t = 1, H100 (3,350 GB/s), Megatron:
-/// 8,192 · 128,256 · 52 B = 54.6 GB → 20.4 ms per micro-batch.
-fn loss_time(x: &Ctx) -> f64 {
-    let beta = match (x.s.stack.framework, x.s.runtime.ce_fusion) {
-        (Framework::Pytorch, _) => 44.0,
-        (Framework::Megatron, CeFusion::Native) => 28.0,
-        (Framework::Megatron, CeFusion::Te) => 10.0,
-        _ => 52.0,
-    };
-    x.tokens * (x.arch.vocab as f64 / x.t) * beta / (x.hw.hbm * 1e9 * HBM_EFFICIENCY)
 }
 
 /// One micro-batch's block activations on one rank, bytes (TP's and PP's messages).
