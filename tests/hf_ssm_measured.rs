@@ -87,23 +87,24 @@ fn ssm_runs_are_compared_and_reported_by_part() {
     let (n, g_median, g_max) = cal(false);
     eprintln!("calibration generate + prefill: {n} runs, median {g_median:.4}, max {g_max:.4}");
     assert_eq!(n, 35);
-    // Bounds at today's calibration figures (docs/ssm.md, 2026-11-27). Generate and prefill
-    // meet the transformer budgets' max (7 %), not yet their median (1 %: 1.5 %, Mamba-2's
-    // chunk scan +1 … +3 % where l = N = P). Training is wider where a mechanism of
-    // transformers' torch path is not modelled yet: Mamba-2 hybrids in bf16 (Nemotron-H
-    // −12.0 % under full checkpointing, −6.8 % without; Bamba −5.0 % / −7.4 %); Qwen3-Next's
-    // gated attention and routed experts' outputs without checkpointing (−6.6 %,
-    // `train/qwen3_next/s/fp32/adamw-foreach/sdpa/nockpt/loss=model/b2s256`); Granite-4.0-H in
-    // bf16 (−6.0 %). Fixed since the first comparison (3.5 % / 20.5 %): the recomputed block
-    // under full checkpointing is the largest block kind's (`ActPlan::a_max`; Nemotron-H fp32
-    // −14.4 % → −2.6 %, Bamba bf16 −12.0 % → −5.0 %), the gated-DeltaNet block's convolution
-    // and gated norm (`ssm::gdn_torch_around`) and the shared expert of Qwen3-Next and
-    // Granite-4.0-H (`shared_experts` from the import; Qwen3-Next −20.5 % → −6.6 %,
-    // Granite-4.0-H −11.9 % → −6.0 %).
-    assert!(t_median < 0.027, "calibration training median {t_median}");
+    // Bounds at today's calibration figures (docs/ssm.md, 2026-11-27, second pass).
+    // Generate and prefill meet the transformer budgets (0.7 % / 2.2 %) since Qwen3-Next's
+    // gated-DeltaNet prefill counts the block's in_proj, z and convolution outputs beside
+    // the chunk rule and the scan's held stream is the block's first half (`h_x = h_l − h`;
+    // Qwen3-Next −6.3 % → +1.3 %). Training is wider where a mechanism of transformers'
+    // torch path is not modelled yet: Mamba-2 hybrids in bf16 (Nemotron-H −12.0 % under
+    // full checkpointing, −6.8 % without; Bamba −5.0 % / −7.4 %); Granite-4.0-H in bf16
+    // (−6.0 %); Jamba and Falcon-H1 fp32 +2.4 … +5.2 %. Fixed since the first comparison
+    // (3.5 % / 20.5 %): the recomputed block under full checkpointing is the largest block
+    // kind's (`ActPlan::a_max`), the gated-DeltaNet block's convolution and gated norm
+    // (`ssm::gdn_torch_around`), the shared expert of Qwen3-Next and Granite-4.0-H, and
+    // (second pass) Qwen3-Next's gated attention with its per-head q/k norms
+    // (`vars::ATTN_GATE`, `QK_NORMS`) and the chunk rule's normalised q, k and per-chunk
+    // copies (`ssm::linear_mixer_saved`; Qwen3-Next training −6.6 % → −2.0 %).
+    assert!(t_median < 0.023, "calibration training median {t_median}");
     assert!(t_max < 0.121, "calibration training max {t_max}");
-    assert!(g_median < 0.016, "calibration generate median {g_median}");
-    assert!(g_max < 0.064, "calibration generate max {g_max}");
+    assert!(g_median < 0.008, "calibration generate median {g_median}");
+    assert!(g_max < 0.023, "calibration generate max {g_max}");
     // Held out, as reported (never tuned on): median / max.
     let held =
         |train: bool| memfit_evidence::hf::stats(&rows, |r| r.held_out && is_training(r) == train);

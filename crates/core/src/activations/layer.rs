@@ -27,6 +27,7 @@ use crate::scenario::{LoraTargets, Tuning};
 /// MoE                                   ⌈T·m·(h·k + m_s·f_e·k)/t⌉ + 4·T·E     (MOE: routed copies, expert MLPs,
 ///                                                                              fp32 router logits)
 /// per-head q/k norms (Qwen3, Gemma 3)   T·(⌈a/t⌉ + ⌈a_kv/t⌉)·(d·(k + κ) + n_h)   (QK_NORMS)
+/// output gate (Qwen3-Next)              T·d·(⌈a/t⌉·(2k + 4 − u) + (⌈a/t⌉ + ⌈a_kv/t⌉)·(4 − k))  (ATTN_GATE)
 /// sandwich post-norms (Gemma 2, 3)      n_p·(T·h·k/r + n_s·T + κ·T·h/r)       (POST_NORMS)
 /// Gemma 2 attention soft-capping        b·⌈a/t⌉·s'·s·k  (eager only: the tanh's output)  (SOFTCAP_SCORES)
 /// SDPA's mask bias                      b·s'·s·k  (memory-efficient kernel with a mask)      (MASK_BIAS)
@@ -60,8 +61,11 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
     }
     push_norm(s, &mut v, "attention norm + qkv input", Reader::Attention);
     v.push("q, k, v (as the kernel reads them)", QKV);
-    if arch.qk_norm_head {
+    if arch.qk_norm_head || arch.gated_attention() {
         v.push("per-head q and k norms", QK_NORMS);
+    }
+    if arch.gated_attention() {
+        v.push("output gate (Qwen3-Next)", ATTN_GATE);
     }
     v.push("attention output", ATTN_OUT);
     attention_core_terms(s, arch, x, &mut v);

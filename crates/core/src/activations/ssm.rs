@@ -347,20 +347,33 @@ pub fn gdn_torch_around(s: &Scenario, x: &Shape, g: &LinearAttn) -> u128 {
 ///     (q, k after l2norm, their rstd, v, g, beta, the intra-chunk A; the chunk states are
 ///      recomputed)
 /// torch (torch_chunk_gated_delta_rule):
-///     U·4·(8·d_k + 3·d_v + 5·64) + U·4·d_k·d_v/64,   U = b·H_v·s_pad, s_pad = ⌈s'/64⌉·64
-///     (the normed and raw q, k, v, k_beta, the solved values, decayed q and k, five chunk
-///      matrices, and one recurrent state per chunk)
+///     U·4·(8·d_k + 3·d_v + 5·64 + 4 + d_k·d_v/64) + 2·T·H_v·d_k·4 + 2·(U − U/c)·d_k·4
+///     U = b·H_v·s_pad, s_pad = ⌈s'/64⌉·64, c = s_pad/64 chunks, T = b·s'
+///     (U-sized: the padded q, k, v, k_beta, the two matmuls' operand copies k_beta, kᵀ,
+///      q, kᵀ, k_cumdecay, the solved values and every chunk's v_new (8 d_k- and 3 d_v-wide);
+///      five chunk matrices (the two products, their decayed copies, the pairwise decay);
+///      three decay exps and the padded β; one recurrent state per chunk.
+///      Beside them: the l2-normalised q and k at H_v heads before padding, and the chunk
+///      loop's copies of q[:, :, i] and k[:, :, i]ᵀ for every chunk but one (the first
+///      reads the zero state, the last update is dropped without output_final_state))
 /// ```
 /// The block also keeps its input, the in_proj input `T·h·k` and the out_proj input
 /// `T·H_v·d_v·k` (counted in [`hybrid_block_bytes`]). Sources: fla 0.5.2
 /// `ops/gated_delta_rule/chunk.py::ChunkGatedDeltaRuleFunction.forward`
 /// (`ctx.save_for_backward`), transformers 5.24
-/// `modeling_qwen3_next.torch_chunk_gated_delta_rule` (research notes §2; the torch count is
-/// an estimate from the autograd rules, not measured).
+/// `modeling_qwen3_next.torch_chunk_gated_delta_rule` (research notes §2), the torch count
+/// read off the live tensors at the backward's start of the calibration run
+/// `train/qwen3_next/s/fp32/adamw-foreach/sdpa/nockpt/loss=model/b2s256`
+/// (`tests/data/hf_ssm_measurements.json`: 13,172,736 B per block inside the rule, of which
+/// the normalised q, k (2 × 524,288) and the loop's copies (6 × 131,072) were missing).
 ///
 /// # Example
 /// Qwen3-Next (H_k 16, H_v 32, d_k = d_v = 128), bf16, per token: fused 8,192 + 8,192 + 4,096
-/// + 128 + 192 = 20,800 B (the notes print 20,864); torch 32·(4·1,728 + 1,024) = 253,952 B.
+/// + 128 + 192 = 20,800 B (the notes print 20,864).
+///
+/// Torch at b = 1, s = 4,096 (U = 131,072, c = 64): 131,072·4·(1,024 + 384 + 320 + 4 + 256)
+/// = 1,042,284,544, plus 2·131,072·128·4 = 134,217,728, plus 2·129,024·128·4 = 132,120,576:
+/// 1,308,622,848 B.
 pub fn linear_mixer_saved(s: &Scenario, x: &Shape, g: &LinearAttn) -> u128 {
     let (hk, hv, dk, dv) = (
         g.k_heads as u128,
@@ -375,7 +388,10 @@ pub fn linear_mixer_saved(s: &Scenario, x: &Shape, g: &LinearAttn) -> u128 {
         }
         _ => {
             let u = x.b * hv * x.sl.div_ceil(64) * 64;
-            u * 4 * (8 * dk + 3 * dv + 5 * 64) + u * 4 * dk * dv / 64
+            let first = x.b * hv * 64;
+            u * 4 * (8 * dk + 3 * dv + 5 * 64 + 4 + dk * dv / 64)
+                + 2 * x.b * x.sl * hv * dk * 4
+                + 2 * u.saturating_sub(first) * dk * 4
         }
     }
 }
@@ -476,6 +492,11 @@ mod tests {
             linear_mixer_saved(&s, &x, &g)
         };
         assert_eq!(lin("fused"), 4096 * 20_800);
-        assert_eq!(lin("torch"), 4096 * 253_952);
+        // torch: U = 131,072 head-tokens, c = 64 chunks (the docs' example).
+        let u = 32 * 4096u128;
+        let torch =
+            u * 4 * (1024 + 384 + 320 + 4 + 256) + 2 * u * 128 * 4 + 2 * (u - 32 * 64) * 128 * 4;
+        assert_eq!(torch, 1_308_622_848);
+        assert_eq!(lin("torch"), torch);
     }
 }
