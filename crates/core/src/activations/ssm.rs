@@ -27,11 +27,17 @@ use crate::scenario::{Scenario, SsmKernels};
 ///     (discrete_A, discrete_B and every step's fp32 state, each 4·E; the steps' 16-bit
 ///      copies 2·E unless fp32; in_proj, conv and x_proj outputs ≈ 10·T·d·k)
 /// Mamba-2, torch:  b·H·s_pad·4·(3·l + 5·N + 6·P) + b·(c + 1)·H·P·N·4
-///                  + T·(2d + 2GN + H)·k + 2·T·(d + 2GN)·k + 4·T·d·k,   c = ⌈s'/l⌉, P = d/H
+///                  + T·(2d + 2GN + H)·k + 2·T·(d + 2GN)·k + T·d·(16 + [k < 4]·k),
+///                  c = ⌈s'/l⌉, P = d/H
 ///     (G, L, M of the chunk scan; B, C, B_decay and the einsums' contiguous copies of
 ///      them; the chunked x·dt, D_residual's padded x, C·states, the sum; the c + 1 chunk
-///      states; in_proj's output, the convolution's output and its SiLU, the gated
-///      RMSNorm's four d-wide tensors. Counted on the live tensors at the backward's start
+///      states; in_proj's output, the convolution's output and its SiLU; the gated
+///      RMSNorm's four fp32 d-wide tensors — it runs on the scan's fp32 output: the gate's
+///      fp32 copy (its SiLU's input; in fp32 the in_proj output itself), the SiLU, the
+///      product and the normalised tensor — and, in a 16-bit model, out_proj's 16-bit copy
+///      of its fp32 output (`self.out_proj(scan_output.to(dtype))`; read off the bf16
+///      calibration run `train/nemotron_h/s/bf16/adamw-foreach/sdpa/nockpt/loss=model/b2s256`:
+///      4 × 1,048,576 + 524,288 B per block, memfit had 4·T·d·2). Counted on the live tensors at the backward's start
 ///      of `train/mamba2/s/fp32/adamw-foreach/eager/nockpt/loss=model/b2s256`, a
 ///      calibration run of `tests/data/hf_ssm_measurements.json`: 14 chunked fp32 tensors
 ///      per block; which of them are N, P or l wide is read from the code, as l = N = P = 64
@@ -78,7 +84,7 @@ pub fn mamba_mixer_saved(s: &Scenario, x: &Shape, m: &Ssm) -> (u128, &'static st
                     + b * (c + 1) * hh * p * n * 4
                     + tok * (2 * d + 2 * g * n + hh) * k
                     + 2 * tok * (d + 2 * g * n) * k
-                    + 4 * tok * d * k,
+                    + tok * d * (16 + if k < 4 { k } else { 0 }),
                 "Mamba-2, torch fallback: G, L, M (b, H, c, l, l), five N-wide and six P-wide chunked tensors and the chunk states fp32; in_proj, conv and gated-norm outputs",
             )
         }
