@@ -135,6 +135,54 @@ pub fn mamba_transient(s: &Scenario, x: &Shape, m: &Ssm) -> u128 {
     }
 }
 
+/// The transient of a checkpointed Mamba-2 block's recompute on the torch path, in bytes,
+/// beyond the recomputed block's saved set `A_max`: the block at `mamba2_chunk_scan`'s
+/// return holds its input, its norm's output, the mixer's saved tensors up to the scan and
+/// the scan's locals, but not yet what it saves after the scan (the gated RMSNorm, out_proj's
+/// input, a hybrid block's attention and MLP). 0 for Mamba-1 and the fused kernels.
+///
+/// # Formula
+/// ```text
+/// X_r = max(0, I + T·h·k + M_s − T·d·(16 + [k < 4]·k) + X_l − A_max)
+/// X_l = b·H·4·(s_pad·(6·P + N) + (c + 2)·P·N),   s_pad = ⌈s'/l⌉·l, c = s_pad/l, P = d/H
+/// ```
+/// `I` the block's input, `M_s` = [`mamba_mixer_saved`], `T·d·(16 + [k < 4]·k)` its gated
+/// norm's part, `A_max` the recomputed block's saved set ([`hybrid_block_bytes`]). `X_l`, the
+/// scan's locals alive at `output = (Y_diag + Y_off).contiguous()` beyond its saved
+/// tensors: the padded x·dt and C (P, N), `D_residual`, `Y_diag`, `Y_off`, their sum and
+/// its contiguous copy (P each), the einsum output of the c + 1 chunk states (its copy is
+/// saved) and the zero initial state. Source: transformers 5.24
+/// `modeling_mamba2.mamba2_chunk_scan` (the same function in `modeling_nemotron_h`,
+/// `modeling_bamba`, `modeling_falcon_h1`; `FalconH1DecoderLayer` runs the Mamba mixer before
+/// the attention); every checkpointed Mamba-2 calibration run of
+/// `tests/data/hf_ssm_measurements.json` peaks there (traced:
+/// `train/mamba2/s/fp32/adamw-foreach/eager/ckpt/loss=model/b2s256`, 21 chunked fp32 tensors
+/// and three chunk-state tensors live, 14 and one of them saved).
+///
+/// # Example
+/// That run's block (b 2, H 8, P = N = l = 64, s' 256, d 512, fp32; no MLP, so `A_max` is
+/// `I + T·h·k + M_s`): X_l − T·d·16 = 2·8·4·(256·448 + 6·4,096) − 512·512·16 = 8,912,896 −
+/// 4,194,304 = 4,718,592 B.
+pub fn mamba2_recompute_transient(s: &Scenario, x: &Shape, m: &Ssm, a_max: u128) -> u128 {
+    if m.version != 2 || s.runtime.ssm_kernels == SsmKernels::Fused {
+        return 0;
+    }
+    let (d, n, hh) = (m.d_inner as u128, m.d_state as u128, m.heads as u128);
+    let l = m.chunk_len();
+    let c = x.sl.div_ceil(l);
+    let s_pad = c * l;
+    let p = d.checked_div(hh).unwrap_or(0);
+    let locals = x.b * hh * 4 * (s_pad * (6 * p + n) + (c + 2) * p * n);
+    let after = x.b * x.sl * d * (16 + if x.k < 4 { x.k } else { 0 });
+    let before = layer_input_bytes(s, x)
+        .saturating_add(x.b * x.sl * x.h * x.k)
+        .saturating_add(mamba_mixer_saved(s, x, m).0);
+    before
+        .saturating_sub(after)
+        .saturating_add(locals)
+        .saturating_sub(a_max)
+}
+
 /// The torch fallback's transient while one Mamba-1 block runs its backward, in bytes
 /// (0 for Mamba-2 and the fused kernels: [`mamba_transient`] covers them).
 ///
@@ -446,6 +494,33 @@ mod tests {
         let traced = 1_048_576 + 1_060_864 + 5 * 524_288 + 5 * 16_384;
         assert_eq!(at("torch"), traced);
         assert_eq!(at("fused"), 0);
+    }
+
+    /// The traced recompute of `train/mamba2/s/fp32/adamw-foreach/eager/ckpt/loss=model/b2s256`:
+    /// seven chunked tensors and two chunk-state tensors beyond the saved set, less the
+    /// gated norm's four fp32 tensors (the docs' example).
+    #[test]
+    fn mamba2_recompute_by_hand() {
+        let m = Ssm {
+            version: 2,
+            d_inner: 512,
+            d_state: 64,
+            groups: 2,
+            heads: 8,
+            conv_kernel: 4,
+            chunk: 64,
+        };
+        // A_max of a block without an MLP: its input, norm output and mixer.
+        let at = |q: &str| {
+            let s = decode(q).0.scenario;
+            let x = Shape::of(&s, &s.arch(), &s.layout());
+            let a_max = layer_input_bytes(&s, &x) + 512 * 256 * 4 + mamba_mixer_saved(&s, &x, &m).0;
+            mamba2_recompute_transient(&s, &x, &m, a_max)
+        };
+        let q = "model=llama-2-7b&hidden=256&batch=2&seq=256&precision=fp32&ssm_kernels=torch";
+        let traced = 7 * 1_048_576 + 1_310_720 + 262_144;
+        assert_eq!(at(q), traced - 4 * 524_288 * 2);
+        assert_eq!(at(&q.replace("torch", "fused")), 0);
     }
 
     /// The research notes' numbers: Mamba-130M at 8 × 1,024, fused 78.9 MB per block, torch
