@@ -252,34 +252,19 @@ pub fn hybrid_block_bytes(
     x: &Shape,
     transformer: u128,
 ) -> Option<(u128, u128, String)> {
-    let (lm, lc) = (arch.mamba_layers as u128, arch.conv_layers as u128);
-    let gdn = arch.linear_shape();
-    // Gated-DeltaNet blocks with their shape; other linear attention counts as attention.
-    let ll = if gdn.is_some() {
-        arch.linear_layers as u128
-    } else {
-        0
-    };
+    let (la, lm, lc, ll, parallel, mlp_only) = block_kinds(arch);
     if lm + lc + ll == 0 {
         return None;
     }
-    let la = arch.attention_layers() as u128 + arch.linear_layers as u128 - ll;
+    let gdn = arch.linear_shape();
     let input = layer_input_bytes(s, x);
     let mlp = mlp_half_bytes(s, arch, x);
     let layers = arch.layers as u128;
     let mixers = la + lm + lc + ll;
-    // Block structure: Falcon-H1's parallel blocks (attention and Mamba side by side on one
-    // norm's output: more mixers than blocks), Nemotron-H's single-mixer blocks (fewer:
-    // the rest are MLP-only blocks), or blocks of one mixer and an MLP (Jamba, Bamba, LFM2).
-    let (parallel, mlp_only) = (mixers > layers, layers.saturating_sub(mixers));
     let (am, what) = match arch.ssm_shape() {
         Some(m) if lm > 0 => {
             let (mixer, what) = mamba_mixer_saved(s, x, &m);
-            let with_mlp = if la + lc + ll > 0 && mlp_only == 0 && !parallel {
-                mlp
-            } else {
-                0
-            };
+            let with_mlp = mamba_block_mlp(s, arch, x);
             let norm_out = x.b * x.sl * x.h * x.k;
             let sum = if parallel {
                 mixer.saturating_sub(ungated_norm_saving(s, x, &m))
@@ -349,6 +334,43 @@ pub fn ungated_norm_saving(s: &Scenario, x: &Shape, m: &Ssm) -> u128 {
         return 0;
     }
     x.b * x.sl * m.d_inner as u128 * (12 - x.k.min(12))
+}
+
+/// A hybrid's block kinds: `(L_a, L_m, L_c, L_l, parallel, L_f)` — attention (and linear
+/// attention without a gated-DeltaNet shape), Mamba, convolution and gated-DeltaNet blocks,
+/// whether the blocks are Falcon-H1's parallel ones (more mixers than blocks) and how many
+/// are MLP-only (Nemotron-H: fewer mixers than blocks).
+fn block_kinds(arch: &Arch) -> (u128, u128, u128, u128, bool, u128) {
+    let (lm, lc) = (arch.mamba_layers as u128, arch.conv_layers as u128);
+    // Gated-DeltaNet blocks with their shape; other linear attention counts as attention.
+    let ll = if arch.linear_shape().is_some() {
+        arch.linear_layers as u128
+    } else {
+        0
+    };
+    let la = arch.attention_layers() as u128 + arch.linear_layers as u128 - ll;
+    let (mixers, layers) = (la + lm + lc + ll, arch.layers as u128);
+    (
+        la,
+        lm,
+        lc,
+        ll,
+        mixers > layers,
+        layers.saturating_sub(mixers),
+    )
+}
+
+/// The MLP half a hybrid's Mamba block carries (its norm and feed-forward, `A_mlp`), in
+/// bytes: blocks of one mixer and an MLP (Jamba, Bamba, Granite-4.0-H); 0 for a pure
+/// Mamba model, Nemotron-H's single-mixer blocks and Falcon-H1's parallel ones (their MLP
+/// is counted with the attention). Its backward runs, and frees it, before the mixer's.
+pub fn mamba_block_mlp(s: &Scenario, arch: &Arch, x: &Shape) -> u128 {
+    let (la, _, lc, ll, parallel, mlp_only) = block_kinds(arch);
+    if la + lc + ll > 0 && mlp_only == 0 && !parallel {
+        mlp_half_bytes(s, arch, x)
+    } else {
+        0
+    }
 }
 
 /// The largest of the block kinds present (`(count, bytes)`), at least the average `a`.

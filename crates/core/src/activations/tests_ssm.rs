@@ -157,3 +157,25 @@ fn mixer_saved_by_hand() {
     assert_eq!(torch, 1_308_622_848);
     assert_eq!(lin("torch"), torch);
 }
+
+/// The MLP half a Mamba block carries: a Jamba-like mix (3 Mamba blocks and 1 attention
+/// block, each with an MLP) carries the block's MLP half; a pure Mamba model none.
+#[test]
+fn mamba_block_mlp_by_structure() {
+    let at = |mix: &str| {
+        let q = format!(
+            "model=llama-2-7b&layers=4&hidden=256&heads=8&ffn=512&{mix}&ssm_version=1&ssm_inner=512&ssm_state=16&precision=fp32&batch=2&seq=256&ssm_kernels=torch"
+        );
+        let s = decode(&q).0.scenario;
+        let arch = s.arch();
+        let x = Shape::of(&s, &arch, &s.layout());
+        (
+            mamba_block_mlp(&s, &arch, &x),
+            crate::activations::mlp_half_bytes(&s, &arch, &x),
+        )
+    };
+    let (jamba, mlp) = at("mamba_layers=3");
+    assert!(mlp > 0);
+    assert_eq!(jamba, mlp);
+    assert_eq!(at("mamba_layers=4").0, 0);
+}

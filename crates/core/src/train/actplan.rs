@@ -333,9 +333,11 @@ pub(crate) fn scan_transient_item(s: &Scenario, arch: &Arch, l: &Layout, ledger:
     } else {
         0
     };
-    let bwd = crate::activations::ssm::mamba_backward_transient(s, &x, &m)
-        .max(bytes)
-        .max(recompute);
+    // Mamba-1's buffers appear inside the mixer's backward, after the block's MLP half has
+    // run its backward and freed its saved tensors (`mamba_block_mlp`).
+    let m1 = crate::activations::ssm::mamba_backward_transient(s, &x, &m)
+        .saturating_sub(crate::activations::ssm::mamba_block_mlp(s, arch, &x));
+    let bwd = m1.max(bytes).max(recompute);
     let note = "the Mamba block running: the torch fallback's scan transient";
     let ctx = || {
         format!(
