@@ -93,6 +93,29 @@ pub(crate) fn mlp_half_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> u128 {
     v.iter().map(|t| t.bytes).sum()
 }
 
+/// The first norm of a Mamba, convolution or gated-DeltaNet block, bytes per micro-batch:
+/// the same norm term as a transformer block's ([`push_norm`]), read by one linear.
+///
+/// # Formula
+/// `2·T·h·k/r + n_s·T + κ·T·h/r` (`NORM`: its input, statistics, fp32 normalised tensor and
+/// output, the in_proj's input; under autocast `NORM_AC_OUT`); symbols as in [`vars`].
+/// Source: transformers 5.24 `modeling_lfm2.Lfm2RMSNorm` (`operator_norm`),
+/// `modeling_mamba2.MambaRMSNorm`, `modeling_nemotron_h.NemotronHRMSNorm`,
+/// `modeling_qwen3_next.Qwen3NextRMSNorm`: the normalised fp32 `x·rsqrt` is saved by the
+/// weight's product. Read off the calibration run
+/// `train/lfm2/s/fp32/sgd/sdpa/nockpt/loss=model/b2s256` (`tests/data/hf_ssm_measurements.json`):
+/// per convolution block the input, `x·rsqrt` and `weight·x` (3 × 524,288 B) and the rsqrt
+/// (2,048 B), where memfit counted the input and the output only.
+///
+/// # Example
+/// That run (T = 512, h = 256, fp32, n_s = κ = 4): 2·512·256·4 + 4·512 + 4·512·256 =
+/// 1,574,912 B.
+pub(crate) fn mixer_norm_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> u128 {
+    let mut v = Terms::new(vars(s, arch, x));
+    push_norm(s, &mut v, "mixer norm + in_proj input", Reader::Head);
+    v.iter().map(|t| t.bytes).sum()
+}
+
 /// The adapters' targets when a block is a frozen base under PEFT LoRA (framework=pytorch,
 /// a dense block with standard attention); `None` for full training, QLoRA (its
 /// dequantised base is modelled as measured on CPU), MoE and MLA blocks.

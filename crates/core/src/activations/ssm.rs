@@ -8,7 +8,7 @@
 //! fallbacks counted by hand from the autograd rules (an estimate, about ±20 %; not
 //! measured).
 
-use super::{layer_input_bytes, mlp_half_bytes, Shape};
+use super::{layer_input_bytes, mixer_norm_bytes, mlp_half_bytes, Shape};
 use crate::model::{Arch, LinearAttn, Ssm};
 use crate::scenario::{Scenario, SsmKernels};
 
@@ -257,7 +257,9 @@ pub fn hybrid_block_bytes(
         return None;
     }
     let gdn = arch.linear_shape();
-    let input = layer_input_bytes(s, x);
+    // A Mamba, convolution or gated-DeltaNet block's first norm: its input, statistics, fp32
+    // normalised tensor and output (the in_proj's input), as a transformer block's.
+    let norm = mixer_norm_bytes(s, arch, x);
     let mlp = mlp_half_bytes(s, arch, x);
     let layers = arch.layers as u128;
     let mixers = la + lm + lc + ll;
@@ -265,11 +267,10 @@ pub fn hybrid_block_bytes(
         Some(m) if lm > 0 => {
             let (mixer, what) = mamba_mixer_saved(s, x, &m);
             let with_mlp = mamba_block_mlp(s, arch, x);
-            let norm_out = x.b * x.sl * x.h * x.k;
             let sum = if parallel {
                 mixer.saturating_sub(ungated_norm_saving(s, x, &m))
             } else {
-                input.saturating_add(norm_out).saturating_add(mixer)
+                norm.saturating_add(mixer)
             };
             (sum.saturating_add(with_mlp), what)
         }
@@ -282,10 +283,12 @@ pub fn hybrid_block_bytes(
         transformer
     };
     // Saturating: a transformer term of absurd overrides may be near u128::MAX.
-    let ac = input
+    // The convolution mixer's count includes its in_proj input, the norm's output.
+    let ac = norm
         .saturating_add(conv_mixer_saved(x))
+        .saturating_sub(x.b * x.sl * x.h * x.k)
         .saturating_add(mlp);
-    let al = gdn.map_or(0, |g| gdn_block_bytes(s, x, &g, input, mlp));
+    let al = gdn.map_or(0, |g| gdn_block_bytes(s, x, &g, norm, mlp));
     let total = la
         .saturating_mul(at)
         .saturating_add(lm.saturating_mul(am))
@@ -382,14 +385,14 @@ pub(crate) fn largest_kind(kinds: &[(u128, u128)], a: u128) -> u128 {
         .fold(a, u128::max)
 }
 
-/// One gated-DeltaNet block's saved bytes: `A_l = I + T·(h + H_v·d_v)·k + core + X_t + A_mlp`
-/// (its input, the in_proj and out_proj inputs, [`linear_mixer_saved`], the torch path's
-/// convolution and gated norm [`gdn_torch_around`], and the MLP half).
-fn gdn_block_bytes(s: &Scenario, x: &Shape, g: &LinearAttn, input: u128, mlp: u128) -> u128 {
+/// One gated-DeltaNet block's saved bytes: `A_l = N_1 + T·H_v·d_v·k + core + X_t + A_mlp`
+/// (its first norm with its input and output, the in_proj input, `mixer_norm_bytes`; the
+/// out_proj input, [`linear_mixer_saved`], the torch path's convolution and gated norm
+/// [`gdn_torch_around`], and the MLP half).
+fn gdn_block_bytes(s: &Scenario, x: &Shape, g: &LinearAttn, norm: u128, mlp: u128) -> u128 {
     let (hv, dv) = (g.v_heads as u128, g.v_dim as u128);
-    let around = x.b * x.sl * (x.h + hv * dv) * x.k;
-    input
-        .saturating_add(around)
+    let out_in = x.b * x.sl * hv * dv * x.k;
+    norm.saturating_add(out_in)
         .saturating_add(linear_mixer_saved(s, x, g))
         .saturating_add(gdn_torch_around(s, x, g))
         .saturating_add(mlp)

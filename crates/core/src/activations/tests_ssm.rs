@@ -179,3 +179,17 @@ fn mamba_block_mlp_by_structure() {
     assert_eq!(jamba, mlp);
     assert_eq!(at("mamba_layers=4").0, 0);
 }
+
+/// The first norm of a convolution block as traced on the LFM2 calibration run (T = 512,
+/// h = 256, fp32): input, x·rsqrt and weight·x, 3 × 524,288 B, and the rsqrt, 2,048 B.
+#[test]
+fn mixer_norm_by_hand() {
+    let q = "model=llama-2-7b&hidden=256&heads=8&batch=2&seq=256&precision=fp32";
+    let s = decode(q).0.scenario;
+    let arch = s.arch();
+    let x = Shape::of(&s, &arch, &s.layout());
+    assert_eq!(
+        crate::activations::mixer_norm_bytes(&s, &arch, &x),
+        3 * 524_288 + 2_048
+    );
+}
