@@ -87,29 +87,45 @@ fn ssm_runs_are_compared_and_reported_by_part() {
     let (n, g_median, g_max) = cal(false);
     eprintln!("calibration generate + prefill: {n} runs, median {g_median:.4}, max {g_max:.4}");
     assert_eq!(n, 35);
-    // Bounds at today's calibration figures (docs/ssm.md, 2026-11-27). Generate and prefill
-    // meet the transformer budgets' max (7 %), not yet their median (1 %: 1.5 %, Mamba-2's
-    // chunk scan +1 … +3 % where l = N = P). Training is wider where a mechanism of
-    // transformers' torch path is not modelled yet: Mamba-2 hybrids in bf16 (Nemotron-H
-    // −12.0 % under full checkpointing, −6.8 % without; Bamba −5.0 % / −7.4 %); Qwen3-Next's
-    // gated attention and routed experts' outputs without checkpointing (−6.6 %,
-    // `train/qwen3_next/s/fp32/adamw-foreach/sdpa/nockpt/loss=model/b2s256`); Granite-4.0-H in
-    // bf16 (−6.0 %). Fixed since the first comparison (3.5 % / 20.5 %): the recomputed block
-    // under full checkpointing is the largest block kind's (`ActPlan::a_max`; Nemotron-H fp32
-    // −14.4 % → −2.6 %, Bamba bf16 −12.0 % → −5.0 %), the gated-DeltaNet block's convolution
-    // and gated norm (`ssm::gdn_torch_around`) and the shared expert of Qwen3-Next and
-    // Granite-4.0-H (`shared_experts` from the import; Qwen3-Next −20.5 % → −6.6 %,
-    // Granite-4.0-H −11.9 % → −6.0 %).
-    assert!(t_median < 0.027, "calibration training median {t_median}");
-    assert!(t_max < 0.121, "calibration training max {t_max}");
-    assert!(g_median < 0.016, "calibration generate median {g_median}");
-    assert!(g_max < 0.064, "calibration generate max {g_max}");
+    // Bounds at today's calibration figures (docs/ssm.md, 2026-11-27, second pass).
+    // Generate and prefill meet the transformer budgets (0.7 % / 2.2 %) since Qwen3-Next's
+    // gated-DeltaNet prefill counts the block's in_proj, z and convolution outputs beside
+    // the chunk rule and the scan's held stream is the block's first half (`h_x = h_l − h`;
+    // Qwen3-Next −6.3 % → +1.3 %). Training is wider where a mechanism of transformers'
+    // torch path is not modelled yet: the largest misses left are Jamba +2.7 %, Nemotron-H
+    // fp32 +2.6 %, Qwen3-Next −1.4 % (routed experts' outputs), Mamba bf16 −1.6 %. A Mamba,
+    // convolution or gated-DeltaNet block's first norm saves what a transformer block's
+    // does (`layer::mixer_norm_bytes`: its fp32 normalised tensor and statistics too;
+    // calibration training median 1.3 % → 0.8 %). Falcon-H1's Mamba mixer gates without the gated RMSNorm
+    // (`ssm::ungated_norm_saving`: +4.6 % → +0.3 %); Mamba-1's backward buffers come after
+    // the block's MLP half is freed (`ssm::mamba_block_mlp`: Jamba +5.2 % → +2.3 %).
+    // The Mamba-2 gated RMSNorm's fp32 tensors in a 16-bit model (`ssm::mamba_mixer_saved`)
+    // moved Nemotron-H bf16 −6.8 % → −1.6 %, Bamba −7.4 % → −2.0 %, Granite-4.0-H
+    // −6.0 % → −1.6 %; a checkpointed Mamba-2 block's recompute peaking at the chunk scan's
+    // return (`ssm::mamba2_recompute_transient`) Nemotron-H bf16 −12.0 % → −1.6 %, fp32
+    // −2.6 % → +1.8 %, Mamba-2 −3.6 % → +0.8 %. Fixed since the first comparison
+    // (3.5 % / 20.5 %): the recomputed block under full checkpointing is the largest block
+    // kind's (`ActPlan::a_max`), the gated-DeltaNet block's convolution and gated norm
+    // (`ssm::gdn_torch_around`), the shared expert of Qwen3-Next and Granite-4.0-H, and
+    // (second pass) Qwen3-Next's gated attention with its per-head q/k norms
+    // (`vars::ATTN_GATE`, `QK_NORMS`) and the chunk rule's normalised q, k and per-chunk
+    // copies (`ssm::linear_mixer_saved`; Qwen3-Next training −6.6 % → −2.0 %).
+    assert!(t_median < 0.008, "calibration training median {t_median}");
+    assert!(t_max < 0.028, "calibration training max {t_max}");
+    assert!(g_median < 0.008, "calibration generate median {g_median}");
+    assert!(g_max < 0.023, "calibration generate max {g_max}");
     // Held out, as reported (never tuned on): median / max.
     let held =
         |train: bool| memfit_evidence::hf::stats(&rows, |r| r.held_out && is_training(r) == train);
     let ((nt, mt, xt), (ng, mg, xg)) = (held(true), held(false));
     eprintln!("held out training: {nt} runs, median {mt:.4}, max {xt:.4}; generate + prefill: {ng} runs, median {mg:.4}, max {xg:.4}");
     assert_eq!((nt, ng), (20, 10));
+    // Second pass (2026-11-27), read twice, each time after the calibration work was
+    // committed: after the Qwen3-Next mechanisms training 1.2 % / 13.9 %, generate + prefill
+    // 0.4 % / 1.5 %; after the Mamba-2 16-bit gated norm, the recompute at the scan's
+    // return, Falcon-H1's ungated mixer, Mamba-1's backward after the MLP and the mixers'
+    // first norm: training 0.7 % / 3.7 % (pure Mamba-2 bf16 13.9 % → 3.7 %), generate +
+    // prefill 0.4 % / 1.5 %. Bounds not tightened on them.
     // As reported once after the mechanisms were fixed (2026-11-27): training 1.4 % / 13.9 %
     // (2.1 % / 26.6 % before the hybrid recompute, gated-DeltaNet and shared-expert
     // mechanisms), generate + prefill 1.7 % / 2.5 %; before them all 8.7 % / 39.8 % and

@@ -27,6 +27,7 @@ use crate::scenario::{LoraTargets, Tuning};
 /// MoE                                   ⌈T·m·(h·k + m_s·f_e·k)/t⌉ + 4·T·E     (MOE: routed copies, expert MLPs,
 ///                                                                              fp32 router logits)
 /// per-head q/k norms (Qwen3, Gemma 3)   T·(⌈a/t⌉ + ⌈a_kv/t⌉)·(d·(k + κ) + n_h)   (QK_NORMS)
+/// output gate (Qwen3-Next)              T·d·(⌈a/t⌉·(2k + 4 − u) + (⌈a/t⌉ + ⌈a_kv/t⌉)·(4 − k))  (ATTN_GATE)
 /// sandwich post-norms (Gemma 2, 3)      n_p·(T·h·k/r + n_s·T + κ·T·h/r)       (POST_NORMS)
 /// Gemma 2 attention soft-capping        b·⌈a/t⌉·s'·s·k  (eager only: the tanh's output)  (SOFTCAP_SCORES)
 /// SDPA's mask bias                      b·s'·s·k  (memory-efficient kernel with a mask)      (MASK_BIAS)
@@ -60,8 +61,11 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
     }
     push_norm(s, &mut v, "attention norm + qkv input", Reader::Attention);
     v.push("q, k, v (as the kernel reads them)", QKV);
-    if arch.qk_norm_head {
+    if arch.qk_norm_head || arch.gated_attention() {
         v.push("per-head q and k norms", QK_NORMS);
+    }
+    if arch.gated_attention() {
+        v.push("output gate (Qwen3-Next)", ATTN_GATE);
     }
     v.push("attention output", ATTN_OUT);
     attention_core_terms(s, arch, x, &mut v);
@@ -86,6 +90,29 @@ pub(crate) fn mlp_half_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> u128 {
     let mut v = Terms::new(vars(s, arch, x));
     push_norm(s, &mut v, MLP_NORM, Reader::Mlp);
     mlp_term(s, arch, &mut v);
+    v.iter().map(|t| t.bytes).sum()
+}
+
+/// The first norm of a Mamba, convolution or gated-DeltaNet block, bytes per micro-batch:
+/// the same norm term as a transformer block's ([`push_norm`]), read by one linear.
+///
+/// # Formula
+/// `2·T·h·k/r + n_s·T + κ·T·h/r` (`NORM`: its input, statistics, fp32 normalised tensor and
+/// output, the in_proj's input; under autocast `NORM_AC_OUT`); symbols as in [`vars`].
+/// Source: transformers 5.24 `modeling_lfm2.Lfm2RMSNorm` (`operator_norm`),
+/// `modeling_mamba2.MambaRMSNorm`, `modeling_nemotron_h.NemotronHRMSNorm`,
+/// `modeling_qwen3_next.Qwen3NextRMSNorm`: the normalised fp32 `x·rsqrt` is saved by the
+/// weight's product. Read off the calibration run
+/// `train/lfm2/s/fp32/sgd/sdpa/nockpt/loss=model/b2s256` (`tests/data/hf_ssm_measurements.json`):
+/// per convolution block the input, `x·rsqrt` and `weight·x` (3 × 524,288 B) and the rsqrt
+/// (2,048 B), where memfit counted the input and the output only.
+///
+/// # Example
+/// That run (T = 512, h = 256, fp32, n_s = κ = 4): 2·512·256·4 + 4·512 + 4·512·256 =
+/// 1,574,912 B.
+pub(crate) fn mixer_norm_bytes(s: &Scenario, arch: &Arch, x: &Shape) -> u128 {
+    let mut v = Terms::new(vars(s, arch, x));
+    push_norm(s, &mut v, "mixer norm + in_proj input", Reader::Head);
     v.iter().map(|t| t.bytes).sum()
 }
 

@@ -183,3 +183,5 @@ impl Shape {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_ssm;

@@ -8,7 +8,7 @@
 //! fallbacks counted by hand from the autograd rules (an estimate, about ±20 %; not
 //! measured).
 
-use super::{layer_input_bytes, mlp_half_bytes, Shape};
+use super::{layer_input_bytes, mixer_norm_bytes, mlp_half_bytes, Shape};
 use crate::model::{Arch, LinearAttn, Ssm};
 use crate::scenario::{Scenario, SsmKernels};
 
@@ -27,11 +27,17 @@ use crate::scenario::{Scenario, SsmKernels};
 ///     (discrete_A, discrete_B and every step's fp32 state, each 4·E; the steps' 16-bit
 ///      copies 2·E unless fp32; in_proj, conv and x_proj outputs ≈ 10·T·d·k)
 /// Mamba-2, torch:  b·H·s_pad·4·(3·l + 5·N + 6·P) + b·(c + 1)·H·P·N·4
-///                  + T·(2d + 2GN + H)·k + 2·T·(d + 2GN)·k + 4·T·d·k,   c = ⌈s'/l⌉, P = d/H
+///                  + T·(2d + 2GN + H)·k + 2·T·(d + 2GN)·k + T·d·(16 + [k < 4]·k),
+///                  c = ⌈s'/l⌉, P = d/H
 ///     (G, L, M of the chunk scan; B, C, B_decay and the einsums' contiguous copies of
 ///      them; the chunked x·dt, D_residual's padded x, C·states, the sum; the c + 1 chunk
-///      states; in_proj's output, the convolution's output and its SiLU, the gated
-///      RMSNorm's four d-wide tensors. Counted on the live tensors at the backward's start
+///      states; in_proj's output, the convolution's output and its SiLU; the gated
+///      RMSNorm's four fp32 d-wide tensors — it runs on the scan's fp32 output: the gate's
+///      fp32 copy (its SiLU's input; in fp32 the in_proj output itself), the SiLU, the
+///      product and the normalised tensor — and, in a 16-bit model, out_proj's 16-bit copy
+///      of its fp32 output (`self.out_proj(scan_output.to(dtype))`; read off the bf16
+///      calibration run `train/nemotron_h/s/bf16/adamw-foreach/sdpa/nockpt/loss=model/b2s256`:
+///      4 × 1,048,576 + 524,288 B per block, memfit had 4·T·d·2). Counted on the live tensors at the backward's start
 ///      of `train/mamba2/s/fp32/adamw-foreach/eager/nockpt/loss=model/b2s256`, a
 ///      calibration run of `tests/data/hf_ssm_measurements.json`: 14 chunked fp32 tensors
 ///      per block; which of them are N, P or l wide is read from the code, as l = N = P = 64
@@ -78,7 +84,7 @@ pub fn mamba_mixer_saved(s: &Scenario, x: &Shape, m: &Ssm) -> (u128, &'static st
                     + b * (c + 1) * hh * p * n * 4
                     + tok * (2 * d + 2 * g * n + hh) * k
                     + 2 * tok * (d + 2 * g * n) * k
-                    + 4 * tok * d * k,
+                    + tok * d * (16 + if k < 4 { k } else { 0 }),
                 "Mamba-2, torch fallback: G, L, M (b, H, c, l, l), five N-wide and six P-wide chunked tensors and the chunk states fp32; in_proj, conv and gated-norm outputs",
             )
         }
@@ -127,6 +133,54 @@ pub fn mamba_transient(s: &Scenario, x: &Shape, m: &Ssm) -> u128 {
             x.b * s_pad * l * hh * n.max(p) * 4
         }
     }
+}
+
+/// The transient of a checkpointed Mamba-2 block's recompute on the torch path, in bytes,
+/// beyond the recomputed block's saved set `A_max`: the block at `mamba2_chunk_scan`'s
+/// return holds its input, its norm's output, the mixer's saved tensors up to the scan and
+/// the scan's locals, but not yet what it saves after the scan (the gated RMSNorm, out_proj's
+/// input, a hybrid block's attention and MLP). 0 for Mamba-1 and the fused kernels.
+///
+/// # Formula
+/// ```text
+/// X_r = max(0, I + T·h·k + M_s − T·d·(16 + [k < 4]·k) + X_l − A_max)
+/// X_l = b·H·4·(s_pad·(6·P + N) + (c + 2)·P·N),   s_pad = ⌈s'/l⌉·l, c = s_pad/l, P = d/H
+/// ```
+/// `I` the block's input, `M_s` = [`mamba_mixer_saved`], `T·d·(16 + [k < 4]·k)` its gated
+/// norm's part, `A_max` the recomputed block's saved set ([`hybrid_block_bytes`]). `X_l`, the
+/// scan's locals alive at `output = (Y_diag + Y_off).contiguous()` beyond its saved
+/// tensors: the padded x·dt and C (P, N), `D_residual`, `Y_diag`, `Y_off`, their sum and
+/// its contiguous copy (P each), the einsum output of the c + 1 chunk states (its copy is
+/// saved) and the zero initial state. Source: transformers 5.24
+/// `modeling_mamba2.mamba2_chunk_scan` (the same function in `modeling_nemotron_h`,
+/// `modeling_bamba`, `modeling_falcon_h1`; `FalconH1DecoderLayer` runs the Mamba mixer before
+/// the attention); every checkpointed Mamba-2 calibration run of
+/// `tests/data/hf_ssm_measurements.json` peaks there (traced:
+/// `train/mamba2/s/fp32/adamw-foreach/eager/ckpt/loss=model/b2s256`, 21 chunked fp32 tensors
+/// and three chunk-state tensors live, 14 and one of them saved).
+///
+/// # Example
+/// That run's block (b 2, H 8, P = N = l = 64, s' 256, d 512, fp32; no MLP, so `A_max` is
+/// `I + T·h·k + M_s`): X_l − T·d·16 = 2·8·4·(256·448 + 6·4,096) − 512·512·16 = 8,912,896 −
+/// 4,194,304 = 4,718,592 B.
+pub fn mamba2_recompute_transient(s: &Scenario, x: &Shape, m: &Ssm, a_max: u128) -> u128 {
+    if m.version != 2 || s.runtime.ssm_kernels == SsmKernels::Fused {
+        return 0;
+    }
+    let (d, n, hh) = (m.d_inner as u128, m.d_state as u128, m.heads as u128);
+    let l = m.chunk_len();
+    let c = x.sl.div_ceil(l);
+    let s_pad = c * l;
+    let p = d.checked_div(hh).unwrap_or(0);
+    let locals = x.b * hh * 4 * (s_pad * (6 * p + n) + (c + 2) * p * n);
+    let after = x.b * x.sl * d * (16 + if x.k < 4 { x.k } else { 0 });
+    let before = layer_input_bytes(s, x)
+        .saturating_add(x.b * x.sl * x.h * x.k)
+        .saturating_add(mamba_mixer_saved(s, x, m).0);
+    before
+        .saturating_sub(after)
+        .saturating_add(locals)
+        .saturating_sub(a_max)
 }
 
 /// The torch fallback's transient while one Mamba-1 block runs its backward, in bytes
@@ -198,39 +252,25 @@ pub fn hybrid_block_bytes(
     x: &Shape,
     transformer: u128,
 ) -> Option<(u128, u128, String)> {
-    let (lm, lc) = (arch.mamba_layers as u128, arch.conv_layers as u128);
-    let gdn = arch.linear_shape();
-    // Gated-DeltaNet blocks with their shape; other linear attention counts as attention.
-    let ll = if gdn.is_some() {
-        arch.linear_layers as u128
-    } else {
-        0
-    };
+    let (la, lm, lc, ll, parallel, mlp_only) = block_kinds(arch);
     if lm + lc + ll == 0 {
         return None;
     }
-    let la = arch.attention_layers() as u128 + arch.linear_layers as u128 - ll;
-    let input = layer_input_bytes(s, x);
+    let gdn = arch.linear_shape();
+    // A Mamba, convolution or gated-DeltaNet block's first norm: its input, statistics, fp32
+    // normalised tensor and output (the in_proj's input), as a transformer block's.
+    let norm = mixer_norm_bytes(s, arch, x);
     let mlp = mlp_half_bytes(s, arch, x);
     let layers = arch.layers as u128;
     let mixers = la + lm + lc + ll;
-    // Block structure: Falcon-H1's parallel blocks (attention and Mamba side by side on one
-    // norm's output: more mixers than blocks), Nemotron-H's single-mixer blocks (fewer:
-    // the rest are MLP-only blocks), or blocks of one mixer and an MLP (Jamba, Bamba, LFM2).
-    let (parallel, mlp_only) = (mixers > layers, layers.saturating_sub(mixers));
     let (am, what) = match arch.ssm_shape() {
         Some(m) if lm > 0 => {
             let (mixer, what) = mamba_mixer_saved(s, x, &m);
-            let with_mlp = if la + lc + ll > 0 && mlp_only == 0 && !parallel {
-                mlp
-            } else {
-                0
-            };
-            let norm_out = x.b * x.sl * x.h * x.k;
+            let with_mlp = mamba_block_mlp(s, arch, x);
             let sum = if parallel {
-                mixer
+                mixer.saturating_sub(ungated_norm_saving(s, x, &m))
             } else {
-                input.saturating_add(norm_out).saturating_add(mixer)
+                norm.saturating_add(mixer)
             };
             (sum.saturating_add(with_mlp), what)
         }
@@ -243,10 +283,12 @@ pub fn hybrid_block_bytes(
         transformer
     };
     // Saturating: a transformer term of absurd overrides may be near u128::MAX.
-    let ac = input
+    // The convolution mixer's count includes its in_proj input, the norm's output.
+    let ac = norm
         .saturating_add(conv_mixer_saved(x))
+        .saturating_sub(x.b * x.sl * x.h * x.k)
         .saturating_add(mlp);
-    let al = gdn.map_or(0, |g| gdn_block_bytes(s, x, &g, input, mlp));
+    let al = gdn.map_or(0, |g| gdn_block_bytes(s, x, &g, norm, mlp));
     let total = la
         .saturating_mul(at)
         .saturating_add(lm.saturating_mul(am))
@@ -272,8 +314,70 @@ pub fn hybrid_block_bytes(
     ))
 }
 
+/// What a Falcon-H1 Mamba-2 mixer on the torch path saves less than [`mamba_mixer_saved`]
+/// counts, in bytes: Falcon-H1 gates the scan's fp32 output without the gated RMSNorm
+/// (`mamba_rms_norm=False`, transformers' default and the published checkpoints', e.g.
+/// `tests/configs/falcon-h1-7b.json`), so the mixer saves the SiLU of the gate (k), the fp32
+/// product and, in 16 bits, out_proj's copy of it: `T·d·(k + 4 + [k < 4]·k)` instead of the
+/// gated norm's `T·d·(16 + [k < 4]·k)`.
+///
+/// # Formula
+/// `T·d·(12 − k)` on the torch Mamba-2 path (0 otherwise), `T = b·s'`.
+/// Source: transformers 5.24 `modeling_falcon_h1.FalconH1Mixer.torch_forward`
+/// (`scan_output = scan_output * torch.nn.functional.silu(gate)` when `not self.mamba_rms_norm`,
+/// then `self.out_proj(scan_output.to(dtype))`); read off the live tensors at the backward's
+/// start of the calibration run `train/falcon_h1/s/fp32/sgd/sdpa/nockpt/loss=model/b2s256`
+/// (`tests/data/hf_ssm_measurements.json`: the SiLU and the product, 2 × 1,048,576 B per
+/// block, where memfit counted four).
+///
+/// # Example
+/// That run (b 2, s' 256, d 512, fp32): 512·512·8 = 2,097,152 B per block.
+pub fn ungated_norm_saving(s: &Scenario, x: &Shape, m: &Ssm) -> u128 {
+    if m.version != 2 || s.runtime.ssm_kernels == SsmKernels::Fused {
+        return 0;
+    }
+    x.b * x.sl * m.d_inner as u128 * (12 - x.k.min(12))
+}
+
+/// A hybrid's block kinds: `(L_a, L_m, L_c, L_l, parallel, L_f)` — attention (and linear
+/// attention without a gated-DeltaNet shape), Mamba, convolution and gated-DeltaNet blocks,
+/// whether the blocks are Falcon-H1's parallel ones (more mixers than blocks) and how many
+/// are MLP-only (Nemotron-H: fewer mixers than blocks).
+fn block_kinds(arch: &Arch) -> (u128, u128, u128, u128, bool, u128) {
+    let (lm, lc) = (arch.mamba_layers as u128, arch.conv_layers as u128);
+    // Gated-DeltaNet blocks with their shape; other linear attention counts as attention.
+    let ll = if arch.linear_shape().is_some() {
+        arch.linear_layers as u128
+    } else {
+        0
+    };
+    let la = arch.attention_layers() as u128 + arch.linear_layers as u128 - ll;
+    let (mixers, layers) = (la + lm + lc + ll, arch.layers as u128);
+    (
+        la,
+        lm,
+        lc,
+        ll,
+        mixers > layers,
+        layers.saturating_sub(mixers),
+    )
+}
+
+/// The MLP half a hybrid's Mamba block carries (its norm and feed-forward, `A_mlp`), in
+/// bytes: blocks of one mixer and an MLP (Jamba, Bamba, Granite-4.0-H); 0 for a pure
+/// Mamba model, Nemotron-H's single-mixer blocks and Falcon-H1's parallel ones (their MLP
+/// is counted with the attention). Its backward runs, and frees it, before the mixer's.
+pub fn mamba_block_mlp(s: &Scenario, arch: &Arch, x: &Shape) -> u128 {
+    let (la, _, lc, ll, parallel, mlp_only) = block_kinds(arch);
+    if la + lc + ll > 0 && mlp_only == 0 && !parallel {
+        mlp_half_bytes(s, arch, x)
+    } else {
+        0
+    }
+}
+
 /// The largest of the block kinds present (`(count, bytes)`), at least the average `a`.
-fn largest_kind(kinds: &[(u128, u128)], a: u128) -> u128 {
+pub(crate) fn largest_kind(kinds: &[(u128, u128)], a: u128) -> u128 {
     kinds
         .iter()
         .filter(|(count, _)| *count > 0)
@@ -281,14 +385,14 @@ fn largest_kind(kinds: &[(u128, u128)], a: u128) -> u128 {
         .fold(a, u128::max)
 }
 
-/// One gated-DeltaNet block's saved bytes: `A_l = I + T·(h + H_v·d_v)·k + core + X_t + A_mlp`
-/// (its input, the in_proj and out_proj inputs, [`linear_mixer_saved`], the torch path's
-/// convolution and gated norm [`gdn_torch_around`], and the MLP half).
-fn gdn_block_bytes(s: &Scenario, x: &Shape, g: &LinearAttn, input: u128, mlp: u128) -> u128 {
+/// One gated-DeltaNet block's saved bytes: `A_l = N_1 + T·H_v·d_v·k + core + X_t + A_mlp`
+/// (its first norm with its input and output, the in_proj input, `mixer_norm_bytes`; the
+/// out_proj input, [`linear_mixer_saved`], the torch path's convolution and gated norm
+/// [`gdn_torch_around`], and the MLP half).
+fn gdn_block_bytes(s: &Scenario, x: &Shape, g: &LinearAttn, norm: u128, mlp: u128) -> u128 {
     let (hv, dv) = (g.v_heads as u128, g.v_dim as u128);
-    let around = x.b * x.sl * (x.h + hv * dv) * x.k;
-    input
-        .saturating_add(around)
+    let out_in = x.b * x.sl * hv * dv * x.k;
+    norm.saturating_add(out_in)
         .saturating_add(linear_mixer_saved(s, x, g))
         .saturating_add(gdn_torch_around(s, x, g))
         .saturating_add(mlp)
@@ -347,20 +451,33 @@ pub fn gdn_torch_around(s: &Scenario, x: &Shape, g: &LinearAttn) -> u128 {
 ///     (q, k after l2norm, their rstd, v, g, beta, the intra-chunk A; the chunk states are
 ///      recomputed)
 /// torch (torch_chunk_gated_delta_rule):
-///     U·4·(8·d_k + 3·d_v + 5·64) + U·4·d_k·d_v/64,   U = b·H_v·s_pad, s_pad = ⌈s'/64⌉·64
-///     (the normed and raw q, k, v, k_beta, the solved values, decayed q and k, five chunk
-///      matrices, and one recurrent state per chunk)
+///     U·4·(8·d_k + 3·d_v + 5·64 + 4 + d_k·d_v/64) + 2·T·H_v·d_k·4 + 2·(U − U/c)·d_k·4
+///     U = b·H_v·s_pad, s_pad = ⌈s'/64⌉·64, c = s_pad/64 chunks, T = b·s'
+///     (U-sized: the padded q, k, v, k_beta, the two matmuls' operand copies k_beta, kᵀ,
+///      q, kᵀ, k_cumdecay, the solved values and every chunk's v_new (8 d_k- and 3 d_v-wide);
+///      five chunk matrices (the two products, their decayed copies, the pairwise decay);
+///      three decay exps and the padded β; one recurrent state per chunk.
+///      Beside them: the l2-normalised q and k at H_v heads before padding, and the chunk
+///      loop's copies of q[:, :, i] and k[:, :, i]ᵀ for every chunk but one (the first
+///      reads the zero state, the last update is dropped without output_final_state))
 /// ```
 /// The block also keeps its input, the in_proj input `T·h·k` and the out_proj input
 /// `T·H_v·d_v·k` (counted in [`hybrid_block_bytes`]). Sources: fla 0.5.2
 /// `ops/gated_delta_rule/chunk.py::ChunkGatedDeltaRuleFunction.forward`
 /// (`ctx.save_for_backward`), transformers 5.24
-/// `modeling_qwen3_next.torch_chunk_gated_delta_rule` (research notes §2; the torch count is
-/// an estimate from the autograd rules, not measured).
+/// `modeling_qwen3_next.torch_chunk_gated_delta_rule` (research notes §2), the torch count
+/// read off the live tensors at the backward's start of the calibration run
+/// `train/qwen3_next/s/fp32/adamw-foreach/sdpa/nockpt/loss=model/b2s256`
+/// (`tests/data/hf_ssm_measurements.json`: 13,172,736 B per block inside the rule, of which
+/// the normalised q, k (2 × 524,288) and the loop's copies (6 × 131,072) were missing).
 ///
 /// # Example
 /// Qwen3-Next (H_k 16, H_v 32, d_k = d_v = 128), bf16, per token: fused 8,192 + 8,192 + 4,096
-/// + 128 + 192 = 20,800 B (the notes print 20,864); torch 32·(4·1,728 + 1,024) = 253,952 B.
+/// + 128 + 192 = 20,800 B (the notes print 20,864).
+///
+/// Torch at b = 1, s = 4,096 (U = 131,072, c = 64): 131,072·4·(1,024 + 384 + 320 + 4 + 256)
+/// = 1,042,284,544, plus 2·131,072·128·4 = 134,217,728, plus 2·129,024·128·4 = 132,120,576:
+/// 1,308,622,848 B.
 pub fn linear_mixer_saved(s: &Scenario, x: &Shape, g: &LinearAttn) -> u128 {
     let (hk, hv, dk, dv) = (
         g.k_heads as u128,
@@ -375,107 +492,10 @@ pub fn linear_mixer_saved(s: &Scenario, x: &Shape, g: &LinearAttn) -> u128 {
         }
         _ => {
             let u = x.b * hv * x.sl.div_ceil(64) * 64;
-            u * 4 * (8 * dk + 3 * dv + 5 * 64) + u * 4 * dk * dv / 64
+            let first = x.b * hv * 64;
+            u * 4 * (8 * dk + 3 * dv + 5 * 64 + 4 + dk * dv / 64)
+                + 2 * x.b * x.sl * hv * dk * 4
+                + 2 * u.saturating_sub(first) * dk * 4
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::contract::query::decode;
-
-    const MAMBA_130M: &str =
-        "model=llama-2-7b&layers=24&hidden=768&heads=1&kv_heads=1&head_dim=768\
-        &ffn=1536&vocab=50280&tied=1&params=129135360&mamba_layers=24&ssm_version=1\
-        &ssm_inner=1536&ssm_state=16&ssm_conv=4&precision=bf16&batch=8&seq=1024";
-
-    /// The docs' example: Nemotron-H-like kinds (2 Mamba of 12, 1 attention of 6, 3 MLP-only
-    /// of 2): the recompute holds the Mamba block's 12, not the average ⌈36/6⌉ = 6; a model
-    /// of one kind keeps its average.
-    #[test]
-    fn largest_kind_by_hand() {
-        assert_eq!(largest_kind(&[(1, 6), (2, 12), (0, 99), (3, 2)], 6), 12);
-        assert_eq!(largest_kind(&[(4, 5), (0, 9)], 5), 5);
-        // Falcon-H1's parallel blocks: both mixers in one block, the average is the block.
-        assert_eq!(largest_kind(&[(4, 5), (4, 3)], 8), 8);
-    }
-
-    /// The traced tensors of the gated-DeltaNet torch path around its chunk rule (Qwen3-Next
-    /// calibration run, b 2, s 256, fp32): cat 512·512·4, conv 2·259·512·4, five (512, 256)
-    /// fp32 tensors, beta, softplus, its sum and two l2norm rsqrts of (512, 8).
-    #[test]
-    fn gdn_torch_around_by_hand() {
-        let g = LinearAttn {
-            k_heads: 4,
-            v_heads: 8,
-            k_dim: 32,
-            v_dim: 32,
-            conv_kernel: 4,
-        };
-        let at = |kernels: &str| {
-            let q = format!(
-                "model=llama-2-7b&hidden=256&precision=fp32&batch=2&seq=256&ssm_kernels={kernels}"
-            );
-            let s = decode(&q).0.scenario;
-            let x = Shape::of(&s, &s.arch(), &s.layout());
-            gdn_torch_around(&s, &x, &g)
-        };
-        let traced = 1_048_576 + 1_060_864 + 5 * 524_288 + 5 * 16_384;
-        assert_eq!(at("torch"), traced);
-        assert_eq!(at("fused"), 0);
-    }
-
-    /// The research notes' numbers: Mamba-130M at 8 × 1,024, fused 78.9 MB per block, torch
-    /// 14·E + 10·T·d·k; Mamba-2 2.7B at 8 × 2,048 fused 514.4 MB per block.
-    #[test]
-    fn mixer_saved_by_hand() {
-        let m1 = Ssm {
-            version: 1,
-            d_inner: 1536,
-            d_state: 16,
-            groups: 1,
-            heads: 0,
-            conv_kernel: 4,
-            chunk: 0,
-        };
-        let at = |q: &str, m: &Ssm| {
-            let s = decode(q).0.scenario;
-            let x = Shape::of(&s, &s.arch(), &s.layout());
-            (mamba_mixer_saved(&s, &x, m).0, mamba_transient(&s, &x, m))
-        };
-        assert_eq!(at(MAMBA_130M, &m1), (78_905_344, 0));
-        let e = 8 * 1536 * 1024 * 16u128;
-        let torch = at(&format!("{MAMBA_130M}&ssm_kernels=torch"), &m1);
-        assert_eq!(torch, (14 * e + 10 * 8192 * 1536 * 2, 4 * e));
-        let m2 = Ssm {
-            version: 2,
-            d_inner: 5120,
-            d_state: 128,
-            groups: 1,
-            heads: 80,
-            conv_kernel: 4,
-            chunk: 256,
-        };
-        let q2 = "model=llama-2-7b&hidden=2560&precision=bf16&batch=8&seq=2048";
-        assert_eq!(at(q2, &m2).0, 514_392_064);
-        let naive = at(&format!("{q2}&ssm_kernels=torch-naive"), &m2).1;
-        assert_eq!(naive, 171_798_691_840);
-        // Qwen3-Next's gated DeltaNet per token (b = 1, s = 4,096 = 64 whole chunks).
-        let g = LinearAttn {
-            k_heads: 16,
-            v_heads: 32,
-            k_dim: 128,
-            v_dim: 128,
-            conv_kernel: 4,
-        };
-        let lin = |k: &str| {
-            let q = format!("model=llama-2-7b&precision=bf16&batch=1&seq=4096&ssm_kernels={k}");
-            let s = decode(&q).0.scenario;
-            let x = Shape::of(&s, &s.arch(), &s.layout());
-            linear_mixer_saved(&s, &x, &g)
-        };
-        assert_eq!(lin("fused"), 4096 * 20_800);
-        assert_eq!(lin("torch"), 4096 * 253_952);
     }
 }

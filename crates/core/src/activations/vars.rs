@@ -444,6 +444,23 @@ pub const POST_NORMS: &[Tok] = &[
 pub const QK_NORMS: &[Tok] = &[
     T, A, TP, DivCeil, AKV, TP, DivCeil, Add, Mul, D, K, KAPPA, Add, Mul, NH, Add, Mul,
 ];
+/// Qwen3-Next's gated attention beyond a plain block with per-head q/k norms
+/// ([`QK_NORMS`]): the sigmoid of the gate and the gated product (`o_proj`'s input; the
+/// attention output it multiplies stays saved), and in fp32 the gate half of `q_proj`'s
+/// output, which q_norm's saved input (a view of it) keeps; in 16 bits q_norm and k_norm
+/// save their fp32 copies (`x.float()`) instead of the projections' outputs, `4 − k` more
+/// per element: `T·d·(⌈a/t⌉·(2·k + 4 − u) + (⌈a/t⌉ + ⌈a_kv/t⌉)·(4 − k))`. Source:
+/// transformers 5.24 `modeling_qwen3_next.Qwen3NextAttention.forward` (`torch.chunk` of
+/// `q_proj`'s output, `attn_output * torch.sigmoid(gate)`) and `Qwen3NextRMSNorm.forward`
+/// (`self._norm(x.float())`, `output * (1.0 + self.weight.float())`); read off the live
+/// tensors of the calibration run `train/qwen3_next/s/fp32/adamw-foreach/sdpa/nockpt/loss=model/b2s256`
+/// (`tests/data/hf_ssm_measurements.json`): the attention block held 3,158,016 B beyond
+/// q, k, v, the output and the log-sum-exp = `QK_NORMS` (1,585,152) + 3·512·256·4.
+#[rustfmt::skip]
+pub const ATTN_GATE: &[Tok] = &[
+    T, D, Mul, A, TP, DivCeil, Num(2), K, Mul, Num(4), Add, U, Sub, Mul,
+    A, TP, DivCeil, AKV, TP, DivCeil, Add, Num(4), K, Sub, Mul, Add, Mul,
+];
 /// Gemma 2's attention soft-capping under eager attention: the tanh's output, saved:
 /// `b·⌈a/t⌉·s'·s·k`.
 #[rustfmt::skip]

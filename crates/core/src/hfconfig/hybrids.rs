@@ -193,6 +193,9 @@ pub(crate) fn falcon_h1(v: &Value, a: &mut Acc) -> Result<Exact, String> {
         out_bias: bool_or(v, "projectors_bias", false)?,
         gated_norm: bool_or(v, "mamba_rms_norm", false)?,
     };
+    if m.gated_norm {
+        a.notes.push("Falcon-H1 with `mamba_rms_norm`: the count includes its gated RMSNorm, but the torch path's activations are counted without it (as the published checkpoints run: `activations::ssm::ungated_norm_saving`), a few T·d bytes per block low".into());
+    }
     let tied = bool_or(v, "tie_word_embeddings", false)?;
     let n = layers as u128;
     let mut t = Tally::default();

@@ -265,14 +265,24 @@ pub(crate) fn scan_transient(s: &Scenario, m: &Ssm) -> (u128, &'static str) {
 /// torch:        10·b·H_v·s_pad·max(d_k, d_v)·4 + 3·b·H_v·s_pad·64·4,  s_pad = ⌈s/64⌉·64
 ///                (q, k, v, k_beta, v_beta, decayed k_beta, new values, k_cumdecay and the
 ///                 output, fp32; three (b, H_v, c, 64, 64) chunk matrices)
+///               + b·s·(2·H_k·d_k + 2·V + 2·H_v)·e + b·s·V·e + b·s·C·e + b·s·H_v·(3·e + 4)
+///                (beside the rule in its block: in_proj_qkvz's and in_proj_ba's outputs, z's
+///                 reshaped copy, the convolution's SiLU output, C = 2·H_k·d_k + V wide,
+///                 V = H_v·d_v; b's and a's copies, β = b.sigmoid() and the fp32 decay g)
 /// ```
 /// Sources: fla 0.5.2 `ops/gated_delta_rule/chunk.py` (`h = k.new_empty(B, NT, HV, K, V)`),
 /// transformers 5.24 `modeling_qwen3_next.torch_chunk_gated_delta_rule` (research notes
-/// §1.9; counted, not measured).
+/// §1.9) and `Qwen3NextGatedDeltaNet.forward` (`fix_query_key_value_ordering`,
+/// `causal_conv1d_fn`); the torch terms read off the live tensors at the peak of the
+/// calibration run `prefill/qwen3_next/s/fp32/sdpa/ltk1/b2s256`
+/// (`tests/data/hf_ssm_measurements.json`: the rule's 8,388,608 B, and beside it in_proj
+/// 1,572,864 + 32,768, z 524,288, the convolution 1,048,576 and 4 × 16,384 B of gates).
 ///
 /// # Example
-/// Qwen3-Next (H_v 32, d = 128), b = 1, s = 4,096: torch 10·32·4,096·128·4 +
-/// 3·32·4,096·64·4 = 771,751,936 B; fused 67,108,864 + 100,663,296 + 16,777,216 B.
+/// Qwen3-Next (H_k 16, H_v 32, d = 128), b = 1, s = 4,096, bf16: torch 10·32·4,096·128·4 +
+/// 3·32·4,096·64·4 = 771,751,936 B, beside it 4,096·(12,288 + 64)·2 + 4,096·4,096·2 +
+/// 4,096·8,192·2 + 4,096·32·10 = 101,187,584 + 33,554,432 + 67,108,864 + 1,310,720 B;
+/// fused 67,108,864 + 100,663,296 + 16,777,216 B.
 pub(crate) fn linear_transient(s: &Scenario, g: &LinearAttn) -> (u128, &'static str) {
     let e = s.numerics.precision.compute_bytes() as u128;
     let (b, sq) = (s.workload.batch.get() as u128, s.workload.seq.get() as u128);
@@ -284,9 +294,15 @@ pub(crate) fn linear_transient(s: &Scenario, g: &LinearAttn) -> (u128, &'static 
         ),
         _ => {
             let s_pad = sq.div_ceil(64) * 64;
+            let (tok, v) = (b * sq, hv * dv);
+            let c = 2 * g.k_heads as u128 * dk + v;
+            let beside = tok * (2 * g.k_heads as u128 * dk + 2 * v + 2 * hv) * e
+                + tok * v * e
+                + tok * c * e
+                + tok * hv * (3 * e + 4);
             (
-                10 * b * hv * s_pad * dk.max(dv) * 4 + 3 * b * hv * s_pad * 64 * 4,
-                "gated DeltaNet, torch chunk fallback: ten (b, H_v, s, d) fp32 tensors and three (b, H_v, c, 64, 64)",
+                10 * b * hv * s_pad * dk.max(dv) * 4 + 3 * b * hv * s_pad * 64 * 4 + beside,
+                "gated DeltaNet, torch chunk fallback: ten (b, H_v, s, d) fp32 tensors and three (b, H_v, c, 64, 64), beside the block's in_proj outputs, z's copy, the convolution's output and the gates",
             )
         }
     }
@@ -337,7 +353,9 @@ mod tests {
             let (s, _) = decode(&format!("mode=infer&batch=1&seq=4096&ssm_kernels={k}"));
             linear_transient(&s.scenario, &g).0
         };
-        assert_eq!(at("torch"), 771_751_936);
+        // The rule's fp32 tensors, then the block's bf16 tensors beside it (the docs' example).
+        let beside = 101_187_584 + 33_554_432 + 67_108_864 + 1_310_720;
+        assert_eq!(at("torch"), 771_751_936 + beside);
         assert_eq!(at("fused"), 67_108_864 + 100_663_296 + 16_777_216);
     }
 

@@ -222,6 +222,32 @@ fn held_width(s: &Scenario, arch: &Arch) -> u128 {
     4 * h + rotary
 }
 
+/// Per-token width of what is alive beside a Mamba or linear-attention mixer's scan at
+/// inference, `h_x`: [`held_width`] less the one `h` of the block's second half. The
+/// mixer runs in the block's first half, where the residual is the block's input itself:
+/// the caller's input, the norm's output and (Hugging Face) `inputs_embeds` and cos/sin.
+///
+/// # Formula
+/// `h_x = h_l − h` for Hugging Face models (`h_l = 4·h + [rotary]·2·d`), else `h_l = 3·h`.
+/// Source: transformers 5.24 `modeling_qwen3_next.Qwen3NextDecoderLayer.forward`
+/// (`residual = hidden_states`, then `input_layernorm`, then `linear_attn`), likewise
+/// `MambaBlock`, `Mamba2Block`, `NemotronHBlock`; read off the live tensors at the peak of
+/// the calibration run `prefill/qwen3_next/s/fp32/sdpa/ltk1/b2s256`
+/// (`tests/data/hf_ssm_measurements.json`: the embedding's output, the layer's input and
+/// the norm's output, 3 × 524,288 B, and cos, sin 2 × 16,384 B).
+///
+/// # Example
+/// Qwen3-Next's tracker shape (h = 256, d = 64): h_x = 4·256 + 128 − 256 = 1,024.
+fn scan_held_width(s: &Scenario, arch: &Arch) -> u128 {
+    let h = arch.hidden as u128;
+    let all = held_width(s, arch);
+    if all > 3 * h {
+        all - h
+    } else {
+        all
+    }
+}
+
 /// Per-token width of the MLP's transient tensors at inference, and its text.
 ///
 /// # Formula
@@ -427,15 +453,15 @@ pub(super) fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger:
         (Some(a), Some(b)) => Some(if b.0 > a.0 { b } else { a }),
         (a, b) => a.or(b),
     };
-    // The scan runs inside its block: the held residual stream k·b·s·h_l stays beside it.
-    let held = k as u128 * s.workload.batch.get() as u128 * sq * held_width(s, arch);
+    // The scan runs inside its block's first half: the held stream k·b·s·h_x stays beside it.
+    let held = k as u128 * s.workload.batch.get() as u128 * sq * scan_held_width(s, arch);
     let pre = WsSyms {
         scan: scan.map(|x| Sym("X_scan", x.0.saturating_add(held))),
         ..sy
     };
     let ws_pre = match scan {
         Some((_, what)) => {
-            format!("{ws}; X_scan = k·b·s·h_l + one Mamba / linear-attention block's scan transient: {what}")
+            format!("{ws}; X_scan = k·b·s·h_x + one Mamba / linear-attention block's scan transient (h_x = h_l − h where h_l > 3·h: the block's input is its residual): {what}")
         }
         None => ws.clone(),
     };

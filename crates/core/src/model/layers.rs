@@ -241,6 +241,15 @@ impl Arch {
         })
     }
 
+    /// Whether the attention blocks are Qwen3-Next's gated attention: `q_proj` twice as wide
+    /// (the query and a sigmoid output gate, `attn_output * torch.sigmoid(gate)` before
+    /// `o_proj`) with per-head q/k RMSNorms. True for a model with gated-DeltaNet blocks
+    /// ([`Arch::linear_shape`]): Qwen3-Next is the one family memfit imports with them
+    /// (transformers 5.24 `modeling_qwen3_next.Qwen3NextAttention.forward`).
+    pub fn gated_attention(&self) -> bool {
+        self.linear_shape().is_some()
+    }
+
     /// The gated-DeltaNet shape of the linear-attention blocks (`lin_*` keys, the
     /// convolution's kernel `ssm_conv`, else 4); `None` without linear-attention blocks, when
     /// they are lightning attention ([`Arch::lightning_shape`]) or without their shape (not

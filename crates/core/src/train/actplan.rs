@@ -323,12 +323,25 @@ pub(crate) fn scan_transient_item(s: &Scenario, arch: &Arch, l: &Layout, ledger:
     if bytes == 0 {
         return;
     }
-    // Mamba-1's backward holds four E-sized fp32 buffers (`mamba_backward_transient`).
-    let bwd = crate::activations::ssm::mamba_backward_transient(s, &x, &m).max(bytes);
+    // Mamba-1's backward holds four E-sized fp32 buffers (`mamba_backward_transient`); a
+    // checkpointed Mamba-2 block's recompute, the chunk scan's locals at its return
+    // (`mamba2_recompute_transient`).
+    let recompute = if s.activations.recompute == crate::scenario::Recompute::Full {
+        let a: u128 = layer_terms(s, arch, &x).iter().map(|t| t.bytes).sum();
+        let a_max = crate::activations::ssm::hybrid_block_bytes(s, arch, &x, a).map_or(a, |h| h.1);
+        crate::activations::ssm::mamba2_recompute_transient(s, &x, &m, a_max)
+    } else {
+        0
+    };
+    // Mamba-1's buffers appear inside the mixer's backward, after the block's MLP half has
+    // run its backward and freed its saved tensors (`mamba_block_mlp`).
+    let m1 = crate::activations::ssm::mamba_backward_transient(s, &x, &m)
+        .saturating_sub(crate::activations::ssm::mamba_block_mlp(s, arch, &x));
+    let bwd = m1.max(bytes).max(recompute);
     let note = "the Mamba block running: the torch fallback's scan transient";
     let ctx = || {
         format!(
-            "ssm_kernels={}: Mamba 4·b·d·s'·N (deltaB_u) in the forward, 16·b·d·s'·N (four fp32 gradient buffers) in the backward; Mamba-2 b·H·s_pad·l·4 (einsum) or b·s_pad·l·H·max(N, P)·4 (G_intermediate, ≤ 5.17)",
+            "ssm_kernels={}: Mamba 4·b·d·s'·N (deltaB_u) in the forward, 16·b·d·s'·N (four fp32 gradient buffers) in the backward; Mamba-2 b·H·s_pad·l·4 (einsum) or b·s_pad·l·H·max(N, P)·4 (G_intermediate, ≤ 5.17); a checkpointed Mamba-2 block's recompute in the backward: the chunk scan's locals at its return, max(0, b·H·4·(s_pad·(6P + N) + (c + 2)·P·N) − T·d·(16 + [k < 4]·k))",
             s.runtime.ssm_kernels.as_str()
         )
     };
