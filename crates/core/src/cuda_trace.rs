@@ -65,7 +65,8 @@ pub fn parse_cuda_traces(text: &str) -> Result<Vec<CudaTrace>, String> {
                 if id < 0 || size < 0 {
                     return Err(format!("line {n}: `{line}`: negative id or size"));
                 }
-                run.events.push((size.max(1), id.unsigned_abs()));
+                // A 0-byte request takes no block (PyTorch returns a null pointer): the replay skips it.
+                run.events.push((size, id.unsigned_abs()));
             }
             "f" => {
                 let id = num("id")?;
