@@ -229,6 +229,8 @@ fn attention_core_terms(s: &Scenario, arch: &Arch, x: &Shape, v: &mut Terms) {
                 v.push(name, if x.k >= 4 { SOFTMAX } else { SOFTMAX_HF });
             } else if s.stack.framework == Framework::Megatron || x.k >= 4 {
                 v.push("softmax", SOFTMAX);
+            } else if softmax_in_model_dtype(s, arch) {
+                v.push("softmax (in the model's 16-bit dtype: GPT-2)", SOFTMAX);
             } else {
                 v.push("softmax (fp32 softmax + its 16-bit cast)", SOFTMAX_HF);
             }
@@ -241,6 +243,34 @@ fn attention_core_terms(s: &Scenario, arch: &Arch, x: &Shape, v: &mut Terms) {
         }
         Attn::Eager => {}
     }
+}
+
+/// Whether eager attention's softmax runs in the model's own 16-bit dtype and saves one
+/// `k`-byte tensor: GPT-2's attention (`Arch::softmax_in_dtype`) calls
+/// `nn.functional.softmax(attn_weights, dim=-1)` with no `dtype` argument, then
+/// `attn_weights.type(value.dtype)`, a no-op when both are 16-bit, so the softmax output is
+/// both what softmax's backward and the V matmul save. Under autocast the softmax runs in fp32
+/// (CUDA autocast's fp32 list has `softmax`) and the cast back is a second tensor: the
+/// `4 + k` of Hugging Face's shared eager attention, which passes `dtype=torch.float32`.
+/// `modules=plain` (memfit's own harness, `tools/measure_pytorch.py`) upcasts as well.
+///
+/// # Formula
+/// ```text
+/// saved = b·⌈a/t⌉·s'·s·k        if softmax_in_dtype ∧ no autocast ∧ modules = hf   (SOFTMAX)
+///         b·⌈a/t⌉·s'·s·(4 + k)  otherwise, k < 4                    (SOFTMAX_HF)
+/// ```
+/// Source: transformers 5.17 `models/gpt2/modeling_gpt2.py` `eager_attention_forward`
+/// (unchanged in 5.24); PyTorch 2.11 `aten/src/ATen/autocast_mode.cpp`
+/// (`KERNEL_CUDA(softmax, fp32)`). Found on the CUDA run D08 (GPT-2 124M, pure bf16, eager,
+/// b = 32, s = 1,024, no dropout): its allocator trace holds one 805,306,368 B tensor per
+/// layer at the peak (`32·12·1,024²·2`), where memfit counted three.
+///
+/// # Example
+/// D08: b = 32, a = 12, s = 1,024, k = 2: 32·12·1,024·1,024·2 = 805,306,368 B per layer
+/// instead of ·6 = 2,415,919,104 B; 12 layers: 18.0 GiB less (memfit 62.01 → 44.01 GiB
+/// against the measured 44.02 GiB).
+fn softmax_in_model_dtype(s: &Scenario, arch: &Arch) -> bool {
+    arch.softmax_in_dtype && !autocast(s) && s.runtime.modules == crate::scenario::Modules::Hf
 }
 
 /// Whether the attention output is saved twice: as FlashAttention's output and as its
