@@ -193,7 +193,8 @@ pub(super) fn moe_width(arch: &Arch) -> (u128, String) {
 /// h_l = 3·h                          plain modules (`modules=plain`: memfit's own harness),
 ///                                    other frameworks
 /// h_l = 3·h + h + [rotary]·2·d       Hugging Face: + inputs_embeds (a local of
-///                                    LlamaModel.forward until it returns) + cos, sin
+///     + [positions > 0]·h            LlamaModel.forward until it returns) + cos, sin,
+///                                    + the learned position embeddings' output
 /// ```
 /// Source: transformers 5.17 `modeling_llama.py` (`LlamaModel.forward`: `inputs_embeds`,
 /// `position_embeddings = self.rotary_emb(...)` before the layers); the layer-input,
@@ -202,9 +203,20 @@ pub(super) fn moe_width(arch: &Arch) -> (u128, String) {
 /// J05, J07 were 1.3–3.3 % low by 2.1–2.7·h bytes a prompt token); the CPU tracker's
 /// held-out transformers runs moved from 0.8 % to 0.5 % median with it, untuned.
 ///
+/// A model with learned absolute positions (GPT-2, OPT) also holds the position
+/// embeddings' output, `wpe(position_ids)`, beside `inputs_embeds`: `generate` builds
+/// `position_ids` from the attention mask, one row per sequence (`attention_mask.long()
+/// .cumsum(-1) − 1`), so it is `b·s·h` like the token embeddings (`+ [positions > 0]·h`).
+/// Source: transformers 5.17 `modeling_gpt2.py` (`GPT2Model.forward`: `position_embeds =
+/// self.wpe(position_ids)`), `generation/utils.py` (`_prepare_position_ids_for_generation`).
+/// Found on the CUDA calibration run DJ10 (GPT-2 medium, b = 32, prompt 512): its allocator
+/// trace at the prefill's peak (in the last layer's `gelu_new`) holds six `b·s·h` bf16
+/// tensors (33,554,432 B each) beside the 48 K/V tensors and four `b·s·f` ones, where memfit
+/// counted four (this term and GPT-2's `attn_output`, see [`mlp_width`]).
+///
 /// # Example
 /// Llama 3.2 3B (h = 3,072, d = 128): h_l = 4·3,072 + 256 = 12,544; without the model's
-/// tensors 9,216.
+/// tensors 9,216. GPT-2 medium (h = 1,024): h_l = 4·1,024 + 1,024 = 5,120.
 fn held_width(s: &Scenario, arch: &Arch) -> u128 {
     let h = arch.hidden as u128;
     if s.stack.framework != crate::scenario::Framework::Pytorch
@@ -219,7 +231,8 @@ fn held_width(s: &Scenario, arch: &Arch) -> u128 {
     } else {
         0
     };
-    4 * h + rotary
+    let learned = u128::from(arch.positions > 0) * h;
+    4 * h + rotary + learned
 }
 
 /// Per-token width of the MLP's transient tensors at inference, and its text.
@@ -228,14 +241,19 @@ fn held_width(s: &Scenario, arch: &Arch) -> u128 {
 /// `w_m = m·f`, or `4·f` for a fused gate‖up projection (Phi-3) or a GELU in Python ops
 /// (`gelu_ops`): GPT-2's `gelu_new`,
 /// `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`, peaks at `0.044715·x³` with `x`, `0.5·x`,
-/// `x³` and that product alive.
+/// `x³` and that product alive. GPT-2's own block adds `h`: `GPT2Block.forward` keeps the
+/// attention's output in its local `attn_output` after the residual add, through the MLP
+/// (`w_m = 4·f + h`; GPT-2's modeling code is the one whose softmax runs in the model's
+/// dtype, `Arch::softmax_in_dtype`). Source: transformers 5.17 `modeling_gpt2.py`
+/// `GPT2Block.forward`; found on the CUDA calibration run DJ10 (see [`held_width`]).
 ///
 /// Source: traced with MemTracker (transformers 5.24, torch 2.15, CPU):
 /// `prefill/gpt2/m/fp32/sdpa/ltk1/b2s384` peaks at `aten.mul` in `gelu_new`
 /// (activations.py:66) with four `b·s·f` fp32 tensors (25,165,824 B).
 ///
 /// # Example
-/// GPT-2 shape f = 2,048: 4·2,048 = 8,192; Llama shape (SwiGLU, f = 688): 3·688 = 2,064.
+/// GPT-2 shape f = 2,048: 4·2,048 = 8,192 (GPT-2's own block, h = 512: 8,704); Llama shape
+/// (SwiGLU, f = 688): 3·688 = 2,064.
 pub(super) fn mlp_width(s: &Scenario, arch: &Arch) -> (u128, String) {
     if arch.experts > 0 && s.stack.framework != crate::scenario::Framework::Megatron {
         return moe_width(arch);
@@ -244,7 +262,12 @@ pub(super) fn mlp_width(s: &Scenario, arch: &Arch) -> (u128, String) {
     let python_gelu = arch.mlp == crate::model::Mlp::Gelu
         && arch.gelu_ops
         && s.stack.framework != crate::scenario::Framework::Megatron;
-    if python_gelu {
+    if python_gelu && arch.softmax_in_dtype {
+        let h = arch.hidden as u128;
+        let text =
+            format!("w_m = 4·f + h = 4·{f} + {h} (gelu_new in Python ops, GPT-2's attn_output)");
+        (4 * f + h, text)
+    } else if python_gelu {
         (4 * f, format!("w_m = 4·f = 4·{f} (gelu_new in Python ops)"))
     } else if arch.fused_gate_up && arch.mlp == crate::model::Mlp::Swiglu {
         // Phi-3's gate_up_proj: gate and up are views of one 2·f output, alive with
