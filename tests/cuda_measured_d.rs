@@ -16,7 +16,6 @@ fn bound(id: &str) -> (f64, &'static str) {
             "LoRA r 64 on every linear, checkpointed: +2.5 %, not yet found",
         ),
         "DJ01" | "DJ02" | "DJ11" => (0.025, "generate: Gemma 3 1B −1.9 to −2.4 %, not yet found"),
-        "DJ08" => (0.02, "generate: OLMoE −1.9 %, not yet found"),
         "DJ10" => (
             0.015,
             "generate: GPT-2 medium −1.0 %: the harness holds 66 MiB of cuBLAS workspaces from its \

@@ -144,12 +144,20 @@ fn attention_width(arch: &Arch) -> (u128, String) {
 /// # Formula
 /// ```text
 /// shared  = m·n_s·f_e                         the shared experts run first (their MLP's tensors)
-/// routed  = top_k·(h + u·f_e) + [n_s > 0]·h   then each token's routed copies, the shared output
-///                                             kept: the gathered input and, per copy, u = 4
+/// routed  = top_k·max(h + u·f_e, 4·h)        then each token's routed copies, the shared output
+///           + [n_s > 0]·h                     kept: the gathered input and, per copy, u = 4
 ///                                             (SwiGLU: the fused gate-up output 2·f_e, the
-///                                             activation and the product) or u = 2 (GELU)
+///                                             activation and the product) or u = 2 (GELU);
+///                                             or, at the end, four h-wide tensors per copy
 /// w_m     = max(routed, shared)
 /// ```
+/// The end of `grouped_mm_experts_forward` holds four `S·h` tensors (`S = T·top_k`): the
+/// gathered input `selected_hidden_states_g` and the down projection's `proj_out` (both still
+/// locals), `weighted_out = proj_out · weights` and its reordering `weighted_out[inv_perm]`.
+/// That moment is the larger when `4·h > h + u·f_e` (fine-grained experts, `f_e < 3·h/4`
+/// with SwiGLU): OLMoE (h = 2,048, f_e = 1,024). Found on the CUDA calibration run DJ08
+/// (OLMoE-1B-7B, b = 8, prompt 1,024): its allocator trace at the prefill's peak holds four
+/// 268,435,456 B tensors (`65,536·2,048·2`), where memfit counted `h + 4·f_e` per copy.
 /// Source: transformers 5.24 `integrations/moe.py` (`grouped_mm_experts_forward`: the hidden
 /// states gathered per routed copy, `_grouped_linear` for gate-up, then `act_fn(gate) * up`;
 /// Qwen2-MoE's block calls its shared expert before the routed ones). Traced with MemTracker:
@@ -158,8 +166,9 @@ fn attention_width(arch: &Arch) -> (u128, String) {
 /// `infer/qwen2_moe/s/fp32/sdpa/static/gen32/b3s128` the same with the shared output `[384, 256]`.
 ///
 /// # Example
-/// Mixtral shape h = 256, f_e = 512, top-2: 2·(256 + 4·512) = 4,608; Qwen2-MoE shape h = 256,
-/// f_e = 256, top-2, n_s = 2: max(2·(256 + 4·256) + 256, 3·2·256) = 2,816.
+/// Mixtral shape h = 256, f_e = 512, top-2: 2·max(256 + 4·512, 4·256) = 4,608; Qwen2-MoE
+/// shape h = 256, f_e = 256, top-2, n_s = 2: max(2·(256 + 4·256) + 256, 3·2·256) = 2,816;
+/// OLMoE h = 2,048, f_e = 1,024, top-8: 8·max(2,048 + 4,096, 8,192) = 65,536.
 pub(super) fn moe_width(arch: &Arch) -> (u128, String) {
     let (h, fe) = (arch.hidden as u128, arch.expert_ffn() as u128);
     let (k, ns, m) = (
@@ -173,11 +182,11 @@ pub(super) fn moe_width(arch: &Arch) -> (u128, String) {
         2
     };
     let kept = u128::from(ns > 0);
-    let routed = k * (h + u * fe) + kept * h;
+    let routed = k * (h + u * fe).max(4 * h) + kept * h;
     (
         routed.max(m * ns * fe),
         format!(
-            "w_m = max(top_k·(h + {u}·f_e) + [n_s > 0]·h, m·n_s·f_e) = max({k}·({h} + {u}·{fe}) + {kept}·{h}, {m}·{ns}·{fe})"
+            "w_m = max(top_k·max(h + {u}·f_e, 4·h) + [n_s > 0]·h, m·n_s·f_e) = max({k}·max({h} + {u}·{fe}, 4·{h}) + {kept}·{h}, {m}·{ns}·{fe})"
         ),
     )
 }
