@@ -15,10 +15,16 @@ fn bound(id: &str) -> (f64, &'static str) {
             0.03,
             "LoRA r 64 on every linear, checkpointed: +2.5 %, not yet found",
         ),
-        "DJ01" | "DJ02" | "DJ11" => (0.025, "generate: Gemma 3 1B −1.9 to −2.4 %, not yet found"),
+        "DJ01" | "DJ02" | "DJ11" => (
+            0.025,
+            "generate: Gemma 3 1B −1.8 to −1.9 %: 116.75 MiB are allocated outside the run's \
+             allocation stream before it starts (66 MiB in the other runs: the cuBLAS workspaces \
+             of the harness's training runs; memfit: 32 MiB); against the stream + 32 MiB memfit \
+             is within 0.02 %",
+        ),
         "DJ10" => (
             0.015,
-            "generate: GPT-2 medium −1.0 %: the harness holds 66 MiB of cuBLAS workspaces from its \
+            "generate: GPT-2 medium −1.2 %: the harness holds 66 MiB of cuBLAS workspaces from its \
              training runs (memfit: one 32 MiB handle for generate)",
         ),
         _ => (0.01, ""),

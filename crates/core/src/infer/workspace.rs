@@ -201,9 +201,10 @@ pub(super) fn moe_width(arch: &Arch) -> (u128, String) {
 /// ```text
 /// h_l = 3·h                          plain modules (`modules=plain`: memfit's own harness),
 ///                                    other frameworks
-/// h_l = 3·h + h + [rotary]·2·d       Hugging Face: + inputs_embeds (a local of
-///     + [positions > 0]·h            LlamaModel.forward until it returns) + cos, sin,
-///                                    + the learned position embeddings' output
+/// h_l = 3·h + h + [rotary]·2·d·n_r   Hugging Face: + inputs_embeds (a local of
+///     + [positions > 0]·h            LlamaModel.forward until it returns) + cos, sin
+///                                    (n_r pairs, `rope_sets`), + the learned position
+///                                    embeddings' output
 /// ```
 /// Source: transformers 5.17 `modeling_llama.py` (`LlamaModel.forward`: `inputs_embeds`,
 /// `position_embeddings = self.rotary_emb(...)` before the layers); the layer-input,
@@ -215,7 +216,9 @@ pub(super) fn moe_width(arch: &Arch) -> (u128, String) {
 /// A model with learned absolute positions (GPT-2, OPT) also holds the position
 /// embeddings' output, `wpe(position_ids)`, beside `inputs_embeds`: `generate` builds
 /// `position_ids` from the attention mask, one row per sequence (`attention_mask.long()
-/// .cumsum(-1) − 1`), so it is `b·s·h` like the token embeddings (`+ [positions > 0]·h`).
+/// .cumsum(-1) − 1`), so it is `b·s·h` like the token embeddings (`+ [positions > 0]·h`);
+/// a forward alone (`gen=0`) takes `arange(s).unsqueeze(0)`, one row shared by the batch:
+/// `s·h`, `⌈h/b⌉` a token.
 /// Source: transformers 5.17 `modeling_gpt2.py` (`GPT2Model.forward`: `position_embeds =
 /// self.wpe(position_ids)`), `generation/utils.py` (`_prepare_position_ids_for_generation`).
 /// Found on the CUDA calibration run DJ10 (GPT-2 medium, b = 32, prompt 512): its allocator
@@ -225,7 +228,8 @@ pub(super) fn moe_width(arch: &Arch) -> (u128, String) {
 ///
 /// # Example
 /// Llama 3.2 3B (h = 3,072, d = 128): h_l = 4·3,072 + 256 = 12,544; without the model's
-/// tensors 9,216. GPT-2 medium (h = 1,024): h_l = 4·1,024 + 1,024 = 5,120.
+/// tensors 9,216. GPT-2 medium (h = 1,024): h_l = 4·1,024 + 1,024 = 5,120. Gemma 3 1B
+/// (h = 1,152, d = 256, n_r = 2): 4·1,152 + 2·256·2 = 5,632.
 fn held_width(s: &Scenario, arch: &Arch) -> u128 {
     let h = arch.hidden as u128;
     if s.stack.framework != crate::scenario::Framework::Pytorch
@@ -236,12 +240,47 @@ fn held_width(s: &Scenario, arch: &Arch) -> u128 {
     }
     // Rotary cos/sin only where there is attention (a pure Mamba model has none).
     let rotary = if arch.positions == 0 && arch.attention_layers() > 0 {
-        2 * arch.head_dim as u128
+        2 * arch.head_dim as u128 * rope_sets(arch)
     } else {
         0
     };
-    let learned = u128::from(arch.positions > 0) * h;
+    let rows = if s.workload.gen > 0 {
+        1
+    } else {
+        s.workload.batch.get() as u128
+    };
+    let learned = u128::from(arch.positions > 0) * h.div_ceil(rows);
     4 * h + rotary + learned
+}
+
+/// How many rotary (cos, sin) pairs a Hugging Face model's forward computes and holds for
+/// its layers, `n_r`: one per layer type when the layer types carry their own rope
+/// parameters, as Gemma 3's sliding (θ = 10,000) and full (θ = 1,000,000) layers do;
+/// otherwise one. memfit knows the Gemma 3 family by its per-head q/k norms with a mix of
+/// windowed and full layers (Gemma 2 and gpt-oss mix them too, with one rotary embedding).
+///
+/// # Formula
+/// ```text
+/// n_r = 2   if qk_norm_head ∧ 0 < L_w < L     (Gemma 3: sliding and full attention)
+///       1   otherwise
+/// ```
+/// Source: transformers 5.17 `modeling_gemma3.py` (`Gemma3TextModel.forward`: `for layer_type
+/// in set(self.config.layer_types): position_embeddings[layer_type] = self.rotary_emb(…,
+/// layer_type)`), against `modeling_gemma2.py` (one `position_embeddings`). Found on the CUDA
+/// calibration runs DJ01 and DJ02 (Gemma 3 1B, b·s = 32,768): the allocator trace at the
+/// prefill's peak holds 56 tensors of `b·s·256·2 = 16,777,216` B, the 52 K/V and four
+/// cos/sin, where memfit counted two.
+///
+/// # Example
+/// Gemma 3 1B (L = 26, L_w = 22, d = 256): n_r = 2, `2·d·n_r = 1,024` values a token;
+/// Llama 3.2 3B: n_r = 1.
+pub(crate) fn rope_sets(arch: &Arch) -> u128 {
+    let mixed = arch.window > 0 && arch.local_layers > 0 && arch.local_layers < arch.layers;
+    if arch.qk_norm_head && mixed {
+        2
+    } else {
+        1
+    }
 }
 
 /// Per-token width of the MLP's transient tensors at inference, and its text.
@@ -346,10 +385,44 @@ impl WsSyms {
         }
     }
 
-    /// [`Self::layer`], then the last position's fp32 logits `4·b·V`.
+    /// The larger of [`Self::layer`] and the moment after the last layer: what the model
+    /// holds (`k·b·T·h_l`) with the last position's fp32 logits `4·b·V`. The logits are made
+    /// after every layer's tensors are freed, so they do not add to a layer's moment.
+    ///
+    /// # Formula
+    /// `max(layer, k·b·T·h_l + 4·b·V)`
+    ///
+    /// Source: transformers 5.17 `generation/utils.py` (`next_token_logits =
+    /// outputs.logits[:, -1, :].to(copy=True, dtype=torch.float32)`, after the forward
+    /// returned). Found on the CUDA calibration `generate` runs of set D: with the logits
+    /// added to the layer's moment memfit was above each allocator trace's peak (plus the
+    /// 32 MiB cuBLAS workspace) by 4·b·V within 0.02 % on all eight (DJ01 … DJ11: Gemma 3
+    /// 1B, Mistral 7B, Qwen3 1.7B, Llama 3.2 1B, OLMoE, GPT-2 medium), whose peaks are in
+    /// the last layer's MLP.
+    ///
+    /// # Example
+    /// DJ02 (Gemma 3 1B, b = 32, s = 1,024, V = 262,144, bf16): the MLP's moment
+    /// 2·32·1,024·(5,632 + 20,736) = 1,728,053,248 B; after the layers
+    /// 2·32·1,024·5,632 + 4·32·262,144 = 402,653,184 B; the working set 1,728,053,248 B
+    /// (33,554,432 B less than the sum).
     fn work(&self, tokens: Tok, ae: &EagerTerm, we: &EagerTerm) -> Expr {
-        self.layer(tokens, ae, we)
-            .then(&[Num(4), self.b, Mul, self.vocab, Mul, Add])
+        let WsSyms { k, b, h, vocab, .. } = *self;
+        self.layer(tokens, ae, we).then(&[
+            k,
+            b,
+            Mul,
+            tokens,
+            Mul,
+            h,
+            Mul,
+            Num(4),
+            b,
+            Mul,
+            vocab,
+            Mul,
+            Add,
+            Max,
+        ])
     }
 }
 
@@ -363,7 +436,7 @@ fn workspace_context(ae: &EagerTerm, we: &EagerTerm, ws: &str) -> String {
     }
 }
 
-const WORKSPACE_SOURCE: &str = "memfit: one layer's forward tensors (flash/SDPA attention, nothing kept) + last-position fp32 logits; measured with MemTracker (tools/measure_pytorch.py: prefill working set 8,699,904 B = 4·2·384·(3·256 + 3·688), Llama shape)";
+const WORKSPACE_SOURCE: &str = "memfit: one layer's forward tensors (flash/SDPA attention, nothing kept), or after the layers the last position's fp32 logits; measured with MemTracker (tools/measure_pytorch.py: prefill working set 8,699,904 B = 4·2·384·(3·256 + 3·688), Llama shape)";
 
 /// The prefill's working set by `logits`: `(expression, note, source)`, from one layer's
 /// tensors at T = s (`at_layer`) and that plus the last position's logits (`last`).
@@ -421,7 +494,7 @@ fn prefill_workspace(
         ),
         Logits::Last => (
             last,
-            "one layer's tensors at T = s tokens, then the last position's fp32 logits",
+            "one layer's tensors at T = s tokens, or after the layers the last position's fp32 logits",
             WORKSPACE_SOURCE,
         ),
     }
