@@ -24,9 +24,11 @@ use crate::scenario::{LoraTargets, Tuning};
 /// MLP norm + first linear input         as the attention norm with c_m       (NORM / NORM_AC_MLP)
 /// dense MLP                             m_s·T·⌈f/t⌉·k  (m_s = 4 SwiGLU, 3 fused SwiGLU, 2 GELU,
 ///                                       5 gelu_new in ops, 8 under CUDA autocast)   (MLP)
-/// MoE                                   ⌈T·m·(h·k + m_s·f_e·k)/t⌉ + 4·T·E     (MOE: routed copies, expert MLPs,
+/// MoE                                   ⌈T·m·(h·k + m_s·f_e·k)/t⌉ + 4·T·E     (MOE; PyTorch: ⌈T·w_x·k/t⌉ + 4·T·E, MOE_HF;
+///                                                                              routed copies, expert MLPs,
 ///                                                                              fp32 router logits)
 /// per-head q/k norms (Qwen3, Gemma 3)   T·(⌈a/t⌉ + ⌈a_kv/t⌉)·(d·(k + κ) + n_h)   (QK_NORMS)
+/// full-width q/k norms (OLMo 2, OLMoE)  T·(⌈a/t⌉ + ⌈a_kv/t⌉)·d·(k + κ) + 2·n_s·T  (QK_NORMS_FULL)
 /// sandwich post-norms (Gemma 2, 3)      n_p·(T·h·k/r + n_s·T + κ·T·h/r)       (POST_NORMS)
 /// Gemma 2 attention soft-capping        b·⌈a/t⌉·s'·s·k  (eager only: the tanh's output)  (SOFTCAP_SCORES)
 /// SDPA's mask bias                      b·s'·s·k  (memory-efficient kernel with a mask)      (MASK_BIAS)
@@ -60,9 +62,7 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
     }
     push_norm(s, &mut v, "attention norm + qkv input", Reader::Attention);
     v.push("q, k, v (as the kernel reads them)", QKV);
-    if arch.qk_norm_head {
-        v.push("per-head q and k norms", QK_NORMS);
-    }
+    qk_norm_terms(arch, &mut v);
     v.push("attention output", ATTN_OUT);
     attention_core_terms(s, arch, x, &mut v);
     if s.activations.dropout {
@@ -151,9 +151,7 @@ fn lora_layer(s: &Scenario, arch: &Arch, x: &Shape, targets: LoraTargets, v: &mu
         v.push(adapter_name(t), form);
     }
     v.push("q, k, v (as the kernel reads them)", QKV);
-    if arch.qk_norm_head {
-        v.push("per-head q and k norms", QK_NORMS);
-    }
+    qk_norm_terms(arch, v);
     if saved_attn(s, arch, x) != Attn::Eager {
         v.push("attention output (saved by the kernel)", ATTN_OUT);
     }
@@ -187,6 +185,34 @@ fn adapter_name(t: &str) -> &'static str {
         "gate" => "LoRA adapter on gate / fc (input cast + A's output)",
         "up" => "LoRA adapter on up (input cast + A's output)",
         _ => "LoRA adapter on down (input cast + A's output)",
+    }
+}
+
+/// The q and k norms' saved tensors: per head (Qwen3, Gemma 3: `QK_NORMS`) or over the
+/// whole projected q and k (OLMo 2, OLMoE: `QK_NORMS_FULL`).
+///
+/// # Formula
+/// ```text
+/// per head    T·(⌈a/t⌉ + ⌈a_kv/t⌉)·(d·(k + κ) + n_h)
+/// full width  T·(⌈a/t⌉ + ⌈a_kv/t⌉)·d·(k + κ) + 2·n_s·T
+/// ```
+/// Each norm saves its input's fp32 upcast (or, in fp32, the projection's output: `k`
+/// counted, the upcast as `κ`) and its 16-bit normalised tensor that the weight's product
+/// saves, and its statistics: per head `n_h`, over the full width `n_s` per token. Source:
+/// transformers 5.17 `modeling_olmoe.py` (`OlmoeAttention`: `self.q_norm(self.q_proj(x))`,
+/// `OlmoeRMSNorm(num_heads·head_dim)`); traced with `tools/trace_alloc.py` on the CUDA
+/// calibration run C25 (OLMoE-1B-7B, pure bf16, b = 4, s = 1,024): each layer holds four fp32
+/// `T·h` upcasts (two block norms, q's and k's) and four bf16 normalised tensors, 104.8 MB a
+/// layer beyond memfit's terms before this one.
+///
+/// # Example
+/// OLMoE (a = a_kv = 16, d = 128), T = 4,096, bf16 (k = 2, κ = 4): 4,096·32·128·6 + 2·4·4,096 =
+/// 100,696,064 B per layer.
+fn qk_norm_terms(arch: &Arch, v: &mut Terms) {
+    if arch.qk_norm_head {
+        v.push("per-head q and k norms", QK_NORMS);
+    } else if arch.qk_norm {
+        v.push("q and k norms (full width)", QK_NORMS_FULL);
     }
 }
 
@@ -329,6 +355,12 @@ fn fused_view_saved(arch: &Arch, kernel: Option<SdpaKernel>) -> bool {
 /// The MLP's saved intermediates: dense (SwiGLU, fused under Megatron, or GELU) or a
 /// mixture of experts (routed copies, expert MLPs, fp32 router logits).
 fn mlp_term(s: &Scenario, arch: &Arch, v: &mut Terms) {
+    if arch.experts > 0 && s.stack.framework == Framework::Pytorch {
+        let name =
+            "MoE (grouped experts): routed inputs, expert MLPs, down outputs + router logits";
+        v.push(name, MOE_HF);
+        return;
+    }
     if arch.experts > 0 {
         v.push("MoE routed inputs + expert MLPs + router logits", MOE);
         return;
