@@ -14,10 +14,6 @@ use serde_json::Value;
 /// The calibration bound of a run's phase and why it is wider than 1 %.
 fn bound(id: &str, phase: &str) -> (f64, &'static str) {
     match (id, phase) {
-        ("C12", "bw") => (
-            0.04,
-            "Phi-4-mini, bf16 autocast, checkpointed: the backward's high water +3.7 %, not yet found",
-        ),
         ("D22", "fw") => (
             0.02,
             "Qwen2.5 7B, LoRA r 64, checkpointed: the forward's high water −1.4 %, not yet found",
