@@ -11,10 +11,6 @@ use serde_json::Value;
 /// The calibration bound of a run and why it is wider than 1 %.
 fn bound(id: &str) -> (f64, &'static str) {
     match id {
-        "D22" => (
-            0.03,
-            "LoRA r 64 on every linear, checkpointed: +2.5 %, not yet found",
-        ),
         "DJ01" | "DJ02" | "DJ11" => (
             0.025,
             "generate: Gemma 3 1B −1.8 to −1.9 %: 116.75 MiB are allocated outside the run's \

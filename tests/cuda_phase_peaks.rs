@@ -14,10 +14,6 @@ use serde_json::Value;
 /// The calibration bound of a run's phase and why it is wider than 1 %.
 fn bound(id: &str, phase: &str) -> (f64, &'static str) {
     match (id, phase) {
-        ("D22", "fw") => (
-            0.02,
-            "Qwen2.5 7B, LoRA r 64, checkpointed: the forward's high water −1.4 %, not yet found",
-        ),
         ("D08", "opt") => (
             0.02,
             "GPT-2 124M, pure bf16, foreach AdamW: the step's high water −1.4 %, not yet found",
