@@ -79,10 +79,11 @@ fn every_run_is_compared_and_reported_by_part() {
     };
     let (_, cal_median, cal_max) = show("calibration", &|r| !r.held_out);
     show("held out", &|r| r.held_out);
-    // Bounds on the calibration runs only, at today's figures (docs/validation.md: 1.1 %
-    // and 20.3 %, a GPT-2 training run); held-out figures are printed, never bounded.
+    // Bounds on the calibration runs only, at today's figures (docs/validation.md: 0.6 %
+    // and 8.7 %, an FSDP2 Mixtral run; 20.3 % on GPT-2's pure-bf16 eager run before its
+    // softmax was counted in the model's dtype); held-out figures are printed, never bounded.
     assert!(cal_median < 0.015, "calibration median {cal_median}");
-    assert!(cal_max < 0.21, "calibration max {cal_max}");
+    assert!(cal_max < 0.09, "calibration max {cal_max}");
 }
 
 /// The step's curve between the peaks: the program's running totals at the ends of the

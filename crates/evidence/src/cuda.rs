@@ -15,6 +15,19 @@ pub const TRAIN: &str = include_str!("../../../tests/data/cuda_h200/train.jsonl"
 /// The `generate` runs (`infer.jsonl`).
 pub const INFER: &str = include_str!("../../../tests/data/cuda_h200/infer.jsonl");
 
+/// Set D's training runs (`tests/data/cuda_h200_d`, measured the same way on the same stack).
+pub const TRAIN_D: &str = include_str!("../../../tests/data/cuda_h200_d/train.jsonl");
+/// Set D's `generate` runs.
+pub const INFER_D: &str = include_str!("../../../tests/data/cuda_h200_d/infer.jsonl");
+
+/// Whether a set D run is held out: its number is a multiple of 3 (D03, …, DJ03, …, DR3),
+/// fixed before anything was measured (`tests/data/cuda_h200_d/README.md`). Nothing is
+/// tuned on these; the tests read only the others.
+pub fn held_out_d(id: &str) -> bool {
+    let digits: String = id.chars().filter(char::is_ascii_digit).collect();
+    digits.parse::<u32>().map_or(true, |n| n % 3 == 0)
+}
+
 /// The runs of one file, in order.
 pub fn runs(text: &str) -> Vec<Value> {
     text.lines()

@@ -24,10 +24,12 @@ use crate::scenario::{LoraTargets, Tuning};
 /// MLP norm + first linear input         as the attention norm with c_m       (NORM / NORM_AC_MLP)
 /// dense MLP                             m_s·T·⌈f/t⌉·k  (m_s = 4 SwiGLU, 3 fused SwiGLU, 2 GELU,
 ///                                       5 gelu_new in ops, 8 under CUDA autocast)   (MLP)
-/// MoE                                   ⌈T·m·(h·k + m_s·f_e·k)/t⌉ + 4·T·E     (MOE: routed copies, expert MLPs,
+/// MoE                                   ⌈T·m·(h·k + m_s·f_e·k)/t⌉ + 4·T·E     (MOE; PyTorch: ⌈T·w_x·k/t⌉ + 4·T·E, MOE_HF;
+///                                                                              routed copies, expert MLPs,
 ///                                                                              fp32 router logits)
 /// per-head q/k norms (Qwen3, Gemma 3)   T·(⌈a/t⌉ + ⌈a_kv/t⌉)·(d·(k + κ) + n_h)   (QK_NORMS)
 /// output gate (Qwen3-Next)              T·d·(⌈a/t⌉·(2k + 4 − u) + (⌈a/t⌉ + ⌈a_kv/t⌉)·(4 − k))  (ATTN_GATE)
+/// full-width q/k norms (OLMo 2, OLMoE)  T·(⌈a/t⌉ + ⌈a_kv/t⌉)·d·(k + κ) + 2·n_s·T  (QK_NORMS_FULL)
 /// sandwich post-norms (Gemma 2, 3)      n_p·(T·h·k/r + n_s·T + κ·T·h/r)       (POST_NORMS)
 /// Gemma 2 attention soft-capping        b·⌈a/t⌉·s'·s·k  (eager only: the tanh's output)  (SOFTCAP_SCORES)
 /// SDPA's mask bias                      b·s'·s·k  (memory-efficient kernel with a mask)      (MASK_BIAS)
@@ -61,9 +63,7 @@ pub fn memfit_layer(s: &Scenario, arch: &Arch, x: &Shape) -> Terms {
     }
     push_norm(s, &mut v, "attention norm + qkv input", Reader::Attention);
     v.push("q, k, v (as the kernel reads them)", QKV);
-    if arch.qk_norm_head || arch.gated_attention() {
-        v.push("per-head q and k norms", QK_NORMS);
-    }
+    qk_norm_terms(arch, &mut v);
     if arch.gated_attention() {
         v.push("output gate (Qwen3-Next)", ATTN_GATE);
     }
@@ -178,9 +178,7 @@ fn lora_layer(s: &Scenario, arch: &Arch, x: &Shape, targets: LoraTargets, v: &mu
         v.push(adapter_name(t), form);
     }
     v.push("q, k, v (as the kernel reads them)", QKV);
-    if arch.qk_norm_head {
-        v.push("per-head q and k norms", QK_NORMS);
-    }
+    qk_norm_terms(arch, v);
     if saved_attn(s, arch, x) != Attn::Eager {
         v.push("attention output (saved by the kernel)", ATTN_OUT);
     }
@@ -214,6 +212,34 @@ fn adapter_name(t: &str) -> &'static str {
         "gate" => "LoRA adapter on gate / fc (input cast + A's output)",
         "up" => "LoRA adapter on up (input cast + A's output)",
         _ => "LoRA adapter on down (input cast + A's output)",
+    }
+}
+
+/// The q and k norms' saved tensors: per head (Qwen3, Gemma 3: `QK_NORMS`) or over the
+/// whole projected q and k (OLMo 2, OLMoE: `QK_NORMS_FULL`).
+///
+/// # Formula
+/// ```text
+/// per head    T·(⌈a/t⌉ + ⌈a_kv/t⌉)·(d·(k + κ) + n_h)
+/// full width  T·(⌈a/t⌉ + ⌈a_kv/t⌉)·d·(k + κ) + 2·n_s·T
+/// ```
+/// Each norm saves its input's fp32 upcast (or, in fp32, the projection's output: `k`
+/// counted, the upcast as `κ`) and its 16-bit normalised tensor that the weight's product
+/// saves, and its statistics: per head `n_h`, over the full width `n_s` per token. Source:
+/// transformers 5.17 `modeling_olmoe.py` (`OlmoeAttention`: `self.q_norm(self.q_proj(x))`,
+/// `OlmoeRMSNorm(num_heads·head_dim)`); traced with `tools/trace_alloc.py` on the CUDA
+/// calibration run C25 (OLMoE-1B-7B, pure bf16, b = 4, s = 1,024): each layer holds four fp32
+/// `T·h` upcasts (two block norms, q's and k's) and four bf16 normalised tensors, 104.8 MB a
+/// layer beyond memfit's terms before this one.
+///
+/// # Example
+/// OLMoE (a = a_kv = 16, d = 128), T = 4,096, bf16 (k = 2, κ = 4): 4,096·32·128·6 + 2·4·4,096 =
+/// 100,696,064 B per layer.
+fn qk_norm_terms(arch: &Arch, v: &mut Terms) {
+    if arch.qk_norm_head || arch.gated_attention() {
+        v.push("per-head q and k norms", QK_NORMS);
+    } else if arch.qk_norm {
+        v.push("q and k norms (full width)", QK_NORMS_FULL);
     }
 }
 
@@ -256,6 +282,8 @@ fn attention_core_terms(s: &Scenario, arch: &Arch, x: &Shape, v: &mut Terms) {
                 v.push(name, if x.k >= 4 { SOFTMAX } else { SOFTMAX_HF });
             } else if s.stack.framework == Framework::Megatron || x.k >= 4 {
                 v.push("softmax", SOFTMAX);
+            } else if softmax_in_model_dtype(s, arch) {
+                v.push("softmax (in the model's 16-bit dtype: GPT-2)", SOFTMAX);
             } else {
                 v.push("softmax (fp32 softmax + its 16-bit cast)", SOFTMAX_HF);
             }
@@ -268,6 +296,34 @@ fn attention_core_terms(s: &Scenario, arch: &Arch, x: &Shape, v: &mut Terms) {
         }
         Attn::Eager => {}
     }
+}
+
+/// Whether eager attention's softmax runs in the model's own 16-bit dtype and saves one
+/// `k`-byte tensor: GPT-2's attention (`Arch::softmax_in_dtype`) calls
+/// `nn.functional.softmax(attn_weights, dim=-1)` with no `dtype` argument, then
+/// `attn_weights.type(value.dtype)`, a no-op when both are 16-bit, so the softmax output is
+/// both what softmax's backward and the V matmul save. Under autocast the softmax runs in fp32
+/// (CUDA autocast's fp32 list has `softmax`) and the cast back is a second tensor: the
+/// `4 + k` of Hugging Face's shared eager attention, which passes `dtype=torch.float32`.
+/// `modules=plain` (memfit's own harness, `tools/measure_pytorch.py`) upcasts as well.
+///
+/// # Formula
+/// ```text
+/// saved = b·⌈a/t⌉·s'·s·k        if softmax_in_dtype ∧ no autocast ∧ modules = hf   (SOFTMAX)
+///         b·⌈a/t⌉·s'·s·(4 + k)  otherwise, k < 4                    (SOFTMAX_HF)
+/// ```
+/// Source: transformers 5.17 `models/gpt2/modeling_gpt2.py` `eager_attention_forward`
+/// (unchanged in 5.24); PyTorch 2.11 `aten/src/ATen/autocast_mode.cpp`
+/// (`KERNEL_CUDA(softmax, fp32)`). Found on the CUDA run D08 (GPT-2 124M, pure bf16, eager,
+/// b = 32, s = 1,024, no dropout): its allocator trace holds one 805,306,368 B tensor per
+/// layer at the peak (`32·12·1,024²·2`), where memfit counted three.
+///
+/// # Example
+/// D08: b = 32, a = 12, s = 1,024, k = 2: 32·12·1,024·1,024·2 = 805,306,368 B per layer
+/// instead of ·6 = 2,415,919,104 B; 12 layers: 18.0 GiB less (memfit 62.01 → 44.01 GiB
+/// against the measured 44.02 GiB).
+fn softmax_in_model_dtype(s: &Scenario, arch: &Arch) -> bool {
+    arch.softmax_in_dtype && !autocast(s) && s.runtime.modules == crate::scenario::Modules::Hf
 }
 
 /// Whether the attention output is saved twice: as FlashAttention's output and as its
@@ -326,6 +382,12 @@ fn fused_view_saved(arch: &Arch, kernel: Option<SdpaKernel>) -> bool {
 /// The MLP's saved intermediates: dense (SwiGLU, fused under Megatron, or GELU) or a
 /// mixture of experts (routed copies, expert MLPs, fp32 router logits).
 fn mlp_term(s: &Scenario, arch: &Arch, v: &mut Terms) {
+    if arch.experts > 0 && s.stack.framework == Framework::Pytorch {
+        let name =
+            "MoE (grouped experts): routed inputs, expert MLPs, down outputs + router logits";
+        v.push(name, MOE_HF);
+        return;
+    }
     if arch.experts > 0 {
         v.push("MoE routed inputs + expert MLPs + router logits", MOE);
         return;

@@ -33,7 +33,7 @@ use crate::expr::Tok::{self, *};
 pub type Vals = [u128; N_VARS];
 
 /// How many symbols there are.
-pub const N_VARS: usize = 31;
+pub const N_VARS: usize = 32;
 
 /// Local tokens `T = b·s'`.
 pub const T: Tok = Var("T", 0);
@@ -100,6 +100,9 @@ pub const RL: Tok = Var("r_l", 29);
 /// Bytes per element a LoRA adapter saves, `k_a`: its linears' 16-bit input cast under
 /// autocast (`k`), else the fp32 copy PEFT casts the input to for its fp32 adapters (4).
 pub const KA: Tok = Var("k_a", 30);
+/// Per-token elements a mixture-of-experts block saves under Hugging Face's grouped experts,
+/// `w_x` (see [`moe_saved_width`]).
+pub const WX: Tok = Var("w_x", 31);
 
 /// The values of every symbol for one block of `s` on `x`.
 ///
@@ -168,7 +171,41 @@ pub fn vars(s: &Scenario, arch: &Arch, x: &Shape) -> Vals {
     } else {
         4
     };
+    v[31] = moe_saved_width(arch, v[21], v[1]);
     v
+}
+
+/// Per-token elements a mixture-of-experts block saves under Hugging Face's grouped experts
+/// (`grouped_mm_experts_forward`), `w_x`. Each routed copy saves its gathered input
+/// (`selected_hidden_states_g`, the gate‖up grouped matmul's input), the expert MLP's
+/// intermediates (`m_s·f_e`: the gate‖up output, `act(gate)`, the product), and the down
+/// projection's output `proj_out`, which `proj_out · sample_weights` saves for the routing
+/// weights' gradient: `2·h + m_s·f_e`. Shared experts (Qwen2-MoE) are one dense MLP of width
+/// `n_e·f_e` (its intermediates) whose output the sigmoid gate's product saves (`h`).
+///
+/// # Formula
+/// ```text
+/// w_x = top_k·(2·h + m_s·f_e) + n_e·m_s·f_e + [n_e > 0]·h
+/// ```
+/// Source: transformers 5.17 `integrations/moe.py` (`grouped_mm_experts_forward`),
+/// `modeling_qwen2_moe.py` (`Qwen2MoeSparseMoeBlock.forward`: `sigmoid(shared_expert_gate(x))
+/// · shared_expert(x)`); traced with `tools/trace_alloc.py` on the CUDA calibration run C25
+/// (OLMoE-1B-7B, b = 4, s = 1,024): at the forward's end each layer holds one
+/// `aten.index.Tensor` (the gathered input) and two `aten._grouped_mm` outputs of
+/// 134,217,728 B (`32,768·2,048·2`: the gate‖up output and `proj_out`), where memfit counted
+/// `h + m_s·f_e` per copy (C25's forward peak −6.6 %, its backward peak −3.1 %).
+///
+/// # Example
+/// OLMoE (h = 2,048, f_e = 1,024, top-8, SwiGLU m_s = 4): 8·(4,096 + 4,096) = 65,536;
+/// Qwen1.5-MoE-A2.7B (h = 2,048, f_e = 1,408, top-4, n_e = 4): 4·(4,096 + 5,632) +
+/// 4·5,632 + 2,048 = 63,488.
+pub(crate) fn moe_saved_width(arch: &Arch, ms: u128, h: u128) -> u128 {
+    let (fe, k, ne) = (
+        arch.expert_ffn() as u128,
+        arch.top_k as u128,
+        arch.shared_experts as u128,
+    );
+    k * (2 * h + ms * fe) + ne * ms * fe + u128::from(ne > 0) * h
 }
 
 /// Whether GPT-2's `gelu_new` in Python ops runs its `pow` in fp32: CUDA autocast lists `pow`
@@ -287,6 +324,11 @@ pub const MOE: &[Tok] = &[
     T, M, Mul, H, K, Mul, MS, FE, Mul, K, Mul, Add, Mul, TP, DivCeil, Num(4), T, Mul, E, Mul,
     Add,
 ];
+/// A mixture of experts under Hugging Face's grouped experts (framework=pytorch): what each
+/// token's routed copies and the shared experts save ([`moe_saved_width`]), fp32 router
+/// logits: `⌈T·w_x·k/t⌉ + 4·T·E`.
+#[rustfmt::skip]
+pub const MOE_HF: &[Tok] = &[T, WX, Mul, K, Mul, TP, DivCeil, Num(4), T, Mul, E, Mul, Add];
 /// Op-level SAC's block input: `T·h·k_r/r`.
 #[rustfmt::skip]
 pub const SAC_INPUT: &[Tok] = &[T, H, Mul, KR, Mul, R, Div];
@@ -460,6 +502,14 @@ pub const QK_NORMS: &[Tok] = &[
 pub const ATTN_GATE: &[Tok] = &[
     T, D, Mul, A, TP, DivCeil, Num(2), K, Mul, Num(4), Add, U, Sub, Mul,
     A, TP, DivCeil, AKV, TP, DivCeil, Add, Num(4), K, Sub, Mul, Add, Mul,
+];
+/// Full-width q and k RMSNorms (OLMo 2, OLMoE), each saving its input's upcast, its
+/// normalised tensor and its per-token statistics:
+/// `T·(⌈a/t⌉ + ⌈a_kv/t⌉)·d·(k + κ) + 2·n_s·T`.
+#[rustfmt::skip]
+pub const QK_NORMS_FULL: &[Tok] = &[
+    T, A, TP, DivCeil, AKV, TP, DivCeil, Add, Mul, D, Mul, K, KAPPA, Add, Mul, Num(2), NS, Mul, T,
+    Mul, Add,
 ];
 /// Gemma 2's attention soft-capping under eager attention: the tanh's output, saved:
 /// `b·⌈a/t⌉·s'·s·k`.

@@ -120,14 +120,16 @@ pub(crate) fn kv_layers(arch: &Arch, p: u32) -> (u128, u128) {
 ///            T·⌈L/p⌉ becomes L_g·T + L_w·min(T, W); a hybrid's attention blocks only
 /// ssm_state  = ⌈b·(L_m·S_m + L_c·S_c + L_l·S_l)/t⌉   Mamba / convolution / gated-DeltaNet
 ///              blocks' conv and recurrent state, constant in T (see `ssm::state_items`)
-/// workspace  = max(k·b·T'·(3h + ⌈w_a/t⌉) + A_e,  k·b·T'·(3h + ⌈w_m/t⌉) + W_e) + 4·b·V
+/// workspace  = max(k·b·T'·(h_l + ⌈w_a/t⌉) + A_e,  k·b·T'·(h_l + ⌈w_m/t⌉) + W_e,
+///                  k·b·T'·h_l + 4·b·V)
 ///              (one layer's transient tensors, T' = s at prefill and 1 per decode step: the
 ///               layer's input, which the caller still holds, the residual and a norm's
 ///               output, with either the attention's q, k, v and repeat_kv copies
 ///               (`w_a`, see `attention_width`) or the MLP's intermediates (`w_m`, see
 ///               `mlp_width`) — whichever moment is larger; eager attention adds its scores
 ///               at the first (`A_e`, `eager_scores`) and its returned probabilities at the
-///               second (`W_e`, `eager_probs`); plus fp32 logits of the last position)
+///               second (`W_e`, `eager_probs`); or, after the layers, the fp32 logits of
+///               the last position; `h_l` what the model holds beside, `held_width`)
 ///              with Mamba or gated-DeltaNet blocks, the prefill's layer term is max(that,
 ///              X_scan), the scan's transient by `ssm_kernels` (see `ssm::scan_transient`,
 ///              `ssm::linear_transient`)
@@ -362,18 +364,16 @@ mod tests {
         let probs = eager_probs(&s.scenario, &s.scenario.arch(), 2, 1, 512, 512);
         assert_eq!(probs.eval_u128(), Some(8 * 512 * 512 * 2 + 512 * 512 * 2));
         // The moments, k·b·s·(3h + w): attention w_a = (8 + 2·2)·32 + 2·8·32 = 896, MLP
-        // w_m = 3·688 = 2,064; + 4·b·V = 16,384 for the last position's fp32 logits.
+        // w_m = 3·688 = 2,064; the last position's fp32 logits (4·b·V = 16,384) come after
+        // the layers, beside the held 2·512·768: smaller.
         let (m_a, m_m) = (2 * 512 * (768 + 896), 2 * 512 * (768 + 2064));
         assert_eq!((m_a, m_m), (1_703_936, 2_899_968));
         let work = |attn: &str| largest(&format!("{q}{attn}"), Component::Workspace);
-        assert_eq!(work("sdpa"), m_m + 16_384);
-        assert_eq!(
-            work("eager"),
-            (m_a + 21_495_808).max(m_m + 4_718_592) + 16_384
-        );
+        assert_eq!(work("sdpa"), m_m);
+        assert_eq!(work("eager"), (m_a + 21_495_808).max(m_m + 4_718_592));
         // MemTracker's ACT of that run less its KV cache: 23,662,592 − 524,288 = 23,138,304
         // (prefill/llama/s/bf16/eager/ltk0/b1s512, whose logits come after: memfit +0.3 %).
-        assert_eq!(work("eager"), 23_216_128);
+        assert_eq!(work("eager"), 23_199_744);
         assert_eq!(work("flash"), work("sdpa"));
         // GPT-2's softmax in the model's dtype: two bf16 score tensors, 8·512²·2·2 + 512²·2.
         let g = "model=gpt2&hidden=256&heads=8&kv_heads=8&ffn=1024&vocab=4096&layers=4\
@@ -407,20 +407,24 @@ mod tests {
     #[test]
     fn gpt2_gelu_new_prefill_by_hand() {
         let q = "model=gpt2&hidden=512&heads=8&ffn=2048&vocab=8192&layers=2&mode=infer\
-                 &precision=fp32&batch=2&seq=384&gen=0&attn=sdpa";
+                 &precision=fp32&batch=2&seq=384&gen=0&attn=sdpa&framework=pytorch";
         let work = largest(q, Component::Workspace);
-        // k·b·s·(3h + 4f) + 4·b·V = 4·2·384·(1,536 + 8,192) + 4·2·8,192.
-        assert_eq!(work, 29_884_416 + 65_536);
-        // MemTracker's ACT less the KV cache: 40,111,104 − 6,291,456 = 33,819,648. What memfit
-        // leaves out (−3.8 % of the run's total): the attention output and the residual sum
-        // GPT-2's block keeps through its MLP (2·b·s·h·4 = 3,145,728), the position
-        // embeddings (s·h·4 = 786,432) and position ids (3,072); the logits it adds come later.
-        assert_eq!(33_819_648 - 29_884_416, 3_145_728 + 786_432 + 3_072);
-        // A fused GELU: m·f = 2f.
+        // k·b·s·(h_l + 4f + h): h_l = 4h (layer input, residual, ln_2's output,
+        // inputs_embeds) + ⌈h/b⌉ (the position embeddings, one row for the batch without
+        // generate), 4f gelu_new's tensors, h GPT2Block's attn_output:
+        // 4·2·384·(2,048 + 256 + 8,192 + 512).
+        assert_eq!(work, 33_816_576);
+        // MemTracker's ACT less the KV cache: 40,111,104 − 6,291,456 = 33,819,648; what memfit
+        // leaves out is the position ids, 384·8 = 3,072 B. The logits come after the layers.
+        assert_eq!(33_819_648 - work, 384 * 8);
+        // A fused GELU: m·f = 2f, and no GPT-2 block term beyond the MLP's.
         assert_eq!(
             largest(&format!("{q}&gelu_ops=0"), Component::Workspace),
-            4 * 2 * 384 * (1_536 + 2 * 2_048) + 65_536
+            4 * 2 * 384 * (2_048 + 256 + 2 * 2_048)
         );
+        // generate: position ids from the attention mask, one row per sequence: h, not h/b.
+        let g = largest(&q.replace("gen=0", "gen=8"), Component::Workspace);
+        assert_eq!(g, 4 * 2 * 384 * (2_048 + 512 + 8_192 + 512));
     }
 
     /// The largest item of component `c`, on PyTorch's CPU kernels (`device=cpu`: these
@@ -444,8 +448,8 @@ mod tests {
 
     /// The prefill's working set of the measured runs (`tests/data/pytorch_measurements.json`
     /// "infer": MemTracker's ACT less the harness's cache of s + n tokens): the layer's
-    /// input, the residual, a norm's output and the MLP's intermediates, plus the last
-    /// position's fp32 logits memfit adds on top.
+    /// input, the residual, a norm's output and the MLP's intermediates; the last position's
+    /// fp32 logits come after the layers and are smaller.
     #[test]
     fn prefill_workspace_of_the_measured_runs() {
         let work = |q: &str| largest(q, Component::Workspace);
@@ -454,21 +458,15 @@ mod tests {
         let llama = work(&format!(
             "model=llama-2-7b&{base}&kv_heads=2&ffn=688&tied=0"
         ));
-        assert_eq!(llama, 4 * 2 * 384 * (3 * 256 + 3 * 688) + 4 * 2 * 4096);
-        assert_eq!(
-            10_534_912 - 2 * 2 * 448 * 4 * 2 * 32 * 4 + 4 * 2 * 4096,
-            llama
-        );
+        assert_eq!(llama, 4 * 2 * 384 * (3 * 256 + 3 * 688));
+        assert_eq!(10_534_912 - 2 * 2 * 448 * 4 * 2 * 32 * 4, llama);
         // GPT-2 shape (GELU: fc output and its activation): 15,990,784 − 7,340,032.
         // The harness's own GPT-2 module calls a fused GELU.
         let gpt2 = work(&format!(
             "model=gpt2&{base}&kv_heads=8&ffn=1024&tied=1&gelu_ops=0"
         ));
-        assert_eq!(gpt2, 4 * 2 * 384 * (3 * 256 + 2 * 1024) + 4 * 2 * 4096);
-        assert_eq!(
-            15_990_784 - 2 * 2 * 448 * 4 * 8 * 32 * 4 + 4 * 2 * 4096,
-            gpt2
-        );
+        assert_eq!(gpt2, 4 * 2 * 384 * (3 * 256 + 2 * 1024));
+        assert_eq!(15_990_784 - 2 * 2 * 448 * 4 * 8 * 32 * 4, gpt2);
     }
 
     /// The doc example (Gemma 2 9B at 32,768 tokens), the split per stage, and a window

@@ -144,12 +144,20 @@ fn attention_width(arch: &Arch) -> (u128, String) {
 /// # Formula
 /// ```text
 /// shared  = m·n_s·f_e                         the shared experts run first (their MLP's tensors)
-/// routed  = top_k·(h + u·f_e) + [n_s > 0]·h   then each token's routed copies, the shared output
-///                                             kept: the gathered input and, per copy, u = 4
+/// routed  = top_k·max(h + u·f_e, 4·h)        then each token's routed copies, the shared output
+///           + [n_s > 0]·h                     kept: the gathered input and, per copy, u = 4
 ///                                             (SwiGLU: the fused gate-up output 2·f_e, the
-///                                             activation and the product) or u = 2 (GELU)
+///                                             activation and the product) or u = 2 (GELU);
+///                                             or, at the end, four h-wide tensors per copy
 /// w_m     = max(routed, shared)
 /// ```
+/// The end of `grouped_mm_experts_forward` holds four `S·h` tensors (`S = T·top_k`): the
+/// gathered input `selected_hidden_states_g` and the down projection's `proj_out` (both still
+/// locals), `weighted_out = proj_out · weights` and its reordering `weighted_out[inv_perm]`.
+/// That moment is the larger when `4·h > h + u·f_e` (fine-grained experts, `f_e < 3·h/4`
+/// with SwiGLU): OLMoE (h = 2,048, f_e = 1,024). Found on the CUDA calibration run DJ08
+/// (OLMoE-1B-7B, b = 8, prompt 1,024): its allocator trace at the prefill's peak holds four
+/// 268,435,456 B tensors (`65,536·2,048·2`), where memfit counted `h + 4·f_e` per copy.
 /// Source: transformers 5.24 `integrations/moe.py` (`grouped_mm_experts_forward`: the hidden
 /// states gathered per routed copy, `_grouped_linear` for gate-up, then `act_fn(gate) * up`;
 /// Qwen2-MoE's block calls its shared expert before the routed ones). Traced with MemTracker:
@@ -158,8 +166,9 @@ fn attention_width(arch: &Arch) -> (u128, String) {
 /// `infer/qwen2_moe/s/fp32/sdpa/static/gen32/b3s128` the same with the shared output `[384, 256]`.
 ///
 /// # Example
-/// Mixtral shape h = 256, f_e = 512, top-2: 2·(256 + 4·512) = 4,608; Qwen2-MoE shape h = 256,
-/// f_e = 256, top-2, n_s = 2: max(2·(256 + 4·256) + 256, 3·2·256) = 2,816.
+/// Mixtral shape h = 256, f_e = 512, top-2: 2·max(256 + 4·512, 4·256) = 4,608; Qwen2-MoE
+/// shape h = 256, f_e = 256, top-2, n_s = 2: max(2·(256 + 4·256) + 256, 3·2·256) = 2,816;
+/// OLMoE h = 2,048, f_e = 1,024, top-8: 8·max(2,048 + 4,096, 8,192) = 65,536.
 pub(super) fn moe_width(arch: &Arch) -> (u128, String) {
     let (h, fe) = (arch.hidden as u128, arch.expert_ffn() as u128);
     let (k, ns, m) = (
@@ -173,11 +182,11 @@ pub(super) fn moe_width(arch: &Arch) -> (u128, String) {
         2
     };
     let kept = u128::from(ns > 0);
-    let routed = k * (h + u * fe) + kept * h;
+    let routed = k * (h + u * fe).max(4 * h) + kept * h;
     (
         routed.max(m * ns * fe),
         format!(
-            "w_m = max(top_k·(h + {u}·f_e) + [n_s > 0]·h, m·n_s·f_e) = max({k}·({h} + {u}·{fe}) + {kept}·{h}, {m}·{ns}·{fe})"
+            "w_m = max(top_k·max(h + {u}·f_e, 4·h) + [n_s > 0]·h, m·n_s·f_e) = max({k}·max({h} + {u}·{fe}, 4·{h}) + {kept}·{h}, {m}·{ns}·{fe})"
         ),
     )
 }
@@ -192,8 +201,10 @@ pub(super) fn moe_width(arch: &Arch) -> (u128, String) {
 /// ```text
 /// h_l = 3·h                          plain modules (`modules=plain`: memfit's own harness),
 ///                                    other frameworks
-/// h_l = 3·h + h + [rotary]·2·d       Hugging Face: + inputs_embeds (a local of
-///                                    LlamaModel.forward until it returns) + cos, sin
+/// h_l = 3·h + h + [rotary]·2·d·n_r   Hugging Face: + inputs_embeds (a local of
+///     + [positions > 0]·h            LlamaModel.forward until it returns) + cos, sin
+///                                    (n_r pairs, `rope_sets`), + the learned position
+///                                    embeddings' output
 /// ```
 /// Source: transformers 5.17 `modeling_llama.py` (`LlamaModel.forward`: `inputs_embeds`,
 /// `position_embeddings = self.rotary_emb(...)` before the layers); the layer-input,
@@ -202,9 +213,23 @@ pub(super) fn moe_width(arch: &Arch) -> (u128, String) {
 /// J05, J07 were 1.3–3.3 % low by 2.1–2.7·h bytes a prompt token); the CPU tracker's
 /// held-out transformers runs moved from 0.8 % to 0.5 % median with it, untuned.
 ///
+/// A model with learned absolute positions (GPT-2, OPT) also holds the position
+/// embeddings' output, `wpe(position_ids)`, beside `inputs_embeds`: `generate` builds
+/// `position_ids` from the attention mask, one row per sequence (`attention_mask.long()
+/// .cumsum(-1) − 1`), so it is `b·s·h` like the token embeddings (`+ [positions > 0]·h`);
+/// a forward alone (`gen=0`) takes `arange(s).unsqueeze(0)`, one row shared by the batch:
+/// `s·h`, `⌈h/b⌉` a token.
+/// Source: transformers 5.17 `modeling_gpt2.py` (`GPT2Model.forward`: `position_embeds =
+/// self.wpe(position_ids)`), `generation/utils.py` (`_prepare_position_ids_for_generation`).
+/// Found on the CUDA calibration run DJ10 (GPT-2 medium, b = 32, prompt 512): its allocator
+/// trace at the prefill's peak (in the last layer's `gelu_new`) holds six `b·s·h` bf16
+/// tensors (33,554,432 B each) beside the 48 K/V tensors and four `b·s·f` ones, where memfit
+/// counted four (this term and GPT-2's `attn_output`, see [`mlp_width`]).
+///
 /// # Example
 /// Llama 3.2 3B (h = 3,072, d = 128): h_l = 4·3,072 + 256 = 12,544; without the model's
-/// tensors 9,216.
+/// tensors 9,216. GPT-2 medium (h = 1,024): h_l = 4·1,024 + 1,024 = 5,120. Gemma 3 1B
+/// (h = 1,152, d = 256, n_r = 2): 4·1,152 + 2·256·2 = 5,632.
 fn held_width(s: &Scenario, arch: &Arch) -> u128 {
     let h = arch.hidden as u128;
     if s.stack.framework != crate::scenario::Framework::Pytorch
@@ -215,11 +240,47 @@ fn held_width(s: &Scenario, arch: &Arch) -> u128 {
     }
     // Rotary cos/sin only where there is attention (a pure Mamba model has none).
     let rotary = if arch.positions == 0 && arch.attention_layers() > 0 {
-        2 * arch.head_dim as u128
+        2 * arch.head_dim as u128 * rope_sets(arch)
     } else {
         0
     };
-    4 * h + rotary
+    let rows = if s.workload.gen > 0 {
+        1
+    } else {
+        s.workload.batch.get() as u128
+    };
+    let learned = u128::from(arch.positions > 0) * h.div_ceil(rows);
+    4 * h + rotary + learned
+}
+
+/// How many rotary (cos, sin) pairs a Hugging Face model's forward computes and holds for
+/// its layers, `n_r`: one per layer type when the layer types carry their own rope
+/// parameters, as Gemma 3's sliding (θ = 10,000) and full (θ = 1,000,000) layers do;
+/// otherwise one. memfit knows the Gemma 3 family by its per-head q/k norms with a mix of
+/// windowed and full layers (Gemma 2 and gpt-oss mix them too, with one rotary embedding).
+///
+/// # Formula
+/// ```text
+/// n_r = 2   if qk_norm_head ∧ 0 < L_w < L     (Gemma 3: sliding and full attention)
+///       1   otherwise
+/// ```
+/// Source: transformers 5.17 `modeling_gemma3.py` (`Gemma3TextModel.forward`: `for layer_type
+/// in set(self.config.layer_types): position_embeddings[layer_type] = self.rotary_emb(…,
+/// layer_type)`), against `modeling_gemma2.py` (one `position_embeddings`). Found on the CUDA
+/// calibration runs DJ01 and DJ02 (Gemma 3 1B, b·s = 32,768): the allocator trace at the
+/// prefill's peak holds 56 tensors of `b·s·256·2 = 16,777,216` B, the 52 K/V and four
+/// cos/sin, where memfit counted two.
+///
+/// # Example
+/// Gemma 3 1B (L = 26, L_w = 22, d = 256): n_r = 2, `2·d·n_r = 1,024` values a token;
+/// Llama 3.2 3B: n_r = 1.
+pub(crate) fn rope_sets(arch: &Arch) -> u128 {
+    let mixed = arch.window > 0 && arch.local_layers > 0 && arch.local_layers < arch.layers;
+    if arch.qk_norm_head && mixed {
+        2
+    } else {
+        1
+    }
 }
 
 /// Per-token width of what is alive beside a Mamba or linear-attention mixer's scan at
@@ -254,14 +315,19 @@ fn scan_held_width(s: &Scenario, arch: &Arch) -> u128 {
 /// `w_m = m·f`, or `4·f` for a fused gate‖up projection (Phi-3) or a GELU in Python ops
 /// (`gelu_ops`): GPT-2's `gelu_new`,
 /// `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`, peaks at `0.044715·x³` with `x`, `0.5·x`,
-/// `x³` and that product alive.
+/// `x³` and that product alive. GPT-2's own block adds `h`: `GPT2Block.forward` keeps the
+/// attention's output in its local `attn_output` after the residual add, through the MLP
+/// (`w_m = 4·f + h`; GPT-2's modeling code is the one whose softmax runs in the model's
+/// dtype, `Arch::softmax_in_dtype`). Source: transformers 5.17 `modeling_gpt2.py`
+/// `GPT2Block.forward`; found on the CUDA calibration run DJ10 (see [`held_width`]).
 ///
 /// Source: traced with MemTracker (transformers 5.24, torch 2.15, CPU):
 /// `prefill/gpt2/m/fp32/sdpa/ltk1/b2s384` peaks at `aten.mul` in `gelu_new`
 /// (activations.py:66) with four `b·s·f` fp32 tensors (25,165,824 B).
 ///
 /// # Example
-/// GPT-2 shape f = 2,048: 4·2,048 = 8,192; Llama shape (SwiGLU, f = 688): 3·688 = 2,064.
+/// GPT-2 shape f = 2,048: 4·2,048 = 8,192 (GPT-2's own block, h = 512: 8,704); Llama shape
+/// (SwiGLU, f = 688): 3·688 = 2,064.
 pub(super) fn mlp_width(s: &Scenario, arch: &Arch) -> (u128, String) {
     if arch.experts > 0 && s.stack.framework != crate::scenario::Framework::Megatron {
         return moe_width(arch);
@@ -270,7 +336,12 @@ pub(super) fn mlp_width(s: &Scenario, arch: &Arch) -> (u128, String) {
     let python_gelu = arch.mlp == crate::model::Mlp::Gelu
         && arch.gelu_ops
         && s.stack.framework != crate::scenario::Framework::Megatron;
-    if python_gelu {
+    if python_gelu && arch.softmax_in_dtype {
+        let h = arch.hidden as u128;
+        let text =
+            format!("w_m = 4·f + h = 4·{f} + {h} (gelu_new in Python ops, GPT-2's attn_output)");
+        (4 * f + h, text)
+    } else if python_gelu {
         (4 * f, format!("w_m = 4·f = 4·{f} (gelu_new in Python ops)"))
     } else if arch.fused_gate_up && arch.mlp == crate::model::Mlp::Swiglu {
         // Phi-3's gate_up_proj: gate and up are views of one 2·f output, alive with
@@ -340,10 +411,44 @@ impl WsSyms {
         }
     }
 
-    /// [`Self::layer`], then the last position's fp32 logits `4·b·V`.
+    /// The larger of [`Self::layer`] and the moment after the last layer: what the model
+    /// holds (`k·b·T·h_l`) with the last position's fp32 logits `4·b·V`. The logits are made
+    /// after every layer's tensors are freed, so they do not add to a layer's moment.
+    ///
+    /// # Formula
+    /// `max(layer, k·b·T·h_l + 4·b·V)`
+    ///
+    /// Source: transformers 5.17 `generation/utils.py` (`next_token_logits =
+    /// outputs.logits[:, -1, :].to(copy=True, dtype=torch.float32)`, after the forward
+    /// returned). Found on the CUDA calibration `generate` runs of set D: with the logits
+    /// added to the layer's moment memfit was above each allocator trace's peak (plus the
+    /// 32 MiB cuBLAS workspace) by 4·b·V within 0.02 % on all eight (DJ01 … DJ11: Gemma 3
+    /// 1B, Mistral 7B, Qwen3 1.7B, Llama 3.2 1B, OLMoE, GPT-2 medium), whose peaks are in
+    /// the last layer's MLP.
+    ///
+    /// # Example
+    /// DJ02 (Gemma 3 1B, b = 32, s = 1,024, V = 262,144, bf16): the MLP's moment
+    /// 2·32·1,024·(5,632 + 20,736) = 1,728,053,248 B; after the layers
+    /// 2·32·1,024·5,632 + 4·32·262,144 = 402,653,184 B; the working set 1,728,053,248 B
+    /// (33,554,432 B less than the sum).
     fn work(&self, tokens: Tok, ae: &EagerTerm, we: &EagerTerm) -> Expr {
-        self.layer(tokens, ae, we)
-            .then(&[Num(4), self.b, Mul, self.vocab, Mul, Add])
+        let WsSyms { k, b, h, vocab, .. } = *self;
+        self.layer(tokens, ae, we).then(&[
+            k,
+            b,
+            Mul,
+            tokens,
+            Mul,
+            h,
+            Mul,
+            Num(4),
+            b,
+            Mul,
+            vocab,
+            Mul,
+            Add,
+            Max,
+        ])
     }
 }
 
@@ -357,7 +462,7 @@ fn workspace_context(ae: &EagerTerm, we: &EagerTerm, ws: &str) -> String {
     }
 }
 
-const WORKSPACE_SOURCE: &str = "memfit: one layer's forward tensors (flash/SDPA attention, nothing kept) + last-position fp32 logits; measured with MemTracker (tools/measure_pytorch.py: prefill working set 8,699,904 B = 4·2·384·(3·256 + 3·688), Llama shape)";
+const WORKSPACE_SOURCE: &str = "memfit: one layer's forward tensors (flash/SDPA attention, nothing kept), or after the layers the last position's fp32 logits; measured with MemTracker (tools/measure_pytorch.py: prefill working set 8,699,904 B = 4·2·384·(3·256 + 3·688), Llama shape)";
 
 /// The prefill's working set by `logits`: `(expression, note, source)`, from one layer's
 /// tensors at T = s (`at_layer`) and that plus the last position's logits (`last`).
@@ -415,7 +520,7 @@ fn prefill_workspace(
         ),
         Logits::Last => (
             last,
-            "one layer's tensors at T = s tokens, then the last position's fp32 logits",
+            "one layer's tensors at T = s tokens, or after the layers the last position's fp32 logits",
             WORKSPACE_SOURCE,
         ),
     }

@@ -212,6 +212,30 @@ pub(crate) fn grad_share(arch: &Arch, st: &Stage, grads: u128, params: u128) -> 
 ///
 /// # Example
 /// GPT-2 small, fp32 gradients: 2·4·50,257·768 = 308,779,008 B.
+/// Whether autograd adds a tied matrix's second gradient into the first in place, so that
+/// the accumulation allocates no sum: on a CUDA device (`AccumulateGrad`: `variable_grad +=
+/// new_grad`), the moment then holds the old and the new gradient only, and the new one is
+/// freed after it. PyTorch's CPU kernels as MemTracker measured them allocate the sum (see
+/// [`tied_accumulation_bytes`]).
+///
+/// # Formula
+/// ```text
+/// moment = old + new             device=cuda   (+G_tied beyond the old)
+///          old + new + sum       device=cpu    (+2·G_tied)
+/// ```
+/// Source: PyTorch 2.11 `torch/csrc/autograd/functions/accumulate_grad.h`
+/// (`accumulateGrad`: `variable_grad += new_grad` when grad mode is off). Found on the CUDA
+/// calibration run C12 (Phi-4-mini, tied, V·h·4 = 2,458,386,432 B, checkpointed):
+/// `bw_peak` − `post_bw` = 64,009,865,728 − 61,445,587,968 = 2,564,277,760 B, one `V·h`
+/// gradient and the residual's gradient, where memfit's backward held two (+3.7 %).
+///
+/// # Example
+/// C12: the backward's last moment 61,443,457,024 + 50,331,648 (the residual's gradient) +
+/// 2,458,386,432 = 63,952,175,104 B against the measured 64,009,865,728 (−0.1 %).
+pub(crate) fn tied_sum_in_place(s: &Scenario) -> bool {
+    s.runtime.device == crate::scenario::Device::Cuda
+}
+
 pub(crate) fn tied_accumulation_bytes(s: &Scenario, arch: &Arch, st: &Stage, grads: u128) -> u128 {
     let walked =
         pytorch_grads(s) && !accumulates(s, st) && grad_split(s, arch, st, grads) != (0, 0);

@@ -182,6 +182,7 @@ pub(crate) fn model_states(
     } else {
         weight_items(&c, ledger);
         adapter_items(&c, ledger);
+        out.copies = lora_autocast_copies(&c, ledger);
         gradient_items(&c, ledger);
         master_weight_items(&c, ledger);
         optimizer_items(&c, ledger);

@@ -205,7 +205,8 @@ impl StageWalk {
 
     /// The embedding's backward, last (`train::embedding_backward`): its dense gradient
     /// while the residual's gradient reaches it, the rest of its gradients, and a tied
-    /// matrix's accumulation (old + new + their sum) for a moment.
+    /// matrix's accumulation (old + new + their sum) for a moment, or on CUDA in place
+    /// (`train::tied_sum_in_place`).
     pub(crate) fn embedding<S: Sink>(&self, w: &mut W<'_, S>, layer: Option<u32>, mb: Option<u32>) {
         let (ph, act, g) = (StepPhase::Backward, w.act(), self.grads);
         let (g_tok, r) = self.emb_bwd.unwrap_or((0, 0));
@@ -225,7 +226,10 @@ impl StageWalk {
         let what = "the embedding's gradients (last in the backward)";
         let rest = self.g_emb - if self.tied > 0 { 0 } else { g_tok };
         w.add(ph, layer, mb, Component::Gradients, g, rest, what);
-        if self.tied > 0 {
+        if self.tied > 0 && self.tied_in_place {
+            let what = "tied embedding: its new gradient added in place, then freed";
+            w.add(ph, layer, mb, Component::Gradients, g, -self.tied / 2, what);
+        } else if self.tied > 0 {
             let what = "tied embedding: its gradient accumulated (old + new + their sum)";
             w.add(ph, layer, mb, Component::Gradients, g, self.tied / 2, what);
             let what = "the accumulation's temporaries freed";

@@ -182,6 +182,8 @@ pub(crate) struct StageWalk {
     pub(crate) grads: (Mech, u16),
     /// A tied embedding's gradient accumulation at the end (`train::tied_accumulation_bytes`).
     pub(crate) tied: i128,
+    /// The tied accumulation adds in place (`train::tied_sum_in_place`).
+    pub(crate) tied_in_place: bool,
     /// The embedding's backward: its token matrix's gradient and the residual's gradient
     /// reaching it (`train::embedding_backward`).
     pub(crate) emb_bwd: Option<(i128, i128)>,
@@ -357,6 +359,7 @@ impl StageWalk {
             g_body: g.total - g.head - g.emb,
             grads: g.slot,
             tied: g.tied,
+            tied_in_place: train::tied_sum_in_place(s),
             emb_bwd: g.emb_bwd,
             copies: if separate {
                 CopyWalk::of(s, st, states.copies)
