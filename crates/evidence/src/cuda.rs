@@ -20,12 +20,9 @@ pub const TRAIN_D: &str = include_str!("../../../tests/data/cuda_h200_d/train.js
 /// Set D's `generate` runs.
 pub const INFER_D: &str = include_str!("../../../tests/data/cuda_h200_d/infer.jsonl");
 
-/// Whether a set D run is held out: its number is a multiple of 3 (D03, …, DJ03, …, DR3),
-/// fixed before anything was measured (`tests/data/cuda_h200_d/README.md`). Nothing is
-/// tuned on these; the tests read only the others.
+/// Whether a set D run is held out ([`held_out`], for ids known to be set D's).
 pub fn held_out_d(id: &str) -> bool {
-    let digits: String = id.chars().filter(char::is_ascii_digit).collect();
-    digits.parse::<u32>().map_or(true, |n| n % 3 == 0)
+    held_out(id)
 }
 
 /// The runs of one file, in order.
@@ -161,10 +158,6 @@ pub fn stats(rows: &[CudaRow], kind: &str) -> (usize, f64, f64) {
     let (median, max) = crate::stats::median_max(errs.clone());
     (errs.len(), median, max)
 }
-
-/// Set D's training runs (`tests/data/cuda_h200_d/train.jsonl`): 36 more `transformers`
-/// steps on the same H200 and stack, measured 2026-11-27 with `tools/measure_cuda.py --set d`.
-pub const TRAIN_D: &str = include_str!("../../../tests/data/cuda_h200_d/train.jsonl");
 
 /// Whether a run is held out: set D's split, fixed before anything was measured
 /// (`tests/data/cuda_h200_d/README.md`), holds out every run whose number is a multiple of 3
