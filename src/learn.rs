@@ -107,7 +107,7 @@ const DS14: &str = "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=2&convention=
 const DS19: &str = "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=2&convention=ds-0.19";
 const SEED002: &str = "model=llama-2-7b&seq=4096&gpus_per_node=8&zero=3&convention=seed002";
 const MAMBA: &str = "model=mamba2-2.7b&mode=infer&seq=32768&batch=8";
-const MAMBA_NAIVE: &str = "model=mamba2-2.7b&mode=infer&seq=32768&batch=8&ssm_kernels=torch-naive";
+const MAMBA_NAIVE: &str = "model=mamba2-2.7b&mode=infer&seq=32768&batch=8&ssm_kernels=torch";
 const PHI2: &str = "model=phi-2&mode=infer&seq=32768&batch=8";
 const HYBRID_8K: &str = "model=nemotron-h-8b&mode=infer&seq=8192";
 const HYBRID_128K: &str = "model=nemotron-h-8b&mode=infer&seq=131072";
@@ -201,7 +201,7 @@ const TOUR: [Spec; 12] = [
         query: MAMBA,
         panel: "chart",
         shown_in: "per-gpu",
-        text: "Mamba-2 keeps a fixed state per sequence instead of a KV cache: serving 8 sequences of 32,768 tokens, Mamba-2 2.7B holds {} of state and peaks at {} per GPU, where Phi-2, a transformer of the same size ({} parameters), needs {} of KV cache and {} in all. The scan still costs memory while it reads the prompt, and how much depends on the kernels: transformers ≤ 5.17's torch path without them (ssm_kernels=torch-naive) would ask for {}.",
+        text: "Mamba-2 keeps a fixed state per sequence instead of a KV cache: serving 8 sequences of 32,768 tokens, Mamba-2 2.7B holds {} of state and peaks at {} per GPU, where Phi-2, a transformer of the same size ({} parameters), needs {} of KV cache and {} in all. The scan still costs memory while it reads the prompt, and how much depends on the kernels: transformers ≤ 5.17's torch path without them (ssm_kernels=torch; ≥ 5.18 is torch-einsum) would ask for {}.",
         figs: &[Fig::Kv(MAMBA), Fig::Peak(MAMBA), Fig::Params(PHI2), Fig::Kv(PHI2), Fig::Peak(PHI2), Fig::Peak(MAMBA_NAIVE)],
     },
     Spec {

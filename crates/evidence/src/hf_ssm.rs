@@ -2,7 +2,7 @@
 //! `tools/measure_hf_ssm.py`, the harness of `tools/measure_hf.py` over Mamba, Mamba-2,
 //! Jamba, Bamba, Nemotron-H, Falcon-H1, LFM2, Qwen3-Next and Granite-4.0-H at tiny widths,
 //! MemTracker on CPU). Without mamba-ssm, causal-conv1d or flash-linear-attention every
-//! mixer runs transformers' PyTorch fallback, so each run is read with `ssm_kernels=torch`
+//! mixer runs transformers' PyTorch fallback, so each run is read with `ssm_kernels=torch-einsum`
 //! (transformers 5.24 ≥ 5.18) on top of the keys of [`crate::hf::run_keys`].
 //!
 //! # Held out
@@ -19,7 +19,7 @@ use crate::hf::{rows_with, stats, HfRow};
 pub const HF_SSM: &str = include_str!("../../../tests/data/hf_ssm_measurements.json");
 
 /// The keys every SSM run adds: transformers' PyTorch fallback (no kernels installed).
-pub const SSM_KEYS: &str = "&ssm_kernels=torch";
+pub const SSM_KEYS: &str = "&ssm_kernels=torch-einsum";
 
 /// Held-out runs moved to calibration, each with why (none so far).
 pub const SSM_MOVED_TO_CALIBRATION: &[(&str, &str)] = &[];

@@ -127,8 +127,8 @@ pub fn mamba_transient(s: &Scenario, x: &Shape, m: &Ssm) -> u128 {
     match (m.version == 2, s.runtime.ssm_kernels) {
         (_, SsmKernels::Fused) => 0,
         (false, _) => 4 * x.b * d * x.sl * n,
-        (true, SsmKernels::Torch) => x.b * hh * s_pad * l * 4,
-        (true, SsmKernels::TorchNaive) => {
+        (true, SsmKernels::TorchEinsum) => x.b * hh * s_pad * l * 4,
+        (true, SsmKernels::Torch | SsmKernels::TorchNaive) => {
             let p = d.checked_div(hh).unwrap_or(0);
             x.b * s_pad * l * hh * n.max(p) * 4
         }

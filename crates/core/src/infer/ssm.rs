@@ -244,12 +244,12 @@ pub(crate) fn scan_transient(s: &Scenario, m: &Ssm) -> (u128, &'static str) {
             b * c * h * p * n * (4 + e) + b * c * g * l * l * 4 + b * sq * d * e,
             "Mamba-2, fused chunk scan: chunk states b·c·H·P·N·(4 + e), CB b·c·G·l²·4, out b·s·d·e",
         ),
-        SsmKernels::Torch => (
+        SsmKernels::TorchEinsum => (
             b * h * 4 * (3 * s_pad * l + s_pad * (7 * p + 3 * n) + (c + 2) * p * n)
                 + b * sq * (3 * d + 4 * g * n + h) * e,
             "Mamba-2, torch fallback (einsum, transformers ≥ 5.18): G, L, M (b, H, c, l, l), seven P-wide and three N-wide (b, s, H) tensors and the chunk states, fp32",
         ),
-        SsmKernels::TorchNaive => (
+        SsmKernels::Torch | SsmKernels::TorchNaive => (
             b * s_pad * h * 4 * (l * n.max(p) + 3 * l + 2 * n),
             "Mamba-2, naive torch fallback (transformers ≤ 5.17): G_intermediate (b, c, l, l, H, N) fp32 (or the Y_diag product, P wide), beside L, G, M and B, C repeated to H heads",
         ),
@@ -370,7 +370,7 @@ mod tests {
         assert_eq!(70 * lightning_state_bytes(&x, 2), 146_800_640);
     }
 
-    /// Sanity check 2: Mamba-2 2.7B at 8 × 2,048 on transformers ≤ 5.17's torch path allocates
+    /// Sanity check 2: Mamba-2 2.7B at 8 × 2,048 on transformers ≤ 5.17's torch path (`torch`) allocates
     /// a 171.8 GB G_intermediate at its first layer; ≥ 5.18 about 9 GB; the kernels < 0.5 GB.
     #[test]
     fn mamba2_prefill_transient_by_hand() {
@@ -388,9 +388,11 @@ mod tests {
         // 8·80·4·(3·2,048·256 + 2,048·(7·64 + 3·128) + 10·64·128), and the block's in_proj
         // and conv outputs in bf16: 8·2,048·(3·5,120 + 4·128 + 80)·2.
         assert_eq!(
-            at("torch"),
+            at("torch-einsum"),
             8_598_323_200 + 8 * 2048 * (3 * 5120 + 4 * 128 + 80) * 2
         );
+        // `torch` is transformers ≤ 5.17's fallback, as `torch-naive` (the earlier spelling).
+        assert_eq!(at("torch"), at("torch-naive"));
         assert!(at("fused") < 500_000_000, "{}", at("fused"));
         // Mamba-130M at 8 × 1,024: 12·E = 2.25 GiB on the torch path, and the block's in_proj
         // output and seven d-wide tensors in bf16.

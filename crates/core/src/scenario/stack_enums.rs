@@ -76,10 +76,15 @@ spelled! {
         /// mamba-ssm 2.x, causal-conv1d 1.x (and flash-linear-attention) installed.
         #[default]
         Fused = "fused", "fused kernels (mamba-ssm, causal-conv1d)", "";
+        /// The torch fallback of transformers 4.44–5.17 (the stack memfit's CUDA runs were
+        /// measured on): Mamba-2's chunk scan broadcasts `C·B` to `(b, c, l, l, H, N)`
+        /// before summing.
+        Torch = "torch", "torch fallback (transformers ≤ 5.17)", "the scan in PyTorch ops; Mamba-2's naive chunk scan: a (b, c, l, l, H, N) fp32 product";
         /// transformers ≥ 5.18's torch fallback: Mamba-2's chunk scan by einsum.
-        Torch = "torch", "torch fallback (transformers ≥ 5.18)", "the scan in PyTorch ops: its (b, d, s, N) tensors";
-        /// transformers 4.44–5.17's torch fallback: Mamba-2's chunk scan broadcasts `C·B` to `(b, c, l, l, H, N)` before summing.
-        TorchNaive = "torch-naive", "torch fallback (transformers ≤ 5.17)", "Mamba-2's naive chunk scan: a (b, c, l, l, H, N) fp32 product";
+        TorchEinsum = "torch-einsum", "torch fallback (transformers ≥ 5.18)", "the scan in PyTorch ops, Mamba-2's chunk scan by einsum: its (b, H, c, l, l) tensors";
+        /// The earlier spelling of [`SsmKernels::Torch`] (links made before `torch` meant
+        /// transformers ≤ 5.17 still open as they were).
+        TorchNaive = "torch-naive", "torch fallback (transformers ≤ 5.17; same as torch)", "Mamba-2's naive chunk scan: a (b, c, l, l, H, N) fp32 product";
     }
 }
 
