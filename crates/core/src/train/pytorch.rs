@@ -160,25 +160,34 @@ pub(crate) fn autocast_copies(c: &StateCtx, ledger: &mut Ledger) -> (u128, u128)
         let psym = c.psym();
         format!("C = {k}·Ψ_cast/t, the linears' weights cast; {psym}={psi}, t={t}")
     };
-    let (comp, gpu) = (Component::Weights, Location::Gpu);
-    if pytorch_grads(s) && !accumulates(s, c.st) {
-        let note = "autocast bf16 weight copies, forward: the cast cache of every linear";
-        let fwd = [Phase::Forward];
-        ledger.push_expr(&fwd, Mech::AutocastCache, comp, gpu, &e, note, ctx, src);
-    } else {
-        let note = "autocast bf16 weight copies of every linear, forward and backward";
-        ledger.push_expr(
-            &FWD_BWD,
-            Mech::AutocastCopies,
-            comp,
-            gpu,
-            &e,
-            note,
-            ctx,
-            src,
-        );
-    }
+    let notes = [
+        "autocast bf16 weight copies, forward: the cast cache of every linear",
+        "autocast bf16 weight copies of every linear, forward and backward",
+    ];
+    let cache_only = pytorch_grads(s) && !accumulates(s, c.st);
+    push_cast_copies(ledger, cache_only, &e, notes, ctx, src);
     (head, body)
+}
+
+/// Autocast's bf16 copies as a ledger item: the forward's cast cache alone
+/// (`cache_only`: freed as autocast exits, before the backward) or copies kept through
+/// the backward (`notes`: the item's note in each case).
+fn push_cast_copies(
+    ledger: &mut Ledger,
+    cache_only: bool,
+    e: &Expr,
+    notes: [&str; 2],
+    ctx: impl FnOnce() -> String,
+    src: &'static str,
+) {
+    let (comp, gpu) = (Component::Weights, Location::Gpu);
+    if cache_only {
+        let fwd = [Phase::Forward];
+        ledger.push_expr(&fwd, Mech::AutocastCache, comp, gpu, e, notes[0], ctx, src);
+    } else {
+        let (m, n) = (Mech::AutocastCopies, notes[1]);
+        ledger.push_expr(&FWD_BWD, m, comp, gpu, e, n, ctx, src);
+    }
 }
 
 /// Autocast's bf16 copies of LoRA's fp32 adapters (PEFT over a 16-bit base under
@@ -213,24 +222,11 @@ pub(crate) fn lora_autocast_copies(c: &StateCtx, ledger: &mut Ledger) -> (u128, 
     let src = "PyTorch torch.amp.autocast weight-cast cache (cache_enabled=True) over PEFT's fp32 adapters";
     let (k, t, pa) = (c.k, c.t, c.trained);
     let ctx = || format!("C = {k}·Ψ_a/t, the adapters cast; Ψ_a={pa}, t={t}");
-    let (comp, gpu) = (Component::Weights, Location::Gpu);
-    if accumulates(s, c.st) {
-        let note = "autocast bf16 copies of the adapters, forward and backward";
-        ledger.push_expr(
-            &FWD_BWD,
-            Mech::AutocastCopies,
-            comp,
-            gpu,
-            &e,
-            note,
-            ctx,
-            src,
-        );
-    } else {
-        let note = "autocast bf16 copies of the adapters, forward: the cast cache";
-        let fwd = [Phase::Forward];
-        ledger.push_expr(&fwd, Mech::AutocastCache, comp, gpu, &e, note, ctx, src);
-    }
+    let notes = [
+        "autocast bf16 copies of the adapters, forward: the cast cache",
+        "autocast bf16 copies of the adapters, forward and backward",
+    ];
+    push_cast_copies(ledger, !accumulates(s, c.st), &e, notes, ctx, src);
     (0, body)
 }
 
