@@ -17,7 +17,7 @@
 //   CPU per change        main-thread task time from the change until 400 ms after it (everything
 //                         the change causes: memfit's charts, timeline and layout sweep included)
 //   shipped gzip -9       the .wasm/.js/.css files the page loads at start, gzip -9 (memfit's second
-//                         module, the panels below the timeline, loads when the reader nears
+//                         module, the panels below the chart, loads when the reader nears
 //                         them: printed apart, "later"; the importer's module, fetched on the first
 //                         import of a config.json, is counted in neither)
 // Absolute times drift between runs on these machines; compare pages within one run.
@@ -205,6 +205,6 @@ for (const [label, key] of rows) {
 }
 console.log(`| shipped code at start, gzip -9 (bytes) | ${pages.map((p) => sizes[p.name]).join(' | ')} |`);
 const later = Object.fromEntries(await Promise.all(pages.map(async (p) => [p.name, p.later ? await p.later() : 0])));
-console.log(`| later, on approach (the panels below the timeline), gzip -9 (bytes) | ${pages.map((p) => later[p.name] || '—').join(' | ')} |`);
+console.log(`| later, on approach (the panels below the chart), gzip -9 (bytes) | ${pages.map((p) => later[p.name] || '—').join(' | ')} |`);
 await browser.close();
 server.close();
