@@ -35,7 +35,7 @@ const ROUNDS = opt('--rounds', 3), LOADS = opt('--loads', 5), CHANGES = opt('--c
 // --before <dist>: an older memfit build, measured in the same run (served under /before/).
 const before = (() => { const i = args.indexOf('--before'); if (i < 0) return null; const v = args[i + 1]; args.splice(i, 2); return v; })();
 // --scrolled: before the changes, scroll memfit's first lazy sentinel into view, wait for the
-// second module's panels (the timeline), and scroll back to the top, so each change also
+// second module's panels (the fit map), and scroll back to the top, so each change also
 // pays for the panels below the chart (a reader who has scrolled once).
 const scrolled = (() => { const i = args.indexOf('--scrolled'); if (i < 0) return false; args.splice(i, 1); return true; })();
 const dist = args[0] ?? 'dist';
@@ -115,7 +115,9 @@ const memfit = (name, root, prefix) => ({
   },
   async reveal(page) {
     await page.locator('.lazy-sentinel').first().scrollIntoViewIfNeeded();
-    await page.getByTestId('timeline').waitFor({ state: 'attached' });
+    // The fit map: in the second module before and after the step time and the timeline
+    // joined it (issue 39), so a build of either kind waits until that module is mounted.
+    await page.getByTestId('explorer').waitFor({ state: 'attached' });
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.waitForTimeout(1000);
   },
