@@ -1,4 +1,4 @@
-//! The second wasm module's entry ([`memfit::ui::below`]): the panels below the timeline,
+//! The second wasm module's entry ([`memfit::ui::below`]): the panels below the chart,
 //! loaded by the page when the reader comes near them. It mounts nothing by itself: the
 //! page calls `mount`, then `settings` and `select` as its state changes. In the
 //! explorer's Web Worker the same module runs sweeps (`ExploreJob`) and mounts nothing.

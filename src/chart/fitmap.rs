@@ -257,7 +257,7 @@ fn cell_texts(
     units: Units,
     colour: FitColour,
 ) -> Result<(), String> {
-    let small = ("sans-serif", 11).into_font();
+    let small = (FontFamily::SansSerif, 11).into_font();
     let centre = Pos::new(HPos::Center, VPos::Center);
     for (c, [(x0, y0), (x1, y1)]) in g.cells(sweep) {
         if g.cw >= 30 && g.chh >= 14 {
@@ -287,8 +287,8 @@ fn cell_texts(
 
 /// Panel `z`'s title, its TP labels below and its PP labels on the left.
 fn panel_axes(root: &Area, g: &Grid, sweep: &Sweep, z: i32) -> Result<(), String> {
-    let font = ("sans-serif", 12).into_font();
-    let small = ("sans-serif", 11).into_font();
+    let font = (FontFamily::SansSerif, 12).into_font();
+    let small = (FontFamily::SansSerif, 11).into_font();
     let (x0, y0) = g.origin(z);
     let title = if sweep.inference {
         "Inference (no ZeRO)".to_string()
@@ -297,7 +297,7 @@ fn panel_axes(root: &Area, g: &Grid, sweep: &Sweep, z: i32) -> Result<(), String
     };
     root.draw_text(
         &title,
-        &("sans-serif", 14)
+        &(FontFamily::SansSerif, 14)
             .into_font()
             .style(FontStyle::Bold)
             .color(&BLACK)
@@ -339,7 +339,7 @@ fn legend(
     units: Units,
     colour: FitColour,
 ) -> Result<(), String> {
-    let font = ("sans-serif", 12).into_font();
+    let font = (FontFamily::SansSerif, 12).into_font();
     let two_rows = size.width < 700;
     let row_y = |r: i32| size.height as i32 - legend_h + 6 + r * 18;
     let entry = |x: i32, y: i32, fill: Option<RGBColor>, text: &str| -> Result<i32, String> {

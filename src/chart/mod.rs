@@ -113,7 +113,7 @@ fn error_svg(msg: &str, size: ChartSize) -> String {
         let root = SVGBackend::with_string(&mut out, (size.width, size.height)).into_drawing_area();
         let _ = root.draw_text(
             &format!("chart error: {msg}"),
-            &("sans-serif", 14).into_text_style(&root),
+            &(FontFamily::SansSerif, 14).into_text_style(&root),
             (10, 20),
         );
     }
@@ -212,14 +212,20 @@ fn draw_bar(
     plot.draw(&Text::new(
         bar.label.clone(),
         (px, py + 6),
-        ("sans-serif", 13).into_font().color(&BLACK).pos(below),
+        (FontFamily::SansSerif, 13)
+            .into_font()
+            .color(&BLACK)
+            .pos(below),
     ))
     .map_err(msg)?;
     let text = |s: String, y: f64| {
         Text::new(
             s,
             (x, y),
-            ("sans-serif", 13).into_font().color(&BLACK).pos(centre),
+            (FontFamily::SansSerif, 13)
+                .into_font()
+                .color(&BLACK)
+                .pos(centre),
         )
     };
     if bar.out_of_range() {
@@ -258,7 +264,7 @@ fn draw_legend(legend: &Area, bars: &[Bar], cap: f64, units: Units) -> Result<()
             .any(|b| b.segments.iter().any(|(sc, v)| sc == c && *v > 0))
     });
     let present: Vec<Component> = present.collect();
-    let style = ("sans-serif", 13).into_font().color(&BLACK);
+    let style = (FontFamily::SansSerif, 13).into_font().color(&BLACK);
     let mut y = 20i32;
     for c in present.iter().rev() {
         legend
@@ -439,7 +445,7 @@ fn draw_log_x(root: &Area, c: &Curve) -> Result<(), String> {
             BLACK.stroke_width(2),
         ))
         .map_err(msg)?;
-    let style = ("sans-serif", 13).into_font().color(&BLACK);
+    let style = (FontFamily::SansSerif, 13).into_font().color(&BLACK);
     chart
         .draw_series(std::iter::once(Text::new(
             label.to_string(),

@@ -241,7 +241,7 @@ fn other_stages(chart: &mut Xy, p: &Plot, t: &Timeline) -> Result<(), String> {
                 .draw_series(std::iter::once(Text::new(
                     format!("stage {}", st.stage),
                     (top.x.min(0.93), p.units.value(top.total) + p.y_max * 0.02),
-                    ("sans-serif", 12).into_font().color(&color),
+                    (FontFamily::SansSerif, 12).into_font().color(&color),
                 )))
                 .map_err(msg)?;
         }
@@ -260,7 +260,7 @@ fn capacity_line(chart: &mut Xy, p: &Plot, capacity: u64) -> Result<(), String> 
             BLACK.stroke_width(2),
         ))
         .map_err(msg)?;
-    let small = ("sans-serif", 12).into_font().color(&BLACK);
+    let small = (FontFamily::SansSerif, 12).into_font().color(&BLACK);
     chart
         .draw_series(std::iter::once(Text::new(
             format!("usable {cap:.1} {}", p.units.symbol()),
@@ -306,7 +306,7 @@ fn peak_line(chart: &mut Xy, p: &Plot, t: &Timeline, peak: usize) -> Result<(), 
         .draw_series(std::iter::once(Text::new(
             label,
             (anchor_x, p.y_max * 0.96),
-            ("sans-serif", 13).into_font().color(&red),
+            (FontFamily::SansSerif, 13).into_font().color(&red),
         )))
         .map_err(msg)?;
     Ok(())

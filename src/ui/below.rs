@@ -1,5 +1,5 @@
 //! The second wasm module's page ([`super::split`] says why there are two): every panel
-//! below the timeline, mounted into the first module's placeholder. Its settings, input
+//! below the breakdown chart, mounted into the first module's placeholder. Its settings, input
 //! warnings and selected item are copies of the first module's, kept in step by the
 //! calls [`set_settings`] and [`set_selected`]; a layout loaded here, or an item selected
 //! here, is sent back through the two functions given to [`mount`].
@@ -8,6 +8,9 @@ use super::compare::{SeqCurve, ZeroComparison};
 use super::explore::{use_explorer, BestLayouts, FitMapPanel};
 use super::learn::LearnPanel;
 use super::results::{ExplainPanel, ExportPanel, LedgerTable};
+use super::serving::ServePanel;
+use super::steptime::StepTimePanel;
+use super::timeline::TimelinePanel;
 use super::{accuracy::AccuracyPanel, near_once, staged};
 use leptos::prelude::*;
 use memfit_core::contract::query::{decode, encode};
@@ -111,9 +114,10 @@ pub fn set_selected(i: i32) {
     }
 }
 
-/// The panels below the timeline. The fit map and the best layouts first; the explanation
-/// and the ledger one frame later; the comparisons, the tour, the accuracy tables and the
-/// exports when the reader scrolls near them (or follows a link to one).
+/// The panels below the chart. The step time, the serving panel and the timeline first; the
+/// fit map and the best layouts one frame later; the explanation and the ledger one more;
+/// the comparisons, the tour, the accuracy tables and the exports when the reader scrolls
+/// near them (or follows a link to one).
 #[component]
 fn Below(shared: Shared) -> impl IntoView {
     let Shared {
@@ -126,7 +130,7 @@ fn Below(shared: Shared) -> impl IntoView {
     let estimate = Memo::new(move |_| scenario.with(|s| warnings.with(|w| estimate_with(s, w))));
     let units = Memo::new(move |_| settings.with(|x| x.view.units));
     let explorer = use_explorer(settings);
-    let stage = staged(3);
+    let stage = staged(4);
     let at = move |n: u8| move || stage.get() >= n;
     let sentinel = NodeRef::<leptos::html::Div>::new();
     let near = near_once(sentinel, "600px");
@@ -136,7 +140,7 @@ fn Below(shared: Shared) -> impl IntoView {
         if done == Some(true) {
             return true;
         }
-        let built = at(3)() && near.get();
+        let built = at(4)() && near.get();
         if built {
             if let Some(id) = super::url::fragment() {
                 request_animation_frame(move || super::scroll_to(&id));
@@ -145,18 +149,23 @@ fn Below(shared: Shared) -> impl IntoView {
         built
     });
     view! {
-        <FitMapPanel settings explorer units />
-        <BestLayouts settings explorer units />
+        <StepTimePanel scenario />
+        <ServePanel estimate settings units />
+        <TimelinePanel scenario units />
         <Show when=at(1)>
+            <FitMapPanel settings explorer units />
+            <BestLayouts settings explorer units />
+        </Show>
+        <Show when=at(2)>
             <ExplainPanel estimate units selected />
             <LedgerTable estimate units selected />
             <div class="lazy-sentinel" node_ref=sentinel aria-hidden="true"></div>
         </Show>
-        <Show when=move || at(2)() && near.get()>
+        <Show when=move || at(3)() && near.get()>
             <ZeroComparison scenario units />
             <SeqCurve scenario units />
         </Show>
-        <Show when=move || at(3)() && near.get()>
+        <Show when=move || at(4)() && near.get()>
             <LearnPanel units />
             <AccuracyPanel />
             <ExportPanel settings estimate />

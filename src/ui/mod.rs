@@ -27,9 +27,6 @@ use memfit_core::contract::Settings;
 use memfit_core::estimate::Warning;
 use panels::{ClusterPanel, ModelPanel, ServingInputs, WorkloadPanel, ZeroPanel};
 use results::{ChartPanel, QuickBar, VerdictPanel, WarningsPanel};
-use serving::ServePanel;
-use steptime::StepTimePanel;
-use timeline::TimelinePanel;
 
 /// The window's width in CSS pixels (1200 when unknown): charts pick their size by it.
 fn viewport_width() -> f64 {
@@ -276,11 +273,14 @@ fn keep_unedited_warnings(settings: RwSignal<Settings>, url_warnings: RwSignal<V
     });
 }
 
-/// Below the timeline, every other panel: a second wasm module ([`split`]), loaded when the
-/// reader scrolls within 200 px of the `mid` sentinel or selects an item to explain (a
-/// 1000 px screen shows the verdict, the chart and the top of the timeline), mounted into
-/// `below`, and kept in step with the page: its settings one paint later (as the address
-/// bar), the input warnings, the selection. Returns `(mid, below)`.
+/// Below the breakdown chart, every other panel (the step time, the serving panel, the
+/// timeline and all below it): a second wasm module ([`split`]), loaded when the `mid`
+/// sentinel under the chart comes on screen or the reader selects an item to explain, mounted
+/// into `below`, and kept in step with the page: its settings one paint later (as the address
+/// bar), the input warnings, the selection. Returns `(mid, below)`. A 1440 × 1000 screen
+/// shows the inputs, the verdict, the fewest-GPU line and the chart, which ends about 40 px
+/// below it (issue 39: the first module holds only what the first screen draws), so the
+/// sentinel has no margin: the second module loads on the first scroll.
 fn use_below(
     settings: RwSignal<Settings>,
     later: Signal<Settings>,
@@ -288,7 +288,7 @@ fn use_below(
     selected: RwSignal<Option<usize>>,
 ) -> (NodeRef<leptos::html::Div>, NodeRef<leptos::html::Div>) {
     let mid = NodeRef::<leptos::html::Div>::new();
-    let near_mid = near_once(mid, "200px");
+    let near_mid = near_once(mid, "0px");
     Effect::new(move |_| {
         if selected.with(Option::is_some) && !near_mid.get_untracked() {
             near_mid.set(true);
@@ -317,7 +317,7 @@ fn use_below(
     (mid, below)
 }
 
-/// Loads the panels below the timeline into `el` (once), wired to the page's state.
+/// Loads the panels below the chart into `el` (once), wired to the page's state.
 fn load_below(
     el: web_sys::Element,
     settings: RwSignal<Settings>,
@@ -366,7 +366,6 @@ pub fn App() -> impl IntoView {
     // when the page is hidden or left (`url::defer_query`, `url::flush_on_hide`).
     let later = after_paint(settings, |x| url::defer_query(encode(x)));
     url::flush_on_hide(move || settings.with_untracked(encode));
-    let later_scenario = Memo::new(move |_| later.with(|x| x.scenario.clone()));
     write_canonical_link(settings);
     keep_unedited_warnings(settings, url_warnings);
     let estimate =
@@ -387,7 +386,7 @@ pub fn App() -> impl IntoView {
     let selected = RwSignal::new(None::<usize>);
     let min_gpus = use_min_gpus(settings);
     let stage = staged(1);
-    let timeline_on = move || stage.get() >= 1;
+    let below_on = move || stage.get() >= 1;
     let (mid, below) = use_below(settings, later, url_warnings, selected);
     view! {
         <main class="layout">
@@ -404,10 +403,7 @@ pub fn App() -> impl IntoView {
                 <VerdictPanel estimate units />
                 <MinGpusLine settings explorer=min_gpus />
                 <ChartPanel estimate units selected />
-                <StepTimePanel scenario=later_scenario />
-                <ServePanel estimate settings units />
-                <Show when=timeline_on>
-                    <TimelinePanel scenario=later_scenario units />
+                <Show when=below_on>
                     <div class="lazy-sentinel" node_ref=mid aria-hidden="true"></div>
                     <div class="below" node_ref=below data-testid="below"></div>
                 </Show>
@@ -415,7 +411,7 @@ pub fn App() -> impl IntoView {
         </main>
         <footer>
             "Formulas: DeepSpeed docs and code, ZeRO paper, Korthikanti et al., Megatron-LM; every ledger line names its source. "
-            "Bytes are exact integers; GiB = 2^30 bytes, GB = 10^9 bytes. Works offline once loaded (the panels below the timeline load when you first scroll to them)."
+            "Bytes are exact integers; GiB = 2^30 bytes, GB = 10^9 bytes. Works offline once loaded (the panels below the chart load when you first scroll to them)."
         </footer>
     }
 }

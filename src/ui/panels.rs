@@ -27,7 +27,7 @@ fn resolved_counts(settings: RwSignal<Settings>) -> Memo<(memfit_core::estimate:
 #[component]
 pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
     let arch = Memo::new(move |_| settings.with(|x| x.scenario.preset().arch.clone()));
-    let preset_value = move |f: fn(&Arch) -> String| Signal::derive(move || arch.with(f));
+    let preset_value = move |f: PresetValue| Signal::derive(move || arch.with(f));
     let counts = resolved_counts(settings);
     let search_error = RwSignal::new(None::<String>);
     // The preset list is touched only when the model changes.
@@ -70,29 +70,8 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 summary=Signal::derive(move || crate::present::advanced_summary("Architecture overrides", overrides_set.get(), arch_keys().len()))>
             <p class="hint">"Blank fields use the preset's value (shown greyed)."</p>
             <div class="grid">
-                <KeyField settings name="layers" placeholder=preset_value(|a| a.layers.to_string()) />
-                <KeyField settings name="hidden" placeholder=preset_value(|a| a.hidden.to_string()) />
-                <KeyField settings name="heads" placeholder=preset_value(|a| a.heads.to_string()) />
-                <KeyField settings name="kv_heads" placeholder=preset_value(|a| a.kv_heads.to_string()) />
-                <KeyField settings name="head_dim" placeholder=preset_value(|a| a.head_dim.to_string()) />
-                <KeyField settings name="ffn" placeholder=preset_value(|a| a.ffn.to_string()) />
-                <KeyField settings name="vocab" placeholder=preset_value(|a| a.vocab.to_string()) />
-                <KeyField settings name="experts" placeholder=preset_value(|a| a.experts.to_string()) />
-                <KeyField settings name="top_k" placeholder=preset_value(|a| a.top_k.to_string()) />
-                <KeyField settings name="moe_ffn" placeholder=preset_value(|a| a.moe_ffn.to_string()) />
-                <KeyField settings name="shared_experts" placeholder=preset_value(|a| a.shared_experts.to_string()) />
-                <KeyField settings name="first_dense" placeholder=preset_value(|a| a.first_dense.to_string()) />
-                <KeyField settings name="positions" placeholder=preset_value(|a| a.positions.to_string()) />
-                <KeyField settings name="window" placeholder=preset_value(|a| a.window.to_string()) />
-                <KeyField settings name="local_layers" placeholder=preset_value(|a| a.local_layers.to_string()) />
-                {HYBRID_KEYS.iter().map(|&name| view! { <KeyField settings name /> }).collect_view()}
-                <KeyField settings name="mlp" />
-                <KeyField settings name="norm" />
-                <KeyField settings name="tied" />
-                <KeyField settings name="bias" />
-                <KeyField settings name="gelu_ops" />
-                <KeyField settings name="softmax_in_dtype" />
-                <KeyField settings name="rope_partial" />
+                {SHAPE.iter().map(|&(name, f)| view! { <KeyField settings name placeholder=preset_value(f) /> }).collect_view()}
+                {HYBRID_KEYS.iter().chain(&FORM_KEYS[..7]).map(|&name| view! { <KeyField settings name /> }).collect_view()}
                 <KeyField settings name="params" placeholder=Signal::derive(move || counts.with(|(p, e)| if *e { p.psi } else { p.counts.total }.to_string())) />
                 <KeyField settings name="largest_layer" placeholder=Signal::derive(move || counts.with(|(p, e)| if *e { p.largest } else { p.counts.largest_layer }.to_string())) />
             </div>
@@ -123,27 +102,31 @@ const HYBRID_KEYS: [&str; 16] = [
     "lin_kind",
 ];
 
+/// A preset's value of one shape key, as its blank box shows it.
+type PresetValue = fn(&Arch) -> String;
+
 /// The transformer shape's overrides (the model panel's advanced group, with the hybrid
-/// keys and [`FORM_KEYS`]).
-const SHAPE_KEYS: [&str; 15] = [
-    "layers",
-    "hidden",
-    "heads",
-    "kv_heads",
-    "head_dim",
-    "ffn",
-    "vocab",
-    "experts",
-    "top_k",
-    "moe_ffn",
-    "shared_experts",
-    "first_dense",
-    "positions",
-    "window",
-    "local_layers",
+/// keys and [`FORM_KEYS`]), each with the preset's value its blank box shows.
+const SHAPE: [(&str, PresetValue); 15] = [
+    ("layers", |a| a.layers.to_string()),
+    ("hidden", |a| a.hidden.to_string()),
+    ("heads", |a| a.heads.to_string()),
+    ("kv_heads", |a| a.kv_heads.to_string()),
+    ("head_dim", |a| a.head_dim.to_string()),
+    ("ffn", |a| a.ffn.to_string()),
+    ("vocab", |a| a.vocab.to_string()),
+    ("experts", |a| a.experts.to_string()),
+    ("top_k", |a| a.top_k.to_string()),
+    ("moe_ffn", |a| a.moe_ffn.to_string()),
+    ("shared_experts", |a| a.shared_experts.to_string()),
+    ("first_dense", |a| a.first_dense.to_string()),
+    ("positions", |a| a.positions.to_string()),
+    ("window", |a| a.window.to_string()),
+    ("local_layers", |a| a.local_layers.to_string()),
 ];
 
-/// The block's form and the explicit counts (the rest of the advanced group).
+/// The block's form and the explicit counts (the rest of the advanced group; the last two,
+/// the counts, show the resolved count in their blank boxes).
 const FORM_KEYS: [&str; 9] = [
     "mlp",
     "norm",
@@ -158,7 +141,12 @@ const FORM_KEYS: [&str; 9] = [
 
 /// Every key of the model panel's advanced group, in the form's order.
 fn arch_keys() -> Vec<&'static str> {
-    [SHAPE_KEYS.as_slice(), &HYBRID_KEYS, &FORM_KEYS].concat()
+    SHAPE
+        .iter()
+        .map(|&(name, _)| name)
+        .chain(HYBRID_KEYS)
+        .chain(FORM_KEYS)
+        .collect()
 }
 
 /// What a newcomer sets first: the task, the batch and sequence, the precision, the

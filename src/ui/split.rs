@@ -1,11 +1,12 @@
-//! The page in two wasm modules. The first (`memfit-web`, loaded at start) holds the
-//! inputs, the verdict, the fewest-GPU line, the breakdown chart, the serving panel and
-//! the timeline. The second (`memfit-below`, [`super::below`]) holds every panel below the
-//! timeline: the fit map, the best layouts, the explanation, the ledger, the comparisons,
-//! the tour, the accuracy tables and the exports. It is fetched, compiled and mounted when
-//! the reader comes near the timeline's end or selects an item to explain, so the code
-//! and the CPU of those panels cost nothing at start (Trunk 0.21 cannot split one module:
-//! trunk-rs/trunk#1022; the second is a separate binary built beside the first).
+//! The page in two wasm modules. The first (`memfit-web`, loaded at start) holds what a
+//! 1440 × 1000 screen draws: the inputs, the verdict, the fewest-GPU line and the breakdown
+//! chart. The second (`memfit-below`, [`super::below`]) holds every panel below the chart:
+//! the step time, the serving panel, the timeline, the fit map, the best layouts, the
+//! explanation, the ledger, the comparisons, the tour, the accuracy tables and the exports.
+//! It is fetched, compiled and mounted when the chart's end comes on screen or the reader
+//! selects an item to explain, so the code and the CPU of those panels cost nothing at
+//! start (Trunk 0.21 cannot split one module: trunk-rs/trunk#1022; the second is a
+//! separate binary built beside the first).
 //!
 //! The two modules share no memory. What the panels below need travels as the URL
 //! contract: the settings as their query string (`decode(encode(s)) == s`), the input
@@ -34,7 +35,7 @@ extern "C" {
     fn import_module(url: &str) -> Result<Promise, JsValue>;
 }
 
-/// The modules the page loads later: the panels below the timeline, and the importer's
+/// The modules the page loads later: the panels below the chart, and the importer's
 /// parser (`memfit-import`, `src/importer.rs`: no page, no Leptos view).
 #[derive(Clone, Copy)]
 enum Later {
@@ -92,8 +93,8 @@ pub fn load(
         if let Err(e) = mount(&el, &now, &on_select, &on_load).await {
             let why = e.as_string().unwrap_or_else(|| format!("{e:?}"));
             el.set_text_content(Some(&format!(
-                "The panels below the timeline (fit map, best layouts, explanation, ledger, \
-                 comparisons, tour, accuracy, export) could not load: {why}. \
+                "The panels below the chart (step time, serving, timeline, fit map, best \
+                 layouts, explanation, ledger, comparisons, tour, accuracy, export) could not load: {why}. \
                  Reload the page to try again."
             )));
             let _ = el.set_attribute("role", "alert");

@@ -19,7 +19,7 @@ pub(crate) fn out_of_range_warnings(t: &Tally, per_gpu: u64, per_cpu: u64) -> Ve
                 value: String::new(),
                 message: format!(
                     "out of range: the {} exceed 2^64 bytes (16 EiB); lower {}",
-                    c.label().to_lowercase(),
+                    c.label().to_ascii_lowercase(),
                     keys.join(", ")
                 ),
             }
