@@ -97,3 +97,4 @@ pub fn example<'a>(doc: &'a Value, id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no example {id}"))
 }
 pub mod flat;
+pub mod keys_gen;
