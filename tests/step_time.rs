@@ -469,6 +469,45 @@ fn deepspeed_pipeline_reduces_after_the_step() {
     assert!(dp_exposed(&mg) < 0.9 * mg.breakdown.dp_comm_s);
 }
 
+/// BLOOM's prequel misses on one node too, before any pipeline or data parallelism: the
+/// chronicle's "Max possible TFLOPs check" ran its 48-node model's block (h 14,336, 64
+/// heads, vocabulary 250k, TP 8, fp16, full recomputation) as 6 layers on one node, MBS 2,
+/// GBS 512, at 119.19 s and 130.43 s an iteration (157.02 and 143.48 TFLOPs: Megatron's
+/// `96·B·s·L·h²·(1 + s/6h + V/16Lh)` over 8 GPUs gives 157 for 119.19 s, so GBS is 512 as
+/// the section's heading says, not the table's 2048), and 10 layers at MBS 1 at 205.52 s
+/// (bigscience-workshop/bigscience `train/tr11-176B-ml/chronicles-prequel.md`, 9e64ede,
+/// "Choosing the fastest 3D Topology"). memfit is faster than both by more than all it
+/// charges the 48-node layout of the same block for its pipeline and data parallelism
+/// (bubble and exposed transfers): what the 48-node rows miss is mostly per-GPU compute,
+/// which no multi-node mechanism may be tuned to cover (docs/steptime.md, nineteenth round).
+#[test]
+fn bloom_one_node_misses_before_the_pipeline() {
+    let one = |layers: u32, mbs: u32| {
+        time(&format!(
+            "model=gpt3-175b&layers={layers}&hidden=14336&heads=64&kv_heads=64&ffn=57344\
+             &vocab=250680&head_dim=224&gpu=a100-80&gpus_per_node=8&nodes=1&tp=8&batch={mbs}\
+             &microbatches={}&seq=2048&recompute=full&precision=fp16&attn=eager&zero=1",
+            512 / mbs
+        ))
+        .step_s
+    };
+    // The calibration row `bloom_prequel_0221_181b_dp8_tp8_pp6_mb4` (72 layers, 48 nodes).
+    let big = time(
+        "model=gpt3-175b&layers=72&hidden=14336&heads=64&kv_heads=64&ffn=57344&vocab=250680\
+         &head_dim=224&gpu=a100-80&gpus_per_node=8&nodes=48&tp=8&pp=6&dp=8&batch=4\
+         &microbatches=64&seq=2048&recompute=full&precision=fp16&attn=eager&inter_bw=6.25&zero=1",
+    );
+    let b = big.breakdown;
+    let multi_node = (b.bubble_s + b.exposed_comm_s - b.tp_comm_s) / big.step_s;
+    for (predicted, measured) in [(one(6, 2), 119.19), (one(10, 1), 205.52)] {
+        let short = 1.0 - predicted / measured;
+        assert!(
+            short > multi_node,
+            "{predicted} s against {measured} s: {short} ≤ {multi_node}"
+        );
+    }
+}
+
 /// TP communication overlap needs sequence parallelism (Megatron-LM asserts it): without
 /// `sp=1` it changes nothing and the input problems say so.
 #[test]
