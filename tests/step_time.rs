@@ -604,8 +604,9 @@ proptest! {
 /// The published runs, each part apart (`memfit_evidence::steptime`: one mapping from a
 /// run's stated settings to memfit's keys, shared with `memfit --train-eval` and the page's
 /// accuracy table): where the model stands. These are guards against regressions at
-/// today's figures (held out: median 15.0 %, max 37.6 %, pairs 3 of 7; calibration 15.0 %,
-/// 34.2 %, pairs 6 of 8), NOT the issue's budget (8 % / 20 % / 90 %), which the model does
+/// today's figures (held out: median 15.0 %, max 37.6 %, pairs 2 of 5; calibration 15.0 %,
+/// 34.2 %, pairs 2 of 2; pairs count only runs measured more than 5 % apart, as issue 36
+/// judges them: before that rule 3 of 7 and 6 of 8), NOT the issue's budget (8 % / 20 % / 90 %), which the model does
 /// not meet. The seventeenth round (rails across nodes) raised both medians, from 12.9 and
 /// 10.9 %, and these bounds with them (0.140 → 0.150, 0.115 → 0.155): llm-foundry's
 /// multi-node FSDP runs had matched only because one NIC carried each rank's whole volume
@@ -615,9 +616,9 @@ proptest! {
 #[test]
 fn published_runs_guard() {
     use memfit_evidence::steptime::{compare, pairs, stats, Part};
-    for (part, med_max, max_max, min_ok) in [
-        (Part::HeldOut, 0.150, 0.380, 3),
-        (Part::Calibration, 0.155, 0.350, 6),
+    for (part, med_max, max_max, min_ok, min_total) in [
+        (Part::HeldOut, 0.150, 0.380, 2, 5),
+        (Part::Calibration, 0.155, 0.350, 2, 2),
     ] {
         let rows: Vec<_> = compare(part)
             .into_iter()
@@ -637,7 +638,7 @@ fn published_runs_guard() {
         );
         let (ok, total, _) = pairs(&rows);
         assert!(
-            total >= 7 && ok >= min_ok,
+            total >= min_total && ok >= min_ok,
             "{part:?}: pairs {ok} of {total}"
         );
     }
