@@ -738,13 +738,16 @@ await test('accuracy panel: fetched on opening; the published runs, the same med
   // The real CUDA runs (calibration only): every run that ran a row; a row's link loads the
   // scenario whose allocated peak the row shows (the CLI's allocated_bytes in MiB).
   const cudaRuns = [];
-  for (const f of ['train', 'infer']) {
-    const text = await readFile(`tests/data/cuda_h200/${f}.jsonl`, 'utf8');
-    cudaRuns.push(...text.trim().split('\n').map((l) => JSON.parse(l)).filter((r) => !r.error));
+  for (const dir of ['cuda_h200', 'cuda_h200_d']) {
+    for (const f of ['train', 'infer']) {
+      const text = await readFile(`tests/data/${dir}/${f}.jsonl`, 'utf8');
+      cudaRuns.push(...text.trim().split('\n').map((l) => JSON.parse(l)).filter((r) => !r.error));
+    }
   }
   check(await page.getByTestId('cuda-row').count() === cudaRuns.length, `CUDA rows ${await page.getByTestId('cuda-row').count()} != ${cudaRuns.length}`);
   const cudaSummary = await page.getByTestId('cuda-summary').textContent();
-  check(cudaSummary.includes('Calibration only') && cudaSummary.includes('training (24 runs)'), `CUDA summary: ${cudaSummary}`);
+  check(cudaSummary.includes('Calibration only') && cudaSummary.includes('training (24 runs)')
+    && cudaSummary.includes('Set D, measured the same way: held out') && cudaSummary.includes('training 12 runs'), `CUDA summary: ${cudaSummary}`);
   const cudaHref = await page.getByTestId('cuda-row').first().locator('a').getAttribute('href');
   const cudaCell = await page.getByTestId('cuda-row').first().locator('td').nth(3).textContent();
   const cudaCli = cliJson(cudaHref.slice(1));

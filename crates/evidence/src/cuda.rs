@@ -119,13 +119,23 @@ type Part = (
 /// Every run that ran (the out-of-memory runs have no config) compared; runs whose
 /// settings cannot be built are returned beside, with why.
 pub fn rows() -> (Vec<CudaRow>, Vec<(String, String)>) {
+    rows_of(TRAIN, INFER)
+}
+
+/// [`rows`] for set D (`tests/data/cuda_h200_d`): calibration and held-out runs alike (split
+/// them with [`held_out`]).
+pub fn rows_d() -> (Vec<CudaRow>, Vec<(String, String)>) {
+    rows_of(TRAIN_D, INFER_D)
+}
+
+fn rows_of(train: &'static str, infer: &'static str) -> (Vec<CudaRow>, Vec<(String, String)>) {
     let mut out = Vec::new();
     let mut failed = Vec::new();
     let parts: [Part; 2] = [
-        ("train", TRAIN, train_keys, |r| {
+        ("train", train, train_keys, |r| {
             r["iters"][1]["peak"].as_u64()
         }),
-        ("generate", INFER, infer_keys, |r| r["peak"].as_u64()),
+        ("generate", infer, infer_keys, |r| r["peak"].as_u64()),
     ];
     for (kind, text, keys, peak) in parts {
         for r in runs(text).iter().filter(|r| r.get("error").is_none()) {

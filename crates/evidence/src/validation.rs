@@ -391,20 +391,44 @@ pub fn accuracy_asset() -> String {
 }
 
 /// The real CUDA runs for the page (`assets/accuracy.json` "cuda"): every row, and the
-/// training and `generate` figures apart. All calibration (see `crate::cuda`).
+/// training and `generate` figures apart: the first set (all calibration, see `crate::cuda`)
+/// and set D, its calibration and held-out runs apart (`crate::cuda::held_out`).
 fn cuda_json() -> Value {
+    use crate::cuda::{held_out, stats, CudaRow};
     let (rows, _) = crate::cuda::rows();
-    let part = |kind: &str| {
-        let (n, median, max) = crate::cuda::stats(&rows, kind);
+    let (d, _) = crate::cuda::rows_d();
+    let part = |rows: &[CudaRow], kind: &str| {
+        let (n, median, max) = stats(rows, kind);
         json!({"n": n, "median": median, "max": max})
     };
-    let row = |r: &crate::cuda::CudaRow| {
-        json!({"set": format!("calibration · {}", r.kind), "label": format!("{} {}", r.id, r.model),
+    let d_part = |held: bool| {
+        let r: Vec<CudaRow> = d
+            .iter()
+            .filter(|r| held_out(&r.id) == held)
+            .cloned()
+            .collect();
+        json!({"train": part(&r, "train"), "generate": part(&r, "generate")})
+    };
+    let row = |r: &CudaRow, set: &str| {
+        json!({"set": format!("{set} · {}", r.kind), "label": format!("{} {}", r.id, r.model),
                "query": r.query, "metric": "peak allocated, MiB",
                "measured": r.measured as f64 / MIB, "estimated": r.estimated as f64 / MIB})
     };
-    json!({"rows": rows.iter().map(row).collect::<Vec<_>>(),
-           "train": part("train"), "generate": part("generate"),
+    let d_set = |r: &CudaRow| {
+        if held_out(&r.id) {
+            "set D held out"
+        } else {
+            "set D calibration"
+        }
+    };
+    let all: Vec<Value> = rows
+        .iter()
+        .map(|r| row(r, "calibration"))
+        .chain(d.iter().map(|r| row(r, d_set(r))))
+        .collect();
+    json!({"rows": all,
+           "train": part(&rows, "train"), "generate": part(&rows, "generate"),
+           "set_d": {"calibration": d_part(false), "held_out": d_part(true)},
            "device": "NVIDIA H200", "torch": "2.11.0+cu130", "transformers": "5.17.0"})
 }
 
