@@ -329,15 +329,7 @@ pub(crate) fn flash_attn(s: &Scenario, v: Version) -> bool {
 /// size = 560.00 MiB`, Ollama runner logs with `flash_attn = 0`, 2024–2025). With flash attention: 4·512·(128,256 + 4,096) = 271,056,896 B =
 /// 258.50 MiB.
 pub(crate) fn compute_buffer(arch: &crate::model::Arch, n_ub: u64, n_kv: u64, fa: bool) -> Expr {
-    let fa_expr = [
-        Num(4),
-        Sym("n_ub", n_ub as u128),
-        Mul,
-        Sym("V", arch.vocab as u128),
-        Sym("h", arch.hidden as u128),
-        Add,
-        Mul,
-    ];
+    let fa_expr = logits_and_hidden(arch, n_ub);
     if fa {
         return Expr::new(&fa_expr);
     }
@@ -359,6 +351,20 @@ pub(crate) fn compute_buffer(arch: &crate::model::Arch, n_ub: u64, n_kv: u64, fa
         Max,
     ]);
     Expr::new(&toks)
+}
+
+/// The f32 logits and normed hidden state of a micro-batch, `4·n_ub·(V + h)` bytes, as
+/// tokens (the flash path's compute buffer, and beside the head copied in for op offload).
+pub(super) fn logits_and_hidden(arch: &crate::model::Arch, n_ub: u64) -> [crate::expr::Tok; 7] {
+    [
+        Num(4),
+        Sym("n_ub", n_ub as u128),
+        Mul,
+        Sym("V", arch.vocab as u128),
+        Sym("h", arch.hidden as u128),
+        Add,
+        Mul,
+    ]
 }
 
 const SOURCES: [&str; 6] = [

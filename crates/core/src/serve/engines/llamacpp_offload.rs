@@ -298,16 +298,8 @@ pub(super) fn offloaded_head(
     if place.output_gpu || n_ub < OFFLOAD_MIN_BATCH {
         return c;
     }
-    c.then(&[
-        Sym("W_head", bytes.head(arch) as u128),
-        Num(4),
-        Sym("n_ub", n_ub as u128),
-        Mul,
-        Sym("V", arch.vocab as u128),
-        Sym("h", arch.hidden as u128),
-        Add,
-        Mul,
-        Add,
-        Max,
-    ])
+    let mut toks = vec![Sym("W_head", bytes.head(arch) as u128)];
+    toks.extend(super::llamacpp::logits_and_hidden(arch, n_ub));
+    toks.extend([Add, Max]);
+    c.then(&toks)
 }
