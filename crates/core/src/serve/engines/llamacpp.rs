@@ -353,20 +353,6 @@ pub(crate) fn compute_buffer(arch: &crate::model::Arch, n_ub: u64, n_kv: u64, fa
     Expr::new(&toks)
 }
 
-/// The f32 logits and normed hidden state of a micro-batch, `4·n_ub·(V + h)` bytes, as
-/// tokens (the flash path's compute buffer, and beside the head copied in for op offload).
-pub(super) fn logits_and_hidden(arch: &crate::model::Arch, n_ub: u64) -> [crate::expr::Tok; 7] {
-    [
-        Num(4),
-        Sym("n_ub", n_ub as u128),
-        Mul,
-        Sym("V", arch.vocab as u128),
-        Sym("h", arch.hidden as u128),
-        Add,
-        Mul,
-    ]
-}
-
 const SOURCES: [&str; 6] = [
     "llama.cpp GGUF tensor types (llama_tensor_get_type) and ggml block sizes; token_embd in host memory",
     "llama.cpp compute buffer (graph reserve for n_ubatch tokens): with flash attention the f32 logits and hidden state (equal to the logged CUDA0 compute buffer of 6 Ollama/llama.cpp runs); without, the f32 scores n_ctx × n_ubatch × heads, the mask and four hidden states (llama-graph.cpp build_attn_mha; Ollama fs/ggml GraphSize; 560.00 MiB logged for Llama 3 8B at n_ctx 8192); with the output layer on the CPU, the head matrix copied in for the offloaded product (ggml-backend.cpp ggml_backend_sched_split_graph; 606.03, 578.36 and 1088.45 MiB logged); over several GPUs, four copies of each GPU's inputs (pipeline parallelism, GGML_SCHED_MAX_COPIES; 346.51 MiB against 346.55 logged)",

@@ -299,7 +299,21 @@ pub(super) fn offloaded_head(
         return c;
     }
     let mut toks = vec![Sym("W_head", bytes.head(arch) as u128)];
-    toks.extend(super::llamacpp::logits_and_hidden(arch, n_ub));
+    toks.extend(logits_and_hidden(arch, n_ub));
     toks.extend([Add, Max]);
     c.then(&toks)
+}
+
+/// The f32 logits and normed hidden state of a micro-batch, `4·n_ub·(V + h)` bytes, as
+/// tokens (the flash path's compute buffer, and beside the head copied in for op offload).
+pub(super) fn logits_and_hidden(arch: &crate::model::Arch, n_ub: u64) -> [crate::expr::Tok; 7] {
+    [
+        Num(4),
+        Sym("n_ub", n_ub as u128),
+        Mul,
+        Sym("V", arch.vocab as u128),
+        Sym("h", arch.hidden as u128),
+        Add,
+        Mul,
+    ]
 }
