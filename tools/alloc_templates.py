@@ -1,7 +1,9 @@
 """Derives memfit's op-level allocation templates from transformers itself (meta device).
 
-usage: ~/.cache/memfit-venv/bin/python tools/alloc_templates.py [--check] [--out FILE] [KEY ...]
-       (KEY: model|policy|attn|ckpt, e.g. llama-3.2-1b|amp_bf16|sdpa|0; default: every key in KEYS)
+usage: ~/.cache/memfit-venv/bin/python tools/alloc_templates.py [--check] [--out FILE] (--all | KEY ...)
+       ~/.cache/memfit-venv/bin/python tools/alloc_templates.py --merge crates/core/data/op_templates.json FILE ...
+       (KEY: model|policy|attn|ckpt[|tie=0|mha=1|win=1], e.g. llama-3.2-1b|amp_bf16|sdpa|0; --all: every
+       class of CLASSES, about 20 minutes on one core; the venv as in tools/measure_hf.py)
 
 A template is one training iteration's allocation stream, as `tools/trace_alloc.py` records it
 (every storage an aten op creates is an allocation, every storage that dies a free; CUDA's SDPA
@@ -56,10 +58,27 @@ def derived(v):
 SEGS = ["P", "F0", "Fm", "Fl", "H", "HB", "Bl", "Bm", "B0", "EB"]
 LAYERS = 5
 
-# The models whose structure the templates cover (tools/measure_cuda.py's table), by class.
-KEYS_MODELS = ["gpt2-medium", "llama-3.2-1b", "llama-3.2-3b", "llama-3-8b", "mistral-7b", "qwen2.5-0.5b",
-               "qwen2.5-7b", "qwen3-0.6b", "phi-3-mini", "phi-4-mini", "gemma-2-2b", "gemma-3-1b",
-               "smollm2-1.7b", "gpt2-124m", "qwen2.5-1.5b", "qwen3-1.7b"]
+# The classes the templates cover: a model of tools/measure_cuda.py's table for each, with the
+# overrides that make a class no measured model has (untied multi-head Llama, untied Qwen3), and
+# the sliding-window classes past their window (win=1).
+CLASSES = ["gpt2-124m", "llama-3.2-1b", "llama-3-8b", "smollm2-1.7b", "llama-3-8b|mha=1", "mistral-7b",
+           "mistral-7b|win=1", "qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-0.6b|tie=0", "phi-3-mini",
+           "phi-4-mini", "gemma-2-2b", "gemma-2-2b|win=1", "gemma-3-1b"]
+
+
+def all_keys():
+    """Every key `--all` derives: each class at fp32, bf16 autocast and pure bf16, SDPA and eager
+    (Gemma 2: eager only, transformers has no SDPA path for it), with and without checkpointing."""
+    out = []
+    for c in CLASSES:
+        name, _, extra = c.partition("|")
+        for pol in ("fp32", "amp_bf16", "bf16_pure"):
+            for attn in ("sdpa", "eager"):
+                if name.startswith("gemma-2") and attn == "sdpa":
+                    continue
+                for ck in "01":
+                    out.append(f"{name}|{pol}|{attn}|{ck}" + (f"|{extra}" if extra else ""))
+    return out
 
 
 def mc():
@@ -574,7 +593,11 @@ def class_key(key, t):
 
 
 def merge(out, ins):
-    """Every template of the files `ins` under its class key, the repeated ones once."""
+    """Every template of the files `ins` under its class key, written compactly: sizes and
+    segments are stored once (`sizes`, `segs`) and named by index. A segment is one string of
+    events separated by spaces: `N` allocates size N, `N@G` also becomes parameter G's
+    gradient, `~dit,seg,layer,idx` frees (layer empty for a model-level segment),
+    `*dit,seg,idx` frees that allocation of every layer."""
     res = {}
     for path in ins:
         for key, t in json.load(open(path)).items():
@@ -583,9 +606,37 @@ def merge(out, ins):
                 print(f"{k}: {key} differs from the template already kept", file=sys.stderr)
                 continue
             res[k] = t
+    sizes, segs = {}, {}
+
+    def size(x):
+        return str(sizes.setdefault(x, len(sizes)))
+
+    def ev(e):
+        if isinstance(e, str):
+            a, _, g = e.partition("@")
+            return size(a) + ("@" + g if g else "")
+        if e[0] == "each":
+            return f"*{e[1]},{e[2]},{e[3]}"
+        return f"~{e[0]},{e[1]},{e[2] or ''},{e[3]}"
+
+    def seg(evs):
+        text = " ".join(ev(e) for e in evs)
+        return segs.setdefault(text, len(segs))
+
+    outt = {}
+    for k, t in sorted(res.items()):
+        o = {}
+        for it in ("it0", "it1"):
+            o[it] = {name: seg(evs) for name, evs in t[it].items() if name != "pins"}
+            o[it]["pins"] = [[p[0], p[1], p[2], ev(p[3])] for p in t[it]["pins"]]
+        o["params"] = {g: [size(x) for x in v] for g, v in t["params"].items()}
+        o["extra"] = [size(x) for x in t["extra"]]
+        o["types"] = t["types"]
+        outt[k] = o
+    data = dict(sizes=list(sizes), segs=list(segs), templates=outt)
     with open(out, "w") as f:
-        json.dump(dict(sorted(res.items())), f, separators=(",", ":"))
-    print(len(res), "templates", file=sys.stderr)
+        json.dump(data, f, separators=(",", ":"))
+    print(len(res), "templates,", len(segs), "segments,", len(sizes), "sizes", file=sys.stderr)
 
 
 def main():
@@ -600,20 +651,20 @@ def main():
         del args[i:i + 2]
     check = "--check" in args
     args = [a for a in args if a != "--check"]
-    keys = args
+    keys = all_keys() if args == ["--all"] else args
     res = {}
     for key in keys:
         try:
             t = derive(key, check)
-        except SystemExit as e:
-            print(key, "FAILED:", e, file=sys.stderr)
+        except (SystemExit, ValueError, RuntimeError, KeyError) as e:
+            print(key, "FAILED:", str(e)[:300], file=sys.stderr)
             continue
         n = sum(len(x) for x in t["it1"].values())
         print(key, "ok" if check else "", n, "events per iteration", file=sys.stderr)
         res[key] = t
-    if out:
-        with open(out, "w") as f:
-            json.dump(res, f, separators=(",", ":"))
+        if out:  # after every key: a long run that stops keeps what it derived
+            with open(out, "w") as f:
+                json.dump(res, f, separators=(",", ":"))
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ pub mod infer;
 pub mod ledger;
 pub mod megatron;
 pub mod model;
+pub mod opstream;
 pub mod program;
 pub mod quant;
 pub mod resolved;

@@ -78,9 +78,15 @@ pub(crate) fn stage_items(
 ///
 /// # Example
 /// An allocated peak of 40,000,000,000 B at f = 5: 2,000,000,000 B.
+/// Where the run is one the op-level templates hold (`opstream::run_of`), the replayed gap
+/// instead: the free bytes the caching allocator holds cached at the reserved peak
+/// (`opstream`'s formula), not a share.
 pub(crate) fn fragmentation(s: &Scenario, alloc_peak: u64) -> u64 {
     if alloc_peak == OUT_OF_RANGE {
         return OUT_OF_RANGE;
+    }
+    if let Some(r) = replayed_gap(s) {
+        return r.gap();
     }
     let v = [alloc_peak as u128, s.runtime.frag_pct as u128];
     eval_bound(FRAGMENTATION, &v).map_or(0, |b| b.min(OUT_OF_RANGE as u128) as u64)
@@ -89,9 +95,37 @@ pub(crate) fn fragmentation(s: &Scenario, alloc_peak: u64) -> u64 {
 /// `⌈P·f/100⌉`: the allocated peak `P` (bytes) times `frag_pct` `f`, rounded up.
 const FRAGMENTATION: &[Tok] = &[Var("P", 0), Var("f", 1), Mul, Num(100), DivCeil];
 
+/// The op-level replay of the run, where the templates hold it and `frag` is not 0.
+fn replayed_gap(s: &Scenario) -> Option<crate::opstream::Replayed> {
+    if s.runtime.frag_pct == 0 {
+        return None;
+    }
+    crate::opstream::run_of(s).and_then(|r| crate::opstream::replayed(&r))
+}
+
+/// `R − A`: the replayed stream's largest reserved `R` less its largest allocated `A`, B.
+const REPLAYED_GAP: &[Tok] = &[Var("R", 0), Var("A", 1), Sub];
+
 /// The fragmentation item on an allocated peak (see [`fragmentation`]).
 pub(crate) fn push_fragmentation(s: &Scenario, alloc_peak: u64, ledger: &mut Ledger) {
     if s.runtime.frag_pct == 0 {
+        return;
+    }
+    if let (Some(r), true) = (replayed_gap(s), alloc_peak != OUT_OF_RANGE) {
+        let src = "PyTorch caching allocator replayed on the run's op-level stream (memfit opstream: templates traced from transformers 5.24; allocator from CUDACachingAllocator.cpp)";
+        let v = [r.max_reserved as u128, r.max_allocated as u128];
+        let text = || {
+            let e = bind(REPLAYED_GAP, &v);
+            (
+                e.symbols(),
+                format!(
+                    "{}; R, A = the replayed stream's max reserved and max allocated",
+                    e.values()
+                ),
+            )
+        };
+        let (mech, comp, gpu) = (Mech::Fragmentation, Component::Fragmentation, Location::Gpu);
+        ledger.push(mech, comp, gpu, r.gap(), text, src);
         return;
     }
     let src = "PyTorch caching allocator: reserved − allocated, typically 3–10 % (CUDA semantics: memory management)";

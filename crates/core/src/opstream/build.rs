@@ -1,0 +1,299 @@
+//! A template rebuilt into the allocation stream of a run: its layers laid out, every size
+//! evaluated, every free pointed at its allocation, the optimizer's and `zero_grad`'s events
+//! written from the parameter list.
+
+use super::template::{Dims, Ev, GradOf, Lay, Ref, Seg, Size, Template};
+use crate::allocator::StreamEvent;
+use std::collections::HashMap;
+
+/// What the optimizer allocates (PyTorch 2.x, `torch.optim`; the meta-device traces of
+/// `tools/alloc_templates.py` show the same events).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OptEvents {
+    /// SGD without momentum (foreach): updates in place, allocates nothing.
+    None,
+    /// SGD with momentum: at the first step, one buffer per parameter (`clone(grad)`).
+    Momentum,
+    /// AdamW, foreach: two states per parameter at the first step; every step a list of
+    /// `sqrt(exp_avg_sq)`, one per parameter, freed together (`_multi_tensor_adamw`).
+    AdamForeach,
+    /// AdamW, fused: a 4-byte step and two states per parameter at the first step; the
+    /// kernel allocates nothing after (`_fused_adamw`).
+    AdamFused,
+    /// AdamW, for-loop: the states, then per parameter `sqrt(exp_avg_sq)` and its quotient
+    /// (`denom`), the square root freed at once, `denom` when the next one exists
+    /// (`_single_tensor_adamw`).
+    AdamForloop,
+}
+
+struct Out {
+    events: Vec<StreamEvent>,
+    next: u64,
+}
+
+impl Out {
+    fn alloc(&mut self, n: u64) -> u64 {
+        self.next += 1;
+        self.events.push((n.min(i64::MAX as u64) as i64, self.next));
+        self.next
+    }
+    fn free(&mut self, id: u64, n: u64) {
+        self.events.push((-(n.min(i64::MAX as u64) as i64), id));
+    }
+}
+
+/// The segment variant a layer uses: first, middle or last, and its type.
+fn variant(seg: &str, j: u32, layers: u32, types: &Option<Vec<String>>) -> String {
+    let pos = if j == 0 {
+        "0"
+    } else if j + 1 == layers {
+        "l"
+    } else {
+        "m"
+    };
+    match types {
+        Some(t) if !t.is_empty() => format!("{seg}{pos}:{}", t[j as usize % t.len()]),
+        _ => format!("{seg}{pos}"),
+    }
+}
+
+fn layer_type(j: u32, types: &Option<Vec<String>>) -> &str {
+    match types {
+        Some(t) if !t.is_empty() => &t[j as usize % t.len()],
+        _ => "",
+    }
+}
+
+/// `first:T` / `last:T` where layer `j` is the first or last of its type `T`.
+fn role(j: u32, layers: u32, types: &Option<Vec<String>>) -> Option<String> {
+    let t = layer_type(j, types);
+    let same = |i: &u32| layer_type(*i, types) == t;
+    if (0..layers).find(same) == Some(j) {
+        Some(format!("first:{t}"))
+    } else if (0..layers).rev().find(same) == Some(j) {
+        Some(format!("last:{t}"))
+    } else {
+        None
+    }
+}
+
+type Key = (u32, Seg, i64, i64);
+
+/// What has been allocated: by (iteration, segment, layer or −1, index) its id and bytes, and
+/// each segment instance's count.
+#[derive(Default)]
+struct Made {
+    ids: HashMap<Key, (u64, u64)>,
+    count: HashMap<(u32, Seg, i64), i64>,
+}
+
+/// The stream of `iters` iterations at `d` with `layers` layers: the resident tensors (the
+/// parameters in order, then buffers and the input ids) and the events.
+///
+/// # Errors
+/// A template that names an allocation it does not hold, or a layer layout it was not
+/// derived for (fewer than two layers, a last layer of a type it has no segment for).
+pub fn stream(
+    t: &Template,
+    d: &Dims,
+    layers: u32,
+    opt: OptEvents,
+    iters: u32,
+) -> Result<(Vec<u64>, Vec<StreamEvent>), String> {
+    if layers < 2 {
+        return Err("the templates need at least two layers".into());
+    }
+    let params = param_sizes(t, d, layers);
+    let mut out = Out {
+        events: Vec::with_capacity(64 * 1024),
+        next: 0,
+    };
+    let mut made = Made::default();
+    let mut state: Vec<u64> = vec![];
+    for it in 0..iters {
+        let tm = &t.its[(it > 0) as usize];
+        let mut grads: HashMap<(u8, i64, u32), u64> = HashMap::new();
+        let mut plan: Vec<(Seg, Option<u32>)> = vec![(Seg::P, None)];
+        plan.extend((0..layers).map(|j| (Seg::F, Some(j))));
+        plan.extend([(Seg::H, None), (Seg::Hb, None)]);
+        plan.extend((0..layers).rev().map(|j| (Seg::B, Some(j))));
+        plan.push((Seg::Eb, None));
+        for (seg, j) in plan {
+            let name = match (seg, j) {
+                (Seg::F, Some(j)) => variant("F", j, layers, &t.types),
+                (Seg::B, Some(j)) => variant("B", j, layers, &t.types),
+                (Seg::P, _) => "P".into(),
+                (Seg::H, _) => "H".into(),
+                (Seg::Hb, _) => "HB".into(),
+                _ => "EB".into(),
+            };
+            let empty = vec![];
+            let list = tm.segs.get(&name).unwrap_or(&empty);
+            if list.is_empty() && matches!(seg, Seg::F | Seg::B) {
+                return Err(format!("the template has no segment {name}"));
+            }
+            let pins: Vec<(usize, Ref)> = match j.and_then(|j| role(j, layers, &t.types)) {
+                Some(r) => tm
+                    .pins
+                    .iter()
+                    .filter(|p| p.seg == seg && p.role == r)
+                    .map(|p| (p.pos, p.free))
+                    .collect(),
+                None => vec![],
+            };
+            let mut a = 0i64;
+            let lj = j.map_or(-1, i64::from);
+            for k in 0..=list.len() {
+                for (_, r) in pins.iter().filter(|(p, _)| *p == k) {
+                    free_ref(&mut out, &made, it, r, j, layers)?;
+                }
+                let Some(e) = list.get(k) else { break };
+                match e {
+                    Ev::Alloc(size, grad) => {
+                        let n = size.at(d);
+                        let id = out.alloc(n);
+                        made.ids.insert((it, seg, lj, a), (id, n));
+                        made.count.insert((it, seg, lj), a + 1);
+                        if let Some(g) = grad {
+                            grads.insert(grad_key(*g, j, layers), id);
+                        }
+                        a += 1;
+                    }
+                    Ev::Free(r) => free_ref(&mut out, &made, it, r, j, layers)?,
+                    Ev::EachLayer(r) => {
+                        for l in 0..layers {
+                            let r = Ref {
+                                lay: Lay::Abs(l as i32),
+                                ..*r
+                            };
+                            free_ref(&mut out, &made, it, &r, j, layers)?;
+                        }
+                    }
+                }
+            }
+        }
+        optimizer(&mut out, &params, opt, it, &mut state);
+        zero_grad(&mut out, &params, &grads, t, layers)?;
+    }
+    let mut resident: Vec<u64> = params.iter().map(|p| p.2).collect();
+    resident.extend(t.extra.iter().map(|s| s.at(d)));
+    Ok((resident, out.events))
+}
+
+fn free_ref(
+    out: &mut Out,
+    made: &Made,
+    it: u32,
+    r: &Ref,
+    j: Option<u32>,
+    layers: u32,
+) -> Result<(), String> {
+    let lj = r.lay.resolve(j, layers).unwrap_or(-1);
+    let at = it.wrapping_sub(r.iters_back);
+    let idx = if r.idx < 0 {
+        r.idx + made.count.get(&(at, r.seg, lj)).copied().unwrap_or(0)
+    } else {
+        r.idx
+    };
+    let key = (at, r.seg, lj, idx);
+    let (id, n) = made
+        .ids
+        .get(&key)
+        .ok_or_else(|| format!("a free of an allocation the template does not hold: {key:?}"))?;
+    out.free(*id, *n);
+    Ok(())
+}
+
+fn grad_key(g: GradOf, j: Option<u32>, layers: u32) -> (u8, i64, u32) {
+    match g {
+        GradOf::Pre(k) => (0, -1, k),
+        GradOf::Post(k) => (2, -1, k),
+        GradOf::Layer(l, k) => (1, l.resolve(j, layers).unwrap_or(0), k),
+    }
+}
+
+/// The trainable parameters as (group, layer, index, bytes), in `model.parameters()` order.
+fn param_sizes(t: &Template, d: &Dims, layers: u32) -> Vec<(u8, i64, u64)> {
+    let bytes = |s: &Size| s.at(d);
+    let mut v: Vec<(u8, i64, u64)> = t.pre.iter().map(|s| (0, -1, bytes(s))).collect();
+    for j in 0..layers as i64 {
+        v.extend(t.layer.iter().map(|s| (1, j, bytes(s))));
+    }
+    v.extend(t.post.iter().map(|s| (2, -1, bytes(s))));
+    v
+}
+
+/// The optimizer step's events (see [`OptEvents`]); `state` keeps what the first step
+/// created.
+fn optimizer(
+    out: &mut Out,
+    params: &[(u8, i64, u64)],
+    opt: OptEvents,
+    it: u32,
+    state: &mut Vec<u64>,
+) {
+    if it == 0 {
+        for &(_, _, n) in params {
+            match opt {
+                OptEvents::Momentum => state.push(out.alloc(n)),
+                OptEvents::AdamFused => {
+                    state.push(out.alloc(4));
+                    state.push(out.alloc(n));
+                    state.push(out.alloc(n));
+                }
+                OptEvents::AdamForeach | OptEvents::AdamForloop => {
+                    state.push(out.alloc(n));
+                    state.push(out.alloc(n));
+                }
+                OptEvents::None => {}
+            }
+        }
+    }
+    match opt {
+        OptEvents::AdamForeach => {
+            let sq: Vec<(u64, u64)> = params.iter().map(|p| (out.alloc(p.2), p.2)).collect();
+            for (id, n) in sq {
+                out.free(id, n);
+            }
+        }
+        OptEvents::AdamForloop => {
+            let mut prev: Option<(u64, u64)> = None;
+            for &(_, _, n) in params {
+                let sq = out.alloc(n);
+                let denom = out.alloc(n);
+                out.free(sq, n);
+                if let Some((id, m)) = prev {
+                    out.free(id, m);
+                }
+                prev = Some((denom, n));
+            }
+            if let Some((id, m)) = prev {
+                out.free(id, m);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `zero_grad(set_to_none=True)`: every parameter's gradient freed.
+fn zero_grad(
+    out: &mut Out,
+    params: &[(u8, i64, u64)],
+    grads: &HashMap<(u8, i64, u32), u64>,
+    t: &Template,
+    layers: u32,
+) -> Result<(), String> {
+    let per = t.layer.len() as i64;
+    for (i, &(g, j, n)) in params.iter().enumerate() {
+        let k = match g {
+            0 => i as i64,
+            1 => (i as i64 - t.pre.len() as i64) - per * j,
+            _ => i as i64 - t.pre.len() as i64 - per * layers as i64,
+        };
+        let id = grads
+            .get(&(g, j, k as u32))
+            .ok_or_else(|| format!("no gradient for parameter {i}"))?;
+        out.free(*id, n);
+    }
+    Ok(())
+}

@@ -1,0 +1,281 @@
+//! The op-level allocation stream of a single-GPU `transformers` training run, replayed
+//! through the caching allocator: what `max_memory_reserved` exceeds the allocated peak by.
+//!
+//! The allocated peak is the event program's (`program`); what runs out on a GPU is the
+//! reserved memory, the allocated peak plus the free blocks cached in segments at that
+//! moment. Which blocks are cached depends on every tensor's size and lifetime, in order: a
+//! per-layer lump does not reproduce it (docs/allocator.md: one block per layer and
+//! component misses by 55 % median, every tensor of 1 MiB or more in autograd's order by
+//! 0.04 %). This module rebuilds that order from templates and replays it.
+//!
+//! # Formula
+//! ```text
+//! stream    = template(class, precision, attention, checkpointing [, window]) at
+//!             (b, s, h, f, V, a_kv, a/a_kv, d, P) and L layers, three iterations, the
+//!             optimizer's and zero_grad's events written from the parameter list
+//! replay    = CachingAllocator (crate::allocator) over the parameters, then the stream
+//! gap       = replay.max_reserved − replay.max_allocated          cached free bytes, B
+//! reserved  = allocated peak (the event program's) + gap
+//! ```
+//! Source: the templates are `tools/alloc_templates.py`'s, which traces `transformers` 5.24
+//! on the meta device (every storage an aten op creates is an allocation, every storage that
+//! dies a free; CUDA's SDPA backend and CUDA autocast emulated, as `tools/trace_alloc.py`)
+//! and demands each template rebuild a second trace at other dimensions and another layer
+//! count event for event.
+//!
+//! # Example
+//! Llama 3.2 3B, pure bf16, b = 4, s = 4,096, SDPA, AdamW foreach (the calibration run C06):
+//! the replay caches 8.4 % of the allocated peak at the reserved peak; measured 8.4 %.
+
+pub mod build;
+pub mod template;
+
+pub use build::{stream, OptEvents};
+pub use template::{Data, Dims, Template};
+
+use crate::allocator::replay;
+use crate::megatron::Recompute;
+use crate::model::{Arch, Bias, Mlp, Norm};
+use crate::scenario::{
+    AdamImpl, Attn, Framework, Loss, Mode, Offload, Optimizer, Precision, Scenario, Sharding,
+    Tuning, Zero,
+};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+/// The templates, as `tools/alloc_templates.py --merge` wrote them.
+const DATA: &str = include_str!("../../data/op_templates.json");
+
+/// The templates' data, read once (empty where it cannot be read: no run is then held).
+pub fn data() -> &'static Option<Data> {
+    static T: OnceLock<Option<Data>> = OnceLock::new();
+    T.get_or_init(|| Data::parse(DATA).ok())
+}
+
+/// The template of `key` (`class|precision|attention|checkpointing[|win=1]`), parsed on first
+/// use and kept.
+pub fn template(key: &str) -> Option<Arc<Template>> {
+    thread_local! {
+        static PARSED: RefCell<HashMap<String, Option<Arc<Template>>>> = RefCell::new(HashMap::new());
+    }
+    if let Some(t) = PARSED.with(|p| p.borrow().get(key).cloned()) {
+        return t;
+    }
+    let t = data()
+        .as_ref()
+        .and_then(|d| d.template(key).ok())
+        .map(Arc::new);
+    PARSED.with(|p| p.borrow_mut().insert(key.to_string(), t.clone()));
+    t
+}
+
+/// The template class of an architecture: its `transformers` family, tied or untied head,
+/// multi-head or grouped attention, a partial rotary (`None`: no template holds its layers).
+///
+/// # Formula
+/// The family is read off the shape's flags: learned positions + LayerNorm + fused q, k, v
+/// + GELU in ops → `gpt2`; fused q, k, v and gate/up → `phi3`; four norms per block with
+/// soft-capping → `gemma2`, with per-head q/k norms → `gemma3_text`; otherwise RMSNorm,
+/// SwiGLU, two norms: per-head q/k norms → `qwen3`, q/k/v biases → `qwen2`, a sliding window
+/// over every layer → `mistral`, none of these → `llama`. Mixture-of-experts, latent
+/// attention, state-space, hybrid and encoder models have none.
+///
+/// # Example
+/// Llama 3.2 1B (tied, 32 query heads over 8 KV heads): `llama|tied|gqa`.
+pub fn class(a: &Arch) -> Option<String> {
+    let odd = a.experts > 0
+        || a.mla.is_some()
+        || a.encoder_layers > 0
+        || a.mamba_layers > 0
+        || a.conv_layers > 0
+        || a.linear_layers > 0
+        || a.emb_norm
+        || a.head_bias
+        || a.attn_sinks
+        || a.qk_norm
+        || a.shared_experts > 0
+        || a.kv_heads == 0
+        || a.heads % a.kv_heads != 0;
+    if odd {
+        return None;
+    }
+    let rms_swiglu = a.norm == Norm::Rmsnorm && a.mlp == Mlp::Swiglu;
+    let family = if a.positions > 0 {
+        let gpt2 = a.norm == Norm::Layernorm && a.fused_qkv && a.gelu_ops && a.bias == Bias::All;
+        gpt2.then_some("gpt2")?
+    } else if a.fused_qkv || a.fused_gate_up {
+        (a.fused_qkv && a.fused_gate_up && rms_swiglu && a.bias == Bias::None).then_some("phi3")?
+    } else if !rms_swiglu || a.rope_partial || a.gelu_ops {
+        return None;
+    } else if a.norms_per_layer == 4 {
+        match (a.softcap, a.qk_norm_head) {
+            (true, false) => "gemma2",
+            (false, true) => "gemma3_text",
+            _ => return None,
+        }
+    } else if a.norms_per_layer != 2 || a.softcap {
+        return None;
+    } else if a.qk_norm_head {
+        (a.bias == Bias::None).then_some("qwen3")?
+    } else if a.bias == Bias::Qkv {
+        "qwen2"
+    } else if a.bias != Bias::None {
+        return None;
+    } else if a.window > 0 && a.local_layers >= a.layers {
+        "mistral"
+    } else {
+        "llama"
+    };
+    let mut c = format!(
+        "{family}|{}|{}",
+        if a.tied { "tied" } else { "untied" },
+        if a.kv_heads == a.heads { "mha" } else { "gqa" }
+    );
+    if a.rope_partial {
+        c.push_str("|partial");
+    }
+    Some(c)
+}
+
+/// A run the templates hold: its template's key, dimensions, layers and optimizer events.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Run {
+    /// `class|precision|attention|checkpointing[|win=1]`.
+    pub key: String,
+    /// The dimensions.
+    pub dims: Dims,
+    /// Layers.
+    pub layers: u32,
+    /// The optimizer's events.
+    pub opt: OptEvents,
+}
+
+/// Whether `s` is a run the templates were traced as (`None` where it is not): PyTorch
+/// (`framework=pytorch`) training on one GPU, the loss in the model, one micro-batch per
+/// step, full fine-tuning, no offload, no dropout; fp32, bf16 autocast or pure bf16; SDPA or
+/// eager attention; no or full checkpointing of every layer; SGD (with or without momentum)
+/// or Adam(W) (foreach, fused, for-loop).
+pub fn run_of(s: &Scenario) -> Option<Run> {
+    let a = s.arch();
+    let plain = s.stack.framework == Framework::Pytorch
+        && s.workload.mode == Mode::Train
+        && s.world() == 1
+        && s.workload.microbatches.get() == 1
+        && s.workload.loss == Loss::Model
+        && s.finetune == Tuning::Full
+        && s.offload.optimizer == Offload::None
+        && s.offload.params == Offload::None
+        && s.sharding == Sharding::Zero(Zero::Z0)
+        && !s.activations.dropout;
+    if !plain {
+        return None;
+    }
+    let policy = match s.numerics.precision {
+        Precision::Fp32 => "fp32",
+        Precision::Bf16 => "amp_bf16",
+        Precision::Bf16Pure => "bf16_pure",
+        _ => return None,
+    };
+    let attn = match s.activations.attn {
+        Attn::Sdpa => "sdpa",
+        Attn::Eager => "eager",
+        _ => return None,
+    };
+    let ckpt = match s.activations.recompute {
+        Recompute::None => "0",
+        Recompute::Full
+            if s.activations.ckpt_layers == 0 || s.activations.ckpt_layers >= a.layers =>
+        {
+            "1"
+        }
+        _ => return None,
+    };
+    let opt = match (s.numerics.optimizer, s.numerics.adam_impl) {
+        (Optimizer::Sgd, _) => OptEvents::None,
+        (Optimizer::SgdMomentum, _) => OptEvents::Momentum,
+        (Optimizer::Adamw | Optimizer::Adam, AdamImpl::Foreach) => OptEvents::AdamForeach,
+        (Optimizer::Adamw | Optimizer::Adam, AdamImpl::Fused) => OptEvents::AdamFused,
+        (Optimizer::Adamw | Optimizer::Adam, AdamImpl::Forloop) => OptEvents::AdamForloop,
+        _ => return None,
+    };
+    let class = class(&a)?;
+    let seq = s.workload.seq.get() as u64;
+    let win = a.window > 0 && seq > a.window as u64;
+    let key = format!(
+        "{class}|{policy}|{attn}|{ckpt}{}",
+        if win { "|win=1" } else { "" }
+    );
+    let mha = a.kv_heads == a.heads;
+    let dims = Dims {
+        b: s.workload.batch.get() as u64,
+        s: seq,
+        h: a.hidden as u64,
+        f: a.ffn as u64,
+        v: a.vocab as u64,
+        kv: a.kv_heads as u64,
+        g: if mha {
+            1
+        } else {
+            (a.heads / a.kv_heads) as u64
+        },
+        d: a.head_dim as u64,
+        p: a.positions.max(1) as u64,
+    };
+    let derived_d = class.starts_with("gpt2") || class.starts_with("phi3");
+    if derived_d && a.hidden as u64 != a.heads as u64 * a.head_dim as u64 {
+        return None;
+    }
+    let held = data().as_ref().is_some_and(|d| d.has(&key));
+    held.then_some(Run {
+        key,
+        dims,
+        layers: a.layers,
+        opt,
+    })
+}
+
+/// The replay of a run's stream: the allocator's largest reserved and allocated bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Replayed {
+    /// `max_memory_reserved` of the stream, B.
+    pub max_reserved: u64,
+    /// `max_memory_allocated` of the stream, B.
+    pub max_allocated: u64,
+}
+
+impl Replayed {
+    /// Free bytes cached at the reserved peak beyond the allocated peak, B.
+    pub fn gap(&self) -> u64 {
+        self.max_reserved.saturating_sub(self.max_allocated)
+    }
+}
+
+/// The run's stream replayed (three iterations, as the measured loop), remembered for the
+/// last few runs asked for.
+pub fn replayed(run: &Run) -> Option<Replayed> {
+    thread_local! {
+        static MEMO: RefCell<Vec<(Run, Option<Replayed>)>> = const { RefCell::new(Vec::new()) };
+    }
+    if let Some(hit) = MEMO.with(|m| m.borrow().iter().find(|(r, _)| r == run).map(|x| x.1)) {
+        return hit;
+    }
+    let t = template(&run.key)?;
+    let r = stream(&t, &run.dims, run.layers, run.opt, 3)
+        .ok()
+        .map(|(resident, events)| {
+            let a = replay(&resident, &events);
+            Replayed {
+                max_reserved: a.max_reserved,
+                max_allocated: a.max_allocated,
+            }
+        });
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= 8 {
+            m.remove(0);
+        }
+        m.push((run.clone(), r));
+    });
+    r
+}

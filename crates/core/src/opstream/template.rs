@@ -1,0 +1,454 @@
+//! The op-level allocation templates as data: what `tools/alloc_templates.py` wrote from
+//! `transformers` traced on the meta device, parsed into types.
+//!
+//! A template holds one training iteration's allocations and frees (the first iteration
+//! apart, it creates what later ones reuse), cut at the decoder layers, with every size a
+//! formula of the run's dimensions ([`Size`]). See `opstream` for how a stream is rebuilt.
+
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// The symbols a size may use, in the data's order: micro-batch `b`, sequence `s`, `s + 1`,
+/// `s` rounded up to 32 (the memory-efficient kernel's log-sum-exp rows), hidden `h`, FFN `f`, vocabulary `V`, KV heads `kv`, query heads per KV head `g`, `g + 2`,
+/// head size `d`, learned positions `P`.
+pub const SYMBOLS: [&str; 12] = [
+    "b", "s", "s1", "s32", "h", "f", "V", "kv", "g", "g2", "d", "P",
+];
+
+/// The dimensions a stream is rebuilt at (all ≥ 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Dims {
+    /// Micro-batch, sequences.
+    pub b: u64,
+    /// Sequence length, tokens.
+    pub s: u64,
+    /// Hidden width.
+    pub h: u64,
+    /// FFN width.
+    pub f: u64,
+    /// Vocabulary.
+    pub v: u64,
+    /// KV heads.
+    pub kv: u64,
+    /// Query heads per KV head (1 for multi-head attention).
+    pub g: u64,
+    /// Head size.
+    pub d: u64,
+    /// Learned positions (GPT-2's `n_positions`; 1 where there are none).
+    pub p: u64,
+}
+
+impl Dims {
+    fn symbol(&self, k: usize) -> u128 {
+        let v = match k {
+            0 => self.b,
+            1 => self.s,
+            2 => self.s + 1,
+            3 => self.s.div_ceil(32) * 32,
+            4 => self.h,
+            5 => self.f,
+            6 => self.v,
+            7 => self.kv,
+            8 => self.g,
+            9 => self.g + 2,
+            10 => self.d,
+            _ => self.p,
+        };
+        v as u128
+    }
+}
+
+/// A tensor's bytes as `num/den · Π symbolᵉ`.
+///
+/// # Formula
+/// `bytes = ⌊num · Π_k x_kᵉᵏ / den⌋`, `x_k` the [`SYMBOLS`] at the run's [`Dims`]; `num/den`
+/// is the dtype's bytes times a count (e.g. `2*b*s*h`: a bf16 hidden state; `4*b*s*V`: the
+/// loss's fp32 logits; `3/4*…`: Phi-4-mini's rotary share).
+///
+/// # Example
+/// `4*b*s*V` at b = 4, s = 4,096, V = 128,256: 4·4·4,096·128,256 = 8,405,385,216 B.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Size {
+    num: u64,
+    den: u64,
+    exps: [u8; 12],
+}
+
+impl Size {
+    /// Parses `num[/den]*sym[^e]*…`.
+    pub fn parse(text: &str) -> Result<Size, String> {
+        let mut parts = text.split('*');
+        let head = parts.next().unwrap_or_default();
+        let (n, d) = head.split_once('/').unwrap_or((head, "1"));
+        let bad = || format!("size `{text}`: not num[/den]*symbol^e…");
+        let num = n.parse::<u64>().map_err(|_| bad())?;
+        let den = d.parse::<u64>().map_err(|_| bad())?;
+        if den == 0 {
+            return Err(bad());
+        }
+        let mut exps = [0u8; 12];
+        for t in parts {
+            let (sym, e) = t.split_once('^').unwrap_or((t, "1"));
+            let k = SYMBOLS.iter().position(|x| *x == sym).ok_or_else(bad)?;
+            exps[k] = exps[k].saturating_add(e.parse::<u8>().map_err(|_| bad())?);
+        }
+        Ok(Size { num, den, exps })
+    }
+
+    /// The bytes at `d` (saturating at `u64::MAX`).
+    pub fn at(&self, d: &Dims) -> u64 {
+        let mut x = self.num as u128;
+        for (k, &e) in self.exps.iter().enumerate() {
+            for _ in 0..e {
+                x = x.saturating_mul(d.symbol(k));
+            }
+        }
+        (x / self.den as u128).min(u64::MAX as u128) as u64
+    }
+}
+
+/// The segments of an iteration: before the layers (`P`), a layer's forward (`F`), after
+/// the layers (`H`: final norm, head, loss), the loss's backward down to the last layer
+/// (`HB`), a layer's backward (`B`, a checkpointed layer's recompute included), below the
+/// layers (`EB`: the embedding's backward).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Seg {
+    P,
+    F,
+    H,
+    Hb,
+    B,
+    Eb,
+}
+
+impl Seg {
+    fn parse(s: &str) -> Result<Seg, String> {
+        Ok(match s {
+            "P" => Seg::P,
+            "F" => Seg::F,
+            "H" => Seg::H,
+            "HB" => Seg::Hb,
+            "B" => Seg::B,
+            "EB" => Seg::Eb,
+            _ => return Err(format!("unknown segment `{s}`")),
+        })
+    }
+}
+
+/// Which layer an allocation was made in, seen from the event that names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lay {
+    /// A segment outside the layers.
+    Model,
+    /// `j` layers after the naming event's own layer.
+    Rel(i32),
+    /// Layer `j` from the first (`j ≥ 0`) or from the end (`j < 0`: −1 is the last).
+    Abs(i32),
+}
+
+impl Lay {
+    fn parse(v: &Value) -> Result<Lay, String> {
+        let Some(s) = v.as_str() else {
+            return Ok(Lay::Model);
+        };
+        let n = s
+            .get(1..)
+            .and_then(|x| x.parse::<i32>().ok())
+            .ok_or_else(|| format!("layer `{s}`"))?;
+        match s.as_bytes().first() {
+            Some(b'r') => Ok(Lay::Rel(n)),
+            Some(b'a') => Ok(Lay::Abs(n)),
+            _ => Err(format!("layer `{s}`")),
+        }
+    }
+
+    /// The layer index, for an event at layer `at` of `layers`.
+    pub fn resolve(self, at: Option<u32>, layers: u32) -> Option<i64> {
+        match self {
+            Lay::Model => None,
+            Lay::Rel(k) => Some(at.map_or(0, i64::from) + k as i64),
+            Lay::Abs(k) => Some((k as i64).rem_euclid(layers as i64)),
+        }
+    }
+}
+
+/// The allocation a free ends: iterations back, its segment, its layer, its index among the
+/// segment instance's allocations (from the end when negative: another layer's segment, whose
+/// start differs between layer types while its end does not).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ref {
+    pub iters_back: u32,
+    pub seg: Seg,
+    pub lay: Lay,
+    pub idx: i64,
+}
+
+/// The parameter whose `.grad` an allocation becomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GradOf {
+    /// The `k`-th parameter before the layers.
+    Pre(u32),
+    /// The `k`-th parameter after the layers.
+    Post(u32),
+    /// The `k`-th parameter of a layer.
+    Layer(Lay, u32),
+}
+
+impl GradOf {
+    fn parse(s: &str) -> Result<GradOf, String> {
+        let (w, k) = s.split_once(':').ok_or_else(|| format!("grad `{s}`"))?;
+        let k = k.parse::<u32>().map_err(|_| format!("grad `{s}`"))?;
+        Ok(match w {
+            "pre" => GradOf::Pre(k),
+            "post" => GradOf::Post(k),
+            _ => GradOf::Layer(Lay::parse(&Value::String(w.into()))?, k),
+        })
+    }
+}
+
+/// One event of a template.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ev {
+    /// An allocation, and the parameter it becomes the gradient of.
+    Alloc(Size, Option<GradOf>),
+    /// A free.
+    Free(Ref),
+    /// A free of the same allocation of every layer, first to last (outside the layers:
+    /// autocast's weight cache dropped as the forward leaves autocast).
+    EachLayer(Ref),
+}
+
+/// A free of a model-level tensor (a mask, the rotary pair) by its last user: the first or
+/// last layer of a type, at position `pos` of that layer's segment `seg`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pin {
+    pub seg: Seg,
+    pub role: String,
+    pub pos: usize,
+    pub free: Ref,
+}
+
+/// One iteration's segments (`"F0"`, `"Fm"`, `"Fl"` for the first, a middle and the last
+/// layer, with `":type"` where layer types alternate) and pins.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Iter {
+    pub segs: HashMap<String, Vec<Ev>>,
+    pub pins: Vec<Pin>,
+}
+
+/// A template: iteration 0 and every later iteration, the trainable parameters' sizes in
+/// `model.parameters()` order (before, per layer, after the layers), the other resident
+/// tensors (buffers, the input ids), the layer types' period.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Template {
+    pub its: [Iter; 2],
+    pub pre: Vec<Size>,
+    pub layer: Vec<Size>,
+    pub post: Vec<Size>,
+    pub extra: Vec<Size>,
+    pub types: Option<Vec<String>>,
+}
+
+/// The compact data `tools/alloc_templates.py --merge` writes: sizes and segments stored once
+/// and named by index. A segment is one string of events separated by spaces: `N` allocates
+/// size N, `N@G` also becomes parameter G's gradient, `~dit,seg,layer,idx` frees (layer empty
+/// for a model-level segment), `*dit,seg,idx` frees that allocation of every layer.
+pub struct Data {
+    sizes: Vec<Size>,
+    segs: Vec<String>,
+    templates: serde_json::Map<String, Value>,
+}
+
+fn index(v: &Value) -> Result<usize, String> {
+    v.as_str()
+        .and_then(|s| s.parse().ok())
+        .or_else(|| v.as_u64().map(|n| n as usize))
+        .ok_or_else(|| format!("an index: {v}"))
+}
+
+impl Data {
+    /// Parses the file's sizes and keeps its segments and templates for [`Data::template`].
+    pub fn parse(text: &str) -> Result<Data, String> {
+        let v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let sizes = v["sizes"]
+            .as_array()
+            .ok_or("no sizes")?
+            .iter()
+            .map(|x| Size::parse(x.as_str().ok_or("a size")?))
+            .collect::<Result<Vec<_>, _>>()?;
+        let segs = v["segs"]
+            .as_array()
+            .ok_or("no segments")?
+            .iter()
+            .map(|x| x.as_str().map(str::to_string).ok_or("a segment"))
+            .collect::<Result<Vec<_>, _>>()?;
+        let templates = v["templates"].as_object().cloned().ok_or("no templates")?;
+        Ok(Data {
+            sizes,
+            segs,
+            templates,
+        })
+    }
+
+    /// The keys of every template.
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.templates.keys()
+    }
+
+    /// Whether a template has this key.
+    pub fn has(&self, key: &str) -> bool {
+        self.templates.contains_key(key)
+    }
+
+    fn size(&self, v: &Value) -> Result<Size, String> {
+        self.sizes
+            .get(index(v)?)
+            .copied()
+            .ok_or_else(|| "a size index out of range".into())
+    }
+
+    fn event(&self, tok: &str) -> Result<Ev, String> {
+        if let Some(r) = tok.strip_prefix('*') {
+            let p: Vec<&str> = r.split(',').collect();
+            let [dit, seg, idx] = p[..] else {
+                return Err(format!("event `{tok}`"));
+            };
+            let r = Ref {
+                iters_back: num(dit)? as u32,
+                seg: Seg::parse(seg)?,
+                lay: Lay::Model,
+                idx: num(idx)?,
+            };
+            return Ok(Ev::EachLayer(r));
+        }
+        if let Some(r) = tok.strip_prefix('~') {
+            let p: Vec<&str> = r.split(',').collect();
+            let [dit, seg, lay, idx] = p[..] else {
+                return Err(format!("event `{tok}`"));
+            };
+            let lay = if lay.is_empty() {
+                Value::Null
+            } else {
+                Value::String(lay.into())
+            };
+            let r = Ref {
+                iters_back: num(dit)? as u32,
+                seg: Seg::parse(seg)?,
+                lay: Lay::parse(&lay)?,
+                idx: num(idx)?,
+            };
+            return Ok(Ev::Free(r));
+        }
+        let (size, grad) = match tok.split_once('@') {
+            Some((a, g)) => (a, Some(GradOf::parse(g)?)),
+            None => (tok, None),
+        };
+        let k: usize = size.parse().map_err(|_| format!("event `{tok}`"))?;
+        let size = *self.sizes.get(k).ok_or("a size index out of range")?;
+        Ok(Ev::Alloc(size, grad))
+    }
+
+    fn segment(&self, k: usize) -> Result<Vec<Ev>, String> {
+        let text = self.segs.get(k).ok_or("a segment index out of range")?;
+        text.split(' ')
+            .filter(|t| !t.is_empty())
+            .map(|t| self.event(t))
+            .collect()
+    }
+
+    fn iteration(&self, v: &Value) -> Result<Iter, String> {
+        let o = v.as_object().ok_or("an iteration")?;
+        let mut it = Iter::default();
+        for (name, x) in o {
+            if name == "pins" {
+                for p in x.as_array().ok_or("pins")? {
+                    let a = p.as_array().filter(|a| a.len() == 4).ok_or("a pin")?;
+                    let Ev::Free(free) = self.event(a[3].as_str().ok_or("a pin's free")?)? else {
+                        return Err("a pin that is not a free".into());
+                    };
+                    it.pins.push(Pin {
+                        seg: Seg::parse(a[0].as_str().ok_or("a pin's segment")?)?,
+                        role: a[1].as_str().ok_or("a pin's role")?.to_string(),
+                        pos: a[2].as_u64().ok_or("a pin's position")? as usize,
+                        free,
+                    });
+                }
+                continue;
+            }
+            it.segs.insert(name.clone(), self.segment(index(x)?)?);
+        }
+        Ok(it)
+    }
+
+    /// The template of `key`, parsed.
+    pub fn template(&self, key: &str) -> Result<Template, String> {
+        let v = self
+            .templates
+            .get(key)
+            .ok_or_else(|| format!("no template {key}"))?;
+        let list = |g: &Value| -> Result<Vec<Size>, String> {
+            g.as_array()
+                .ok_or("a size list")?
+                .iter()
+                .map(|x| self.size(x))
+                .collect()
+        };
+        let types = match &v["types"] {
+            Value::Array(a) => Some(
+                a.iter()
+                    .map(|t| t.as_str().map(str::to_string).ok_or("a layer type"))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+            _ => None,
+        };
+        Ok(Template {
+            its: [self.iteration(&v["it0"])?, self.iteration(&v["it1"])?],
+            pre: list(&v["params"]["pre"])?,
+            layer: list(&v["params"]["layer"])?,
+            post: list(&v["params"]["post"])?,
+            extra: list(&v["extra"])?,
+            types,
+        })
+    }
+}
+
+fn num(s: &str) -> Result<i64, String> {
+    s.parse().map_err(|_| format!("a number: `{s}`"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_formulas_of_the_dims() {
+        let d = Dims {
+            b: 4,
+            s: 4096,
+            h: 3072,
+            f: 8192,
+            v: 128_256,
+            kv: 8,
+            g: 3,
+            d: 128,
+            p: 1,
+        };
+        // the loss's fp32 logits: 4·b·s·V
+        assert_eq!(
+            Size::parse("4*b*s*V").unwrap().at(&d),
+            4 * 4 * 4096 * 128_256
+        );
+        // the shifted labels: 8·b·(s + 1)
+        assert_eq!(Size::parse("8*b*s1").unwrap().at(&d), 8 * 4 * 4097);
+        // fused q, k, v of a GQA model: 2·b·s·kv·(g + 2)·d
+        assert_eq!(
+            Size::parse("2*b*s*kv*g2*d").unwrap().at(&d),
+            2 * 4 * 4096 * 8 * 5 * 128
+        );
+        // a rotary share of 3/4 of the head: 3/4·4·s·d
+        assert_eq!(Size::parse("3/1*s*d").unwrap().at(&d), 3 * 4096 * 128);
+        assert_eq!(Size::parse("3/4*s^2").unwrap().at(&d), 3 * 4096 * 4096 / 4);
+        assert!(Size::parse("2*b*x").is_err());
+        assert!(Size::parse("1/0*b").is_err());
+    }
+}

@@ -1,0 +1,140 @@
+//! `per_gpu_bytes` against what runs out on the GPU: the run's `max_memory_reserved` plus the
+//! CUDA context (718,077,952 B on this stack, `env.jsonl`), for the real CUDA training runs on
+//! one H200 (torch 2.11.0+cu130, transformers 5.17.0). **Calibration runs only**: the shared
+//! set (`tests/data/cuda_h200`, all calibration) and set D's runs whose number is not a
+//! multiple of 3; set D's held-out runs are never read here.
+//!
+//! A run the op-level templates hold (`memfit_core::opstream::run_of`) gets the replayed
+//! allocator gap; the others (LoRA, mixture-of-experts, Gemma 3 past its window) the flat
+//! `frag` share. The two groups are reported apart.
+
+use memfit_core::contract::report::estimate_with;
+use memfit_core::opstream::run_of;
+use memfit_evidence::cuda::{held_out, runs, settings, train_keys, TRAIN, TRAIN_D};
+
+/// The CUDA context the runs measured (`env.jsonl`: `context_bytes`).
+const CTX: u64 = 718_077_952;
+
+struct Row {
+    id: String,
+    err: f64,
+    op: bool,
+}
+
+fn rows() -> Vec<Row> {
+    let mut out = vec![];
+    for text in [TRAIN, TRAIN_D] {
+        for r in runs(text).iter().filter(|r| r.get("error").is_none()) {
+            let id = r["id"].as_str().unwrap().to_string();
+            if held_out(&id) {
+                continue;
+            }
+            let q = train_keys(r);
+            let s = settings(r, &q).unwrap_or_else(|w| panic!("{id}: {w}"));
+            let e = estimate_with(&s.scenario, &[]);
+            let meas = r["max_reserved"].as_u64().unwrap() + CTX;
+            let err = (e.per_gpu_bytes as f64 - meas as f64) / meas as f64;
+            let op = run_of(&s.scenario).is_some();
+            eprintln!(
+                "{id} {:>18} {} per_gpu {:.2} GiB vs reserved+ctx {:.2} GiB: {:+.2} %",
+                r["model"].as_str().unwrap(),
+                if op { "op-level" } else { "flat    " },
+                e.per_gpu_bytes as f64 / (1u64 << 30) as f64,
+                meas as f64 / (1u64 << 30) as f64,
+                100.0 * err
+            );
+            out.push(Row { id, err, op });
+        }
+    }
+    out
+}
+
+fn median_max(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = v.len();
+    let med = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    (med, v[n - 1])
+}
+
+/// The calibration bound of a run the templates hold, and why it is wider than 2 %.
+fn bound(id: &str) -> (f64, &'static str) {
+    match id {
+        "C05" | "C12" | "C23" => (
+            0.05,
+            "the replay of the run's own meta-device stream misses by as much (docs/allocator.md: \
+             C05 +2.5 %, C12 +4.3 %, C23 +3.1 %): what the meta device does not show",
+        ),
+        "D29" => (
+            0.05,
+            "Phi-4-mini fp32: the replay of its real CUDA trace is +3.1 % already \
+             (docs/allocator.md); the template's stream misses by −4.7 %, cause not found",
+        ),
+        "C04" => (
+            0.025,
+            "fp32 with math SDPA: the replayed stream is −2.2 % (docs/allocator.md)",
+        ),
+        "D05" => (
+            0.035,
+            "Gemma 2, eager, autocast: the replay of its real CUDA trace is −2.0 % \
+             (docs/allocator.md), the template's stream +3.2 %; cause not found",
+        ),
+        _ => (0.02, ""),
+    }
+}
+
+#[test]
+fn reserved_on_calibration_runs() {
+    let rows = rows();
+    let op: Vec<&Row> = rows.iter().filter(|r| r.op).collect();
+    let mut beyond = vec![];
+    for r in &op {
+        let (b, why) = bound(&r.id);
+        if r.err.abs() > b {
+            beyond.push(format!(
+                "{}: {:+.2} % beyond ±{:.1} % ({why})",
+                r.id,
+                100.0 * r.err,
+                100.0 * b
+            ));
+        }
+    }
+    for group in [true, false] {
+        let e: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.op == group)
+            .map(|r| r.err.abs())
+            .collect();
+        let (m, x) = median_max(e.clone());
+        eprintln!(
+            "{}: {} runs, median {:.2} %, max {:.2} %",
+            if group {
+                "op-level replay"
+            } else {
+                "flat frag share"
+            },
+            e.len(),
+            100.0 * m,
+            100.0 * x
+        );
+    }
+    assert!(beyond.is_empty(), "{beyond:#?}");
+    let (m, _) = median_max(op.iter().map(|r| r.err.abs()).collect());
+    assert!(m <= 0.01, "median {:.2} %", 100.0 * m);
+    // What the templates do not hold, named: LoRA, mixture-of-experts, Gemma 3 past its
+    // 512-token window.
+    let flat: Vec<&str> = rows
+        .iter()
+        .filter(|r| !r.op)
+        .map(|r| r.id.as_str())
+        .collect();
+    assert!(
+        op.len() >= 35 && flat.len() <= 13,
+        "op-level {} runs, flat {flat:?}",
+        op.len()
+    );
+    assert!(!rows.iter().any(|r| held_out(&r.id)));
+}

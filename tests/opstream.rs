@@ -1,0 +1,116 @@
+//! memfit's op-level allocation stream (`memfit_core::opstream`) against the streams
+//! `tools/trace_alloc.py` recorded for measured runs, and its replay against the runs'
+//! measured `max_memory_reserved`.
+
+use memfit_core::allocator::{parse_stream, replay, StreamEvent};
+use memfit_core::opstream::{stream, template, Dims, OptEvents};
+
+/// Frees point at their allocation's position; runs of consecutive frees are a set (the
+/// allocator's state after them does not depend on their order).
+fn canonical(events: &[StreamEvent]) -> Vec<(i64, i64)> {
+    let mut pos = std::collections::HashMap::new();
+    let (mut out, mut run) = (vec![], vec![]);
+    for &(d, id) in events {
+        if d > 0 {
+            run.sort();
+            out.append(&mut run);
+            pos.insert(id, pos.len() as i64);
+            out.push((d, -1));
+        } else if d < 0 {
+            run.push((d, pos[&id]));
+        }
+    }
+    run.sort();
+    out.append(&mut run);
+    out
+}
+
+/// Rebuilds a run's stream from its template and demands the stream `tools/trace_alloc.py`
+/// recorded for that run (committed in `tests/data/cuda_h200/streams/`) event for event.
+fn rebuilt_is_traced(id: &str, key: &str, d: Dims, layers: u32, opt: OptEvents) {
+    let t = template(key).unwrap_or_else(|| panic!("no template {key}"));
+    let (res, ev) = stream(&t, &d, layers, opt, 3).unwrap();
+    let text = std::fs::read_to_string(format!("tests/data/cuda_h200/streams/{id}.json")).unwrap();
+    let (res2, ev2) = parse_stream(&text).unwrap();
+    let (a, b) = (canonical(&ev), canonical(&ev2));
+    let k = a.iter().zip(&b).position(|(x, y)| x != y);
+    assert_eq!(
+        k,
+        None,
+        "{id}: first difference at {k:?} of {} / {}",
+        a.len(),
+        b.len()
+    );
+    assert_eq!(a.len(), b.len(), "{id}");
+    assert_eq!(res.iter().sum::<u64>(), res2.iter().sum::<u64>(), "{id}");
+    // and so the replay gives the traced stream's figures
+    let (r, r2) = (replay(&res, &ev), replay(&res2, &ev2));
+    assert_eq!(
+        (r.max_reserved, r.max_allocated),
+        (r2.max_reserved, r2.max_allocated),
+        "{id}"
+    );
+}
+
+#[test]
+fn the_traced_runs_rebuilt_event_for_event() {
+    // C06: Llama 3.2 3B (h 3,072, f 8,192, V 128,256, 24 heads over 8 KV heads, d 128, 28
+    // layers), pure bf16, b 4 × 4,096, SDPA, AdamW foreach.
+    let d = Dims {
+        b: 4,
+        s: 4096,
+        h: 3072,
+        f: 8192,
+        v: 128_256,
+        kv: 8,
+        g: 3,
+        d: 128,
+        p: 1,
+    };
+    rebuilt_is_traced(
+        "C06",
+        "llama|tied|gqa|bf16_pure|sdpa|0",
+        d,
+        28,
+        OptEvents::AdamForeach,
+    );
+    // C03: GPT-2 medium (h 1,024 = 16 heads × 64, 24 layers, 1,024 positions), bf16 autocast,
+    // checkpointing, b 8 × 1,024, AdamW foreach.
+    let d = Dims {
+        b: 8,
+        s: 1024,
+        h: 1024,
+        f: 4096,
+        v: 50_257,
+        kv: 16,
+        g: 1,
+        d: 64,
+        p: 1024,
+    };
+    rebuilt_is_traced(
+        "C03",
+        "gpt2|tied|mha|amp_bf16|sdpa|1",
+        d,
+        24,
+        OptEvents::AdamForeach,
+    );
+    // C22: GPT-2 124M (h 768 = 12 × 64, 12 layers), fp32, b 16 × 1,024, SGD with momentum.
+    let d = Dims {
+        b: 16,
+        s: 1024,
+        h: 768,
+        f: 3072,
+        v: 50_257,
+        kv: 12,
+        g: 1,
+        d: 64,
+        p: 1024,
+    };
+    rebuilt_is_traced(
+        "C22",
+        "gpt2|tied|mha|fp32|sdpa|0",
+        d,
+        12,
+        OptEvents::Momentum,
+    );
+}
