@@ -104,80 +104,105 @@ pub fn stream(
         return Err("the templates need at least two layers".into());
     }
     let params = param_sizes(t, d, layers);
-    let mut out = Out {
-        events: Vec::with_capacity(64 * 1024),
-        next: 0,
+    let mut w = Walk {
+        t,
+        d,
+        layers,
+        out: Out {
+            events: Vec::with_capacity(64 * 1024),
+            next: 0,
+        },
+        made: Made::default(),
+        grads: HashMap::new(),
     };
-    let mut made = Made::default();
     let mut state: Vec<u64> = vec![];
     for it in 0..iters {
-        let tm = &t.its[(it > 0) as usize];
-        let mut grads: HashMap<(u8, i64, u32), u64> = HashMap::new();
+        w.grads.clear();
         let mut plan: Vec<(Seg, Option<u32>)> = vec![(Seg::P, None)];
         plan.extend((0..layers).map(|j| (Seg::F, Some(j))));
         plan.extend([(Seg::H, None), (Seg::Hb, None)]);
         plan.extend((0..layers).rev().map(|j| (Seg::B, Some(j))));
         plan.push((Seg::Eb, None));
         for (seg, j) in plan {
-            let name = match (seg, j) {
-                (Seg::F, Some(j)) => variant("F", j, layers, &t.types),
-                (Seg::B, Some(j)) => variant("B", j, layers, &t.types),
-                (Seg::P, _) => "P".into(),
-                (Seg::H, _) => "H".into(),
-                (Seg::Hb, _) => "HB".into(),
-                _ => "EB".into(),
-            };
-            let empty = vec![];
-            let list = tm.segs.get(&name).unwrap_or(&empty);
-            if list.is_empty() && matches!(seg, Seg::F | Seg::B) {
-                return Err(format!("the template has no segment {name}"));
+            w.segment(it, seg, j)?;
+        }
+        optimizer(&mut w.out, &params, opt, it, &mut state);
+        zero_grad(&mut w.out, &params, &w.grads, t, layers)?;
+    }
+    let mut resident: Vec<u64> = params.iter().map(|p| p.2).collect();
+    resident.extend(t.extra.iter().map(|s| s.at(d)));
+    Ok((resident, w.out.events))
+}
+
+/// The rebuilding of one stream: the template, the run, the events so far.
+struct Walk<'a> {
+    t: &'a Template,
+    d: &'a Dims,
+    layers: u32,
+    out: Out,
+    made: Made,
+    /// This iteration's gradients by parameter (group, layer, index): their allocations.
+    grads: HashMap<(u8, i64, u32), u64>,
+}
+
+impl Walk<'_> {
+    /// One segment instance of iteration `it` (layer `j` for `F` and `B`): its events, with
+    /// the pinned frees of model-level tensors where this layer is their last user.
+    fn segment(&mut self, it: u32, seg: Seg, j: Option<u32>) -> Result<(), String> {
+        let (t, layers) = (self.t, self.layers);
+        let tm = &t.its[(it > 0) as usize];
+        let name = match (seg, j) {
+            (Seg::F, Some(j)) => variant("F", j, layers, &t.types),
+            (Seg::B, Some(j)) => variant("B", j, layers, &t.types),
+            (Seg::P, _) => "P".into(),
+            (Seg::H, _) => "H".into(),
+            (Seg::Hb, _) => "HB".into(),
+            _ => "EB".into(),
+        };
+        let list: &[Ev] = tm.segs.get(&name).map_or(&[], |v| v.as_slice());
+        if list.is_empty() && matches!(seg, Seg::F | Seg::B) {
+            return Err(format!("the template has no segment {name}"));
+        }
+        let pins: Vec<(usize, Ref)> = match j.and_then(|j| role(j, layers, &t.types)) {
+            Some(r) => tm
+                .pins
+                .iter()
+                .filter(|p| p.seg == seg && p.role == r)
+                .map(|p| (p.pos, p.free))
+                .collect(),
+            None => vec![],
+        };
+        let (mut a, lj) = (0i64, j.map_or(-1, i64::from));
+        for k in 0..=list.len() {
+            for (_, r) in pins.iter().filter(|(p, _)| *p == k) {
+                free_ref(&mut self.out, &self.made, it, r, j, layers)?;
             }
-            let pins: Vec<(usize, Ref)> = match j.and_then(|j| role(j, layers, &t.types)) {
-                Some(r) => tm
-                    .pins
-                    .iter()
-                    .filter(|p| p.seg == seg && p.role == r)
-                    .map(|p| (p.pos, p.free))
-                    .collect(),
-                None => vec![],
-            };
-            let mut a = 0i64;
-            let lj = j.map_or(-1, i64::from);
-            for k in 0..=list.len() {
-                for (_, r) in pins.iter().filter(|(p, _)| *p == k) {
-                    free_ref(&mut out, &made, it, r, j, layers)?;
-                }
-                let Some(e) = list.get(k) else { break };
-                match e {
-                    Ev::Alloc(size, grad) => {
-                        let n = size.at(d);
-                        let id = out.alloc(n);
-                        made.ids.insert((it, seg, lj, a), (id, n));
-                        made.count.insert((it, seg, lj), a + 1);
-                        if let Some(g) = grad {
-                            grads.insert(grad_key(*g, j, layers), id);
-                        }
-                        a += 1;
+            let Some(e) = list.get(k) else { break };
+            match e {
+                Ev::Alloc(size, grad) => {
+                    let n = size.at(self.d);
+                    let id = self.out.alloc(n);
+                    self.made.ids.insert((it, seg, lj, a), (id, n));
+                    self.made.count.insert((it, seg, lj), a + 1);
+                    if let Some(g) = grad {
+                        self.grads.insert(grad_key(*g, j, layers), id);
                     }
-                    Ev::Free(r) => free_ref(&mut out, &made, it, r, j, layers)?,
-                    Ev::EachLayer(r) => {
-                        for l in 0..layers {
-                            let r = Ref {
-                                lay: Lay::Abs(l as i32),
-                                ..*r
-                            };
-                            free_ref(&mut out, &made, it, &r, j, layers)?;
-                        }
+                    a += 1;
+                }
+                Ev::Free(r) => free_ref(&mut self.out, &self.made, it, r, j, layers)?,
+                Ev::EachLayer(r) => {
+                    for l in 0..layers {
+                        let r = Ref {
+                            lay: Lay::Abs(l as i32),
+                            ..*r
+                        };
+                        free_ref(&mut self.out, &self.made, it, &r, j, layers)?;
                     }
                 }
             }
         }
-        optimizer(&mut out, &params, opt, it, &mut state);
-        zero_grad(&mut out, &params, &grads, t, layers)?;
+        Ok(())
     }
-    let mut resident: Vec<u64> = params.iter().map(|p| p.2).collect();
-    resident.extend(t.extra.iter().map(|s| s.at(d)));
-    Ok((resident, out.events))
 }
 
 fn free_ref(

@@ -158,6 +158,53 @@ pub struct Run {
 /// or Adam(W) (foreach, fused, for-loop).
 pub fn run_of(s: &Scenario) -> Option<Run> {
     let a = s.arch();
+    let (policy, attn, ckpt, opt) = settings_of(s, &a)?;
+    let class = class(&a)?;
+    let seq = s.workload.seq.get() as u64;
+    let win = a.window > 0 && seq > a.window as u64;
+    let key = format!(
+        "{class}|{policy}|{attn}|{ckpt}{}",
+        if win { "|win=1" } else { "" }
+    );
+    let mha = a.kv_heads == a.heads;
+    let dims = Dims {
+        b: s.workload.batch.get() as u64,
+        s: seq,
+        h: a.hidden as u64,
+        f: a.ffn as u64,
+        v: a.vocab as u64,
+        kv: a.kv_heads as u64,
+        g: if mha {
+            1
+        } else {
+            (a.heads / a.kv_heads) as u64
+        },
+        d: a.head_dim as u64,
+        p: if a.positions == 0 {
+            1
+        } else {
+            a.positions as u64
+        },
+    };
+    let derived_d = class.starts_with("gpt2") || class.starts_with("phi3");
+    if derived_d && a.hidden as u64 != a.heads as u64 * a.head_dim as u64 {
+        return None;
+    }
+    let held = data().as_ref().is_some_and(|d| d.has(&key));
+    held.then_some(Run {
+        key,
+        dims,
+        layers: a.layers,
+        opt,
+    })
+}
+
+/// The run's loop as the templates name it (precision, attention, checkpointing) and its
+/// optimizer's events, where it is a loop they were traced as.
+fn settings_of(
+    s: &Scenario,
+    a: &Arch,
+) -> Option<(&'static str, &'static str, &'static str, OptEvents)> {
     let plain = s.stack.framework == Framework::Pytorch
         && s.workload.mode == Mode::Train
         && s.world() == 1
@@ -182,13 +229,10 @@ pub fn run_of(s: &Scenario) -> Option<Run> {
         Attn::Eager => "eager",
         _ => return None,
     };
+    let every = s.activations.ckpt_layers == 0 || s.activations.ckpt_layers >= a.layers;
     let ckpt = match s.activations.recompute {
         Recompute::None => "0",
-        Recompute::Full
-            if s.activations.ckpt_layers == 0 || s.activations.ckpt_layers >= a.layers =>
-        {
-            "1"
-        }
+        Recompute::Full if every => "1",
         _ => return None,
     };
     let opt = match (s.numerics.optimizer, s.numerics.adam_impl) {
@@ -199,40 +243,7 @@ pub fn run_of(s: &Scenario) -> Option<Run> {
         (Optimizer::Adamw | Optimizer::Adam, AdamImpl::Forloop) => OptEvents::AdamForloop,
         _ => return None,
     };
-    let class = class(&a)?;
-    let seq = s.workload.seq.get() as u64;
-    let win = a.window > 0 && seq > a.window as u64;
-    let key = format!(
-        "{class}|{policy}|{attn}|{ckpt}{}",
-        if win { "|win=1" } else { "" }
-    );
-    let mha = a.kv_heads == a.heads;
-    let dims = Dims {
-        b: s.workload.batch.get() as u64,
-        s: seq,
-        h: a.hidden as u64,
-        f: a.ffn as u64,
-        v: a.vocab as u64,
-        kv: a.kv_heads as u64,
-        g: if mha {
-            1
-        } else {
-            (a.heads / a.kv_heads) as u64
-        },
-        d: a.head_dim as u64,
-        p: a.positions.max(1) as u64,
-    };
-    let derived_d = class.starts_with("gpt2") || class.starts_with("phi3");
-    if derived_d && a.hidden as u64 != a.heads as u64 * a.head_dim as u64 {
-        return None;
-    }
-    let held = data().as_ref().is_some_and(|d| d.has(&key));
-    held.then_some(Run {
-        key,
-        dims,
-        layers: a.layers,
-        opt,
-    })
+    Some((policy, attn, ckpt, opt))
 }
 
 /// The replay of a run's stream: the allocator's largest reserved and allocated bytes.
