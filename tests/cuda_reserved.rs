@@ -12,8 +12,7 @@ use memfit_core::contract::report::estimate_with;
 use memfit_core::opstream::run_of;
 use memfit_evidence::cuda::{held_out, runs, settings, train_keys, TRAIN, TRAIN_D};
 
-/// The CUDA context the runs measured (`env.jsonl`: `context_bytes`).
-const CTX: u64 = 718_077_952;
+use memfit_evidence::cuda::CONTEXT_BYTES as CTX;
 
 struct Row {
     id: String,

@@ -162,6 +162,23 @@ pub struct CudaTable {
     /// Set D, measured the same way: its calibration and held-out runs apart.
     #[serde(default)]
     pub set_d: CudaSplit,
+    /// `per_gpu_bytes` against `max_memory_reserved` + the CUDA context (training runs).
+    #[serde(default)]
+    pub reserved: ReservedSplit,
+}
+
+/// What runs out, `per_gpu_bytes` against reserved + context: calibration and held out, all
+/// training runs and the runs memfit replays op by op.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct ReservedSplit {
+    /// The first set and set D's calibration runs.
+    pub calibration: Part,
+    /// Set D's held-out runs (read once).
+    pub held_out: Part,
+    /// The calibration runs an op-level template holds.
+    pub calibration_op: Part,
+    /// The held-out runs an op-level template holds.
+    pub held_out_op: Part,
 }
 
 /// Set D's figures: calibration and held out, each training and `generate` apart.
@@ -213,6 +230,21 @@ pub fn cuda_summary(t: &CudaTable) -> String {
         s.push_str(&format!(
             " Set D, measured the same way: held out (a third of its runs, set aside before they were measured; read once) training {}, generate {}; calibration training {}, generate {}.",
             p(&h.train), p(&h.generate), p(&c.train), p(&c.generate)
+        ));
+    }
+    let r = &t.reserved;
+    if r.held_out.n + r.calibration.n > 0 {
+        let p = |x: &Part| {
+            format!(
+                "{} runs, median {:.1} %, max {:.1} %",
+                x.n,
+                x.median * 100.0,
+                x.max * 100.0
+            )
+        };
+        s.push_str(&format!(
+            " What runs out, memfit's per-GPU figure against max_memory_reserved + the CUDA context: held out (set D, read once) {} ({} of them replayed op by op: {}); calibration {} (replayed: {}). Runs no op-level template holds (LoRA, mixture-of-experts, Gemma 3 past its window) add the flat 5 % share.",
+            p(&r.held_out), r.held_out_op.n, p(&r.held_out_op), p(&r.calibration), p(&r.calibration_op)
         ));
     }
     s

@@ -99,6 +99,13 @@ pub struct CudaRow {
     pub measured: u64,
     /// memfit's `allocated_bytes`.
     pub estimated: u64,
+    /// Training runs: what runs out, `max_memory_reserved` + the CUDA context ([`CONTEXT_BYTES`]).
+    pub reserved: Option<u64>,
+    /// memfit's `per_gpu_bytes`.
+    pub per_gpu: u64,
+    /// Whether memfit replays the run's op-level stream (`memfit_core::opstream::run_of`) or
+    /// adds the flat `frag` share.
+    pub op_level: bool,
 }
 
 impl CudaRow {
@@ -106,6 +113,29 @@ impl CudaRow {
     pub fn rel_error(&self) -> f64 {
         (self.estimated as f64 - self.measured as f64) / self.measured as f64
     }
+
+    /// `(per_gpu_bytes − (max_memory_reserved + context)) / (max_memory_reserved + context)`.
+    pub fn reserved_error(&self) -> Option<f64> {
+        self.reserved
+            .map(|m| (self.per_gpu as f64 - m as f64) / m as f64)
+    }
+}
+
+/// The CUDA context of the runs' stack (torch 2.11.0+cu130 on an H200), measured by
+/// `tools/measure_cuda.py` as the device's used bytes outside the caching allocator after
+/// CUDA's initialisation (`env.jsonl`: `context_bytes`, the same in both sets).
+pub const CONTEXT_BYTES: u64 = 718_077_952;
+
+/// `(n, median |error|, max |error|)` of `per_gpu_bytes` against reserved + context over the
+/// training rows `keep` accepts.
+pub fn reserved_stats(rows: &[CudaRow], keep: impl Fn(&CudaRow) -> bool) -> (usize, f64, f64) {
+    let errs: Vec<f64> = rows
+        .iter()
+        .filter(|r| keep(r))
+        .filter_map(|r| r.reserved_error().map(f64::abs))
+        .collect();
+    let (median, max) = crate::stats::median_max(errs.clone());
+    (errs.len(), median, max)
 }
 
 /// One file of runs: its kind, its text, how a run's keys are built and where its peak is.
@@ -145,6 +175,9 @@ fn rows_of(train: &'static str, infer: &'static str) -> (Vec<CudaRow>, Vec<(Stri
                 continue;
             };
             let e = estimate_with(&s.scenario, &[]);
+            let reserved = (kind == "train")
+                .then(|| r["max_reserved"].as_u64().map(|x| x + CONTEXT_BYTES))
+                .flatten();
             out.push(CudaRow {
                 id,
                 model: r["model"].as_str().unwrap_or("").to_string(),
@@ -152,6 +185,9 @@ fn rows_of(train: &'static str, infer: &'static str) -> (Vec<CudaRow>, Vec<(Stri
                 query: encode(&s),
                 measured,
                 estimated: e.allocated_bytes,
+                reserved,
+                per_gpu: e.per_gpu_bytes,
+                op_level: memfit_core::opstream::run_of(&s.scenario).is_some(),
             });
         }
     }

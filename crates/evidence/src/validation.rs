@@ -394,7 +394,7 @@ pub fn accuracy_asset() -> String {
 /// training and `generate` figures apart: the first set (all calibration, see `crate::cuda`)
 /// and set D, its calibration and held-out runs apart (`crate::cuda::held_out`).
 fn cuda_json() -> Value {
-    use crate::cuda::{held_out, stats, CudaRow};
+    use crate::cuda::{held_out, reserved_stats, stats, CudaRow};
     let (rows, _) = crate::cuda::rows();
     let (d, _) = crate::cuda::rows_d();
     let part = |rows: &[CudaRow], kind: &str| {
@@ -426,9 +426,23 @@ fn cuda_json() -> Value {
         .map(|r| row(r, "calibration"))
         .chain(d.iter().map(|r| row(r, d_set(r))))
         .collect();
+    // per_gpu_bytes against reserved + context: calibration (the first set and set D's
+    // calibration runs) and set D's held-out runs apart; the op-level runs' own figures beside.
+    let cal: Vec<CudaRow> = rows
+        .iter()
+        .chain(d.iter().filter(|r| !held_out(&r.id)))
+        .cloned()
+        .collect();
+    let held: Vec<CudaRow> = d.iter().filter(|r| held_out(&r.id)).cloned().collect();
+    let res = |rows: &[CudaRow], op: bool| {
+        let (n, median, max) = reserved_stats(rows, |r| !op || r.op_level);
+        json!({"n": n, "median": median, "max": max})
+    };
     json!({"rows": all,
            "train": part(&rows, "train"), "generate": part(&rows, "generate"),
            "set_d": {"calibration": d_part(false), "held_out": d_part(true)},
+           "reserved": {"calibration": res(&cal, false), "held_out": res(&held, false),
+                        "calibration_op": res(&cal, true), "held_out_op": res(&held, true)},
            "device": "NVIDIA H200", "torch": "2.11.0+cu130", "transformers": "5.17.0"})
 }
 
