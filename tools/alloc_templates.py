@@ -596,8 +596,9 @@ def merge(out, ins):
     """Every template of the files `ins` under its class key, written compactly: sizes and
     segments are stored once (`sizes`, `segs`) and named by index. A segment is one string of
     events separated by spaces: `N` allocates size N, `N@G` also becomes parameter G's
-    gradient, `~dit,seg,layer,idx` frees (layer empty for a model-level segment),
-    `*dit,seg,idx` frees that allocation of every layer."""
+    gradient, `~dit,seg,layer,idx` frees (layer empty for a model-level segment), `-idx` frees
+    the segment's own allocation idx, `=idx` (in a layer's backward) its forward's, `*dit,seg,idx`
+    frees that allocation of every layer."""
     res = {}
     for path in ins:
         for key, t in json.load(open(path)).items():
@@ -611,23 +612,29 @@ def merge(out, ins):
     def size(x):
         return str(sizes.setdefault(x, len(sizes)))
 
-    def ev(e):
+    def ev(e, kind=None):
         if isinstance(e, str):
             a, _, g = e.partition("@")
             return size(a) + ("@" + g if g else "")
         if e[0] == "each":
             return f"*{e[1]},{e[2]},{e[3]}"
+        own = "r0" if kind in ("F", "B") else None
+        if e[0] == 0 and e[1] == kind and e[2] == own:
+            return f"-{e[3]}"  # this segment's own allocation
+        if e[0] == 0 and kind == "B" and e[1] == "F" and e[2] == "r0":
+            return f"={e[3]}"  # the same layer's forward (a saved tensor)
         return f"~{e[0]},{e[1]},{e[2] or ''},{e[3]}"
 
-    def seg(evs):
-        text = " ".join(ev(e) for e in evs)
+    def seg(name, evs):
+        kind = name.split(":")[0].rstrip("0ml") if name[0] in "FB" else name
+        text = " ".join(ev(e, kind) for e in evs)
         return segs.setdefault(text, len(segs))
 
     outt = {}
     for k, t in sorted(res.items()):
         o = {}
         for it in ("it0", "it1"):
-            o[it] = {name: seg(evs) for name, evs in t[it].items() if name != "pins"}
+            o[it] = {name: seg(name, evs) for name, evs in t[it].items() if name != "pins"}
             o[it]["pins"] = [[p[0], p[1], p[2], ev(p[3])] for p in t[it]["pins"]]
         o["params"] = {g: [size(x) for x in v] for g, v in t["params"].items()}
         o["extra"] = [size(x) for x in t["extra"]]

@@ -307,7 +307,28 @@ impl Data {
             .ok_or_else(|| "a size index out of range".into())
     }
 
-    fn event(&self, tok: &str) -> Result<Ev, String> {
+    /// One event of a segment of kind `kind` (`-N` and `=N` name the segment's own
+    /// allocations and, in a layer's backward, its forward's).
+    fn event(&self, tok: &str, kind: Option<Seg>) -> Result<Ev, String> {
+        let own = |seg: Seg, idx: &str| -> Result<Ev, String> {
+            let lay = if matches!(seg, Seg::F | Seg::B) {
+                Lay::Rel(0)
+            } else {
+                Lay::Model
+            };
+            Ok(Ev::Free(Ref {
+                iters_back: 0,
+                seg,
+                lay,
+                idx: num(idx)?,
+            }))
+        };
+        match (tok.as_bytes().first(), kind) {
+            (Some(b'-'), Some(k)) => return own(k, &tok[1..]),
+            (Some(b'='), Some(Seg::B)) => return own(Seg::F, &tok[1..]),
+            (Some(b'-' | b'='), _) => return Err(format!("event `{tok}` outside its segment")),
+            _ => {}
+        }
         if let Some(r) = tok.strip_prefix('*') {
             let p: Vec<&str> = r.split(',').collect();
             let [dit, seg, idx] = p[..] else {
@@ -348,11 +369,11 @@ impl Data {
         Ok(Ev::Alloc(size, grad))
     }
 
-    fn segment(&self, k: usize) -> Result<Vec<Ev>, String> {
+    fn segment(&self, k: usize, kind: Seg) -> Result<Vec<Ev>, String> {
         let text = self.segs.get(k).ok_or("a segment index out of range")?;
         text.split(' ')
             .filter(|t| !t.is_empty())
-            .map(|t| self.event(t))
+            .map(|t| self.event(t, Some(kind)))
             .collect()
     }
 
@@ -363,7 +384,8 @@ impl Data {
             if name == "pins" {
                 for p in x.as_array().ok_or("pins")? {
                     let a = p.as_array().filter(|a| a.len() == 4).ok_or("a pin")?;
-                    let Ev::Free(free) = self.event(a[3].as_str().ok_or("a pin's free")?)? else {
+                    let Ev::Free(free) = self.event(a[3].as_str().ok_or("a pin's free")?, None)?
+                    else {
                         return Err("a pin that is not a free".into());
                     };
                     it.pins.push(Pin {
@@ -375,7 +397,12 @@ impl Data {
                 }
                 continue;
             }
-            it.segs.insert(name.clone(), self.segment(index(x)?)?);
+            let kind = match name.as_bytes().first() {
+                Some(b'F') => Seg::F,
+                Some(b'B') => Seg::B,
+                _ => Seg::parse(name)?,
+            };
+            it.segs.insert(name.clone(), self.segment(index(x)?, kind)?);
         }
         Ok(it)
     }
