@@ -51,6 +51,28 @@ fn bench_explore(c: &mut Criterion) {
     g.finish();
 }
 
+/// The op-level stream of a single-GPU `transformers` run rebuilt from its template and
+/// replayed through the caching allocator (what a keystroke costs when it changes the run):
+/// Llama 3.2 3B pure bf16 at 4 × 4,096 (28 layers) and Llama 3 8B checkpointed at 1 × 8,192.
+fn bench_opstream(c: &mut Criterion) {
+    use memfit_core::allocator::replay_dense;
+    use memfit_core::opstream::{run_of, stream, template};
+    for q in [
+        "model=llama-3.2-3b&framework=pytorch&gpus_per_node=1&batch=4&seq=4096&attn=sdpa&precision=bf16-pure",
+        "model=llama-3-8b&framework=pytorch&gpus_per_node=1&batch=1&seq=8192&attn=sdpa&precision=bf16-pure&recompute=full&adam_impl=fused",
+    ] {
+        let (s, _) = decode(q);
+        let run = run_of(&s.scenario).expect("a run the templates hold");
+        let t = template(&run.key).unwrap();
+        c.bench_function(&format!("opstream stream+replay {}", run.key), |b| {
+            b.iter(|| {
+                let (res, ev) = stream(&t, black_box(&run.dims), run.layers, run.opt, 3).unwrap();
+                replay_dense(&res, &ev).max_reserved
+            })
+        });
+    }
+}
+
 /// The step timeline: the walk and its chart, for the tour's ZeRO-3 case and a
 /// 4-stage 1F1B pipeline of Llama 3 70B.
 fn bench_timeline(c: &mut Criterion) {
@@ -79,5 +101,11 @@ fn bench_timeline(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench, bench_explore, bench_timeline);
+criterion_group!(
+    benches,
+    bench,
+    bench_explore,
+    bench_opstream,
+    bench_timeline
+);
 criterion_main!(benches);

@@ -5,8 +5,8 @@
 //! multiple of 3; set D's held-out runs are never read here.
 //!
 //! A run the op-level templates hold (`memfit_core::opstream::run_of`) gets the replayed
-//! allocator gap; the others (LoRA, mixture-of-experts, Gemma 3 past its window) the flat
-//! `frag` share. The two groups are reported apart.
+//! allocator gap; the others (mixture-of-experts, Gemma 3 past its window) the flat `frag`
+//! share. The two groups are reported apart.
 
 use memfit_core::contract::report::estimate_with;
 use memfit_core::opstream::run_of;

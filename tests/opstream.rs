@@ -2,7 +2,7 @@
 //! `tools/trace_alloc.py` recorded for measured runs, and its replay against the runs'
 //! measured `max_memory_reserved`.
 
-use memfit_core::allocator::{parse_stream, replay, StreamEvent};
+use memfit_core::allocator::{parse_stream, replay, replay_dense, StreamEvent};
 use memfit_core::opstream::{stream, template, Dims, OptEvents};
 
 /// Frees point at their allocation's position; runs of consecutive frees are a set (the
@@ -45,6 +45,11 @@ fn rebuilt_is_traced(id: &str, key: &str, d: Dims, layers: u32, opt: OptEvents) 
     assert_eq!(res.iter().sum::<u64>(), res2.iter().sum::<u64>(), "{id}");
     // and so the replay gives the traced stream's figures
     let (r, r2) = (replay(&res, &ev), replay(&res2, &ev2));
+    let rd = replay_dense(&res, &ev);
+    assert_eq!(
+        (rd.max_reserved, rd.max_allocated),
+        (r.max_reserved, r.max_allocated)
+    );
     assert_eq!(
         (r.max_reserved, r.max_allocated),
         (r2.max_reserved, r2.max_allocated),
@@ -66,6 +71,7 @@ fn the_traced_runs_rebuilt_event_for_event() {
         g: 3,
         d: 128,
         p: 1,
+        r: 1,
     };
     rebuilt_is_traced(
         "C06",
@@ -86,6 +92,7 @@ fn the_traced_runs_rebuilt_event_for_event() {
         g: 1,
         d: 64,
         p: 1024,
+        r: 1,
     };
     rebuilt_is_traced(
         "C03",
@@ -105,6 +112,7 @@ fn the_traced_runs_rebuilt_event_for_event() {
         g: 1,
         d: 64,
         p: 1024,
+        r: 1,
     };
     rebuilt_is_traced(
         "C22",

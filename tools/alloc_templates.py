@@ -39,12 +39,12 @@ import torch
 sys.path.insert(0, os.path.dirname(__file__))
 import trace_alloc as TA  # noqa: E402
 
-PRIMES = dict(b=11, s=397, h=17, f=19, V=23, kv=29, g=41, d=8 * 31, P=401)
-CHECK = dict(b=3, s=50, h=53, f=59, V=61, kv=67, g=71, d=8 * 7, P=89)
-VARS = ["b", "s", "s1", "s32", "h", "f", "V", "kv", "g", "g2", "d", "P"]
+PRIMES = dict(b=11, s=397, h=17, f=19, V=23, kv=29, g=41, d=8 * 31, P=401, r=53)
+CHECK = dict(b=3, s=50, h=53, f=59, V=61, kv=67, g=71, d=8 * 7, P=89, r=6)
+VARS = ["b", "s", "s1", "s32", "h", "f", "V", "kv", "g", "g2", "d", "P", "r"]
 # each symbol's value at PRIMES as (its own prime, the small factor beside it)
 FACTORS = dict(b=(11, 1), s=(397, 1), s1=(199, 2), s32=(13, 32), h=(17, 1), f=(19, 1), V=(23, 1), kv=(29, 1),
-               g=(41, 1), g2=(43, 1), d=(31, 8), P=(401, 1))
+               g=(41, 1), g2=(43, 1), d=(31, 8), P=(401, 1), r=(53, 1))
 
 
 def derived(v):
@@ -66,10 +66,17 @@ CLASSES = ["gpt2-124m", "llama-3.2-1b", "llama-3-8b", "smollm2-1.7b", "llama-3-8
            "phi-4-mini", "gemma-2-2b", "gemma-2-2b|win=1", "gemma-3-1b"]
 
 
+# PEFT LoRA (targets all linear, attention, q and v) over a bf16 base under autocast, SDPA: the
+# classes whose projections are named q_proj … (not GPT-2's c_attn nor Phi-3's fused qkv_proj).
+LORA_CLASSES = ["llama-3.2-1b", "llama-3-8b", "smollm2-1.7b", "llama-3-8b|mha=1", "mistral-7b", "mistral-7b|win=1",
+                "qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-0.6b|tie=0", "gemma-3-1b"]
+
+
 def all_keys():
     """Every key `--all` derives: each class at fp32, bf16 autocast and pure bf16, SDPA and eager
-    (Gemma 2: eager only, transformers has no SDPA path for it), with and without checkpointing."""
-    out = []
+    (Gemma 2: eager only, transformers has no SDPA path for it), with and without checkpointing;
+    then LoRA (LORA_CLASSES) on each target set, with and without checkpointing."""
+    out = lora_keys()
     for c in CLASSES:
         name, _, extra = c.partition("|")
         for pol in ("fp32", "amp_bf16", "bf16_pure"):
@@ -78,6 +85,16 @@ def all_keys():
                     continue
                 for ck in "01":
                     out.append(f"{name}|{pol}|{attn}|{ck}" + (f"|{extra}" if extra else ""))
+    return out
+
+
+def lora_keys():
+    out = []
+    for c in LORA_CLASSES:
+        name, _, extra = c.partition("|")
+        for t in ("all", "attn", "qv"):
+            for ck in "01":
+                out.append(f"{name}|lora-{t}|sdpa|{ck}" + (f"|{extra}" if extra else ""))
     return out
 
 
@@ -149,13 +166,19 @@ def layers_for(name, attn):
 
 
 def trace(name, policy, attn, ckpt, v, optimizer="sgd", impl="foreach"):
-    """One run of the measured loop (three iterations) with cut marks and the grads' owners."""
+    """One run of the measured loop (three iterations) with cut marks and the grads' owners.
+    `policy` "lora-T" is PEFT LoRA of rank v["r"] on targets T (all, attn, qv) over a bf16 base
+    under bf16 autocast, as tools/measure_cuda.py runs it."""
     from transformers import AutoModelForCausalLM
     MC = mc()
     cfg, mha = config(MC, name, attn, v)
-    pdt = torch.bfloat16 if policy == "bf16_pure" else torch.float32
+    lora = policy.startswith("lora-")
+    pdt = torch.bfloat16 if policy == "bf16_pure" or lora else torch.float32
     with torch.device("meta"):
         m = AutoModelForCausalLM.from_config(cfg, attn_implementation=attn, dtype=pdt)
+    if lora:
+        t = policy[5:]
+        m, _ = MC.apply_lora(m, dict(r=v["r"], targets={"all": "all-linear"}.get(t, t)))
     m.train()
     if ckpt:
         MC.enable_ckpt(m)
@@ -163,7 +186,8 @@ def trace(name, policy, attn, ckpt, v, optimizer="sgd", impl="foreach"):
     opt = TA.make_opt(MC, params, dict(optimizer=optimizer, adam_impl=impl, lora=None))
     tr = TA.Tracer()
     st = {"fw": True}
-    layers = m.model.layers if hasattr(m, "model") else m.transformer.h
+    base = m.get_base_model() if hasattr(m, "get_base_model") else m
+    layers = base.model.layers if hasattr(base, "model") else base.transformer.h
 
     def pre(i):
         def hook(mod, args, kwargs):
@@ -194,7 +218,7 @@ def trace(name, policy, attn, ckpt, v, optimizer="sgd", impl="foreach"):
         for it in range(3):
             st["fw"] = True
             tr.mark(("it", it))
-            with TA.autocast(policy == "amp_bf16"):
+            with TA.autocast(policy == "amp_bf16" or lora):
                 loss = m(input_ids=ids, labels=ids).loss
             tr.mark(("fw_end",))
             st["fw"] = False
@@ -213,9 +237,14 @@ def trace(name, policy, attn, ckpt, v, optimizer="sgd", impl="foreach"):
             opt.zero_grad(set_to_none=True)
             tr.mark(("zg_end",))
     names = [n for n, p in m.named_parameters() if p.requires_grad]
+    seen, every = set(), []
+    for n, p in m.named_parameters():
+        if p.untyped_storage()._cdata not in seen:
+            seen.add(p.untyped_storage()._cdata)
+            every.append((n, p.numel() * p.element_size()))
     types = list(cfg.layer_types) if pattern(cfg) else None
     tied = bool(getattr(cfg, "tie_word_embeddings", False))
-    return dict(events=tr.events, grads=grads, params=[p.numel() * p.element_size() for p in params], types=types, tied=tied,
+    return dict(events=tr.events, grads=grads, params=[p.numel() * p.element_size() for p in params], types=types, tied=tied, every=every,
                 names=names, resident=resident(m, ids), mha=mha, model_type=cfg.model_type)
 
 
@@ -397,10 +426,16 @@ def encode(tr, v, L):
         if grp != "layer" or j == 0:
             params[grp].append(fstr(formula(tr["params"][k], v, tr["mha"])))
     res = tr["resident"]
-    if res[:len(tr["params"])] != tr["params"]:
+    every = tr["every"]
+    if res[:len(every)] != [n for _, n in every]:
         raise SystemExit("the resident tensors do not start with the parameters")
-    extra = [fstr(formula(n, v, tr["mha"])) for n in res[len(tr["params"]):]]
-    return dict(it0=tmpl[0], it1=tmpl[1], params=params, extra=extra, types=tr["pattern"],
+    extra = [fstr(formula(n, v, tr["mha"])) for n in res[len(every):]]
+    # every parameter (frozen ones too: a LoRA base), by group, for the resident list
+    resident = {"pre": [], "layer": [], "post": []}
+    for (grp, j, _), (_, n) in zip(param_layout([n for n, _ in every]), every):
+        if grp != "layer" or j == 0:
+            resident[grp].append(fstr(formula(n, v, tr["mha"])))
+    return dict(it0=tmpl[0], it1=tmpl[1], params=params, extra=extra, types=tr["pattern"], resident=resident,
                 mha=tr["mha"], model_type=tr["model_type"], tied=tr["tied"], window=bool(OVERRIDE.get("win")))
 
 
@@ -517,7 +552,9 @@ def instantiate(t, v, L, iters=3):
         for grp, j, k, s in params:  # zero_grad(set_to_none=True): each grad, in parameter order
             i = grads[(grp, j, k)]
             events.append((-parse(s, v), i))
-    res = [parse(s, v) for _, _, _, s in params] + [parse(s, v) for s in t["extra"]]
+    rl = t["resident"]
+    res = [parse(x, v) for x in rl["pre"]] + [parse(x, v) for _ in range(L) for x in rl["layer"]]
+    res += [parse(x, v) for x in rl["post"]] + [parse(x, v) for x in t["extra"]]
     return res, events
 
 
@@ -638,6 +675,8 @@ def merge(out, ins):
             o[it]["pins"] = [[p[0], p[1], p[2], ev(p[3])] for p in t[it]["pins"]]
         o["params"] = {g: [size(x) for x in v] for g, v in t["params"].items()}
         o["extra"] = [size(x) for x in t["extra"]]
+        if t.get("resident") and t["resident"] != t["params"]:  # frozen parameters too (LoRA)
+            o["resident"] = {g: [size(x) for x in v] for g, v in t["resident"].items()}
         o["types"] = t["types"]
         outt[k] = o
     data = dict(sizes=list(sizes), segs=list(segs), templates=outt)
@@ -658,7 +697,7 @@ def main():
         del args[i:i + 2]
     check = "--check" in args
     args = [a for a in args if a != "--check"]
-    keys = all_keys() if args == ["--all"] else args
+    keys = all_keys() if args == ["--all"] else lora_keys() if args == ["--lora"] else args
     res = {}
     for key in keys:
         try:

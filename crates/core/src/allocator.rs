@@ -339,6 +339,30 @@ pub fn replay_on(
     a
 }
 
+/// [`replay`] for a stream whose ids are small integers (`opstream`'s: 1, 2, …): the live
+/// blocks in a vector indexed by id instead of a map. Same result as [`replay`].
+pub fn replay_dense(resident: &[u64], events: &[StreamEvent]) -> CachingAllocator {
+    let mut a = CachingAllocator::new();
+    for &n in resident {
+        a.malloc(n);
+    }
+    let mut live: Vec<Option<BlockId>> = Vec::with_capacity(events.len());
+    for &(bytes, id) in events {
+        let i = id as usize;
+        if bytes > 0 {
+            if live.len() <= i {
+                live.resize(i + 1, None);
+            }
+            live[i] = Some(a.malloc(bytes.unsigned_abs()));
+        } else if bytes < 0 {
+            if let Some(b) = live.get_mut(i).and_then(Option::take) {
+                a.free(b);
+            }
+        }
+    }
+    a
+}
+
 /// A recorded stream as `tools/trace_alloc.py` writes it: a JSON object with `resident` (the
 /// byte sizes of the tensors alive before the stream, in creation order) and `events` (pairs
 /// `[bytes, id]`: bytes > 0 allocates tensor `id`, < 0 frees it, 0 marks a moment).

@@ -77,14 +77,26 @@ fn role(j: u32, layers: u32, types: &Option<Vec<String>>) -> Option<String> {
     }
 }
 
-type Key = (u32, Seg, i64, i64);
+/// A segment instance: (iteration, segment, layer or −1).
+type Inst = (u32, Seg, i64);
 
-/// What has been allocated: by (iteration, segment, layer or −1, index) its id and bytes, and
-/// each segment instance's count.
+/// What has been allocated: per segment instance, its allocations' ids and bytes in order;
+/// the instance being walked apart (`cur`).
 #[derive(Default)]
 struct Made {
-    ids: HashMap<Key, (u64, u64)>,
-    count: HashMap<(u32, Seg, i64), i64>,
+    inst: HashMap<Inst, Vec<(u64, u64)>>,
+    cur_key: Option<Inst>,
+    cur: Vec<(u64, u64)>,
+}
+
+impl Made {
+    fn allocations(&self, k: &Inst) -> Option<&[(u64, u64)]> {
+        if self.cur_key.as_ref() == Some(k) {
+            Some(&self.cur)
+        } else {
+            self.inst.get(k).map(Vec::as_slice)
+        }
+    }
 }
 
 /// The stream of `iters` iterations at `d` with `layers` layers: the resident tensors (the
@@ -129,7 +141,17 @@ pub fn stream(
         optimizer(&mut w.out, &params, opt, it, &mut state);
         zero_grad(&mut w.out, &params, &w.grads, t, layers)?;
     }
-    let mut resident: Vec<u64> = params.iter().map(|p| p.2).collect();
+    let mut resident: Vec<u64> = match &t.resident {
+        Some([pre, layer, post]) => {
+            let mut v: Vec<u64> = pre.iter().map(|s| s.at(d)).collect();
+            for _ in 0..layers {
+                v.extend(layer.iter().map(|s| s.at(d)));
+            }
+            v.extend(post.iter().map(|s| s.at(d)));
+            v
+        }
+        None => params.iter().map(|p| p.2).collect(),
+    };
     resident.extend(t.extra.iter().map(|s| s.at(d)));
     Ok((resident, w.out.events))
 }
@@ -172,7 +194,8 @@ impl Walk<'_> {
                 .collect(),
             None => vec![],
         };
-        let (mut a, lj) = (0i64, j.map_or(-1, i64::from));
+        let lj = j.map_or(-1, i64::from);
+        self.made.cur_key = Some((it, seg, lj));
         for k in 0..=list.len() {
             for (_, r) in pins.iter().filter(|(p, _)| *p == k) {
                 free_ref(&mut self.out, &self.made, it, r, j, layers)?;
@@ -182,12 +205,10 @@ impl Walk<'_> {
                 Ev::Alloc(size, grad) => {
                     let n = size.at(self.d);
                     let id = self.out.alloc(n);
-                    self.made.ids.insert((it, seg, lj, a), (id, n));
-                    self.made.count.insert((it, seg, lj), a + 1);
+                    self.made.cur.push((id, n));
                     if let Some(g) = grad {
                         self.grads.insert(grad_key(*g, j, layers), id);
                     }
-                    a += 1;
                 }
                 Ev::Free(r) => free_ref(&mut self.out, &self.made, it, r, j, layers)?,
                 Ev::EachLayer(r) => {
@@ -201,6 +222,9 @@ impl Walk<'_> {
                 }
             }
         }
+        let done = std::mem::take(&mut self.made.cur);
+        self.made.inst.insert((it, seg, lj), done);
+        self.made.cur_key = None;
         Ok(())
     }
 }
@@ -214,17 +238,19 @@ fn free_ref(
     layers: u32,
 ) -> Result<(), String> {
     let lj = r.lay.resolve(j, layers).unwrap_or(-1);
-    let at = it.wrapping_sub(r.iters_back);
+    let key = (it.wrapping_sub(r.iters_back), r.seg, lj);
+    let list = made.allocations(&key).unwrap_or(&[]);
     let idx = if r.idx < 0 {
-        r.idx + made.count.get(&(at, r.seg, lj)).copied().unwrap_or(0)
+        r.idx + list.len() as i64
     } else {
         r.idx
     };
-    let key = (at, r.seg, lj, idx);
-    let (id, n) = made
-        .ids
-        .get(&key)
-        .ok_or_else(|| format!("a free of an allocation the template does not hold: {key:?}"))?;
+    let (id, n) = usize::try_from(idx)
+        .ok()
+        .and_then(|i| list.get(i))
+        .ok_or_else(|| {
+            format!("a free of an allocation the template does not hold: {key:?} {idx}")
+        })?;
     out.free(*id, *n);
     Ok(())
 }

@@ -33,12 +33,12 @@ pub mod template;
 pub use build::{stream, OptEvents};
 pub use template::{Data, Dims, Template};
 
-use crate::allocator::replay;
+use crate::allocator::replay_dense;
 use crate::megatron::Recompute;
 use crate::model::{Arch, Bias, Mlp, Norm};
 use crate::scenario::{
-    AdamImpl, Attn, Framework, Loss, Mode, Offload, Optimizer, Precision, Scenario, Sharding,
-    Tuning, Zero,
+    AdamImpl, Attn, Framework, LoraTargets, Loss, Mode, Offload, Optimizer, Precision, Scenario,
+    Sharding, Tuning, Zero,
 };
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -153,8 +153,9 @@ pub struct Run {
 
 /// Whether `s` is a run the templates were traced as (`None` where it is not): PyTorch
 /// (`framework=pytorch`) training on one GPU, the loss in the model, one micro-batch per
-/// step, full fine-tuning, no offload, no dropout; fp32, bf16 autocast or pure bf16; SDPA or
-/// eager attention; no or full checkpointing of every layer; SGD (with or without momentum)
+/// step, no offload, no dropout; full fine-tuning at fp32, bf16 autocast or pure bf16, or PEFT
+/// LoRA (all linears, attention, or q and v) over a bf16 base under autocast; SDPA or eager
+/// attention; no or full checkpointing of every layer; SGD (with or without momentum)
 /// or Adam(W) (foreach, fused, for-loop).
 pub fn run_of(s: &Scenario) -> Option<Run> {
     let a = s.arch();
@@ -180,6 +181,10 @@ pub fn run_of(s: &Scenario) -> Option<Run> {
             (a.heads / a.kv_heads) as u64
         },
         d: a.head_dim as u64,
+        r: match s.finetune {
+            Tuning::Lora { rank, .. } => rank.get() as u64,
+            _ => 1,
+        },
         p: if a.positions == 0 {
             1
         } else {
@@ -210,7 +215,6 @@ fn settings_of(
         && s.world() == 1
         && s.workload.microbatches.get() == 1
         && s.workload.loss == Loss::Model
-        && s.finetune == Tuning::Full
         && s.offload.optimizer == Offload::None
         && s.offload.params == Offload::None
         && s.sharding == Sharding::Zero(Zero::Z0)
@@ -218,10 +222,17 @@ fn settings_of(
     if !plain {
         return None;
     }
-    let policy = match s.numerics.precision {
-        Precision::Fp32 => "fp32",
-        Precision::Bf16 => "amp_bf16",
-        Precision::Bf16Pure => "bf16_pure",
+    let policy = match (s.finetune, s.numerics.precision) {
+        (Tuning::Full, Precision::Fp32) => "fp32",
+        (Tuning::Full, Precision::Bf16) => "amp_bf16",
+        (Tuning::Full, Precision::Bf16Pure) => "bf16_pure",
+        // PEFT over a bf16 base, its forward under bf16 autocast (tools/measure_cuda.py)
+        (Tuning::Lora { targets, .. }, Precision::Bf16) => match targets {
+            LoraTargets::All => "lora-all",
+            LoraTargets::Attn => "lora-attn",
+            LoraTargets::Qv => "lora-qv",
+            LoraTargets::Mlp => return None,
+        },
         _ => return None,
     };
     let attn = match s.activations.attn {
@@ -275,7 +286,7 @@ pub fn replayed(run: &Run) -> Option<Replayed> {
     let r = stream(&t, &run.dims, run.layers, run.opt, 3)
         .ok()
         .map(|(resident, events)| {
-            let a = replay(&resident, &events);
+            let a = replay_dense(&resident, &events);
             Replayed {
                 max_reserved: a.max_reserved,
                 max_allocated: a.max_allocated,

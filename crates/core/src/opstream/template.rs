@@ -10,9 +10,9 @@ use std::collections::HashMap;
 
 /// The symbols a size may use, in the data's order: micro-batch `b`, sequence `s`, `s + 1`,
 /// `s` rounded up to 32 (the memory-efficient kernel's log-sum-exp rows), hidden `h`, FFN `f`, vocabulary `V`, KV heads `kv`, query heads per KV head `g`, `g + 2`,
-/// head size `d`, learned positions `P`.
-pub const SYMBOLS: [&str; 12] = [
-    "b", "s", "s1", "s32", "h", "f", "V", "kv", "g", "g2", "d", "P",
+/// head size `d`, learned positions `P`, LoRA rank `r`.
+pub const SYMBOLS: [&str; 13] = [
+    "b", "s", "s1", "s32", "h", "f", "V", "kv", "g", "g2", "d", "P", "r",
 ];
 
 /// The dimensions a stream is rebuilt at (all ≥ 1).
@@ -36,6 +36,8 @@ pub struct Dims {
     pub d: u64,
     /// Learned positions (GPT-2's `n_positions`; 1 where there are none).
     pub p: u64,
+    /// LoRA rank (1 without adapters).
+    pub r: u64,
 }
 
 impl Dims {
@@ -52,7 +54,8 @@ impl Dims {
             8 => self.g,
             9 => self.g + 2,
             10 => self.d,
-            _ => self.p,
+            11 => self.p,
+            _ => self.r,
         };
         v as u128
     }
@@ -71,7 +74,7 @@ impl Dims {
 pub struct Size {
     num: u64,
     den: u64,
-    exps: [u8; 12],
+    exps: [u8; 13],
 }
 
 impl Size {
@@ -86,7 +89,7 @@ impl Size {
         if den == 0 {
             return Err(bad());
         }
-        let mut exps = [0u8; 12];
+        let mut exps = [0u8; 13];
         for t in parts {
             let (sym, e) = t.split_once('^').unwrap_or((t, "1"));
             let k = SYMBOLS.iter().position(|x| *x == sym).ok_or_else(bad)?;
@@ -247,6 +250,9 @@ pub struct Template {
     pub post: Vec<Size>,
     pub extra: Vec<Size>,
     pub types: Option<Vec<String>>,
+    /// Every parameter, frozen ones too (a LoRA base), before, per layer and after the layers;
+    /// `None`: the trainable ones are all.
+    pub resident: Option<[Vec<Size>; 3]>,
 }
 
 /// The compact data `tools/alloc_templates.py --merge` writes: sizes and segments stored once
@@ -428,7 +434,16 @@ impl Data {
             ),
             _ => None,
         };
+        let resident = match &v["resident"] {
+            Value::Object(_) => Some([
+                list(&v["resident"]["pre"])?,
+                list(&v["resident"]["layer"])?,
+                list(&v["resident"]["post"])?,
+            ]),
+            _ => None,
+        };
         Ok(Template {
+            resident,
             its: [self.iteration(&v["it0"])?, self.iteration(&v["it1"])?],
             pre: list(&v["params"]["pre"])?,
             layer: list(&v["params"]["layer"])?,
@@ -459,6 +474,7 @@ mod tests {
             g: 3,
             d: 128,
             p: 1,
+            r: 1,
         };
         // the loss's fp32 logits: 4·b·s·V
         assert_eq!(
