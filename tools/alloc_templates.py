@@ -29,6 +29,7 @@ parameter's `.grad` says which parameter. The optimizer's and `zero_grad`'s even
 template: memfit writes them from the parameter list (`crates/core/src/alloc_program.rs`); the
 traces here use plain SGD, which allocates nothing.
 """
+import difflib
 import json
 import math
 import os
@@ -466,6 +467,13 @@ def layer_role(j, L, types):
     return None
 
 
+def layer_roles(j, L, types):
+    """Every role of layer j: 'first:T' and 'last:T' both where it is its type's only layer."""
+    t = types[j % len(types)] if types else ""
+    same = [i for i in range(L) if (types[i % len(types)] if types else "") == t]
+    return (["first:" + t] if j == same[0] else []) + (["last:" + t] if j == same[-1] else [])
+
+
 def param_layout(names):
     """Each trainable parameter as (group, layer, index in its group)."""
     out, pre, post, per = [], 0, 0, {}
@@ -522,8 +530,8 @@ def instantiate(t, v, L, iters=3):
         for seg, j in plan:
             name = variant(seg, j, L, t["types"])
             a = 0
-            role = layer_role(j, L, t["types"]) if j is not None else None
-            pins = [(pos, ref) for sg, rl, pos, ref in tm["pins"] if sg == seg and rl == role]
+            roles = layer_roles(j, L, t["types"]) if j is not None else []
+            pins = [(pos, ref) for sg, rl, pos, ref in tm["pins"] if sg == seg and rl in roles]
             evl = list(tm.get(name, []))
             for pos, ref in sorted(pins, key=lambda x: -x[0]):
                 evl.insert(pos, ref)
@@ -635,7 +643,8 @@ def merge(out, ins):
     events separated by spaces: `N` allocates size N, `N@G` also becomes parameter G's
     gradient, `~dit,seg,layer,idx` frees (layer empty for a model-level segment), `-idx` frees
     the segment's own allocation idx, `=idx` (in a layer's backward) its forward's, `*dit,seg,idx`
-    frees that allocation of every layer."""
+    frees that allocation of every layer. A segment starting `^N` is segment N edited (see
+    `variant_seg`); a template without `it1` repeats `it0`."""
     res = {}
     for path in ins:
         for key, t in json.load(open(path)).items():
@@ -662,17 +671,45 @@ def merge(out, ins):
             return f"={e[3]}"  # the same layer's forward (a saved tensor)
         return f"~{e[0]},{e[1]},{e[2] or ''},{e[3]}"
 
-    def seg(name, evs):
+    def tokens(name, evs):
         kind = name.split(":")[0].rstrip("0ml") if name[0] in "FB" else name
-        text = " ".join(ev(e, kind) for e in evs)
+        return [ev(e, kind) for e in evs]
+
+    def seg(text):
         return segs.setdefault(text, len(segs))
+
+    def variant_seg(name, evs, its):
+        """The first or last layer's segment as edits of the middle layer's of its type
+        (`^base K<n> D<n> tok…`: keep n of the base's tokens, drop n, insert tok), when shorter."""
+        toks = tokens(name, evs)
+        plain = " ".join(toks)
+        head, _, typ = name.partition(":")
+        mid = head[0] + "m" + (":" + typ if typ else "")
+        if head[1:] in ("0", "l") and mid in its:
+            base = tokens(mid, its[mid])
+            ops = [f"^{seg(' '.join(base))}"]
+            sm = difflib.SequenceMatcher(None, base, toks, autojunk=False)
+            for op, i1, i2, j1, j2 in sm.get_opcodes():
+                if op == "equal":
+                    ops.append(f"K{i2 - i1}")
+                    continue
+                if i2 > i1:
+                    ops.append(f"D{i2 - i1}")
+                ops.extend(toks[j1:j2])
+            diff = " ".join(ops)
+            if len(diff) < len(plain):
+                return seg(diff)
+        return seg(plain)
 
     outt = {}
     for k, t in sorted(res.items()):
         o = {}
         for it in ("it0", "it1"):
-            o[it] = {name: seg(name, evs) for name, evs in t[it].items() if name != "pins"}
-            o[it]["pins"] = [[p[0], p[1], p[2], ev(p[3])] for p in t[it]["pins"]]
+            its = t[it]
+            o[it] = {name: variant_seg(name, evs, its) for name, evs in its.items() if name != "pins"}
+            o[it]["pins"] = [[p[0], p[1], p[2], ev(p[3])] for p in its["pins"]]
+        if o["it1"] == o["it0"]:
+            del o["it1"]  # every later iteration as the first
         o["params"] = {g: [size(x) for x in v] for g, v in t["params"].items()}
         o["extra"] = [size(x) for x in t["extra"]]
         if t.get("resident") and t["resident"] != t["params"]:  # frozen parameters too (LoRA)

@@ -64,17 +64,19 @@ fn layer_type(j: u32, types: &Option<Vec<String>>) -> &str {
     }
 }
 
-/// `first:T` / `last:T` where layer `j` is the first or last of its type `T`.
-fn role(j: u32, layers: u32, types: &Option<Vec<String>>) -> Option<String> {
+/// `first:T` and/or `last:T` where layer `j` is the first or last of its type `T` (both where
+/// it is the only one: two layers of alternating types).
+fn roles(j: u32, layers: u32, types: &Option<Vec<String>>) -> Vec<String> {
     let t = layer_type(j, types);
     let same = |i: &u32| layer_type(*i, types) == t;
+    let mut out = vec![];
     if (0..layers).find(same) == Some(j) {
-        Some(format!("first:{t}"))
-    } else if (0..layers).rev().find(same) == Some(j) {
-        Some(format!("last:{t}"))
-    } else {
-        None
+        out.push(format!("first:{t}"));
     }
+    if (0..layers).rev().find(same) == Some(j) {
+        out.push(format!("last:{t}"));
+    }
+    out
 }
 
 /// A segment instance: (iteration, segment, layer or −1).
@@ -185,15 +187,29 @@ impl Walk<'_> {
         if list.is_empty() && matches!(seg, Seg::F | Seg::B) {
             return Err(format!("the template has no segment {name}"));
         }
-        let pins: Vec<(usize, Ref)> = match j.and_then(|j| role(j, layers, &t.types)) {
-            Some(r) => tm
+        let mut rs = j.map_or(vec![], |j| roles(j, layers, &t.types));
+        if seg == Seg::B && j == Some(0) {
+            // a type no layer has (fewer layers than its period): its model-level tensors are
+            // freed with the last layer's backward
+            let absent = |r: &&str| {
+                let ty = r.split_once(':').map_or("", |x| x.1);
+                !(0..layers).any(|i| layer_type(i, &t.types) == ty)
+            };
+            let extra: Vec<String> = tm
                 .pins
                 .iter()
-                .filter(|p| p.seg == seg && p.role == r)
-                .map(|p| (p.pos, p.free))
-                .collect(),
-            None => vec![],
-        };
+                .map(|p| p.role.as_str())
+                .filter(absent)
+                .map(str::to_string)
+                .collect();
+            rs.extend(extra);
+        }
+        let pins: Vec<(usize, Ref)> = tm
+            .pins
+            .iter()
+            .filter(|p| p.seg == seg && rs.contains(&p.role))
+            .map(|p| (p.pos.min(list.len()), p.free))
+            .collect();
         let lj = j.map_or(-1, i64::from);
         self.made.cur_key = Some((it, seg, lj));
         for k in 0..=list.len() {

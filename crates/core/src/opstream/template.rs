@@ -375,10 +375,40 @@ impl Data {
         Ok(Ev::Alloc(size, grad))
     }
 
-    fn segment(&self, k: usize, kind: Seg) -> Result<Vec<Ev>, String> {
+    /// Segment `k`'s tokens: its text, or (`^N K<n> D<n> tok…`) segment N's tokens edited —
+    /// keep n, drop n, insert tok (a first or last layer written against a middle one).
+    fn tokens(&self, k: usize) -> Result<Vec<&str>, String> {
         let text = self.segs.get(k).ok_or("a segment index out of range")?;
-        text.split(' ')
-            .filter(|t| !t.is_empty())
+        let mut toks = text.split(' ').filter(|t| !t.is_empty());
+        let Some(base) = text.strip_prefix('^').and_then(|_| toks.next()) else {
+            return Ok(toks.collect());
+        };
+        let b: usize = base[1..]
+            .parse()
+            .map_err(|_| format!("segment base `{base}`"))?;
+        if self.segs.get(b).is_some_and(|t| t.starts_with('^')) {
+            return Err("an edited segment edits an edited one".into());
+        }
+        let from = self.tokens(b)?;
+        let (mut out, mut i) = (Vec::with_capacity(from.len() + 8), 0usize);
+        for t in toks {
+            let n = || t[1..].parse::<usize>().map_err(|_| format!("edit `{t}`"));
+            match t.as_bytes().first() {
+                Some(b'K') => {
+                    let n = n()?;
+                    out.extend(from.get(i..i + n).ok_or("an edit past its base")?);
+                    i += n;
+                }
+                Some(b'D') => i += n()?,
+                _ => out.push(t),
+            }
+        }
+        Ok(out)
+    }
+
+    fn segment(&self, k: usize, kind: Seg) -> Result<Vec<Ev>, String> {
+        self.tokens(k)?
+            .into_iter()
             .map(|t| self.event(t, Some(kind)))
             .collect()
     }
@@ -444,7 +474,15 @@ impl Data {
         };
         Ok(Template {
             resident,
-            its: [self.iteration(&v["it0"])?, self.iteration(&v["it1"])?],
+            its: [
+                self.iteration(&v["it0"])?,
+                // a template without `it1` repeats its first iteration
+                self.iteration(if v["it1"].is_null() {
+                    &v["it0"]
+                } else {
+                    &v["it1"]
+                })?,
+            ],
             pre: list(&v["params"]["pre"])?,
             layer: list(&v["params"]["layer"])?,
             post: list(&v["params"]["post"])?,
