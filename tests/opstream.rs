@@ -175,3 +175,36 @@ fn every_template_rebuilds_a_consistent_stream() {
         }
     }
 }
+
+/// The class read off an imported shape is its `transformers` family, for every model of the
+/// measured runs (their `config.json`s); mixture-of-experts models have none.
+#[test]
+fn classes_of_the_measured_models() {
+    use memfit_core::opstream::class;
+    use memfit_evidence::cuda::{held_out, runs, settings, train_keys, TRAIN, TRAIN_D};
+    let mut seen = std::collections::BTreeSet::new();
+    for text in [TRAIN, TRAIN_D] {
+        for r in runs(text).iter().filter(|r| r.get("error").is_none()) {
+            let id = r["id"].as_str().unwrap();
+            if held_out(id) {
+                continue;
+            }
+            let mt = r["hf_config"]["model_type"].as_str().unwrap();
+            let s = settings(r, &train_keys(r)).unwrap();
+            let c = class(&s.scenario.arch());
+            let want = match mt {
+                "olmoe" | "qwen2_moe" => None,
+                "gemma3_text" | "gemma2" | "gpt2" | "llama" | "mistral" | "phi3" | "qwen2"
+                | "qwen3" => Some(mt),
+                other => panic!("{id}: model_type {other} not expected"),
+            };
+            assert_eq!(
+                c.as_deref().map(|c| c.split('|').next().unwrap()),
+                want,
+                "{id} ({mt}): {c:?}"
+            );
+            seen.insert(format!("{mt} → {c:?}"));
+        }
+    }
+    eprintln!("{seen:#?}");
+}
