@@ -1,7 +1,7 @@
 """Derives memfit's op-level allocation templates from transformers itself (meta device).
 
 usage: ~/.cache/memfit-venv/bin/python tools/alloc_templates.py [--check] [--out FILE] (--all | KEY ...)
-       ~/.cache/memfit-venv/bin/python tools/alloc_templates.py --merge crates/core/data/op_templates.json FILE ...
+       ~/.cache/memfit-venv/bin/python tools/alloc_templates.py --merge crates/core/data/op_templates.txt FILE ...
        (KEY: model|policy|attn|ckpt[|tie=0|mha=1|win=1], e.g. llama-3.2-1b|amp_bf16|sdpa|0; --all: every
        class of CLASSES, about 20 minutes on one core; the venv as in tools/measure_hf.py)
 
@@ -716,10 +716,37 @@ def merge(out, ins):
             o["resident"] = {g: [size(x) for x in v] for g, v in t["resident"].items()}
         o["types"] = t["types"]
         outt[k] = o
-    data = dict(sizes=list(sizes), segs=list(segs), templates=outt)
     with open(out, "w") as f:
-        json.dump(data, f, separators=(",", ":"))
+        f.write(text_format(list(sizes), list(segs), outt))
     print(len(res), "templates,", len(segs), "segments,", len(sizes), "sizes", file=sys.stderr)
+
+
+def text_format(sizes, segs, templates):
+    """The data as lines (`crates/core/src/opstream/template.rs` reads it without a JSON parser):
+    `size F` per size and `seg TEXT` per segment, in index order; then per template `tmpl KEY`
+    followed by `it0`/`it1` (`NAME=SEG …`), `pins0`/`pins1` (`SEG;ROLE;POS;FREE …`),
+    `pre`/`layer`/`post`/`extra` (size indices), `rpre`/`rlayer`/`rpost` (every parameter, where
+    frozen ones are resident too) and `types` (the layer types' period)."""
+    out = ["# memfit op-level allocation templates: tools/alloc_templates.py --merge (do not edit)"]
+    out += [f"size {x}" for x in sizes]
+    out += [f"seg {x}" for x in segs]
+    for k, o in templates.items():
+        out.append(f"tmpl {k}")
+        for i, it in enumerate(("it0", "it1")):
+            if it not in o:
+                continue
+            out.append(f"{it} " + " ".join(f"{n}={v}" for n, v in o[it].items() if n != "pins"))
+            if o[it]["pins"]:
+                out.append(f"pins{i} " + " ".join(";".join(str(x) for x in p) for p in o[it]["pins"]))
+        for g in ("pre", "layer", "post"):
+            out.append(f"{g} " + " ".join(o["params"][g]))
+        out.append("extra " + " ".join(o["extra"]))
+        if "resident" in o:
+            for g in ("pre", "layer", "post"):
+                out.append(f"r{g} " + " ".join(o["resident"][g]))
+        if o["types"]:
+            out.append("types " + " ".join(o["types"]))
+    return "\n".join(out) + "\n"
 
 
 def main():

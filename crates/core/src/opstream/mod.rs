@@ -44,8 +44,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-/// The templates, as `tools/alloc_templates.py --merge` wrote them.
-const DATA: &str = include_str!("../../data/op_templates.json");
+/// The templates, as `tools/alloc_templates.py --merge` wrote them (see [`Data`]).
+const DATA: &str = include_str!("../../data/op_templates.txt");
 
 /// The templates' data, read once (empty where it cannot be read: no run is then held).
 pub fn data() -> &'static Option<Data> {

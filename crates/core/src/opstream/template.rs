@@ -5,7 +5,6 @@
 //! apart, it creates what later ones reuse), cut at the decoder layers, with every size a
 //! formula of the run's dimensions ([`Size`]). See `opstream` for how a stream is rebuilt.
 
-use serde_json::Value;
 use std::collections::HashMap;
 
 /// The symbols a size may use, in the data's order: micro-batch `b`, sequence `s`, `s + 1`,
@@ -150,10 +149,11 @@ pub enum Lay {
 }
 
 impl Lay {
-    fn parse(v: &Value) -> Result<Lay, String> {
-        let Some(s) = v.as_str() else {
+    /// `rN` (relative), `aN` (from the start or end), empty: a model-level segment.
+    fn parse(s: &str) -> Result<Lay, String> {
+        if s.is_empty() {
             return Ok(Lay::Model);
-        };
+        }
         let n = s
             .get(1..)
             .and_then(|x| x.parse::<i32>().ok())
@@ -204,7 +204,7 @@ impl GradOf {
         Ok(match w {
             "pre" => GradOf::Pre(k),
             "post" => GradOf::Post(k),
-            _ => GradOf::Layer(Lay::parse(&Value::String(w.into()))?, k),
+            _ => GradOf::Layer(Lay::parse(w)?, k),
         })
     }
 }
@@ -255,40 +255,51 @@ pub struct Template {
     pub resident: Option<[Vec<Size>; 3]>,
 }
 
-/// The compact data `tools/alloc_templates.py --merge` writes: sizes and segments stored once
-/// and named by index. A segment is one string of events separated by spaces: `N` allocates
-/// size N, `N@G` also becomes parameter G's gradient, `~dit,seg,layer,idx` frees (layer empty
-/// for a model-level segment), `*dit,seg,idx` frees that allocation of every layer.
+/// The data `tools/alloc_templates.py --merge` writes, as lines: `size F` per size and `seg
+/// TEXT` per segment (named by their order), then per template `tmpl KEY` and its lines
+/// (`it0`/`it1`: `NAME=SEG …`; `pins0`/`pins1`: `SEG;ROLE;POS;FREE …`; `pre`/`layer`/`post`/
+/// `extra`: size indices; `rpre`/`rlayer`/`rpost`: every parameter where frozen ones are
+/// resident too; `types`). A segment is one string of events separated by spaces: `N`
+/// allocates size N, `N@G` also becomes parameter G's gradient, `~dit,seg,layer,idx` frees
+/// (layer empty for a model-level segment), `-N` frees the segment's own allocation N, `=N` (in
+/// a layer's backward) its forward's, `*dit,seg,idx` frees that allocation of every layer; a
+/// segment `^N K<n> D<n> tok…` is segment N edited.
 pub struct Data {
     sizes: Vec<Size>,
     segs: Vec<String>,
-    templates: serde_json::Map<String, Value>,
-}
-
-fn index(v: &Value) -> Result<usize, String> {
-    v.as_str()
-        .and_then(|s| s.parse().ok())
-        .or_else(|| v.as_u64().map(|n| n as usize))
-        .ok_or_else(|| format!("an index: {v}"))
+    templates: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 impl Data {
-    /// Parses the file's sizes and keeps its segments and templates for [`Data::template`].
+    /// Reads the lines: the sizes parsed, the segments and templates kept for
+    /// [`Data::template`].
     pub fn parse(text: &str) -> Result<Data, String> {
-        let v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        let sizes = v["sizes"]
-            .as_array()
-            .ok_or("no sizes")?
-            .iter()
-            .map(|x| Size::parse(x.as_str().ok_or("a size")?))
-            .collect::<Result<Vec<_>, _>>()?;
-        let segs = v["segs"]
-            .as_array()
-            .ok_or("no segments")?
-            .iter()
-            .map(|x| x.as_str().map(str::to_string).ok_or("a segment"))
-            .collect::<Result<Vec<_>, _>>()?;
-        let templates = v["templates"].as_object().cloned().ok_or("no templates")?;
+        let (mut sizes, mut segs) = (vec![], vec![]);
+        let mut templates = std::collections::BTreeMap::new();
+        let mut cur: Option<(String, Vec<String>)> = None;
+        for line in text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+        {
+            let (tag, rest) = line.split_once(' ').unwrap_or((line, ""));
+            match tag {
+                "size" => sizes.push(Size::parse(rest)?),
+                "seg" => segs.push(rest.to_string()),
+                "tmpl" => {
+                    if let Some((k, v)) = cur.replace((rest.to_string(), vec![])) {
+                        templates.insert(k, v);
+                    }
+                }
+                _ => cur
+                    .as_mut()
+                    .ok_or_else(|| format!("a `{tag}` line before any template"))?
+                    .1
+                    .push(line.to_string()),
+            }
+        }
+        if let Some((k, v)) = cur {
+            templates.insert(k, v);
+        }
         Ok(Data {
             sizes,
             segs,
@@ -306,11 +317,18 @@ impl Data {
         self.templates.contains_key(key)
     }
 
-    fn size(&self, v: &Value) -> Result<Size, String> {
-        self.sizes
-            .get(index(v)?)
-            .copied()
-            .ok_or_else(|| "a size index out of range".into())
+    fn size(&self, tok: &str) -> Result<Size, String> {
+        tok.parse::<usize>()
+            .ok()
+            .and_then(|k| self.sizes.get(k).copied())
+            .ok_or_else(|| format!("size index `{tok}`"))
+    }
+
+    fn sizes_of(&self, rest: &str) -> Result<Vec<Size>, String> {
+        rest.split(' ')
+            .filter(|t| !t.is_empty())
+            .map(|t| self.size(t))
+            .collect()
     }
 
     /// One event of a segment of kind `kind` (`-N` and `=N` name the segment's own
@@ -353,15 +371,10 @@ impl Data {
             let [dit, seg, lay, idx] = p[..] else {
                 return Err(format!("event `{tok}`"));
             };
-            let lay = if lay.is_empty() {
-                Value::Null
-            } else {
-                Value::String(lay.into())
-            };
             let r = Ref {
                 iters_back: num(dit)? as u32,
                 seg: Seg::parse(seg)?,
-                lay: Lay::parse(&lay)?,
+                lay: Lay::parse(lay)?,
                 idx: num(idx)?,
             };
             return Ok(Ev::Free(r));
@@ -413,81 +426,95 @@ impl Data {
             .collect()
     }
 
-    fn iteration(&self, v: &Value) -> Result<Iter, String> {
-        let o = v.as_object().ok_or("an iteration")?;
+    /// An `it0`/`it1` line's segments (`NAME=SEG …`).
+    fn iteration(&self, rest: &str) -> Result<Iter, String> {
         let mut it = Iter::default();
-        for (name, x) in o {
-            if name == "pins" {
-                for p in x.as_array().ok_or("pins")? {
-                    let a = p.as_array().filter(|a| a.len() == 4).ok_or("a pin")?;
-                    let Ev::Free(free) = self.event(a[3].as_str().ok_or("a pin's free")?, None)?
-                    else {
-                        return Err("a pin that is not a free".into());
-                    };
-                    it.pins.push(Pin {
-                        seg: Seg::parse(a[0].as_str().ok_or("a pin's segment")?)?,
-                        role: a[1].as_str().ok_or("a pin's role")?.to_string(),
-                        pos: a[2].as_u64().ok_or("a pin's position")? as usize,
-                        free,
-                    });
-                }
-                continue;
-            }
+        for pair in rest.split(' ').filter(|t| !t.is_empty()) {
+            let (name, k) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("segment `{pair}`"))?;
+            let k: usize = k.parse().map_err(|_| format!("segment `{pair}`"))?;
             let kind = match name.as_bytes().first() {
                 Some(b'F') => Seg::F,
                 Some(b'B') => Seg::B,
                 _ => Seg::parse(name)?,
             };
-            it.segs.insert(name.clone(), self.segment(index(x)?, kind)?);
+            it.segs.insert(name.to_string(), self.segment(k, kind)?);
         }
         Ok(it)
     }
 
+    /// A `pins0`/`pins1` line (`SEG;ROLE;POS;FREE …`).
+    fn pins(&self, rest: &str) -> Result<Vec<Pin>, String> {
+        let mut out = vec![];
+        for p in rest.split(' ').filter(|t| !t.is_empty()) {
+            let f: Vec<&str> = p.split(';').collect();
+            let [seg, role, pos, free] = f[..] else {
+                return Err(format!("pin `{p}`"));
+            };
+            let Ev::Free(free) = self.event(free, None)? else {
+                return Err("a pin that is not a free".into());
+            };
+            let pos = pos.parse().map_err(|_| format!("pin `{p}`"))?;
+            let seg = Seg::parse(seg)?;
+            let role = role.to_string();
+            out.push(Pin {
+                seg,
+                role,
+                pos,
+                free,
+            });
+        }
+        Ok(out)
+    }
+
     /// The template of `key`, parsed.
     pub fn template(&self, key: &str) -> Result<Template, String> {
-        let v = self
+        let lines = self
             .templates
             .get(key)
             .ok_or_else(|| format!("no template {key}"))?;
-        let list = |g: &Value| -> Result<Vec<Size>, String> {
-            g.as_array()
-                .ok_or("a size list")?
-                .iter()
-                .map(|x| self.size(x))
-                .collect()
+        let mut its: [Option<Iter>; 2] = [None, None];
+        let mut pins: [Vec<Pin>; 2] = [vec![], vec![]];
+        let (mut lists, mut res) = ([vec![], vec![], vec![], vec![]], [vec![], vec![], vec![]]);
+        let (mut types, mut resident) = (None, false);
+        for line in lines {
+            let (tag, rest) = line.split_once(' ').unwrap_or((line, ""));
+            match tag {
+                "it0" | "it1" => its[(tag == "it1") as usize] = Some(self.iteration(rest)?),
+                "pins0" | "pins1" => pins[(tag == "pins1") as usize] = self.pins(rest)?,
+                "pre" => lists[0] = self.sizes_of(rest)?,
+                "layer" => lists[1] = self.sizes_of(rest)?,
+                "post" => lists[2] = self.sizes_of(rest)?,
+                "extra" => lists[3] = self.sizes_of(rest)?,
+                "rpre" | "rlayer" | "rpost" => {
+                    resident = true;
+                    let g = ["rpre", "rlayer", "rpost"].iter().position(|x| *x == tag);
+                    res[g.unwrap_or(0)] = self.sizes_of(rest)?;
+                }
+                "types" => types = Some(rest.split(' ').map(str::to_string).collect()),
+                _ => return Err(format!("{key}: unknown line `{tag}`")),
+            }
+        }
+        let mut first = its[0].take().ok_or_else(|| format!("{key}: no it0"))?;
+        first.pins = std::mem::take(&mut pins[0]);
+        // a template without `it1` repeats its first iteration
+        let later = match its[1].take() {
+            Some(mut it) => {
+                it.pins = std::mem::take(&mut pins[1]);
+                it
+            }
+            None => first.clone(),
         };
-        let types = match &v["types"] {
-            Value::Array(a) => Some(
-                a.iter()
-                    .map(|t| t.as_str().map(str::to_string).ok_or("a layer type"))
-                    .collect::<Result<Vec<_>, _>>()?,
-            ),
-            _ => None,
-        };
-        let resident = match &v["resident"] {
-            Value::Object(_) => Some([
-                list(&v["resident"]["pre"])?,
-                list(&v["resident"]["layer"])?,
-                list(&v["resident"]["post"])?,
-            ]),
-            _ => None,
-        };
+        let [pre, layer, post, extra] = lists;
         Ok(Template {
-            resident,
-            its: [
-                self.iteration(&v["it0"])?,
-                // a template without `it1` repeats its first iteration
-                self.iteration(if v["it1"].is_null() {
-                    &v["it0"]
-                } else {
-                    &v["it1"]
-                })?,
-            ],
-            pre: list(&v["params"]["pre"])?,
-            layer: list(&v["params"]["layer"])?,
-            post: list(&v["params"]["post"])?,
-            extra: list(&v["extra"])?,
+            its: [first, later],
+            pre,
+            layer,
+            post,
+            extra,
             types,
+            resident: resident.then_some(res),
         })
     }
 }
