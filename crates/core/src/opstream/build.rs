@@ -4,7 +4,6 @@
 
 use super::template::{Dims, Ev, GradOf, Lay, Ref, Seg, Size, Template};
 use crate::allocator::StreamEvent;
-use std::collections::HashMap;
 
 /// What the optimizer allocates (PyTorch 2.x, `torch.optim`; the meta-device traces of
 /// `tools/alloc_templates.py` show the same events).
@@ -82,21 +81,28 @@ fn roles(j: u32, layers: u32, types: &Option<Vec<String>>) -> Vec<String> {
 /// A segment instance: (iteration, segment, layer or −1).
 type Inst = (u32, Seg, i64);
 
-/// What has been allocated: per segment instance, its allocations' ids and bytes in order;
-/// the instance being walked apart (`cur`).
+/// What has been allocated: per segment instance (a slot of [`Made::slot`]), its allocations'
+/// ids and bytes in order; the instance being walked apart (`cur`).
 #[derive(Default)]
 struct Made {
-    inst: HashMap<Inst, Vec<(u64, u64)>>,
+    inst: Vec<Vec<(u64, u64)>>,
+    layers: usize,
     cur_key: Option<Inst>,
     cur: Vec<(u64, u64)>,
 }
 
 impl Made {
+    /// The instance's slot: (iteration · 6 + segment) · (layers + 1) + layer + 1.
+    fn slot(&self, (it, seg, j): Inst) -> Option<usize> {
+        let j = usize::try_from(j + 1).ok().filter(|j| *j <= self.layers)?;
+        Some((it as usize * 6 + seg as usize) * (self.layers + 1) + j)
+    }
+
     fn allocations(&self, k: &Inst) -> Option<&[(u64, u64)]> {
         if self.cur_key.as_ref() == Some(k) {
             Some(&self.cur)
         } else {
-            self.inst.get(k).map(Vec::as_slice)
+            self.inst.get(self.slot(*k)?).map(Vec::as_slice)
         }
     }
 }
@@ -126,12 +132,15 @@ pub fn stream(
             events: Vec::with_capacity(64 * 1024),
             next: 0,
         },
-        made: Made::default(),
-        grads: HashMap::new(),
+        made: Made {
+            layers: layers as usize,
+            ..Made::default()
+        },
+        grads: vec![None; params.len()],
     };
     let mut state: Vec<u64> = vec![];
     for it in 0..iters {
-        w.grads.clear();
+        w.grads.iter_mut().for_each(|g| *g = None);
         let mut plan: Vec<(Seg, Option<u32>)> = vec![(Seg::P, None)];
         plan.extend((0..layers).map(|j| (Seg::F, Some(j))));
         plan.extend([(Seg::H, None), (Seg::Hb, None)]);
@@ -141,7 +150,7 @@ pub fn stream(
             w.segment(it, seg, j)?;
         }
         optimizer(&mut w.out, &params, opt, it, &mut state);
-        zero_grad(&mut w.out, &params, &w.grads, t, layers)?;
+        zero_grad(&mut w.out, &params, &w.grads)?;
     }
     let mut resident: Vec<u64> = match &t.resident {
         Some([pre, layer, post]) => {
@@ -165,8 +174,8 @@ struct Walk<'a> {
     layers: u32,
     out: Out,
     made: Made,
-    /// This iteration's gradients by parameter (group, layer, index): their allocations.
-    grads: HashMap<(u8, i64, u32), u64>,
+    /// This iteration's gradients by parameter position: their allocations.
+    grads: Vec<Option<u64>>,
 }
 
 impl Walk<'_> {
@@ -187,29 +196,7 @@ impl Walk<'_> {
         if list.is_empty() && matches!(seg, Seg::F | Seg::B) {
             return Err(format!("the template has no segment {name}"));
         }
-        let mut rs = j.map_or(vec![], |j| roles(j, layers, &t.types));
-        if seg == Seg::B && j == Some(0) {
-            // a type no layer has (fewer layers than its period): its model-level tensors are
-            // freed with the last layer's backward
-            let absent = |r: &&str| {
-                let ty = r.split_once(':').map_or("", |x| x.1);
-                !(0..layers).any(|i| layer_type(i, &t.types) == ty)
-            };
-            let extra: Vec<String> = tm
-                .pins
-                .iter()
-                .map(|p| p.role.as_str())
-                .filter(absent)
-                .map(str::to_string)
-                .collect();
-            rs.extend(extra);
-        }
-        let pins: Vec<(usize, Ref)> = tm
-            .pins
-            .iter()
-            .filter(|p| p.seg == seg && rs.contains(&p.role))
-            .map(|p| (p.pos.min(list.len()), p.free))
-            .collect();
+        let pins = pins_at(t, tm, seg, j, layers, list.len());
         let lj = j.map_or(-1, i64::from);
         self.made.cur_key = Some((it, seg, lj));
         for k in 0..=list.len() {
@@ -223,7 +210,10 @@ impl Walk<'_> {
                     let id = self.out.alloc(n);
                     self.made.cur.push((id, n));
                     if let Some(g) = grad {
-                        self.grads.insert(grad_key(*g, j, layers), id);
+                        let k = param_index(t, *g, j, layers);
+                        if let Some(x) = k.and_then(|k| self.grads.get_mut(k)) {
+                            *x = Some(id);
+                        }
                     }
                 }
                 Ev::Free(r) => free_ref(&mut self.out, &self.made, it, r, j, layers)?,
@@ -239,10 +229,50 @@ impl Walk<'_> {
             }
         }
         let done = std::mem::take(&mut self.made.cur);
-        self.made.inst.insert((it, seg, lj), done);
+        let k = self
+            .made
+            .slot((it, seg, lj))
+            .ok_or("a segment out of the layers")?;
+        if self.made.inst.len() <= k {
+            self.made.inst.resize(k + 1, vec![]);
+        }
+        self.made.inst[k] = done;
         self.made.cur_key = None;
         Ok(())
     }
+}
+
+/// The pinned frees (position in the segment, the free) of model-level tensors whose last user
+/// is layer `j` in segment `seg`; the last backward also takes those of a type no layer has
+/// (fewer layers than its period).
+fn pins_at(
+    t: &Template,
+    tm: &super::template::Iter,
+    seg: Seg,
+    j: Option<u32>,
+    layers: u32,
+    len: usize,
+) -> Vec<(usize, Ref)> {
+    let mut rs = j.map_or(vec![], |j| roles(j, layers, &t.types));
+    if seg == Seg::B && j == Some(0) {
+        let absent = |r: &&str| {
+            let ty = r.split_once(':').map_or("", |x| x.1);
+            !(0..layers).any(|i| layer_type(i, &t.types) == ty)
+        };
+        let extra: Vec<String> = tm
+            .pins
+            .iter()
+            .map(|p| p.role.as_str())
+            .filter(absent)
+            .map(str::to_string)
+            .collect();
+        rs.extend(extra);
+    }
+    tm.pins
+        .iter()
+        .filter(|p| p.seg == seg && rs.contains(&p.role))
+        .map(|p| (p.pos.min(len), p.free))
+        .collect()
 }
 
 fn free_ref(
@@ -271,11 +301,17 @@ fn free_ref(
     Ok(())
 }
 
-fn grad_key(g: GradOf, j: Option<u32>, layers: u32) -> (u8, i64, u32) {
+/// A gradient's parameter position in `model.parameters()` order (before the layers, per
+/// layer, after).
+fn param_index(t: &Template, g: GradOf, j: Option<u32>, layers: u32) -> Option<usize> {
+    let (pre, per) = (t.pre.len(), t.layer.len());
     match g {
-        GradOf::Pre(k) => (0, -1, k),
-        GradOf::Post(k) => (2, -1, k),
-        GradOf::Layer(l, k) => (1, l.resolve(j, layers).unwrap_or(0), k),
+        GradOf::Pre(k) => Some(k as usize),
+        GradOf::Post(k) => Some(pre + per * layers as usize + k as usize),
+        GradOf::Layer(l, k) => {
+            let lj = usize::try_from(l.resolve(j, layers)?).ok()?;
+            Some(pre + per * lj + k as usize)
+        }
     }
 }
 
@@ -346,21 +382,15 @@ fn optimizer(
 fn zero_grad(
     out: &mut Out,
     params: &[(u8, i64, u64)],
-    grads: &HashMap<(u8, i64, u32), u64>,
-    t: &Template,
-    layers: u32,
+    grads: &[Option<u64>],
 ) -> Result<(), String> {
-    let per = t.layer.len() as i64;
-    for (i, &(g, j, n)) in params.iter().enumerate() {
-        let k = match g {
-            0 => i as i64,
-            1 => (i as i64 - t.pre.len() as i64) - per * j,
-            _ => i as i64 - t.pre.len() as i64 - per * layers as i64,
-        };
+    for (i, &(_, _, n)) in params.iter().enumerate() {
         let id = grads
-            .get(&(g, j, k as u32))
+            .get(i)
+            .copied()
+            .flatten()
             .ok_or_else(|| format!("no gradient for parameter {i}"))?;
-        out.free(*id, n);
+        out.free(id, n);
     }
     Ok(())
 }

@@ -41,7 +41,6 @@ use crate::scenario::{
     Sharding, Tuning, Zero,
 };
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 /// The templates, as `tools/alloc_templates.py --merge` wrote them (see [`Data`]).
@@ -57,16 +56,22 @@ pub fn data() -> &'static Option<Data> {
 /// use and kept.
 pub fn template(key: &str) -> Option<Arc<Template>> {
     thread_local! {
-        static PARSED: RefCell<HashMap<String, Option<Arc<Template>>>> = RefCell::new(HashMap::new());
+        static PARSED: RefCell<Vec<(String, Option<Arc<Template>>)>> = const { RefCell::new(Vec::new()) };
     }
-    if let Some(t) = PARSED.with(|p| p.borrow().get(key).cloned()) {
+    let hit = PARSED.with(|p| {
+        p.borrow()
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|x| x.1.clone())
+    });
+    if let Some(t) = hit {
         return t;
     }
     let t = data()
         .as_ref()
         .and_then(|d| d.template(key).ok())
         .map(Arc::new);
-    PARSED.with(|p| p.borrow_mut().insert(key.to_string(), t.clone()));
+    PARSED.with(|p| p.borrow_mut().push((key.to_string(), t.clone())));
     t
 }
 

@@ -5,7 +5,7 @@
 //! apart, it creates what later ones reuse), cut at the decoder layers, with every size a
 //! formula of the run's dimensions ([`Size`]). See `opstream` for how a stream is rebuilt.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 /// The symbols a size may use, in the data's order: micro-batch `b`, sequence `s`, `s + 1`,
 /// `s` rounded up to 32 (the memory-efficient kernel's log-sum-exp rows), hidden `h`, FFN `f`, vocabulary `V`, KV heads `kv`, query heads per KV head `g`, `g + 2`,
@@ -235,7 +235,7 @@ pub struct Pin {
 /// layer, with `":type"` where layer types alternate) and pins.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Iter {
-    pub segs: HashMap<String, Vec<Ev>>,
+    pub segs: BTreeMap<String, Vec<Ev>>,
     pub pins: Vec<Pin>,
 }
 
@@ -267,7 +267,7 @@ pub struct Template {
 pub struct Data {
     sizes: Vec<Size>,
     segs: Vec<String>,
-    templates: std::collections::BTreeMap<String, Vec<String>>,
+    templates: BTreeMap<String, Vec<String>>,
 }
 
 impl Data {
@@ -275,7 +275,7 @@ impl Data {
     /// [`Data::template`].
     pub fn parse(text: &str) -> Result<Data, String> {
         let (mut sizes, mut segs) = (vec![], vec![]);
-        let mut templates = std::collections::BTreeMap::new();
+        let mut templates = BTreeMap::new();
         let mut cur: Option<(String, Vec<String>)> = None;
         for line in text
             .lines()
