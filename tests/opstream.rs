@@ -152,7 +152,13 @@ fn every_template_rebuilds_a_consistent_stream() {
                     Ok(x) => x,
                     // alternating layer types whose last layer is of the other type than the
                     // traced model's: refused (the flat share is used), not rebuilt wrong
-                    Err(e) if t.types.is_some() && e.contains("has no segment") => continue,
+                    // (or whose neighbours' types the trace never had side by side)
+                    Err(e)
+                        if t.types.is_some()
+                            && (e.contains("has no segment") || e.contains("does not hold")) =>
+                    {
+                        continue
+                    }
                     Err(e) => panic!("{key} at {layers} layers: {e}"),
                 };
                 let mut live = std::collections::HashMap::new();

@@ -64,13 +64,13 @@ LAYERS = 5
 # the sliding-window classes past their window (win=1).
 CLASSES = ["gpt2-124m", "llama-3.2-1b", "llama-3-8b", "smollm2-1.7b", "llama-3-8b|mha=1", "mistral-7b",
            "mistral-7b|win=1", "qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-0.6b|tie=0", "phi-3-mini",
-           "phi-4-mini", "gemma-2-2b", "gemma-2-2b|win=1", "gemma-3-1b"]
+           "phi-4-mini", "gemma-2-2b", "gemma-2-2b|win=1", "gemma-3-1b", "gemma-3-1b|win=1"]
 
 
 # PEFT LoRA (targets all linear, attention, q and v) over a bf16 base under autocast, SDPA: the
 # classes whose projections are named q_proj … (not GPT-2's c_attn nor Phi-3's fused qkv_proj).
 LORA_CLASSES = ["llama-3.2-1b", "llama-3-8b", "smollm2-1.7b", "llama-3-8b|mha=1", "mistral-7b", "mistral-7b|win=1",
-                "qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-0.6b|tie=0", "gemma-3-1b"]
+                "qwen2.5-0.5b", "qwen2.5-7b", "qwen3-0.6b", "qwen3-0.6b|tie=0", "gemma-3-1b", "gemma-3-1b|win=1"]
 
 
 def all_keys():

@@ -243,7 +243,7 @@ pub fn cuda_summary(t: &CudaTable) -> String {
             )
         };
         s.push_str(&format!(
-            " What runs out, memfit's per-GPU figure against max_memory_reserved + the CUDA context: held out (set D, read once) {} ({} of them replayed op by op: {}); calibration {} (replayed: {}). Runs no op-level template holds (mixture-of-experts, Gemma 3 past its window) add the flat 5 % share.",
+            " What runs out, memfit's per-GPU figure against max_memory_reserved + the CUDA context: held out (set D, read once) {} ({} of them replayed op by op: {}); calibration {} (replayed: {}). Runs no op-level template holds (mixture-of-experts, multi-GPU layouts) add the flat 5 % share.",
             p(&r.held_out), r.held_out_op.n, p(&r.held_out_op), p(&r.calibration), p(&r.calibration_op)
         ));
     }

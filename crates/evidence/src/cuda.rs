@@ -187,7 +187,9 @@ fn rows_of(train: &'static str, infer: &'static str) -> (Vec<CudaRow>, Vec<(Stri
                 estimated: e.allocated_bytes,
                 reserved,
                 per_gpu: e.per_gpu_bytes,
-                op_level: memfit_core::opstream::run_of(&s.scenario).is_some(),
+                op_level: memfit_core::opstream::run_of(&s.scenario)
+                    .and_then(|r| memfit_core::opstream::replayed(&r))
+                    .is_some(),
             });
         }
     }
