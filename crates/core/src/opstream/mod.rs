@@ -79,8 +79,8 @@ pub fn template(key: &str) -> Option<Arc<Template>> {
 /// multi-head or grouped attention, a partial rotary (`None`: no template holds its layers).
 ///
 /// # Formula
-/// The family is read off the shape's flags: learned positions + LayerNorm + fused q, k, v
-/// + GELU in ops → `gpt2`; fused q, k, v and gate/up → `phi3`; four norms per block with
+/// The family is read off the shape's flags: learned positions, LayerNorm, fused q, k, v
+/// and GELU in ops → `gpt2`; fused q, k, v and gate/up → `phi3`; four norms per block with
 /// soft-capping → `gemma2`, with per-head q/k norms → `gemma3_text`; otherwise RMSNorm,
 /// SwiGLU, two norms: per-head q/k norms → `qwen3`, q/k/v biases → `qwen2`, a sliding window
 /// over every layer → `mistral`, none of these → `llama`. Mixture-of-experts, latent
@@ -101,7 +101,7 @@ pub fn class(a: &Arch) -> Option<String> {
         || a.qk_norm
         || a.shared_experts > 0
         || a.kv_heads == 0
-        || a.heads % a.kv_heads != 0;
+        || !a.heads.is_multiple_of(a.kv_heads);
     if odd {
         return None;
     }
