@@ -2,7 +2,7 @@
 // Builds nothing: serves dist/ at / and a gpu_poor build at /gpu_poor/.
 //
 // usage: node tests/e2e/perf.mjs [dist] [gpu_poor build dir] [--rounds R] [--loads L] [--changes C]
-//                                [--before <older memfit dist>] [--scrolled]
+//                                [--before <older memfit dist>] [--scrolled] [--query <link>]
 //
 // For each page, R interleaved rounds × L cold loads (a fresh browser context each) × C input
 // changes; prints the median of each figure:
@@ -37,6 +37,9 @@ const before = (() => { const i = args.indexOf('--before'); if (i < 0) return nu
 // --scrolled: before the changes, scroll memfit's first lazy sentinel into view, wait for the
 // second module's panels (the fit map), and scroll back to the top, so each change also
 // pays for the panels below the chart (a reader who has scrolled once).
+// --query <q>: memfit's link instead of the default (a single-GPU framework=pytorch run makes
+// every sequence change rebuild and replay its op-level allocation stream).
+const query = (() => { const i = args.indexOf('--query'); if (i < 0) return 'model=llama-2-7b&zero=3&gpus_per_node=8'; const v = args[i + 1]; args.splice(i, 2); return v; })();
 const scrolled = (() => { const i = args.indexOf('--scrolled'); if (i < 0) return false; args.splice(i, 1); return true; })();
 const dist = args[0] ?? 'dist';
 const gpuPoor = args[1];
@@ -95,7 +98,7 @@ const observer = (sel) => `
 const memfit = (name, root, prefix) => ({
   name,
   observe: true,
-  url: `${origin}${prefix}/?model=llama-2-7b&zero=3&gpus_per_node=8`,
+  url: `${origin}${prefix}/?${query}`,
   result: '[data-testid=per-gpu]',
   async ready(page) { await page.waitForFunction(() => window.__perf.first !== null); },
   // Sequence length 1037, 1074, … (never the 4,096 it starts at: every value changes the figure).
