@@ -5,6 +5,7 @@ mod accuracy;
 pub mod below;
 mod compare;
 mod explore;
+mod fewest;
 mod fields;
 pub mod import;
 mod learn;
@@ -19,7 +20,7 @@ mod timeline;
 pub mod url;
 pub mod worker;
 
-use explore::{use_min_gpus, MinGpusLine};
+use fewest::{use_min_gpus, MinGpusLine};
 use leptos::prelude::*;
 use memfit_core::contract::query::{decode, encode, get_key};
 use memfit_core::contract::report::estimate_with;

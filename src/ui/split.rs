@@ -35,12 +35,15 @@ extern "C" {
     fn import_module(url: &str) -> Result<Promise, JsValue>;
 }
 
-/// The modules the page loads later: the panels below the chart, and the importer's
-/// parser (`memfit-import`, `src/importer.rs`: no page, no Leptos view).
+/// The modules the page loads later: the panels below the chart, the importer's parser
+/// (`memfit-import`, `src/importer.rs`: no page, no Leptos view), and the fewest-GPU
+/// search (`memfit-search`, `src/search.rs`: no page either), which its worker loads after
+/// the first result is painted ([`super::worker`]), or the page itself when no worker runs.
 #[derive(Clone, Copy)]
 enum Later {
     Below,
     Import,
+    Search,
 }
 
 impl Later {
@@ -51,13 +54,14 @@ impl Later {
         match self {
             Later::Below => ("memfit-below.js", "memfit-below_bg.wasm"),
             Later::Import => ("memfit-import.js", "memfit-import_bg.wasm"),
+            Later::Search => ("memfit-search.js", "memfit-search_bg.wasm"),
         }
     }
 }
 
 thread_local! {
     /// Each later module's namespace, fetched and instantiated once ([`module`]).
-    static MODULES: RefCell<[Option<Promise>; 2]> = const { RefCell::new([None, None]) };
+    static MODULES: RefCell<[Option<Promise>; 3]> = const { RefCell::new([None, None, None]) };
     /// The second module's namespace once it is mounted.
     static BELOW: RefCell<Option<Object>> = const { RefCell::new(None) };
     /// Whether loading has started (it starts once).
@@ -170,6 +174,27 @@ pub async fn import_config(
         (Some(query), Some(message)) => Ok((query, message)),
         _ => Err("the importer gave no answer".into()),
     }
+}
+
+/// The fewest-GPU search's module: its glue and wasm URLs, for the worker that runs it.
+pub fn search_urls() -> Option<(String, String)> {
+    urls(Later::Search)
+}
+
+/// Starts the fewest-GPU search for the settings of `query` on this thread (no worker
+/// could run it): the search's module is loaded on the first call, and its `ExploreJob`
+/// is returned, to be run by calling `step` and then `finish` ([`method`]).
+pub async fn search_job(query: &str) -> Result<Object, JsValue> {
+    let m = module(Later::Search).await?;
+    let new: Function = Reflect::get(&m, &"ExploreJob".into())?.dyn_into()?;
+    let args = js_sys::Array::of2(&"min".into(), &query.into());
+    Ok(Reflect::construct(&new, &args)?.unchecked_into())
+}
+
+/// Calls the method `name` of `obj` (`this` is `obj`).
+pub fn method(obj: &Object, name: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
+    let f: Function = Reflect::get(obj, &name.into())?.dyn_into()?;
+    f.apply(obj, &args.iter().collect())
 }
 
 /// Calls the export `name` of module `m`.

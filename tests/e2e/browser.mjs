@@ -387,6 +387,36 @@ await test('the second module fails to load: the reader is told, the first scree
   await page.waitForFunction((w) => document.querySelector('[data-testid=per-gpu]').textContent !== w, was);
 }, { allowConsole: /Failed to load resource: net::ERR_FAILED/ });
 
+await test('the fewest-GPU search is a module of its own, fetched after the first result', 1440, async (page) => {
+  // Held until released: the first result must not wait for it.
+  let release, fetchedBeforeResult = null;
+  const held = new Promise((r) => { release = r; });
+  await page.route(/memfit-search/, async (route) => {
+    if (fetchedBeforeResult === null) fetchedBeforeResult = !(await page.evaluate(() => !!document.querySelector('[data-testid=per-gpu]')));
+    await held;
+    await route.continue();
+  });
+  await open(page, 'model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8');
+  await page.waitForFunction(() => document.querySelector('[data-testid=min-gpus]')?.textContent.includes('searching'));
+  await page.waitForTimeout(300);
+  check(fetchedBeforeResult === false, `the search's module was requested ${fetchedBeforeResult === null ? 'never' : 'before the first result'}`);
+  release();
+  const min = cliExplore('model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8&solve=min_gpus', 1).solve;
+  await page.waitForFunction(() => !document.querySelector('[data-testid=min-gpus]').textContent.includes('searching'));
+  const line = await page.getByTestId('min-gpus').textContent();
+  check(line.includes(`fits on ${min.value} ×`), `min GPUs: page "${line}", CLI ${min.value}`);
+});
+
+await test('the fewest-GPU search\'s module fails to load: the line says so, the first screen keeps working', 1440, async (page) => {
+  await page.route(/memfit-search/, (route) => route.abort());
+  await page.goto(`${origin}/?model=llama-2-7b&zero=3&gpus_per_node=8`);
+  await page.waitForSelector('[data-testid=per-gpu]');
+  await page.waitForFunction(() => /could not load.*Reload the page/.test(document.querySelector('[data-testid=min-gpus]')?.textContent ?? ''));
+  const was = await page.getByTestId('per-gpu').textContent();
+  await page.locator('#f-seq').fill('1024');
+  await page.waitForFunction((w) => document.querySelector('[data-testid=per-gpu]').textContent !== w, was);
+}, { allowConsole: /Failed to load resource: net::ERR_FAILED/ });
+
 await test('explain mode: chart segment click, keyboard on a ledger row, all formulas', 1440, async (page) => {
   await open(page, 'zero=3&gpus_per_node=8');
   await page.locator('[data-testid=chart] rect[data-component=activations]').first().click();
