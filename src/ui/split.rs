@@ -153,6 +153,32 @@ async fn mount(
     Ok(())
 }
 
+/// Mounts the `config.json` import form into `el` from the second module (its export
+/// `mount_import`, [`super::import::mount_form`]), loaded first when the reader has not
+/// scrolled it in yet: `now` gives the settings' query string, `apply` takes imported
+/// ones. A failure is shown in `el`, with what to do.
+pub fn mount_import(
+    el: web_sys::HtmlElement,
+    now: impl Fn() -> String + 'static,
+    apply: impl Fn(String) + 'static,
+) {
+    wasm_bindgen_futures::spawn_local(async move {
+        let now = Closure::<dyn Fn() -> String>::new(now).into_js_value();
+        let apply = Closure::<dyn Fn(String)>::new(apply).into_js_value();
+        let mounted = match module(Later::Below).await {
+            Ok(m) => call(&m, "mount_import", &[el.clone().into(), now, apply]).map(drop),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = mounted {
+            let why = e.as_string().unwrap_or_else(|| format!("{e:?}"));
+            el.set_text_content(Some(&format!(
+                "The import form could not load: {why}. Reload the page to try again."
+            )));
+            let _ = el.set_attribute("role", "alert");
+        }
+    });
+}
+
 /// Imports a Hugging Face `config.json` in the importer's module (its export
 /// `import_config`, [`super::import::apply_config`]), loaded on the first call: `now` gives the
 /// settings' query string once it is ready. Returns the new settings' query string and the

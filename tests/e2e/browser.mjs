@@ -285,6 +285,32 @@ await test('model panel: import a config.json file, then paste one', 1440, async
   await page.waitForFunction(() => location.search.includes('model=gpt2-xl'));
 });
 
+await test('model panel: the import form comes from the second module, whether or not the panels below loaded it first', 1440, async (page) => {
+  await open(page, '');
+  // The panels below first (the reader scrolled): the form then mounts from the same module.
+  await page.locator('.lazy-sentinel').first().scrollIntoViewIfNeeded();
+  await page.getByTestId('explorer').waitFor({ state: 'attached' });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.locator('[data-testid=import] summary').click();
+  await page.getByTestId('import-text').fill(await readFile('tests/configs/llama-3-8b.json', 'utf8'));
+  await page.getByTestId('import-apply').click();
+  await page.getByTestId('import-status').waitFor();
+  await page.waitForFunction(() => location.search.includes('kv_heads=8'));
+  check((await page.getByTestId('param-count').textContent()).includes('8,030,261,248'), 'imported count is not 8,030,261,248');
+});
+
+await test('model panel: the import form\'s module fails to load: the group says so, the first screen keeps working', 1440, async (page) => {
+  await page.route(/memfit-below/, (route) => route.abort());
+  await page.goto(`${origin}/?model=llama-2-7b`);
+  await page.waitForSelector('[data-testid=per-gpu]');
+  await page.locator('[data-testid=import] summary').click();
+  await page.waitForFunction(() => /import form could not load.*Reload the page/s.test(document.querySelector('[data-testid=import]')?.textContent ?? ''));
+  check(await page.locator('[data-testid=import] [role=alert]').count() === 1, 'the failure is not announced');
+  const was = await page.getByTestId('per-gpu').textContent();
+  await page.locator('#f-seq').fill('1024');
+  await page.waitForFunction((w) => document.querySelector('[data-testid=per-gpu]').textContent !== w, was);
+}, { allowConsole: /Failed to load resource: net::ERR_FAILED/ });
+
 await test('model panel: Hub fetch on request (mocked Hub: a config, then a gated model)', 1440, async (page, seen) => {
   await page.route('https://huggingface.co/**', (route) => {
     if (route.request().url().includes('gated')) return route.fulfill({ status: 401, body: 'unauthorized' });
