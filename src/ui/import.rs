@@ -172,7 +172,7 @@ pub fn ConfigImport(settings: RwSignal<Settings>) -> impl IntoView {
     view! {
         <details class="import" data-testid="import" on:toggle=on_toggle>
             <summary>"Import a Hugging Face config.json"</summary>
-            <div node_ref=host></div>
+            <div node_ref=host class="hint">"Loading the import form…"</div>
         </details>
     }
 }

@@ -153,10 +153,10 @@ async fn mount(
     Ok(())
 }
 
-/// Mounts the `config.json` import form into `el` from the second module (its export
-/// `mount_import`, [`super::import::mount_form`]), loaded first when the reader has not
-/// scrolled it in yet: `now` gives the settings' query string, `apply` takes imported
-/// ones. A failure is shown in `el`, with what to do.
+/// Mounts the `config.json` import form into `el` (in place of its "Loading…" line) from
+/// the second module (its export `mount_import`, [`super::import::mount_form`]), loaded
+/// first when the reader has not scrolled it in yet: `now` gives the settings' query
+/// string, `apply` takes imported ones. A failure is shown in `el`, with what to do.
 pub fn mount_import(
     el: web_sys::HtmlElement,
     now: impl Fn() -> String + 'static,
@@ -166,7 +166,12 @@ pub fn mount_import(
         let now = Closure::<dyn Fn() -> String>::new(now).into_js_value();
         let apply = Closure::<dyn Fn(String)>::new(apply).into_js_value();
         let mounted = match module(Later::Below).await {
-            Ok(m) => call(&m, "mount_import", &[el.clone().into(), now, apply]).map(drop),
+            Ok(m) => {
+                // The "Loading…" line goes; the form takes its place.
+                el.set_text_content(None);
+                let _ = el.remove_attribute("class");
+                call(&m, "mount_import", &[el.clone().into(), now, apply]).map(drop)
+            }
             Err(e) => Err(e),
         };
         if let Err(e) = mounted {
@@ -175,6 +180,7 @@ pub fn mount_import(
                 "The import form could not load: {why}. Reload the page to try again."
             )));
             let _ = el.set_attribute("role", "alert");
+            let _ = el.set_attribute("class", "error");
         }
     });
 }
