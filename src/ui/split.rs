@@ -1,12 +1,13 @@
-//! The page in two wasm modules. The first (`memfit-web`, loaded at start) holds what a
-//! 1440 × 1000 screen draws: the inputs, the verdict, the fewest-GPU line and the breakdown
-//! chart. The second (`memfit-below`, [`super::below`]) holds every panel below the chart:
-//! the step time, the serving panel, the timeline, the fit map, the best layouts, the
-//! explanation, the ledger, the comparisons, the tour, the accuracy tables and the exports.
-//! It is fetched, compiled and mounted when the chart's end comes on screen or the reader
-//! selects an item to explain, so the code and the CPU of those panels cost nothing at
-//! start (Trunk 0.21 cannot split one module: trunk-rs/trunk#1022; the second is a
-//! separate binary built beside the first).
+//! The page in wasm modules. The first (`memfit-web`, loaded at start) holds what a
+//! 1440 × 1000 screen draws: the inputs, the verdict, the fewest-GPU line (not its search)
+//! and the breakdown chart. The second (`memfit-below`, [`super::below`]) holds every panel
+//! below the chart: the step time, the serving panel, the timeline, the fit map, the best
+//! layouts, the explanation, the ledger, the comparisons, the tour, the accuracy tables and
+//! the exports, and the `config.json` import form. It is fetched, compiled and mounted when
+//! the chart's end comes on screen or the reader selects an item to explain (the import
+//! form: when its group is first opened, [`mount_import`]), so the code and the CPU of
+//! those panels cost nothing at start (Trunk 0.21 cannot split one module:
+//! trunk-rs/trunk#1022; the second is a separate binary built beside the first).
 //!
 //! The two modules share no memory. What the panels below need travels as the URL
 //! contract: the settings as their query string (`decode(encode(s)) == s`), the input
@@ -19,7 +20,9 @@
 //! parser and nothing of the page: fetched and instantiated on the first import
 //! ([`import_config`]), it answers the settings' query string and the text with the new
 //! query string and the message, and keeps the parser (about 40 KB gzip) out of the first
-//! module without growing the second.
+//! module without growing the second. A fourth, `memfit-search` (`src/search.rs`), holds the
+//! fewest-GPU search: its worker fetches it after the first result ([`super::worker`],
+//! [`search_urls`]), or the page loads it here when no worker runs ([`search_job`]).
 
 use js_sys::{Function, Object, Promise, Reflect};
 use std::cell::{Cell, RefCell};

@@ -109,8 +109,8 @@ impl ExploreJob {
     }
 
     /// Starts the fewest-GPU search for the scenario of `query`, whatever `kind` says: for
-    /// the first module, whose worker is asked for nothing else (it then links no sweep,
-    /// and no JSON writer for one: 4.3 KB gzip).
+    /// the search's module (`memfit-search`), whose worker is asked for nothing else (it
+    /// then links no sweep, and no JSON writer for one).
     pub fn min_only(_kind: &str, query: &str) -> ExploreJob {
         let s = decode(query).0.scenario;
         ExploreJob(Box::new(MinGpusJob::new(&s, PAGE_MAX_NODES)))
@@ -128,8 +128,9 @@ impl ExploreJob {
 }
 
 /// Exports [`ExploreJob`] to JavaScript as `ExploreJob` (`new`, `step`, `finish`), in the
-/// binary that invokes it: the page's two modules do, the importer's module does not (an
-/// export in this library would be kept, with the whole explorer, in every binary).
+/// binary that invokes it: the second module and the search's module do, the first and the
+/// importer's modules do not (an export in this library would be kept, with the whole
+/// explorer, in every binary).
 /// `$start` is the constructor JavaScript's `new` calls: `new` (every kind) or `min_only`.
 #[macro_export]
 macro_rules! export_explore_job {
