@@ -5,6 +5,7 @@
 //! [`KEYS`]; enum spellings come from their [`spelled!`](crate::spelled) declarations.
 
 use super::settings::{FitColour, Settings};
+use crate::decimal::parse_f64;
 use crate::gpu::{gpu, GPUS};
 use crate::model::{preset, Bias, LinKind, Mlp, Norm};
 use crate::quant::Quant;
@@ -183,9 +184,7 @@ pub(crate) fn parse_int(value: &str, lo: u64, hi: u64) -> Result<u64, String> {
     let t = value.trim().replace('_', "");
     let n: u64 = if let Some((m, e)) = t.split_once(['e', 'E']) {
         // Scientific notation for big counts, e.g. params=7e9 (must be an integer).
-        let m: f64 = m
-            .parse()
-            .map_err(|_| format!("`{value}` is not a number"))?;
+        let m = parse_f64(m).ok_or_else(|| format!("`{value}` is not a number"))?;
         let e: i32 = e
             .parse()
             .map_err(|_| format!("`{value}` is not a number"))?;
@@ -273,10 +272,7 @@ impl Field for f64 {
             Values::Float { hi } => hi,
             _ => f64::MAX,
         };
-        let f: f64 = v
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{v}` is not a number"))?;
+        let f = parse_f64(v.trim()).ok_or_else(|| format!("`{v}` is not a number"))?;
         if !(f.is_finite() && f > 0.0 && f <= hi) {
             return Err(format!("`{v}` is outside (0, {hi}]"));
         }
