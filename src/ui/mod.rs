@@ -306,7 +306,7 @@ fn use_below(
         later.with(|x| {
             url_warnings.with(|w| {
                 if split::mounted() {
-                    split::send_settings(&encode(x), &serde_json::to_string(w).unwrap_or_default())
+                    split::send_settings(&encode(x), &Warning::list_json(w))
                 }
             })
         })
@@ -327,7 +327,7 @@ fn load_below(
 ) {
     let now = move || split::Snapshot {
         query: settings.with_untracked(encode),
-        warnings: url_warnings.with_untracked(|w| serde_json::to_string(w).unwrap_or_default()),
+        warnings: url_warnings.with_untracked(|w| Warning::list_json(w)),
         selected: selected.get_untracked().map_or(-1, |i| i as i32),
     };
     let on_select = move |i: i32| {
