@@ -10,6 +10,10 @@ wasm-opt -Oz -g --enable-bulk-memory --enable-nontrapping-float-to-int --enable-
   "$out/wb/memfit-web_bg.wasm" -o "$out/memfit-web_bg.wasm"
 cp "$out/wb/memfit-web.js" "$out/memfit-web.js" && rm -rf "$out/wb"
 cp dist/*.css "$out/"
+# The first module's inline snippet (src/ui/split.rs) and the modules it loads later (the search's
+# worker, the panels below, the importer), as built: without the snippet the page does not start.
+cp -r dist/snippets "$out/"
+cp dist/memfit-search* dist/memfit-below* dist/memfit-import* "$out/"
 # dist's index.html, pointed at the un-hashed files, without integrity attributes and CSP.
 sed -E -e 's/memfit-web-[0-9a-f]+/memfit-web/g' -e 's/ integrity="[^"]*"//g' \
   -e 's/<meta http-equiv="Content-Security-Policy"[^>]*>//' dist/index.html > "$out/index.html"

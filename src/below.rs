@@ -21,6 +21,14 @@ mod exports {
         memfit::ui::below::mount(el, glue, &query, &warnings, selected, on_select, on_load);
     }
 
+    /// Mounts the `config.json` import form into `el` (see
+    /// [`memfit::ui::import::mount_form`]): `now()` gives the page's settings as their query
+    /// string, `apply(query)` takes imported ones.
+    #[wasm_bindgen]
+    pub fn mount_import(el: web_sys::HtmlElement, now: js_sys::Function, apply: js_sys::Function) {
+        memfit::ui::import::mount_form(el, now, apply);
+    }
+
     /// The page's settings (a query string) and input warnings (JSON) changed.
     #[wasm_bindgen]
     pub fn settings(query: String, warnings: String) {

@@ -2,6 +2,8 @@
 //! interactive (data attributes, roles, titles) by splicing text into the `<rect …/>`
 //! elements it wrote, in drawing order. The breakdown chart and the fit map both use it.
 
+use memfit_core::decimal::parse_f64;
+
 /// Which `<rect>` a mark goes on, searching forward from the previous mark's rect.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
@@ -87,9 +89,9 @@ pub fn escape(text: &str) -> String {
 /// ```
 pub fn slim(svg: &str) -> String {
     let svg = svg.replace(" opacity=\"1\"", "");
-    let svg = rewrite_attr(&svg, "font-size=\"", |v, out| match v.parse::<f64>() {
-        Ok(x) => out.push_str(&((x * 100.0).round() / 100.0).to_string()),
-        Err(_) => out.push_str(v),
+    let svg = rewrite_attr(&svg, "font-size=\"", |v, out| match parse_f64(v) {
+        Some(x) => out.push_str(&((x * 100.0).round() / 100.0).to_string()),
+        None => out.push_str(v),
     });
     rewrite_attr(&svg, "points=\"", simplify_points)
 }
@@ -132,7 +134,7 @@ fn simplify_points(points: &str, out: &mut String) {
                 .fold(0i64, |n, b| n * 10 + i64::from(b - b'0'));
             (if neg { -n } else { n }) as f64
         } else {
-            v.parse::<f64>().unwrap_or(f64::NAN)
+            parse_f64(v).unwrap_or(f64::NAN)
         }
     };
     let between = |a: &str, b: &str, c: &str| {

@@ -1,16 +1,15 @@
-//! Which layouts fit: the fit map, the best layouts, the fewest GPUs.
+//! Which layouts fit: the fit map and the best layouts (the fewest-GPU line: [`super::fewest`]).
 //!
 //! The sweep runs outside the keystroke's task: in a Web Worker ([`super::worker`])
 //! when the browser can run one, so the main thread only posts the query and draws the
 //! answer; otherwise on the main thread, from the next animation frame, in slices of a
 //! few milliseconds between browser tasks, so typing is never queued behind it. The
-//! fewest-GPU search, which may try many cluster sizes, waits until typing pauses. The
 //! sweep only reruns when a setting it depends on changes (`sweep_key`), so loading a
 //! layout from the map moves the outline without a new sweep. While a newer sweep is
 //! pending, the panel is marked as updating instead of showing old numbers as current.
 
 use super::fields::KeyField;
-use super::worker::{self, Kind, LISTED, PAGE_MAX_NODES};
+use super::worker::{self, Kind, LISTED};
 use crate::chart::fitmap::{annotate_fit_map, cell_summary, render_fit_map};
 use crate::chart::ChartSize;
 use crate::present::{
@@ -20,9 +19,7 @@ use crate::present::{
 use leptos::prelude::*;
 use memfit_core::contract::query::encode;
 use memfit_core::contract::Settings;
-use memfit_core::explore::{
-    min_gpus_from_line, sweep_key, Candidate, MinGpus, MinGpusJob, Sweep, SweepJob,
-};
+use memfit_core::explore::{sweep_key, Candidate, Sweep, SweepJob};
 use memfit_core::scenario::Scenario;
 use memfit_core::units::Units;
 use std::sync::Arc;
@@ -67,15 +64,6 @@ impl Explorer {
         let k = self.key.get();
         self.result.with(|r| r.as_ref().is_none_or(|e| e.key != k))
     }
-}
-
-/// The fewest-GPU search's state (the line next to the verdict), always computed.
-#[derive(Clone, Copy)]
-pub struct MinSearch {
-    /// The fewest-GPU answer for `(key, answer)`.
-    pub min: RwSignal<Option<Arc<(Scenario, MinGpus)>>>,
-    /// The key the page wants.
-    pub key: Memo<Scenario>,
 }
 
 /// Schedules sweeps (see the module docs): in the explorer's worker when the browser
@@ -133,57 +121,6 @@ pub fn use_explorer(settings: RwSignal<Settings>) -> Explorer {
     }
 }
 
-/// Runs the fewest-GPU search for every scenario. The search may sweep many cluster
-/// sizes. In the worker it starts at once (a newer request abandons it there), so its
-/// answer can join the deferred panels' frame instead of costing a frame of its own; on
-/// the main thread it waits for a pause in the typing.
-pub fn use_min_gpus(settings: RwSignal<Settings>) -> MinSearch {
-    let min = RwSignal::new(None::<Arc<(Scenario, MinGpus)>>);
-    let key = Memo::new(move |_| settings.with(|x| sweep_key(&x.scenario)));
-    Effect::new(move |first: Option<()>| {
-        let k = key.get();
-        let current = {
-            let k = k.clone();
-            move || key.with_untracked(|now| *now == k)
-        };
-        let ask = move || {
-            let known = min.with_untracked(|m| m.as_ref().is_some_and(|x| x.0 == k));
-            if !current() || known {
-                return;
-            }
-            let (k3, alive3) = (k.clone(), current.clone());
-            let here = move || {
-                let job = MinGpusJob::new(&k3, PAGE_MAX_NODES);
-                run_sliced(job, MinGpusJob::step, alive3, move |job, _| {
-                    min.set(Some(Arc::new((k3, job.finish()))));
-                });
-            };
-            let (k4, alive4, fallback) = (k.clone(), current.clone(), here.clone());
-            let sent = worker::request(
-                Kind::Min,
-                encode(&k.clone().into()),
-                Box::new(move |line, _| match min_gpus_from_line(&line) {
-                    Some(m) if alive4() => min.set(Some(Arc::new((k4, m)))),
-                    Some(_) => {}
-                    None => fallback(),
-                }),
-            );
-            if !sent {
-                here();
-            }
-        };
-        if worker::on_main_thread() {
-            set_timeout(ask, Duration::from_millis(300));
-        } else if first.is_none() {
-            // At load, the worker starts after the first result is painted.
-            request_animation_frame(move || set_timeout(ask, Duration::ZERO));
-        } else {
-            ask();
-        }
-    });
-    MinSearch { min, key }
-}
-
 /// Longest slice of work per task, milliseconds (a frame is 16.7 ms).
 const SLICE_MS: f64 = 6.0;
 /// Layouts per `step` call inside a slice.
@@ -192,7 +129,7 @@ const STEP_LAYOUTS: u64 = 400;
 /// Runs a resumable job in slices of about `SLICE_MS` between browser tasks, so that
 /// input events are handled in between; drops it as soon as `alive()` is false (a
 /// newer input made it stale); calls `done(job, busy_ms)` at the end.
-fn run_sliced<J: 'static>(
+pub(super) fn run_sliced<J: 'static>(
     job: J,
     step: fn(&mut J, u64) -> bool,
     alive: impl Fn() -> bool + 'static,
@@ -535,51 +472,5 @@ pub fn BestLayouts(
                 </button>
             </p>
         </section>
-    }
-}
-
-/// "Fits on 16 × H100 at the earliest (TP 4 × PP 2 × DP 2, ZeRO-1)", next to the verdict.
-#[component]
-pub fn MinGpusLine(settings: RwSignal<Settings>, explorer: MinSearch) -> impl IntoView {
-    let answer = move || {
-        let k = explorer.key.get();
-        explorer
-            .min
-            .with(|m| m.as_ref().filter(|m| m.0 == k).map(|m| m.1.clone()))
-    };
-    let text = move || {
-        match answer() {
-        None => "Fewest GPUs: searching…".to_string(),
-        Some(m) => match m.value {
-            Some(g) => format!(
-                "Fewest GPUs: fits on {g} × {} at the earliest{}.",
-                settings.with(|x| x.scenario.gpu().name),
-                m.layout
-                    .map(|l| format!(" ({})", l.describe_in(settings.with(|x| x.scenario.workload.mode))))
-                    .unwrap_or_default()
-            ),
-            None => format!("Fewest GPUs: no layout fits on up to {} nodes × {} GPUs (the CLI searches up to 1,024 nodes).", m.nodes, m.gpus_per_node),
-        },
-    }
-    };
-    let link = move || {
-        answer().and_then(|m| {
-            let l = m.layout?;
-            let (gpn, nodes) = (m.gpus_per_node, m.nodes);
-            let to = move |s: &mut Scenario| {
-                s.cluster.gpus_per_node = memfit_core::scenario::at_least_one(gpn);
-                s.cluster.nodes = memfit_core::scenario::at_least_one(nodes);
-                l.apply(s);
-            };
-            let url = settings.with(|x| {
-                let mut t = x.clone();
-                to(&mut t.scenario);
-                format!("?{}", encode(&t))
-            });
-            Some(view! { " " <a href=url data-testid="load-min-gpus" on:click=move |ev| { ev.prevent_default(); settings.update(|x| to(&mut x.scenario)); }>"load it"</a> })
-        })
-    };
-    view! {
-        <p class="panel min-gpus" data-testid="min-gpus" aria-live="polite">{text}{link}</p>
     }
 }

@@ -5,6 +5,7 @@ mod accuracy;
 pub mod below;
 mod compare;
 mod explore;
+mod fewest;
 mod fields;
 pub mod import;
 mod learn;
@@ -19,7 +20,7 @@ mod timeline;
 pub mod url;
 pub mod worker;
 
-use explore::{use_min_gpus, MinGpusLine};
+use fewest::{use_min_gpus, MinGpusLine};
 use leptos::prelude::*;
 use memfit_core::contract::query::{decode, encode, get_key};
 use memfit_core::contract::report::estimate_with;
@@ -305,7 +306,7 @@ fn use_below(
         later.with(|x| {
             url_warnings.with(|w| {
                 if split::mounted() {
-                    split::send_settings(&encode(x), &serde_json::to_string(w).unwrap_or_default())
+                    split::send_settings(&encode(x), &Warning::list_json(w))
                 }
             })
         })
@@ -326,7 +327,7 @@ fn load_below(
 ) {
     let now = move || split::Snapshot {
         query: settings.with_untracked(encode),
-        warnings: url_warnings.with_untracked(|w| serde_json::to_string(w).unwrap_or_default()),
+        warnings: url_warnings.with_untracked(|w| Warning::list_json(w)),
         selected: selected.get_untracked().map_or(-1, |i| i as i32),
     };
     let on_select = move |i: i32| {

@@ -1,12 +1,13 @@
-//! The page in two wasm modules. The first (`memfit-web`, loaded at start) holds what a
-//! 1440 × 1000 screen draws: the inputs, the verdict, the fewest-GPU line and the breakdown
-//! chart. The second (`memfit-below`, [`super::below`]) holds every panel below the chart:
-//! the step time, the serving panel, the timeline, the fit map, the best layouts, the
-//! explanation, the ledger, the comparisons, the tour, the accuracy tables and the exports.
-//! It is fetched, compiled and mounted when the chart's end comes on screen or the reader
-//! selects an item to explain, so the code and the CPU of those panels cost nothing at
-//! start (Trunk 0.21 cannot split one module: trunk-rs/trunk#1022; the second is a
-//! separate binary built beside the first).
+//! The page in wasm modules. The first (`memfit-web`, loaded at start) holds what a
+//! 1440 × 1000 screen draws: the inputs, the verdict, the fewest-GPU line (not its search)
+//! and the breakdown chart. The second (`memfit-below`, [`super::below`]) holds every panel
+//! below the chart: the step time, the serving panel, the timeline, the fit map, the best
+//! layouts, the explanation, the ledger, the comparisons, the tour, the accuracy tables and
+//! the exports, and the `config.json` import form. It is fetched, compiled and mounted when
+//! the chart's end comes on screen or the reader selects an item to explain (the import
+//! form: when its group is first opened, [`mount_import`]), so the code and the CPU of
+//! those panels cost nothing at start (Trunk 0.21 cannot split one module:
+//! trunk-rs/trunk#1022; the second is a separate binary built beside the first).
 //!
 //! The two modules share no memory. What the panels below need travels as the URL
 //! contract: the settings as their query string (`decode(encode(s)) == s`), the input
@@ -19,7 +20,9 @@
 //! parser and nothing of the page: fetched and instantiated on the first import
 //! ([`import_config`]), it answers the settings' query string and the text with the new
 //! query string and the message, and keeps the parser (about 40 KB gzip) out of the first
-//! module without growing the second.
+//! module without growing the second. A fourth, `memfit-search` (`src/search.rs`), holds the
+//! fewest-GPU search: its worker fetches it after the first result ([`super::worker`],
+//! [`search_urls`]), or the page loads it here when no worker runs ([`search_job`]).
 
 use js_sys::{Function, Object, Promise, Reflect};
 use std::cell::{Cell, RefCell};
@@ -35,12 +38,15 @@ extern "C" {
     fn import_module(url: &str) -> Result<Promise, JsValue>;
 }
 
-/// The modules the page loads later: the panels below the chart, and the importer's
-/// parser (`memfit-import`, `src/importer.rs`: no page, no Leptos view).
+/// The modules the page loads later: the panels below the chart, the importer's parser
+/// (`memfit-import`, `src/importer.rs`: no page, no Leptos view), and the fewest-GPU
+/// search (`memfit-search`, `src/search.rs`: no page either), which its worker loads after
+/// the first result is painted ([`super::worker`]), or the page itself when no worker runs.
 #[derive(Clone, Copy)]
 enum Later {
     Below,
     Import,
+    Search,
 }
 
 impl Later {
@@ -51,13 +57,14 @@ impl Later {
         match self {
             Later::Below => ("memfit-below.js", "memfit-below_bg.wasm"),
             Later::Import => ("memfit-import.js", "memfit-import_bg.wasm"),
+            Later::Search => ("memfit-search.js", "memfit-search_bg.wasm"),
         }
     }
 }
 
 thread_local! {
     /// Each later module's namespace, fetched and instantiated once ([`module`]).
-    static MODULES: RefCell<[Option<Promise>; 2]> = const { RefCell::new([None, None]) };
+    static MODULES: RefCell<[Option<Promise>; 3]> = const { RefCell::new([None, None, None]) };
     /// The second module's namespace once it is mounted.
     static BELOW: RefCell<Option<Object>> = const { RefCell::new(None) };
     /// Whether loading has started (it starts once).
@@ -149,6 +156,38 @@ async fn mount(
     Ok(())
 }
 
+/// Mounts the `config.json` import form into `el` (in place of its "Loading…" line) from
+/// the second module (its export `mount_import`, [`super::import::mount_form`]), loaded
+/// first when the reader has not scrolled it in yet: `now` gives the settings' query
+/// string, `apply` takes imported ones. A failure is shown in `el`, with what to do.
+pub fn mount_import(
+    el: web_sys::HtmlElement,
+    now: impl Fn() -> String + 'static,
+    apply: impl Fn(String) + 'static,
+) {
+    wasm_bindgen_futures::spawn_local(async move {
+        let now = Closure::<dyn Fn() -> String>::new(now).into_js_value();
+        let apply = Closure::<dyn Fn(String)>::new(apply).into_js_value();
+        let mounted = match module(Later::Below).await {
+            Ok(m) => {
+                // The "Loading…" line goes; the form takes its place.
+                el.set_text_content(None);
+                let _ = el.remove_attribute("class");
+                call(&m, "mount_import", &[el.clone().into(), now, apply]).map(drop)
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = mounted {
+            let why = e.as_string().unwrap_or_else(|| format!("{e:?}"));
+            el.set_text_content(Some(&format!(
+                "The import form could not load: {why}. Reload the page to try again."
+            )));
+            let _ = el.set_attribute("role", "alert");
+            let _ = el.set_attribute("class", "error");
+        }
+    });
+}
+
 /// Imports a Hugging Face `config.json` in the importer's module (its export
 /// `import_config`, [`super::import::apply_config`]), loaded on the first call: `now` gives the
 /// settings' query string once it is ready. Returns the new settings' query string and the
@@ -170,6 +209,27 @@ pub async fn import_config(
         (Some(query), Some(message)) => Ok((query, message)),
         _ => Err("the importer gave no answer".into()),
     }
+}
+
+/// The fewest-GPU search's module: its glue and wasm URLs, for the worker that runs it.
+pub fn search_urls() -> Option<(String, String)> {
+    urls(Later::Search)
+}
+
+/// Starts the fewest-GPU search for the settings of `query` on this thread (no worker
+/// could run it): the search's module is loaded on the first call, and its `ExploreJob`
+/// is returned, to be run by calling `step` and then `finish` ([`method`]).
+pub async fn search_job(query: &str) -> Result<Object, JsValue> {
+    let m = module(Later::Search).await?;
+    let new: Function = Reflect::get(&m, &"ExploreJob".into())?.dyn_into()?;
+    let args = js_sys::Array::of2(&"min".into(), &query.into());
+    Ok(Reflect::construct(&new, &args)?.unchecked_into())
+}
+
+/// Calls the method `name` of `obj` (`this` is `obj`).
+pub fn method(obj: &Object, name: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
+    let f: Function = Reflect::get(obj, &name.into())?.dyn_into()?;
+    f.apply(obj, &args.iter().collect())
 }
 
 /// Calls the export `name` of module `m`.

@@ -1,12 +1,16 @@
 //! The layout explorer off the main thread (issue 8: "run off the main thread so that
 //! typing never waits for it").
 //!
-//! Web Workers, one for sweeps (in the second module, [`super::split`]) and one for the
-//! fewest-GPU search (in the first), each running the module that started it: the page posts the `WebAssembly.Module` it was instantiated
-//! from (no second download, no second compile) and the URL of its JS glue (Trunk's
-//! `modulepreload` link); the worker instantiates it (`main` sees no `window` and
-//! mounts nothing) and runs each request as an [`ExploreJob`]. A request is a query
-//! string (the URL contract: `decode(encode(s)) == s`), the answer JSON. The job runs
+//! Web Workers, one for sweeps and one for the fewest-GPU search. The sweep's worker runs
+//! the module that started it (the second, [`super::split`]): the page posts the
+//! `WebAssembly.Module` it was instantiated from (no second download, no second compile)
+//! and the URL of its JS glue; the worker instantiates it (`main` sees no `window` and
+//! mounts nothing). The search's worker, started by the first module once its first
+//! result is painted, runs a module of its own, `memfit-search` (`src/search.rs`: the
+//! search and the query codec, no page), which it fetches: the first module carries the
+//! search's answer, not the search. Each runs each request as an [`ExploreJob`]. A request
+//! is a query string (the URL contract: `decode(encode(s)) == s`), the answer JSON (a
+//! sweep) or one line of text (the search). The job runs
 //! in steps with a pause between them, so a newer request of the same kind abandons
 //! an older one within a step (the fewest-GPU search may try many cluster sizes), and
 //! the page drops any answer that a newer request superseded. Each worker starts once.
@@ -105,8 +109,8 @@ impl ExploreJob {
     }
 
     /// Starts the fewest-GPU search for the scenario of `query`, whatever `kind` says: for
-    /// the first module, whose worker is asked for nothing else (it then links no sweep,
-    /// and no JSON writer for one: 4.3 KB gzip).
+    /// the search's module (`memfit-search`), whose worker is asked for nothing else (it
+    /// then links no sweep, and no JSON writer for one).
     pub fn min_only(_kind: &str, query: &str) -> ExploreJob {
         let s = decode(query).0.scenario;
         ExploreJob(Box::new(MinGpusJob::new(&s, PAGE_MAX_NODES)))
@@ -124,8 +128,9 @@ impl ExploreJob {
 }
 
 /// Exports [`ExploreJob`] to JavaScript as `ExploreJob` (`new`, `step`, `finish`), in the
-/// binary that invokes it: the page's two modules do, the importer's module does not (an
-/// export in this library would be kept, with the whole explorer, in every binary).
+/// binary that invokes it: the second module and the search's module do, the first and the
+/// importer's modules do not (an export in this library would be kept, with the whole
+/// explorer, in every binary).
 /// `$start` is the constructor JavaScript's `new` calls: `new` (every kind) or `min_only`.
 #[macro_export]
 macro_rules! export_explore_job {
@@ -237,8 +242,15 @@ pub fn request(kind: Kind, query: String, done: Done) -> bool {
         .is_some()
 }
 
-/// Starts a worker for `kind` and sends it the module; `None` when the browser cannot.
-fn start(kind: Kind) -> Option<Lane> {
+/// What the worker of `kind` runs: the glue's URL and the module (compiled, or its URL).
+/// A sweep runs the module that asks for it (the second one, whose glue [`set_glue`]
+/// named); the fewest-GPU search runs its own module, `memfit-search`, fetched by the
+/// worker ([`super::split::search_urls`]).
+fn source(kind: Kind) -> Option<(JsValue, JsValue)> {
+    if kind == Kind::Min {
+        let (js, wasm) = super::split::search_urls()?;
+        return Some((js.into(), wasm.into()));
+    }
     let js = match GLUE.with_borrow(Clone::clone) {
         Some(url) => JsValue::from(url),
         None => leptos::prelude::document()
@@ -248,6 +260,12 @@ fn start(kind: Kind) -> Option<Lane> {
             .and_then(|el| Reflect::get(&el, &"href".into()).ok())
             .filter(|v| v.is_string())?,
     };
+    Some((js, wasm_bindgen::module()))
+}
+
+/// Starts a worker for `kind` and sends it the module; `None` when the browser cannot.
+fn start(kind: Kind) -> Option<Lane> {
+    let (js, module) = source(kind)?;
     let props = BlobPropertyBag::new();
     props.set_type("text/javascript");
     let blob = Blob::new_with_str_sequence_and_options(&Array::of1(&SCRIPT.into()), &props).ok()?;
@@ -291,7 +309,7 @@ fn start(kind: Kind) -> Option<Lane> {
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     let init = Object::new();
     let _ = Reflect::set(&init, &"js".into(), &js);
-    let _ = Reflect::set(&init, &"module".into(), &wasm_bindgen::module());
+    let _ = Reflect::set(&init, &"module".into(), &module);
     worker.post_message(&init).ok()?;
     Some(Lane {
         worker,

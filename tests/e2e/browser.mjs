@@ -285,6 +285,32 @@ await test('model panel: import a config.json file, then paste one', 1440, async
   await page.waitForFunction(() => location.search.includes('model=gpt2-xl'));
 });
 
+await test('model panel: the import form comes from the second module, whether or not the panels below loaded it first', 1440, async (page) => {
+  await open(page, '');
+  // The panels below first (the reader scrolled): the form then mounts from the same module.
+  await page.locator('.lazy-sentinel').first().scrollIntoViewIfNeeded();
+  await page.getByTestId('explorer').waitFor({ state: 'attached' });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.locator('[data-testid=import] summary').click();
+  await page.getByTestId('import-text').fill(await readFile('tests/configs/llama-3-8b.json', 'utf8'));
+  await page.getByTestId('import-apply').click();
+  await page.getByTestId('import-status').waitFor();
+  await page.waitForFunction(() => location.search.includes('kv_heads=8'));
+  check((await page.getByTestId('param-count').textContent()).includes('8,030,261,248'), 'imported count is not 8,030,261,248');
+});
+
+await test('model panel: the import form\'s module fails to load: the group says so, the first screen keeps working', 1440, async (page) => {
+  await page.route(/memfit-below/, (route) => route.abort());
+  await page.goto(`${origin}/?model=llama-2-7b`);
+  await page.waitForSelector('[data-testid=per-gpu]');
+  await page.locator('[data-testid=import] summary').click();
+  await page.waitForFunction(() => /import form could not load.*Reload the page/s.test(document.querySelector('[data-testid=import]')?.textContent ?? ''));
+  check(await page.locator('[data-testid=import] [role=alert]').count() === 1, 'the failure is not announced');
+  const was = await page.getByTestId('per-gpu').textContent();
+  await page.locator('#f-seq').fill('1024');
+  await page.waitForFunction((w) => document.querySelector('[data-testid=per-gpu]').textContent !== w, was);
+}, { allowConsole: /Failed to load resource: net::ERR_FAILED/ });
+
 await test('model panel: Hub fetch on request (mocked Hub: a config, then a gated model)', 1440, async (page, seen) => {
   await page.route('https://huggingface.co/**', (route) => {
     if (route.request().url().includes('gated')) return route.fulfill({ status: 401, body: 'unauthorized' });
@@ -382,6 +408,36 @@ await test('the second module fails to load: the reader is told, the first scree
   await page.waitForFunction(() => /could not load/.test(document.querySelector('[data-testid=below]')?.textContent ?? ''));
   check(await msg.getAttribute('role') === 'alert', 'the failure is not announced');
   check(/Reload the page/.test(await msg.textContent()), 'the failure does not say what to do');
+  const was = await page.getByTestId('per-gpu').textContent();
+  await page.locator('#f-seq').fill('1024');
+  await page.waitForFunction((w) => document.querySelector('[data-testid=per-gpu]').textContent !== w, was);
+}, { allowConsole: /Failed to load resource: net::ERR_FAILED/ });
+
+await test('the fewest-GPU search is a module of its own, fetched after the first result', 1440, async (page) => {
+  // Held until released: the first result must not wait for it.
+  let release, fetchedBeforeResult = null;
+  const held = new Promise((r) => { release = r; });
+  await page.route(/memfit-search/, async (route) => {
+    if (fetchedBeforeResult === null) fetchedBeforeResult = !(await page.evaluate(() => !!document.querySelector('[data-testid=per-gpu]')));
+    await held;
+    await route.continue();
+  });
+  await open(page, 'model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8');
+  await page.waitForFunction(() => document.querySelector('[data-testid=min-gpus]')?.textContent.includes('searching'));
+  await page.waitForTimeout(300);
+  check(fetchedBeforeResult === false, `the search's module was requested ${fetchedBeforeResult === null ? 'never' : 'before the first result'}`);
+  release();
+  const min = cliExplore('model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8&solve=min_gpus', 1).solve;
+  await page.waitForFunction(() => !document.querySelector('[data-testid=min-gpus]').textContent.includes('searching'));
+  const line = await page.getByTestId('min-gpus').textContent();
+  check(line.includes(`fits on ${min.value} ×`), `min GPUs: page "${line}", CLI ${min.value}`);
+});
+
+await test('the fewest-GPU search\'s module fails to load: the line says so, the first screen keeps working', 1440, async (page) => {
+  await page.route(/memfit-search/, (route) => route.abort());
+  await page.goto(`${origin}/?model=llama-2-7b&zero=3&gpus_per_node=8`);
+  await page.waitForSelector('[data-testid=per-gpu]');
+  await page.waitForFunction(() => /could not load.*Reload the page/.test(document.querySelector('[data-testid=min-gpus]')?.textContent ?? ''));
   const was = await page.getByTestId('per-gpu').textContent();
   await page.locator('#f-seq').fill('1024');
   await page.waitForFunction((w) => document.querySelector('[data-testid=per-gpu]').textContent !== w, was);

@@ -20,8 +20,10 @@
 //                         are in the second module)
 //   shipped gzip -9       the .wasm/.js/.css files the page loads at start, gzip -9 (memfit's second
 //                         module, the panels below the chart, loads when the reader nears
-//                         them: printed apart, "later"; the importer's module, fetched on the first
-//                         import of a config.json, is counted in neither)
+//                         them: printed apart, "later"; the fewest-GPU search's module, which its
+//                         worker fetches after the first result is painted, printed apart too; the
+//                         importer's module, fetched on the first import of a config.json, is
+//                         counted in none)
 // Absolute times drift between runs on these machines; compare pages within one run.
 import { chromium } from 'playwright-core';
 import { createServer } from 'node:http';
@@ -125,8 +127,10 @@ const memfit = (name, root, prefix) => ({
     await page.waitForTimeout(1000);
   },
   // memfit-import (the config.json importer's parser) loads on the first import only.
-  files: () => gzipOf(root, (n) => /\.(wasm|js|css)$/.test(n) && !n.startsWith('memfit-below') && !n.startsWith('memfit-import')),
+  // memfit-search (the fewest-GPU search) loads in its worker after the first result is painted.
+  files: () => gzipOf(root, (n) => /\.(wasm|js|css)$/.test(n) && !/^memfit-(below|import|search)/.test(n)),
   later: () => gzipOf(root, (n) => n.startsWith('memfit-below') && /\.(wasm|js)$/.test(n)),
+  search: () => gzipOf(root, (n) => n.startsWith('memfit-search') && /\.(wasm|js)$/.test(n)),
 });
 const pages = [memfit('memfit', dist, '')];
 if (before) pages.unshift(memfit('memfit before', before, '/before'));
@@ -224,5 +228,7 @@ for (const [label, key] of rows) {
 console.log(`| shipped code at start, gzip -9 (bytes) | ${pages.map((p) => sizes[p.name]).join(' | ')} |`);
 const later = Object.fromEntries(await Promise.all(pages.map(async (p) => [p.name, p.later ? await p.later() : 0])));
 console.log(`| later, on approach (the panels below the chart), gzip -9 (bytes) | ${pages.map((p) => later[p.name] || '—').join(' | ')} |`);
+const search = Object.fromEntries(await Promise.all(pages.map(async (p) => [p.name, p.search ? await p.search() : 0])));
+console.log(`| after the first result, the fewest-GPU search's module, gzip -9 (bytes) | ${pages.map((p) => search[p.name] || '—').join(' | ')} |`);
 await browser.close();
 server.close();

@@ -32,6 +32,7 @@ pub mod comm;
 pub mod contract;
 pub mod conventions;
 pub mod cuda_trace;
+pub mod decimal;
 pub mod deepspeed;
 pub mod estimate;
 pub mod explore;

@@ -1,6 +1,7 @@
 //! Enums whose query-string spellings are declared once, next to each variant: the
 //! spelling (what the URL, the CLI and the JSON report write), a short label (what the
-//! form's option says) and a note (what the README's key table says after the spelling).
+//! form's option says) and a note (what the README's key table says after the spelling;
+//! compiled natively only).
 //! The codec, `--help`, the README table and the form's options all read
 //! [`Spelled::ALL`], so no list of spellings is written twice.
 
@@ -15,7 +16,9 @@ pub trait Spelled: Copy + PartialEq + 'static {
     fn as_str(self) -> &'static str;
     /// The form's label.
     fn label(self) -> &'static str;
-    /// The documentation's note (may be empty).
+    /// The documentation's note (may be empty). Native builds only, as the key table's
+    /// texts ([`crate::contract::query::Key`]): the page never shows it.
+    #[cfg(not(target_arch = "wasm32"))]
     fn note(self) -> &'static str;
     /// The variant spelled `text` (ASCII case-insensitive, surrounding spaces ignored).
     fn parse(text: &str) -> Option<Self> {
@@ -25,13 +28,23 @@ pub trait Spelled: Copy + PartialEq + 'static {
             .copied()
             .find(|v| v.as_str().eq_ignore_ascii_case(t))
     }
-    /// Every option as `(spelling, label, note)`.
+    /// Every option as `(spelling, label, note)` (the note empty in the page's wasm).
     fn spellings() -> Vec<Spelling> {
         Self::ALL
             .iter()
-            .map(|v| (v.as_str(), v.label(), v.note()))
+            .map(|v| (v.as_str(), v.label(), note_of(*v)))
             .collect()
     }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn note_of<T: Spelled>(v: T) -> &'static str {
+    v.note()
+}
+
+#[cfg(target_arch = "wasm32")]
+fn note_of<T: Spelled>(_: T) -> &'static str {
+    ""
 }
 
 /// Declares an enum and its spellings:
@@ -75,6 +88,7 @@ macro_rules! spelled {
             fn label(self) -> &'static str {
                 match self { $($name::$variant => $label,)+ }
             }
+            #[cfg(not(target_arch = "wasm32"))]
             fn note(self) -> &'static str {
                 match self { $($name::$variant => $note,)+ }
             }

@@ -5,6 +5,7 @@
 //! [`KEYS`]; enum spellings come from their [`spelled!`](crate::spelled) declarations.
 
 use super::settings::{FitColour, Settings};
+use crate::decimal::parse_f64;
 use crate::gpu::{gpu, GPUS};
 use crate::model::{preset, Bias, LinKind, Mlp, Norm};
 use crate::quant::Quant;
@@ -72,7 +73,9 @@ pub type Applied = Option<String>;
 pub struct Key {
     /// The key as written in the URL.
     pub name: &'static str,
-    /// What it means.
+    /// What it means (the CLI's `--help` and the README's key table; not compiled into the
+    /// page's wasm modules, which never show it: 15.7 KB of text).
+    #[cfg(not(target_arch = "wasm32"))]
     pub meaning: &'static str,
     /// Unit of the value.
     pub unit: &'static str,
@@ -81,7 +84,8 @@ pub struct Key {
     /// What it accepts.
     pub values: Values,
     /// The README's "allowed values" text: `{range}` and `{options}` are filled in from
-    /// `values`.
+    /// `values` (not compiled into the page's wasm modules, as `meaning`).
+    #[cfg(not(target_arch = "wasm32"))]
     pub allowed: &'static str,
     /// The canonical string of the key's value (empty: not set).
     pub get: fn(&Settings) -> String,
@@ -91,6 +95,7 @@ pub struct Key {
 
 impl Key {
     /// The README's text of the accepted values.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn allowed_text(&self) -> String {
         let range = match self.values {
             Values::Int { lo, hi, .. } => format!("{lo}–{}", big(hi)),
@@ -152,6 +157,7 @@ impl Key {
 }
 
 /// `10^k` for the round powers of ten the table uses as limits, else the digits.
+#[cfg(not(target_arch = "wasm32"))]
 fn big(n: u64) -> String {
     let mut k = 0;
     let mut m = n;
@@ -178,9 +184,7 @@ pub(crate) fn parse_int(value: &str, lo: u64, hi: u64) -> Result<u64, String> {
     let t = value.trim().replace('_', "");
     let n: u64 = if let Some((m, e)) = t.split_once(['e', 'E']) {
         // Scientific notation for big counts, e.g. params=7e9 (must be an integer).
-        let m: f64 = m
-            .parse()
-            .map_err(|_| format!("`{value}` is not a number"))?;
+        let m = parse_f64(m).ok_or_else(|| format!("`{value}` is not a number"))?;
         let e: i32 = e
             .parse()
             .map_err(|_| format!("`{value}` is not a number"))?;
@@ -268,10 +272,7 @@ impl Field for f64 {
             Values::Float { hi } => hi,
             _ => f64::MAX,
         };
-        let f: f64 = v
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{v}` is not a number"))?;
+        let f = parse_f64(v.trim()).ok_or_else(|| format!("`{v}` is not a number"))?;
         if !(f.is_finite() && f > 0.0 && f <= hi) {
             return Err(format!("`{v}` is outside (0, {hi}]"));
         }
@@ -362,10 +363,12 @@ macro_rules! field {
     ($name:literal, $($f:ident).+, $values:expr, $meaning:literal, $unit:literal, $label:literal, $allowed:literal) => {
         Key {
             name: $name,
+            #[cfg(not(target_arch = "wasm32"))]
             meaning: $meaning,
             unit: $unit,
             label: $label,
             values: $values,
+            #[cfg(not(target_arch = "wasm32"))]
             allowed: $allowed,
             // Each closure only finds the field; the reading and writing are one
             // function per field type (the page's code size: one copy, not one per key).
@@ -579,9 +582,9 @@ fn set_double_quant(x: &mut Settings, v: &str) -> Result<Applied, String> {
 /// applies them).
 #[rustfmt::skip]
 pub const KEYS: &[Key] = &[
-    Key { name: "v", meaning: "format version", unit: "-", label: "Format version", values: Values::Version, allowed: "1",
+    Key { name: "v", #[cfg(not(target_arch = "wasm32"))] meaning: "format version", unit: "-", label: "Format version", values: Values::Version, #[cfg(not(target_arch = "wasm32"))] allowed: "1",
           get: |_| VERSION.to_string(), set: set_version },
-    Key { name: "model", meaning: "model preset id", unit: "-", label: "Preset", values: Values::Preset, allowed: "a preset id (see `memfit --help`)",
+    Key { name: "model", #[cfg(not(target_arch = "wasm32"))] meaning: "model preset id", unit: "-", label: "Preset", values: Values::Preset, #[cfg(not(target_arch = "wasm32"))] allowed: "a preset id (see `memfit --help`)",
           get: |x| x.scenario.model.preset.clone(), set: set_model },
     field!("layers", scenario.model.overrides.layers, opt_int(1, 1024), "transformer blocks (overrides the preset)", "count", "Layers", "{range}, empty = preset"),
     field!("hidden", scenario.model.overrides.hidden, opt_int(1, 1 << 20), "model width h", "count", "Hidden", "{range}, empty = preset"),
@@ -631,12 +634,12 @@ pub const KEYS: &[Key] = &[
     field!("loss", scenario.workload.loss, options::<Loss>(false), "who computes the training loss, so how long the logits live (framework=pytorch)", "-", "Loss (training)", "{options}"),
     field!("gpus_per_node", scenario.cluster.gpus_per_node, int(1, 1024), "GPUs per node n", "GPUs", "GPUs / node", "{range}"),
     field!("nodes", scenario.cluster.nodes, int(1, 1 << 20), "nodes", "nodes", "Nodes", "{range}"),
-    Key { name: "dp", meaning: "data-parallel degree", unit: "ranks", label: "DP", values: opt_int(1, 1 << 20), allowed: "{range}, `auto`/empty = GPUs / (tp·pp·cp)",
+    Key { name: "dp", #[cfg(not(target_arch = "wasm32"))] meaning: "data-parallel degree", unit: "ranks", label: "DP", values: opt_int(1, 1 << 20), #[cfg(not(target_arch = "wasm32"))] allowed: "{range}, `auto`/empty = GPUs / (tp·pp·cp)",
           get: |x| x.scenario.parallel.dp.show(), set: set_dp },
     field!("tp", scenario.parallel.tp, int(1, 1 << 20), "tensor-parallel degree", "ranks", "TP", "{range}"),
     field!("pp", scenario.parallel.pp, int(1, 1 << 20), "pipeline-parallel degree", "stages", "PP", "{range}"),
     field!("cp", scenario.parallel.cp, int(1, 1 << 20), "context-parallel degree", "ranks", "CP", "{range}"),
-    Key { name: "zero", meaning: "ZeRO stage", unit: "-", label: "ZeRO stage", values: Values::Options { options: <Zero as Spelled>::spellings, empty: false }, allowed: "0, 1, 2, 3",
+    Key { name: "zero", #[cfg(not(target_arch = "wasm32"))] meaning: "ZeRO stage", unit: "-", label: "ZeRO stage", values: Values::Options { options: <Zero as Spelled>::spellings, empty: false }, #[cfg(not(target_arch = "wasm32"))] allowed: "0, 1, 2, 3",
           get: |x| x.scenario.sharding.zero_key().as_str().into(), set: set_zero },
     field!("offload_opt", scenario.offload.optimizer, options::<Offload>(false), "optimizer-state offload", "-", "Offload optimizer", "{options}"),
     field!("offload_param", scenario.offload.params, options::<Offload>(false), "parameter offload (ZeRO-3)", "-", "Offload params", "{options}"),
@@ -646,17 +649,17 @@ pub const KEYS: &[Key] = &[
     field!("grad_acc_dtype", scenario.numerics.grad_acc, options::<GradAcc>(false), "how gradients are kept", "-", "Gradients", "{options}"),
     field!("optimizer", scenario.numerics.optimizer, options::<Optimizer>(false), "optimizer", "-", "Optimizer", "{options}"),
     field!("adam_impl", scenario.numerics.adam_impl, options::<AdamImpl>(false), "PyTorch Adam/AdamW implementation (framework=pytorch): its temporaries in the step", "-", "AdamW kernel (PyTorch)", "{options}"),
-    Key { name: "fsdp", meaning: "FSDP sharding strategy (overrides `zero`)", unit: "-", label: "FSDP", values: Values::Options { options: <Fsdp as Spelled>::spellings, empty: false }, allowed: "{options}",
+    Key { name: "fsdp", #[cfg(not(target_arch = "wasm32"))] meaning: "FSDP sharding strategy (overrides `zero`)", unit: "-", label: "FSDP", values: Values::Options { options: <Fsdp as Spelled>::spellings, empty: false }, #[cfg(not(target_arch = "wasm32"))] allowed: "{options}",
           get: |x| x.scenario.sharding.fsdp().as_str().into(), set: set_fsdp },
-    Key { name: "finetune", meaning: "full training or adapters", unit: "-", label: "Fine-tuning", values: Values::Options { options: <Finetune as Spelled>::spellings, empty: false }, allowed: "{options}",
+    Key { name: "finetune", #[cfg(not(target_arch = "wasm32"))] meaning: "full training or adapters", unit: "-", label: "Fine-tuning", values: Values::Options { options: <Finetune as Spelled>::spellings, empty: false }, #[cfg(not(target_arch = "wasm32"))] allowed: "{options}",
           get: |x| x.scenario.finetune.kind().as_str().into(), set: set_finetune },
-    Key { name: "lora_rank", meaning: "LoRA rank r", unit: "count", label: "LoRA rank", values: int(1, 65_536), allowed: "{range}",
+    Key { name: "lora_rank", #[cfg(not(target_arch = "wasm32"))] meaning: "LoRA rank r", unit: "count", label: "LoRA rank", values: int(1, 65_536), #[cfg(not(target_arch = "wasm32"))] allowed: "{range}",
           get: get_rank, set: set_rank },
-    Key { name: "lora_targets", meaning: "linears with adapters", unit: "-", label: "LoRA targets", values: options::<LoraTargets>(false), allowed: "{options}",
+    Key { name: "lora_targets", #[cfg(not(target_arch = "wasm32"))] meaning: "linears with adapters", unit: "-", label: "LoRA targets", values: options::<LoraTargets>(false), #[cfg(not(target_arch = "wasm32"))] allowed: "{options}",
           get: get_targets, set: set_targets },
-    Key { name: "double_quant", meaning: "double quantisation of the NF4 constants (finetune=qlora, quant=nf4)", unit: "-", label: "Double quantisation", values: flag("off", "on"), allowed: "`0`, `1`",
+    Key { name: "double_quant", #[cfg(not(target_arch = "wasm32"))] meaning: "double quantisation of the NF4 constants (finetune=qlora, quant=nf4)", unit: "-", label: "Double quantisation", values: flag("off", "on"), #[cfg(not(target_arch = "wasm32"))] allowed: "`0`, `1`",
           get: get_double_quant, set: set_double_quant },
-    Key { name: "weight_dtype", meaning: "storage dtype of unquantised weights (inference, serving)", unit: "-", label: "Weights (inference)", values: options::<Dtype>(false), allowed: "{options}; `int8`/`int4` are read as `quant=int8_g`/`int4_g`",
+    Key { name: "weight_dtype", #[cfg(not(target_arch = "wasm32"))] meaning: "storage dtype of unquantised weights (inference, serving)", unit: "-", label: "Weights (inference)", values: options::<Dtype>(false), #[cfg(not(target_arch = "wasm32"))] allowed: "{options}; `int8`/`int4` are read as `quant=int8_g`/`int4_g`",
           get: |x| x.scenario.numerics.weight_dtype.show(), set: set_weight_dtype },
     field!("quant_group", scenario.numerics.quant_group, int(1, 1 << 20), "weights per int8/int4 scale group", "weights", "Quantisation group", "{range}"),
     field!("kv_dtype", scenario.numerics.kv_dtype, options::<Dtype>(false), "KV cache storage", "-", "KV cache", "{options}"),
@@ -681,14 +684,14 @@ pub const KEYS: &[Key] = &[
     field!("overlap_comm", scenario.runtime.overlap_comm, flag("off", "on"), "DeepSpeed overlap_comm (double-buffered reduce)", "-", "overlap_comm", "`0`, `1`"),
     field!("prefetch_bucket", scenario.runtime.prefetch_bucket, BUCKET, "DeepSpeed stage3_prefetch_bucket_size", "elements", "stage3 prefetch", "{range}"),
     field!("max_live_params", scenario.runtime.max_live_params, BUCKET, "DeepSpeed stage3_max_live_parameters", "elements", "stage3 max live", "{range}"),
-    Key { name: "gpu", meaning: "GPU preset id", unit: "-", label: "GPU", values: Values::Gpu, allowed: "a GPU id (see `memfit --help`)",
+    Key { name: "gpu", #[cfg(not(target_arch = "wasm32"))] meaning: "GPU preset id", unit: "-", label: "GPU", values: Values::Gpu, #[cfg(not(target_arch = "wasm32"))] allowed: "a GPU id (see `memfit --help`)",
           get: |x| x.scenario.cluster.gpu.clone(), set: set_gpu },
     field!("gpu_mem", scenario.cluster.gpu_mem_mib, opt_int(1, 1 << 30), "custom usable memory per GPU (overrides the preset)", "MiB", "Custom memory", "{range}, empty = preset"),
     field!("convention", scenario.stack.convention, options::<Convention>(false), "whose accounting", "-", "Convention", "{options}"),
     field!("units", view.units, options::<Units>(false), "display units", "-", "Units", "{options}"),
     field!("quant", scenario.numerics.quant, options::<Quant>(false), "weight format (inference and serving): quantised layouts to the byte", "-", "Weight format", "{options}"),
     field!("engine", scenario.serving.engine, options::<Engine>(false), "serving engine (`mode=serve`)", "-", "Engine", "{options}"),
-    Key { name: "engine_version", meaning: "engine release whose start-up is modelled", unit: "-", label: "Engine version", values: Values::Text, allowed: "`major.minor[.patch]`, empty = the newest modelled (see README, Serving)",
+    Key { name: "engine_version", #[cfg(not(target_arch = "wasm32"))] meaning: "engine release whose start-up is modelled", unit: "-", label: "Engine version", values: Values::Text, #[cfg(not(target_arch = "wasm32"))] allowed: "`major.minor[.patch]`, empty = the newest modelled (see README, Serving)",
           get: |x| x.scenario.serving.version.map(|v| v.to_string()).unwrap_or_default(), set: set_engine_version },
     field!("gpu_util", scenario.serving.gpu_util, Values::Float { hi: 1.0 }, "vLLM gpu_memory_utilization / SGLang mem_fraction_static / TensorRT-LLM free_gpu_memory_fraction", "fraction", "Memory fraction", "0 < x ≤ 1, empty = the engine's default"),
     field!("max_len", scenario.serving.max_len, opt_int(1, 1 << 26), "max_model_len (vLLM, SGLang context_length) / n_ctx (llama.cpp)", "tokens", "Max length", "{range}, empty = the model's context (`seq` + `gen` if the model has none)"),

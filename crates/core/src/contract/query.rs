@@ -12,7 +12,9 @@ use super::settings::Settings;
 use crate::estimate::Warning;
 
 /// The README's key table (markdown), generated from [`KEYS`] and the defaults so
-/// the documentation cannot drift (a test compares it with README.md).
+/// the documentation cannot drift (a test compares it with README.md). Not in the page's
+/// wasm modules (see [`Key::meaning`]).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn markdown_table() -> String {
     let d = Settings::default();
     let mut t = String::from(

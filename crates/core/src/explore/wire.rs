@@ -2,13 +2,15 @@
 //! to the page (the two wasm instances share no memory, so the answer travels as a
 //! string). Not JSON: reading JSON into [`MinGpus`] takes serde's deserializer, which
 //! cost the page's first module 15.2 KB of its gzip (2026-11-27: 408,415 → 393,203 B with
-//! it stubbed out); this line is read with a few `str::parse` calls.
+//! it stubbed out); this line is read with a few integer parses.
 //!
 //! The line is the fields in declaration order, separated by single spaces: integers in
 //! decimal, `-` for `None`, enums by their query-string spelling ([`Spelled::as_str`]),
-//! `sp` as `0`/`1`, and `f64`s by `Display`, which writes the shortest decimal that
-//! parses back to the same value (NaN and the infinities included), so
-//! `min_gpus_from_line(&min_gpus_to_line(m)) == Some(m)` exactly (bit for bit).
+//! `sp` as `0`/`1`, and `f64`s as their IEEE 754 bits in hexadecimal ([`f64::to_bits`]:
+//! NaN and the infinities included), so `min_gpus_from_line(&min_gpus_to_line(m)) ==
+//! Some(m)` exactly (bit for bit). Not their decimal: reading a decimal `f64` links the
+//! standard library's float parser, whose only user in the page's first module this was
+//! (its `POWER_OF_FIVE_128` table alone is 10.4 KB).
 
 use super::{Candidate, MinGpus};
 use crate::comm::Comm;
@@ -77,7 +79,7 @@ fn candidate_to(out: &mut String, c: &Candidate) {
         out,
         " + {dp} {tp} {pp} {cp} {} {} {} {} {} {batch} {microbatches} {} {vpp} {} \
          {per_gpu_bytes} {headroom_bytes} {c_dp} {c_tp} {c_pp} {c_cp} {c_ep} \
-         {tokens_per_step} {compute_overhead} {step_s} {tokens_per_s_per_gpu} {mfu}",
+         {tokens_per_step} {:x} {:x} {:x} {:x}",
         zero.as_str(),
         fsdp.as_str(),
         offload_opt.as_str(),
@@ -85,6 +87,10 @@ fn candidate_to(out: &mut String, c: &Candidate) {
         recompute.as_str(),
         u8::from(*sp),
         schedule.as_str(),
+        compute_overhead.to_bits(),
+        step_s.to_bits(),
+        tokens_per_s_per_gpu.to_bits(),
+        mfu.to_bits(),
     );
 }
 
@@ -125,6 +131,11 @@ fn candidate_from<'a>(t: &mut impl Iterator<Item = &'a str>) -> Option<Candidate
             next()?.parse().ok()?
         };
     }
+    macro_rules! float {
+        () => {
+            f64::from_bits(u64::from_str_radix(next()?, 16).ok()?)
+        };
+    }
     macro_rules! spelled {
         () => {
             Spelled::parse(next()?)?
@@ -159,10 +170,10 @@ fn candidate_from<'a>(t: &mut impl Iterator<Item = &'a str>) -> Option<Candidate
             ep: num!(),
         },
         tokens_per_step: num!(),
-        compute_overhead: num!(),
-        step_s: num!(),
-        tokens_per_s_per_gpu: num!(),
-        mfu: num!(),
+        compute_overhead: float!(),
+        step_s: float!(),
+        tokens_per_s_per_gpu: float!(),
+        mfu: float!(),
     })
 }
 

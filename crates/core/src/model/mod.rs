@@ -275,7 +275,9 @@ pub struct Preset {
     /// Relative tolerance of the published count: 0 when the publisher gives the
     /// exact integer, larger when it only gives a rounded figure (GPT-3's "175.0B").
     pub published_rel_tol: f64,
-    /// Where the shape and count come from.
+    /// Where the shape and count come from (native builds only: the page never shows it,
+    /// and its 7.7 KB of text stay out of the wasm modules).
+    #[cfg(not(target_arch = "wasm32"))]
     pub source: &'static str,
     /// The exact count of a model whose blocks an [`Arch`] cannot describe (a hybrid of
     /// attention, Mamba, short-convolution or linear-attention blocks: its `arch` is the

@@ -38,7 +38,7 @@ pub static HYBRID_PRESETS: &[Preset] = &[
         arch: Arch { layers: 64, hidden: 4096, heads: 1, kv_heads: 1, head_dim: 4096, ffn: 8192, vocab: 32_768, tied: false, mamba_layers: 64, ssm_version: 2, ssm_inner: 8192, ssm_state: 128, ssm_groups: 8, ssm_heads: 128, ssm_conv: 4, ..BASE },
         published_params: 7_285_403_648,
         published_rel_tol: 0.0,
-        source: "https://huggingface.co/mistralai/Mamba-Codestral-7B-v0.1 config.json (mamba2: 128 heads of 64, 8 groups, state 128, untied); count = Mistral's announcement (7,285,403,648) = transformers num_parameters()",
+        #[cfg(not(target_arch = "wasm32"))] source: "https://huggingface.co/mistralai/Mamba-Codestral-7B-v0.1 config.json (mamba2: 128 heads of 64, 8 groups, state 128, untied); count = Mistral's announcement (7,285,403,648) = transformers num_parameters()",
         exact: None,
     },
     Preset {
@@ -47,7 +47,7 @@ pub static HYBRID_PRESETS: &[Preset] = &[
         arch: Arch { layers: 32, hidden: 4096, heads: 32, kv_heads: 8, head_dim: 128, ffn: 14_336, vocab: 65_536, tied: false, experts: 16, top_k: 2, moe_ffn: 14_336, first_dense: 16, mamba_layers: 28, ssm_version: 1, ssm_inner: 8192, ssm_state: 16, ssm_conv: 4, ..BASE },
         published_params: 52_000_000_000,
         published_rel_tol: 0.01,
-        source: "https://huggingface.co/ai21labs/Jamba-v0.1 config.json (jamba: attention every 8th block from 4, MoE every 2nd from 1); model card: 52B total, 12B active",
+        #[cfg(not(target_arch = "wasm32"))] source: "https://huggingface.co/ai21labs/Jamba-v0.1 config.json (jamba: attention every 8th block from 4, MoE every 2nd from 1); model card: 52B total, 12B active",
         exact: Some(Exact { params: 51_570_323_328, largest_layer: 268_435_456 }),
     },
     Preset {
@@ -56,7 +56,7 @@ pub static HYBRID_PRESETS: &[Preset] = &[
         arch: Arch { layers: 52, hidden: 4096, heads: 32, kv_heads: 8, head_dim: 128, ffn: 21_504, vocab: 131_072, tied: false, attn_layers: Some(4), mamba_layers: 24, ssm_version: 2, ssm_inner: 8192, ssm_state: 128, ssm_groups: 8, ssm_heads: 128, ssm_conv: 4, ssm_chunk: 128, ..BASE },
         published_params: 8_000_000_000,
         published_rel_tol: 0.02,
-        source: "https://huggingface.co/nvidia/Nemotron-H-8B-Base-8K config.json (nemotron_h: pattern of 24 M, 4 *, 24 -); model card: 8B parameters",
+        #[cfg(not(target_arch = "wasm32"))] source: "https://huggingface.co/nvidia/Nemotron-H-8B-Base-8K config.json (nemotron_h: pattern of 24 M, 4 *, 24 -); model card: 8B parameters",
         exact: Some(Exact { params: 8_100_852_736, largest_layer: 536_870_912 }),
     },
     Preset {
@@ -65,7 +65,7 @@ pub static HYBRID_PRESETS: &[Preset] = &[
         arch: Arch { layers: 48, hidden: 2048, heads: 16, kv_heads: 2, head_dim: 256, ffn: 5120, vocab: 151_936, tied: false, experts: 512, top_k: 10, shared_experts: 1, moe_ffn: 512, linear_layers: 36, ssm_conv: 4, lin_k_heads: 16, lin_v_heads: 32, lin_k_dim: 128, lin_v_dim: 128, rope_partial: true, ..BASE },
         published_params: 80_000_000_000,
         published_rel_tol: 0.01,
-        source: "https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct config.json (qwen3_next: full attention every 4th block); model card: 80B in total, 3B activated",
+        #[cfg(not(target_arch = "wasm32"))] source: "https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct config.json (qwen3_next: full attention every 4th block); model card: 80B in total, 3B activated",
         exact: Some(Exact { params: 79_674_391_296, largest_layer: 311_164_928 }),
     },
     Preset {
@@ -74,7 +74,7 @@ pub static HYBRID_PRESETS: &[Preset] = &[
         arch: Arch { layers: 16, hidden: 2048, heads: 32, kv_heads: 8, head_dim: 64, ffn: 8192, vocab: 65_536, tied: true, conv_layers: 10, ssm_conv: 3, ..BASE },
         published_params: 1_170_340_608,
         published_rel_tol: 0.0,
-        source: "https://huggingface.co/LiquidAI/LFM2-1.2B config.json (lfm2: attention at 2, 5, 8, 10, 12, 14); model card: 1,170,340,608 parameters",
+        #[cfg(not(target_arch = "wasm32"))] source: "https://huggingface.co/LiquidAI/LFM2-1.2B config.json (lfm2: attention at 2, 5, 8, 10, 12, 14); model card: 1,170,340,608 parameters",
         exact: Some(Exact { params: 1_170_340_608, largest_layer: 134_217_728 }),
     },
     Preset {
@@ -83,7 +83,7 @@ pub static HYBRID_PRESETS: &[Preset] = &[
         arch: Arch { layers: 40, hidden: 1536, heads: 12, kv_heads: 4, head_dim: 128, ffn: 512, vocab: 100_352, tied: true, experts: 64, top_k: 6, shared_experts: 2, moe_ffn: 512, mamba_layers: 36, ssm_version: 2, ssm_inner: 3072, ssm_state: 128, ssm_groups: 1, ssm_heads: 48, ssm_conv: 4, ..BASE },
         published_params: 7_000_000_000,
         published_rel_tol: 0.01,
-        source: "https://huggingface.co/ibm-granite/granite-4.0-h-tiny config.json (granitemoehybrid: attention in 4 of 40 blocks); model card: 7B total, 1B active",
+        #[cfg(not(target_arch = "wasm32"))] source: "https://huggingface.co/ibm-granite/granite-4.0-h-tiny config.json (granitemoehybrid: attention in 4 of 40 blocks); model card: 7B total, 1B active",
         exact: Some(Exact { params: 6_939_037_248, largest_layer: 154_140_672 }),
     },
     Preset {
@@ -92,7 +92,7 @@ pub static HYBRID_PRESETS: &[Preset] = &[
         arch: Arch { layers: 44, hidden: 3072, heads: 12, kv_heads: 2, head_dim: 128, ffn: 12_288, vocab: 130_048, tied: false, attn_layers: Some(44), mamba_layers: 44, ssm_version: 2, ssm_inner: 3072, ssm_state: 256, ssm_groups: 1, ssm_heads: 24, ssm_conv: 4, ssm_chunk: 128, ..BASE },
         published_params: 7_585_513_568,
         published_rel_tol: 0.0,
-        source: "https://huggingface.co/tiiuae/Falcon-H1-7B-Base config.json (falcon_h1: parallel attention and Mamba-2 in every block); count = transformers num_parameters()",
+        #[cfg(not(target_arch = "wasm32"))] source: "https://huggingface.co/tiiuae/Falcon-H1-7B-Base config.json (falcon_h1: parallel attention and Mamba-2 in every block); count = transformers num_parameters()",
         exact: Some(Exact { params: 7_585_513_568, largest_layer: 399_507_456 }),
     },
     Preset {
@@ -101,7 +101,7 @@ pub static HYBRID_PRESETS: &[Preset] = &[
         arch: Arch { layers: 32, hidden: 4096, heads: 32, kv_heads: 8, head_dim: 128, ffn: 14_336, vocab: 128_256, tied: false, mamba_layers: 29, ssm_version: 2, ssm_inner: 8192, ssm_state: 128, ssm_groups: 1, ssm_heads: 128, ssm_conv: 4, rope_partial: true, ..BASE },
         published_params: 9_780_235_392,
         published_rel_tol: 0.0,
-        source: "https://huggingface.co/ibm-ai-platform/Bamba-9B config.json (bamba: attention at 9, 18, 27); count = transformers num_parameters()",
+        #[cfg(not(target_arch = "wasm32"))] source: "https://huggingface.co/ibm-ai-platform/Bamba-9B config.json (bamba: attention at 9, 18, 27); count = transformers num_parameters()",
         exact: Some(Exact { params: 9_780_235_392, largest_layer: 525_336_576 }),
     },
     Preset {
@@ -110,7 +110,7 @@ pub static HYBRID_PRESETS: &[Preset] = &[
         arch: Arch { layers: 80, hidden: 6144, heads: 64, kv_heads: 8, head_dim: 128, ffn: 9216, vocab: 200_064, tied: false, experts: 32, top_k: 2, moe_ffn: 9216, linear_layers: 70, lin_v_heads: 64, lin_v_dim: 128, lin_kind: LinKind::Lightning, ..BASE },
         published_params: 456_000_000_000,
         published_rel_tol: 0.001,
-        source: "https://huggingface.co/MiniMaxAI/MiniMax-Text-01 config.json (minimax: softmax attention every 8th block, lightning attention in the others); model card: 456B total, 45.9B activated per token",
+        #[cfg(not(target_arch = "wasm32"))] source: "https://huggingface.co/MiniMaxAI/MiniMax-Text-01 config.json (minimax: softmax attention every 8th block, lightning attention in the others); model card: 456B total, 45.9B activated per token",
         exact: Some(Exact { params: 456_089_655_296, largest_layer: 1_229_193_216 }),
     },
 ];

@@ -1,0 +1,177 @@
+//! The fewest-GPU line next to the verdict ("Fits on 16 × H100 at the earliest …") and
+//! its search. The first module draws the line and not the search: the search runs in
+//! its own module (`memfit-search`, `src/search.rs`), in a Web Worker ([`super::worker`])
+//! that starts after the first result is painted, or, when no worker can run, on the main
+//! thread in slices ([`run_sliced`]) after that module is loaded here ([`super::split`]).
+//! The answer travels as one line of text ([`min_gpus_from_line`]).
+
+use super::explore::run_sliced;
+use super::split;
+use super::worker::{self, Kind};
+use leptos::prelude::*;
+use memfit_core::contract::query::encode;
+use memfit_core::contract::Settings;
+use memfit_core::explore::{min_gpus_from_line, sweep_key, MinGpus};
+use memfit_core::scenario::Scenario;
+use std::sync::Arc;
+use std::time::Duration;
+use wasm_bindgen::JsCast;
+
+/// The fewest-GPU search's state (the line next to the verdict), always computed.
+#[derive(Clone, Copy)]
+pub struct MinSearch {
+    /// The fewest-GPU answer for `(key, answer)`.
+    pub min: RwSignal<Option<Arc<(Scenario, MinGpus)>>>,
+    /// The key the page wants.
+    pub key: Memo<Scenario>,
+    /// Why the search could not run (its module did not load), once that happened.
+    pub failed: RwSignal<Option<String>>,
+}
+
+/// Runs the fewest-GPU search for every scenario. The search may sweep many cluster
+/// sizes. In the worker it starts at once (a newer request abandons it there), so its
+/// answer can join the deferred panels' frame instead of costing a frame of its own; on
+/// the main thread it waits for a pause in the typing.
+pub fn use_min_gpus(settings: RwSignal<Settings>) -> MinSearch {
+    let min = RwSignal::new(None::<Arc<(Scenario, MinGpus)>>);
+    let failed = RwSignal::new(None::<String>);
+    let key = Memo::new(move |_| settings.with(|x| sweep_key(&x.scenario)));
+    Effect::new(move |first: Option<()>| {
+        let k = key.get();
+        let current = {
+            let k = k.clone();
+            move || key.with_untracked(|now| *now == k)
+        };
+        let ask = move || {
+            let known = min.with_untracked(|m| m.as_ref().is_some_and(|x| x.0 == k));
+            if !current() || known {
+                return;
+            }
+            let (k3, alive3) = (k.clone(), current.clone());
+            let here = move || search_here(k3, alive3, min, failed);
+            let (k4, alive4, fallback) = (k.clone(), current.clone(), here.clone());
+            let sent = worker::request(
+                Kind::Min,
+                encode(&k.clone().into()),
+                Box::new(move |line, _| match min_gpus_from_line(&line) {
+                    Some(m) if alive4() => min.set(Some(Arc::new((k4, m)))),
+                    Some(_) => {}
+                    None => fallback(),
+                }),
+            );
+            if !sent {
+                here();
+            }
+        };
+        if worker::on_main_thread() {
+            set_timeout(ask, Duration::from_millis(300));
+        } else if first.is_none() {
+            // At load, the worker starts after the first result is painted.
+            request_animation_frame(move || set_timeout(ask, Duration::ZERO));
+        } else {
+            ask();
+        }
+    });
+    MinSearch { min, key, failed }
+}
+
+/// The fewest-GPU search on the main thread, in slices (no worker could run it): the
+/// search's module (`memfit-search`) is loaded on this thread and its `ExploreJob` run.
+fn search_here(
+    k: Scenario,
+    alive: impl Fn() -> bool + 'static,
+    min: RwSignal<Option<Arc<(Scenario, MinGpus)>>>,
+    failed: RwSignal<Option<String>>,
+) {
+    let query = encode(&k.clone().into());
+    leptos::task::spawn_local(async move {
+        let job = match split::search_job(&query).await {
+            Ok(job) => JsJob(job, false),
+            Err(e) => {
+                let why = match e.dyn_ref::<js_sys::Error>() {
+                    Some(e) => String::from(e.message()),
+                    None => e.as_string().unwrap_or_else(|| format!("{e:?}")),
+                };
+                failed.set(Some(why));
+                return;
+            }
+        };
+        run_sliced(job, JsJob::step, alive, move |mut job, _| {
+            job.1 = true;
+            let line = split::method(&job.0, "finish", &[])
+                .ok()
+                .and_then(|v| v.as_string());
+            if let Some(m) = line.as_deref().and_then(min_gpus_from_line) {
+                min.set(Some(Arc::new((k, m))));
+            }
+        });
+    });
+}
+
+/// The search module's `ExploreJob` (a JavaScript object), freed when dropped unless its
+/// `finish` (which frees it) was called.
+struct JsJob(js_sys::Object, bool);
+
+impl JsJob {
+    fn step(&mut self, layouts: u64) -> bool {
+        let n = wasm_bindgen::JsValue::from(layouts as u32);
+        split::method(&self.0, "step", &[n]).map_or(true, |v| v.as_bool().unwrap_or(true))
+    }
+}
+
+impl Drop for JsJob {
+    fn drop(&mut self) {
+        if !self.1 {
+            let _ = split::method(&self.0, "free", &[]);
+        }
+    }
+}
+
+/// "Fits on 16 × H100 at the earliest (TP 4 × PP 2 × DP 2, ZeRO-1)", next to the verdict.
+#[component]
+pub fn MinGpusLine(settings: RwSignal<Settings>, explorer: MinSearch) -> impl IntoView {
+    let answer = move || {
+        let k = explorer.key.get();
+        explorer
+            .min
+            .with(|m| m.as_ref().filter(|m| m.0 == k).map(|m| m.1.clone()))
+    };
+    let text = move || {
+        match answer() {
+        None => match explorer.failed.get() {
+            None => "Fewest GPUs: searching…".to_string(),
+            Some(why) => format!("Fewest GPUs: the search could not load ({why}). Reload the page to try again."),
+        },
+        Some(m) => match m.value {
+            Some(g) => format!(
+                "Fewest GPUs: fits on {g} × {} at the earliest{}.",
+                settings.with(|x| x.scenario.gpu().name),
+                m.layout
+                    .map(|l| format!(" ({})", l.describe_in(settings.with(|x| x.scenario.workload.mode))))
+                    .unwrap_or_default()
+            ),
+            None => format!("Fewest GPUs: no layout fits on up to {} nodes × {} GPUs (the CLI searches up to 1,024 nodes).", m.nodes, m.gpus_per_node),
+        },
+    }
+    };
+    let link = move || {
+        answer().and_then(|m| {
+            let l = m.layout?;
+            let (gpn, nodes) = (m.gpus_per_node, m.nodes);
+            let to = move |s: &mut Scenario| {
+                s.cluster.gpus_per_node = memfit_core::scenario::at_least_one(gpn);
+                s.cluster.nodes = memfit_core::scenario::at_least_one(nodes);
+                l.apply(s);
+            };
+            let url = settings.with(|x| {
+                let mut t = x.clone();
+                to(&mut t.scenario);
+                format!("?{}", encode(&t))
+            });
+            Some(view! { " " <a href=url data-testid="load-min-gpus" on:click=move |ev| { ev.prevent_default(); settings.update(|x| to(&mut x.scenario)); }>"load it"</a> })
+        })
+    };
+    view! {
+        <p class="panel min-gpus" data-testid="min-gpus" aria-live="polite">{text}{link}</p>
+    }
+}
