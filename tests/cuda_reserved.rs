@@ -13,6 +13,7 @@ use memfit_core::opstream::{replayed, run_of};
 use memfit_evidence::cuda::{held_out, runs, settings, train_keys, TRAIN, TRAIN_D};
 
 use memfit_evidence::cuda::CONTEXT_BYTES as CTX;
+use memfit_evidence::stats::median_max;
 
 struct Row {
     id: String,
@@ -46,17 +47,6 @@ fn rows() -> Vec<Row> {
         }
     }
     out
-}
-
-fn median_max(mut v: Vec<f64>) -> (f64, f64) {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let n = v.len();
-    let med = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    };
-    (med, v[n - 1])
 }
 
 /// The calibration bound of a run the templates hold, and why it is wider than 2 %.

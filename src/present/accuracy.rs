@@ -219,14 +219,7 @@ pub fn cuda_summary(t: &CudaTable) -> String {
     let mut s = first_set_summary(t);
     let (c, h) = (&t.set_d.calibration, &t.set_d.held_out);
     if h.train.n + h.generate.n > 0 {
-        let p = |x: &Part| {
-            format!(
-                "{} runs, median |error| {:.1} %, max {:.1} %",
-                x.n,
-                x.median * 100.0,
-                x.max * 100.0
-            )
-        };
+        let p = |x: &Part| runs_median_max(x, "median |error|");
         s.push_str(&format!(
             " Set D, measured the same way: held out (a third of its runs, set aside before they were measured; read once) training {}, generate {}; calibration training {}, generate {}.",
             p(&h.train), p(&h.generate), p(&c.train), p(&c.generate)
@@ -234,20 +227,23 @@ pub fn cuda_summary(t: &CudaTable) -> String {
     }
     let r = &t.reserved;
     if r.held_out.n + r.calibration.n > 0 {
-        let p = |x: &Part| {
-            format!(
-                "{} runs, median {:.1} %, max {:.1} %",
-                x.n,
-                x.median * 100.0,
-                x.max * 100.0
-            )
-        };
+        let p = |x: &Part| runs_median_max(x, "median");
         s.push_str(&format!(
             " What runs out, memfit's per-GPU figure against max_memory_reserved + the CUDA context: held out (set D, read once) {} ({} of them replayed op by op: {}); calibration {} (replayed: {}). Runs no op-level template holds (mixture-of-experts, multi-GPU layouts) add the flat 5 % share.",
             p(&r.held_out), r.held_out_op.n, p(&r.held_out_op), p(&r.calibration), p(&r.calibration_op)
         ));
     }
     s
+}
+
+/// `N runs, <median> M %, max X %` of one part.
+fn runs_median_max(x: &Part, median: &str) -> String {
+    format!(
+        "{} runs, {median} {:.1} %, max {:.1} %",
+        x.n,
+        x.median * 100.0,
+        x.max * 100.0
+    )
 }
 
 fn first_set_summary(t: &CudaTable) -> String {
