@@ -5,8 +5,8 @@
 //! multiple of 3; set D's held-out runs are never read here.
 //!
 //! A run the op-level templates hold (`memfit_core::opstream::run_of`) gets the replayed
-//! allocator gap; the others (mixture-of-experts: tokens are routed by value) the flat `frag`
-//! share. The two groups are reported apart.
+//! allocator gap; the others the flat `frag` share (none of these runs since the
+//! mixture-of-experts templates). The two groups are reported apart.
 
 use memfit_core::contract::report::estimate_with;
 use memfit_core::opstream::{replayed, run_of};
@@ -66,6 +66,12 @@ fn bound(id: &str) -> (f64, &'static str) {
             0.025,
             "fp32 with math SDPA: the replayed stream is −2.2 % (docs/allocator.md)",
         ),
+        "C25" => (
+            0.035,
+            "OLMoE: the template routes every expert an even share of the tokens (T·top_k/E), as \
+             the meta-device tracer does, whose replay of this run is −3.0 % as well \
+             (docs/allocator.md); real routing is by value",
+        ),
         "D05" => (
             0.035,
             "Gemma 2, eager, autocast: the replay of its real CUDA trace is −2.0 % \
@@ -91,7 +97,10 @@ fn reserved_on_calibration_runs() {
             ));
         }
     }
-    for group in [true, false] {
+    for group in [true, false]
+        .into_iter()
+        .filter(|g| rows.iter().any(|r| r.op == *g))
+    {
         let e: Vec<f64> = rows
             .iter()
             .filter(|r| r.op == group)
@@ -113,17 +122,12 @@ fn reserved_on_calibration_runs() {
     assert!(beyond.is_empty(), "{beyond:#?}");
     let (m, _) = median_max(op.iter().map(|r| r.err.abs()).collect());
     assert!(m <= 0.01, "median {:.2} %", 100.0 * m);
-    // What the templates do not hold, named: LoRA, mixture-of-experts, Gemma 3 past its
-    // 512-token window.
+    // Every calibration run is one a template holds (since the mixture-of-experts templates).
     let flat: Vec<&str> = rows
         .iter()
         .filter(|r| !r.op)
         .map(|r| r.id.as_str())
         .collect();
-    assert_eq!(
-        flat,
-        ["C18", "C25", "D26", "D28"],
-        "the runs left flat: mixture-of-experts"
-    );
+    assert!(flat.is_empty(), "runs left to the flat share: {flat:?}");
     assert!(!rows.iter().any(|r| held_out(&r.id)));
 }

@@ -183,7 +183,7 @@ fn every_template_rebuilds_a_consistent_stream() {
 }
 
 /// The class read off an imported shape is its `transformers` family, for every model of the
-/// measured runs (their `config.json`s); mixture-of-experts models have none.
+/// measured runs (their `config.json`s).
 #[test]
 fn classes_of_the_measured_models() {
     use memfit_core::opstream::class;
@@ -199,9 +199,8 @@ fn classes_of_the_measured_models() {
             let s = settings(r, &train_keys(r)).unwrap();
             let c = class(&s.scenario.arch());
             let want = match mt {
-                "olmoe" | "qwen2_moe" => None,
-                "gemma3_text" | "gemma2" | "gpt2" | "llama" | "mistral" | "phi3" | "qwen2"
-                | "qwen3" => Some(mt),
+                "olmoe" | "qwen2_moe" | "gemma3_text" | "gemma2" | "gpt2" | "llama" | "mistral"
+                | "phi3" | "qwen2" | "qwen3" => Some(mt),
                 other => panic!("{id}: model_type {other} not expected"),
             };
             assert_eq!(

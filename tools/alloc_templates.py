@@ -77,7 +77,7 @@ def all_keys():
     """Every key `--all` derives: each class at fp32, bf16 autocast and pure bf16, SDPA and eager
     (Gemma 2: eager only, transformers has no SDPA path for it), with and without checkpointing;
     then LoRA (LORA_CLASSES) on each target set, with and without checkpointing."""
-    out = lora_keys()
+    out = lora_keys() + moe_keys()
     for c in CLASSES:
         name, _, extra = c.partition("|")
         for pol in ("fp32", "amp_bf16", "bf16_pure"):
@@ -86,6 +86,22 @@ def all_keys():
                     continue
                 for ck in "01":
                     out.append(f"{name}|{pol}|{attn}|{ck}" + (f"|{extra}" if extra else ""))
+    return out
+
+
+# Mixture-of-experts, each model's own experts and top-k (tokens routed evenly, T·top_k/E each, as
+# tools/trace_alloc.py routes them; bm: the micro-batch multiple that makes that whole).
+MOE_CLASSES = ["olmoe-1b-7b|bm=8", "qwen1.5-moe-a2.7b|bm=15"]
+
+
+def moe_keys():
+    out = []
+    for c in MOE_CLASSES:
+        name, _, extra = c.partition("|")
+        for pol in ("fp32", "amp_bf16", "bf16_pure"):
+            for attn in ("sdpa", "eager"):
+                for ck in "01":
+                    out.append(f"{name}|{pol}|{attn}|{ck}|{extra}")
     return out
 
 
@@ -123,12 +139,16 @@ def config(MC, name, attn, v):
         cfg.sliding_window = 5 if OVERRIDE.get("win") else 1 << 20
     heads = v["kv"] * (1 if mha else v["g"])
     kvh = v["kv"]
-    derived_d = cfg.model_type in ("gpt2", "phi3")  # head size = hidden / heads
+    derived_d = cfg.model_type in ("gpt2", "phi3", "olmoe", "qwen2_moe")  # head size = hidden / heads
     h = heads * v["d"] if derived_d else v["h"]
     if cfg.model_type == "gpt2":
         cfg.n_embd, cfg.n_head, cfg.n_inner, cfg.n_layer = h, heads, v["f"], LAYERS
         cfg.n_positions = v["P"]
     else:
+        if getattr(cfg, "moe_intermediate_size", None):
+            # Qwen2-MoE: f is an expert's width; the shared expert keeps its multiple of it
+            mult = round(cfg.shared_expert_intermediate_size / cfg.moe_intermediate_size)
+            cfg.moe_intermediate_size, cfg.shared_expert_intermediate_size = v["f"], mult * v["f"]
         cfg.hidden_size, cfg.intermediate_size, cfg.num_attention_heads = h, v["f"], heads
         cfg.num_key_value_heads = kvh
         cfg.num_hidden_layers = LAYERS
@@ -593,10 +613,29 @@ def traced(tr):
 
 
 def derive(key, check=True):
+    """One key's template; `bm=M` (mixture-of-experts) makes the micro-batch a multiple of M, so
+    that every expert's even share of the tokens, T·top_k/E, is whole."""
+    bm = next((int(r[3:]) for r in key.split("|") if r.startswith("bm=")), 1)
+    keep = dict(PRIMES), dict(CHECK), dict(FACTORS)
+    if bm > 1:
+        PRIMES["b"], CHECK["b"], FACTORS["b"] = 11 * bm, 2 * bm, (11, bm)
+        # grouped expert GEMMs want 16-byte rows: the FFN width a multiple of 8
+        PRIMES["f"], CHECK["f"], FACTORS["f"] = 19 * 8, 59 * 8, (19, 8)
+    try:
+        return derive_(key, check)
+    finally:
+        for d, k in zip((PRIMES, CHECK, FACTORS), keep):
+            d.clear()
+            d.update(k)
+
+
+def derive_(key, check=True):
     name, policy, attn, ckpt, *rest = key.split("|")
     ckpt = ckpt == "1"
     OVERRIDE.clear()
     for r in rest:
+        if r.startswith("bm="):
+            continue
         k, _, val = r.partition("=")
         OVERRIDE[k] = val == "1"
     L, period, pat = layers_for(name, attn)
@@ -634,6 +673,11 @@ def class_key(key, t):
     partial = (rp.get("partial_rotary_factor") or getattr(cfg, "partial_rotary_factor", 1.0) or 1.0) < 1.0
     c = f"{t['model_type']}|{'tied' if t['tied'] else 'untied'}|{'mha' if t['mha'] else 'gqa'}"
     c += "|partial" if partial else ""
+    experts = getattr(cfg, "num_experts", 0) or getattr(cfg, "num_local_experts", 0) or 0
+    if experts:  # mixture-of-experts: experts, top-k and the shared expert's width in experts
+        c += f"|E{experts}k{cfg.num_experts_per_tok}"
+        if getattr(cfg, "shared_expert_intermediate_size", 0):
+            c += f"s{round(cfg.shared_expert_intermediate_size / cfg.moe_intermediate_size)}"
     return f"{c}|{policy}|{attn}|{ckpt}" + ("|win=1" if t.get("window") else "")
 
 
@@ -761,7 +805,7 @@ def main():
         del args[i:i + 2]
     check = "--check" in args
     args = [a for a in args if a != "--check"]
-    keys = all_keys() if args == ["--all"] else lora_keys() if args == ["--lora"] else args
+    keys = all_keys() if args == ["--all"] else lora_keys() if args == ["--lora"] else moe_keys() if args == ["--moe"] else args
     res = {}
     for key in keys:
         try:

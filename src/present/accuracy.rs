@@ -229,7 +229,7 @@ pub fn cuda_summary(t: &CudaTable) -> String {
     if r.held_out.n + r.calibration.n > 0 {
         let p = |x: &Part| runs_median_max(x, "median");
         s.push_str(&format!(
-            " What runs out, memfit's per-GPU figure against max_memory_reserved + the CUDA context: held out (set D, read once) {}, of which the caching allocator was replayed on the op-level stream of {}; calibration {}, replayed on {}. Runs no op-level template holds (mixture-of-experts, multi-GPU layouts) add the flat 5 % share.",
+            " What runs out, memfit's per-GPU figure against max_memory_reserved + the CUDA context: held out (set D, read once) {}, of which the caching allocator was replayed on the op-level stream of {}; calibration {}, replayed on {}. Runs no op-level template holds (multi-GPU layouts, DeepSpeed, Megatron, other mixture-of-experts shapes) add the flat 5 % share.",
             p(&r.held_out), p(&r.held_out_op), p(&r.calibration), p(&r.calibration_op)
         ));
     }

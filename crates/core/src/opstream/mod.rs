@@ -83,14 +83,15 @@ pub fn template(key: &str) -> Option<Arc<Template>> {
 /// and GELU in ops → `gpt2`; fused q, k, v and gate/up → `phi3`; four norms per block with
 /// soft-capping → `gemma2`, with per-head q/k norms → `gemma3_text`; otherwise RMSNorm,
 /// SwiGLU, two norms: per-head q/k norms → `qwen3`, q/k/v biases → `qwen2`, a sliding window
-/// over every layer → `mistral`, none of these → `llama`. Mixture-of-experts, latent
-/// attention, state-space, hybrid and encoder models have none.
+/// over every layer → `mistral`, none of these → `llama`. Mixture-of-experts: full-width q/k
+/// norms without a shared expert → `olmoe`, q/k/v biases with a gated shared expert →
+/// `qwen2_moe`, each with its experts, top-k and shared width in experts (`|E64k8`,
+/// `|E60k4s4`). Latent attention, state-space, hybrid and encoder models have none.
 ///
 /// # Example
 /// Llama 3.2 1B (tied, 32 query heads over 8 KV heads): `llama|tied|gqa`.
 pub fn class(a: &Arch) -> Option<String> {
-    let odd = a.experts > 0
-        || a.mla.is_some()
+    let odd = a.mla.is_some()
         || a.encoder_layers > 0
         || a.mamba_layers > 0
         || a.conv_layers > 0
@@ -98,15 +99,17 @@ pub fn class(a: &Arch) -> Option<String> {
         || a.emb_norm
         || a.head_bias
         || a.attn_sinks
-        || a.qk_norm
-        || a.shared_experts > 0
         || a.kv_heads == 0
         || !a.heads.is_multiple_of(a.kv_heads);
     if odd {
         return None;
     }
     let rms_swiglu = a.norm == Norm::Rmsnorm && a.mlp == Mlp::Swiglu;
-    let family = if a.positions > 0 {
+    let family = if a.experts > 0 {
+        moe_family(a, rms_swiglu)?
+    } else if a.qk_norm || a.shared_experts > 0 {
+        return None;
+    } else if a.positions > 0 {
         let gpt2 = a.norm == Norm::Layernorm && a.fused_qkv && a.gelu_ops && a.bias == Bias::All;
         gpt2.then_some("gpt2")?
     } else if a.fused_qkv || a.fused_gate_up {
@@ -140,7 +143,35 @@ pub fn class(a: &Arch) -> Option<String> {
     if a.rope_partial {
         c.push_str("|partial");
     }
+    if a.experts > 0 {
+        c.push_str(&format!("|E{}k{}", a.experts, a.top_k));
+        if a.shared_experts > 0 {
+            c.push_str(&format!("s{}", a.shared_experts));
+        }
+    }
     Some(c)
+}
+
+/// A mixture-of-experts family the templates were traced for: OLMoE (full-width q/k norms, no
+/// shared expert) or Qwen2-MoE (q/k/v biases, a gated shared expert), every block routed.
+fn moe_family(a: &Arch, rms_swiglu: bool) -> Option<&'static str> {
+    let plain = rms_swiglu
+        && a.norms_per_layer == 2
+        && a.first_dense == 0
+        && !a.expert_bias
+        && !a.qk_norm_head
+        && a.positions == 0
+        && !a.fused_qkv
+        && !a.fused_gate_up
+        && a.window == 0;
+    if !plain {
+        return None;
+    }
+    match (a.qk_norm, a.shared_experts > 0, a.bias) {
+        (true, false, Bias::None) => Some("olmoe"),
+        (false, true, Bias::Qkv) if a.shared_gate => Some("qwen2_moe"),
+        _ => None,
+    }
 }
 
 /// A run the templates hold: its template's key, dimensions, layers and optimizer events.
@@ -177,7 +208,11 @@ pub fn run_of(s: &Scenario) -> Option<Run> {
         b: s.workload.batch.get() as u64,
         s: seq,
         h: a.hidden as u64,
-        f: a.ffn as u64,
+        f: if a.experts > 0 && a.moe_ffn > 0 {
+            a.moe_ffn as u64
+        } else {
+            a.ffn as u64
+        },
         v: a.vocab as u64,
         kv: a.kv_heads as u64,
         g: if mha {
@@ -196,7 +231,9 @@ pub fn run_of(s: &Scenario) -> Option<Run> {
             a.positions as u64
         },
     };
-    let derived_d = class.starts_with("gpt2") || class.starts_with("phi3");
+    let derived_d = ["gpt2", "phi3", "olmoe", "qwen2_moe"]
+        .iter()
+        .any(|f| class.starts_with(f));
     if derived_d && a.hidden as u64 != a.heads as u64 * a.head_dim as u64 {
         return None;
     }
