@@ -885,6 +885,8 @@ if (panicDist) {
     await page.getByTestId('panic').screenshot({ path: `${outDir}/panic.png` });
     await page.getByTestId('panic-reset').click();
     await page.getByTestId('per-gpu').waitFor();
+    // the link is written when the first result settles (src/ui/url.rs), not with it
+    await page.waitForFunction(() => location.search === '?v=1', null, { timeout: 5000 }).catch(() => {});
     check(new URL(page.url()).search === '?v=1', `after reset: ${page.url()}`);
   }, { allowPageError: /unreachable|panic test/, allowConsole: /panicked at|panic test/ });
 }
