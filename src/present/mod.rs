@@ -221,9 +221,12 @@ mod advanced_tests {
 
     #[test]
     fn counts_what_a_link_sets() {
-        let (x, _) = decode("layers=40&frag=10&cuda_ctx=600");
-        // cuda_ctx=600 is the default: not counted.
-        assert_eq!(differing(&x, &["layers", "hidden", "frag", "cuda_ctx"]), 2);
+        let (x, _) = decode("layers=40&frag=10&nccl=");
+        // nccl= is its default (empty): not counted.
+        assert_eq!(differing(&x, &["layers", "hidden", "frag", "nccl"]), 2);
+        // cuda_ctx=600 is a figure set by hand, no longer the default (per stack).
+        let (x, _) = decode("cuda_ctx=600");
+        assert_eq!(differing(&x, &["cuda_ctx"]), 1);
         assert_eq!(
             advanced_summary("Framework internals", 0, 9),
             "Framework internals (9, at their defaults)"

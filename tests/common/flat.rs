@@ -91,7 +91,7 @@ pub struct FlatSettings {
     pub schedule: Schedule,
     pub framework: Framework,
     pub ckpt_layers: u32,
-    pub cuda_ctx_mib: u32,
+    pub cuda_ctx_mib: Option<u32>,
     pub nccl_mib: Option<u32>,
     pub frag_pct: u32,
     pub reduce_bucket: u64,

@@ -676,7 +676,7 @@ pub const KEYS: &[Key] = &[
     field!("schedule", scenario.parallel.schedule, options::<Schedule>(false), "pipeline schedule", "-", "PP schedule", "{options}"),
     field!("framework", scenario.stack.framework, options::<Framework>(false), "whose allocations are modelled", "-", "Framework", "{options}"),
     field!("ckpt_layers", scenario.activations.ckpt_layers, int(0, 1024), "layers per model chunk (per stage without `vpp`) checkpointed with `recompute=full`", "layers", "Checkpointed layers", "0 (= all)–1024"),
-    field!("cuda_ctx", scenario.runtime.cuda_ctx_mib, int(0, 65_536), "CUDA context per GPU: the driver's memory outside the caching allocator (measured 685 MiB with torch 2.11 and CUDA 13.0 on an H200)", "MiB", "CUDA context", "{range}"),
+    field!("cuda_ctx", scenario.runtime.cuda_ctx_mib, opt_int(0, 65_536), "CUDA context per GPU: the driver's memory outside the caching allocator (measured 685 MiB with torch 2.11 and CUDA 13.0 on an H200)", "MiB", "CUDA context", "{range}, empty = per stack: 685 for framework=pytorch on Hopper (measured), else 600"),
     field!("nccl", scenario.runtime.nccl_mib, opt_int(0, 65_536), "NCCL communicator buffers per GPU", "MiB", "NCCL buffers", "{range}, empty = 0 on one GPU, else 256"),
     field!("frag", scenario.runtime.frag_pct, int(0, 100), "allocator reserve (reserved − allocated) where no op-level template holds the run (single-GPU transformers training is replayed instead); 0 = none", "% of allocated", "Fragmentation", "{range}"),
     field!("reduce_bucket", scenario.runtime.reduce_bucket, BUCKET, "DeepSpeed reduce_bucket_size", "elements", "reduce_bucket_size", "{range}"),

@@ -63,7 +63,7 @@ impl Default for Scenario {
             finetune: Tuning::Full,
             stack: Stack::default(),
             runtime: Runtime {
-                cuda_ctx_mib: 600,
+                cuda_ctx_mib: None,
                 nccl_mib: None,
                 frag_pct: 5,
                 zero_init: true,

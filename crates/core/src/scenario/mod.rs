@@ -10,11 +10,13 @@
 //! timeline, a solve) is not an input of the estimate: see `contract::Settings`.
 
 mod access;
+mod context;
 mod defaults;
 mod problems;
 mod serving;
 
 pub use access::*;
+pub use context::CudaContext;
 pub use serving::*;
 
 mod enums;
@@ -464,8 +466,9 @@ pub struct Stack {
 /// Runtime overheads and framework internals.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Runtime {
-    /// `cuda_ctx`: CUDA context + library workspaces per GPU, MiB.
-    pub cuda_ctx_mib: u32,
+    /// `cuda_ctx`: CUDA context per GPU, MiB (`None` = the stack's figure, see
+    /// [`Scenario::cuda_context`]).
+    pub cuda_ctx_mib: Option<u32>,
     /// `nccl`: NCCL communicator buffers per GPU, MiB (`None` = 0 on one GPU, else the default).
     pub nccl_mib: Option<u32>,
     /// `frag`: allocator fragmentation, percent of allocated bytes (reserved − allocated).

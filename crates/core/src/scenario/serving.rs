@@ -185,11 +185,11 @@ impl Scenario {
         }
         if let (Engine::Vllm, true, Some(u)) = (e, v < VLLM_V1_FROM, self.serving.gpu_util) {
             let total = self.cuda_total() as f64;
-            let ctx = self.runtime.cuda_ctx_mib as f64 * MIB as f64;
+            let ctx = self.cuda_ctx_mib() as f64 * MIB as f64;
             if total * u + ctx > total {
                 out.push((
                     "gpu_util",
-                    format!("gpu_util={u} leaves no room for the CUDA context ({} MiB) beside vLLM {v}'s budget: the V0 engine has no start-up check (0.9.1 added one) and would run out of memory allocating the KV cache or capturing CUDA graphs", self.runtime.cuda_ctx_mib),
+                    format!("gpu_util={u} leaves no room for the CUDA context ({} MiB) beside vLLM {v}'s budget: the V0 engine has no start-up check (0.9.1 added one) and would run out of memory allocating the KV cache or capturing CUDA graphs", self.cuda_ctx_mib()),
                 ));
             }
         }

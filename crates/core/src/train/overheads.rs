@@ -7,7 +7,8 @@ use super::*;
 ///
 /// # Formula
 /// ```text
-/// CUDA context                            C MiB                      (default 600)
+/// CUDA context                            C MiB                      (per stack: 685 measured for
+///                                                                     PyTorch on Hopper, else 600)
 /// cuBLAS workspaces (allocated)           n·w                        (see `cublas_workspaces`)
 /// NCCL communicator buffers               N MiB                      (default 256 with > 1 GPU, else 0)
 /// DeepSpeed ZeRO-1/2/3 reduce bucket      k·B_r·(2 if overlap_comm)   (B_r = reduce_bucket_size)
@@ -15,18 +16,19 @@ use super::*;
 /// DeepSpeed ZeRO-3 prefetch bucket        k·min(B_p, M_live − L)     (forward, backward; M_live =
 ///                                         stage3_max_live_parameters bounds the gathered params)
 /// ```
-/// Sources: CUDA 12 on Hopper was reported at 500–700 MiB (PyTorch "Understanding CUDA Memory
-/// Usage"); measured as total − free − reserved after initialisation: 718,077,952 B = 685 MiB
-/// with torch 2.11.0+cu130 on an H200 (`tests/data/cuda_h200/env.jsonl`; the default stays
-/// 600 MiB, which the serving engines' start-up figures were matched with); NCCL_BUFFSIZE 4 MiB per channel and peer (NCCL environment docs);
+/// Sources: the context per stack, [`Scenario::cuda_context`] (measured as total − free −
+/// reserved after initialisation: 718,077,952 B = 685 MiB with torch 2.11.0+cu130 on an H200,
+/// `tests/data/cuda_h200/env.jsonl`; elsewhere the 500–700 MiB reported for CUDA 12, PyTorch
+/// "Understanding CUDA Memory Usage", as 600 MiB); NCCL_BUFFSIZE 4 MiB per channel and peer (NCCL environment docs);
 /// DeepSpeed config defaults (reduce_bucket_size 5e8, allgather_bucket_size 5e8,
 /// stage3_prefetch_bucket_size 5e7); seed 001 (overlap_comm costs memory: ~+7%).
 pub(crate) fn overhead_items(s: &Scenario, l: &Layout, largest: u64, ledger: &mut Ledger) {
     let mib = Sym("MiB", 1 << 20);
     let (comp, gpu) = (Component::Overhead, Location::Gpu);
-    let e = Expr::new(&[Sym("C", s.runtime.cuda_ctx_mib as u128), mib, Mul]);
+    let ctx = s.cuda_context();
+    let e = Expr::new(&[Sym("C", ctx.mib as u128), mib, Mul]);
     let note = "CUDA context (driver memory outside the caching allocator)";
-    let src = "CUDA 12 on Hopper: 500–700 MiB (PyTorch notes: Understanding CUDA Memory Usage); 685 MiB measured with torch 2.11.0+cu130 on an H200 (tests/data/cuda_h200/env.jsonl)";
+    let src = ctx.source;
     ledger.push_expr(
         &[],
         Mech::CudaContext,

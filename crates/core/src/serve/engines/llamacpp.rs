@@ -71,7 +71,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let cells3 = (n_ub, n_ctx, swa_cells);
     let activation = activation_expr(s, arch, place, &split, cells3, (full, windowed), l.tp, v);
     let compute = activation.eval();
-    let ctx = s.runtime.cuda_ctx_mib as u64 * MIB;
+    let ctx = s.cuda_ctx_mib() as u64 * MIB;
     let total = device_total(s);
     let fixed = sat(weights.eval() as u128
         + compute as u128

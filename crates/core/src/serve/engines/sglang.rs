@@ -22,7 +22,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         .unwrap_or_else(|| default_mfs(s, l, v, split.is_some()));
     // A reserve larger than the device leaves nothing (SGLang then fails to start).
     let mfs = mfs.clamp(0.0, 1.0);
-    let free = total.saturating_sub(s.runtime.cuda_ctx_mib as u64 * MIB);
+    let free = total.saturating_sub(s.cuda_ctx_mib() as u64 * MIB);
     let weights = serve_weights(s, p, l, split);
     let w = weights.eval();
     // # Formula
@@ -69,7 +69,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         non_torch: sym("N_t", 0),
         graphs: sym("G", 0),
         kv,
-        outside: sym("ctx", s.runtime.cuda_ctx_mib as u64 * MIB),
+        outside: sym("ctx", s.cuda_ctx_mib() as u64 * MIB),
         per_token,
         block_size: 1,
         blocks: pl.blocks,

@@ -26,7 +26,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         "N_t",
         NON_TORCH_1 + if l.tp > 1 { NON_TORCH_NCCL } else { 0 },
     );
-    let ctx = s.runtime.cuda_ctx_mib as u64 * MIB;
+    let ctx = s.cuda_ctx_mib() as u64 * MIB;
     let free = total
         .saturating_sub(weights.eval())
         .saturating_sub(act)

@@ -124,7 +124,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
             if era.charges_context {
                 0
             } else {
-                s.runtime.cuda_ctx_mib as u64 * MIB
+                s.cuda_ctx_mib() as u64 * MIB
             },
         ),
         per_token,
@@ -267,7 +267,7 @@ fn hybrid_plan(
             if era.charges_context {
                 0
             } else {
-                s.runtime.cuda_ctx_mib as u64 * MIB
+                s.cuda_ctx_mib() as u64 * MIB
             },
         ),
         per_token: h.per_token,
@@ -415,7 +415,7 @@ fn non_torch(s: &Scenario, l: &Layout, era: VllmEra, split: Option<ExpertSplit>)
         0
     };
     let context = if era.charges_context {
-        s.runtime.cuda_ctx_mib as u64 * MIB
+        s.cuda_ctx_mib() as u64 * MIB
     } else {
         0
     };

@@ -171,7 +171,7 @@ pub(crate) fn startup_memory_refusal(s: &Scenario, v: Version, total: u64) -> Op
         return None;
     }
     let util = s.serving.gpu_util?;
-    let free = total.saturating_sub(s.runtime.cuda_ctx_mib as u64 * MIB);
+    let free = total.saturating_sub(s.cuda_ctx_mib() as u64 * MIB);
     let product = total as f64 * util;
     let requested = if v >= Version(0, 14, 0) {
         product.ceil()
