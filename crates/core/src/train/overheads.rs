@@ -74,9 +74,23 @@ pub(crate) fn overhead_items(s: &Scenario, l: &Layout, largest: u64, ledger: &mu
 /// # Example
 /// Training on an H200: 2 · 33,554,432 = 67,108,864 B; inference on an A100: 8,519,680 B.
 fn cublas_workspaces(s: &Scenario, ledger: &mut Ledger) {
+    let Some((n, kib)) = cublas_handles(s) else {
+        return;
+    };
+    let e = Expr::new(&[Sym("n", n), Sym("w", kib), Mul, Sym("KiB", 1024), Mul]);
+    let note = "cuBLAS workspaces (one per handle: forward thread, autograd thread)";
+    let src = "PyTorch 2.11 CublasHandlePool.cpp: default CUBLAS_WORKSPACE_CONFIG :4096:8 on sm90/sm100, :4096:2:16:8 elsewhere";
+    let (comp, gpu) = (Component::Workspace, Location::Gpu);
+    let ctx = || format!("n={n} handles, w={kib} KiB");
+    ledger.push_expr(&[], Mech::CublasWorkspace, comp, gpu, &e, note, ctx, src);
+}
+
+/// `(n, w)`: the cuBLAS handles and each one's workspace in KiB (see [`cublas_workspaces`]),
+/// `None` where there are none.
+fn cublas_handles(s: &Scenario) -> Option<(u128, u128)> {
     use crate::scenario::{Device, Mode};
     if s.runtime.device == Device::Cpu || s.workload.mode == Mode::Serve {
-        return;
+        return None;
     }
     let n = if s.workload.mode == Mode::Train { 2 } else { 1 };
     let cc = crate::gpu::compute_capability(&s.cluster.gpu);
@@ -85,12 +99,12 @@ fn cublas_workspaces(s: &Scenario, ledger: &mut Ledger) {
     } else {
         4096 * 2 + 16 * 8
     };
-    let e = Expr::new(&[Sym("n", n), Sym("w", kib), Mul, Sym("KiB", 1024), Mul]);
-    let note = "cuBLAS workspaces (one per handle: forward thread, autograd thread)";
-    let src = "PyTorch 2.11 CublasHandlePool.cpp: default CUBLAS_WORKSPACE_CONFIG :4096:8 on sm90/sm100, :4096:2:16:8 elsewhere";
-    let (comp, gpu) = (Component::Workspace, Location::Gpu);
-    let ctx = || format!("n={n} handles, w={kib} KiB");
-    ledger.push_expr(&[], Mech::CublasWorkspace, comp, gpu, &e, note, ctx, src);
+    Some((n, kib))
+}
+
+/// The cuBLAS workspaces' bytes, `n·w·1024` (0 where there are none).
+pub(crate) fn cublas_workspace_bytes(s: &Scenario) -> u64 {
+    cublas_handles(s).map_or(0, |(n, kib)| (n * kib * 1024) as u64)
 }
 
 /// DeepSpeed's ZeRO communication buckets (training, ZeRO ≥ 1, not FSDP): the gradient
