@@ -114,6 +114,43 @@ def sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, en
     return torch.ops.aten._scaled_dot_product_attention_math(q, k, v, attn_mask, dropout_p, is_causal, scale=scale)[0]
 
 
+# ---------------------------------------------------------------- CUDA's eager softmax backward
+class _EagerSoftmax(torch.autograd.Function):
+    """The softmax of eager attention scores (4-D) as CUDA runs its backward: the gradient's
+    buffer, then a temporary of the same size and dtype, freed as the kernel ends. Every eager
+    calibration trace with a real CUDA stream shows it, once per layer and iteration, between
+    the softmax's gradient and the release of its saved output (C02, C08, C21, D05, D08, D25,
+    D31: fp32, autocast and pure bf16, with and without checkpointing); SDPA's math path does
+    not (C04, C07, C23). On the meta device `_softmax_backward_data` allocates only the
+    gradient."""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        y = torch.ops.aten._softmax(x, dim, False)
+        ctx.save_for_backward(y)
+        ctx.dim = dim
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        gi = torch.ops.aten._softmax_backward_data(g, y, ctx.dim, y.dtype)
+        tmp = torch.empty_like(g)  # CUDA's temporary
+        del tmp
+        torch.ops.aten.alias(gi)  # a dispatched op: the tracer records the temporary's free here
+        return gi, None
+
+
+_SOFTMAX = F.softmax
+
+
+def eager_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if input.dim() != 4 or input.device.type != "meta" or not torch.is_grad_enabled() or not input.requires_grad:
+        return _SOFTMAX(input, dim=dim, _stacklevel=_stacklevel, dtype=dtype)
+    x = input.to(dtype) if dtype is not None else input
+    return _EagerSoftmax.apply(x, dim if dim is not None else -1)
+
+
 # ---------------------------------------------------------------- CUDA autocast, emulated
 class Amp:
     on = False
@@ -194,6 +231,7 @@ def patch():
     torch.baddbmm = low(torch.baddbmm)
     torch.addmm = low(torch.addmm)
     F.conv1d = low(F.conv1d)
+    F.softmax = eager_softmax
     for name in ("softmax", "log_softmax", "cross_entropy", "layer_norm", "nll_loss", "group_norm"):
         setattr(F, name, f32(getattr(F, name)))
     torch.softmax = f32(torch.softmax)

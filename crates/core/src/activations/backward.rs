@@ -45,8 +45,10 @@ impl LayerBackward {
 /// ```text
 /// S_f = T·a·d·k/t [attention output] + MLP norm + first linear input + MLP intermediates
 ///       eager: + [q, k, v separate]·T·a'·d·k/t [V] + [k < 4]·b·a·s'·s·k/t [softmax's cast]
-/// X   = eager: 2·b·a·s'·s·4/t [∂P and ∂scores, fp32: Hugging Face takes the softmax in
-///       fp32] + T·h·res/r [the residual stream's gradient] + T·a'·d·k/t [∂V];  else 0
+/// X   = eager: (2 + c)·b·a·s'·s·4/t [∂P and ∂scores, fp32: Hugging Face takes the softmax
+///       in fp32; c = 1 on CUDA, whose softmax backward allocates a temporary of the
+///       gradient's size after it, 0 on a CPU tracker] + T·h·res/r [the residual stream's
+///       gradient] + T·a'·d·k/t [∂V];  else 0
 /// Ψ_qkvn = Ψ_attn/L − (a·d·h + b_o) + n(h)         Ψ_qkv = Ψ_attn/L − (a·d·h + b_o)
 /// ```
 /// `T = b·s'` tokens, `a' = a` (eager repeats the KV heads), `d` head width, `k` bytes
@@ -59,7 +61,11 @@ impl LayerBackward {
 /// full-width Llama-2-7B blocks (`tools/measure_pytorch.py --large-into`): fp32 eager,
 /// s = 2048, TEMP 1,140,850,688 B = 2·32·2048²·4 + 2·2048·4096·4 and GRAD = the head's +
 /// the MLP's + the MLP norm's + o's gradients, exactly; the 16 full-width runs 0.0 %
-/// (were −6.1 … +3.1 %).
+/// (were −6.1 … +3.1 %). CUDA's temporary: the real CUDA allocator traces of every eager
+/// calibration run (`tests/data/cuda_h200/rerun`, `tests/data/cuda_h200_d`: C02, C08, C21,
+/// D05, D08, D25, D31) hold one more fp32 allocation of the scores' size per layer and
+/// iteration than the meta-device trace, allocated after the softmax gradient and freed at
+/// once, before the saved probabilities are released.
 ///
 /// # Example
 /// Llama-2-7B shape, b = 1, s = 2048, fp32, eager: S_f = 33,554,432·2 + 100,671,488 +
@@ -98,7 +104,8 @@ pub fn layer_backward_of(
     let (freed, temp) = if eager {
         let v = if arch.fused_qkv { 0 } else { head_side };
         let cast = if x.k < 4 { probs * x.k } else { 0 };
-        let temp = 2 * probs * 4 + tok * x.h * x.res / r + head_side;
+        let cuda = u128::from(s.runtime.device == crate::scenario::Device::Cuda);
+        let temp = (2 + cuda) * probs * 4 + tok * x.h * x.res / r + head_side;
         (head_side + v + cast + mlp_side, temp)
     } else {
         (head_side + mlp_side, 0)

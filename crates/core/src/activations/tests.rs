@@ -104,7 +104,12 @@ fn layer_backward_of_a_llama_2_7b_block_by_hand() {
     s.workload.seq = crate::scenario::count(2048);
     s.model.overrides.layers = Some(2);
     let (t, h, a, f) = (2048u128, 4096u128, 32u128, 11008u128);
+    // On CUDA the softmax backward's temporary adds one fp32 s² tensor.
+    let cuda = layer_backward(&s, &s.arch(), &shape(&s)).unwrap();
+    // MemTracker measured on the CPU.
+    s.runtime.device = crate::scenario::Device::Cpu;
     let lb = layer_backward(&s, &s.arch(), &shape(&s)).unwrap();
+    assert_eq!(cuda.temp - lb.temp, a * t * t * 4);
     // The attention output and V (T·h·4 each), the MLP norm (input, output,
     // composite RMSNorm's normalised tensor, rstd) and the four MLP intermediates.
     let mlp_norm = 2 * t * h * 4 + 4 * t + 4 * t * h;
