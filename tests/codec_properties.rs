@@ -387,7 +387,7 @@ proptest! {
     #[test]
     fn memory_is_monotone_in_batch_seq_layers_hidden(base in scenario(), extra in 1u32..64) {
         let mut s = base;
-        s.parallel.dp = Some(at_least_one(s.layout().dp));
+        s.parallel.dp = Some(s.layout().dp);
         let e0 = estimate(&s).per_gpu_bytes;
         let mut t = s.clone();
         t.workload.batch = memfit_core::scenario::at_least_one((s.workload.batch.get() + extra).min(1 << 20));

@@ -125,7 +125,7 @@ pub(crate) fn data_parallel_comm(s: &Scenario, p: &Prepared, st: &Stage) -> u64 
     }
     let l = s.layout();
     let k = s.numerics.precision.compute_bytes() as u128;
-    let t = l.tp as u128;
+    let t = l.tp.get() as u128;
     let m = s.workload.microbatches.get() as u128;
     let psi0 = st.share(p.psi) as u128;
     let psi_g = match s.finetune.kind() {
@@ -136,11 +136,11 @@ pub(crate) fn data_parallel_comm(s: &Scenario, p: &Prepared, st: &Stage) -> u64 
             s.finetune.targets(),
         )) as u128,
     };
-    let ns = s.shard_degree() as u128;
+    let ns = s.shard_degree().get() as u128;
     let z = s.zero();
     let kg = grad_reduce_bytes(s);
     let bytes = match z {
-        _ if s.fsdp() != Fsdp::None && z == Zero::Z3 && l.pp > 1 => psi0 * k + psi_g * kg,
+        _ if s.fsdp() != Fsdp::None && z == Zero::Z3 && l.pp.get() > 1 => psi0 * k + psi_g * kg,
         Zero::Z3 => m * (2 * psi0 * k + psi_g * kg),
         Zero::Z2 => m * psi_g * kg + psi_g * k,
         Zero::Z0 | Zero::Z1 => 2 * psi_g * kg,
@@ -157,10 +157,10 @@ pub(crate) fn replica_comm(s: &Scenario, psi_g: u128) -> u128 {
         return 0;
     }
     let l = s.layout();
-    let t = l.tp as u128;
-    let ns = s.shard_degree() as u128;
-    let replicas = (l.dp as u128 * l.cp as u128).div_ceil(ns.max(1));
-    ring(2 * psi_g * grad_reduce_bytes(s) / (t * ns.max(1)), replicas)
+    let t = l.tp.get() as u128;
+    let ns = s.shard_degree().get() as u128;
+    let replicas = (l.dp.get() as u128 * l.cp.get() as u128).div_ceil(ns);
+    ring(2 * psi_g * grad_reduce_bytes(s) / (t * ns), replicas)
 }
 
 /// [`replica_comm`] for the first stage, as [`comm_per_step`] counts it.
@@ -183,9 +183,9 @@ pub(crate) fn replica_comm_per_step(s: &Scenario, p: &Prepared) -> u64 {
 pub(crate) fn activation_comm(s: &Scenario, p: &Prepared, st: &Stage) -> Comm {
     let l = s.layout();
     let arch = &p.arch;
-    let n = st.p;
+    let n = st.p.get();
     let k = s.numerics.precision.compute_bytes() as u128;
-    let (t, c, pp) = (l.tp as u128, l.cp as u128, n as u128);
+    let (t, c, pp) = (l.tp.get() as u128, l.cp.get() as u128, n as u128);
     let b = s.workload.batch.get() as u128;
     let h = arch.hidden as u128;
     let layers = st.layers as u128;

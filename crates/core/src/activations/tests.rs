@@ -196,8 +196,8 @@ fn pipeline_in_flight() {
     // m = p: every chunk is warm-up, all 8 micro-batches' chunks are in flight.
     s.workload.microbatches = crate::scenario::count(4);
     assert_eq!(in_flight(&s, l.pp, 0), (8, 2));
-    assert_eq!(stage_layers(30, 4, 0), 8);
-    assert_eq!(stage_layers(30, 4, 3), 7);
+    assert_eq!(stage_layers(30, crate::scenario::count(4), 0), 8);
+    assert_eq!(stage_layers(30, crate::scenario::count(4), 3), 7);
 }
 
 /// The doc example of `op_sac_layer`, and each term's text rendered from the tokens its

@@ -6,7 +6,7 @@
 
 use crate::ledger::{Ledger, Tally, OUT_OF_RANGE};
 use crate::model::{Arch, ParamCount};
-use crate::scenario::{Convention, Layout, Mode, Scenario, Zero};
+use crate::scenario::{Convention, Count, Layout, Mode, Scenario, Zero};
 use crate::train::Stage;
 use crate::{conventions, infer, train};
 use serde::{Deserialize, Serialize};
@@ -180,8 +180,8 @@ impl Route {
 
 /// Pipeline stages evaluated: `pp`, capped at the layer count (a larger `pp` is
 /// flagged as a problem) and at 1024.
-pub(crate) fn stage_count(arch: &Arch, l: &Layout) -> u32 {
-    l.pp.min(arch.layers.max(1)).clamp(1, 1024)
+pub(crate) fn stage_count(arch: &Arch, l: &Layout) -> Count {
+    crate::scenario::at_least_one(l.pp.get().min(arch.layers.max(1)).min(1024))
 }
 
 /// The ledger of a scenario that has no pipeline stages of its own (inference and
@@ -217,7 +217,7 @@ pub(crate) fn whole_ledger(
 /// and the phase of the moment that first reaches it.
 fn infer_peak(s: &Scenario, p: &Prepared, l: &Layout, items: &[Item]) -> (u64, Phase) {
     let layers = (p.arch.layers.max(1) as u64)
-        .div_ceil(l.pp.max(1) as u64)
+        .div_ceil(l.pp.get() as u64)
         .max(1) as u32;
     let mut w = crate::program::Watch::new(items.len());
     crate::program::infer::run(items, layers, s.workload.gen, &mut w);
@@ -246,7 +246,7 @@ pub fn per_gpu_peak(s: &Scenario, p: &Prepared) -> u64 {
     let r = route(s);
     if r == Route::Train {
         let n = stage_count(&p.arch, &l);
-        (0..n)
+        (0..n.get())
             .map(|i| crate::stage::stage_peak(s, p, &l, &Stage::of(&p.arch, n, i)))
             .max()
             .unwrap_or(0)
@@ -290,14 +290,14 @@ pub fn is_clean(s: &Scenario, p: &Prepared) -> bool {
 /// items and every stage's summary.
 fn train_stages(s: &Scenario, p: &Prepared, l: &Layout) -> (Vec<Item>, Vec<StageSummary>) {
     let n = stage_count(&p.arch, l);
-    let mut stages = Vec::with_capacity(n as usize);
+    let mut stages = Vec::with_capacity(n.get() as usize);
     let mut best: Option<(u64, Vec<Item>)> = None;
-    for i in 0..n {
+    for i in 0..n.get() {
         let st = Stage::of(&p.arch, n, i);
         let mut sl = crate::stage::stage_ledger(s, p, l, &st);
         let bytes = sl.summary.per_gpu_bytes;
         stages.push(sl.summary);
-        if n > 1 {
+        if n.get() > 1 {
             for item in sl.items.iter_mut() {
                 item.rank = format!("stage {i} of {n}");
             }

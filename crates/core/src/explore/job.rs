@@ -204,9 +204,9 @@ impl SweepJob {
         let n_st = stage_count(&p.arch, &l);
         let ends = [
             Stage::of(&p.arch, n_st, 0),
-            Stage::of(&p.arch, n_st, n_st - 1),
+            Stage::of(&p.arch, n_st, n_st.get() - 1),
         ];
-        let n_stages = if n_st > 1 { 2 } else { 1 };
+        let n_stages = if n_st.get() > 1 { 2 } else { 1 };
         self.prepare_combos(&l, &ends, n_stages);
         let (p, w) = (&self.p, &mut self.w);
         let pps = self.out.pps.len();

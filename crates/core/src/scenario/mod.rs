@@ -53,6 +53,23 @@ pub fn at_least_one(n: u32) -> Count {
     Count::new(n).unwrap_or(Count::MIN)
 }
 
+/// How many groups of `d` fit in `n`, at least one: `max(⌊n / d⌋, 1)`.
+///
+/// # Formula
+/// ```text
+/// q = max(⌊n / d⌋, 1)      n: a count (GPUs, heads, layers), d ≥ 1: the group's size
+/// ```
+/// The one division whose quotient may round to 0 and must not: a group wider than what
+/// it is carved from (a TP·CP group wider than a node, more TP ranks than KV heads) still
+/// forms one group, as the frameworks replicate rather than split further; such layouts
+/// are flagged as problems elsewhere.
+///
+/// # Example
+/// `div_at_least_one(8, 16) = 1`; `div_at_least_one(8, 2) = 4`.
+pub fn div_at_least_one(n: u32, d: Count) -> Count {
+    at_least_one(n / d.get())
+}
+
 /// Architecture overrides on top of the preset (`None` = the preset's value).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ArchOverrides {

@@ -177,7 +177,7 @@ struct Ctx<'a> {
     v: f64,
     /// Bytes per compute value.
     k: f64,
-    per_node: u64,
+    per_node: std::num::NonZeroU64,
     n_stages: u64,
     /// Layers on the most loaded stage.
     layers: f64,
@@ -192,25 +192,25 @@ impl<'a> Ctx<'a> {
     fn of(s: &'a Scenario, p: &'a Prepared) -> Ctx<'a> {
         let l = s.layout();
         let arch = &p.arch;
-        let n_stages = stage_count(arch, &l);
+        let n_stages = stage_count(arch, &l).get();
         let (b, seq, c) = (
             s.workload.batch.get() as f64,
             s.workload.seq.get() as f64,
-            l.cp as f64,
+            l.cp.get() as f64,
         );
         Ctx {
             s,
             hw: Hw::of(s),
             arch,
-            t: l.tp as f64,
+            t: l.tp.get() as f64,
             c,
-            pp: l.pp as f64,
+            pp: l.pp.get() as f64,
             b,
             seq,
             m: s.workload.microbatches.get() as f64,
             v: s.parallel.vpp.get() as f64,
             k: s.numerics.precision.compute_bytes() as f64,
-            per_node: s.cluster.gpus_per_node.get() as u64,
+            per_node: s.cluster.gpus_per_node.into(),
             n_stages: n_stages as u64,
             layers: (arch.layers as f64 / n_stages as f64).ceil(),
             tokens: b * seq / c,
@@ -509,8 +509,8 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
     // traffic do the same to the step.
     let step_contention = contention_share(&x.hw) * (pp_comm - pp_exposed).max(0.0) + dp_contention;
     let step = pipeline + dp_exposed + optimizer + offload + step_contention;
-    let gpus = x.l.world as f64;
-    let tokens_step = x.l.dp as f64 * m * x.b * x.seq;
+    let gpus = x.l.world.get() as f64;
+    let tokens_step = x.l.dp.get() as f64 * m * x.b * x.seq;
     let f_token = flops::model_flops_per_token(x.arch, x.seq);
     let peak = x.hw.tflops * 1e12;
     let mfu = f_token * tokens_step / (step * gpus * peak);

@@ -118,7 +118,7 @@ pub(super) fn ep_time(x: &Ctx, blk: &Block) -> (f64, f64, f64) {
         x.tokens
     };
     let bytes = dispatched * arch.top_k as f64 * arch.hidden as f64 * x.k;
-    let whole = 4.0 * moe_share * all_to_all(&x.hw, bytes, ep, x.l.tp as u64, x.per_node);
+    let whole = 4.0 * moe_share * all_to_all(&x.hw, bytes, ep, x.l.tp.into(), x.per_node);
     if !x.s.runtime.ep_overlap {
         return (whole, whole, 0.0);
     }

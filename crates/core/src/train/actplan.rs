@@ -162,11 +162,11 @@ impl ActPlan {
 /// = 524,304,384 B, G_emb = 4·131,072,000 = 524,288,000 B.
 pub(crate) fn grad_split(s: &Scenario, arch: &Arch, st: &Stage, grads: u128) -> (u128, u128) {
     // FSDP reduce-scatters per unit (the root's at the end); its walk is not split here.
-    if s.virtual_stages() > 1 || st.frac.0 == 0 || s.fsdp() != Fsdp::None {
+    if s.virtual_stages().get() > 1 || st.frac.0 == 0 || s.fsdp() != Fsdp::None {
         return (0, 0);
     }
     let c = arch.params();
-    let (first, last) = (st.i == 0, st.i + 1 == st.p);
+    let (first, last) = (st.i == 0, st.i + 1 == st.p.get());
     let vh = arch.vocab as u128 * arch.hidden as u128;
     let final_norm = arch.norm.params(arch.hidden as u128);
     let head = if last {
@@ -239,7 +239,7 @@ pub(crate) fn tied_sum_in_place(s: &Scenario) -> bool {
 pub(crate) fn tied_accumulation_bytes(s: &Scenario, arch: &Arch, st: &Stage, grads: u128) -> u128 {
     let walked =
         pytorch_grads(s) && !accumulates(s, st) && grad_split(s, arch, st, grads) != (0, 0);
-    if !(arch.tied && st.p == 1 && walked) {
+    if !(arch.tied && st.p.get() == 1 && walked) {
         return 0;
     }
     2 * grad_share(arch, st, grads, arch.vocab as u128 * arch.hidden as u128)
@@ -325,7 +325,7 @@ pub(crate) fn activation_items(
         || activations_text(s, arch, l, &plan),
         layer_activations_source(s),
     );
-    if st.i + 1 == st.p {
+    if st.i + 1 == st.p.get() {
         logits_item(s, arch, &x, st, states.copies, ledger);
     }
 }
@@ -421,7 +421,7 @@ pub(crate) fn activations_source(s: &Scenario) -> &'static str {
 /// ```
 /// Source: ring attention (Liu et al. 2023); Megatron-core / torchtitan CP.
 pub(crate) fn cp_ring_buffers(s: &Scenario, arch: &Arch, l: &Layout, ledger: &mut Ledger) {
-    if l.cp <= 1 {
+    if l.cp.get() <= 1 {
         return;
     }
     let x = Shape::of(s, arch, l);

@@ -68,7 +68,7 @@ pub(crate) fn fsdp_unsharded_buffers(c: &StateCtx, l: &Layout, ledger: &mut Ledg
         .saturating_sub(arch.first_dense.min(arch.layers)))
     .max(1) as u64;
     let layer_experts = arch.routed_expert_params() / moe_layers;
-    let ns = c.s.shard_degree() as u64;
+    let ns = c.s.shard_degree().get() as u64;
     let pad = fsdp_expert_padding(c.s, arch, layer_experts, ns);
     let p_block = counts.per_layer as u128 + pad;
     let block = c.div_expr_wide(k, "P_block", p_block, 1);

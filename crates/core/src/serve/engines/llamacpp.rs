@@ -54,11 +54,11 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let split = LayerBytes::of(s, p);
     let weights = match place.all(arch) {
         true => gpu_weights(s, p, l),
-        false => split.gpu_expr(arch, place, l.tp),
+        false => split.gpu_expr(arch, place, l.tp.get()),
     };
     let f = KvFormat::of(s.numerics.kv_dtype, s.numerics.precision);
     let (full, windowed) = kv_stage(arch, place, s.serving.kv_offload, l.tp);
-    let row = layer_row(arch, f, 1);
+    let row = layer_row(arch, f, Count::MIN);
     let rs = recurrent_bytes(arch, par);
     let kv = kv_expr(n_ctx, full, swa_cells, windowed, row);
     // The recurrent blocks' state (a transformer has none: its formula stays as it was).
@@ -127,7 +127,7 @@ fn activation_expr(
     split: &LayerBytes,
     (n_ub, n_ctx, swa_cells): (u64, u64, u64),
     (full, windowed): (u64, u64),
-    gpus: u32,
+    gpus: Count,
     v: Version,
 ) -> Expr {
     let n_kv = if full > 0 { n_ctx } else { swa_cells };
@@ -144,7 +144,16 @@ fn activation_expr(
         if windowed > 0 { swa_cells } else { 0 },
     );
     let kv_gpu = s.serving.kv_offload;
-    super::llamacpp_pipeline::pipeline_copies(c, arch, place, gpus, kv_gpu, n_ub, mask_cells, fa)
+    super::llamacpp_pipeline::pipeline_copies(
+        c,
+        arch,
+        place,
+        gpus.get(),
+        kv_gpu,
+        n_ub,
+        mask_cells,
+        fa,
+    )
 }
 
 /// llama.cpp's failure when the buffers do not fit the device (its CUDA backend's
@@ -194,7 +203,7 @@ fn cells(s: &Scenario, arch: &Arch) -> Cells {
         pad(ml.saturating_mul(par))
     };
     let seq_len = if shared { n_ctx / par } else { ml };
-    let (_, windowed_all) = stage_layers(arch, 1);
+    let (_, windowed_all) = stage_layers(arch, Count::MIN);
     let swa_cells = if windowed_all > 0 {
         pad(n_ctx.min(
             (arch.window as u64)
@@ -264,7 +273,7 @@ fn host_kv(
     let cost = |full: u64, w: u64| {
         sat(row as u128 * (full as u128 * n_ctx as u128 + w as u128 * swa as u128))
     };
-    let (full_all, windowed_all) = stage_layers(arch, 1);
+    let (full_all, windowed_all) = stage_layers(arch, Count::MIN);
     let gpu = if s.serving.kv_offload {
         let (g_full, g_w) = gpu_kv_layers(arch, place.gpu);
         cost(g_full, g_w)
@@ -421,7 +430,7 @@ fn gpu_weights(s: &Scenario, p: &Prepared, l: &Layout) -> Expr {
     w.then(&[
         Sym("W_embd", embd as u128),
         Sub,
-        Sym("t", l.tp as u128),
+        Sym("t", l.tp.get() as u128),
         DivCeil,
     ])
 }

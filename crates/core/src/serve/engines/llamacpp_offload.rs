@@ -80,7 +80,7 @@ pub(crate) fn placement(s: &Scenario, arch: &crate::model::Arch, v: Version) -> 
 /// The full-context and windowed layers among the `g` GPU layers (all GPUs): the most
 /// full-context layers the last `g` may hold, `min(g, L − L_local)`.
 pub(super) fn gpu_kv_layers(arch: &crate::model::Arch, g: u64) -> (u64, u64) {
-    let (full_all, _) = stage_layers(arch, 1);
+    let (full_all, _) = stage_layers(arch, Count::MIN);
     let full = g.min(full_all);
     (full, g - full)
 }
@@ -92,7 +92,7 @@ pub(super) fn kv_stage(
     arch: &crate::model::Arch,
     place: Placement,
     offload: bool,
-    t: u32,
+    t: Count,
 ) -> (u64, u64) {
     if !offload {
         return (0, 0);
@@ -100,7 +100,7 @@ pub(super) fn kv_stage(
     if place.gpu >= arch.layers as u64 {
         return stage_layers(arch, t);
     }
-    let stage = place.gpu.div_ceil(t.max(1) as u64);
+    let stage = place.gpu.div_ceil(t.get() as u64);
     let (full, _) = gpu_kv_layers(arch, place.gpu);
     let f = stage.min(full);
     (f, stage - f)

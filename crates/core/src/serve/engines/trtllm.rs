@@ -20,11 +20,11 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         .max_batched_tokens
         .map_or(8192, |c| c.get() as u64);
     let weights = weights_expr(s, p, l);
-    let act = forward_peak(&p.arch, n, k, l.tp as u64);
+    let act = forward_peak(&p.arch, n, k, l.tp);
     let activation = sym("A_fwd", act);
     let non_torch = sym(
         "N_t",
-        NON_TORCH_1 + if l.tp > 1 { NON_TORCH_NCCL } else { 0 },
+        NON_TORCH_1 + if l.tp.get() > 1 { NON_TORCH_NCCL } else { 0 },
     );
     let ctx = s.runtime.cuda_ctx_mib as u64 * MIB;
     let free = total

@@ -313,9 +313,8 @@ fn weights(s: &Scenario, p: &Prepared, l: &Layout, split: Option<ExpertSplit>) -
         0
     };
     let pad = match split {
-        Some(x) => {
-            sat(mxfp4_padding(s, arch, 1) as u128 * x.local as u128 / arch.experts.max(1) as u128)
-        }
+        Some(x) => sat(mxfp4_padding(s, arch, Count::MIN) as u128 * x.local as u128
+            / arch.experts.max(1) as u128),
         None => mxfp4_padding(s, arch, l.tp),
     };
     serve_weights(s, p, l, split).then(&[
@@ -380,9 +379,9 @@ fn profile_peak(
 ) -> Expr {
     let (seqs, n) = batch_limits(s, era, ml);
     let k = s.numerics.precision.compute_bytes();
-    let t = l.tp as u64;
-    let te = split.map_or(t, |x| x.expert_tp as u64);
-    let mut fwd = forward_peak_ep(arch, n, k, t, te);
+    let te = split.map_or(l.tp, |x| x.expert_tp);
+    let mut fwd = forward_peak_ep(arch, n, k, l.tp, te);
+    let t = l.tp.get() as u64;
     if era.v0 {
         // V0 runs attention in the profile: flash attention's output beside q, k, v.
         fwd = fwd.saturating_add(sat(n as u128
@@ -409,7 +408,7 @@ fn non_torch(s: &Scenario, l: &Layout, era: VllmEra, split: Option<ExpertSplit>)
         s.cluster.gpu.as_str(),
         "h100-80" | "h200" | "gh200" | "b200-180" | "b200-192"
     );
-    let nccl = if (l.tp > 1 || l.pp > 1 || split.is_some()) && nvls {
+    let nccl = if (l.tp.get() > 1 || l.pp.get() > 1 || split.is_some()) && nvls {
         NON_TORCH_NCCL
     } else {
         0
