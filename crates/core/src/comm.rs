@@ -187,7 +187,7 @@ pub(crate) fn activation_comm(s: &Scenario, p: &Prepared, st: &Stage) -> Comm {
     let k = s.numerics.precision.compute_bytes() as u128;
     let (t, c, pp) = (l.tp.get() as u128, l.cp.get() as u128, n as u128);
     let b = s.workload.batch.get() as u128;
-    let h = arch.hidden as u128;
+    let h = arch.hidden.get() as u128;
     let layers = st.layers as u128;
     if s.workload.mode != Mode::Train {
         let tokens = b * (s.workload.seq.get() as u128 + s.workload.gen as u128);
@@ -215,8 +215,8 @@ pub(crate) fn activation_comm(s: &Scenario, p: &Prepared, st: &Stage) -> Comm {
     } else {
         0
     };
-    let kv_t = (arch.kv_heads as u128).div_ceil(t);
-    let cp = 3 * (c - 1) * 2 * b * sl * kv_t * arch.head_dim as u128 * k * layers * m;
+    let kv_t = (arch.kv_heads.get() as u128).div_ceil(t);
+    let cp = 3 * (c - 1) * 2 * b * sl * kv_t * arch.head_dim.get() as u128 * k * layers * m;
     let ep_deg = s.ep_ranks() as u128;
     let ep = if arch.experts > 0 && ep_deg > 1 {
         let moe_layers = layers.saturating_sub(arch.first_dense as u128);

@@ -169,22 +169,22 @@ pub(crate) fn megatron_items(
 /// distributed optimizer (ZeRO ≥ 1), recomputation, sequence and batch.
 fn megatron_args(s: &Scenario, arch: &Arch, l: &Layout) -> MegatronArgs {
     MegatronArgs {
-        num_layers: arch.layers as u64,
-        hidden_size: arch.hidden as u64,
-        num_attention_heads: arch.heads as u64,
-        num_query_groups: arch.kv_heads as u64,
-        kv_channels: arch.head_dim as u64,
-        ffn_hidden_size: arch.ffn as u64,
+        num_layers: arch.layers.get() as u64,
+        hidden_size: arch.hidden.get() as u64,
+        num_attention_heads: arch.heads.get() as u64,
+        num_query_groups: arch.kv_heads.get() as u64,
+        kv_channels: arch.head_dim.get() as u64,
+        ffn_hidden_size: arch.ffn.get() as u64,
         swiglu: arch.mlp == Mlp::Swiglu,
         layernorm: arch.norm != Norm::Rmsnorm,
-        vocab_size: arch.vocab as u64,
+        vocab_size: arch.vocab.get() as u64,
         make_vocab_size_divisible_by: 128,
         untie: !arch.tied,
         num_experts: (arch.experts > 0).then_some(arch.experts as u64),
         moe_ffn_hidden_size: if arch.moe_ffn > 0 {
             arch.moe_ffn as u64
         } else {
-            arch.ffn as u64
+            arch.ffn.get() as u64
         },
         moe_router_topk: arch.top_k as u64,
         add_bias_linear: false,

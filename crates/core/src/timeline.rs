@@ -167,9 +167,7 @@ fn infer_trace(s: &Scenario, p: &Prepared, l: &Layout) -> Trace {
         .into_iter()
         .filter(|i| i.location == Location::Gpu)
         .collect();
-    let layers = (p.arch.layers.max(1) as u64)
-        .div_ceil(l.pp.get() as u64)
-        .max(1) as u32;
+    let layers = crate::scenario::ceil_div(p.arch.layers, l.pp);
     let mut tr = Trace::new(0);
     infer::run(&items, layers, s.workload.gen, &mut tr);
     tr

@@ -104,7 +104,7 @@ pub fn layer_backward_of(
         (head_side + mlp_side, 0)
     };
     let c = arch.params();
-    let layers = arch.layers.max(1) as u128;
+    let layers = arch.layers.get() as u128;
     let (h, a, d) = (x.h, x.a, x.d);
     let o = a * d * h + if arch.bias == Bias::All { h } else { 0 };
     let attn = c.attention as u128 / layers;

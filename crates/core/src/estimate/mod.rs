@@ -181,7 +181,7 @@ impl Route {
 /// Pipeline stages evaluated: `pp`, capped at the layer count (a larger `pp` is
 /// flagged as a problem) and at 1024.
 pub(crate) fn stage_count(arch: &Arch, l: &Layout) -> Count {
-    crate::scenario::at_least_one(l.pp.get().min(arch.layers.max(1)).min(1024))
+    l.pp.min(arch.layers).min(crate::scenario::count(1024))
 }
 
 /// The ledger of a scenario that has no pipeline stages of its own (inference and
@@ -216,9 +216,7 @@ pub(crate) fn whole_ledger(
 /// Inference's program over its ledger: the largest running total (with fragmentation)
 /// and the phase of the moment that first reaches it.
 fn infer_peak(s: &Scenario, p: &Prepared, l: &Layout, items: &[Item]) -> (u64, Phase) {
-    let layers = (p.arch.layers.max(1) as u64)
-        .div_ceil(l.pp.get() as u64)
-        .max(1) as u32;
+    let layers = crate::scenario::ceil_div(p.arch.layers, l.pp);
     let mut w = crate::program::Watch::new(items.len());
     crate::program::infer::run(items, layers, s.workload.gen, &mut w);
     let phase = match w.peak_event.map(|e| e.phase) {
@@ -369,7 +367,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
     if stages.is_empty() {
         stages.push(StageSummary {
             stage: 0,
-            layers: p.arch.layers,
+            layers: p.arch.layers.get(),
             per_gpu_bytes,
             peak_phase,
             components: by_component(&items, peak_phase),

@@ -95,7 +95,7 @@ pub fn format_weights(s: &Scenario, arch: &Arch, psi: u64) -> (Expr, &'static st
 /// Gemma 2 9B (42 layers, 21 windowed), p = 1: L_g = 21, L_w = 21; p = 2: L_s = 21,
 /// L_g = 21, L_w = 0.
 pub(crate) fn kv_layers(arch: &Arch, p: Count) -> (u128, u128) {
-    let stage = (arch.layers as u128).div_ceil(p.get() as u128);
+    let stage = (arch.layers.get() as u128).div_ceil(p.get() as u128);
     // Only softmax-attention blocks keep K/V (`Arch::attention_layers`: every block of a
     // transformer, `attn_layers` of a hybrid).
     let attention = arch.attention_layers() as u128;
@@ -331,9 +331,9 @@ fn kv_expr(
             held.then(&[r, d, Add, Mul])
         }
         None => {
-            let a = Sym("a_kv", arch.kv_heads as u128);
+            let a = Sym("a_kv", arch.kv_heads.get() as u128);
             held.then(&[a, Sym("t", t as u128), DivCeil, Mul])
-                .then(&[Sym("d", arch.head_dim as u128), Mul])
+                .then(&[Sym("d", arch.head_dim.get() as u128), Mul])
         }
     };
     let kv_bits = s.numerics.kv_dtype.bits(s.numerics.precision) as u128;

@@ -85,11 +85,11 @@ fn linears_cover_every_matrix() {
 #[test]
 fn check_rejects_bad_shapes() {
     let mut a = preset("llama-2-7b").unwrap().arch.clone();
-    a.kv_heads = 5;
+    a.kv_heads = crate::scenario::count(5);
     assert!(a.check().unwrap_err().contains("kv_heads"));
-    a.kv_heads = 32;
-    a.layers = 0;
-    assert!(a.check().unwrap_err().contains("layers"));
+    a.kv_heads = crate::scenario::count(32);
+    a.local_layers = 4;
+    assert!(a.check().unwrap_err().contains("local_layers"));
 }
 
 /// The hybrids follow the table, ids unique over both; the pure state-space row is counted

@@ -48,7 +48,8 @@ impl Scenario {
         if o.hidden.is_some() || o.heads.is_some() {
             a.hidden = o.hidden.unwrap_or(a.hidden);
             a.heads = o.heads.unwrap_or(a.heads);
-            a.head_dim = (a.hidden / a.heads.max(1)).max(1);
+            // More heads than the width (an override) still leaves each head one wide.
+            a.head_dim = div_at_least_one(a.hidden.get(), a.heads);
             // Multi-head presets stay multi-head; GQA presets keep their groups (capped).
             let was_mha = self.preset().arch.kv_heads == self.preset().arch.heads;
             if o.kv_heads.is_none() && (was_mha || a.kv_heads > a.heads) {
@@ -59,7 +60,7 @@ impl Scenario {
             // Encoder-decoder presets: the override sets both stacks (an imported T5
             // config's depth; encoder and decoder depths are equal in T5/mT5/Flan-T5).
             if a.encoder_layers > 0 {
-                a.encoder_layers = l;
+                a.encoder_layers = l.get();
             }
             a.layers = l;
         }
@@ -85,9 +86,10 @@ impl Scenario {
             Some(n) => n,
             // A depth override keeps the preset's share of windowed layers (Gemma 2's
             // every other layer stays every other layer).
-            None if o.layers.is_some() && self.preset().arch.layers > 0 => {
+            None if o.layers.is_some() && self.preset().arch.layers.get() > 0 => {
                 let p = &self.preset().arch;
-                ((a.layers as u64 * p.local_layers as u64).div_ceil(p.layers as u64)) as u32
+                ((a.layers.get() as u64 * p.local_layers as u64).div_ceil(p.layers.get() as u64))
+                    as u32
             }
             None => a.local_layers,
         };
@@ -144,7 +146,7 @@ impl Scenario {
             && vpp >= 2
             && pp >= 2
             && self.stack.framework != Framework::Pytorch
-            && layers.is_multiple_of(pp.saturating_mul(vpp))
+            && layers.get().is_multiple_of(pp.saturating_mul(vpp))
         {
             self.parallel.vpp
         } else {

@@ -217,7 +217,7 @@ impl Scenario {
                 ),
             ));
         }
-        if !arch.heads.is_multiple_of(l.tp.get()) {
+        if !arch.heads.get().is_multiple_of(l.tp.get()) {
             out.push((
                 "tp",
                 format!(
@@ -226,7 +226,7 @@ impl Scenario {
                 ),
             ));
         }
-        if l.pp.get() > arch.layers {
+        if l.pp.get() > arch.layers.get() {
             out.push((
                 "pp",
                 format!("pp = {} is more than the {} layers", l.pp, arch.layers),
@@ -311,7 +311,7 @@ impl Scenario {
         let (pp, vpp) = (par.pp.get(), par.vpp.get());
         let m = self.workload.microbatches.get();
         let framework = self.stack.framework;
-        if vpp > 1 && (pp < 2 || !arch.layers.is_multiple_of(pp.saturating_mul(vpp))) {
+        if vpp > 1 && (pp < 2 || !arch.layers.get().is_multiple_of(pp.saturating_mul(vpp))) {
             out.push((
                 "vpp",
                 format!(

@@ -77,8 +77,8 @@ pub fn layer_row(arch: &Arch, f: KvFormat, t: Count) -> u64 {
         Some(m) => f.row((m.kv_rank + m.rope_dim) as u64),
         None => {
             // More TP ranks than KV heads replicate them: one head a rank.
-            let heads = div_at_least_one(arch.kv_heads, t).get() as u64;
-            2 * f.row(heads * arch.head_dim as u64)
+            let heads = div_at_least_one(arch.kv_heads.get(), t).get() as u64;
+            2 * f.row(heads * arch.head_dim.get() as u64)
         }
     }
 }

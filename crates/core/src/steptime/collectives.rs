@@ -272,8 +272,11 @@ pub(crate) fn tp_time(x: &Ctx, blk: &Block) -> (f64, f64, f64) {
 pub(crate) fn cp_time(x: &Ctx, blk: &Block) -> (f64, f64, f64) {
     let (cp_bw, cp_eff, cp_alpha) =
         link(&x.hw, x.l.tp.get() as u64 * x.l.cp.get() as u64, x.per_node);
-    let kv_bytes =
-        2.0 * x.tokens * (x.arch.kv_heads as f64 / x.t).ceil() * x.arch.head_dim as f64 * x.k;
+    let kv_bytes = 2.0
+        * x.tokens
+        * (x.arch.kv_heads.get() as f64 / x.t).ceil()
+        * x.arch.head_dim.get() as f64
+        * x.k;
     let cp_total = if x.l.cp.get() > 1 {
         3.0 * (x.c - 1.0) * (cp_alpha + kv_bytes / (cp_bw * 1e9 * cp_eff))
     } else {

@@ -212,9 +212,9 @@ impl<'a> Ctx<'a> {
             k: s.numerics.precision.compute_bytes() as f64,
             per_node: s.cluster.gpus_per_node.into(),
             n_stages: n_stages as u64,
-            layers: (arch.layers as f64 / n_stages as f64).ceil(),
+            layers: (arch.layers.get() as f64 / n_stages as f64).ceil(),
             tokens: b * seq / c,
-            ckpt: checkpointed_share(s, arch.layers.div_ceil(n_stages)),
+            ckpt: checkpointed_share(s, arch.layers.get().div_ceil(n_stages)),
             l,
         }
     }
@@ -262,9 +262,10 @@ fn block(x: &Ctx) -> Block {
         w.elementwise_bytes / bw
     };
     // Hugging Face MoE blocks run their experts in a Python loop ([`eager::expert_loop_s`]).
-    let moe_loop = if eager_hf && arch.experts > 0 && arch.layers > 0 {
-        eager::expert_loop_s(arch) * (arch.layers - arch.first_dense.min(arch.layers)) as f64
-            / arch.layers as f64
+    let moe_loop = if eager_hf && arch.experts > 0 {
+        eager::expert_loop_s(arch)
+            * (arch.layers.get() - arch.first_dense.min(arch.layers.get())) as f64
+            / arch.layers.get() as f64
     } else {
         0.0
     };
@@ -373,8 +374,8 @@ fn attention_time(x: &Ctx, w: &flops::BlockWork) -> f64 {
 /// `s²` (masked afterwards) and the passes over the scores ([`attention_time`]).
 fn eager_attention(x: &Ctx, math: bool) -> f64 {
     let (s, hw, arch, k) = (x.s, &x.hw, x.arch, x.k);
-    let heads = (arch.heads as f64 / x.t).ceil();
-    let one = 2.0 * x.seq * (x.seq / x.c) * arch.head_dim as f64 / 1e9;
+    let heads = (arch.heads.get() as f64 / x.t).ceil();
+    let one = 2.0 * x.seq * (x.seq / x.c) * arch.head_dim.get() as f64 / 1e9;
     // `torch.matmul` of the Hugging Face code batches every head in one call.
     let gemms = if eager::applies(s) {
         2.0 * hw.gemm16_s(one * x.b * heads)
@@ -457,7 +458,7 @@ pub fn fp8_bytes_per_value(recipe: Fp8Recipe, any_layout: bool) -> (f64, f64) {
 
 /// One micro-batch's block activations on one rank, bytes (TP's and PP's messages).
 fn act_bytes(x: &Ctx) -> f64 {
-    x.tokens * x.arch.hidden as f64 * x.k
+    x.tokens * x.arch.hidden.get() as f64 * x.k
 }
 
 /// How long eager PyTorch's micro-batch of `busy` seconds of GPU work waits for the host's

@@ -167,8 +167,8 @@ pub(crate) fn grad_split(s: &Scenario, arch: &Arch, st: &Stage, grads: u128) -> 
     }
     let c = arch.params();
     let (first, last) = (st.i == 0, st.i + 1 == st.p.get());
-    let vh = arch.vocab as u128 * arch.hidden as u128;
-    let final_norm = arch.norm.params(arch.hidden as u128);
+    let vh = arch.vocab.get() as u128 * arch.hidden.get() as u128;
+    let final_norm = arch.norm.params(arch.hidden.get() as u128);
     let head = if last {
         final_norm + c.lm_head as u128 + if arch.tied { vh } else { 0 }
     } else {
@@ -188,7 +188,7 @@ pub(crate) fn grad_split(s: &Scenario, arch: &Arch, st: &Stage, grads: u128) -> 
 
 /// The bytes of `params` parameters' gradients, of the stage's `grads` (`G·Ψ_x/Ψ_i`).
 pub(crate) fn grad_share(arch: &Arch, st: &Stage, grads: u128, params: u128) -> u128 {
-    let layers = arch.layers.max(1) as u128;
+    let layers = arch.layers.get() as u128;
     mul_div_u128(grads, params.saturating_mul(layers), st.frac.0, false)
         .unwrap_or(0)
         .min(grads)
@@ -242,7 +242,12 @@ pub(crate) fn tied_accumulation_bytes(s: &Scenario, arch: &Arch, st: &Stage, gra
     if !(arch.tied && st.p.get() == 1 && walked) {
         return 0;
     }
-    2 * grad_share(arch, st, grads, arch.vocab as u128 * arch.hidden as u128)
+    2 * grad_share(
+        arch,
+        st,
+        grads,
+        arch.vocab.get() as u128 * arch.hidden.get() as u128,
+    )
 }
 
 /// The embedding's backward at the end of PyTorch's first backward: every gradient but
@@ -278,7 +283,12 @@ pub(crate) fn embedding_backward(
         return None;
     }
     let r = if s.parallel.sp { x.t } else { 1 };
-    let g_tok = grad_share(arch, st, grads, arch.vocab as u128 * arch.hidden as u128);
+    let g_tok = grad_share(
+        arch,
+        st,
+        grads,
+        arch.vocab.get() as u128 * arch.hidden.get() as u128,
+    );
     Some((g_tok, x.b * x.sl * x.h * x.res / r))
 }
 

@@ -94,12 +94,12 @@ impl Stage {
     /// output layer (Megatron-LM, DeepSpeed pipeline); `Ψ_block` is the average block.
     pub fn of(arch: &Arch, p: Count, i: u32) -> Stage {
         let c = arch.params();
-        let layers = arch.layers.max(1) as u128;
-        let final_norm = arch.norm.params(arch.hidden as u128);
+        let layers = arch.layers.get() as u128;
+        let final_norm = arch.norm.params(arch.hidden.get() as u128);
         // In u128: an arch at the keys' limits overflows u64 in the sum.
         let body =
             (c.attention as u128 + c.mlp as u128 + c.norms as u128).saturating_sub(final_norm);
-        let li = stage_layers(arch.layers, p, i);
+        let li = stage_layers(arch.layers.get(), p, i);
         let mut num = body * li as u128; // over `layers`
         if i == 0 {
             num += c.embedding as u128 * layers;
@@ -107,7 +107,7 @@ impl Stage {
         if i + 1 == p.get() {
             num += (final_norm + c.lm_head as u128) * layers;
             if arch.tied && p.get() > 1 {
-                num += arch.vocab as u128 * arch.hidden as u128 * layers;
+                num += arch.vocab.get() as u128 * arch.hidden.get() as u128 * layers;
             }
         }
         Stage {

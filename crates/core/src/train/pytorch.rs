@@ -63,8 +63,8 @@ pub(crate) fn autocast_copy_split(s: &Scenario, arch: &Arch, st: &Stage, w4: u12
         return (0, 0);
     }
     let c = arch.params();
-    let layers = arch.layers.max(1) as u128;
-    let vh = arch.vocab as u128 * arch.hidden as u128;
+    let layers = arch.layers.get() as u128;
+    let vh = arch.vocab.get() as u128 * arch.hidden.get() as u128;
     let head = if st.i + 1 == st.p.get() {
         c.lm_head as u128 + if arch.tied { vh } else { 0 }
     } else {

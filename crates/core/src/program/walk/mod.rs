@@ -338,7 +338,7 @@ impl StageWalk {
             n: plan.n as u32,
             v: plan.v as u32,
             before: (0..st.i)
-                .map(|k| activations::stage_layers(p.arch.layers, st.p, k))
+                .map(|k| activations::stage_layers(p.arch.layers.get(), st.p, k))
                 .sum(),
             stage: st.i,
             stages: st.p.get(),

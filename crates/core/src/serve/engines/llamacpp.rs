@@ -348,12 +348,12 @@ pub(crate) fn compute_buffer(arch: &crate::model::Arch, n_ub: u64, n_kv: u64, fa
         Sym("n_ub", n_ub as u128),
         Mul,
         Sym("n_kv", n_kv as u128),
-        Sym("a", arch.heads as u128),
+        Sym("a", arch.heads.get() as u128),
         Num(1),
         Add,
         Mul,
         Num(4),
-        Sym("h", arch.hidden as u128),
+        Sym("h", arch.hidden.get() as u128),
         Mul,
         Add,
         Mul,
@@ -401,7 +401,7 @@ pub(crate) fn recurrent_bytes(arch: &crate::model::Arch, parallel: u64) -> u128 
         let g = if m.version == 2 { m.groups as u128 } else { 0 };
         (m.conv_kernel as u128).saturating_sub(1) * (d + 2 * g * n) + n * d
     });
-    let conv = (arch.short_conv_kernel() as u128).saturating_sub(1) * arch.hidden as u128;
+    let conv = (arch.short_conv_kernel() as u128).saturating_sub(1) * arch.hidden.get() as u128;
     let gdn = arch.linear_shape().map_or(0, |g| {
         let (hk, hv, dk, dv) = (
             g.k_heads as u128,

@@ -378,10 +378,10 @@ pub(crate) fn forward_peak(arch: &Arch, n: u64, k: u64, t: Count) -> u64 {
 /// t = 2, t_e = 1: 8,192·2·(4,096 + 8·3·768 + 8·2,048) = 637,534,208 B.
 pub(crate) fn forward_peak_ep(arch: &Arch, n: u64, k: u64, t: Count, te: Count) -> u64 {
     let (h, a, kv, d) = (
-        arch.hidden as u128,
-        arch.heads as u128,
-        arch.kv_heads as u128,
-        arch.head_dim as u128,
+        arch.hidden.get() as u128,
+        arch.heads.get() as u128,
+        arch.kv_heads.get() as u128,
+        arch.head_dim.get() as u128,
     );
     let (n, k, t) = (n as u128, k as u128, t.get() as u128);
     let attn = ((a + 2 * kv) * d + a * d) / t;
@@ -394,7 +394,7 @@ pub(crate) fn forward_peak_ep(arch: &Arch, n: u64, k: u64, t: Count, te: Count) 
         let tk = arch.top_k.max(1) as u128;
         tk * m * arch.expert_ffn() as u128 / te.get() as u128 + tk * h
     } else {
-        m * arch.ffn as u128 / t
+        m * arch.ffn.get() as u128 / t
     };
     sat(n * k * (2 * h + attn.max(mlp)))
 }
@@ -416,8 +416,9 @@ pub(crate) fn mxfp4_padding(s: &Scenario, arch: &Arch, t: Count) -> u64 {
     }
     let f = arch.expert_ffn() as u128 / t.get() as u128;
     let pad = f.div_ceil(256) * 256 - f;
-    let layers = (arch.layers as u128).saturating_sub(arch.first_dense.min(arch.layers) as u128);
-    sat(layers * arch.experts as u128 * 3 * arch.hidden as u128 * pad * 17 / 32)
+    let layers =
+        (arch.layers.get() as u128).saturating_sub(arch.first_dense.min(arch.layers.get()) as u128);
+    sat(layers * arch.experts as u128 * 3 * arch.hidden.get() as u128 * pad * 17 / 32)
 }
 
 /// The fused-MoE kernel's workspace over `n` tokens on one rank, which vLLM keeps
@@ -439,7 +440,7 @@ pub(crate) fn moe_workspace(arch: &Arch, n: u64, k: u64, t: Count) -> u64 {
         return 0;
     }
     let f = arch.expert_ffn() as u128 / t.get() as u128;
-    let h = arch.hidden as u128;
+    let h = arch.hidden.get() as u128;
     sat(n as u128 * k as u128 * arch.top_k.max(1) as u128 * ((2 * f).max(h) + f))
 }
 

@@ -177,7 +177,7 @@ pub(crate) fn kv_cache_dtype_refusal(s: &Scenario, v: Version) -> Option<String>
 /// Source: SGLang `srt/models/llama.py LlamaAttention.__init__` (`assert
 /// self.total_num_heads % tp_size == 0`, 0.4.0–0.5.3; the other model files assert the same).
 pub(crate) fn heads_vs_tp(arch: &Arch, l: &Layout) -> Option<String> {
-    (arch.heads > 0 && l.tp.get() > 0 && !arch.heads.is_multiple_of(l.tp.get())).then(|| {
+    (arch.heads.get() > 0 && l.tp.get() > 0 && !arch.heads.get().is_multiple_of(l.tp.get())).then(|| {
         format!(
             "AssertionError (srt/models/llama.py: `assert self.total_num_heads % tp_size == 0`; {} heads, tp_size {})",
             arch.heads, l.tp

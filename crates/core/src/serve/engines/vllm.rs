@@ -308,7 +308,7 @@ fn weights(s: &Scenario, p: &Prepared, l: &Layout, split: Option<ExpertSplit>) -
     let ctx = model_context(&s.model.preset).unwrap_or(0) as u64;
     let k = s.numerics.precision.compute_bytes();
     let rope = if arch.positions == 0 && arch.mla.is_none() {
-        sat(ctx as u128 * arch.head_dim as u128 * k as u128)
+        sat(ctx as u128 * arch.head_dim.get() as u128 * k as u128)
     } else {
         0
     };
@@ -386,10 +386,10 @@ fn profile_peak(
         // V0 runs attention in the profile: flash attention's output beside q, k, v.
         fwd = fwd.saturating_add(sat(n as u128
             * k as u128
-            * (arch.heads as u128 * arch.head_dim as u128)
+            * (arch.heads.get() as u128 * arch.head_dim.get() as u128)
             / t as u128));
     }
-    let sampler = sat(seqs.min(n) as u128 * arch.vocab as u128 * SAMPLER_BYTES as u128);
+    let sampler = sat(seqs.min(n) as u128 * arch.vocab.get() as u128 * SAMPLER_BYTES as u128);
     Expr::new(&[
         Sym("A_fwd", fwd as u128),
         Sym("A_samp", sampler as u128),
