@@ -203,7 +203,7 @@ pub(crate) fn activation_comm(s: &Scenario, p: &Prepared, st: &Stage) -> Comm {
     // (`ckpt_layers` of each chunk: `n` of `L_c`, the stage's `layers/L_c` chunks).
     let checkpointed = if s.activations.recompute == super::megatron::Recompute::Full {
         let (lc, n) = crate::activations::chunk_layers(s, st.layers);
-        n * (layers / lc.max(1)).max(1)
+        n * crate::scenario::div_at_least_one(st.layers, lc).get() as u128
     } else {
         0
     };

@@ -47,12 +47,12 @@ pub fn in_flight(s: &Scenario, p: Count, i: u32) -> (u128, u128) {
 /// Layers of a stage's model chunk (`L_i/v`, at least 1) and how many of them full
 /// recomputation checkpoints: `ckpt_layers` per chunk (0 = all), as Megatron-LM's
 /// `recompute_num_layers` counts per virtual pipeline stage.
-pub fn chunk_layers(s: &Scenario, stage_layers: u32) -> (u128, u128) {
-    let lc = crate::scenario::div_at_least_one(stage_layers, s.virtual_stages()).get() as u128;
+pub fn chunk_layers(s: &Scenario, stage_layers: u32) -> (Count, u128) {
+    let lc = crate::scenario::div_at_least_one(stage_layers, s.virtual_stages());
     let n = if s.activations.ckpt_layers == 0 {
-        lc
+        lc.get() as u128
     } else {
-        (s.activations.ckpt_layers as u128).min(lc)
+        (s.activations.ckpt_layers as u128).min(lc.get() as u128)
     };
     (lc, n)
 }

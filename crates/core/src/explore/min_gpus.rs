@@ -36,7 +36,7 @@ pub fn compute_overhead(w: &Scenario, arch: &crate::model::Arch) -> f64 {
         Recompute::Full => {
             let stage = arch.layers.get().div_ceil(w.parallel.pp.get());
             let (lc, n) = crate::activations::chunk_layers(w, stage);
-            n as f64 / lc.max(1) as f64 / 3.0
+            n as f64 / lc.get() as f64 / 3.0
         }
     };
     bubble + recompute

@@ -172,7 +172,7 @@ fn attention_width(arch: &Arch) -> (u128, String) {
 pub(super) fn moe_width(arch: &Arch) -> (u128, String) {
     let (h, fe) = (arch.hidden.get() as u128, arch.expert_ffn() as u128);
     let (k, ns, m) = (
-        arch.top_k.max(1) as u128,
+        arch.routed_k().get() as u128,
         arch.shared_experts as u128,
         arch.mlp.matrices() as u128,
     );

@@ -266,6 +266,18 @@ impl Arch {
         q + kv_a + n(kvr) + kv_b + o
     }
 
+    /// Experts each token is routed to, `k ≥ 1`: a mixture's `top_k` (the key table parses
+    /// `top_k ≥ 1`, [`crate::scenario::Scenario::arch`] gives a mixture without one 1 and
+    /// [`Arch::check`] rejects 0); 1 for a dense model, whose one MLP every token passes.
+    pub fn routed_k(&self) -> Count {
+        crate::nonzero::at_least_one(self.top_k)
+    }
+
+    /// The routed experts of a mixture, `E`; `None` for a dense model (`experts = 0`).
+    pub fn mixture(&self) -> Option<Count> {
+        Count::new(self.experts)
+    }
+
     /// Inner width of one routed expert (`moe_ffn`, or `ffn` when not given).
     pub fn expert_ffn(&self) -> u32 {
         if self.moe_ffn > 0 {
@@ -296,7 +308,7 @@ impl Arch {
     /// MLP width one token passes through: `ffn` for dense models, `(top_k + shared)·f_e` for MoE.
     pub fn active_ffn(&self) -> u128 {
         if self.experts > 0 {
-            self.expert_ffn() as u128 * (self.top_k + self.shared_experts).max(1) as u128
+            self.expert_ffn() as u128 * (self.routed_k().get() + self.shared_experts) as u128
         } else {
             self.ffn.get() as u128
         }

@@ -156,7 +156,7 @@ pub fn block(arch: &Arch, b: f64, s: f64, t: f64, c: f64, k: f64) -> BlockWork {
     if arch.experts > 0 {
         // Each token's routed and shared experts: (top_k + shared) GEMMs of width f_e.
         let fe = arch.expert_ffn() as f64;
-        let n = (arch.top_k + arch.shared_experts).max(1) as f64;
+        let n = (arch.routed_k().get() + arch.shared_experts) as f64;
         let routed = |y: Gemm| Gemm {
             routed: arch.top_k as f64,
             ..y

@@ -231,7 +231,7 @@ fn checkpointed_share(s: &Scenario, stage_layers: u32) -> f64 {
         return 0.0;
     }
     let (lc, n) = crate::activations::chunk_layers(s, stage_layers);
-    n as f64 / lc.max(1) as f64
+    n as f64 / lc.get() as f64
 }
 
 /// One block's compute per micro-batch, seconds: its GEMMs `g`, attention `a`, element-wise

@@ -98,7 +98,7 @@ impl ActPlan {
             a: hybrid.as_ref().map_or(a, |h| h.0),
             a_max: hybrid.as_ref().map_or(a, |h| h.1),
             input: layer_input_bytes(s, &x),
-            lc,
+            lc: lc.get() as u128,
             n: if full { n } else { 0 },
             chunks,
             v,

@@ -111,6 +111,7 @@ impl CopyWalk {
     /// The walk of stage `st`'s copies `(C_head, C_body)` (`autocast_copy_split`).
     pub fn of(s: &Scenario, st: &Stage, (head, body): (u128, u128)) -> CopyWalk {
         let (lc, n) = chunk_layers(s, st.layers);
+        let lc = lc.get() as u128;
         let full = s.activations.recompute == Recompute::Full
             && s.stack.convention != Convention::Korthikanti;
         let n = if full { n } else { 0 };

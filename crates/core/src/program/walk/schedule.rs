@@ -117,5 +117,5 @@ pub(crate) fn layer_passes(s: &Scenario, st: &Stage) -> u64 {
     } else {
         m
     };
-    2 * m * v * lc as u64
+    2 * m * v * lc.get() as u64
 }

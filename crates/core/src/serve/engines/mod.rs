@@ -391,7 +391,7 @@ pub(crate) fn forward_peak_ep(arch: &Arch, n: u64, k: u64, t: Count, te: Count) 
         2
     };
     let mlp = if arch.experts > 0 {
-        let tk = arch.top_k.max(1) as u128;
+        let tk = arch.routed_k().get() as u128;
         tk * m * arch.expert_ffn() as u128 / te.get() as u128 + tk * h
     } else {
         m * arch.ffn.get() as u128 / t
@@ -441,7 +441,7 @@ pub(crate) fn moe_workspace(arch: &Arch, n: u64, k: u64, t: Count) -> u64 {
     }
     let f = arch.expert_ffn() as u128 / t.get() as u128;
     let h = arch.hidden.get() as u128;
-    sat(n as u128 * k as u128 * arch.top_k.max(1) as u128 * ((2 * f).max(h) + f))
+    sat(n as u128 * k as u128 * arch.routed_k().get() as u128 * ((2 * f).max(h) + f))
 }
 
 /// Shared tail of the paged engines: blocks, tokens, concurrency, the longest request.

@@ -313,8 +313,10 @@ fn weights(s: &Scenario, p: &Prepared, l: &Layout, split: Option<ExpertSplit>) -
         0
     };
     let pad = match split {
-        Some(x) => sat(mxfp4_padding(s, arch, Count::MIN) as u128 * x.local as u128
-            / arch.experts.max(1) as u128),
+        // A split exists only for a mixture (`ExpertSplit`).
+        Some(x) => arch.mixture().map_or(0, |e| {
+            sat(mxfp4_padding(s, arch, Count::MIN) as u128 * x.local as u128 / e.get() as u128)
+        }),
         None => mxfp4_padding(s, arch, l.tp),
     };
     serve_weights(s, p, l, split).then(&[
