@@ -42,6 +42,11 @@ pub fn div_at_least_one(n: u32, d: Count) -> Count {
 /// `⌈n / d⌉` of two counts, a count again (≥ 1 since `n ≥ 1`): the layers of the most
 /// loaded pipeline stage, `⌈L / p⌉`.
 ///
+/// # Formula
+/// ```text
+/// q = ⌈n / d⌉      n, d ≥ 1 (layers, stages): q ≥ 1 exactly, no clamp
+/// ```
+///
 /// # Example
 /// `ceil_div(30, 4) = 8`; `ceil_div(2, 4) = 1`.
 pub fn ceil_div(n: Count, d: Count) -> Count {

@@ -112,6 +112,7 @@ pub fn layer_backward_of(
     Some(LayerBackward {
         freed,
         temp,
+        // Denominators of two fractions of plain parameter counts (a block has ≥ 1 weight).
         grad_part: (qkv + arch.norm.params(h), (c.per_layer as u128).max(1)),
         copy_part: (qkv, (attn + c.mlp as u128 / layers).max(1)),
     })

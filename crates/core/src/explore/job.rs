@@ -364,6 +364,7 @@ fn record(out: &mut Sweep, l: Candidate, cell: usize, limit: Option<usize>) -> b
 /// layout): with a limit the sweep never holds more than `2·limit` layouts.
 pub(crate) fn trim(layouts: &mut Vec<Candidate>, limit: Option<usize>) {
     if let Some(limit) = limit {
+        // `limit = 0` (keep none) still trims at two layouts.
         if layouts.len() >= 2 * limit.max(1) {
             keep_best(layouts, limit);
         }

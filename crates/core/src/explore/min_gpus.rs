@@ -120,6 +120,7 @@ impl MinGpusJob {
             candidates.push((g, 1));
             g *= 2;
         }
+        // `max_nodes` is a solver option (0 = none asked): one node is always tried.
         for nodes in 1..=max_nodes.max(1) {
             if gpn.saturating_mul(nodes) > MAX_GPUS && nodes > 1 {
                 break;

@@ -25,12 +25,12 @@ const SRC_QUANT: &str = "group-wise weight quantisation (GPTQ/AWQ style: one fp1
 /// ```
 /// # Example
 /// 1,048,576 linear weights in int4, g = 128: 524,288 + 2·8,192 = 540,672 bytes (0.516 B/param).
-pub fn weight_bytes(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: u32) -> u64 {
+pub fn weight_bytes(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: Count) -> u64 {
     weight_expr(psi, quantisable, dtype, bits, group).eval()
 }
 
 /// [`weight_bytes`] as an expression (`Ψ_q = min(quantisable, Ψ)`).
-pub fn weight_expr(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: u32) -> Expr {
+pub fn weight_expr(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: Count) -> Expr {
     let (all, q) = (
         Sym("Ψ", psi as u128),
         Sym("Ψ_q", quantisable.min(psi) as u128),
@@ -40,7 +40,7 @@ pub fn weight_expr(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: u
         Dtype::Fp8 => Expr::new(&[q]).then(&rest),
         Dtype::Int8 | Dtype::Int4 => {
             let codes = [Sym("bits", bits as u128), q, Mul, Num(8), DivCeil];
-            let scales = [Num(2), q, Sym("g", group.max(1) as u128), DivCeil, Mul, Add];
+            let scales = [Num(2), q, Sym("g", group.get() as u128), DivCeil, Mul, Add];
             Expr::new(&codes).then(&scales).then(&rest)
         }
         _ => Expr::new(&[all, Sym("bits", bits as u128), Mul, Num(8), Div]),
@@ -56,7 +56,7 @@ pub fn weight_expr(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: u
 /// tensors.
 pub fn format_weights(s: &Scenario, arch: &Arch, psi: u64) -> (Expr, &'static str) {
     let q = s.numerics.quant;
-    let g = s.numerics.quant_group.get();
+    let g = s.numerics.quant_group;
     let (dtype, bits) = match q {
         Quant::Int8G => (Dtype::Int8, 8),
         Quant::Int4G => (Dtype::Int4, 4),

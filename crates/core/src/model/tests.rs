@@ -108,3 +108,23 @@ fn hybrid_presets_follow_the_table() {
         assert_eq!(p.exact.is_none(), p.arch.ssm_params().is_some(), "{}", p.id);
     }
 }
+
+/// Parse, don't clamp: a zero size never reaches an `Arch`. The codec refuses it with a
+/// warning naming the key (the preset's value stays), and the shape's sizes are counts.
+#[test]
+fn zero_sizes_are_refused_at_the_codec() {
+    for key in [
+        "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab",
+    ] {
+        let (settings, warnings) = crate::contract::query::decode(&format!("model=gpt2&{key}=0"));
+        assert!(
+            warnings.iter().any(|w| w.key == key && w.value == "0"),
+            "{key}=0: {warnings:?}"
+        );
+        assert_eq!(
+            settings.scenario.arch(),
+            preset("gpt2").unwrap().arch,
+            "{key}"
+        );
+    }
+}

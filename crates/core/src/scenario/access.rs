@@ -23,7 +23,7 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// GPUs the layout uses, `dp·tp·pp·cp`, exactly (up to 2^128; four `u32` factors).
+    /// GPUs the layout uses, `dp·tp·pp·cp`, exactly (up to 2^128; four `u32` factors), ≥ 1.
     pub fn used(&self) -> u128 {
         self.dp.get() as u128
             * self.tp.get() as u128

@@ -114,6 +114,7 @@ impl Stage {
             i,
             p,
             layers: li,
+            // `Ψ ≥ 1` (see `quantisable_share`), a plain count: the denominator of the stage's share.
             frac: (num, (c.total as u128).max(1) * layers),
         }
     }

@@ -59,7 +59,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let f = KvFormat::of(s.numerics.kv_dtype, s.numerics.precision);
     let (full, windowed) = kv_stage(arch, place, s.serving.kv_offload, l.tp);
     let row = layer_row(arch, f, Count::MIN);
-    let rs = recurrent_bytes(arch, par);
+    let rs = recurrent_bytes(arch, par.get());
     let kv = kv_expr(n_ctx, full, swa_cells, windowed, row);
     // The recurrent blocks' state (a transformer has none: its formula stays as it was).
     let kv = if rs > 0 {
@@ -104,6 +104,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         blocks: n_ctx,
         tokens: n_ctx,
         max_len: seq_len,
+        // `n_ctx/par` rounds to 0 only past the keys' limits (`max_len ≥ 1`, n_ctx padded to 256).
         concurrency: n_ctx as f64 / seq_len.max(1) as f64,
         max_len_fit: fit,
         error,
@@ -169,7 +170,7 @@ fn out_of_memory(used: u64, total: u64) -> String {
 /// The cache's cells as llama.cpp sizes them, and the sequences that share them.
 struct Cells {
     /// Sequences served at once (`--parallel`).
-    par: u64,
+    par: std::num::NonZeroU64,
     /// Tokens per micro-batch (`n_ubatch`, 512 unless set).
     n_ub: u64,
     /// Whether `max_len` is the total the slots share (llama-server's `-c`).
@@ -192,7 +193,7 @@ struct Cells {
 /// Sources: see [`plan`]. Example: max_len 8,192, parallel 4, Ollama: n_ctx 32,768, seq 8,192;
 /// llama-server: n_ctx 8,192, seq 2,048.
 fn cells(s: &Scenario, arch: &Arch) -> Cells {
-    let par = s.serving.parallel.get() as u64;
+    let par = std::num::NonZeroU64::from(s.serving.parallel);
     let ml = max_len(s);
     let n_ub = s.serving.max_batched_tokens.map_or(512, |c| c.get() as u64);
     let pad = |n: u64| n.div_ceil(256).saturating_mul(256);
@@ -200,14 +201,14 @@ fn cells(s: &Scenario, arch: &Arch) -> Cells {
     let n_ctx = if shared {
         pad(ml)
     } else {
-        pad(ml.saturating_mul(par))
+        pad(ml.saturating_mul(par.get()))
     };
-    let seq_len = if shared { n_ctx / par } else { ml };
+    let seq_len = if shared { n_ctx / par.get() } else { ml };
     let (_, windowed_all) = stage_layers(arch, Count::MIN);
     let swa_cells = if windowed_all > 0 {
         pad(n_ctx.min(
             (arch.window as u64)
-                .saturating_mul(par)
+                .saturating_mul(par.get())
                 .saturating_add(n_ub),
         ))
     } else {
@@ -243,15 +244,22 @@ fn kv_expr(n_ctx: u64, full: u64, swa: u64, windowed: u64, row: u64) -> Expr {
 /// context (llama-server). With no cache on the GPUs (every layer on the CPU, or
 /// `--no-kv-offload`) the GPU does not bound the context (host memory, not modelled, does):
 /// `max_len` when the rest fits, else 0.
-fn longest_fit(room: u64, over: bool, per_token: u64, seq_len: u64, shared: bool, par: u64) -> u64 {
+fn longest_fit(
+    room: u64,
+    over: bool,
+    per_token: u64,
+    seq_len: u64,
+    shared: bool,
+    par: std::num::NonZeroU64,
+) -> u64 {
     if per_token == 0 {
         return if over { 0 } else { seq_len };
     }
     let cells = room / per_token;
     if shared {
-        cells / 256 * 256 / par.max(1)
+        cells / 256 * 256 / par.get()
     } else {
-        cells / par.max(1) / 256 * 256
+        cells / par.get() / 256 * 256
     }
 }
 

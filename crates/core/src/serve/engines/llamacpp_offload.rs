@@ -15,7 +15,9 @@ pub(crate) const LLAMACPP_OUTPUT_FIRST_FROM: Version = Version(8133, 0, 0);
 pub(super) fn embd_bytes(s: &Scenario, arch: &crate::model::Arch) -> u64 {
     let k = s.numerics.precision.compute_bytes();
     match s.numerics.quant.gguf() {
-        Some(_) => quant::shares(arch, s.numerics.quant, 32).gguf_embd as u64,
+        Some(_) => {
+            quant::shares(arch, s.numerics.quant, crate::nonzero::count(32)).gguf_embd as u64
+        }
         None => sat(arch.vocab.get() as u128 * arch.hidden.get() as u128 * k as u128),
     }
 }
@@ -158,6 +160,7 @@ impl LayerBytes {
             }
             let b = match types.as_ref().and_then(|v| v.get(i).copied().flatten()) {
                 Some(ty) => ty.row_bytes(t.cols) as u128 * t.rows as u128 * t.n as u128,
+                // The tensor table's element total (≥ 1 for any shape: a count of weights, not a type).
                 None => t.elements() * total as u128 / elements.max(1),
             };
             layers[li] = sat(layers[li] as u128 + b);

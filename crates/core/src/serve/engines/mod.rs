@@ -16,7 +16,7 @@ use crate::expr::{Expr, Tok::*};
 use crate::model::Arch;
 use crate::quant;
 use crate::resolved::Prepared;
-use crate::scenario::{Count, Engine, Layout, Scenario, Version};
+use crate::scenario::{count, Count, Engine, Layout, Scenario, Version};
 use crate::units::{GIB, MIB};
 #[cfg(test)]
 pub(crate) use vllm::VllmEra;
@@ -237,11 +237,12 @@ pub(crate) fn routed_bytes(s: &Scenario, p: &Prepared) -> u64 {
     match q {
         quant::Quant::None | quant::Quant::Int8G | quant::Quant::Int4G => {
             let (w, _) = crate::infer::format_weights(s, arch, p.psi);
+            // `Ψ` is a plain count (an explicit `params=` is ≥ 1 by the keys); the guard keeps a 0 finite.
             let psi = p.psi.max(1) as u128;
             sat(w.eval() as u128 * arch.routed_expert_params().min(p.psi) as u128 / psi)
         }
         _ => {
-            let g = s.numerics.quant_group.get();
+            let g = s.numerics.quant_group;
             let one = quant::shares(arch, q, g);
             let mut doubled = arch.clone();
             doubled.experts = arch.experts.saturating_mul(2);
@@ -452,11 +453,15 @@ struct Pool {
     fit: u64,
 }
 
-fn pool(kv_bytes: u64, per_token: u64, block: u64, max_len: u64) -> Pool {
-    let page = (per_token.max(1) as u128 * block.max(1) as u128).max(1);
+fn pool(kv_bytes: u64, per_token: u64, block: Count, max_len: u64) -> Pool {
+    let block = block.get() as u64;
+    // An attention-free model keeps no K/V a token (`per_token = 0`): a page of 1 byte.
+    let page = per_token.max(1) as u128 * block as u128;
     let blocks = sat(kv_bytes as u128 / page);
     let tokens = sat(blocks as u128 * block as u128);
-    let need = max_len.div_ceil(block.max(1)).max(1);
+    // A request needs at least one block (`max_len ≥ 1` from the keys or the model's context;
+    // the guard keeps a 0 finite).
+    let need = max_len.div_ceil(block).max(1);
     Pool {
         blocks,
         tokens,

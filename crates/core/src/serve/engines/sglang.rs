@@ -44,7 +44,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let kv_bytes = free.saturating_sub(w).saturating_sub(reserve);
     let (per_token, _, _) = per_token(s, &p.arch, l);
     let ml = max_len(s);
-    let pl = pool(kv_bytes, per_token, 1, ml);
+    let pl = pool(kv_bytes, per_token, Count::MIN, ml);
     let kv = Expr::new(&[
         Sym("tokens", pl.tokens as u128),
         Sym("c_tok", per_token as u128),

@@ -201,16 +201,18 @@ fn kv_pool(
     ml: u64,
 ) -> (u64, Pool) {
     let era = VllmEra::of(v);
-    let block = s.serving.block_size.map_or(
-        if arch.mla.is_some() && !era.v0 {
-            64
+    let block = s
+        .serving
+        .block_size
+        .unwrap_or(if arch.mla.is_some() && !era.v0 {
+            count(64)
         } else {
-            16
-        },
-        |c| c.get() as u64,
-    );
+            count(16)
+        });
     let mut pl = pool(kv_bytes, per_token, block, ml);
+    let block = block.get() as u64;
     if era.v0 {
+        // `ml ≥ 1` from the keys or the model's context; the guard keeps a 0 finite.
         pl.concurrency = pl.tokens as f64 / ml.max(1) as f64;
     } else if v >= Version(0, 20, 2) {
         pl.tokens = (pl.concurrency * ml as f64) as u64;
