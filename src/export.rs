@@ -84,7 +84,7 @@ pub fn ds_config(s: &Scenario) -> String {
     let mut cfg = json!({
         "train_micro_batch_size_per_gpu": s.workload.batch.get(),
         "gradient_accumulation_steps": s.workload.microbatches.get(),
-        "train_batch_size": s.workload.batch.get() as u64 * s.workload.microbatches.get() as u64 * l.dp as u64,
+        "train_batch_size": s.workload.batch.get() as u64 * s.workload.microbatches.get() as u64 * l.dp.get() as u64,
         "zero_optimization": zero,
         "gradient_clipping": 1.0,
     });
@@ -117,9 +117,9 @@ pub fn torchrun_snippet(s: &Scenario) -> String {
         format!(
             "init_device_mesh(\"cuda\", ({}, {}), mesh_dim_names=(\"replicate\", \"shard\"))",
             s.cluster.nodes.get(),
-            (l.gpus_per_node / l.tp.max(1)).max(1)
+            memfit_core::scenario::div_at_least_one(l.gpus_per_node.get(), l.tp)
         )
-    } else if l.tp > 1 {
+    } else if l.tp.get() > 1 {
         format!(
             "init_device_mesh(\"cuda\", ({}, {}), mesh_dim_names=(\"dp\", \"tp\"))",
             l.dp, l.tp
@@ -156,8 +156,8 @@ pub fn torchrun_snippet(s: &Scenario) -> String {
         l.cp,
         s.cluster.nodes.get(),
         s.cluster.gpus_per_node.get(),
-        if l.tp > 1 { "[\"dp\"]" } else { "" },
-        if l.tp > 1 { "[\"dp\"]" } else { "" },
+        if l.tp.get() > 1 { "[\"dp\"]" } else { "" },
+        if l.tp.get() > 1 { "[\"dp\"]" } else { "" },
     )
 }
 

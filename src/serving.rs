@@ -209,7 +209,7 @@ pub fn fit_map(x: &Settings) -> Vec<Vec<Cell>> {
                     y.scenario.parallel.ep = count(1);
                     let plain = cell(&y, tp);
                     let l = y.scenario.layout();
-                    let td = l.tp.saturating_mul(l.dp);
+                    let td = l.tp.get().saturating_mul(l.dp.get());
                     if !moe || td <= 1 {
                         return plain;
                     }

@@ -330,11 +330,21 @@ fn the_cycle_check_finds_a_planted_cycle() {
 }
 
 /// Parse, don't clamp: `.max(1)` in the estimator's code (unit tests aside) may only
-/// shrink. The scenario's counts are `NonZeroU32` (no clamp needed); what remains are
-/// clamps on `Layout`'s and `Arch`'s plain `u32` fields, the documented exception until
-/// those carry non-zero types too. Lower the bound when you remove one. (103: the
-/// network model's rails, merged the same day as this test, brought 5 more on the layout's
-/// sharding degree, GPUs per node and ring stride.)
+/// shrink. The scenario's counts, the resolved `Layout`'s degrees, `Arch`'s sizes (layers,
+/// hidden, heads, kv_heads, head_dim, ffn, vocab) and Megatron's degrees are non-zero types
+/// (`nonzero::Count`, `NonZeroU64`), so nothing divides by them through a clamp; a quotient
+/// that may round to 0 goes through the named `nonzero::div_at_least_one`, a mixture's `k`
+/// through `Arch::routed_k`. The exceptions left, each with its reason beside it:
+/// - `units::mul_div*`: the byte helpers treat a divisor of 0 as 1 (documented there);
+/// - config.json divisors in `hfconfig` (untrusted input) and a hybrid's placeholder `ffn`;
+/// - the parser itself (`contract/keys.rs`: a `Count` key's lower bound raised to 1);
+/// - plain counts that are ≥ 1 but not typed (Ψ, a block's parameters, tokens a step,
+///   `max_len`, the logits a walk holds, a tensor table's elements, KV bytes a token of an
+///   attention-free model) and solver options (`max_nodes`, `limit`, budget progress);
+/// - `gen = 0` walking one decode group, `n_ctx / parallel` in llama.cpp's concurrency.
+///
+/// Only an inline unit-test module (`#[cfg(test)] mod tests {`) ends a file's code here;
+/// a `#[cfg(test)] mod tests;` declaration does not hide what follows it.
 #[test]
 fn clamps_do_not_grow() {
     let mut files = Vec::new();
@@ -345,10 +355,32 @@ fn clamps_do_not_grow() {
     let n: usize = files
         .iter()
         .filter(|f| !is_unit_tests(f))
-        .map(|f| code_of(f).matches(".max(1)").count())
+        .map(|f| code_outside_test_module(f).matches(".max(1)").count())
         .sum();
     assert!(
-        n <= 103,
-        "{n} `.max(1)` in crates/core (at most 103): carry the bound in a type"
+        n <= BOUND,
+        "{n} `.max(1)` in crates/core (at most {BOUND}): carry the bound in a type"
     );
+}
+
+/// The `.max(1)` left in crates/core (see [`clamps_do_not_grow`]).
+const BOUND: usize = 30;
+
+/// `f`'s code up to its inline unit-test module, comments left out.
+fn code_outside_test_module(f: &Path) -> String {
+    let text = std::fs::read_to_string(f).unwrap();
+    let end = text
+        .match_indices("#[cfg(test)]")
+        .map(|(i, _)| i)
+        .find(|&i| {
+            let rest = text[i + "#[cfg(test)]".len()..].trim_start();
+            let line = rest.lines().next().unwrap_or("");
+            line.starts_with("mod ") && line.trim_end().ends_with('{')
+        })
+        .unwrap_or(text.len());
+    text[..end]
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -77,6 +77,8 @@ prop_compose! {
         top_k in opt(1u32..=1024),
         head_dim in opt(1u32..=65_536),
     ) -> ArchOverrides {
+        let c = |n: Option<u32>| n.map(at_least_one);
+        let (layers, hidden, heads, kv_heads, ffn, vocab, head_dim) = (c(layers), c(hidden), c(heads), c(kv_heads), c(ffn), c(vocab), c(head_dim));
         ArchOverrides { layers, hidden, heads, kv_heads, ffn, vocab, mlp, norm, tied, bias, experts, top_k, head_dim, ..Default::default() }
     }
 }
@@ -387,7 +389,7 @@ proptest! {
     #[test]
     fn memory_is_monotone_in_batch_seq_layers_hidden(base in scenario(), extra in 1u32..64) {
         let mut s = base;
-        s.parallel.dp = Some(at_least_one(s.layout().dp));
+        s.parallel.dp = Some(s.layout().dp);
         let e0 = estimate(&s).per_gpu_bytes;
         let mut t = s.clone();
         t.workload.batch = memfit_core::scenario::at_least_one((s.workload.batch.get() + extra).min(1 << 20));
@@ -398,16 +400,16 @@ proptest! {
         t.workload.seq = memfit_core::scenario::at_least_one((s.workload.seq.get() + extra).min(1 << 26));
         prop_assert!(estimate(&t).per_gpu_bytes >= e0, "seq");
         // Layers and hidden through the architecture (an explicit `params=` fixes Ψ).
-        if s.model.params.is_none() && s.model.largest_layer.is_none() && s.parallel.pp.get() <= s.arch().layers {
+        if s.model.params.is_none() && s.model.largest_layer.is_none() && s.parallel.pp.get() <= s.arch().layers.get() {
             let a = s.arch();
             let mut t = s.clone();
-            t.model.overrides.layers = Some((a.layers + extra).min(1024));
+            t.model.overrides.layers = Some(at_least_one((a.layers.get() + extra).min(1024)));
             prop_assert!(estimate(&t).per_gpu_bytes >= e0, "layers {} → {:?}", a.layers, t.model.overrides.layers);
             // Growing hidden by a multiple of the heads keeps the head width a whole number.
             let mut t = s.clone();
-            t.model.overrides.hidden = Some((a.hidden + extra * a.heads).min(1 << 20));
+            t.model.overrides.hidden = Some(at_least_one((a.hidden.get() + extra * a.heads.get()).min(1 << 20)));
             t.model.overrides.heads = Some(a.heads);
-            t.model.overrides.head_dim = Some(t.model.overrides.hidden.unwrap() / a.heads.max(1));
+            t.model.overrides.head_dim = Some(at_least_one(t.model.overrides.hidden.unwrap().get() / a.heads.get()));
             if t.model.overrides.hidden.unwrap() > a.hidden && t.model.overrides.head_dim.unwrap() >= a.head_dim {
                 prop_assert!(estimate(&t).per_gpu_bytes >= e0, "hidden {} → {:?}", a.hidden, t.model.overrides.hidden);
             }

@@ -188,7 +188,7 @@ fn brute_force(base: &Scenario) -> BTreeSet<Key> {
                 if !n.is_multiple_of(tp * pp * cp) {
                     continue;
                 }
-                let kv = arch.kv_heads;
+                let kv = arch.kv_heads.get();
                 if tp > base.cluster.gpus_per_node.get()
                     || !(kv.is_multiple_of(tp) || tp % kv == 0)
                     || !base.workload.seq.get().is_multiple_of(cp)

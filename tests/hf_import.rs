@@ -163,7 +163,10 @@ fn multimodal_configs_import_their_text_decoder_with_a_note() {
                 assert_eq!((a.window, a.local_layers, a.first_dense), (8192, 36, 0));
             }
             // 62 layers, every 6th global: 52 layers within a 1,024-token window.
-            _ => assert_eq!((a.window, a.local_layers, a.vocab), (1024, 52, 262_208)),
+            _ => assert_eq!(
+                (a.window, a.local_layers, a.vocab.get()),
+                (1024, 52, 262_208)
+            ),
         }
     }
     let cfg = r#"{"model_type":"gemma3","vision_config":{}}"#;
@@ -646,9 +649,9 @@ fn hybrid_layer_mix_reaches_inference() {
     let one = infer(&s3, "mode=infer&batch=1&seq=1000&gen=24&precision=bf16");
     assert_eq!(
         kv(&one),
-        2 * 1024 * 6 * a.kv_heads as u64 * a.head_dim as u64 * 2
+        2 * 1024 * 6 * a.kv_heads.get() as u64 * a.head_dim.get() as u64 * 2
     );
-    assert_eq!(state(&one), 10 * a.hidden as u64 * 3 * 2);
+    assert_eq!(state(&one), 10 * a.hidden.get() as u64 * 3 * 2);
     // Qwen3-Next: 36 gated-DeltaNet blocks with their shape as keys, 74.25 MiB of state per
     // sequence, the KV cache in its 12 attention blocks.
     let (s5, _) = import("qwen3-next-80b-a3b.json");

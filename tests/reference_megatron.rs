@@ -8,9 +8,12 @@ use memfit_core::megatron::{
     megatron_memory, printed_summary, MegatronArgs, MegatronVersion, Recompute,
 };
 use serde_json::Value;
+use std::num::NonZeroU64;
 
 pub fn args_from(i: &Value) -> MegatronArgs {
     let opt = |k: &str| i[k].as_u64();
+    // Megatron-LM's degrees are ≥ 1 (its argparse defaults and asserts).
+    let nz = |n: u64| NonZeroU64::new(n).expect("a degree is at least 1");
     MegatronArgs {
         num_layers: u(i, "num_layers"),
         hidden_size: u(i, "hidden_size"),
@@ -25,18 +28,18 @@ pub fn args_from(i: &Value) -> MegatronArgs {
         swiglu: i["swiglu"].as_bool().unwrap(),
         layernorm: i["normalization"] == "LayerNorm",
         vocab_size: u(i, "vocab_size_unpadded"),
-        make_vocab_size_divisible_by: u(i, "make_vocab_size_divisible_by"),
+        make_vocab_size_divisible_by: nz(u(i, "make_vocab_size_divisible_by")),
         untie: i["untie_embeddings_and_output_weights"].as_bool().unwrap(),
-        num_experts: opt("num_experts"),
+        num_experts: opt("num_experts").and_then(NonZeroU64::new),
         moe_ffn_hidden_size: opt("moe_ffn_hidden_size").unwrap_or(0),
         moe_router_topk: opt("moe_router_topk").unwrap_or(2),
         add_bias_linear: i["add_bias_linear"].as_bool().unwrap(),
-        tp: u(i, "tensor_model_parallel_size"),
-        pp: u(i, "pipeline_model_parallel_size"),
-        vp: opt("virtual_pipeline_model_parallel_size"),
-        dp: u(i, "data_parallel_size"),
-        ep: u(i, "expert_model_parallel_size"),
-        etp: opt("expert_tensor_parallel_size").unwrap_or(1),
+        tp: nz(u(i, "tensor_model_parallel_size")),
+        pp: nz(u(i, "pipeline_model_parallel_size")),
+        vp: opt("virtual_pipeline_model_parallel_size").map(nz),
+        dp: nz(u(i, "data_parallel_size")),
+        ep: nz(u(i, "expert_model_parallel_size")),
+        etp: nz(opt("expert_tensor_parallel_size").unwrap_or(1)),
         sequence_parallel: i["sequence_parallel"].as_bool().unwrap(),
         recompute: match i["recompute_granularity"].as_str() {
             Some("selective") => Recompute::Selective,

@@ -60,7 +60,7 @@ fn published_gguf_sizes() {
             continue;
         }
         let arch = &preset(id).unwrap().arch;
-        let sh = shares(arch, q, 32);
+        let sh = shares(arch, q, memfit_core::scenario::count(32));
         let bytes = weights_expr(q, &sh, 2, true).eval() + extras(e);
         checked += 1;
         // The printed figure: "%.2f GiB" (or MiB below 1 GiB).

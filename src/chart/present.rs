@@ -220,7 +220,7 @@ pub fn zero_variants(s: &memfit_core::scenario::Scenario, dp: u32, units: Units)
             let p = memfit_core::estimate::Prepared::of(&t);
             let time = match memfit_core::steptime::step_time(&t, &p) {
                 Some(st) if st.step_s.is_finite() => {
-                    let used = t.layout().used().max(1) as f64;
+                    let used = t.layout().used() as f64; // ≥ 1: a product of non-zero degrees
                     format!(
                         "{:.0} ms, {:.0} tokens/s per GPU",
                         st.step_s * 1e3,

@@ -29,8 +29,9 @@ pub fn find_preset(text: &str) -> Option<&'static str> {
 /// "dp·tp·pp·cp = 2·2·2·1 = 8 of 8 GPUs".
 ///
 /// ```
-/// use memfit_core::scenario::Layout;
-/// let l = Layout { dp: 2, tp: 2, pp: 2, cp: 1, world: 16, gpus_per_node: 8 };
+/// use memfit_core::scenario::{count, Layout};
+/// let (dp, tp, pp, cp) = (count(2), count(2), count(2), count(1));
+/// let l = Layout { dp, tp, pp, cp, world: count(16), gpus_per_node: count(8) };
 /// assert_eq!(memfit::present::layout_summary(&l), "dp·tp·pp·cp = 2·2·2·1 = 8 of 16 GPUs");
 /// ```
 pub fn layout_summary(l: &Layout) -> String {

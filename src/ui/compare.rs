@@ -12,7 +12,7 @@ pub fn ZeroComparison(
     #[prop(into)] scenario: Signal<Scenario>,
     #[prop(into)] units: Signal<Units>,
 ) -> impl IntoView {
-    let dp = RwSignal::new(scenario.with_untracked(|s| s.layout().dp.max(8)));
+    let dp = RwSignal::new(scenario.with_untracked(|s| s.layout().dp.get().max(8)));
     let node = NodeRef::<leptos::html::Section>::new();
     let scenario = super::while_visible(scenario, super::on_screen(node));
     let variants = Memo::new(move |_| scenario.with(|s| zero_variants(s, dp.get(), units.get())));

@@ -347,7 +347,7 @@ pub fn FitMapPanel(
         Signal::derive(move || {
             settings.with(|x| {
                 let l = x.scenario.layout();
-                (x.scenario.zero(), l.tp, l.pp)
+                (x.scenario.zero(), l.tp.get(), l.pp.get())
             })
         }),
         visible,

@@ -125,7 +125,7 @@ pub(crate) fn data_parallel_comm(s: &Scenario, p: &Prepared, st: &Stage) -> u64 
     }
     let l = s.layout();
     let k = s.numerics.precision.compute_bytes() as u128;
-    let t = l.tp as u128;
+    let t = l.tp.get() as u128;
     let m = s.workload.microbatches.get() as u128;
     let psi0 = st.share(p.psi) as u128;
     let psi_g = match s.finetune.kind() {
@@ -136,11 +136,11 @@ pub(crate) fn data_parallel_comm(s: &Scenario, p: &Prepared, st: &Stage) -> u64 
             s.finetune.targets(),
         )) as u128,
     };
-    let ns = s.shard_degree() as u128;
+    let ns = s.shard_degree().get() as u128;
     let z = s.zero();
     let kg = grad_reduce_bytes(s);
     let bytes = match z {
-        _ if s.fsdp() != Fsdp::None && z == Zero::Z3 && l.pp > 1 => psi0 * k + psi_g * kg,
+        _ if s.fsdp() != Fsdp::None && z == Zero::Z3 && l.pp.get() > 1 => psi0 * k + psi_g * kg,
         Zero::Z3 => m * (2 * psi0 * k + psi_g * kg),
         Zero::Z2 => m * psi_g * kg + psi_g * k,
         Zero::Z0 | Zero::Z1 => 2 * psi_g * kg,
@@ -157,10 +157,10 @@ pub(crate) fn replica_comm(s: &Scenario, psi_g: u128) -> u128 {
         return 0;
     }
     let l = s.layout();
-    let t = l.tp as u128;
-    let ns = s.shard_degree() as u128;
-    let replicas = (l.dp as u128 * l.cp as u128).div_ceil(ns.max(1));
-    ring(2 * psi_g * grad_reduce_bytes(s) / (t * ns.max(1)), replicas)
+    let t = l.tp.get() as u128;
+    let ns = s.shard_degree().get() as u128;
+    let replicas = (l.dp.get() as u128 * l.cp.get() as u128).div_ceil(ns);
+    ring(2 * psi_g * grad_reduce_bytes(s) / (t * ns), replicas)
 }
 
 /// [`replica_comm`] for the first stage, as [`comm_per_step`] counts it.
@@ -183,11 +183,11 @@ pub(crate) fn replica_comm_per_step(s: &Scenario, p: &Prepared) -> u64 {
 pub(crate) fn activation_comm(s: &Scenario, p: &Prepared, st: &Stage) -> Comm {
     let l = s.layout();
     let arch = &p.arch;
-    let n = st.p;
+    let n = st.p.get();
     let k = s.numerics.precision.compute_bytes() as u128;
-    let (t, c, pp) = (l.tp as u128, l.cp as u128, n as u128);
+    let (t, c, pp) = (l.tp.get() as u128, l.cp.get() as u128, n as u128);
     let b = s.workload.batch.get() as u128;
-    let h = arch.hidden as u128;
+    let h = arch.hidden.get() as u128;
     let layers = st.layers as u128;
     if s.workload.mode != Mode::Train {
         let tokens = b * (s.workload.seq.get() as u128 + s.workload.gen as u128);
@@ -203,7 +203,7 @@ pub(crate) fn activation_comm(s: &Scenario, p: &Prepared, st: &Stage) -> Comm {
     // (`ckpt_layers` of each chunk: `n` of `L_c`, the stage's `layers/L_c` chunks).
     let checkpointed = if s.activations.recompute == super::megatron::Recompute::Full {
         let (lc, n) = crate::activations::chunk_layers(s, st.layers);
-        n * (layers / lc.max(1)).max(1)
+        n * crate::scenario::div_at_least_one(st.layers, lc).get() as u128
     } else {
         0
     };
@@ -215,8 +215,8 @@ pub(crate) fn activation_comm(s: &Scenario, p: &Prepared, st: &Stage) -> Comm {
     } else {
         0
     };
-    let kv_t = (arch.kv_heads as u128).div_ceil(t);
-    let cp = 3 * (c - 1) * 2 * b * sl * kv_t * arch.head_dim as u128 * k * layers * m;
+    let kv_t = (arch.kv_heads.get() as u128).div_ceil(t);
+    let cp = 3 * (c - 1) * 2 * b * sl * kv_t * arch.head_dim.get() as u128 * k * layers * m;
     let ep_deg = s.ep_ranks() as u128;
     let ep = if arch.experts > 0 && ep_deg > 1 {
         let moe_layers = layers.saturating_sub(arch.first_dense as u128);

@@ -6,6 +6,7 @@ use super::ledger::{Component, Ledger, Location, Mech, Warning};
 use super::megatron::{megatron_memory, MegatronArgs, MegatronVersion};
 use super::model::{Arch, Mlp, Norm};
 use super::scenario::{Convention, Layout, Offload, Scenario, Zero};
+use std::num::NonZeroU64;
 
 /// Model states exactly as DeepSpeed's estimators compute them, split into
 /// ledger items whose sums are DeepSpeed's two numbers.
@@ -165,35 +166,38 @@ pub(crate) fn megatron_items(
     }
 }
 
+/// Megatron-LM's `--make-vocab-size-divisible-by` default.
+const VOCAB_MULTIPLE: crate::nonzero::Count = crate::nonzero::count(128);
+
 /// Megatron-LM's arguments for the scenario: the shape, the parallel degrees, the
 /// distributed optimizer (ZeRO ≥ 1), recomputation, sequence and batch.
 fn megatron_args(s: &Scenario, arch: &Arch, l: &Layout) -> MegatronArgs {
     MegatronArgs {
-        num_layers: arch.layers as u64,
-        hidden_size: arch.hidden as u64,
-        num_attention_heads: arch.heads as u64,
-        num_query_groups: arch.kv_heads as u64,
-        kv_channels: arch.head_dim as u64,
-        ffn_hidden_size: arch.ffn as u64,
+        num_layers: arch.layers.get() as u64,
+        hidden_size: arch.hidden.get() as u64,
+        num_attention_heads: arch.heads.get() as u64,
+        num_query_groups: arch.kv_heads.get() as u64,
+        kv_channels: arch.head_dim.get() as u64,
+        ffn_hidden_size: arch.ffn.get() as u64,
         swiglu: arch.mlp == Mlp::Swiglu,
         layernorm: arch.norm != Norm::Rmsnorm,
-        vocab_size: arch.vocab as u64,
-        make_vocab_size_divisible_by: 128,
+        vocab_size: arch.vocab.get() as u64,
+        make_vocab_size_divisible_by: VOCAB_MULTIPLE.into(),
         untie: !arch.tied,
-        num_experts: (arch.experts > 0).then_some(arch.experts as u64),
+        num_experts: NonZeroU64::new(arch.experts as u64),
         moe_ffn_hidden_size: if arch.moe_ffn > 0 {
             arch.moe_ffn as u64
         } else {
-            arch.ffn as u64
+            arch.ffn.get() as u64
         },
         moe_router_topk: arch.top_k as u64,
         add_bias_linear: false,
-        tp: l.tp as u64,
-        pp: l.pp as u64,
-        vp: (s.parallel.vpp.get() > 1).then_some(s.parallel.vpp.get() as u64),
-        dp: l.dp as u64,
-        ep: s.parallel.ep.get() as u64,
-        etp: l.tp as u64,
+        tp: l.tp.into(),
+        pp: l.pp.into(),
+        vp: (s.parallel.vpp.get() > 1).then_some(s.parallel.vpp.into()),
+        dp: l.dp.into(),
+        ep: s.parallel.ep.into(),
+        etp: l.tp.into(),
         sequence_parallel: s.parallel.sp,
         recompute: s.activations.recompute,
         use_distributed_optimizer: s.zero() >= Zero::Z1,

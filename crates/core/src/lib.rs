@@ -44,6 +44,7 @@ pub mod infer;
 pub mod ledger;
 pub mod megatron;
 pub mod model;
+pub mod nonzero;
 pub mod opstream;
 pub mod program;
 pub mod quant;

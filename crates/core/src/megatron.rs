@@ -16,6 +16,7 @@
 
 use crate::fexpr::{FExpr, FTok, FTok::*};
 use serde::{Deserialize, Serialize};
+use std::num::NonZeroU64;
 
 /// Which revision of Megatron-LM's formula.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,11 +64,11 @@ pub struct MegatronArgs {
     /// Unpadded vocabulary.
     pub vocab_size: u64,
     /// `make_vocab_size_divisible_by` (Megatron's default 128).
-    pub make_vocab_size_divisible_by: u64,
+    pub make_vocab_size_divisible_by: NonZeroU64,
     /// `untie_embeddings_and_output_weights`.
     pub untie: bool,
     /// `num_experts` (None = dense).
-    pub num_experts: Option<u64>,
+    pub num_experts: Option<NonZeroU64>,
     /// `moe_ffn_hidden_size`.
     pub moe_ffn_hidden_size: u64,
     /// `moe_router_topk`.
@@ -75,17 +76,17 @@ pub struct MegatronArgs {
     /// `add_bias_linear` (adds a router bias).
     pub add_bias_linear: bool,
     /// TP degree.
-    pub tp: u64,
+    pub tp: NonZeroU64,
     /// PP degree.
-    pub pp: u64,
+    pub pp: NonZeroU64,
     /// Virtual pipeline stages per rank (interleaved schedule), if any.
-    pub vp: Option<u64>,
+    pub vp: Option<NonZeroU64>,
     /// DP degree.
-    pub dp: u64,
+    pub dp: NonZeroU64,
     /// Expert-parallel degree.
-    pub ep: u64,
+    pub ep: NonZeroU64,
     /// Expert tensor-parallel degree.
-    pub etp: u64,
+    pub etp: NonZeroU64,
     /// Sequence parallelism.
     pub sequence_parallel: bool,
     /// Recompute granularity.
@@ -124,7 +125,7 @@ pub struct MegatronEstimate {
 impl MegatronArgs {
     /// `ceil(V / (128·t)) · 128·t`: the vocabulary padded so every TP rank gets an equal slice.
     pub fn padded_vocab(&self) -> u64 {
-        let m = self.make_vocab_size_divisible_by.max(1) * self.tp.max(1);
+        let m = self.make_vocab_size_divisible_by.get() * self.tp.get();
         self.vocab_size.div_ceil(m) * m
     }
 }
@@ -199,15 +200,15 @@ impl Common {
             h,
             a,
             g,
-            t: f(args.tp.max(1)),
-            p: f(args.pp.max(1)),
-            d: f(args.dp.max(1)),
+            t: f(args.tp.get()),
+            p: f(args.pp.get()),
+            d: f(args.dp.get()),
             glu: if args.swiglu { 1.5 } else { 1.0 },
             v_pad,
             attn: 2.0 * h * h * (1.0 + g / a) * (f(args.kv_channels) * a / h),
             emb,
             emb_total: if args.untie { 2.0 * emb } else { emb },
-            experts: args.num_experts.unwrap_or(1).max(1),
+            experts: args.num_experts.map_or(1, NonZeroU64::get),
             moe: args.num_experts.is_some(),
         }
     }
@@ -251,7 +252,7 @@ fn megatron_v0_14(args: &MegatronArgs, c: Common) -> MegatronEstimate {
         total
     };
     let mut shard = (layer_params / p + emb) / t;
-    if args.untie && args.pp == 1 {
+    if args.untie && args.pp.get() == 1 {
         shard += emb / t;
     }
     let bpp = if args.use_distributed_optimizer {
@@ -322,12 +323,12 @@ fn megatron_head(args: &MegatronArgs, c: Common) -> MegatronEstimate {
         total
     };
     let mut shard_non_expert = (sharded / p + emb) / t + replicated / p;
-    if args.untie && args.pp == 1 {
+    if args.untie && args.pp.get() == 1 {
         shard_non_expert += emb / t;
     }
-    let shard_expert = expert_params / p / f(args.etp.max(1) * args.ep.max(1));
+    let shard_expert = expert_params / p / f(args.etp.get() * args.ep.get());
     let world = t * p * d;
-    let edp = (world / (f(args.etp.max(1) * args.ep.max(1)) * p)).max(1.0);
+    let edp = (world / (f(args.etp.get() * args.ep.get()) * p)).max(1.0);
     let (bpp, bpp_e) = if args.use_distributed_optimizer {
         (6.0 + 12.0 / d, 6.0 + 12.0 / edp)
     } else {
@@ -382,10 +383,10 @@ fn states_expr(moe: bool, (shard, bpp): (f64, f64), (shard_e, bpp_e): (f64, f64)
 
 /// The in-flight factor for the first pipeline stage.
 fn pipeline_factor(args: &MegatronArgs) -> f64 {
-    let p = args.pp.max(1) as f64;
+    let p = args.pp.get() as f64;
     match args.vp {
-        Some(v) => 1.0 + (p - 1.0) / (p * v.max(1) as f64),
-        None if args.pp > 1 => match args.num_microbatches {
+        Some(v) => 1.0 + (p - 1.0) / (p * v.get() as f64),
+        None if args.pp.get() > 1 => match args.num_microbatches {
             Some(m) => (m as f64 / p).min(1.0),
             None => 1.0,
         },
@@ -400,9 +401,9 @@ fn act_syms(args: &MegatronArgs, v_pad: f64) -> [FTok; 8] {
         Sym("b", args.micro_batch_size as f64),
         Sym("h", args.hidden_size as f64),
         Sym("L", args.num_layers as f64),
-        Sym("p", args.pp.max(1) as f64),
+        Sym("p", args.pp.get() as f64),
         Sym("φ", pipeline_factor(args)),
-        Sym("t", args.tp.max(1) as f64),
+        Sym("t", args.tp.get() as f64),
         Sym("V", v_pad),
     ]
 }
@@ -456,7 +457,7 @@ fn activations_sp(args: &MegatronArgs, v_pad: f64) -> FExpr {
         phi,
         Mul,
     ];
-    if args.pp == 1 {
+    if args.pp.get() == 1 {
         e.extend([
             s,
             b,
@@ -521,7 +522,7 @@ fn activations_without_sp(args: &MegatronArgs, v_pad: f64) -> FExpr {
         phi,
         Mul,
     ];
-    if args.pp == 1 {
+    if args.pp.get() == 1 {
         e.extend([
             Num(2.0),
             s,

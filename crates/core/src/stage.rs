@@ -524,6 +524,7 @@ impl Walked<'_> {
 
     /// The logits alive at each phase's high-water moment.
     fn logits(&self, live: &[i128], out: &mut Vec<Item>) {
+        // A model-free walk may hold no logits (`logits = 0`): a divisor of 1, and a moment holding any logits holds at least one copy.
         let one = self.walk.logits.max(1);
         for (bytes, phases) in groups(live) {
             let alive = (bytes / one).max(1) as u128;

@@ -129,7 +129,7 @@ pub fn timeline(s: &Scenario) -> Option<Timeline> {
 /// every stage's peak and the most micro-batches walked.
 fn train_traces(s: &Scenario, p: &Prepared, l: &Layout) -> Option<(Vec<Trace>, Vec<u64>, u32)> {
     let n = stage_count(&p.arch, l);
-    let stages: Vec<Stage> = (0..n).map(|i| Stage::of(&p.arch, n, i)).collect();
+    let stages: Vec<Stage> = (0..n.get()).map(|i| Stage::of(&p.arch, n, i)).collect();
     let cost = stages
         .iter()
         .map(|st| layer_passes(s, st))
@@ -143,10 +143,10 @@ fn train_traces(s: &Scenario, p: &Prepared, l: &Layout) -> Option<(Vec<Trace>, V
         let mut pk = Peak::default();
         prog.run(s, &mut pk);
         peaks.push(u64::try_from(pk.peak).ok()?);
-        walked = walked.max(micro_batches_to_walk(s, st.p, st.i));
+        walked = walked.max(micro_batches_to_walk(s, st.p.get(), st.i));
     }
     let peak_stage = argmax(&peaks);
-    let traces = listed(n, peak_stage)
+    let traces = listed(n.get(), peak_stage)
         .into_iter()
         .map(|i| {
             let prog = crate::stage::stage_program(s, p, l, &stages[i as usize]);
@@ -167,9 +167,7 @@ fn infer_trace(s: &Scenario, p: &Prepared, l: &Layout) -> Trace {
         .into_iter()
         .filter(|i| i.location == Location::Gpu)
         .collect();
-    let layers = (p.arch.layers.max(1) as u64)
-        .div_ceil(l.pp.max(1) as u64)
-        .max(1) as u32;
+    let layers = crate::scenario::ceil_div(p.arch.layers, l.pp);
     let mut tr = Trace::new(0);
     infer::run(&items, layers, s.workload.gen, &mut tr);
     tr

@@ -111,7 +111,7 @@ pub fn layer_backward_of(
         (head_side + mlp_side, 0)
     };
     let c = arch.params();
-    let layers = arch.layers.max(1) as u128;
+    let layers = arch.layers.get() as u128;
     let (h, a, d) = (x.h, x.a, x.d);
     let o = a * d * h + if arch.bias == Bias::All { h } else { 0 };
     let attn = c.attention as u128 / layers;
@@ -119,6 +119,7 @@ pub fn layer_backward_of(
     Some(LayerBackward {
         freed,
         temp,
+        // Denominators of two fractions of plain parameter counts (a block has ≥ 1 weight).
         grad_part: (qkv + arch.norm.params(h), (c.per_layer as u128).max(1)),
         copy_part: (qkv, (attn + c.mlp as u128 / layers).max(1)),
     })

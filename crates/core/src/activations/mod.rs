@@ -164,13 +164,13 @@ impl Shape {
         Shape {
             b: s.workload.batch.get() as u128,
             s: sq,
-            sl: sq.div_ceil(l.cp.max(1) as u128),
-            h: arch.hidden as u128,
-            a: arch.heads as u128,
-            kv: arch.kv_heads as u128,
-            d: arch.head_dim as u128,
-            f: arch.ffn as u128,
-            t: l.tp.max(1) as u128,
+            sl: sq.div_ceil(l.cp.get() as u128),
+            h: arch.hidden.get() as u128,
+            a: arch.heads.get() as u128,
+            kv: arch.kv_heads.get() as u128,
+            d: arch.head_dim.get() as u128,
+            f: arch.ffn.get() as u128,
+            t: l.tp.get() as u128,
             k: s.numerics.precision.compute_bytes() as u128,
             res: if autocast(s) {
                 4

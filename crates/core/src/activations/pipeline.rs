@@ -3,10 +3,11 @@
 
 use super::vars::*;
 use super::*;
+use crate::scenario::Count;
 
 /// Layers on pipeline stage `i` of `p` (earlier stages take the remainder).
-pub fn stage_layers(layers: u32, p: u32, i: u32) -> u32 {
-    let p = p.max(1);
+pub fn stage_layers(layers: u32, p: Count, i: u32) -> u32 {
+    let p = p.get();
     layers / p + u32::from(i < layers % p)
 }
 
@@ -32,11 +33,11 @@ pub fn stage_layers(layers: u32, p: u32, i: u32) -> u32 {
 /// # Example
 /// p = 4, v = 2, m = 8: stage 0 holds 11 chunks = 5.5 micro-batches; stage 3 holds
 /// 5 chunks = 2.5 (the first-stage factor would have given 1.375).
-pub fn in_flight(s: &Scenario, p: u32, i: u32) -> (u128, u128) {
-    let p = p.max(1) as u128;
+pub fn in_flight(s: &Scenario, p: Count, i: u32) -> (u128, u128) {
+    let p = p.get() as u128;
     let i = (i as u128).min(p - 1);
     let m = s.workload.microbatches.get() as u128;
-    match (s.parallel.schedule, s.virtual_stages() as u128) {
+    match (s.parallel.schedule, s.virtual_stages().get() as u128) {
         (Schedule::Gpipe, _) => (m, 1),
         (_, 1) => ((p - i).min(m), 1),
         (_, v) => ((2 * (p - i - 1) + (v - 1) * p + 1).min(m * v), v),
@@ -46,12 +47,12 @@ pub fn in_flight(s: &Scenario, p: u32, i: u32) -> (u128, u128) {
 /// Layers of a stage's model chunk (`L_i/v`, at least 1) and how many of them full
 /// recomputation checkpoints: `ckpt_layers` per chunk (0 = all), as Megatron-LM's
 /// `recompute_num_layers` counts per virtual pipeline stage.
-pub fn chunk_layers(s: &Scenario, stage_layers: u32) -> (u128, u128) {
-    let lc = (stage_layers / s.virtual_stages().max(1)).max(1) as u128;
+pub fn chunk_layers(s: &Scenario, stage_layers: u32) -> (Count, u128) {
+    let lc = crate::scenario::div_at_least_one(stage_layers, s.virtual_stages());
     let n = if s.activations.ckpt_layers == 0 {
-        lc
+        lc.get() as u128
     } else {
-        (s.activations.ckpt_layers as u128).min(lc)
+        (s.activations.ckpt_layers as u128).min(lc.get() as u128)
     };
     (lc, n)
 }

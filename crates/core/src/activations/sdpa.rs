@@ -65,7 +65,7 @@ pub fn sdpa_kernel(s: &Scenario, arch: &Arch, x: &Shape) -> Option<SdpaKernel> {
         return Some(SdpaKernel::Cpu);
     }
     let w = arch.window as u128;
-    let masked = w > 0 && x.s >= w && 2 * arch.local_layers as u128 >= arch.layers as u128;
+    let masked = w > 0 && x.s >= w && 2 * arch.local_layers as u128 >= arch.layers.get() as u128;
     let gqa = x.kv < x.a && !masked;
     let fp32 = x.k >= 4;
     let flash = !fp32 && !masked && x.d <= 256 && x.d.is_multiple_of(8);

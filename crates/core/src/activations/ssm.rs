@@ -261,7 +261,7 @@ pub fn hybrid_block_bytes(
     // normalised tensor and output (the in_proj's input), as a transformer block's.
     let norm = mixer_norm_bytes(s, arch, x);
     let mlp = mlp_half_bytes(s, arch, x);
-    let layers = arch.layers as u128;
+    let layers = arch.layers.get() as u128;
     let mixers = la + lm + lc + ll;
     let (am, what) = match arch.ssm_shape() {
         Some(m) if lm > 0 => {
@@ -352,7 +352,7 @@ fn block_kinds(arch: &Arch) -> (u128, u128, u128, u128, bool, u128) {
         0
     };
     let la = arch.attention_layers() as u128 + arch.linear_layers as u128 - ll;
-    let (mixers, layers) = (la + lm + lc + ll, arch.layers as u128);
+    let (mixers, layers) = (la + lm + lc + ll, arch.layers.get() as u128);
     (
         la,
         lm,

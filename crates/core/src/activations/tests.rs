@@ -102,7 +102,7 @@ fn layer_backward_of_a_llama_2_7b_block_by_hand() {
     s.activations.attn = Attn::Eager;
     s.workload.batch = crate::scenario::count(1);
     s.workload.seq = crate::scenario::count(2048);
-    s.model.overrides.layers = Some(2);
+    s.model.overrides.layers = Some(crate::scenario::count(2));
     let (t, h, a, f) = (2048u128, 4096u128, 32u128, 11008u128);
     // On CUDA the softmax backward's temporary adds one fp32 s² tensor.
     let cuda = layer_backward(&s, &s.arch(), &shape(&s)).unwrap();
@@ -147,12 +147,12 @@ fn autocast_blocks_match_saved_tensor_hooks() {
     s.activations.attn = Attn::Sdpa;
     s.workload.batch = crate::scenario::count(2);
     s.workload.seq = crate::scenario::count(256);
-    s.model.overrides.hidden = Some(256);
-    s.model.overrides.heads = Some(8);
-    s.model.overrides.kv_heads = Some(2);
-    s.model.overrides.ffn = Some(688);
-    s.model.overrides.vocab = Some(4096);
-    s.model.overrides.layers = Some(4);
+    s.model.overrides.hidden = Some(crate::scenario::count(256));
+    s.model.overrides.heads = Some(crate::scenario::count(8));
+    s.model.overrides.kv_heads = Some(crate::scenario::count(2));
+    s.model.overrides.ffn = Some(crate::scenario::count(688));
+    s.model.overrides.vocab = Some(crate::scenario::count(4096));
+    s.model.overrides.layers = Some(crate::scenario::count(4));
     assert!(autocast(&s));
     let sum = |s: &Scenario| -> u128 {
         memfit_layer(s, &s.arch(), &shape(s))
@@ -172,8 +172,8 @@ fn autocast_blocks_match_saved_tensor_hooks() {
     // A checkpointed block keeps its fp32 input.
     assert_eq!(layer_input_bytes(&s, &shape(&s)), 4 * 512 * 256);
     s.model.preset = "gpt2".into();
-    s.model.overrides.kv_heads = Some(8);
-    s.model.overrides.ffn = Some(1024);
+    s.model.overrides.kv_heads = Some(crate::scenario::count(8));
+    s.model.overrides.ffn = Some(crate::scenario::count(1024));
     // The harness's GPT-2 block uses a fused GELU (`F.gelu(approximate="tanh")`).
     s.model.overrides.gelu_ops = Some(false);
     assert_eq!(sum(&s), 4_743_168);
@@ -201,8 +201,8 @@ fn pipeline_in_flight() {
     // m = p: every chunk is warm-up, all 8 micro-batches' chunks are in flight.
     s.workload.microbatches = crate::scenario::count(4);
     assert_eq!(in_flight(&s, l.pp, 0), (8, 2));
-    assert_eq!(stage_layers(30, 4, 0), 8);
-    assert_eq!(stage_layers(30, 4, 3), 7);
+    assert_eq!(stage_layers(30, crate::scenario::count(4), 0), 8);
+    assert_eq!(stage_layers(30, crate::scenario::count(4), 3), 7);
 }
 
 /// The doc example of `op_sac_layer`, and each term's text rendered from the tokens its

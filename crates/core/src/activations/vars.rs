@@ -156,7 +156,7 @@ pub fn vars(s: &Scenario, arch: &Arch, x: &Shape) -> Vals {
         x.f
     };
     v[23] = 1;
-    v[24] = arch.vocab as u128;
+    v[24] = arch.vocab.get() as u128;
     v[25] = if x.k < 4 { 4 } else { 0 };
     v[26] = (arch.norms_per_layer as u128).saturating_sub(2);
     v[27] = 4;

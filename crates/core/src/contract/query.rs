@@ -432,7 +432,7 @@ mod tests {
     fn model_applies_before_overrides() {
         let (s, _) = decode("layers=40&model=llama-3-8b");
         assert_eq!(s.scenario.model.preset, "llama-3-8b");
-        assert_eq!(s.scenario.arch().layers, 40);
+        assert_eq!(s.scenario.arch().layers.get(), 40);
     }
 
     /// Keys apply in canonical order: a link means the same whatever its order.

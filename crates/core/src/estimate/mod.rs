@@ -6,7 +6,7 @@
 
 use crate::ledger::{Ledger, Tally, OUT_OF_RANGE};
 use crate::model::{Arch, ParamCount};
-use crate::scenario::{Convention, Layout, Mode, Scenario, Zero};
+use crate::scenario::{Convention, Count, Layout, Mode, Scenario, Zero};
 use crate::train::Stage;
 use crate::{conventions, infer, train};
 use serde::{Deserialize, Serialize};
@@ -180,8 +180,8 @@ impl Route {
 
 /// Pipeline stages evaluated: `pp`, capped at the layer count (a larger `pp` is
 /// flagged as a problem) and at 1024.
-pub(crate) fn stage_count(arch: &Arch, l: &Layout) -> u32 {
-    l.pp.min(arch.layers.max(1)).clamp(1, 1024)
+pub(crate) fn stage_count(arch: &Arch, l: &Layout) -> Count {
+    l.pp.min(arch.layers).min(crate::scenario::count(1024))
 }
 
 /// The ledger of a scenario that has no pipeline stages of its own (inference and
@@ -216,9 +216,7 @@ pub(crate) fn whole_ledger(
 /// Inference's program over its ledger: the largest running total (with fragmentation)
 /// and the phase of the moment that first reaches it.
 fn infer_peak(s: &Scenario, p: &Prepared, l: &Layout, items: &[Item]) -> (u64, Phase) {
-    let layers = (p.arch.layers.max(1) as u64)
-        .div_ceil(l.pp.max(1) as u64)
-        .max(1) as u32;
+    let layers = crate::scenario::ceil_div(p.arch.layers, l.pp);
     let mut w = crate::program::Watch::new(items.len());
     crate::program::infer::run(items, layers, s.workload.gen, &mut w);
     let phase = match w.peak_event.map(|e| e.phase) {
@@ -246,7 +244,7 @@ pub fn per_gpu_peak(s: &Scenario, p: &Prepared) -> u64 {
     let r = route(s);
     if r == Route::Train {
         let n = stage_count(&p.arch, &l);
-        (0..n)
+        (0..n.get())
             .map(|i| crate::stage::stage_peak(s, p, &l, &Stage::of(&p.arch, n, i)))
             .max()
             .unwrap_or(0)
@@ -290,14 +288,14 @@ pub fn is_clean(s: &Scenario, p: &Prepared) -> bool {
 /// items and every stage's summary.
 fn train_stages(s: &Scenario, p: &Prepared, l: &Layout) -> (Vec<Item>, Vec<StageSummary>) {
     let n = stage_count(&p.arch, l);
-    let mut stages = Vec::with_capacity(n as usize);
+    let mut stages = Vec::with_capacity(n.get() as usize);
     let mut best: Option<(u64, Vec<Item>)> = None;
-    for i in 0..n {
+    for i in 0..n.get() {
         let st = Stage::of(&p.arch, n, i);
         let mut sl = crate::stage::stage_ledger(s, p, l, &st);
         let bytes = sl.summary.per_gpu_bytes;
         stages.push(sl.summary);
-        if n > 1 {
+        if n.get() > 1 {
             for item in sl.items.iter_mut() {
                 item.rank = format!("stage {i} of {n}");
             }
@@ -369,7 +367,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
     if stages.is_empty() {
         stages.push(StageSummary {
             stage: 0,
-            layers: p.arch.layers,
+            layers: p.arch.layers.get(),
             per_gpu_bytes,
             peak_phase,
             components: by_component(&items, peak_phase),

@@ -89,9 +89,9 @@ pub(crate) fn rules(s: &Scenario, arch: &Arch, psi: u64, _l: &Layout) -> Vec<Rul
             let (b, sq, h, a, layers) = (
                 s.workload.batch.get() as u128,
                 s.workload.seq.get() as u128,
-                arch.hidden as u128,
-                arch.heads as u128,
-                arch.layers as u128,
+                arch.hidden.get() as u128,
+                arch.heads.get() as u128,
+                arch.layers.get() as u128,
             );
             let act = (34 * b * sq * h + 5 * b * sq * sq * a) * layers;
             vec![Rule {

@@ -40,7 +40,7 @@ impl SweepJob {
         let p = Prepared::of(s);
         let n = s.world();
         let tps = tp_options(s, &p, n);
-        let layers = p.arch.layers.max(1);
+        let layers = p.arch.layers.get();
         let pps: Vec<u32> = divisors(n).into_iter().filter(|&d| d <= layers).collect();
         let mut cells: Vec<Cell> = Vec::with_capacity(4 * tps.len() * pps.len());
         for z in [Zero::Z0, Zero::Z1, Zero::Z2, Zero::Z3] {
@@ -204,9 +204,9 @@ impl SweepJob {
         let n_st = stage_count(&p.arch, &l);
         let ends = [
             Stage::of(&p.arch, n_st, 0),
-            Stage::of(&p.arch, n_st, n_st - 1),
+            Stage::of(&p.arch, n_st, n_st.get() - 1),
         ];
-        let n_stages = if n_st > 1 { 2 } else { 1 };
+        let n_stages = if n_st.get() > 1 { 2 } else { 1 };
         self.prepare_combos(&l, &ends, n_stages);
         let (p, w) = (&self.p, &mut self.w);
         let pps = self.out.pps.len();
@@ -364,6 +364,7 @@ fn record(out: &mut Sweep, l: Candidate, cell: usize, limit: Option<usize>) -> b
 /// layout): with a limit the sweep never holds more than `2·limit` layouts.
 pub(crate) fn trim(layouts: &mut Vec<Candidate>, limit: Option<usize>) {
     if let Some(limit) = limit {
+        // `limit = 0` (keep none) still trims at two layouts.
         if layouts.len() >= 2 * limit.max(1) {
             keep_best(layouts, limit);
         }

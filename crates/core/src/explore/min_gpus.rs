@@ -28,15 +28,15 @@ pub fn compute_overhead(w: &Scenario, arch: &crate::model::Arch) -> f64 {
     let v = w.parallel.vpp.get() as f64;
     let m = w.workload.microbatches.get() as f64;
     let bubble = (p - 1.0) / (v * m);
-    let (s, h) = (w.workload.seq.get() as f64, arch.hidden.max(1) as f64);
+    let (s, h) = (w.workload.seq.get() as f64, arch.hidden.get() as f64);
     let recompute = match w.activations.recompute {
         Recompute::None => 0.0,
         Recompute::Selective => s / (18.0 * h + 3.0 * s),
         // A forward pass again for the layers checkpointed (`ckpt_layers` of each chunk).
         Recompute::Full => {
-            let stage = arch.layers.div_ceil(w.parallel.pp.get());
+            let stage = arch.layers.get().div_ceil(w.parallel.pp.get());
             let (lc, n) = crate::activations::chunk_layers(w, stage);
-            n as f64 / lc.max(1) as f64 / 3.0
+            n as f64 / lc.get() as f64 / 3.0
         }
     };
     bubble + recompute
@@ -120,6 +120,7 @@ impl MinGpusJob {
             candidates.push((g, 1));
             g *= 2;
         }
+        // `max_nodes` is a solver option (0 = none asked): one node is always tried.
         for nodes in 1..=max_nodes.max(1) {
             if gpn.saturating_mul(nodes) > MAX_GPUS && nodes > 1 {
                 break;

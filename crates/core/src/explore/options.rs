@@ -21,7 +21,7 @@ pub(crate) fn divisors(n: u32) -> Vec<u32> {
 
 /// The TP degrees a cluster of `n` GPUs offers the scenario's model.
 pub(crate) fn tp_options(s: &Scenario, p: &Prepared, n: u32) -> Vec<u32> {
-    let (heads, kv) = (p.arch.heads.max(1), p.arch.kv_heads.max(1));
+    let (heads, kv) = (p.arch.heads.get(), p.arch.kv_heads.get());
     divisors(n)
         .into_iter()
         .filter(|&t| {

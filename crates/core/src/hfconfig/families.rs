@@ -82,6 +82,7 @@ pub(crate) fn llama4(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
     let moe_layers = match v.get("moe_layers").and_then(Value::as_array) {
         Some(l) => l.len() as u64,
         None => {
+            // config.json is untrusted input: a 0 step means every layer, as 1 does (a divisor from the file).
             let step = or("interleave_moe_layer_step", 1).max(1);
             (step - 1..layers).step_by(step as usize).count() as u64
         }
@@ -100,6 +101,7 @@ pub(crate) fn llama4(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
     } else if let Some(n) = v.get("no_rope_layers").and_then(Value::as_array) {
         n.iter().filter(|x| x.as_u64() == Some(1)).count() as u64
     } else {
+        // A divisor read from config.json (untrusted): 0 counts as 1.
         layers - layers / or("no_rope_layer_interval", 4).max(1)
     };
     let chunk = match v.get("attention_chunk_size") {
@@ -286,6 +288,7 @@ pub(crate) fn phimoe(v: &Value, a: &mut Acc) -> Result<&'static str, String> {
             u("num_hidden_layers"),
             u("vocab_size"),
             u("intermediate_size"),
+            // A divisor read from config.json (untrusted): 0 counts as 1.
             u("num_attention_heads").max(1),
         );
         let kv = get(v, &["num_key_value_heads"]).map_or(heads, |k| k as u128);
@@ -455,6 +458,7 @@ pub(crate) fn window_keys(v: &Value, model_type: &str, keys: &mut Vec<(&'static 
                 let default = if model_type == "cohere2" { 4 } else { 6 };
                 layers
                     - layers
+                        // A divisor read from config.json (untrusted): 0 counts as 1.
                         / get(v, &["sliding_window_pattern"])
                             .unwrap_or(default)
                             .max(1)

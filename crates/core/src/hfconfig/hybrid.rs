@@ -380,6 +380,7 @@ pub(crate) fn transformer_keys(
             a.put("head_dim", h);
         }
     }
+    // A hybrid without an MLP (`ffn = 0` in its config.json) gets the key's least width: its `Exact` count, not this shape, is its Ψ.
     a.put("ffn", ffn.max(1));
     a.keys.push(("tied", (tied as u8).to_string()));
 }

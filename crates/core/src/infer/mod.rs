@@ -8,7 +8,7 @@ use super::expr::{Expr, Tok::*};
 use super::ledger::{Component, Ledger, Location, Mech, Phase};
 use super::model::Arch;
 use super::quant::{self, Quant};
-use super::scenario::{Dtype, Layout, Scenario};
+use super::scenario::{Count, Dtype, Layout, Scenario};
 use workspace::workspace_items;
 
 const SRC_KV: &str = "seed 003 (KV cache 4·b·l·h·(s+n) in fp16), generalised to GQA, MLA and TP/PP";
@@ -25,12 +25,12 @@ const SRC_QUANT: &str = "group-wise weight quantisation (GPTQ/AWQ style: one fp1
 /// ```
 /// # Example
 /// 1,048,576 linear weights in int4, g = 128: 524,288 + 2·8,192 = 540,672 bytes (0.516 B/param).
-pub fn weight_bytes(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: u32) -> u64 {
+pub fn weight_bytes(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: Count) -> u64 {
     weight_expr(psi, quantisable, dtype, bits, group).eval()
 }
 
 /// [`weight_bytes`] as an expression (`Ψ_q = min(quantisable, Ψ)`).
-pub fn weight_expr(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: u32) -> Expr {
+pub fn weight_expr(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: Count) -> Expr {
     let (all, q) = (
         Sym("Ψ", psi as u128),
         Sym("Ψ_q", quantisable.min(psi) as u128),
@@ -40,7 +40,7 @@ pub fn weight_expr(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: u
         Dtype::Fp8 => Expr::new(&[q]).then(&rest),
         Dtype::Int8 | Dtype::Int4 => {
             let codes = [Sym("bits", bits as u128), q, Mul, Num(8), DivCeil];
-            let scales = [Num(2), q, Sym("g", group.max(1) as u128), DivCeil, Mul, Add];
+            let scales = [Num(2), q, Sym("g", group.get() as u128), DivCeil, Mul, Add];
             Expr::new(&codes).then(&scales).then(&rest)
         }
         _ => Expr::new(&[all, Sym("bits", bits as u128), Mul, Num(8), Div]),
@@ -56,7 +56,7 @@ pub fn weight_expr(psi: u64, quantisable: u64, dtype: Dtype, bits: u64, group: u
 /// tensors.
 pub fn format_weights(s: &Scenario, arch: &Arch, psi: u64) -> (Expr, &'static str) {
     let q = s.numerics.quant;
-    let g = s.numerics.quant_group.get();
+    let g = s.numerics.quant_group;
     let (dtype, bits) = match q {
         Quant::Int8G => (Dtype::Int8, 8),
         Quant::Int4G => (Dtype::Int4, 4),
@@ -94,8 +94,8 @@ pub fn format_weights(s: &Scenario, arch: &Arch, psi: u64) -> (Expr, &'static st
 /// # Example
 /// Gemma 2 9B (42 layers, 21 windowed), p = 1: L_g = 21, L_w = 21; p = 2: L_s = 21,
 /// L_g = 21, L_w = 0.
-pub(crate) fn kv_layers(arch: &Arch, p: u32) -> (u128, u128) {
-    let stage = (arch.layers as u128).div_ceil(p.max(1) as u128);
+pub(crate) fn kv_layers(arch: &Arch, p: Count) -> (u128, u128) {
+    let stage = (arch.layers.get() as u128).div_ceil(p.get() as u128);
     // Only softmax-attention blocks keep K/V (`Arch::attention_layers`: every block of a
     // transformer, `attn_layers` of a hybrid).
     let attention = arch.attention_layers() as u128;
@@ -164,7 +164,7 @@ pub(crate) fn inference_items(
     ledger: &mut Ledger,
 ) {
     let k = s.numerics.precision.compute_bytes();
-    let (t, p) = (l.tp as u64, l.pp as u64);
+    let (t, p) = (l.tp.get() as u64, l.pp.get() as u64);
     let (w, src) = format_weights(s, arch, psi);
     let w = w.then(&[Sym("t", t as u128), Sym("p", p as u128), Mul, DivCeil]);
     let dtype = s.numerics.weight_dtype;
@@ -177,7 +177,7 @@ pub(crate) fn inference_items(
     let (mech, comp, gpu) = (Mech::InferWeights, Component::Weights, Location::Gpu);
     ledger.push_expr(&[], mech, comp, gpu, &w, "", ctx, src);
 
-    kv_cache_items(s, arch, t, p, ledger);
+    kv_cache_items(s, arch, t, l.pp, ledger);
     ssm::state_items(s, arch, t, p, ledger);
     workspace_items(s, arch, k, t, ledger);
 }
@@ -235,8 +235,8 @@ fn sliding_mask_item(s: &Scenario, ledger: &mut Ledger) {
 
 /// The KV cache at the end of prefill (`T = s`) and of decoding (`T = s + n`); see
 /// [`inference_items`] for the formula and [`kv_layers`] for sliding windows.
-fn kv_cache_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mut Ledger) {
-    let (global, local) = kv_layers(arch, p as u32);
+fn kv_cache_items(s: &Scenario, arch: &Arch, t: u64, p: Count, ledger: &mut Ledger) {
+    let (global, local) = kv_layers(arch, p);
     // Hugging Face's sliding-window cache keeps a slice *view* of the whole prompt's K/V
     // after the prefill (see `prefill_view`): the windowed layers hold every prompt token
     // until the first decoded token replaces the storage.
@@ -331,9 +331,9 @@ fn kv_expr(
             held.then(&[r, d, Add, Mul])
         }
         None => {
-            let a = Sym("a_kv", arch.kv_heads as u128);
+            let a = Sym("a_kv", arch.kv_heads.get() as u128);
             held.then(&[a, Sym("t", t as u128), DivCeil, Mul])
-                .then(&[Sym("d", arch.head_dim as u128), Mul])
+                .then(&[Sym("d", arch.head_dim.get() as u128), Mul])
         }
     };
     let kv_bits = s.numerics.kv_dtype.bits(s.numerics.precision) as u128;
@@ -481,9 +481,9 @@ mod tests {
         assert_eq!(kv(short), kv(&format!("{short}&window=0")));
         // Two stages of 21 layers: the worst stage may hold 21 global layers.
         let a = &crate::model::preset("gemma-2-9b").unwrap().arch;
-        assert_eq!(kv_layers(a, 1), (21, 21));
-        assert_eq!(kv_layers(a, 2), (21, 0));
-        assert_eq!(kv_layers(a, 7), (6, 0));
+        assert_eq!(kv_layers(a, crate::scenario::count(1)), (21, 21));
+        assert_eq!(kv_layers(a, crate::scenario::count(2)), (21, 0));
+        assert_eq!(kv_layers(a, crate::scenario::count(7)), (6, 0));
         // A depth override keeps the share of windowed layers: 10 of 20.
         let s = decode("model=gemma-2-9b&layers=20").0.scenario;
         assert_eq!(s.arch().local_layers, 10);

@@ -52,7 +52,7 @@ pub(crate) fn mamba_state_bytes(m: &Ssm, e: u128) -> u128 {
 /// # Example
 /// LFM2-350M (h = 1,024, K = 3), bf16: 6,144 B per conv block, ×10 = 61,440 B.
 pub(crate) fn conv_state_bytes(arch: &Arch, e: u128) -> u128 {
-    arch.hidden as u128 * arch.short_conv_kernel() as u128 * e
+    arch.hidden.get() as u128 * arch.short_conv_kernel() as u128 * e
 }
 
 /// Bytes of one gated-DeltaNet block's state for one sequence (transformers 5.x): the conv
@@ -120,7 +120,7 @@ pub(crate) fn lightning_state_bytes(x: &Lightning, e: u128) -> u128 {
 /// Mamba-2 2.7B, b = 8, bf16: 8·64·2,664,448 = 1,364,197,376 B (1.27 GiB).
 pub(crate) fn state_items(s: &Scenario, arch: &Arch, t: u64, p: u64, ledger: &mut Ledger) {
     let e = s.numerics.precision.compute_bytes() as u128;
-    let stage = (arch.layers as u128).div_ceil(p as u128);
+    let stage = (arch.layers.get() as u128).div_ceil(p as u128);
     let lm = stage.min(arch.mamba_layers as u128);
     let lc = stage.min(arch.conv_layers as u128);
     let sm = arch.ssm_shape().map_or(0, |m| mamba_state_bytes(&m, e));

@@ -71,7 +71,7 @@ fn score_tensors(
     let (tq, sk) = (Sym("T", tokens), Sym("S", keys));
     let heads = [
         b,
-        Sym("a", arch.heads as u128),
+        Sym("a", arch.heads.get() as u128),
         Sym("t", t as u128),
         DivCeil,
         Mul,
@@ -126,9 +126,9 @@ pub(super) fn eager_probs(
 /// (8 + 16)·32 = 768.
 fn attention_width(arch: &Arch) -> (u128, String) {
     let (a, kv, d) = (
-        arch.heads as u128,
-        arch.kv_heads as u128,
-        arch.head_dim as u128,
+        arch.heads.get() as u128,
+        arch.kv_heads.get() as u128,
+        arch.head_dim.get() as u128,
     );
     let r = u128::from(kv < a);
     let w = (a + 2 * kv) * d + r * 2 * a * d;
@@ -170,9 +170,9 @@ fn attention_width(arch: &Arch) -> (u128, String) {
 /// shape h = 256, f_e = 256, top-2, n_s = 2: max(2·(256 + 4·256) + 256, 3·2·256) = 2,816;
 /// OLMoE h = 2,048, f_e = 1,024, top-8: 8·max(2,048 + 4,096, 8,192) = 65,536.
 pub(super) fn moe_width(arch: &Arch) -> (u128, String) {
-    let (h, fe) = (arch.hidden as u128, arch.expert_ffn() as u128);
+    let (h, fe) = (arch.hidden.get() as u128, arch.expert_ffn() as u128);
     let (k, ns, m) = (
-        arch.top_k.max(1) as u128,
+        arch.routed_k().get() as u128,
         arch.shared_experts as u128,
         arch.mlp.matrices() as u128,
     );
@@ -231,16 +231,16 @@ pub(super) fn moe_width(arch: &Arch) -> (u128, String) {
 /// tensors 9,216. GPT-2 medium (h = 1,024): h_l = 4·1,024 + 1,024 = 5,120. Gemma 3 1B
 /// (h = 1,152, d = 256, n_r = 2): 4·1,152 + 2·256·2 = 5,632.
 fn held_width(s: &Scenario, arch: &Arch) -> u128 {
-    let h = arch.hidden as u128;
+    let h = arch.hidden.get() as u128;
     if s.stack.framework != crate::scenario::Framework::Pytorch
         || s.runtime.modules == crate::scenario::Modules::Plain
-        || arch.layers < 2
+        || arch.layers.get() < 2
     {
         return 3 * h;
     }
     // Rotary cos/sin only where there is attention (a pure Mamba model has none).
     let rotary = if arch.positions == 0 && arch.attention_layers() > 0 {
-        2 * arch.head_dim as u128 * rope_sets(arch)
+        2 * arch.head_dim.get() as u128 * rope_sets(arch)
     } else {
         0
     };
@@ -275,7 +275,7 @@ fn held_width(s: &Scenario, arch: &Arch) -> u128 {
 /// Gemma 3 1B (L = 26, L_w = 22, d = 256): n_r = 2, `2·d·n_r = 1,024` values a token;
 /// Llama 3.2 3B: n_r = 1.
 pub(crate) fn rope_sets(arch: &Arch) -> u128 {
-    let mixed = arch.window > 0 && arch.local_layers > 0 && arch.local_layers < arch.layers;
+    let mixed = arch.window > 0 && arch.local_layers > 0 && arch.local_layers < arch.layers.get();
     if arch.qk_norm_head && mixed {
         2
     } else {
@@ -300,7 +300,7 @@ pub(crate) fn rope_sets(arch: &Arch) -> u128 {
 /// # Example
 /// Qwen3-Next's tracker shape (h = 256, d = 64): h_x = 4·256 + 128 − 256 = 1,024.
 fn scan_held_width(s: &Scenario, arch: &Arch) -> u128 {
-    let h = arch.hidden as u128;
+    let h = arch.hidden.get() as u128;
     let all = held_width(s, arch);
     if all > 3 * h {
         all - h
@@ -337,7 +337,7 @@ pub(super) fn mlp_width(s: &Scenario, arch: &Arch) -> (u128, String) {
         && arch.gelu_ops
         && s.stack.framework != crate::scenario::Framework::Megatron;
     if python_gelu && arch.softmax_in_dtype {
-        let h = arch.hidden as u128;
+        let h = arch.hidden.get() as u128;
         let text =
             format!("w_m = 4·f + h = 4·{f} + {h} (gelu_new in Python ops, GPT-2's attn_output)");
         (4 * f + h, text)
@@ -544,7 +544,7 @@ pub(super) fn workspace_items(s: &Scenario, arch: &Arch, k: u64, t: u64, ledger:
         b: Sym("b", s.workload.batch.get() as u128),
         h: Sym("h_l", held_width(s, arch)),
         t: Sym("t", t as u128),
-        vocab: Sym("V", arch.vocab as u128),
+        vocab: Sym("V", arch.vocab.get() as u128),
         w_a: Sym("w_a", w_a.0),
         w_m: Sym("w_m", w_m.0),
         scan: None,

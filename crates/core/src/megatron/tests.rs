@@ -1,5 +1,9 @@
 use super::*;
 
+fn nz(n: u64) -> NonZeroU64 {
+    NonZeroU64::new(n).unwrap()
+}
+
 /// A dense Llama-shaped run: s = 2,048, b = 1, h = 4,096, f = 11,008, L = 32, TP 8.
 fn args() -> MegatronArgs {
     MegatronArgs {
@@ -12,18 +16,18 @@ fn args() -> MegatronArgs {
         swiglu: true,
         layernorm: false,
         vocab_size: 32000,
-        make_vocab_size_divisible_by: 128,
+        make_vocab_size_divisible_by: nz(128),
         untie: true,
         num_experts: None,
         moe_ffn_hidden_size: 0,
         moe_router_topk: 0,
         add_bias_linear: false,
-        tp: 8,
-        pp: 1,
+        tp: nz(8),
+        pp: nz(1),
         vp: None,
-        dp: 1,
-        ep: 1,
-        etp: 1,
+        dp: nz(1),
+        ep: nz(1),
+        etp: nz(1),
         sequence_parallel: true,
         recompute: Recompute::Selective,
         seq_length: 2048,

@@ -58,10 +58,10 @@ impl Arch {
             return p;
         }
         // Computed in u128: absurd overrides (1024 layers × 1024 experts × ...) saturate instead of overflowing.
-        let h = self.hidden as u128;
-        let v = self.vocab as u128;
-        let a = self.heads as u128;
-        let layers = self.layers as u128;
+        let h = self.hidden.get() as u128;
+        let v = self.vocab.get() as u128;
+        let a = self.heads.get() as u128;
+        let layers = self.layers.get() as u128;
         let n = |w: u128| self.norm.params(w);
         let mut largest = 0u128;
         let mut see = |m: u128| largest = largest.max(m);
@@ -123,7 +123,11 @@ impl Arch {
     /// one MoE layer (routed and shared experts, router, shared gate), and how many
     /// blocks are dense or MoE.
     fn ffn_params(&self, see: &mut impl FnMut(u128)) -> Ffn {
-        let (h, f, layers) = (self.hidden as u128, self.ffn as u128, self.layers as u128);
+        let (h, f, layers) = (
+            self.hidden.get() as u128,
+            self.ffn.get() as u128,
+            self.layers.get() as u128,
+        );
         let matrices = self.mlp.matrices() as u128;
         let mlp_bias = |w: u128| {
             if self.bias == Bias::All && self.mlp == Mlp::Gelu {
@@ -198,10 +202,10 @@ impl Arch {
     /// `q, k, v, o` (fused or not) with biases, q/k norms and attention sinks.
     fn gqa_params(&self, see: &mut impl FnMut(u128)) -> u128 {
         let (h, a, kv, d) = (
-            self.hidden as u128,
-            self.heads as u128,
-            self.kv_heads as u128,
-            self.head_dim as u128,
+            self.hidden.get() as u128,
+            self.heads.get() as u128,
+            self.kv_heads.get() as u128,
+            self.head_dim.get() as u128,
         );
         let n = |w: u128| self.norm.params(w);
         let q = h * a * d;
@@ -238,7 +242,7 @@ impl Arch {
     /// DeepSeek's multi-head latent attention: low-rank q (or a full q), the compressed
     /// kv with its rope part, the kv up-projection, o.
     fn mla_params(&self, m: Mla, see: &mut impl FnMut(u128)) -> u128 {
-        let (h, a) = (self.hidden as u128, self.heads as u128);
+        let (h, a) = (self.hidden.get() as u128, self.heads.get() as u128);
         let n = |w: u128| self.norm.params(w);
         let (qr, kvr) = (m.q_rank as u128, m.kv_rank as u128);
         let qk_head = (m.rope_dim + m.nope_dim) as u128;
@@ -262,12 +266,24 @@ impl Arch {
         q + kv_a + n(kvr) + kv_b + o
     }
 
+    /// Experts each token is routed to, `k ≥ 1`: a mixture's `top_k` (the key table parses
+    /// `top_k ≥ 1`, [`crate::scenario::Scenario::arch`] gives a mixture without one 1 and
+    /// [`Arch::check`] rejects 0); 1 for a dense model, whose one MLP every token passes.
+    pub fn routed_k(&self) -> Count {
+        crate::nonzero::at_least_one(self.top_k)
+    }
+
+    /// The routed experts of a mixture, `E`; `None` for a dense model (`experts = 0`).
+    pub fn mixture(&self) -> Option<Count> {
+        Count::new(self.experts)
+    }
+
     /// Inner width of one routed expert (`moe_ffn`, or `ffn` when not given).
     pub fn expert_ffn(&self) -> u32 {
         if self.moe_ffn > 0 {
             self.moe_ffn
         } else {
-            self.ffn
+            self.ffn.get()
         }
     }
 
@@ -282,36 +298,43 @@ impl Arch {
         if self.experts == 0 {
             return 0;
         }
-        let moe_layers =
-            (self.layers as u128).saturating_sub(self.first_dense.min(self.layers) as u128);
-        let per = self.mlp.matrices() as u128 * self.hidden as u128 * self.expert_ffn() as u128;
+        let moe_layers = (self.layers.get() as u128)
+            .saturating_sub(self.first_dense.min(self.layers.get()) as u128);
+        let per =
+            self.mlp.matrices() as u128 * self.hidden.get() as u128 * self.expert_ffn() as u128;
         (moe_layers * self.experts as u128 * per).min(u64::MAX as u128) as u64
     }
 
     /// MLP width one token passes through: `ffn` for dense models, `(top_k + shared)·f_e` for MoE.
     pub fn active_ffn(&self) -> u128 {
         if self.experts > 0 {
-            self.expert_ffn() as u128 * (self.top_k + self.shared_experts).max(1) as u128
+            self.expert_ffn() as u128 * (self.routed_k().get() + self.shared_experts) as u128
         } else {
-            self.ffn as u128
+            self.ffn.get() as u128
         }
     }
 
     /// Every weight matrix (`in × out`, how many), for adapters, quantisation and
     /// factored optimizers. Vectors (biases, norms) are not listed.
     pub fn linears(&self) -> Vec<Linear> {
-        let h = self.hidden as u64;
+        let h = self.hidden.get() as u64;
         let mut out = vec![lin(
             "embedding",
             LinearKind::Embedding,
-            self.vocab as u64,
+            self.vocab.get() as u64,
             h,
             1,
         )];
         self.attention_linears(&mut out);
         self.mlp_linears(&mut out);
         if !self.tied {
-            out.push(lin("lm_head", LinearKind::Head, h, self.vocab as u64, 1));
+            out.push(lin(
+                "lm_head",
+                LinearKind::Head,
+                h,
+                self.vocab.get() as u64,
+                1,
+            ));
         }
         out
     }
@@ -320,13 +343,13 @@ impl Arch {
     /// encoder-decoder) and every decoder cross-attention; MLA's low-rank q_a/q, kv_a, v
     /// (the kv_b up-projection) and o.
     pub(crate) fn attention_linears(&self, out: &mut Vec<Linear>) {
-        let h = self.hidden as u64;
+        let h = self.hidden.get() as u64;
         let (a, kv, d) = (
-            self.heads as u64,
-            self.kv_heads as u64,
-            self.head_dim as u64,
+            self.heads.get() as u64,
+            self.kv_heads.get() as u64,
+            self.head_dim.get() as u64,
         );
-        let (layers, enc) = (self.layers as u64, self.encoder_layers as u64);
+        let (layers, enc) = (self.layers.get() as u64, self.encoder_layers as u64);
         let n = layers + enc + if enc > 0 { layers } else { 0 };
         let attn = |name, inp, o| lin(name, LinearKind::Attn, inp, o, n);
         match self.mla {
@@ -357,9 +380,9 @@ impl Arch {
     /// dense block (encoder blocks included) and per expert (routed + shared) of the MoE
     /// blocks, plus each MoE block's router.
     pub(crate) fn mlp_linears(&self, out: &mut Vec<Linear>) {
-        let h = self.hidden as u64;
+        let h = self.hidden.get() as u64;
         let (layers, enc, e) = (
-            self.layers as u64,
+            self.layers.get() as u64,
             self.encoder_layers as u64,
             self.experts as u64,
         );
@@ -376,7 +399,7 @@ impl Arch {
                 out.push(lin("down", LinearKind::Mlp, width, h, count));
             }
         };
-        mlp(self.ffn as u64, dense_layers);
+        mlp(self.ffn.get() as u64, dense_layers);
         if moe_layers > 0 {
             mlp(
                 self.expert_ffn() as u64,
@@ -389,29 +412,16 @@ impl Arch {
     /// Checks the shape is self-consistent.
     ///
     /// # Errors
-    /// A message naming the offending field when a count is zero, when the KV
-    /// heads do not divide the query heads, or when `top_k` exceeds the experts.
+    /// A message naming the offending field when the KV heads do not divide the query
+    /// heads, or when `top_k` exceeds the experts (the sizes are [`Count`]s: never 0).
     pub fn check(&self) -> Result<(), String> {
-        for (name, v) in [
-            ("layers", self.layers),
-            ("hidden", self.hidden),
-            ("heads", self.heads),
-            ("kv_heads", self.kv_heads),
-            ("head_dim", self.head_dim),
-            ("ffn", self.ffn),
-            ("vocab", self.vocab),
-        ] {
-            if v == 0 {
-                return Err(format!("{name} must be at least 1"));
-            }
-        }
-        if self.kv_heads > self.heads || !self.heads.is_multiple_of(self.kv_heads) {
+        if self.kv_heads > self.heads || !self.heads.get().is_multiple_of(self.kv_heads.get()) {
             return Err(format!(
                 "kv_heads ({}) must divide heads ({})",
                 self.kv_heads, self.heads
             ));
         }
-        if self.local_layers > self.layers {
+        if self.local_layers > self.layers.get() {
             return Err(format!(
                 "local_layers ({}) must not exceed layers ({})",
                 self.local_layers, self.layers
@@ -425,7 +435,7 @@ impl Arch {
                 "shared_experts and moe_ffn need a mixture-of-experts model (experts ≥ 1)".into(),
             );
         }
-        if self.experts > 0 && self.first_dense >= self.layers {
+        if self.experts > 0 && self.first_dense >= self.layers.get() {
             return Err(format!(
                 "first_dense ({}) must be below layers ({}): at least one block is MoE",
                 self.first_dense, self.layers

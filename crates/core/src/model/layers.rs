@@ -137,8 +137,8 @@ impl Arch {
     /// are neither), else `L − L_m − L_c − L_lin` (every block of a transformer).
     pub fn attention_layers(&self) -> u32 {
         match self.attn_layers {
-            Some(n) => n.min(self.layers),
-            None => self.layers.saturating_sub(
+            Some(n) => n.min(self.layers.get()),
+            None => self.layers.get().saturating_sub(
                 self.mamba_layers
                     .saturating_add(self.conv_layers)
                     .saturating_add(self.linear_layers),
@@ -157,7 +157,7 @@ impl Arch {
         }
         let version: u8 = if self.ssm_version == 2 { 2 } else { 1 };
         let or = |v: u32, d: u64| if v > 0 { v as u64 } else { d };
-        let d_inner = or(self.ssm_inner, 2 * self.hidden as u64);
+        let d_inner = or(self.ssm_inner, 2 * self.hidden.get() as u64);
         Some(Ssm {
             version,
             d_inner,
@@ -203,14 +203,18 @@ impl Arch {
     /// layers, tied): 50,288·2,560 + 64·(2,560 + 40,214,000) + 2,560 = 2,702,599,680.
     pub fn ssm_params(&self) -> Option<ParamCount> {
         let m = self.ssm_shape()?;
-        if self.mamba_layers != self.layers
+        if self.mamba_layers != self.layers.get()
             || self.attn_layers.is_some_and(|a| a > 0)
             || self.conv_layers > 0
             || self.linear_layers > 0
         {
             return None;
         }
-        let (h, v, l) = (self.hidden as u128, self.vocab as u128, self.layers as u128);
+        let (h, v, l) = (
+            self.hidden.get() as u128,
+            self.vocab.get() as u128,
+            self.layers.get() as u128,
+        );
         let (d, n, k) = (m.d_inner as u128, m.d_state as u128, m.conv_kernel as u128);
         let (in_proj, mixer) = if m.version == 2 {
             let (g, hh) = (m.groups as u128, m.heads as u128);
@@ -315,7 +319,7 @@ impl Arch {
     /// A message naming the keys.
     pub fn check_mix(&self) -> Result<(), String> {
         if let Some(a) = self.attn_layers {
-            if a > self.layers {
+            if a > self.layers.get() {
                 return Err(format!(
                     "attn_layers ({a}) must not exceed layers ({})",
                     self.layers
@@ -323,7 +327,7 @@ impl Arch {
             }
         }
         let other = self.mamba_layers as u64 + self.conv_layers as u64 + self.linear_layers as u64;
-        if other > self.layers as u64 {
+        if other > self.layers.get() as u64 {
             return Err(format!(
                 "mamba_layers + conv_layers + linear_layers ({other}) must not exceed layers ({})",
                 self.layers

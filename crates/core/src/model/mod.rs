@@ -6,6 +6,7 @@
 //! "largest layer" the way DeepSpeed's ZeRO-3 estimator does (the largest single
 //! module's own parameters, not recursive).
 
+use crate::nonzero::Count;
 use serde::{Deserialize, Serialize};
 
 mod counts;
@@ -79,24 +80,26 @@ crate::spelled! {
 
 /// The shape of a decoder-only transformer (dense or mixture-of-experts).
 ///
-/// All counts are plain integers; `head_dim` is explicit because some models
-/// (Gemma 2) do not use `hidden / heads`.
+/// The shape's sizes (`layers`, `hidden`, `heads`, `kv_heads`, `head_dim`, `ffn`, `vocab`)
+/// are [`Count`]s, never 0 (the key table and the preset table parse them so); the other
+/// counts are plain integers where 0 means "none" (`experts`, `positions`, `window`, …).
+/// `head_dim` is explicit because some models (Gemma 2) do not use `hidden / heads`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Arch {
     /// Transformer blocks, `L`.
-    pub layers: u32,
+    pub layers: Count,
     /// Model width, `h`.
-    pub hidden: u32,
+    pub hidden: Count,
     /// Query heads, `a`.
-    pub heads: u32,
+    pub heads: Count,
     /// Key/value heads, `a_kv` (= `a` for MHA, 1 for MQA, in between for GQA).
-    pub kv_heads: u32,
+    pub kv_heads: Count,
     /// Width of one head, `d` (usually `h / a`).
-    pub head_dim: u32,
+    pub head_dim: Count,
     /// Feed-forward inner width, `f` (per expert for MoE).
-    pub ffn: u32,
+    pub ffn: Count,
     /// Vocabulary size, `V`.
-    pub vocab: u32,
+    pub vocab: Count,
     /// Feed-forward shape.
     pub mlp: Mlp,
     /// Normalisation kind.

@@ -85,11 +85,11 @@ fn linears_cover_every_matrix() {
 #[test]
 fn check_rejects_bad_shapes() {
     let mut a = preset("llama-2-7b").unwrap().arch.clone();
-    a.kv_heads = 5;
+    a.kv_heads = crate::scenario::count(5);
     assert!(a.check().unwrap_err().contains("kv_heads"));
-    a.kv_heads = 32;
-    a.layers = 0;
-    assert!(a.check().unwrap_err().contains("layers"));
+    a.kv_heads = crate::scenario::count(32);
+    a.local_layers = 4;
+    assert!(a.check().unwrap_err().contains("local_layers"));
 }
 
 /// The hybrids follow the table, ids unique over both; the pure state-space row is counted
@@ -106,5 +106,25 @@ fn hybrid_presets_follow_the_table() {
     for p in HYBRID_PRESETS {
         assert!(p.arch.is_hybrid(), "{}", p.id);
         assert_eq!(p.exact.is_none(), p.arch.ssm_params().is_some(), "{}", p.id);
+    }
+}
+
+/// Parse, don't clamp: a zero size never reaches an `Arch`. The codec refuses it with a
+/// warning naming the key (the preset's value stays), and the shape's sizes are counts.
+#[test]
+fn zero_sizes_are_refused_at_the_codec() {
+    for key in [
+        "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab",
+    ] {
+        let (settings, warnings) = crate::contract::query::decode(&format!("model=gpt2&{key}=0"));
+        assert!(
+            warnings.iter().any(|w| w.key == key && w.value == "0"),
+            "{key}=0: {warnings:?}"
+        );
+        assert_eq!(
+            settings.scenario.arch(),
+            preset("gpt2").unwrap().arch,
+            "{key}"
+        );
     }
 }

@@ -99,8 +99,8 @@ pub fn class(a: &Arch) -> Option<String> {
         || a.emb_norm
         || a.head_bias
         || a.attn_sinks
-        || a.kv_heads == 0
-        || !a.heads.is_multiple_of(a.kv_heads);
+        || a.kv_heads.get() == 0
+        || !a.heads.get().is_multiple_of(a.kv_heads.get());
     if odd {
         return None;
     }
@@ -130,7 +130,7 @@ pub fn class(a: &Arch) -> Option<String> {
         "qwen2"
     } else if a.bias != Bias::None {
         return None;
-    } else if a.window > 0 && a.local_layers >= a.layers {
+    } else if a.window > 0 && a.local_layers >= a.layers.get() {
         "mistral"
     } else {
         "llama"
@@ -207,20 +207,20 @@ pub fn run_of(s: &Scenario) -> Option<Run> {
     let dims = Dims {
         b: s.workload.batch.get() as u64,
         s: seq,
-        h: a.hidden as u64,
+        h: a.hidden.get() as u64,
         f: if a.experts > 0 && a.moe_ffn > 0 {
             a.moe_ffn as u64
         } else {
-            a.ffn as u64
+            a.ffn.get() as u64
         },
-        v: a.vocab as u64,
-        kv: a.kv_heads as u64,
+        v: a.vocab.get() as u64,
+        kv: a.kv_heads.get() as u64,
         g: if mha {
             1
         } else {
-            (a.heads / a.kv_heads) as u64
+            (a.heads.get() / a.kv_heads.get()) as u64
         },
-        d: a.head_dim as u64,
+        d: a.head_dim.get() as u64,
         r: match s.finetune {
             Tuning::Lora { rank, .. } => rank.get() as u64,
             _ => 1,
@@ -234,14 +234,14 @@ pub fn run_of(s: &Scenario) -> Option<Run> {
     let derived_d = ["gpt2", "phi3", "olmoe", "qwen2_moe"]
         .iter()
         .any(|f| class.starts_with(f));
-    if derived_d && a.hidden as u64 != a.heads as u64 * a.head_dim as u64 {
+    if derived_d && a.hidden.get() as u64 != a.heads.get() as u64 * a.head_dim.get() as u64 {
         return None;
     }
     let held = data().as_ref().is_some_and(|d| d.has(&key));
     held.then_some(Run {
         key,
         dims,
-        layers: a.layers,
+        layers: a.layers.get(),
         opt,
     })
 }
@@ -282,7 +282,7 @@ fn settings_of(
         Attn::Eager => "eager",
         _ => return None,
     };
-    let every = s.activations.ckpt_layers == 0 || s.activations.ckpt_layers >= a.layers;
+    let every = s.activations.ckpt_layers == 0 || s.activations.ckpt_layers >= a.layers.get();
     let ckpt = match s.activations.recompute {
         Recompute::None => "0",
         Recompute::Full if every => "1",

@@ -5,6 +5,7 @@
 
 use super::{share, Ev, Sink, StepPhase};
 use crate::ledger::{Component, Item, Location, Mech};
+use crate::nonzero::Count;
 
 /// Decode events: at most this many token groups.
 const DECODE_GROUPS: u64 = 64;
@@ -12,7 +13,7 @@ const DECODE_GROUPS: u64 = 64;
 /// Runs inference's program of `items` (the GPU items of the inference ledger, with
 /// their slots = their index) into `sink`, the prompt over `layers` layers of a stage,
 /// `gen` tokens generated.
-pub(crate) fn run<S: Sink>(items: &[Item], layers: u32, gen: u32, sink: &mut S) {
+pub(crate) fn run<S: Sink>(items: &[Item], layers: Count, gen: u32, sink: &mut S) {
     let gpu = |i: &&Item| i.location == Location::Gpu;
     let slot = |m: Mech| {
         items
@@ -72,8 +73,8 @@ impl<F: FnMut(StepPhase, Option<u32>, Component, Mech, i128, &'static str)> Add 
 
 /// The prompt, layer by layer: its keys and values written (`kv_prompt` shared over the
 /// layers), the layer's working set for a moment.
-fn prefill(add: &mut impl Add, kv_prompt: i128, work: i128, layers: u32) {
-    let layers = layers.max(1) as i128;
+fn prefill(add: &mut impl Add, kv_prompt: i128, work: i128, layers: Count) {
+    let layers = layers.get() as i128;
     let (pf, kv, ws) = (StepPhase::Prefill, Component::KvCache, Component::Workspace);
     for j in 0..layers {
         let layer = Some(j as u32);
@@ -96,6 +97,7 @@ fn prefill(add: &mut impl Add, kv_prompt: i128, work: i128, layers: u32) {
 /// The generated tokens in at most [`DECODE_GROUPS`] groups: the cache grows by `grow`
 /// in total, a token's working set for a moment.
 fn decode(add: &mut impl Add, grow: i128, work: i128, gen: u32) {
+    // `gen = 0` (a prompt only) still walks one group, in which the cache grows by 0.
     let tokens = (gen as u64).max(1);
     let groups = tokens.min(DECODE_GROUPS) as i128;
     let (dc, kv, ws) = (StepPhase::Decode, Component::KvCache, Component::Workspace);

@@ -267,6 +267,7 @@ impl Sink for Trace {
 
 /// Part `j` of `n` of `total`, so that the parts sum to `total` exactly.
 pub(crate) fn share(total: i128, j: i128, n: i128) -> i128 {
+    // Parts of a whole: callers pass a layer count or a group count (≥ 1); the guard keeps a 0 finite.
     let n = n.max(1);
     total * (j + 1) / n - total * j / n
 }

@@ -226,8 +226,8 @@ fn rule(ft: FileType, arch: &Arch, t: &Tensor, c: &mut Counters) -> GgmlType {
 fn attn_v(ft: FileType, arch: &Arch, c: &mut Counters) -> GgmlType {
     use FileType as F;
     let d = ft.default_type();
-    let n_gqa = arch.heads / arch.kv_heads.max(1);
-    let n = arch.layers as i64;
+    let n_gqa = arch.heads.get() / arch.kv_heads.get();
+    let n = arch.layers.get() as i64;
     let i = c.wv;
     c.wv += 1;
     let mut ty = match ft {
@@ -251,7 +251,7 @@ fn attn_v(ft: FileType, arch: &Arch, c: &mut Counters) -> GgmlType {
         F::Q4KS if i < 4 => Q5_K,
         _ => d,
     };
-    if arch.layers == 80 && (ty == Q3_K || ty == Q4_K) {
+    if arch.layers.get() == 80 && (ty == Q3_K || ty == Q4_K) {
         ty = Q5_K;
     }
     if arch.experts == 8 {
@@ -264,7 +264,7 @@ fn attn_v(ft: FileType, arch: &Arch, c: &mut Counters) -> GgmlType {
 fn ffn_down(ft: FileType, arch: &Arch, t: &Tensor, c: &mut Counters) -> GgmlType {
     use FileType as F;
     let d = ft.default_type();
-    let n = arch.layers as i64;
+    let n = arch.layers.get() as i64;
     let i = t.layer.map_or(c.down, i64::from);
     c.down += 1;
     match ft {

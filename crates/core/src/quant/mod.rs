@@ -162,11 +162,11 @@ pub struct Shares {
 /// # Example
 /// Llama 3 8B in w4a16 with g = 128: Ψ_q = 6,979,321,856 (the block linears),
 /// G = Σ ⌈cols/128⌉·rows = 54,525,952 groups.
-pub fn shares(arch: &Arch, q: Quant, g: u32) -> Shares {
+pub fn shares(arch: &Arch, q: Quant, g: crate::nonzero::Count) -> Shares {
     let (ts, vectors) = tensors::tensors(arch);
     let moe = arch.experts > 0;
     let block = if q == Quant::Nvfp4 { 16 } else { 32 };
-    let g = g.max(1) as u64;
+    let g = g.get() as u64;
     let mut s = Shares {
         rest: vectors,
         ..Shares::default()

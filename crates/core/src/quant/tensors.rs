@@ -86,9 +86,9 @@ fn ssm_tensors(arch: &Arch, s: crate::model::Ssm, out: &mut Vec<Tensor>) {
         n: 1,
         routed: false,
     };
-    let (h, v) = (arch.hidden as u64, arch.vocab as u64);
+    let (h, v) = (arch.hidden.get() as u64, arch.vocab.get() as u64);
     let (d, n, k) = (s.d_inner, s.d_state, s.conv_kernel);
-    for i in 0..arch.layers {
+    for i in 0..arch.layers.get() {
         let l = Some(i);
         let (conv_ch, in_w) = if s.version == 2 {
             let c = d + 2 * s.groups * n;
@@ -122,8 +122,8 @@ fn ssm_tensors(arch: &Arch, s: crate::model::Ssm, out: &mut Vec<Tensor>) {
 /// Llama 3 8B: 1 + 32·7 + 1 = 226 matrices (q, k, v, o, gate, up, down per block, the
 /// embedding, the untied head) and 32·2·4,096 + 4,096 = 266,240 norm weights.
 pub fn tensors(arch: &Arch) -> (Vec<Tensor>, u128) {
-    let (h, v) = (arch.hidden as u64, arch.vocab as u64);
-    let mut out = Vec::with_capacity(arch.layers as usize * 12 + 2);
+    let (h, v) = (arch.hidden.get() as u64, arch.vocab.get() as u64);
+    let mut out = Vec::with_capacity(arch.layers.get() as usize * 12 + 2);
     let m = |role, layer, cols, rows| Tensor {
         role,
         layer,
@@ -140,11 +140,11 @@ pub fn tensors(arch: &Arch) -> (Vec<Tensor>, u128) {
         return (out, total.saturating_sub(matrices));
     }
     let dense_layers = if arch.experts > 0 {
-        arch.first_dense.min(arch.layers)
+        arch.first_dense.min(arch.layers.get())
     } else {
-        arch.layers
+        arch.layers.get()
     };
-    for i in 0..arch.layers {
+    for i in 0..arch.layers.get() {
         let l = Some(i);
         attention(arch, l, &mut out);
         let ups = |out: &mut Vec<Tensor>, width: u64, n: u64, routed: bool| {
@@ -163,7 +163,7 @@ pub fn tensors(arch: &Arch) -> (Vec<Tensor>, u128) {
             out.push(t(Role::FfnDown, width, h));
         };
         if i < dense_layers {
-            ups(&mut out, arch.ffn as u64, 1, false);
+            ups(&mut out, arch.ffn.get() as u64, 1, false);
         } else {
             let fe = arch.expert_ffn() as u64;
             out.push(m(Role::Router, l, h, arch.experts as u64));
@@ -183,11 +183,11 @@ pub fn tensors(arch: &Arch) -> (Vec<Tensor>, u128) {
 
 /// One block's attention matrices.
 fn attention(arch: &Arch, l: Option<u32>, out: &mut Vec<Tensor>) {
-    let h = arch.hidden as u64;
+    let h = arch.hidden.get() as u64;
     let (a, kv, d) = (
-        arch.heads as u64,
-        arch.kv_heads as u64,
-        arch.head_dim as u64,
+        arch.heads.get() as u64,
+        arch.kv_heads.get() as u64,
+        arch.head_dim.get() as u64,
     );
     let m = |role, cols, rows| Tensor {
         role,
@@ -243,10 +243,12 @@ mod tests {
             assert_eq!(sum, p.arch.params().total as u128, "{}", p.id);
             // The rest is one-dimensional: at most a few vectors of width h per block.
             let a = &p.arch;
-            let per_block = 8 * a.hidden as u128
-                + 4 * (a.heads as u128 + 2 * a.kv_heads as u128) * a.head_dim as u128
-                + 3 * a.ffn.max(a.expert_ffn()) as u128 * (a.experts.max(1) as u128 + 1);
-            let bound = (a.layers as u128 + 1) * per_block + a.positions as u128 * a.hidden as u128;
+            let per_block = 8 * a.hidden.get() as u128
+                + 4 * (a.heads.get() as u128 + 2 * a.kv_heads.get() as u128)
+                    * a.head_dim.get() as u128
+                + 3 * a.ffn.get().max(a.expert_ffn()) as u128 * (a.experts.max(1) as u128 + 1);
+            let bound = (a.layers.get() as u128 + 1) * per_block
+                + a.positions as u128 * a.hidden.get() as u128;
             assert!(rest <= bound, "{}: {rest} > {bound}", p.id);
         }
     }

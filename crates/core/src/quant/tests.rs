@@ -4,7 +4,7 @@ use crate::model::preset;
 
 fn bytes(model: &str, q: Quant) -> u128 {
     let a = &preset(model).unwrap().arch;
-    let s = shares(a, q, 128);
+    let s = shares(a, q, crate::nonzero::count(128));
     weights_expr(q, &s, 2, true).eval() as u128
 }
 
@@ -67,7 +67,7 @@ fn bytes_per_weight_by_hand() {
 #[test]
 fn mxfp4_quantises_only_the_experts_of_a_mixture() {
     let a = &preset("gpt-oss-20b").unwrap().arch;
-    let s = shares(a, Quant::Mxfp4, 32);
+    let s = shares(a, Quant::Mxfp4, crate::nonzero::count(32));
     assert_eq!(s.elements, a.routed_expert_params() as u128);
     assert_eq!(s.elements + s.rest, a.params().total as u128);
     // Every expert row is a whole number of 32-blocks (2,880 = 90·32).

@@ -4,27 +4,31 @@
 
 use super::*;
 
-/// The parallel layout the scenario resolves to.
+/// The parallel layout the scenario resolves to. Every degree is a [`Count`] (never 0),
+/// so what reads it divides by it without a clamp.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Layout {
     /// Data-parallel degree, `N_d`.
-    pub dp: u32,
+    pub dp: Count,
     /// Tensor-parallel degree, `t`.
-    pub tp: u32,
+    pub tp: Count,
     /// Pipeline-parallel degree, `p`.
-    pub pp: u32,
+    pub pp: Count,
     /// Context-parallel degree, `c`.
-    pub cp: u32,
+    pub cp: Count,
     /// GPUs in the cluster, `G = gpus_per_node · nodes`.
-    pub world: u32,
+    pub world: Count,
     /// GPUs per node, `n`.
-    pub gpus_per_node: u32,
+    pub gpus_per_node: Count,
 }
 
 impl Layout {
-    /// GPUs the layout uses, `dp·tp·pp·cp`, exactly (up to 2^128; four `u32` factors).
+    /// GPUs the layout uses, `dp·tp·pp·cp`, exactly (up to 2^128; four `u32` factors), ≥ 1.
     pub fn used(&self) -> u128 {
-        self.dp as u128 * self.tp as u128 * self.pp as u128 * self.cp as u128
+        self.dp.get() as u128
+            * self.tp.get() as u128
+            * self.pp.get() as u128
+            * self.cp.get() as u128
     }
 }
 
@@ -44,7 +48,8 @@ impl Scenario {
         if o.hidden.is_some() || o.heads.is_some() {
             a.hidden = o.hidden.unwrap_or(a.hidden);
             a.heads = o.heads.unwrap_or(a.heads);
-            a.head_dim = (a.hidden / a.heads.max(1)).max(1);
+            // More heads than the width (an override) still leaves each head one wide.
+            a.head_dim = div_at_least_one(a.hidden.get(), a.heads);
             // Multi-head presets stay multi-head; GQA presets keep their groups (capped).
             let was_mha = self.preset().arch.kv_heads == self.preset().arch.heads;
             if o.kv_heads.is_none() && (was_mha || a.kv_heads > a.heads) {
@@ -55,7 +60,7 @@ impl Scenario {
             // Encoder-decoder presets: the override sets both stacks (an imported T5
             // config's depth; encoder and decoder depths are equal in T5/mT5/Flan-T5).
             if a.encoder_layers > 0 {
-                a.encoder_layers = l;
+                a.encoder_layers = l.get();
             }
             a.layers = l;
         }
@@ -81,9 +86,10 @@ impl Scenario {
             Some(n) => n,
             // A depth override keeps the preset's share of windowed layers (Gemma 2's
             // every other layer stays every other layer).
-            None if o.layers.is_some() && self.preset().arch.layers > 0 => {
+            None if o.layers.is_some() && self.preset().arch.layers.get() > 0 => {
                 let p = &self.preset().arch;
-                ((a.layers as u64 * p.local_layers as u64).div_ceil(p.layers as u64)) as u32
+                ((a.layers.get() as u64 * p.local_layers as u64).div_ceil(p.layers.get() as u64))
+                    as u32
             }
             None => a.local_layers,
         };
@@ -129,7 +135,7 @@ impl Scenario {
     /// interleaved schedule (training, `vpp ≥ 2`, not PyTorch, the layers divisible by
     /// `pp·vpp` as Megatron-LM asserts), else 1 (the other cases are flagged and counted
     /// as 1F1B).
-    pub fn virtual_stages(&self) -> u32 {
+    pub fn virtual_stages(&self) -> Count {
         let (pp, vpp) = (self.parallel.pp.get(), self.parallel.vpp.get());
         let layers = self
             .model
@@ -140,31 +146,33 @@ impl Scenario {
             && vpp >= 2
             && pp >= 2
             && self.stack.framework != Framework::Pytorch
-            && layers.is_multiple_of(pp.saturating_mul(vpp))
+            && layers.get().is_multiple_of(pp.saturating_mul(vpp))
         {
-            self.parallel.vpp.get()
+            self.parallel.vpp
         } else {
-            1
+            Count::MIN
         }
     }
 
-    /// The parallel layout: `dp` defaults to `G / (tp·pp·cp)` (at least 1).
-    /// The parallel layout: `dp` defaults to `G / (tp·pp·cp)` (at least 1).
+    /// The parallel layout: `dp` defaults to `⌊G / (tp·pp·cp)⌋`, at least 1 (a cluster
+    /// smaller than one model replica is flagged as a problem; the estimate still runs
+    /// with one replica).
     pub fn layout(&self) -> Layout {
         let p = &self.parallel;
-        let (tp, pp, cp) = (p.tp.get(), p.pp.get(), p.cp.get());
-        let model_par = tp as u64 * pp as u64 * cp as u64;
-        let dp = p.dp.map_or_else(
-            || (self.world() as u64 / model_par).clamp(1, u32::MAX as u64) as u32,
-            Count::get,
-        );
+        let model_par = p.tp.get() as u64 * p.pp.get() as u64 * p.cp.get() as u64;
+        // ⌊G / (t·p·c)⌋ ≤ G ≤ u32::MAX, so the cast is exact.
+        let dp =
+            p.dp.unwrap_or_else(|| at_least_one((self.world() as u64 / model_par) as u32));
         Layout {
             dp,
-            tp,
-            pp,
-            cp,
-            world: self.world(),
-            gpus_per_node: self.cluster.gpus_per_node.get(),
+            tp: p.tp,
+            pp: p.pp,
+            cp: p.cp,
+            world: self
+                .cluster
+                .gpus_per_node
+                .saturating_mul(self.cluster.nodes),
+            gpus_per_node: self.cluster.gpus_per_node,
         }
     }
 
@@ -182,14 +190,14 @@ impl Scenario {
     /// context-parallel ranks (context-parallel ranks hold the same weights, so ZeRO/FSDP
     /// shard over both: torchtitan's `dp_shard_cp` mesh, Megatron's data-parallel group
     /// with CP); for HYBRID_SHARD only the ranks inside one node.
-    pub fn shard_degree(&self) -> u32 {
+    pub fn shard_degree(&self) -> Count {
         let l = self.layout();
+        let ranks = l.dp.saturating_mul(l.cp);
         match self.fsdp() {
             Fsdp::HybridShard => {
-                let per_node = (l.gpus_per_node / l.tp.saturating_mul(l.cp)).max(1);
-                per_node.min(l.dp.saturating_mul(l.cp))
+                div_at_least_one(l.gpus_per_node.get(), l.tp.saturating_mul(l.cp)).min(ranks)
             }
-            _ => l.dp.saturating_mul(l.cp),
+            _ => ranks,
         }
     }
 
@@ -197,7 +205,7 @@ impl Scenario {
     /// `dp·cp` it is carved from (a larger `ep` is flagged as a problem).
     pub fn ep_ranks(&self) -> u32 {
         let l = self.layout();
-        let dp_ranks = (l.dp as u64 * l.cp as u64).min(u32::MAX as u64) as u32;
+        let dp_ranks = (l.dp.get() as u64 * l.cp.get() as u64).min(u32::MAX as u64) as u32;
         self.parallel.ep.get().min(dp_ranks)
     }
 

@@ -35,41 +35,23 @@ use crate::units::MIB;
 
 use serde::{Deserialize, Serialize};
 
-use std::num::NonZeroU32;
-
-/// A degree or count that cannot be zero (tp, pp, batch, seq, GPUs, ...).
-pub type Count = NonZeroU32;
-
-/// `n` as a [`Count`]; `n = 0` is a compile-time error in a constant and a panic
-/// otherwise (use it for literals only; input goes through the codec).
-pub const fn count(n: u32) -> Count {
-    match NonZeroU32::new(n) {
-        Some(c) => c,
-        None => panic!("a count cannot be zero"),
-    }
-}
-
-/// `n` as a [`Count`], 1 for 0: for degrees computed inside the estimator (divisors,
-/// doublings), which are never 0; input goes through the codec instead.
-pub fn at_least_one(n: u32) -> Count {
-    Count::new(n).unwrap_or(Count::MIN)
-}
+pub use crate::nonzero::{at_least_one, ceil_div, count, div_at_least_one, Count};
 
 /// Architecture overrides on top of the preset (`None` = the preset's value).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ArchOverrides {
     /// `layers`
-    pub layers: Option<u32>,
+    pub layers: Option<Count>,
     /// `hidden`
-    pub hidden: Option<u32>,
+    pub hidden: Option<Count>,
     /// `heads`
-    pub heads: Option<u32>,
+    pub heads: Option<Count>,
     /// `kv_heads`
-    pub kv_heads: Option<u32>,
+    pub kv_heads: Option<Count>,
     /// `ffn`
-    pub ffn: Option<u32>,
+    pub ffn: Option<Count>,
     /// `vocab`
-    pub vocab: Option<u32>,
+    pub vocab: Option<Count>,
     /// `mlp`
     pub mlp: Option<Mlp>,
     /// `norm`
@@ -83,7 +65,7 @@ pub struct ArchOverrides {
     /// `top_k`
     pub top_k: Option<u32>,
     /// `head_dim`
-    pub head_dim: Option<u32>,
+    pub head_dim: Option<Count>,
     /// `moe_ffn`
     #[serde(default)]
     pub moe_ffn: Option<u32>,

@@ -192,8 +192,8 @@ impl Scenario {
         if let Err(e) = arch.check() {
             out.push(("model", format!("model shape: {e}")));
         }
-        let model_par = l.tp as u64 * l.pp as u64 * l.cp as u64;
-        if par.dp.is_none() && !(l.world as u64).is_multiple_of(model_par) {
+        let model_par = l.tp.get() as u64 * l.pp.get() as u64 * l.cp.get() as u64;
+        if par.dp.is_none() && !(l.world.get() as u64).is_multiple_of(model_par) {
             out.push((
                 "dp",
                 format!(
@@ -201,7 +201,7 @@ impl Scenario {
                     l.world, l.dp
                 ),
             ));
-        } else if l.used() != l.world as u128 {
+        } else if l.used() != l.world.get() as u128 {
             out.push((
                 "dp",
                 format!(
@@ -217,7 +217,7 @@ impl Scenario {
                 ),
             ));
         }
-        if !arch.heads.is_multiple_of(l.tp) {
+        if !arch.heads.get().is_multiple_of(l.tp.get()) {
             out.push((
                 "tp",
                 format!(
@@ -226,7 +226,7 @@ impl Scenario {
                 ),
             ));
         }
-        if l.pp > arch.layers {
+        if l.pp.get() > arch.layers.get() {
             out.push((
                 "pp",
                 format!("pp = {} is more than the {} layers", l.pp, arch.layers),
@@ -281,7 +281,7 @@ impl Scenario {
                 format!("ep = {ep} does not divide the {} experts", arch.experts),
             ));
         }
-        let dp_ranks = l.dp as u64 * l.cp as u64;
+        let dp_ranks = l.dp.get() as u64 * l.cp.get() as u64;
         if arch.experts > 0 && ep > 1 && !dp_ranks.is_multiple_of(ep as u64) && !engine_rules {
             out.push((
                 "ep",
@@ -311,7 +311,7 @@ impl Scenario {
         let (pp, vpp) = (par.pp.get(), par.vpp.get());
         let m = self.workload.microbatches.get();
         let framework = self.stack.framework;
-        if vpp > 1 && (pp < 2 || !arch.layers.is_multiple_of(pp.saturating_mul(vpp))) {
+        if vpp > 1 && (pp < 2 || !arch.layers.get().is_multiple_of(pp.saturating_mul(vpp))) {
             out.push((
                 "vpp",
                 format!(
@@ -354,13 +354,13 @@ impl Scenario {
                 "framework=pytorch models the 1F1B and GPipe schedules; interleaved is counted as 1F1B".to_string(),
             ));
         }
-        if par.sp && l.tp < 2 {
+        if par.sp && l.tp.get() < 2 {
             out.push((
                 "sp",
                 "sequence parallelism shards along TP; with tp = 1 it changes nothing".to_string(),
             ));
         }
-        if self.runtime.tp_overlap && self.training() && (l.tp < 2 || !par.sp) {
+        if self.runtime.tp_overlap && self.training() && (l.tp.get() < 2 || !par.sp) {
             out.push((
                 "tp_overlap",
                 "TP communication overlap needs tp ≥ 2 and sequence parallelism (sp=1): Megatron-LM asserts it, Megatron-Bridge turns the overlap off; ignored".to_string(),

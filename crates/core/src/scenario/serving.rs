@@ -268,7 +268,7 @@ impl Scenario {
             return;
         }
         let l = self.layout();
-        let td = l.tp as u64 * l.dp as u64;
+        let td = l.tp.get() as u64 * l.dp.get() as u64;
         match self.serving.engine {
             Engine::Vllm if v >= VLLM_EP_FROM => {
                 if td <= 1 {

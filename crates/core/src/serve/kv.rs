@@ -2,7 +2,7 @@
 
 use crate::model::Arch;
 use crate::quant::gguf::{self, GgmlType};
-use crate::scenario::{Dtype, Precision};
+use crate::scenario::{div_at_least_one, Count, Dtype, Precision};
 
 /// The KV cache's element format: bytes per `block` elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,19 +72,20 @@ impl KvFormat {
 /// # Example
 /// Llama 3 8B (a_kv = 8, d = 128), bf16, t = 1: 2·8·128·2 = 4,096 B per layer and token;
 /// t = 16: 2·1·128·2 = 512 B (each rank keeps one replicated head).
-pub fn layer_row(arch: &Arch, f: KvFormat, t: u32) -> u64 {
+pub fn layer_row(arch: &Arch, f: KvFormat, t: Count) -> u64 {
     match arch.mla {
         Some(m) => f.row((m.kv_rank + m.rope_dim) as u64),
         None => {
-            let heads = (arch.kv_heads / t.max(1)).max(1) as u64;
-            2 * f.row(heads * arch.head_dim as u64)
+            // More TP ranks than KV heads replicate them: one head a rank.
+            let heads = div_at_least_one(arch.kv_heads.get(), t).get() as u64;
+            2 * f.row(heads * arch.head_dim.get() as u64)
         }
     }
 }
 
 /// Layers of the most loaded pipeline stage that keep every token (`full`) and those
 /// that keep a sliding window (`windowed`).
-pub fn stage_layers(arch: &Arch, pp: u32) -> (u64, u64) {
+pub fn stage_layers(arch: &Arch, pp: Count) -> (u64, u64) {
     let (full, windowed) = crate::infer::kv_layers(arch, pp);
     (full as u64, windowed as u64)
 }

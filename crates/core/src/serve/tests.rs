@@ -1,6 +1,7 @@
 use super::engines::{moe_workspace, mxfp4_padding, VllmEra};
 use super::*;
 use crate::contract::query::decode;
+use crate::scenario::Count;
 use crate::units::{GIB, MIB};
 
 pub(super) fn plan(q: &str) -> Plan {
@@ -130,16 +131,19 @@ fn llama_cpp_cells() {
 #[test]
 fn moe_workspace_and_mxfp4_padding_by_hand() {
     let a = &crate::model::preset("qwen3-30b-a3b").unwrap().arch;
-    assert_eq!(moe_workspace(a, 8192, 2, 1), 8192 * 2 * 8 * (2048 + 768));
+    assert_eq!(
+        moe_workspace(a, 8192, 2, Count::MIN),
+        8192 * 2 * 8 * (2048 + 768)
+    );
     let (x, _) = decode("mode=serve&model=gpt-oss-20b&quant=mxfp4");
     let g = &crate::model::preset("gpt-oss-20b").unwrap().arch;
     assert_eq!(
-        mxfp4_padding(&x.scenario, g, 1),
+        mxfp4_padding(&x.scenario, g, Count::MIN),
         24 * 32 * 3 * 2880 * 192 * 17 / 32
     );
     // t = 2: 1,440 per rank → 1,536.
     assert_eq!(
-        mxfp4_padding(&x.scenario, g, 2),
+        mxfp4_padding(&x.scenario, g, crate::scenario::count(2)),
         24 * 32 * 3 * 2880 * 96 * 17 / 32
     );
 }

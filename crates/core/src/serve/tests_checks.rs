@@ -532,8 +532,8 @@ fn vllm_ep_profiles_whole_experts() {
             &crate::model::preset("qwen3-30b-a3b").unwrap().arch,
             8192,
             2,
-            2,
-            1
+            crate::scenario::count(2),
+            crate::scenario::Count::MIN
         ),
         8192 * 2 * (4096 + 8 * 3 * 768 + 8 * 2048)
     );

@@ -37,11 +37,11 @@ pub(crate) fn adapter_gemms_s(
     tokens: f64,
     t: f64,
 ) -> (f64, f64) {
-    if s.finetune.kind() == Finetune::Full || arch.layers == 0 {
+    if s.finetune.kind() == Finetune::Full || arch.layers.get() == 0 {
         return (0.0, 0.0);
     }
     let r = s.finetune.rank() as f64;
-    let l = arch.layers as f64;
+    let l = arch.layers.get() as f64;
     let g = gemm;
     let (mut fwd, mut bwd) = (0.0, 0.0);
     for m in adapted_matrices(s, arch) {

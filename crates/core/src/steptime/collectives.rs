@@ -3,6 +3,7 @@
 //! collectives per block.
 
 use super::*;
+use std::num::NonZeroU64;
 
 /// NCCL ring bus bandwidth over the per-direction link rate for large messages: DGX A100
 /// 235/300 = 0.78, H100/H200 367/450 = 0.82 (nccl-tests; nccl-tests#212); one NIC per GPU
@@ -175,8 +176,8 @@ pub fn contended(c: f64, w: f64, phi: f64) -> f64 {
 
 /// Where a group of `n` ranks `stride` apart in Megatron's rank order (TP innermost, then
 /// CP, DP, PP) communicates: inside a node when the span fits in one.
-pub(crate) fn link(hw: &Hw, span: u64, per_node: u64) -> (f64, f64, f64) {
-    if span <= per_node.max(1) {
+pub(crate) fn link(hw: &Hw, span: u64, per_node: NonZeroU64) -> (f64, f64, f64) {
+    if span <= per_node.get() {
         (hw.intra, RING_EFFICIENCY, ALPHA_INTRA)
     } else {
         (hw.inter, NET_EFFICIENCY, ALPHA_INTER)
@@ -220,12 +221,17 @@ pub(crate) fn link(hw: &Hw, span: u64, per_node: u64) -> (f64, f64, f64) {
 /// NIC's 46 GB/s. DGX
 /// A100: min(184, 274) = 184. Megatron's data parallelism beside TP 8 (stride 8, q = 1):
 /// 46 GB/s, each rank over its own rail; beside TP 4 (q = 2): min(92, 720) = 92.
-pub(crate) fn ring_link(hw: &Hw, n: u64, stride: u64, per_node: u64) -> (f64, f64, f64) {
-    let (per_node, stride) = (per_node.max(1), stride.max(1));
-    if n.saturating_mul(stride) <= per_node {
-        return link(hw, n * stride, per_node);
+pub(crate) fn ring_link(
+    hw: &Hw,
+    n: NonZeroU64,
+    stride: NonZeroU64,
+    per_node: NonZeroU64,
+) -> (f64, f64, f64) {
+    let span = n.saturating_mul(stride).get();
+    if span <= per_node.get() {
+        return link(hw, span, per_node);
     }
-    let q = (per_node / stride).clamp(1, n.max(1)) as f64;
+    let q = (per_node.get() / stride.get()).clamp(1, n.get()) as f64;
     let nvlink = q / (q - 1.0) * hw.intra * RING_EFFICIENCY;
     if q > 1.0 && nvlink < q * hw.inter * NET_EFFICIENCY {
         (q / (q - 1.0) * hw.intra, RING_EFFICIENCY, ALPHA_INTER)
@@ -241,7 +247,7 @@ pub(crate) fn ring_link(hw: &Hw, n: u64, stride: u64, per_node: u64) -> (f64, f6
 /// feed and what the GEMMs cannot cover stays exposed; the GEMMs they run beside lose the
 /// SMs the collectives hold ([`contended`]). `(whole, exposed, contention)` seconds.
 pub(crate) fn tp_time(x: &Ctx, blk: &Block) -> (f64, f64, f64) {
-    let (tp_bw, tp_eff, tp_alpha) = ring_link(&x.hw, x.l.tp as u64, 1, x.per_node);
+    let (tp_bw, tp_eff, tp_alpha) = ring_link(&x.hw, x.l.tp.into(), NonZeroU64::MIN, x.per_node);
     // A recomputed layer's forward repeats its two collectives.
     let n_tp = 4.0 + 2.0 * x.ckpt;
     let tp_one = collective(act_bytes(x), x.t, 2.0, tp_bw, tp_eff, tp_alpha);
@@ -264,10 +270,14 @@ pub(crate) fn tp_time(x: &Ctx, blk: &Block) -> (f64, f64, f64) {
 /// Context parallelism per block and micro-batch: K and V passed c − 1 times (forward),
 /// K, V, dK, dV (backward), overlapped with the attention. `(whole, exposed)` seconds.
 pub(crate) fn cp_time(x: &Ctx, blk: &Block) -> (f64, f64, f64) {
-    let (cp_bw, cp_eff, cp_alpha) = link(&x.hw, x.l.tp as u64 * x.l.cp as u64, x.per_node);
-    let kv_bytes =
-        2.0 * x.tokens * (x.arch.kv_heads as f64 / x.t).ceil() * x.arch.head_dim as f64 * x.k;
-    let cp_total = if x.l.cp > 1 {
+    let (cp_bw, cp_eff, cp_alpha) =
+        link(&x.hw, x.l.tp.get() as u64 * x.l.cp.get() as u64, x.per_node);
+    let kv_bytes = 2.0
+        * x.tokens
+        * (x.arch.kv_heads.get() as f64 / x.t).ceil()
+        * x.arch.head_dim.get() as f64
+        * x.k;
+    let cp_total = if x.l.cp.get() > 1 {
         3.0 * (x.c - 1.0) * (cp_alpha + kv_bytes / (cp_bw * 1e9 * cp_eff))
     } else {
         0.0
@@ -299,8 +309,14 @@ pub(crate) fn cp_time(x: &Ctx, blk: &Block) -> (f64, f64, f64) {
 /// # Example
 /// 16 ranks over 2 DGX H100 nodes, 64 MB a rank: max(8/16·64 MB/46 GB/s, 7/16·64 MB/360 GB/s)
 /// = max(0.696, 0.078) ms, 0.746 ms with α; the whole `(n−1)/n` through one NIC was 1.354 ms.
-pub(crate) fn all_to_all(hw: &Hw, bytes: f64, n: u64, stride: u64, per_node: u64) -> f64 {
-    let (per_node, stride) = (per_node.max(1), stride.max(1));
+pub(crate) fn all_to_all(
+    hw: &Hw,
+    bytes: f64,
+    n: u64,
+    stride: NonZeroU64,
+    per_node: NonZeroU64,
+) -> f64 {
+    let (per_node, stride) = (per_node.get(), stride.get());
     if n <= 1 || bytes <= 0.0 {
         return 0.0;
     }
@@ -318,6 +334,11 @@ pub(crate) fn all_to_all(hw: &Hw, bytes: f64, n: u64, stride: u64, per_node: u64
 mod tests {
     use super::{all_to_all, allreduce_latency, ring_latency, ring_link, Hw};
     use crate::contract::query::decode;
+    use std::num::NonZeroU64;
+
+    fn nz(n: u64) -> NonZeroU64 {
+        NonZeroU64::new(n).unwrap()
+    }
 
     fn hw(q: &str) -> Hw {
         Hw::of(&decode(&format!("model=llama-2-7b&{q}")).0.scenario)
@@ -325,7 +346,7 @@ mod tests {
 
     /// The ring's bus bandwidth `B·η`, GB/s.
     fn busbw(h: &Hw, n: u64, stride: u64) -> f64 {
-        let (b, eta, _) = ring_link(h, n, stride, 8);
+        let (b, eta, _) = ring_link(h, nz(n), nz(stride), nz(8));
         b * eta
     }
 
@@ -335,11 +356,11 @@ mod tests {
         let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
         let h100 = hw("gpu=h100-80");
         // Inside a node: NVLink's ring, 450·0.80, α 30 µs.
-        assert_eq!(ring_link(&h100, 8, 1, 8), (450.0, 0.80, 30e-6));
+        assert_eq!(ring_link(&h100, nz(8), nz(1), nz(8)), (450.0, 0.80, 30e-6));
         // FSDP over 8 nodes, 8 members a node: the NICs, 8·50·0.92 = 368 (NVLink's
         // 8/7·450·0.80 = 411.4 is not the bound).
         assert!(close(busbw(&h100, 64, 1), 368.0));
-        assert_eq!(ring_link(&h100, 64, 1, 8).2, 50e-6);
+        assert_eq!(ring_link(&h100, nz(64), nz(1), nz(8)).2, 50e-6);
         // DGX A100: 8·25·0.92 = 184 (NVIDIA measures 192, nccl#812).
         assert!(close(busbw(&hw("gpu=a100-80"), 64, 1), 184.0));
         // Four 200 Gb/s NICs per eight A100s (12.5 GB/s a GPU): 8·12.5·0.92 = 92 (measured
@@ -386,17 +407,17 @@ mod tests {
     fn all_to_all_by_hand() {
         let h100 = hw("gpu=h100-80");
         let s = 64e6;
-        let across = all_to_all(&h100, s, 16, 1, 8);
+        let across = all_to_all(&h100, s, 16, nz(1), nz(8));
         let want = 50e-6 + (8.0 / 16.0 * s / 46e9).max(7.0 / 16.0 * s / 360e9);
         assert!((across - want).abs() < 1e-15);
         assert!((across * 1e3 - 0.746).abs() < 0.001, "{across}");
         // Inside a node: 7/8 of it over NVLink, 30 µs.
-        let inside = all_to_all(&h100, s, 8, 1, 8);
+        let inside = all_to_all(&h100, s, 8, nz(1), nz(8));
         assert!((inside - (30e-6 + 7.0 / 8.0 * s / 360e9)).abs() < 1e-15);
         // One member a node (beside TP 8): 15/16 over the rank's own NIC.
-        let railed = all_to_all(&h100, s, 16, 8, 8);
+        let railed = all_to_all(&h100, s, 16, nz(8), nz(8));
         assert!((railed - (50e-6 + 15.0 / 16.0 * s / 46e9)).abs() < 1e-15);
-        assert_eq!(all_to_all(&h100, s, 1, 1, 8), 0.0);
+        assert_eq!(all_to_all(&h100, s, 1, nz(1), nz(8)), 0.0);
     }
 
     /// `allreduce_latency`'s doc examples: the tree across 64 nodes, the ring on 2.

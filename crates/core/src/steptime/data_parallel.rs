@@ -2,6 +2,8 @@
 //! hides of them, and their ring latency.
 
 use super::*;
+use crate::scenario::div_at_least_one;
+use std::num::NonZeroU64;
 
 /// Data parallelism: `(whole, exposed)` seconds for `dp_bytes` sent per step, `replica` of
 /// them HYBRID_SHARD's all-reduce across the replicas (see [`step_time`]'s formula for what
@@ -45,7 +47,7 @@ pub(crate) fn dp_time(x: &Ctx, blk: &Block, dp_bytes: f64, replica: f64) -> (f64
         )
     } else if zero3 {
         (0.0, 0.0)
-    } else if s.stack.framework == Framework::Deepspeed && l.pp > 1 {
+    } else if s.stack.framework == Framework::Deepspeed && l.pp.get() > 1 {
         // DeepSpeed's pipeline engine reduces the gradients after the last micro-batch's
         // backward (its TrainSchedule ends with ReduceTiedGrads, ReduceGrads, OptimizerStep:
         // deepspeedai/DeepSpeed `runtime/pipe/schedule.py`, edaa722): nothing hides it.
@@ -72,10 +74,10 @@ fn dp_wire(x: &Ctx, dp_bytes: f64, replica: f64) -> f64 {
     if dp_bytes <= 0.0 {
         return 0.0;
     }
-    let ns = x.s.shard_degree() as u64;
-    let stride = l.tp as u64;
+    let ns = NonZeroU64::from(x.s.shard_degree());
+    let stride = NonZeroU64::from(l.tp);
     let (bw, eff, _) = ring_link(hw, ns, stride, x.per_node);
-    let in_node = ns * stride <= x.per_node.max(1);
+    let in_node = ns.saturating_mul(stride) <= x.per_node;
     let eff = if in_node && hw.nvls {
         NVLS_EFFICIENCY
     } else {
@@ -83,8 +85,10 @@ fn dp_wire(x: &Ctx, dp_bytes: f64, replica: f64) -> f64 {
     };
     let replica = replica.clamp(0.0, dp_bytes);
     let replica_wire = if replica > 0.0 {
-        let r = (l.dp as u64 * l.cp as u64).div_ceil(ns.max(1));
-        let (rb, re, _) = ring_link(hw, r, stride * ns, x.per_node);
+        // ⌈d·c / N_s⌉ ≥ 1: d·c ≥ 1 replicas' worth of ranks.
+        let r = (l.dp.get() as u64 * l.cp.get() as u64).div_ceil(ns.get());
+        let r = NonZeroU64::new(r).unwrap_or(NonZeroU64::MIN);
+        let (rb, re, _) = ring_link(hw, r, stride.saturating_mul(ns), x.per_node);
         replica / (rb * 1e9 * re)
     } else {
         0.0
@@ -102,9 +106,8 @@ pub(crate) fn dp_latency(x: &Ctx, wire: f64) -> (f64, f64) {
     let (s, l) = (x.s, &x.l);
     let zero3 = s.zero() == Zero::Z3;
     // The group: the shard group (`d·c` ranks, HYBRID_SHARD's in a node), TP apart.
-    let n = s.shard_degree() as f64;
-    let inner = (l.tp as u64).max(1);
-    let per_node = (x.per_node / inner).max(1) as f64;
+    let n = s.shard_degree().get() as f64;
+    let per_node = div_at_least_one(s.cluster.gpus_per_node.get(), l.tp).get() as f64;
     let nodes = (n / per_node).ceil();
     let lat = ring_latency(&x.hw, &s.cluster.gpu, n, nodes);
     let per_layer = if zero3 {

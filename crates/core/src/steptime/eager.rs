@@ -128,8 +128,9 @@ pub fn elementwise_split(s: &Scenario, arch: &Arch, tokens: f64, t: f64) -> (f64
     let (kr, kf) = widths(s);
     let fp32 = s.numerics.precision == Precision::Fp32;
     let autocast = kr > kf;
-    let h = arch.hidden as f64;
-    let qk = (arch.heads as f64 + arch.kv_heads as f64) * arch.head_dim as f64 / t;
+    let h = arch.hidden.get() as f64;
+    let qk =
+        (arch.heads.get() as f64 + arch.kv_heads.get() as f64) * arch.head_dim.get() as f64 / t;
     let beta_n = match arch.norm {
         Norm::Rmsnorm if kr >= 4.0 => 28.0,
         Norm::Rmsnorm => 36.0,
@@ -160,7 +161,7 @@ pub fn elementwise_split(s: &Scenario, arch: &Arch, tokens: f64, t: f64) -> (f64
     } else {
         (2.0, kf)
     };
-    let heads_out = 2.0 * kf * arch.heads as f64 * arch.head_dim as f64 / t;
+    let heads_out = 2.0 * kf * arch.heads.get() as f64 * arch.head_dim.get() as f64 / t;
     let f = arch.active_ffn() as f64 / t;
     // `F.layer_norm` is one fused kernel: flat, with the point-wise work.
     let (flat_norms, composed_norms) = if arch.norm == Norm::Rmsnorm {
@@ -180,10 +181,10 @@ pub fn elementwise_split(s: &Scenario, arch: &Arch, tokens: f64, t: f64) -> (f64
 /// LoRA's own element-wise values per token and block, `Σ (4·d_in + 7·d_out)` over the
 /// adapted matrices (0 without adapters; [`elementwise_bytes`]).
 fn adapter_bytes(s: &Scenario, arch: &Arch) -> f64 {
-    if s.finetune.kind() == Finetune::Full || arch.layers == 0 {
+    if s.finetune.kind() == Finetune::Full || arch.layers.get() == 0 {
         return 0.0;
     }
-    let l = arch.layers as f64;
+    let l = arch.layers.get() as f64;
     adapted_matrices(s, arch)
         .map(|m| m.count as f64 * (4.0 * m.inp as f64 + 7.0 * m.out as f64))
         .sum::<f64>()
@@ -262,13 +263,13 @@ pub fn block_kernels(s: &Scenario, arch: &Arch) -> f64 {
     } else {
         1.0
     };
-    let adapters = if s.finetune.kind() == Finetune::Full || arch.layers == 0 {
+    let adapters = if s.finetune.kind() == Finetune::Full || arch.layers.get() == 0 {
         0.0
     } else {
         4.0 * adapted_matrices(s, arch)
             .map(|m| m.count as f64)
             .sum::<f64>()
-            / arch.layers as f64
+            / arch.layers.get() as f64
     };
     (arch.norms_per_layer as f64 + qk) * per_norm
         + linears
@@ -359,7 +360,7 @@ pub fn score_bytes(s: &Scenario, k: f64, math: bool) -> f64 {
 /// GPT-2 medium (24 layers, fused `c_attn`, biases, LayerNorm): 1 + 24·(2 + 2)·2 + 24·2·2
 /// + 2 (`ln_f`) + 1 (`wpe`) = 292, as `model.parameters()` lists.
 pub fn param_tensors(arch: &Arch) -> f64 {
-    let l = arch.layers as f64;
+    let l = arch.layers.get() as f64;
     let mut mats: f64 = arch.linears().iter().map(|m| m.count as f64).sum();
     if arch.fused_qkv {
         mats -= 2.0 * l;

@@ -106,10 +106,10 @@ impl Gemms {
 pub fn block(arch: &Arch, b: f64, s: f64, t: f64, c: f64, k: f64) -> BlockWork {
     let tokens = b * s / c;
     let (h, a, kv, d) = (
-        arch.hidden as f64,
-        arch.heads as f64,
-        arch.kv_heads as f64,
-        arch.head_dim as f64,
+        arch.hidden.get() as f64,
+        arch.heads.get() as f64,
+        arch.kv_heads.get() as f64,
+        arch.head_dim.get() as f64,
     );
     let g = |k_: f64, n: f64, count: f64, feed: Feed| Gemm {
         m: tokens,
@@ -156,7 +156,7 @@ pub fn block(arch: &Arch, b: f64, s: f64, t: f64, c: f64, k: f64) -> BlockWork {
     if arch.experts > 0 {
         // Each token's routed and shared experts: (top_k + shared) GEMMs of width f_e.
         let fe = arch.expert_ffn() as f64;
-        let n = (arch.top_k + arch.shared_experts).max(1) as f64;
+        let n = (arch.routed_k().get() + arch.shared_experts) as f64;
         let routed = |y: Gemm| Gemm {
             routed: arch.top_k as f64,
             ..y
@@ -186,8 +186,8 @@ pub fn block(arch: &Arch, b: f64, s: f64, t: f64, c: f64, k: f64) -> BlockWork {
 pub fn logits(arch: &Arch, tokens: f64, t: f64) -> Gemm {
     Gemm {
         m: tokens,
-        k: arch.hidden as f64,
-        n: arch.vocab as f64 / t,
+        k: arch.hidden.get() as f64,
+        n: arch.vocab.get() as f64 / t,
         count: 1.0,
         feed: Feed::High,
         routed: 0.0,
@@ -210,13 +210,13 @@ pub fn logits(arch: &Arch, tokens: f64, t: f64) -> Gemm {
 /// 45,029,548,032 + 6,442,450,944 = 51,471,998,976 FLOPs per token.
 pub fn model_flops_per_token(arch: &Arch, s: f64) -> f64 {
     let p = arch.params();
-    let emb = (arch.vocab as f64) * (arch.hidden as f64);
+    let emb = (arch.vocab.get() as f64) * (arch.hidden.get() as f64);
     let non_emb = p.active as f64 - emb;
     let qk_head = match arch.mla {
         Some(m) => (m.rope_dim + m.nope_dim) as f64,
-        None => arch.head_dim as f64,
+        None => arch.head_dim.get() as f64,
     };
-    6.0 * non_emb + 6.0 * arch.layers as f64 * s * arch.heads as f64 * qk_head
+    6.0 * non_emb + 6.0 * arch.layers.get() as f64 * s * arch.heads.get() as f64 * qk_head
 }
 
 #[cfg(test)]

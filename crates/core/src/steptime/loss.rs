@@ -29,7 +29,7 @@ use crate::scenario::{CeFusion, Framework};
 /// Llama 3 8B (V = 128,256) at 8,192 tokens, t = 1, H100 (3,350 GB/s), Megatron:
 /// 8,192 · 128,256 · 52 B = 54.6 GB → 20.4 ms per micro-batch.
 pub(super) fn loss_time(x: &Ctx) -> f64 {
-    let logits = x.tokens * (x.arch.vocab as f64 / x.t);
+    let logits = x.tokens * (x.arch.vocab.get() as f64 / x.t);
     let softcap = if x.arch.softcap && eager::applies(x.s) {
         logits * softcap_bytes(x.k) / (x.hw.hbm * 1e9 * eager::HBM_COPY)
     } else {

@@ -177,7 +177,7 @@ struct Ctx<'a> {
     v: f64,
     /// Bytes per compute value.
     k: f64,
-    per_node: u64,
+    per_node: std::num::NonZeroU64,
     n_stages: u64,
     /// Layers on the most loaded stage.
     layers: f64,
@@ -192,29 +192,29 @@ impl<'a> Ctx<'a> {
     fn of(s: &'a Scenario, p: &'a Prepared) -> Ctx<'a> {
         let l = s.layout();
         let arch = &p.arch;
-        let n_stages = stage_count(arch, &l);
+        let n_stages = stage_count(arch, &l).get();
         let (b, seq, c) = (
             s.workload.batch.get() as f64,
             s.workload.seq.get() as f64,
-            l.cp as f64,
+            l.cp.get() as f64,
         );
         Ctx {
             s,
             hw: Hw::of(s),
             arch,
-            t: l.tp as f64,
+            t: l.tp.get() as f64,
             c,
-            pp: l.pp as f64,
+            pp: l.pp.get() as f64,
             b,
             seq,
             m: s.workload.microbatches.get() as f64,
             v: s.parallel.vpp.get() as f64,
             k: s.numerics.precision.compute_bytes() as f64,
-            per_node: s.cluster.gpus_per_node.get() as u64,
+            per_node: s.cluster.gpus_per_node.into(),
             n_stages: n_stages as u64,
-            layers: (arch.layers as f64 / n_stages as f64).ceil(),
+            layers: (arch.layers.get() as f64 / n_stages as f64).ceil(),
             tokens: b * seq / c,
-            ckpt: checkpointed_share(s, arch.layers.div_ceil(n_stages)),
+            ckpt: checkpointed_share(s, arch.layers.get().div_ceil(n_stages)),
             l,
         }
     }
@@ -231,7 +231,7 @@ fn checkpointed_share(s: &Scenario, stage_layers: u32) -> f64 {
         return 0.0;
     }
     let (lc, n) = crate::activations::chunk_layers(s, stage_layers);
-    n as f64 / lc.max(1) as f64
+    n as f64 / lc.get() as f64
 }
 
 /// One block's compute per micro-batch, seconds: its GEMMs `g`, attention `a`, element-wise
@@ -262,9 +262,10 @@ fn block(x: &Ctx) -> Block {
         w.elementwise_bytes / bw
     };
     // Hugging Face MoE blocks run their experts in a Python loop ([`eager::expert_loop_s`]).
-    let moe_loop = if eager_hf && arch.experts > 0 && arch.layers > 0 {
-        eager::expert_loop_s(arch) * (arch.layers - arch.first_dense.min(arch.layers)) as f64
-            / arch.layers as f64
+    let moe_loop = if eager_hf && arch.experts > 0 {
+        eager::expert_loop_s(arch)
+            * (arch.layers.get() - arch.first_dense.min(arch.layers.get())) as f64
+            / arch.layers.get() as f64
     } else {
         0.0
     };
@@ -373,8 +374,8 @@ fn attention_time(x: &Ctx, w: &flops::BlockWork) -> f64 {
 /// `s²` (masked afterwards) and the passes over the scores ([`attention_time`]).
 fn eager_attention(x: &Ctx, math: bool) -> f64 {
     let (s, hw, arch, k) = (x.s, &x.hw, x.arch, x.k);
-    let heads = (arch.heads as f64 / x.t).ceil();
-    let one = 2.0 * x.seq * (x.seq / x.c) * arch.head_dim as f64 / 1e9;
+    let heads = (arch.heads.get() as f64 / x.t).ceil();
+    let one = 2.0 * x.seq * (x.seq / x.c) * arch.head_dim.get() as f64 / 1e9;
     // `torch.matmul` of the Hugging Face code batches every head in one call.
     let gemms = if eager::applies(s) {
         2.0 * hw.gemm16_s(one * x.b * heads)
@@ -457,7 +458,7 @@ pub fn fp8_bytes_per_value(recipe: Fp8Recipe, any_layout: bool) -> (f64, f64) {
 
 /// One micro-batch's block activations on one rank, bytes (TP's and PP's messages).
 fn act_bytes(x: &Ctx) -> f64 {
-    x.tokens * x.arch.hidden as f64 * x.k
+    x.tokens * x.arch.hidden.get() as f64 * x.k
 }
 
 /// How long eager PyTorch's micro-batch of `busy` seconds of GPU work waits for the host's
@@ -509,8 +510,8 @@ pub fn step_time_with(s: &Scenario, p: &Prepared, dp_bytes: f64) -> Option<StepT
     // traffic do the same to the step.
     let step_contention = contention_share(&x.hw) * (pp_comm - pp_exposed).max(0.0) + dp_contention;
     let step = pipeline + dp_exposed + optimizer + offload + step_contention;
-    let gpus = x.l.world as f64;
-    let tokens_step = x.l.dp as f64 * m * x.b * x.seq;
+    let gpus = x.l.world.get() as f64;
+    let tokens_step = x.l.dp.get() as f64 * m * x.b * x.seq;
     let f_token = flops::model_flops_per_token(x.arch, x.seq);
     let peak = x.hw.tflops * 1e12;
     let mfu = f_token * tokens_step / (step * gpus * peak);

@@ -108,17 +108,18 @@ pub fn busiest_rank(mu: f64, n: f64) -> f64 {
 pub(super) fn ep_time(x: &Ctx, blk: &Block) -> (f64, f64, f64) {
     let arch = x.arch;
     let ep = x.s.ep_ranks() as u64;
-    if arch.experts == 0 || ep <= 1 || arch.layers == 0 {
+    if arch.experts == 0 || ep <= 1 {
         return (0.0, 0.0, 0.0);
     }
-    let moe_share = (arch.layers - arch.first_dense.min(arch.layers)) as f64 / arch.layers as f64;
+    let moe_share = (arch.layers.get() - arch.first_dense.min(arch.layers.get())) as f64
+        / arch.layers.get() as f64;
     let dispatched = if x.s.parallel.sp {
         x.tokens / x.t
     } else {
         x.tokens
     };
-    let bytes = dispatched * arch.top_k as f64 * arch.hidden as f64 * x.k;
-    let whole = 4.0 * moe_share * all_to_all(&x.hw, bytes, ep, x.l.tp as u64, x.per_node);
+    let bytes = dispatched * arch.top_k as f64 * arch.hidden.get() as f64 * x.k;
+    let whole = 4.0 * moe_share * all_to_all(&x.hw, bytes, ep, x.l.tp.into(), x.per_node);
     if !x.s.runtime.ep_overlap {
         return (whole, whole, 0.0);
     }

@@ -19,13 +19,13 @@ pub(crate) fn optimizer_time(x: &Ctx, p: &Prepared) -> (f64, f64) {
     let s = x.s;
     let stage_params = p.psi as f64 / x.n_stages as f64 / x.t;
     let shard = if s.zero() >= Zero::Z1 {
-        s.shard_degree() as f64
+        s.shard_degree().get() as f64
     } else {
         1.0
     };
     let local = stage_params / shard;
     if s.offload.optimizer != Offload::None {
-        let gpus_on_node = x.per_node as f64;
+        let gpus_on_node = x.per_node.get() as f64;
         (
             0.0,
             local * 6.0 / (PCIE_GBPS * 1e9) + local * gpus_on_node / CPU_ADAM_PER_S,

@@ -30,20 +30,20 @@ use super::*;
 /// and 1,116 hide behind a chunk's forward when it outlasts them.
 pub(crate) fn pipeline_time(x: &Ctx, t_mb: f64) -> (f64, f64, f64, f64) {
     let l = &x.l;
-    if l.pp < 2 {
+    if l.pp.get() < 2 {
         return (0.0, 0.0, 0.0, x.m * t_mb);
     }
     let bubble = (x.pp - 1.0) / x.v * t_mb;
     let (pp_bw, pp_eff, pp_alpha) = link(
         &x.hw,
-        l.tp as u64 * l.cp as u64 * l.dp as u64 + 1,
+        l.tp.get() as u64 * l.cp.get() as u64 * l.dp.get() as u64 + 1,
         x.per_node,
     );
     // DeepSpeed's pipeline engine partitions a stage's output over the TP ranks before
     // sending and all-gathers it on arrival (`pipe_partitioned`, `grad_partitioned`: true by
     // default; deepspeedai/DeepSpeed `runtime/pipe/engine.py`, edaa722); Megatron sends the
     // sequence-parallel shard.
-    let partitioned = x.s.stack.framework == Framework::Deepspeed && l.tp > 1;
+    let partitioned = x.s.stack.framework == Framework::Deepspeed && l.tp.get() > 1;
     let p2p_bytes = act_bytes(x)
         / if x.s.parallel.sp || partitioned {
             x.t
@@ -51,7 +51,7 @@ pub(crate) fn pipeline_time(x: &Ctx, t_mb: f64) -> (f64, f64, f64, f64) {
             1.0
         };
     let regather = if partitioned {
-        let (bw, eff, alpha) = link(&x.hw, l.tp as u64, x.per_node);
+        let (bw, eff, alpha) = link(&x.hw, l.tp.get() as u64, x.per_node);
         collective(act_bytes(x), x.t, 1.0, bw, eff, alpha)
     } else {
         0.0

@@ -98,7 +98,7 @@ impl ActPlan {
             a: hybrid.as_ref().map_or(a, |h| h.0),
             a_max: hybrid.as_ref().map_or(a, |h| h.1),
             input: layer_input_bytes(s, &x),
-            lc,
+            lc: lc.get() as u128,
             n: if full { n } else { 0 },
             chunks,
             v,
@@ -162,13 +162,13 @@ impl ActPlan {
 /// = 524,304,384 B, G_emb = 4·131,072,000 = 524,288,000 B.
 pub(crate) fn grad_split(s: &Scenario, arch: &Arch, st: &Stage, grads: u128) -> (u128, u128) {
     // FSDP reduce-scatters per unit (the root's at the end); its walk is not split here.
-    if s.virtual_stages() > 1 || st.frac.0 == 0 || s.fsdp() != Fsdp::None {
+    if s.virtual_stages().get() > 1 || st.frac.0 == 0 || s.fsdp() != Fsdp::None {
         return (0, 0);
     }
     let c = arch.params();
-    let (first, last) = (st.i == 0, st.i + 1 == st.p);
-    let vh = arch.vocab as u128 * arch.hidden as u128;
-    let final_norm = arch.norm.params(arch.hidden as u128);
+    let (first, last) = (st.i == 0, st.i + 1 == st.p.get());
+    let vh = arch.vocab.get() as u128 * arch.hidden.get() as u128;
+    let final_norm = arch.norm.params(arch.hidden.get() as u128);
     let head = if last {
         final_norm + c.lm_head as u128 + if arch.tied { vh } else { 0 }
     } else {
@@ -188,7 +188,7 @@ pub(crate) fn grad_split(s: &Scenario, arch: &Arch, st: &Stage, grads: u128) -> 
 
 /// The bytes of `params` parameters' gradients, of the stage's `grads` (`G·Ψ_x/Ψ_i`).
 pub(crate) fn grad_share(arch: &Arch, st: &Stage, grads: u128, params: u128) -> u128 {
-    let layers = arch.layers.max(1) as u128;
+    let layers = arch.layers.get() as u128;
     mul_div_u128(grads, params.saturating_mul(layers), st.frac.0, false)
         .unwrap_or(0)
         .min(grads)
@@ -239,10 +239,15 @@ pub(crate) fn tied_sum_in_place(s: &Scenario) -> bool {
 pub(crate) fn tied_accumulation_bytes(s: &Scenario, arch: &Arch, st: &Stage, grads: u128) -> u128 {
     let walked =
         pytorch_grads(s) && !accumulates(s, st) && grad_split(s, arch, st, grads) != (0, 0);
-    if !(arch.tied && st.p == 1 && walked) {
+    if !(arch.tied && st.p.get() == 1 && walked) {
         return 0;
     }
-    2 * grad_share(arch, st, grads, arch.vocab as u128 * arch.hidden as u128)
+    2 * grad_share(
+        arch,
+        st,
+        grads,
+        arch.vocab.get() as u128 * arch.hidden.get() as u128,
+    )
 }
 
 /// The embedding's backward at the end of PyTorch's first backward: every gradient but
@@ -278,7 +283,12 @@ pub(crate) fn embedding_backward(
         return None;
     }
     let r = if s.parallel.sp { x.t } else { 1 };
-    let g_tok = grad_share(arch, st, grads, arch.vocab as u128 * arch.hidden as u128);
+    let g_tok = grad_share(
+        arch,
+        st,
+        grads,
+        arch.vocab.get() as u128 * arch.hidden.get() as u128,
+    );
     Some((g_tok, x.b * x.sl * x.h * x.res / r))
 }
 
@@ -325,7 +335,7 @@ pub(crate) fn activation_items(
         || activations_text(s, arch, l, &plan),
         layer_activations_source(s),
     );
-    if st.i + 1 == st.p {
+    if st.i + 1 == st.p.get() {
         logits_item(s, arch, &x, st, states.copies, ledger);
     }
 }
@@ -421,7 +431,7 @@ pub(crate) fn activations_source(s: &Scenario) -> &'static str {
 /// ```
 /// Source: ring attention (Liu et al. 2023); Megatron-core / torchtitan CP.
 pub(crate) fn cp_ring_buffers(s: &Scenario, arch: &Arch, l: &Layout, ledger: &mut Ledger) {
-    if l.cp <= 1 {
+    if l.cp.get() <= 1 {
         return;
     }
     let x = Shape::of(s, arch, l);

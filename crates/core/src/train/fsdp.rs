@@ -55,7 +55,8 @@ pub(crate) fn fsdp_pipeline_buffers(c: &StateCtx, ledger: &mut Ledger) {
 pub(crate) fn fsdp_unsharded_buffers(c: &StateCtx, l: &Layout, ledger: &mut Ledger) {
     let (arch, k, gpu) = (c.arch, c.k, Location::Gpu);
     let counts = arch.params();
-    let root = counts.embedding + counts.lm_head + arch.norm.params(arch.hidden as u128) as u64;
+    let root =
+        counts.embedding + counts.lm_head + arch.norm.params(arch.hidden.get() as u128) as u64;
     let comp = Component::GatheredLayer;
     let none = String::new;
     let e = c.div_expr(k, "P_root", root, 1);
@@ -63,12 +64,13 @@ pub(crate) fn fsdp_unsharded_buffers(c: &StateCtx, l: &Layout, ledger: &mut Ledg
     let src = "PyTorch FSDP2 fully_shard(model) root group";
     ledger.push_expr(&FWD_BWD, Mech::FsdpRoot, comp, gpu, &e, note, none, src);
     // One MoE layer's experts padded to the sharding degree (`fsdp_expert_padding`).
-    let moe_layers = (arch
-        .layers
-        .saturating_sub(arch.first_dense.min(arch.layers)))
-    .max(1) as u64;
+    // `L − first_dense` is 0 only on a shape `Arch::check` rejects (`first_dense ≥ L` with
+    // experts), which the estimate still runs.
+    let moe_layers =
+        crate::nonzero::at_least_one(arch.layers.get() - arch.first_dense.min(arch.layers.get()))
+            .get() as u64;
     let layer_experts = arch.routed_expert_params() / moe_layers;
-    let ns = c.s.shard_degree() as u64;
+    let ns = c.s.shard_degree().get() as u64;
     let pad = fsdp_expert_padding(c.s, arch, layer_experts, ns);
     let p_block = counts.per_layer as u128 + pad;
     let block = c.div_expr_wide(k, "P_block", p_block, 1);

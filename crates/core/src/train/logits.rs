@@ -74,7 +74,7 @@ fn autocast_exit(
 ) -> Option<AutocastExit> {
     let one_alive = s.parallel.schedule != Schedule::Gpipe || s.workload.microbatches.get() <= 1;
     let walked = pytorch_grads(s) && !accumulates(s, st);
-    if !(walked && one_alive && st.i + 1 == st.p) {
+    if !(walked && one_alive && st.i + 1 == st.p.get()) {
         return None;
     }
     let (excess, name) = if crate::activations::flash_ce(s) {
@@ -125,7 +125,7 @@ pub(crate) fn loss_moments(
 ) -> Option<LossMoments> {
     let one_alive = s.parallel.schedule != Schedule::Gpipe || s.workload.microbatches.get() <= 1;
     let hf = s.stack.framework == Framework::Pytorch;
-    if !(separate && one_alive && hf && s.fsdp() == Fsdp::None && st.i + 1 == st.p) {
+    if !(separate && one_alive && hf && s.fsdp() == Fsdp::None && st.i + 1 == st.p.get()) {
         return None;
     }
     // Every term but the loss's own (the final norm, soft-capping) is alive at both moments.

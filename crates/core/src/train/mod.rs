@@ -16,7 +16,7 @@ use crate::ledger::{Component, Ledger, Location, Mech, Phase, Text};
 use crate::megatron::Recompute;
 use crate::model::{Arch, LinearKind, Norm};
 use crate::scenario::{
-    AdamImpl, Convention, Finetune, Framework, Fsdp, GradAcc, Layout, LoraTargets, Offload,
+    AdamImpl, Convention, Count, Finetune, Framework, Fsdp, GradAcc, Layout, LoraTargets, Offload,
     Optimizer, Precision, Scenario, Schedule, Zero,
 };
 use crate::units::{mul_div_ceil, mul_div_u128};
@@ -76,7 +76,7 @@ pub(crate) struct Stage {
     /// Stage index, 0-based.
     pub i: u32,
     /// Stages, p.
-    pub p: u32,
+    pub p: Count,
     /// Transformer blocks on this stage.
     pub layers: u32,
     /// This stage's share of the parameters, `num/den`.
@@ -92,28 +92,29 @@ impl Stage {
     /// ```
     /// The last stage of a tied model keeps its own copy of the embedding matrix as the
     /// output layer (Megatron-LM, DeepSpeed pipeline); `Ψ_block` is the average block.
-    pub fn of(arch: &Arch, p: u32, i: u32) -> Stage {
+    pub fn of(arch: &Arch, p: Count, i: u32) -> Stage {
         let c = arch.params();
-        let layers = arch.layers.max(1) as u128;
-        let final_norm = arch.norm.params(arch.hidden as u128);
+        let layers = arch.layers.get() as u128;
+        let final_norm = arch.norm.params(arch.hidden.get() as u128);
         // In u128: an arch at the keys' limits overflows u64 in the sum.
         let body =
             (c.attention as u128 + c.mlp as u128 + c.norms as u128).saturating_sub(final_norm);
-        let li = stage_layers(arch.layers, p, i);
+        let li = stage_layers(arch.layers.get(), p, i);
         let mut num = body * li as u128; // over `layers`
         if i == 0 {
             num += c.embedding as u128 * layers;
         }
-        if i + 1 == p.max(1) {
+        if i + 1 == p.get() {
             num += (final_norm + c.lm_head as u128) * layers;
-            if arch.tied && p > 1 {
-                num += arch.vocab as u128 * arch.hidden as u128 * layers;
+            if arch.tied && p.get() > 1 {
+                num += arch.vocab.get() as u128 * arch.hidden.get() as u128 * layers;
             }
         }
         Stage {
             i,
-            p: p.max(1),
+            p,
             layers: li,
+            // `Ψ ≥ 1` (see `quantisable_share`), a plain count: the denominator of the stage's share.
             frac: (num, (c.total as u128).max(1) * layers),
         }
     }
@@ -232,7 +233,7 @@ pub(crate) fn bwd_step(s: &Scenario, st: &Stage) -> &'static [Phase] {
 /// ```
 pub(crate) fn accumulates(s: &Scenario, st: &Stage) -> bool {
     s.parallel.schedule != Schedule::Gpipe
-        && s.workload.microbatches.get() > st.p.saturating_sub(st.i)
+        && s.workload.microbatches.get() > st.p.get().saturating_sub(st.i)
 }
 
 /// Whether the stage's gradients are written during backward and freed by

@@ -191,6 +191,7 @@ pub fn nf4_bytes(quantised: u64, double_quant: bool) -> u64 {
 /// architecture's linear fraction (so explicit `params=` stays monotone).
 pub(crate) fn quantisable_share(arch: &Arch, psi: u64) -> u64 {
     let q = quantisable_params(arch) as u128;
+    // `Ψ ≥ 1` for every shape (the vocabulary and width are `Count`s), a plain `u64` count; the guard keeps a 0 finite.
     let total = arch.params().total.max(1) as u128;
     (psi as u128 * q / total).min(psi as u128) as u64
 }

@@ -43,7 +43,7 @@ pub(crate) fn overhead_items(s: &Scenario, l: &Layout, largest: u64, ledger: &mu
     let nccl = s
         .runtime
         .nccl_mib
-        .unwrap_or(if l.world > 1 { 256 } else { 0 });
+        .unwrap_or(if l.world.get() > 1 { 256 } else { 0 });
     if nccl > 0 {
         let e = Expr::new(&[Sym("N", nccl as u128), mib, Mul]);
         let note = "NCCL communicator buffers";
@@ -176,7 +176,7 @@ pub(crate) fn deepspeed_buckets(s: &Scenario, largest: u64, ledger: &mut Ledger)
 /// # Example
 /// Llama-2-7B on 8 GPUs per node without zero.Init: 8·4·6,738,415,616 = 215,629,299,712 B.
 pub(crate) fn host_init(s: &Scenario, psi: u64, largest: u64, l: &Layout, ledger: &mut Ledger) {
-    let n = Sym("n", l.gpus_per_node.min(l.world) as u128);
+    let n = Sym("n", l.gpus_per_node.get().min(l.world.get()) as u128);
     let zero_init = s.runtime.zero_init && s.zero() == Zero::Z3;
     let (e, note) = if zero_init {
         (
@@ -215,7 +215,8 @@ pub(crate) fn pinned_bytes(s: &Scenario, psi: u64, l: &Layout) -> u64 {
     if !s.offload.pin_memory || s.zero() != Zero::Z3 || s.offload.optimizer == Offload::None {
         return 0;
     }
-    let nodes = (l.world / l.gpus_per_node.max(1)).max(1) as u64;
+    // G = n·nodes ≥ n (saturating at u32::MAX ≥ n), so the quotient is ≥ 1.
+    let nodes = (l.world.get() / l.gpus_per_node.get()) as u64;
     let per_param = if s.offload.params != Offload::None {
         6 + if s.workload.microbatches.get() > 1 {
             2

@@ -11,7 +11,7 @@ use super::*;
 pub(crate) fn pytorch_states(c: &StateCtx, l: &Layout, ledger: &mut Ledger) -> StageStates {
     let states = pytorch_params_grads(c, l, ledger);
     pytorch_optimizer(c, ledger);
-    if c.s.fsdp() != Fsdp::None && l.pp > 1 {
+    if c.s.fsdp() != Fsdp::None && l.pp.get() > 1 {
         fsdp_pipeline_buffers(c, ledger);
     } else if c.s.fsdp() != Fsdp::None {
         fsdp_unsharded_buffers(c, l, ledger);
@@ -63,9 +63,9 @@ pub(crate) fn autocast_copy_split(s: &Scenario, arch: &Arch, st: &Stage, w4: u12
         return (0, 0);
     }
     let c = arch.params();
-    let layers = arch.layers.max(1) as u128;
-    let vh = arch.vocab as u128 * arch.hidden as u128;
-    let head = if st.i + 1 == st.p {
+    let layers = arch.layers.get() as u128;
+    let vh = arch.vocab.get() as u128 * arch.hidden.get() as u128;
+    let head = if st.i + 1 == st.p.get() {
         c.lm_head as u128 + if arch.tied { vh } else { 0 }
     } else {
         0
@@ -111,6 +111,7 @@ impl CopyWalk {
     /// The walk of stage `st`'s copies `(C_head, C_body)` (`autocast_copy_split`).
     pub fn of(s: &Scenario, st: &Stage, (head, body): (u128, u128)) -> CopyWalk {
         let (lc, n) = chunk_layers(s, st.layers);
+        let lc = lc.get() as u128;
         let full = s.activations.recompute == Recompute::Full
             && s.stack.convention != Convention::Korthikanti;
         let n = if full { n } else { 0 };
@@ -249,7 +250,7 @@ pub(crate) fn pytorch_params_grads(c: &StateCtx, l: &Layout, ledger: &mut Ledger
     let (mech, comp) = (Mech::PtGradients, Component::Gradients);
     let note = "freed by zero_grad";
     let grads = ledger.push_expr(phases, mech, comp, gpu, &e, note, ctx, SRC_PYTORCH);
-    if l.dp > 1 && c.z == Zero::Z0 && s.fsdp() == Fsdp::None {
+    if l.dp.get() > 1 && c.z == Zero::Z0 && s.fsdp() == Fsdp::None {
         let e = c.div_expr(pb, psym, psi, 1);
         let (mech, comp) = (Mech::DdpBuckets, Component::CommBuffers);
         let note = "DDP bucket copy of the gradients";

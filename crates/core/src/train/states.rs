@@ -76,7 +76,7 @@ impl<'a> StateCtx<'a> {
         l: &Layout,
         st: &'a Stage,
     ) -> Self {
-        let ns = s.shard_degree() as u64;
+        let ns = s.shard_degree().get() as u64;
         let z = s.zero();
         let psi = st.share(psi_total);
         // Expert parallelism: each rank holds 1/ep of the routed experts. States that ZeRO
@@ -102,9 +102,9 @@ impl<'a> StateCtx<'a> {
             experts,
             largest,
             k: s.numerics.precision.compute_bytes(),
-            t: l.tp as u64,
+            t: l.tp.get() as u64,
             z,
-            per_node: l.gpus_per_node.min(l.world) as u64,
+            per_node: l.gpus_per_node.get().min(l.world.get()) as u64,
             w_div,
             g_div,
             o_div,
@@ -117,7 +117,7 @@ impl<'a> StateCtx<'a> {
     }
     /// `Ψ` or `Ψ_i` (a pipeline stage's share).
     pub(crate) fn psym(&self) -> &'static str {
-        if self.st.p > 1 {
+        if self.st.p.get() > 1 {
             "Ψ_i"
         } else {
             "Ψ"
@@ -142,7 +142,14 @@ impl<'a> StateCtx<'a> {
         let (sym, n) = if div > 1 {
             (self.psym(), self.psi)
         } else if self.ep_on() {
-            (if self.st.p > 1 { "Ψ_i,ep" } else { "Ψ_ep" }, self.psi_ep)
+            (
+                if self.st.p.get() > 1 {
+                    "Ψ_i,ep"
+                } else {
+                    "Ψ_ep"
+                },
+                self.psi_ep,
+            )
         } else {
             (self.psym(), self.psi_ep)
         };
@@ -221,7 +228,7 @@ impl<'a> StateCtx<'a> {
     /// and why host items count per node (`what`, the offload key).
     pub(crate) fn context(&self, loc: Location, what: &str) -> String {
         let mut out = Vec::new();
-        if self.st.p > 1 {
+        if self.st.p.get() > 1 {
             out.push(format!(
                 "stage {} of {}, Ψ={}",
                 self.st.i, self.st.p, self.psi_total

@@ -60,7 +60,7 @@ fn autocast_copies_of_llama2_7b_by_hand() {
     s.stack.framework = Framework::Pytorch;
     s.numerics.precision = Precision::Bf16;
     let arch = s.arch();
-    let st = Stage::of(&arch, 1, 0);
+    let st = Stage::of(&arch, Count::MIN, 0);
     let psi = 6_738_415_616u128;
     let (head, body) = autocast_copy_split(&s, &arch, &st, 4 * psi);
     let cast = psi - 32_000 * 4096 - (65 * 4096);
@@ -95,7 +95,7 @@ fn loss_moments_by_hand() {
         let s = s.scenario;
         let (arch, l) = (s.arch(), s.layout());
         let x = Shape::of(&s, &arch, &l);
-        let st = Stage::of(&arch, 1, 0);
+        let st = Stage::of(&arch, Count::MIN, 0);
         loss_moments(&s, &arch, &x, &st, true).unwrap()
     };
     let (t, v, h) = (512u128, 4096u128, 256u128);

@@ -303,7 +303,7 @@ impl StageWalk {
         let l = s.layout();
         let plan = ActPlan::of(s, &p.arch, &l, st);
         let x = activations::Shape::of(s, &p.arch, &l);
-        let last_stage = st.i + 1 == st.p;
+        let last_stage = st.i + 1 == st.p.get();
         let pyt = pytorch_grads(s);
         // PyTorch LoRA runs its step the same way (the loss's backward first, each
         // checkpointed layer's working set freed when its forward returns); its adapters'
@@ -338,11 +338,11 @@ impl StageWalk {
             n: plan.n as u32,
             v: plan.v as u32,
             before: (0..st.i)
-                .map(|k| activations::stage_layers(p.arch.layers, st.p, k))
+                .map(|k| activations::stage_layers(p.arch.layers.get(), st.p, k))
                 .sum(),
             stage: st.i,
-            stages: st.p,
-            micro_batches: micro_batches_to_walk(s, st.p, st.i),
+            stages: st.p.get(),
+            micro_batches: micro_batches_to_walk(s, st.p.get(), st.i),
             gpipe: s.parallel.schedule == Schedule::Gpipe,
             copies_slot: slot_of(Mech::AutocastCache),
             items,

@@ -23,7 +23,7 @@ pub(crate) struct Op {
 /// k-th forward runs chunk `(k mod p·v)/p` of micro-batch `⌊k/(p·v)⌋·p + k mod p`, the
 /// k-th backward the chunks in reverse.
 pub(crate) fn schedule(s: &Scenario, p: u32, i: u32, m: u32) -> Vec<Op> {
-    let v = s.virtual_stages().max(1);
+    let v = s.virtual_stages().get();
     let mut ops = Vec::new();
     if s.parallel.schedule == Schedule::Gpipe {
         // The first and last micro-batch layer by layer, the middle ones as one pass.
@@ -86,7 +86,7 @@ pub(crate) fn schedule(s: &Scenario, p: u32, i: u32, m: u32) -> Vec<Op> {
 /// most chunks in flight (the steady state repeats from there).
 pub(crate) fn micro_batches_to_walk(s: &Scenario, p: u32, i: u32) -> u32 {
     let m = s.workload.microbatches.get();
-    let v = s.virtual_stages().max(1) as u64;
+    let v = s.virtual_stages().get() as u64;
     if s.parallel.schedule == Schedule::Gpipe {
         return m;
     }
@@ -108,14 +108,14 @@ pub(crate) fn micro_batches_to_walk(s: &Scenario, p: u32, i: u32) -> u32 {
 /// Layer passes (forward or backward of one layer of one micro-batch) the detailed
 /// program of stage `st` runs.
 pub(crate) fn layer_passes(s: &Scenario, st: &Stage) -> u64 {
-    let v = s.virtual_stages().max(1) as u64;
+    let v = s.virtual_stages().get() as u64;
     let (lc, _) = activations::chunk_layers(s, st.layers);
-    let m = micro_batches_to_walk(s, st.p, st.i) as u64;
+    let m = micro_batches_to_walk(s, st.p.get(), st.i) as u64;
     // GPipe walks its middle micro-batches as one event each way.
     let m = if s.parallel.schedule == Schedule::Gpipe {
         m.min(2) + 1
     } else {
         m
     };
-    2 * m * v * lc as u64
+    2 * m * v * lc.get() as u64
 }

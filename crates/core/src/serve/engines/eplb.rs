@@ -138,7 +138,7 @@ pub(crate) fn refusal(s: &Scenario, arch: &Arch, l: &Layout, v: Version) -> Opti
     if v < VLLM_EPLB_FROM {
         return Some(format!("unrecognized arguments: {}", flag(e, v, r)));
     }
-    let td = l.tp.saturating_mul(l.dp);
+    let td = l.tp.get().saturating_mul(l.dp.get());
     let ep_on = ep > 1 && td > 1;
     if v >= VLLM_EPLB_NEEDS_EP {
         if ep <= 1 {

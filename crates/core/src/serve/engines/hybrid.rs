@@ -65,7 +65,7 @@ pub(super) fn state_page(arch: &Arch, e: u64, t: u64) -> u64 {
         }
     });
     let conv = if arch.conv_layers > 0 {
-        arch.short_conv_kernel().saturating_sub(1) * (arch.hidden as u64).div_ceil(t) * e
+        arch.short_conv_kernel().saturating_sub(1) * (arch.hidden.get() as u64).div_ceil(t) * e
     } else {
         0
     };
@@ -113,14 +113,14 @@ pub(super) fn vllm_pool(
     kv_bytes: u64,
     max_len: u64,
 ) -> Option<HybridPool> {
-    let stage = (arch.layers as u64).div_ceil(l.pp as u64);
+    let stage = (arch.layers.get() as u64).div_ceil(l.pp.get() as u64);
     let linear = arch.modelled_linear_layers() as u64;
     let state_layers = stage.min(arch.mamba_layers as u64 + arch.conv_layers as u64 + linear);
     if state_layers == 0 {
         return None;
     }
     let e = s.numerics.precision.compute_bytes();
-    let p_s = state_page(arch, e, l.tp as u64);
+    let p_s = state_page(arch, e, l.tp.get() as u64);
     let f = KvFormat::of(s.numerics.kv_dtype, s.numerics.precision);
     let (full, windowed) = stage_layers(arch, l.pp);
     let attn = full + windowed;

@@ -54,12 +54,12 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let split = LayerBytes::of(s, p);
     let weights = match place.all(arch) {
         true => gpu_weights(s, p, l),
-        false => split.gpu_expr(arch, place, l.tp),
+        false => split.gpu_expr(arch, place, l.tp.get()),
     };
     let f = KvFormat::of(s.numerics.kv_dtype, s.numerics.precision);
     let (full, windowed) = kv_stage(arch, place, s.serving.kv_offload, l.tp);
-    let row = layer_row(arch, f, 1);
-    let rs = recurrent_bytes(arch, par);
+    let row = layer_row(arch, f, Count::MIN);
+    let rs = recurrent_bytes(arch, par.get());
     let kv = kv_expr(n_ctx, full, swa_cells, windowed, row);
     // The recurrent blocks' state (a transformer has none: its formula stays as it was).
     let kv = if rs > 0 {
@@ -104,6 +104,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         blocks: n_ctx,
         tokens: n_ctx,
         max_len: seq_len,
+        // `n_ctx/par` rounds to 0 only past the keys' limits (`max_len ≥ 1`, n_ctx padded to 256).
         concurrency: n_ctx as f64 / seq_len.max(1) as f64,
         max_len_fit: fit,
         error,
@@ -127,7 +128,7 @@ fn activation_expr(
     split: &LayerBytes,
     (n_ub, n_ctx, swa_cells): (u64, u64, u64),
     (full, windowed): (u64, u64),
-    gpus: u32,
+    gpus: Count,
     v: Version,
 ) -> Expr {
     let n_kv = if full > 0 { n_ctx } else { swa_cells };
@@ -144,7 +145,16 @@ fn activation_expr(
         if windowed > 0 { swa_cells } else { 0 },
     );
     let kv_gpu = s.serving.kv_offload;
-    super::llamacpp_pipeline::pipeline_copies(c, arch, place, gpus, kv_gpu, n_ub, mask_cells, fa)
+    super::llamacpp_pipeline::pipeline_copies(
+        c,
+        arch,
+        place,
+        gpus.get(),
+        kv_gpu,
+        n_ub,
+        mask_cells,
+        fa,
+    )
 }
 
 /// llama.cpp's failure when the buffers do not fit the device (its CUDA backend's
@@ -160,7 +170,7 @@ fn out_of_memory(used: u64, total: u64) -> String {
 /// The cache's cells as llama.cpp sizes them, and the sequences that share them.
 struct Cells {
     /// Sequences served at once (`--parallel`).
-    par: u64,
+    par: std::num::NonZeroU64,
     /// Tokens per micro-batch (`n_ubatch`, 512 unless set).
     n_ub: u64,
     /// Whether `max_len` is the total the slots share (llama-server's `-c`).
@@ -183,7 +193,7 @@ struct Cells {
 /// Sources: see [`plan`]. Example: max_len 8,192, parallel 4, Ollama: n_ctx 32,768, seq 8,192;
 /// llama-server: n_ctx 8,192, seq 2,048.
 fn cells(s: &Scenario, arch: &Arch) -> Cells {
-    let par = s.serving.parallel.get() as u64;
+    let par = std::num::NonZeroU64::from(s.serving.parallel);
     let ml = max_len(s);
     let n_ub = s.serving.max_batched_tokens.map_or(512, |c| c.get() as u64);
     let pad = |n: u64| n.div_ceil(256).saturating_mul(256);
@@ -191,14 +201,14 @@ fn cells(s: &Scenario, arch: &Arch) -> Cells {
     let n_ctx = if shared {
         pad(ml)
     } else {
-        pad(ml.saturating_mul(par))
+        pad(ml.saturating_mul(par.get()))
     };
-    let seq_len = if shared { n_ctx / par } else { ml };
-    let (_, windowed_all) = stage_layers(arch, 1);
+    let seq_len = if shared { n_ctx / par.get() } else { ml };
+    let (_, windowed_all) = stage_layers(arch, Count::MIN);
     let swa_cells = if windowed_all > 0 {
         pad(n_ctx.min(
             (arch.window as u64)
-                .saturating_mul(par)
+                .saturating_mul(par.get())
                 .saturating_add(n_ub),
         ))
     } else {
@@ -234,15 +244,22 @@ fn kv_expr(n_ctx: u64, full: u64, swa: u64, windowed: u64, row: u64) -> Expr {
 /// context (llama-server). With no cache on the GPUs (every layer on the CPU, or
 /// `--no-kv-offload`) the GPU does not bound the context (host memory, not modelled, does):
 /// `max_len` when the rest fits, else 0.
-fn longest_fit(room: u64, over: bool, per_token: u64, seq_len: u64, shared: bool, par: u64) -> u64 {
+fn longest_fit(
+    room: u64,
+    over: bool,
+    per_token: u64,
+    seq_len: u64,
+    shared: bool,
+    par: std::num::NonZeroU64,
+) -> u64 {
     if per_token == 0 {
         return if over { 0 } else { seq_len };
     }
     let cells = room / per_token;
     if shared {
-        cells / 256 * 256 / par.max(1)
+        cells / 256 * 256 / par.get()
     } else {
-        cells / par.max(1) / 256 * 256
+        cells / par.get() / 256 * 256
     }
 }
 
@@ -264,7 +281,7 @@ fn host_kv(
     let cost = |full: u64, w: u64| {
         sat(row as u128 * (full as u128 * n_ctx as u128 + w as u128 * swa as u128))
     };
-    let (full_all, windowed_all) = stage_layers(arch, 1);
+    let (full_all, windowed_all) = stage_layers(arch, Count::MIN);
     let gpu = if s.serving.kv_offload {
         let (g_full, g_w) = gpu_kv_layers(arch, place.gpu);
         cost(g_full, g_w)
@@ -339,12 +356,12 @@ pub(crate) fn compute_buffer(arch: &crate::model::Arch, n_ub: u64, n_kv: u64, fa
         Sym("n_ub", n_ub as u128),
         Mul,
         Sym("n_kv", n_kv as u128),
-        Sym("a", arch.heads as u128),
+        Sym("a", arch.heads.get() as u128),
         Num(1),
         Add,
         Mul,
         Num(4),
-        Sym("h", arch.hidden as u128),
+        Sym("h", arch.hidden.get() as u128),
         Mul,
         Add,
         Mul,
@@ -392,7 +409,7 @@ pub(crate) fn recurrent_bytes(arch: &crate::model::Arch, parallel: u64) -> u128 
         let g = if m.version == 2 { m.groups as u128 } else { 0 };
         (m.conv_kernel as u128).saturating_sub(1) * (d + 2 * g * n) + n * d
     });
-    let conv = (arch.short_conv_kernel() as u128).saturating_sub(1) * arch.hidden as u128;
+    let conv = (arch.short_conv_kernel() as u128).saturating_sub(1) * arch.hidden.get() as u128;
     let gdn = arch.linear_shape().map_or(0, |g| {
         let (hk, hv, dk, dv) = (
             g.k_heads as u128,
@@ -421,7 +438,7 @@ fn gpu_weights(s: &Scenario, p: &Prepared, l: &Layout) -> Expr {
     w.then(&[
         Sym("W_embd", embd as u128),
         Sub,
-        Sym("t", l.tp as u128),
+        Sym("t", l.tp.get() as u128),
         DivCeil,
     ])
 }

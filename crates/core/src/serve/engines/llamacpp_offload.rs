@@ -15,8 +15,10 @@ pub(crate) const LLAMACPP_OUTPUT_FIRST_FROM: Version = Version(8133, 0, 0);
 pub(super) fn embd_bytes(s: &Scenario, arch: &crate::model::Arch) -> u64 {
     let k = s.numerics.precision.compute_bytes();
     match s.numerics.quant.gguf() {
-        Some(_) => quant::shares(arch, s.numerics.quant, 32).gguf_embd as u64,
-        None => sat(arch.vocab as u128 * arch.hidden as u128 * k as u128),
+        Some(_) => {
+            quant::shares(arch, s.numerics.quant, crate::nonzero::count(32)).gguf_embd as u64
+        }
+        None => sat(arch.vocab.get() as u128 * arch.hidden.get() as u128 * k as u128),
     }
 }
 
@@ -49,13 +51,13 @@ pub(crate) struct Placement {
 impl Placement {
     /// Every layer on the GPUs.
     pub(super) fn all(self, arch: &crate::model::Arch) -> bool {
-        self.output_gpu && self.gpu >= arch.layers as u64
+        self.output_gpu && self.gpu >= arch.layers.get() as u64
     }
 }
 
 /// See [`Placement`].
 pub(crate) fn placement(s: &Scenario, arch: &crate::model::Arch, v: Version) -> Placement {
-    let layers = arch.layers as u64;
+    let layers = arch.layers.get() as u64;
     match s.serving.ngl.map(u64::from) {
         Some(ngl) if ngl <= layers => {
             if v >= LLAMACPP_OUTPUT_FIRST_FROM {
@@ -80,7 +82,7 @@ pub(crate) fn placement(s: &Scenario, arch: &crate::model::Arch, v: Version) -> 
 /// The full-context and windowed layers among the `g` GPU layers (all GPUs): the most
 /// full-context layers the last `g` may hold, `min(g, L − L_local)`.
 pub(super) fn gpu_kv_layers(arch: &crate::model::Arch, g: u64) -> (u64, u64) {
-    let (full_all, _) = stage_layers(arch, 1);
+    let (full_all, _) = stage_layers(arch, Count::MIN);
     let full = g.min(full_all);
     (full, g - full)
 }
@@ -92,15 +94,15 @@ pub(super) fn kv_stage(
     arch: &crate::model::Arch,
     place: Placement,
     offload: bool,
-    t: u32,
+    t: Count,
 ) -> (u64, u64) {
     if !offload {
         return (0, 0);
     }
-    if place.gpu >= arch.layers as u64 {
+    if place.gpu >= arch.layers.get() as u64 {
         return stage_layers(arch, t);
     }
-    let stage = place.gpu.div_ceil(t.max(1) as u64);
+    let stage = place.gpu.div_ceil(t.get() as u64);
     let (full, _) = gpu_kv_layers(arch, place.gpu);
     let f = stage.min(full);
     (f, stage - f)
@@ -140,7 +142,7 @@ impl LayerBytes {
         let (w, _) = crate::infer::format_weights(s, arch, p.psi);
         let total = w.eval();
         let embd = embd_bytes(s, arch);
-        let n = arch.layers as usize;
+        let n = arch.layers.get() as usize;
         let mut layers = vec![0u64; n];
         let (ts, vectors) = tensors(arch);
         let types = s
@@ -158,15 +160,16 @@ impl LayerBytes {
             }
             let b = match types.as_ref().and_then(|v| v.get(i).copied().flatten()) {
                 Some(ty) => ty.row_bytes(t.cols) as u128 * t.rows as u128 * t.n as u128,
+                // The tensor table's element total (≥ 1 for any shape: a count of weights, not a type).
                 None => t.elements() * total as u128 / elements.max(1),
             };
             layers[li] = sat(layers[li] as u128 + b);
         }
         if n > 0 {
             let per = if types.is_some() {
-                4 * vectors.saturating_sub(arch.hidden as u128) / n as u128
+                4 * vectors.saturating_sub(arch.hidden.get() as u128) / n as u128
             } else {
-                vectors.saturating_sub(arch.hidden as u128) / n as u128 * total as u128
+                vectors.saturating_sub(arch.hidden.get() as u128) / n as u128 * total as u128
                     / elements.max(1)
             };
             for x in &mut layers {
@@ -235,7 +238,7 @@ impl LayerBytes {
         if !place.output_gpu {
             return self.total;
         }
-        let cpu = (arch.layers as u64).saturating_sub(place.gpu) as usize;
+        let cpu = (arch.layers.get() as u64).saturating_sub(place.gpu) as usize;
         let head = self.layers[..cpu.min(self.layers.len())]
             .iter()
             .fold(0u64, |a, &b| a.saturating_add(b));
@@ -253,7 +256,7 @@ impl LayerBytes {
         if arch.tied {
             return self.embd;
         }
-        let norm = sat(4 * arch.norm.params(arch.hidden as u128));
+        let norm = sat(4 * arch.norm.params(arch.hidden.get() as u128));
         self.output().saturating_sub(norm)
     }
 }
@@ -311,8 +314,8 @@ pub(super) fn logits_and_hidden(arch: &crate::model::Arch, n_ub: u64) -> [crate:
         Num(4),
         Sym("n_ub", n_ub as u128),
         Mul,
-        Sym("V", arch.vocab as u128),
-        Sym("h", arch.hidden as u128),
+        Sym("V", arch.vocab.get() as u128),
+        Sym("h", arch.hidden.get() as u128),
         Add,
         Mul,
     ]

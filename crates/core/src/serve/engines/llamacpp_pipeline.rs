@@ -58,7 +58,7 @@ pub(super) fn pipeline_copies(
         Num(4),
         Sym("n_ub", n_ub as u128),
         Mul,
-        Sym("h", arch.hidden as u128),
+        Sym("h", arch.hidden.get() as u128),
         Mul,
         Sym("m", if fa { 2 } else { 4 }),
         Sym("n_ub", n_ub as u128),

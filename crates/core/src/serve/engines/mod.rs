@@ -16,7 +16,7 @@ use crate::expr::{Expr, Tok::*};
 use crate::model::Arch;
 use crate::quant;
 use crate::resolved::Prepared;
-use crate::scenario::{Engine, Layout, Scenario, Version};
+use crate::scenario::{count, Count, Engine, Layout, Scenario, Version};
 use crate::units::{GIB, MIB};
 #[cfg(test)]
 pub(crate) use vllm::VllmEra;
@@ -70,7 +70,12 @@ pub(crate) fn device_total(s: &Scenario) -> u64 {
 /// `W = ⌈W_format / (t·p)⌉`
 pub fn weights_expr(s: &Scenario, p: &Prepared, l: &Layout) -> Expr {
     let (w, _) = crate::infer::format_weights(s, &p.arch, p.psi);
-    w.then(&[Sym("t", l.tp as u128), Sym("p", l.pp as u128), Mul, DivCeil])
+    w.then(&[
+        Sym("t", l.tp.get() as u128),
+        Sym("p", l.pp.get() as u128),
+        Mul,
+        DivCeil,
+    ])
 }
 
 /// Expert parallelism as the engine applies it: the routed experts spread over `ranks`
@@ -81,7 +86,7 @@ pub(crate) struct ExpertSplit {
     /// EP ranks the routed experts are spread over.
     pub ranks: u32,
     /// Tensor parallelism of one expert inside its rank.
-    pub expert_tp: u32,
+    pub expert_tp: Count,
     /// Routed experts per MoE layer on the most loaded rank.
     pub local: u32,
 }
@@ -133,7 +138,7 @@ pub(crate) fn expert_split(
     }
     match s.serving.engine {
         Engine::Vllm => {
-            let ranks = l.tp.saturating_mul(l.dp);
+            let ranks = l.tp.get().saturating_mul(l.dp.get());
             if v < VLLM_EP_FROM || ranks <= 1 {
                 return None;
             }
@@ -144,19 +149,20 @@ pub(crate) fn expert_split(
             };
             Some(ExpertSplit {
                 ranks,
-                expert_tp: 1,
+                expert_tp: Count::MIN,
                 local,
             })
         }
         Engine::Sglang => {
-            let tp = l.tp.saturating_mul(l.dp);
+            let tp = l.tp.get().saturating_mul(l.dp.get());
             let physical = e.saturating_add(eplb::redundant(s, arch));
             if v < SGLANG_EP_FROM || !tp.is_multiple_of(ep) || !physical.is_multiple_of(ep) {
                 return None;
             }
             Some(ExpertSplit {
                 ranks: ep,
-                expert_tp: tp / ep,
+                // `tp` is a multiple of `ep` (checked above): the quotient is ≥ 1.
+                expert_tp: crate::scenario::at_least_one(tp / ep),
                 local: e / ep,
             })
         }
@@ -195,7 +201,7 @@ fn ep_refusal(s: &Scenario, arch: &Arch, l: &Layout, v: Version) -> Option<Strin
             Some(format!("unrecognized arguments: --ep-size {ep}"))
         }
         Engine::Sglang => {
-            let tp = l.tp.saturating_mul(l.dp);
+            let tp = l.tp.get().saturating_mul(l.dp.get());
             if !tp.is_multiple_of(ep) {
                 Some(format!("tp_size {tp} must be divisible by ep_size {ep}"))
             } else if !e.is_multiple_of(ep) && eplb::redundant(s, arch) == 0 {
@@ -231,11 +237,12 @@ pub(crate) fn routed_bytes(s: &Scenario, p: &Prepared) -> u64 {
     match q {
         quant::Quant::None | quant::Quant::Int8G | quant::Quant::Int4G => {
             let (w, _) = crate::infer::format_weights(s, arch, p.psi);
+            // `Ψ` is a plain count (an explicit `params=` is ≥ 1 by the keys); the guard keeps a 0 finite.
             let psi = p.psi.max(1) as u128;
             sat(w.eval() as u128 * arch.routed_expert_params().min(p.psi) as u128 / psi)
         }
         _ => {
-            let g = s.numerics.quant_group.get();
+            let g = s.numerics.quant_group;
             let one = quant::shares(arch, q, g);
             let mut doubled = arch.clone();
             doubled.experts = arch.experts.saturating_mul(2);
@@ -286,21 +293,30 @@ pub(crate) fn serve_weights(
     let Some(x) = split else {
         return weights_expr(s, p, l);
     };
-    let all = weights_expr(s, p, &Layout { tp: 1, pp: 1, ..*l }).eval();
+    let all = weights_expr(
+        s,
+        p,
+        &Layout {
+            tp: Count::MIN,
+            pp: Count::MIN,
+            ..*l
+        },
+    )
+    .eval();
     let we = routed_bytes(s, p).min(all);
     Expr::new(&[
         Sym("W_o", (all - we) as u128),
-        Sym("t", l.tp as u128),
-        Sym("p", l.pp as u128),
+        Sym("t", l.tp.get() as u128),
+        Sym("p", l.pp.get() as u128),
         Mul,
         DivCeil,
         Sym("W_e", we as u128),
         Sym("E_r", x.local as u128),
         Mul,
         Sym("E", p.arch.experts as u128),
-        Sym("t_e", x.expert_tp as u128),
+        Sym("t_e", x.expert_tp.get() as u128),
         Mul,
-        Sym("p", l.pp as u128),
+        Sym("p", l.pp.get() as u128),
         Mul,
         DivCeil,
         Add,
@@ -348,7 +364,7 @@ fn per_token(s: &Scenario, arch: &Arch, l: &Layout) -> (u64, u64, KvFormat) {
 ///
 /// # Example
 /// Llama 3 8B, n = 8,192, bf16, t = 1: 8,192·2·(8,192 + 3·14,336) = 838,860,800 B.
-pub(crate) fn forward_peak(arch: &Arch, n: u64, k: u64, t: u64) -> u64 {
+pub(crate) fn forward_peak(arch: &Arch, n: u64, k: u64, t: Count) -> u64 {
     forward_peak_ep(arch, n, k, t, t)
 }
 
@@ -361,14 +377,14 @@ pub(crate) fn forward_peak(arch: &Arch, n: u64, k: u64, t: u64) -> u64 {
 /// # Example
 /// Qwen3-30B-A3B (h = 2,048, a = 32, a_kv = 4, d = 128, f_e = 768, top-8), n = 8,192, bf16,
 /// t = 2, t_e = 1: 8,192·2·(4,096 + 8·3·768 + 8·2,048) = 637,534,208 B.
-pub(crate) fn forward_peak_ep(arch: &Arch, n: u64, k: u64, t: u64, te: u64) -> u64 {
+pub(crate) fn forward_peak_ep(arch: &Arch, n: u64, k: u64, t: Count, te: Count) -> u64 {
     let (h, a, kv, d) = (
-        arch.hidden as u128,
-        arch.heads as u128,
-        arch.kv_heads as u128,
-        arch.head_dim as u128,
+        arch.hidden.get() as u128,
+        arch.heads.get() as u128,
+        arch.kv_heads.get() as u128,
+        arch.head_dim.get() as u128,
     );
-    let (n, k, t) = (n as u128, k as u128, t.max(1) as u128);
+    let (n, k, t) = (n as u128, k as u128, t.get() as u128);
     let attn = ((a + 2 * kv) * d + a * d) / t;
     let m = if arch.mlp == crate::model::Mlp::Swiglu {
         3
@@ -376,10 +392,10 @@ pub(crate) fn forward_peak_ep(arch: &Arch, n: u64, k: u64, t: u64, te: u64) -> u
         2
     };
     let mlp = if arch.experts > 0 {
-        let tk = arch.top_k.max(1) as u128;
-        tk * m * arch.expert_ffn() as u128 / te.max(1) as u128 + tk * h
+        let tk = arch.routed_k().get() as u128;
+        tk * m * arch.expert_ffn() as u128 / te.get() as u128 + tk * h
     } else {
-        m * arch.ffn as u128 / t
+        m * arch.ffn.get() as u128 / t
     };
     sat(n * k * (2 * h + attn.max(mlp)))
 }
@@ -395,14 +411,15 @@ pub(crate) fn forward_peak_ep(arch: &Arch, n: u64, k: u64, t: u64, te: u64) -> u
 /// # Example
 /// gpt-oss-20b (24 layers, 32 experts, h = f_e = 2,880), t = 1: 24·32·3·2,880·192·17/32 =
 /// 676,700,160 B.
-pub(crate) fn mxfp4_padding(s: &Scenario, arch: &Arch, t: u32) -> u64 {
+pub(crate) fn mxfp4_padding(s: &Scenario, arch: &Arch, t: Count) -> u64 {
     if s.numerics.quant != crate::quant::Quant::Mxfp4 || arch.experts == 0 {
         return 0;
     }
-    let f = arch.expert_ffn() as u128 / t.max(1) as u128;
+    let f = arch.expert_ffn() as u128 / t.get() as u128;
     let pad = f.div_ceil(256) * 256 - f;
-    let layers = (arch.layers as u128).saturating_sub(arch.first_dense.min(arch.layers) as u128);
-    sat(layers * arch.experts as u128 * 3 * arch.hidden as u128 * pad * 17 / 32)
+    let layers =
+        (arch.layers.get() as u128).saturating_sub(arch.first_dense.min(arch.layers.get()) as u128);
+    sat(layers * arch.experts as u128 * 3 * arch.hidden.get() as u128 * pad * 17 / 32)
 }
 
 /// The fused-MoE kernel's workspace over `n` tokens on one rank, which vLLM keeps
@@ -419,14 +436,13 @@ pub(crate) fn mxfp4_padding(s: &Scenario, arch: &Arch, t: u32) -> u64 {
 /// # Example
 /// Qwen3-30B-A3B (h = 2,048, f_e = 768, top-8), n = 8,192, bf16, t = 1:
 /// 8,192·2·8·(2,048 + 768) = 369,098,752 B.
-pub(crate) fn moe_workspace(arch: &Arch, n: u64, k: u64, t: u64) -> u64 {
+pub(crate) fn moe_workspace(arch: &Arch, n: u64, k: u64, t: Count) -> u64 {
     if arch.experts == 0 {
         return 0;
     }
-    let t = t.max(1) as u128;
-    let f = arch.expert_ffn() as u128 / t;
-    let h = arch.hidden as u128;
-    sat(n as u128 * k as u128 * arch.top_k.max(1) as u128 * ((2 * f).max(h) + f))
+    let f = arch.expert_ffn() as u128 / t.get() as u128;
+    let h = arch.hidden.get() as u128;
+    sat(n as u128 * k as u128 * arch.routed_k().get() as u128 * ((2 * f).max(h) + f))
 }
 
 /// Shared tail of the paged engines: blocks, tokens, concurrency, the longest request.
@@ -437,11 +453,15 @@ struct Pool {
     fit: u64,
 }
 
-fn pool(kv_bytes: u64, per_token: u64, block: u64, max_len: u64) -> Pool {
-    let page = (per_token.max(1) as u128 * block.max(1) as u128).max(1);
+fn pool(kv_bytes: u64, per_token: u64, block: Count, max_len: u64) -> Pool {
+    let block = block.get() as u64;
+    // An attention-free model keeps no K/V a token (`per_token = 0`): a page of 1 byte.
+    let page = per_token.max(1) as u128 * block as u128;
     let blocks = sat(kv_bytes as u128 / page);
     let tokens = sat(blocks as u128 * block as u128);
-    let need = max_len.div_ceil(block.max(1)).max(1);
+    // A request needs at least one block (`max_len ≥ 1` from the keys or the model's context;
+    // the guard keeps a 0 finite).
+    let need = max_len.div_ceil(block).max(1);
     Pool {
         blocks,
         tokens,

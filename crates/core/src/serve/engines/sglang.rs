@@ -44,7 +44,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let kv_bytes = free.saturating_sub(w).saturating_sub(reserve);
     let (per_token, _, _) = per_token(s, &p.arch, l);
     let ml = max_len(s);
-    let pl = pool(kv_bytes, per_token, 1, ml);
+    let pl = pool(kv_bytes, per_token, Count::MIN, ml);
     let kv = Expr::new(&[
         Sym("tokens", pl.tokens as u128),
         Sym("c_tok", per_token as u128),
@@ -105,9 +105,9 @@ fn default_mfs(s: &Scenario, l: &Layout, v: Version, dp_attention: bool) -> f64 
         },
         ..*l
     };
-    let tp = l.tp as f64 * l.pp as f64;
+    let tp = l.tp.get() as f64 * l.pp.get() as f64;
     if v < Version(0, 4, 10) {
-        match l.tp.saturating_mul(l.pp) {
+        match l.tp.get().saturating_mul(l.pp.get()) {
             x if x >= 16 => 0.79,
             x if x >= 8 => 0.81,
             x if x >= 4 => 0.85,
@@ -118,9 +118,9 @@ fn default_mfs(s: &Scenario, l: &Layout, v: Version, dp_attention: bool) -> f64 
         let g = smi as f64;
         let (cp, bs) = match smi {
             m if m < 20 * 1024 => (2048.0, 8.0),
-            m if m < 35 * 1024 => (2048.0, if l.tp < 4 { 16.0 } else { 80.0 }),
-            m if m < 60 * 1024 => (4096.0, if l.tp < 4 { 32.0 } else { 160.0 }),
-            m if m < 160 * 1024 => (8192.0, if l.tp < 4 { 256.0 } else { 512.0 }),
+            m if m < 35 * 1024 => (2048.0, if l.tp.get() < 4 { 16.0 } else { 80.0 }),
+            m if m < 60 * 1024 => (4096.0, if l.tp.get() < 4 { 32.0 } else { 160.0 }),
+            m if m < 160 * 1024 => (8192.0, if l.tp.get() < 4 { 256.0 } else { 512.0 }),
             _ => (16384.0, 512.0),
         };
         let cp = s.serving.max_batched_tokens.map_or(cp, |c| c.get() as f64);
@@ -177,7 +177,7 @@ pub(crate) fn kv_cache_dtype_refusal(s: &Scenario, v: Version) -> Option<String>
 /// Source: SGLang `srt/models/llama.py LlamaAttention.__init__` (`assert
 /// self.total_num_heads % tp_size == 0`, 0.4.0–0.5.3; the other model files assert the same).
 pub(crate) fn heads_vs_tp(arch: &Arch, l: &Layout) -> Option<String> {
-    (arch.heads > 0 && l.tp > 0 && !arch.heads.is_multiple_of(l.tp)).then(|| {
+    (arch.heads.get() > 0 && l.tp.get() > 0 && !arch.heads.get().is_multiple_of(l.tp.get())).then(|| {
         format!(
             "AssertionError (srt/models/llama.py: `assert self.total_num_heads % tp_size == 0`; {} heads, tp_size {})",
             arch.heads, l.tp

@@ -20,11 +20,11 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         .max_batched_tokens
         .map_or(8192, |c| c.get() as u64);
     let weights = weights_expr(s, p, l);
-    let act = forward_peak(&p.arch, n, k, l.tp as u64);
+    let act = forward_peak(&p.arch, n, k, l.tp);
     let activation = sym("A_fwd", act);
     let non_torch = sym(
         "N_t",
-        NON_TORCH_1 + if l.tp > 1 { NON_TORCH_NCCL } else { 0 },
+        NON_TORCH_1 + if l.tp.get() > 1 { NON_TORCH_NCCL } else { 0 },
     );
     let ctx = s.cuda_ctx_mib() as u64 * MIB;
     let free = total
@@ -34,9 +34,10 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         .saturating_sub(ctx);
     let kv_bytes = (free as f64 * f) as u64;
     let (per_token, _, _) = per_token(s, &p.arch, l);
-    let block = s.serving.block_size.map_or(32, |c| c.get() as u64);
+    let block = s.serving.block_size.unwrap_or(count(32));
     let ml = max_len(s);
     let pl = pool(kv_bytes, per_token, block, ml);
+    let block = block.get() as u64;
     let kv = Expr::new(&[
         Sym("blocks", pl.blocks as u128),
         Sym("B", block as u128),

@@ -201,16 +201,18 @@ fn kv_pool(
     ml: u64,
 ) -> (u64, Pool) {
     let era = VllmEra::of(v);
-    let block = s.serving.block_size.map_or(
-        if arch.mla.is_some() && !era.v0 {
-            64
+    let block = s
+        .serving
+        .block_size
+        .unwrap_or(if arch.mla.is_some() && !era.v0 {
+            count(64)
         } else {
-            16
-        },
-        |c| c.get() as u64,
-    );
+            count(16)
+        });
     let mut pl = pool(kv_bytes, per_token, block, ml);
+    let block = block.get() as u64;
     if era.v0 {
+        // `ml ≥ 1` from the keys or the model's context; the guard keeps a 0 finite.
         pl.concurrency = pl.tokens as f64 / ml.max(1) as f64;
     } else if v >= Version(0, 20, 2) {
         pl.tokens = (pl.concurrency * ml as f64) as u64;
@@ -308,14 +310,15 @@ fn weights(s: &Scenario, p: &Prepared, l: &Layout, split: Option<ExpertSplit>) -
     let ctx = model_context(&s.model.preset).unwrap_or(0) as u64;
     let k = s.numerics.precision.compute_bytes();
     let rope = if arch.positions == 0 && arch.mla.is_none() {
-        sat(ctx as u128 * arch.head_dim as u128 * k as u128)
+        sat(ctx as u128 * arch.head_dim.get() as u128 * k as u128)
     } else {
         0
     };
     let pad = match split {
-        Some(x) => {
-            sat(mxfp4_padding(s, arch, 1) as u128 * x.local as u128 / arch.experts.max(1) as u128)
-        }
+        // A split exists only for a mixture (`ExpertSplit`).
+        Some(x) => arch.mixture().map_or(0, |e| {
+            sat(mxfp4_padding(s, arch, Count::MIN) as u128 * x.local as u128 / e.get() as u128)
+        }),
         None => mxfp4_padding(s, arch, l.tp),
     };
     serve_weights(s, p, l, split).then(&[
@@ -380,17 +383,17 @@ fn profile_peak(
 ) -> Expr {
     let (seqs, n) = batch_limits(s, era, ml);
     let k = s.numerics.precision.compute_bytes();
-    let t = l.tp as u64;
-    let te = split.map_or(t, |x| x.expert_tp as u64);
-    let mut fwd = forward_peak_ep(arch, n, k, t, te);
+    let te = split.map_or(l.tp, |x| x.expert_tp);
+    let mut fwd = forward_peak_ep(arch, n, k, l.tp, te);
+    let t = l.tp.get() as u64;
     if era.v0 {
         // V0 runs attention in the profile: flash attention's output beside q, k, v.
         fwd = fwd.saturating_add(sat(n as u128
             * k as u128
-            * (arch.heads as u128 * arch.head_dim as u128)
+            * (arch.heads.get() as u128 * arch.head_dim.get() as u128)
             / t as u128));
     }
-    let sampler = sat(seqs.min(n) as u128 * arch.vocab as u128 * SAMPLER_BYTES as u128);
+    let sampler = sat(seqs.min(n) as u128 * arch.vocab.get() as u128 * SAMPLER_BYTES as u128);
     Expr::new(&[
         Sym("A_fwd", fwd as u128),
         Sym("A_samp", sampler as u128),
@@ -409,7 +412,7 @@ fn non_torch(s: &Scenario, l: &Layout, era: VllmEra, split: Option<ExpertSplit>)
         s.cluster.gpu.as_str(),
         "h100-80" | "h200" | "gh200" | "b200-180" | "b200-192"
     );
-    let nccl = if (l.tp > 1 || l.pp > 1 || split.is_some()) && nvls {
+    let nccl = if (l.tp.get() > 1 || l.pp.get() > 1 || split.is_some()) && nvls {
         NON_TORCH_NCCL
     } else {
         0

@@ -24,8 +24,8 @@ pub(super) fn refusal(
     if let Some(e) = expert_refusal(s, arch, l, v) {
         return Some(e);
     }
-    if arch.heads > 0 && l.tp > 0 && !arch.heads.is_multiple_of(l.tp) {
-        return Some(vllm_heads_vs_tp(arch.heads, l.tp));
+    if arch.heads.get() > 0 && l.tp.get() > 0 && !arch.heads.get().is_multiple_of(l.tp.get()) {
+        return Some(vllm_heads_vs_tp(arch.heads.get(), l.tp.get()));
     }
     if let Some(e) = startup_memory_refusal(s, v, total) {
         return Some(e);
