@@ -11,6 +11,8 @@ source "$(dirname "$0")/env.sh"
 # kept in tests/*.proptest-regressions and replayed first on every run.
 if [ "${CI:-}" = true ]; then export PROPTEST_RNG_SEED=${PROPTEST_RNG_SEED:-20261123}; fi
 step cargo test --locked
+# The op templates installed at run time (as the page does) on an estimator built without them.
+step cargo test --locked -p memfit-core --no-default-features --test opstream_install
 # Habits: clippy on every target (the native crates and the page's wasm), and no function over
 # 80 lines outside the named data tables (tools/long_functions.py).
 step cargo clippy --locked --workspace --all-targets -- -D warnings
