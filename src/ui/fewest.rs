@@ -7,6 +7,7 @@
 
 use super::explore::run_sliced;
 use super::split;
+use super::templates::{search_waits, Tpl};
 use super::worker::{self, Kind};
 use leptos::prelude::*;
 use memfit_core::contract::query::encode;
@@ -32,12 +33,17 @@ pub struct MinSearch {
 /// sizes. In the worker it starts at once (a newer request abandons it there), so its
 /// answer can join the deferred panels' frame instead of costing a frame of its own; on
 /// the main thread it waits for a pause in the typing.
-pub fn use_min_gpus(settings: RwSignal<Settings>) -> MinSearch {
+pub fn use_min_gpus(settings: RwSignal<Settings>, tpl: RwSignal<Tpl>) -> MinSearch {
     let min = RwSignal::new(None::<Arc<(Scenario, MinGpus)>>);
     let failed = RwSignal::new(None::<String>);
     let key = Memo::new(move |_| settings.with(|x| sweep_key(&x.scenario)));
     Effect::new(move |first: Option<()>| {
         let k = key.get();
+        // A layout the search tries may read the op templates on their way: it waits for
+        // them (this runs again when they arrive or fail).
+        if tpl.with(|t| search_waits(t, &k)) {
+            return;
+        }
         let current = {
             let k = k.clone();
             move || key.with_untracked(|now| *now == k)
@@ -85,7 +91,7 @@ fn search_here(
 ) {
     let query = encode(&k.clone().into());
     leptos::task::spawn_local(async move {
-        let job = match split::search_job(&query).await {
+        let job = match split::search_job(&query, super::templates::text()).await {
             Ok(job) => JsJob(job, false),
             Err(e) => {
                 let why = match e.dyn_ref::<js_sys::Error>() {

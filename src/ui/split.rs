@@ -90,6 +90,7 @@ pub fn load(
     now: impl Fn() -> Snapshot + 'static,
     on_select: impl Fn(i32) + 'static,
     on_load: impl Fn(String) + 'static,
+    templates: impl std::future::Future<Output = Option<JsValue>> + 'static,
 ) {
     if STARTED.replace(true) {
         return;
@@ -97,7 +98,7 @@ pub fn load(
     wasm_bindgen_futures::spawn_local(async move {
         let on_select = Closure::<dyn Fn(i32)>::new(on_select).into_js_value();
         let on_load = Closure::<dyn Fn(String)>::new(on_load).into_js_value();
-        if let Err(e) = mount(&el, &now, &on_select, &on_load).await {
+        if let Err(e) = mount(&el, &now, &on_select, &on_load, templates).await {
             let why = e.as_string().unwrap_or_else(|| format!("{e:?}"));
             el.set_text_content(Some(&format!(
                 "The panels below the chart (step time, serving, timeline, fit map, best \
@@ -137,9 +138,15 @@ async fn mount(
     now: &dyn Fn() -> Snapshot,
     on_select: &JsValue,
     on_load: &JsValue,
+    templates: impl std::future::Future<Output = Option<JsValue>>,
 ) -> Result<(), JsValue> {
     let m = module(Later::Below).await?;
     let (glue, _) = urls(Later::Below).ok_or("this page has no module link to start from")?;
+    // The op templates once a fetch of them in flight has settled: the panels mount with
+    // the replay's figures, never the flat share's first (`super::templates::settled`).
+    if let Some(t) = templates.await {
+        call(&m, "templates", &[t])?;
+    }
     // The state now: what the reader did while the module loaded is included.
     let first = now();
     let args = [
@@ -217,10 +224,13 @@ pub fn search_urls() -> Option<(String, String)> {
 }
 
 /// Starts the fewest-GPU search for the settings of `query` on this thread (no worker
-/// could run it): the search's module is loaded on the first call, and its `ExploreJob`
-/// is returned, to be run by calling `step` and then `finish` ([`method`]).
-pub async fn search_job(query: &str) -> Result<Object, JsValue> {
+/// could run it): the search's module is loaded on the first call, given the op templates'
+/// text where the page has it (`templates`), and its `ExploreJob` is returned, to be run by calling `step` and then `finish` ([`method`]).
+pub async fn search_job(query: &str, templates: Option<JsValue>) -> Result<Object, JsValue> {
     let m = module(Later::Search).await?;
+    if let Some(t) = templates {
+        call(&m, "install_templates", &[t])?;
+    }
     let new: Function = Reflect::get(&m, &"ExploreJob".into())?.dyn_into()?;
     let args = js_sys::Array::of2(&"min".into(), &query.into());
     Ok(Reflect::construct(&new, &args)?.unchecked_into())
@@ -242,24 +252,7 @@ fn call(m: &Object, name: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
 /// `modulepreload` link), with its hash as a query.
 fn urls(which: Later) -> Option<(String, String)> {
     let (glue, wasm) = which.files();
-    let first = leptos::prelude::document()
-        .query_selector("link[rel=modulepreload]")
-        .ok()
-        .flatten()
-        .and_then(|el| el.get_attribute("href"))?;
-    let base = super::url::href();
-    let first = web_sys::Url::new_with_base(&first, &base).ok()?.href();
-    let version = first
-        .rsplit('/')
-        .next()
-        .unwrap_or_default()
-        .trim_end_matches(".js")
-        .to_string();
-    let at = |file: &str| {
-        let u = web_sys::Url::new_with_base(file, &first).ok()?;
-        u.set_search(&format!("v={version}"));
-        Some(u.href())
-    };
+    let at = super::url::beside_first;
     Some((at(glue)?, at(wasm)?))
 }
 
@@ -272,6 +265,14 @@ pub fn mounted() -> bool {
 /// module, when it is mounted.
 pub fn send_settings(query: &str, warnings: &str) {
     send("settings", &[query.into(), warnings.into()]);
+}
+
+/// Sends the op templates' text (`null`: their fetch failed) to the second module, when it
+/// is mounted (it is given them before it mounts otherwise, [`mount`]).
+pub fn send_templates(text: Option<JsValue>) {
+    if let Some(t) = text {
+        send("templates", &[t]);
+    }
 }
 
 /// Sends the selected item (-1 for none) to the second module, when it is mounted.

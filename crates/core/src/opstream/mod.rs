@@ -44,9 +44,9 @@ use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
 
 /// The templates, as `tools/alloc_templates.py --merge` wrote them (see [`Data`]), compiled
-/// in with the `templates` feature (on by default: the CLI, the tests, the benches). The page's
-/// wasm is built without it and fetches the same file when a run needs it ([`install`]).
-#[cfg(feature = "templates")]
+/// in with the `templates` feature (on by default: the CLI, the tests, the benches) on every
+/// target but wasm32: the page fetches the same file when a run needs it ([`install`]).
+#[cfg(all(feature = "templates", not(target_arch = "wasm32")))]
 const DATA: &str = include_str!("../../data/op_templates.txt");
 
 /// The templates given to [`install`].
@@ -59,13 +59,13 @@ pub fn data() -> Option<&'static Data> {
     INSTALLED.get().or_else(embedded)
 }
 
-#[cfg(feature = "templates")]
+#[cfg(all(feature = "templates", not(target_arch = "wasm32")))]
 fn embedded() -> Option<&'static Data> {
     static T: OnceLock<Option<Data>> = OnceLock::new();
     T.get_or_init(|| Data::parse(DATA).ok()).as_ref()
 }
 
-#[cfg(not(feature = "templates"))]
+#[cfg(not(all(feature = "templates", not(target_arch = "wasm32"))))]
 fn embedded() -> Option<&'static Data> {
     None
 }
