@@ -47,6 +47,7 @@ enum Later {
     Below,
     Import,
     Search,
+    Replay,
 }
 
 impl Later {
@@ -58,13 +59,14 @@ impl Later {
             Later::Below => ("memfit-below.js", "memfit-below_bg.wasm"),
             Later::Import => ("memfit-import.js", "memfit-import_bg.wasm"),
             Later::Search => ("memfit-search.js", "memfit-search_bg.wasm"),
+            Later::Replay => ("memfit-replay.js", "memfit-replay_bg.wasm"),
         }
     }
 }
 
 thread_local! {
     /// Each later module's namespace, fetched and instantiated once ([`module`]).
-    static MODULES: RefCell<[Option<Promise>; 3]> = const { RefCell::new([None, None, None]) };
+    static MODULES: RefCell<[Option<Promise>; 4]> = const { RefCell::new([None, None, None, None]) };
     /// The second module's namespace once it is mounted.
     static BELOW: RefCell<Option<Object>> = const { RefCell::new(None) };
     /// Whether loading has started (it starts once).
@@ -114,12 +116,29 @@ pub fn load(
 /// A later module's namespace: fetched and instantiated on the first call (which mounts
 /// nothing), the same promise for every later one.
 async fn module(which: Later) -> Result<Object, JsValue> {
-    let p = MODULES.with_borrow_mut(|m| {
+    Ok(JsFuture::from(started(which)).await?.unchecked_into())
+}
+
+/// The promise of a later module's namespace, its fetch started by the first call.
+fn started(which: Later) -> Promise {
+    MODULES.with_borrow_mut(|m| {
         m[which as usize]
             .get_or_insert_with(|| wasm_bindgen_futures::future_to_promise(instantiate(which)))
             .clone()
-    });
-    Ok(JsFuture::from(p).await?.unchecked_into())
+    })
+}
+
+/// The op-level allocator's module (`memfit-replay`, `src/replay.rs`): its fetch starts at
+/// this call; the namespace when awaited.
+pub fn replay_module() -> impl std::future::Future<Output = Result<Object, JsValue>> {
+    // Awaited from now on: a failed load is this future's error, never an unhandled rejection.
+    let p = JsFuture::from(started(Later::Replay));
+    async move { Ok(p.await?.unchecked_into()) }
+}
+
+/// Calls the export `name` of a later module's namespace `m`.
+pub fn export(m: &Object, name: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
+    call(m, name, args)
 }
 
 async fn instantiate(which: Later) -> Result<JsValue, JsValue> {

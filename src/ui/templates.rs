@@ -6,8 +6,10 @@
 //! single-GPU `framework=pytorch` training run of a traced family, its fragmentation replayed
 //! on its op-level stream instead of the flat share; `may_read`: a run whose fewest-GPU search
 //! or layout sweep tries such a layout). Once fetched, the text is installed in every wasm
-//! instance that estimates, each with statics of its own: this module
-//! ([`memfit_core::opstream::install`]), the fewest-GPU search's worker (or its module on the
+//! instance that estimates, each with statics of its own: the allocator's module
+//! (`memfit-replay`, `src/replay.rs`, fetched beside the text), which computes this module's
+//! replays (`memfit_core::opstream::set_replayer`: the first module links neither the
+//! templates' reader nor the replay), the fewest-GPU search's worker (or its module on the
 //! main thread), the second module ([`super::split`]) and its sweep's worker
 //! ([`super::worker::set_templates`]); each then computes again.
 //!
@@ -55,6 +57,8 @@ thread_local! {
     static TEXT: RefCell<Option<JsValue>> = const { RefCell::new(None) };
     /// The fetch in flight or done (the second module's mount waits for it).
     static LOAD: RefCell<Option<js_sys::Promise>> = const { RefCell::new(None) };
+    /// The allocator's module, once the text is installed in it.
+    static REPLAY: RefCell<Option<js_sys::Object>> = const { RefCell::new(None) };
     /// Why the fetch failed, once it did.
     static FAILED: RefCell<Option<String>> = const { RefCell::new(None) };
 }
@@ -89,16 +93,37 @@ pub fn use_templates(scenario: Memo<Scenario>) -> RwSignal<Tpl> {
     state
 }
 
-/// Fetches the text, installs it here and hands it to the workers (the page hands it to the
-/// second module when the state changes, `super::split::send_templates`).
+/// Fetches the text and the allocator's module side by side, installs the text in that
+/// module and asks it for this module's replays ([`replay_there`]), and hands the text to the
+/// workers (the page hands it to the second module when the state changes,
+/// `super::split::send_templates`).
 async fn load() -> Result<(), String> {
     let url = super::url::beside_first(FILE).unwrap_or_else(|| FILE.to_string());
+    let module = super::split::replay_module();
     let text = super::net::fetch_own(&url).await?;
-    opstream::install(&text).map_err(|e| format!("{FILE} does not parse ({e})"))?;
+    let m = module.await.map_err(|e| {
+        let why = e.as_string().unwrap_or_else(|| format!("{e:?}"));
+        format!("the allocator's module could not load: {why}")
+    })?;
     let js = JsValue::from_str(&text);
+    let installed = super::split::export(&m, "install_templates", std::slice::from_ref(&js));
+    if installed.ok().and_then(|v| v.as_bool()) != Some(true) {
+        return Err(format!("{FILE} does not parse"));
+    }
+    REPLAY.with_borrow_mut(|r| *r = Some(m));
+    opstream::set_replayer(replay_there);
     TEXT.with_borrow_mut(|t| *t = Some(js.clone()));
     super::worker::set_templates(&js);
     Ok(())
+}
+
+/// A run's replay, computed by the allocator's module (a synchronous call into that
+/// instance, which remembers its last replays); `None` where it gives none.
+fn replay_there(run: &opstream::Run) -> Option<opstream::Replayed> {
+    REPLAY.with_borrow(|m| {
+        let out = super::split::export(m.as_ref()?, "replay", &[run.to_line().into()]).ok()?;
+        opstream::Replayed::from_line(&out.as_string()?)
+    })
 }
 
 /// Waits for the fetch when one is in flight (at once otherwise), then says what the other

@@ -448,6 +448,8 @@ await test('the fewest-GPU search\'s module fails to load: the line says so, the
 // The op-level allocator's templates (src/ui/templates.rs): fetched only by a run that reads them.
 const PYTORCH = 'model=llama-3.2-3b&framework=pytorch&gpus_per_node=1&batch=4&seq=4096&attn=sdpa&precision=bf16-pure&gpu=h200';
 const TEMPLATES = /op_templates\.txt/;
+// The op-level allocator's module, fetched with them (src/replay.rs).
+const REPLAY = /memfit-replay/;
 
 await test('the op templates: the default links never request them, scrolled and searched', 1440, async (page, seen) => {
   for (const q of ['', 'model=llama-2-7b&zero=3&gpus_per_node=8']) {
@@ -455,7 +457,8 @@ await test('the op templates: the default links never request them, scrolled and
     await page.waitForFunction(() => !document.querySelector('[data-testid=min-gpus]').textContent.includes('searching'));
     await page.waitForTimeout(300);
   }
-  check(seen.requests.length > 0 && !seen.requests.some((u) => TEMPLATES.test(u)), `requested: ${seen.requests.filter((u) => TEMPLATES.test(u))}`);
+  const asked = seen.requests.filter((u) => TEMPLATES.test(u) || REPLAY.test(u));
+  check(seen.requests.length > 0 && asked.length === 0, `requested: ${asked}`);
 });
 
 await test('the op templates: a single-GPU PyTorch link fetches them once, holds its verdict, then shows the CLI\'s figure in every module', 1440, async (page, seen) => {
@@ -491,6 +494,8 @@ await test('the op templates: a single-GPU PyTorch link fetches them once, holds
   const fetched = seen.requests.filter((u) => TEMPLATES.test(u));
   check(fetched.length === 1, `templates requested ${fetched.length} times: ${fetched}`);
   check(new URL(fetched[0]).origin === origin, `templates from ${fetched[0]}`);
+  const replay = seen.requests.filter((u) => REPLAY.test(u) && /\.wasm/.test(u));
+  check(replay.length === 1, `the allocator's module requested ${replay.length} times`);
   await page.screenshot({ path: `${outDir}/pytorch-1440.png` });
 });
 
@@ -507,8 +512,9 @@ await test('the op templates: reached by an edit after the panels below loaded, 
   check(await page.getByTestId('below-held').count() === 0, 'the panels below still say they wait');
 });
 
-await test('the op templates fail to load: the verdict says so, with the flat share\'s figure; the page keeps working', 1440, async (page) => {
-  await page.route(TEMPLATES, (route) => route.abort());
+for (const [what, blocked] of [['the op templates', TEMPLATES], ['the allocator\'s module', REPLAY]]) {
+await test(`the op templates: ${what} fail(s) to load: the verdict says so, with the flat share's figure; the page keeps working`, 1440, async (page) => {
+  await page.route(blocked, (route) => route.abort());
   await open(page, PYTORCH);
   const msg = await page.getByTestId('templates-failed').textContent();
   check(/could not load/.test(msg) && /flat 5 % share/.test(msg) && /Reload the page/.test(msg), `message: ${msg}`);
@@ -519,6 +525,7 @@ await test('the op templates fail to load: the verdict says so, with the flat sh
   await page.waitForFunction((w) => document.querySelector('[data-testid=per-gpu]').getAttribute('data-bytes') !== w, shown);
   check(await page.getByTestId('templates-failed').count() === 1, 'the failure is no longer said');
 }, { allowConsole: /Failed to load resource: net::ERR_FAILED/ });
+}
 
 await test('explain mode: chart segment click, keyboard on a ledger row, all formulas', 1440, async (page) => {
   await open(page, 'zero=3&gpus_per_node=8');

@@ -78,7 +78,7 @@ pub(crate) fn stage_items(
 ///
 /// # Example
 /// An allocated peak of 40,000,000,000 B at f = 5: 2,000,000,000 B.
-/// Where the run is one the op-level templates hold (`opstream::run_of`), the replayed gap
+/// Where the run is one the op-level templates hold (`opstream::candidate`, `opstream::replay`), the replayed gap
 /// instead: the free bytes the caching allocator holds cached at the reserved peak
 /// (`opstream`'s formula), not a share.
 pub(crate) fn fragmentation(s: &Scenario, alloc_peak: u64) -> u64 {
@@ -100,7 +100,7 @@ fn replayed_gap(s: &Scenario) -> Option<crate::opstream::Replayed> {
     if s.runtime.frag_pct == 0 {
         return None;
     }
-    crate::opstream::run_of(s).and_then(|r| crate::opstream::replayed(&r))
+    crate::opstream::candidate(s).and_then(|r| crate::opstream::replay(&r))
 }
 
 /// `R − A`: the replayed stream's largest reserved `R` less its largest allocated `A`, B.

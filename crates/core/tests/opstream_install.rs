@@ -3,7 +3,7 @@
 //! feature, on by default: the CLI's). Run both ways: `cargo test -p memfit-core --test
 //! opstream_install` (compiled in, then installed: the same estimates) and with
 //! `--no-default-features` (none at first: the flat share, then installed: the replay).
-//! One test in this file: the installed templates are the process's from then on.
+//! One test here installs them: the installed templates are the process's from then on.
 
 use memfit_core::contract::query::decode;
 use memfit_core::contract::report::estimate_with;
@@ -99,4 +99,28 @@ fn installed_templates_estimate_as_the_compiled_in_ones() {
     }
     // a second install changes nothing
     assert!(install(&text).is_ok());
+}
+
+/// A run and its replay travel between the page's wasm modules as lines of integers
+/// (`Run::to_line`, `Replayed::to_line`): read back, the same.
+#[test]
+fn a_run_and_its_replay_as_lines() {
+    use memfit_core::opstream::{Replayed, Run};
+    for q in HELD {
+        let r = candidate(&decode(q).0.scenario).expect(q);
+        assert_eq!(Run::from_line(&r.to_line()).as_ref(), Some(&r), "{q}");
+    }
+    let x = Replayed {
+        max_reserved: u64::MAX,
+        max_allocated: 1 << 40,
+    };
+    assert_eq!(Replayed::from_line(&x.to_line()), Some(x));
+    for bad in [
+        "",
+        "k;1,2;3;0",
+        "k;1,2,3,4,5,6,7,8,9,10;3;9",
+        "k;1,2,3,4,5,6,7,8,9,x;3;0",
+    ] {
+        assert!(Run::from_line(bad).is_none(), "{bad}");
+    }
 }

@@ -85,7 +85,33 @@ pub fn install(text: &str) -> Result<(), String> {
         return Err("the text holds no template".into());
     }
     let _ = INSTALLED.set(d);
+    // This program computes the replay itself from now on ([`replay`]).
+    set_replayer(replayed);
     Ok(())
+}
+
+/// Where [`replay`] asks for a run's replay, once set ([`set_replayer`]).
+static REPLAYER: OnceLock<fn(&Run) -> Option<Replayed>> = OnceLock::new();
+
+/// Has [`replay`] ask `f` from now on (once per program; a later call changes nothing). The
+/// page's first module gives the allocator's own module's answer (`memfit-replay`, which
+/// holds the templates and the replay), so that it links neither; [`install`] gives
+/// [`replayed`], computed here.
+pub fn set_replayer(f: fn(&Run) -> Option<Replayed>) {
+    let _ = REPLAYER.set(f);
+}
+
+/// The replay of a [`candidate`] run, `None` where its template is not held: from the
+/// replayer set ([`set_replayer`], [`install`]), else computed here ([`replayed`]) natively and
+/// none on wasm32 (a page module that has not installed the templates: the flat share).
+pub fn replay(run: &Run) -> Option<Replayed> {
+    if let Some(f) = REPLAYER.get() {
+        return f(run);
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    return replayed(run);
+    #[cfg(target_arch = "wasm32")]
+    None
 }
 
 /// Whether templates are there to read: compiled in, or given to [`install`].
@@ -223,6 +249,60 @@ pub struct Run {
     pub layers: u32,
     /// The optimizer's events.
     pub opt: OptEvents,
+}
+
+/// The optimizer events in the order [`Run::to_line`] numbers them.
+const OPTS: [OptEvents; 5] = [
+    OptEvents::None,
+    OptEvents::Momentum,
+    OptEvents::AdamForeach,
+    OptEvents::AdamFused,
+    OptEvents::AdamForloop,
+];
+
+impl Run {
+    /// The run as one line, `key;b,s,h,f,V,kv,g,d,P,r;layers;optimizer`, for the replay in
+    /// another wasm module ([`set_replayer`]): integers only, read back by [`Run::from_line`].
+    pub fn to_line(&self) -> String {
+        let d = &self.dims;
+        let dims = [d.b, d.s, d.h, d.f, d.v, d.kv, d.g, d.d, d.p, d.r].map(|x| x.to_string());
+        let opt = OPTS.iter().position(|o| *o == self.opt).unwrap_or(0);
+        format!("{};{};{};{opt}", self.key, dims.join(","), self.layers)
+    }
+
+    /// A run read from [`Run::to_line`]'s line (`None` where it is not one).
+    pub fn from_line(line: &str) -> Option<Run> {
+        let mut parts = line.split(';');
+        let key = parts.next()?.to_string();
+        let v: Vec<u64> = parts
+            .next()?
+            .split(',')
+            .map(|x| x.parse().ok())
+            .collect::<Option<_>>()?;
+        let layers = parts.next()?.parse().ok()?;
+        let opt = *OPTS.get(parts.next()?.parse::<usize>().ok()?)?;
+        let [b, s, h, f, v, kv, g, d, p, r] = v[..] else {
+            return None;
+        };
+        let dims = Dims {
+            b,
+            s,
+            h,
+            f,
+            v,
+            kv,
+            g,
+            d,
+            p,
+            r,
+        };
+        Some(Run {
+            key,
+            dims,
+            layers,
+            opt,
+        })
+    }
 }
 
 /// Whether `s` is a run the templates were traced as (`None` where it is not): PyTorch
@@ -378,6 +458,20 @@ impl Replayed {
     /// Free bytes cached at the reserved peak beyond the allocated peak, B.
     pub fn gap(&self) -> u64 {
         self.max_reserved.saturating_sub(self.max_allocated)
+    }
+
+    /// `R A`: the two figures as decimal integers, read back by [`Replayed::from_line`].
+    pub fn to_line(&self) -> String {
+        format!("{} {}", self.max_reserved, self.max_allocated)
+    }
+
+    /// The figures of [`Replayed::to_line`]'s line.
+    pub fn from_line(line: &str) -> Option<Replayed> {
+        let (r, a) = line.split_once(' ')?;
+        Some(Replayed {
+            max_reserved: r.parse().ok()?,
+            max_allocated: a.parse().ok()?,
+        })
     }
 }
 
