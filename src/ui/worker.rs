@@ -20,7 +20,8 @@
 
 use js_sys::{Array, Object, Reflect};
 use memfit_core::contract::query::decode;
-use memfit_core::explore::{min_gpus_to_line, MinGpusJob, SweepJob};
+use memfit_core::explore::{MinGpusJob, SweepJob};
+use memfit_core::scenario::Scenario;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -76,14 +77,20 @@ trait Steps {
     fn finish(self: Box<Self>) -> String;
 }
 
-impl Steps for MinGpusJob {
+/// The fewest-GPU search and the scenario it searches for (its line names the GPU and loads
+/// the layout found).
+struct MinJob(MinGpusJob, Scenario);
+
+impl Steps for MinJob {
     fn step(&mut self, layouts: u32) -> bool {
-        MinGpusJob::step(self, layouts.into())
+        self.0.step(layouts.into())
     }
-    /// One line of text ([`memfit_core::explore::min_gpus_to_line`]: the first module
-    /// reads it without serde's deserializer).
+    /// The line the page shows and the scenario its link loads
+    /// ([`crate::present::fewest_answer`]: the first module reads neither the answer nor
+    /// the layouts' descriptions).
     fn finish(self: Box<Self>) -> String {
-        min_gpus_to_line(&MinGpusJob::finish(*self))
+        let MinJob(job, s) = *self;
+        crate::present::fewest_answer(&job.finish(), &s)
     }
 }
 
@@ -101,7 +108,8 @@ impl Steps for SweepJob {
 /// [`export_explore_job`](crate::export_explore_job) in each module that starts a worker):
 /// `kind = "sweep"`: the [`memfit_core::explore::Sweep`] of the query's scenario with
 /// the best [`LISTED`] layouts, as JSON; `kind = "min"`: its
-/// [`memfit_core::explore::MinGpus`] up to [`PAGE_MAX_NODES`] nodes, as one line of text.
+/// [`memfit_core::explore::MinGpus`] up to [`PAGE_MAX_NODES`] nodes, as the line the page
+/// shows ([`crate::present::fewest_answer`]).
 pub struct ExploreJob(Box<dyn Steps>);
 
 impl ExploreJob {
@@ -119,7 +127,7 @@ impl ExploreJob {
     /// then links no sweep, and no JSON writer for one).
     pub fn min_only(_kind: &str, query: &str) -> ExploreJob {
         let s = decode(query).0.scenario;
-        ExploreJob(Box::new(MinGpusJob::new(&s, PAGE_MAX_NODES)))
+        ExploreJob(Box::new(MinJob(MinGpusJob::new(&s, PAGE_MAX_NODES), s)))
     }
 
     /// Evaluates about `layouts` more layouts; `true` when the job is finished.

@@ -527,6 +527,20 @@ await test(`the op templates: ${what} fail(s) to load: the verdict says so, with
 }, { allowConsole: /Failed to load resource: net::ERR_FAILED/ });
 }
 
+await test('the fewest-GPU line, written by the search\'s worker, is the CLI\'s message; its link loads the CLI\'s layout', 1440, async (page) => {
+  let min;
+  for (const q of ['model=llama-2-7b&zero=3&gpus_per_node=8', 'model=llama-2-13b&mode=infer&seq=2048&gen=256&gpus_per_node=8', 'model=llama-3-8b&mode=serve&gpus_per_node=8', PYTORCH]) {
+    await open(page, q);
+    await page.waitForFunction(() => !document.querySelector('[data-testid=min-gpus]').textContent.includes('searching'));
+    min = cliExplore(`${q}&solve=min_gpus`, 1).solve;
+    const line = (await page.getByTestId('min-gpus').textContent()).replace(/ load it$/, '');
+    check(line === `Fewest GPUs: ${min.message}.`, `${q}: page "${line}", CLI "${min.message}"`);
+  }
+  await page.getByTestId('load-min-gpus').click();
+  await page.waitForFunction((b) => document.querySelector('[data-testid=per-gpu]')?.getAttribute('data-bytes') === b, String(min.layout.per_gpu_bytes));
+  check(cliJson(min.layout.query).per_gpu_bytes === min.layout.per_gpu_bytes, 'the layout\'s query is not its estimate');
+});
+
 await test('explain mode: chart segment click, keyboard on a ledger row, all formulas', 1440, async (page) => {
   await open(page, 'zero=3&gpus_per_node=8');
   await page.locator('[data-testid=chart] rect[data-component=activations]').first().click();
