@@ -100,7 +100,7 @@ pub fn VerdictPanel(
             {move || failed.get().map(|why| view! { <p class="error" role="alert" data-testid="templates-failed">{why}</p> })}
             <ul>
                 <li data-testid="headroom">{move || if held.get() { "…".to_string() } else { v.with(|v| v.headroom.clone()) }}</li>
-                <li>"Largest: " {move || v.with(|v| v.largest.clone())}</li>
+                <li>"Largest: " {move || if held.get() { "…".to_string() } else { v.with(|v| v.largest.clone()) }}</li>
                 <li>"Peak during: " {move || v.with(|v| v.phase.clone())}</li>
                 // Short on purpose: a long line here became the page's largest paint (Lighthouse's
                 // LCP 0.9 → 3.4 s); the explanation is the item's title.
@@ -155,7 +155,7 @@ pub fn ChartPanel(
     #[prop(into)] estimate: Signal<Estimate>,
     #[prop(into)] units: Signal<Units>,
     selected: RwSignal<Option<usize>>,
-    /// Marked busy (and dimmed) while the verdict is held.
+    /// Marked busy, its drawing hidden (its figures would change), while the verdict is held.
     #[prop(into)]
     held: Signal<bool>,
 ) -> impl IntoView {

@@ -15,8 +15,9 @@
 //!
 //! # While they load
 //! The verdict is held: its headline says the allocator is being replayed and it shows no
-//! per-GPU figure, no headroom and no fits / does not fit until the replay's figure is there;
-//! the chart is drawn from the flat share but marked busy, and the fewest-GPU search waits.
+//! per-GPU figure, no headroom, no largest share and no fits / does not fit until the replay's
+//! figure is there; the chart is marked busy and its drawing hidden (its space kept), and the
+//! fewest-GPU search waits.
 //! A figure shown and then changed (the flat share and the replay differ, by much more than
 //! the replay misses the measured runs: docs/allocator.md) reads as the answer, and a run near
 //! the GPU's limit could flip from "fits" to "does not fit": holding the verdict for the fetch
@@ -61,6 +62,8 @@ thread_local! {
     static REPLAY: RefCell<Option<js_sys::Object>> = const { RefCell::new(None) };
     /// Why the fetch failed, once it did.
     static FAILED: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// The state, for a replay that fails after the load ([`replay_there`]).
+    static STATE: std::cell::Cell<Option<RwSignal<Tpl>>> = const { std::cell::Cell::new(None) };
 }
 
 /// Whether the estimate of `s` reads the templates: its fragmentation is their replay.
@@ -72,6 +75,7 @@ pub fn reads(s: &Scenario) -> bool {
 /// ([`opstream::may_read`]).
 pub fn use_templates(scenario: Memo<Scenario>) -> RwSignal<Tpl> {
     let state = RwSignal::new(Tpl::Idle);
+    STATE.set(Some(state));
     Effect::new(move |_| {
         let wanted = scenario.with(opstream::may_read);
         if !wanted || state.with_untracked(|t| *t != Tpl::Idle) {
@@ -119,11 +123,29 @@ async fn load() -> Result<(), String> {
 
 /// A run's replay, computed by the allocator's module (a synchronous call into that
 /// instance, which remembers its last replays); `None` where it gives none.
+/// A call that throws (the module stopped) is said as a failed load, never taken for a run
+/// the templates do not hold: from then on the flat share, and the verdict says why.
 fn replay_there(run: &opstream::Run) -> Option<opstream::Replayed> {
-    REPLAY.with_borrow(|m| {
-        let out = super::split::export(m.as_ref()?, "replay", &[run.to_line().into()]).ok()?;
-        opstream::Replayed::from_line(&out.as_string()?)
-    })
+    if FAILED.with_borrow(Option::is_some) {
+        return None;
+    }
+    let out = REPLAY
+        .with_borrow(|m| super::split::export(m.as_ref()?, "replay", &[run.to_line().into()]).ok());
+    match out {
+        Some(v) => opstream::Replayed::from_line(&v.as_string()?),
+        None => {
+            let why = "the allocator's module stopped with an error".to_string();
+            FAILED.with_borrow_mut(|f| *f = Some(why.clone()));
+            // Not while the estimate that asked is being computed: after it.
+            if let Some(state) = STATE.get() {
+                set_timeout(
+                    move || state.set(Tpl::Failed(why)),
+                    std::time::Duration::ZERO,
+                );
+            }
+            None
+        }
+    }
 }
 
 /// Waits for the fetch when one is in flight (at once otherwise), then says what the other

@@ -499,6 +499,24 @@ await test('the op templates: a single-GPU PyTorch link fetches them once, holds
   await page.screenshot({ path: `${outDir}/pytorch-1440.png` });
 });
 
+await test('the op templates: while they load, the verdict is held and no figure that will change is shown', 1440, async (page) => {
+  let release;
+  const held = new Promise((r) => { release = r; });
+  await page.route(TEMPLATES, async (route) => { await held; await route.continue(); });
+  await page.goto(`${origin}/?${PYTORCH}`);
+  await page.waitForSelector('[data-testid=verdict][aria-busy=true]');
+  await page.waitForTimeout(300);
+  check(/Replaying the caching allocator/.test(await page.getByTestId('headline').textContent()), 'the headline does not say it waits');
+  check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === null && (await page.getByTestId('per-gpu').textContent()).trim() === '', 'a per-GPU figure is shown');
+  check(/…/.test(await page.getByTestId('headroom').textContent()), 'the headroom is shown');
+  check(await page.getByTestId('chart').evaluate((el) => getComputedStyle(el).visibility) === 'hidden', 'the chart is shown');
+  check(/searching/.test(await page.getByTestId('min-gpus').textContent()), 'the fewest-GPU line does not wait');
+  release();
+  await page.waitForSelector('[data-testid=verdict]:not([aria-busy])');
+  check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === String(cliJson(PYTORCH).per_gpu_bytes), 'not the CLI\'s figure once loaded');
+  check(await page.getByTestId('chart').evaluate((el) => getComputedStyle(el).visibility) === 'visible', 'the chart stays hidden');
+});
+
 await test('the op templates: reached by an edit after the panels below loaded, every module follows', 1440, async (page, seen) => {
   await open(page, 'model=llama-3.2-3b&gpus_per_node=1&batch=4&seq=4096&attn=sdpa&precision=bf16-pure&gpu=h200');
   check(!seen.requests.some((u) => TEMPLATES.test(u)), 'requested before a run read them');
