@@ -35,6 +35,13 @@ mod exports {
         memfit::ui::below::set_settings(&query, &warnings);
     }
 
+    /// The op templates' text, fetched by the page (`null`: the fetch failed): see
+    /// [`memfit::ui::below::set_templates`].
+    #[wasm_bindgen]
+    pub fn templates(text: JsValue) {
+        memfit::ui::below::set_templates(text);
+    }
+
     /// The page's selected item changed (-1: none).
     #[wasm_bindgen]
     pub fn select(selected: i32) {

@@ -129,7 +129,7 @@ fn the_traced_runs_rebuilt_event_for_event() {
 #[test]
 fn every_template_rebuilds_a_consistent_stream() {
     use memfit_core::opstream::data;
-    let d = data().as_ref().expect("the templates' data");
+    let d = data().expect("the templates' data");
     let keys: Vec<&String> = d.keys().collect();
     assert!(keys.len() >= 246, "{} templates", keys.len());
     for key in keys {

@@ -2,9 +2,11 @@
 //! kept out of `view!` so they are tested natively. Nothing here touches the DOM.
 
 mod accuracy;
+mod fewest;
 mod steptime;
 
 pub use accuracy::*;
+pub use fewest::*;
 pub use steptime::*;
 
 use memfit_core::model::presets;

@@ -28,10 +28,29 @@ struct Shared {
     selected: RwSignal<Option<usize>>,
     sent_settings: StoredValue<Settings>,
     sent_selected: StoredValue<Option<usize>>,
+    /// How many times the page's op templates arrived or failed ([`set_templates`]): what
+    /// reads the scenario computes again.
+    templates: RwSignal<u32>,
 }
 
 thread_local! {
     static SHARED: Cell<Option<Shared>> = const { Cell::new(None) };
+    /// Whether the page's fetch of the op templates has settled (installed or failed).
+    static SETTLED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The op templates' text fetched by the page (`null`: the fetch failed), given before
+/// [`mount`] or when they arrive later: installed in this instance and sent to the sweep's
+/// worker ([`super::worker::set_templates`]); every panel computes again.
+pub fn set_templates(text: wasm_bindgen::JsValue) {
+    if let Some(t) = text.as_string() {
+        let _ = memfit_core::opstream::install(&t);
+        super::worker::set_templates(&text);
+    }
+    SETTLED.set(true);
+    if let Some(shared) = SHARED.get() {
+        shared.templates.update(|n| *n += 1);
+    }
 }
 
 fn selection(i: i32) -> Option<usize> {
@@ -66,6 +85,7 @@ pub fn mount(
             selected: RwSignal::new(selected),
             sent_settings: StoredValue::new(settings),
             sent_selected: StoredValue::new(selected),
+            templates: RwSignal::new(0),
         };
         SHARED.set(Some(shared));
         // A change made here (a layout loaded, the fit map's colouring): back to the page.
@@ -124,12 +144,25 @@ fn Below(shared: Shared) -> impl IntoView {
         settings,
         warnings,
         selected,
+        templates,
         ..
     } = shared;
-    let scenario = Memo::new(move |_| settings.with(|x| x.scenario.clone()));
+    let changed = Memo::new(move |_| settings.with(|x| x.scenario.clone()));
+    // What reads the scenario reads it again when the op templates arrive.
+    let scenario = Signal::derive(move || {
+        templates.track();
+        changed.get()
+    });
     let estimate = Memo::new(move |_| scenario.with(|s| warnings.with(|w| estimate_with(s, w))));
     let units = Memo::new(move |_| settings.with(|x| x.view.units));
-    let explorer = use_explorer(settings);
+    let explorer = use_explorer(settings, templates.into());
+    // A run that reads the op templates while the page fetches them: said until they arrive.
+    let held = move || {
+        templates.track();
+        !SETTLED.get()
+            && !memfit_core::opstream::available()
+            && scenario.with(super::templates::reads)
+    };
     let stage = staged(4);
     let at = move |n: u8| move || stage.get() >= n;
     let sentinel = NodeRef::<leptos::html::Div>::new();
@@ -149,6 +182,11 @@ fn Below(shared: Shared) -> impl IntoView {
         built
     });
     view! {
+        <Show when=held>
+            <p class="panel hint" role="status" data-testid="below-held">
+                "Replaying the caching allocator on this run's op-level stream: the figures below are the flat fragmentation share until its templates have loaded."
+            </p>
+        </Show>
         <StepTimePanel scenario />
         <ServePanel estimate settings units />
         <TimelinePanel scenario units />

@@ -68,20 +68,27 @@ impl Explorer {
 
 /// Schedules sweeps (see the module docs): in the explorer's worker when the browser
 /// can run one, else on the main thread in slices after the verdict is painted.
-pub fn use_explorer(settings: RwSignal<Settings>) -> Explorer {
+pub fn use_explorer(settings: RwSignal<Settings>, templates: Signal<u32>) -> Explorer {
     let result = RwSignal::new(None::<Arc<Explored>>);
     let key = Memo::new(move |_| settings.with(|x| sweep_key(&x.scenario)));
     let (map_on, table_on) = (RwSignal::new(false), RwSignal::new(false));
     // Whether a panel that shows the sweep is on screen (tracked: one scrolling into view
     // requests the sweep its key still lacks).
     let wanted = Memo::new(move |_| map_on.get() || table_on.get());
-    Effect::new(move |_| {
+    Effect::new(move |before: Option<u32>| {
         let k = key.get();
+        // The op templates arrived: a sweep from before them is stale (it may read them).
+        let t = templates.get();
+        if before.is_some_and(|b| b != t) {
+            result.set(None);
+        }
         let have = result.with_untracked(|r| r.as_ref().is_some_and(|e| e.key == k));
         if !wanted.get() || have {
-            return;
+            return t;
         }
-        let alive = move |k: Scenario| move || key.with_untracked(|now| *now == k);
+        let alive = move |k: Scenario| {
+            move || key.with_untracked(|now| *now == k) && templates.get_untracked() == t
+        };
         let set_sweep = move |k: Scenario, sweep: Sweep, ms: f64, off_main: bool| {
             result.set(Some(Arc::new(Explored {
                 key: k,
@@ -112,6 +119,7 @@ pub fn use_explorer(settings: RwSignal<Settings>) -> Explorer {
         if !sent {
             here();
         }
+        t
     });
     Explorer {
         result,

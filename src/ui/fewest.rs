@@ -3,25 +3,31 @@
 //! its own module (`memfit-search`, `src/search.rs`), in a Web Worker ([`super::worker`])
 //! that starts after the first result is painted, or, when no worker can run, on the main
 //! thread in slices ([`run_sliced`]) after that module is loaded here ([`super::split`]).
-//! The answer travels as one line of text ([`min_gpus_from_line`]).
+//! The answer travels as the line to show and the scenario its link loads
+//! ([`crate::present::fewest_answer`], written where the search runs).
 
 use super::explore::run_sliced;
 use super::split;
+use super::templates::{search_waits, Tpl};
 use super::worker::{self, Kind};
+use crate::present::read_fewest_answer;
 use leptos::prelude::*;
 use memfit_core::contract::query::encode;
 use memfit_core::contract::Settings;
-use memfit_core::explore::{min_gpus_from_line, sweep_key, MinGpus};
+use memfit_core::explore::sweep_key;
 use memfit_core::scenario::Scenario;
 use std::sync::Arc;
 use std::time::Duration;
 use wasm_bindgen::JsCast;
 
+/// A search's answer: its key, the line to show and the scenario its link loads.
+type Answer = (Scenario, String, Option<Scenario>);
+
 /// The fewest-GPU search's state (the line next to the verdict), always computed.
 #[derive(Clone, Copy)]
 pub struct MinSearch {
-    /// The fewest-GPU answer for `(key, answer)`.
-    pub min: RwSignal<Option<Arc<(Scenario, MinGpus)>>>,
+    /// The fewest-GPU answer for `(key, line, the scenario its link loads)`.
+    pub min: RwSignal<Option<Arc<Answer>>>,
     /// The key the page wants.
     pub key: Memo<Scenario>,
     /// Why the search could not run (its module did not load), once that happened.
@@ -32,12 +38,17 @@ pub struct MinSearch {
 /// sizes. In the worker it starts at once (a newer request abandons it there), so its
 /// answer can join the deferred panels' frame instead of costing a frame of its own; on
 /// the main thread it waits for a pause in the typing.
-pub fn use_min_gpus(settings: RwSignal<Settings>) -> MinSearch {
-    let min = RwSignal::new(None::<Arc<(Scenario, MinGpus)>>);
+pub fn use_min_gpus(settings: RwSignal<Settings>, tpl: RwSignal<Tpl>) -> MinSearch {
+    let min = RwSignal::new(None::<Arc<Answer>>);
     let failed = RwSignal::new(None::<String>);
     let key = Memo::new(move |_| settings.with(|x| sweep_key(&x.scenario)));
     Effect::new(move |first: Option<()>| {
         let k = key.get();
+        // A layout the search tries may read the op templates on their way: it waits for
+        // them (this runs again when they arrive or fail).
+        if tpl.with(|t| search_waits(t, &k)) {
+            return;
+        }
         let current = {
             let k = k.clone();
             move || key.with_untracked(|now| *now == k)
@@ -53,8 +64,8 @@ pub fn use_min_gpus(settings: RwSignal<Settings>) -> MinSearch {
             let sent = worker::request(
                 Kind::Min,
                 encode(&k.clone().into()),
-                Box::new(move |line, _| match min_gpus_from_line(&line) {
-                    Some(m) if alive4() => min.set(Some(Arc::new((k4, m)))),
+                Box::new(move |line, _| match read_fewest_answer(&line) {
+                    Some((t, l)) if alive4() => min.set(Some(Arc::new((k4, t, l)))),
                     Some(_) => {}
                     None => fallback(),
                 }),
@@ -80,12 +91,12 @@ pub fn use_min_gpus(settings: RwSignal<Settings>) -> MinSearch {
 fn search_here(
     k: Scenario,
     alive: impl Fn() -> bool + 'static,
-    min: RwSignal<Option<Arc<(Scenario, MinGpus)>>>,
+    min: RwSignal<Option<Arc<Answer>>>,
     failed: RwSignal<Option<String>>,
 ) {
     let query = encode(&k.clone().into());
     leptos::task::spawn_local(async move {
-        let job = match split::search_job(&query).await {
+        let job = match split::search_job(&query, super::templates::text()).await {
             Ok(job) => JsJob(job, false),
             Err(e) => {
                 let why = match e.dyn_ref::<js_sys::Error>() {
@@ -101,8 +112,8 @@ fn search_here(
             let line = split::method(&job.0, "finish", &[])
                 .ok()
                 .and_then(|v| v.as_string());
-            if let Some(m) = line.as_deref().and_then(min_gpus_from_line) {
-                min.set(Some(Arc::new((k, m))));
+            if let Some((t, l)) = line.as_deref().and_then(read_fewest_answer) {
+                min.set(Some(Arc::new((k, t, l))));
             }
         });
     });
@@ -134,41 +145,26 @@ pub fn MinGpusLine(settings: RwSignal<Settings>, explorer: MinSearch) -> impl In
         let k = explorer.key.get();
         explorer
             .min
-            .with(|m| m.as_ref().filter(|m| m.0 == k).map(|m| m.1.clone()))
+            .with(|m| m.as_ref().filter(|m| m.0 == k).cloned())
     };
-    let text = move || {
-        match answer() {
+    let text = move || match answer() {
+        Some(m) => m.1.clone(),
         None => match explorer.failed.get() {
             None => "Fewest GPUs: searching…".to_string(),
-            Some(why) => format!("Fewest GPUs: the search could not load ({why}). Reload the page to try again."),
-        },
-        Some(m) => match m.value {
-            Some(g) => format!(
-                "Fewest GPUs: fits on {g} × {} at the earliest{}.",
-                settings.with(|x| x.scenario.gpu().name),
-                m.layout
-                    .map(|l| format!(" ({})", l.describe_in(settings.with(|x| x.scenario.workload.mode))))
-                    .unwrap_or_default()
+            Some(why) => format!(
+                "Fewest GPUs: the search could not load ({why}). Reload the page to try again."
             ),
-            None => format!("Fewest GPUs: no layout fits on up to {} nodes × {} GPUs (the CLI searches up to 1,024 nodes).", m.nodes, m.gpus_per_node),
         },
-    }
     };
     let link = move || {
         answer().and_then(|m| {
-            let l = m.layout?;
-            let (gpn, nodes) = (m.gpus_per_node, m.nodes);
-            let to = move |s: &mut Scenario| {
-                s.cluster.gpus_per_node = memfit_core::scenario::at_least_one(gpn);
-                s.cluster.nodes = memfit_core::scenario::at_least_one(nodes);
-                l.apply(s);
-            };
+            let to = m.2.clone()?;
             let url = settings.with(|x| {
                 let mut t = x.clone();
-                to(&mut t.scenario);
+                t.scenario = to.clone();
                 format!("?{}", encode(&t))
             });
-            Some(view! { " " <a href=url data-testid="load-min-gpus" on:click=move |ev| { ev.prevent_default(); settings.update(|x| to(&mut x.scenario)); }>"load it"</a> })
+            Some(view! { " " <a href=url data-testid="load-min-gpus" on:click=move |ev| { ev.prevent_default(); settings.update(|x| x.scenario = to.clone()); }>"load it"</a> })
         })
     };
     view! {

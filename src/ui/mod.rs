@@ -16,6 +16,7 @@ mod results;
 mod serving;
 mod split;
 mod steptime;
+mod templates;
 mod timeline;
 pub mod url;
 pub mod worker;
@@ -342,7 +343,7 @@ fn load_below(
             settings.set(next);
         }
     };
-    split::load(el, now, on_select, on_load);
+    split::load(el, now, on_select, on_load, templates::settled());
 }
 
 /// Mounts the page: the app after the static header of `index.html` (which paints
@@ -369,8 +370,22 @@ pub fn App() -> impl IntoView {
     url::flush_on_hide(move || settings.with_untracked(encode));
     write_canonical_link(settings);
     keep_unedited_warnings(settings, url_warnings);
-    let estimate =
-        Memo::new(move |_| scenario.with(|s| url_warnings.with(|w| estimate_with(s, w))));
+    // The op templates, fetched when the scenario may read them: the estimate computes again
+    // when they arrive (or fail); until then the verdict of a run that reads them is held.
+    let tpl = templates::use_templates(scenario);
+    // The second module, when mounted, is handed them (or their failure) as they settle; one
+    // mounted later is handed them before it mounts (`split::mount`).
+    Effect::new(move |_| {
+        if tpl.with(|t| matches!(t, templates::Tpl::Ready | templates::Tpl::Failed(_))) {
+            split::send_templates(templates::outcome());
+        }
+    });
+    let estimate = Memo::new(move |_| {
+        tpl.track();
+        scenario.with(|s| url_warnings.with(|w| estimate_with(s, w)))
+    });
+    let held = Memo::new(move |_| tpl.with(|t| scenario.with(|s| templates::holds(t, s))));
+    let failed = Memo::new(move |_| tpl.with(|t| scenario.with(|s| templates::failure(t, s))));
     // Memos, not derived signals: what reads them reruns only when they change (the
     // units, in particular, are read by every number on the page).
     let warnings = Memo::new(move |_| estimate.with(|e| e.warnings.clone()));
@@ -385,13 +400,13 @@ pub fn App() -> impl IntoView {
     });
     let units = Memo::new(move |_| settings.with(|x| x.view.units));
     let selected = RwSignal::new(None::<usize>);
-    let min_gpus = use_min_gpus(settings);
+    let min_gpus = use_min_gpus(settings, tpl);
     let stage = staged(1);
     let below_on = move || stage.get() >= 1;
     let (mid, below) = use_below(settings, later, url_warnings, selected);
     view! {
         <main class="layout">
-            <QuickBar estimate units />
+            <QuickBar estimate units held />
             <div class="inputs" id="inputs">
                 <ModelPanel settings />
                 <WorkloadPanel settings />
@@ -401,9 +416,9 @@ pub fn App() -> impl IntoView {
             </div>
             <div class="results">
                 <WarningsPanel warnings />
-                <VerdictPanel estimate units />
+                <VerdictPanel estimate units held failed />
                 <MinGpusLine settings explorer=min_gpus />
-                <ChartPanel estimate units selected />
+                <ChartPanel estimate units selected held />
                 <Show when=below_on>
                     <div class="lazy-sentinel" node_ref=mid aria-hidden="true"></div>
                     <div class="below" node_ref=below data-testid="below"></div>

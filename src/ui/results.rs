@@ -31,54 +31,49 @@ fn chart_size() -> ChartSize {
 pub fn QuickBar(
     #[prop(into)] estimate: Signal<Estimate>,
     #[prop(into)] units: Signal<Units>,
+    #[prop(into)] held: Signal<bool>,
 ) -> impl IntoView {
     let v = Memo::new(move |_| estimate.with(|e| verdict(e, units.get())));
+    let line = move || {
+        if held.get() {
+            HELD.to_string()
+        } else {
+            v.with(quick_line)
+        }
+    };
     view! {
-        <nav class="quickbar" aria-label="Jump to" data-testid="quickbar" class:fits=move || v.with(|v| v.fits)>
-            <span class="quick-verdict" data-testid="quick-verdict">{move || v.with(quick_line)}</span>
+        <nav class="quickbar" aria-label="Jump to" data-testid="quickbar" class:fits=move || !held.get() && v.with(|v| v.fits)>
+            <span class="quick-verdict" data-testid="quick-verdict">{line}</span>
             <button type="button" data-testid="to-inputs" on:click=|_| super::scroll_to("inputs")>"Inputs"</button>
             <button type="button" on:click=|_| super::scroll_to("verdict")>"Results"</button>
         </nav>
     }
 }
 
+/// The verdict's headline while the op templates its run reads are loading (`held`): no
+/// figure is shown that would change when they arrive (`super::templates`).
+const HELD: &str = "Replaying the caching allocator on this run's op-level stream…";
+
 /// Fits / does not fit, the per-GPU peak, headroom, what dominates, per-stage peaks
-/// and the seeds' rules of thumb.
+/// and the seeds' rules of thumb. While `held` (the op templates the run reads are loading)
+/// the headline says so and the per-GPU figure, the headroom and fits / does not fit are
+/// not shown; `failed` says why the flat share stands in for the replay.
 #[component]
 pub fn VerdictPanel(
     #[prop(into)] estimate: Signal<Estimate>,
     #[prop(into)] units: Signal<Units>,
+    #[prop(into)] held: Signal<bool>,
+    #[prop(into)] failed: Signal<Option<String>>,
 ) -> impl IntoView {
     let v = Memo::new(move |_| estimate.with(|e| verdict(e, units.get())));
-    let stages = move || {
-        estimate.with(|e| {
-            let u = units.get();
-            if e.stages.len() < 2 {
-                return None;
-            }
-            let rows = e
-                .stages
-                .iter()
-                .map(|st| {
-                    let fits = st.per_gpu_bytes <= e.gpu.usable_bytes;
-                    view! {
-                        <tr class:over=!fits>
-                            <td>{st.stage}</td><td class="num">{st.layers}</td>
-                            <td class="num">{u.format(st.per_gpu_bytes)}</td>
-                            <td>{phase_label(st.peak_phase)}</td><td>{if fits { "fits" } else { "over" }}</td>
-                        </tr>
-                    }
-                })
-                .collect_view();
-            Some(view! {
-                <table class="stages" data-testid="stages">
-                    <caption>"Every pipeline stage"</caption>
-                    <thead><tr><th>"stage"</th><th>"layers"</th><th>"peak"</th><th>"during"</th><th></th></tr></thead>
-                    <tbody>{rows}</tbody>
-                </table>
-            })
-        })
+    let headline = move || {
+        if held.get() {
+            HELD.to_string()
+        } else {
+            v.with(|v| v.headline.clone())
+        }
     };
+    let stages = move || stages_table(estimate, units);
     let rules = move || {
         estimate.with(|e| {
             let u = units.get();
@@ -89,19 +84,23 @@ pub fn VerdictPanel(
         })
     };
     view! {
-        <section class="panel verdict" id="verdict" class:fits=move || v.with(|v| v.fits) data-testid="verdict" aria-live="polite">
-            <h2 data-testid="headline">{move || v.with(|v| v.headline.clone())}</h2>
+        <section class="panel verdict" id="verdict" class:fits=move || !held.get() && v.with(|v| v.fits)
+            class:held=held aria-busy=move || held.get().then_some("true") data-testid="verdict" aria-live="polite">
+            <h2 data-testid="headline">{headline}</h2>
             <p class="big">
-                <span data-testid="per-gpu" data-bytes=move || estimate.with(|e| e.per_gpu_bytes.to_string())>
-                    {move || v.with(|v| v.per_gpu.clone())}
+                // Empty while held: this element only ever shows the final figure.
+                <span data-testid="per-gpu" data-bytes=move || (!held.get()).then(|| estimate.with(|e| e.per_gpu_bytes.to_string()))>
+                    {move || (!held.get()).then(|| v.with(|v| v.per_gpu.clone()))}
                 </span>
+                {move || held.get().then_some("…")}
                 " per GPU of "
                 <span data-testid="usable">{move || v.with(|v| v.usable.clone())}</span>
                 " usable on " {move || estimate.with(|e| e.gpu.name.clone())}
             </p>
+            {move || failed.get().map(|why| view! { <p class="error" role="alert" data-testid="templates-failed">{why}</p> })}
             <ul>
-                <li data-testid="headroom">{move || v.with(|v| v.headroom.clone())}</li>
-                <li>"Largest: " {move || v.with(|v| v.largest.clone())}</li>
+                <li data-testid="headroom">{move || if held.get() { "…".to_string() } else { v.with(|v| v.headroom.clone()) }}</li>
+                <li>"Largest: " {move || if held.get() { "…".to_string() } else { v.with(|v| v.largest.clone()) }}</li>
                 <li>"Peak during: " {move || v.with(|v| v.phase.clone())}</li>
                 // Short on purpose: a long line here became the page's largest paint (Lighthouse's
                 // LCP 0.9 → 3.4 s); the explanation is the item's title.
@@ -118,6 +117,37 @@ pub fn VerdictPanel(
     }
 }
 
+/// The table of every pipeline stage's peak (`None` for one stage).
+fn stages_table(estimate: Signal<Estimate>, units: Signal<Units>) -> Option<impl IntoView> {
+    estimate.with(|e| {
+        let u = units.get();
+        if e.stages.len() < 2 {
+            return None;
+        }
+        let rows = e
+            .stages
+            .iter()
+            .map(|st| {
+                let fits = st.per_gpu_bytes <= e.gpu.usable_bytes;
+                view! {
+                    <tr class:over=!fits>
+                        <td>{st.stage}</td><td class="num">{st.layers}</td>
+                        <td class="num">{u.format(st.per_gpu_bytes)}</td>
+                        <td>{phase_label(st.peak_phase)}</td><td>{if fits { "fits" } else { "over" }}</td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        Some(view! {
+            <table class="stages" data-testid="stages">
+                <caption>"Every pipeline stage"</caption>
+                <thead><tr><th>"stage"</th><th>"layers"</th><th>"peak"</th><th>"during"</th><th></th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        })
+    })
+}
+
 /// The stacked bar chart (plotters SVG) with the usable-memory line; a click on a
 /// segment explains it.
 #[component]
@@ -125,6 +155,9 @@ pub fn ChartPanel(
     #[prop(into)] estimate: Signal<Estimate>,
     #[prop(into)] units: Signal<Units>,
     selected: RwSignal<Option<usize>>,
+    /// Marked busy, its drawing hidden (its figures would change), while the verdict is held.
+    #[prop(into)]
+    held: Signal<bool>,
 ) -> impl IntoView {
     let svg = Memo::new(move |_| {
         estimate.with(|e| {
@@ -176,7 +209,7 @@ pub fn ChartPanel(
     let fig = NodeRef::<leptos::html::Figure>::new();
     super::draw_svg(fig, move || svg.get());
     view! {
-        <section class="panel chart-panel" id="chart">
+        <section class="panel chart-panel" id="chart" class:held=held aria-busy=move || held.get().then_some("true")>
             <h2>"Per-GPU memory"</h2>
             <figure class="chart" role="img" aria-label=summary data-testid="chart" on:click=on_click node_ref=fig></figure>
             <ul class="html-legend" aria-hidden="true">

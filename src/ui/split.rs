@@ -47,6 +47,7 @@ enum Later {
     Below,
     Import,
     Search,
+    Replay,
 }
 
 impl Later {
@@ -58,13 +59,14 @@ impl Later {
             Later::Below => ("memfit-below.js", "memfit-below_bg.wasm"),
             Later::Import => ("memfit-import.js", "memfit-import_bg.wasm"),
             Later::Search => ("memfit-search.js", "memfit-search_bg.wasm"),
+            Later::Replay => ("memfit-replay.js", "memfit-replay_bg.wasm"),
         }
     }
 }
 
 thread_local! {
     /// Each later module's namespace, fetched and instantiated once ([`module`]).
-    static MODULES: RefCell<[Option<Promise>; 3]> = const { RefCell::new([None, None, None]) };
+    static MODULES: RefCell<[Option<Promise>; 4]> = const { RefCell::new([None, None, None, None]) };
     /// The second module's namespace once it is mounted.
     static BELOW: RefCell<Option<Object>> = const { RefCell::new(None) };
     /// Whether loading has started (it starts once).
@@ -90,6 +92,7 @@ pub fn load(
     now: impl Fn() -> Snapshot + 'static,
     on_select: impl Fn(i32) + 'static,
     on_load: impl Fn(String) + 'static,
+    templates: impl std::future::Future<Output = Option<JsValue>> + 'static,
 ) {
     if STARTED.replace(true) {
         return;
@@ -97,7 +100,7 @@ pub fn load(
     wasm_bindgen_futures::spawn_local(async move {
         let on_select = Closure::<dyn Fn(i32)>::new(on_select).into_js_value();
         let on_load = Closure::<dyn Fn(String)>::new(on_load).into_js_value();
-        if let Err(e) = mount(&el, &now, &on_select, &on_load).await {
+        if let Err(e) = mount(&el, &now, &on_select, &on_load, templates).await {
             let why = e.as_string().unwrap_or_else(|| format!("{e:?}"));
             el.set_text_content(Some(&format!(
                 "The panels below the chart (step time, serving, timeline, fit map, best \
@@ -113,12 +116,29 @@ pub fn load(
 /// A later module's namespace: fetched and instantiated on the first call (which mounts
 /// nothing), the same promise for every later one.
 async fn module(which: Later) -> Result<Object, JsValue> {
-    let p = MODULES.with_borrow_mut(|m| {
+    Ok(JsFuture::from(started(which)).await?.unchecked_into())
+}
+
+/// The promise of a later module's namespace, its fetch started by the first call.
+fn started(which: Later) -> Promise {
+    MODULES.with_borrow_mut(|m| {
         m[which as usize]
             .get_or_insert_with(|| wasm_bindgen_futures::future_to_promise(instantiate(which)))
             .clone()
-    });
-    Ok(JsFuture::from(p).await?.unchecked_into())
+    })
+}
+
+/// The op-level allocator's module (`memfit-replay`, `src/replay.rs`): its fetch starts at
+/// this call; the namespace when awaited.
+pub fn replay_module() -> impl std::future::Future<Output = Result<Object, JsValue>> {
+    // Awaited from now on: a failed load is this future's error, never an unhandled rejection.
+    let p = JsFuture::from(started(Later::Replay));
+    async move { Ok(p.await?.unchecked_into()) }
+}
+
+/// Calls the export `name` of a later module's namespace `m`.
+pub fn export(m: &Object, name: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
+    call(m, name, args)
 }
 
 async fn instantiate(which: Later) -> Result<JsValue, JsValue> {
@@ -137,9 +157,15 @@ async fn mount(
     now: &dyn Fn() -> Snapshot,
     on_select: &JsValue,
     on_load: &JsValue,
+    templates: impl std::future::Future<Output = Option<JsValue>>,
 ) -> Result<(), JsValue> {
     let m = module(Later::Below).await?;
     let (glue, _) = urls(Later::Below).ok_or("this page has no module link to start from")?;
+    // The op templates once a fetch of them in flight has settled: the panels mount with
+    // the replay's figures, never the flat share's first (`super::templates::settled`).
+    if let Some(t) = templates.await {
+        call(&m, "templates", &[t])?;
+    }
     // The state now: what the reader did while the module loaded is included.
     let first = now();
     let args = [
@@ -217,10 +243,13 @@ pub fn search_urls() -> Option<(String, String)> {
 }
 
 /// Starts the fewest-GPU search for the settings of `query` on this thread (no worker
-/// could run it): the search's module is loaded on the first call, and its `ExploreJob`
-/// is returned, to be run by calling `step` and then `finish` ([`method`]).
-pub async fn search_job(query: &str) -> Result<Object, JsValue> {
+/// could run it): the search's module is loaded on the first call, given the op templates'
+/// text where the page has it (`templates`), and its `ExploreJob` is returned, to be run by calling `step` and then `finish` ([`method`]).
+pub async fn search_job(query: &str, templates: Option<JsValue>) -> Result<Object, JsValue> {
     let m = module(Later::Search).await?;
+    if let Some(t) = templates {
+        call(&m, "install_templates", &[t])?;
+    }
     let new: Function = Reflect::get(&m, &"ExploreJob".into())?.dyn_into()?;
     let args = js_sys::Array::of2(&"min".into(), &query.into());
     Ok(Reflect::construct(&new, &args)?.unchecked_into())
@@ -242,24 +271,7 @@ fn call(m: &Object, name: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
 /// `modulepreload` link), with its hash as a query.
 fn urls(which: Later) -> Option<(String, String)> {
     let (glue, wasm) = which.files();
-    let first = leptos::prelude::document()
-        .query_selector("link[rel=modulepreload]")
-        .ok()
-        .flatten()
-        .and_then(|el| el.get_attribute("href"))?;
-    let base = super::url::href();
-    let first = web_sys::Url::new_with_base(&first, &base).ok()?.href();
-    let version = first
-        .rsplit('/')
-        .next()
-        .unwrap_or_default()
-        .trim_end_matches(".js")
-        .to_string();
-    let at = |file: &str| {
-        let u = web_sys::Url::new_with_base(file, &first).ok()?;
-        u.set_search(&format!("v={version}"));
-        Some(u.href())
-    };
+    let at = super::url::beside_first;
     Some((at(glue)?, at(wasm)?))
 }
 
@@ -272,6 +284,14 @@ pub fn mounted() -> bool {
 /// module, when it is mounted.
 pub fn send_settings(query: &str, warnings: &str) {
     send("settings", &[query.into(), warnings.into()]);
+}
+
+/// Sends the op templates' text (`null`: their fetch failed) to the second module, when it
+/// is mounted (it is given them before it mounts otherwise, [`mount`]).
+pub fn send_templates(text: Option<JsValue>) {
+    if let Some(t) = text {
+        send("templates", &[t]);
+    }
 }
 
 /// Sends the selected item (-1 for none) to the second module, when it is mounted.

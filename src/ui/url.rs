@@ -154,3 +154,24 @@ pub fn copy_to_clipboard(text: &str) {
     let clipboard = window().navigator().clipboard();
     let _ = clipboard.write_text(text);
 }
+
+/// The URL of `file` beside the first module's glue (Trunk's `modulepreload` link), with its
+/// hash as a query (a new build's file is never read from an old cache).
+pub fn beside_first(file: &str) -> Option<String> {
+    let first = document()
+        .query_selector("link[rel=modulepreload]")
+        .ok()
+        .flatten()
+        .and_then(|el| el.get_attribute("href"))?;
+    let base = href();
+    let first = web_sys::Url::new_with_base(&first, &base).ok()?.href();
+    let version = first
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+        .trim_end_matches(".js")
+        .to_string();
+    let u = web_sys::Url::new_with_base(file, &first).ok()?;
+    u.set_search(&format!("v={version}"));
+    Some(u.href())
+}

@@ -20,7 +20,8 @@
 
 use js_sys::{Array, Object, Reflect};
 use memfit_core::contract::query::decode;
-use memfit_core::explore::{min_gpus_to_line, MinGpusJob, SweepJob};
+use memfit_core::explore::{MinGpusJob, SweepJob};
+use memfit_core::scenario::Scenario;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -28,13 +29,19 @@ use web_sys::{Blob, BlobPropertyBag, MessageEvent, Url, Worker, WorkerOptions, W
 
 /// The worker's script: import the page's glue, instantiate the posted module, then
 /// run the latest request as an [`ExploreJob`] in steps, yielding between them so a
-/// newer request (which replaces `next`) abandons it.
-const SCRIPT: &str = r#"let m = null, next = null, busy = false;
+/// newer request (which replaces `next`) abandons it. The op templates' text
+/// ([`set_templates`]), with the module or later, is installed in the worker's module
+/// (`install_templates`) before any request that follows it runs.
+const SCRIPT: &str = r#"let m = null, next = null, busy = false, tpl = null;
 const pause = () => new Promise((r) => setTimeout(r, 0));
 onmessage = async ({ data }) => {
+  if (data.templates) { tpl = data.templates; if (m) m.install_templates(tpl); if (!data.js) return; }
   if (data.js) {
-    try { m = await import(data.js); await m.default({ module_or_path: data.module }); }
-    catch (e) { postMessage({ failed: String(e) }); return; }
+    try {
+      const mod = await import(data.js); await mod.default({ module_or_path: data.module });
+      if (tpl) mod.install_templates(tpl);
+      m = mod;
+    } catch (e) { postMessage({ failed: String(e) }); return; }
   } else { next = data; }
   if (busy || !m) return;
   busy = true;
@@ -70,14 +77,20 @@ trait Steps {
     fn finish(self: Box<Self>) -> String;
 }
 
-impl Steps for MinGpusJob {
+/// The fewest-GPU search and the scenario it searches for (its line names the GPU and loads
+/// the layout found).
+struct MinJob(MinGpusJob, Scenario);
+
+impl Steps for MinJob {
     fn step(&mut self, layouts: u32) -> bool {
-        MinGpusJob::step(self, layouts.into())
+        self.0.step(layouts.into())
     }
-    /// One line of text ([`memfit_core::explore::min_gpus_to_line`]: the first module
-    /// reads it without serde's deserializer).
+    /// The line the page shows and the scenario its link loads
+    /// ([`crate::present::fewest_answer`]: the first module reads neither the answer nor
+    /// the layouts' descriptions).
     fn finish(self: Box<Self>) -> String {
-        min_gpus_to_line(&MinGpusJob::finish(*self))
+        let MinJob(job, s) = *self;
+        crate::present::fewest_answer(&job.finish(), &s)
     }
 }
 
@@ -95,7 +108,8 @@ impl Steps for SweepJob {
 /// [`export_explore_job`](crate::export_explore_job) in each module that starts a worker):
 /// `kind = "sweep"`: the [`memfit_core::explore::Sweep`] of the query's scenario with
 /// the best [`LISTED`] layouts, as JSON; `kind = "min"`: its
-/// [`memfit_core::explore::MinGpus`] up to [`PAGE_MAX_NODES`] nodes, as one line of text.
+/// [`memfit_core::explore::MinGpus`] up to [`PAGE_MAX_NODES`] nodes, as the line the page
+/// shows ([`crate::present::fewest_answer`]).
 pub struct ExploreJob(Box<dyn Steps>);
 
 impl ExploreJob {
@@ -113,7 +127,7 @@ impl ExploreJob {
     /// then links no sweep, and no JSON writer for one).
     pub fn min_only(_kind: &str, query: &str) -> ExploreJob {
         let s = decode(query).0.scenario;
-        ExploreJob(Box::new(MinGpusJob::new(&s, PAGE_MAX_NODES)))
+        ExploreJob(Box::new(MinJob(MinGpusJob::new(&s, PAGE_MAX_NODES), s)))
     }
 
     /// Evaluates about `layouts` more layouts; `true` when the job is finished.
@@ -139,6 +153,12 @@ macro_rules! export_explore_job {
         #[wasm_bindgen::prelude::wasm_bindgen]
         pub struct ExploreJob($crate::ui::worker::ExploreJob);
 
+        /// [`memfit::ui::worker::install_templates`], exported to the worker's script.
+        #[wasm_bindgen::prelude::wasm_bindgen]
+        pub fn install_templates(text: &str) -> bool {
+            $crate::ui::worker::install_templates(text)
+        }
+
         #[wasm_bindgen::prelude::wasm_bindgen]
         impl ExploreJob {
             /// Starts the job for the scenario of `query` (`kind`: "sweep" or "min").
@@ -158,6 +178,13 @@ macro_rules! export_explore_job {
             }
         }
     };
+}
+
+/// Installs the op templates' text in this module's instance (a worker's, or the search's
+/// module on the main thread): see [`memfit_core::opstream::install`]. `false` when it does
+/// not parse (the flat share is then used, as the page says).
+pub fn install_templates(text: &str) -> bool {
+    memfit_core::opstream::install(text).is_ok()
 }
 
 /// The two kinds of request, one worker each.
@@ -198,6 +225,22 @@ thread_local! {
     /// The URL of this module's JS glue, when it is not the page's `modulepreload` link
     /// (the second module's, [`super::split`]).
     static GLUE: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// The op templates' text, once fetched ([`set_templates`]).
+    static TEMPLATES: RefCell<Option<JsValue>> = const { RefCell::new(None) };
+}
+
+/// The op templates' text (a JavaScript string), fetched by the page: sent to every worker
+/// running now, and with the module to every worker started later, before any later request
+/// (each worker's module is an instance of its own, with its own templates).
+pub fn set_templates(text: &JsValue) {
+    TEMPLATES.with_borrow_mut(|t| *t = Some(text.clone()));
+    let msg = Object::new();
+    let _ = Reflect::set(&msg, &"templates".into(), text);
+    LANES.with_borrow(|l| {
+        for lane in l.iter().flatten() {
+            let _ = lane.worker.post_message(&msg);
+        }
+    });
 }
 
 /// Tells the workers to load this module from `url` (the second module's glue).
@@ -310,6 +353,9 @@ fn start(kind: Kind) -> Option<Lane> {
     let init = Object::new();
     let _ = Reflect::set(&init, &"js".into(), &js);
     let _ = Reflect::set(&init, &"module".into(), &module);
+    if let Some(t) = TEMPLATES.with_borrow(Clone::clone) {
+        let _ = Reflect::set(&init, &"templates".into(), &t);
+    }
     worker.post_message(&init).ok()?;
     Some(Lane {
         worker,

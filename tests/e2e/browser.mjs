@@ -87,6 +87,8 @@ async function test(name, width, fn, opts) {
 async function open(page, query) {
   const t0 = Date.now();
   await page.goto(`${origin}/?${query}`);
+  // A run that reads the op templates holds its verdict (aria-busy) until they have loaded.
+  await page.waitForSelector('[data-testid=verdict]:not([aria-busy])');
   await page.waitForSelector('[data-testid=per-gpu]');
   timings.push(['load to verdict', Date.now() - t0]);
   await reveal(page);
@@ -442,6 +444,120 @@ await test('the fewest-GPU search\'s module fails to load: the line says so, the
   await page.locator('#f-seq').fill('1024');
   await page.waitForFunction((w) => document.querySelector('[data-testid=per-gpu]').textContent !== w, was);
 }, { allowConsole: /Failed to load resource: net::ERR_FAILED/ });
+
+// The op-level allocator's templates (src/ui/templates.rs): fetched only by a run that reads them.
+const PYTORCH = 'model=llama-3.2-3b&framework=pytorch&gpus_per_node=1&batch=4&seq=4096&attn=sdpa&precision=bf16-pure&gpu=h200';
+const TEMPLATES = /op_templates\.txt/;
+// The op-level allocator's module, fetched with them (src/replay.rs).
+const REPLAY = /memfit-replay/;
+
+await test('the op templates: the default links never request them, scrolled and searched', 1440, async (page, seen) => {
+  for (const q of ['', 'model=llama-2-7b&zero=3&gpus_per_node=8']) {
+    await open(page, q);
+    await page.waitForFunction(() => !document.querySelector('[data-testid=min-gpus]').textContent.includes('searching'));
+    await page.waitForTimeout(300);
+  }
+  const asked = seen.requests.filter((u) => TEMPLATES.test(u) || REPLAY.test(u));
+  check(seen.requests.length > 0 && asked.length === 0, `requested: ${asked}`);
+});
+
+await test('the op templates: a single-GPU PyTorch link fetches them once, holds its verdict, then shows the CLI\'s figure in every module', 1440, async (page, seen) => {
+  // every per-GPU figure the verdict shows, from the first paint on
+  await page.addInitScript(() => {
+    window.__shown = [];
+    new MutationObserver(() => {
+      const b = document.querySelector('[data-testid=per-gpu]')?.getAttribute('data-bytes');
+      if (b && window.__shown.at(-1) !== b) window.__shown.push(b);
+    }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  });
+  const want = cliJson(PYTORCH);
+  await open(page, PYTORCH);
+  const el = page.getByTestId('per-gpu');
+  check(await el.getAttribute('data-bytes') === String(want.per_gpu_bytes), `page ${await el.getAttribute('data-bytes')} != CLI ${want.per_gpu_bytes}`);
+  check((await el.textContent()).trim() === gib(want.per_gpu_bytes), `shown ${await el.textContent()}`);
+  const shown = await page.evaluate(() => window.__shown);
+  check(shown.length === 1, `the verdict showed ${shown.join(', ')} B before the CLI's ${want.per_gpu_bytes}`);
+  // the second module's ledger: the replayed gap, as the CLI's
+  const frag = want.items.find((i) => i.component === 'fragmentation');
+  check(/replayed/.test(frag.source), `CLI fragmentation: ${frag.source}`);
+  const rows = await page.getByTestId('ledger').locator('tbody tr').allTextContents();
+  check(rows.some((r) => r.includes(frag.bytes.toLocaleString('en-US')) && r.includes(frag.formula)), `no ledger row of ${frag.bytes} B (${frag.formula}): ${rows.join(' | ').slice(0, 300)}`);
+  // the search's worker: the CLI's fewest GPUs
+  const min = cliExplore(`${PYTORCH}&solve=min_gpus`, 1).solve;
+  await page.waitForFunction(() => !document.querySelector('[data-testid=min-gpus]').textContent.includes('searching'));
+  const line = await page.getByTestId('min-gpus').textContent();
+  check(line.includes(`fits on ${min.value} ×`), `min GPUs: page "${line}", CLI ${min.value}`);
+  // an edit follows without another request
+  const want2 = cliJson(PYTORCH.replace('seq=4096', 'seq=2048'));
+  await page.locator('#f-seq').fill('2048');
+  await page.waitForFunction((b) => document.querySelector('[data-testid=per-gpu]').getAttribute('data-bytes') === b, String(want2.per_gpu_bytes));
+  const fetched = seen.requests.filter((u) => TEMPLATES.test(u));
+  check(fetched.length === 1, `templates requested ${fetched.length} times: ${fetched}`);
+  check(new URL(fetched[0]).origin === origin, `templates from ${fetched[0]}`);
+  const replay = seen.requests.filter((u) => REPLAY.test(u) && /\.wasm/.test(u));
+  check(replay.length === 1, `the allocator's module requested ${replay.length} times`);
+  await page.screenshot({ path: `${outDir}/pytorch-1440.png` });
+});
+
+await test('the op templates: while they load, the verdict is held and no figure that will change is shown', 1440, async (page) => {
+  let release;
+  const held = new Promise((r) => { release = r; });
+  await page.route(TEMPLATES, async (route) => { await held; await route.continue(); });
+  await page.goto(`${origin}/?${PYTORCH}`);
+  await page.waitForSelector('[data-testid=verdict][aria-busy=true]');
+  await page.waitForTimeout(300);
+  check(/Replaying the caching allocator/.test(await page.getByTestId('headline').textContent()), 'the headline does not say it waits');
+  check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === null && (await page.getByTestId('per-gpu').textContent()).trim() === '', 'a per-GPU figure is shown');
+  check(/…/.test(await page.getByTestId('headroom').textContent()), 'the headroom is shown');
+  check(await page.getByTestId('chart').evaluate((el) => getComputedStyle(el).visibility) === 'hidden', 'the chart is shown');
+  check(/searching/.test(await page.getByTestId('min-gpus').textContent()), 'the fewest-GPU line does not wait');
+  release();
+  await page.waitForSelector('[data-testid=verdict]:not([aria-busy])');
+  check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === String(cliJson(PYTORCH).per_gpu_bytes), 'not the CLI\'s figure once loaded');
+  check(await page.getByTestId('chart').evaluate((el) => getComputedStyle(el).visibility) === 'visible', 'the chart stays hidden');
+});
+
+await test('the op templates: reached by an edit after the panels below loaded, every module follows', 1440, async (page, seen) => {
+  await open(page, 'model=llama-3.2-3b&gpus_per_node=1&batch=4&seq=4096&attn=sdpa&precision=bf16-pure&gpu=h200');
+  check(!seen.requests.some((u) => TEMPLATES.test(u)), 'requested before a run read them');
+  await page.locator('#f-framework').selectOption('pytorch');
+  const want = cliJson(PYTORCH);
+  await page.waitForFunction((b) => document.querySelector('[data-testid=per-gpu]').getAttribute('data-bytes') === b, String(want.per_gpu_bytes));
+  const frag = want.items.find((i) => i.component === 'fragmentation');
+  // the ledger catches up when it is on screen (off screen it waits)
+  await page.getByTestId('ledger').scrollIntoViewIfNeeded();
+  await page.waitForFunction((f) => [...document.querySelectorAll('[data-testid=ledger] tbody tr')].some((r) => r.textContent.includes(f)), frag.bytes.toLocaleString('en-US'));
+  check(await page.getByTestId('below-held').count() === 0, 'the panels below still say they wait');
+});
+
+for (const [what, blocked] of [['the op templates', TEMPLATES], ['the allocator\'s module', REPLAY]]) {
+await test(`the op templates: ${what} fail(s) to load: the verdict says so, with the flat share's figure; the page keeps working`, 1440, async (page) => {
+  await page.route(blocked, (route) => route.abort());
+  await open(page, PYTORCH);
+  const msg = await page.getByTestId('templates-failed').textContent();
+  check(/could not load/.test(msg) && /flat 5 % share/.test(msg) && /Reload the page/.test(msg), `message: ${msg}`);
+  const shown = await page.getByTestId('per-gpu').getAttribute('data-bytes');
+  check(shown && shown !== String(cliJson(PYTORCH).per_gpu_bytes), `figure ${shown}`);
+  await page.waitForFunction(() => !document.querySelector('[data-testid=min-gpus]').textContent.includes('searching'));
+  await page.locator('#f-seq').fill('2048');
+  await page.waitForFunction((w) => document.querySelector('[data-testid=per-gpu]').getAttribute('data-bytes') !== w, shown);
+  check(await page.getByTestId('templates-failed').count() === 1, 'the failure is no longer said');
+}, { allowConsole: /Failed to load resource: net::ERR_FAILED/ });
+}
+
+await test('the fewest-GPU line, written by the search\'s worker, is the CLI\'s message; its link loads the CLI\'s layout', 1440, async (page) => {
+  let min;
+  for (const q of ['model=llama-2-7b&zero=3&gpus_per_node=8', 'model=llama-2-13b&mode=infer&seq=2048&gen=256&gpus_per_node=8', 'model=llama-3-8b&mode=serve&gpus_per_node=8', PYTORCH]) {
+    await open(page, q);
+    await page.waitForFunction(() => !document.querySelector('[data-testid=min-gpus]').textContent.includes('searching'));
+    min = cliExplore(`${q}&solve=min_gpus`, 1).solve;
+    const line = (await page.getByTestId('min-gpus').textContent()).replace(/ load it$/, '');
+    check(line === `Fewest GPUs: ${min.message}.`, `${q}: page "${line}", CLI "${min.message}"`);
+  }
+  await page.getByTestId('load-min-gpus').click();
+  await page.waitForFunction((b) => document.querySelector('[data-testid=per-gpu]')?.getAttribute('data-bytes') === b, String(min.layout.per_gpu_bytes));
+  check(cliJson(min.layout.query).per_gpu_bytes === min.layout.per_gpu_bytes, 'the layout\'s query is not its estimate');
+});
 
 await test('explain mode: chart segment click, keyboard on a ledger row, all formulas', 1440, async (page) => {
   await open(page, 'zero=3&gpus_per_node=8');

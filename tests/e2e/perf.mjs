@@ -22,8 +22,9 @@
 //                         module, the panels below the chart, loads when the reader nears
 //                         them: printed apart, "later"; the fewest-GPU search's module, which its
 //                         worker fetches after the first result is painted, printed apart too; the
-//                         importer's module, fetched on the first import of a config.json, is
-//                         counted in none)
+//                         op-level allocator's module and its templates, fetched when a run reads
+//                         them, printed apart; the importer's module, fetched on the first import
+//                         of a config.json, is counted in none)
 // Absolute times drift between runs on these machines; compare pages within one run.
 import { chromium } from 'playwright-core';
 import { createServer } from 'node:http';
@@ -128,7 +129,9 @@ const memfit = (name, root, prefix) => ({
   },
   // memfit-import (the config.json importer's parser) loads on the first import only.
   // memfit-search (the fewest-GPU search) loads in its worker after the first result is painted.
-  files: () => gzipOf(root, (n) => /\.(wasm|js|css)$/.test(n) && !/^memfit-(below|import|search)/.test(n)),
+  // memfit-replay (the op-level allocator) and op_templates.txt load when a run reads the templates.
+  files: () => gzipOf(root, (n) => /\.(wasm|js|css)$/.test(n) && !/^memfit-(below|import|search|replay)/.test(n)),
+  templates: () => gzipOf(root, (n) => (n.startsWith('memfit-replay') && /\.(wasm|js)$/.test(n)) || n === 'op_templates.txt'),
   later: () => gzipOf(root, (n) => n.startsWith('memfit-below') && /\.(wasm|js)$/.test(n)),
   search: () => gzipOf(root, (n) => n.startsWith('memfit-search') && /\.(wasm|js)$/.test(n)),
 });
@@ -230,5 +233,7 @@ const later = Object.fromEntries(await Promise.all(pages.map(async (p) => [p.nam
 console.log(`| later, on approach (the panels below the chart), gzip -9 (bytes) | ${pages.map((p) => later[p.name] || '—').join(' | ')} |`);
 const search = Object.fromEntries(await Promise.all(pages.map(async (p) => [p.name, p.search ? await p.search() : 0])));
 console.log(`| after the first result, the fewest-GPU search's module, gzip -9 (bytes) | ${pages.map((p) => search[p.name] || '—').join(' | ')} |`);
+const templates = Object.fromEntries(await Promise.all(pages.map(async (p) => [p.name, p.templates ? await p.templates() : 0])));
+console.log(`| when a run reads the op templates: the allocator's module and the templates, gzip -9 (bytes) | ${pages.map((p) => templates[p.name] || '—').join(' | ')} |`);
 await browser.close();
 server.close();

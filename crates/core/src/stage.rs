@@ -78,8 +78,8 @@ pub(crate) fn stage_items(
 ///
 /// # Example
 /// An allocated peak of 40,000,000,000 B at f = 5: 2,000,000,000 B.
-/// Where the run is one the op-level templates hold (`opstream::run_of`), the replayed gap
-/// instead, not a share: see [`REPLAYED_GAP`].
+/// Where the run is one the op-level templates hold (`opstream::candidate`,
+/// `opstream::replay`), the replayed gap instead, not a share: see [`REPLAYED_GAP`].
 pub(crate) fn fragmentation(s: &Scenario, alloc_peak: u64) -> u64 {
     if alloc_peak == OUT_OF_RANGE {
         return OUT_OF_RANGE;
@@ -99,7 +99,7 @@ fn replayed_gap(s: &Scenario) -> Option<crate::opstream::Replayed> {
     if s.runtime.frag_pct == 0 {
         return None;
     }
-    crate::opstream::run_of(s).and_then(|r| crate::opstream::replayed(&r))
+    crate::opstream::candidate(s).and_then(|r| crate::opstream::replay(&r))
 }
 
 /// What the caching allocator reserves beyond the event program's allocated peak, from the

@@ -43,13 +43,80 @@ use crate::scenario::{
 use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
 
-/// The templates, as `tools/alloc_templates.py --merge` wrote them (see [`Data`]).
+/// The templates, as `tools/alloc_templates.py --merge` wrote them (see [`Data`]), compiled
+/// in with the `templates` feature (on by default: the CLI, the tests, the benches) on every
+/// target but wasm32: the page fetches the same file when a run needs it ([`install`]).
+#[cfg(all(feature = "templates", not(target_arch = "wasm32")))]
 const DATA: &str = include_str!("../../data/op_templates.txt");
 
-/// The templates' data, read once (empty where it cannot be read: no run is then held).
-pub fn data() -> &'static Option<Data> {
+/// The templates given to [`install`].
+static INSTALLED: OnceLock<Data> = OnceLock::new();
+
+/// The templates' data: the ones given to [`install`], else the compiled-in ones (the
+/// `templates` feature), read once; `None` where there are none (no run is then held: every
+/// run's fragmentation is the flat share, `stage::fragmentation`).
+pub fn data() -> Option<&'static Data> {
+    INSTALLED.get().or_else(embedded)
+}
+
+#[cfg(all(feature = "templates", not(target_arch = "wasm32")))]
+fn embedded() -> Option<&'static Data> {
     static T: OnceLock<Option<Data>> = OnceLock::new();
-    T.get_or_init(|| Data::parse(DATA).ok())
+    T.get_or_init(|| Data::parse(DATA).ok()).as_ref()
+}
+
+#[cfg(not(all(feature = "templates", not(target_arch = "wasm32"))))]
+fn embedded() -> Option<&'static Data> {
+    None
+}
+
+/// Installs the templates from their text (`data/op_templates.txt` as the page fetched it):
+/// from then on [`run_of`] holds every run they hold, as with the compiled-in ones. Once per
+/// program (a wasm module's instance): a later call changes nothing.
+///
+/// # Errors
+/// The text does not parse, or holds no template (nothing is installed).
+pub fn install(text: &str) -> Result<(), String> {
+    if INSTALLED.get().is_some() {
+        return Ok(());
+    }
+    let d = Data::parse(text)?;
+    if d.keys().next().is_none() {
+        return Err("the text holds no template".into());
+    }
+    let _ = INSTALLED.set(d);
+    // This program computes the replay itself from now on ([`replay`]).
+    set_replayer(replayed);
+    Ok(())
+}
+
+/// Where [`replay`] asks for a run's replay, once set ([`set_replayer`]).
+static REPLAYER: OnceLock<fn(&Run) -> Option<Replayed>> = OnceLock::new();
+
+/// Has [`replay`] ask `f` from now on (once per program; a later call changes nothing). The
+/// page's first module gives the allocator's own module's answer (`memfit-replay`, which
+/// holds the templates and the replay), so that it links neither; [`install`] gives
+/// [`replayed`], computed here.
+pub fn set_replayer(f: fn(&Run) -> Option<Replayed>) {
+    let _ = REPLAYER.set(f);
+}
+
+/// The replay of a [`candidate`] run, `None` where its template is not held: from the
+/// replayer set ([`set_replayer`], [`install`]), else computed here ([`replayed`]) natively and
+/// none on wasm32 (a page module that has not installed the templates: the flat share).
+pub fn replay(run: &Run) -> Option<Replayed> {
+    if let Some(f) = REPLAYER.get() {
+        return f(run);
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    return replayed(run);
+    #[cfg(target_arch = "wasm32")]
+    None
+}
+
+/// Whether templates are there to read: compiled in, or given to [`install`].
+pub fn available() -> bool {
+    data().is_some()
 }
 
 /// The template of `key` (`class|precision|attention|checkpointing[|win=1]`), parsed on first
@@ -67,10 +134,7 @@ pub fn template(key: &str) -> Option<Arc<Template>> {
     if let Some(t) = hit {
         return t;
     }
-    let t = data()
-        .as_ref()
-        .and_then(|d| d.template(key).ok())
-        .map(Arc::new);
+    let t = data().and_then(|d| d.template(key).ok()).map(Arc::new);
     PARSED.with(|p| p.borrow_mut().push((key.to_string(), t.clone())));
     t
 }
@@ -187,13 +251,73 @@ pub struct Run {
     pub opt: OptEvents,
 }
 
+/// The optimizer events in the order [`Run::to_line`] numbers them.
+const OPTS: [OptEvents; 5] = [
+    OptEvents::None,
+    OptEvents::Momentum,
+    OptEvents::AdamForeach,
+    OptEvents::AdamFused,
+    OptEvents::AdamForloop,
+];
+
+impl Run {
+    /// The run as one line, `key;b,s,h,f,V,kv,g,d,P,r;layers;optimizer`, for the replay in
+    /// another wasm module ([`set_replayer`]): integers only, read back by [`Run::from_line`].
+    pub fn to_line(&self) -> String {
+        let d = &self.dims;
+        let dims = [d.b, d.s, d.h, d.f, d.v, d.kv, d.g, d.d, d.p, d.r].map(|x| x.to_string());
+        let opt = OPTS.iter().position(|o| *o == self.opt).unwrap_or(0);
+        format!("{};{};{};{opt}", self.key, dims.join(","), self.layers)
+    }
+
+    /// A run read from [`Run::to_line`]'s line (`None` where it is not one).
+    pub fn from_line(line: &str) -> Option<Run> {
+        let mut parts = line.split(';');
+        let key = parts.next()?.to_string();
+        let v: Vec<u64> = parts
+            .next()?
+            .split(',')
+            .map(|x| x.parse().ok())
+            .collect::<Option<_>>()?;
+        let layers = parts.next()?.parse().ok()?;
+        let opt = *OPTS.get(parts.next()?.parse::<usize>().ok()?)?;
+        let [b, s, h, f, v, kv, g, d, p, r] = v[..] else {
+            return None;
+        };
+        let dims = Dims {
+            b,
+            s,
+            h,
+            f,
+            v,
+            kv,
+            g,
+            d,
+            p,
+            r,
+        };
+        Some(Run {
+            key,
+            dims,
+            layers,
+            opt,
+        })
+    }
+}
+
 /// Whether `s` is a run the templates were traced as (`None` where it is not): PyTorch
 /// (`framework=pytorch`) training on one GPU, the loss in the model, one micro-batch per
 /// step, no offload, no dropout; full fine-tuning at fp32, bf16 autocast or pure bf16, or PEFT
 /// LoRA (all linears, attention, or q and v) over a bf16 base under autocast; SDPA or eager
 /// attention; no or full checkpointing of every layer; SGD (with or without momentum)
-/// or Adam(W) (foreach, fused, for-loop).
+/// or Adam(W) (foreach, fused, for-loop); and its template is in the data ([`data`]).
 pub fn run_of(s: &Scenario) -> Option<Run> {
+    candidate(s).filter(|r| data().is_some_and(|d| d.has(&r.key)))
+}
+
+/// The run `s` is if the templates are read for it ([`run_of`] without asking the data
+/// whether its template is there): what the page asks before it has fetched them.
+pub fn candidate(s: &Scenario) -> Option<Run> {
     let a = s.arch();
     let (policy, attn, ckpt, opt) = settings_of(s, &a)?;
     let class = class(&a)?;
@@ -237,13 +361,35 @@ pub fn run_of(s: &Scenario) -> Option<Run> {
     if derived_d && a.hidden.get() as u64 != a.heads.get() as u64 * a.head_dim.get() as u64 {
         return None;
     }
-    let held = data().as_ref().is_some_and(|d| d.has(&key));
-    held.then_some(Run {
+    Some(Run {
         key,
         dims,
         layers: a.layers.get(),
         opt,
     })
+}
+
+/// Whether a layout the explorer may try for `s` (any cluster size, ZeRO stage, offload,
+/// micro-batch count, recomputation or batch: what the fewest-GPU search and the layout
+/// sweep vary) is a [`candidate`] with its fragmentation on (`frag` not 0): whether their
+/// answers can read the templates.
+///
+/// # Example
+/// `framework=pytorch` Llama 3.2 3B training on 8 GPUs under ZeRO-3: the search tries one
+/// GPU without ZeRO first, a candidate, so `true`; the same run under DeepSpeed, `false`.
+pub fn may_read(s: &Scenario) -> bool {
+    if s.runtime.frag_pct == 0 {
+        return false;
+    }
+    let mut one = s.clone();
+    one.cluster.gpus_per_node = crate::scenario::at_least_one(1);
+    one.cluster.nodes = crate::scenario::at_least_one(1);
+    one.workload.microbatches = crate::scenario::at_least_one(1);
+    one.offload.optimizer = Offload::None;
+    one.offload.params = Offload::None;
+    one.sharding = Sharding::Zero(Zero::Z0);
+    one.activations.recompute = Recompute::None;
+    candidate(&one).is_some()
 }
 
 /// The run's loop as the templates name it (precision, attention, checkpointing) and its
@@ -312,6 +458,20 @@ impl Replayed {
     /// Free bytes cached at the reserved peak beyond the allocated peak, B.
     pub fn gap(&self) -> u64 {
         self.max_reserved.saturating_sub(self.max_allocated)
+    }
+
+    /// `R A`: the two figures as decimal integers, read back by [`Replayed::from_line`].
+    pub fn to_line(&self) -> String {
+        format!("{} {}", self.max_reserved, self.max_allocated)
+    }
+
+    /// The figures of [`Replayed::to_line`]'s line.
+    pub fn from_line(line: &str) -> Option<Replayed> {
+        let (r, a) = line.split_once(' ')?;
+        Some(Replayed {
+            max_reserved: r.parse().ok()?,
+            max_allocated: a.parse().ok()?,
+        })
     }
 }
 
