@@ -53,4 +53,9 @@ mod exports {
 #[cfg(target_arch = "wasm32")]
 memfit::export_explore_job!(new);
 
-fn main() {}
+/// Computes its serving plans itself (`memfit_core::serve::compute_here`): only the page's
+/// first module asks another module for them.
+fn main() {
+    #[cfg(target_arch = "wasm32")]
+    memfit_core::serve::compute_here();
+}

@@ -4,6 +4,7 @@
 mod accuracy;
 pub mod below;
 mod compare;
+mod engines;
 mod explore;
 mod fewest;
 mod fields;
@@ -353,6 +354,26 @@ pub fn start() {
     results::wire_copy_link();
 }
 
+/// Whether the verdict is held (what its figures need is loading: the op templates, the
+/// serving engines' module), and why a load failed.
+fn held_or_failed(
+    scenario: Memo<memfit_core::scenario::Scenario>,
+    tpl: RwSignal<templates::Tpl>,
+    eng: RwSignal<engines::Eng>,
+) -> (Memo<bool>, Memo<Option<String>>) {
+    let held = Memo::new(move |_| {
+        scenario
+            .with(|s| tpl.with(|t| templates::holds(t, s)) || eng.with(|e| engines::holds(e, s)))
+    });
+    let failed = Memo::new(move |_| {
+        scenario.with(|s| {
+            tpl.with(|t| templates::failure(t, s))
+                .or_else(|| eng.with(|e| engines::failure(e, s)))
+        })
+    });
+    (held, failed)
+}
+
 /// The whole page: state from the URL, inputs, results; the URL follows the state.
 #[component]
 pub fn App() -> impl IntoView {
@@ -380,12 +401,14 @@ pub fn App() -> impl IntoView {
             split::send_templates(templates::outcome());
         }
     });
+    // The serving engines' module, loaded when the scenario serves: the same.
+    let eng = engines::use_engines(scenario);
     let estimate = Memo::new(move |_| {
         tpl.track();
+        eng.track();
         scenario.with(|s| url_warnings.with(|w| estimate_with(s, w)))
     });
-    let held = Memo::new(move |_| tpl.with(|t| scenario.with(|s| templates::holds(t, s))));
-    let failed = Memo::new(move |_| tpl.with(|t| scenario.with(|s| templates::failure(t, s))));
+    let (held, failed) = held_or_failed(scenario, tpl, eng);
     // Memos, not derived signals: what reads them reruns only when they change (the
     // units, in particular, are read by every number on the page).
     let warnings = Memo::new(move |_| estimate.with(|e| e.warnings.clone()));

@@ -36,7 +36,7 @@ pub fn QuickBar(
     let v = Memo::new(move |_| estimate.with(|e| verdict(e, units.get())));
     let line = move || {
         if held.get() {
-            HELD.to_string()
+            estimate.with(held_line)
         } else {
             v.with(quick_line)
         }
@@ -53,6 +53,13 @@ pub fn QuickBar(
 /// The verdict's headline while the op templates its run reads are loading (`held`): no
 /// figure is shown that would change when they arrive (`super::templates`).
 const HELD: &str = "Replaying the caching allocator on this run's op-level stream…";
+/// The same while the serving engines' start-up programs load (`super::engines`).
+const HELD_SERVE: &str = "Loading the serving engine's start-up model…";
+
+/// The held headline for `e`.
+fn held_line(e: &Estimate) -> String {
+    if e.serve.is_some() { HELD_SERVE } else { HELD }.to_string()
+}
 
 /// Fits / does not fit, the per-GPU peak, headroom, what dominates, per-stage peaks
 /// and the seeds' rules of thumb. While `held` (the op templates the run reads are loading)
@@ -68,7 +75,7 @@ pub fn VerdictPanel(
     let v = Memo::new(move |_| estimate.with(|e| verdict(e, units.get())));
     let headline = move || {
         if held.get() {
-            HELD.to_string()
+            estimate.with(held_line)
         } else {
             v.with(|v| v.headline.clone())
         }
