@@ -354,16 +354,28 @@ pub fn start() {
     results::wire_copy_link();
 }
 
-/// Whether the verdict is held (what its figures need is loading: the op templates, the
-/// serving engines' module), and why a load failed.
+/// The verdict's headline while the op templates its run reads are loading: no figure is
+/// shown that would change when they arrive ([`templates`]).
+const HELD_REPLAY: &str = "Replaying the caching allocator on this run's op-level stream…";
+/// The same while the module of the ledger it reads loads ([`engines`]).
+const HELD_LEDGER: &str = "Loading the estimator of this mode…";
+
+/// The verdict's headline while it is held (what its figures need is loading: the op
+/// templates, the module of inference's, serving's and the conventions' ledgers), and why a
+/// load failed.
 fn held_or_failed(
     scenario: Memo<memfit_core::scenario::Scenario>,
     tpl: RwSignal<templates::Tpl>,
     eng: RwSignal<engines::Eng>,
-) -> (Memo<bool>, Memo<Option<String>>) {
+) -> (Memo<Option<&'static str>>, Memo<Option<String>>) {
     let held = Memo::new(move |_| {
-        scenario
-            .with(|s| tpl.with(|t| templates::holds(t, s)) || eng.with(|e| engines::holds(e, s)))
+        scenario.with(|s| {
+            if tpl.with(|t| templates::holds(t, s)) {
+                Some(HELD_REPLAY)
+            } else {
+                eng.with(|e| engines::holds(e, s)).then_some(HELD_LEDGER)
+            }
+        })
     });
     let failed = Memo::new(move |_| {
         scenario.with(|s| {
@@ -401,7 +413,8 @@ pub fn App() -> impl IntoView {
             split::send_templates(templates::outcome());
         }
     });
-    // The serving engines' module, loaded when the scenario serves: the same.
+    // The module of inference's, serving's and the conventions' ledgers, loaded when the
+    // scenario reads one: the same.
     let eng = engines::use_engines(scenario);
     let estimate = Memo::new(move |_| {
         tpl.track();
@@ -441,7 +454,7 @@ pub fn App() -> impl IntoView {
                 <WarningsPanel warnings />
                 <VerdictPanel estimate units held failed />
                 <MinGpusLine settings explorer=min_gpus />
-                <ChartPanel estimate units selected held />
+                <ChartPanel estimate units selected held=Signal::derive(move || held.get().is_some()) />
                 <Show when=below_on>
                     <div class="lazy-sentinel" node_ref=mid aria-hidden="true"></div>
                     <div class="below" node_ref=below data-testid="below"></div>

@@ -42,15 +42,15 @@ extern "C" {
 /// (`memfit-import`, `src/importer.rs`: no page, no Leptos view), and the fewest-GPU
 /// search (`memfit-search`, `src/search.rs`: no page either), which its worker loads after
 /// the first result is painted ([`super::worker`]), or the page itself when no worker runs;
-/// the op-level allocator (`memfit-replay`) and the serving engines (`memfit-serve`), which
-/// the first module calls.
+/// the op-level allocator (`memfit-replay`) and the ledgers of inference, serving and the
+/// other tools' conventions (`memfit-modes`), which the first module calls.
 #[derive(Clone, Copy)]
 enum Later {
     Below,
     Import,
     Search,
     Replay,
-    Serve,
+    Modes,
 }
 
 impl Later {
@@ -63,7 +63,7 @@ impl Later {
             Later::Import => ("memfit-import.js", "memfit-import_bg.wasm"),
             Later::Search => ("memfit-search.js", "memfit-search_bg.wasm"),
             Later::Replay => ("memfit-replay.js", "memfit-replay_bg.wasm"),
-            Later::Serve => ("memfit-serve.js", "memfit-serve_bg.wasm"),
+            Later::Modes => ("memfit-modes.js", "memfit-modes_bg.wasm"),
         }
     }
 }
@@ -140,10 +140,10 @@ pub fn replay_module() -> impl std::future::Future<Output = Result<Object, JsVal
     async move { Ok(p.await?.unchecked_into()) }
 }
 
-/// The serving engines' module (`memfit-serve`, `src/serve.rs`): its fetch starts at this
+/// The whole ledgers' module (`memfit-modes`, `src/modes.rs`): its fetch starts at this
 /// call; the namespace when awaited.
-pub fn serve_module() -> impl std::future::Future<Output = Result<Object, JsValue>> {
-    let p = JsFuture::from(started(Later::Serve));
+pub fn modes_module() -> impl std::future::Future<Output = Result<Object, JsValue>> {
+    let p = JsFuture::from(started(Later::Modes));
     async move { Ok(p.await?.unchecked_into()) }
 }
 

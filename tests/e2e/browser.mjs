@@ -457,7 +457,7 @@ await test('the op templates: the default links never request them, scrolled and
     await page.waitForFunction(() => !document.querySelector('[data-testid=min-gpus]').textContent.includes('searching'));
     await page.waitForTimeout(300);
   }
-  const asked = seen.requests.filter((u) => TEMPLATES.test(u) || REPLAY.test(u) || /memfit-serve/.test(u));
+  const asked = seen.requests.filter((u) => TEMPLATES.test(u) || REPLAY.test(u) || /memfit-modes/.test(u));
   check(seen.requests.length > 0 && asked.length === 0, `requested: ${asked}`);
 });
 
@@ -545,12 +545,13 @@ await test(`the op templates: ${what} fail(s) to load: the verdict says so, with
 }, { allowConsole: /Failed to load resource: net::ERR_FAILED/ });
 }
 
-// The serving engines' start-up programs (src/ui/engines.rs): the first module asks their
-// module (src/serve.rs) for them, loaded the first time the scenario serves.
+// The ledgers of inference, serving and the other tools' conventions (src/ui/engines.rs): the
+// first module asks their module (src/modes.rs) for them, loaded the first time the scenario
+// reads one.
 const SERVE = 'mode=serve&engine=vllm&model=llama-3-8b&gpu=h100-80';
-const ENGINES = /memfit-serve/;
+const ENGINES = /memfit-modes/;
 
-await test('serving: a mode=serve link loads the engines\' module once, holds its verdict, then shows the CLI\'s figure; an edit follows', 1440, async (page, seen) => {
+await test('whole ledgers: a mode=serve link loads the ledgers\' module once, holds its verdict, then shows the CLI\'s figure; an edit follows', 1440, async (page, seen) => {
   await page.addInitScript(() => {
     window.__shown = [];
     new MutationObserver(() => {
@@ -576,14 +577,14 @@ await test('serving: a mode=serve link loads the engines\' module once, holds it
   check(!seen.requests.some((u) => TEMPLATES.test(u) || REPLAY.test(u)), 'the op templates or their module requested by a serving link');
 });
 
-await test('serving: while the engines\' module loads, the verdict is held and shows no figure', 1440, async (page) => {
+await test('whole ledgers: while the ledgers\' module loads, the verdict is held and shows no figure', 1440, async (page) => {
   let release;
   const held = new Promise((r) => { release = r; });
   await page.route(ENGINES, async (route) => { await held; await route.continue(); });
   await page.goto(`${origin}/?${SERVE}`);
   await page.waitForSelector('[data-testid=verdict][aria-busy=true]');
   await page.waitForTimeout(300);
-  check(/Loading the serving engine/.test(await page.getByTestId('headline').textContent()), 'the headline does not say it waits');
+  check(/Loading the estimator of this mode/.test(await page.getByTestId('headline').textContent()), 'the headline does not say it waits');
   check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === null && (await page.getByTestId('per-gpu').textContent()).trim() === '', 'a per-GPU figure is shown');
   check(/…/.test(await page.getByTestId('headroom').textContent()), 'the headroom is shown');
   check(await page.getByTestId('chart').evaluate((el) => getComputedStyle(el).visibility) === 'hidden', 'the chart is shown');
@@ -592,27 +593,41 @@ await test('serving: while the engines\' module loads, the verdict is held and s
   check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === String(cliJson(SERVE).per_gpu_bytes), 'not the CLI\'s figure once loaded');
 });
 
-await test('serving: reached by selecting the mode, the engines\' module loads then and the figure is the CLI\'s', 1440, async (page, seen) => {
+await test('whole ledgers: reached by selecting the mode, the ledgers\' module loads then and the figure is the CLI\'s', 1440, async (page, seen) => {
   await open(page, 'model=llama-3-8b&gpu=h100-80');
-  check(!seen.requests.some((u) => ENGINES.test(u)), 'the engines\' module requested before the mode was selected');
+  check(!seen.requests.some((u) => ENGINES.test(u)), 'the ledgers\' module requested before the mode was selected');
   await page.locator('#f-mode').selectOption('serve');
   const want = cliJson('model=llama-3-8b&gpu=h100-80&mode=serve');
   await page.waitForFunction((b) => document.querySelector('[data-testid=per-gpu]')?.getAttribute('data-bytes') === b, String(want.per_gpu_bytes));
-  check(seen.requests.some((u) => ENGINES.test(u)), 'the engines\' module was not requested');
+  check(seen.requests.some((u) => ENGINES.test(u)), 'the ledgers\' module was not requested');
 });
 
-await test('serving: the engines\' module fails to load: the verdict says so and shows no figure; the page keeps working', 1440, async (page) => {
+await test('whole ledgers: the ledgers\' module fails to load: the verdict says so and shows no figure; the page keeps working', 1440, async (page) => {
   await page.route(ENGINES, (route) => route.abort());
   await page.goto(`${origin}/?${SERVE}`);
   await page.getByTestId('templates-failed').waitFor();
   const msg = await page.getByTestId('templates-failed').textContent();
-  check(/serving engines' start-up model could not load/.test(msg) && /Reload the page/.test(msg), `message: ${msg}`);
+  check(/inference, serving and DeepSpeed's and Megatron's formulas could not load/.test(msg) && /Reload the page/.test(msg), `message: ${msg}`);
   check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === null, 'a per-GPU figure is shown');
   await page.locator('#f-mode').selectOption('train');
   const want = cliJson('engine=vllm&model=llama-3-8b&gpu=h100-80&mode=train');
   await page.waitForFunction((b) => document.querySelector('[data-testid=per-gpu]')?.getAttribute('data-bytes') === b, String(want.per_gpu_bytes));
   check(await page.getByTestId('templates-failed').count() === 0, 'the failure is still said for a training run');
 }, { allowConsole: /Failed to load resource: net::ERR_FAILED/ });
+
+await test('whole ledgers: an inference link and a Megatron-convention link load the module once per load and show the CLI\'s figure; an edit follows', 1440, async (page, seen) => {
+  for (const q of ['model=llama-2-13b&mode=infer&seq=2048&gen=256&gpus_per_node=8', 'model=llama-2-7b&gpus_per_node=8&tp=2&pp=2&convention=megatron']) {
+    await open(page, q);
+    const want = cliJson(q);
+    check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === String(want.per_gpu_bytes), `${q}: page ${await page.getByTestId('per-gpu').getAttribute('data-bytes')} != CLI ${want.per_gpu_bytes}`);
+  }
+  const q2 = 'model=llama-2-7b&gpus_per_node=8&tp=2&pp=2&convention=megatron&seq=2048';
+  await page.locator('#f-seq').fill('2048');
+  await page.waitForFunction((b) => document.querySelector('[data-testid=per-gpu]')?.getAttribute('data-bytes') === b, String(cliJson(q2).per_gpu_bytes));
+  // once per page load (two links opened)
+  const module = seen.requests.filter((u) => ENGINES.test(u) && /\.wasm/.test(u));
+  check(module.length === 2, `the ledgers' module requested ${module.length} times in two loads`);
+});
 
 await test('the fewest-GPU line, written by the search\'s worker, is the CLI\'s message; its link loads the CLI\'s layout', 1440, async (page) => {
   let min;
