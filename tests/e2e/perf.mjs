@@ -131,7 +131,7 @@ const memfit = (name, root, prefix) => ({
   // memfit-search (the fewest-GPU search) loads in its worker after the first result is painted.
   // memfit-replay (the op-level allocator) and op_templates.txt load when a run reads the templates.
   // memfit-modes (the ledgers of inference, serving and the other tools' conventions) loads when a scenario reads one.
-  files: () => gzipOf(root, (n) => /\.(wasm|js|css)$/.test(n) && !/^memfit-(below|import|search|replay|serve)/.test(n)),
+  files: () => gzipOf(root, (n) => /\.(wasm|js|css)$/.test(n) && !/^memfit-(below|import|search|replay|modes)/.test(n)),
   serve: () => gzipOf(root, (n) => n.startsWith('memfit-modes') && /\.(wasm|js)$/.test(n)),
   templates: () => gzipOf(root, (n) => (n.startsWith('memfit-replay') && /\.(wasm|js)$/.test(n)) || n === 'op_templates.txt'),
   later: () => gzipOf(root, (n) => n.startsWith('memfit-below') && /\.(wasm|js)$/.test(n)),
