@@ -358,7 +358,8 @@ pub fn start() {
 /// shown that would change when they arrive ([`templates`]).
 const HELD_REPLAY: &str = "Replaying the caching allocator on this run's op-level stream…";
 /// The same while the module of the ledger it reads loads ([`engines`]).
-const HELD_LEDGER: &str = "Loading the estimator of this mode…";
+const HELD_LEDGER: &str =
+    "Loading the estimator of inference, serving and the other tools' conventions…";
 
 /// The verdict's headline while it is held (what its figures need is loading: the op
 /// templates, the module of inference's, serving's and the conventions' ledgers), and why a

@@ -584,7 +584,7 @@ await test('whole ledgers: while the ledgers\' module loads, the verdict is held
   await page.goto(`${origin}/?${SERVE}`);
   await page.waitForSelector('[data-testid=verdict][aria-busy=true]');
   await page.waitForTimeout(300);
-  check(/Loading the estimator of this mode/.test(await page.getByTestId('headline').textContent()), 'the headline does not say it waits');
+  check(/Loading the estimator of inference, serving and the other tools' conventions/.test(await page.getByTestId('headline').textContent()), 'the headline does not say it waits');
   check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === null && (await page.getByTestId('per-gpu').textContent()).trim() === '', 'a per-GPU figure is shown');
   check(/…/.test(await page.getByTestId('headroom').textContent()), 'the headroom is shown');
   check(await page.getByTestId('chart').evaluate((el) => getComputedStyle(el).visibility) === 'hidden', 'the chart is shown');
