@@ -13,7 +13,7 @@ cp dist/*.css "$out/"
 # The first module's inline snippet (src/ui/split.rs) and the modules it loads later (the search's
 # worker, the panels below, the importer, the op-level allocator and its templates), as built: without the snippet the page does not start.
 cp -r dist/snippets "$out/"
-cp dist/memfit-search* dist/memfit-below* dist/memfit-import* dist/memfit-replay* dist/op_templates.txt "$out/"
+cp dist/memfit-search* dist/memfit-below* dist/memfit-import* dist/memfit-replay* dist/memfit-modes* dist/op_templates.txt "$out/"
 # dist's index.html, pointed at the un-hashed files, without integrity attributes and CSP.
 sed -E -e 's/memfit-web-[0-9a-f]+/memfit-web/g' -e 's/ integrity="[^"]*"//g' \
   -e 's/<meta http-equiv="Content-Security-Policy"[^>]*>//' dist/index.html > "$out/index.html"

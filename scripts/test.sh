@@ -16,7 +16,7 @@ step cargo test --locked -p memfit-core --no-default-features --test opstream_in
 # Habits: clippy on every target (the native crates and the page's wasm), and no function over
 # 80 lines outside the named data tables (tools/long_functions.py).
 step cargo clippy --locked --workspace --all-targets -- -D warnings
-step cargo clippy --locked --target wasm32-unknown-unknown --bin memfit-web --bin memfit-below --bin memfit-import --bin memfit-search --bin memfit-replay -- -D warnings
+step cargo clippy --locked --target wasm32-unknown-unknown --bin memfit-web --bin memfit-below --bin memfit-import --bin memfit-search --bin memfit-replay --bin memfit-modes -- -D warnings
 step python3 tools/long_functions.py --check crates src
 step trunk build --release
 # The same page with the test-only panic trigger, for the panic-message browser test.
@@ -27,7 +27,9 @@ step trunk build --release --features panic-test --dist dist-panic-test
 # module (the panels below the timeline), fetched when the reader nears them, and the third (the
 # config.json importer's parser), fetched on the first import (src/ui/split.rs). When a run reads
 # the op templates: the fifth (the op-level allocator, src/replay.rs) and the templates' text.
-total=0; search=0; later=0; import=0; templates=0
+# When a scenario is not memfit's training (inference, serving, DeepSpeed's or Megatron's formula):
+# the sixth (their ledgers, src/modes.rs).
+total=0; search=0; later=0; import=0; templates=0; serve=0
 for f in dist/*.wasm dist/*.js dist/*.css dist/snippets/*/*.js dist/op_templates.txt; do
   [ -f "$f" ] || continue
   raw=$(stat -c%s "$f"); gz=$(gzip -9c "$f" | wc -c)
@@ -36,11 +38,12 @@ for f in dist/*.wasm dist/*.js dist/*.css dist/snippets/*/*.js dist/op_templates
     memfit-below*) later=$((later + gz));;
     memfit-import*) import=$((import + gz));;
     memfit-replay*|op_templates.txt) templates=$((templates + gz));;
+    memfit-modes*) serve=$((serve + gz));;
     *) total=$((total + gz));;
   esac
   echo "[memfit] size: $(basename "$f") ${raw} B raw, ${gz} B gzip -9"
 done
-echo "[memfit] size: shipped at start (wasm+js+css) ${total} B gzip -9; after the first result, the fewest-GPU search's worker: ${search} B; later, on approach: ${later} B; on the first import: ${import} B; when a run reads the op templates: ${templates} B"
+echo "[memfit] size: shipped at start (wasm+js+css) ${total} B gzip -9; after the first result, the fewest-GPU search's worker: ${search} B; later, on approach: ${later} B; on the first import: ${import} B; when a run reads the op templates: ${templates} B; in inference, serving or another tool's convention: ${serve} B"
 
 step node tests/e2e/browser.mjs dist "$CARGO_TARGET_DIR/debug/memfit" dist-panic-test
 

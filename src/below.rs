@@ -53,4 +53,9 @@ mod exports {
 #[cfg(target_arch = "wasm32")]
 memfit::export_explore_job!(new);
 
-fn main() {}
+/// Computes its whole ledgers and serving plans itself
+/// (`memfit_core::estimate::compute_here`): only the page's first module asks another module.
+fn main() {
+    #[cfg(target_arch = "wasm32")]
+    memfit_core::estimate::compute_here();
+}

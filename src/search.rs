@@ -9,4 +9,9 @@
 #[cfg(target_arch = "wasm32")]
 memfit::export_explore_job!(min_only);
 
-fn main() {}
+/// Computes its whole ledgers and serving plans itself
+/// (`memfit_core::estimate::compute_here`): only the page's first module asks another module.
+fn main() {
+    #[cfg(target_arch = "wasm32")]
+    memfit_core::estimate::compute_here();
+}

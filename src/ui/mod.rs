@@ -4,6 +4,7 @@
 mod accuracy;
 pub mod below;
 mod compare;
+mod engines;
 mod explore;
 mod fewest;
 mod fields;
@@ -353,6 +354,39 @@ pub fn start() {
     results::wire_copy_link();
 }
 
+/// The verdict's headline while the op templates its run reads are loading: no figure is
+/// shown that would change when they arrive ([`templates`]).
+const HELD_REPLAY: &str = "Replaying the caching allocator on this run's op-level stream…";
+/// The same while the module of the ledger it reads loads ([`engines`]).
+const HELD_LEDGER: &str =
+    "Loading the estimator of inference, serving and the other tools' conventions…";
+
+/// The verdict's headline while it is held (what its figures need is loading: the op
+/// templates, the module of inference's, serving's and the conventions' ledgers), and why a
+/// load failed.
+fn held_or_failed(
+    scenario: Memo<memfit_core::scenario::Scenario>,
+    tpl: RwSignal<templates::Tpl>,
+    eng: RwSignal<engines::Eng>,
+) -> (Memo<Option<&'static str>>, Memo<Option<String>>) {
+    let held = Memo::new(move |_| {
+        scenario.with(|s| {
+            if tpl.with(|t| templates::holds(t, s)) {
+                Some(HELD_REPLAY)
+            } else {
+                eng.with(|e| engines::holds(e, s)).then_some(HELD_LEDGER)
+            }
+        })
+    });
+    let failed = Memo::new(move |_| {
+        scenario.with(|s| {
+            tpl.with(|t| templates::failure(t, s))
+                .or_else(|| eng.with(|e| engines::failure(e, s)))
+        })
+    });
+    (held, failed)
+}
+
 /// The whole page: state from the URL, inputs, results; the URL follows the state.
 #[component]
 pub fn App() -> impl IntoView {
@@ -380,12 +414,15 @@ pub fn App() -> impl IntoView {
             split::send_templates(templates::outcome());
         }
     });
+    // The module of inference's, serving's and the conventions' ledgers, loaded when the
+    // scenario reads one: the same.
+    let eng = engines::use_engines(scenario);
     let estimate = Memo::new(move |_| {
         tpl.track();
+        eng.track();
         scenario.with(|s| url_warnings.with(|w| estimate_with(s, w)))
     });
-    let held = Memo::new(move |_| tpl.with(|t| scenario.with(|s| templates::holds(t, s))));
-    let failed = Memo::new(move |_| tpl.with(|t| scenario.with(|s| templates::failure(t, s))));
+    let (held, failed) = held_or_failed(scenario, tpl, eng);
     // Memos, not derived signals: what reads them reruns only when they change (the
     // units, in particular, are read by every number on the page).
     let warnings = Memo::new(move |_| estimate.with(|e| e.warnings.clone()));
@@ -418,7 +455,7 @@ pub fn App() -> impl IntoView {
                 <WarningsPanel warnings />
                 <VerdictPanel estimate units held failed />
                 <MinGpusLine settings explorer=min_gpus />
-                <ChartPanel estimate units selected held />
+                <ChartPanel estimate units selected held=Signal::derive(move || held.get().is_some()) />
                 <Show when=below_on>
                     <div class="lazy-sentinel" node_ref=mid aria-hidden="true"></div>
                     <div class="below" node_ref=below data-testid="below"></div>

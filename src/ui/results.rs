@@ -31,18 +31,18 @@ fn chart_size() -> ChartSize {
 pub fn QuickBar(
     #[prop(into)] estimate: Signal<Estimate>,
     #[prop(into)] units: Signal<Units>,
-    #[prop(into)] held: Signal<bool>,
+    #[prop(into)] held: Signal<Option<&'static str>>,
 ) -> impl IntoView {
     let v = Memo::new(move |_| estimate.with(|e| verdict(e, units.get())));
     let line = move || {
-        if held.get() {
-            HELD.to_string()
+        if let Some(h) = held.get() {
+            h.to_string()
         } else {
             v.with(quick_line)
         }
     };
     view! {
-        <nav class="quickbar" aria-label="Jump to" data-testid="quickbar" class:fits=move || !held.get() && v.with(|v| v.fits)>
+        <nav class="quickbar" aria-label="Jump to" data-testid="quickbar" class:fits=move || held.get().is_none() && v.with(|v| v.fits)>
             <span class="quick-verdict" data-testid="quick-verdict">{line}</span>
             <button type="button" data-testid="to-inputs" on:click=|_| super::scroll_to("inputs")>"Inputs"</button>
             <button type="button" on:click=|_| super::scroll_to("verdict")>"Results"</button>
@@ -50,25 +50,23 @@ pub fn QuickBar(
     }
 }
 
-/// The verdict's headline while the op templates its run reads are loading (`held`): no
-/// figure is shown that would change when they arrive (`super::templates`).
-const HELD: &str = "Replaying the caching allocator on this run's op-level stream…";
-
 /// Fits / does not fit, the per-GPU peak, headroom, what dominates, per-stage peaks
-/// and the seeds' rules of thumb. While `held` (the op templates the run reads are loading)
-/// the headline says so and the per-GPU figure, the headroom and fits / does not fit are
-/// not shown; `failed` says why the flat share stands in for the replay.
+/// and the seeds' rules of thumb. While `held` (what the figures need is loading: the op
+/// templates the run reads, or the module of the ledger it reads, `super::engines`) the
+/// headline is `held`'s and the per-GPU figure, the headroom and fits / does not fit are
+/// not shown; `failed` says why the flat share stands in for the replay, or why no figure
+/// can be shown.
 #[component]
 pub fn VerdictPanel(
     #[prop(into)] estimate: Signal<Estimate>,
     #[prop(into)] units: Signal<Units>,
-    #[prop(into)] held: Signal<bool>,
+    #[prop(into)] held: Signal<Option<&'static str>>,
     #[prop(into)] failed: Signal<Option<String>>,
 ) -> impl IntoView {
     let v = Memo::new(move |_| estimate.with(|e| verdict(e, units.get())));
     let headline = move || {
-        if held.get() {
-            HELD.to_string()
+        if let Some(h) = held.get() {
+            h.to_string()
         } else {
             v.with(|v| v.headline.clone())
         }
@@ -84,23 +82,23 @@ pub fn VerdictPanel(
         })
     };
     view! {
-        <section class="panel verdict" id="verdict" class:fits=move || !held.get() && v.with(|v| v.fits)
-            class:held=held aria-busy=move || held.get().then_some("true") data-testid="verdict" aria-live="polite">
+        <section class="panel verdict" id="verdict" class:fits=move || held.get().is_none() && v.with(|v| v.fits)
+            class:held=move || held.get().is_some() aria-busy=move || held.get().is_some().then_some("true") data-testid="verdict" aria-live="polite">
             <h2 data-testid="headline">{headline}</h2>
             <p class="big">
                 // Empty while held: this element only ever shows the final figure.
-                <span data-testid="per-gpu" data-bytes=move || (!held.get()).then(|| estimate.with(|e| e.per_gpu_bytes.to_string()))>
-                    {move || (!held.get()).then(|| v.with(|v| v.per_gpu.clone()))}
+                <span data-testid="per-gpu" data-bytes=move || (held.get().is_none()).then(|| estimate.with(|e| e.per_gpu_bytes.to_string()))>
+                    {move || (held.get().is_none()).then(|| v.with(|v| v.per_gpu.clone()))}
                 </span>
-                {move || held.get().then_some("…")}
+                {move || held.get().is_some().then_some("…")}
                 " per GPU of "
                 <span data-testid="usable">{move || v.with(|v| v.usable.clone())}</span>
                 " usable on " {move || estimate.with(|e| e.gpu.name.clone())}
             </p>
             {move || failed.get().map(|why| view! { <p class="error" role="alert" data-testid="templates-failed">{why}</p> })}
             <ul>
-                <li data-testid="headroom">{move || if held.get() { "…".to_string() } else { v.with(|v| v.headroom.clone()) }}</li>
-                <li>"Largest: " {move || if held.get() { "…".to_string() } else { v.with(|v| v.largest.clone()) }}</li>
+                <li data-testid="headroom">{move || if held.get().is_some() { "…".to_string() } else { v.with(|v| v.headroom.clone()) }}</li>
+                <li>"Largest: " {move || if held.get().is_some() { "…".to_string() } else { v.with(|v| v.largest.clone()) }}</li>
                 <li>"Peak during: " {move || v.with(|v| v.phase.clone())}</li>
                 // Short on purpose: a long line here became the page's largest paint (Lighthouse's
                 // LCP 0.9 → 3.4 s); the explanation is the item's title.

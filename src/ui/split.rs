@@ -41,13 +41,16 @@ extern "C" {
 /// The modules the page loads later: the panels below the chart, the importer's parser
 /// (`memfit-import`, `src/importer.rs`: no page, no Leptos view), and the fewest-GPU
 /// search (`memfit-search`, `src/search.rs`: no page either), which its worker loads after
-/// the first result is painted ([`super::worker`]), or the page itself when no worker runs.
+/// the first result is painted ([`super::worker`]), or the page itself when no worker runs;
+/// the op-level allocator (`memfit-replay`) and the ledgers of inference, serving and the
+/// other tools' conventions (`memfit-modes`), which the first module calls.
 #[derive(Clone, Copy)]
 enum Later {
     Below,
     Import,
     Search,
     Replay,
+    Modes,
 }
 
 impl Later {
@@ -60,13 +63,14 @@ impl Later {
             Later::Import => ("memfit-import.js", "memfit-import_bg.wasm"),
             Later::Search => ("memfit-search.js", "memfit-search_bg.wasm"),
             Later::Replay => ("memfit-replay.js", "memfit-replay_bg.wasm"),
+            Later::Modes => ("memfit-modes.js", "memfit-modes_bg.wasm"),
         }
     }
 }
 
 thread_local! {
     /// Each later module's namespace, fetched and instantiated once ([`module`]).
-    static MODULES: RefCell<[Option<Promise>; 4]> = const { RefCell::new([None, None, None, None]) };
+    static MODULES: RefCell<[Option<Promise>; 5]> = const { RefCell::new([None, None, None, None, None]) };
     /// The second module's namespace once it is mounted.
     static BELOW: RefCell<Option<Object>> = const { RefCell::new(None) };
     /// Whether loading has started (it starts once).
@@ -133,6 +137,13 @@ fn started(which: Later) -> Promise {
 pub fn replay_module() -> impl std::future::Future<Output = Result<Object, JsValue>> {
     // Awaited from now on: a failed load is this future's error, never an unhandled rejection.
     let p = JsFuture::from(started(Later::Replay));
+    async move { Ok(p.await?.unchecked_into()) }
+}
+
+/// The whole ledgers' module (`memfit-modes`, `src/modes.rs`): its fetch starts at this
+/// call; the namespace when awaited.
+pub fn modes_module() -> impl std::future::Future<Output = Result<Object, JsValue>> {
+    let p = JsFuture::from(started(Later::Modes));
     async move { Ok(p.await?.unchecked_into()) }
 }
 

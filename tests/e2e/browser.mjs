@@ -457,7 +457,7 @@ await test('the op templates: the default links never request them, scrolled and
     await page.waitForFunction(() => !document.querySelector('[data-testid=min-gpus]').textContent.includes('searching'));
     await page.waitForTimeout(300);
   }
-  const asked = seen.requests.filter((u) => TEMPLATES.test(u) || REPLAY.test(u));
+  const asked = seen.requests.filter((u) => TEMPLATES.test(u) || REPLAY.test(u) || /memfit-modes/.test(u));
   check(seen.requests.length > 0 && asked.length === 0, `requested: ${asked}`);
 });
 
@@ -544,6 +544,90 @@ await test(`the op templates: ${what} fail(s) to load: the verdict says so, with
   check(await page.getByTestId('templates-failed').count() === 1, 'the failure is no longer said');
 }, { allowConsole: /Failed to load resource: net::ERR_FAILED/ });
 }
+
+// The ledgers of inference, serving and the other tools' conventions (src/ui/engines.rs): the
+// first module asks their module (src/modes.rs) for them, loaded the first time the scenario
+// reads one.
+const SERVE = 'mode=serve&engine=vllm&model=llama-3-8b&gpu=h100-80';
+const ENGINES = /memfit-modes/;
+
+await test('whole ledgers: a mode=serve link loads the ledgers\' module once, holds its verdict, then shows the CLI\'s figure; an edit follows', 1440, async (page, seen) => {
+  await page.addInitScript(() => {
+    window.__shown = [];
+    new MutationObserver(() => {
+      const b = document.querySelector('[data-testid=per-gpu]')?.getAttribute('data-bytes');
+      if (b && window.__shown.at(-1) !== b) window.__shown.push(b);
+    }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  });
+  const want = cliJson(SERVE);
+  await open(page, SERVE);
+  const el = page.getByTestId('per-gpu');
+  check(await el.getAttribute('data-bytes') === String(want.per_gpu_bytes), `page ${await el.getAttribute('data-bytes')} != CLI ${want.per_gpu_bytes}`);
+  check((await el.textContent()).trim() === gib(want.per_gpu_bytes), `shown ${await el.textContent()}`);
+  const shown = await page.evaluate(() => window.__shown);
+  check(shown.length === 1, `the verdict showed ${shown.join(', ')} B before the CLI's ${want.per_gpu_bytes}`);
+  check(!/Loading/.test(await page.getByTestId('headline').textContent()), 'the headline still says it waits');
+  check(await page.getByTestId('verdict').evaluate((v) => v.classList.contains('fits')) === want.fits, `fits is not the CLI's ${want.fits}`);
+  const q2 = SERVE.replace('gpu=h100-80', 'gpu=a100-40');
+  const want2 = cliJson(q2);
+  await page.locator('#f-gpu').selectOption('a100-40');
+  await page.waitForFunction((b) => document.querySelector('[data-testid=per-gpu]').getAttribute('data-bytes') === b, String(want2.per_gpu_bytes));
+  const module = seen.requests.filter((u) => ENGINES.test(u) && /\.wasm/.test(u));
+  check(module.length === 1, `the engines' module requested ${module.length} times`);
+  check(!seen.requests.some((u) => TEMPLATES.test(u) || REPLAY.test(u)), 'the op templates or their module requested by a serving link');
+});
+
+await test('whole ledgers: while the ledgers\' module loads, the verdict is held and shows no figure', 1440, async (page) => {
+  let release;
+  const held = new Promise((r) => { release = r; });
+  await page.route(ENGINES, async (route) => { await held; await route.continue(); });
+  await page.goto(`${origin}/?${SERVE}`);
+  await page.waitForSelector('[data-testid=verdict][aria-busy=true]');
+  await page.waitForTimeout(300);
+  check(/Loading the estimator of inference, serving and the other tools' conventions/.test(await page.getByTestId('headline').textContent()), 'the headline does not say it waits');
+  check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === null && (await page.getByTestId('per-gpu').textContent()).trim() === '', 'a per-GPU figure is shown');
+  check(/…/.test(await page.getByTestId('headroom').textContent()), 'the headroom is shown');
+  check(await page.getByTestId('chart').evaluate((el) => getComputedStyle(el).visibility) === 'hidden', 'the chart is shown');
+  release();
+  await page.waitForSelector('[data-testid=verdict]:not([aria-busy])');
+  check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === String(cliJson(SERVE).per_gpu_bytes), 'not the CLI\'s figure once loaded');
+});
+
+await test('whole ledgers: reached by selecting the mode, the ledgers\' module loads then and the figure is the CLI\'s', 1440, async (page, seen) => {
+  await open(page, 'model=llama-3-8b&gpu=h100-80');
+  check(!seen.requests.some((u) => ENGINES.test(u)), 'the ledgers\' module requested before the mode was selected');
+  await page.locator('#f-mode').selectOption('serve');
+  const want = cliJson('model=llama-3-8b&gpu=h100-80&mode=serve');
+  await page.waitForFunction((b) => document.querySelector('[data-testid=per-gpu]')?.getAttribute('data-bytes') === b, String(want.per_gpu_bytes));
+  check(seen.requests.some((u) => ENGINES.test(u)), 'the ledgers\' module was not requested');
+});
+
+await test('whole ledgers: the ledgers\' module fails to load: the verdict says so and shows no figure; the page keeps working', 1440, async (page) => {
+  await page.route(ENGINES, (route) => route.abort());
+  await page.goto(`${origin}/?${SERVE}`);
+  await page.getByTestId('templates-failed').waitFor();
+  const msg = await page.getByTestId('templates-failed').textContent();
+  check(/inference, serving and DeepSpeed's and Megatron's formulas could not load/.test(msg) && /Reload the page/.test(msg), `message: ${msg}`);
+  check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === null, 'a per-GPU figure is shown');
+  await page.locator('#f-mode').selectOption('train');
+  const want = cliJson('engine=vllm&model=llama-3-8b&gpu=h100-80&mode=train');
+  await page.waitForFunction((b) => document.querySelector('[data-testid=per-gpu]')?.getAttribute('data-bytes') === b, String(want.per_gpu_bytes));
+  check(await page.getByTestId('templates-failed').count() === 0, 'the failure is still said for a training run');
+}, { allowConsole: /Failed to load resource: net::ERR_FAILED/ });
+
+await test('whole ledgers: an inference link and a Megatron-convention link load the module once per load and show the CLI\'s figure; an edit follows', 1440, async (page, seen) => {
+  for (const q of ['model=llama-2-13b&mode=infer&seq=2048&gen=256&gpus_per_node=8', 'model=llama-2-7b&gpus_per_node=8&tp=2&pp=2&convention=megatron']) {
+    await open(page, q);
+    const want = cliJson(q);
+    check(await page.getByTestId('per-gpu').getAttribute('data-bytes') === String(want.per_gpu_bytes), `${q}: page ${await page.getByTestId('per-gpu').getAttribute('data-bytes')} != CLI ${want.per_gpu_bytes}`);
+  }
+  const q2 = 'model=llama-2-7b&gpus_per_node=8&tp=2&pp=2&convention=megatron&seq=2048';
+  await page.locator('#f-seq').fill('2048');
+  await page.waitForFunction((b) => document.querySelector('[data-testid=per-gpu]')?.getAttribute('data-bytes') === b, String(cliJson(q2).per_gpu_bytes));
+  // once per page load (two links opened)
+  const module = seen.requests.filter((u) => ENGINES.test(u) && /\.wasm/.test(u));
+  check(module.length === 2, `the ledgers' module requested ${module.length} times in two loads`);
+});
 
 await test('the fewest-GPU line, written by the search\'s worker, is the CLI\'s message; its link loads the CLI\'s layout', 1440, async (page) => {
   let min;

@@ -130,7 +130,9 @@ const memfit = (name, root, prefix) => ({
   // memfit-import (the config.json importer's parser) loads on the first import only.
   // memfit-search (the fewest-GPU search) loads in its worker after the first result is painted.
   // memfit-replay (the op-level allocator) and op_templates.txt load when a run reads the templates.
-  files: () => gzipOf(root, (n) => /\.(wasm|js|css)$/.test(n) && !/^memfit-(below|import|search|replay)/.test(n)),
+  // memfit-modes (the ledgers of inference, serving and the other tools' conventions) loads when a scenario reads one.
+  files: () => gzipOf(root, (n) => /\.(wasm|js|css)$/.test(n) && !/^memfit-(below|import|search|replay|modes)/.test(n)),
+  serve: () => gzipOf(root, (n) => n.startsWith('memfit-modes') && /\.(wasm|js)$/.test(n)),
   templates: () => gzipOf(root, (n) => (n.startsWith('memfit-replay') && /\.(wasm|js)$/.test(n)) || n === 'op_templates.txt'),
   later: () => gzipOf(root, (n) => n.startsWith('memfit-below') && /\.(wasm|js)$/.test(n)),
   search: () => gzipOf(root, (n) => n.startsWith('memfit-search') && /\.(wasm|js)$/.test(n)),
@@ -235,5 +237,7 @@ const search = Object.fromEntries(await Promise.all(pages.map(async (p) => [p.na
 console.log(`| after the first result, the fewest-GPU search's module, gzip -9 (bytes) | ${pages.map((p) => search[p.name] || '—').join(' | ')} |`);
 const templates = Object.fromEntries(await Promise.all(pages.map(async (p) => [p.name, p.templates ? await p.templates() : 0])));
 console.log(`| when a run reads the op templates: the allocator's module and the templates, gzip -9 (bytes) | ${pages.map((p) => templates[p.name] || '—').join(' | ')} |`);
+const serve = Object.fromEntries(await Promise.all(pages.map(async (p) => [p.name, p.serve ? await p.serve() : 0])));
+console.log(`| in inference, serving or another tool's convention: their module, gzip -9 (bytes) | ${pages.map((p) => serve[p.name] || '—').join(' | ')} |`);
 await browser.close();
 server.close();

@@ -120,6 +120,11 @@ impl Expr {
         self
     }
 
+    /// Whether tokens were dropped (the program is ill-formed).
+    pub(crate) fn is_truncated(&self) -> bool {
+        self.truncated
+    }
+
     /// The tokens.
     pub fn tokens(&self) -> &[Tok] {
         // SAFETY: the first `len` slots are initialised (`new` and `then` write them in

@@ -11,7 +11,11 @@ use crate::train::Stage;
 use crate::{conventions, infer, train};
 use serde::{Deserialize, Serialize};
 
+mod elsewhere;
 mod summary;
+
+pub(crate) use elsewhere::whole_ledger;
+pub use elsewhere::{compute_here, has_whole_ledger, set_remote, whole_ledger_line};
 
 pub(crate) use summary::*;
 
@@ -186,7 +190,7 @@ pub(crate) fn stage_count(arch: &Arch, l: &Layout) -> Count {
 
 /// The ledger of a scenario that has no pipeline stages of its own (inference and
 /// the other tools' conventions); a warning when Megatron's formula needs one.
-pub(crate) fn whole_ledger(
+pub(crate) fn whole_ledger_here(
     s: &Scenario,
     p: &Prepared,
     l: &Layout,

@@ -12,8 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::expr::Expr;
 
+mod line;
 mod sink;
 
+pub use line::{items_from_line, items_to_line};
 pub use sink::*;
 
 pub use crate::units::OUT_OF_RANGE;

@@ -240,6 +240,23 @@ impl Ledger {
         bytes
     }
 
+    /// Adds an item computed elsewhere (a whole ledger another module computed, with its
+    /// texts): as [`push_in`](Self::push_in) would have.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn push_whole(&mut self, item: Item) {
+        match self {
+            Ledger::Tally(t) => t.add(item.component, item.location, item.bytes, &item.phases),
+            Ledger::Bare(items) => items.push(Item {
+                rank: String::new(),
+                formula: String::new(),
+                values: String::new(),
+                source: String::new(),
+                ..item
+            }),
+            Ledger::Items(items) => items.push(item),
+        }
+    }
+
     /// The bytes per phase (summed from the items, or the tally itself).
     pub(crate) fn totals(&self) -> Tally {
         match self {

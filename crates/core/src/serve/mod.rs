@@ -9,6 +9,7 @@
 
 pub(crate) mod engines;
 pub mod kv;
+mod line;
 
 use crate::expr::{Expr, Tok::*};
 use crate::ledger::{Component, Ledger, Location, Mech, Phase};
@@ -18,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::scenario::CUDA_TOTAL;
 pub use engines::{newest, weights_expr};
+pub use line::{compute_here, plan_here, set_planner};
 
 /// The CLI's `serve` object (per GPU / rank; byte counts are integers).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -121,9 +123,10 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The engine's start-up for `s`.
+    /// The engine's start-up for `s`: computed here, or asked of the planner set
+    /// ([`set_planner`]: the page's first module asks the module that holds the engines).
     pub fn of(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
-        engines::plan(s, p, l)
+        line::plan(s, p, l)
     }
     /// The `serve` object.
     pub fn report(&self) -> ServeReport {
