@@ -263,14 +263,13 @@ const ZERO_RUNTIME: &[&str] = &[
     "convention",
 ];
 
-/// "auto" for `nccl` (0 on one GPU, else 256 MiB), blank otherwise.
+/// "auto" for `nccl` (0 on one GPU, else 256 MiB), "per stack" for `cuda_ctx` (685 MiB
+/// measured for PyTorch on Hopper, else 600), blank otherwise.
 fn auto_nccl(name: &'static str) -> Signal<String> {
-    Signal::derive(move || {
-        if name == "nccl" {
-            "auto".into()
-        } else {
-            String::new()
-        }
+    Signal::derive(move || match name {
+        "nccl" => "auto".into(),
+        "cuda_ctx" => "per stack".into(),
+        _ => String::new(),
     })
 }
 
