@@ -7,7 +7,7 @@
 // the config.json fetch a user asks for. Debug builds (what `trunk serve` makes) allow
 // inline scripts instead of hashing them, because the dev server injects its autoreload
 // script after this hook has run, and its websocket; release builds stay strict.
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile, access } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 
@@ -15,6 +15,34 @@ const dir = process.env.TRUNK_STAGING_DIR;
 if (!dir) throw new Error('csp.mjs runs as a Trunk post_build hook (TRUNK_STAGING_DIR is unset)');
 const file = join(dir, 'index.html');
 let html = await readFile(file, 'utf8');
+
+// Subresource integrity, checked against the files as they ended up. Trunk builds the page's
+// wasm binaries in parallel and each runs wasm-bindgen into one shared output folder, so a
+// snippet (src/ui/split.rs's inline `import()`) can be hashed while another run has just
+// truncated it: the page then carries the SHA-384 of an empty file and the browser blocks the
+// snippet (seen 2026-11-27 with six binaries). Every integrity value is recomputed here.
+const exists = (p) => access(p).then(() => true, () => false);
+async function localPath(url) {
+  const parts = url.split(/[?#]/)[0].replace(/^\.\//, '').split('/').filter(Boolean);
+  for (let i = 0; i < parts.length; i++) {
+    const p = join(dir, ...parts.slice(i));
+    if (await exists(p)) return p;
+  }
+  return null;
+}
+let fixed = 0;
+for (const m of [...html.matchAll(/<(?:link|script)\b[^>]*?(?:href|src)="([^"]+)"[^>]*?integrity="(sha(?:256|384|512))-([^"]+)"[^>]*>/g)]) {
+  const path = await localPath(m[1]);
+  if (!path) continue;
+  const bytes = await readFile(path);
+  if (bytes.length === 0) throw new Error(`csp.mjs: ${m[1]} is empty (a wasm-bindgen run truncated it); build again`);
+  const want = createHash(m[2]).update(bytes).digest('base64');
+  if (want !== m[3]) {
+    html = html.replace(`${m[2]}-${m[3]}`, `${m[2]}-${want}`);
+    fixed += 1;
+  }
+}
+if (fixed) console.log(`csp.mjs: ${fixed} integrity value(s) recomputed from the files`);
 const inline = [...html.matchAll(/<script(\s[^>]*)?>([\s\S]*?)<\/script>/g)].filter((m) => !/\ssrc=/.test(m[1] ?? ''));
 const hashes = inline.map((m) => `'sha256-${createHash('sha256').update(m[2], 'utf8').digest('base64')}'`);
 const debug = process.env.TRUNK_PROFILE === 'debug';
