@@ -461,15 +461,17 @@ await test('the op templates: the default links never request them, scrolled and
   check(seen.requests.length > 0 && asked.length === 0, `requested: ${asked}`);
 });
 
+// Records every per-GPU figure the verdict shows, from the first paint on (window.__shown).
+const recordShown = (page) => page.addInitScript(() => {
+  window.__shown = [];
+  new MutationObserver(() => {
+    const b = document.querySelector('[data-testid=per-gpu]')?.getAttribute('data-bytes');
+    if (b && window.__shown.at(-1) !== b) window.__shown.push(b);
+  }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+});
+
 await test('the op templates: a single-GPU PyTorch link fetches them once, holds its verdict, then shows the CLI\'s figure in every module', 1440, async (page, seen) => {
-  // every per-GPU figure the verdict shows, from the first paint on
-  await page.addInitScript(() => {
-    window.__shown = [];
-    new MutationObserver(() => {
-      const b = document.querySelector('[data-testid=per-gpu]')?.getAttribute('data-bytes');
-      if (b && window.__shown.at(-1) !== b) window.__shown.push(b);
-    }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-  });
+  await recordShown(page);
   const want = cliJson(PYTORCH);
   await open(page, PYTORCH);
   const el = page.getByTestId('per-gpu');
@@ -552,13 +554,7 @@ const SERVE = 'mode=serve&engine=vllm&model=llama-3-8b&gpu=h100-80';
 const ENGINES = /memfit-modes/;
 
 await test('whole ledgers: a mode=serve link loads the ledgers\' module once, holds its verdict, then shows the CLI\'s figure; an edit follows', 1440, async (page, seen) => {
-  await page.addInitScript(() => {
-    window.__shown = [];
-    new MutationObserver(() => {
-      const b = document.querySelector('[data-testid=per-gpu]')?.getAttribute('data-bytes');
-      if (b && window.__shown.at(-1) !== b) window.__shown.push(b);
-    }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-  });
+  await recordShown(page);
   const want = cliJson(SERVE);
   await open(page, SERVE);
   const el = page.getByTestId('per-gpu');
