@@ -94,12 +94,39 @@ pub(crate) fn fragmentation(s: &Scenario, alloc_peak: u64) -> u64 {
 /// `⌈P·f/100⌉`: the allocated peak `P` (bytes) times `frag_pct` `f`, rounded up.
 const FRAGMENTATION: &[Tok] = &[Var("P", 0), Var("f", 1), Mul, Num(100), DivCeil];
 
+/// Whether the run's op-level replay runs out of memory on its GPU even after the caching
+/// allocator released its cached segments ([`crate::allocator::CachingAllocator::capped`]
+/// under [`allocator_cap`]): then it does not fit, whatever the per-GPU
+/// figure. Measured: set H (`tests/data/cuda_h100`), Phi-4 mini D29 ran out of memory on the
+/// 79.18 GiB H100 at a 75.09 GiB allocated peak.
+pub(crate) fn replay_out_of_memory(s: &Scenario) -> bool {
+    replayed_gap(s).is_some_and(|r| r.oom)
+}
+
 /// The op-level replay of the run, where the templates hold it and `frag` is not 0.
 fn replayed_gap(s: &Scenario) -> Option<crate::opstream::Replayed> {
     if s.runtime.frag_pct == 0 {
         return None;
     }
-    crate::opstream::candidate(s).and_then(|r| crate::opstream::replay(&r))
+    let run = crate::opstream::candidate(s)?;
+    let cap = allocator_cap(s);
+    crate::opstream::replay(&crate::opstream::Run { cap, ..run })
+}
+
+/// The bytes the caching allocator's segments can take on one GPU: CUDA's total less the
+/// context and the cuBLAS workspaces, which sit beside the op stream
+/// ([`crate::allocator::CachingAllocator::capped`]).
+///
+/// # Formula
+/// `cap = T − C − W` (B): `T` CUDA's total ([`Scenario::cuda_total_bytes`]), `C` the context
+/// ([`Scenario::cuda_context`]), `W` the cuBLAS workspaces. Example: training with
+/// `framework=pytorch&gpu=h100-80`, two 32 MiB workspaces (W = 67,108,864 B):
+/// 85,017,493,504 − 718,274,560 − 67,108,864 = 84,232,110,080 B (78.45 GiB).
+pub(crate) fn allocator_cap(s: &Scenario) -> u64 {
+    let ctx = u64::from(s.cuda_ctx_mib()) << 20;
+    s.cuda_total_bytes()
+        .saturating_sub(ctx)
+        .saturating_sub(train::cublas_workspace_bytes(s))
 }
 
 /// What the caching allocator reserves beyond the event program's allocated peak, from the
@@ -138,6 +165,19 @@ const REPLAYED_GAP: &[Tok] = &[
     Max,
 ];
 
+/// What the device's bound did to the replay, for the ledger ("" where it never bound).
+fn retry_note(s: &Scenario, r: &crate::opstream::Replayed) -> String {
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let cap = gib(allocator_cap(s));
+    if r.oom {
+        format!("; out of memory: a new segment does not fit the {cap:.2} GiB CUDA leaves the allocator even after it released its cached segments (R is the replay without that bound)")
+    } else if r.retries > 0 {
+        format!("; the allocator released its cached segments {} time(s) to stay within the {cap:.2} GiB CUDA leaves it", r.retries)
+    } else {
+        String::new()
+    }
+}
+
 /// [`REPLAYED_GAP`]'s values for the run.
 fn replayed_values(s: &Scenario, r: &crate::opstream::Replayed, alloc_peak: u64) -> [u128; 4] {
     let w = train::cublas_workspace_bytes(s);
@@ -168,8 +208,9 @@ pub(crate) fn push_fragmentation(s: &Scenario, alloc_peak: u64, ledger: &mut Led
             (
                 e.symbols(),
                 format!(
-                    "{}; R, A = the replayed stream's max reserved and max allocated, W = the cuBLAS workspaces, P = the allocated peak",
-                    e.values()
+                    "{}; R, A = the replayed stream's max reserved and max allocated, W = the cuBLAS workspaces, P = the allocated peak{}",
+                    e.values(),
+                    retry_note(s, &r)
                 ),
             )
         };

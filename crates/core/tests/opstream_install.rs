@@ -113,13 +113,21 @@ fn a_run_and_its_replay_as_lines() {
     let x = Replayed {
         max_reserved: u64::MAX,
         max_allocated: 1 << 40,
+        retries: 2,
+        oom: true,
     };
     assert_eq!(Replayed::from_line(&x.to_line()), Some(x));
+    // A line of an older module (no retries, no bound) reads as none.
+    let old = Replayed::from_line("10 7").unwrap();
+    assert_eq!((old.max_reserved, old.retries, old.oom), (10, 0, false));
+    let r = Run::from_line("k;1,2,3,4,5,6,7,8,9,10;3;0").unwrap();
+    assert_eq!(r.cap, 0);
     for bad in [
         "",
         "k;1,2;3;0",
         "k;1,2,3,4,5,6,7,8,9,10;3;9",
         "k;1,2,3,4,5,6,7,8,9,x;3;0",
+        "k;1,2,3,4,5,6,7,8,9,10;3;0;-1",
     ] {
         assert!(Run::from_line(bad).is_none(), "{bad}");
     }

@@ -35,6 +35,11 @@ pub fn runs(text: &str) -> Vec<Value> {
 /// A training run's keys, as `tools/compare.py` builds them, with PEFT's LoRA targets named
 /// as memfit spells them (`all-linear` → `all`, `qv`, `attn`).
 pub fn train_keys(r: &Value) -> String {
+    train_keys_on(r, "h200")
+}
+
+/// [`train_keys`] on another GPU preset (`h100-80` for set H).
+pub fn train_keys_on(r: &Value, gpu: &str) -> String {
     let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
     let lora = r["lora"].as_object();
     // PEFT over a bf16 base runs its forward under bf16 autocast.
@@ -49,7 +54,7 @@ pub fn train_keys(r: &Value) -> String {
         "none"
     };
     let mut q = format!(
-        "framework=pytorch&mode=train&gpu=h200&batch={}&seq={}&attn={}&recompute={ckpt}&optimizer={}&precision={precision}",
+        "framework=pytorch&mode=train&gpu={gpu}&batch={}&seq={}&attn={}&recompute={ckpt}&optimizer={}&precision={precision}",
         r["batch"], r["seq"], s("attn"), s("optimizer"),
     );
     if s("optimizer") == "adamw" && s("adam_impl") != "foreach" {
@@ -251,12 +256,21 @@ impl StepRow {
 /// Every training run of a file that ran, memfit's step against the measured one; runs
 /// whose settings cannot be built are returned beside, with why.
 pub fn step_rows(text: &str) -> (Vec<StepRow>, Vec<(String, String)>) {
+    step_rows_on(text, "h200", held_out)
+}
+
+/// [`step_rows`] on another GPU preset, with that set's held-out rule.
+pub fn step_rows_on(
+    text: &str,
+    gpu: &str,
+    held: fn(&str) -> bool,
+) -> (Vec<StepRow>, Vec<(String, String)>) {
     use memfit_core::estimate::Prepared;
     use memfit_core::steptime::step_time;
     let (mut out, mut failed) = (Vec::new(), Vec::new());
     for r in runs(text).iter().filter(|r| r.get("error").is_none()) {
         let id = r["id"].as_str().unwrap_or("").to_string();
-        let q = train_keys(r);
+        let q = train_keys_on(r, gpu);
         let steps = r["step_s"].as_array().map(Vec::as_slice).unwrap_or(&[]);
         let measured_s = steps
             .iter()
@@ -275,7 +289,7 @@ pub fn step_rows(text: &str) -> (Vec<StepRow>, Vec<(String, String)>) {
             continue;
         };
         out.push(StepRow {
-            held_out: held_out(&id),
+            held_out: held(&id),
             id,
             model: r["model"].as_str().unwrap_or("").to_string(),
             query: q,

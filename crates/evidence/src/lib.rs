@@ -4,6 +4,7 @@
 //! the page. `steptime` compares the step-time model with published training runs.
 
 pub mod cuda;
+pub mod cuda_h100;
 pub mod hf;
 pub mod hf_ssm;
 pub mod stats;

@@ -379,7 +379,9 @@ pub fn estimate(s: &Scenario) -> Estimate {
     }
     let usable = s.usable_bytes();
     let serve = (r == Route::Serve).then(|| crate::serve::Plan::of(s, &p, &layout));
-    let fits = per_gpu_bytes <= usable && serve.as_ref().is_none_or(|pl| pl.error.is_none());
+    let fits = per_gpu_bytes <= usable
+        && serve.as_ref().is_none_or(|pl| pl.error.is_none())
+        && !crate::stage::replay_out_of_memory(s);
     Estimate {
         serve: serve.map(|pl| pl.report()),
         model: model_info(s, &p),

@@ -33,7 +33,7 @@ pub mod template;
 pub use build::{stream, OptEvents};
 pub use template::{Data, Dims, Template};
 
-use crate::allocator::replay_dense;
+use crate::allocator::{replay_dense, replay_dense_on, CachingAllocator};
 use crate::megatron::Recompute;
 use crate::model::{Arch, Bias, Mlp, Norm};
 use crate::scenario::{
@@ -249,6 +249,10 @@ pub struct Run {
     pub layers: u32,
     /// The optimizer's events.
     pub opt: OptEvents,
+    /// The bytes the device leaves the allocator's segments (0: no bound, as [`candidate`]
+    /// gives it; the memory model sets the GPU's, `stage::allocator_cap`), see
+    /// [`crate::allocator::CachingAllocator::capped`].
+    pub cap: u64,
 }
 
 /// The optimizer events in the order [`Run::to_line`] numbers them.
@@ -261,13 +265,20 @@ const OPTS: [OptEvents; 5] = [
 ];
 
 impl Run {
-    /// The run as one line, `key;b,s,h,f,V,kv,g,d,P,r;layers;optimizer`, for the replay in
-    /// another wasm module ([`set_replayer`]): integers only, read back by [`Run::from_line`].
+    /// The run as one line, `key;b,s,h,f,V,kv,g,d,P,r;layers;optimizer;cap`, for the replay
+    /// in another wasm module ([`set_replayer`]): integers only, read back by
+    /// [`Run::from_line`] (a line without `;cap` reads as no bound).
     pub fn to_line(&self) -> String {
         let d = &self.dims;
         let dims = [d.b, d.s, d.h, d.f, d.v, d.kv, d.g, d.d, d.p, d.r].map(|x| x.to_string());
         let opt = OPTS.iter().position(|o| *o == self.opt).unwrap_or(0);
-        format!("{};{};{};{opt}", self.key, dims.join(","), self.layers)
+        format!(
+            "{};{};{};{opt};{}",
+            self.key,
+            dims.join(","),
+            self.layers,
+            self.cap
+        )
     }
 
     /// A run read from [`Run::to_line`]'s line (`None` where it is not one).
@@ -281,6 +292,10 @@ impl Run {
             .collect::<Option<_>>()?;
         let layers = parts.next()?.parse().ok()?;
         let opt = *OPTS.get(parts.next()?.parse::<usize>().ok()?)?;
+        let cap = match parts.next() {
+            Some(c) => c.parse().ok()?,
+            None => 0,
+        };
         let [b, s, h, f, v, kv, g, d, p, r] = v[..] else {
             return None;
         };
@@ -301,6 +316,7 @@ impl Run {
             dims,
             layers,
             opt,
+            cap,
         })
     }
 }
@@ -366,6 +382,7 @@ pub fn candidate(s: &Scenario) -> Option<Run> {
         dims,
         layers: a.layers.get(),
         opt,
+        cap: 0,
     })
 }
 
@@ -448,10 +465,15 @@ fn settings_of(
 /// The replay of a run's stream: the allocator's largest reserved and allocated bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Replayed {
-    /// `max_memory_reserved` of the stream, B.
+    /// `max_memory_reserved` of the stream, B: under the run's bound ([`Run::cap`]) where it
+    /// ran there, else without one.
     pub max_reserved: u64,
     /// `max_memory_allocated` of the stream, B.
     pub max_allocated: u64,
+    /// Times the allocator released its cached segments to stay under the bound.
+    pub retries: u32,
+    /// The stream ran out of memory under the bound even after releasing them.
+    pub oom: bool,
 }
 
 impl Replayed {
@@ -460,17 +482,25 @@ impl Replayed {
         self.max_reserved.saturating_sub(self.max_allocated)
     }
 
-    /// `R A`: the two figures as decimal integers, read back by [`Replayed::from_line`].
+    /// `R A retries oom`: the figures as decimal integers, read back by
+    /// [`Replayed::from_line`].
     pub fn to_line(&self) -> String {
-        format!("{} {}", self.max_reserved, self.max_allocated)
+        let (r, a, n) = (self.max_reserved, self.max_allocated, self.retries);
+        format!("{r} {a} {n} {}", u8::from(self.oom))
     }
 
-    /// The figures of [`Replayed::to_line`]'s line.
+    /// The figures of [`Replayed::to_line`]'s line (`R A` alone: no retries).
     pub fn from_line(line: &str) -> Option<Replayed> {
-        let (r, a) = line.split_once(' ')?;
+        let mut it = line.split(' ');
+        let r = it.next()?.parse().ok()?;
+        let a = it.next()?.parse().ok()?;
+        let retries = it.next().map_or(Some(0), |x| x.parse().ok())?;
+        let oom = it.next().map_or(Some(0u8), |x| x.parse().ok())? == 1;
         Some(Replayed {
-            max_reserved: r.parse().ok()?,
-            max_allocated: a.parse().ok()?,
+            max_reserved: r,
+            max_allocated: a,
+            retries,
+            oom,
         })
     }
 }
@@ -488,10 +518,18 @@ pub fn replayed(run: &Run) -> Option<Replayed> {
     let r = stream(&t, &run.dims, run.layers, run.opt, 3)
         .ok()
         .map(|(resident, events)| {
-            let a = replay_dense(&resident, &events);
+            let a = replay_dense_on(CachingAllocator::capped(run.cap), &resident, &events);
+            // Out of memory: the figures without the bound (what the run would need).
+            let u = if a.oom {
+                replay_dense(&resident, &events)
+            } else {
+                a.clone()
+            };
             Replayed {
-                max_reserved: a.max_reserved,
-                max_allocated: a.max_allocated,
+                max_reserved: u.max_reserved,
+                max_allocated: u.max_allocated,
+                retries: a.retries,
+                oom: a.oom,
             }
         });
     MEMO.with(|m| {

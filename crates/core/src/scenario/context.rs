@@ -15,7 +15,7 @@ pub struct CudaContext {
 /// PyTorch eager on Hopper: measured.
 const PYTORCH_HOPPER: CudaContext = CudaContext {
     mib: 685,
-    source: "measured 718,077,952 B = 685 MiB (total − free − reserved after initialisation) with torch 2.11.0+cu130 on an H200, tests/data/cuda_h200/env.jsonl; applied to the Hopper presets (the H100 SXM is the same 132-SM die)",
+    source: "measured 718,077,952 B = 685 MiB (total − free − reserved after initialisation) with torch 2.11.0+cu130 on an H200 and an H100 SXM alike, tests/data/cuda_h200/env.jsonl, tests/data/cuda_h100/env.jsonl; applied to the Hopper presets",
 };
 
 /// Every other stack: the rule of thumb the serving engines' start-up logs were matched with.
@@ -56,6 +56,30 @@ impl Scenario {
     /// [`Scenario::cuda_context`] in MiB.
     pub fn cuda_ctx_mib(&self) -> u32 {
         self.cuda_context().mib
+    }
+
+    /// The memory CUDA itself reports for the device (`cudaMemGetInfo`'s total), B: below the
+    /// capacity `nvidia-smi` shows by what the driver keeps. Measured on the two presets the
+    /// project ran on; elsewhere (or with `gpu_mem` given) the capacity [`Scenario::usable_bytes`].
+    ///
+    /// # Formula
+    /// ```text
+    /// T = 85,017,493,504 B   h100-80 (79.18 GiB; nvidia-smi 81,559 MiB = 79.65 GiB)
+    ///   = 150,109,880,320 B  h200    (139.80 GiB; nvidia-smi 140.40 GiB)
+    ///   = usable_bytes        otherwise
+    /// ```
+    /// Source: `tests/data/cuda_h100/env.jsonl`, `tests/data/cuda_h200/env.jsonl` (`total`,
+    /// torch 2.11.0+cu130). Example: `gpu=h100-80` → 85,017,493,504 B, 503,316,480 B (480 MiB)
+    /// under the preset's 85,520,809,984.
+    pub fn cuda_total_bytes(&self) -> u64 {
+        if self.cluster.gpu_mem_mib.is_some() {
+            return self.usable_bytes();
+        }
+        match self.gpu().id {
+            "h100-80" => 85_017_493_504,
+            "h200" => 150_109_880_320,
+            _ => self.usable_bytes(),
+        }
     }
 }
 
