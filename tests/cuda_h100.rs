@@ -153,3 +153,39 @@ fn step_times_on_the_h100() {
     assert!(held.0 <= 0.10 && held.1 <= 0.25, "{held:?}");
     assert!(cal.0 <= 0.10 && cal.1 <= 0.25, "{cal:?}");
 }
+
+#[test]
+fn fp32_steps_with_tf32_on() {
+    use memfit_evidence::cuda_h100::step_rows_h_tf32;
+    let (rows, failed) = step_rows_h_tf32();
+    assert!(failed.is_empty(), "{failed:?}");
+    assert_eq!(rows.len(), 11);
+    for r in &rows {
+        println!(
+            "{:4} {:18} measured {:.3} s memfit {:.3} s {:+6.1} %{}",
+            r.id,
+            r.model,
+            r.measured_s,
+            r.step_s,
+            100.0 * r.rel_error(),
+            if r.held_out { "  held out" } else { "" }
+        );
+    }
+    let e: Vec<f64> = rows.iter().map(|r| r.rel_error().abs()).collect();
+    let (median, max) = memfit_evidence::stats::median_max(e);
+    println!(
+        "tf32=on: median {:.1} % max {:.1} %",
+        100.0 * median,
+        100.0 * max
+    );
+    // The two beyond 15 % are the multi-head (no GQA) models, whose fp32 SDPA runs the
+    // memory-efficient kernel: its time does not shrink with TF32, which memfit's attention
+    // does not know yet (named in docs/steptime.md).
+    let far: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.rel_error().abs() > 0.15)
+        .map(|r| r.id.as_str())
+        .collect();
+    assert_eq!(far, ["C19", "D36"]);
+    assert!(median <= 0.06, "{median}");
+}

@@ -256,13 +256,15 @@ impl StepRow {
 /// Every training run of a file that ran, memfit's step against the measured one; runs
 /// whose settings cannot be built are returned beside, with why.
 pub fn step_rows(text: &str) -> (Vec<StepRow>, Vec<(String, String)>) {
-    step_rows_on(text, "h200", held_out)
+    step_rows_on(text, "h200", "", held_out)
 }
 
-/// [`step_rows`] on another GPU preset, with that set's held-out rule.
+/// [`step_rows`] on another GPU preset, with keys added to every run's (`&tf32=on`) and that
+/// set's held-out rule.
 pub fn step_rows_on(
     text: &str,
     gpu: &str,
+    extra: &str,
     held: fn(&str) -> bool,
 ) -> (Vec<StepRow>, Vec<(String, String)>) {
     use memfit_core::estimate::Prepared;
@@ -270,7 +272,7 @@ pub fn step_rows_on(
     let (mut out, mut failed) = (Vec::new(), Vec::new());
     for r in runs(text).iter().filter(|r| r.get("error").is_none()) {
         let id = r["id"].as_str().unwrap_or("").to_string();
-        let q = train_keys_on(r, gpu);
+        let q = train_keys_on(r, gpu) + extra;
         let steps = r["step_s"].as_array().map(Vec::as_slice).unwrap_or(&[]);
         let measured_s = steps
             .iter()

@@ -31,9 +31,14 @@ pub fn held_out_h(id: &str) -> bool {
     digits.parse::<u32>().is_ok_and(|n| n.is_multiple_of(3))
 }
 
-/// Set H's steps against memfit's on `h100-80` (TF32 runs: `tf32=on`).
+/// Set H's steps against memfit's on `h100-80`.
 pub fn step_rows_h(text: &str) -> (Vec<StepRow>, Vec<(String, String)>) {
-    step_rows_on(text, GPU, held_out_h)
+    step_rows_on(text, GPU, "", held_out_h)
+}
+
+/// The fp32 runs measured with TF32 on ([`TRAIN_H_TF32`]) against memfit's with `tf32=on`.
+pub fn step_rows_h_tf32() -> (Vec<StepRow>, Vec<(String, String)>) {
+    step_rows_on(TRAIN_H_TF32, GPU, "&tf32=on", held_out_h)
 }
 
 /// One training run's fit on the H100: whether it ran, against memfit's verdict.

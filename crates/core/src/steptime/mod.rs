@@ -257,7 +257,7 @@ fn block(x: &Ctx) -> Block {
     // at the measured copy rate); fused stacks move the block's fused count.
     let e = if eager_hf {
         let (flat, composed) = eager::elementwise_split(s, arch, x.tokens, x.t);
-        flat / (hw.hbm * 1e9 * eager::HBM_COPY) + composed / (hw.hbm * 1e9 * eager::COMPOSED_RATE)
+        flat / (hw.hbm * 1e9 * eager::HBM_COPY) + composed / eager::composed_rate(s, hw.hbm)
     } else {
         w.elementwise_bytes / bw
     };
