@@ -42,7 +42,7 @@ pub const HBM_COPY: f64 = 4.273 / 4.8;
 /// at the copy rate).
 pub const COMPOSED_RATE: f64 = 0.452;
 
-/// The composed kernels' rate on a GPU, B/s: [`COMPOSED_RATE`] of the H200's data-sheet HBM
+/// The composed kernels' rate on a GPU of `sms` streaming multiprocessors and `hbm_gbps` GB/s, B/s: [`COMPOSED_RATE`] of the H200's data-sheet HBM
 /// rate as an absolute rate of the SMs that issue those strided, unvectorized loops (scaled
 /// by the GPU's SM count), never above the GPU's copy rate.
 ///
@@ -59,9 +59,8 @@ pub const COMPOSED_RATE: f64 = 0.452;
 /// # Example
 /// H200: min(2,170, 4,273) GB/s = 2,170 (unchanged); H100 SXM: min(2,170, 2,982) = 2,170
 /// (was 1,514); A100 (108 SMs): min(1,775, 1,815) = 1,775.
-pub fn composed_rate(s: &Scenario, hbm_gbps: f64) -> f64 {
-    let sms = f64::from(super::hardware::perf(&s.cluster.gpu).sms);
-    (COMPOSED_RATE * 4800e9 * sms / 132.0).min(HBM_COPY * hbm_gbps * 1e9)
+pub fn composed_rate(sms: u32, hbm_gbps: f64) -> f64 {
+    (COMPOSED_RATE * 4800e9 * f64::from(sms) / 132.0).min(HBM_COPY * hbm_gbps * 1e9)
 }
 
 /// The launch cost of one small kernel, seconds (`gemm.jsonl`'s `launch_overhead_add`: an

@@ -257,7 +257,8 @@ fn block(x: &Ctx) -> Block {
     // at the measured copy rate); fused stacks move the block's fused count.
     let e = if eager_hf {
         let (flat, composed) = eager::elementwise_split(s, arch, x.tokens, x.t);
-        flat / (hw.hbm * 1e9 * eager::HBM_COPY) + composed / eager::composed_rate(s, hw.hbm)
+        flat / (hw.hbm * 1e9 * eager::HBM_COPY)
+            + composed / eager::composed_rate(hardware::perf(&s.cluster.gpu).sms, hw.hbm)
     } else {
         w.elementwise_bytes / bw
     };
