@@ -42,9 +42,10 @@ pub const HBM_COPY: f64 = 4.273 / 4.8;
 /// at the copy rate).
 pub const COMPOSED_RATE: f64 = 0.452;
 
-/// The composed kernels' rate on a GPU of `sms` streaming multiprocessors and `hbm_gbps` GB/s, B/s: [`COMPOSED_RATE`] of the H200's data-sheet HBM
-/// rate as an absolute rate of the SMs that issue those strided, unvectorized loops (scaled
-/// by the GPU's SM count), never above the GPU's copy rate.
+/// The composed kernels' rate, B/s, on a GPU of `sms` streaming multiprocessors and
+/// `hbm_gbps` GB/s of HBM: [`COMPOSED_RATE`] of the H200's data-sheet HBM rate as an absolute
+/// rate of the SMs that issue those strided, unvectorized loops (scaled by the SM count),
+/// never above the GPU's copy rate.
 ///
 /// # Formula
 /// `r = min(0.452·4,800e9·n_SM/132, HBM_COPY·B_HBM)` (B/s; `n_SM` the preset's
