@@ -11,7 +11,8 @@
 use memfit_core::allocator::{replay_on, CachingAllocator};
 use memfit_core::cuda_trace::parse_cuda_traces;
 use memfit_evidence::cuda::runs;
-use memfit_evidence::cuda_h100::{fit_rows, held_out_h, step_rows_h, TRAIN_H};
+use memfit_evidence::cuda::StepRow;
+use memfit_evidence::cuda_h100::{fit_rows, step_rows_h, TRAIN_H};
 use std::collections::HashMap;
 use std::io::Read;
 
@@ -128,17 +129,7 @@ fn step_times_on_the_h100() {
             .collect();
         memfit_evidence::stats::median_max(e)
     };
-    for r in &rows {
-        println!(
-            "{:4} {:18} measured {:.3} s memfit {:.3} s {:+6.1} %{}",
-            r.id,
-            r.model,
-            r.measured_s,
-            r.step_s,
-            100.0 * r.rel_error(),
-            if held_out_h(&r.id) { "  held out" } else { "" }
-        );
-    }
+    print_steps(&rows);
     let (cal, held) = (split(false), split(true));
     println!(
         "calibration median {:.1} % max {:.1} %",
@@ -161,17 +152,7 @@ fn fp32_steps_with_tf32_on() {
     let (rows, failed) = step_rows_h_tf32();
     assert!(failed.is_empty(), "{failed:?}");
     assert_eq!(rows.len(), 11);
-    for r in &rows {
-        println!(
-            "{:4} {:18} measured {:.3} s memfit {:.3} s {:+6.1} %{}",
-            r.id,
-            r.model,
-            r.measured_s,
-            r.step_s,
-            100.0 * r.rel_error(),
-            if r.held_out { "  held out" } else { "" }
-        );
-    }
+    print_steps(&rows);
     let e: Vec<f64> = rows.iter().map(|r| r.rel_error().abs()).collect();
     let (median, max) = memfit_evidence::stats::median_max(e);
     println!(
@@ -189,4 +170,18 @@ fn fp32_steps_with_tf32_on() {
         .collect();
     assert_eq!(far, ["C19", "D36"]);
     assert!(median <= 0.06, "{median}");
+}
+
+fn print_steps(rows: &[StepRow]) {
+    for r in rows {
+        println!(
+            "{:4} {:18} measured {:.3} s memfit {:.3} s {:+6.1} %{}",
+            r.id,
+            r.model,
+            r.measured_s,
+            r.step_s,
+            100.0 * r.rel_error(),
+            if r.held_out { "  held out" } else { "" }
+        );
+    }
 }
