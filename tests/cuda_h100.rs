@@ -185,3 +185,38 @@ fn print_steps(rows: &[StepRow]) {
         );
     }
 }
+
+/// The GEMM memory floor (`Hw::gemm_floor_s`) against the expert GEMMs measured at small M
+/// (`set: moe`): for the wide experts (Mixtral 8×7B, DeepSeek-V3: K·N ≥ 14.7 M) at 16 and 64
+/// tokens an expert, memfit's rate is within 1.25 times `torch._grouped_mm`'s over 32 experts
+/// (the size curve alone gave up to 8.3 times: 325 TFLOP/s where 39 ran).
+#[test]
+fn wide_expert_gemms_at_small_m_meet_their_memory_floor() {
+    use memfit_core::steptime::hardware::Hw;
+    let s = memfit_core::contract::query::decode("framework=megatron&gpu=h100-80")
+        .0
+        .scenario;
+    let hw = Hw::of(&s);
+    let text = std::fs::read_to_string("tests/data/cuda_h100/gemm.jsonl").unwrap();
+    let mut n = 0;
+    for r in text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+    {
+        let f = |k: &str| r[k].as_f64().unwrap_or(0.0);
+        let (m, k, nn) = (f("M"), f("K"), f("N"));
+        if r["set"].as_str() != Some("moe") || m > 64.0 || k * nn < 14.0e6 {
+            continue;
+        }
+        n += 1;
+        let memfit = 2.0 * m * k * nn / hw.gemm_mkn_s(m, k, nn, 1.0) / 1e12;
+        let grouped = f("grouped_fwd_tflops");
+        let ratio = memfit / grouped;
+        println!(
+            "{}: memfit {memfit:.0} TFLOP/s, grouped {grouped:.0}, ×{ratio:.2}",
+            r["label"]
+        );
+        assert!((0.8..=1.25).contains(&ratio), "{}: ×{ratio:.2}", r["label"]);
+    }
+    assert_eq!(n, 8);
+}

@@ -105,6 +105,9 @@ pub struct Hw {
     /// Hugging Face modules, whose vocabulary is not padded (Megatron and DeepSpeed pad it
     /// to `128·t`; fp32 on the CUDA cores has no such rule).
     pub misaligned_slow: bool,
+    /// Bytes of a GEMM's input element (fp8 1, 16-bit 2, fp32 4) and of its output (fp8
+    /// writes 16-bit): the traffic of [`Hw::gemm_mkn_s`]'s memory floor.
+    pub gemm_bytes: (f64, f64),
 }
 
 /// The peak of fp32 training's matmuls, TFLOP/s: tf32 tensor cores where tf32 is on
@@ -178,6 +181,11 @@ impl Hw {
             table,
             fp8,
             misaligned_slow: !plain_fp32(s, p) && super::eager::applies(s),
+            gemm_bytes: match s.numerics.precision {
+                Precision::Fp8 if fp8 => (1.0, 2.0),
+                Precision::Fp32 => (4.0, 4.0),
+                _ => (2.0, 2.0),
+            },
             tflops16,
             ceiling16,
             sms: p.sms as f64,
@@ -268,10 +276,35 @@ impl Hw {
         } else {
             1.0
         };
-        slow * match self.table {
-            Some(t) => count * gflop * 1e9 / (peak * 1e12 * e(t).max(1e-3)),
-            None => curve(count * gflop),
-        }
+        let compute = slow
+            * match self.table {
+                Some(t) => count * gflop * 1e9 / (peak * 1e12 * e(t).max(1e-3)),
+                None => curve(count * gflop),
+            };
+        compute.max(count * self.gemm_floor_s(m, k, n))
+    }
+
+    /// The memory floor of one GEMM: its operands read and its result written once at the
+    /// measured copy rate, seconds. It binds where `M` is small (a few tokens per expert,
+    /// decoding): the weights are read whole for few rows.
+    ///
+    /// # Formula
+    /// `t ≥ ((m·k + k·n)·b_in + m·n·b_out) / (0.89·B_HBM)` (bytes over B/s; `b` the element
+    /// bytes, [`Hw::gemm_bytes`]; 0.89 the copy rate measured over the data sheet's,
+    /// `eager::HBM_COPY`).
+    ///
+    /// Measured (`tests/data/cuda_h100/gemm.jsonl`, `set: moe`, bf16 on an H100): one expert of
+    /// Mixtral 8×7B (4,096 → 28,672) at 16 tokens ran at 37.6 TFLOP/s (its floor: 235 MB in
+    /// 78.8 µs, 47.7 TFLOP/s; the size curve alone said 325); DeepSeek-V3's (7,168 → 4,096) at
+    /// 64 tokens at 121 (floor 193). At 1,024 tokens and over no measured expert GEMM is near
+    /// its floor.
+    ///
+    /// # Example
+    /// H100 SXM bf16, 16 × 4,096 · 4,096 × 28,672: (65,536 + 117,440,512)·2 + 458,752·2 B =
+    /// 235.9 MB at 0.89·3,350 GB/s = 2,982 GB/s: 79.1 µs.
+    pub fn gemm_floor_s(&self, m: f64, k: f64, n: f64) -> f64 {
+        let (b_in, b_out) = self.gemm_bytes;
+        ((m * k + k * n) * b_in + m * n * b_out) / (super::eager::HBM_COPY * self.hbm * 1e9)
     }
 }
 
@@ -398,5 +431,24 @@ mod tests {
                 p.id
             );
         }
+    }
+
+    /// The doc example of [`Hw::gemm_floor_s`], by hand: (16·4,096 + 4,096·28,672)·2 +
+    /// 16·28,672·2 = 235,929,600 B at 0.8902·3,350e9 B/s.
+    #[test]
+    fn gemm_floor_by_hand() {
+        let s = crate::contract::query::decode("framework=megatron&gpu=h100-80")
+            .0
+            .scenario;
+        let hw = Hw::of(&s);
+        let bytes = (16.0 * 4096.0 + 4096.0 * 28672.0) * 2.0 + 16.0 * 28672.0 * 2.0;
+        assert_eq!(bytes, 235_929_600.0);
+        let t = bytes / (4.273 / 4.8 * 3350e9);
+        assert!((hw.gemm_floor_s(16.0, 4096.0, 28672.0) - t).abs() < 1e-12);
+        assert!((t - 79.1e-6).abs() < 0.1e-6);
+        // The floor binds there, and not at a dense training shape.
+        assert_eq!(hw.gemm_mkn_s(16.0, 4096.0, 28672.0, 1.0), t);
+        let dense = hw.gemm_mkn_s(8192.0, 4096.0, 4096.0, 1.0);
+        assert!(dense > hw.gemm_floor_s(8192.0, 4096.0, 4096.0) * 3.0);
     }
 }
