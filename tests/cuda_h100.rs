@@ -160,16 +160,16 @@ fn fp32_steps_with_tf32_on() {
         100.0 * median,
         100.0 * max
     );
-    // The two beyond 15 % are the multi-head (no GQA) models, whose fp32 SDPA runs the
-    // memory-efficient kernel: its time does not shrink with TF32, which memfit's attention
-    // does not know yet (named in docs/steptime.md).
+    // The multi-head (no GQA) models' fp32 SDPA runs the memory-efficient kernel on the CUDA
+    // cores, TF32 or not (`FP32_SDPA_SHARE`): C19 −33.8 → −0.7 %. Beyond 15 %: D36 (held out,
+    // Phi-3 mini, head size 96), −20.6 % (was −30.1).
     let far: Vec<&str> = rows
         .iter()
         .filter(|r| r.rel_error().abs() > 0.15)
         .map(|r| r.id.as_str())
         .collect();
-    assert_eq!(far, ["C19", "D36"]);
-    assert!(median <= 0.06, "{median}");
+    assert_eq!(far, ["D36"]);
+    assert!(median <= 0.06 && max <= 0.21, "{median} {max}");
 }
 
 fn print_steps(rows: &[StepRow]) {

@@ -308,23 +308,23 @@ impl Hw {
     }
 }
 
-/// The best-shape efficiency of plain fp32 matmuls on an H200's CUDA cores (cuBLAS SGEMM,
-/// PyTorch's default `allow_tf32 = False`), over its 67 TFLOP/s.
+/// The best-shape efficiency of plain fp32 matmuls on an H200's (and H100 SXM's) CUDA cores
+/// (cuBLAS SGEMM, PyTorch's default `allow_tf32 = False`), over their 67 TFLOP/s.
 ///
-/// Calibrated, not measured by a GEMM benchmark (`gemm.jsonl` has bf16 and fp8 only): the
-/// fp32 `transformers` step C19 (SmolLM2 1.7B: no GQA, so SDPA's memory-efficient kernel, its
-/// step GEMM-bound) took 1.15 times memfit's at the 16-bit ceiling of 0.80 with every other
-/// mechanism in place: 0.80/1.15 ≈ 0.68, 45.6 TFLOP/s. Checked on the other fp32 steps: C04
-/// and C23 (whose SDPA runs the math fallback in fp32, GQA) come out +4.7 and +3.2 %, C07
-/// −0.1 %, C22 −6.1 %, C02 (eager attention) +9.4 %. The H100 SXM takes it too: the same
-/// fp32 GEMMs measured on one (`tests/data/cuda_h100/gemm.jsonl`, set "small", 60 shapes) ran
-/// at 0.95–1.17 times the H200's time, median 1.00. Other GPUs keep their 16-bit ceiling for
-/// fp32.
+/// Measured: the fp32 forward GEMMs at the linear layers of six small models
+/// (`tests/data/cuda_h200_d/gemm.jsonl`, set "small", M = 4,096 and 16,384) ran at 49.6
+/// TFLOP/s median, 0.74 of 67 (35.5–44 at the narrowest shapes); the same 60 shapes on an H100
+/// SXM (`tests/data/cuda_h100/gemm.jsonl`) at 0.95–1.17 times the H200's time, median 1.00.
+/// Until the seventh session this was 0.68, calibrated on the step C19 with its attention
+/// charged at FlashAttention's 16-bit rate; with that attention on the CUDA cores
+/// ([`FP32_SDPA_SHARE`]) the measured rate fits: fp32 steps on the H200, C02 +9.4 → +4.5 %,
+/// C04 +5.9 → +0.1 %, C19 +2.0 → +5.5 %, C22 −6.1 → +0.5 %, C23 +4.4 → −1.2 %. Other GPUs
+/// keep their 16-bit ceiling for fp32.
 ///
 /// # Example
 /// H200, `precision=fp32`, a 137 GFLOP GEMM: F_½ scaled to the CUDA cores 4·67/989.4 =
-/// 0.27 GFLOP, e = 0.68·137/137.27 = 0.679, t = 137e9/(67e12·0.679) = 3.01 ms.
-pub(crate) const FP32_CEILING_H200: f64 = 0.68;
+/// 0.27 GFLOP, e = 0.74·137/137.27 = 0.739, t = 137e9/(67e12·0.739) = 2.77 ms.
+pub(crate) const FP32_CEILING_H200: f64 = 0.74;
 
 /// The share of its rate a tensor-core GEMM keeps when its K or N (a leading dimension in
 /// PyTorch's row-major layout; M never is) is not a multiple of 8 values (16 B of a 16-bit
@@ -396,6 +396,28 @@ pub(crate) fn attention_efficiency(s: &Scenario) -> f64 {
 
 /// Backward attention work over forward (FlashAttention recomputes the scores: 2.5×).
 pub(crate) const ATTENTION_BACKWARD: f64 = 2.5;
+
+/// PyTorch SDPA's memory-efficient kernel in fp32 (multi-head attention under
+/// `precision=fp32`, where FlashAttention takes no fp32; grouped-query attention runs the
+/// math fallback instead): its share of the GPU's plain fp32 peak, forward and backward
+/// alike. The kernel computes on the CUDA cores whatever `allow_tf32` says: TF32 speeds up
+/// the linear layers, not it.
+///
+/// # Formula
+/// `t_attn = F_attn / (0.38 · P_fp32)` per pass (s; `F_attn` the causal attention FLOPs,
+/// `P_fp32` the plain fp32 peak, 67 TFLOP/s on Hopper).
+///
+/// Calibrated on one run (**calibrated**): C19 (SmolLM2 1.7B, 32 heads of 64, 4 × 2,048, fp32)
+/// measured with TF32 on an H100 (`tests/data/cuda_h100/tf32/train.jsonl`, calibration) took
+/// 0.631 s where memfit with its attention at FlashAttention's rate gave 0.417: the 0.214 s
+/// more over the 5.77 TFLOP of its 24 layers' attention (forward + backward) leaves 25.3
+/// TFLOP/s, 0.38 of 67. TF32 runs after (11): median 4.5 %, max 20.6 % (D36, held out, Phi-3
+/// mini's head size 96; was −30.1 %); C19 −33.8 → −0.7 %.
+///
+/// # Example
+/// C19's step on an H200: 24 · 3.5 · 68.7 GFLOP = 5.77 TFLOP at 0.38 · 67 = 25.5 TFLOP/s:
+/// 0.227 s of attention.
+pub(crate) const FP32_SDPA_SHARE: f64 = 0.38;
 
 /// FP8 GEMMs' best-shape efficiency, MAMF over the dense fp8 peak (stas00/ml-engineering
 /// 744d01e, `compute/accelerator/README.md`, FP8 `float8_e4m3fn` table): H100 SXM 1,402.6

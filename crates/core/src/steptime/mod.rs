@@ -333,6 +333,8 @@ fn gemm_time(x: &Ctx, y: &flops::Gemm, eager_hf: bool) -> f64 {
 ///   window the sequence reaches) over the full `s²`, the dense mask leaving no causal
 ///   block to skip, at FlashAttention's rate (the CUTLASS kernel is not measured; it is
 ///   not faster).
+/// - `attn=sdpa` in fp32 without grouped-query attention runs the memory-efficient kernel on
+///   the CUDA cores, TF32 or not ([`hardware::FP32_SDPA_SHARE`]).
 /// - FlashAttention on a GPU with a measured table (H200, H100 SXM) outside Megatron: the
 ///   measured rate by the call's size
 ///   ([`gemm_table::flash_h200_tflops`]).
@@ -356,8 +358,12 @@ fn attention_time(x: &Ctx, w: &flops::BlockWork) -> f64 {
         Some(SdpaKernel::Efficient { masked: true }) => 2.0 * w.attention_flops,
         _ => w.attention_flops,
     };
+    let fp32 = s.numerics.precision == Precision::Fp32;
     match s.activations.attn {
         _ if kernel == Some(SdpaKernel::Math) => eager_attention(x, true),
+        _ if fp32 && matches!(kernel, Some(SdpaKernel::Efficient { .. })) => {
+            work / (perf(&s.cluster.gpu).tflops_fp32 * 1e12 * FP32_SDPA_SHARE)
+        }
         Attn::Eager => eager_attention(x, false),
         Attn::Flash1 => w.attention_flops / (peak16 * attention_efficiency(s)),
         _ if gemm_table::table(&s.cluster.gpu).is_some()
