@@ -165,6 +165,28 @@ pub struct CudaTable {
     /// `per_gpu_bytes` against `max_memory_reserved` + the CUDA context (training runs).
     #[serde(default)]
     pub reserved: ReservedSplit,
+    /// Set H: the same training runs on an H100, memfit's verdict against whether they ran.
+    #[serde(default)]
+    pub h100: Option<Verdicts>,
+}
+
+/// Fit verdicts against runs that ran or ran out of memory on one GPU.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct Verdicts {
+    /// The GPU.
+    pub device: String,
+    /// Runs compared.
+    pub n: usize,
+    /// Of those, how many ran out of memory.
+    pub oom: usize,
+    /// Verdicts right.
+    pub right: usize,
+    /// Held-out runs compared.
+    pub held_out_n: usize,
+    /// Held-out verdicts right.
+    pub held_out_right: usize,
+    /// The runs whose verdict is wrong.
+    pub wrong: Vec<String>,
 }
 
 /// What runs out, `per_gpu_bytes` against reserved + context: calibration and held out, all
@@ -214,6 +236,9 @@ pub struct TrainGenerate {
 ///                                                   generate: Part { n: 4, median: 0.004, max: 0.004 } },
 ///                       ..Default::default() };
 /// assert!(cuda_summary(&t).contains("held out (a third of its runs, set aside before they were measured; read once) training 12 runs, median |error| 0.1 %, max 14.1 %"));
+/// t.h100 = Some(memfit::present::Verdicts { device: "H100 80GB HBM3".into(), n: 62, oom: 14,
+///     right: 61, held_out_n: 20, held_out_right: 20, wrong: vec!["D29".into()] });
+/// assert!(cuda_summary(&t).contains("H100 80GB HBM3 (14 of 62 ran out of memory there): memfit's fits / does not fit right for 61 of 62 (held out 20 of 20; wrong: D29)"));
 /// ```
 pub fn cuda_summary(t: &CudaTable) -> String {
     let mut s = first_set_summary(t);
@@ -223,6 +248,19 @@ pub fn cuda_summary(t: &CudaTable) -> String {
         s.push_str(&format!(
             " Set D, measured the same way: held out (a third of its runs, set aside before they were measured; read once) training {}, generate {}; calibration training {}, generate {}.",
             p(&h.train), p(&h.generate), p(&c.train), p(&c.generate)
+        ));
+    }
+    if let Some(v) = &t.h100 {
+        s.push_str(&format!(
+            " The same training runs on an {} ({} of {} ran out of memory there): memfit's fits / does not fit right for {} of {} (held out {} of {}; wrong: {}).",
+            v.device,
+            v.oom,
+            v.n,
+            v.right,
+            v.n,
+            v.held_out_right,
+            v.held_out_n,
+            if v.wrong.is_empty() { "none".to_string() } else { v.wrong.join(", ") }
         ));
     }
     let r = &t.reserved;

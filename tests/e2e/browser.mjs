@@ -1000,6 +1000,10 @@ await test('accuracy panel: fetched on opening; the published runs, the same med
   const cudaSummary = await page.getByTestId('cuda-summary').textContent();
   check(cudaSummary.includes('Calibration only') && cudaSummary.includes('training (24 runs)')
     && cudaSummary.includes('Set D, measured the same way: held out') && cudaSummary.includes('training 12 runs'), `CUDA summary: ${cudaSummary}`);
+  // Set H: the verdicts on the H100, counted from its runs (those with an error ran out of memory).
+  const hRuns = (await readFile('tests/data/cuda_h100/train.jsonl', 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+  const hOom = hRuns.filter((r) => r.error).length;
+  check(cudaSummary.includes(`(${hOom} of ${hRuns.length} ran out of memory there)`) && cudaSummary.includes('held out 20 of 20'), `CUDA summary, set H: ${cudaSummary}`);
   const cudaHref = await page.getByTestId('cuda-row').first().locator('a').getAttribute('href');
   const cudaCell = await page.getByTestId('cuda-row').first().locator('td').nth(3).textContent();
   const cudaCli = cliJson(cudaHref.slice(1));
