@@ -220,3 +220,46 @@ fn wide_expert_gemms_at_small_m_meet_their_memory_floor() {
     }
     assert_eq!(n, 8);
 }
+
+/// The allocated peaks on the H100 against memfit's on `h100-80`: the same bytes as on the H200
+/// (the held-out third read once, after the seventh session's changes).
+#[test]
+fn allocated_peaks_on_the_h100() {
+    use memfit_evidence::cuda::CudaRow;
+    use memfit_evidence::cuda_h100::rows_h;
+    let (rows, failed) = rows_h();
+    assert!(failed.is_empty(), "{failed:?}");
+    let part = |kind: &str, held: bool| {
+        let r: Vec<&CudaRow> = rows
+            .iter()
+            .filter(|r| r.kind == kind && held_out(&r.id) == held)
+            .collect();
+        let e: Vec<f64> = r.iter().map(|r| r.rel_error().abs()).collect();
+        let (median, max) = memfit_evidence::stats::median_max(e);
+        (r.len(), median, max)
+    };
+    for (kind, held) in [
+        ("train", false),
+        ("train", true),
+        ("generate", false),
+        ("generate", true),
+    ] {
+        let (n, median, max) = part(kind, held);
+        println!(
+            "{kind} {}: {n} runs, median {:.2} %, max {:.2} %",
+            if held { "held out" } else { "calibration" },
+            100.0 * median,
+            100.0 * max
+        );
+    }
+    let (n, median, max) = part("train", true);
+    assert_eq!(n, 15);
+    assert!(median <= 0.01 && max <= 0.04, "{median} {max}");
+    let (n, median, max) = part("generate", true);
+    assert_eq!(n, 6);
+    assert!(median <= 0.01 && max <= 0.03, "{median} {max}");
+}
+
+fn held_out(id: &str) -> bool {
+    memfit_evidence::cuda_h100::held_out_h(id)
+}

@@ -154,16 +154,21 @@ type Part = (
 /// Every run that ran (the out-of-memory runs have no config) compared; runs whose
 /// settings cannot be built are returned beside, with why.
 pub fn rows() -> (Vec<CudaRow>, Vec<(String, String)>) {
-    rows_of(TRAIN, INFER)
+    rows_of(TRAIN, INFER, "h200")
 }
 
 /// [`rows`] for set D (`tests/data/cuda_h200_d`): calibration and held-out runs alike (split
 /// them with [`held_out`]).
 pub fn rows_d() -> (Vec<CudaRow>, Vec<(String, String)>) {
-    rows_of(TRAIN_D, INFER_D)
+    rows_of(TRAIN_D, INFER_D, "h200")
 }
 
-fn rows_of(train: &'static str, infer: &'static str) -> (Vec<CudaRow>, Vec<(String, String)>) {
+/// The rows of a training and a `generate` file, their keys on the GPU preset `gpu`.
+pub(crate) fn rows_of(
+    train: &'static str,
+    infer: &'static str,
+    gpu: &str,
+) -> (Vec<CudaRow>, Vec<(String, String)>) {
     let mut out = Vec::new();
     let mut failed = Vec::new();
     let parts: [Part; 2] = [
@@ -175,7 +180,8 @@ fn rows_of(train: &'static str, infer: &'static str) -> (Vec<CudaRow>, Vec<(Stri
     for (kind, text, keys, peak) in parts {
         for r in runs(text).iter().filter(|r| r.get("error").is_none()) {
             let id = r["id"].as_str().unwrap_or("").to_string();
-            let (Some(measured), Ok(s)) = (peak(r), settings(r, &keys(r))) else {
+            let q = keys(r).replace("gpu=h200", &format!("gpu={gpu}"));
+            let (Some(measured), Ok(s)) = (peak(r), settings(r, &q)) else {
                 failed.push((id, "no peak or settings refused".into()));
                 continue;
             };

@@ -14,6 +14,8 @@ pub const TRAIN_H: &str = include_str!("../../../tests/data/cuda_h100/train.json
 pub const TRAINER_H: &str = include_str!("../../../tests/data/cuda_h100/trainer.jsonl");
 /// The fp32 runs again with TF32 on (`tf32/train.jsonl`, `--tf32`).
 pub const TRAIN_H_TF32: &str = include_str!("../../../tests/data/cuda_h100/tf32/train.jsonl");
+/// Set H's `generate` runs.
+pub const INFER_H: &str = include_str!("../../../tests/data/cuda_h100/infer.jsonl");
 /// The training list again, for the spread between two runs of one step (`repeat/`, C01–D20).
 pub const TRAIN_H_REPEAT: &str = include_str!("../../../tests/data/cuda_h100/repeat/train.jsonl");
 /// The H200 sets, for the configs of runs that ran out of memory on the H100 (whose records
@@ -29,6 +31,12 @@ pub const GPU: &str = "h100-80";
 pub fn held_out_h(id: &str) -> bool {
     let digits: String = id.chars().filter(char::is_ascii_digit).collect();
     digits.parse::<u32>().is_ok_and(|n| n.is_multiple_of(3))
+}
+
+/// Set H's allocated peaks (training and `generate`) against memfit's on `h100-80`, the
+/// runs that ran (split them with [`held_out_h`]).
+pub fn rows_h() -> (Vec<crate::cuda::CudaRow>, Vec<(String, String)>) {
+    crate::cuda::rows_of(TRAIN_H, INFER_H, GPU)
 }
 
 /// Set H's steps against memfit's on `h100-80`.
