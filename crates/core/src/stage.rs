@@ -172,7 +172,11 @@ fn retry_note(s: &Scenario, r: &crate::opstream::Replayed) -> String {
     if r.oom {
         format!("; out of memory: a new segment does not fit the {cap:.2} GiB CUDA leaves the allocator even after it released its cached segments (R is the replay without that bound)")
     } else if r.retries > 0 {
-        format!("; the allocator released its cached segments {} time(s) to stay within the {cap:.2} GiB CUDA leaves it", r.retries)
+        let n = match r.retries {
+            1 => "once".to_string(),
+            n => format!("{n} times"),
+        };
+        format!("; the allocator released its cached segments {n} to stay within the {cap:.2} GiB CUDA leaves it")
     } else {
         String::new()
     }
