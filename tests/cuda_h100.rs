@@ -263,3 +263,36 @@ fn allocated_peaks_on_the_h100() {
 fn held_out(id: &str) -> bool {
     memfit_evidence::cuda_h100::held_out_h(id)
 }
+
+/// What runs out on the H100: memfit's per-GPU figure against `max_memory_reserved` + the
+/// context, calibration and held out apart (the held-out third read once).
+#[test]
+fn reserved_on_the_h100() {
+    use memfit_evidence::cuda::reserved_stats;
+    use memfit_evidence::cuda_h100::rows_h;
+    let (rows, _) = rows_h();
+    let cal = reserved_stats(&rows, |r| r.kind == "train" && !held_out(&r.id));
+    let held = reserved_stats(&rows, |r| r.kind == "train" && held_out(&r.id));
+    for r in rows.iter().filter(|r| r.kind == "train") {
+        println!(
+            "{:4} {:18} per GPU {:+6.2} % of reserved + context{}",
+            r.id,
+            r.model,
+            100.0 * r.reserved_error().unwrap_or(f64::NAN),
+            if held_out(&r.id) { "  held out" } else { "" }
+        );
+    }
+    println!("calibration {cal:?}\nheld out {held:?}");
+    assert_eq!((cal.0, held.0), (33, 15));
+    assert!(cal.1 <= 0.005 && cal.2 <= 0.04, "{cal:?}");
+    // Held out: median 0.5 %; the largest, D18 (SmolLM2, eager, checkpointed), −11.0 %, is the
+    // allocator's own spread: the same run measured again in the same session (`repeat/`)
+    // reserved 63.76 GiB, not 71.76, as on the H200 (63.76), where memfit is −0.1 %.
+    assert!(held.1 <= 0.01 && held.2 <= 0.111, "{held:?}");
+    let far: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.kind == "train" && r.reserved_error().is_some_and(|e| e.abs() > 0.06))
+        .map(|r| r.id.as_str())
+        .collect();
+    assert_eq!(far, ["D18"]);
+}
