@@ -96,7 +96,7 @@ const FRAGMENTATION: &[Tok] = &[Var("P", 0), Var("f", 1), Mul, Num(100), DivCeil
 
 /// Whether the run's op-level replay runs out of memory on its GPU even after the caching
 /// allocator released its cached segments ([`crate::allocator::CachingAllocator::capped`]
-/// under [`allocator_cap`]): then it does not fit, whatever the per-GPU
+/// under [`train::allocator_cap`]): then it does not fit, whatever the per-GPU
 /// figure. Measured: set H (`tests/data/cuda_h100`), Phi-4 mini D29 ran out of memory on the
 /// 79.18 GiB H100 at a 75.09 GiB allocated peak.
 pub(crate) fn replay_out_of_memory(s: &Scenario) -> bool {
@@ -109,24 +109,8 @@ fn replayed_gap(s: &Scenario) -> Option<crate::opstream::Replayed> {
         return None;
     }
     let run = crate::opstream::candidate(s)?;
-    let cap = allocator_cap(s);
+    let cap = train::allocator_cap(s);
     crate::opstream::replay(&crate::opstream::Run { cap, ..run })
-}
-
-/// The bytes the caching allocator's segments can take on one GPU: CUDA's total less the
-/// context and the cuBLAS workspaces, which sit beside the op stream
-/// ([`crate::allocator::CachingAllocator::capped`]).
-///
-/// # Formula
-/// `cap = T − C − W` (B): `T` CUDA's total ([`Scenario::cuda_total_bytes`]), `C` the context
-/// ([`Scenario::cuda_context`]), `W` the cuBLAS workspaces. Example: training with
-/// `framework=pytorch&gpu=h100-80`, two 32 MiB workspaces (W = 67,108,864 B):
-/// 85,017,493,504 − 718,274,560 − 67,108,864 = 84,232,110,080 B (78.45 GiB).
-pub(crate) fn allocator_cap(s: &Scenario) -> u64 {
-    let ctx = u64::from(s.cuda_ctx_mib()) << 20;
-    s.cuda_total_bytes()
-        .saturating_sub(ctx)
-        .saturating_sub(train::cublas_workspace_bytes(s))
 }
 
 /// What the caching allocator reserves beyond the event program's allocated peak, from the
@@ -168,7 +152,7 @@ const REPLAYED_GAP: &[Tok] = &[
 /// What the device's bound did to the replay, for the ledger ("" where it never bound).
 fn retry_note(s: &Scenario, r: &crate::opstream::Replayed) -> String {
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-    let cap = gib(allocator_cap(s));
+    let cap = gib(train::allocator_cap(s));
     if r.oom {
         format!("; out of memory: a new segment does not fit the {cap:.2} GiB CUDA leaves the allocator even after it released its cached segments (R is the replay without that bound)")
     } else if r.retries > 0 {

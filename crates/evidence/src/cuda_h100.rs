@@ -126,3 +126,21 @@ pub fn fit_rows() -> (Vec<FitRow>, Vec<(String, String)>) {
     }
     (out, failed)
 }
+
+/// Set H's fit verdicts for the page ("cuda" → "h100"): memfit on `h100-80` against whether
+/// each training run ran there ([`fit_rows`]).
+pub fn verdicts_json() -> serde_json::Value {
+    let (rows, _) = fit_rows();
+    let right = |held: bool| {
+        let r: Vec<_> = rows.iter().filter(|r| !held || r.held_out).collect();
+        (r.len(), r.iter().filter(|r| r.ran == r.fits).count())
+    };
+    let ((n, ok), (hn, hok)) = (right(false), right(true));
+    let wrong: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.ran != r.fits)
+        .map(|r| r.id.as_str())
+        .collect();
+    serde_json::json!({"device": "H100 80GB HBM3", "n": n, "oom": rows.iter().filter(|r| !r.ran).count(),
+           "right": ok, "held_out_n": hn, "held_out_right": hok, "wrong": wrong})
+}

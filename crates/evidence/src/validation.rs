@@ -443,26 +443,8 @@ fn cuda_json() -> Value {
            "set_d": {"calibration": d_part(false), "held_out": d_part(true)},
            "reserved": {"calibration": res(&cal, false), "held_out": res(&held, false),
                         "calibration_op": res(&cal, true), "held_out_op": res(&held, true)},
-           "h100": h100_json(),
+           "h100": crate::cuda_h100::verdicts_json(),
            "device": "NVIDIA H200", "torch": "2.11.0+cu130", "transformers": "5.17.0"})
-}
-
-/// Set H's fit verdicts for the page ("cuda" → "h100"): memfit on `h100-80` against whether
-/// each training run ran there (`crate::cuda_h100::fit_rows`).
-fn h100_json() -> Value {
-    let (rows, _) = crate::cuda_h100::fit_rows();
-    let right = |held: bool| {
-        let r: Vec<_> = rows.iter().filter(|r| !held || r.held_out).collect();
-        (r.len(), r.iter().filter(|r| r.ran == r.fits).count())
-    };
-    let ((n, ok), (hn, hok)) = (right(false), right(true));
-    let wrong: Vec<&str> = rows
-        .iter()
-        .filter(|r| r.ran != r.fits)
-        .map(|r| r.id.as_str())
-        .collect();
-    json!({"device": "H100 80GB HBM3", "n": n, "oom": rows.iter().filter(|r| !r.ran).count(),
-           "right": ok, "held_out_n": hn, "held_out_right": hok, "wrong": wrong})
 }
 
 /// The markdown report.

@@ -42,28 +42,6 @@ pub const HBM_COPY: f64 = 4.273 / 4.8;
 /// at the copy rate).
 pub const COMPOSED_RATE: f64 = 0.452;
 
-/// The composed kernels' rate, B/s, on a GPU of `sms` streaming multiprocessors and
-/// `hbm_gbps` GB/s of HBM: [`COMPOSED_RATE`] of the H200's data-sheet HBM rate as an absolute
-/// rate of the SMs that issue those strided, unvectorized loops (scaled by the SM count),
-/// never above the GPU's copy rate.
-///
-/// # Formula
-/// `r = min(0.452·4,800e9·n_SM/132, HBM_COPY·B_HBM)` (B/s; `n_SM` the preset's
-/// streaming multiprocessors, `B_HBM` its data-sheet HBM rate).
-///
-/// Measured (set H, `tests/data/cuda_h100`): the same `transformers` steps on an H100 SXM
-/// (132 SMs at the H200's clocks, HBM3 3.35 TB/s against 4.8; copy measured 3.01 against
-/// 4.27 TB/s) took 1.02–1.30 times the H200's (bf16 median 1.11), where charging these
-/// kernels at 0.452 of the H100's HBM rate predicted 1.11–1.36 (the H100 calibration third:
-/// median +7.4 %, max +23.9 %, all but 8 of 33 over). The SMs, not HBM, bound them.
-///
-/// # Example
-/// H200: min(2,170, 4,273) GB/s = 2,170 (unchanged); H100 SXM: min(2,170, 2,982) = 2,170
-/// (was 1,514); A100 (108 SMs): min(1,775, 1,815) = 1,775.
-pub fn composed_rate(sms: u32, hbm_gbps: f64) -> f64 {
-    (COMPOSED_RATE * 4800e9 * f64::from(sms) / 132.0).min(HBM_COPY * hbm_gbps * 1e9)
-}
-
 /// The launch cost of one small kernel, seconds (`gemm.jsonl`'s `launch_overhead_add`: an
 /// `add` of two tiny tensors, 7.34 µs each over 1,000 launches). The optimizer's host work per
 /// parameter tensor is of the same size (see [`optimizer_s`]).

@@ -4,14 +4,14 @@
 //!
 //! Every constant is a physical measurement (GEMM throughput by shape and size, NCCL bus
 //! bandwidth, FlashAttention's rates), cited where it is defined. Five are calibrated on
-//! the phases of the H200 `transformers` steps (`tests/data/cuda_h200/train.jsonl` and set
-//! D's calibration half) and say so: the H200's plain-fp32 GEMM ceiling
-//! ([`hardware::FP32_CEILING_H200`]), the exposed launches of a Hugging Face MoE expert loop
+//! the phases of the `transformers` steps (`tests/data/cuda_h200/train.jsonl`, set D's
+//! calibration half, set H's C19 under TF32) and say so: fp32 SDPA's share of the fp32 peak
+//! ([`hardware::FP32_SDPA_SHARE`]), the exposed launches of a Hugging Face MoE expert loop
 //! ([`eager::EXPERT_LAUNCHES`]), the optimizer's host time a step ([`eager::HOST_STEP_S`])
 //! and per adapter tensor ([`adapters::ADAPTER_TENSOR_S`]), and the rate of the Hugging Face
-//! RMSNorm's and RoPE's composed kernels ([`eager::COMPOSED_RATE`]). The published training runs in
-//! `tests/data/train_runs.json` test the result (`tests/step_time.rs`), and the H200 steps
-//! `tests/cuda_measured.rs`.
+//! RMSNorm's and RoPE's composed kernels ([`eager::COMPOSED_RATE`],
+//! [`hardware::composed_rate`]). The published training runs in `tests/data/train_runs.json`
+//! test the result (`tests/step_time.rs`), and the H200 steps `tests/cuda_measured.rs`.
 
 mod adapters;
 mod collectives;
@@ -258,7 +258,7 @@ fn block(x: &Ctx) -> Block {
     let e = if eager_hf {
         let (flat, composed) = eager::elementwise_split(s, arch, x.tokens, x.t);
         flat / (hw.hbm * 1e9 * eager::HBM_COPY)
-            + composed / eager::composed_rate(hardware::perf(&s.cluster.gpu).sms, hw.hbm)
+            + composed / hardware::composed_rate(perf(&s.cluster.gpu).sms, hw.hbm)
     } else {
         w.elementwise_bytes / bw
     };

@@ -107,6 +107,22 @@ pub(crate) fn cublas_workspace_bytes(s: &Scenario) -> u64 {
     cublas_handles(s).map_or(0, |(n, kib)| (n * kib * 1024) as u64)
 }
 
+/// The bytes the caching allocator's segments can take on one GPU: CUDA's total less the
+/// context and the cuBLAS workspaces, which sit beside the op stream
+/// ([`crate::allocator::CachingAllocator::capped`]).
+///
+/// # Formula
+/// `cap = T − C − W` (B): `T` CUDA's total ([`Scenario::cuda_total_bytes`]), `C` the context
+/// ([`Scenario::cuda_context`]), `W` the cuBLAS workspaces. Example: training with
+/// `framework=pytorch&gpu=h100-80`, two 32 MiB workspaces (W = 67,108,864 B):
+/// 85,017,493,504 − 718,274,560 − 67,108,864 = 84,232,110,080 B (78.45 GiB).
+pub(crate) fn allocator_cap(s: &Scenario) -> u64 {
+    let ctx = u64::from(s.cuda_ctx_mib()) << 20;
+    s.cuda_total_bytes()
+        .saturating_sub(ctx)
+        .saturating_sub(cublas_workspace_bytes(s))
+}
+
 /// DeepSpeed's ZeRO communication buckets (training, ZeRO ≥ 1, not FSDP): the gradient
 /// reduce bucket in backward (doubled with `overlap_comm`), the updated-parameter
 /// all-gather bucket in the step (stages 1/2) or the stage-3 parameter prefetch.
