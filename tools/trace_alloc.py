@@ -111,7 +111,34 @@ def sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, en
         r = q.shape[-3] // k.shape[-3]
         k = k.repeat_interleave(r, dim=-3)
         v = v.repeat_interleave(r, dim=-3)
+    if q.device.type == "meta" and dropout_p == 0.0:
+        return _math_cuda(q, k, v, attn_mask, is_causal, scale)
     return torch.ops.aten._scaled_dot_product_attention_math(q, k, v, attn_mask, dropout_p, is_causal, scale=scale)[0]
+
+
+def _math_cuda(q, k, v, attn_mask, is_causal, scale):
+    """SDPA's math fallback as CUDA runs it (torch 2.11, read off the real allocator traces of the
+    fp32 grouped-query calibration runs C04 and D29): q and k each scaled by sqrt(scale), the
+    scores' product, the mask added in place, the softmax (whose backward holds CUDA's temporary
+    of the scores' size, `_EagerSoftmax`), a bool of the scores' size made and dropped after it
+    (`_safe_softmax`'s check for fully masked rows), then the product with v. torch 2.15's math
+    op on the meta device adds the mask out of place and has neither temporary."""
+    import math
+    L, S, d = q.shape[-2], k.shape[-2], q.shape[-1]
+    sf = math.sqrt(scale if scale is not None else 1.0 / math.sqrt(d))
+    if is_causal:
+        attn_mask = torch.ones(L, S, dtype=torch.bool, device=q.device).tril()
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        zero = torch.zeros((), dtype=q.dtype, device=q.device)
+        ninf = torch.full((), float("-inf"), dtype=q.dtype, device=q.device)
+        attn_mask = torch.where(attn_mask, zero, ninf)
+    attn = (q * sf) @ (k * sf).transpose(-2, -1)
+    if attn_mask is not None:
+        attn.add_(attn_mask)
+    p = _EagerSoftmax.apply(attn, -1)
+    rows = torch.empty(attn.shape, dtype=torch.bool, device=q.device)  # _safe_softmax's check
+    del rows, attn
+    return p @ v
 
 
 # ---------------------------------------------------------------- CUDA's eager softmax backward
@@ -120,9 +147,9 @@ class _EagerSoftmax(torch.autograd.Function):
     buffer, then a temporary of the same size and dtype, freed as the kernel ends. Every eager
     calibration trace with a real CUDA stream shows it, once per layer and iteration, between
     the softmax's gradient and the release of its saved output (C02, C08, C21, D05, D08, D25,
-    D31: fp32, autocast and pure bf16, with and without checkpointing); SDPA's math path does
-    not (C04, C07, C23). On the meta device `_softmax_backward_data` allocates only the
-    gradient."""
+    D31: fp32, autocast and pure bf16, with and without checkpointing); SDPA's math path holds
+    it too (C04, D29: `_math_cuda`). On the meta device `_softmax_backward_data` allocates only
+    the gradient."""
 
     @staticmethod
     def forward(ctx, x, dim):
