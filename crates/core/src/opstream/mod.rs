@@ -520,14 +520,15 @@ pub fn replayed(run: &Run) -> Option<Replayed> {
         .map(|(resident, events)| {
             let a = replay_dense_on(CachingAllocator::capped(run.cap), &resident, &events);
             // Out of memory: the figures without the bound (what the run would need).
-            let u = if a.oom {
-                replay_dense(&resident, &events)
+            let (max_reserved, max_allocated) = if a.oom {
+                let u = replay_dense(&resident, &events);
+                (u.max_reserved, u.max_allocated)
             } else {
-                a.clone()
+                (a.max_reserved, a.max_allocated)
             };
             Replayed {
-                max_reserved: u.max_reserved,
-                max_allocated: u.max_allocated,
+                max_reserved,
+                max_allocated,
                 retries: a.retries,
                 oom: a.oom,
             }
