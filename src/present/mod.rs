@@ -200,12 +200,8 @@ pub fn best_layouts_count(fitting: u64, listed: usize, shown: usize) -> String {
 /// How many of `names` differ from their defaults in `x` (what an "advanced" group's
 /// summary counts, and whether it opens by itself on a shared link).
 pub fn differing(x: &memfit_core::contract::Settings, names: &[&str]) -> usize {
-    use memfit_core::contract::query::get_key;
-    let d = memfit_core::contract::Settings::default();
-    names
-        .iter()
-        .filter(|k| get_key(x, k) != get_key(&d, k))
-        .count()
+    use memfit_core::contract::query::differs_from_default;
+    names.iter().filter(|k| differs_from_default(x, k)).count()
 }
 
 /// "Advanced: 2 of 11 set" / "Advanced (11, at their defaults)".

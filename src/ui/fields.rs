@@ -5,7 +5,7 @@
 
 use leptos::prelude::*;
 use memfit_core::contract::keys::{key, Key};
-use memfit_core::contract::query::{get_key, set_key};
+use memfit_core::contract::query::set_key;
 use memfit_core::contract::Settings;
 
 /// Applies `value` to `name`; returns the error message when the value is rejected.
@@ -66,7 +66,8 @@ fn KeyInput(
     let error: RwSignal<Option<String>> = RwSignal::new(None);
     // Memos: an input's DOM is touched only when its own value (or placeholder) changes,
     // not on every change of the settings (~70 inputs).
-    let value = Memo::new(move |_| settings.with(|s| get_key(s, name)));
+    // `k.get`, not `get_key(name)`: ~70 memos a keystroke, each would find its key by name.
+    let value = Memo::new(move |_| settings.with(|s| (k.get)(s)));
     let placeholder = Memo::new(move |_| placeholder.get());
     let id = format!("f-{name}");
     let err_id = format!("e-{name}");
@@ -116,7 +117,7 @@ fn KeySelect(
     let id = format!("f-{name}");
     let error: RwSignal<Option<String>> = RwSignal::new(None);
     // A memo: the select and its options are touched only when this key changes.
-    let current = Memo::new(move |_| settings.with(|s| get_key(s, name)));
+    let current = Memo::new(move |_| settings.with(|s| (k.get)(s)));
     view! {
         <div class="field">
             <label for=id.clone()>{k.label}</label>

@@ -110,15 +110,44 @@ pub fn percent_decode(v: &str) -> String {
 /// assert_eq!(decode(&encode(&s)).0, s);
 /// ```
 pub fn encode(s: &Settings) -> String {
-    let d = Settings::default();
-    let mut parts = vec![format!("v={VERSION}")];
-    for k in &KEYS[1..] {
+    let d = defaults();
+    let mut out = format!("v={VERSION}");
+    for (k, dv) in KEYS[1..].iter().zip(d) {
         let v = (k.get)(s);
-        if v != (k.get)(&d) {
-            parts.push(format!("{}={}", k.name, percent_encode(&v)));
+        if v != *dv {
+            out.push('&');
+            out.push_str(k.name);
+            out.push('=');
+            out.push_str(&percent_encode(&v));
         }
     }
-    parts.join("&")
+    out
+}
+
+/// Whether key `name` of `s` differs from its default (false for an unknown key).
+///
+/// ```
+/// use memfit_core::contract::{query::{decode, differs_from_default}};
+/// let (s, _) = decode("layers=40");
+/// assert!(differs_from_default(&s, "layers") && !differs_from_default(&s, "frag"));
+/// ```
+pub fn differs_from_default(s: &Settings, name: &str) -> bool {
+    match KEYS[1..].iter().position(|k| k.name == name) {
+        Some(i) => (KEYS[i + 1].get)(s) != defaults()[i],
+        None => false,
+    }
+}
+
+/// Every key's value in the default settings (`KEYS[1..]`, in order), written once: the
+/// page encodes its settings two or three times a keystroke (the address bar, the
+/// fewest-GPU search's request), and building the defaults and writing their ~100 values
+/// again each time was half of it.
+fn defaults() -> &'static [String] {
+    static D: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    D.get_or_init(|| {
+        let d = Settings::default();
+        KEYS[1..].iter().map(|k| (k.get)(&d)).collect()
+    })
 }
 
 /// Applies an imported `config.json`: selects the base preset, then sets each key
