@@ -89,9 +89,19 @@ pub fn escape(text: &str) -> String {
 /// ```
 pub fn slim(svg: &str) -> String {
     let svg = svg.replace(" opacity=\"1\"", "");
-    let svg = rewrite_attr(&svg, "font-size=\"", |v, out| match parse_f64(v) {
-        Some(x) => out.push_str(&((x * 100.0).round() / 100.0).to_string()),
-        None => out.push_str(v),
+    // A drawing has a few font sizes, each written many times: each is read once.
+    let seen = std::cell::RefCell::new(Vec::<(String, String)>::new());
+    let svg = rewrite_attr(&svg, "font-size=\"", |v, out| {
+        if let Some((_, r)) = seen.borrow().iter().find(|(k, _)| k == v) {
+            out.push_str(r);
+            return;
+        }
+        let r = match parse_f64(v) {
+            Some(x) => ((x * 100.0).round() / 100.0).to_string(),
+            None => v.to_string(),
+        };
+        out.push_str(&r);
+        seen.borrow_mut().push((v.to_string(), r));
     });
     rewrite_attr(&svg, "points=\"", simplify_points)
 }
@@ -176,32 +186,33 @@ pub enum Change {
     Text { el: usize, text: String },
 }
 
+/// A byte range of the SVG string a [`Tag`] was read from.
+type Span = (usize, usize);
+
 /// One start tag of an SVG string: name, its attributes (`attrs[from..to]` of the list
 /// [`tags`] returns beside), the raw text after it, and whether that text runs to the
-/// element's own end (no child elements).
+/// element's own end (no child elements). Ranges, not slices: a [`Parsed`] keeps them with
+/// its string.
 #[derive(Debug, PartialEq)]
-struct Tag<'a> {
-    name: &'a str,
+struct Tag {
+    name: Span,
     from: usize,
     to: usize,
-    text: &'a str,
+    text: Span,
     leaf: bool,
 }
 
 /// Every tag's `(name, raw value)` attributes, in order (a [`Tag`] holds its range).
-type Attrs<'a> = Vec<(&'a str, &'a str)>;
+type Attrs = Vec<(Span, Span)>;
 
 /// The start tags of `svg` in document order and all their `(name, raw value)`
 /// attributes; `None` for what this reader does not know (comments, declarations,
 /// unquoted attributes). Scans bytes: the markup is ASCII and every split is at one.
-fn tags(svg: &str) -> Option<(Vec<Tag<'_>>, Attrs<'_>)> {
+fn tags(svg: &str) -> Option<(Vec<Tag>, Attrs)> {
     let bytes = svg.as_bytes();
-    let find = |from: usize, want: u8| {
-        bytes[from..]
-            .iter()
-            .position(|&b| b == want)
-            .map(|p| from + p)
-    };
+    // `str::find` of an ASCII char runs core's memchr (every split is after an ASCII byte,
+    // so `from` is a char boundary); a byte-by-byte scan was most of a redraw's diff.
+    let find = |from: usize, want: u8| svg[from..].find(want as char).map(|p| from + p);
     let mut out = Vec::new();
     let mut attrs = Vec::new();
     let mut i = 0;
@@ -219,7 +230,7 @@ fn tags(svg: &str) -> Option<(Vec<Tag<'_>>, Attrs<'_>)> {
         while i < bytes.len() && !matches!(bytes[i], b' ' | b'\n' | b'\t' | b'\r' | b'>' | b'/') {
             i += 1;
         }
-        let name = &svg[start..i];
+        let name = (start, i);
         let from = attrs.len();
         let closed = loop {
             while i < bytes.len() && matches!(bytes[i], b' ' | b'\n' | b'\t' | b'\r') {
@@ -241,18 +252,21 @@ fn tags(svg: &str) -> Option<(Vec<Tag<'_>>, Attrs<'_>)> {
                 return None;
             }
             let q = find(eq + 2, b'"')?;
-            attrs.push((svg[i..eq].trim(), &svg[eq + 2..q]));
+            // The name: leading blanks were skipped above; blanks before `=` are not its.
+            let key_end = i + svg[i..eq].trim_end().len();
+            attrs.push(((i, key_end), (eq + 2, q)));
             i = q + 1;
         };
         let (text, leaf) = if closed {
-            ("", true)
+            ((i, i), true)
         } else {
             let end = find(i, b'<').unwrap_or(bytes.len());
             let after = &bytes[end..];
+            let tag = &bytes[name.0..name.1];
             let leaf = after.starts_with(b"</")
-                && after[2..].starts_with(name.as_bytes())
-                && after.get(2 + name.len()) == Some(&b'>');
-            (&svg[i..end], leaf)
+                && after[2..].starts_with(tag)
+                && after.get(2 + tag.len()) == Some(&b'>');
+            ((i, end), leaf)
         };
         out.push(Tag {
             name,
@@ -263,6 +277,31 @@ fn tags(svg: &str) -> Option<(Vec<Tag<'_>>, Attrs<'_>)> {
         });
     }
     Some((out, attrs))
+}
+
+/// An SVG string with its start tags read once ([`tags`]): the page keeps the drawing on
+/// screen in this form, so that a redraw reads only the new drawing ([`diff_parsed`]).
+#[derive(Debug)]
+pub struct Parsed {
+    svg: String,
+    read: Option<(Vec<Tag>, Attrs)>,
+}
+
+impl Parsed {
+    /// Reads `svg`'s tags (none when this reader does not know its markup).
+    pub fn new(svg: String) -> Parsed {
+        let read = tags(&svg);
+        Parsed { svg, read }
+    }
+
+    /// The SVG text.
+    pub fn as_str(&self) -> &str {
+        &self.svg
+    }
+
+    fn at(&self, (a, b): Span) -> &str {
+        &self.svg[a..b]
+    }
 }
 
 /// `text` with SVG's five character references decoded; `None` for any other `&`.
@@ -315,35 +354,43 @@ fn unescape(text: &str) -> Option<String> {
 /// assert!(diff(old, r#"<svg><rect x="1"/></svg>"#).is_none());
 /// ```
 pub fn diff(old: &str, new: &str) -> Option<(Vec<Change>, usize)> {
-    let ((a, aa), (b, ba)) = (tags(old)?, tags(new)?);
+    diff_parsed(&Parsed::new(old.to_string()), &Parsed::new(new.to_string()))
+}
+
+/// [`diff`] of two drawings whose tags are already read.
+pub fn diff_parsed(old: &Parsed, new: &Parsed) -> Option<(Vec<Change>, usize)> {
+    let ((a, aa), (b, ba)) = (old.read.as_ref()?, new.read.as_ref()?);
     if a.len() != b.len() {
         return None;
     }
     let mut changes = Vec::new();
-    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
         let (xs, ys) = (&aa[x.from..x.to], &ba[y.from..y.to]);
-        if x.name != y.name || x.leaf != y.leaf || xs.len() != ys.len() {
+        if old.at(x.name) != new.at(y.name) || x.leaf != y.leaf || xs.len() != ys.len() {
             return None;
         }
         for (p, q) in xs.iter().zip(ys) {
-            if p.0 != q.0 {
+            let name = new.at(q.0);
+            if old.at(p.0) != name {
                 return None;
             }
-            if p.1 != q.1 {
+            let value = new.at(q.1);
+            if old.at(p.1) != value {
                 changes.push(Change::Attr {
                     el: i,
-                    name: q.0.to_string(),
-                    value: unescape(q.1)?,
+                    name: name.to_string(),
+                    value: unescape(value)?,
                 });
             }
         }
-        if x.text != y.text {
+        let text = new.at(y.text);
+        if old.at(x.text) != text {
             if !y.leaf {
                 return None;
             }
             changes.push(Change::Text {
                 el: i,
-                text: unescape(y.text)?,
+                text: unescape(text)?,
             });
         }
     }
@@ -359,13 +406,14 @@ mod tests {
 
     fn doc(svg: &str) -> Doc {
         let (tags, attrs) = tags(svg).unwrap();
+        let at = |(a, b): Span| &svg[a..b];
         tags.into_iter()
             .map(|t| {
                 let attrs = attrs[t.from..t.to]
                     .iter()
-                    .map(|(k, v)| (k.to_string(), unescape(v).unwrap()))
+                    .map(|(k, v)| (at(*k).to_string(), unescape(at(*v)).unwrap()))
                     .collect();
-                (t.name.to_string(), attrs, unescape(t.text).unwrap())
+                (at(t.name).to_string(), attrs, unescape(at(t.text)).unwrap())
             })
             .collect()
     }

@@ -192,27 +192,32 @@ fn while_visible<T: Clone + PartialEq + Send + Sync + 'static>(
 /// browser neither parses the SVG again nor restyles its unchanged elements. Any other
 /// drawing replaces the figure's contents.
 fn draw_svg(node: NodeRef<leptos::html::Figure>, svg: impl Fn() -> String + 'static) {
-    Effect::new(move |drawn: Option<Option<String>>| {
+    use crate::chart::svg::Parsed;
+    // The drawing on the page is kept with its tags read, so a redraw reads only the new one.
+    Effect::new(move |drawn: Option<Option<Parsed>>| {
         let old = drawn.flatten();
         // Nothing is drawn (or computed) before the figure is in the page.
         let Some(fig) = node.get() else { return old };
-        let new = svg();
-        patch_svg(&fig, old.as_deref(), &new);
+        let new = Parsed::new(svg());
+        patch_svg(&fig, old.as_ref(), &new);
         Some(new)
     });
 }
 
 /// Turns the figure's SVG (drawn from `old`) into `new`: patched in place when the shapes
 /// match, else replaced.
-fn patch_svg(fig: &web_sys::Element, old: Option<&str>, new: &str) {
-    use crate::chart::svg::{diff, Change};
+fn patch_svg(
+    fig: &web_sys::Element,
+    old: Option<&crate::chart::svg::Parsed>,
+    new: &crate::chart::svg::Parsed,
+) {
+    use crate::chart::svg::{diff_parsed, Change};
     use wasm_bindgen::JsCast;
-    if old == Some(new) && fig.first_element_child().is_some() {
+    let drawn = fig.first_element_child().is_some();
+    if old.is_some_and(|o| o.as_str() == new.as_str()) && drawn {
         return;
     }
-    let patch = old
-        .filter(|_| fig.first_element_child().is_some())
-        .and_then(|o| diff(o, new));
+    let patch = old.filter(|_| drawn).and_then(|o| diff_parsed(o, new));
     if let (Some((changes, n)), Ok(list)) = (patch, fig.query_selector_all("*")) {
         if list.length() as usize == n {
             let el = |i: usize| {
@@ -236,7 +241,7 @@ fn patch_svg(fig: &web_sys::Element, old: Option<&str>, new: &str) {
             return;
         }
     }
-    fig.set_inner_html(new);
+    fig.set_inner_html(new.as_str());
 }
 
 /// Scrolls the element with this id to the top of the screen (below the sticky bar:
