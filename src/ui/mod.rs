@@ -40,38 +40,36 @@ fn viewport_width() -> f64 {
         .unwrap_or(1200.0)
 }
 
-/// The scenario after the next paint: panels below the fold read it, so that an
-/// input's verdict and main chart are painted first and the rest follows in the next
-/// task (issue 9: input → result within one task; the deferred panels are at most one
-/// frame behind). Changes within one frame coalesce into one update. `first` runs with
-/// the new value just before the panels get it (the page hands it to the address bar,
-/// which writes it once input settles).
+/// The scenario after the next paint, for the panels below the chart: an input's verdict
+/// and main chart are painted first and the rest follows in the next task (issue 9: input
+/// → result within one task; the deferred panels are at most one frame behind). Changes
+/// within one frame coalesce into one update. While `mounted()` is false (those panels are
+/// not loaded) it follows at once, without a frame and a task per keystroke: nothing reads
+/// it then but a check that they are mounted.
 fn after_paint<T: Clone + PartialEq + Send + Sync + 'static>(
     scenario: RwSignal<T>,
-    first: impl Fn(&T) + Clone + 'static,
+    mounted: impl Fn() -> bool + 'static,
 ) -> Signal<T> {
     let later = RwSignal::new(scenario.get_untracked());
     let pending = StoredValue::new(false);
+    let catch_up = move || {
+        pending.set_value(false);
+        let now = scenario.get_untracked();
+        if later.with_untracked(|l| *l != now) {
+            later.set(now);
+        }
+    };
     Effect::new(move |_| {
         scenario.track();
         if pending.get_value() {
             return;
         }
+        if !mounted() {
+            catch_up();
+            return;
+        }
         pending.set_value(true);
-        let first = first.clone();
-        request_animation_frame(move || {
-            set_timeout(
-                move || {
-                    pending.set_value(false);
-                    let now = scenario.get_untracked();
-                    if later.with_untracked(|l| *l != now) {
-                        first(&now);
-                        later.set(now);
-                    }
-                },
-                std::time::Duration::ZERO,
-            );
-        });
+        request_animation_frame(move || set_timeout(catch_up, std::time::Duration::ZERO));
     });
     later.into()
 }
@@ -258,15 +256,18 @@ const LAYOUT_KEYS: [&str; 7] = ["dp", "tp", "pp", "cp", "ep", "vpp", "microbatch
 /// The canonical spelling of the opening link, once, after the first result is painted (a
 /// same-document navigation costs 1–2 ms; later changes: `after_paint`). It writes the
 /// settings of that moment, so an edit made before it cannot be overwritten.
-fn write_canonical_link(settings: RwSignal<Settings>) {
-    request_animation_frame(move || {
-        set_timeout(
-            move || {
-                url::defer_query(settings.with_untracked(encode));
-                url::flush_query();
-            },
-            std::time::Duration::ZERO,
-        )
+fn write_canonical_link() {
+    request_animation_frame(move || set_timeout(url::write_now, std::time::Duration::ZERO));
+}
+
+/// Every edit of `settings` after the opening one reaches the address bar ([`url::edited`]).
+fn follow_edits(settings: RwSignal<Settings>) {
+    url::follow(move || settings.with_untracked(encode));
+    Effect::new(move |first: Option<()>| {
+        settings.track();
+        if first.is_some() {
+            url::edited();
+        }
     });
 }
 
@@ -404,10 +405,10 @@ pub fn App() -> impl IntoView {
     // Warnings from the URL stay until the user edits the key they name.
     let url_warnings: RwSignal<Vec<Warning>> = RwSignal::new(url_warnings);
     // Below the fold: one paint later. The address bar: when input settles, and at once
-    // when the page is hidden or left (`url::defer_query`, `url::flush_on_hide`).
-    let later = after_paint(settings, |x| url::defer_query(encode(x)));
-    url::flush_on_hide(move || settings.with_untracked(encode));
-    write_canonical_link(settings);
+    // when the page is hidden or left (`url::edited`, `url::follow`).
+    let later = after_paint(settings, split::mounted);
+    follow_edits(settings);
+    write_canonical_link();
     keep_unedited_warnings(settings, url_warnings);
     // The op templates, fetched when the scenario may read them: the estimate computes again
     // when they arrive (or fail); until then the verdict of a run that reads them is held.

@@ -8,14 +8,21 @@ use wasm_bindgen::JsValue;
 /// costs Chromium 4–6 ms (a same-document navigation), more than the estimate and the
 /// verdict together; written once per pause instead of once per keystroke, it leaves the
 /// keystroke's task. A reload or a closed tab within the pause still keeps the edit:
-/// [`flush_on_hide`] writes it on `pagehide` and `visibilitychange`.
-const SETTLE: std::time::Duration = std::time::Duration::from_millis(500);
+/// [`follow`]'s listeners write it on `pagehide` and `visibilitychange`.
+const SETTLE_MS: f64 = 500.0;
 
 thread_local! {
-    /// The query the address bar should show, not yet written.
-    static PENDING: RefCell<Option<String>> = const { RefCell::new(None) };
-    /// Bumped by every deferred query: a timer writes only if none came after it.
-    static GENERATION: Cell<u64> = const { Cell::new(0) };
+    /// The settings of this moment as a query ([`follow`]): called only when the address
+    /// bar is written, never per keystroke.
+    static CURRENT: RefCell<Option<Box<dyn Fn() -> String>>> = const { RefCell::new(None) };
+    /// An edit the address bar does not show yet.
+    static DIRTY: Cell<bool> = const { Cell::new(false) };
+    /// When the last edit came (ms since the epoch).
+    static LAST_EDIT: Cell<f64> = const { Cell::new(0.0) };
+    /// Whether a settle check is pending: one timer per pause, not one per keystroke.
+    static ARMED: Cell<bool> = const { Cell::new(false) };
+    /// Whether session storage holds an edit ([`UNSAVED`]) that a write must clear.
+    static STORED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// The query the page opens on, without the leading `?` (empty when unavailable): the
@@ -67,49 +74,70 @@ pub fn replace_query(query: &str) {
     }
 }
 
-/// Writes `query` to the address bar once input has rested for [`SETTLE`] (or at once
-/// when the page is hidden or the link is copied: [`flush_query`]).
-pub fn defer_query(query: String) {
-    if let Some(s) = storage() {
-        let _ = s.set_item(UNSAVED, &query);
+/// An edit: the address bar follows once input has rested for [`SETTLE_MS`] (or at once
+/// when the page is hidden or the link is copied: [`flush_query`]). Costs a clock read; the
+/// settings are encoded when written, not here.
+pub fn edited() {
+    DIRTY.set(true);
+    LAST_EDIT.set(js_sys::Date::now());
+    if !ARMED.replace(true) {
+        arm(SETTLE_MS);
     }
-    PENDING.with(|p| *p.borrow_mut() = Some(query));
-    let mine = GENERATION.with(|g| {
-        g.set(g.get().wrapping_add(1));
-        g.get()
-    });
+}
+
+/// Checks after `ms` whether input has rested; if an edit came since, waits for the rest.
+fn arm(ms: f64) {
     set_timeout(
-        move || {
-            if GENERATION.with(Cell::get) == mine {
+        || {
+            let rested = js_sys::Date::now() - LAST_EDIT.get();
+            if rested + 1.0 >= SETTLE_MS {
+                ARMED.set(false);
                 flush_query();
+            } else {
+                arm(SETTLE_MS - rested);
             }
         },
-        SETTLE,
+        std::time::Duration::from_secs_f64(ms.max(0.0) / 1000.0),
     );
 }
 
-/// Writes the pending query now, if there is one: the edit is saved.
+/// Writes the current settings now, if an edit is not in the address bar yet.
 pub fn flush_query() {
-    if let Some(q) = PENDING.with(|p| p.borrow_mut().take()) {
-        replace_query(&q);
+    if DIRTY.replace(false) {
+        if let Some(q) = CURRENT.with_borrow(|c| c.as_ref().map(|f| f())) {
+            replace_query(&q);
+        }
     }
-    if let Some(s) = storage() {
-        let _ = s.remove_item(UNSAVED);
+    if STORED.replace(false) {
+        if let Some(s) = storage() {
+            let _ = s.remove_item(UNSAVED);
+        }
     }
 }
 
-/// When the page is hidden or left (`pagehide`, and `visibilitychange`, the last event a
-/// mobile browser reliably sends), writes `current()` — the settings of that moment, even
-/// an edit made within the last frame — to the address bar and to session storage, so a
-/// reload, a closed tab or a switched app never loses an edit. Listeners live as long as
-/// the page.
-pub fn flush_on_hide(current: impl Fn() -> String + 'static) {
+/// Writes the current settings now, edited or not (the canonical spelling of the opening
+/// link).
+pub fn write_now() {
+    DIRTY.set(true);
+    flush_query();
+}
+
+/// The address bar follows `current()`, the settings of the moment as a query: after
+/// [`edited`] once input settles, and when the page is hidden or left (`pagehide`, and
+/// `visibilitychange`, the last event a mobile browser reliably sends) at once, to the
+/// address bar and to session storage, so a reload, a closed tab or a switched app never
+/// loses an edit — even one made within the last frame. Listeners live as long as the page.
+pub fn follow(current: impl Fn() -> String + 'static) {
     use wasm_bindgen::{closure::Closure, JsCast};
+    CURRENT.with_borrow_mut(|c| *c = Some(Box::new(current)));
     let flush = Closure::<dyn FnMut()>::new(move || {
-        PENDING.with(|p| p.borrow_mut().take());
-        let q = current();
+        DIRTY.set(false);
+        let Some(q) = CURRENT.with_borrow(|c| c.as_ref().map(|f| f())) else {
+            return;
+        };
         if let Some(s) = storage() {
             let _ = s.set_item(UNSAVED, &q);
+            STORED.set(true);
         }
         replace_query(&q);
     });
