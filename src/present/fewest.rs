@@ -3,7 +3,7 @@
 //! scenario its "load it" link loads: the first module shows the text and loads the
 //! scenario, so it links neither the answer's reader nor the layouts' descriptions (issue 39).
 
-use memfit_core::contract::query::{decode, encode};
+use memfit_core::contract::query::encode;
 use memfit_core::explore::MinGpus;
 use memfit_core::scenario::{at_least_one, Scenario};
 
@@ -35,14 +35,15 @@ pub fn fewest_answer(m: &MinGpus, s: &Scenario) -> String {
     format!("{text}\n{}", load.unwrap_or_default())
 }
 
-/// [`fewest_answer`]'s line read back: the text and the scenario to load (`None`: not such
-/// a line, e.g. the empty answer of a failed worker).
-pub fn read_fewest_answer(line: &str) -> Option<(String, Option<Scenario>)> {
+/// [`fewest_answer`]'s line read back: the text and the query of the scenario to load, not
+/// decoded (the page decodes it only for a click or a non-default view: an answer comes
+/// with every keystroke); `None`: not such a line, e.g. the empty answer of a failed worker.
+pub fn read_fewest_answer(line: &str) -> Option<(String, Option<String>)> {
     let (text, query) = line.split_once('\n')?;
     if !text.starts_with("Fewest GPUs: ") {
         return None;
     }
-    let load = (!query.is_empty()).then(|| decode(query).0.scenario);
+    let load = (!query.is_empty()).then(|| query.to_string());
     Some((text.to_string(), load))
 }
 
@@ -50,6 +51,7 @@ pub fn read_fewest_answer(line: &str) -> Option<(String, Option<Scenario>)> {
 mod tests {
     use super::*;
     use memfit_core::contract::explore::min_gpus_json;
+    use memfit_core::contract::query::decode;
     use memfit_core::explore::{sweep_key, MinGpusJob};
 
     /// The worker is sent the link's sweep key (`sweep_key`), not its whole scenario: its line
@@ -77,7 +79,7 @@ mod tests {
             want.cluster.gpus_per_node = at_least_one(m.gpus_per_node);
             want.cluster.nodes = at_least_one(m.nodes);
             m.layout.expect(q).apply(&mut want);
-            assert_eq!(load, Some(want), "{q}");
+            assert_eq!(load.map(|l| decode(&l).0.scenario), Some(want), "{q}");
         }
         assert_eq!(read_fewest_answer(""), None);
     }

@@ -115,6 +115,7 @@ pub fn use_explorer(settings: RwSignal<Settings>, templates: Signal<u32>) -> Exp
                 Ok(_) => {}
                 Err(_) => fallback(),
             }),
+            None,
         );
         if !sent {
             here();

@@ -12,16 +12,17 @@ use super::templates::{search_waits, Tpl};
 use super::worker::{self, Kind};
 use crate::present::read_fewest_answer;
 use leptos::prelude::*;
-use memfit_core::contract::query::encode;
-use memfit_core::contract::Settings;
+use memfit_core::contract::query::{decode, encode};
+use memfit_core::contract::{Settings, View};
 use memfit_core::explore::sweep_key;
 use memfit_core::scenario::Scenario;
 use std::sync::Arc;
 use std::time::Duration;
 use wasm_bindgen::JsCast;
 
-/// A search's answer: its key, the line to show and the scenario its link loads.
-type Answer = (Scenario, String, Option<Scenario>);
+/// A search's answer: its key, the line to show and the query of the scenario its link
+/// loads (with the default view).
+type Answer = (Scenario, String, Option<String>);
 
 /// The fewest-GPU search's state (the line next to the verdict), always computed.
 #[derive(Clone, Copy)]
@@ -32,6 +33,9 @@ pub struct MinSearch {
     pub key: Memo<Scenario>,
     /// Why the search could not run (its module did not load), once that happened.
     pub failed: RwSignal<Option<String>>,
+    /// Whether the current key's answer is slow in coming (the worker said so, or the
+    /// search runs on this thread): the line then stops showing the previous answer.
+    pub overdue: RwSignal<bool>,
 }
 
 /// Runs the fewest-GPU search for every scenario. The search may sweep many cluster
@@ -42,11 +46,16 @@ pub fn use_min_gpus(settings: RwSignal<Settings>, tpl: RwSignal<Tpl>) -> MinSear
     let min = RwSignal::new(None::<Arc<Answer>>);
     let failed = RwSignal::new(None::<String>);
     let key = Memo::new(move |_| settings.with(|x| sweep_key(&x.scenario)));
+    let overdue = RwSignal::new(false);
     Effect::new(move |first: Option<()>| {
         let k = key.get();
+        if overdue.get_untracked() {
+            overdue.set(false);
+        }
         // A layout the search tries may read the op templates on their way: it waits for
         // them (this runs again when they arrive or fail).
         if tpl.with(|t| search_waits(t, &k)) {
+            overdue.set(true);
             return;
         }
         let current = {
@@ -59,7 +68,17 @@ pub fn use_min_gpus(settings: RwSignal<Settings>, tpl: RwSignal<Tpl>) -> MinSear
                 return;
             }
             let (k3, alive3) = (k.clone(), current.clone());
-            let here = move || search_here(k3, alive3, min, failed);
+            let here = move || {
+                // On this thread the search takes slices between frames: say so at once.
+                overdue.set(true);
+                search_here(k3, alive3, min, failed)
+            };
+            let alive5 = current.clone();
+            let slow: worker::Slow = Box::new(move || {
+                if alive5() {
+                    overdue.set(true);
+                }
+            });
             let (k4, alive4, fallback) = (k.clone(), current.clone(), here.clone());
             let sent = worker::request(
                 Kind::Min,
@@ -69,6 +88,7 @@ pub fn use_min_gpus(settings: RwSignal<Settings>, tpl: RwSignal<Tpl>) -> MinSear
                     Some(_) => {}
                     None => fallback(),
                 }),
+                Some(slow),
             );
             if !sent {
                 here();
@@ -83,7 +103,12 @@ pub fn use_min_gpus(settings: RwSignal<Settings>, tpl: RwSignal<Tpl>) -> MinSear
             ask();
         }
     });
-    MinSearch { min, key, failed }
+    MinSearch {
+        min,
+        key,
+        failed,
+        overdue,
+    }
 }
 
 /// The fewest-GPU search on the main thread, in slices (no worker could run it): the
@@ -139,6 +164,13 @@ impl Drop for JsJob {
 }
 
 /// "Fits on 16 × H100 at the earliest (TP 4 × PP 2 × DP 2, ZeRO-1)", next to the verdict.
+/// While the current scenario's answer is on its way the line is `aria-busy` and shows the
+/// previous answer until the worker reports the request slow (150 ms, `SLOW_MS` in
+/// [`worker`]'s script), then "searching…". The worker answers most keys within a few
+/// milliseconds, and the answer is usually the same line: a line that flipped to
+/// "searching…" and back cost each keystroke a second layout and paint (issue 39). Its
+/// link is one element whose address follows the answer (hidden when there is nothing to
+/// load), not rebuilt per keystroke.
 #[component]
 pub fn MinGpusLine(settings: RwSignal<Settings>, explorer: MinSearch) -> impl IntoView {
     let answer = move || {
@@ -147,27 +179,54 @@ pub fn MinGpusLine(settings: RwSignal<Settings>, explorer: MinSearch) -> impl In
             .min
             .with(|m| m.as_ref().filter(|m| m.0 == k).cloned())
     };
+    let overdue = explorer.overdue;
+    let busy = Memo::new(move |_| answer().is_none() && explorer.failed.with(Option::is_none));
     let text = move || match answer() {
         Some(m) => m.1.clone(),
         None => match explorer.failed.get() {
-            None => "Fewest GPUs: searching…".to_string(),
             Some(why) => format!(
                 "Fewest GPUs: the search could not load ({why}). Reload the page to try again."
             ),
+            None => match explorer.min.get() {
+                Some(prev) if !overdue.get() => prev.1.clone(),
+                _ => "Fewest GPUs: searching…".to_string(),
+            },
         },
     };
-    let link = move || {
-        answer().and_then(|m| {
-            let to = m.2.clone()?;
-            let url = settings.with(|x| {
-                let mut t = x.clone();
-                t.scenario = to.clone();
+    // The scenario the link loads: the latest answer's, kept while the next one is on its
+    // way (a click then does nothing), so the link's address and presence change when an
+    // answer arrives, not twice per keystroke.
+    let target = Memo::new(move |_| explorer.min.with(|m| m.as_ref().and_then(|m| m.2.clone())));
+    let shown = Memo::new(move |_| settings.with(|x| x.view));
+    // The answer's query is the link with the default view: decoded and written again only
+    // for another view.
+    let href = Memo::new(move |_| {
+        target.with(|to| {
+            to.as_ref().map(|q| {
+                let view = shown.get();
+                if view == View::default() {
+                    return format!("?{q}");
+                }
+                let mut t = decode(q).0;
+                t.view = view;
                 format!("?{}", encode(&t))
-            });
-            Some(view! { " " <a href=url data-testid="load-min-gpus" on:click=move |ev| { ev.prevent_default(); settings.update(|x| x.scenario = to.clone()); }>"load it"</a> })
+            })
         })
+    });
+    let load = move |ev: leptos::ev::MouseEvent| {
+        ev.prevent_default();
+        if busy.get_untracked() {
+            return;
+        }
+        if let Some(q) = target.get_untracked() {
+            let to = decode(&q).0.scenario;
+            settings.update(|x| x.scenario = to);
+        }
     };
     view! {
-        <p class="panel min-gpus" data-testid="min-gpus" aria-live="polite">{text}{link}</p>
+        <p class="panel min-gpus" data-testid="min-gpus" aria-live="polite" aria-busy=move || busy.get().then_some("true")>
+            {text}
+            <span hidden=move || target.with(Option::is_none)>" "<a href=href data-testid="load-min-gpus" on:click=load>"load it"</a></span>
+        </p>
     }
 }

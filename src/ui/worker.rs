@@ -29,12 +29,16 @@ use web_sys::{Blob, BlobPropertyBag, MessageEvent, Url, Worker, WorkerOptions, W
 
 /// The worker's script: import the page's glue, instantiate the posted module, then
 /// run the latest request as an [`ExploreJob`] in steps, yielding between them so a
-/// newer request (which replaces `next`) abandons it. The op templates' text
+/// newer request (which replaces `next`) abandons it. A request still running 150 ms
+/// after it arrived is reported once as `slow` (the page's line then says it searches,
+/// with no timer of its own per keystroke). The op templates' text
 /// ([`set_templates`]), with the module or later, is installed in the worker's module
 /// (`install_templates`) before any request that follows it runs.
 const SCRIPT: &str = r#"let m = null, next = null, busy = false, tpl = null;
 const pause = () => new Promise((r) => setTimeout(r, 0));
+const SLOW_MS = 150;
 onmessage = async ({ data }) => {
+  if (!data.js && !data.templates) data.at = performance.now();
   if (data.templates) { tpl = data.templates; if (m) m.install_templates(tpl); if (!data.js) return; }
   if (data.js) {
     try {
@@ -49,12 +53,13 @@ onmessage = async ({ data }) => {
     const d = next; next = null;
     try {
       const job = new m.ExploreJob(d.kind, d.query);
-      let ms = 0, done = false;
+      let ms = 0, done = false, told = false;
       for (;;) {
         const t0 = performance.now();
         done = job.step(20000);
         ms += performance.now() - t0;
         if (done) break;
+        if (!told && performance.now() - d.at > SLOW_MS) { told = true; postMessage({ id: d.id, slow: true }); }
         await pause();
         if (next) break;
       }
@@ -215,7 +220,12 @@ struct Lane {
     _on_error: Closure<dyn FnMut(web_sys::Event)>,
     /// The latest request and its callback.
     waiting: Option<(u32, Done)>,
+    /// The latest request's callback for the `slow` notice, if it asked for one.
+    slow: Option<(u32, Slow)>,
 }
+
+/// Called once when the worker reports that a request is still running after 150 ms.
+pub type Slow = Box<dyn FnOnce()>;
 
 thread_local! {
     static LANES: RefCell<[Option<Lane>; 2]> = const { RefCell::new([None, None]) };
@@ -254,9 +264,10 @@ pub fn on_main_thread() -> bool {
 }
 
 /// Sends `query` to the worker of `kind`; `done` gets the answer unless a newer request
-/// of the same kind is sent first. Returns `false` when no worker can run it (the
+/// of the same kind is sent first; `slow`, if given, is called once if the worker reports
+/// the request still running after 150 ms. Returns `false` when no worker can run it (the
 /// caller then computes on the main thread).
-pub fn request(kind: Kind, query: String, done: Done) -> bool {
+pub fn request(kind: Kind, query: String, done: Done, slow: Option<Slow>) -> bool {
     if BROKEN.get() {
         return false;
     }
@@ -280,6 +291,7 @@ pub fn request(kind: Kind, query: String, done: Done) -> bool {
         .with_borrow_mut(|l| {
             let lane = l[slot].as_mut()?;
             lane.waiting = Some((id, done));
+            lane.slow = slow.map(|f| (id, f));
             lane.worker.post_message(&msg).ok()
         })
         .is_some()
@@ -327,6 +339,22 @@ fn start(kind: Kind) -> Option<Lane> {
             return;
         }
         let id = get("id").as_f64().map(|v| v as u32);
+        if get("slow").is_truthy() {
+            let slow = LANES.with_borrow_mut(|l| {
+                let lane = l[slot].as_mut()?;
+                match lane.slow.take() {
+                    Some((want, f)) if Some(want) == id => Some(f),
+                    other => {
+                        lane.slow = other;
+                        None
+                    }
+                }
+            });
+            if let Some(f) = slow {
+                f();
+            }
+            return;
+        }
         let out = get("out").as_string().unwrap_or_default();
         let ms = get("ms").as_f64().unwrap_or(f64::NAN);
         let done = LANES.with_borrow_mut(|l| {
@@ -362,6 +390,7 @@ fn start(kind: Kind) -> Option<Lane> {
         _on_message: on_message,
         _on_error: on_error,
         waiting: None,
+        slow: None,
     })
 }
 

@@ -94,6 +94,15 @@ async function open(page, query) {
   await reveal(page);
 }
 
+// The fewest-GPU line answers the current scenario: not busy (while the worker searches,
+// the line keeps the previous answer and is aria-busy) and not "searching…".
+async function minGpusAnswered(page) {
+  await page.waitForFunction(() => {
+    const el = document.querySelector('[data-testid=min-gpus]');
+    return el && !el.hasAttribute('aria-busy') && !el.textContent.includes('searching');
+  });
+}
+
 // The panels below the chart are built when the reader scrolls near them, in two groups
 // (the step time, timeline, explorer and explanation, then the comparison, tour, accuracy
 // and exports): scroll there once, as a reader would, then back to the top.
@@ -430,9 +439,32 @@ await test('the fewest-GPU search is a module of its own, fetched after the firs
   check(fetchedBeforeResult === false, `the search's module was requested ${fetchedBeforeResult === null ? 'never' : 'before the first result'}`);
   release();
   const min = cliExplore('model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8&solve=min_gpus', 1).solve;
-  await page.waitForFunction(() => !document.querySelector('[data-testid=min-gpus]').textContent.includes('searching'));
+  await minGpusAnswered(page);
   const line = await page.getByTestId('min-gpus').textContent();
   check(line.includes(`fits on ${min.value} ×`), `min GPUs: page "${line}", CLI ${min.value}`);
+});
+
+await test('a keystroke keeps the fewest-GPU line (busy) until its answer, and its link element', 1440, async (page) => {
+  await open(page, 'model=llama-2-7b&zero=3&gpus_per_node=8');
+  await minGpusAnswered(page);
+  await page.evaluate(() => {
+    window.__link = document.querySelector('[data-testid=load-min-gpus]');
+    window.__busy = [];
+    const el = document.querySelector('[data-testid=min-gpus]');
+    new MutationObserver((ms) => { for (const m of ms) if (m.attributeName === 'aria-busy') window.__busy.push(el.getAttribute('aria-busy')); })
+      .observe(el, { attributes: true });
+  });
+  await page.locator('#f-seq').fill('3072');
+  await minGpusAnswered(page);
+  const busy = await page.evaluate(() => window.__busy);
+  check(busy.length >= 2 && busy[0] === 'true' && busy[busy.length - 1] === null, `aria-busy while searching, then removed: ${JSON.stringify(busy)}`);
+  check(await page.evaluate(() => window.__link === document.querySelector('[data-testid=load-min-gpus]') && window.__link.isConnected), 'the link element was rebuilt');
+  const q = 'model=llama-2-7b&zero=3&gpus_per_node=8&seq=3072';
+  const min = cliExplore(`${q}&solve=min_gpus`, 1).solve;
+  const line = await page.getByTestId('min-gpus').textContent();
+  check(line.includes(`${min.message}.`), `min GPUs: page "${line}", CLI "${min.message}"`);
+  const href = await page.getByTestId('load-min-gpus').getAttribute('href');
+  check(href.includes('seq=3072'), `the link loads the new answer: ${href}`);
 });
 
 await test('the fewest-GPU search\'s module fails to load: the line says so, the first screen keeps working', 1440, async (page) => {
@@ -454,7 +486,7 @@ const REPLAY = /memfit-replay/;
 await test('the op templates: the default links never request them, scrolled and searched', 1440, async (page, seen) => {
   for (const q of ['', 'model=llama-2-7b&zero=3&gpus_per_node=8']) {
     await open(page, q);
-    await page.waitForFunction(() => !document.querySelector('[data-testid=min-gpus]').textContent.includes('searching'));
+    await minGpusAnswered(page);
     await page.waitForTimeout(300);
   }
   const asked = seen.requests.filter((u) => TEMPLATES.test(u) || REPLAY.test(u) || /memfit-modes/.test(u));
@@ -486,7 +518,7 @@ await test('the op templates: a single-GPU PyTorch link fetches them once, holds
   check(rows.some((r) => r.includes(frag.bytes.toLocaleString('en-US')) && r.includes(frag.formula)), `no ledger row of ${frag.bytes} B (${frag.formula}): ${rows.join(' | ').slice(0, 300)}`);
   // the search's worker: the CLI's fewest GPUs
   const min = cliExplore(`${PYTORCH}&solve=min_gpus`, 1).solve;
-  await page.waitForFunction(() => !document.querySelector('[data-testid=min-gpus]').textContent.includes('searching'));
+  await minGpusAnswered(page);
   const line = await page.getByTestId('min-gpus').textContent();
   check(line.includes(`fits on ${min.value} ×`), `min GPUs: page "${line}", CLI ${min.value}`);
   // an edit follows without another request
@@ -540,7 +572,7 @@ await test(`the op templates: ${what} fail(s) to load: the verdict says so, with
   check(/could not load/.test(msg) && /flat 5 % share/.test(msg) && /Reload the page/.test(msg), `message: ${msg}`);
   const shown = await page.getByTestId('per-gpu').getAttribute('data-bytes');
   check(shown && shown !== String(cliJson(PYTORCH).per_gpu_bytes), `figure ${shown}`);
-  await page.waitForFunction(() => !document.querySelector('[data-testid=min-gpus]').textContent.includes('searching'));
+  await minGpusAnswered(page);
   await page.locator('#f-seq').fill('2048');
   await page.waitForFunction((w) => document.querySelector('[data-testid=per-gpu]').getAttribute('data-bytes') !== w, shown);
   check(await page.getByTestId('templates-failed').count() === 1, 'the failure is no longer said');
@@ -629,7 +661,7 @@ await test('the fewest-GPU line, written by the search\'s worker, is the CLI\'s 
   let min;
   for (const q of ['model=llama-2-7b&zero=3&gpus_per_node=8', 'model=llama-2-13b&mode=infer&seq=2048&gen=256&gpus_per_node=8', 'model=llama-3-8b&mode=serve&gpus_per_node=8', PYTORCH]) {
     await open(page, q);
-    await page.waitForFunction(() => !document.querySelector('[data-testid=min-gpus]').textContent.includes('searching'));
+    await minGpusAnswered(page);
     min = cliExplore(`${q}&solve=min_gpus`, 1).solve;
     const line = (await page.getByTestId('min-gpus').textContent()).replace(/ load it$/, '');
     check(line === `Fewest GPUs: ${min.message}.`, `${q}: page "${line}", CLI "${min.message}"`);
@@ -713,7 +745,7 @@ await test('explorer: fit map click and Enter load layouts; fewest GPUs; best-la
   await page.waitForFunction(() => location.search.includes('zero=1') && location.search.includes('pp=2'));
   // Fewest GPUs, as the CLI solves it.
   const min = cliExplore(q + '&solve=min_gpus', 1).solve;
-  await page.waitForFunction(() => !document.querySelector('[data-testid=min-gpus]').textContent.includes('searching'));
+  await minGpusAnswered(page);
   const line = await page.getByTestId('min-gpus').textContent();
   check(line.includes(`fits on ${min.value} ×`), `min GPUs: page "${line}", CLI ${min.value}`);
   // Best layouts: the first row loads the CLI's best layout.
@@ -786,7 +818,7 @@ await test('explorer without Web Workers: the same sweep and fewest GPUs on the 
   const counts = await page.getByTestId('explore-counts').textContent();
   check(!counts.includes('worker') && counts.includes(`${cli.evaluated.toLocaleString('en-US')} layouts`) && counts.includes(`${cli.fitting.toLocaleString('en-US')} fit`), `main-thread sweep: ${counts} vs CLI ${cli.evaluated}/${cli.fitting}`);
   const min = cliExplore(q + '&solve=min_gpus', 1).solve;
-  await page.waitForFunction(() => !document.querySelector('[data-testid=min-gpus]').textContent.includes('searching'));
+  await minGpusAnswered(page);
   const line = await page.getByTestId('min-gpus').textContent();
   check(line.includes(`fits on ${min.value} ×`), `min GPUs without a worker: page "${line}", CLI ${min.value}`);
 });
