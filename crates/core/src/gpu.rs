@@ -36,7 +36,7 @@ pub fn compute_capability(id: &str) -> u32 {
         "b200-180" | "b200-192" => 100,
         "rtx5090" => 120,
         "l4" | "l40s" | "rtx4090" => 89,
-        "a10g" | "rtx3090" => 86,
+        "a10" | "a10g" | "rtx3090" => 86,
         "a100-40" | "a100-80" => 80,
         "v100-16" | "v100-32" => 70,
         _ => 0,
@@ -137,6 +137,12 @@ pub const GPUS: &[Gpu] = &[
     Gpu {
         id: "a10g",
         name: "NVIDIA A10G 24 GB",
+        capacity_bytes: mib(23_028),
+        source: SMI,
+    },
+    Gpu {
+        id: "a10",
+        name: "NVIDIA A10 24 GB",
         capacity_bytes: mib(23_028),
         source: SMI,
     },

@@ -54,6 +54,7 @@ pub const PERF: &[Perf] = &[
     Perf { id: "l4", tflops_16: 121.0, tflops_fp8: 242.5, tflops_tf32: 60.0, tflops_fp32: 30.3, hbm_gbps: 300.0, intra_gbps: 32.0, inter_gbps: 12.5, sms: 58, source: NV },
     Perf { id: "l40s", tflops_16: 362.05, tflops_fp8: 733.0, tflops_tf32: 183.0, tflops_fp32: 91.6, hbm_gbps: 864.0, intra_gbps: 32.0, inter_gbps: 25.0, sms: 142, source: NV },
     Perf { id: "a10g", tflops_16: 125.0, tflops_fp8: 0.0, tflops_tf32: 62.5, tflops_fp32: 31.2, hbm_gbps: 600.0, intra_gbps: 32.0, inter_gbps: 12.5, sms: 80, source: NV },
+    Perf { id: "a10", tflops_16: 125.0, tflops_fp8: 0.0, tflops_tf32: 62.5, tflops_fp32: 31.2, hbm_gbps: 600.0, intra_gbps: 32.0, inter_gbps: 12.5, sms: 72, source: NV },
     Perf { id: "v100-16", tflops_16: 125.0, tflops_fp8: 0.0, tflops_tf32: 0.0, tflops_fp32: 15.7, hbm_gbps: 900.0, intra_gbps: 150.0, inter_gbps: 12.5, sms: 80, source: "NVIDIA V100 data sheet (SXM2): 125 TFLOP/s FP16 tensor, 900 GB/s, NVLink 300 GB/s" },
     Perf { id: "v100-32", tflops_16: 125.0, tflops_fp8: 0.0, tflops_tf32: 0.0, tflops_fp32: 15.7, hbm_gbps: 900.0, intra_gbps: 150.0, inter_gbps: 12.5, sms: 80, source: NV },
     Perf { id: "rtx3090", tflops_16: 71.0, tflops_fp8: 0.0, tflops_tf32: 35.6, tflops_fp32: 35.6, hbm_gbps: 936.0, intra_gbps: 32.0, inter_gbps: 3.125, sms: 82, source: "NVIDIA Ampere GA102 whitepaper (RTX 3090: 71 TFLOP/s FP16 tensor with FP32 accumulate, dense)" },
