@@ -1,6 +1,7 @@
 //! Inference memory: weights in their storage dtype, the KV cache, and the
 //! transient workspace of prefill and decode.
 
+mod scores;
 mod ssm;
 mod workspace;
 
@@ -343,7 +344,8 @@ fn kv_expr(
 #[cfg(test)]
 mod tests {
     use super::kv_layers;
-    use super::workspace::{eager_probs, eager_scores, mlp_width, moe_width};
+    use super::scores::{eager_probs, eager_scores};
+    use super::workspace::{mlp_width, moe_width};
     use crate::contract::query::decode;
     use crate::estimate::{estimate, Component};
 
