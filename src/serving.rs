@@ -73,6 +73,7 @@ pub fn apply_preset(x: &mut Settings, keys: &[(&str, &str)]) {
         let _ = set_key(x, k, "");
     }
     let _ = set_key(x, "parallel", "1");
+    let _ = set_key(x, "sampler", "auto");
     // llama.cpp's keys back to their defaults (an Ollama preset after a llama-server one
     // must not keep its shared context, nor a partial offload).
     for (k, v) in [

@@ -14,8 +14,8 @@ use memfit_core::quant::Quant;
 use memfit_core::scenario::{
     at_least_one, AdamImpl, ArchOverrides, Attn, CeFusion, Convention, Count, CtxPer, Device,
     Dtype, Engine, Finetune, FlashAttn, Fp8Recipe, Framework, Fsdp, GradAcc, HardwareOverrides,
-    Logits, LoraTargets, Loss, Mode, Modules, Offload, Optimizer, Precision, Scenario, Schedule,
-    Serving, Solve, SsmKernels, Tf32, Version, Zero,
+    Logits, LoraTargets, Loss, Mode, Modules, Offload, Optimizer, Precision, Sampler, Scenario,
+    Schedule, Serving, Solve, SsmKernels, Tf32, Version, Zero,
 };
 use memfit_core::units::Units;
 use proptest::prelude::*;
@@ -187,6 +187,7 @@ prop_compose! {
         parallel in 1u32..=4096,
         ctx_per in prop::sample::select(CtxPer::ALL.to_vec()),
         flash_attn in prop::sample::select(FlashAttn::ALL.to_vec()),
+        sampler in prop::sample::select(Sampler::ALL.to_vec()),
         ngl in opt(0u32..=65_536),
         kv_offload in any::<bool>(),
         redundant_experts in prop_oneof![Just(0u32), 0u32..=4096],
@@ -213,6 +214,7 @@ prop_compose! {
             block_size: block_size.map(at_least_one),
             parallel: at_least_one(parallel),
             ctx_per,
+            sampler,
             flash_attn,
             ngl,
             kv_offload,

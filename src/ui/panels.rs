@@ -289,13 +289,14 @@ pub fn ZeroPanel(settings: RwSignal<Settings>) -> impl IntoView {
 }
 
 /// The serving engine's keys, in the form's order.
-const SERVING: [&str; 13] = [
+const SERVING: [&str; 14] = [
     "engine",
     "engine_version",
     "gpu_util",
     "max_len",
     "max_batched_tokens",
     "max_seqs",
+    "sampler",
     "block_size",
     "parallel",
     "ctx_per",

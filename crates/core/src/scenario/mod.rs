@@ -312,6 +312,9 @@ pub struct Serving {
     /// the `parallel` slots share (llama-server's `-c`).
     #[serde(default)]
     pub ctx_per: CtxPer,
+    /// `sampler`: which code runs vLLM's top-k/top-p in the profiling run's dummy sampler
+    /// pass (`auto` = the release's default).
+    pub sampler: Sampler,
     /// `flash_attn`: llama.cpp's `-fa` (`auto` = the build's default).
     #[serde(default)]
     pub flash_attn: FlashAttn,
@@ -342,6 +345,7 @@ impl Default for Serving {
             block_size: None,
             parallel: count(1),
             ctx_per: CtxPer::Sequence,
+            sampler: Sampler::Auto,
             flash_attn: FlashAttn::Auto,
             ngl: None,
             kv_offload: true,

@@ -24,6 +24,17 @@ pub const CUDA_TOTAL: &[(&str, u64)] = &[
 pub const VLLM_V1_FROM: Version = Version(0, 8, 0);
 /// vLLM's `--enable-expert-parallel` first release (not in 0.7.3's `arg_utils.py`).
 pub const VLLM_EP_FROM: Version = Version(0, 8, 0);
+/// vLLM's first release whose FlashInfer sampler is opt-in (`VLLM_USE_FLASHINFER_SAMPLER=1`):
+/// the PyTorch sort runs the dummy sampler pass's top-k/top-p by default.
+///
+/// Source: vLLM sdists 0.11.0 (FlashInfer's when installed unless the variable is `0`) and
+/// 0.12.0 (`if envs.VLLM_USE_FLASHINFER_SAMPLER:`), `v1/sample/ops/topk_topp_sampler.py`.
+pub const VLLM_FLASHINFER_OPTIN_FROM: Version = Version(0, 12, 0);
+/// vLLM's first release with the Triton top-k/top-p kernel (8 rows or more).
+///
+/// Source: vLLM sdists 0.16.0 (no `apply_top_k_top_p_triton`) and 0.17.0,
+/// `v1/sample/ops/topk_topp_sampler.py`.
+pub const VLLM_TRITON_TOPK_FROM: Version = Version(0, 17, 0);
 /// vLLM's first release with `--quantization mxfp4` (gpt-oss).
 ///
 /// Source: vLLM sdists 0.10.0 (no `quantization/mxfp4.py`) and 0.10.1 (`Mxfp4Config`).
@@ -193,6 +204,7 @@ impl Scenario {
                 ));
             }
         }
+        self.sampler_problems(v, &mut out);
         self.serve_ep_problems(arch, v, &mut out);
         self.redundant_problems(arch, &mut out);
         self.llamacpp_only_problems(&mut out);
@@ -204,6 +216,25 @@ impl Scenario {
             ));
         }
         out
+    }
+    /// `sampler` where it means nothing: another engine, vLLM's V0 engine, or the Triton
+    /// kernel before the release that has it.
+    fn sampler_problems(&self, v: Version, out: &mut Vec<(&'static str, String)>) {
+        let p = self.serving.sampler;
+        if p == Sampler::Auto {
+            return;
+        }
+        let e = self.serving.engine;
+        let why = if e != Engine::Vllm {
+            format!("`sampler` is vLLM's; ignored under {}", e.label())
+        } else if v < VLLM_V1_FROM {
+            format!("vLLM {v} runs the V0 engine's sampler; `sampler` ignored")
+        } else if p == Sampler::Triton && v < VLLM_TRITON_TOPK_FROM {
+            format!("vLLM {v} has no Triton top-k/top-p kernel (it arrived in {VLLM_TRITON_TOPK_FROM}); counted as the release's default")
+        } else {
+            return;
+        };
+        out.push(("sampler", why));
     }
     /// `redundant_experts` where nothing has them: a dense model, or TensorRT-LLM and
     /// llama.cpp (whose EPLB memfit does not model): named and ignored.

@@ -244,3 +244,5 @@ mod tests;
 mod tests_checks;
 #[cfg(test)]
 mod tests_eplb;
+#[cfg(test)]
+mod tests_sampler;

@@ -7,7 +7,7 @@ mod llamacpp_offload;
 mod llamacpp_pipeline;
 mod sglang;
 mod trtllm;
-mod vllm;
+pub(crate) mod vllm;
 mod vllm_checks;
 
 use super::kv::{layer_row, stage_layers, KvFormat};
@@ -518,12 +518,14 @@ pub(super) fn eplb_sources(
     out
 }
 
-/// Bytes per logit the sampler's dummy pass holds at its peak: the fp32 logits (4) and
-/// the top-k/top-p sort's fp32 values (4) and int64 indices (8).
-///
-/// Source: vLLM `v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p` (`logits.sort`);
-/// the calibration logs' torch peak increase over `max_num_seqs · V` is 15.0–16.2 B.
+/// Bytes per logit the sampler's dummy pass holds at its peak on the Triton kernel's and
+/// FlashInfer's paths (and V0's sampler): the calibration logs' torch peak increase over
+/// `max_num_seqs · V` is 15.0–16.2 B (vLLM 0.19). See `vllm::sampler_bytes`.
 const SAMPLER_BYTES: u64 = 16;
+/// The same on PyTorch's sort path (`apply_top_k_top_p`'s `logits.sort`): 28 B read in
+/// the code before the sort's own buffers; 36 B calibrated on one log (see
+/// `vllm::sampler_bytes`).
+const SAMPLER_SORT_BYTES: u64 = 36;
 /// Non-torch memory that appears during profiling on one GPU (cuBLAS/cuBLASLt
 /// workspaces, lazily loaded kernels), bytes: the calibration logs print 0.24–0.27 GiB
 /// (vLLM 0.19, H100).

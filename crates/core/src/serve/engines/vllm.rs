@@ -2,7 +2,7 @@
 
 use super::vllm_checks::*;
 use super::*;
-use crate::scenario::VLLM_V1_FROM;
+use crate::scenario::{Sampler, VLLM_FLASHINFER_OPTIN_FROM, VLLM_TRITON_TOPK_FROM, VLLM_V1_FROM};
 
 /// What changes between vLLM releases (see docs/serving.md for the era table).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -42,7 +42,7 @@ impl VllmEra {
 /// ```text
 /// budget  = u · M_total   (⌈·⌉ from 0.14)          u = gpu_memory_utilization (0.90; 0.92 from 0.20)
 /// KV      = budget − W − A − N_t [− ctx 0.8.0–0.9.0] [− G from 0.20]
-/// A       = max(A_fwd, 16 · min(max_num_seqs, max_num_batched_tokens) · V + A_moe)
+/// A       = max(A_fwd, r · V · S + A_moe),  r = min(max_num_seqs, max_num_batched_tokens)
 /// N_t     = 256 MiB, + 1,894 MiB with more than one rank on an NVSwitch system (NVLS)
 /// blocks  = ⌊KV / (B · c_tok)⌋;  tokens = blocks·B
 /// concurrency = blocks / ⌈max_len / B⌉   (V0: blocks·B / max_len)
@@ -50,7 +50,8 @@ impl VllmEra {
 /// `M_total` the device total `cudaMemGetInfo` reports; `W` the weights (+ the rotary
 /// cos/sin cache `P·d·k`); `A = max(A_fwd, A_samp)` the profiling run's torch peak:
 /// the forward over `max_num_batched_tokens` tokens (attention skipped in V1) or the
-/// dummy sampler over `min(max_num_seqs, tokens)` rows at [`SAMPLER_BYTES`] per logit;
+/// dummy sampler over `r = min(max_num_seqs, tokens)` rows at `S` bytes a logit
+/// ([`sampler_bytes`]: 16, or 36 on PyTorch's sort path);
 /// `N_t` non-torch memory (cuBLAS workspaces; NCCL's buffers with more than one rank); `B` the
 /// block size (16); `c_tok` the KV bytes per token on the rank.
 ///
@@ -393,14 +394,77 @@ fn profile_peak(
             * (arch.heads.get() as u128 * arch.head_dim.get() as u128)
             / t as u128));
     }
-    let sampler = sat(seqs.min(n) as u128 * arch.vocab.get() as u128 * SAMPLER_BYTES as u128);
+    let rows = seqs.min(n);
+    let per_logit = sampler_bytes(s, era, rows);
     Expr::new(&[
         Sym("A_fwd", fwd as u128),
-        Sym("A_samp", sampler as u128),
+        Sym("r", rows as u128),
+        Sym("V", arch.vocab.get() as u128),
+        Mul,
+        Sym("S", per_logit as u128),
+        Mul,
         Sym("A_moe", moe_workspace(arch, n, k, te) as u128),
         Add,
         Max,
     ])
+}
+
+/// The code that runs the dummy sampler pass's top-k/top-p in vLLM release `v` over `rows`
+/// rows: the `sampler` key, else the release's default.
+///
+/// Source: vLLM sdists, `v1/sample/ops/topk_topp_sampler.py TopKTopPSampler.__init__` and
+/// `apply_top_k_top_p`: FlashInfer's sampler when flashinfer ≥ 0.2.3 is installed
+/// (0.10–0.11; 0.8.x with flashinfer < 0.2.3), which the Docker images ship and the pip
+/// wheels do not require (`requirements/cuda.txt`, no flashinfer before 0.12); opt-in
+/// (`VLLM_USE_FLASHINFER_SAMPLER=1`) from 0.12.0, the PyTorch sort otherwise; the Triton
+/// kernel from 0.17.0 for 8 rows or more (`HAS_TRITON and logits.shape[0] >= 8`; not in
+/// 0.16.0).
+pub(crate) fn sampler_path(s: &Scenario, v: Version, rows: u64) -> Sampler {
+    let default = if v >= VLLM_TRITON_TOPK_FROM {
+        Sampler::Triton
+    } else if v >= VLLM_FLASHINFER_OPTIN_FROM {
+        Sampler::Sort
+    } else {
+        Sampler::Flashinfer
+    };
+    let asked = match s.serving.sampler {
+        Sampler::Auto => default,
+        Sampler::Triton if v < VLLM_TRITON_TOPK_FROM => default,
+        p => p,
+    };
+    if asked == Sampler::Triton && rows < 8 {
+        Sampler::Sort
+    } else {
+        asked
+    }
+}
+
+/// Bytes per logit the dummy sampler pass holds at its peak, by the code that runs it.
+///
+/// # Formula
+/// ```text
+/// S = 16 B   the Triton kernel, FlashInfer, and V0's sampler
+///   = 36 B   PyTorch's sort
+/// ```
+/// The Triton path's 16 B is calibrated on the 0.19 logs (torch peak increase over
+/// `max_num_seqs · V`: 15.0–16.2 B; FlashInfer's is taken equal: dennislee22's 0.10.1.1 A100
+/// logs, the Docker image, fit it within 1 %). The sort path holds, read in the code, the
+/// bf16 logits (2), their fp32 copy (4), the sorted values (4) and int64 indices (8), the
+/// top-k and top-p masks (1 + 1), the cumulative sum (4) and the scatter's result (4):
+/// 28 B before the sort's own buffers; 36 B is calibrated on one log (Qwen3-30B-A3B on GH200,
+/// vLLM 0.10.1 built from source, TP 4 × PP 2, 1,024 rows: the last stage's KV cache,
+/// 6,167,568 tokens, needs 36.1 B).
+///
+/// # Example
+/// 1,024 rows × V = 151,936 on the sort path: 1,024·151,936·36 = 5,601,189,888 B.
+fn sampler_bytes(s: &Scenario, era: VllmEra, rows: u64) -> u64 {
+    if era.v0 {
+        return SAMPLER_BYTES;
+    }
+    match sampler_path(s, used_release(s), rows) {
+        Sampler::Sort => SAMPLER_SORT_BYTES,
+        _ => SAMPLER_BYTES,
+    }
 }
 
 /// Non-torch memory `N_t` (with the CUDA context 0.8.0–0.9.0) and the CUDA graphs' `G`

@@ -1,0 +1,105 @@
+//! vLLM's dummy sampler pass by the code that runs its top-k/top-p (issue 38 item 4): the
+//! release's default, the `sampler` key, its warnings, and the one log the sort path's
+//! bytes were set on.
+
+use super::engines::vllm::sampler_path;
+use super::tests::plan;
+use crate::contract::query::decode;
+use crate::scenario::{Sampler, Version};
+
+/// Qwen3-30B-A3B on two H100s, 8,192 batched tokens, 1,024 sampler rows (V = 151,936).
+const Q: &str =
+    "mode=serve&engine=vllm&model=qwen3-30b-a3b&gpu=h100-80&gpus_per_node=2&tp=2&max_len=8192";
+
+/// The fused-MoE workspace the pass keeps beside the sampler (see `vllm_ep_profiles_whole_experts`).
+const A_MOE: u64 = 8192 * 2 * 8 * (2048 + 384);
+
+/// Per release, by hand: 16 B a logit on FlashInfer's path (0.11, the Docker images) and the
+/// Triton kernel's (0.19), 36 B on PyTorch's sort, the default of 0.12–0.16.
+#[test]
+fn the_release_picks_the_sampler_path() {
+    for (v, per_logit) in [
+        ("0.11.0", 16),
+        ("0.14.0", 36),
+        ("0.16.0", 36),
+        ("0.19.0", 16),
+    ] {
+        let p = plan(&format!("{Q}&engine_version={v}"));
+        assert_eq!(
+            p.activation.eval(),
+            1024 * 151_936 * per_logit + A_MOE,
+            "{v}"
+        );
+    }
+    // A pip install of 0.11 without flashinfer: the sort path, when the link says so.
+    let p = plan(&format!("{Q}&engine_version=0.11.0&sampler=sort"));
+    assert_eq!(p.activation.eval(), 1024 * 151_936 * 36 + A_MOE);
+    // The Triton kernel takes 8 rows or more; fewer go through the sort.
+    let (x, _) = decode(&format!("{Q}&engine_version=0.19.0"));
+    assert_eq!(
+        sampler_path(&x.scenario, Version(0, 19, 0), 8),
+        Sampler::Triton
+    );
+    assert_eq!(
+        sampler_path(&x.scenario, Version(0, 19, 0), 4),
+        Sampler::Sort
+    );
+}
+
+/// The calibration the 36 B came from, and only that: Qwen3-30B-A3B-Instruct-2507 on eight
+/// GH200 (TP 4 × PP 2), vLLM 0.10.1 built from source (no flashinfer: the sort path), the
+/// `LLM` class's 16,384 batched tokens and 1,024 rows. Its last stage's ranks logged
+/// "GPU KV cache size: 6,167,568 tokens" (Isambard-AI benchmark README, 2025-10-08). memfit
+/// plans the last stage; with FlashInfer's 16 B it says 6,421,296 (+4.1 %).
+#[test]
+fn the_sort_path_on_the_gh200_log() {
+    let q = "mode=serve&engine=vllm&engine_version=0.10.1&model=qwen3-30b-a3b&gpu=gh200&gpus_per_node=8&tp=4&pp=2&max_len=262144&max_batched_tokens=16384&max_seqs=1024";
+    let logged = 6_167_568.0;
+    let sort = plan(&format!("{q}&sampler=sort")).report().kv_tokens as f64;
+    assert!((sort / logged - 1.0).abs() < 0.005, "{sort}");
+    let default = plan(q).report().kv_tokens as f64;
+    assert!(default / logged - 1.0 > 0.04, "{default}");
+}
+
+/// `sampler` where it means nothing is named: another engine, vLLM's V0 engine, the Triton
+/// kernel before 0.17.
+#[test]
+fn sampler_keys_that_mean_nothing_are_named() {
+    let warn = |q: &str| {
+        let (x, _) = decode(q);
+        let s = &x.scenario;
+        s.serve_problems(&s.arch())
+            .into_iter()
+            .filter(|(k, _)| *k == "sampler")
+            .map(|(_, m)| m)
+            .collect::<Vec<_>>()
+    };
+    let base = "mode=serve&model=llama-3-8b&gpu=h100-80";
+    assert!(warn(&format!("{base}&engine=sglang&sampler=sort"))[0].contains("is vLLM's"));
+    assert!(warn(&format!(
+        "{base}&engine=vllm&engine_version=0.7.3&sampler=sort"
+    ))[0]
+        .contains("V0"));
+    let w = warn(&format!(
+        "{base}&engine=vllm&engine_version=0.14.0&sampler=triton"
+    ));
+    assert!(
+        w[0].contains("no Triton") && w[0].contains("0.17.0"),
+        "{w:?}"
+    );
+    // Counted as that release's default (the sort).
+    assert_eq!(
+        plan(&format!("{Q}&engine_version=0.14.0&sampler=triton"))
+            .activation
+            .eval(),
+        1024 * 151_936 * 36 + A_MOE
+    );
+    assert!(warn(&format!(
+        "{base}&engine=vllm&engine_version=0.19.0&sampler=triton"
+    ))
+    .is_empty());
+    assert!(warn(&format!(
+        "{base}&engine=vllm&engine_version=0.10.1&sampler=flashinfer"
+    ))
+    .is_empty());
+}
