@@ -93,9 +93,65 @@ pub(crate) fn frame(size: ChartSize, draw: impl FnOnce(&Area) -> Result<(), Stri
             .and_then(|()| root.present().map_err(msg))
     };
     match drawn {
-        Ok(()) => svg::slim(&buf),
+        Ok(()) => svg::slim(&dashes(&buf)),
         Err(m) => error_svg(&m, size),
     }
+}
+
+/// A dashed line's look: its colour as drawn and as shown, and its dash and gap (px).
+pub(crate) struct Dash {
+    /// The colour it is drawn in: a near twin of `shown` that no other mark uses, so
+    /// [`dashes`] can find the line in the SVG.
+    marker: RGBColor,
+    /// `#rrggbb` of the colour the line is shown in.
+    shown: &'static str,
+    /// `stroke-dasharray`.
+    pattern: &'static str,
+}
+
+/// The capacity and level lines: black, 6 px dashes, 4 px gaps.
+pub(crate) const DASH_BLACK: Dash = Dash {
+    marker: RGBColor(0, 0, 1),
+    shown: "#000000",
+    pattern: "6 4",
+};
+/// The curve's marker: red, 4 px dashes, 4 px gaps.
+pub(crate) const DASH_RED: Dash = Dash {
+    marker: RGBColor(0xc8, 0x3b, 0x4b),
+    shown: "#C83B4A",
+    pattern: "4 4",
+};
+/// The timeline's peak: red, 4 px dashes, 3 px gaps.
+pub(crate) const DASH_PEAK: Dash = Dash {
+    marker: RGBColor(0xc8, 0x3b, 0x4c),
+    shown: "#C83B4A",
+    pattern: "4 3",
+};
+const DASHES: [&Dash; 3] = [&DASH_BLACK, &DASH_RED, &DASH_PEAK];
+
+impl Dash {
+    /// The style to draw the line in (a solid line in the marker colour, 2 px).
+    pub(crate) fn style(&self) -> ShapeStyle {
+        self.marker.stroke_width(2)
+    }
+}
+
+/// `svg` with every line drawn in a [`Dash`]'s marker colour shown dashed: one element
+/// with `stroke-dasharray`, where plotters' `DashedLineSeries` writes one `<polyline>` per
+/// dash (48 for the capacity line of a 1,440 px chart, patched again on every input).
+fn dashes(svg: &str) -> String {
+    let mut out = svg.to_string();
+    for d in DASHES {
+        let RGBColor(r, g, b) = d.marker;
+        let drawn = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\"");
+        if out.contains(&drawn) {
+            out = out.replace(
+                &drawn,
+                &format!("stroke=\"{}\" stroke-dasharray=\"{}\"", d.shown, d.pattern),
+            );
+        }
+    }
+    out
 }
 
 /// Renders stacked bars with a dashed line at `capacity` bytes.
@@ -179,11 +235,9 @@ fn draw(
     }
     let cap = units.value(capacity);
     chart
-        .draw_series(DashedLineSeries::new(
+        .draw_series(LineSeries::new(
             vec![(0.0, cap), (n, cap)],
-            6,
-            4,
-            BLACK.stroke_width(2),
+            DASH_BLACK.style(),
         ))
         .map_err(msg)?;
     if legend_w == 0 {
@@ -276,10 +330,7 @@ fn draw_legend(legend: &Area, bars: &[Bar], cap: f64, units: Units) -> Result<()
         y += 22;
     }
     legend
-        .draw(&PathElement::new(
-            vec![(2, y), (18, y)],
-            BLACK.stroke_width(2),
-        ))
+        .draw(&PathElement::new(vec![(2, y), (18, y)], DASH_BLACK.style()))
         .map_err(msg)?;
     legend
         .draw(&Text::new(
@@ -438,11 +489,9 @@ fn draw_log_x(root: &Area, c: &Curve) -> Result<(), String> {
         .map_err(msg)?;
     let (level, label) = c.level;
     chart
-        .draw_series(DashedLineSeries::new(
+        .draw_series(LineSeries::new(
             vec![(lo, level), (hi, level)],
-            6,
-            4,
-            BLACK.stroke_width(2),
+            DASH_BLACK.style(),
         ))
         .map_err(msg)?;
     let style = (FontFamily::SansSerif, 13).into_font().color(&BLACK);
@@ -459,11 +508,9 @@ fn draw_log_x(root: &Area, c: &Curve) -> Result<(), String> {
     let x = m.clamp(lo, hi);
     let red = RGBColor(0xc8, 0x3b, 0x4a);
     chart
-        .draw_series(DashedLineSeries::new(
+        .draw_series(LineSeries::new(
             vec![(x, 0.0), (x, y_max)],
-            4,
-            4,
-            red.stroke_width(2),
+            DASH_RED.style(),
         ))
         .map_err(msg)?;
     chart

@@ -253,11 +253,9 @@ fn other_stages(chart: &mut Xy, p: &Plot, t: &Timeline) -> Result<(), String> {
 fn capacity_line(chart: &mut Xy, p: &Plot, capacity: u64) -> Result<(), String> {
     let cap = p.units.value(capacity);
     chart
-        .draw_series(DashedLineSeries::new(
+        .draw_series(LineSeries::new(
             vec![(0.0, cap), (1.0, cap)],
-            6,
-            4,
-            BLACK.stroke_width(2),
+            super::DASH_BLACK.style(),
         ))
         .map_err(msg)?;
     let small = (FontFamily::SansSerif, 12).into_font().color(&BLACK);
@@ -276,11 +274,9 @@ fn peak_line(chart: &mut Xy, p: &Plot, t: &Timeline, peak: usize) -> Result<(), 
     let px = peak_x(p, peak);
     let red = RGBColor(0xc8, 0x3b, 0x4a);
     chart
-        .draw_series(DashedLineSeries::new(
+        .draw_series(LineSeries::new(
             vec![(px, 0.0), (px, p.y_max)],
-            4,
-            3,
-            red.stroke_width(2),
+            super::DASH_PEAK.style(),
         ))
         .map_err(msg)?;
     let Some(e) = p.events.get(peak) else {
