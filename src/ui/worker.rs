@@ -340,16 +340,7 @@ fn start(kind: Kind) -> Option<Lane> {
         }
         let id = get("id").as_f64().map(|v| v as u32);
         if get("slow").is_truthy() {
-            let slow = LANES.with_borrow_mut(|l| {
-                let lane = l[slot].as_mut()?;
-                match lane.slow.take() {
-                    Some((want, f)) if Some(want) == id => Some(f),
-                    other => {
-                        lane.slow = other;
-                        None
-                    }
-                }
-            });
+            let slow = LANES.with_borrow_mut(|l| taken_for(&mut l[slot].as_mut()?.slow, id));
             if let Some(f) = slow {
                 f();
             }
@@ -357,16 +348,7 @@ fn start(kind: Kind) -> Option<Lane> {
         }
         let out = get("out").as_string().unwrap_or_default();
         let ms = get("ms").as_f64().unwrap_or(f64::NAN);
-        let done = LANES.with_borrow_mut(|l| {
-            let lane = l[slot].as_mut()?;
-            match lane.waiting.take() {
-                Some((want, done)) if Some(want) == id => Some(done),
-                other => {
-                    lane.waiting = other;
-                    None
-                }
-            }
-        });
+        let done = LANES.with_borrow_mut(|l| taken_for(&mut l[slot].as_mut()?.waiting, id));
         if let Some(done) = done {
             done(out, ms);
         }
@@ -392,6 +374,18 @@ fn start(kind: Kind) -> Option<Lane> {
         waiting: None,
         slow: None,
     })
+}
+
+/// The callback in `slot` if it belongs to request `id` (taken), else `None` (left there:
+/// an answer to an older request).
+fn taken_for<T>(slot: &mut Option<(u32, T)>, id: Option<u32>) -> Option<T> {
+    match slot.take() {
+        Some((want, f)) if Some(want) == id => Some(f),
+        other => {
+            *slot = other;
+            None
+        }
+    }
 }
 
 /// Gives up on the workers: the waiting request (and every later one) is computed on
