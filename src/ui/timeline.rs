@@ -4,7 +4,7 @@
 use crate::chart::timeline::{components_present, describe, render_timeline};
 use crate::chart::ChartSize;
 use leptos::prelude::*;
-use memfit_core::scenario::Scenario;
+use memfit_core::scenario::{Mode, Scenario};
 use memfit_core::timeline::timeline;
 use memfit_core::units::Units;
 use wasm_bindgen::JsCast;
@@ -31,6 +31,15 @@ fn point_label(ev: &web_sys::Event) -> Option<String> {
         .closest(".tl-pt")
         .ok()??
         .get_attribute("aria-label")
+}
+
+/// What the timeline's bands mean for a run of `mode`: training steps have a forward, a
+/// backward and an optimizer step; an inference or serving request a prefill and a decode.
+fn bands(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Train => "Blue bands: forward; orange: backward; violet: optimizer step.",
+        Mode::Infer | Mode::Serve => "Blue bands: prefill; orange: decode.",
+    }
 }
 
 /// Memory through one training step (or inference request), rank by rank.
@@ -91,12 +100,13 @@ pub fn TimelinePanel(
                 })
         })
     };
+    let caption = move || scenario.with(|s| bands(s.workload.mode));
     let fig = NodeRef::<leptos::html::Figure>::new();
     super::draw_svg(fig, move || svg.get().unwrap_or_default());
     view! {
         <section class="panel timeline" id="timeline" data-testid="timeline" node_ref=node>
             <h2>"One step, allocation by allocation"</h2>
-            <p class="hint">"Blue bands: forward (prefill); orange: backward (decode); violet: optimizer step. The stack is this rank's memory after each event; the red line is the peak, the same number as the verdict."</p>
+            <p class="hint">{caption}" The stack is this rank's memory after each event; the red line is the peak, the same number as the verdict."</p>
             <figure class="chart" role="img" aria-label=summary data-testid="timeline-chart"
                 on:mouseover=move |ev| { if let Some(l) = point_label(&ev) { hovered.set(Some(l)); } }
                 on:focusin=move |ev| { if let Some(l) = point_label(&ev) { hovered.set(Some(l)); } }
