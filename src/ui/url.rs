@@ -90,14 +90,16 @@ fn arm(ms: f64) {
     set_timeout(
         || {
             let rested = js_sys::Date::now() - LAST_EDIT.get();
-            if rested + 1.0 >= SETTLE_MS {
+            // Rested, or a wall clock set back (a negative rest): written now.
+            if (0.0..SETTLE_MS - 1.0).contains(&rested) {
+                arm(SETTLE_MS - rested);
+            } else {
                 ARMED.set(false);
                 flush_query();
-            } else {
-                arm(SETTLE_MS - rested);
             }
         },
-        std::time::Duration::from_secs_f64(ms.max(0.0) / 1000.0),
+        std::time::Duration::try_from_secs_f64(ms.clamp(0.0, SETTLE_MS) / 1000.0)
+            .unwrap_or_default(),
     );
 }
 
