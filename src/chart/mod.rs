@@ -6,13 +6,15 @@
 
 pub mod fitmap;
 pub mod present;
+mod stacked;
 pub mod svg;
 pub mod timeline;
+
+pub use stacked::{annotate, render_stacked, Redraw, Stacked};
 
 use memfit_core::estimate::{Component, Estimate};
 use memfit_core::units::Units;
 use plotters::prelude::*;
-use svg::{annotate_rects, escape, Mark, Target};
 
 /// One bar: a configuration's per-GPU bytes by component.
 #[derive(Clone, Debug, PartialEq)]
@@ -154,14 +156,6 @@ fn dashes(svg: &str) -> String {
     out
 }
 
-/// Renders stacked bars with a dashed line at `capacity` bytes.
-///
-/// Returns the SVG markup; on a drawing error (which plotters reports instead of
-/// panicking) returns an SVG with the error message as text.
-pub fn render_stacked(bars: &[Bar], capacity: u64, units: Units, size: ChartSize) -> String {
-    frame(size, |root| draw(root, bars, capacity, units, size))
-}
-
 /// An SVG that shows a drawing error as text (plotters reports errors instead of panicking).
 fn error_svg(msg: &str, size: ChartSize) -> String {
     let mut out = String::new();
@@ -179,196 +173,13 @@ fn error_svg(msg: &str, size: ChartSize) -> String {
 /// Charts narrower than this have no legend column.
 pub const NARROW: u32 = 560;
 
-/// Width of the legend column in pixels.
-const LEGEND_WIDTH: u32 = 210;
+/// Two linear f64 axes mapped to the drawing's pixels (plotters' own mapping, kept to
+/// move a drawing's shapes without drawing it again: [`stacked::Stacked`]).
+pub(crate) type Coord =
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>;
 
 /// A chart on two linear f64 axes (the bars: slots across, the unit's value up; the timeline).
-pub(crate) type Xy<'a, 'b> = ChartContext<
-    'a,
-    SVGBackend<'b>,
-    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
->;
-
-fn draw(
-    root: &Area,
-    bars: &[Bar],
-    capacity: u64,
-    units: Units,
-    size: ChartSize,
-) -> Result<(), String> {
-    // Narrow charts (phones) drop the legend column; the page lists the legend in HTML.
-    let legend_w = if size.width < NARROW {
-        0
-    } else {
-        LEGEND_WIDTH.min(size.width / 2)
-    };
-    let (plot, legend) = root.split_horizontally(size.width - legend_w);
-    let top = bars
-        .iter()
-        .filter(|b| !b.out_of_range())
-        .map(Bar::total)
-        .max()
-        .unwrap_or(0)
-        .max(capacity);
-    let y_max = (units.value(top) * 1.12).max(1e-9);
-    let n = bars.len().max(1) as f64;
-    let mut chart = ChartBuilder::on(&plot)
-        .margin(12)
-        .x_label_area_size(28)
-        .y_label_area_size(64)
-        .build_cartesian_2d(0f64..n, 0f64..y_max)
-        .map_err(msg)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        // One faint line between labelled ones (plotters' default is up to 10: 80 extra
-        // SVG lines the page re-inserts on every input).
-        .max_light_lines(1)
-        .x_labels(0)
-        .y_desc(format!("per GPU ({})", units.symbol()))
-        .y_label_formatter(&|y| format!("{y:.0}"))
-        .draw()
-        .map_err(msg)?;
-    let bar_width = if bars.len() > 4 { 0.7 } else { 0.5 };
-    for (i, bar) in bars.iter().enumerate() {
-        draw_bar(&mut chart, &plot, i, bar, bar_width, y_max, units)?;
-    }
-    let cap = units.value(capacity);
-    chart
-        .draw_series(LineSeries::new(
-            vec![(0.0, cap), (n, cap)],
-            DASH_BLACK.style(),
-        ))
-        .map_err(msg)?;
-    if legend_w == 0 {
-        return Ok(());
-    }
-    draw_legend(&legend, bars, cap, units)
-}
-
-/// Bar `i`: its label below, its segments bottom to top and its total above (or the words
-/// "out of range" in place of a 16 EiB column).
-fn draw_bar(
-    chart: &mut Xy,
-    plot: &Area,
-    i: usize,
-    bar: &Bar,
-    bar_width: f64,
-    y_max: f64,
-    units: Units,
-) -> Result<(), String> {
-    use plotters::style::text_anchor::{HPos, Pos, VPos};
-    let centre = Pos::new(HPos::Center, VPos::Bottom);
-    let below = Pos::new(HPos::Center, VPos::Top);
-    let x = i as f64 + 0.5;
-    let (x0, x1) = (x - bar_width / 2.0, x + bar_width / 2.0);
-    let (px, py) = chart.backend_coord(&(x, 0.0));
-    plot.draw(&Text::new(
-        bar.label.clone(),
-        (px, py + 6),
-        (FontFamily::SansSerif, 13)
-            .into_font()
-            .color(&BLACK)
-            .pos(below),
-    ))
-    .map_err(msg)?;
-    let text = |s: String, y: f64| {
-        Text::new(
-            s,
-            (x, y),
-            (FontFamily::SansSerif, 13)
-                .into_font()
-                .color(&BLACK)
-                .pos(centre),
-        )
-    };
-    if bar.out_of_range() {
-        let words = "out of range (> 2^64 bytes)".to_string();
-        chart
-            .draw_series(std::iter::once(text(words, y_max * 0.5)))
-            .map_err(msg)?;
-        return Ok(());
-    }
-    let mut y0 = 0u64;
-    for (c, bytes) in &bar.segments {
-        let y1 = y0.saturating_add(*bytes);
-        let (a, b) = (units.value(y0), units.value(y1));
-        chart
-            .draw_series(std::iter::once(Rectangle::new(
-                [(x0, a), (x1, b)],
-                rgb(*c).filled(),
-            )))
-            .map_err(msg)?;
-        y0 = y1;
-    }
-    let total = units.value(bar.total());
-    chart
-        .draw_series(std::iter::once(text(
-            format!("{total:.1}"),
-            total + y_max * 0.01,
-        )))
-        .map_err(msg)?;
-    Ok(())
-}
-
-/// The legend column: one swatch per component present, then the capacity line.
-fn draw_legend(legend: &Area, bars: &[Bar], cap: f64, units: Units) -> Result<(), String> {
-    let present = Component::ALL.into_iter().filter(|c| {
-        bars.iter()
-            .any(|b| b.segments.iter().any(|(sc, v)| sc == c && *v > 0))
-    });
-    let present: Vec<Component> = present.collect();
-    let style = (FontFamily::SansSerif, 13).into_font().color(&BLACK);
-    let mut y = 20i32;
-    for c in present.iter().rev() {
-        legend
-            .draw(&Rectangle::new([(4, y - 6), (16, y + 6)], rgb(*c).filled()))
-            .map_err(msg)?;
-        legend
-            .draw(&Text::new(c.label(), (22, y - 7), style.clone()))
-            .map_err(msg)?;
-        y += 22;
-    }
-    legend
-        .draw(&PathElement::new(vec![(2, y), (18, y)], DASH_BLACK.style()))
-        .map_err(msg)?;
-    legend
-        .draw(&Text::new(
-            format!("usable {cap:.1} {}", units.symbol()),
-            (22, y - 7),
-            style,
-        ))
-        .map_err(msg)?;
-    Ok(())
-}
-
-/// Adds hover titles and click targets to the bar segments plotters drew: each
-/// segment's `<rect>` (found in drawing order by its fill colour) gets
-/// `data-component`, `data-bar` and a `<title>` with the component and its size.
-/// The text is memfit's own labels and numbers, escaped.
-pub fn annotate(svg: &str, bars: &[Bar], units: Units) -> String {
-    let marks = bars
-        .iter()
-        .enumerate()
-        .filter(|(_, bar)| !bar.out_of_range()) // drawn without segments
-        .flat_map(|(bi, bar)| {
-            bar.segments.iter().map(move |(c, bytes)| {
-                let (r, g, b) = c.color();
-                let tail = format!(
-                    " data-component=\"{}\" data-bar=\"{bi}\"><title>{}: {} ({})</title></rect>",
-                    c.as_str(),
-                    escape(&bar.label),
-                    escape(c.label()),
-                    units.format(*bytes)
-                );
-                Mark {
-                    target: Target::With(format!("fill=\"#{r:02X}{g:02X}{b:02X}\"")),
-                    tail: Some(tail),
-                }
-            })
-        });
-    annotate_rects(svg, marks)
-}
+pub(crate) type Xy<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Coord>;
 
 /// One point of a memory curve.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -299,6 +299,33 @@ impl Parsed {
         &self.svg
     }
 
+    /// The SVG text, taken.
+    pub fn into_string(self) -> String {
+        self.svg
+    }
+
+    /// How many elements it has, the root included (`None` when unread).
+    pub fn elements(&self) -> Option<usize> {
+        self.read.as_ref().map(|(tags, _)| tags.len())
+    }
+
+    /// The number (document order, the root 0) of the first element whose attribute
+    /// `name` has the raw text `value`.
+    ///
+    /// ```
+    /// use memfit::chart::svg::Parsed;
+    /// let p = Parsed::new(r#"<svg><rect/><rect data-bar="1"><title>t</title></rect></svg>"#.into());
+    /// assert_eq!((p.elements(), p.first_with("data-bar", "1"), p.first_with("data-bar", "2")), (Some(4), Some(2), None));
+    /// ```
+    pub fn first_with(&self, name: &str, value: &str) -> Option<usize> {
+        let (tags, attrs) = self.read.as_ref()?;
+        tags.iter().position(|t| {
+            attrs[t.from..t.to]
+                .iter()
+                .any(|(k, v)| self.at(*k) == name && self.at(*v) == value)
+        })
+    }
+
     fn at(&self, (a, b): Span) -> &str {
         &self.svg[a..b]
     }

@@ -143,3 +143,121 @@ fn out_of_range_bars_and_points_are_not_drawn_as_figures() {
     );
     assert!(!curve.contains("17179869184"));
 }
+
+mod in_place {
+    use super::super::svg::diff;
+    use super::super::{Redraw, Stacked};
+    use super::*;
+    use proptest::prelude::*;
+
+    fn bar(label: &str, parts: &[(Component, u64)]) -> Bar {
+        Bar {
+            label: label.into(),
+            segments: parts.to_vec(),
+        }
+    }
+
+    const GIB: u64 = 1 << 30;
+
+    /// What the page does: from the drawing of `a`, redraw `b`; returns the moves or `None`
+    /// when it drew in full, and checks the moves equal the difference of full drawings.
+    fn moved(a: &[Bar], b: &[Bar], cap: u64, units: Units, size: ChartSize) -> Option<usize> {
+        let (svg_a, mut kept) = Stacked::draw(a, cap, units, size);
+        let (svg_b, _) = Stacked::draw(b, cap, units, size);
+        match Stacked::redraw(&mut kept, b, cap, units, size) {
+            Redraw::Move { changes, elements } => {
+                let (want, n) = diff(&svg_a, &svg_b).expect("same shape");
+                assert_eq!(elements, n);
+                assert_eq!(
+                    changes, want,
+                    "moves differ from the full drawings' difference"
+                );
+                // Moving back restores the first drawing's values.
+                let Redraw::Move { changes, .. } = Stacked::redraw(&mut kept, a, cap, units, size)
+                else {
+                    panic!("moving back drew in full")
+                };
+                assert_eq!(changes, diff(&svg_b, &svg_a).unwrap().0);
+                Some(changes.len())
+            }
+            Redraw::Draw(svg) => {
+                assert_eq!(svg, svg_b);
+                None
+            }
+        }
+    }
+
+    #[test]
+    fn a_new_height_under_the_capacity_moves_the_shapes() {
+        // Llama 2 7B-like bars on an 80 GiB GPU: activations grow from 6 to 9 GiB.
+        let at = |act: u64| {
+            vec![bar(
+                "this configuration",
+                &[
+                    (Component::Weights, 13 * GIB / 8),
+                    (Component::Gradients, 13 * GIB / 8),
+                    (Component::OptimizerStates, 10 * GIB),
+                    (Component::Activations, act * GIB),
+                ],
+            )]
+        };
+        let moves = moved(&at(6), &at(9), 80 * GIB, Units::Gib, ChartSize::default());
+        // The activation rect's y and height, its title, the total's y and text.
+        assert_eq!(moves, Some(5));
+        // Over the capacity the axis grows: drawn in full.
+        assert_eq!(
+            moved(&at(6), &at(90), 80 * GIB, Units::Gib, ChartSize::default()),
+            None
+        );
+        // A component that appears changes the legend: drawn in full.
+        let mut b = at(6);
+        b[0].segments.push((Component::Workspace, GIB));
+        assert_eq!(
+            moved(&at(6), &b, 80 * GIB, Units::Gib, ChartSize::default()),
+            None
+        );
+    }
+
+    #[test]
+    fn an_unchanged_drawing_moves_nothing() {
+        let bars = [
+            bar(
+                "stage 0",
+                &[
+                    (Component::Weights, 5 * GIB),
+                    (Component::Activations, 3 * GIB),
+                ],
+            ),
+            bar("stage 1", &[(Component::Weights, 4 * GIB)]),
+        ];
+        let size = ChartSize {
+            width: 420,
+            height: 340,
+        };
+        assert_eq!(moved(&bars, &bars, 40 * GIB, Units::Gb, size), Some(0));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Any bytes under the capacity, one to six stages, either size and unit: the moves
+        /// are exactly what a full drawing changes.
+        #[test]
+        fn moves_equal_full_drawings(
+            stages in 1usize..=6,
+            a in proptest::collection::vec(1u64..(12 * GIB), 18),
+            b in proptest::collection::vec(1u64..(12 * GIB), 18),
+            narrow in any::<bool>(),
+            gb in any::<bool>(),
+        ) {
+            let parts = [Component::Weights, Component::OptimizerStates, Component::Activations];
+            let mk = |v: &[u64]| -> Vec<Bar> {
+                (0..stages)
+                    .map(|s| bar(&format!("stage {s}"), &parts.iter().enumerate().map(|(k, c)| (*c, v[s * 3 + k])).collect::<Vec<_>>()))
+                    .collect()
+            };
+            let size = if narrow { ChartSize { width: 420, height: 340 } } else { ChartSize::default() };
+            let units = if gb { Units::Gb } else { Units::Gib };
+            prop_assert!(moved(&mk(&a), &mk(&b), 40 * GIB, units, size).is_some());
+        }
+    }
+}

@@ -202,6 +202,44 @@ fn draw_svg(node: NodeRef<leptos::html::Figure>, svg: impl Fn() -> String + 'sta
     });
 }
 
+/// Keeps the stacked bars of `input()` (bars, usable bytes, units, size) drawn in the figure
+/// of `node`: moved in place when their shape is the drawing's ([`crate::chart::Stacked`]:
+/// no SVG is written or read per input), else drawn in full.
+fn draw_stacked(
+    node: NodeRef<leptos::html::Figure>,
+    input: impl Fn() -> (
+            Vec<crate::chart::Bar>,
+            u64,
+            memfit_core::units::Units,
+            crate::chart::ChartSize,
+        ) + 'static,
+) {
+    use crate::chart::{Redraw, Stacked};
+    Effect::new(move |kept: Option<Option<Stacked>>| {
+        let mut kept = kept.flatten();
+        // Nothing is drawn (or computed) before the figure is in the page.
+        let Some(fig) = node.get() else { return kept };
+        if fig.first_element_child().is_none() {
+            kept = None;
+        }
+        let (bars, capacity, units, size) = input();
+        let svg = match Stacked::redraw(&mut kept, &bars, capacity, units, size) {
+            Redraw::Move { changes, elements } if apply_changes(&fig, &changes, elements) => None,
+            // The figure does not hold the kept drawing (not expected): drawn in full.
+            Redraw::Move { .. } => {
+                let (svg, new) = Stacked::draw(&bars, capacity, units, size);
+                kept = new;
+                Some(svg)
+            }
+            Redraw::Draw(svg) => Some(svg),
+        };
+        if let Some(svg) = svg {
+            fig.set_inner_html(&svg);
+        }
+        kept
+    });
+}
+
 /// Turns the figure's SVG (drawn from `old`) into `new`: patched in place when the shapes
 /// match, else replaced.
 fn patch_svg(
@@ -209,37 +247,54 @@ fn patch_svg(
     old: Option<&crate::chart::svg::Parsed>,
     new: &crate::chart::svg::Parsed,
 ) {
-    use crate::chart::svg::{diff_parsed, Change};
-    use wasm_bindgen::JsCast;
+    use crate::chart::svg::diff_parsed;
     let drawn = fig.first_element_child().is_some();
     if old.is_some_and(|o| o.as_str() == new.as_str()) && drawn {
         return;
     }
     let patch = old.filter(|_| drawn).and_then(|o| diff_parsed(o, new));
-    if let (Some((changes, n)), Ok(list)) = (patch, fig.query_selector_all("*")) {
-        if list.length() as usize == n {
-            let el = |i: usize| {
-                list.item(i as u32)
-                    .and_then(|x| x.dyn_into::<web_sys::Element>().ok())
-            };
-            for c in changes {
-                match c {
-                    Change::Attr { el: i, name, value } => {
-                        if let Some(e) = el(i) {
-                            let _ = e.set_attribute(&name, &value);
-                        }
-                    }
-                    Change::Text { el: i, text } => {
-                        if let Some(e) = el(i) {
-                            e.set_text_content(Some(&text));
-                        }
-                    }
-                }
-            }
+    if let Some((changes, n)) = patch {
+        if apply_changes(fig, &changes, n) {
             return;
         }
     }
     fig.set_inner_html(new.as_str());
+}
+
+/// Sets `changes` on the SVG in `fig` when it has `elements` elements (numbered in document
+/// order, the root `<svg>` 0); `false`, with nothing changed, when it has not.
+fn apply_changes(
+    fig: &web_sys::Element,
+    changes: &[crate::chart::svg::Change],
+    elements: usize,
+) -> bool {
+    use crate::chart::svg::Change;
+    use wasm_bindgen::JsCast;
+    let Ok(list) = fig.query_selector_all("*") else {
+        return false;
+    };
+    if list.length() as usize != elements {
+        return false;
+    }
+    let el = |i: usize| {
+        list.item(i as u32)
+            .and_then(|x| x.dyn_into::<web_sys::Element>().ok())
+    };
+    for c in changes {
+        match c {
+            Change::Attr { el: i, name, value } => {
+                if let Some(e) = el(*i) {
+                    let _ = e.set_attribute(name, value);
+                }
+            }
+            Change::Text { el: i, text } => {
+                if let Some(e) = el(*i) {
+                    e.set_text_content(Some(text));
+                }
+            }
+        }
+    }
+    true
 }
 
 /// Scrolls the element with this id to the top of the screen (below the sticky bar:

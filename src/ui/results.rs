@@ -2,7 +2,7 @@
 
 use super::url;
 use crate::chart::present::{phase_label, quick_line, rows, verdict};
-use crate::chart::{annotate, render_stacked, Bar, ChartSize};
+use crate::chart::{Bar, ChartSize};
 use crate::export;
 use crate::present::{activates, legend};
 use leptos::prelude::*;
@@ -157,27 +157,7 @@ pub fn ChartPanel(
     #[prop(into)]
     held: Signal<bool>,
 ) -> impl IntoView {
-    let svg = Memo::new(move |_| {
-        estimate.with(|e| {
-            let u = units.get();
-            let bars: Vec<Bar> = if e.stages.len() > 1 {
-                e.stages
-                    .iter()
-                    .map(|st| Bar {
-                        label: format!("stage {}", st.stage),
-                        segments: st.components.clone(),
-                    })
-                    .collect()
-            } else {
-                vec![Bar::from_estimate("this configuration", e)]
-            };
-            annotate(
-                &render_stacked(&bars, e.gpu.usable_bytes, u, chart_size()),
-                &bars,
-                u,
-            )
-        })
-    });
+    let bars = Memo::new(move |_| estimate.with(bars_of));
     let summary = move || {
         estimate.with(|e| {
             let u = units.get();
@@ -205,7 +185,10 @@ pub fn ChartPanel(
         }
     };
     let fig = NodeRef::<leptos::html::Figure>::new();
-    super::draw_svg(fig, move || svg.get());
+    super::draw_stacked(fig, move || {
+        let capacity = estimate.with(|e| e.gpu.usable_bytes);
+        (bars.get(), capacity, units.get(), chart_size())
+    });
     view! {
         <section class="panel chart-panel" id="chart" class:held=held aria-busy=move || held.get().then_some("true")>
             <h2>"Per-GPU memory"</h2>
@@ -218,6 +201,21 @@ pub fn ChartPanel(
             <p class="hint">"Hover a segment for its size; click it to see its formula."</p>
             <p class="sr-summary">{summary}</p>
         </section>
+    }
+}
+
+/// The bars of the chart: one per pipeline stage, or the configuration's one.
+fn bars_of(e: &Estimate) -> Vec<Bar> {
+    if e.stages.len() > 1 {
+        e.stages
+            .iter()
+            .map(|st| Bar {
+                label: format!("stage {}", st.stage),
+                segments: st.components.clone(),
+            })
+            .collect()
+    } else {
+        vec![Bar::from_estimate("this configuration", e)]
     }
 }
 
