@@ -184,6 +184,8 @@ pub fn ChartPanel(
             selected.set(idx);
         }
     };
+    // Rebuilt only when the components shown change, not with every figure.
+    let swatches = Memo::new(move |_| estimate.with(legend));
     let fig = NodeRef::<leptos::html::Figure>::new();
     super::draw_stacked(fig, move || {
         let capacity = estimate.with(|e| e.gpu.usable_bytes);
@@ -194,12 +196,11 @@ pub fn ChartPanel(
             <h2>"Per-GPU memory"</h2>
             <figure class="chart" role="img" aria-label=summary data-testid="chart" on:click=on_click node_ref=fig></figure>
             <ul class="html-legend" aria-hidden="true">
-                {move || estimate.with(legend).into_iter().map(|(label, color)| view! {
+                {move || swatches.get().into_iter().map(|(label, color)| view! {
                     <li><span class="swatch" style:--swatch=color></span>{label}</li>
                 }).collect_view()}
             </ul>
             <p class="hint">"Hover a segment for its size; click it to see its formula."</p>
-            <p class="sr-summary">{summary}</p>
         </section>
     }
 }
