@@ -5,12 +5,13 @@
 //! memfit's own labels and numbers.
 
 pub mod fitmap;
+pub mod inplace;
 pub mod present;
 mod stacked;
 pub mod svg;
 pub mod timeline;
 
-pub use stacked::{annotate, render_stacked, Redraw, Stacked};
+pub use stacked::{annotate, render_stacked, Bars, Stacked};
 
 use memfit_core::estimate::{Component, Estimate};
 use memfit_core::units::Units;

@@ -1,6 +1,8 @@
 //! Stacked memory bars against the GPU's usable memory: drawn by plotters in full when
-//! their frame changes, moved in place when only their heights do ([`Stacked`]).
+//! their frame changes, moved in place when only their heights do ([`Stacked`],
+//! [`super::inplace`]).
 
+use super::inplace::{px, InPlace};
 use super::svg::{annotate_rects, escape, Change, Mark, Parsed, Target};
 use super::{frame, msg, rgb, Area, Bar, ChartSize, Coord, Xy, DASH_BLACK, NARROW};
 use memfit_core::estimate::Component;
@@ -237,13 +239,14 @@ struct Shape {
 }
 
 impl Shape {
-    fn of(bars: &[Bar], capacity: u64, units: Units, size: ChartSize) -> Shape {
+    fn of(b: Bars) -> Shape {
         Shape {
-            size,
-            units,
-            capacity,
-            y_max: y_max(bars, capacity, units),
-            bars: bars
+            size: b.size,
+            units: b.units,
+            capacity: b.capacity,
+            y_max: y_max(b.bars, b.capacity, b.units),
+            bars: b
+                .bars
                 .iter()
                 .map(|b| {
                     let parts =
@@ -255,10 +258,23 @@ impl Shape {
     }
 }
 
-/// A stacked chart as the page shows it, kept to redraw it in place. For bars of the same
-/// [`Shape`] (a new sequence length, mostly: the axis is set by the capacity) the new
-/// heights, titles and totals are computed with plotters' own mapping of the drawn plot and
-/// only the values that changed are set: no SVG is written, read or compared per input.
+/// What a stacked chart is drawn from.
+#[derive(Clone, Copy, Debug)]
+pub struct Bars<'a> {
+    /// The bars, left to right.
+    pub bars: &'a [Bar],
+    /// The GPU's usable bytes (the dashed line).
+    pub capacity: u64,
+    /// The unit of the axis and the figures.
+    pub units: Units,
+    /// The drawing's size.
+    pub size: ChartSize,
+}
+
+/// A stacked chart as the page shows it, kept to move it in place ([`super::inplace`]).
+/// For bars of the same [`Shape`] (a new sequence length, mostly: the axis is set by the
+/// capacity) what moves is each segment's `y` and `height`, its hover title and the totals
+/// (the figures the chart shows).
 pub struct Stacked {
     shape: Shape,
     coord: Coord,
@@ -266,42 +282,24 @@ pub struct Stacked {
     elements: usize,
     /// Per bar, the element number of its first segment's `<rect>` (`None`: out of range).
     first: Vec<Option<usize>>,
-    /// The moving values as the page shows them ([`Stacked::moving`]).
+    /// The moving values as the page shows them.
     shown: Vec<Change>,
 }
 
-/// What the page does to show new bars ([`Stacked::redraw`]).
-#[derive(Debug, PartialEq)]
-pub enum Redraw {
-    /// Set these attributes and texts of the drawing on the page, whose elements (numbered
-    /// in document order, the root `<svg>` 0) number `elements`.
-    Move {
-        /// The values that changed.
-        changes: Vec<Change>,
-        /// Elements in the drawing (checked by the page before it patches).
-        elements: usize,
-    },
-    /// Replace the drawing with this SVG.
-    Draw(String),
-}
+impl InPlace for Stacked {
+    type Input<'a> = Bars<'a>;
 
-impl Stacked {
-    /// `bars` drawn in full (annotated: [`annotate`]), and what moves them in place later
-    /// (`None` when the drawing failed or cannot be read).
-    pub fn draw(
-        bars: &[Bar],
-        capacity: u64,
-        units: Units,
-        size: ChartSize,
-    ) -> (String, Option<Stacked>) {
+    /// The bars drawn in full (annotated: [`annotate`]).
+    fn draw(b: Bars) -> (String, Option<Stacked>) {
         let mut coord = None;
-        let svg = frame(size, |root| {
-            coord = Some(draw(root, bars, capacity, units, size)?);
+        let svg = frame(b.size, |root| {
+            coord = Some(draw(root, b.bars, b.capacity, b.units, b.size)?);
             Ok(())
         });
-        let parsed = Parsed::new(annotate(&svg, bars, units));
+        let parsed = Parsed::new(annotate(&svg, b.bars, b.units));
         let kept = coord.and_then(|coord| {
-            let first = bars
+            let first = b
+                .bars
                 .iter()
                 .enumerate()
                 .map(|(i, b)| {
@@ -312,70 +310,42 @@ impl Stacked {
                 })
                 .collect::<Option<Vec<_>>>()?;
             let mut kept = Stacked {
-                shape: Shape::of(bars, capacity, units, size),
+                shape: Shape::of(b),
                 coord,
                 elements: parsed.elements()?,
                 first,
                 shown: Vec::new(),
             };
-            kept.shown = kept.moving(bars);
+            kept.shown = kept.moving(b)?;
             Some(kept)
         });
         (parsed.into_string(), kept)
     }
 
-    /// What turns the drawing on the page (`kept`, updated) into one of `bars`: the moved
-    /// values when the shape is the same, else a full drawing.
-    pub fn redraw(
-        kept: &mut Option<Stacked>,
-        bars: &[Bar],
-        capacity: u64,
-        units: Units,
-        size: ChartSize,
-    ) -> Redraw {
-        if let Some(k) = kept.as_mut() {
-            if k.shape == Shape::of(bars, capacity, units, size) {
-                let now = k.moving(bars);
-                let changes = now
-                    .iter()
-                    .zip(&k.shown)
-                    .filter(|(n, s)| n != s)
-                    .map(|(n, _)| n.clone())
-                    .collect();
-                k.shown = now;
-                return Redraw::Move {
-                    changes,
-                    elements: k.elements,
-                };
-            }
+    /// Per segment its `<rect>`'s `y` and `height` and its `<title>`'s text, per bar its
+    /// total's `y` and text. Each segment's rect is followed by its title (two elements);
+    /// the total follows the bar's last segment. Pixels as plotters places them: each
+    /// corner mapped ([`CoordTranslate::translate`]), the rect from the smaller y down.
+    fn moving(&self, b: Bars) -> Option<Vec<Change>> {
+        if self.shape != Shape::of(b) {
+            return None;
         }
-        let (svg, new) = Stacked::draw(bars, capacity, units, size);
-        *kept = new;
-        Redraw::Draw(svg)
-    }
-
-    /// The values that follow the bars' bytes, in document order: per segment its
-    /// `<rect>`'s `y` and `height` and its `<title>`'s text, per bar its total's `y` and
-    /// text. Each segment's rect is followed by its title (two elements); the total follows
-    /// the bar's last segment. Pixels as plotters places them: each corner mapped
-    /// ([`CoordTranslate::translate`]), the rect from the smaller y down.
-    fn moving(&self, bars: &[Bar]) -> Vec<Change> {
         let units = self.shape.units;
-        let w = bar_width(bars.len());
-        let px = |x: f64, v: f64| self.coord.translate(&(x, v)).1;
+        let w = bar_width(b.bars.len());
+        let y = |x: f64, v: f64| self.coord.translate(&(x, v)).1;
         let mut out = Vec::new();
-        for (i, (bar, first)) in bars.iter().zip(&self.first).enumerate() {
+        for (i, (bar, first)) in b.bars.iter().zip(&self.first).enumerate() {
             let Some(mut el) = *first else { continue };
             let x = i as f64 + 0.5;
             let mut y0 = 0u64;
             for (c, bytes) in &bar.segments {
                 let y1 = y0.saturating_add(*bytes);
                 let (a, b) = (
-                    px(x - w / 2.0, units.value(y0)),
-                    px(x + w / 2.0, units.value(y1)),
+                    y(x - w / 2.0, units.value(y0)),
+                    y(x + w / 2.0, units.value(y1)),
                 );
-                out.push(attr(el, "y", a.min(b)));
-                out.push(attr(el, "height", a.max(b) - a.min(b)));
+                out.push(px(el, "y", a.min(b)));
+                out.push(px(el, "height", a.max(b) - a.min(b)));
                 out.push(Change::Text {
                     el: el + 1,
                     text: title(bar, *c, *bytes, units),
@@ -384,21 +354,17 @@ impl Stacked {
                 y0 = y1;
             }
             let total = units.value(bar.total());
-            out.push(attr(el, "y", px(x, total + self.shape.y_max * 0.01)));
+            out.push(px(el, "y", y(x, total + self.shape.y_max * 0.01)));
             out.push(Change::Text {
                 el,
                 // As plotters writes a text: on a line of its own.
                 text: format!("\n{total:.1}\n"),
             });
         }
-        out
+        Some(out)
     }
-}
 
-fn attr(el: usize, name: &str, value: i32) -> Change {
-    Change::Attr {
-        el,
-        name: name.to_string(),
-        value: value.to_string(),
+    fn shown(&mut self) -> (&mut Vec<Change>, usize) {
+        (&mut self.shown, self.elements)
     }
 }

@@ -127,7 +127,7 @@ fn rewrite_attr(svg: &str, key: &str, f: impl Fn(&str, &mut String)) -> String {
 /// Writes `points` (`"x,y x,y …"`) without the points that repeat their predecessor or
 /// lie strictly inside a horizontal or vertical run (between its neighbours, so a turn
 /// back along the same line is kept); text it cannot read is copied unchanged.
-fn simplify_points(points: &str, out: &mut String) {
+pub(crate) fn simplify_points(points: &str, out: &mut String) {
     let parsed: Option<Vec<(&str, &str)>> = points
         .split_whitespace()
         .map(|p| p.split_once(','))
@@ -318,12 +318,28 @@ impl Parsed {
     /// assert_eq!((p.elements(), p.first_with("data-bar", "1"), p.first_with("data-bar", "2")), (Some(4), Some(2), None));
     /// ```
     pub fn first_with(&self, name: &str, value: &str) -> Option<usize> {
+        self.next_with(0, name, value)
+    }
+
+    /// [`Parsed::first_with`] from element `from` on.
+    pub fn next_with(&self, from: usize, name: &str, value: &str) -> Option<usize> {
         let (tags, attrs) = self.read.as_ref()?;
-        tags.iter().position(|t| {
+        (from..tags.len()).find(|i| {
+            let t = &tags[*i];
             attrs[t.from..t.to]
                 .iter()
                 .any(|(k, v)| self.at(*k) == name && self.at(*v) == value)
         })
+    }
+
+    /// The numbers of the elements named `name` (`<polygon>`, say), in document order.
+    pub fn all_named(&self, name: &str) -> Vec<usize> {
+        let Some((tags, _)) = self.read.as_ref() else {
+            return Vec::new();
+        };
+        (0..tags.len())
+            .filter(|i| self.at(tags[*i].name) == name)
+            .collect()
     }
 
     fn at(&self, (a, b): Span) -> &str {

@@ -145,8 +145,8 @@ fn out_of_range_bars_and_points_are_not_drawn_as_figures() {
 }
 
 mod in_place {
-    use super::super::svg::diff;
-    use super::super::{Redraw, Stacked};
+    use super::super::inplace::tests::moved as moved_in;
+    use super::super::{Bars, Stacked};
     use super::*;
     use proptest::prelude::*;
 
@@ -159,34 +159,15 @@ mod in_place {
 
     const GIB: u64 = 1 << 30;
 
-    /// What the page does: from the drawing of `a`, redraw `b`; returns the moves or `None`
-    /// when it drew in full, and checks the moves equal the difference of full drawings.
-    fn moved(a: &[Bar], b: &[Bar], cap: u64, units: Units, size: ChartSize) -> Option<usize> {
-        let (svg_a, mut kept) = Stacked::draw(a, cap, units, size);
-        let (svg_b, _) = Stacked::draw(b, cap, units, size);
-        match Stacked::redraw(&mut kept, b, cap, units, size) {
-            Redraw::Move { changes, elements } => {
-                let (want, n) = diff(&svg_a, &svg_b).expect("same shape");
-                assert_eq!(elements, n);
-                assert_eq!(
-                    changes, want,
-                    "moves differ from the full drawings' difference"
-                );
-                // Moving back restores the first drawing's values.
-                let Redraw::Move { changes, .. } = Stacked::redraw(&mut kept, a, cap, units, size)
-                else {
-                    panic!("moving back drew in full")
-                };
-                assert_eq!(changes, diff(&svg_b, &svg_a).unwrap().0);
-                Some(changes.len())
-            }
-            Redraw::Draw(svg) => {
-                assert_eq!(svg, svg_b);
-                None
-            }
-        }
+    fn moved(a: &[Bar], b: &[Bar], capacity: u64, units: Units, size: ChartSize) -> Option<usize> {
+        let at = |bars| Bars {
+            bars,
+            capacity,
+            units,
+            size,
+        };
+        moved_in::<Stacked>(at(a), at(b))
     }
-
     #[test]
     fn a_new_height_under_the_capacity_moves_the_shapes() {
         // Llama 2 7B-like bars on an 80 GiB GPU: activations grow from 6 to 9 GiB.

@@ -202,40 +202,33 @@ fn draw_svg(node: NodeRef<leptos::html::Figure>, svg: impl Fn() -> String + 'sta
     });
 }
 
-/// Keeps the stacked bars of `input()` (bars, usable bytes, units, size) drawn in the figure
-/// of `node`: moved in place when their shape is the drawing's ([`crate::chart::Stacked`]:
-/// no SVG is written or read per input), else drawn in full.
-fn draw_stacked(
-    node: NodeRef<leptos::html::Figure>,
-    input: impl Fn() -> (
-            Vec<crate::chart::Bar>,
-            u64,
-            memfit_core::units::Units,
-            crate::chart::ChartSize,
-        ) + 'static,
-) {
-    use crate::chart::{Redraw, Stacked};
-    Effect::new(move |kept: Option<Option<Stacked>>| {
+/// Keeps a chart drawn in the figure of `node`: `input` hands the chart's input (read from
+/// the page's signals) to the drawing step, which moves the drawing in place when its shape
+/// is the one on the page ([`crate::chart::inplace`]: no SVG is written or read per input)
+/// or else draws it in full.
+fn draw_in_place<K, F>(node: NodeRef<leptos::html::Figure>, input: F)
+where
+    K: crate::chart::inplace::InPlace + 'static,
+    F: Fn(&mut dyn FnMut(K::Input<'_>)) + 'static,
+{
+    use crate::chart::inplace::{redraw, Redraw};
+    Effect::new(move |kept: Option<Option<K>>| {
         let mut kept = kept.flatten();
         // Nothing is drawn (or computed) before the figure is in the page.
         let Some(fig) = node.get() else { return kept };
         if fig.first_element_child().is_none() {
             kept = None;
         }
-        let (bars, capacity, units, size) = input();
-        let svg = match Stacked::redraw(&mut kept, &bars, capacity, units, size) {
-            Redraw::Move { changes, elements } if apply_changes(&fig, &changes, elements) => None,
+        input(&mut |now| match redraw(&mut kept, now) {
+            Redraw::Move { changes, elements } if apply_changes(&fig, &changes, elements) => {}
             // The figure does not hold the kept drawing (not expected): drawn in full.
             Redraw::Move { .. } => {
-                let (svg, new) = Stacked::draw(&bars, capacity, units, size);
+                let (svg, new) = K::draw(now);
                 kept = new;
-                Some(svg)
+                fig.set_inner_html(&svg);
             }
-            Redraw::Draw(svg) => Some(svg),
-        };
-        if let Some(svg) = svg {
-            fig.set_inner_html(&svg);
-        }
+            Redraw::Draw(svg) => fig.set_inner_html(&svg),
+        });
         kept
     });
 }

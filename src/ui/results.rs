@@ -2,7 +2,7 @@
 
 use super::url;
 use crate::chart::present::{phase_label, quick_line, rows, verdict};
-use crate::chart::{Bar, ChartSize};
+use crate::chart::{Bar, Bars, ChartSize, Stacked};
 use crate::export;
 use crate::present::{activates, legend};
 use leptos::prelude::*;
@@ -187,9 +187,20 @@ pub fn ChartPanel(
     // Rebuilt only when the components shown change, not with every figure.
     let swatches = Memo::new(move |_| estimate.with(legend));
     let fig = NodeRef::<leptos::html::Figure>::new();
-    super::draw_stacked(fig, move || {
-        let capacity = estimate.with(|e| e.gpu.usable_bytes);
-        (bars.get(), capacity, units.get(), chart_size())
+    super::draw_in_place::<Stacked, _>(fig, move |draw| {
+        let (capacity, units, size) = (
+            estimate.with(|e| e.gpu.usable_bytes),
+            units.get(),
+            chart_size(),
+        );
+        bars.with(|bars| {
+            draw(Bars {
+                bars,
+                capacity,
+                units,
+                size,
+            })
+        });
     });
     view! {
         <section class="panel chart-panel" id="chart" class:held=held aria-busy=move || held.get().then_some("true")>
@@ -265,13 +276,17 @@ pub fn ExplainPanel(
     #[prop(into)] units: Signal<Units>,
     selected: RwSignal<Option<usize>>,
 ) -> impl IntoView {
+    // Off screen it stays as it was; the list of all formulas is built only while open.
+    let node = NodeRef::<leptos::html::Section>::new();
+    let estimate = super::while_visible(estimate, super::on_screen(node));
+    let open = RwSignal::new(false);
     let item = move || {
         selected
             .get()
             .and_then(|i| estimate.with(|e| e.items.get(i).cloned()))
     };
     view! {
-        <section class="panel explain" data-testid="explain" aria-live="polite">
+        <section class="panel explain" data-testid="explain" aria-live="polite" node_ref=node>
             <h2>"Explain"</h2>
             {move || match item() {
                 None => view! { <p class="hint">"Click a bar segment or a ledger row to see how it is computed."</p> }.into_any(),
@@ -285,18 +300,25 @@ pub fn ExplainPanel(
                     </dl>
                 }.into_any(),
             }}
-            <details data-testid="all-formulas">
+            <details data-testid="all-formulas" on:toggle=move |ev| open.set(is_open(&ev))>
                 <summary>"Show all formulas"</summary>
                 <ol>
-                    {move || estimate.with(|e| e.items.iter().map(|i| view! {
+                    {move || open.get().then(|| estimate.with(|e| e.items.iter().map(|i| view! {
                         <li><strong>{i.component.label()}</strong> " = " <code>{i.formula.clone()}</code>
                             " with " <code>{i.values.clone()}</code> " → " {units.get().format(i.bytes)}
                             <br /><small>{i.source.clone()}</small></li>
-                    }).collect_view())}
+                    }).collect_view()))}
                 </ol>
             </details>
         </section>
     }
+}
+
+/// Whether the `<details>` a `toggle` event came from is open.
+fn is_open(ev: &web_sys::Event) -> bool {
+    ev.target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .is_some_and(|d| d.has_attribute("open"))
 }
 
 /// Export the estimate and matching configs (as downloads from data URLs).

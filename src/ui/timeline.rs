@@ -1,7 +1,7 @@
 //! The step timeline panel: memory through one step, stacked by component, the
 //! peak named; hovering or focusing a point names its event.
 
-use crate::chart::timeline::{components_present, describe, render_timeline};
+use crate::chart::timeline::{components_present, describe, stage_events, Walk, Walked};
 use crate::chart::ChartSize;
 use leptos::prelude::*;
 use memfit_core::scenario::{Mode, Scenario};
@@ -23,14 +23,17 @@ fn size() -> ChartSize {
     }
 }
 
-/// The `aria-label` of the event point under the pointer or focus, if any.
-fn point_label(ev: &web_sys::Event) -> Option<String> {
+/// The event number (`data-event`: its index in the peak stage) of the point under the
+/// pointer or focus, if any.
+fn point_event(ev: &web_sys::Event) -> Option<usize> {
     ev.target()?
         .dyn_into::<web_sys::Element>()
         .ok()?
         .closest(".tl-pt")
         .ok()??
-        .get_attribute("aria-label")
+        .get_attribute("data-event")?
+        .parse()
+        .ok()
 }
 
 /// What the timeline's bands mean for a run of `mode`: training steps have a forward, a
@@ -51,14 +54,6 @@ pub fn TimelinePanel(
     let node = NodeRef::<leptos::html::Section>::new();
     let scenario = super::while_visible(scenario, super::on_screen(node));
     let walk = Memo::new(move |_| scenario.with(timeline));
-    let svg = Memo::new(move |_| {
-        walk.with(|t| {
-            t.as_ref().map(|t| {
-                let cap = scenario.with(|s| s.usable_bytes());
-                render_timeline(t, cap, units.get(), size())
-            })
-        })
-    });
     let peak_text = move || {
         walk.with(|t| match t {
             Some(t) => t
@@ -101,15 +96,37 @@ pub fn TimelinePanel(
         })
     };
     let caption = move || scenario.with(|s| bands(s.workload.mode));
+    // A point names its event with the figures of this walk (the drawing names it without).
+    let name_point = move |ev: &web_sys::Event| {
+        let Some(i) = point_event(ev) else { return };
+        let line = walk.with(|t| {
+            let t = t.as_ref()?;
+            stage_events(t, t.peak_stage)
+                .get(i)
+                .map(|e| describe(e, units.get_untracked()))
+        });
+        if line.is_some() {
+            hovered.set(line);
+        }
+    };
     let fig = NodeRef::<leptos::html::Figure>::new();
-    super::draw_svg(fig, move || svg.get().unwrap_or_default());
+    super::draw_in_place::<Walked, _>(fig, move |draw| {
+        let (capacity, units, size) = (scenario.with(|s| s.usable_bytes()), units.get(), size());
+        walk.with(|t| {
+            draw(t.as_ref().map(|timeline| Walk {
+                timeline,
+                capacity,
+                units,
+                size,
+            }))
+        });
+    });
     view! {
         <section class="panel timeline" id="timeline" data-testid="timeline" node_ref=node>
             <h2>"One step, allocation by allocation"</h2>
             <p class="hint">{caption}" The stack is this rank's memory after each event; the red line is the peak, the same number as the verdict."</p>
             <figure class="chart" role="img" aria-label=summary data-testid="timeline-chart"
-                on:mouseover=move |ev| { if let Some(l) = point_label(&ev) { hovered.set(Some(l)); } }
-                on:focusin=move |ev| { if let Some(l) = point_label(&ev) { hovered.set(Some(l)); } }
+                on:mouseover=move |ev| name_point(&ev) on:focusin=move |ev| name_point(&ev)
                 node_ref=fig></figure>
             <ul class="html-legend tl-legend" aria-hidden="true">
                 {move || walk.with(|t| t.as_ref().map(components_present).unwrap_or_default()).into_iter().map(|c| {
@@ -117,7 +134,7 @@ pub fn TimelinePanel(
                     view! { <li><span class="swatch" style:--swatch=format!("#{r:02x}{g:02x}{b:02x}")></span>{c.label()}</li> }
                 }).collect_view()}
             </ul>
-            <p class="tl-event" data-testid="timeline-event">{shown}</p>
+            <p class="tl-event" id="tl-event" data-testid="timeline-event">{shown}</p>
             <p class="hint">{walked}</p>
         </section>
     }

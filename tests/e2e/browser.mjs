@@ -679,7 +679,9 @@ await test('explain mode: chart segment click, keyboard on a ledger row, all for
   await page.locator('[data-testid=ledger] tbody tr').first().focus();
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => document.querySelector('[data-testid=explain-formula]').textContent.includes('Ψ'));
+  // The list is built when the reader opens it.
   await page.locator('[data-testid=all-formulas] summary').click();
+  await page.locator('[data-testid=all-formulas] li').first().waitFor();
   const n = await page.locator('[data-testid=all-formulas] li').count();
   check(n >= 5, `only ${n} formulas listed`);
   check(await page.locator('[data-testid=chart] title').count() >= 5, 'chart segments have no hover titles');
@@ -921,7 +923,8 @@ await test('timeline: peak equals the verdict and the CLI, names its event; ZeRO
     await chart.locator('svg').waitFor();
     const svg = await chart.innerHTML();
     const pe = t.events[t.peak_event];
-    const label = `peak ${gib(t.peak_bytes)} — ${pe.phase}` + (pe.layer !== null ? `, layer ${pe.layer}` : '');
+    // The drawing names the peak by its event; the figure is in the line under it.
+    const label = `peak — ${pe.phase}` + (pe.layer !== null ? `, layer ${pe.layer}` : '');
     check(svg.includes(label), `ZeRO-${z}: chart lacks "${label}"`);
     const ev = (await page.getByTestId('timeline-event').textContent()).trim();
     check(ev.startsWith(`Peak: ${pe.phase}`) && ev.includes(pe.what) && ev.endsWith(gib(t.peak_bytes)),
@@ -931,18 +934,27 @@ await test('timeline: peak equals the verdict and the CLI, names its event; ZeRO
     if (z === 3) {
       check(t.events.filter((e) => e.component === 'gathered_layer' && e.delta_bytes > 0).length === 64, 'ZeRO-3: not 64 all-gathers (32 layers × forward and backward)');
       await page.getByTestId('timeline').screenshot({ path: `${outDir}/timeline-zero3.png` });
-      // Hover a point: the line names that point's event.
+      // Hover a point: the line names that point's event with its figures (the CLI's), and
+      // the point is described by that line.
       const pts = chart.locator('circle.tl-pt');
       check(await pts.count() > 20, 'too few event points');
+      const named = async (pt) => {
+        const e = t.events.filter((x) => x.stage === t.peak_stage)[Number(await pt.getAttribute('data-event'))];
+        const name = await pt.getAttribute('aria-label');
+        const line = (await page.getByTestId('timeline-event').textContent()).trim();
+        check(name.endsWith(e.what) && line.startsWith(name + ' (') && line.endsWith(gib(e.total_bytes)),
+          `point "${name}": line "${line}" for ${JSON.stringify(e)}`);
+        check(await pt.getAttribute('aria-describedby') === 'tl-event', 'point not described by the line');
+        return line;
+      };
       const first = pts.nth(3);
       await first.hover();
-      const hovered = (await page.getByTestId('timeline-event').textContent()).trim();
-      check(hovered === (await first.getAttribute('aria-label')), `hover shows "${hovered}"`);
+      const hovered = await named(first);
       // Keyboard: focus another point.
       const other = pts.nth(10);
       await other.focus();
-      const focused = (await page.getByTestId('timeline-event').textContent()).trim();
-      check(focused === (await other.getAttribute('aria-label')) && focused !== hovered, `focus shows "${focused}"`);
+      const focused = await named(other);
+      check(focused !== hovered, `focus shows "${focused}"`);
     }
   }
   check(seen[0].startsWith('0:forward/31/logits') && seen[1].startsWith('1:backward') && seen[3].startsWith('3:backward/31/all-gather'), `peak path ${seen.join(' | ')}`);

@@ -1,12 +1,21 @@
 //! `Timeline → SVG`: one step's memory over time, stacked by component, with the
 //! capacity line, the peak named, one line per other pipeline stage, and focusable
 //! points that name their event (an SVG `<title>` and `aria-label` each).
+//!
+//! Kept on the page and moved in place for a new input of the same shape ([`Walked`]): the
+//! areas, the other stages' lines and the points move; no text in the drawing carries a
+//! figure (the peak and the points are named by event; the line under the chart gives
+//! the figures), so none changes per input.
 
-use super::{frame, msg, rgb, Area, ChartSize, Xy};
+mod walked;
+
+use super::inplace::InPlace;
+use super::{msg, rgb, Area, ChartSize, Coord, Xy};
 use memfit_core::estimate::Component;
 use memfit_core::timeline::{Event, StepPhase, Timeline};
 use memfit_core::units::Units;
 use plotters::prelude::*;
+pub use walked::Walked;
 
 /// Points drawn per stage at most (buckets keep their largest total, so the peak stays).
 pub const MAX_POINTS: usize = 160;
@@ -77,8 +86,10 @@ pub fn samples(events: &[&Event], max: usize) -> Vec<Sample> {
         .collect()
 }
 
-/// One line naming an event: what, where, how much, and the total after it.
-pub fn describe(e: &Event, units: Units) -> String {
+/// An event named without its figures: its phase, layer and micro-batch, and what happens.
+/// The drawing's points carry this name, which no figure changes (the line under the chart
+/// adds the figures: [`describe`]).
+pub fn name(e: &Event) -> String {
     let mut s = String::from(e.phase.as_str());
     if let Some(l) = e.layer {
         s.push_str(&format!(" · layer {l}"));
@@ -86,10 +97,15 @@ pub fn describe(e: &Event, units: Units) -> String {
     if let Some(m) = e.micro_batch {
         s.push_str(&format!(" · micro-batch {m}"));
     }
+    format!("{s} · {}", e.what)
+}
+
+/// One line naming an event: what, where, how much, and the total after it.
+pub fn describe(e: &Event, units: Units) -> String {
     let sign = if e.delta_bytes < 0 { "−" } else { "+" };
     format!(
-        "{s} · {} ({sign}{}) → {}",
-        e.what,
+        "{} ({sign}{}) → {}",
+        name(e),
         units.format(e.delta_bytes.unsigned_abs()),
         units.format(e.total_bytes)
     )
@@ -111,45 +127,166 @@ const STAGE_COLORS: [RGBColor; 4] = [
     RGBColor(0x6a, 0x4c, 0x93),
 ];
 
+/// A colour as plotters writes it in the SVG.
+fn hex(c: RGBColor) -> String {
+    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+}
+
+/// What a timeline is drawn from.
+#[derive(Clone, Copy)]
+pub struct Walk<'a> {
+    /// The step's events.
+    pub timeline: &'a Timeline,
+    /// The GPU's usable bytes (the dashed line).
+    pub capacity: u64,
+    /// The unit of the axis.
+    pub units: Units,
+    /// The drawing's size.
+    pub size: ChartSize,
+}
+
 /// Renders the timeline of `t`: the peak stage stacked by component, the other
 /// listed stages as lines of their totals, the capacity dashed, the peak marked.
 pub fn render_timeline(t: &Timeline, capacity: u64, units: Units, size: ChartSize) -> String {
-    let mut markers = String::new();
-    let mut buf = frame(size, |root| {
-        markers = draw(root, t, capacity, units)?;
-        Ok(())
-    });
-    // Focusable points with their event named: appended inside the root <svg>.
-    if let Some(end) = buf.rfind("</svg>") {
-        buf.insert_str(end, &markers);
-    }
-    buf
+    let walk = Walk {
+        timeline: t,
+        capacity,
+        units,
+        size,
+    };
+    Walked::draw(Some(walk)).0
 }
 
-/// The peak stage's events, their samples, and the y axis's top (the unit's value).
+/// The peak stage's events, their samples, the y axis's top (the unit's value) and the
+/// peak's event (its index in the stage).
 struct Plot<'t> {
     events: Vec<&'t Event>,
     pts: Vec<Sample>,
     y_max: f64,
     units: Units,
+    peak: usize,
 }
 
-fn draw(root: &Area, t: &Timeline, capacity: u64, units: Units) -> Result<String, String> {
-    let events = stage_events(t, t.peak_stage);
-    let pts = samples(&events, MAX_POINTS);
-    let top = t.peak_bytes.max(capacity);
-    let y_max = (units.value(top) * 1.12).max(1e-9);
-    let p = Plot {
-        events,
-        pts,
-        y_max,
-        units,
-    };
+impl<'t> Plot<'t> {
+    fn of(w: Walk<'t>) -> Plot<'t> {
+        let t = w.timeline;
+        let events = stage_events(t, t.peak_stage);
+        let pts = samples(&events, MAX_POINTS);
+        let top = t.peak_bytes.max(w.capacity);
+        let peak = events
+            .iter()
+            .position(|e| e.total_bytes == t.peak_bytes)
+            .unwrap_or(0);
+        Plot {
+            events,
+            pts,
+            y_max: (w.units.value(top) * 1.12).max(1e-9),
+            units: w.units,
+            peak,
+        }
+    }
+
+    /// The components drawn as areas, in stacking order.
+    fn parts(&self) -> Vec<Component> {
+        Component::ALL
+            .into_iter()
+            .filter(|c| self.pts.iter().any(|s| s.by_component[c.index()] != 0))
+            .collect()
+    }
+
+    /// The stacked areas, bottom to top in the ledger's stacking order: each its
+    /// component and outline (its top left to right, then its floor back).
+    fn areas(&self) -> Vec<(Component, Vec<(f64, f64)>)> {
+        let mut below = vec![0f64; self.pts.len()];
+        let mut out = Vec::new();
+        for c in self.parts() {
+            let k = c.index();
+            let above: Vec<f64> = self
+                .pts
+                .iter()
+                .zip(&below)
+                .map(|(s, b)| b + self.units.value(s.by_component[k]))
+                .collect();
+            let mut poly: Vec<(f64, f64)> = self
+                .pts
+                .iter()
+                .zip(&above)
+                .map(|(s, y)| (s.x, *y))
+                .collect();
+            poly.extend(self.pts.iter().zip(&below).rev().map(|(s, y)| (s.x, *y)));
+            out.push((c, poly));
+            below = above;
+        }
+        out
+    }
+
+    /// Where the peak sits across the step (0 to 1).
+    fn peak_x(&self) -> f64 {
+        if self.events.len() > 1 {
+            self.peak as f64 / (self.events.len() - 1) as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// The samples given focusable points: evenly chosen ones and the peak's.
+    fn chosen(&self) -> Vec<usize> {
+        let pts = &self.pts;
+        let mut chosen: Vec<usize> = (0..pts.len())
+            .step_by(pts.len().div_ceil(MAX_MARKERS).max(1))
+            .collect();
+        if let Some(k) = pts.iter().position(|s| s.index == self.peak) {
+            chosen.push(k);
+        }
+        chosen.sort_unstable();
+        chosen.dedup();
+        chosen
+    }
+}
+
+/// Another listed stage: a line of its totals, named at its top.
+struct Other {
+    stage: u32,
+    color: RGBColor,
+    line: Vec<(f64, f64)>,
+    label_at: Option<(f64, f64)>,
+}
+
+/// The other listed stages (at most three).
+fn others(p: &Plot, t: &Timeline) -> Vec<Other> {
+    let listed = t
+        .stages
+        .iter()
+        .filter(|s| s.listed && s.stage != t.peak_stage)
+        .take(STAGE_COLORS.len() - 1);
+    listed
+        .enumerate()
+        .map(|(n, st)| {
+            let s = samples(&stage_events(t, st.stage), MAX_POINTS);
+            let top = s.iter().max_by_key(|q| q.total);
+            Other {
+                stage: st.stage,
+                color: STAGE_COLORS[n + 1],
+                line: s.iter().map(|q| (q.x, p.units.value(q.total))).collect(),
+                label_at: top.map(|q| (q.x.min(0.93), p.units.value(q.total) + p.y_max * 0.02)),
+            }
+        })
+        .collect()
+}
+
+/// Draws the chart; returns plotters' mapping of the plot.
+fn draw(
+    root: &Area,
+    p: &Plot,
+    others: &[Other],
+    t: &Timeline,
+    capacity: u64,
+) -> Result<Coord, String> {
     let mut chart = ChartBuilder::on(root)
         .margin(12)
         .x_label_area_size(36)
         .y_label_area_size(64)
-        .build_cartesian_2d(0f64..1f64, 0f64..y_max)
+        .build_cartesian_2d(0f64..1f64, 0f64..p.y_max)
         .map_err(msg)?;
     chart
         .configure_mesh()
@@ -158,21 +295,37 @@ fn draw(root: &Area, t: &Timeline, capacity: u64, units: Units) -> Result<String
         .x_labels(5)
         .x_label_formatter(&|x| format!("{:.0}%", x * 100.0))
         .x_desc("through the step (events, in order)")
-        .y_desc(format!("per GPU ({})", units.symbol()))
+        .y_desc(format!("per GPU ({})", p.units.symbol()))
         .y_label_formatter(&|y| format!("{y:.0}"))
         .draw()
         .map_err(msg)?;
-    phase_bands(&mut chart, &p)?;
-    stacked_areas(&mut chart, &p)?;
-    other_stages(&mut chart, &p, t)?;
-    capacity_line(&mut chart, &p, capacity)?;
-    let peak = p
-        .events
-        .iter()
-        .position(|e| e.total_bytes == t.peak_bytes)
-        .unwrap_or(0);
-    peak_line(&mut chart, &p, t, peak)?;
-    Ok(markers(&chart, &p, peak))
+    phase_bands(&mut chart, p)?;
+    for (c, poly) in p.areas() {
+        chart
+            .draw_series(std::iter::once(Polygon::new(poly, rgb(c).filled())))
+            .map_err(msg)?;
+    }
+    for o in others {
+        chart
+            .draw_series(LineSeries::new(
+                o.line.iter().copied(),
+                o.color.stroke_width(2),
+            ))
+            .map_err(msg)?;
+        if let Some(at) = o.label_at {
+            let style = (FontFamily::SansSerif, 12).into_font().color(&o.color);
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!("stage {}", o.stage),
+                    at,
+                    style,
+                )))
+                .map_err(msg)?;
+        }
+    }
+    capacity_line(&mut chart, p, capacity)?;
+    peak_line(&mut chart, p, t)?;
+    Ok(chart.as_coord_spec().clone())
 }
 
 /// Phase bands behind the areas.
@@ -191,59 +344,6 @@ fn phase_bands(chart: &mut Xy, p: &Plot) -> Result<(), String> {
                 )))
                 .map_err(msg)?;
             start = i;
-        }
-    }
-    Ok(())
-}
-
-/// Stacked areas, bottom to top in the ledger's stacking order.
-fn stacked_areas(chart: &mut Xy, p: &Plot) -> Result<(), String> {
-    let pts = &p.pts;
-    let mut below = vec![0f64; pts.len()];
-    for c in Component::ALL {
-        let k = c.index();
-        if pts.iter().all(|p| p.by_component[k] == 0) {
-            continue;
-        }
-        let above: Vec<f64> = pts
-            .iter()
-            .zip(&below)
-            .map(|(s, b)| b + p.units.value(s.by_component[k]))
-            .collect();
-        let mut poly: Vec<(f64, f64)> = pts.iter().zip(&above).map(|(s, y)| (s.x, *y)).collect();
-        poly.extend(pts.iter().zip(&below).rev().map(|(s, y)| (s.x, *y)));
-        chart
-            .draw_series(std::iter::once(Polygon::new(poly, rgb(c).filled())))
-            .map_err(msg)?;
-        below = above;
-    }
-    Ok(())
-}
-
-/// The other listed stages (at most three), each a line of its total, named at its top.
-fn other_stages(chart: &mut Xy, p: &Plot, t: &Timeline) -> Result<(), String> {
-    let others = t
-        .stages
-        .iter()
-        .filter(|s| s.listed && s.stage != t.peak_stage)
-        .take(STAGE_COLORS.len() - 1);
-    for (n, st) in others.enumerate() {
-        let s = samples(&stage_events(t, st.stage), MAX_POINTS);
-        let color = STAGE_COLORS[n + 1];
-        chart
-            .draw_series(LineSeries::new(
-                s.iter().map(|q| (q.x, p.units.value(q.total))),
-                color.stroke_width(2),
-            ))
-            .map_err(msg)?;
-        if let Some(top) = s.iter().max_by_key(|q| q.total) {
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    format!("stage {}", st.stage),
-                    (top.x.min(0.93), p.units.value(top.total) + p.y_max * 0.02),
-                    (FontFamily::SansSerif, 12).into_font().color(&color),
-                )))
-                .map_err(msg)?;
         }
     }
     Ok(())
@@ -269,9 +369,23 @@ fn capacity_line(chart: &mut Xy, p: &Plot, capacity: u64) -> Result<(), String> 
     Ok(())
 }
 
-/// The peak, a dashed red line named by its figure, phase, layer and stage.
-fn peak_line(chart: &mut Xy, p: &Plot, t: &Timeline, peak: usize) -> Result<(), String> {
-    let px = peak_x(p, peak);
+/// The peak's name in the drawing: its phase, layer and stage (the figure is the verdict's
+/// and the line's under the chart).
+fn peak_label(p: &Plot, t: &Timeline) -> Option<String> {
+    let e = p.events.get(p.peak)?;
+    let mut label = format!("peak — {}", e.phase.as_str());
+    if let Some(l) = e.layer {
+        label.push_str(&format!(", layer {l}"));
+    }
+    if t.stages.len() > 1 {
+        label.push_str(&format!(", stage {}", t.peak_stage));
+    }
+    Some(label)
+}
+
+/// The peak, a dashed red line named by its phase, layer and stage.
+fn peak_line(chart: &mut Xy, p: &Plot, t: &Timeline) -> Result<(), String> {
+    let px = p.peak_x();
     let red = RGBColor(0xc8, 0x3b, 0x4a);
     chart
         .draw_series(LineSeries::new(
@@ -279,20 +393,9 @@ fn peak_line(chart: &mut Xy, p: &Plot, t: &Timeline, peak: usize) -> Result<(), 
             super::DASH_PEAK.style(),
         ))
         .map_err(msg)?;
-    let Some(e) = p.events.get(peak) else {
+    let Some(label) = peak_label(p, t) else {
         return Ok(());
     };
-    let mut label = format!(
-        "peak {} — {}",
-        p.units.format(t.peak_bytes),
-        e.phase.as_str()
-    );
-    if let Some(l) = e.layer {
-        label.push_str(&format!(", layer {l}"));
-    }
-    if t.stages.len() > 1 {
-        label.push_str(&format!(", stage {}", t.peak_stage));
-    }
     let anchor_x = if px > 0.6 {
         (px - 0.42).max(0.0)
     } else {
@@ -308,38 +411,26 @@ fn peak_line(chart: &mut Xy, p: &Plot, t: &Timeline, peak: usize) -> Result<(), 
     Ok(())
 }
 
-/// Where event `peak` sits across the step (0 to 1).
-fn peak_x(p: &Plot, peak: usize) -> f64 {
-    if p.events.len() > 1 {
-        peak as f64 / (p.events.len() - 1) as f64
-    } else {
-        0.0
-    }
+/// A sample's point in pixels.
+fn point(coord: &Coord, p: &Plot, s: &Sample) -> (i32, i32) {
+    coord.translate(&(s.x, p.units.value(s.total)))
 }
 
-/// Focusable markers: evenly chosen samples plus the peak, each naming its event.
-fn markers(chart: &Xy, p: &Plot, peak: usize) -> String {
-    let pts = &p.pts;
-    let mut chosen: Vec<usize> = (0..pts.len())
-        .step_by(pts.len().div_ceil(MAX_MARKERS).max(1))
-        .collect();
-    if let Some(k) = pts.iter().position(|s| s.index == peak) {
-        chosen.push(k);
-    }
-    chosen.sort_unstable();
-    chosen.dedup();
+/// Focusable markers, each naming its event ([`name`]); the line with `id="tl-event"`
+/// describes the one focused with its figures.
+fn markers(coord: &Coord, p: &Plot) -> String {
     let mut out = String::new();
-    for k in chosen {
-        let s = &pts[k];
-        let (cx, cy) = chart.backend_coord(&(s.x, p.units.value(s.total)));
-        let text = xml_escape(&describe(p.events[s.index], p.units));
-        let class = if s.index == peak {
+    for k in p.chosen() {
+        let s = &p.pts[k];
+        let (cx, cy) = point(coord, p, s);
+        let text = xml_escape(&name(p.events[s.index]));
+        let class = if s.index == p.peak {
             "tl-pt tl-peak"
         } else {
             "tl-pt"
         };
         out.push_str(&format!(
-            r#"<circle class="{class}" cx="{cx}" cy="{cy}" r="5" tabindex="0" role="img" aria-label="{text}" data-event="{}"><title>{text}</title></circle>"#,
+            r#"<circle class="{class}" cx="{cx}" cy="{cy}" r="5" tabindex="0" role="img" aria-label="{text}" aria-describedby="tl-event" data-event="{}"><title>{text}</title></circle>"#,
             s.index
         ));
     }
@@ -384,11 +475,9 @@ mod tests {
         s.sharding = memfit_core::scenario::Sharding::Zero(Zero::Z3);
         let t = timeline(&s).unwrap();
         let svg = render_timeline(&t, 80 << 30, Units::Gib, ChartSize::default());
-        assert!(
-            svg.contains("peak 41.50 GiB — backward, layer 31"),
-            "{}",
-            &svg[..200]
-        );
+        // Named by its event; the figure is the verdict's (no text in the drawing moves).
+        assert!(svg.contains("peak — backward, layer 31"), "{}", &svg[..200]);
+        assert!(!svg.contains("41.50"));
         assert!(svg.contains(r#"class="tl-pt tl-peak""#));
         assert!(
             svg.contains(
