@@ -1,6 +1,6 @@
 //! The one place that touches `window.location` and `window.history`.
 
-use leptos::prelude::{document, set_timeout, window};
+use leptos::prelude::{document, window};
 use std::cell::{Cell, RefCell};
 use wasm_bindgen::JsValue;
 
@@ -9,7 +9,7 @@ use wasm_bindgen::JsValue;
 /// verdict together; written once per pause instead of once per keystroke, it leaves the
 /// keystroke's task. A reload or a closed tab within the pause still keeps the edit:
 /// [`follow`]'s listeners write it on `pagehide` and `visibilitychange`.
-const SETTLE_MS: f64 = 500.0;
+const SETTLE_MS: i32 = 500;
 
 thread_local! {
     /// The settings of this moment as a query ([`follow`]): called only when the address
@@ -17,10 +17,15 @@ thread_local! {
     static CURRENT: RefCell<Option<Box<dyn Fn() -> String>>> = const { RefCell::new(None) };
     /// An edit the address bar does not show yet.
     static DIRTY: Cell<bool> = const { Cell::new(false) };
-    /// When the last edit came (ms since the epoch).
-    static LAST_EDIT: Cell<f64> = const { Cell::new(0.0) };
-    /// Whether a settle check is pending: one timer per pause, not one per keystroke.
-    static ARMED: Cell<bool> = const { Cell::new(false) };
+    /// The pending settle timer's id (0: none).
+    static TIMER: Cell<i32> = const { Cell::new(0) };
+    /// What the settle timer runs: one function for the page's life, so an edit costs a
+    /// `clearTimeout` and a `setTimeout`, no new closure.
+    static SETTLED: wasm_bindgen::closure::Closure<dyn FnMut()> =
+        wasm_bindgen::closure::Closure::new(|| {
+            TIMER.set(0);
+            flush_query();
+        });
     /// Whether session storage holds an edit ([`UNSAVED`]) that a write must clear.
     static STORED: Cell<bool> = const { Cell::new(false) };
 }
@@ -75,32 +80,28 @@ pub fn replace_query(query: &str) {
 }
 
 /// An edit: the address bar follows once input has rested for [`SETTLE_MS`] (or at once
-/// when the page is hidden or the link is copied: [`flush_query`]). Costs a clock read; the
-/// settings are encoded when written, not here.
+/// when the page is hidden or the link is copied: [`flush_query`]). Restarts the one settle
+/// timer (no clock is read, so a wall clock set back changes nothing); the settings are
+/// encoded when written, not here.
 pub fn edited() {
+    use wasm_bindgen::JsCast;
     DIRTY.set(true);
-    LAST_EDIT.set(js_sys::Date::now());
-    if !ARMED.replace(true) {
-        arm(SETTLE_MS);
+    let w = window();
+    let pending = TIMER.replace(0);
+    if pending != 0 {
+        w.clear_timeout_with_handle(pending);
     }
-}
-
-/// Checks after `ms` whether input has rested; if an edit came since, waits for the rest.
-fn arm(ms: f64) {
-    set_timeout(
-        || {
-            let rested = js_sys::Date::now() - LAST_EDIT.get();
-            // Rested, or a wall clock set back (a negative rest): written now.
-            if (0.0..SETTLE_MS - 1.0).contains(&rested) {
-                arm(SETTLE_MS - rested);
-            } else {
-                ARMED.set(false);
-                flush_query();
-            }
-        },
-        std::time::Duration::try_from_secs_f64(ms.clamp(0.0, SETTLE_MS) / 1000.0)
-            .unwrap_or_default(),
-    );
+    let id = SETTLED.with(|f| {
+        w.set_timeout_with_callback_and_timeout_and_arguments_0(
+            f.as_ref().unchecked_ref(),
+            SETTLE_MS,
+        )
+    });
+    // Refused (never expected): the address bar is written now instead.
+    match id {
+        Ok(id) => TIMER.set(id),
+        Err(_) => flush_query(),
+    }
 }
 
 /// Writes the current settings now, if an edit is not in the address bar yet.
