@@ -5,7 +5,7 @@ use crate::chart::timeline::{components_present, describe, stage_events, Walk, W
 use crate::chart::ChartSize;
 use leptos::prelude::*;
 use memfit_core::scenario::{Mode, Scenario};
-use memfit_core::timeline::timeline;
+use memfit_core::timeline::{timeline, Timeline};
 use memfit_core::units::Units;
 use wasm_bindgen::JsCast;
 
@@ -45,6 +45,44 @@ fn bands(mode: Mode) -> &'static str {
     }
 }
 
+/// The line under the chart for a pipeline or several micro-batches: what the walk covers.
+fn walked_line(t: &Timeline) -> Option<String> {
+    (t.stages.len() > 1 || t.micro_batches_walked > 1).then(|| {
+        format!(
+            "{} pipeline stage(s) (lines: other stages' totals); {} micro-batch(es) walked per stage — the steady state repeats after.",
+            t.stages.len(),
+            t.micro_batches_walked
+        )
+    })
+}
+
+/// Event `i` of the peak stage described with its figures.
+fn event_line(t: &Timeline, i: usize, units: Signal<Units>) -> Option<String> {
+    stage_events(t, t.peak_stage)
+        .get(i)
+        .map(|e| describe(e, units.get_untracked()))
+}
+
+/// Keeps the walk drawn in `fig`, moved in place while its shape holds.
+fn draw_walk(
+    fig: NodeRef<leptos::html::Figure>,
+    walk: Memo<Option<Timeline>>,
+    scenario: Signal<Scenario>,
+    units: Signal<Units>,
+) {
+    super::draw_in_place::<Walked, _>(fig, move |draw| {
+        let (capacity, units, size) = (scenario.with(|s| s.usable_bytes()), units.get(), size());
+        walk.with(|t| {
+            draw(t.as_ref().map(|timeline| Walk {
+                timeline,
+                capacity,
+                units,
+                size,
+            }))
+        });
+    });
+}
+
 /// Memory through one training step (or inference request), rank by rank.
 #[component]
 pub fn TimelinePanel(
@@ -69,8 +107,8 @@ pub fn TimelinePanel(
         walk.track();
         hovered.set(None);
     });
-    // Not a live region: the verdict already announces each input's peak, and a focused
-    // point's own label is read out on focus.
+    // Not a live region: the verdict already announces each input's peak; a focused point's
+    // name is read out on focus, and this line, which then describes it, after it.
     let shown = move || hovered.get().unwrap_or_else(peak_text);
     let summary = move || {
         walk.with(|t| match t {
@@ -82,45 +120,17 @@ pub fn TimelinePanel(
             None => peak_text(),
         })
     };
-    let walked = move || {
-        walk.with(|t| {
-            t.as_ref()
-                .filter(|t| t.stages.len() > 1 || t.micro_batches_walked > 1)
-                .map(|t| {
-                    format!(
-                        "{} pipeline stage(s) (lines: other stages' totals); {} micro-batch(es) walked per stage — the steady state repeats after.",
-                        t.stages.len(),
-                        t.micro_batches_walked
-                    )
-                })
-        })
-    };
+    let walked = move || walk.with(|t| t.as_ref().and_then(walked_line));
     let caption = move || scenario.with(|s| bands(s.workload.mode));
     // A point names its event with the figures of this walk (the drawing names it without).
     let name_point = move |ev: &web_sys::Event| {
-        let Some(i) = point_event(ev) else { return };
-        let line = walk.with(|t| {
-            let t = t.as_ref()?;
-            stage_events(t, t.peak_stage)
-                .get(i)
-                .map(|e| describe(e, units.get_untracked()))
-        });
+        let line = point_event(ev).and_then(|i| walk.with(|t| event_line(t.as_ref()?, i, units)));
         if line.is_some() {
             hovered.set(line);
         }
     };
     let fig = NodeRef::<leptos::html::Figure>::new();
-    super::draw_in_place::<Walked, _>(fig, move |draw| {
-        let (capacity, units, size) = (scenario.with(|s| s.usable_bytes()), units.get(), size());
-        walk.with(|t| {
-            draw(t.as_ref().map(|timeline| Walk {
-                timeline,
-                capacity,
-                units,
-                size,
-            }))
-        });
-    });
+    draw_walk(fig, walk, scenario, units);
     view! {
         <section class="panel timeline" id="timeline" data-testid="timeline" node_ref=node>
             <h2>"One step, allocation by allocation"</h2>

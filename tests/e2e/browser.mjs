@@ -204,26 +204,29 @@ await test('changing an input updates the URL, the total and the chart', 1440, a
   await page.waitForFunction(() => location.search.includes('model=gpt2'));
 });
 
-await test('charts patched in place per input equal a fresh drawing of the same link', 1440, async (page) => {
+await test('charts moved in place per input equal a fresh drawing of the same link (one stage, four stages)', 1440, async (page) => {
   // Tall enough for both figures to be on screen (the timeline redraws only while in view).
   await page.setViewportSize({ width: 1440, height: 2600 });
-  await open(page, 'model=llama-2-7b&zero=3&gpus_per_node=8');
-  const figs = ['[data-testid=chart]', '[data-testid=timeline-chart]'];
-  const read = () => page.evaluate((qs) => qs.map((q) => document.querySelector(q).innerHTML.replace(/\s+/g, ' ')), figs);
-  // The sequence lengths of the perf harness (most redraws keep the shape: patched), then
-  // one that changes the axis (replaced).
-  for (const v of [1037, 1074, 1111, 8192]) {
-    const before = await read();
-    await page.locator('#f-seq').fill(String(v));
-    await page.waitForFunction(([qs, old]) => qs.every((q, i) => document.querySelector(q).innerHTML.replace(/\s+/g, ' ') !== old[i]), [figs, before]);
+  for (const link of ['model=llama-2-7b&zero=3&gpus_per_node=8', 'model=llama-2-7b&gpus_per_node=8&pp=4&microbatches=8&zero=1']) {
+    await open(page, link);
+    const figs = ['[data-testid=chart]', '[data-testid=timeline-chart]'];
+    const read = () => page.evaluate((qs) => qs.map((q) => document.querySelector(q).innerHTML.replace(/\s+/g, ' ')), figs);
+    await page.waitForFunction((qs) => qs.every((q) => document.querySelector(q)?.querySelector('svg')), figs);
+    // The sequence lengths of the perf harness (most redraws keep the shape: moved), then
+    // one that changes the axis (drawn in full).
+    for (const v of [1037, 1074, 1111, 8192]) {
+      const before = await read();
+      await page.locator('#f-seq').fill(String(v));
+      await page.waitForFunction(([qs, old]) => qs.every((q, i) => document.querySelector(q).innerHTML.replace(/\s+/g, ' ') !== old[i]), [figs, before]);
+    }
+    await page.waitForFunction(() => location.search.includes('seq=8192'));
+    const moved = await read();
+    await page.goto(page.url());
+    await page.waitForSelector('[data-testid=per-gpu]');
+    await page.waitForFunction((qs) => qs.every((q) => document.querySelector(q)?.querySelector('svg')), figs);
+    const fresh = await read();
+    figs.forEach((q, i) => check(moved[i] === fresh[i], `${link}: ${q}: moved drawing differs from a fresh one (${moved[i].length} vs ${fresh[i].length} chars)`));
   }
-  await page.waitForFunction(() => location.search.includes('seq=8192'));
-  const patched = await read();
-  await page.goto(page.url());
-  await page.waitForSelector('[data-testid=per-gpu]');
-  await page.waitForFunction((qs) => qs.every((q) => document.querySelector(q)?.querySelector('svg')), figs);
-  const fresh = await read();
-  figs.forEach((q, i) => check(patched[i] === fresh[i], `${q}: patched drawing differs from a fresh one (${patched[i].length} vs ${fresh[i].length} chars)`));
 });
 
 await test('the link follows input once it settles, and a reload or a hidden page keeps an edit', 1440, async (page) => {
