@@ -1,8 +1,9 @@
 //! Drawings the page keeps and moves in place. A chart drawn in full by plotters is kept
 //! with what places its shapes (plotters' own mapping of the plot, the element number of
 //! each shape that moves); a new input of the same *shape* (the same frame, elements and
-//! texts: a new sequence length, mostly) is shown by setting only the attributes that moved.
-//! No SVG is written, read or compared per input, and no SVG text changes.
+//! texts: a new sequence length, mostly) is shown by setting only the values that moved.
+//! No SVG is written, read or compared per input; the only texts set are figures a chart
+//! shows (the bars' totals and hover titles; the timeline's drawing has none).
 //!
 //! Each chart's moves are tested against two full drawings: they must equal the difference
 //! the generic differ ([`super::svg::diff`]) finds between them.
