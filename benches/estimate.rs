@@ -101,11 +101,91 @@ fn bench_timeline(c: &mut Criterion) {
     }
 }
 
+/// A keystroke's redraw of the two charts that follow the input (the sequence length 4,096 ↔
+/// 4,133 on the default ZeRO-3 link): before, a full drawing tokenized and diffed against
+/// the one on the page; now, the moves of the drawing kept in place (`chart::inplace`).
+fn bench_in_place(c: &mut Criterion) {
+    use memfit::chart::inplace::{redraw, InPlace};
+    use memfit::chart::svg::{diff_parsed, Parsed};
+    use memfit::chart::timeline::{render_timeline, Walk, Walked};
+    use memfit::chart::{annotate, Bars, Stacked};
+    use memfit_core::timeline::timeline;
+    use memfit_core::units::Units;
+    let size = ChartSize::default();
+    let at = |seq: u32| {
+        let (s, _) = decode(&format!(
+            "model=llama-2-7b&zero=3&gpus_per_node=8&seq={seq}"
+        ));
+        let e = estimate(&s.scenario);
+        let t = timeline(&s.scenario).unwrap();
+        (
+            vec![Bar::from_estimate("this configuration", &e)],
+            e.gpu.usable_bytes,
+            t,
+        )
+    };
+    let runs = [at(4096), at(4133)];
+    let bars = |i: usize| Bars {
+        bars: &runs[i].0,
+        capacity: runs[i].1,
+        units: Units::Gib,
+        size,
+    };
+    let walk = |i: usize| {
+        Some(Walk {
+            timeline: &runs[i].2,
+            capacity: runs[i].1,
+            units: Units::Gib,
+            size,
+        })
+    };
+    let drawn = |i: usize| {
+        let b = bars(i);
+        Parsed::new(annotate(
+            &render_stacked(b.bars, b.capacity, b.units, size),
+            b.bars,
+            b.units,
+        ))
+    };
+    let on_page = drawn(0);
+    c.bench_function("chart redraw: full drawing + diff", |b| {
+        b.iter(|| diff_parsed(&on_page, &drawn(black_box(1))))
+    });
+    let mut kept = Stacked::draw(bars(0)).1;
+    let mut i = 0;
+    c.bench_function("chart redraw: moved in place", |b| {
+        b.iter(|| {
+            i ^= 1;
+            redraw(&mut kept, black_box(bars(i)))
+        })
+    });
+    let on_page = Parsed::new(render_timeline(&runs[0].2, runs[0].1, Units::Gib, size));
+    c.bench_function("timeline redraw: full drawing + diff", |b| {
+        b.iter(|| {
+            let new = Parsed::new(render_timeline(
+                black_box(&runs[1].2),
+                runs[1].1,
+                Units::Gib,
+                size,
+            ));
+            diff_parsed(&on_page, &new)
+        })
+    });
+    let mut kept = Walked::draw(walk(0)).1;
+    c.bench_function("timeline redraw: moved in place", |b| {
+        b.iter(|| {
+            i ^= 1;
+            redraw(&mut kept, black_box(walk(i)))
+        })
+    });
+}
+
 criterion_group!(
     benches,
     bench,
     bench_explore,
     bench_opstream,
-    bench_timeline
+    bench_timeline,
+    bench_in_place
 );
 criterion_main!(benches);
