@@ -240,5 +240,27 @@ mod in_place {
             let units = if gb { Units::Gb } else { Units::Gib };
             prop_assert!(moved(&mk(&a), &mk(&b), 40 * GIB, units, size).is_some());
         }
+
+        /// Any bars (none to six, empty ones, zero-byte and out-of-range segments, any
+        /// capacity): drawing and redrawing never panic, and whatever the redraw does is
+        /// exactly what a full drawing shows.
+        #[test]
+        fn any_bars_redraw_as_drawn(
+            a in proptest::collection::vec(proptest::collection::vec((0usize..14, prop_oneof![Just(0u64), 1u64..(1 << 40), Just(u64::MAX)]), 0..5), 0..7),
+            b in proptest::collection::vec(proptest::collection::vec((0usize..14, prop_oneof![Just(0u64), 1u64..(1 << 40), Just(u64::MAX)]), 0..5), 0..7),
+            capacity in prop_oneof![Just(0u64), 1u64..(1 << 42)],
+            narrow in any::<bool>(),
+        ) {
+            let mk = |v: &[Vec<(usize, u64)>]| -> Vec<Bar> {
+                v.iter()
+                    .enumerate()
+                    .map(|(i, segs)| bar(&format!("bar <{i}> & co"), &segs.iter().map(|(c, b)| (Component::ALL[*c], *b)).collect::<Vec<_>>()))
+                    .collect()
+            };
+            let size = if narrow { ChartSize { width: 420, height: 340 } } else { ChartSize::default() };
+            let (a, b) = (mk(&a), mk(&b));
+            moved(&a, &b, capacity, Units::Gib, size);
+            moved(&a, &a, capacity, Units::Gb, size);
+        }
     }
 }
