@@ -239,4 +239,29 @@ mod tests {
         let z1 = walked("model=llama-2-7b&zero=1&gpus_per_node=8");
         assert_eq!(moved(&z3, &z1), None);
     }
+
+    /// Every pair of walks of different shapes (training and inference, ZeRO stages,
+    /// pipelines, a tiny model, another unit of capacity): each redraw, moved or drawn in
+    /// full, equals the full drawing.
+    #[test]
+    fn every_pair_redraws_as_drawn() {
+        let walks: Vec<_> = [
+            "model=llama-2-7b&zero=3&gpus_per_node=8",
+            "model=llama-2-7b&zero=3&gpus_per_node=8&seq=8192",
+            "model=llama-2-7b&zero=0&gpus_per_node=1&seq=512",
+            "model=llama-2-7b&gpus_per_node=8&pp=4&microbatches=8&zero=1",
+            "model=llama-2-7b&gpus_per_node=8&pp=2&microbatches=4&zero=1&seq=2048",
+            "model=gpt2&mode=infer&batch=4&seq=1024&gen=128",
+            "model=gpt2&mode=infer&batch=8&seq=1024&gen=128",
+            "model=llama-3-8b&mode=infer&seq=8192&gen=256",
+        ]
+        .iter()
+        .map(|q| walked(q))
+        .collect();
+        for a in &walks {
+            for b in &walks {
+                moved(a, b);
+            }
+        }
+    }
 }
