@@ -272,7 +272,7 @@ pub struct Bars<'a> {
 }
 
 /// A stacked chart as the page shows it, kept to move it in place ([`super::inplace`]).
-/// For bars of the same [`Shape`] (a new sequence length, mostly: the axis is set by the
+/// For bars of the same shape (a new sequence length, mostly: the axis is set by the
 /// capacity) what moves is each segment's `y` and `height`, its hover title and the totals
 /// (the figures the chart shows).
 pub struct Stacked {

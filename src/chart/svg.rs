@@ -13,8 +13,8 @@ pub enum Target {
     With(String),
 }
 
-/// What to do to a rectangle: `tail` replaces its closing `/>` (e.g. ` data-x="1"><title>…
-/// </title></rect>`); `None` passes the rectangle over unchanged.
+/// What to do to a rectangle: `tail` replaces its closing `/>`
+/// (e.g. ` data-x="1"><title>…</title></rect>`); `None` passes the rectangle over unchanged.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mark {
     /// Which rectangle.
@@ -279,7 +279,7 @@ fn tags(svg: &str) -> Option<(Vec<Tag>, Attrs)> {
     Some((out, attrs))
 }
 
-/// An SVG string with its start tags read once ([`tags`]): the page keeps the drawing on
+/// An SVG string with its start tags read once (`tags`): the page keeps the drawing on
 /// screen in this form, so that a redraw reads only the new drawing ([`diff_parsed`]).
 #[derive(Debug)]
 pub struct Parsed {

@@ -16,7 +16,7 @@ use plotters::coord::CoordTranslate;
 /// micro-batch, what happens).
 type Named = (usize, StepPhase, Option<u32>, Option<u32>, &'static str);
 
-/// Points as plotters writes them (`"x,y "` each) after [`super::svg::slim`].
+/// Points as plotters writes them (`"x,y "` each) after [`crate::chart::svg::slim`].
 fn points(coord: &Coord, line: &[(f64, f64)]) -> String {
     use std::fmt::Write;
     let mut raw = String::with_capacity(line.len() * 8);
@@ -78,7 +78,7 @@ impl Shape {
     }
 }
 
-/// A timeline as the page shows it, kept to move it in place ([`super::inplace`]).
+/// A timeline as the page shows it, kept to move it in place ([`crate::chart::inplace`]).
 pub struct Walked {
     shape: Shape,
     coord: Coord,
