@@ -418,6 +418,45 @@ pub fn FitMapPanel(
     }
 }
 
+/// One row of the best layouts: its rank, layout, speed, bytes and load link, each cell
+/// following `row` (the layout at this position of the sorted list).
+#[component]
+fn BestRow(
+    row: Signal<Option<(usize, Candidate)>>,
+    settings: RwSignal<Settings>,
+    linked: Signal<Settings>,
+    units: Signal<Units>,
+) -> impl IntoView {
+    let mode = move || settings.with_untracked(|x| x.scenario.workload.mode);
+    let cell = move |f: fn(&Candidate, Units) -> String| {
+        move || {
+            row.get()
+                .map(|(_, l)| f(&l, units.get()))
+                .unwrap_or_default()
+        }
+    };
+    view! {
+        <tr>
+            <td class="num">{move || row.get().map(|(i, _)| i + 1)}</td>
+            <td>{move || row.get().map(|(_, l)| l.describe_in(mode()))}</td>
+            <td class="num">{cell(|l, _| speed_text(l).0)}</td>
+            <td class="num">{cell(|l, _| speed_text(l).1)}</td>
+            <td class="num">{cell(|l, u| u.format(l.per_gpu_bytes))}</td>
+            <td class="num">{cell(|l, u| u.format(l.headroom_bytes.max(0) as u64))}</td>
+            <td class="num">{cell(|l, u| u.format(l.comm.total()))}</td>
+            <td class="num">{move || row.get().map(|(_, l)| l.batch)}</td>
+            <td><a data-testid="load-layout"
+                href=move || row.get().map(|(_, l)| href(linked, &l)).unwrap_or_default()
+                on:click=move |ev| {
+                    ev.prevent_default();
+                    if let Some((_, l)) = row.get_untracked() {
+                        load(settings, &l);
+                    }
+                }>"load"</a></td>
+        </tr>
+    }
+}
+
 /// The best fitting layouts (at most 50), sortable, each with a load link.
 #[component]
 pub fn BestLayouts(
@@ -441,14 +480,17 @@ pub fn BestLayouts(
             </th>
         }
     };
-    let rows = move || {
+    // The rows as positions whose cells follow the data: a new sweep (a keystroke, mostly)
+    // sets the texts that changed, and a row whose layout and bytes stayed but whose speed
+    // moved (a bandwidth edit) shows the new speed (keyed by layout, it kept the old one).
+    let rows = Memo::new(move |_| {
         let shown_n = (!show_all.get()).then_some(SHOWN);
         shown.with(|r| {
             r.as_ref()
                 .map(|e| sorted_layouts(&e.sweep.layouts, sort.get(), shown_n))
                 .unwrap_or_default()
         })
-    };
+    });
     let count = move || {
         let listed = if show_all.get() { usize::MAX } else { SHOWN };
         shown.with(|r| {
@@ -469,21 +511,8 @@ pub fn BestLayouts(
                         {header(SortBy::Comm, "sent per GPU per step")}{header(SortBy::Batch, "micro-batch")}<th></th>
                     </tr></thead>
                     <tbody>
-                        <For each=rows key=|(i, l)| (*i, l.describe(), l.per_gpu_bytes) let:row>
-                            {
-                                let (i, l) = row;
-                                view! {
-                                    <tr>
-                                        <td class="num">{i + 1}</td><td>{l.describe_in(settings.with_untracked(|x| x.scenario.workload.mode))}</td>
-                                        {let (speed, mfu) = speed_text(&l); view! { <td class="num">{speed}</td><td class="num">{mfu}</td> }}
-                                        <td class="num">{move || units.get().format(l.per_gpu_bytes)}</td>
-                                        <td class="num">{move || units.get().format(l.headroom_bytes.max(0) as u64)}</td>
-                                        <td class="num">{move || units.get().format(l.comm.total())}</td>
-                                        <td class="num">{l.batch}</td>
-                                        <td><a data-testid="load-layout" href=move || href(linked, &l) on:click=move |ev| { ev.prevent_default(); load(settings, &l); }>"load"</a></td>
-                                    </tr>
-                                }
-                            }
+                        <For each=move || 0..rows.with(Vec::len) key=|n| *n let:n>
+                            <BestRow row=Signal::derive(move || rows.with(|r| r.get(n).copied())) settings linked units />
                         </For>
                     </tbody>
                 </table>
