@@ -32,7 +32,33 @@ pub fn summary(r: &ServeReport, units: Units) -> Vec<String> {
         "The longest single request that fits: {} tokens.",
         group_digits(r.max_len_fit)
     ));
+    out.extend(experts_line(r));
+    if let (Some(host), Some(file)) = (r.host_bytes, r.file_bytes) {
+        out.push(format!(
+            "In host memory: {} (the file's part the CPU maps and the KV cache of layers left on the CPU); the model file: {}.",
+            units.format(host),
+            units.format(file)
+        ));
+    }
     out
+}
+
+/// Where the routed experts are, when the engine spreads them ("32 of the 256 routed experts
+/// per MoE layer on each GPU (EP 8)").
+fn experts_line(r: &ServeReport) -> Option<String> {
+    let x = r.experts?;
+    let on = match x.expert_tp {
+        1 => "each GPU".to_string(),
+        t => format!("each EP rank of {t} GPUs, each expert split over them"),
+    };
+    let eplb = match x.redundant {
+        0 => String::new(),
+        n => format!(", with EPLB's {n} redundant replicas"),
+    };
+    Some(format!(
+        "Experts: {} of the {} routed experts per MoE layer on {on} (EP {}{eplb}).",
+        x.per_rank, x.routed, x.ep_ranks
+    ))
 }
 
 /// The common engines with their defaults, as key settings: every serving key is reset
@@ -310,6 +336,63 @@ mod tests {
             encode(&x),
             "v=1&model=llama-3-8b&mode=serve&quant=q4_k_m&engine=llamacpp&max_len=4096"
         );
+    }
+
+    fn report(q: &str) -> ServeReport {
+        memfit_core::estimate::estimate(&decode(q).0.scenario)
+            .serve
+            .expect("a serving estimate")
+    }
+
+    /// The panel says where the experts are: DeepSeek-V3's 256 routed experts over vLLM's
+    /// EP 8 (TP 1 × DP 8) are 256/8 = 32 per MoE layer on each GPU, (256 + 32)/8 = 36 with
+    /// 32 EPLB replicas; SGLang's `--ep-size 4` inside TP 8 is 64 experts on each EP rank
+    /// of 8/4 = 2 GPUs. Without EP (TP 8), no line.
+    #[test]
+    fn summary_names_the_experts_per_gpu() {
+        let q = "mode=serve&engine=vllm&engine_version=0.10.1&model=deepseek-v3&quant=fp8&gpu=h200&gpus_per_node=8&tp=1&dp=8&ep=8";
+        let line = |q: &str| {
+            summary(&report(q), Units::Gib)
+                .into_iter()
+                .find(|l| l.starts_with("Experts:"))
+        };
+        assert_eq!(
+            line(q).as_deref(),
+            Some("Experts: 32 of the 256 routed experts per MoE layer on each GPU (EP 8).")
+        );
+        assert_eq!(
+            line(&format!("{q}&redundant_experts=32")).as_deref(),
+            Some("Experts: 36 of the 256 routed experts per MoE layer on each GPU (EP 8, with EPLB's 32 redundant replicas).")
+        );
+        let sg = "mode=serve&engine=sglang&engine_version=0.5.3&model=deepseek-v3&quant=fp8&gpu=h200&gpus_per_node=8&tp=8&ep=4";
+        assert_eq!(
+            line(sg).as_deref(),
+            Some("Experts: 64 of the 256 routed experts per MoE layer on each EP rank of 2 GPUs, each expert split over them (EP 4).")
+        );
+        let tp8 = "mode=serve&engine=vllm&engine_version=0.10.1&model=deepseek-v3&quant=fp8&gpu=h200&gpus_per_node=8&tp=8";
+        assert_eq!(line(tp8), None);
+    }
+
+    /// llama.cpp's host memory and file in the panel, as the JSON has them (Qwen2.5 7B
+    /// Q4_K_M with one layer on the GPU: most of the file stays in host memory).
+    #[test]
+    fn summary_gives_llama_cpp_host_memory() {
+        let q = "mode=serve&engine=llamacpp&model=qwen2.5-7b&quant=q4_k_m&max_len=1024&ngl=1&gpu=a100-80";
+        let r = report(q);
+        let (host, file) = (r.host_bytes.unwrap(), r.file_bytes.unwrap());
+        assert!(host > file / 2 && host < file * 2, "{host} {file}");
+        let want = format!(
+            "In host memory: {} (the file's part the CPU maps and the KV cache of layers left on the CPU); the model file: {}.",
+            Units::Gib.format(host),
+            Units::Gib.format(file)
+        );
+        assert!(summary(&r, Units::Gib).contains(&want));
+        assert!(!summary(
+            &report("mode=serve&engine=vllm&model=llama-3-8b"),
+            Units::Gib
+        )
+        .iter()
+        .any(|l| l.starts_with("In host memory")));
     }
 
     /// A mixture under vLLM: each cell tries expert parallelism and keeps the better plan.

@@ -205,6 +205,11 @@ def cases(binary):
     q("serve-timeline", "mode=serve&model=llama-3-8b&max_len=8192&timeline=1")
     q("serve-knobs", "mode=serve&model=qwen2.5-7b&gpu_util=0.8&max_seqs=64&max_batched_tokens=4096&block_size=32&kv_dtype=fp8&gpu=a100-80")
     out.append({"name": "serve-explore", "args": ["--explore", "--limit", "5", "mode=serve&model=llama-3-70b&quant=fp8&gpus_per_node=8&max_len=8192"]})
+    # Expert parallelism named: serve.experts, the fewest-GPU layout "DP 8, EP 8", training's "DP 8 (EP 8)", inference's warning.
+    q("serve-ep-min-gpus", "mode=serve&engine=vllm&engine_version=0.10.1&model=deepseek-v3&quant=fp8&gpu=h200&gpus_per_node=8&dp=8&ep=8&redundant_experts=32&solve=min_gpus")
+    q("serve-ep-sglang", "mode=serve&engine=sglang&engine_version=0.5.3&model=deepseek-v3&quant=fp8&gpu=h200&gpus_per_node=8&tp=8&ep=4")
+    out.append({"name": "train-ep-explore", "args": ["--explore", "--limit", "3", "model=mixtral-8x7b&gpus_per_node=8&ep=8"]})
+    q("infer-ep-ignored", "mode=infer&model=deepseek-v2-lite&gpus_per_node=2&ep=2")
     names = [c["name"] for c in out]
     assert len(names) == len(set(names)), "duplicate case names"
     return out

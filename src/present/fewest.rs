@@ -12,12 +12,16 @@ use memfit_core::scenario::{at_least_one, Scenario};
 /// scenario's query string (empty: nothing to load). The text is the CLI's `message`
 /// (`--explore … solve=min_gpus`) where a layout fits; the page searches up to `max_nodes`.
 pub fn fewest_answer(m: &MinGpus, s: &Scenario) -> String {
+    // The scenario on the cluster found (its DP degree, so a serving engine's EP, follow).
+    let mut on = s.clone();
+    on.cluster.gpus_per_node = at_least_one(m.gpus_per_node);
+    on.cluster.nodes = at_least_one(m.nodes);
     let text = match m.value {
         Some(g) => format!(
             "Fewest GPUs: fits on {g} × {} at the earliest{}.",
             s.gpu().name,
             m.layout
-                .map(|l| format!(" ({})", l.describe_in(s.workload.mode)))
+                .map(|l| format!(" ({})", l.describe_on(&on)))
                 .unwrap_or_default()
         ),
         None => format!(
@@ -26,9 +30,7 @@ pub fn fewest_answer(m: &MinGpus, s: &Scenario) -> String {
         ),
     };
     let load = m.layout.map(|l| {
-        let mut t = s.clone();
-        t.cluster.gpus_per_node = at_least_one(m.gpus_per_node);
-        t.cluster.nodes = at_least_one(m.nodes);
+        let mut t = on.clone();
         l.apply(&mut t);
         encode(&t.into())
     });
@@ -65,6 +67,9 @@ mod tests {
             "model=llama-3.2-3b&framework=pytorch&gpus_per_node=1&batch=4&seq=4096&attn=sdpa&precision=bf16-pure&gpu=h200",
             "model=llama-2-13b&mode=infer&seq=2048&gen=256&gpus_per_node=8",
             "model=llama-3-8b&mode=serve&gpus_per_node=8",
+            // Expert parallelism is named ("DP 8, EP 8"; "DP 8 (EP 8)"): the scenario's `ep`.
+            "mode=serve&engine=vllm&engine_version=0.10.1&model=deepseek-v3&quant=fp8&gpu=h200&gpus_per_node=8&tp=1&dp=8&ep=8",
+            "model=mixtral-8x7b&gpus_per_node=8&ep=8&zero=1",
         ] {
             let x = decode(q).0;
             let key = sweep_key(&x.scenario);
@@ -75,6 +80,7 @@ mod tests {
             let cli = min_gpus_json(&x);
             assert!(cli["value"].is_u64(), "{q}: {cli}");
             assert_eq!(text, format!("Fewest GPUs: {}.", cli["message"].as_str().unwrap()), "{q}");
+            assert_eq!(q.contains("ep=8"), text.contains("EP 8"), "{q}: {text}");
             let mut want = x.scenario.clone();
             want.cluster.gpus_per_node = at_least_one(m.gpus_per_node);
             want.cluster.nodes = at_least_one(m.nodes);

@@ -427,7 +427,8 @@ fn BestRow(
     linked: Signal<Settings>,
     units: Signal<Units>,
 ) -> impl IntoView {
-    let mode = move || settings.with_untracked(|x| x.scenario.workload.mode);
+    // The layout on the swept settings: names the expert parallelism they carry.
+    let describe = move |l: &Candidate| settings.with_untracked(|x| l.describe_on(&x.scenario));
     let cell = move |f: fn(&Candidate, Units) -> String| {
         move || {
             row.get()
@@ -438,7 +439,7 @@ fn BestRow(
     view! {
         <tr>
             <td class="num">{move || row.get().map(|(i, _)| i + 1)}</td>
-            <td>{move || row.get().map(|(_, l)| l.describe_in(mode()))}</td>
+            <td>{move || row.get().map(|(_, l)| describe(&l))}</td>
             <td class="num">{cell(|l, _| speed_text(l).0)}</td>
             <td class="num">{cell(|l, _| speed_text(l).1)}</td>
             <td class="num">{cell(|l, u| u.format(l.per_gpu_bytes))}</td>

@@ -21,7 +21,7 @@ pub fn layout_json(base: &Settings, l: &Candidate) -> Value {
     };
     json!({
         "query": encode(&settings),
-        "describe": l.describe_in(base.scenario.workload.mode),
+        "describe": l.describe_on(&base.scenario),
         "dp": l.dp, "tp": l.tp, "pp": l.pp, "cp": l.cp,
         "zero": l.zero.number(),
         "fsdp": l.fsdp.as_str(),
@@ -78,7 +78,7 @@ pub fn min_gpus_value(x: &Settings, m: &MinGpus) -> Value {
         "layout": m.layout.map(|l| layout_json(&cluster, &l)),
         "message": match m.value {
             Some(g) => format!("fits on {g} × {} at the earliest{}", s.gpu().name,
-                m.layout.map(|l| format!(" ({})", l.describe_in(s.workload.mode))).unwrap_or_default()),
+                m.layout.map(|l| format!(" ({})", l.describe_on(&cluster.scenario))).unwrap_or_default()),
             None => format!("no layout fits on up to {} nodes of {} × {}",
                 m.nodes, m.gpus_per_node, s.gpu().name),
         },

@@ -383,7 +383,10 @@ pub fn estimate(s: &Scenario) -> Estimate {
         && serve.as_ref().is_none_or(|pl| pl.error.is_none())
         && !crate::stage::replay_out_of_memory(s);
     Estimate {
-        serve: serve.map(|pl| pl.report()),
+        serve: serve.map(|pl| crate::serve::ServeReport {
+            experts: crate::serve::expert_placement(s, &p, &layout),
+            ..pl.report()
+        }),
         model: model_info(s, &p),
         gpu: gpu_info(s),
         convention: convention.into(),

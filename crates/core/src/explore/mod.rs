@@ -154,9 +154,18 @@ impl Candidate {
     /// Short description: "TP 4 × PP 2 × DP 2 + SP, ZeRO-1" (sequence parallelism, virtual
     /// stages and offloads named when on: two layouts never read alike).
     pub fn describe(&self) -> String {
+        self.describe_train(None)
+    }
+    /// [`Candidate::describe`], the data-parallel ranks' expert parallelism named when
+    /// `ep` is given ("TP 1 × PP 1 × DP 8 (EP 8), ZeRO-1, …").
+    fn describe_train(&self, ep: Option<u32>) -> String {
         let mut d = format!("TP {} × PP {} × DP {}", self.tp, self.pp, self.dp);
         if self.cp > 1 {
             d.push_str(&format!(" × CP {}", self.cp));
+        }
+        // EP is carved from the dp·cp ranks.
+        if let Some(e) = ep {
+            d.push_str(&format!(" (EP {e})"));
         }
         if self.sp && self.tp > 1 {
             d.push_str(" + SP");
@@ -197,13 +206,49 @@ impl Candidate {
     /// assert!(c.describe_in(Mode::Train).contains("micro-batch"));
     /// ```
     pub fn describe_in(&self, mode: Mode) -> String {
+        self.describe_with(mode, None)
+    }
+
+    /// [`Candidate::describe_in`] for this layout on `base` (the scenario it was swept
+    /// from), naming the expert parallelism the estimate counts: `ep` is the scenario's,
+    /// not swept, so a layout's text alone would hide it. Training: "DP 8 (EP 8)" when
+    /// [`Scenario::ep_ranks`] > 1 on a mixture; serving: "DP 8, EP 8" where the engine
+    /// spreads the experts ([`crate::serve::expert_placement`]), whose DP ranks then share
+    /// the experts and are no longer independent replicas. Inference has no EP (its
+    /// warning says so).
+    ///
+    /// ```
+    /// use memfit_core::explore::min_gpus;
+    /// let q = "mode=serve&engine=vllm&engine_version=0.10.1&model=deepseek-v3&quant=fp8&gpu=h200&gpus_per_node=8&tp=1&dp=8&ep=8";
+    /// let s = memfit_core::contract::query::decode(q).0.scenario;
+    /// let c = min_gpus(&s).layout.unwrap();
+    /// assert_eq!(c.describe_on(&s), "TP 1 × PP 1 × DP 8, EP 8");
+    /// let t = memfit_core::contract::query::decode("model=mixtral-8x7b&gpus_per_node=8&ep=8").0.scenario;
+    /// assert!(min_gpus(&t).layout.unwrap().describe_on(&t).contains("(EP 8)"));
+    /// ```
+    pub fn describe_on(&self, base: &Scenario) -> String {
+        let s = self.scenario(base);
+        let ep = match s.workload.mode {
+            Mode::Train => (s.arch().experts > 0 && s.ep_ranks() > 1).then(|| s.ep_ranks()),
+            Mode::Serve => crate::serve::expert_placement(&s, &Prepared::of(&s), &s.layout())
+                .map(|x| x.ep_ranks)
+                .filter(|&e| e > 1),
+            Mode::Infer => None,
+        };
+        self.describe_with(s.workload.mode, ep)
+    }
+
+    fn describe_with(&self, mode: Mode, ep: Option<u32>) -> String {
+        if let (Mode::Serve, Some(e)) = (mode, ep) {
+            return format!("TP {} × PP {} × DP {}, EP {e}", self.tp, self.pp, self.dp);
+        }
         let replicas = if self.dp > 1 {
             format!(" × {} replicas", self.dp)
         } else {
             String::new()
         };
         match mode {
-            Mode::Train => self.describe(),
+            Mode::Train => self.describe_train(ep),
             Mode::Infer => format!(
                 "TP {} × PP {}{replicas}, batch {}",
                 self.tp, self.pp, self.batch

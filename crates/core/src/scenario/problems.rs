@@ -274,7 +274,8 @@ impl Scenario {
     /// TensorRT-LLM and llama.cpp ignore `ep` ([`Scenario::serve_problems`]).
     fn expert_problems(&self, arch: &Arch, l: &Layout, out: &mut Vec<(&'static str, String)>) {
         let ep = self.parallel.ep.get();
-        let engine_rules = self.workload.mode == Mode::Serve;
+        // Serving follows the engines' rules; inference ignores `ep` (its own warning below).
+        let engine_rules = self.workload.mode != Mode::Train;
         if arch.experts > 0 && !arch.experts.is_multiple_of(ep) && !engine_rules {
             out.push((
                 "ep",
@@ -295,6 +296,11 @@ impl Scenario {
             out.push((
                 "ep",
                 "ep > 1 needs a mixture-of-experts model; ignored".to_string(),
+            ));
+        } else if ep > 1 && self.workload.mode == Mode::Infer {
+            out.push((
+                "ep",
+                format!("mode=infer is one model per replica (transformers' generate): each of the {} replicas holds all {} experts, so ep = {ep} is ignored; expert parallelism is a serving engine's (mode=serve with vLLM or SGLang)", l.dp, arch.experts),
             ));
         }
         if self.runtime.ep_overlap && self.training() && (arch.experts == 0 || self.ep_ranks() < 2)

@@ -18,7 +18,7 @@ use crate::scenario::{Engine, Layout, Scenario, Version};
 use serde::{Deserialize, Serialize};
 
 pub use crate::scenario::CUDA_TOTAL;
-pub use engines::{newest, weights_expr};
+pub use engines::{expert_placement, newest, weights_expr};
 pub use line::{compute_here, plan_here, set_planner};
 
 /// The CLI's `serve` object (per GPU / rank; byte counts are integers).
@@ -66,6 +66,27 @@ pub struct ServeReport {
     /// `kv_offload=0`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub host_bytes: Option<u64>,
+    /// vLLM and SGLang with expert parallelism or EPLB's redundant experts: where the routed
+    /// experts are ([`expert_placement`]).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub experts: Option<Experts>,
+}
+
+/// Where a serving start-up puts a mixture's routed experts (`serve.experts`): spread over
+/// EP ranks (vLLM's `--enable-expert-parallel`, SGLang's `--ep-size`), with EPLB's
+/// redundant replicas when asked for. The weights item's `E_r` and `t_e` are these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Experts {
+    /// Routed experts per MoE layer in the model (`E`).
+    pub routed: u32,
+    /// EPLB's redundant replicas per MoE layer (`R`; 0 without EPLB).
+    pub redundant: u32,
+    /// EP ranks the experts are spread over (vLLM: `t·d`; SGLang: `ep`).
+    pub ep_ranks: u32,
+    /// Experts per MoE layer on the most loaded rank (`E_r`).
+    pub per_rank: u32,
+    /// GPUs one expert's matrices are split over inside its EP rank (`t_e`).
+    pub expert_tp: u32,
 }
 
 /// The model outside the GPUs (llama.cpp): see [`ServeReport::file_bytes`] and
@@ -152,6 +173,7 @@ impl Plan {
             error: self.error.clone(),
             file_bytes: self.host.map(|h| h.file),
             host_bytes: self.host.map(|h| h.host),
+            experts: None,
         }
     }
     /// Every figure as a ledger item (GPU, alive while serving).

@@ -368,6 +368,35 @@ fn ep_warnings_per_engine() {
         .any(|(k, m)| *k == "ep" && m.contains("does not divide the 1 data-parallel ranks")));
 }
 
+/// `mode=infer` has no expert parallelism (each replica runs the whole model): `ep` is named
+/// in one warning, and the estimate is the one without it (DeepSeek-V2-Lite, 64 experts, on
+/// two GPUs: the same bytes with `ep=2`, and no divisibility warning for `ep=3` either).
+#[test]
+fn inference_names_expert_parallelism_ignored() {
+    use crate::estimate::estimate;
+    let q = "mode=infer&model=deepseek-v2-lite&gpus_per_node=2";
+    for ep in [2, 3] {
+        let (x, _) = decode(&format!("{q}&ep={ep}"));
+        let eps: Vec<String> = x
+            .scenario
+            .problems()
+            .into_iter()
+            .filter(|(k, _)| *k == "ep")
+            .map(|(_, m)| m)
+            .collect();
+        assert_eq!(eps.len(), 1, "{eps:?}");
+        assert!(
+            eps[0].starts_with("mode=infer is one model per replica")
+                && eps[0].contains("all 64 experts"),
+            "{eps:?}"
+        );
+        assert_eq!(
+            estimate(&x.scenario).per_gpu_bytes,
+            estimate(&decode(q).0.scenario).per_gpu_bytes
+        );
+    }
+}
+
 /// llama.cpp's two conventions for `parallel` (issue 38): Ollama's `OLLAMA_NUM_PARALLEL=4`
 /// with `num_ctx` 8,192 gives each sequence 8,192 tokens (n_ctx 32,768), llama-server's
 /// `-c 8192 -np 4` splits 8,192 among 4 slots. Llama 3 8B Q4_K_M, f16 cache: 32 layers ×
@@ -558,4 +587,30 @@ fn llamacpp_keys_are_named_under_other_engines() {
         "{q}&engine=llamacpp&ngl=10&kv_offload=0&flash_attn=off"
     ))
     .is_empty());
+}
+
+/// `serve.experts` is the placement the weights item counts: its `E_r` and `t_e` symbols
+/// are `per_rank` and `expert_tp`, over vLLM's and SGLang's EP, EPLB and vLLM's uneven split
+/// before 0.10.1 (DeepSeek-V3 over 6 ranks on 0.10.0: the last takes 256 − 5·42 = 46).
+#[test]
+fn experts_report_is_the_weights_placement() {
+    use crate::estimate::estimate;
+    let ds = "mode=serve&model=deepseek-v3&quant=fp8&gpu=h200";
+    for (q, want) in [
+        (format!("{ds}&engine=vllm&engine_version=0.10.1&gpus_per_node=8&dp=8&ep=8"), Some((8, 32, 1, 0))),
+        (format!("{ds}&engine=vllm&engine_version=0.10.1&gpus_per_node=8&dp=8&ep=8&redundant_experts=32"), Some((8, 36, 1, 32))),
+        (format!("{ds}&engine=vllm&engine_version=0.10.0&gpus_per_node=6&dp=6&ep=6"), Some((6, 46, 1, 0))),
+        (format!("{ds}&engine=sglang&engine_version=0.5.3&gpus_per_node=8&tp=8&ep=4"), Some((4, 64, 2, 0))),
+        (format!("{ds}&engine=vllm&engine_version=0.10.1&gpus_per_node=8&tp=8"), None),
+        (format!("{ds}&engine=trtllm&gpus_per_node=8&tp=8&ep=8"), None),
+    ] {
+        let s = decode(&q).0.scenario;
+        let x = estimate(&s).serve.unwrap().experts;
+        assert_eq!(x.map(|x| (x.ep_ranks, x.per_rank, x.expert_tp, x.redundant)), want, "{q}");
+        if let Some(x) = x {
+            assert_eq!(x.routed, 256);
+            let w = plan(&q).weights.values();
+            assert!(w.contains(&format!("E_r={}", x.per_rank)) && w.contains(&format!("t_e={}", x.expert_tp)), "{q}: {w}");
+        }
+    }
 }

@@ -170,6 +170,33 @@ pub(crate) fn expert_split(
     }
 }
 
+/// Where the start-up puts the routed experts (`serve.experts`): [`expert_split`] with
+/// EPLB's redundant replicas ([`eplb::with_redundant`]); `None` where every GPU of a DP rank
+/// holds its TP share of every expert (no expert parallelism, no EPLB, or not a mixture).
+///
+/// # Formula
+/// ```text
+/// E_r = ⌈(E + R) / EP⌉   (vLLM ≥ 0.10.1, SGLang; vLLM before: the last rank takes E − (EP−1)·⌊E/EP⌋)
+/// ```
+/// `E` routed experts per MoE layer, `R` redundant replicas, `EP` the ranks (vLLM `t·d`,
+/// SGLang `ep`). Source: vLLM `fused_moe/layer.py` (`determine_expert_map`), SGLang
+/// `fused_moe_triton/layer.py` (`num_local_experts = num_experts // moe_ep_size`).
+///
+/// # Example
+/// DeepSeek-V3 (E = 256), vLLM 0.10.1, TP 1 × DP 8 with `ep=8`: EP 8, E_r = 32 experts per
+/// MoE layer on each GPU; with `redundant_experts=32`, E_r = 288/8 = 36.
+pub fn expert_placement(s: &Scenario, p: &Prepared, l: &Layout) -> Option<crate::serve::Experts> {
+    let split = expert_split(s, &p.arch, l, used_release(s));
+    let r = eplb::redundant(s, &p.arch);
+    eplb::with_redundant(split, &p.arch, l, r).map(|x| crate::serve::Experts {
+        routed: p.arch.experts,
+        redundant: r,
+        ep_ranks: x.ranks,
+        per_rank: x.local,
+        expert_tp: x.expert_tp.get(),
+    })
+}
+
 /// What the engine says to `ep > 1` on a mixture that it cannot run: the flag unknown to
 /// the release (argparse's "unrecognized arguments"), or SGLang's checks of the EP size
 /// against its TP size (`t·d` with DP attention) and the experts.
