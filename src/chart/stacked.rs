@@ -167,13 +167,20 @@ fn draw_bar(
     Ok(())
 }
 
+/// The components the legend lists: those with bytes in any bar, out-of-range bars too.
+fn legend_components(bars: &[Bar]) -> Vec<Component> {
+    Component::ALL
+        .into_iter()
+        .filter(|c| {
+            bars.iter()
+                .any(|b| b.segments.iter().any(|(sc, v)| sc == c && *v > 0))
+        })
+        .collect()
+}
+
 /// The legend column: one swatch per component present, then the capacity line.
 fn draw_legend(legend: &Area, bars: &[Bar], cap: f64, units: Units) -> Result<(), String> {
-    let present = Component::ALL.into_iter().filter(|c| {
-        bars.iter()
-            .any(|b| b.segments.iter().any(|(sc, v)| sc == c && *v > 0))
-    });
-    let present: Vec<Component> = present.collect();
+    let present = legend_components(bars);
     let style = (FontFamily::SansSerif, 13).into_font().color(&BLACK);
     let mut y = 20i32;
     for c in present.iter().rev() {
@@ -236,6 +243,8 @@ struct Shape {
     y_max: f64,
     /// Per bar, its label and its segments' components (`None`: out of range, no segments).
     bars: Vec<(String, Option<Vec<Component>>)>,
+    /// The legend's components ([`legend_components`]): an out-of-range bar's count too.
+    legend: Vec<Component>,
 }
 
 impl Shape {
@@ -254,6 +263,7 @@ impl Shape {
                     (b.label.clone(), parts)
                 })
                 .collect(),
+            legend: legend_components(b.bars),
         }
     }
 }
