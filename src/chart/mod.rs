@@ -14,8 +14,9 @@ pub mod timeline;
 pub use stacked::{annotate, render_stacked, Bars, Stacked};
 
 use memfit_core::estimate::{Component, Estimate};
-use memfit_core::units::Units;
+use memfit_core::units::{group_digits, Units};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// One bar: a configuration's per-GPU bytes by component.
 #[derive(Clone, Debug, PartialEq)]
@@ -215,7 +216,7 @@ pub fn render_curve(
         level: (cap, &format!("usable {cap:.1} {}", units.symbol())),
         marker: max_fit
             .filter(|m| *m >= 1)
-            .map(|m| (m as f64, format!("max that fits: {m}"))),
+            .map(|m| (m as f64, format!("max that fits: {}", group_digits(m)))),
     };
     render_log_x(&curve, size)
 }
@@ -229,7 +230,7 @@ pub fn render_concurrency(points: &[(u64, f64)], chosen: u64, size: ChartSize) -
         x_label: "max_len (tokens per request, log scale)",
         y_label: "concurrent requests",
         level: (1.0, "one request"),
-        marker: Some((chosen as f64, format!("max_len {chosen}"))),
+        marker: Some((chosen as f64, format!("max_len {}", group_digits(chosen)))),
     };
     render_log_x(&curve, size)
 }
@@ -325,11 +326,19 @@ fn draw_log_x(root: &Area, c: &Curve) -> Result<(), String> {
             DASH_RED.style(),
         ))
         .map_err(msg)?;
+    // Right of the line in the axis' left half, left of it in the right half: the label
+    // stays inside the plot (a max_len of 163,840 at the right end was cut off).
+    let right_half = (x / lo).ln() > 0.5 * (hi / lo).ln();
+    let (label, pos) = if right_half {
+        (format!("{text} "), Pos::new(HPos::Right, VPos::Top))
+    } else {
+        (format!(" {text}"), Pos::new(HPos::Left, VPos::Top))
+    };
     chart
         .draw_series(std::iter::once(Text::new(
-            text.clone(),
+            label,
             (x, y_max * 0.95),
-            style.color(&red),
+            style.color(&red).pos(pos),
         )))
         .map_err(msg)?;
     Ok(())

@@ -63,7 +63,16 @@ fn curve_marks_capacity_and_max() {
         Units::Gb,
         ChartSize::default(),
     );
-    assert!(svg.contains("max that fits: 40000"));
+    assert!(svg.contains("max that fits: 40,000"));
+    // 40,000 is in the axis' right half (256 … 65,536 on log₂): the label ends at the line.
+    let label = |svg: &str, text: &str| {
+        let at = svg.find(text).unwrap();
+        svg[svg[..at].rfind("<text").unwrap()..at].to_string()
+    };
+    assert!(
+        label(&svg, "max that fits").contains(r#"text-anchor="end""#),
+        "{svg}"
+    );
     assert!(svg.contains("usable 40.0 GB"));
     assert!(svg.contains("<polyline") || svg.contains("<path"));
     let empty = render_curve(&[], 0, None, "x", Units::Gib, ChartSize::default());
@@ -263,4 +272,25 @@ mod in_place {
             moved(&a, &a, capacity, Units::Gb, size);
         }
     }
+}
+
+/// The chosen `max_len`'s label stays inside the plot: ending at its line at the right end of
+/// the axis (163,840 on DeepSeek-V3's curve was cut off), starting at it at the left.
+#[test]
+fn concurrency_marker_label_stays_inside() {
+    let pts: Vec<(u64, f64)> = (9..=18)
+        .map(|k| (1u64 << k, 1e6 / (1u64 << k) as f64))
+        .collect();
+    let label = |chosen: u64| {
+        let svg = render_concurrency(&pts, chosen, ChartSize::default());
+        let at = svg.find("max_len 1").unwrap();
+        (svg[svg[..at].rfind("<text").unwrap()..at].to_string(), svg)
+    };
+    let (right, svg) = label(163_840);
+    assert!(
+        right.contains(r#"text-anchor="end""#) && svg.contains("max_len 163,840"),
+        "{right}"
+    );
+    let (left, _) = label(1024);
+    assert!(!left.contains(r#"text-anchor="end""#), "{left}");
 }
