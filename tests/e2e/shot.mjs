@@ -1,6 +1,7 @@
 // A viewport screenshot of the page (for looking at a change): serves <dist>, opens the query at the width, optionally scrolls.
 // usage: node tests/e2e/shot.mjs <dist> <query> <width> <out.png> [scrollY]
-// SHOT_CLICK=<selector> clicks first (e.g. a panel's summary); SHOT_TO=<selector> scrolls it to the top.
+// SHOT_CLICK=<selector> clicks first (e.g. a panel's summary); SHOT_TO=<selector> scrolls it to the top;
+// SHOT_REVEAL=1 first builds the lazy panels below the chart (as browser.mjs's reveal), e.g. for SHOT_TO='[data-testid=serve-panel]'.
 import { chromium } from 'playwright-core';
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
@@ -15,6 +16,10 @@ page.on('pageerror', (e) => console.log('pageerror', e.message));
 await page.goto(`http://127.0.0.1:${server.address().port}/?${query}`);
 await page.waitForSelector('[data-testid=per-gpu]');
 await page.waitForTimeout(800);
+if (process.env.SHOT_REVEAL) {
+  const near = async (s, t) => { for (let i = 0; i < 10; i++) { await page.locator('.lazy-sentinel')[s]().scrollIntoViewIfNeeded(); try { await page.getByTestId(t).waitFor({ state: 'attached', timeout: 3000 }); return; } catch { /* moved: again */ } } };
+  await near('first', 'ledger'); await near('last', 'learn'); await page.evaluate(() => window.scrollTo(0, 0));
+}
 if (scroll) { await page.evaluate((y) => window.scrollTo(0, y), Number(scroll)); await page.waitForTimeout(800); }
 if (process.env.SHOT_CLICK) { await page.locator(process.env.SHOT_CLICK).first().click(); await page.waitForTimeout(1500); }
 if (process.env.SHOT_TO) { await page.locator(process.env.SHOT_TO).first().waitFor(); await page.locator(process.env.SHOT_TO).first().evaluate((e) => e.scrollIntoView({ block: 'start' })); await page.waitForTimeout(800); }
