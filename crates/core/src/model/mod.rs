@@ -302,8 +302,10 @@ pub struct Exact {
     pub largest_layer: u64,
 }
 
+mod context;
 mod presets;
 mod presets_hybrid;
+pub use context::{longest_context, model_context};
 pub use presets::{presets, PRESETS};
 pub use presets_hybrid::HYBRID_PRESETS;
 

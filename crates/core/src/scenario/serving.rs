@@ -205,6 +205,7 @@ impl Scenario {
             }
         }
         self.sampler_problems(v, &mut out);
+        self.context_problems(&mut out);
         self.serve_ep_problems(arch, v, &mut out);
         self.redundant_problems(arch, &mut out);
         self.llamacpp_only_problems(&mut out);
@@ -216,6 +217,42 @@ impl Scenario {
             ));
         }
         out
+    }
+    /// A `max_len` longer than any checkpoint of the preset was configured for (its
+    /// `config.json`'s `max_position_embeddings`, [`crate::model::longest_context`]): vLLM
+    /// and SGLang refuse it at start-up unless an environment variable allows it. A warning,
+    /// not a refusal: a config with rope scaling derives a longer context. Source: vLLM
+    /// `_get_and_verify_max_len` (`config.py` 0.6.6–0.10.x, `config/model.py` 0.11–0.33.0),
+    /// SGLang `ModelConfig._derive_context_length` (`srt/configs/model_config.py`, 0.5.3).
+    ///
+    /// # Example
+    /// Qwen2.5 7B (32,768 tokens) with `max_len=131072` on vLLM: named; Llama 3 8B with
+    /// 131,072 is not (Llama 3.1's checkpoints have it), with 200,000 it is.
+    fn context_problems(&self, out: &mut Vec<(&'static str, String)>) {
+        let (Some(ml), false) = (self.serving.max_len, self.model.overrides.any()) else {
+            return;
+        };
+        let Some(ctx) = crate::model::longest_context(&self.model.preset) else {
+            return;
+        };
+        let ml = ml.get();
+        if ml <= ctx {
+            return;
+        }
+        let (engine, words, env) = match self.serving.engine {
+            Engine::Vllm => ("vLLM", format!("User-specified max_model_len ({ml}) is greater than the derived max_model_len"), "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"),
+            Engine::Sglang => ("SGLang", format!("User-specified context_length ({ml}) is greater than the derived context_length ({ctx})"), "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"),
+            Engine::Trtllm | Engine::Llamacpp => return,
+        };
+        out.push((
+            "max_len",
+            format!(
+                "max_len = {} is longer than {}'s context ({} tokens, its config.json's max_position_embeddings): {engine} refuses it at start-up (\"{words} …\") unless {env} is set or the checkpoint's config (rope scaling) allows more; counted as given",
+                crate::units::group_digits(ml as u64),
+                self.preset().name,
+                crate::units::group_digits(ctx as u64)
+            ),
+        ));
     }
     /// `sampler` where it means nothing: another engine, vLLM's V0 engine, or the Triton
     /// kernel before the release that has it.

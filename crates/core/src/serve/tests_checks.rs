@@ -614,3 +614,78 @@ fn experts_report_is_the_weights_placement() {
         }
     }
 }
+
+/// vLLM's block sizes per release (argparse's choices) and its scheduler's check of batched
+/// tokens against sequences, in its own words; SGLang takes any page size.
+#[test]
+fn block_sizes_and_batch_limits_as_vllm_checks_them() {
+    let q = "mode=serve&model=llama-3-8b&max_len=8192";
+    assert_eq!(
+        refusal(&format!("{q}&block_size=7&engine_version=0.7.3")),
+        "argument --block-size: invalid choice: 7 (choose from 8, 16, 32, 64, 128)"
+    );
+    assert_eq!(
+        refusal(&format!("{q}&block_size=256&engine_version=0.10.1")),
+        "argument --block-size: invalid choice: 256 (choose from 1, 8, 16, 32, 64, 128)"
+    );
+    assert_eq!(
+        refusal(&format!("{q}&block_size=48&engine_version=0.17.0")),
+        "argument --block-size: invalid choice: 48 (choose from 1, 8, 16, 32, 64, 128, 256)"
+    );
+    for ok in [
+        "block_size=256&engine_version=0.12.0",
+        "block_size=1&engine_version=0.8.5",
+        "block_size=48&engine_version=0.18.0",
+        "block_size=7&engine=sglang",
+    ] {
+        assert!(plan(&format!("{q}&{ok}")).error.is_none(), "{ok}");
+    }
+    assert_eq!(
+        refusal(&format!("{q}&max_seqs=4096&max_batched_tokens=2048")),
+        "max_num_batched_tokens (2048) must be greater than or equal to max_num_seqs (4096)."
+    );
+    // Tokens below the default sequences: 0.9.2 (V1 on an H100: 1,024 sequences) refuses,
+    // 0.10.1+ caps the default sequences at the tokens.
+    assert_eq!(
+        refusal(&format!("{q}&max_batched_tokens=512&engine_version=0.9.2")),
+        "max_num_batched_tokens (512) must be greater than or equal to max_num_seqs (1024)."
+    );
+    assert!(
+        plan(&format!("{q}&max_batched_tokens=512&engine_version=0.10.1"))
+            .error
+            .is_none()
+    );
+}
+
+/// A `max_len` longer than the checkpoints' context is named with the engine's refusal
+/// (vLLM, SGLang); Llama 3 8B's preset stands for 3.1 too (131,072 tokens), an imported
+/// or overridden shape is not checked, and TensorRT-LLM and llama.cpp say nothing.
+#[test]
+fn a_context_longer_than_the_model_is_named() {
+    let ctx = |q: &str| -> Vec<String> {
+        serve_warnings(q)
+            .into_iter()
+            .filter(|(k, _)| *k == "max_len")
+            .map(|(_, m)| m)
+            .collect()
+    };
+    let w = ctx("mode=serve&model=qwen2.5-7b&max_len=131072");
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with("max_len = 131,072 is longer than Qwen2.5 7B's context (32,768 tokens")
+            && w[0].contains(
+                "User-specified max_model_len (131072) is greater than the derived max_model_len"
+            )
+            && w[0].contains("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"),
+        "{w:?}"
+    );
+    let sg = ctx("mode=serve&engine=sglang&model=qwen2.5-7b&max_len=131072");
+    assert!(sg[0].contains("User-specified context_length (131072) is greater than the derived context_length (32768)") && sg[0].contains("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"), "{sg:?}");
+    assert!(ctx("mode=serve&model=llama-3-8b&max_len=131072").is_empty());
+    assert_eq!(ctx("mode=serve&model=llama-3-8b&max_len=200000").len(), 1);
+    assert!(ctx("mode=serve&model=qwen2.5-7b&max_len=32768").is_empty());
+    assert!(ctx("mode=serve&model=qwen2.5-7b&max_len=131072&layers=20").is_empty());
+    assert!(
+        ctx("mode=serve&engine=llamacpp&model=qwen2.5-7b&quant=q4_k_m&max_len=131072").is_empty()
+    );
+}

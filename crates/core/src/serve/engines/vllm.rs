@@ -109,7 +109,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         Sym("c_tok", per_token as u128),
         Mul,
     ]);
-    let error = refusal(s, arch, l, v, total)
+    let error = refusal(s, arch, l, v, total, checked_limits(s, v, ml))
         .or_else(|| pool_error(v, ml, kv_bytes, (block, per_token), &pl));
     Plan {
         engine: Engine::Vllm,
@@ -245,7 +245,7 @@ fn hybrid_plan(
         Sym("page", h.page as u128),
         Mul,
     ]);
-    let error = if let Some(e) = refusal(s, arch, l, v, total) {
+    let error = if let Some(e) = refusal(s, arch, l, v, total, checked_limits(s, v, ml)) {
         Some(e)
     } else if kv_bytes == 0 || h.blocks == 0 {
         Some(vllm_no_memory(v))
@@ -351,6 +351,19 @@ fn batch_limits(s: &Scenario, era: VllmEra, ml: u64) -> (u64, u64) {
         .map_or(batched_default, |c| c.get() as u64);
     let seqs = s.serving.max_seqs.map_or(seqs_default, |c| c.get() as u64);
     (seqs, n)
+}
+
+/// The `(max_num_seqs, max_num_batched_tokens)` the scheduler checks
+/// ([`scheduler_refusal`]): [`batch_limits`], a defaulted `max_num_seqs` capped at the
+/// batched tokens from 0.10.1 (`EngineArgs._set_default_args_v1`: `min(default,
+/// max_num_batched_tokens)`; 0.10.0 and before keep the default).
+fn checked_limits(s: &Scenario, v: Version, ml: u64) -> (u64, u64) {
+    let (seqs, n) = batch_limits(s, VllmEra::of(v), ml);
+    if s.serving.max_seqs.is_none() && v >= Version(0, 10, 1) {
+        (seqs.min(n), n)
+    } else {
+        (seqs, n)
+    }
 }
 
 /// The profiling run's torch peak `A = max(A_fwd, A_samp + A_moe)` (see [`plan`]).

@@ -17,8 +17,15 @@ pub(super) fn refusal(
     l: &Layout,
     v: Version,
     total: u64,
+    limits: (u64, u64),
 ) -> Option<String> {
     if let Some(e) = kv_cache_dtype_refusal(s, v) {
+        return Some(e);
+    }
+    if let Some(e) = block_size_refusal(s, v) {
+        return Some(e);
+    }
+    if let Some(e) = scheduler_refusal(limits) {
         return Some(e);
     }
     if let Some(e) = expert_refusal(s, arch, l, v) {
@@ -36,6 +43,58 @@ pub(super) fn refusal(
         return Some("NotImplementedError: Mxfp4 linear layer is not implemented".to_string());
     }
     None
+}
+
+/// `--block-size`'s choices in release `v`; `None` where any positive size is taken.
+///
+/// Source: vLLM `engine/arg_utils.py` (`choices=[8, 16, 32, 64, 128]`, 0.6.6–0.8.0 read;
+/// 0.8.1–0.8.4 not read, taken as 0.8.0), then the `BlockSize` literal that `get_kwargs`
+/// turns into argparse choices (`config.py` 0.8.5–0.10.x, `config/cache.py` 0.10.2–0.17.x:
+/// `Literal[1, 8, 16, 32, 64, 128]`, 256 added in 0.12.0), and from 0.18.0 a plain `int`
+/// (`SkipValidation[int]`; 0.33.0 `Field(gt=0)`).
+pub(crate) fn block_sizes(v: Version) -> Option<&'static [u32]> {
+    if v < Version(0, 8, 5) {
+        Some(&[8, 16, 32, 64, 128])
+    } else if v < Version(0, 12, 0) {
+        Some(&[1, 8, 16, 32, 64, 128])
+    } else if v < Version(0, 18, 0) {
+        Some(&[1, 8, 16, 32, 64, 128, 256])
+    } else {
+        None
+    }
+}
+
+/// argparse's refusal of a `block_size` outside the release's choices ([`block_sizes`]):
+/// "argument --block-size: invalid choice: 7 (choose from 8, 16, 32, 64, 128)".
+pub(crate) fn block_size_refusal(s: &Scenario, v: Version) -> Option<String> {
+    let b = s.serving.block_size?.get();
+    let choices = block_sizes(v)?;
+    (!choices.contains(&b)).then(|| {
+        let list: Vec<String> = choices.iter().map(u32::to_string).collect();
+        format!(
+            "argument --block-size: invalid choice: {b} (choose from {})",
+            list.join(", ")
+        )
+    })
+}
+
+/// `SchedulerConfig`'s refusal of fewer batched tokens than sequences, on the values the
+/// engine arguments resolve to: `(max_num_seqs, max_num_batched_tokens)`.
+///
+/// Source: vLLM `SchedulerConfig._verify_args` / `__post_init__` (`config.py` 0.6.6–0.10.0,
+/// `config/scheduler.py` 0.10.1–0.33.0; the same words in every release read):
+/// "max_num_batched_tokens ({n}) must be greater than or equal to max_num_seqs ({seqs})."
+///
+/// # Example
+/// `max_seqs=4096&max_batched_tokens=2048`: refused in every release. `max_batched_tokens=512`
+/// alone on an H100: 0.9.2 refuses it (its default `max_num_seqs` there is 1,024 > 512);
+/// 0.10.1 and later cap the default at 512 and start.
+pub(crate) fn scheduler_refusal((seqs, n): (u64, u64)) -> Option<String> {
+    (n < seqs).then(|| {
+        format!(
+            "max_num_batched_tokens ({n}) must be greater than or equal to max_num_seqs ({seqs})."
+        )
+    })
 }
 
 /// vLLM's refusal of a tensor-parallel size that does not divide the attention heads.

@@ -1,0 +1,45 @@
+//! The context a model was trained for, by preset: serving's default `max_len` and the
+//! bound the engines check a longer one against.
+
+/// The model's context (`max_position_embeddings`) for presets memfit knows it of.
+///
+/// Source: each model's `config.json` on the Hugging Face Hub.
+pub fn model_context(preset: &str) -> Option<u32> {
+    Some(match preset {
+        "gpt2" | "gpt2-medium" | "gpt2-large" | "gpt2-xl" => 1024,
+        "gpt3-175b" | "opt-125m" | "opt-1.3b" | "olmo-1b" | "olmo-7b" | "stablelm-2-1.6b"
+        | "falcon-7b" | "falcon-40b" | "phi-2" | "phi-1.5" | "bloom-560m" | "bloom-7b1"
+        | "bloom-176b" | "gpt-neox-20b" => 2048,
+        "llama-2-7b" | "llama-2-13b" | "llama-2-70b" | "olmo-2-7b" | "stablelm-3b-4e1t"
+        | "olmoe-1b-7b" => 4096,
+        "llama-3-8b" | "llama-3-70b" | "gemma-2b" | "gemma-7b" | "gemma-2-9b" | "gemma-2-27b"
+        | "command-r7b" => 8192,
+        "starcoder2-3b" | "starcoder2-7b" | "qwen1.5-moe-a2.7b" => 16_384,
+        "mistral-7b" | "mixtral-8x7b" | "mistral-small-24b" | "qwen2.5-7b" | "qwen2.5-14b"
+        | "qwen2.5-32b" | "qwen2.5-72b" | "gemma-3-1b" => 32_768,
+        "qwen3-4b" | "qwen3-8b" | "qwen3-30b-a3b" | "qwen3-235b-a22b" => 40_960,
+        "mixtral-8x22b" => 65_536,
+        "llama-3.1-405b" | "llama-3.2-1b" | "llama-3.2-3b" | "gemma-3-4b" | "gemma-3-12b"
+        | "gemma-3-27b" | "phi-3-mini" | "phi-3-medium" | "phi-3.5-moe" | "gpt-oss-20b"
+        | "gpt-oss-120b" | "command-r" | "command-r-plus" | "command-a" => 131_072,
+        "deepseek-v2-lite" | "deepseek-v2" | "deepseek-v3" | "deepseek-r1" => 163_840,
+        "phi-4" => 16_384,
+        "llama-4-scout" | "llama-4-maverick" => 1_048_576,
+        _ => return None,
+    })
+}
+
+/// The longest context among the checkpoints a preset stands for (`llama-3-8b` is Llama 3
+/// and 3.1: 8,192 and 131,072 tokens): a `max_len` above it is longer than any of their
+/// configs allow. Source: each checkpoint's `config.json` (`max_position_embeddings`).
+///
+/// ```
+/// assert_eq!(memfit_core::model::longest_context("llama-3-8b"), Some(131_072));
+/// assert_eq!(memfit_core::model::longest_context("qwen2.5-7b"), Some(32_768));
+/// ```
+pub fn longest_context(preset: &str) -> Option<u32> {
+    match preset {
+        "llama-3-8b" | "llama-3-70b" => Some(131_072),
+        p => model_context(p),
+    }
+}
