@@ -86,6 +86,8 @@ fn arb_base() -> impl Strategy<Value = Scenario> {
                     s.workload.mode = Mode::Infer;
                     s.parallel.vpp = memfit_core::scenario::count(1);
                     s.parallel.schedule = Schedule::OneFOneB;
+                    // Training's key: an inference base with it is warned about.
+                    s.workload.microbatches = memfit_core::scenario::count(1);
                 }
                 s.cluster.gpu = ["h100-80", "a100-40", "h200"][gpu].into();
                 s.runtime.frag_pct = [0, 5, 10, 5][frag];
@@ -123,7 +125,10 @@ proptest! {
         s.parallel.tp = memfit_core::scenario::at_least_one(1 << tp);
         s.parallel.pp = memfit_core::scenario::at_least_one(1 << pp);
         s.sharding = memfit_core::scenario::Sharding::Zero(Zero::from_number(z).unwrap());
-        s.activations.recompute = [Recompute::None, Recompute::Selective, Recompute::Full][rc];
+        // Recomputation is training's key (in inference a warning that disqualifies nothing).
+        if s.training() {
+            s.activations.recompute = [Recompute::None, Recompute::Selective, Recompute::Full][rc];
+        }
         s.workload.batch = memfit_core::scenario::at_least_one(b);
         let p = Prepared::of(&s);
         let e = estimate(&s);

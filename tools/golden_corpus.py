@@ -210,6 +210,9 @@ def cases(binary):
     q("serve-ep-sglang", "mode=serve&engine=sglang&engine_version=0.5.3&model=deepseek-v3&quant=fp8&gpu=h200&gpus_per_node=8&tp=8&ep=4")
     out.append({"name": "train-ep-explore", "args": ["--explore", "--limit", "3", "model=mixtral-8x7b&gpus_per_node=8&ep=8"]})
     q("infer-ep-ignored", "mode=infer&model=deepseek-v2-lite&gpus_per_node=2&ep=2")
+    # Keys of another mode: named once each, ignored.
+    q("serve-training-keys-ignored", "mode=serve&model=llama-3-8b&gpus_per_node=2&tp=2&recompute=full&microbatches=4&batch=8&attn=eager")
+    q("infer-serving-keys-ignored", "mode=infer&model=llama-3-8b&max_len=8192&max_seqs=64&engine=sglang&optimizer=sgd")
     names = [c["name"] for c in out]
     assert len(names) == len(set(names)), "duplicate case names"
     return out

@@ -73,7 +73,7 @@ impl SweepJob {
                 };
                 for cp in cps {
                     for sp in [false, true] {
-                        if sp && tp == 1 {
+                        if sp && (tp == 1 || s.workload.mode != Mode::Train) {
                             continue;
                         }
                         todo.push(Degrees {

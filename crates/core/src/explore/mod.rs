@@ -7,8 +7,10 @@
 //! cpu), recomputation (none, selective, full) and the micro-batch (1, 2, 4, … up to
 //! the largest that fits). Everything else is kept from the scenario, with the
 //! adjustments a layout needs to be valid:
-//! - sequence parallelism is swept (off, on) where `tp > 1` and is off at `tp = 1`;
-//! - a pipeline runs at least `pp` micro-batches per step (`microbatches = max(m, pp)`);
+//! - sequence parallelism is swept (off, on) in training where `tp > 1`, and is off at `tp = 1`
+//!   and in inference and serving;
+//! - a training pipeline runs at least `pp` micro-batches per step (`microbatches = max(m, pp)`;
+//!   inference and serving keep the scenario's micro-batches, virtual stages and schedule);
 //! - without a pipeline the interleaved schedule becomes 1F1B and `vpp = 1`;
 //! - parameter offload is kept only where the sharding is ZeRO-3.
 //!

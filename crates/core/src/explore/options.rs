@@ -79,7 +79,13 @@ pub(crate) fn set_degrees(w: &mut Scenario, base: &Scenario, tp: u32, pp: u32, c
     w.parallel.pp = at_least_one(pp);
     w.parallel.cp = at_least_one(cp);
     w.parallel.sp = sp && tp > 1;
-    if pp > 1 {
+    if !base.training() {
+        // Inference and serving run no pipeline schedule: their micro-batches, virtual
+        // stages and schedule stay as given (named as training's keys when set).
+        w.workload.microbatches = base.workload.microbatches;
+        w.parallel.vpp = base.parallel.vpp;
+        w.parallel.schedule = base.parallel.schedule;
+    } else if pp > 1 {
         w.workload.microbatches = base.workload.microbatches.max(at_least_one(pp));
         w.parallel.vpp = base.parallel.vpp;
         w.parallel.schedule = base.parallel.schedule;

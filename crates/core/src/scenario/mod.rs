@@ -13,6 +13,7 @@ mod access;
 mod context;
 mod defaults;
 mod problems;
+mod scope;
 mod serving;
 
 pub use access::*;

@@ -32,6 +32,7 @@ impl Scenario {
     /// reported, but they disqualify no layout of the explorer.
     pub fn ignored_settings(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
+        self.other_mode_settings(&mut out);
         self.hybrid_caveats(&self.arch(), &mut out);
         let qlora = matches!(self.finetune, Tuning::Qlora { .. });
         if !self.numerics.nf4_double_quant
@@ -259,7 +260,7 @@ impl Scenario {
                 ),
             ));
         }
-        if self.offload.optimizer != Offload::None && z == Zero::Z0 {
+        if self.offload.optimizer != Offload::None && z == Zero::Z0 && self.training() {
             out.push((
                 "offload_opt",
                 "optimizer offload needs ZeRO stage 1, 2 or 3 (or FSDP); counted as if it worked"
@@ -313,6 +314,11 @@ impl Scenario {
     }
     /// Pipeline schedules, micro-batches and sequence parallelism.
     fn schedule_problems(&self, arch: &Arch, l: &Layout, out: &mut Vec<(&'static str, String)>) {
+        // Inference and serving run no pipeline schedule: their `vpp`, `schedule` and
+        // `microbatches` are named as another mode's keys (`other_mode_settings`).
+        if !self.training() {
+            return;
+        }
         let par = &self.parallel;
         let (pp, vpp) = (par.pp.get(), par.vpp.get());
         let m = self.workload.microbatches.get();

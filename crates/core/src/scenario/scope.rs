@@ -1,0 +1,153 @@
+//! Settings of another mode: a training key in inference or serving, a serving engine's key
+//! in training or inference, the PyTorch stack's keys in serving. Set away from its default,
+//! such a key is named in one warning and ignored: the estimate does not read it in that mode.
+
+use super::*;
+
+/// The modes whose estimate reads a key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ReadIn {
+    /// Training only.
+    Train,
+    /// Serving only (the engines' start-up).
+    Serve,
+    /// Training and inference: memfit's own PyTorch-stack model, not an engine's.
+    TrainInfer,
+}
+
+impl Scenario {
+    /// One warning per key set away from its default in a mode that does not read it
+    /// (`zero`, `fp8_recipe` and `fp8_params` have their own: [`Scenario::problems`]).
+    ///
+    /// # Example
+    /// `mode=serve&recompute=full`: "`recompute` applies to training; ignored in serving".
+    pub(super) fn other_mode_settings(&self, out: &mut Vec<(&'static str, String)>) {
+        let mode = self.workload.mode;
+        for (key, read_in) in self.set_keys() {
+            let reads = match read_in {
+                ReadIn::Train => mode == Mode::Train,
+                ReadIn::Serve => mode == Mode::Serve,
+                ReadIn::TrainInfer => mode != Mode::Serve,
+            };
+            if reads {
+                continue;
+            }
+            let here = match mode {
+                Mode::Train => "training",
+                Mode::Infer => "inference",
+                Mode::Serve => "serving",
+            };
+            let why = match read_in {
+                ReadIn::Train => format!("`{key}` applies to training; ignored in {here}"),
+                ReadIn::Serve => format!("`{key}` is a serving engine's setting (mode=serve); ignored in {here}"),
+                ReadIn::TrainInfer => format!("`{key}` belongs to memfit's PyTorch model of training and inference; a serving engine's start-up is modelled from its own settings (max_len, max_seqs, max_batched_tokens, gpu_util): ignored in serving"),
+            };
+            out.push((key, why));
+        }
+    }
+
+    /// The mode-bound keys set away from their defaults, with the modes that read them.
+    fn set_keys(&self) -> Vec<(&'static str, ReadIn)> {
+        let mut all = self.training_keys();
+        all.extend(self.serving_and_stack_keys());
+        all.into_iter()
+            .filter(|(_, _, set)| *set)
+            .map(|(k, m, _)| (k, m))
+            .collect()
+    }
+
+    /// Training's keys: `(key, ReadIn::Train, set away from the default)`.
+    fn training_keys(&self) -> Vec<(&'static str, ReadIn, bool)> {
+        let d = Scenario::default();
+        let (a, o, n, r, w, p) = (
+            &self.activations,
+            &self.offload,
+            &self.numerics,
+            &self.runtime,
+            &self.workload,
+            &self.parallel,
+        );
+        let (da, dn, dr, dw) = (&d.activations, &d.numerics, &d.runtime, &d.workload);
+        use ReadIn::Train;
+        vec![
+            ("recompute", Train, a.recompute != da.recompute),
+            ("ckpt_layers", Train, a.ckpt_layers != da.ckpt_layers),
+            ("dropout", Train, a.dropout != da.dropout),
+            ("cp", Train, p.cp.get() > 1),
+            ("sp", Train, p.sp),
+            ("vpp", Train, p.vpp.get() > 1),
+            ("schedule", Train, p.schedule != d.parallel.schedule),
+            ("microbatches", Train, w.microbatches.get() > 1),
+            ("loss", Train, w.loss != dw.loss),
+            ("finetune", Train, self.finetune != d.finetune),
+            ("optimizer", Train, n.optimizer != dn.optimizer),
+            ("adam_impl", Train, n.adam_impl != dn.adam_impl),
+            ("grad_acc_dtype", Train, n.grad_acc != dn.grad_acc),
+            ("offload_opt", Train, o.optimizer != Offload::None),
+            ("pin_memory", Train, o.pin_memory),
+            ("zero_init", Train, r.zero_init != dr.zero_init),
+            ("buffer_factor", Train, r.buffer_factor != dr.buffer_factor),
+            ("reduce_bucket", Train, r.reduce_bucket != dr.reduce_bucket),
+            (
+                "allgather_bucket",
+                Train,
+                r.allgather_bucket != dr.allgather_bucket,
+            ),
+            ("overlap_comm", Train, r.overlap_comm != dr.overlap_comm),
+            (
+                "prefetch_bucket",
+                Train,
+                r.prefetch_bucket != dr.prefetch_bucket,
+            ),
+            (
+                "max_live_params",
+                Train,
+                r.max_live_params != dr.max_live_params,
+            ),
+            ("ep_overlap", Train, r.ep_overlap),
+            ("tp_overlap", Train, r.tp_overlap),
+            ("ce_fusion", Train, r.ce_fusion != dr.ce_fusion),
+        ]
+    }
+
+    /// A serving engine's keys (`ReadIn::Serve`) and memfit's PyTorch-stack keys that serving
+    /// does not read (`ReadIn::TrainInfer`), with whether each is set.
+    fn serving_and_stack_keys(&self) -> Vec<(&'static str, ReadIn, bool)> {
+        let d = Scenario::default();
+        let (a, r, w, v) = (
+            &self.activations,
+            &self.runtime,
+            &self.workload,
+            &self.serving,
+        );
+        let (da, dr, dw, dv) = (&d.activations, &d.runtime, &d.workload, &d.serving);
+        use ReadIn::*;
+        vec![
+            ("engine", Serve, v.engine != dv.engine),
+            ("engine_version", Serve, v.version.is_some()),
+            ("gpu_util", Serve, v.gpu_util.is_some()),
+            ("max_len", Serve, v.max_len.is_some()),
+            ("max_batched_tokens", Serve, v.max_batched_tokens.is_some()),
+            ("max_seqs", Serve, v.max_seqs.is_some()),
+            ("block_size", Serve, v.block_size.is_some()),
+            ("parallel", Serve, v.parallel != dv.parallel),
+            ("ctx_per", Serve, v.ctx_per != dv.ctx_per),
+            ("sampler", Serve, v.sampler != dv.sampler),
+            ("flash_attn", Serve, v.flash_attn != dv.flash_attn),
+            ("ngl", Serve, v.ngl.is_some()),
+            ("kv_offload", Serve, v.kv_offload != dv.kv_offload),
+            (
+                "redundant_experts",
+                Serve,
+                v.redundant_experts != dv.redundant_experts,
+            ),
+            ("batch", TrainInfer, w.batch != dw.batch),
+            ("logits", TrainInfer, w.logits != dw.logits),
+            ("attn", TrainInfer, a.attn != da.attn),
+            ("frag", TrainInfer, r.frag_pct != dr.frag_pct),
+            ("nccl", TrainInfer, r.nccl_mib.is_some()),
+            ("device", TrainInfer, r.device != dr.device),
+            ("modules", TrainInfer, r.modules != dr.modules),
+        ]
+    }
+}
