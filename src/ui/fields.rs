@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use memfit_core::contract::keys::{key, Key};
 use memfit_core::contract::query::set_key;
 use memfit_core::contract::Settings;
+use memfit_core::scenario::{mode_reads, Mode};
 
 /// Applies `value` to `name`; returns the error message when the value is rejected.
 fn apply(settings: RwSignal<Settings>, name: &'static str, value: &str) -> Option<String> {
@@ -19,6 +20,36 @@ fn apply(settings: RwSignal<Settings>, name: &'static str, value: &str) -> Optio
             None
         }
         Err(e) => Some(e),
+    }
+}
+
+/// The page's mode, shared with every field through the context: a field's "not used"
+/// mark follows it, and nothing else (one memo for the page, not one a field a keystroke).
+#[derive(Clone, Copy)]
+pub struct PageMode(pub Memo<Mode>);
+
+/// Why the field of `name` is greyed out in the page's mode ("not used in serving": the
+/// estimate of that mode does not read the key, `memfit_core::scenario::mode_reads`); `None`
+/// where it is read, or outside a page that provides its mode.
+fn unused_note(name: &'static str) -> Memo<Option<&'static str>> {
+    let mode = use_context::<PageMode>();
+    Memo::new(move |_| {
+        let m = mode?.0.get();
+        (!mode_reads(name, m)).then_some(match m {
+            Mode::Train => "not used in training",
+            Mode::Infer => "not used in inference",
+            Mode::Serve => "not used in serving",
+        })
+    })
+}
+
+/// The label, with the field's "not used" note when it has one.
+fn label_view(id: String, label: &'static str, note: Memo<Option<&'static str>>) -> impl IntoView {
+    view! {
+        <label for=id>
+            {label}
+            {move || note.get().map(|n| view! { <span class="unused-note">{format!(" — {n}")}</span> })}
+        </label>
     }
 }
 
@@ -72,9 +103,10 @@ fn KeyInput(
     let id = format!("f-{name}");
     let err_id = format!("e-{name}");
     let range = k.bounds().map(|(lo, hi)| format!("{lo}–{hi}"));
+    let note = unused_note(name);
     view! {
-        <div class="field" class:invalid=move || error.with(Option::is_some)>
-            <label for=id.clone()>{k.label}</label>
+        <div class="field" class:invalid=move || error.with(Option::is_some) class:unused=move || note.with(Option::is_some)>
+            {label_view(id.clone(), k.label, note)}
             <input
                 id=id
                 name=name
@@ -118,9 +150,10 @@ fn KeySelect(
     let error: RwSignal<Option<String>> = RwSignal::new(None);
     // A memo: the select and its options are touched only when this key changes.
     let current = Memo::new(move |_| settings.with(|s| (k.get)(s)));
+    let note = unused_note(name);
     view! {
-        <div class="field">
-            <label for=id.clone()>{k.label}</label>
+        <div class="field" class:unused=move || note.with(Option::is_some)>
+            {label_view(id.clone(), k.label, note)}
             <select
                 autocomplete="off"
                 id=id

@@ -865,6 +865,11 @@ await test('serving: the engine\'s answer equals the CLI; a map cell loads its l
   check(text.includes(`${want.max_concurrency.toFixed(2)} concurrent requests of 8,192 tokens`), `concurrency ${want.max_concurrency} not shown: ${text.slice(0, 300)}`);
   check(text.replace(/[\u202f\u00a0 ,]/g, '').includes(String(want.kv_tokens)), `KV tokens ${tokens} not shown`);
   check(await page.getByTestId('serving-inputs').isVisible(), 'serving inputs hidden with mode=serve');
+  // Training's keys are greyed out and say so (the estimate of a serving engine does not read them).
+  const field = (id) => page.locator(`.field:has(#${id})`);
+  check(await field('f-recompute').evaluate((e) => e.classList.contains('unused')), 'recompute not marked unused in serving');
+  check((await field('f-recompute').locator('label').textContent()).includes('not used in serving'), 'recompute label lacks its note');
+  check(!(await field('f-max_seqs').evaluate((e) => e.classList.contains('unused'))), 'max_seqs marked unused in serving');
   // A map cell: TP 4 × w4a16 loads its layout, and the verdict follows.
   const cell = page.getByTestId('serve-map').locator('tbody tr').nth(2).locator('td').nth(4).getByRole('button');
   await cell.click();

@@ -14,6 +14,7 @@ mod context;
 mod defaults;
 mod problems;
 mod scope;
+pub use scope::mode_reads;
 mod serving;
 
 pub use access::*;

@@ -4,6 +4,29 @@
 
 use super::*;
 
+/// Whether the estimate of `mode` reads `key`: false for a key bound to other modes (the
+/// table of [`Scenario::problems`]' "ignored in …" warnings, with `zero` and `fsdp`, training's,
+/// that have their own). The page greys such a field out.
+///
+/// ```
+/// use memfit_core::scenario::{mode_reads, Mode};
+/// assert!(!mode_reads("recompute", Mode::Serve) && mode_reads("recompute", Mode::Train));
+/// assert!(!mode_reads("max_seqs", Mode::Infer) && mode_reads("max_seqs", Mode::Serve));
+/// assert!(!mode_reads("batch", Mode::Serve) && mode_reads("batch", Mode::Infer));
+/// assert!(mode_reads("gpu", Mode::Serve) && !mode_reads("zero", Mode::Infer));
+/// ```
+pub fn mode_reads(key: &str, mode: Mode) -> bool {
+    if matches!(key, "zero" | "fsdp") {
+        return mode == Mode::Train;
+    }
+    let d = Scenario::default();
+    d.training_keys()
+        .into_iter()
+        .chain(d.serving_and_stack_keys())
+        .find(|(k, _, _)| *k == key)
+        .is_none_or(|(_, r, _)| r.reads(mode))
+}
+
 /// The modes whose estimate reads a key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ReadIn {
@@ -15,6 +38,16 @@ enum ReadIn {
     TrainInfer,
 }
 
+impl ReadIn {
+    fn reads(self, mode: Mode) -> bool {
+        match self {
+            ReadIn::Train => mode == Mode::Train,
+            ReadIn::Serve => mode == Mode::Serve,
+            ReadIn::TrainInfer => mode != Mode::Serve,
+        }
+    }
+}
+
 impl Scenario {
     /// One warning per key set away from its default in a mode that does not read it
     /// (`zero`, `fp8_recipe` and `fp8_params` have their own: [`Scenario::problems`]).
@@ -24,12 +57,7 @@ impl Scenario {
     pub(super) fn other_mode_settings(&self, out: &mut Vec<(&'static str, String)>) {
         let mode = self.workload.mode;
         for (key, read_in) in self.set_keys() {
-            let reads = match read_in {
-                ReadIn::Train => mode == Mode::Train,
-                ReadIn::Serve => mode == Mode::Serve,
-                ReadIn::TrainInfer => mode != Mode::Serve,
-            };
-            if reads {
+            if read_in.reads(mode) {
                 continue;
             }
             let here = match mode {
