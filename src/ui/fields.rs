@@ -23,18 +23,24 @@ fn apply(settings: RwSignal<Settings>, name: &'static str, value: &str) -> Optio
     }
 }
 
-/// The page's mode, shared with every field through the context: a field's "not used"
-/// mark follows it, and nothing else (one memo for the page, not one a field a keystroke).
-#[derive(Clone, Copy)]
-pub struct PageMode(pub Memo<Mode>);
+thread_local! {
+    /// The page's mode ([`set_page_mode`]): a field's "not used" mark follows it, and nothing
+    /// else (one memo for the page, not one a field a keystroke).
+    static PAGE_MODE: std::cell::Cell<Option<Memo<Mode>>> = const { std::cell::Cell::new(None) };
+}
+
+/// Shares the page's mode with every field built from now on (the app sets it once).
+pub fn set_page_mode(mode: Memo<Mode>) {
+    PAGE_MODE.with(|m| m.set(Some(mode)));
+}
 
 /// Why the field of `name` is greyed out in the page's mode ("not used in serving": the
 /// estimate of that mode does not read the key, `memfit_core::scenario::mode_reads`); `None`
 /// where it is read, or outside a page that provides its mode.
 fn unused_note(name: &'static str) -> Memo<Option<&'static str>> {
-    let mode = use_context::<PageMode>();
+    let mode = PAGE_MODE.with(std::cell::Cell::get);
     Memo::new(move |_| {
-        let m = mode?.0.get();
+        let m = mode?.get();
         (!mode_reads(name, m)).then_some(match m {
             Mode::Train => "not used in training",
             Mode::Infer => "not used in inference",
@@ -48,7 +54,7 @@ fn label_view(id: String, label: &'static str, note: Memo<Option<&'static str>>)
     view! {
         <label for=id>
             {label}
-            {move || note.get().map(|n| view! { <span class="unused-note">{format!(" — {n}")}</span> })}
+            <span class="unused-note">{move || note.get().map(|n| format!(" — {n}"))}</span>
         </label>
     }
 }
