@@ -209,6 +209,7 @@ impl Scenario {
         self.serve_ep_problems(arch, v, &mut out);
         self.redundant_problems(arch, &mut out);
         self.llamacpp_only_problems(&mut out);
+        self.format_problems(&mut out);
         let d = self.numerics.kv_dtype;
         if e == Engine::Trtllm && (d.is_ggml() || d.is_integer()) {
             out.push((
@@ -322,6 +323,36 @@ impl Scenario {
                 ));
             }
         }
+    }
+    /// A weight format the engine does not load, named and counted at its bytes as if it
+    /// did: llama.cpp loads GGUF files (its `q*`/`iq*` types, f16/bf16/f32 as `quant=none`,
+    /// MXFP4 for gpt-oss), not Hugging Face checkpoints' FP8, INT8/INT4 or bitsandbytes
+    /// formats; TensorRT-LLM loads no GGUF file and has no bitsandbytes format.
+    ///
+    /// Source: llama.cpp `ggml/include/ggml.h` (`enum ggml_type`) and `convert_hf_to_gguf.py`
+    /// (a checkpoint is converted before it is served); TensorRT-LLM's quantization modes
+    /// (`tensorrt_llm/quantization/mode.py`: FP8, INT8 SmoothQuant, weight-only INT4/INT8,
+    /// AWQ/GPTQ W4A16, NVFP4, MXFP4 — no NF4, no GGUF).
+    fn format_problems(&self, out: &mut Vec<(&'static str, String)>) {
+        use crate::quant::Quant;
+        let q = self.numerics.quant;
+        let gguf = q.gguf().is_some();
+        let why = match self.serving.engine {
+            Engine::Llamacpp if !gguf && !matches!(q, Quant::None | Quant::Mxfp4) => format!(
+                "llama.cpp loads GGUF files (the q*/iq* types, f16/bf16/f32 as quant=none, MXFP4); quant={} is a Hugging Face checkpoint format it does not load (convert the model to GGUF first): counted at its bytes as if it did",
+                q.as_str()
+            ),
+            Engine::Trtllm if gguf => format!(
+                "TensorRT-LLM does not load GGUF files (quant={}): counted at its bytes as if it did",
+                q.as_str()
+            ),
+            Engine::Trtllm if matches!(q, Quant::Nf4 | Quant::Int8) => format!(
+                "TensorRT-LLM has no bitsandbytes format (quant={}; its int8/int4 are weight-only, W8A8 and W4A16): counted at its bytes as if it had",
+                q.as_str()
+            ),
+            _ => return,
+        };
+        out.push(("quant", why));
     }
     /// `ep > 1` on a mixture of experts as each engine reads it: vLLM's EP size is `t·d`
     /// whatever `ep` says (`--enable-expert-parallel` is a switch; with `t·d = 1` it does

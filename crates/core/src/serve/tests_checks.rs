@@ -689,3 +689,29 @@ fn a_context_longer_than_the_model_is_named() {
         ctx("mode=serve&engine=llamacpp&model=qwen2.5-7b&quant=q4_k_m&max_len=131072").is_empty()
     );
 }
+
+/// Weight formats an engine does not load are named: llama.cpp takes GGUF types, `none`
+/// and MXFP4 only; TensorRT-LLM takes no GGUF and no bitsandbytes format.
+#[test]
+fn formats_the_engine_does_not_load_are_named() {
+    let named = |e: &str, q: &str| {
+        serve_warnings(&format!("mode=serve&model=llama-3-8b&engine={e}&quant={q}"))
+            .iter()
+            .any(|(k, _)| *k == "quant")
+    };
+    for q in [
+        "fp8", "w8a8", "w4a16", "nvfp4", "nf4", "int8_g", "int4_g", "int8",
+    ] {
+        assert!(named("llamacpp", q), "llama.cpp {q}");
+    }
+    for q in ["none", "q4_k_m", "q8_0", "iq4_xs", "mxfp4"] {
+        assert!(!named("llamacpp", q), "llama.cpp {q}");
+    }
+    for q in ["q4_k_m", "q8_0", "nf4", "int8"] {
+        assert!(named("trtllm", q), "TensorRT-LLM {q}");
+    }
+    for q in ["fp8", "w8a8", "w4a16", "nvfp4", "int8_g", "none"] {
+        assert!(!named("trtllm", q), "TensorRT-LLM {q}");
+    }
+    assert!(!named("vllm", "q4_k_m") && !named("sglang", "fp8"));
+}
