@@ -24,13 +24,15 @@ fn apply(settings: RwSignal<Settings>, name: &'static str, value: &str) -> Optio
 }
 
 thread_local! {
-    /// The page's mode ([`set_page_mode`]): a field's "not used" mark follows it, and nothing
+    /// The page's mode ([`share_mode`]): a field's "not used" mark follows it, and nothing
     /// else (one memo for the page, not one a field a keystroke).
     static PAGE_MODE: std::cell::Cell<Option<Memo<Mode>>> = const { std::cell::Cell::new(None) };
 }
 
-/// Shares the page's mode with every field built from now on (the app sets it once).
-pub fn set_page_mode(mode: Memo<Mode>) {
+/// Shares the mode of `settings` with every field built from now on (the app calls it
+/// once): the fields grey out the keys that mode does not read.
+pub fn share_mode(settings: RwSignal<Settings>) {
+    let mode = Memo::new(move |_| settings.with(|x| x.scenario.workload.mode));
     PAGE_MODE.with(|m| m.set(Some(mode)));
 }
 

@@ -450,10 +450,7 @@ pub fn App() -> impl IntoView {
     // Everything the link holds; the estimate reads only the scenario part.
     let settings = RwSignal::new(initial);
     let scenario = Memo::new(move |_| settings.with(|x| x.scenario.clone()));
-    // The fields grey out the keys the mode does not read.
-    fields::set_page_mode(Memo::new(move |_| {
-        settings.with(|x| x.scenario.workload.mode)
-    }));
+    fields::share_mode(settings);
     // Warnings from the URL stay until the user edits the key they name.
     let url_warnings: RwSignal<Vec<Warning>> = RwSignal::new(url_warnings);
     // Below the fold: one paint later. The address bar: when input settles, and at once
