@@ -53,7 +53,7 @@ impl Scenario {
     /// (`zero`, `fp8_recipe` and `fp8_params` have their own: [`Scenario::problems`]).
     ///
     /// # Example
-    /// `mode=serve&recompute=full`: "`recompute` applies to training; ignored in serving".
+    /// `mode=serve&recompute=full`: "recompute applies to training; ignored in serving".
     pub(super) fn other_mode_settings(&self, out: &mut Vec<(&'static str, String)>) {
         let mode = self.workload.mode;
         for (key, read_in) in self.set_keys() {
@@ -66,9 +66,9 @@ impl Scenario {
                 Mode::Serve => "serving",
             };
             let why = match read_in {
-                ReadIn::Train => format!("`{key}` applies to training; ignored in {here}"),
-                ReadIn::Serve => format!("`{key}` is a serving engine's setting (mode=serve); ignored in {here}"),
-                ReadIn::TrainInfer => format!("`{key}` belongs to memfit's PyTorch model of training and inference; a serving engine's start-up is modelled from its own settings (max_len, max_seqs, max_batched_tokens, gpu_util): ignored in serving"),
+                ReadIn::Train => format!("{key} applies to training; ignored in {here}"),
+                ReadIn::Serve => format!("{key} is a serving engine's setting (mode=serve); ignored in {here}"),
+                ReadIn::TrainInfer => format!("{key} belongs to memfit's PyTorch model of training and inference; a serving engine's start-up is modelled from its own settings (max_len, max_seqs, max_batched_tokens, gpu_util): ignored in serving"),
             };
             out.push((key, why));
         }
