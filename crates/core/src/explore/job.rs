@@ -40,8 +40,7 @@ impl SweepJob {
         let p = Prepared::of(s);
         let n = s.world();
         let tps = tp_options(s, &p, n);
-        let layers = p.arch.layers.get();
-        let pps: Vec<u32> = divisors(n).into_iter().filter(|&d| d <= layers).collect();
+        let pps = pp_options(s, n, p.arch.layers.get());
         let mut cells: Vec<Cell> = Vec::with_capacity(4 * tps.len() * pps.len());
         for z in [Zero::Z0, Zero::Z1, Zero::Z2, Zero::Z3] {
             for &pp in &pps {

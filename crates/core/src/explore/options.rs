@@ -72,6 +72,18 @@ pub(crate) fn recomputes(s: &Scenario) -> Vec<Recompute> {
     }
 }
 
+/// The pipeline degrees the sweep tries on `n` GPUs: the divisors of `n` up to the layers
+/// (at least one layer a stage), and only 1 under llama.cpp, whose layer split memfit
+/// counts over `tp` GPUs (its `pp` is not read, and named).
+pub(crate) fn pp_options(s: &Scenario, n: u32, layers: u32) -> Vec<u32> {
+    let llama_cpp = s.workload.mode == crate::scenario::Mode::Serve
+        && s.serving.engine == crate::scenario::Engine::Llamacpp;
+    divisors(n)
+        .into_iter()
+        .filter(|&pp| pp <= layers && (pp == 1 || !llama_cpp))
+        .collect()
+}
+
 /// Sets the degree-dependent settings of a layout on the working scenario.
 pub(crate) fn set_degrees(w: &mut Scenario, base: &Scenario, tp: u32, pp: u32, cp: u32, sp: bool) {
     w.parallel.dp = None;

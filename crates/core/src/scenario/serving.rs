@@ -210,6 +210,12 @@ impl Scenario {
         self.redundant_problems(arch, &mut out);
         self.llamacpp_only_problems(&mut out);
         self.format_problems(&mut out);
+        if e == Engine::Llamacpp && self.parallel.pp.get() > 1 {
+            out.push((
+                "pp",
+                format!("llama.cpp splits the layers over its GPUs itself (--split-mode layer, run as a pipeline); memfit counts that split over tp GPUs: pp = {} is not read (set tp to the GPU count)", self.parallel.pp),
+            ));
+        }
         let d = self.numerics.kv_dtype;
         if e == Engine::Trtllm && (d.is_ggml() || d.is_integer()) {
             out.push((

@@ -715,3 +715,21 @@ fn formats_the_engine_does_not_load_are_named() {
     }
     assert!(!named("vllm", "q4_k_m") && !named("sglang", "fp8"));
 }
+
+/// llama.cpp's layer split is counted over `tp` GPUs; `pp` is named, not silently read as
+/// one GPU holding every layer (Llama 3 8B Q4_K_M on two GPUs: half the weights with tp=2).
+#[test]
+fn llama_cpp_names_pp() {
+    let q = "mode=serve&engine=llamacpp&model=llama-3-8b&quant=q4_k_m&gpus_per_node=2";
+    let w = serve_warnings(&format!("{q}&pp=2"));
+    assert!(
+        w.iter()
+            .any(|(k, m)| *k == "pp" && m.contains("set tp to the GPU count")),
+        "{w:?}"
+    );
+    assert!(serve_warnings(&format!("{q}&tp=2"))
+        .iter()
+        .all(|(k, _)| *k != "pp"));
+    let (one, two) = (plan(&format!("{q}&pp=2")), plan(&format!("{q}&tp=2")));
+    assert!(two.weights.eval() < one.weights.eval() * 6 / 10);
+}
