@@ -213,6 +213,8 @@ def cases(binary):
     # Keys of another mode: named once each, ignored.
     q("serve-training-keys-ignored", "mode=serve&model=llama-3-8b&gpus_per_node=2&tp=2&recompute=full&microbatches=4&batch=8&attn=eager")
     q("infer-serving-keys-ignored", "mode=infer&model=llama-3-8b&max_len=8192&max_seqs=64&engine=sglang&optimizer=sgd")
+    q("serve-vllm-v0-batched-below-context", "mode=serve&model=llama-3-8b&engine_version=0.7.3&max_len=8192&max_batched_tokens=4096")
+    q("serve-sglang-fraction-one", "mode=serve&engine=sglang&model=llama-3-8b&max_len=8192&gpu_util=1")
     names = [c["name"] for c in out]
     assert len(names) == len(set(names)), "duplicate case names"
     return out

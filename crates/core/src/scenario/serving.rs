@@ -156,6 +156,8 @@ impl Scenario {
     /// - `gpu_util` under vLLM's V0 engine (≤ 0.7) above `(M_total − ctx)/M_total`: V0 has
     ///   no start-up check (0.9.1 added one); its budget and the CUDA context outside it
     ///   exceed the device.
+    /// - `max_batched_tokens` below the context under V0 without its automatic chunked
+    ///   prefill (context ≤ 32,768): refused unless `--enable-chunked-prefill` is set.
     /// - a `kv_dtype` memfit does not model TensorRT-LLM with (llama.cpp's block types,
     ///   int8, int4).
     ///
@@ -205,6 +207,7 @@ impl Scenario {
             }
         }
         self.sampler_problems(v, &mut out);
+        self.v0_chunking_problems(v, &mut out);
         self.context_problems(&mut out);
         self.serve_ep_problems(arch, v, &mut out);
         self.redundant_problems(arch, &mut out);
@@ -259,6 +262,48 @@ impl Scenario {
                 self.preset().name,
                 crate::units::group_digits(ctx as u64)
             ),
+        ));
+    }
+    /// The context a served request may use: `max_len`, else the preset's context
+    /// ([`crate::model::model_context`]), else `seq + gen`.
+    pub fn serve_max_len(&self) -> u64 {
+        self.serving
+            .max_len
+            .map(|c| c.get() as u64)
+            .unwrap_or_else(|| {
+                crate::model::model_context(&self.model.preset)
+                    .map(u64::from)
+                    .unwrap_or(self.workload.seq.get() as u64 + self.workload.gen as u64)
+            })
+    }
+    /// vLLM's V0 engine (≤ 0.7) with `max_batched_tokens` below the context and chunked
+    /// prefill off: it refuses to start. V0 turns chunked prefill on by itself only for a
+    /// context over 32,768 tokens (on CUDA, without a sliding window, LoRA or speculative
+    /// decoding); memfit has no key for `--enable-chunked-prefill`, so the refusal is named as a
+    /// warning and the profile is counted over `max_batched_tokens`, as a chunked-prefill
+    /// launch runs it. Source: vLLM `SchedulerConfig._verify_args` and
+    /// `EngineArgs.create_engine_config` (`config.py`, `engine/arg_utils.py`, 0.6.6.post1 and
+    /// 0.7.3: `use_long_context = max_model_len > 32768`).
+    ///
+    /// # Example
+    /// Llama 3 8B, `engine_version=0.7.3&max_len=8192&max_batched_tokens=4096`: named;
+    /// with `max_len=65536` (chunked prefill on by default) or on 0.8.0 (V1): not.
+    fn v0_chunking_problems(&self, v: Version, out: &mut Vec<(&'static str, String)>) {
+        let (Engine::Vllm, true, Some(n)) = (
+            self.serving.engine,
+            v < VLLM_V1_FROM,
+            self.serving.max_batched_tokens,
+        ) else {
+            return;
+        };
+        let ml = self.serve_max_len();
+        let n = n.get() as u64;
+        if n >= ml || ml > 32_768 {
+            return;
+        }
+        out.push((
+            "max_batched_tokens",
+            format!("vLLM {v} (the V0 engine) refuses this unless --enable-chunked-prefill is set: \"max_num_batched_tokens ({n}) is smaller than max_model_len ({ml}). This effectively limits the maximum sequence length to max_num_batched_tokens and makes vLLM reject longer sequences. Please increase max_num_batched_tokens or decrease max_model_len.\" Counted as a launch with chunked prefill"),
         ));
     }
     /// `sampler` where it means nothing: another engine, vLLM's V0 engine, or the Triton

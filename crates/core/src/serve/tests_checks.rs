@@ -733,3 +733,51 @@ fn llama_cpp_names_pp() {
     let (one, two) = (plan(&format!("{q}&pp=2")), plan(&format!("{q}&tp=2")));
     assert!(two.weights.eval() < one.weights.eval() * 6 / 10);
 }
+
+/// vLLM's V0 engine refuses fewer batched tokens than the context without chunked prefill,
+/// which it turns on by itself only above 32,768 tokens (`SchedulerConfig._verify_args`,
+/// 0.6.6.post1 and 0.7.3); V1 always chunks.
+#[test]
+fn vllm_v0_batched_tokens_below_the_context() {
+    let q = "mode=serve&model=llama-3-8b&engine_version=0.7.3&max_len=8192&max_batched_tokens=4096";
+    let w = serve_warnings(q);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].0, "max_batched_tokens");
+    assert!(w[0].1.contains("\"max_num_batched_tokens (4096) is smaller than max_model_len (8192). This effectively limits"), "{}", w[0].1);
+    // Equal is allowed (`<` in the source); above 32k V0 chunks by default; V1 always.
+    for ok in [
+        "mode=serve&model=llama-3-8b&engine_version=0.7.3&max_len=8192&max_batched_tokens=8192",
+        "mode=serve&model=llama-3-8b&engine_version=0.6.6&max_len=65536&max_batched_tokens=4096",
+        "mode=serve&model=llama-3-8b&engine_version=0.8.0&max_len=8192&max_batched_tokens=4096",
+        "mode=serve&model=llama-3-8b&engine=sglang&max_len=8192&max_batched_tokens=4096",
+    ] {
+        assert!(
+            serve_warnings(ok)
+                .iter()
+                .all(|(k, _)| *k != "max_batched_tokens"),
+            "{ok}"
+        );
+    }
+    // Without max_len, the preset's context (Qwen2.5 7B: 32,768) is the model length.
+    let w =
+        serve_warnings("mode=serve&model=qwen2.5-7b&engine_version=0.6.6&max_batched_tokens=16384");
+    assert!(
+        w.iter()
+            .any(|(k, m)| *k == "max_batched_tokens" && m.contains("max_model_len (32768)")),
+        "{w:?}"
+    );
+}
+
+/// SGLang with `mem_fraction_static = 1` holds nothing back: the pool takes all the free
+/// memory and CUDA graph capture fails (SGLang's message); 0.95 starts.
+#[test]
+fn sglang_fraction_one_fails_at_graph_capture() {
+    let q = "mode=serve&engine=sglang&model=llama-3-8b&max_len=8192";
+    let e = refusal(&format!("{q}&gpu_util=1"));
+    assert!(
+        e.starts_with("Capture cuda graph failed: CUDA out of memory"),
+        "{e}"
+    );
+    assert!(e.contains("1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)"));
+    assert!(plan(&format!("{q}&gpu_util=0.95")).error.is_none());
+}

@@ -352,14 +352,7 @@ pub(crate) fn serve_weights(
 
 /// The context a request may use: `max_len`, else the model's, else `seq + gen`.
 fn max_len(s: &Scenario) -> u64 {
-    s.serving
-        .max_len
-        .map(|c| c.get() as u64)
-        .unwrap_or_else(|| {
-            model_context(&s.model.preset)
-                .map(u64::from)
-                .unwrap_or(s.workload.seq.get() as u64 + s.workload.gen as u64)
-        })
+    s.serve_max_len()
 }
 
 /// KV bytes per token on the most loaded rank: `(L_s + L_w)·row` (windowed layers are

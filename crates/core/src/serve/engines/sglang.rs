@@ -53,13 +53,18 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let refused = kv_cache_dtype_refusal(s, v)
         .or_else(|| expert_refusal(s, &p.arch, l, v))
         .or_else(|| heads_vs_tp(&p.arch, l));
-    let error = refused.or_else(|| (pl.tokens < ml).then(|| {
-        if kv_bytes == 0 {
-            "Not enough memory. Please try to increase --mem-fraction-static.".to_string()
-        } else {
-            format!("max_total_num_tokens={} is smaller than the context length {ml}: requests are cut to {} tokens", pl.tokens, pl.tokens.saturating_sub(1))
-        }
-    }));
+    let error = refused
+        .or_else(|| {
+            (kv_bytes == 0).then(|| {
+                "Not enough memory. Please try to increase --mem-fraction-static.".to_string()
+            })
+        })
+        .or_else(|| (reserve == 0).then(|| graph_capture_refusal(mfs)))
+        .or_else(|| {
+            (pl.tokens < ml).then(|| {
+                format!("max_total_num_tokens={} is smaller than the context length {ml}: requests are cut to {} tokens", pl.tokens, pl.tokens.saturating_sub(1))
+            })
+        });
     Plan {
         engine: Engine::Sglang,
         version: v,
@@ -81,6 +86,17 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         host: None,
         sources: eplb_sources(SOURCES, s, &p.arch, split.is_some()),
     }
+}
+
+/// SGLang's refusal when `mem_fraction_static` holds nothing back: the KV pool takes the
+/// whole free memory, and the CUDA graphs captured next (then every forward's activations)
+/// have none. SGLang's words, with the cause torch reports in place of its message.
+///
+/// Source: SGLang `model_executor/cuda_graph_runner.py` (0.4.6: the message inline; 0.5.3:
+/// `CUDA_GRAPH_CAPTURE_FAILED_MSG`), `model_runner.py profile_max_num_token` (`rest_memory
+/// = available − total·(1 − mem_fraction_static)`: with 1 the pool is all of it).
+fn graph_capture_refusal(mfs: f64) -> String {
+    format!("Capture cuda graph failed: CUDA out of memory (mem_fraction_static = {mfs} gives the KV pool all the free memory; nothing is left for CUDA graphs and activations). Possible solutions: 1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7) 2. set --cuda-graph-max-bs to a smaller value (e.g., 16) …")
 }
 
 const SOURCES: [&str; 6] = [
