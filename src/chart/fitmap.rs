@@ -11,7 +11,7 @@ use super::svg::{annotate_rects, escape, Mark, Target};
 use super::{frame, msg, Area, ChartSize};
 use memfit_core::contract::FitColour;
 use memfit_core::explore::{Cell, Sweep};
-use memfit_core::scenario::Zero;
+use memfit_core::scenario::{Scenario, Zero};
 use memfit_core::units::Units;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -393,15 +393,25 @@ fn index(sweep: &Sweep, shown: &[u8], c: &Cell) -> (i32, i32, i32) {
     (panel as i32, ti as i32, pi as i32)
 }
 
-/// What a cell says to a screen reader and in its hover title; an inference sweep's in
-/// inference terms (no ZeRO stage, no micro-batch: [`Candidate::describe_in`]).
+/// What a cell says to a screen reader and in its hover title, its layouts described on
+/// `base`, the scenario swept ([`Candidate::describe_on`]: an inference sweep's in
+/// inference terms, no ZeRO stage or micro-batch; the expert parallelism the estimate
+/// counts named, "DP 8 (EP 8)", which the layout alone does not carry).
 ///
-/// [`Candidate::describe_in`]: memfit_core::explore::Candidate::describe_in
-pub fn cell_summary(c: &Cell, units: Units, inference: bool) -> String {
+/// [`Candidate::describe_on`]: memfit_core::explore::Candidate::describe_on
+pub fn cell_summary(c: &Cell, units: Units, inference: bool, base: &Scenario) -> String {
     let mode = if inference {
         memfit_core::scenario::Mode::Infer
     } else {
         memfit_core::scenario::Mode::Train
+    };
+    // `describe_on` builds each layout's scenario; without EP it says what `describe_in` does.
+    let describe = |l: &memfit_core::explore::Candidate| {
+        if base.parallel.ep.get() > 1 {
+            l.describe_on(base)
+        } else {
+            l.describe_in(mode)
+        }
     };
     let head = if inference {
         format!("TP {}, PP {}: ", c.tp, c.pp)
@@ -411,7 +421,7 @@ pub fn cell_summary(c: &Cell, units: Units, inference: bool) -> String {
     match (c.best, c.closest) {
         (Some(b), _) => format!(
             "{head}fits; best {} at {} per GPU ({} free){}",
-            b.describe_in(mode),
+            describe(&b),
             units.format(b.per_gpu_bytes),
             units.format(b.headroom_bytes.max(0) as u64),
             if b.tokens_per_s_per_gpu > 0.0 {
@@ -422,7 +432,7 @@ pub fn cell_summary(c: &Cell, units: Units, inference: bool) -> String {
         ),
         (None, Some(c)) => format!(
             "{head}nothing fits; closest {} needs {} per GPU ({} over)",
-            c.describe_in(mode),
+            describe(&c),
             units.format(c.per_gpu_bytes),
             units.format(c.headroom_bytes.unsigned_abs())
         ),
@@ -436,7 +446,7 @@ pub fn cell_summary(c: &Cell, units: Units, inference: bool) -> String {
 /// after the background, in `Sweep::cells` order, hidden panels skipped) gets `data-cell`, `tabindex`,
 /// `role="button"`, an `aria-label` and a `<title>`; cells with no valid layout get
 /// only the title. The text is memfit's own, escaped.
-pub fn annotate_fit_map(svg: &str, sweep: &Sweep, units: Units) -> String {
+pub fn annotate_fit_map(svg: &str, sweep: &Sweep, base: &Scenario, units: Units) -> String {
     let shown = panels(sweep);
     let background = Mark {
         target: Target::Next,
@@ -448,7 +458,7 @@ pub fn annotate_fit_map(svg: &str, sweep: &Sweep, units: Units) -> String {
         .enumerate()
         .filter(|(_, c)| shown.contains(&c.zero.number()))
         .map(|(i, c)| {
-            let text = escape(&cell_summary(c, units, sweep.inference));
+            let text = escape(&cell_summary(c, units, sweep.inference, base));
             let tail = if c.closest.is_some() {
                 format!(" data-cell=\"{i}\" tabindex=\"0\" role=\"button\" aria-label=\"{text}\"><title>{text}</title></rect>")
             } else {

@@ -290,7 +290,7 @@ fn fit_table_rows(
         .iter()
         .filter_map(|c| {
             let l = c.best.or(c.closest)?;
-            let text = cell_summary(c, u, e.sweep.inference);
+            let text = cell_summary(c, u, e.sweep.inference, &e.key);
             Some(view! {
                 <tr class:over=c.best.is_none()>
                     <td>{format!("ZeRO-{}", c.zero.number())}</td><td class="num">{c.tp}</td><td class="num">{c.pp}</td>
@@ -324,6 +324,7 @@ fn fit_map_svg(
                         fit_map_size(),
                     ),
                     &e.sweep,
+                    &e.key,
                     u,
                 )
             })

@@ -58,7 +58,7 @@ fn colour_by_speed() {
 fn one_interactive_cell_per_valid_cell() {
     let (s, sw) = sweep();
     let svg = map(&sw, &s, (Zero::Z0, 1, 1), 900, 360);
-    let a = annotate_fit_map(&svg, &sw, Units::Gib);
+    let a = annotate_fit_map(&svg, &sw, &s, Units::Gib);
     let valid = sw.cells.iter().filter(|c| c.closest.is_some()).count();
     assert_eq!(a.matches("data-cell=\"").count(), valid);
     assert_eq!(a.matches("<title>").count(), sw.cells.len());
@@ -83,10 +83,10 @@ fn colours_say_fit_nothing_or_invalid() {
     // ZeRO-0 at TP 1, PP 1: 16 B/param of 70B does not fit → red.
     let c = sw.cell(Zero::Z0, 1, 1).unwrap();
     assert_eq!(cell_color(c, u), RGBColor(0xd9, 0x4a, 0x3d));
-    assert!(cell_summary(c, Units::Gib, false).contains("nothing fits"));
-    assert!(cell_summary(c, Units::Gib, false).starts_with("ZeRO-0, TP 1, PP 1: "));
+    assert!(cell_summary(c, Units::Gib, false, &s).contains("nothing fits"));
+    assert!(cell_summary(c, Units::Gib, false, &s).starts_with("ZeRO-0, TP 1, PP 1: "));
     // The same cell read as an inference sweep's: no ZeRO, no micro-batch.
-    let text = cell_summary(c, Units::Gib, true);
+    let text = cell_summary(c, Units::Gib, true, &s);
     assert!(
         text.starts_with("TP 1, PP 1: ") && !text.contains("ZeRO"),
         "{text}"
@@ -124,11 +124,25 @@ fn inference_shows_one_panel() {
     assert_eq!(panels(&sw), vec![0]);
     let svg = map(&sw, &s, (Zero::Z0, 1, 1), 900, 330);
     assert!(svg.contains("Inference (no ZeRO)") && !svg.contains("ZeRO-3"));
-    let a = annotate_fit_map(&svg, &sw, Units::Gib);
+    let a = annotate_fit_map(&svg, &sw, &s, Units::Gib);
     let valid = sw.cells.iter().filter(|c| c.closest.is_some()).count();
     assert_eq!(a.matches("data-cell=\"").count(), valid);
     // Training shows all four.
     let (t, _) = decode("model=llama-3-70b&seq=8192&gpus_per_node=8&nodes=8");
     let t = t.scenario;
     assert_eq!(panels(&explore(&t, Some(1))), vec![0, 1, 2, 3]);
+}
+
+/// A mixture swept with `ep = 8`: the hover text names the expert parallelism each layout
+/// is estimated with ("DP 8 (EP 8)"), as the fewest-GPU line and the explorer table do.
+#[test]
+fn cells_name_expert_parallelism() {
+    let (s, _) = decode("model=mixtral-8x7b&gpus_per_node=8&ep=8");
+    let s = s.scenario;
+    let sw = explore(&s, Some(10));
+    let c = sw.cell(Zero::Z3, 1, 1).unwrap();
+    let text = cell_summary(c, Units::Gib, false, &s);
+    assert!(text.contains("DP 8 (EP 8)"), "{text}");
+    let (plain, _) = decode("model=mixtral-8x7b&gpus_per_node=8");
+    assert!(!cell_summary(c, Units::Gib, false, &plain.scenario).contains("EP"));
 }
