@@ -76,7 +76,21 @@ pub(crate) fn gpu_info(s: &Scenario) -> GpuInfo {
 /// training:  20·Ψ + (34·b·s·h + 5·b·s²·a)·L           (AdamW mixed precision, no ZeRO)
 /// ```
 /// Source: seed 003 (chaofa).
+///
+/// Both are one model's whole total: on more than one GPU the name says so, since the
+/// page shows it beside a per-GPU verdict (DeepSeek-V3 FP8 served on 8 H200: 1.2·Ψ is
+/// 1,499.86 GiB, against about 90 GiB a GPU).
 pub(crate) fn rules(s: &Scenario, arch: &Arch, psi: u64, _l: &Layout) -> Vec<Rule> {
+    let mut out = rules_whole(s, arch, psi);
+    if s.world() > 1 {
+        for r in &mut out {
+            r.name.push_str(" (the whole model, all GPUs together)");
+        }
+    }
+    out
+}
+
+fn rules_whole(s: &Scenario, arch: &Arch, psi: u64) -> Vec<Rule> {
     let k = s.numerics.precision.compute_bytes();
     match s.workload.mode {
         Mode::Infer | Mode::Serve => vec![Rule {
