@@ -215,6 +215,8 @@ def cases(binary):
     q("infer-serving-keys-ignored", "mode=infer&model=llama-3-8b&max_len=8192&max_seqs=64&engine=sglang&optimizer=sgd")
     q("serve-vllm-v0-batched-below-context", "mode=serve&model=llama-3-8b&engine_version=0.7.3&max_len=8192&max_batched_tokens=4096")
     q("serve-sglang-fraction-one", "mode=serve&engine=sglang&model=llama-3-8b&max_len=8192&gpu_util=1")
+    q("serve-sglang-page-size", "mode=serve&engine=sglang&model=llama-3-8b&max_len=8192&block_size=64")
+    q("serve-llamacpp-paged-keys-ignored", "mode=serve&engine=llamacpp&quant=q4_k_m&model=llama-3-8b&max_len=8192&gpu_util=0.5&max_seqs=64&block_size=32")
     names = [c["name"] for c in out]
     assert len(names) == len(set(names)), "duplicate case names"
     return out

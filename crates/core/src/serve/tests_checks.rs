@@ -636,7 +636,7 @@ fn block_sizes_and_batch_limits_as_vllm_checks_them() {
         "block_size=256&engine_version=0.12.0",
         "block_size=1&engine_version=0.8.5",
         "block_size=48&engine_version=0.18.0",
-        "block_size=7&engine=sglang",
+        "block_size=7&engine=sglang&max_batched_tokens=7000",
     ] {
         assert!(plan(&format!("{q}&{ok}")).error.is_none(), "{ok}");
     }
@@ -780,4 +780,62 @@ fn sglang_fraction_one_fails_at_graph_capture() {
     );
     assert!(e.contains("1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)"));
     assert!(plan(&format!("{q}&gpu_util=0.95")).error.is_none());
+}
+
+/// SGLang's `--page-size` (0.4.4+): the pool's tokens are whole pages, and the
+/// chunked-prefill size must be a multiple of the page (SGLang's assertion); 0.4.3 has
+/// no pages (`block_size` named, not read).
+#[test]
+fn sglang_page_size() {
+    let q = "mode=serve&engine=sglang&model=llama-3-8b&max_len=8192";
+    let one = plan(q);
+    let p64 = plan(&format!("{q}&block_size=64"));
+    assert_eq!(p64.block_size, 64);
+    // Same bytes, rounded down to whole pages of 64 tokens.
+    assert_eq!(p64.tokens, one.tokens / 64 * 64);
+    assert_eq!(p64.tokens % 64, 0);
+    // H100 80 GB on 0.5.3: the default chunked prefill is 8,192 tokens (60–160 GiB).
+    assert_eq!(
+        refusal(&format!("{q}&block_size=48")),
+        "AssertionError (srt/server_args.py: `assert self.chunked_prefill_size % self.page_size == 0`; chunked_prefill_size 8192, page_size 48)"
+    );
+    assert!(plan(&format!("{q}&block_size=48&max_batched_tokens=4800"))
+        .error
+        .is_none());
+    // Before 0.4.4 there is no --page-size: one token a page.
+    let old = plan(&format!("{q}&block_size=64&engine_version=0.4.3"));
+    assert_eq!(old.block_size, 1);
+    let w = serve_warnings(&format!("{q}&block_size=64&engine_version=0.4.3"));
+    assert!(
+        w.iter()
+            .any(|(k, m)| *k == "block_size" && m.contains("0.4.4")),
+        "{w:?}"
+    );
+}
+
+/// A serving key under an engine without it is named, never read silently: llama.cpp's
+/// `parallel` and `ctx_per` under vLLM; the paged engines' `gpu_util`, `max_seqs` and
+/// `block_size` under llama.cpp; `max_seqs` under TensorRT-LLM.
+#[test]
+fn engine_keys_named_where_they_mean_nothing() {
+    let keys =
+        |q: &str| -> Vec<&'static str> { serve_warnings(q).into_iter().map(|(k, _)| k).collect() };
+    let v = "mode=serve&model=llama-3-8b&max_len=8192";
+    assert_eq!(
+        keys(&format!("{v}&parallel=4&ctx_per=total")),
+        ["parallel", "ctx_per"]
+    );
+    let l = "mode=serve&engine=llamacpp&quant=q4_k_m&model=llama-3-8b&max_len=8192";
+    assert_eq!(
+        keys(&format!("{l}&gpu_util=0.5&max_seqs=64&block_size=32")),
+        ["gpu_util", "max_seqs", "block_size"]
+    );
+    assert!(keys(&format!("{l}&parallel=4&ctx_per=total")).is_empty());
+    let t = "mode=serve&engine=trtllm&model=llama-3-8b&max_len=8192";
+    assert_eq!(keys(&format!("{t}&max_seqs=64")), ["max_seqs"]);
+    assert!(keys(&format!("{t}&block_size=64")).is_empty());
+    // Each ignored key leaves the answer as it was.
+    let base = plan(l);
+    let with = plan(&format!("{l}&gpu_util=0.5&max_seqs=64&block_size=32"));
+    assert_eq!((base.tokens, base.kv.eval()), (with.tokens, with.kv.eval()));
 }

@@ -8,7 +8,7 @@ use super::*;
 /// ```text
 /// F        = free memory before the weights (device total − CUDA context)
 /// rest     = (F − W) − F·(1 − mfs)
-/// tokens   = ⌊rest / c_tok⌋ (page size 1)
+/// tokens   = ⌊rest / (P·c_tok)⌋·P            P = page_size (`block_size`, 1; from 0.4.4)
 /// mfs default (0.5.x) = round((M_smi − R)/M_smi, 3),  R = 512 + 1.5·max(cp, 2048) + 2·bs + t·p/8·1024  (MiB;
 ///          ≥ 10,240 on GPUs over 60 GiB), cp and bs by the GPU's size; 0.4.x: 0.88/0.87/0.85/0.81/0.79 by t·p
 /// ```
@@ -44,13 +44,15 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let kv_bytes = free.saturating_sub(w).saturating_sub(reserve);
     let (per_token, _, _) = per_token(s, &p.arch, l);
     let ml = max_len(s);
-    let pl = pool(kv_bytes, per_token, Count::MIN, ml);
+    let page = page_size(s, v);
+    let pl = pool(kv_bytes, per_token, page, ml);
     let kv = Expr::new(&[
         Sym("tokens", pl.tokens as u128),
         Sym("c_tok", per_token as u128),
         Mul,
     ]);
     let refused = kv_cache_dtype_refusal(s, v)
+        .or_else(|| page_refusal(s, v, page))
         .or_else(|| expert_refusal(s, &p.arch, l, v))
         .or_else(|| heads_vs_tp(&p.arch, l));
     let error = refused
@@ -76,7 +78,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         kv,
         outside: sym("ctx", s.cuda_ctx_mib() as u64 * MIB),
         per_token,
-        block_size: 1,
+        block_size: page.get() as u64,
         blocks: pl.blocks,
         tokens: pl.tokens,
         max_len: ml,
@@ -86,6 +88,54 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         host: None,
         sources: eplb_sources(SOURCES, s, &p.arch, split.is_some()),
     }
+}
+
+/// SGLang's first release with `--page-size` (0.4.3.post4 has none: one token a page).
+const PAGE_SIZE_FROM: Version = Version(0, 4, 4);
+
+/// The KV pool's page, `block_size` (`--page-size`, default 1) from 0.4.4; the pool's
+/// tokens are rounded down to whole pages (`max_total_num_tokens // page_size *
+/// page_size`). Source: SGLang `srt/server_args.py`, `model_executor/model_runner.py
+/// init_memory_pool` (0.4.4, 0.4.6, 0.5.3 sdists).
+pub(crate) fn page_size(s: &Scenario, v: Version) -> Count {
+    match s.serving.block_size {
+        Some(b) if v >= PAGE_SIZE_FROM => b,
+        _ => Count::MIN,
+    }
+}
+
+/// SGLang's chunked-prefill size: `max_batched_tokens`, else the release's default for the
+/// GPU (before 0.4.10: 2,048 under 25,000 MiB, else 8,192; from 0.4.10 by the GPU's size,
+/// as in [`default_mfs`]). Source: SGLang `srt/server_args.py` (0.4.4, 0.4.6, 0.5.3).
+fn chunk_size(s: &Scenario, v: Version) -> u64 {
+    let smi = s.usable_bytes() / MIB;
+    s.serving.max_batched_tokens.map_or_else(
+        || match smi {
+            _ if v < Version(0, 4, 10) => {
+                if smi < 25_000 {
+                    2048
+                } else {
+                    8192
+                }
+            }
+            m if m < 35 * 1024 => 2048,
+            m if m < 60 * 1024 => 4096,
+            m if m < 160 * 1024 => 8192,
+            _ => 16_384,
+        },
+        |c| c.get() as u64,
+    )
+}
+
+/// SGLang's refusal of a chunked-prefill size that is not whole pages: a bare assertion in
+/// `ServerArgs.__post_init__` (`assert self.chunked_prefill_size % self.page_size == 0`,
+/// 0.4.4–0.5.3), quoted with its line.
+fn page_refusal(s: &Scenario, v: Version, page: Count) -> Option<String> {
+    let cp = chunk_size(s, v);
+    let p = page.get() as u64;
+    (!cp.is_multiple_of(p)).then(|| {
+        format!("AssertionError (srt/server_args.py: `assert self.chunked_prefill_size % self.page_size == 0`; chunked_prefill_size {cp}, page_size {p})")
+    })
 }
 
 /// SGLang's refusal when `mem_fraction_static` holds nothing back: the KV pool takes the
@@ -132,14 +182,33 @@ fn default_mfs(s: &Scenario, l: &Layout, v: Version, dp_attention: bool) -> f64 
         }
     } else {
         let g = smi as f64;
-        let (cp, bs) = match smi {
-            m if m < 20 * 1024 => (2048.0, 8.0),
-            m if m < 35 * 1024 => (2048.0, if l.tp.get() < 4 { 16.0 } else { 80.0 }),
-            m if m < 60 * 1024 => (4096.0, if l.tp.get() < 4 { 32.0 } else { 160.0 }),
-            m if m < 160 * 1024 => (8192.0, if l.tp.get() < 4 { 256.0 } else { 512.0 }),
-            _ => (16384.0, 512.0),
+        let wide = l.tp.get() >= 4;
+        let bs = match smi {
+            m if m < 20 * 1024 => 8.0,
+            m if m < 35 * 1024 => {
+                if wide {
+                    80.0
+                } else {
+                    16.0
+                }
+            }
+            m if m < 60 * 1024 => {
+                if wide {
+                    160.0
+                } else {
+                    32.0
+                }
+            }
+            m if m < 160 * 1024 => {
+                if wide {
+                    512.0
+                } else {
+                    256.0
+                }
+            }
+            _ => 512.0,
         };
-        let cp = s.serving.max_batched_tokens.map_or(cp, |c| c.get() as f64);
+        let cp = chunk_size(s, v) as f64;
         let mut r = 512.0 + f64::max(cp, 2048.0) * 1.5 + bs * 2.0 + tp / 8.0 * 1024.0;
         if g > 60.0 * 1024.0 {
             r = r.max(10.0 * 1024.0);
