@@ -217,6 +217,9 @@ def cases(binary):
     q("serve-sglang-fraction-one", "mode=serve&engine=sglang&model=llama-3-8b&max_len=8192&gpu_util=1")
     q("serve-sglang-page-size", "mode=serve&engine=sglang&model=llama-3-8b&max_len=8192&block_size=64")
     q("serve-llamacpp-paged-keys-ignored", "mode=serve&engine=llamacpp&quant=q4_k_m&model=llama-3-8b&max_len=8192&gpu_util=0.5&max_seqs=64&block_size=32")
+    q("serve-vllm-gemma3-27b-groups-vision", "mode=serve&engine_version=0.19.0&model=gemma-3-27b&gpu=h100-80&max_len=8192&gpu_util=0.95&max_batched_tokens=8192")
+    q("serve-sglang-gemma3-4b-multimodal", "mode=serve&engine=sglang&engine_version=0.4.4&model=gemma-3-4b&gpu=h200&gpu_util=0.88&max_len=131072")
+    q("serve-sglang-tp4-l4", "mode=serve&engine=sglang&engine_version=0.4.3&model=qwen2.5-32b&gpu=l4&gpus_per_node=4&tp=4&gpu_util=0.85&max_batched_tokens=2048")
     names = [c["name"] for c in out]
     assert len(names) == len(set(names)), "duplicate case names"
     return out

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use memfit_core::contract::keys::{key, Key};
 use memfit_core::contract::query::set_key;
 use memfit_core::contract::Settings;
-use memfit_core::scenario::{mode_reads, Mode};
+use memfit_core::scenario::{engine_reads, mode_reads, Engine, Mode};
 
 /// Applies `value` to `name`; returns the error message when the value is rejected.
 fn apply(settings: RwSignal<Settings>, name: &'static str, value: &str) -> Option<String> {
@@ -24,29 +24,40 @@ fn apply(settings: RwSignal<Settings>, name: &'static str, value: &str) -> Optio
 }
 
 thread_local! {
-    /// The page's mode ([`share_mode`]): a field's "not used" mark follows it, and nothing
-    /// else (one memo for the page, not one a field a keystroke).
-    static PAGE_MODE: std::cell::Cell<Option<Memo<Mode>>> = const { std::cell::Cell::new(None) };
+    /// The page's mode and engine ([`share_mode`]): a field's "not used" mark follows them,
+    /// and nothing else (one memo for the page, not one a field a keystroke).
+    static PAGE_MODE: std::cell::Cell<Option<Memo<(Mode, Engine)>>> = const { std::cell::Cell::new(None) };
 }
 
-/// Shares the mode of `settings` with every field built from now on (the app calls it
-/// once): the fields grey out the keys that mode does not read.
+/// Shares the mode and serving engine of `settings` with every field built from now on
+/// (the app calls it once): the fields grey out the keys that mode or engine does not read.
 pub fn share_mode(settings: RwSignal<Settings>) {
-    let mode = Memo::new(move |_| settings.with(|x| x.scenario.workload.mode));
+    let mode = Memo::new(move |_| {
+        settings.with(|x| (x.scenario.workload.mode, x.scenario.serving.engine))
+    });
     PAGE_MODE.with(|m| m.set(Some(mode)));
 }
 
-/// Why the field of `name` is greyed out in the page's mode ("not used in serving": the
-/// estimate of that mode does not read the key, `memfit_core::scenario::mode_reads`); `None`
-/// where it is read, or outside a page that provides its mode.
+/// Why the field of `name` is greyed out ("not used in serving": the estimate of that mode
+/// does not read the key, `memfit_core::scenario::mode_reads`; "not used by SGLang": that
+/// engine's plan does not, `engine_reads`); `None` where it is read, or outside a page that
+/// provides its mode.
 fn unused_note(name: &'static str) -> Memo<Option<&'static str>> {
     let mode = PAGE_MODE.with(std::cell::Cell::get);
     Memo::new(move |_| {
-        let m = mode?.get();
-        (!mode_reads(name, m)).then_some(match m {
-            Mode::Train => "not used in training",
-            Mode::Infer => "not used in inference",
-            Mode::Serve => "not used in serving",
+        let (m, e) = mode?.get();
+        if !mode_reads(name, m) {
+            return Some(match m {
+                Mode::Train => "not used in training",
+                Mode::Infer => "not used in inference",
+                Mode::Serve => "not used in serving",
+            });
+        }
+        (m == Mode::Serve && !engine_reads(name, e)).then_some(match e {
+            Engine::Vllm => "not used by vLLM",
+            Engine::Sglang => "not used by SGLang",
+            Engine::Trtllm => "not used by TensorRT-LLM",
+            Engine::Llamacpp => "not used by llama.cpp",
         })
     })
 }

@@ -870,6 +870,14 @@ await test('serving: the engine\'s answer equals the CLI; a map cell loads its l
   check(await field('f-recompute').evaluate((e) => e.classList.contains('unused')), 'recompute not marked unused in serving');
   check((await field('f-recompute').locator('label').textContent()).includes('not used in serving'), 'recompute label lacks its note');
   check(!(await field('f-max_seqs').evaluate((e) => e.classList.contains('unused'))), 'max_seqs marked unused in serving');
+  // llama.cpp's keys under vLLM, and the paged engines' under llama.cpp: greyed by engine.
+  check((await field('f-parallel').locator('label').textContent()).includes('not used by vLLM'), 'parallel not marked under vLLM');
+  await page.locator('#f-engine').selectOption('llamacpp');
+  await page.waitForFunction(() => location.search.includes('engine=llamacpp'));
+  check((await field('f-gpu_util').locator('label').textContent()).includes('not used by llama.cpp'), 'gpu_util not marked under llama.cpp');
+  check(!(await field('f-parallel').evaluate((e) => e.classList.contains('unused'))), 'parallel marked unused under llama.cpp');
+  await page.locator('#f-engine').selectOption('vllm');
+  await page.waitForFunction(() => !location.search.includes('engine='));
   // A map cell: TP 4 × w4a16 loads its layout, and the verdict follows.
   const cell = page.getByTestId('serve-map').locator('tbody tr').nth(2).locator('td').nth(4).getByRole('button');
   await cell.click();

@@ -14,7 +14,7 @@ mod context;
 mod defaults;
 mod problems;
 mod scope;
-pub use scope::mode_reads;
+pub use scope::{engine_reads, mode_reads};
 mod serving;
 
 pub use access::*;

@@ -27,9 +27,39 @@ pub fn mode_reads(key: &str, mode: Mode) -> bool {
         .is_none_or(|(_, r, _)| r.reads(mode))
 }
 
+/// llama.cpp's own serving keys (`-np`, llama-server's or Ollama's context, `-fa`, `-ngl`,
+/// `--no-kv-offload`).
+const LLAMACPP_KEYS: [&str; 5] = ["parallel", "ctx_per", "flash_attn", "ngl", "kv_offload"];
+/// The paged engines' (vLLM, SGLang, TensorRT-LLM) keys that llama.cpp has no setting for.
+const PAGED_KEYS: [&str; 3] = ["gpu_util", "max_seqs", "block_size"];
+
+/// Whether engine `e`'s plan reads serving key `key` (any other key: true). llama.cpp's own
+/// keys are read only by llama.cpp; the paged engines' `gpu_util`, `max_seqs`, `block_size`
+/// (and vLLM's `sampler`, EPLB's `redundant_experts`) not by llama.cpp; `sampler` only by
+/// vLLM; `max_seqs` and `redundant_experts` not by TensorRT-LLM's plan. The warnings of
+/// [`Scenario::serve_problems`] and the page's greyed fields both come from it.
+///
+/// ```
+/// use memfit_core::scenario::{engine_reads, Engine};
+/// assert!(!engine_reads("parallel", Engine::Vllm) && engine_reads("parallel", Engine::Llamacpp));
+/// assert!(!engine_reads("gpu_util", Engine::Llamacpp) && engine_reads("gpu_util", Engine::Sglang));
+/// assert!(!engine_reads("sampler", Engine::Sglang) && engine_reads("max_len", Engine::Trtllm));
+/// ```
+pub fn engine_reads(key: &str, e: Engine) -> bool {
+    match e {
+        Engine::Llamacpp => {
+            !PAGED_KEYS.contains(&key) && !matches!(key, "sampler" | "redundant_experts")
+        }
+        _ if LLAMACPP_KEYS.contains(&key) => false,
+        Engine::Vllm => true,
+        Engine::Sglang => key != "sampler",
+        Engine::Trtllm => !matches!(key, "sampler" | "max_seqs" | "redundant_experts"),
+    }
+}
+
 /// The modes whose estimate reads a key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ReadIn {
+pub(super) enum ReadIn {
     /// Training only.
     Train,
     /// Serving only (the engines' start-up).
@@ -140,7 +170,7 @@ impl Scenario {
 
     /// A serving engine's keys (`ReadIn::Serve`) and memfit's PyTorch-stack keys that serving
     /// does not read (`ReadIn::TrainInfer`), with whether each is set.
-    fn serving_and_stack_keys(&self) -> Vec<(&'static str, ReadIn, bool)> {
+    pub(super) fn serving_and_stack_keys(&self) -> Vec<(&'static str, ReadIn, bool)> {
         let d = Scenario::default();
         let (a, r, w, v) = (
             &self.activations,

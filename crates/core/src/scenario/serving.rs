@@ -211,7 +211,7 @@ impl Scenario {
         self.context_problems(&mut out);
         self.serve_ep_problems(arch, v, &mut out);
         self.redundant_problems(arch, &mut out);
-        self.llamacpp_only_problems(&mut out);
+        self.engine_key_problems(&mut out);
         self.format_problems(&mut out);
         if e == Engine::Llamacpp && self.parallel.pp.get() > 1 {
             out.push((
@@ -352,42 +352,29 @@ impl Scenario {
         ));
     }
     /// A serving key set under an engine that has no such setting, or whose memory memfit
-    /// does not read it for: each named and ignored. llama.cpp's own (`flash_attn`, `ngl`,
-    /// `kv_offload`, `parallel`, `ctx_per`) under another engine; the paged engines'
-    /// (`gpu_util`, `max_seqs`, `block_size`) under llama.cpp, which allocates what its
-    /// context needs, runs `parallel` sequences and pages nothing; `max_seqs` under
+    /// does not read it for ([`engine_reads`]): each named and ignored. llama.cpp's own
+    /// (`flash_attn`, `ngl`, `kv_offload`, `parallel`, `ctx_per`) under another engine; the
+    /// paged engines' (`gpu_util`, `max_seqs`, `block_size`) under llama.cpp, which allocates
+    /// what its context needs, runs `parallel` sequences and pages nothing; `max_seqs` under
     /// TensorRT-LLM (not read by its plan); `block_size` under SGLang before 0.4.4 (no
     /// `--page-size`).
-    fn llamacpp_only_problems(&self, out: &mut Vec<(&'static str, String)>) {
+    fn engine_key_problems(&self, out: &mut Vec<(&'static str, String)>) {
         let sv = &self.serving;
         let name = sv.engine.label();
-        let (set, why): (Vec<(&'static str, bool)>, String) = match sv.engine {
-            Engine::Llamacpp => (
-                vec![
-                    ("gpu_util", sv.gpu_util.is_some()),
-                    ("max_seqs", sv.max_seqs.is_some()),
-                    ("block_size", sv.block_size.is_some()),
-                ],
-                "is a paged engine's setting (vLLM, SGLang, TensorRT-LLM); llama.cpp allocates what its context needs, runs `parallel` sequences and pages nothing: ignored".into(),
-            ),
-            _ => (
-                vec![
-                    ("flash_attn", sv.flash_attn != FlashAttn::Auto),
-                    ("ngl", sv.ngl.is_some()),
-                    ("kv_offload", !sv.kv_offload),
-                    ("parallel", sv.parallel.get() != 1),
-                    ("ctx_per", sv.ctx_per != CtxPer::Sequence),
-                ],
-                format!("is llama.cpp's setting (engine=llamacpp); ignored under {name}"),
-            ),
-        };
-        for (key, on) in set {
-            if on {
-                out.push((key, format!("`{key}` {why}")));
-            }
-        }
-        if sv.engine == Engine::Trtllm && sv.max_seqs.is_some() {
-            out.push(("max_seqs", "`max_seqs` (max_batch_size) is not read by memfit's TensorRT-LLM plan, which sizes the pool from a max_batched_tokens profile: ignored".into()));
+        // `sampler` and `redundant_experts` have warnings of their own.
+        let ignored = self
+            .serving_and_stack_keys()
+            .into_iter()
+            .filter(|&(k, _, set)| {
+                set && !engine_reads(k, sv.engine) && !matches!(k, "sampler" | "redundant_experts")
+            });
+        for (key, _, _) in ignored {
+            let why = match sv.engine {
+                Engine::Llamacpp => "is a paged engine's setting (vLLM, SGLang, TensorRT-LLM); llama.cpp allocates what its context needs, runs `parallel` sequences and pages nothing: ignored".to_string(),
+                Engine::Trtllm if key == "max_seqs" => "(max_batch_size) is not read by memfit's TensorRT-LLM plan, which sizes the pool from a max_batched_tokens profile: ignored".to_string(),
+                _ => format!("is llama.cpp's setting (engine=llamacpp); ignored under {name}"),
+            };
+            out.push((key, format!("`{key}` {why}")));
         }
         let v = self.engine_release().unwrap_or_else(|(_, used)| used);
         if sv.engine == Engine::Sglang && sv.block_size.is_some() && v < Version(0, 4, 4) {

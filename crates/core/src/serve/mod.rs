@@ -240,4 +240,6 @@ mod tests_checks;
 #[cfg(test)]
 mod tests_eplb;
 #[cfg(test)]
+mod tests_multimodal;
+#[cfg(test)]
 mod tests_sampler;

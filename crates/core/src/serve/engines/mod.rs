@@ -297,8 +297,9 @@ pub(crate) fn routed_bytes(s: &Scenario, p: &Prepared) -> u64 {
 ///
 /// # Formula
 /// ```text
-/// W = ⌈W_o / (t·p)⌉ + ⌈W_e·E_r / (E·t_e·p)⌉,   W_o = W_format − W_e
+/// W = ⌈W_o / (t·p)⌉ + ⌈W_e·E_r / (E·t_e·p)⌉ [+ (⌈V_t/t⌉ + V_r)·k],   W_o = W_format − W_e
 /// ```
+/// The bracket: the vision encoder a multimodal checkpoint carries ([`vision_bytes`]).
 /// `W_o` attention, embeddings, head, dense layers, shared experts, routers and norms,
 /// replicated on every DP rank (÷ TP inside it); `W_e` the routed experts
 /// ([`routed_bytes`]), `E_r`, `t_e` from [`expert_split`]; with EPLB's `R` redundant
@@ -316,6 +317,48 @@ pub(crate) fn serve_weights(
     l: &Layout,
     split: Option<ExpertSplit>,
 ) -> Expr {
+    let text = text_weights(s, p, l, split);
+    match vision_bytes(s, &p.arch, l) {
+        Some(toks) => text.then(&toks),
+        None => text,
+    }
+}
+
+/// The vision encoder and projector of a preset whose published checkpoints are
+/// multimodal (Gemma 3 4B, 12B, 27B: `model::vision_tower`), as tokens to add to the
+/// weights: vLLM and SGLang load them with the language model, unquantized (the
+/// quantized checkpoints leave the vision tower in 16 bits) and split over `t` in their
+/// parallel linear layers. Counted on every pipeline stage (the first holds it: an upper
+/// bound for the others). `None` for a text model or custom shapes.
+///
+/// # Formula
+/// ```text
+/// W_vis = (⌈V_t/t⌉ + V_r)·k        k = the compute dtype's bytes
+/// ```
+/// # Example
+/// Gemma 3 27B (h = 5,376), bf16, t = 1: (411,279,984 + 5,586,048 + 6,194,304)·2 =
+/// 846,120,672 B (0.79 GiB); vLLM 0.19's log for `google/gemma-3-27b-it` on an H100 loads
+/// 51.45 GiB against the text decoder's 50.34.
+fn vision_bytes(s: &Scenario, arch: &Arch, l: &Layout) -> Option<[crate::expr::Tok; 8]> {
+    if s.model.overrides.any() {
+        return None;
+    }
+    let v = crate::model::vision_tower(&s.model.preset, arch.hidden.get())?;
+    let k = s.numerics.precision.compute_bytes();
+    Some([
+        Sym("V_t", v.sharded as u128),
+        Sym("t", l.tp.get() as u128),
+        DivCeil,
+        Sym("V_r", v.replicated as u128),
+        Add,
+        Sym("k", k as u128),
+        Mul,
+        Add,
+    ])
+}
+
+/// [`serve_weights`] without the vision encoder.
+fn text_weights(s: &Scenario, p: &Prepared, l: &Layout, split: Option<ExpertSplit>) -> Expr {
     let split = eplb::with_redundant(split, &p.arch, l, eplb::redundant(s, &p.arch));
     let Some(x) = split else {
         return weights_expr(s, p, l);

@@ -6,7 +6,8 @@ use super::*;
 ///
 /// # Formula
 /// ```text
-/// F        = free memory before the weights (device total − CUDA context)
+/// F        = free memory before the weights (device total − CUDA context − D)
+/// D        = 164 MiB with more than one rank (the distributed start, [`DIST_INIT`]), else 0
 /// rest     = (F − W) − F·(1 − mfs)
 /// tokens   = ⌊rest / (P·c_tok)⌋·P            P = page_size (`block_size`, 1; from 0.4.4)
 /// mfs default (0.5.x) = round((M_smi − R)/M_smi, 3),  R = 512 + 1.5·max(cp, 2048) + 2·bs + t·p/8·1024  (MiB;
@@ -21,8 +22,13 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         .gpu_util
         .unwrap_or_else(|| default_mfs(s, l, v, split.is_some()));
     // A reserve larger than the device leaves nothing (SGLang then fails to start).
-    let mfs = mfs.clamp(0.0, 1.0);
-    let free = total.saturating_sub(s.cuda_ctx_mib() as u64 * MIB);
+    let mfs = (mfs * multimodal_factor(s, v)).clamp(0.0, 1.0);
+    let dist = if l.tp.get() > 1 || l.pp.get() > 1 || split.is_some() {
+        DIST_INIT
+    } else {
+        0
+    };
+    let free = total.saturating_sub(s.cuda_ctx_mib() as u64 * MIB + dist);
     let weights = serve_weights(s, p, l, split);
     let w = weights.eval();
     // # Formula
@@ -76,7 +82,11 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         non_torch: sym("N_t", 0),
         graphs: sym("G", 0),
         kv,
-        outside: sym("ctx", s.cuda_ctx_mib() as u64 * MIB),
+        outside: Expr::new(&[
+            Sym("ctx", s.cuda_ctx_mib() as u128 * MIB as u128),
+            Sym("D", dist as u128),
+            Add,
+        ]),
         per_token,
         block_size: page.get() as u64,
         blocks: pl.blocks,
@@ -87,6 +97,37 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         error,
         host: None,
         sources: eplb_sources(SOURCES, s, &p.arch, split.is_some()),
+    }
+}
+
+/// What SGLang's distributed start takes before the weights load with more than one rank
+/// (NCCL's communicators, the custom all-reduce's buffers), bytes: its log line "Init torch
+/// distributed ends. mem usage=…" prints 0.13 GB on 4 × L4 (0.4.3.post4) and 0.19 GB on 2 ×
+/// RTX 4090 (a 2026 build); 164 MiB is their mean (**calibrated** on those two lines, SGLang's
+/// GB being GiB). It lowers the free memory `F` the fraction is taken of, as the CUDA
+/// context does. NVLS is off in SGLang from 0.4.3 (`NCCL_NVLS_ENABLE` from
+/// `--enable-nccl-nvls`, default off), so no NVSwitch term as vLLM's.
+const DIST_INIT: u64 = 164 * MIB;
+
+/// SGLang's cut of `mem_fraction_static` for a multimodal checkpoint (memfit's: Gemma 3
+/// 4B, 12B, 27B, whose vision encoder `model::vision_tower` counts): "Automatically reduce
+/// --mem-fraction-static … because this is a multimodal model", ×0.95 through 0.4.4 and
+/// ×0.90 in 0.4.5, given or defaulted; from 0.4.6 Gemma 3 runs with multimodal off unless
+/// `--enable-multimodal` (`mm_disabled_models`), so no cut.
+///
+/// Source: SGLang `model_executor/model_runner.py` (0.4.3.post4, 0.4.4: `*= 0.95`; 0.4.5:
+/// `*= 0.90`), `configs/model_config.py` (`mm_disabled_models` from 0.4.6; 0.4.6–0.5.3).
+///
+/// # Example
+/// `google/gemma-3-4b-it` on an H200, SGLang of 2025-03-27 (0.4.4.post2), 0.88: 0.836; its
+/// log allocates 834,615 tokens (memfit 882,804 without the cut).
+fn multimodal_factor(s: &Scenario, v: Version) -> f64 {
+    let mm = !s.model.overrides.any() && crate::model::vision_tower(&s.model.preset, 1).is_some();
+    match v {
+        _ if !mm => 1.0,
+        v if v < Version(0, 4, 5) => 0.95,
+        v if v < Version(0, 4, 6) => 0.90,
+        _ => 1.0,
     }
 }
 
@@ -155,7 +196,7 @@ const SOURCES: [&str; 6] = [
     "SGLang: inside the held-back share",
     "SGLang: inside the held-back share",
     "SGLang model_runner.profile_max_num_token: int(rest·2^30) // cell_size",
-    "the CUDA context and NCCL before the weights load (SGLang's baseline)",
+    "the CUDA context, and the distributed start with more than one rank (SGLang's log: \"Init torch distributed ends. mem usage\"), before the weights load",
 ];
 
 /// `mem_fraction_static`'s default for release `v` on this GPU and layout (the `mfs

@@ -101,6 +101,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
             src,
         );
     }
+    let per_token = grouped_per_token(arch, l, v, per_token);
     let (block, pl) = kv_pool(s, arch, v, kv_bytes, per_token, ml);
     let kv = Expr::new(&[
         Sym("blocks", pl.blocks as u128),
@@ -139,6 +140,43 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         host: None,
         sources: eplb_sources(SOURCES, s, arch, split.is_some()),
     }
+}
+
+/// vLLM's hybrid KV cache manager (V1, from 0.11.0 as counted here) on a model with two
+/// attention kinds (full and sliding-window or chunked-local layers): the layers of each
+/// kind are dealt into groups of `g` layers, the last group of a kind padded to `g`, and
+/// every group draws blocks from one pool; the tokens printed are the blocks per group.
+/// So a pool holds `⌊KV / (g·n·B·row)⌋·B` tokens: the bytes per token of `g·n` layers,
+/// padding included, not of the `L_f + L_w` real ones.
+///
+/// # Formula
+/// ```text
+/// g   = min(L_f, L_w)   (max(L_f, L_w) when max < 1.5·min)
+/// n   = ⌈L_f/g⌉ + ⌈L_w/g⌉
+/// c'  = c_tok · g·n / (L_f + L_w)          c_tok = (L_f + L_w)·row
+/// ```
+/// `L_f`, `L_w` the stage's full and windowed layers. Source: vLLM
+/// `v1/core/kv_cache_utils.py` `_get_kv_cache_groups_uniform_page_size` (groups of the
+/// smallest kind's layer count, "Add %d padding layers"; the 1.5 rule as in 0.19.0),
+/// `get_num_blocks` (`available // (page_size · group_size)`), and the log line
+/// (`num_blocks // len(kv_cache_groups) · block_size`, 0.11.0–0.19.0; 0.9.2–0.10.2 printed
+/// `num_blocks · block_size` and are left as before). Equal kinds (Gemma 2, gpt-oss) pad
+/// nothing.
+///
+/// # Example
+/// Gemma 3 27B (10 full, 52 sliding layers): g = 10, n = 1 + 6 = 7, so 70 layers' bytes a
+/// token, 70/62 = 1.129 of the unpadded count. vLLM 0.19 on an H100 at 0.95 logs 36,560
+/// tokens; memfit 37,168 (+1.7 %; 43,632, +19.3 %, before the groups and the vision
+/// encoder were counted). Gemma 3 12B (8 + 40): no padding.
+fn grouped_per_token(arch: &Arch, l: &Layout, v: Version, per_token: u64) -> u64 {
+    let (f, w) = super::super::kv::stage_layers(arch, l.pp);
+    if v < Version(0, 11, 0) || f == 0 || w == 0 {
+        return per_token;
+    }
+    let (lo, hi) = (f.min(w), f.max(w));
+    let g = if 2 * hi < 3 * lo { hi } else { lo };
+    let slots = g * (f.div_ceil(g) + w.div_ceil(g));
+    sat(per_token as u128 * slots as u128 / (f + w) as u128)
 }
 
 /// What vLLM may use: `gpu_memory_utilization × total` (the release's default utilisation

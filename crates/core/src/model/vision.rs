@@ -1,0 +1,72 @@
+//! The vision encoder a preset's published checkpoints carry: a serving engine loads it
+//! with the language model (memfit's presets count the text decoder alone).
+
+/// A checkpoint's vision encoder and projector, parameters: `sharded` in the engines'
+/// tensor-parallel linear layers (split over `t`), `replicated` on every rank
+/// (embeddings, norms, row-parallel biases, the projector).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VisionTower {
+    /// Parameters of the column- and row-parallel layers (divided by `t`).
+    pub sharded: u64,
+    /// Parameters every rank holds whole.
+    pub replicated: u64,
+}
+
+/// Gemma 3's SigLIP encoder (27 layers, width 1,152, MLP 4,304, 14-pixel patches of a
+/// 896-pixel image) and its projector onto a text width `h`.
+///
+/// # Formula
+/// ```text
+/// sharded    = 27·(4·1152² + 2·1152·4304 + 3·1152 + 4304)          = 411,279,984
+/// replicated = 3·14²·1152 + 1152 (patches) + 64²·1152 (positions)
+///              + 27·(4·1152 + 2·1152) (norms, row-parallel biases) + 2·1152 (post-norm)
+///              + 1152·h + 1152 (projector and its norm)             = 5,586,048 + 1152·(h + 1)
+/// ```
+/// Source: Hugging Face `google/gemma-3-4b-it` `config.json` (`vision_config`: 27 layers,
+/// hidden 1,152, intermediate 4,304, patch 14, image 896); vLLM `model_executor/models/
+/// siglip.py` (`QKVParallelLinear`, `RowParallelLinear`, `ColumnParallelLinear`; embeddings
+/// and norms whole) and `gemma3_mm.py` (`mm_input_projection_weight` of 1,152 × h,
+/// `mm_soft_emb_norm`), 0.19.0; the Gemma 3 report's 417M vision encoder.
+///
+/// # Example
+/// Gemma 3 4B (h = 2,560): 411,279,984 + 5,586,048 + 2,950,272 = 419,816,304 parameters
+/// (the encoder alone 416,866,032: the report's "417M"), 0.78 GiB in bf16 at `t = 1`.
+pub fn vision_tower(preset: &str, hidden: u32) -> Option<VisionTower> {
+    const W: u64 = 1152;
+    const L: u64 = 27;
+    match preset {
+        "gemma-3-4b" | "gemma-3-12b" | "gemma-3-27b" => Some(VisionTower {
+            sharded: L * (4 * W * W + 2 * W * 4304 + 3 * W + 4304),
+            replicated: 3 * 14 * 14 * W
+                + W
+                + 64 * 64 * W
+                + L * 6 * W
+                + 2 * W
+                + W * (hidden as u64 + 1),
+        }),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// By hand, layer by layer (SigLIP's modules in `siglip.py`), and against the Gemma 3
+    /// technical report's "Vision Encoder: 417M" (Table 1, rounded to millions).
+    #[test]
+    fn gemma3_4b_vision_tower() {
+        let v = vision_tower("gemma-3-4b", 2560).unwrap();
+        let per_layer = 1152 * 3456 + 3456 // qkv
+            + 1152 * 1152 + 1152 // out
+            + 1152 * 4304 + 4304 // fc1
+            + 4304 * 1152 + 1152 // fc2
+            + 2 * 2 * 1152; // two layer norms
+        let encoder = 588 * 1152 + 1152 + 4096 * 1152 + 27 * per_layer + 2 * 1152;
+        let projector = 1152 * 2560 + 1152;
+        assert_eq!(v.sharded + v.replicated, encoder + projector);
+        assert_eq!(encoder, 416_866_032);
+        assert!((416_500_000..417_500_000).contains(&encoder));
+        assert!(vision_tower("gemma-3-1b", 1152).is_none());
+    }
+}

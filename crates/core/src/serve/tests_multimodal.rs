@@ -1,0 +1,82 @@
+//! Multimodal checkpoints and grouped pools: Gemma 3's vision encoder in the served
+//! weights, vLLM's padded layer groups, SGLang's fraction cut and its distributed start.
+//! The logs are calibration rows (they showed the mechanisms); the held-out SGLang rows
+//! are in `sglang_held_out_logs`, never used to set anything.
+
+use super::tests::plan;
+
+/// vLLM 0.19 on an H100 at 0.95 (llm-d planner logs, `tests/data/serve_logs.json`; outside
+/// the vLLM split, whose rule leaves vision checkpoints out): the weights each log loads
+/// and the tokens it prints.
+#[test]
+fn vllm_gemma3_logs() {
+    for (model, tokens, weights_gib) in [
+        ("gemma-3-4b", 468_144u64, 8.58),
+        ("gemma-3-12b", 130_304, 23.31),
+        ("gemma-3-27b", 36_560, 51.45),
+    ] {
+        let p = plan(&format!("mode=serve&engine_version=0.19.0&model={model}&gpu=h100-80&max_len=8192&gpu_util=0.95&max_batched_tokens=8192"));
+        let err = p.tokens as f64 / tokens as f64 - 1.0;
+        assert!(
+            err.abs() < 0.02,
+            "{model}: {} tokens against {tokens} ({:+.2} %)",
+            p.tokens,
+            100.0 * err
+        );
+        // The vision encoder is in; 0.3–0.55 GiB of the logged weights is still not found.
+        let w = p.weights.eval() as f64 / (1u64 << 30) as f64;
+        assert!(
+            w < weights_gib && w > weights_gib - 0.6,
+            "{model}: {w:.2} GiB against {weights_gib}"
+        );
+    }
+}
+
+/// vLLM's groups, by hand: Gemma 3 27B's 10 full and 52 sliding layers are dealt into
+/// groups of 10, the last sliding group padded: 70 layers' bytes a token from 0.11.0;
+/// 0.10.2 (the old log line) and Gemma 3 12B (8 + 40, no padding) as before.
+#[test]
+fn vllm_padded_groups() {
+    let q = "mode=serve&model=gemma-3-27b&gpu=h100-80&max_len=8192&gpu_util=0.95";
+    let new = plan(&format!("{q}&engine_version=0.19.0"));
+    let old = plan(&format!("{q}&engine_version=0.10.2"));
+    // row = 2 (K, V) · 16 KV heads · 128 · 2 B = 8,192 B a layer.
+    assert_eq!(old.per_token, 62 * 8192);
+    assert_eq!(new.per_token, 70 * 8192);
+    let twelve =
+        plan("mode=serve&model=gemma-3-12b&gpu=h100-80&max_len=8192&engine_version=0.19.0");
+    assert_eq!(twelve.per_token, 48 * 2 * 8 * 256 * 2);
+}
+
+/// SGLang of 2025-03-27 on an H200 (`google/gemma-3-4b-it`, PR 4826's log): 0.88 cut to
+/// 0.836 for a multimodal model, 834,615 tokens; 0.4.6 and later run Gemma 3 with
+/// multimodal off (no cut).
+#[test]
+fn sglang_gemma3_multimodal_cut() {
+    let q = "mode=serve&engine=sglang&model=gemma-3-4b&gpu=h200&gpu_util=0.88&max_len=131072";
+    let p = plan(&format!("{q}&engine_version=0.4.4"));
+    assert!(
+        (p.tokens as f64 / 834_615.0 - 1.0).abs() < 0.005,
+        "{}",
+        p.tokens
+    );
+    let later = plan(&format!("{q}&engine_version=0.4.6"));
+    assert!(later.tokens > p.tokens * 105 / 100);
+}
+
+/// SGLang logs never used to set anything (held out when the distributed start's 164 MiB
+/// was set): Llama 3.1 8B on an 80 GB H100 (SGLang's docs of 2025-01-23, 0.88: 444,500
+/// tokens; PR 4760's of 2025-03-25, default fraction: 442,750) and Qwen3-14B on 4 × RTX 4090
+/// (TP 4, 0.8: 298,447).
+#[test]
+fn sglang_held_out_logs() {
+    let rows = [
+        ("mode=serve&engine=sglang&engine_version=0.4.1&model=llama-3-8b&gpu=h100-80&gpu_util=0.88&max_len=131072", 444_500.0),
+        ("mode=serve&engine=sglang&engine_version=0.4.4&model=llama-3-8b&gpu=h100-80&max_len=131072", 442_750.0),
+        ("mode=serve&engine=sglang&engine_version=0.5.3&model=qwen3-8b&layers=40&hidden=5120&heads=40&kv_heads=8&head_dim=128&ffn=17408&gpu=rtx4090&gpus_per_node=4&tp=4&gpu_util=0.8&max_len=40960", 298_447.0),
+    ];
+    for (q, logged) in rows {
+        let err = plan(q).tokens as f64 / logged - 1.0;
+        assert!(err.abs() < 0.03, "{q}: {:+.2} %", 100.0 * err);
+    }
+}
