@@ -57,22 +57,11 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         Sym("c_tok", per_token as u128),
         Mul,
     ]);
-    let refused = kv_cache_dtype_refusal(s, v)
+    let error = kv_cache_dtype_refusal(s, v)
         .or_else(|| page_refusal(s, v, page))
         .or_else(|| expert_refusal(s, &p.arch, l, v))
-        .or_else(|| heads_vs_tp(&p.arch, l));
-    let error = refused
-        .or_else(|| {
-            (kv_bytes == 0).then(|| {
-                "Not enough memory. Please try to increase --mem-fraction-static.".to_string()
-            })
-        })
-        .or_else(|| (reserve == 0).then(|| graph_capture_refusal(mfs)))
-        .or_else(|| {
-            (pl.tokens < ml).then(|| {
-                format!("max_total_num_tokens={} is smaller than the context length {ml}: requests are cut to {} tokens", pl.tokens, pl.tokens.saturating_sub(1))
-            })
-        });
+        .or_else(|| heads_vs_tp(&p.arch, l))
+        .or_else(|| start_refusal(kv_bytes, reserve, mfs, pl.tokens, ml));
     Plan {
         engine: Engine::Sglang,
         version: v,
@@ -128,6 +117,22 @@ fn multimodal_factor(s: &Scenario, v: Version) -> f64 {
         v if v < Version(0, 4, 5) => 0.95,
         v if v < Version(0, 4, 6) => 0.90,
         _ => 1.0,
+    }
+}
+
+/// What SGLang says once the pool is sized, in the order it meets it: no memory for the
+/// pool ("Not enough memory"), nothing held back for CUDA graphs ([`graph_capture_refusal`]),
+/// a pool shorter than the context (requests cut). Source: SGLang `model_runner.py`
+/// (`init_memory_pool`, then `init_cuda_graphs`), `scheduler.py` (`max_req_input_len`).
+fn start_refusal(kv_bytes: u64, reserve: u64, mfs: f64, tokens: u64, ml: u64) -> Option<String> {
+    if kv_bytes == 0 {
+        Some("Not enough memory. Please try to increase --mem-fraction-static.".to_string())
+    } else if reserve == 0 {
+        Some(graph_capture_refusal(mfs))
+    } else {
+        (tokens < ml).then(|| {
+            format!("max_total_num_tokens={tokens} is smaller than the context length {ml}: requests are cut to {} tokens", tokens.saturating_sub(1))
+        })
     }
 }
 
