@@ -101,6 +101,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
             src,
         );
     }
+    let unpadded = per_token;
     let per_token = grouped_per_token(arch, l, v, per_token);
     let (block, pl) = kv_pool(s, arch, v, kv_bytes, per_token, ml);
     let kv = Expr::new(&[
@@ -138,8 +139,18 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         max_len_fit: pl.fit,
         error,
         host: None,
-        sources: eplb_sources(SOURCES, s, arch, split.is_some()),
+        sources: plan_sources(s, arch, split.is_some(), per_token != unpadded),
     }
+}
+
+/// [`SOURCES`] for this plan: EPLB's where it applies, the padded groups' where
+/// [`grouped_per_token`] padded.
+fn plan_sources(s: &Scenario, arch: &Arch, ep: bool, padded: bool) -> [&'static str; 6] {
+    let mut src = eplb_sources(SOURCES, s, arch, ep);
+    if padded {
+        src[4] = "vLLM v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size (each attention kind's layers in groups of the smaller kind's count, the last padded: c_tok counts the padded layers), get_num_blocks; tokens = blocks per group";
+    }
+    src
 }
 
 /// vLLM's hybrid KV cache manager (V1, from 0.11.0 as counted here) on a model with two
