@@ -67,7 +67,8 @@ fn sglang_gemma3_multimodal_cut() {
 /// SGLang logs never used to set anything (held out when the distributed start's 164 MiB
 /// was set): Llama 3.1 8B on an 80 GB H100 (SGLang's docs of 2025-01-23, 0.88: 444,500
 /// tokens; PR 4760's of 2025-03-25, default fraction: 442,750) and Qwen3-14B on 4 × RTX 4090
-/// (TP 4, 0.8: 298,447).
+/// (TP 4, 0.8: 298,447) — `tests/data/serve_logs.json`: `sglang-docs-sendrequest-h100-llama31-8b`,
+/// `sglang-pr4760-h100-llama31-8b`, `sglang-kuiperinfer-4x4090-qwen3-14b`.
 #[test]
 fn sglang_held_out_logs() {
     let rows = [
