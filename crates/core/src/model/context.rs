@@ -24,7 +24,9 @@ pub fn model_context(preset: &str) -> Option<u32> {
         | "gpt-oss-120b" | "command-r" | "command-r-plus" | "command-a" => 131_072,
         "deepseek-v2-lite" | "deepseek-v2" | "deepseek-v3" | "deepseek-r1" => 163_840,
         "phi-4" => 16_384,
-        "llama-4-scout" | "llama-4-maverick" => 1_048_576,
+        // Scout's config says 10M (its rotary cache is that long in vLLM: 2.5 GiB in bf16).
+        "llama-4-scout" => 10_485_760,
+        "llama-4-maverick" => 1_048_576,
         _ => return None,
     })
 }

@@ -44,7 +44,38 @@ pub fn vision_tower(preset: &str, hidden: u32) -> Option<VisionTower> {
                 + 2 * W
                 + W * (hidden as u64 + 1),
         }),
+        "llama-4-scout" | "llama-4-maverick" => Some(llama4_vision(hidden as u64)),
         _ => None,
+    }
+}
+
+/// Llama 4's vision encoder (34 layers, width 1,408, MLP 5,632, 14-pixel patches of a
+/// 336-pixel image, biases everywhere), its pixel-shuffle MLP (5,632 → 4,096 → 4,096) and
+/// the projector onto a text width `h` (4,096 × h).
+///
+/// # Formula
+/// ```text
+/// sharded    = 34·(4·1408² + 2·1408·5632 + 3·1408 + 5632) + 588·1408 (patches)
+///              + 5632·4096 + 4096·4096                            = 849,854,208
+/// replicated = 1408 (class) + 577·1408 (positions) + 4·1408 (outer norms)
+///              + 34·6·1408 (norms, row-parallel biases) + 4096·h   = 1,106,688 + 4096·h
+/// ```
+/// Source: Hugging Face `meta-llama/Llama-4-Scout-17B-16E` `config.json` (`vision_config`:
+/// hidden 1,408, 34 layers, image 336, patch 14, pixel_shuffle_ratio 0.5,
+/// vision_output_dim 4,096; intermediate 5,632), transformers `modeling_llama4.py`
+/// (`Llama4VisionModel`, `Llama4VisionPixelShuffleMLP`, `Llama4MultiModalProjector`); SGLang
+/// `models/mllama4.py` and vLLM `models/mllama4.py` (column- and row-parallel layers).
+///
+/// # Example
+/// h = 5,120: 849,854,208 + 22,078,208 = 871,932,416 parameters; at t = 4 in bf16,
+/// (212,463,552 + 22,078,208)·2 = 469,083,520 B (0.44 GiB) a GPU.
+fn llama4_vision(hidden: u64) -> VisionTower {
+    const W: u64 = 1408;
+    const F: u64 = 5632;
+    const L: u64 = 34;
+    VisionTower {
+        sharded: L * (4 * W * W + 2 * W * F + 3 * W + F) + 588 * W + F * 4096 + 4096 * 4096,
+        replicated: W + 577 * W + 4 * W + L * 6 * W + 4096 * hidden,
     }
 }
 
@@ -68,5 +99,17 @@ mod tests {
         assert_eq!(encoder, 416_866_032);
         assert!((416_500_000..417_500_000).contains(&encoder));
         assert!(vision_tower("gemma-3-1b", 1152).is_none());
+    }
+
+    /// Llama 4's encoder by hand (`modeling_llama4.py`'s modules) against the formula.
+    #[test]
+    fn llama4_vision_tower() {
+        let v = vision_tower("llama-4-scout", 5120).unwrap();
+        let layer =
+            4 * (1408 * 1408 + 1408) + (1408 * 5632 + 5632) + (5632 * 1408 + 1408) + 2 * 2 * 1408;
+        let encoder = 588 * 1408 + 1408 + 577 * 1408 + 2 * 2 * 1408 + 34 * layer;
+        let adapter = 5632 * 4096 + 4096 * 4096;
+        assert_eq!(v.sharded + v.replicated, encoder + adapter + 4096 * 5120);
+        assert_eq!(v.sharded + v.replicated, 871_932_416);
     }
 }

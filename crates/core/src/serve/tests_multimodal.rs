@@ -81,3 +81,27 @@ fn sglang_held_out_logs() {
         assert!(err.abs() < 0.03, "{q}: {:+.2} %", 100.0 * err);
     }
 }
+
+/// Llama 4 Scout on 4 H100s (vLLM 0.19, llm-d planner log, 0.95; calibration, outside the
+/// vLLM split): 53.12 GiB of weights a GPU — the text decoder, the vision encoder split
+/// over TP, and the rotary cache of its configured 10,485,760 positions (2.5 GiB in bf16);
+/// 365,968 tokens. Without a `max_len` vLLM takes that context and refuses it.
+#[test]
+fn vllm_llama4_scout_log() {
+    let p = plan("mode=serve&engine_version=0.19.0&model=llama-4-scout&gpu=h100-80&gpus_per_node=4&tp=4&max_len=8192&gpu_util=0.95&max_batched_tokens=8192");
+    let w = p.weights.eval() as f64 / (1u64 << 30) as f64;
+    assert!((w - 53.12).abs() < 0.01, "{w:.3} GiB");
+    assert!(
+        (p.tokens as f64 / 365_968.0 - 1.0).abs() < 0.01,
+        "{}",
+        p.tokens
+    );
+    let default = plan("mode=serve&model=llama-4-scout&gpu=h100-80&gpus_per_node=8&tp=8");
+    assert_eq!(default.max_len, 10_485_760);
+    assert!(default.error.unwrap().contains("max seq len (10485760)"));
+    // SGLang from 0.4.6 builds no vision model for Llama 4 (multimodal off by default).
+    let sg = |v: &str| {
+        plan(&format!("mode=serve&engine=sglang&engine_version={v}&model=llama-4-scout&gpu=h100-80&gpus_per_node=4&tp=4&max_len=8192")).weights.eval()
+    };
+    assert!(sg("0.4.5") > sg("0.4.6"));
+}

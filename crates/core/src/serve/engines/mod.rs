@@ -325,7 +325,7 @@ pub(crate) fn serve_weights(
 }
 
 /// The vision encoder and projector of a preset whose published checkpoints are
-/// multimodal (Gemma 3 4B, 12B, 27B: `model::vision_tower`), as tokens to add to the
+/// multimodal (Gemma 3 4B, 12B, 27B; Llama 4: `model::vision_tower`), as tokens to add to the
 /// weights: vLLM and SGLang load them with the language model, unquantized (the
 /// quantized checkpoints leave the vision tower in 16 bits) and split over `t` in their
 /// parallel linear layers. Counted on every pipeline stage (the first holds it: an upper
@@ -340,7 +340,13 @@ pub(crate) fn serve_weights(
 /// 846,120,672 B (0.79 GiB); vLLM 0.19's log for `google/gemma-3-27b-it` on an H100 loads
 /// 51.45 GiB against the text decoder's 50.34.
 fn vision_bytes(s: &Scenario, arch: &Arch, l: &Layout) -> Option<[crate::expr::Tok; 8]> {
-    if s.model.overrides.any() {
+    // SGLang from 0.4.6 runs Llama 4 with multimodal off and builds no vision model
+    // (`models/mllama4.py`: `has_vision = has_vision_weights and enable_multimodal`); its
+    // Gemma 3 builds the encoder whatever the setting (`gemma3_mm.py`).
+    let sglang_text_only = s.serving.engine == Engine::Sglang
+        && s.model.preset.starts_with("llama-4")
+        && used_release(s) >= Version(0, 4, 6);
+    if s.model.overrides.any() || sglang_text_only {
         return None;
     }
     let v = crate::model::vision_tower(&s.model.preset, arch.hidden.get())?;
