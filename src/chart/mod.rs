@@ -252,6 +252,17 @@ fn render_log_x(c: &Curve, size: ChartSize) -> String {
     frame(size, |root| draw_log_x(root, c))
 }
 
+/// Decimals a y tick needs on an axis up to `max`: plotters steps its ticks by 1, 2 or 5
+/// times a power of ten, about five of them, so an axis up to 1.1 (llama.cpp's one
+/// request) ticks every 0.2 and needs one decimal ("0.2", not "0, 0, 0, 1, 1, 1"); from 5
+/// up, none.
+pub(crate) fn tick_decimals(max: f64) -> usize {
+    if max.is_nan() || max <= 0.0 {
+        return 0;
+    }
+    (-(max / 5.0).log10()).ceil().clamp(0.0, 4.0) as usize
+}
+
 /// A log₂ axis tick: 512, 1K, 2M.
 fn pow2_label(x: &f64) -> String {
     let v = x.round() as u64;
@@ -287,7 +298,7 @@ fn draw_log_x(root: &Area, c: &Curve) -> Result<(), String> {
         .x_desc(c.x_label)
         .y_desc(c.y_label)
         .x_label_formatter(&pow2_label)
-        .y_label_formatter(&|y| format!("{y:.0}"))
+        .y_label_formatter(&|y| format!("{y:.*}", tick_decimals(y_max)))
         .draw()
         .map_err(msg)?;
     let blue = RGBColor(0x3b, 0x6e, 0xc8);

@@ -81,7 +81,7 @@ fn draw(
         .max_light_lines(1)
         .x_labels(0)
         .y_desc(format!("per GPU ({})", units.symbol()))
-        .y_label_formatter(&|y| format!("{y:.0}"))
+        .y_label_formatter(&|y| format!("{y:.*}", super::tick_decimals(y_max)))
         .draw()
         .map_err(msg)?;
     let bar_width = bar_width(bars.len());

@@ -294,3 +294,41 @@ fn concurrency_marker_label_stays_inside() {
     let (left, _) = label(1024);
     assert!(!left.contains(r#"text-anchor="end""#), "{left}");
 }
+
+/// Ticks on a small axis keep their decimals: llama.cpp's one request a context gives an
+/// axis up to 1.1, whose ticks read 0.2 … 1.0, never "0, 0, 0, 1, 1, 1".
+#[test]
+fn small_axes_keep_decimals() {
+    assert_eq!(super::tick_decimals(1.1), 1);
+    assert_eq!(super::tick_decimals(4.9), 1);
+    assert_eq!(super::tick_decimals(5.5), 0);
+    assert_eq!(super::tick_decimals(80.0), 0);
+    assert_eq!(super::tick_decimals(0.05), 2);
+    assert_eq!(super::tick_decimals(0.0), 0);
+    let svg = super::render_concurrency(
+        &[(512, 1.0), (1024, 1.0), (8192, 1.0)],
+        8192,
+        super::ChartSize {
+            width: 900,
+            height: 360,
+        },
+    );
+    let texts: Vec<&str> = svg
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| Some(t.split_once('>')?.1.split("</text>").next()?.trim()))
+        .collect();
+    let ticks: Vec<&str> = texts
+        .iter()
+        .copied()
+        .filter(|t| t.parse::<f64>().is_ok())
+        .collect();
+    assert!(
+        ticks.contains(&"0.2") && ticks.contains(&"1.0"),
+        "{ticks:?}"
+    );
+    let mut seen = ticks.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen.len(), ticks.len(), "repeated tick labels: {ticks:?}");
+}
