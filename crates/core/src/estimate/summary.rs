@@ -84,7 +84,11 @@ pub(crate) fn rules(s: &Scenario, arch: &Arch, psi: u64, _l: &Layout) -> Vec<Rul
     let mut out = rules_whole(s, arch, psi);
     if s.world() > 1 {
         for r in &mut out {
-            r.name.push_str(" (the whole model, all GPUs together)");
+            // "… (no ZeRO)" becomes "… (no ZeRO; the whole model, all GPUs together)".
+            match r.name.strip_suffix(')') {
+                Some(head) => r.name = format!("{head}; the whole model, all GPUs together)"),
+                None => r.name.push_str(" (the whole model, all GPUs together)"),
+            }
         }
     }
     out
