@@ -222,6 +222,8 @@ def cases(binary):
     q("serve-sglang-tp4-l4", "mode=serve&engine=sglang&engine_version=0.4.3&model=qwen2.5-32b&gpu=l4&gpus_per_node=4&tp=4&gpu_util=0.85&max_batched_tokens=2048")
     q("serve-vllm-llama4-scout-vision-rope", "mode=serve&engine_version=0.19.0&model=llama-4-scout&gpu=h100-80&gpus_per_node=4&tp=4&max_len=8192&gpu_util=0.95&max_batched_tokens=8192")
     q("serve-vllm-llama4-scout-default-context", "mode=serve&model=llama-4-scout&gpu=h100-80&gpus_per_node=8&tp=8")
+    q("serve-vllm-mistral-small-31-w8a8-tp2", "mode=serve&engine_version=0.19.0&model=mistral-small-3.1-24b&quant=w8a8&gpu=h100-80&gpus_per_node=2&tp=2&max_len=8192&gpu_util=0.95")
+    q("serve-sglang-mistral-small-31-default", "mode=serve&engine=sglang&model=mistral-small-3.1-24b&gpu=h100-80&max_len=8192")
     names = [c["name"] for c in out]
     assert len(names) == len(set(names)), "duplicate case names"
     return out

@@ -19,9 +19,21 @@ pub fn model_context(preset: &str) -> Option<u32> {
         | "qwen2.5-32b" | "qwen2.5-72b" | "gemma-3-1b" => 32_768,
         "qwen3-4b" | "qwen3-8b" | "qwen3-30b-a3b" | "qwen3-235b-a22b" => 40_960,
         "mixtral-8x22b" => 65_536,
-        "llama-3.1-405b" | "llama-3.2-1b" | "llama-3.2-3b" | "gemma-3-4b" | "gemma-3-12b"
-        | "gemma-3-27b" | "phi-3-mini" | "phi-3-medium" | "phi-3.5-moe" | "gpt-oss-20b"
-        | "gpt-oss-120b" | "command-r" | "command-r-plus" | "command-a" => 131_072,
+        "llama-3.1-405b"
+        | "llama-3.2-1b"
+        | "llama-3.2-3b"
+        | "gemma-3-4b"
+        | "gemma-3-12b"
+        | "gemma-3-27b"
+        | "mistral-small-3.1-24b"
+        | "phi-3-mini"
+        | "phi-3-medium"
+        | "phi-3.5-moe"
+        | "gpt-oss-20b"
+        | "gpt-oss-120b"
+        | "command-r"
+        | "command-r-plus"
+        | "command-a" => 131_072,
         "deepseek-v2-lite" | "deepseek-v2" | "deepseek-v3" | "deepseek-r1" => 163_840,
         "phi-4" => 16_384,
         // Scout's config says 10M (its rotary cache is that long in vLLM: 2.5 GiB in bf16).

@@ -274,6 +274,15 @@ pub static PRESETS: &[Preset] = &[
         exact: None,
     },
     Preset {
+        id: "mistral-small-3.1-24b",
+        name: "Mistral Small 3.1 / 3.2 (24B, vision)",
+        arch: Arch { layers: count(40), hidden: count(5120), heads: count(32), kv_heads: count(8), head_dim: count(128), ffn: count(32_768), vocab: count(131_072), mlp: Mlp::Swiglu, norm: Norm::Rmsnorm, tied: false, bias: Bias::None, ..BASE },
+        published_params: 23_572_403_200,
+        published_rel_tol: 0.0,
+        #[cfg(not(target_arch = "wasm32"))] source: "Hugging Face mistralai/Mistral-Small-3.1-24B-Base-2503 config.json, text_config (Mistral Small 3's decoder; 131,072 positions); the Pixtral vision encoder (438,958,080) is counted in serving only (model::vision_tower)",
+        exact: None,
+    },
+    Preset {
         id: "mixtral-8x7b",
         name: "Mixtral 8x7B",
         arch: Arch { layers: count(32), hidden: count(4096), heads: count(32), kv_heads: count(8), head_dim: count(128), ffn: count(14_336), vocab: count(32_000), mlp: Mlp::Swiglu, norm: Norm::Rmsnorm, tied: false, bias: Bias::None, experts: 8, top_k: 2, ..BASE },
@@ -807,11 +816,11 @@ mod tests {
     #[test]
     fn table_in_display_order() {
         let all = super::PRESETS;
-        assert_eq!(all.len(), 75);
-        assert_eq!((all[0].id, all[74].id), ("gpt2", "falcon-mamba-7b"));
+        assert_eq!(all.len(), 76);
+        assert_eq!((all[0].id, all[75].id), ("gpt2", "falcon-mamba-7b"));
         let mut ids: Vec<&str> = all.iter().map(|p| p.id).collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), 75, "duplicate preset id");
+        assert_eq!(ids.len(), 76, "duplicate preset id");
     }
 }

@@ -10,6 +10,8 @@ pub struct VisionTower {
     pub sharded: u64,
     /// Parameters every rank holds whole.
     pub replicated: u64,
+    /// The encoder's layers and width (`vision_config.num_hidden_layers`, `hidden_size`).
+    pub shape: (u32, u32),
 }
 
 /// Gemma 3's SigLIP encoder (27 layers, width 1,152, MLP 4,304, 14-pixel patches of a
@@ -43,9 +45,41 @@ pub fn vision_tower(preset: &str, hidden: u32) -> Option<VisionTower> {
                 + L * 6 * W
                 + 2 * W
                 + W * (hidden as u64 + 1),
+            shape: (27, 1152),
         }),
         "llama-4-scout" | "llama-4-maverick" => Some(llama4_vision(hidden as u64)),
+        "mistral-small-3.1-24b" => Some(pixtral_vision(hidden as u64)),
         _ => None,
+    }
+}
+
+/// Mistral Small 3.1's Pixtral encoder (24 layers, width 1,024, gated MLP 4,096, 14-pixel
+/// patches, no biases) and its projector (RMS norm, a 2 × 2 patch merger 4,096 → 1,024, then
+/// 1,024 → h → h).
+///
+/// # Formula
+/// ```text
+/// sharded    = 24·(4·1024² + 3·1024·4096) + 1024·h + h·h     (attention, MLP, linear_1, linear_2)
+/// replicated = 3·14²·1024 (patches) + 1024 (ln_pre) + 24·2·1024 (norms) + 1024 (projector norm)
+///              + 4096·1024 (patch merger)                     = 4,847,616
+/// ```
+/// Source: Hugging Face `mistralai/Mistral-Small-3.1-24B-Base-2503` `config.json`
+/// (`vision_config`: pixtral, hidden 1,024, intermediate 4,096, 24 layers, patch 14;
+/// `spatial_merge_size` 2, `multimodal_projector_bias` false), transformers
+/// `modeling_pixtral.py` and `modeling_mistral3.py`; vLLM `models/pixtral.py` (QKV,
+/// merged-column and row-parallel layers) and `models/mistral3.py` (`linear_1`
+/// column-parallel, `linear_2` row-parallel).
+///
+/// # Example
+/// h = 5,120: 434,110,464 + 4,847,616 = 438,958,080 parameters, 0.82 GiB in bf16 at t = 1;
+/// vLLM 0.19 logs 44.76 GiB of weights for `Mistral-Small-3.1-24B-Instruct-2503` against the
+/// text decoder's 43.91.
+fn pixtral_vision(hidden: u64) -> VisionTower {
+    const W: u64 = 1024;
+    VisionTower {
+        sharded: 24 * (4 * W * W + 3 * W * 4096) + W * hidden + hidden * hidden,
+        replicated: 3 * 14 * 14 * W + W + 24 * 2 * W + W + 4096 * W,
+        shape: (24, 1024),
     }
 }
 
@@ -76,6 +110,7 @@ fn llama4_vision(hidden: u64) -> VisionTower {
     VisionTower {
         sharded: L * (4 * W * W + 2 * W * F + 3 * W + F) + 588 * W + F * 4096 + 4096 * 4096,
         replicated: W + 577 * W + 4 * W + L * 6 * W + 4096 * hidden,
+        shape: (34, 1408),
     }
 }
 
@@ -99,6 +134,18 @@ mod tests {
         assert_eq!(encoder, 416_866_032);
         assert!((416_500_000..417_500_000).contains(&encoder));
         assert!(vision_tower("gemma-3-1b", 1152).is_none());
+    }
+
+    /// Pixtral and its projector by hand (`modeling_pixtral.py`, `modeling_mistral3.py`).
+    #[test]
+    fn pixtral_vision_tower() {
+        let v = vision_tower("mistral-small-3.1-24b", 5120).unwrap();
+        let layer = 1024 + 4 * 1024 * 1024 + 1024 + 3 * 1024 * 4096;
+        let encoder = 3 * 14 * 14 * 1024 + 1024 + 24 * layer;
+        let projector = 1024 + 4 * 1024 * 1024 + 1024 * 5120 + 5120 * 5120;
+        assert_eq!(v.sharded + v.replicated, encoder + projector);
+        assert_eq!(v.sharded + v.replicated, 438_958_080);
+        assert!(vision_tower("mistral-small-24b", 5120).is_none());
     }
 
     /// Llama 4's encoder by hand (`modeling_llama4.py`'s modules) against the formula.

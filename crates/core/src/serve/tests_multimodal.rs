@@ -105,3 +105,48 @@ fn vllm_llama4_scout_log() {
     };
     assert!(sg("0.4.5") > sg("0.4.6"));
 }
+
+/// Mistral Small 3.1 / 3.2 (vLLM, H100, 0.95; llm-d logs outside the vLLM split, calibration):
+/// the Pixtral encoder (438,958,080 parameters) split over TP in its parallel layers. The
+/// logs' weights and tokens: bf16 TP 1 (0.19: 44.76 GiB, 184,752), RedHat's w8a8 at TP 1
+/// and 2 (24.07 and 12.11 GiB; 319,344 and 773,584) and 3.2 on 0.11 (16,000 tokens:
+/// 184,832). SGLang 0.5.3 cuts a defaulted fraction by 0.95 for it (c = 1).
+#[test]
+fn mistral_small_31_logs() {
+    let q = "mode=serve&model=mistral-small-3.1-24b&gpu=h100-80&gpu_util=0.95";
+    for (extra, weights_gib, tokens) in [
+        ("engine_version=0.19.0&max_len=8192", 44.76, 184_752.0),
+        (
+            "engine_version=0.19.0&max_len=8192&quant=w8a8",
+            24.07,
+            319_344.0,
+        ),
+        (
+            "engine_version=0.19.0&max_len=8192&quant=w8a8&gpus_per_node=2&tp=2",
+            12.11,
+            773_584.0,
+        ),
+        (
+            "engine_version=0.11.0&max_len=16000&max_batched_tokens=8192",
+            44.76,
+            184_832.0,
+        ),
+    ] {
+        let p = plan(&format!("{q}&{extra}"));
+        let w = p.weights.eval() as f64 / (1u64 << 30) as f64;
+        assert!((w - weights_gib).abs() < 0.07, "{extra}: {w:.2} GiB");
+        assert!(
+            (p.tokens as f64 / tokens - 1.0).abs() < 0.005,
+            "{extra}: {}",
+            p.tokens
+        );
+    }
+    let sg = |fraction: &str| {
+        plan(&format!("mode=serve&engine=sglang&model=mistral-small-3.1-24b&gpu=h100-80&max_len=8192{fraction}")).budget
+    };
+    // The text preset's default fraction, cut by 0.95, against the same fraction given.
+    let text =
+        plan("mode=serve&engine=sglang&model=mistral-small-24b&gpu=h100-80&max_len=8192").budget;
+    assert!((sg("") as f64 / text as f64 - 0.95).abs() < 0.002);
+    assert!(sg("&gpu_util=0.9") > sg(""));
+}
