@@ -325,7 +325,7 @@ pub(crate) fn serve_weights(
 }
 
 /// The vision encoder and projector of a preset whose published checkpoints are
-/// multimodal (Gemma 3 4B, 12B, 27B; Llama 4: `model::vision_tower`), as tokens to add to the
+/// multimodal (Gemma 3 4B–27B, Llama 4, Mistral Small 3.1: `model::vision_tower`), as tokens to add to the
 /// weights: vLLM and SGLang load them with the language model, unquantized (the
 /// quantized checkpoints leave the vision tower in 16 bits) and split over `t` in their
 /// parallel linear layers. Counted on every pipeline stage (the first holds it: an upper
