@@ -780,3 +780,21 @@ fn hybrid_serving_state_by_hand() {
     let want = v.kv_blocks as f64 / per_request as f64;
     assert!((v.max_concurrency - want).abs() < 0.01, "{v:?}");
 }
+
+/// A multimodal config's vision encoder is read from its `vision_config` into `vision`
+/// (the serving engines load it): the same counts as the presets' encoders, whose
+/// formulas are checked by hand in `model::vision`; a text-only config sets none.
+#[test]
+fn multimodal_configs_carry_their_vision_encoder() {
+    for (file, vision) in [
+        ("gemma-3-4b.json", 419_816_304u64),
+        ("llama-4-scout.json", 871_932_416),
+        ("mistral-small-3.1-24b.json", 438_958_080),
+    ] {
+        let (s, w) = import(file);
+        assert_eq!(s.model.vision, Some(vision), "{file}");
+        assert!(w.iter().all(|w| w.key == "model"), "{file}: {w:?}");
+    }
+    let (s, _) = import("gemma-3-1b.json");
+    assert_eq!(s.model.vision, None);
+}

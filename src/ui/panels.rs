@@ -74,6 +74,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 {HYBRID_KEYS.iter().chain(&FORM_KEYS[..7]).map(|&name| view! { <KeyField settings name /> }).collect_view()}
                 <KeyField settings name="params" placeholder=Signal::derive(move || counts.with(|(p, e)| if *e { p.psi } else { p.counts.total }.to_string())) />
                 <KeyField settings name="largest_layer" placeholder=Signal::derive(move || counts.with(|(p, e)| if *e { p.largest } else { p.counts.largest_layer }.to_string())) />
+                <KeyField settings name="vision" placeholder=Signal::derive(move || settings.with(|x| preset_vision(&x.scenario))) />
             </div>
             </Disclosure>
             <p class="hint" data-testid="param-count">{move || counts.with(|(p, e)| param_count_line(p, *e))}</p>
@@ -125,9 +126,16 @@ const SHAPE: [(&str, PresetValue); 15] = [
     ("local_layers", |a| a.local_layers.to_string()),
 ];
 
-/// The block's form and the explicit counts (the rest of the advanced group; the last two,
-/// the counts, show the resolved count in their blank boxes).
-const FORM_KEYS: [&str; 9] = [
+/// What the blank `vision` box shows: the preset's encoder, or 0 for a text model.
+fn preset_vision(s: &memfit_core::scenario::Scenario) -> String {
+    memfit_core::model::vision_tower(&s.model.preset, s.preset().arch.hidden.get())
+        .map_or(0, |v| v.sharded + v.replicated)
+        .to_string()
+}
+
+/// The block's form and the explicit counts (the rest of the advanced group; the last three,
+/// the counts, show the resolved or the preset's count in their blank boxes).
+const FORM_KEYS: [&str; 10] = [
     "mlp",
     "norm",
     "tied",
@@ -137,6 +145,7 @@ const FORM_KEYS: [&str; 9] = [
     "rope_partial",
     "params",
     "largest_layer",
+    "vision",
 ];
 
 /// Every key of the model panel's advanced group, in the form's order.

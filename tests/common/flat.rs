@@ -191,6 +191,7 @@ impl TryFrom<FlatSettings> for Settings {
                 overrides: f.arch,
                 params: f.params,
                 largest_layer: f.largest_layer,
+                vision: None,
             },
             workload,
             cluster: Cluster {

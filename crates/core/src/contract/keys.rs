@@ -627,6 +627,7 @@ pub const KEYS: &[Key] = &[
     field!("lin_kind", scenario.model.overrides.lin_kind, options::<LinKind>(true), "which linear attention the linear_layers blocks run: gated DeltaNet (a conv over q, k, v and an fp32 H_v·d_k·d_v state) or MiniMax's lightning attention (no conv, a H·d·d state in the model dtype)", "-", "Linear-attn kind", "{options}, empty = preset (gdn)"),
     field!("params", scenario.model.params, opt_int(1, MAX_PARAMS), "explicit total parameters (DeepSpeed's cold input)", "parameters", "Params (explicit)", "{range}, empty = from the architecture"),
     field!("largest_layer", scenario.model.largest_layer, opt_int(1, MAX_PARAMS), "explicit largest-layer parameters", "parameters", "Largest layer", "{range}, empty = from the architecture"),
+    field!("vision", scenario.model.vision, opt_int(0, MAX_PARAMS), "serving: the vision encoder (and projector) a multimodal checkpoint loads with the language model, counted in the weights ÷ TP; 0 = none (a text-only launch)", "parameters", "Vision encoder (serving)", "{range}, empty = the preset's (Gemma 3 4B–27B, Llama 4, Mistral Small 3.1), 0 = none"),
     field!("mode", scenario.workload.mode, options::<Mode>(false), "training or inference", "-", "Mode", "{options}"),
     field!("batch", scenario.workload.batch, int(1, 1 << 20), "micro-batch per GPU", "sequences", "Micro-batch / GPU", "{range}"),
     field!("seq", scenario.workload.seq, int(1, 1 << 26), "sequence length (the prompt, in inference)", "tokens", "Sequence", "{range}"),

@@ -25,6 +25,7 @@ mod hybrid;
 mod hybrids;
 mod novel;
 mod ssm;
+mod vision;
 
 use crate::model::LayerMix;
 pub(crate) use families::*;
@@ -403,9 +404,19 @@ fn text_decoder(v: Value, model_type: &str, a: &mut Acc) -> Result<(Value, Strin
         .and_then(Value::as_str)
         .unwrap_or(inner)
         .to_string();
-    a.notes.push(format!(
-        "`{model_type}` is a multimodal checkpoint: memfit counts and models its text decoder (`{inner}`); the vision encoder and projector are not counted"
-    ));
+    let h = text.get("hidden_size").and_then(Value::as_u64).unwrap_or(0);
+    match vision::vision_params(&v, model_type, h) {
+        Some(n) => {
+            a.put("vision", n);
+            a.notes.push(format!(
+                "`{model_type}` is a multimodal checkpoint: memfit counts and models its text decoder (`{inner}`); its vision encoder and projector ({} parameters) are counted when served (`vision`), not in training or inference",
+                crate::units::group_digits(n)
+            ));
+        }
+        None => a.notes.push(format!(
+            "`{model_type}` is a multimodal checkpoint: memfit counts and models its text decoder (`{inner}`); the vision encoder and projector are not counted"
+        )),
+    }
     Ok((Value::Object(text), inner))
 }
 

@@ -34,28 +34,32 @@ pub struct VisionTower {
 /// Gemma 3 4B (h = 2,560): 411,279,984 + 5,586,048 + 2,950,272 = 419,816,304 parameters
 /// (the encoder alone 416,866,032: the report's "417M"), 0.78 GiB in bf16 at `t = 1`.
 pub fn vision_tower(preset: &str, hidden: u32) -> Option<VisionTower> {
-    const W: u64 = 1152;
-    const L: u64 = 27;
+    let h = hidden as u64;
     match preset {
-        "gemma-3-4b" | "gemma-3-12b" | "gemma-3-27b" => Some(VisionTower {
-            sharded: L * (4 * W * W + 2 * W * 4304 + 3 * W + 4304),
-            replicated: 3 * 14 * 14 * W
-                + W
-                + 64 * 64 * W
-                + L * 6 * W
-                + 2 * W
-                + W * (hidden as u64 + 1),
-            shape: (27, 1152),
-        }),
-        "llama-4-scout" | "llama-4-maverick" => Some(llama4_vision(hidden as u64)),
-        "mistral-small-3.1-24b" => Some(pixtral_vision(hidden as u64)),
+        "gemma-3-4b" | "gemma-3-12b" | "gemma-3-27b" => Some(siglip(27, 1152, 4304, 14, 896, h)),
+        "llama-4-scout" | "llama-4-maverick" => {
+            Some(llama4_vision(34, 1408, 5632, 14, 336, 4096, h))
+        }
+        "mistral-small-3.1-24b" => Some(pixtral(24, 1024, 4096, 14, 2, h)),
         _ => None,
     }
 }
 
-/// Mistral Small 3.1's Pixtral encoder (24 layers, width 1,024, gated MLP 4,096, 14-pixel
-/// patches, no biases) and its projector (RMS norm, a 2 × 2 patch merger 4,096 → 1,024, then
-/// 1,024 → h → h).
+/// A SigLIP encoder of `l` layers of width `w`, MLP `f`, `p`-pixel patches of an
+/// `image`-pixel square, and Gemma 3's projector onto `h` (the formula above with these
+/// symbols). Source as [`vision_tower`].
+pub fn siglip(l: u64, w: u64, f: u64, p: u64, image: u64, h: u64) -> VisionTower {
+    let side = image.checked_div(p).unwrap_or(0);
+    VisionTower {
+        sharded: l * (4 * w * w + 2 * w * f + 3 * w + f),
+        replicated: 3 * p * p * w + w + side * side * w + l * 6 * w + 2 * w + w * (h + 1),
+        shape: (l as u32, w as u32),
+    }
+}
+
+/// A Pixtral encoder (Mistral Small 3.1's: 24 layers, width 1,024, gated MLP 4,096, 14-pixel
+/// patches, no biases) and its projector (RMS norm, a `merge × merge` patch merger, 2 × 2:
+/// 4,096 → 1,024, then 1,024 → h → h).
 ///
 /// # Formula
 /// ```text
@@ -74,18 +78,17 @@ pub fn vision_tower(preset: &str, hidden: u32) -> Option<VisionTower> {
 /// h = 5,120: 434,110,464 + 4,847,616 = 438,958,080 parameters, 0.82 GiB in bf16 at t = 1;
 /// vLLM 0.19 logs 44.76 GiB of weights for `Mistral-Small-3.1-24B-Instruct-2503` against the
 /// text decoder's 43.91.
-fn pixtral_vision(hidden: u64) -> VisionTower {
-    const W: u64 = 1024;
+pub fn pixtral(l: u64, w: u64, f: u64, p: u64, merge: u64, h: u64) -> VisionTower {
     VisionTower {
-        sharded: 24 * (4 * W * W + 3 * W * 4096) + W * hidden + hidden * hidden,
-        replicated: 3 * 14 * 14 * W + W + 24 * 2 * W + W + 4096 * W,
-        shape: (24, 1024),
+        sharded: l * (4 * w * w + 3 * w * f) + w * h + h * h,
+        replicated: 3 * p * p * w + w + l * 2 * w + w + merge * merge * w * w,
+        shape: (l as u32, w as u32),
     }
 }
 
 /// Llama 4's vision encoder (34 layers, width 1,408, MLP 5,632, 14-pixel patches of a
-/// 336-pixel image, biases everywhere), its pixel-shuffle MLP (5,632 → 4,096 → 4,096) and
-/// the projector onto a text width `h` (4,096 × h).
+/// 336-pixel image, biases everywhere), its pixel-shuffle MLP (f → out → out: 5,632 → 4,096 →
+/// 4,096) and the projector onto a text width `h` (out × h).
 ///
 /// # Formula
 /// ```text
@@ -103,14 +106,12 @@ fn pixtral_vision(hidden: u64) -> VisionTower {
 /// # Example
 /// h = 5,120: 849,854,208 + 22,078,208 = 871,932,416 parameters; at t = 4 in bf16,
 /// (212,463,552 + 22,078,208)·2 = 469,083,520 B (0.44 GiB) a GPU.
-fn llama4_vision(hidden: u64) -> VisionTower {
-    const W: u64 = 1408;
-    const F: u64 = 5632;
-    const L: u64 = 34;
+pub fn llama4_vision(l: u64, w: u64, f: u64, p: u64, image: u64, out: u64, h: u64) -> VisionTower {
+    let side = image.checked_div(p).unwrap_or(0);
     VisionTower {
-        sharded: L * (4 * W * W + 2 * W * F + 3 * W + F) + 588 * W + F * 4096 + 4096 * 4096,
-        replicated: W + 577 * W + 4 * W + L * 6 * W + 4096 * hidden,
-        shape: (34, 1408),
+        sharded: l * (4 * w * w + 2 * w * f + 3 * w + f) + 3 * p * p * w + f * out + out * out,
+        replicated: w + (side * side + 1) * w + 4 * w + l * 6 * w + out * h,
+        shape: (l as u32, w as u32),
     }
 }
 

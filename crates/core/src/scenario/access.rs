@@ -209,6 +209,23 @@ impl Scenario {
         self.parallel.ep.get().min(dp_ranks)
     }
 
+    /// The vision encoder a serving engine loads with the model: `vision` when set (0: none;
+    /// a given count is taken as split over TP, with the shape of a 24-layer, 1,024-wide
+    /// encoder for SGLang's cut), else the preset's ([`crate::model::vision_tower`]) unless
+    /// the shape is overridden.
+    pub fn vision(&self) -> Option<crate::model::VisionTower> {
+        match self.model.vision {
+            Some(0) => None,
+            Some(n) => Some(crate::model::VisionTower {
+                sharded: n,
+                replicated: 0,
+                shape: (24, 1024),
+            }),
+            None if self.model.overrides.any() => None,
+            None => crate::model::vision_tower(&self.model.preset, self.arch().hidden.get()),
+        }
+    }
+
     /// Selects a model preset and drops the architecture overrides made for the
     /// previous one (the form does this; the URL decoder sets fields one by one).
     pub fn select_model(&mut self, id: &str) {
@@ -217,6 +234,7 @@ impl Scenario {
             overrides: ArchOverrides::default(),
             params: None,
             largest_layer: None,
+            vision: None,
         };
     }
 

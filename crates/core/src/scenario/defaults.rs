@@ -11,6 +11,7 @@ impl Default for Scenario {
                 overrides: ArchOverrides::default(),
                 params: None,
                 largest_layer: None,
+                vision: None,
             },
             workload: Workload {
                 mode: Mode::Train,

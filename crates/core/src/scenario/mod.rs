@@ -163,6 +163,11 @@ pub struct ModelSpec {
     pub params: Option<u64>,
     /// `largest_layer`: explicit largest-layer parameter count.
     pub largest_layer: Option<u64>,
+    /// `vision`: the parameters of the vision encoder (with its projector) that a serving
+    /// engine loads with a multimodal checkpoint; `None` = the preset's
+    /// ([`crate::model::vision_tower`]), 0 = none (a text-only launch).
+    #[serde(default)]
+    pub vision: Option<u64>,
 }
 
 /// What one step (or request) processes.

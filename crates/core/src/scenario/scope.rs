@@ -36,7 +36,9 @@ const PAGED_KEYS: [&str; 3] = ["gpu_util", "max_seqs", "block_size"];
 /// Whether engine `e`'s plan reads serving key `key` (any other key: true). llama.cpp's own
 /// keys are read only by llama.cpp; the paged engines' `gpu_util`, `max_seqs`, `block_size`
 /// (and vLLM's `sampler`, EPLB's `redundant_experts`) not by llama.cpp; `sampler` only by
-/// vLLM; `max_seqs` and `redundant_experts` not by TensorRT-LLM's plan. The warnings of
+/// vLLM; `max_seqs` and `redundant_experts` not by TensorRT-LLM's plan; `vision` by vLLM and
+/// SGLang (llama.cpp keeps the encoder in a separate mmproj file; TensorRT-LLM builds it as
+/// another engine). The warnings of
 /// [`Scenario::serve_problems`] and the page's greyed fields both come from it.
 ///
 /// ```
@@ -48,12 +50,12 @@ const PAGED_KEYS: [&str; 3] = ["gpu_util", "max_seqs", "block_size"];
 pub fn engine_reads(key: &str, e: Engine) -> bool {
     match e {
         Engine::Llamacpp => {
-            !PAGED_KEYS.contains(&key) && !matches!(key, "sampler" | "redundant_experts")
+            !PAGED_KEYS.contains(&key) && !matches!(key, "sampler" | "redundant_experts" | "vision")
         }
         _ if LLAMACPP_KEYS.contains(&key) => false,
         Engine::Vllm => true,
         Engine::Sglang => key != "sampler",
-        Engine::Trtllm => !matches!(key, "sampler" | "max_seqs" | "redundant_experts"),
+        Engine::Trtllm => !matches!(key, "sampler" | "max_seqs" | "redundant_experts" | "vision"),
     }
 }
 

@@ -362,14 +362,24 @@ impl Scenario {
         let sv = &self.serving;
         let name = sv.engine.label();
         // `sampler` and `redundant_experts` have warnings of their own.
+        // `vision` describes the model (no mode warning: training and inference count the
+        // text decoder), so it joins the engines' table here only.
+        let vision = (
+            "vision",
+            super::scope::ReadIn::Serve,
+            self.model.vision.is_some_and(|n| n > 0),
+        );
         let ignored = self
             .serving_and_stack_keys()
             .into_iter()
+            .chain([vision])
             .filter(|&(k, _, set)| {
                 set && !engine_reads(k, sv.engine) && !matches!(k, "sampler" | "redundant_experts")
             });
         for (key, _, _) in ignored {
             let why = match sv.engine {
+                Engine::Llamacpp if key == "vision" => "is not counted under llama.cpp, which loads a vision encoder from a separate mmproj file (--mmproj): ignored".to_string(),
+                Engine::Trtllm if key == "vision" => "is not counted under TensorRT-LLM, which builds a vision encoder as an engine of its own: ignored".to_string(),
                 Engine::Llamacpp => "is a paged engine's setting (vLLM, SGLang, TensorRT-LLM); llama.cpp allocates what its context needs, runs `parallel` sequences and pages nothing: ignored".to_string(),
                 Engine::Trtllm if key == "max_seqs" => "(max_batch_size) is not read by memfit's TensorRT-LLM plan, which sizes the pool from a max_batched_tokens profile: ignored".to_string(),
                 _ => format!("is llama.cpp's setting (engine=llamacpp); ignored under {name}"),

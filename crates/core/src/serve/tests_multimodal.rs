@@ -150,3 +150,37 @@ fn mistral_small_31_logs() {
     assert!((sg("") as f64 / text as f64 - 0.95).abs() < 0.002);
     assert!(sg("&gpu_util=0.9") > sg(""));
 }
+
+/// The `vision` key: 0 serves the text decoder alone (a language-only launch), a count
+/// replaces the preset's (taken as split over TP), and the engines that do not load the
+/// encoder with the model name it (llama.cpp's mmproj file, TensorRT-LLM's own engine).
+#[test]
+fn vision_key() {
+    let q = "mode=serve&engine_version=0.19.0&model=gemma-3-27b&gpu=h100-80&max_len=8192";
+    let w = |extra: &str| plan(&format!("{q}{extra}")).weights.eval();
+    // 416,866,032 + 6,194,304 parameters in bf16.
+    assert_eq!(
+        w("") - w("&vision=0"),
+        (411_279_984 + 5_586_048 + 6_194_304) * 2
+    );
+    assert_eq!(w("&vision=1000000") - w("&vision=0"), 2_000_000);
+    let tp2 = |extra: &str| {
+        plan(&format!("{q}&gpus_per_node=2&tp=2{extra}"))
+            .weights
+            .eval()
+    };
+    assert_eq!(tp2("&vision=1000000") - tp2("&vision=0"), 1_000_000);
+    let keys = |e: &str| -> Vec<&'static str> {
+        let (x, _) = crate::contract::query::decode(&format!(
+            "mode=serve&model=gemma-3-4b&engine={e}&vision=400000000"
+        ));
+        x.scenario
+            .serve_problems(&x.scenario.arch())
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect()
+    };
+    assert!(keys("vllm").is_empty() && keys("sglang").is_empty());
+    assert_eq!(keys("trtllm"), ["vision"]);
+    assert!(keys("llamacpp").contains(&"vision"));
+}

@@ -318,7 +318,7 @@ pub(crate) fn serve_weights(
     split: Option<ExpertSplit>,
 ) -> Expr {
     let text = text_weights(s, p, l, split);
-    match vision_bytes(s, &p.arch, l) {
+    match vision_bytes(s, l) {
         Some(toks) => text.then(&toks),
         None => text,
     }
@@ -329,7 +329,8 @@ pub(crate) fn serve_weights(
 /// weights: vLLM and SGLang load them with the language model, unquantized (the
 /// quantized checkpoints leave the vision tower in 16 bits) and split over `t` in their
 /// parallel linear layers. Counted on every pipeline stage (the first holds it: an upper
-/// bound for the others). `None` for a text model or custom shapes.
+/// bound for the others). `None` for a text model, custom shapes without `vision`, or
+/// `vision=0` ([`Scenario::vision`]).
 ///
 /// # Formula
 /// ```text
@@ -339,17 +340,18 @@ pub(crate) fn serve_weights(
 /// Gemma 3 27B (h = 5,376), bf16, t = 1: (411,279,984 + 5,586,048 + 6,194,304)·2 =
 /// 846,120,672 B (0.79 GiB); vLLM 0.19's log for `google/gemma-3-27b-it` on an H100 loads
 /// 51.45 GiB against the text decoder's 50.34.
-fn vision_bytes(s: &Scenario, arch: &Arch, l: &Layout) -> Option<[crate::expr::Tok; 8]> {
+fn vision_bytes(s: &Scenario, l: &Layout) -> Option<[crate::expr::Tok; 8]> {
     // SGLang from 0.4.6 runs Llama 4 with multimodal off and builds no vision model
     // (`models/mllama4.py`: `has_vision = has_vision_weights and enable_multimodal`); its
     // Gemma 3 builds the encoder whatever the setting (`gemma3_mm.py`).
     let sglang_text_only = s.serving.engine == Engine::Sglang
         && s.model.preset.starts_with("llama-4")
+        && s.model.vision.is_none()
         && used_release(s) >= Version(0, 4, 6);
-    if s.model.overrides.any() || sglang_text_only {
+    if sglang_text_only {
         return None;
     }
-    let v = crate::model::vision_tower(&s.model.preset, arch.hidden.get())?;
+    let v = s.vision()?;
     let k = s.numerics.precision.compute_bytes();
     Some([
         Sym("V_t", v.sharded as u128),

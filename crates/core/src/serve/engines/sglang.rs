@@ -117,8 +117,7 @@ const DIST_INIT: u64 = 164 * MIB;
 /// with the default fraction: c = 1, ×0.95.
 fn multimodal_factor(s: &Scenario, v: Version) -> f64 {
     let preset = &s.model.preset;
-    let Some(vt) = crate::model::vision_tower(preset, 1).filter(|_| !s.model.overrides.any())
-    else {
+    let Some(vt) = s.vision() else {
         return 1.0;
     };
     let off =
