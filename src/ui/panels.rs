@@ -126,9 +126,11 @@ const SHAPE: [(&str, PresetValue); 15] = [
     ("local_layers", |a| a.local_layers.to_string()),
 ];
 
-/// What the blank `vision` box shows: the preset's encoder, or 0 for a text model.
+/// What the blank `vision` box shows: the encoder the estimate counts when it is blank —
+/// the preset's, or 0 for a text model or a shape overridden by hand
+/// (`Scenario::vision`).
 fn preset_vision(s: &memfit_core::scenario::Scenario) -> String {
-    memfit_core::model::vision_tower(&s.model.preset, s.preset().arch.hidden.get())
+    s.vision()
         .map_or(0, |v| v.sharded + v.replicated)
         .to_string()
 }
