@@ -57,3 +57,37 @@ pub fn longest_context(preset: &str) -> Option<u32> {
         p => model_context(p),
     }
 }
+
+/// The rows of the rotary cos/sin caches vLLM builds for a preset, `P_rope`: `get_rope` keeps
+/// one cache per distinct (base, scaling), each of the model's context `P` rows, and a
+/// linear-scaling cache (`LinearScalingRotaryEmbedding`) holds `P·f` rows. `None` where
+/// the context is unknown.
+///
+/// # Formula
+/// ```text
+/// P_rope = Σ_caches P·f_c        f_c = the cache's linear factor (1 without linear scaling)
+/// ```
+/// Gemma 3 4B–27B: a local cache (θ = 10⁴, `rope_scaling` overridden to default) and a
+/// global one (θ = 10⁶, linear factor 8): `P_rope = P + 8·P`; Gemma 3 1B has no scaling: `2·P`.
+///
+/// Source: vLLM `model_executor/models/gemma3.py` (`Gemma3Attention`: `rope_local_base_freq`
+/// on sliding layers), `layers/rotary_embedding/linear_scaling_rope.py` (`max_len =
+/// max_position_embeddings · scaling_factor`); the checkpoints' `config.json`.
+///
+/// # Example
+/// Gemma 3 4B, `P` = 131,072, head 256, bf16: `P_rope` = 1,179,648 rows, `P_rope·d·k` = 576 MiB,
+/// 512 MiB more than one cache of `P` rows: the llm-d planner's "Model loading took 8.58
+/// GiB" (vLLM 0.19) was 0.51 GiB above memfit's weights before this was counted.
+///
+/// ```
+/// assert_eq!(memfit_core::model::rope_cache_rows("gemma-3-4b"), Some(9 * 131_072));
+/// assert_eq!(memfit_core::model::rope_cache_rows("llama-3-8b"), Some(8_192));
+/// ```
+pub fn rope_cache_rows(preset: &str) -> Option<u64> {
+    let p = u64::from(model_context(preset)?);
+    Some(match preset {
+        "gemma-3-4b" | "gemma-3-12b" | "gemma-3-27b" => p + 8 * p,
+        "gemma-3-1b" => 2 * p,
+        _ => p,
+    })
+}

@@ -306,7 +306,7 @@ mod context;
 mod presets;
 mod presets_hybrid;
 mod vision;
-pub use context::{longest_context, model_context};
+pub use context::{longest_context, model_context, rope_cache_rows};
 pub use presets::{presets, PRESETS};
 pub use presets_hybrid::HYBRID_PRESETS;
 pub use vision::{llama4_vision, pixtral, siglip, vision_tower, VisionTower};

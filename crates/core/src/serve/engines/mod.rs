@@ -11,7 +11,7 @@ pub(crate) mod vllm;
 mod vllm_checks;
 
 use super::kv::{layer_row, stage_layers, KvFormat};
-use super::{model_context, sym, Plan};
+use super::{sym, Plan};
 use crate::expr::{Expr, Tok::*};
 use crate::model::Arch;
 use crate::quant;

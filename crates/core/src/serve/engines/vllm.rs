@@ -48,7 +48,7 @@ impl VllmEra {
 /// concurrency = blocks / ⌈max_len / B⌉   (V0: blocks·B / max_len)
 /// ```
 /// `M_total` the device total `cudaMemGetInfo` reports; `W` the weights (+ the rotary
-/// cos/sin cache `P·d·k`); `A = max(A_fwd, A_samp)` the profiling run's torch peak:
+/// cos/sin caches `P_rope·d·k`, [`crate::model::rope_cache_rows`]); `A = max(A_fwd, A_samp)` the profiling run's torch peak:
 /// the forward over `max_num_batched_tokens` tokens (attention skipped in V1) or the
 /// dummy sampler over `r = min(max_num_seqs, tokens)` rows at `S` bytes a logit
 /// ([`sampler_bytes`]: 16, or 36 on PyTorch's sort path);
@@ -61,7 +61,7 @@ impl VllmEra {
 ///
 /// # Example
 /// Llama 3 8B, H100 (85,029,158,912 B), u = 0.90, 0.11: budget 76,526,243,020 B; W =
-/// 16,060,522,496 + 2,097,152 (rotary, P = 8,192); each block of 16 tokens holds 2 MiB.
+/// 16,060,522,496 + 2,097,152 (rotary, P_rope = P = 8,192); each block of 16 tokens holds 2 MiB.
 pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let v = used_release(s);
     let era = VllmEra::of(v);
@@ -177,8 +177,8 @@ fn plan_sources(s: &Scenario, arch: &Arch, ep: bool, padded: bool) -> [&'static 
 /// # Example
 /// Gemma 3 27B (10 full, 52 sliding layers): g = 10, n = 1 + 6 = 7, so 70 layers' bytes a
 /// token, 70/62 = 1.129 of the unpadded count. vLLM 0.19 on an H100 at 0.95 logs 36,560
-/// tokens; memfit 37,168 (+1.7 %; 43,632, +19.3 %, before the groups and the vision
-/// encoder were counted). Gemma 3 12B (8 + 40): no padding.
+/// tokens; memfit 36,688 (+0.35 %; 43,632, +19.3 %, before the groups, the vision
+/// encoder and both rotary caches were counted). Gemma 3 12B (8 + 40): no padding.
 fn grouped_per_token(arch: &Arch, l: &Layout, v: Version, per_token: u64) -> u64 {
     let (f, w) = super::super::kv::stage_layers(arch, l.pp);
     if v < Version(0, 11, 0) || f == 0 || w == 0 {
@@ -352,15 +352,16 @@ const SOURCES: [&str; 6] = [
 ];
 
 /// The weights as vLLM loads them: the format's bytes on the rank (with expert
-/// parallelism, [`serve_weights`]), the rotary cos/sin cache `P·d·k` (P the model's
-/// context) and MXFP4's padding (`W` in [`plan`]'s formula; under EP each rank's whole
+/// parallelism, [`serve_weights`]), the rotary cos/sin caches `P_rope·d·k` (P_rope their rows,
+/// [`crate::model::rope_cache_rows`]: the context once per cache, `P·f` under linear
+/// scaling) and MXFP4's padding (`W` in [`plan`]'s formula; under EP each rank's whole
 /// experts are padded, `W_pad(t = 1)·E_r/E`).
 fn weights(s: &Scenario, p: &Prepared, l: &Layout, split: Option<ExpertSplit>) -> Expr {
     let arch = &p.arch;
-    let ctx = model_context(&s.model.preset).unwrap_or(0) as u64;
+    let rows = crate::model::rope_cache_rows(&s.model.preset).unwrap_or(0);
     let k = s.numerics.precision.compute_bytes();
     let rope = if arch.positions == 0 && arch.mla.is_none() {
-        sat(ctx as u128 * arch.head_dim.get() as u128 * k as u128)
+        sat(rows as u128 * arch.head_dim.get() as u128 * k as u128)
     } else {
         0
     };
@@ -372,7 +373,7 @@ fn weights(s: &Scenario, p: &Prepared, l: &Layout, split: Option<ExpertSplit>) -
         None => mxfp4_padding(s, arch, l.tp),
     };
     serve_weights(s, p, l, split).then(&[
-        Sym("P·d·k", rope as u128),
+        Sym("P_rope·d·k", rope as u128),
         Add,
         Sym("W_pad", pad as u128),
         Add,
