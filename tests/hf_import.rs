@@ -130,6 +130,10 @@ fn imports_reproduce_published_counts() {
         ("command-a.json", 111_057_580_032),
         // mistralai/Mistral-Small-3.1-24B-Base-2503 (mistral3: the text decoder, Mistral Small 3's).
         ("mistral-small-3.1-24b.json", 23_572_403_200),
+        // Qwen/Qwen2.5-VL-7B-Instruct and Qwen2-VL-7B-Instruct (qwen2_5_vl, qwen2_vl: the
+        // decoder's fields at the top level; Qwen2.5-7B's / Qwen2-7B's 7,615,616,512).
+        ("qwen2.5-vl-7b.json", 7_615_616_512),
+        ("qwen2-vl-7b.json", 7_615_616_512),
     ] {
         let (s, w) = import(file);
         // The only warnings allowed are the import's notes (under `model`).
@@ -790,6 +794,9 @@ fn multimodal_configs_carry_their_vision_encoder() {
         ("gemma-3-4b.json", 419_816_304u64),
         ("llama-4-scout.json", 871_932_416),
         ("mistral-small-3.1-24b.json", 438_958_080),
+        // The checkpoints' 8,292,166,656 and 8,291,375,616 less the decoder's 7,615,616,512.
+        ("qwen2.5-vl-7b.json", 676_550_144),
+        ("qwen2-vl-7b.json", 675_759_104),
     ] {
         let (s, w) = import(file);
         assert_eq!(s.model.vision, Some(vision), "{file}");

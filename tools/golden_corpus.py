@@ -224,6 +224,9 @@ def cases(binary):
     q("serve-vllm-llama4-scout-default-context", "mode=serve&model=llama-4-scout&gpu=h100-80&gpus_per_node=8&tp=8")
     q("serve-vllm-mistral-small-31-w8a8-tp2", "mode=serve&engine_version=0.19.0&model=mistral-small-3.1-24b&quant=w8a8&gpu=h100-80&gpus_per_node=2&tp=2&max_len=8192&gpu_util=0.95")
     q("serve-sglang-mistral-small-31-default", "mode=serve&engine=sglang&model=mistral-small-3.1-24b&gpu=h100-80&max_len=8192")
+    q("serve-vllm-qwen25-vl-7b-offline-0.8.2", "mode=serve&engine_version=0.8.2&model=qwen2.5-vl-7b&gpu=h100-80&max_batched_tokens=16384&max_seqs=1024")
+    q("serve-sglang-qwen25-vl-7b-default", "mode=serve&engine=sglang&engine_version=0.5.3&model=qwen2.5-vl-7b&gpu=h100-80&max_len=8192")
+    q("gemma3-4b-vllm-two-rotary-caches", "mode=serve&engine_version=0.19.0&model=gemma-3-4b&gpu=h100-80&max_len=8192&gpu_util=0.95")
     names = [c["name"] for c in out]
     assert len(names) == len(set(names)), "duplicate case names"
     return out

@@ -369,7 +369,7 @@ fn decoder_sizes(v: &Value, a: &mut Acc) -> Result<(), String> {
 }
 
 /// The text decoder of a multimodal checkpoint (Llama 4, Gemma 3 4B–27B, Mistral Small
-/// 3.1): its `text_config`, with `transformers`' defaults for the fields such configs leave
+/// 3.1, Qwen2-VL and Qwen2.5-VL): its `text_config` (Qwen's: the top level without one), with `transformers`' defaults for the fields such configs leave
 /// out (Gemma 3's heads, head width and vocabulary), and a note that the vision encoder
 /// is not counted. Any other config is returned as it is.
 fn text_decoder(v: Value, model_type: &str, a: &mut Acc) -> Result<(Value, String), String> {
@@ -388,9 +388,17 @@ fn text_decoder(v: Value, model_type: &str, a: &mut Acc) -> Result<(Value, Strin
         "llama4" => (&[], "llama4_text"),
         "gemma3n" => (&[], "gemma3n_text"),
         "mistral3" => (&[], "mistral"),
+        // Qwen2-VL / Qwen2.5-VL: the published configs keep the decoder's fields at the top
+        // level (later transformers write a `text_config`, read when present).
+        "qwen2_vl" | "qwen2_5_vl" => (&[], "qwen2"),
         _ => return Ok((v, model_type.to_string())),
     };
-    let Some(Value::Object(text)) = v.get("text_config") else {
+    let top = matches!(model_type, "qwen2_vl" | "qwen2_5_vl") && v.get("text_config").is_none();
+    let flat = top.then(|| v.as_object().cloned()).flatten();
+    let Some(Value::Object(text)) = flat
+        .map(Value::Object)
+        .or_else(|| v.get("text_config").cloned())
+    else {
         return Err(format!(
             "model_type `{model_type}` is a multimodal config: memfit reads its `text_config`, which is missing"
         ));
@@ -399,11 +407,11 @@ fn text_decoder(v: Value, model_type: &str, a: &mut Acc) -> Result<(Value, Strin
     for (k, d) in defaults {
         text.entry(*k).or_insert((*d).into());
     }
-    let inner = text
-        .get("model_type")
-        .and_then(Value::as_str)
-        .unwrap_or(inner)
-        .to_string();
+    let inner = match text.get("model_type").and_then(Value::as_str) {
+        Some(t) if !top => t,
+        _ => inner,
+    }
+    .to_string();
     let h = text.get("hidden_size").and_then(Value::as_u64).unwrap_or(0);
     match vision::vision_params(&v, model_type, h) {
         Some(n) => {
@@ -446,7 +454,7 @@ fn refuse_unrepresented(v: &Value, model_type: &str) -> Result<(), String> {
 }
 
 /// The model types read exactly (or, for a few, with a note), in the refusal message.
-pub const SUPPORTED: &str = "llama, llama4, mistral, mistral3, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, phimoe, olmo, olmo2, olmoe, granite, cohere, cohere2, gpt_oss, deepseek_v2, deepseek_v3, starcoder2, stablelm, opt, bloom, gpt2, gpt_neox, falcon, t5, mt5; counted exactly module by module: mamba, mamba2, falcon_mamba, jamba, bamba, nemotron_h, falcon_h1, granitemoehybrid, lfm2, qwen3_next, gemma3n, gemma3n_text, vaultgemma, helium, glm4, glm4_moe, seed_oss, olmo3, hunyuan_v1_dense, hunyuan_v1_moe, apertus, exaone4, ernie4_5_moe, minimax";
+pub const SUPPORTED: &str = "llama, llama4, mistral, mistral3, mixtral, qwen2, qwen2_vl, qwen2_5_vl, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, phimoe, olmo, olmo2, olmoe, granite, cohere, cohere2, gpt_oss, deepseek_v2, deepseek_v3, starcoder2, stablelm, opt, bloom, gpt2, gpt_neox, falcon, t5, mt5; counted exactly module by module: mamba, mamba2, falcon_mamba, jamba, bamba, nemotron_h, falcon_h1, granitemoehybrid, lfm2, qwen3_next, gemma3n, gemma3n_text, vaultgemma, helium, glm4, glm4_moe, seed_oss, olmo3, hunyuan_v1_dense, hunyuan_v1_moe, apertus, exaone4, ernie4_5_moe, minimax";
 
 /// A family counted exactly by `hybrid` or `decoders`.
 pub(crate) type Family = fn(&Value, &mut Acc) -> Result<hybrid::Exact, String>;

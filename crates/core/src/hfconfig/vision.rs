@@ -1,11 +1,12 @@
 //! The vision encoder of a multimodal `config.json` (`vision_config`), counted as the
 //! serving engines load it with the language model (the `vision` key).
 
-use crate::model::{llama4_vision, pixtral, siglip};
+use crate::model::{llama4_vision, pixtral, qwen_vl, siglip, QwenVl};
 use serde_json::Value;
 
 /// The parameters of the vision encoder and projector of a `model_type` memfit reads the
-/// text decoder of (Gemma 3's SigLIP, Mistral 3's Pixtral, Llama 4's encoder), with the
+/// text decoder of (Gemma 3's SigLIP, Mistral 3's Pixtral, Llama 4's encoder, Qwen2-VL's
+/// and Qwen2.5-VL's), with the
 /// published checkpoints' values for a field the config leaves out; `h` the text width.
 /// `None` for another type or a config without `vision_config`. Formulas:
 /// [`crate::model::vision_tower`]'s.
@@ -44,6 +45,25 @@ pub(super) fn vision_params(v: &Value, model_type: &str, h: u64) -> Option<u64> 
             g("vision_output_dim", 4096),
             h,
         ),
+        "qwen2_5_vl" => qwen_vl(
+            QwenVl::V25,
+            g("depth", 32),
+            g("hidden_size", 1280),
+            g("intermediate_size", 3420),
+            g("patch_size", 14),
+            g("out_hidden_size", h),
+        ),
+        "qwen2_vl" => {
+            let w = g("embed_dim", 1280);
+            qwen_vl(
+                QwenVl::V2,
+                g("depth", 32),
+                w,
+                w.saturating_mul(g("mlp_ratio", 4)),
+                g("patch_size", 14),
+                g("hidden_size", h),
+            )
+        }
         _ => return None,
     };
     Some(t.sharded.saturating_add(t.replicated))

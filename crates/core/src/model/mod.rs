@@ -309,7 +309,7 @@ mod vision;
 pub use context::{longest_context, model_context, rope_cache_rows};
 pub use presets::{presets, PRESETS};
 pub use presets_hybrid::HYBRID_PRESETS;
-pub use vision::{llama4_vision, pixtral, siglip, vision_tower, VisionTower};
+pub use vision::{llama4_vision, pixtral, qwen_vl, siglip, vision_tower, QwenVl, VisionTower};
 
 /// Looks a preset up by its id.
 pub fn preset(id: &str) -> Option<&'static Preset> {

@@ -310,6 +310,15 @@ pub static PRESETS: &[Preset] = &[
         exact: None,
     },
     Preset {
+        id: "qwen2.5-vl-7b",
+        name: "Qwen2.5-VL 7B (vision)",
+        arch: Arch { layers: count(28), hidden: count(3584), heads: count(28), kv_heads: count(4), head_dim: count(128), ffn: count(18_944), vocab: count(152_064), mlp: Mlp::Swiglu, norm: Norm::Rmsnorm, tied: false, bias: Bias::Qkv, ..BASE },
+        published_params: 7_615_616_512,
+        published_rel_tol: 0.0,
+        #[cfg(not(target_arch = "wasm32"))] source: "Hugging Face Qwen/Qwen2.5-VL-7B-Instruct config.json (Qwen2.5-7B's decoder, 128,000 positions, M-RoPE); the vision encoder (676,550,144; checkpoint 8,292,166,656) is counted in serving only (model::vision_tower)",
+        exact: None,
+    },
+    Preset {
         id: "qwen2.5-14b",
         name: "Qwen2.5 14B",
         arch: Arch { layers: count(48), hidden: count(5120), heads: count(40), kv_heads: count(8), head_dim: count(128), ffn: count(13_824), vocab: count(152_064), mlp: Mlp::Swiglu, norm: Norm::Rmsnorm, tied: false, bias: Bias::Qkv, ..BASE },
@@ -816,11 +825,11 @@ mod tests {
     #[test]
     fn table_in_display_order() {
         let all = super::PRESETS;
-        assert_eq!(all.len(), 76);
+        assert_eq!(all.len(), 77);
         assert_eq!((all[0].id, all[75].id), ("gpt2", "falcon-mamba-7b"));
         let mut ids: Vec<&str> = all.iter().map(|p| p.id).collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), 76, "duplicate preset id");
+        assert_eq!(ids.len(), 77, "duplicate preset id");
     }
 }

@@ -10,7 +10,10 @@ pub struct VisionTower {
     pub sharded: u64,
     /// Parameters every rank holds whole.
     pub replicated: u64,
-    /// The encoder's layers and width (`vision_config.num_hidden_layers`, `hidden_size`).
+    /// `vision_config`'s `num_hidden_layers` and `hidden_size` as a reader of the config
+    /// sees them (SGLang's `adjust_mem_fraction_for_vlm`; 24 where the field is absent):
+    /// the encoder's layers and width, except Qwen's configs, which name the depth `depth`
+    /// (read as 24) and, in Qwen2-VL, give the output width as `hidden_size`.
     pub shape: (u32, u32),
 }
 
@@ -41,6 +44,7 @@ pub fn vision_tower(preset: &str, hidden: u32) -> Option<VisionTower> {
             Some(llama4_vision(34, 1408, 5632, 14, 336, 4096, h))
         }
         "mistral-small-3.1-24b" => Some(pixtral(24, 1024, 4096, 14, 2, h)),
+        "qwen2.5-vl-7b" => Some(qwen_vl(QwenVl::V25, 32, 1280, 3420, 14, h)),
         _ => None,
     }
 }
@@ -115,6 +119,58 @@ pub fn llama4_vision(l: u64, w: u64, f: u64, p: u64, image: u64, out: u64, h: u6
     }
 }
 
+/// Which Qwen vision encoder: Qwen2-VL's (LayerNorm, a GELU MLP of `fc1`/`fc2`) or
+/// Qwen2.5-VL's (RMSNorm, a gated MLP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QwenVl {
+    /// Qwen2-VL: `embed_dim`, `mlp_ratio` (MLP `f = ratio·w`).
+    V2,
+    /// Qwen2.5-VL: `hidden_size`, `intermediate_size`.
+    V25,
+}
+
+/// Qwen2-VL's and Qwen2.5-VL's encoder: `l` layers of width `w`, MLP `f`, `p`-pixel patches
+/// over 2 frames (a bias-free Conv3d), biases in every linear layer, and the patch merger
+/// (a norm, then 2 × 2 patches: `4w → 4w → out`, `out` the text width `h`).
+///
+/// # Formula
+/// ```text
+/// Qwen2.5-VL  sharded    = l·(4w² + 3wf + 3w + 2f) + 16w² + 4w + 4w·out
+///             replicated = 3·2·p²·w + l·4w (norms, row-parallel biases) + w + out
+/// Qwen2-VL    sharded    = l·(4w² + 2wf + 3w + f) + 16w² + 4w + 4w·out
+///             replicated = 3·2·p²·w + l·6w (LayerNorms, row-parallel biases) + 2w + out
+/// ```
+/// Source: Hugging Face `Qwen/Qwen2.5-VL-7B-Instruct` and `Qwen/Qwen2-VL-7B-Instruct`
+/// `config.json` (`vision_config`: depth 32, width 1,280, intermediate 3,420 / `mlp_ratio` 4,
+/// patch 14, `temporal_patch_size` 2, `spatial_merge_size` 2, out 3,584); vLLM
+/// `models/qwen2_5_vl.py` and `qwen2_vl.py` (QKV column-parallel with bias, `proj` and
+/// `down_proj`/`fc2` row-parallel, merger `mlp.0` column- and `mlp.2` row-parallel); the
+/// checkpoints' totals (8,292,166,656 and 8,291,375,616 parameters; Qwen2.5-VL-3B
+/// 3,754,622,976).
+///
+/// # Example
+/// Qwen2.5-VL-7B (h = 3,584): 630,306,560 + 44,569,600 sharded, 1,505,280 + 163,840 + 4,864
+/// replicated = 676,550,144 parameters; with Qwen2.5-7B's 7,615,616,512 the checkpoint's
+/// 8,292,166,656.
+pub fn qwen_vl(kind: QwenVl, l: u64, w: u64, f: u64, p: u64, out: u64) -> VisionTower {
+    let merger = 16 * w * w + 4 * w + 4 * w * out;
+    let patches = 3 * 2 * p * p * w;
+    let (layer, norms, ln_q) = match kind {
+        QwenVl::V25 => (4 * w * w + 3 * w * f + 3 * w + 2 * f, 4 * w, w),
+        QwenVl::V2 => (4 * w * w + 2 * w * f + 3 * w + f, 6 * w, 2 * w),
+    };
+    // What `vision_config.num_hidden_layers` / `hidden_size` read as (see `shape`).
+    let read_width = match kind {
+        QwenVl::V25 => w,
+        QwenVl::V2 => out,
+    };
+    VisionTower {
+        sharded: l * layer + merger,
+        replicated: patches + l * norms + ln_q + out,
+        shape: (24, read_width as u32),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,5 +215,29 @@ mod tests {
         let adapter = 5632 * 4096 + 4096 * 4096;
         assert_eq!(v.sharded + v.replicated, encoder + adapter + 4096 * 5120);
         assert_eq!(v.sharded + v.replicated, 871_932_416);
+    }
+
+    /// The published checkpoints' totals less their text decoders (Qwen2.5-7B 7,615,616,512;
+    /// Qwen2.5-3B 3,085,938,688, tied): Qwen2.5-VL-7B 8,292,166,656, Qwen2.5-VL-3B
+    /// 3,754,622,976, Qwen2-VL-7B 8,291,375,616.
+    #[test]
+    fn qwen_vl_towers() {
+        let all = |t: VisionTower| t.sharded + t.replicated;
+        assert_eq!(
+            all(qwen_vl(QwenVl::V25, 32, 1280, 3420, 14, 3584)),
+            8_292_166_656 - 7_615_616_512
+        );
+        assert_eq!(
+            all(qwen_vl(QwenVl::V25, 32, 1280, 3420, 14, 2048)),
+            3_754_622_976 - 3_085_938_688
+        );
+        assert_eq!(
+            all(qwen_vl(QwenVl::V2, 32, 1280, 5120, 14, 3584)),
+            8_291_375_616 - 7_615_616_512
+        );
+        assert_eq!(
+            vision_tower("qwen2.5-vl-7b", 3584).map(all),
+            Some(676_550_144)
+        );
     }
 }

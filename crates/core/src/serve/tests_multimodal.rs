@@ -199,3 +199,60 @@ fn vllm_gemma3_rotary_caches() {
         assert!(p.weights.values().contains(&want), "{}", p.weights.values());
     }
 }
+
+/// Qwen2.5-VL-7B on vLLM (H100 80 GB; logs outside the vLLM split, calibration of nothing:
+/// the encoder and M-RoPE's 4·P cache come from the checkpoint and vLLM's source). 0.8.2
+/// offline `LLM` (QwenLM/Qwen3-VL issue 1057): "Model loading took 15.6271 GB", 905,648
+/// tokens; 0.8.0 at TP 4 (vLLM issue 15136): 3.9972 GB a rank. The tokens are 8.6 % high:
+/// the encoder's profiling run is not modelled, and the plan says so.
+#[test]
+fn vllm_qwen25_vl_logs() {
+    let q = "mode=serve&model=qwen2.5-vl-7b&gpu=h100-80";
+    for (extra, logged) in [
+        (
+            "engine_version=0.8.2&max_batched_tokens=16384&max_seqs=1024",
+            15.6271,
+        ),
+        ("engine_version=0.8.0&gpus_per_node=4&tp=4", 3.9972),
+    ] {
+        let p = plan(&format!("{q}&{extra}"));
+        let w = p.weights.eval() as f64 / (1u64 << 30) as f64;
+        assert!((w - logged).abs() < 0.07, "{extra}: {w:.4} GiB");
+    }
+    // M-RoPE: one cache of 4 · 128,000 rows × 128 × 2 B.
+    let p = plan(&format!("{q}&engine_version=0.8.2"));
+    assert!(p
+        .weights
+        .values()
+        .contains(&format!("P_rope·d·k={}", 4 * 128_000 * 128 * 2)));
+    let p = plan(&format!(
+        "{q}&engine_version=0.8.2&max_batched_tokens=16384&max_seqs=1024"
+    ));
+    let err = p.tokens as f64 / 905_648.0 - 1.0;
+    assert!(err > 0.0 && err < 0.10, "{:+.2} %", 100.0 * err);
+    let (x, _) = crate::contract::query::decode(&format!("{q}&engine_version=0.8.2"));
+    let warned = |s: &crate::scenario::Scenario| {
+        s.serve_problems(&s.arch())
+            .iter()
+            .any(|(k, m)| *k == "vision" && m.contains("+8.6 %"))
+    };
+    assert!(warned(&x.scenario));
+    let (x, _) = crate::contract::query::decode(&format!("{q}&engine_version=0.8.2&vision=0"));
+    assert!(!warned(&x.scenario));
+}
+
+/// SGLang's cut for Qwen2.5-VL from 0.4.10 reads `vision_config` as the config gives it:
+/// no `num_hidden_layers` (Qwen names it `depth`: 24 taken), `hidden_size` 1,280, so
+/// c = 24·1280²/(24·1024²) = 1.5625 and the defaulted fraction is cut by
+/// 0.95·(1 − 0.1·0.5625) = 0.8965625.
+#[test]
+fn sglang_qwen25_vl_cut() {
+    let b = |m: &str| {
+        plan(&format!(
+            "mode=serve&engine=sglang&engine_version=0.5.3&model={m}&gpu=h100-80&max_len=8192"
+        ))
+        .budget as f64
+    };
+    let r = b("qwen2.5-vl-7b") / b("qwen2.5-7b");
+    assert!((r - 0.8965625).abs() < 0.002, "{r}");
+}
