@@ -134,6 +134,10 @@ fn imports_reproduce_published_counts() {
         // decoder's fields at the top level; Qwen2.5-7B's / Qwen2-7B's 7,615,616,512).
         ("qwen2.5-vl-7b.json", 7_615_616_512),
         ("qwen2-vl-7b.json", 7_615_616_512),
+        // Qwen/Qwen3-VL-8B-Instruct (qwen3_vl: a `text_config` of Qwen3 8B's 8,190,735,360).
+        ("qwen3-vl-8b.json", 8_190_735_360),
+        // Qwen/Qwen3-VL-30B-A3B-Instruct (qwen3_vl_moe: Qwen3-30B-A3B's 30,532,122,624).
+        ("qwen3-vl-30b-a3b.json", 30_532_122_624),
     ] {
         let (s, w) = import(file);
         // The only warnings allowed are the import's notes (under `model`).
@@ -797,6 +801,10 @@ fn multimodal_configs_carry_their_vision_encoder() {
         // The checkpoints' 8,292,166,656 and 8,291,375,616 less the decoder's 7,615,616,512.
         ("qwen2.5-vl-7b.json", 676_550_144),
         ("qwen2-vl-7b.json", 675_759_104),
+        // 8,767,123,696 less 8,190,735,360.
+        ("qwen3-vl-8b.json", 576_388_336),
+        // 31,070,754,032 less 30,532,122,624.
+        ("qwen3-vl-30b-a3b.json", 538_631_408),
     ] {
         let (s, w) = import(file);
         assert_eq!(s.model.vision, Some(vision), "{file}");

@@ -227,6 +227,7 @@ def cases(binary):
     q("serve-vllm-qwen25-vl-7b-offline-0.8.2", "mode=serve&engine_version=0.8.2&model=qwen2.5-vl-7b&gpu=h100-80&max_batched_tokens=16384&max_seqs=1024")
     q("serve-sglang-qwen25-vl-7b-default", "mode=serve&engine=sglang&engine_version=0.5.3&model=qwen2.5-vl-7b&gpu=h100-80&max_len=8192")
     q("gemma3-4b-vllm-two-rotary-caches", "mode=serve&engine_version=0.19.0&model=gemma-3-4b&gpu=h100-80&max_len=8192&gpu_util=0.95")
+    q("serve-vllm-qwen3-vl-8b", "mode=serve&engine_version=0.19.0&model=qwen3-vl-8b&gpu=h100-80&max_len=8192")
     names = [c["name"] for c in out]
     assert len(names) == len(set(names)), "duplicate case names"
     return out

@@ -369,7 +369,8 @@ fn decoder_sizes(v: &Value, a: &mut Acc) -> Result<(), String> {
 }
 
 /// The text decoder of a multimodal checkpoint (Llama 4, Gemma 3 4B–27B, Mistral Small
-/// 3.1, Qwen2-VL and Qwen2.5-VL): its `text_config` (Qwen's: the top level without one), with `transformers`' defaults for the fields such configs leave
+/// 3.1, Qwen2-VL, Qwen2.5-VL and Qwen3-VL): its `text_config` (Qwen2-VL's and Qwen2.5-VL's:
+/// the top level when there is none), with `transformers`' defaults for the fields such configs leave
 /// out (Gemma 3's heads, head width and vocabulary), and a note that the vision encoder
 /// is not counted. Any other config is returned as it is.
 fn text_decoder(v: Value, model_type: &str, a: &mut Acc) -> Result<(Value, String), String> {
@@ -391,8 +392,12 @@ fn text_decoder(v: Value, model_type: &str, a: &mut Acc) -> Result<(Value, Strin
         // Qwen2-VL / Qwen2.5-VL: the published configs keep the decoder's fields at the top
         // level (later transformers write a `text_config`, read when present).
         "qwen2_vl" | "qwen2_5_vl" => (&[], "qwen2"),
+        // Qwen3-VL: a `text_config` of `qwen3_vl_text` / `qwen3_vl_moe_text`, read as Qwen3's.
+        "qwen3_vl" => (&[], "qwen3"),
+        "qwen3_vl_moe" => (&[], "qwen3_moe"),
         _ => return Ok((v, model_type.to_string())),
     };
+    let qwen = model_type.starts_with("qwen");
     let top = matches!(model_type, "qwen2_vl" | "qwen2_5_vl") && v.get("text_config").is_none();
     let flat = top.then(|| v.as_object().cloned()).flatten();
     let Some(Value::Object(text)) = flat
@@ -407,8 +412,12 @@ fn text_decoder(v: Value, model_type: &str, a: &mut Acc) -> Result<(Value, Strin
     for (k, d) in defaults {
         text.entry(*k).or_insert((*d).into());
     }
+    // Qwen's VL configs give the tying at the top level (the text config may not repeat it).
+    if let (true, Some(t)) = (qwen, v.get("tie_word_embeddings")) {
+        text.entry("tie_word_embeddings").or_insert(t.clone());
+    }
     let inner = match text.get("model_type").and_then(Value::as_str) {
-        Some(t) if !top => t,
+        Some(t) if !top && !qwen => t,
         _ => inner,
     }
     .to_string();
@@ -454,7 +463,7 @@ fn refuse_unrepresented(v: &Value, model_type: &str) -> Result<(), String> {
 }
 
 /// The model types read exactly (or, for a few, with a note), in the refusal message.
-pub const SUPPORTED: &str = "llama, llama4, mistral, mistral3, mixtral, qwen2, qwen2_vl, qwen2_5_vl, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, phimoe, olmo, olmo2, olmoe, granite, cohere, cohere2, gpt_oss, deepseek_v2, deepseek_v3, starcoder2, stablelm, opt, bloom, gpt2, gpt_neox, falcon, t5, mt5; counted exactly module by module: mamba, mamba2, falcon_mamba, jamba, bamba, nemotron_h, falcon_h1, granitemoehybrid, lfm2, qwen3_next, gemma3n, gemma3n_text, vaultgemma, helium, glm4, glm4_moe, seed_oss, olmo3, hunyuan_v1_dense, hunyuan_v1_moe, apertus, exaone4, ernie4_5_moe, minimax";
+pub const SUPPORTED: &str = "llama, llama4, mistral, mistral3, mixtral, qwen2, qwen2_vl, qwen2_5_vl, qwen2_moe, qwen3_vl, qwen3_vl_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, phimoe, olmo, olmo2, olmoe, granite, cohere, cohere2, gpt_oss, deepseek_v2, deepseek_v3, starcoder2, stablelm, opt, bloom, gpt2, gpt_neox, falcon, t5, mt5; counted exactly module by module: mamba, mamba2, falcon_mamba, jamba, bamba, nemotron_h, falcon_h1, granitemoehybrid, lfm2, qwen3_next, gemma3n, gemma3n_text, vaultgemma, helium, glm4, glm4_moe, seed_oss, olmo3, hunyuan_v1_dense, hunyuan_v1_moe, apertus, exaone4, ernie4_5_moe, minimax";
 
 /// A family counted exactly by `hybrid` or `decoders`.
 pub(crate) type Family = fn(&Value, &mut Acc) -> Result<hybrid::Exact, String>;

@@ -1,12 +1,12 @@
 //! The vision encoder of a multimodal `config.json` (`vision_config`), counted as the
 //! serving engines load it with the language model (the `vision` key).
 
-use crate::model::{llama4_vision, pixtral, qwen_vl, siglip, QwenVl};
+use crate::model::{llama4_vision, pixtral, qwen3_vl, qwen_vl, siglip, QwenVl};
 use serde_json::Value;
 
 /// The parameters of the vision encoder and projector of a `model_type` memfit reads the
-/// text decoder of (Gemma 3's SigLIP, Mistral 3's Pixtral, Llama 4's encoder, Qwen2-VL's
-/// and Qwen2.5-VL's), with the
+/// text decoder of (Gemma 3's SigLIP, Mistral 3's Pixtral, Llama 4's encoder, Qwen2-VL's,
+/// Qwen2.5-VL's and Qwen3-VL's), with the
 /// published checkpoints' values for a field the config leaves out; `h` the text width.
 /// `None` for another type or a config without `vision_config`. Formulas:
 /// [`crate::model::vision_tower`]'s.
@@ -64,6 +64,17 @@ pub(super) fn vision_params(v: &Value, model_type: &str, h: u64) -> Option<u64> 
                 g("hidden_size", h),
             )
         }
+        "qwen3_vl" | "qwen3_vl_moe" => qwen3_vl(
+            g("depth", 27),
+            g("hidden_size", 1152),
+            g("intermediate_size", 4304),
+            g("patch_size", 16),
+            g("num_position_embeddings", 2304),
+            c.get("deepstack_visual_indexes")
+                .and_then(Value::as_array)
+                .map_or(3, |a| a.len() as u64),
+            g("out_hidden_size", h),
+        ),
         _ => return None,
     };
     Some(t.sharded.saturating_add(t.replicated))

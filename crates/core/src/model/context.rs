@@ -21,6 +21,7 @@ pub fn model_context(preset: &str) -> Option<u32> {
         "mixtral-8x22b" => 65_536,
         // Qwen2.5-VL's config: 128,000 (not a power of two).
         "qwen2.5-vl-7b" => 128_000,
+        "qwen3-vl-8b" => 262_144,
         "llama-3.1-405b"
         | "llama-3.2-1b"
         | "llama-3.2-3b"
@@ -71,7 +72,7 @@ pub fn longest_context(preset: &str) -> Option<u32> {
 /// ```
 /// Gemma 3 4B–27B: a local cache (θ = 10⁴, `rope_scaling` overridden to default) and a
 /// global one (θ = 10⁶, linear factor 8): `P_rope = P + 8·P`; Gemma 3 1B has no scaling: `2·P`.
-/// Qwen2.5-VL's M-RoPE keeps one cache of `4·P` rows ("We enlarge max_position_embeddings to
+/// Qwen2.5-VL's and Qwen3-VL's M-RoPE keeps one cache of `4·P` rows ("We enlarge max_position_embeddings to
 /// 4 times", `rotary_embedding/mrope.py`).
 ///
 /// Source: vLLM `model_executor/models/gemma3.py` (`Gemma3Attention`: `rope_local_base_freq`
@@ -93,7 +94,7 @@ pub fn rope_cache_rows(preset: &str) -> Option<u64> {
         "gemma-3-4b" | "gemma-3-12b" | "gemma-3-27b" => p + 8 * p,
         "gemma-3-1b" => 2 * p,
         // M-RoPE (`MRotaryEmbedding`): `cache_max_position_num = 4·P` for video positions.
-        "qwen2.5-vl-7b" => 4 * p,
+        "qwen2.5-vl-7b" | "qwen3-vl-8b" => 4 * p,
         _ => p,
     })
 }

@@ -309,7 +309,9 @@ mod vision;
 pub use context::{longest_context, model_context, rope_cache_rows};
 pub use presets::{presets, PRESETS};
 pub use presets_hybrid::HYBRID_PRESETS;
-pub use vision::{llama4_vision, pixtral, qwen_vl, siglip, vision_tower, QwenVl, VisionTower};
+pub use vision::{
+    llama4_vision, pixtral, qwen3_vl, qwen_vl, siglip, vision_tower, QwenVl, VisionTower,
+};
 
 /// Looks a preset up by its id.
 pub fn preset(id: &str) -> Option<&'static Preset> {

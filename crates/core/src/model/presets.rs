@@ -364,6 +364,15 @@ pub static PRESETS: &[Preset] = &[
         exact: None,
     },
     Preset {
+        id: "qwen3-vl-8b",
+        name: "Qwen3-VL 8B (vision)",
+        arch: Arch { layers: count(36), hidden: count(4096), heads: count(32), kv_heads: count(8), head_dim: count(128), ffn: count(12_288), vocab: count(151_936), mlp: Mlp::Swiglu, norm: Norm::Rmsnorm, tied: false, bias: Bias::None, qk_norm_head: true, ..BASE },
+        published_params: 8_190_735_360,
+        published_rel_tol: 0.0,
+        #[cfg(not(target_arch = "wasm32"))] source: "Hugging Face Qwen/Qwen3-VL-8B-Instruct config.json, text_config (Qwen3 8B's decoder, 262,144 positions, interleaved M-RoPE); the vision encoder (576,388,336; checkpoint 8,767,123,696) is counted in serving only (model::vision_tower)",
+        exact: None,
+    },
+    Preset {
         id: "qwen3-30b-a3b",
         name: "Qwen3 30B-A3B (MoE)",
         arch: Arch { layers: count(48), hidden: count(2048), heads: count(32), kv_heads: count(4), head_dim: count(128), ffn: count(6144), vocab: count(151_936), mlp: Mlp::Swiglu, norm: Norm::Rmsnorm, tied: false, bias: Bias::None, qk_norm_head: true, experts: 128, top_k: 8, moe_ffn: 768, ..BASE },
@@ -825,11 +834,11 @@ mod tests {
     #[test]
     fn table_in_display_order() {
         let all = super::PRESETS;
-        assert_eq!(all.len(), 77);
-        assert_eq!((all[0].id, all[76].id), ("gpt2", "falcon-mamba-7b"));
+        assert_eq!(all.len(), 78);
+        assert_eq!((all[0].id, all[77].id), ("gpt2", "falcon-mamba-7b"));
         let mut ids: Vec<&str> = all.iter().map(|p| p.id).collect();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), 77, "duplicate preset id");
+        assert_eq!(ids.len(), 78, "duplicate preset id");
     }
 }

@@ -45,6 +45,7 @@ pub fn vision_tower(preset: &str, hidden: u32) -> Option<VisionTower> {
         }
         "mistral-small-3.1-24b" => Some(pixtral(24, 1024, 4096, 14, 2, h)),
         "qwen2.5-vl-7b" => Some(qwen_vl(QwenVl::V25, 32, 1280, 3420, 14, h)),
+        "qwen3-vl-8b" => Some(qwen3_vl(27, 1152, 4304, 16, 2304, 3, h)),
         _ => None,
     }
 }
@@ -171,6 +172,43 @@ pub fn qwen_vl(kind: QwenVl, l: u64, w: u64, f: u64, p: u64, out: u64) -> Vision
     }
 }
 
+/// Qwen3-VL's encoder (SigLIP 2 shaped: `l` layers of width `w`, a GELU MLP `f`, biases
+/// everywhere, LayerNorms), `p`-pixel patches over 2 frames (a Conv3d with bias), `pos`
+/// learned positions, the patch merger (a norm of `w`, then `4w → 4w → out`) and `ds`
+/// DeepStack mergers (the same, normed after the 2 × 2 shuffle: a norm of `4w`).
+///
+/// # Formula
+/// ```text
+/// sharded    = l·(4w² + 2wf + 3w + f) + (1 + ds)·(16w² + 4w + 4w·out)
+/// replicated = 3·2·p²·w + w + pos·w + l·6w + 2w + ds·8w + (1 + ds)·out
+/// ```
+/// Source: Hugging Face `Qwen/Qwen3-VL-8B-Instruct` `config.json` (`vision_config`: depth
+/// 27, hidden 1,152, intermediate 4,304, patch 16, 2,304 position embeddings,
+/// `deepstack_visual_indexes` [8, 16, 24], out 4,096); transformers `modeling_qwen3_vl.py`
+/// (`Qwen3VLVisionPatchMerger`, `use_postshuffle_norm`); vLLM `models/qwen3_vl.py` (QKV and
+/// `linear_fc1` column-, `proj` and `linear_fc2` row-parallel); the checkpoint's
+/// 8,767,123,696 parameters.
+///
+/// # Example
+/// Qwen3-VL-8B (h = 4,096): 411,466,608 (27 layers) + 40,119,040 (merger) + 120,377,856
+/// (3 DeepStack mergers) + 1,770,624 (patches) + 2,654,208 (positions) = 576,388,336; with
+/// Qwen3 8B's 8,190,735,360 the published 8,767,123,696.
+pub fn qwen3_vl(l: u64, w: u64, f: u64, p: u64, pos: u64, ds: u64, out: u64) -> VisionTower {
+    let merger = 16 * w * w + 4 * w + 4 * w * out;
+    VisionTower {
+        sharded: l * (4 * w * w + 2 * w * f + 3 * w + f) + (1 + ds) * merger,
+        replicated: 3 * 2 * p * p * w
+            + w
+            + pos * w
+            + l * 6 * w
+            + 2 * w
+            + ds * 8 * w
+            + (1 + ds) * out,
+        // No `num_hidden_layers` in the config (see `shape`).
+        shape: (24, w as u32),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,5 +277,12 @@ mod tests {
             vision_tower("qwen2.5-vl-7b", 3584).map(all),
             Some(676_550_144)
         );
+    }
+
+    /// Qwen3-VL-8B: the checkpoint's 8,767,123,696 less Qwen3 8B's 8,190,735,360.
+    #[test]
+    fn qwen3_vl_tower() {
+        let t = qwen3_vl(27, 1152, 4304, 16, 2304, 3, 4096);
+        assert_eq!(t.sharded + t.replicated, 8_767_123_696 - 8_190_735_360);
     }
 }

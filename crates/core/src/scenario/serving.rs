@@ -392,9 +392,9 @@ impl Scenario {
             out.push(("block_size", format!("SGLang {v} has no --page-size (it arrived in 0.4.4; one token a page): `block_size` ignored")));
         }
     }
-    /// Qwen2.5-VL served by vLLM with its encoder: before sizing the KV cache vLLM also runs
-    /// the vision encoder on its largest input (one image of the most features: 16,384
-    /// tokens, 65,536 patches at the default `max_pixels` of 12,845,056) and keeps its output
+    /// Qwen2.5-VL or Qwen3-VL served by vLLM with its encoder: before sizing the KV cache vLLM
+    /// also runs the vision encoder on its largest input (one image of the most features:
+    /// 16,384 tokens, 65,536 patches at the processors' default largest image) and keeps its output
     /// in the encoder cache through the text forward. memfit does not model that run's peak,
     /// and says so with the one log it was checked on: vLLM 0.8.2, H100 80 GB, offline `LLM`
     /// (16,384 batched tokens, 1,024 sequences), 905,648 tokens logged where memfit gives
@@ -405,9 +405,10 @@ impl Scenario {
     /// maximum feature size"; V0's `profile_run` builds dummy multimodal sequences too),
     /// QwenLM/Qwen3-VL issue 1057 (the log).
     fn encoder_profile_problems(&self, out: &mut Vec<(&'static str, String)>) {
-        let qwen_vl = self.model.preset == "qwen2.5-vl-7b" && self.model.vision != Some(0);
+        let qwen_vl = matches!(self.model.preset.as_str(), "qwen2.5-vl-7b" | "qwen3-vl-8b")
+            && self.model.vision != Some(0);
         if self.serving.engine == Engine::Vllm && qwen_vl {
-            out.push(("vision", "vLLM also profiles the vision encoder on its largest input before sizing the KV cache (one image of 16,384 tokens, 65,536 patches, at the default max_pixels); memfit does not model that run's peak: on a vLLM 0.8.2 log (H100, offline LLM, 16,384 batched tokens) memfit gives 983,904 KV tokens where the log has 905,648 (+8.6 %). A smaller max_pixels (--mm-processor-kwargs) shrinks it; vision=0 (--limit-mm-per-prompt with no images) removes it".to_string()));
+            out.push(("vision", "vLLM also profiles the vision encoder on its largest input before sizing the KV cache (one image of 16,384 tokens, 65,536 patches, at the default max_pixels); memfit does not model that run's peak: on a vLLM 0.8.2 log of Qwen2.5-VL-7B (H100, offline LLM, 16,384 batched tokens) memfit gives 983,904 KV tokens where the log has 905,648 (+8.6 %). A smaller max_pixels (--mm-processor-kwargs) shrinks it; vision=0 (--limit-mm-per-prompt with no images) removes it".to_string()));
         }
     }
     /// A weight format the engine does not load, named and counted at its bytes as if it

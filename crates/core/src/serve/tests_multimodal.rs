@@ -256,3 +256,31 @@ fn sglang_qwen25_vl_cut() {
     let r = b("qwen2.5-vl-7b") / b("qwen2.5-7b");
     assert!((r - 0.8965625).abs() < 0.002, "{r}");
 }
+
+/// Qwen3-VL-8B on vLLM, by hand: Qwen3 8B's 8,190,735,360 and the encoder's 576,388,336
+/// parameters in bf16, and M-RoPE's cache of 4 · 262,144 rows × 128 × 2 B (256 MiB); the
+/// encoder's profiling run named. SGLang (0.5.3, defaulted fraction) cuts by
+/// 0.95·(1 − 0.1·(1152²/1024² − 1)) = 0.924766 (no `num_hidden_layers`: 24 read).
+#[test]
+fn qwen3_vl_by_hand() {
+    let q = "mode=serve&engine_version=0.19.0&model=qwen3-vl-8b&gpu=h100-80&max_len=8192";
+    let p = plan(q);
+    assert_eq!(
+        p.weights.eval(),
+        (8_190_735_360 + 576_388_336) * 2 + 4 * 262_144 * 128 * 2
+    );
+    let (x, _) = crate::contract::query::decode(q);
+    let s = &x.scenario;
+    assert!(s
+        .serve_problems(&s.arch())
+        .iter()
+        .any(|(k, _)| *k == "vision"));
+    let b = |m: &str| {
+        plan(&format!(
+            "mode=serve&engine=sglang&engine_version=0.5.3&model={m}&gpu=h100-80&max_len=8192"
+        ))
+        .budget as f64
+    };
+    let r = b("qwen3-vl-8b") / b("qwen3-8b");
+    assert!((r - 0.924766).abs() < 0.002, "{r}");
+}
