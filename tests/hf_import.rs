@@ -813,3 +813,26 @@ fn multimodal_configs_carry_their_vision_encoder() {
     let (s, _) = import("gemma-3-1b.json");
     assert_eq!(s.model.vision, None);
 }
+
+/// A multimodal import stands on its family's preset (`model` in the query), so serving
+/// sees the checkpoint's context and vLLM's rotary caches: the imports plan as the presets do.
+#[test]
+fn multimodal_imports_stand_on_their_family_preset() {
+    for (file, preset) in [
+        ("gemma-3-27b.json", "gemma-3-4b"),
+        ("mistral-small-3.1-24b.json", "mistral-small-3.1-24b"),
+        ("qwen2.5-vl-7b.json", "qwen2.5-vl-7b"),
+        ("qwen3-vl-8b.json", "qwen3-vl-8b"),
+    ] {
+        let (s, _) = import(file);
+        assert_eq!(s.model.preset, preset, "{file}");
+    }
+    let (mut s, _) = import("qwen3-vl-8b.json");
+    s.workload.mode = memfit_core::scenario::Mode::Serve;
+    let direct = memfit_core::contract::query::decode("mode=serve&model=qwen3-vl-8b")
+        .0
+        .scenario;
+    let w = |s: &Scenario| estimate(s).serve.map(|p| p.weights_bytes);
+    assert_eq!(w(&s), w(&direct));
+    assert!(w(&s).is_some());
+}

@@ -181,6 +181,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         "t5" | "mt5" => t5(&v, &mut acc)?,
         other => return generic::generic(&v, other),
     };
+    let base = multimodal_base(&outer_type).unwrap_or(base);
     let Acc {
         mut keys,
         notes,
@@ -207,6 +208,21 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         params: exact.map(|x| x.min(1_000_000_000_000_000) as u64),
         largest_layer: None,
         layer_mix: None,
+    })
+}
+
+/// The preset a multimodal checkpoint's import stands on, where memfit has one of its
+/// family: the import's keys give the shape, the preset what they cannot say — the context
+/// (serving's default `max_len`), vLLM's rotary caches (Gemma 3's two, M-RoPE's `4·P`) and
+/// the encoder's config shape SGLang reads. Gemma 3 4B–27B share theirs (131,072 positions,
+/// linear factor 8), as do Mistral Small 3.1 and 3.2.
+fn multimodal_base(outer_type: &str) -> Option<&'static str> {
+    Some(match outer_type {
+        "gemma3" => "gemma-3-4b",
+        "mistral3" => "mistral-small-3.1-24b",
+        "qwen2_5_vl" => "qwen2.5-vl-7b",
+        "qwen3_vl" => "qwen3-vl-8b",
+        _ => return None,
     })
 }
 

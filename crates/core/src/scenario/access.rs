@@ -210,16 +210,19 @@ impl Scenario {
     }
 
     /// The vision encoder a serving engine loads with the model: `vision` when set (0: none;
-    /// a given count is taken as split over TP, with the shape of a 24-layer, 1,024-wide
-    /// encoder for SGLang's cut), else the preset's ([`crate::model::vision_tower`]) unless
+    /// a given count is taken as split over TP, with the preset's encoder's config shape for
+    /// SGLang's cut, a 24-layer, 1,024-wide one where the preset has none), else the preset's ([`crate::model::vision_tower`]) unless
     /// the shape is overridden.
     pub fn vision(&self) -> Option<crate::model::VisionTower> {
         match self.model.vision {
             Some(0) => None,
+            // A count replaces the preset's; the config shape SGLang reads stays the
+            // preset's encoder's (ViT-L's 24 × 1,024 without one).
             Some(n) => Some(crate::model::VisionTower {
                 sharded: n,
                 replicated: 0,
-                shape: (24, 1024),
+                shape: crate::model::vision_tower(&self.model.preset, self.arch().hidden.get())
+                    .map_or((24, 1024), |t| t.shape),
             }),
             None if self.model.overrides.any() => None,
             None => crate::model::vision_tower(&self.model.preset, self.arch().hidden.get()),
