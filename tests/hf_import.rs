@@ -805,6 +805,9 @@ fn multimodal_configs_carry_their_vision_encoder() {
         ("qwen3-vl-8b.json", 576_388_336),
         // 31,070,754,032 less 30,532,122,624.
         ("qwen3-vl-30b-a3b.json", 538_631_408),
+        // Qwen/Qwen3.5-27B and Qwen3.5-9B (qwen3_5: Qwen3-VL's encoder without DeepStack).
+        ("qwen3.5-27b.json", 460_730_096),
+        ("qwen3.5-9b.json", 456_010_480),
     ] {
         let (s, w) = import(file);
         assert_eq!(s.model.vision, Some(vision), "{file}");
@@ -835,4 +838,45 @@ fn multimodal_imports_stand_on_their_family_preset() {
     let w = |s: &Scenario| estimate(s).serve.map(|p| p.weights_bytes);
     assert_eq!(w(&s), w(&direct));
     assert!(w(&s).is_some());
+}
+
+/// Qwen3.5 (`qwen3_5`, a gated-DeltaNet hybrid with Qwen3-VL's encoder): the text decoder
+/// counted module by module, and with the encoder the checkpoints' published totals (the
+/// `mtp.*` block excluded, as transformers loads them): 27,356,728,560 and 9,409,813,744.
+/// One block in four is attention (16 of 64, 8 of 32); 256-wide heads, a quarter rotary.
+#[test]
+fn qwen35_counts_are_exact() {
+    for (file, text, attention) in [
+        ("qwen3.5-27b.json", 26_895_998_464u64, 16u64),
+        ("qwen3.5-9b.json", 8_953_803_264, 8),
+    ] {
+        let (s, w) = import(file);
+        assert!(w.iter().all(|w| w.key == "model"), "{file}: {w:?}");
+        assert_eq!(estimate(&s).model.params, text, "{file}");
+        assert_eq!(
+            text + s.model.vision.unwrap(),
+            match file {
+                "qwen3.5-27b.json" => 27_356_728_560,
+                _ => 9_409_813_744,
+            }
+        );
+        // Served by vLLM, the encoder loads with the decoder (both bf16; the rotary cache aside).
+        let mut served = s.clone();
+        served.workload.mode = memfit_core::scenario::Mode::Serve;
+        let w = estimate(&served).serve.unwrap().weights_bytes;
+        let both = (text + s.model.vision.unwrap()) * 2;
+        assert!(w >= both && w < both + (64 << 20), "{file}: {w}");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/configs")
+            .join(file);
+        let mix = parse(&std::fs::read_to_string(path).unwrap())
+            .unwrap()
+            .layer_mix
+            .unwrap();
+        assert_eq!(
+            (mix.attention, mix.linear_attention),
+            (attention, 3 * attention),
+            "{file}"
+        );
+    }
 }

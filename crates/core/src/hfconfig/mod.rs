@@ -411,6 +411,9 @@ fn text_decoder(v: Value, model_type: &str, a: &mut Acc) -> Result<(Value, Strin
         // Qwen3-VL: a `text_config` of `qwen3_vl_text` / `qwen3_vl_moe_text`, read as Qwen3's.
         "qwen3_vl" => (&[], "qwen3"),
         "qwen3_vl_moe" => (&[], "qwen3_moe"),
+        // Qwen3.5 / 3.6: gated DeltaNet hybrids (Qwen3-Next's blocks) with Qwen3-VL's encoder.
+        "qwen3_5" => (&[], "qwen3_5_text"),
+        "qwen3_5_moe" => (&[], "qwen3_5_moe_text"),
         _ => return Ok((v, model_type.to_string())),
     };
     let qwen = model_type.starts_with("qwen");
@@ -479,7 +482,7 @@ fn refuse_unrepresented(v: &Value, model_type: &str) -> Result<(), String> {
 }
 
 /// The model types read exactly (or, for a few, with a note), in the refusal message.
-pub const SUPPORTED: &str = "llama, llama4, mistral, mistral3, mixtral, qwen2, qwen2_vl, qwen2_5_vl, qwen2_moe, qwen3_vl, qwen3_vl_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, phimoe, olmo, olmo2, olmoe, granite, cohere, cohere2, gpt_oss, deepseek_v2, deepseek_v3, starcoder2, stablelm, opt, bloom, gpt2, gpt_neox, falcon, t5, mt5; counted exactly module by module: mamba, mamba2, falcon_mamba, jamba, bamba, nemotron_h, falcon_h1, granitemoehybrid, lfm2, qwen3_next, gemma3n, gemma3n_text, vaultgemma, helium, glm4, glm4_moe, seed_oss, olmo3, hunyuan_v1_dense, hunyuan_v1_moe, apertus, exaone4, ernie4_5_moe, minimax";
+pub const SUPPORTED: &str = "llama, llama4, mistral, mistral3, mixtral, qwen2, qwen2_vl, qwen2_5_vl, qwen2_moe, qwen3_vl, qwen3_vl_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi, phi3, phimoe, olmo, olmo2, olmoe, granite, cohere, cohere2, gpt_oss, deepseek_v2, deepseek_v3, starcoder2, stablelm, opt, bloom, gpt2, gpt_neox, falcon, t5, mt5; counted exactly module by module: mamba, mamba2, falcon_mamba, jamba, bamba, nemotron_h, falcon_h1, granitemoehybrid, lfm2, qwen3_next, qwen3_5, qwen3_5_moe, gemma3n, gemma3n_text, vaultgemma, helium, glm4, glm4_moe, seed_oss, olmo3, hunyuan_v1_dense, hunyuan_v1_moe, apertus, exaone4, ernie4_5_moe, minimax";
 
 /// A family counted exactly by `hybrid` or `decoders`.
 pub(crate) type Family = fn(&Value, &mut Acc) -> Result<hybrid::Exact, String>;
@@ -505,7 +508,8 @@ pub(crate) fn exact_family(model_type: &str) -> Option<Family> {
         "exaone4" => decoders::exaone4,
         "ernie4_5_moe" => decoders::ernie45_moe,
         "minimax" => decoders::minimax,
-        "qwen3_next" => novel::qwen3_next,
+        "qwen3_next" | "qwen3_5_moe_text" => novel::qwen3_next,
+        "qwen3_5_text" => novel::qwen3_5,
         "gemma3n_text" => novel::gemma3n,
         "vaultgemma" => decoders::vaultgemma,
         "helium" => decoders::helium,

@@ -72,6 +72,26 @@ fn sparse_moe_layers(v: &Value, l: u64, experts: u64) -> Result<u64, String> {
 /// convolution kernel. Example: Qwen/Qwen3-Next-80B-A3B (h 2,048, L 48: 36 DeltaNet, 12
 /// attention; 512 experts of 512, shared 512; V 151,936): 81,323,809,280 by this module.
 pub(crate) fn qwen3_next(v: &Value, a: &mut Acc) -> Result<Exact, String> {
+    gated_deltanet(v, a, 512)
+}
+
+/// Qwen3.5 and Qwen3.6 (`qwen3_5_text`, the `text_config` of `Qwen3_5ForConditionalGeneration`;
+/// transformers 5.x `models/qwen3_5/modeling_qwen3_5.py`): Qwen3-Next's blocks — gated
+/// DeltaNet (its `in_proj_qkv`, `in_proj_z`, `in_proj_b`, `in_proj_a` hold what Qwen3-Next's
+/// merged projections do) and gated attention — with a dense gated MLP unless the config
+/// names experts (`qwen3_5_moe_text` reads as [`qwen3_next`]). The checkpoints' `mtp.*` block
+/// is not loaded (transformers ignores it; vLLM only for speculative decoding).
+///
+/// # Example
+/// Qwen/Qwen3.5-27B (h 5,120, L 64: 48 DeltaNet, 16 attention of 24 × 256; MLP 17,408;
+/// V 248,320, untied): 26,895,998,464, and with the vision encoder's 460,730,096 the
+/// published 27,356,728,560; Qwen3.5-9B 8,953,803,264 + 456,010,480 = 9,409,813,744.
+pub(crate) fn qwen3_5(v: &Value, a: &mut Acc) -> Result<Exact, String> {
+    gated_deltanet(v, a, 0)
+}
+
+/// [`qwen3_next`]'s count, `experts_default` routed experts where the config names none.
+fn gated_deltanet(v: &Value, a: &mut Acc, experts_default: u64) -> Result<Exact, String> {
     let (h, l, vocab) = sizes(v, (2048, 48, 151_936))?;
     let n_lin = qwen3_next_linear_blocks(v, l)?;
     let mut at = attn_with(v, h, 16, Some(256))?;
@@ -85,7 +105,7 @@ pub(crate) fn qwen3_next(v: &Value, a: &mut Acc) -> Result<Exact, String> {
     );
     let kernel = int_or(v, "linear_conv_kernel_dim", 4)?;
     let (kd, vd) = (nk * dk, nv * dv);
-    let experts = int_or(v, "num_experts", 512)?;
+    let experts = int_or(v, "num_experts", experts_default)?;
     let moe_layers = sparse_moe_layers(v, l, experts)?;
     let (f, f_e, f_s) = (
         int_or(v, "intermediate_size", 5120)?,

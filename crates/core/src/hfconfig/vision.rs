@@ -64,7 +64,8 @@ pub(super) fn vision_params(v: &Value, model_type: &str, h: u64) -> Option<u64> 
                 g("hidden_size", h),
             )
         }
-        "qwen3_vl" | "qwen3_vl_moe" => qwen3_vl(
+        // Qwen3.5's encoder is Qwen3-VL's without DeepStack mergers.
+        "qwen3_vl" | "qwen3_vl_moe" | "qwen3_5" | "qwen3_5_moe" => qwen3_vl(
             g("depth", 27),
             g("hidden_size", 1152),
             g("intermediate_size", 4304),
@@ -72,7 +73,9 @@ pub(super) fn vision_params(v: &Value, model_type: &str, h: u64) -> Option<u64> 
             g("num_position_embeddings", 2304),
             c.get("deepstack_visual_indexes")
                 .and_then(Value::as_array)
-                .map_or(3, |a| a.len() as u64),
+                .map_or(u64::from(model_type.starts_with("qwen3_vl")) * 3, |a| {
+                    a.len() as u64
+                }),
             g("out_hidden_size", h),
         ),
         _ => return None,
