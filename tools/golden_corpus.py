@@ -228,6 +228,8 @@ def cases(binary):
     q("serve-sglang-qwen25-vl-7b-default", "mode=serve&engine=sglang&engine_version=0.5.3&model=qwen2.5-vl-7b&gpu=h100-80&max_len=8192")
     q("gemma3-4b-vllm-two-rotary-caches", "mode=serve&engine_version=0.19.0&model=gemma-3-4b&gpu=h100-80&max_len=8192&gpu_util=0.95")
     q("serve-vllm-qwen3-vl-8b", "mode=serve&engine_version=0.19.0&model=qwen3-vl-8b&gpu=h100-80&max_len=8192")
+    q("serve-sglang-qwen3-next-state-cache", "mode=serve&engine=sglang&engine_version=0.5.9&model=qwen3-next-80b-a3b&gpu=h100-80&gpus_per_node=4&tp=4&max_len=32768")
+    q("serve-sglang-nemotron-h-state-cache-0.5.3", "mode=serve&engine=sglang&engine_version=0.5.3&model=nemotron-h-8b&gpu=h100-80&max_len=32768")
     names = [c["name"] for c in out]
     assert len(names) == len(set(names)), "duplicate case names"
     return out

@@ -291,6 +291,16 @@ impl Arch {
         })
     }
 
+    /// Whether the model has state blocks and every one is Mamba-2 or gated DeltaNet with
+    /// its shape (what SGLang's `Mamba2StateShape` covers, and memfit models for SGLang):
+    /// short convolutions, Mamba-1 and lightning attention are not.
+    pub fn states_mamba2_or_gdn(&self) -> bool {
+        let mamba = self.mamba_layers == 0 || self.ssm_shape().is_some_and(|m| m.version == 2);
+        let linear = self.linear_layers == 0 || self.linear_shape().is_some();
+        let any = self.mamba_layers > 0 || self.linear_layers > 0;
+        any && mamba && linear && self.conv_layers == 0
+    }
+
     /// The linear-attention blocks whose state memfit counts: gated DeltaNet or lightning
     /// attention with their shape, else 0.
     pub fn modelled_linear_layers(&self) -> u32 {

@@ -176,10 +176,14 @@ impl Scenario {
             Mode::Serve => {
                 let e = self.serving.engine;
                 let v0 = e == Engine::Vllm && self.serving.version.is_some_and(|v| v < VLLM_V1_FROM);
-                if matches!(e, Engine::Sglang | Engine::Trtllm) || v0 {
+                // SGLang's state cache is modelled from 0.5.2 for Mamba-2 and gated DeltaNet.
+                let sglang_state = e == Engine::Sglang
+                    && arch.states_mamba2_or_gdn()
+                    && self.engine_release().unwrap_or_else(|(_, used)| used) >= Version(0, 5, 2);
+                if (matches!(e, Engine::Sglang | Engine::Trtllm) && !sglang_state) || v0 {
                     out.push((
                         "mamba_layers",
-                        format!("serving: {}'s state cache for the {blocks} Mamba / short-convolution / linear-attention blocks is not modelled (vLLM V1's hybrid pool and llama.cpp's recurrent state are); its KV pool counts the attention blocks only", if v0 { "vLLM V0" } else { e.as_str() }),
+                        format!("serving: {}'s state cache for the {blocks} Mamba / short-convolution / linear-attention blocks is not modelled (vLLM V1's hybrid pool, llama.cpp's recurrent state and SGLang's from 0.5.2 for Mamba-2 and gated-DeltaNet blocks are); its KV pool counts the attention blocks only", if v0 { "vLLM V0" } else { e.as_str() }),
                     ));
                 }
             }

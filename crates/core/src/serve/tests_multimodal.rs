@@ -284,3 +284,39 @@ fn qwen3_vl_by_hand() {
     let r = b("qwen3-vl-8b") / b("qwen3-8b");
     assert!((r - 0.924766).abs() < 0.002, "{r}");
 }
+
+/// SGLang's state cache for a gated-DeltaNet hybrid, by hand: Qwen3.5-9B (the import's
+/// keys) at TP 2 on RTX 4090s, 0.8, 262,144 tokens (a 2026 build's log, a calibration row:
+/// "max_mamba_cache_size: 186", 327,310 tokens). σ = 24 blocks · (3 · 8,192/2 · 2 B +
+/// 32/2 · 128 · 128 · 4 B) = 25,755,648 B; from 0.5.4 the slots take 0.9/1.9 of what is left.
+#[test]
+fn sglang_gdn_state_cache() {
+    let q = "mode=serve&engine=sglang&layers=32&hidden=4096&heads=16&kv_heads=4&head_dim=256&ffn=12288&vocab=248320&tied=0&rope_partial=1&linear_layers=24&ssm_conv=4&lin_k_heads=16&lin_v_heads=32&lin_k_dim=128&lin_v_dim=128&params=8953803264&vision=456010480&gpu=rtx4090&gpus_per_node=2&tp=2&gpu_util=0.8&max_len=262144";
+    let p = plan(&format!("{q}&engine_version=0.5.9"));
+    let sigma = 24 * (3 * 4096 * 2 + 16 * 128 * 128 * 4);
+    assert_eq!(sigma, 25_755_648);
+    assert!(
+        p.kv.values().contains(&format!("σ={sigma}")),
+        "{}",
+        p.kv.values()
+    );
+    let err = p.tokens as f64 / 327_310.0 - 1.0;
+    assert!(err.abs() < 0.05, "{:+.2} %", 100.0 * err);
+    // The slots and the tokens share what is left: S·σ ≈ 0.9 · tokens · c_tok.
+    let values = p.kv.values();
+    let slots = values
+        .split("S=")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap();
+    let state = slots.parse::<u64>().unwrap() * sigma;
+    let ratio = state as f64 / (p.tokens * p.per_token) as f64;
+    assert!((ratio - 0.9).abs() < 0.01, "{ratio}");
+    // 0.5.2–0.5.3: 512 slots (or max_running_requests); before 0.5.2 no state is counted.
+    let early = plan(&format!("{q}&engine_version=0.5.3&max_seqs=64"));
+    assert!(early.kv.values().contains("S=64,"));
+    let none = plan(&format!("{q}&engine_version=0.5.1"));
+    assert!(!none.kv.values().contains('σ'));
+}

@@ -54,29 +54,36 @@ pub(super) struct HybridPool {
 /// 80·64·128·2 = 1,342,976 B (×64 layers 82.0 MiB per request). MiniMax-Text-01, t = 8:
 /// 8·128·128·2 = 262,144 B.
 pub(super) fn state_page(arch: &Arch, e: u64, t: u64) -> u64 {
+    state_bytes(arch, (e, e), t)
+}
+
+/// [`state_page`] with the convolution state in `e.0` bytes an element and the SSM
+/// (recurrent) state in `e.1`: SGLang keeps the second in fp32 by default.
+pub(super) fn state_bytes(arch: &Arch, e: (u64, u64), t: u64) -> u64 {
+    let (ec, es) = e;
     let mamba = arch.ssm_shape().map_or(0, |m| {
         let (d, n, k) = (m.d_inner, m.d_state, m.conv_kernel.saturating_sub(1));
         if m.version == 2 {
             let g = m.groups.div_ceil(t) * t;
             let p = d.checked_div(m.heads).unwrap_or(0);
-            k * ((d + 2 * g * n) / t) * e + m.heads.div_ceil(t) * p * n * e
+            k * ((d + 2 * g * n) / t) * ec + m.heads.div_ceil(t) * p * n * es
         } else {
-            k * d.div_ceil(t) * e + d.div_ceil(t) * n * e
+            k * d.div_ceil(t) * ec + d.div_ceil(t) * n * es
         }
     });
     let conv = if arch.conv_layers > 0 {
-        arch.short_conv_kernel().saturating_sub(1) * (arch.hidden.get() as u64).div_ceil(t) * e
+        arch.short_conv_kernel().saturating_sub(1) * (arch.hidden.get() as u64).div_ceil(t) * ec
     } else {
         0
     };
     let gdn = arch.linear_shape().map_or(0, |g| {
         let conv_dim = 2 * g.k_heads * g.k_dim + g.v_heads * g.v_dim;
         let k = g.conv_kernel.saturating_sub(1);
-        k * conv_dim.div_ceil(t) * e + g.v_heads.div_ceil(t) * g.v_dim * g.k_dim * e
+        k * conv_dim.div_ceil(t) * ec + g.v_heads.div_ceil(t) * g.v_dim * g.k_dim * es
     });
     let lightning = arch
         .lightning_shape()
-        .map_or(0, |x| x.heads / t * x.head_dim * x.head_dim * e);
+        .map_or(0, |x| x.heads / t * x.head_dim * x.head_dim * es);
     mamba.max(conv).max(gdn).max(lightning)
 }
 
@@ -165,6 +172,52 @@ pub(super) fn vllm_pool(
         per_token: sat(c1 as u128 * attn as u128),
         fit,
     })
+}
+
+/// SGLang's state cache for Mamba-2 and gated-DeltaNet blocks (`MambaPool`), from 0.5.2:
+/// `(S, σ)`, the request slots and each slot's bytes on this rank; `None` for a transformer,
+/// a kind not modelled ([`Arch::states_mamba2_or_gdn`]) or an earlier release.
+///
+/// # Formula
+/// ```text
+/// σ = L_s · (conv: (K−1)·conv_dim/t · 2 B  +  SSM: ⌈H/t⌉·P·N · 4 B)
+/// S = ⌊(R · r/(1 + r)) / σ⌋,  r = 0.9          (0.5.4+: mamba_full_memory_ratio)
+/// S = max_running_requests, else 512            (0.5.2–0.5.3)
+/// KV = R − S·σ
+/// ```
+/// `R` the memory left for the pools (`rest_memory`), `L_s` the stage's state blocks, the
+/// convolution state in bf16 (`SGLANG_MAMBA_CONV_DTYPE`) and the SSM state in fp32 (the
+/// default `mamba_ssm_dtype`); gated DeltaNet: `conv_dim = 2·H_k·d_k + H_v·d_v`, `H = H_v`,
+/// `P = d_v`, `N = d_k`. Source: SGLang `model_executor/model_runner_kv_cache_mixin.py`
+/// (`handle_max_mamba_cache`, 0.5.4–0.5.10), `model_runner.py` (0.5.2, 0.5.3: `rest_memory
+/// -= max_mamba_cache_size · mamba_cache_per_req`), `configs/mamba_utils.py`
+/// (`Mamba2StateShape.create`, `mamba2_state_dtype`, `mamba_cache_per_req`).
+///
+/// # Example
+/// Qwen3.5-9B on 2 × RTX 4090 (TP 2): σ = 24·(3·4,096·2 + 16·128·128·4) = 25,755,648 B; a
+/// log of it prints "max_mamba_cache_size: 186" and 327,310 tokens.
+pub(super) fn sglang_state(
+    s: &Scenario,
+    arch: &Arch,
+    l: &Layout,
+    v: Version,
+    rest: u64,
+) -> Option<(u64, u64)> {
+    if v < Version(0, 5, 2) || !arch.states_mamba2_or_gdn() {
+        return None;
+    }
+    let stage = (arch.layers.get() as u64).div_ceil(l.pp.get() as u64);
+    let n = stage.min(arch.mamba_layers as u64 + arch.linear_layers as u64);
+    let sigma = n.saturating_mul(state_bytes(arch, (2, 4), l.tp.get() as u64));
+    if sigma == 0 {
+        return None;
+    }
+    let slots = if v >= Version(0, 5, 4) {
+        sat(rest as u128 * 9 / 19 / sigma as u128)
+    } else {
+        s.serving.max_seqs.map_or(512, |c| c.get() as u64)
+    };
+    Some((slots, sigma))
 }
 
 #[cfg(test)]

@@ -47,16 +47,23 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         Div,
     ]);
     let reserve = reserve_expr.eval().min(free);
-    let kv_bytes = free.saturating_sub(w).saturating_sub(reserve);
+    let rest = free.saturating_sub(w).saturating_sub(reserve);
+    // Hybrids: the state cache's slots come out of the same rest first (`hybrid::sglang_state`).
+    let state = hybrid::sglang_state(s, &p.arch, l, v, rest);
+    let (slots, sigma) = state.unwrap_or((0, 0));
+    let kv_bytes = rest.saturating_sub(slots.saturating_mul(sigma));
     let (per_token, _, _) = per_token(s, &p.arch, l);
     let ml = max_len(s);
     let page = page_size(s, v);
     let pl = pool(kv_bytes, per_token, page, ml);
-    let kv = Expr::new(&[
+    let mut kv = Expr::new(&[
         Sym("tokens", pl.tokens as u128),
         Sym("c_tok", per_token as u128),
         Mul,
     ]);
+    if state.is_some() {
+        kv = kv.then(&[Sym("S", slots as u128), Sym("σ", sigma as u128), Mul, Add]);
+    }
     let error = kv_cache_dtype_refusal(s, v)
         .or_else(|| page_refusal(s, v, page))
         .or_else(|| expert_refusal(s, &p.arch, l, v))
