@@ -56,14 +56,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let ml = max_len(s);
     let page = page_size(s, v);
     let pl = pool(kv_bytes, per_token, page, ml);
-    let mut kv = Expr::new(&[
-        Sym("tokens", pl.tokens as u128),
-        Sym("c_tok", per_token as u128),
-        Mul,
-    ]);
-    if state.is_some() {
-        kv = kv.then(&[Sym("S", slots as u128), Sym("σ", sigma as u128), Mul, Add]);
-    }
+    let kv = pool_expr(pl.tokens, per_token, state);
     let error = kv_cache_dtype_refusal(s, v)
         .or_else(|| page_refusal(s, v, page))
         .or_else(|| expert_refusal(s, &p.arch, l, v))
@@ -93,6 +86,20 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         error,
         host: None,
         sources: eplb_sources(SOURCES, s, &p.arch, split.is_some()),
+    }
+}
+
+/// The pools' bytes as the plan shows them: `tokens·c_tok`, and a hybrid's state cache
+/// `S·σ` ([`hybrid::sglang_state`]).
+fn pool_expr(tokens: u64, per_token: u64, state: Option<(u64, u64)>) -> Expr {
+    let kv = Expr::new(&[
+        Sym("tokens", tokens as u128),
+        Sym("c_tok", per_token as u128),
+        Mul,
+    ]);
+    match state {
+        Some((n, sigma)) => kv.then(&[Sym("S", n as u128), Sym("σ", sigma as u128), Mul, Add]),
+        None => kv,
     }
 }
 
