@@ -9,7 +9,7 @@ use memfit_core::contract::{FitColour, Settings};
 use memfit_core::estimate::{estimate, Component, Location};
 use memfit_core::gpu::GPUS;
 use memfit_core::megatron::Recompute;
-use memfit_core::model::{presets, Bias, LinKind, Mlp, Norm};
+use memfit_core::model::{presets, Bias, LinKind, Mlp, Norm, SsmDtype};
 use memfit_core::quant::Quant;
 use memfit_core::scenario::{
     at_least_one, AdamImpl, ArchOverrides, Attn, CeFusion, Convention, Count, CtxPer, Device,
@@ -60,8 +60,9 @@ prop_compose! {
         lin_k_dim in opt(1u32..=65_536),
         lin_v_dim in opt(1u32..=65_536),
         lin_kind in opt(prop::sample::select(LinKind::ALL.to_vec())),
+        ssm_dtype in opt(prop::sample::select(SsmDtype::ALL.to_vec())),
     ) -> ArchOverrides {
-        ArchOverrides { attn_layers, mamba_layers, conv_layers, linear_layers, ssm_version, ssm_inner, ssm_state, ssm_groups, ssm_heads, ssm_conv, ssm_chunk, lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_kind, ..base }
+        ArchOverrides { attn_layers, mamba_layers, conv_layers, linear_layers, ssm_version, ssm_inner, ssm_state, ssm_groups, ssm_heads, ssm_conv, ssm_chunk, lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_kind, ssm_dtype, ..base }
     }
 }
 

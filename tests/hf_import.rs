@@ -860,6 +860,11 @@ fn qwen35_counts_are_exact() {
                 _ => 9_409_813_744,
             }
         );
+        // `mamba_ssm_dtype: float32` is carried (the engines' state cache holds it).
+        assert_eq!(
+            s.model.overrides.ssm_dtype,
+            Some(memfit_core::model::SsmDtype::Fp32)
+        );
         // Served by vLLM, the encoder loads with the decoder (both bf16; the rotary cache aside).
         let mut served = s.clone();
         served.workload.mode = memfit_core::scenario::Mode::Serve;

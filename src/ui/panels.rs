@@ -84,7 +84,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
 
 /// A hybrid's layer mix and its state-space and linear-attention shapes (set by a
 /// config.json import; blank for a transformer).
-const HYBRID_KEYS: [&str; 16] = [
+const HYBRID_KEYS: [&str; 17] = [
     "attn_layers",
     "mamba_layers",
     "conv_layers",
@@ -101,6 +101,7 @@ const HYBRID_KEYS: [&str; 16] = [
     "lin_k_dim",
     "lin_v_dim",
     "lin_kind",
+    "ssm_dtype",
 ];
 
 /// A preset's value of one shape key, as its blank box shows it.

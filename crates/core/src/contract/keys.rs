@@ -7,7 +7,7 @@
 use super::settings::{FitColour, Settings};
 use crate::decimal::parse_f64;
 use crate::gpu::{gpu, GPUS};
-use crate::model::{preset, Bias, LinKind, Mlp, Norm};
+use crate::model::{preset, Bias, LinKind, Mlp, Norm, SsmDtype};
 use crate::quant::Quant;
 use crate::scenario::{
     AdamImpl, Attn, CeFusion, Convention, Count, CtxPer, Device, Dtype, Engine, Finetune,
@@ -341,6 +341,7 @@ spelled_field!(
     Norm,
     Bias,
     LinKind,
+    SsmDtype,
     Quant,
     Engine,
     FitColour
@@ -625,6 +626,7 @@ pub const KEYS: &[Key] = &[
     field!("lin_k_dim", scenario.model.overrides.lin_k_dim, opt_int(1, 65_536), "the gated-DeltaNet blocks' key head width d_k (`linear_key_head_dim`)", "count", "Linear-attn key width", "{range}, empty = preset"),
     field!("lin_v_dim", scenario.model.overrides.lin_v_dim, opt_int(1, 65_536), "the gated-DeltaNet blocks' value head width d_v (`linear_value_head_dim`); lightning attention's head width d (`head_dim`)", "count", "Linear-attn value width", "{range}, empty = preset"),
     field!("lin_kind", scenario.model.overrides.lin_kind, options::<LinKind>(true), "which linear attention the linear_layers blocks run: gated DeltaNet (a conv over q, k, v and an fp32 H_v·d_k·d_v state) or MiniMax's lightning attention (no conv, a H·d·d state in the model dtype)", "-", "Linear-attn kind", "{options}, empty = preset (gdn)"),
+    field!("ssm_dtype", scenario.model.overrides.ssm_dtype, options::<SsmDtype>(true), "the recurrent state's element type the checkpoint declares (`mamba_ssm_dtype`: Qwen3.5's fp32), which the engines' state cache of Mamba and gated-DeltaNet blocks holds: `auto` (none declared) is vLLM's model dtype and SGLang's fp32", "-", "SSM state type", "{options}, empty = preset (auto)"),
     field!("params", scenario.model.params, opt_int(1, MAX_PARAMS), "explicit total parameters (DeepSpeed's cold input)", "parameters", "Params (explicit)", "{range}, empty = from the architecture"),
     field!("largest_layer", scenario.model.largest_layer, opt_int(1, MAX_PARAMS), "explicit largest-layer parameters", "parameters", "Largest layer", "{range}, empty = from the architecture"),
     field!("vision", scenario.model.vision, opt_int(0, MAX_PARAMS), "serving: the vision encoder (and projector) a multimodal checkpoint loads with the language model, counted in the weights ÷ TP; 0 = none (a text-only launch)", "parameters", "Vision encoder (serving)", "{range}, empty = the preset's (Gemma 3 4B–27B, Llama 4, Mistral Small 3.1), 0 = none"),

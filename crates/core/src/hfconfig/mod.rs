@@ -95,6 +95,15 @@ fn exact_import(
     if e.mix.layers > 0 {
         notes.push(hybrid::ssm_note(model_type, &e.mix));
     }
+    // The recurrent state's declared type (Qwen3.5's `mamba_ssm_dtype: float32`).
+    let declared = v.get("mamba_ssm_dtype").and_then(Value::as_str);
+    if let Some(d) = declared.and_then(|d| match d {
+        "float32" => Some("fp32"),
+        "bfloat16" => Some("bf16"),
+        _ => None,
+    }) {
+        keys.push(("ssm_dtype", d.to_string()));
+    }
     let cap = |x: u128| x.min(1_000_000_000_000_000) as u64;
     Imported {
         model_type: outer_type,

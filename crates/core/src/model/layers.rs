@@ -67,6 +67,33 @@ pub struct LinearAttn {
 }
 
 crate::spelled! {
+    /// The recurrent (SSM) state's element type a checkpoint declares (`mamba_ssm_dtype`):
+    /// the serving engines' cache of Mamba and gated-DeltaNet blocks holds it.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum SsmDtype {
+        /// None declared: vLLM keeps the state in the model dtype, SGLang in fp32.
+        #[default]
+        Auto = "auto", "the engine's default", "vLLM: model dtype; SGLang: fp32";
+        /// float32 (Qwen3.5's `mamba_ssm_dtype`), 4 B an element.
+        Fp32 = "fp32", "float32", "4 B";
+        /// bfloat16, 2 B an element.
+        Bf16 = "bf16", "bfloat16", "2 B";
+    }
+}
+
+impl SsmDtype {
+    /// Bytes an element: the declared type's, else `default`.
+    pub fn bytes_or(self, default: u64) -> u64 {
+        match self {
+            SsmDtype::Auto => default,
+            SsmDtype::Fp32 => 4,
+            SsmDtype::Bf16 => 2,
+        }
+    }
+}
+
+crate::spelled! {
     /// Which linear attention the `linear_layers` blocks run.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
     #[serde(rename_all = "snake_case")]

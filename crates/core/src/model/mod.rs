@@ -13,7 +13,7 @@ mod counts;
 mod layers;
 
 pub use counts::*;
-pub use layers::{LayerMix, Lightning, LinKind, LinearAttn, Ssm};
+pub use layers::{LayerMix, Lightning, LinKind, LinearAttn, Ssm, SsmDtype};
 
 crate::spelled! {
     /// Feed-forward block shape.
@@ -236,6 +236,10 @@ pub struct Arch {
     /// MiniMax's lightning attention (`lin_v_heads` heads of `lin_v_dim`).
     #[serde(default)]
     pub lin_kind: LinKind,
+    /// The SSM state's element type the checkpoint declares (`mamba_ssm_dtype`; `Auto`:
+    /// none, each engine's default).
+    #[serde(default)]
+    pub ssm_dtype: SsmDtype,
 }
 
 /// Multi-head latent attention (DeepSeek-V2/V3): low-rank q and kv projections.

@@ -43,7 +43,7 @@
 //! Command R+ adds per-head q/k LayerNorms (`a·d + a_kv·d` weights); Cohere2 (R7B, A)
 //! attends within 4,096 tokens on 3 of 4 layers.
 
-use super::{Arch, Bias, LinKind, Mla, Mlp, Norm, Preset};
+use super::{Arch, Bias, LinKind, Mla, Mlp, Norm, Preset, SsmDtype};
 use crate::nonzero::count;
 
 /// The fields a row does not name: a decoder without learned positions, experts,
@@ -102,6 +102,7 @@ pub(super) const BASE: Arch = Arch {
     lin_k_dim: 0,
     lin_v_dim: 0,
     lin_kind: LinKind::Gdn,
+    ssm_dtype: SsmDtype::Auto,
 };
 
 /// Every model preset, in display order: this table's, then the hybrids'

@@ -278,4 +278,5 @@ fn mix_overrides(a: &mut Arch, o: &ArchOverrides) {
     a.lin_k_dim = o.lin_k_dim.unwrap_or(a.lin_k_dim);
     a.lin_v_dim = o.lin_v_dim.unwrap_or(a.lin_v_dim);
     a.lin_kind = o.lin_kind.unwrap_or(a.lin_kind);
+    a.ssm_dtype = o.ssm_dtype.unwrap_or(a.ssm_dtype);
 }

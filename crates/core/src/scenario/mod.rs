@@ -143,6 +143,8 @@ pub struct ArchOverrides {
     /// `lin_kind`
     #[serde(default)]
     pub lin_kind: Option<crate::model::LinKind>,
+    /// `ssm_dtype`
+    pub ssm_dtype: Option<crate::model::SsmDtype>,
 }
 
 impl ArchOverrides {

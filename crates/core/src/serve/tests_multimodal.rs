@@ -320,3 +320,43 @@ fn sglang_gdn_state_cache() {
     let none = plan(&format!("{q}&engine_version=0.5.1"));
     assert!(!none.kv.values().contains('σ'));
 }
+
+/// `ssm_dtype` (the checkpoint's `mamba_ssm_dtype`; Qwen3.5 declares float32): vLLM's state
+/// page holds the recurrent state in it (else the model dtype), SGLang's slots too (else
+/// fp32). Qwen3.5-9B's gated DeltaNet at TP 1: conv 3 · 8,192 · 2 B = 49,152 B, state
+/// 32 · 128 · 128 = 524,288 elements.
+#[test]
+fn ssm_dtype_sets_the_state_bytes() {
+    let q = "mode=serve&layers=32&hidden=4096&heads=16&kv_heads=4&head_dim=256&ffn=12288&vocab=248320&linear_layers=24&ssm_conv=4&lin_k_heads=16&lin_v_heads=32&lin_k_dim=128&lin_v_dim=128&gpu=h100-80&max_len=32768";
+    let page = |extra: &str| {
+        let p = plan(&format!("{q}&engine_version=0.19.0{extra}"));
+        let v = p.kv.values();
+        v.split("page=")
+            .nth(1)
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    // B = 16·⌈P_s/(16·c_1)⌉ with c_1 = 2 · 4 · 256 · 2 B = 4,096 B a token and layer.
+    let padded = |p_s: u64| (16 * p_s.div_ceil(16 * 4096) * 4096).to_string();
+    assert_eq!(page(""), padded(49_152 + 524_288 * 2));
+    assert_eq!(page("&ssm_dtype=fp32"), padded(49_152 + 524_288 * 4));
+    let sigma = |extra: &str| {
+        let p = plan(&format!("{q}&engine=sglang&engine_version=0.5.9{extra}"));
+        let v = p.kv.values();
+        v.split("σ=")
+            .nth(1)
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(sigma(""), (24 * (49_152 + 524_288 * 4)).to_string());
+    assert_eq!(
+        sigma("&ssm_dtype=bf16"),
+        (24 * (49_152 + 524_288 * 2)).to_string()
+    );
+}

@@ -54,7 +54,7 @@ pub(super) struct HybridPool {
 /// 80·64·128·2 = 1,342,976 B (×64 layers 82.0 MiB per request). MiniMax-Text-01, t = 8:
 /// 8·128·128·2 = 262,144 B.
 pub(super) fn state_page(arch: &Arch, e: u64, t: u64) -> u64 {
-    state_bytes(arch, (e, e), t)
+    state_bytes(arch, (e, arch.ssm_dtype.bytes_or(e)), t)
 }
 
 /// [`state_page`] with the convolution state in `e.0` bytes an element and the SSM
@@ -208,7 +208,8 @@ pub(super) fn sglang_state(
     }
     let stage = (arch.layers.get() as u64).div_ceil(l.pp.get() as u64);
     let n = stage.min(arch.mamba_layers as u64 + arch.linear_layers as u64);
-    let sigma = n.saturating_mul(state_bytes(arch, (2, 4), l.tp.get() as u64));
+    let e_ssm = arch.ssm_dtype.bytes_or(4);
+    let sigma = n.saturating_mul(state_bytes(arch, (2, e_ssm), l.tp.get() as u64));
     if sigma == 0 {
         return None;
     }
