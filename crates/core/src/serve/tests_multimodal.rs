@@ -241,19 +241,21 @@ fn vllm_qwen25_vl_logs() {
     assert!(!warned(&x.scenario));
 }
 
+/// SGLang 0.5.3's budget for a preset on one H100 with the defaulted fraction, bytes.
+fn sglang_budget(model: &str) -> f64 {
+    plan(&format!(
+        "mode=serve&engine=sglang&engine_version=0.5.3&model={model}&gpu=h100-80&max_len=8192"
+    ))
+    .budget as f64
+}
+
 /// SGLang's cut for Qwen2.5-VL from 0.4.10 reads `vision_config` as the config gives it:
 /// no `num_hidden_layers` (Qwen names it `depth`: 24 taken), `hidden_size` 1,280, so
 /// c = 24·1280²/(24·1024²) = 1.5625 and the defaulted fraction is cut by
 /// 0.95·(1 − 0.1·0.5625) = 0.8965625.
 #[test]
 fn sglang_qwen25_vl_cut() {
-    let b = |m: &str| {
-        plan(&format!(
-            "mode=serve&engine=sglang&engine_version=0.5.3&model={m}&gpu=h100-80&max_len=8192"
-        ))
-        .budget as f64
-    };
-    let r = b("qwen2.5-vl-7b") / b("qwen2.5-7b");
+    let r = sglang_budget("qwen2.5-vl-7b") / sglang_budget("qwen2.5-7b");
     assert!((r - 0.8965625).abs() < 0.002, "{r}");
 }
 
@@ -275,13 +277,7 @@ fn qwen3_vl_by_hand() {
         .serve_problems(&s.arch())
         .iter()
         .any(|(k, _)| *k == "vision"));
-    let b = |m: &str| {
-        plan(&format!(
-            "mode=serve&engine=sglang&engine_version=0.5.3&model={m}&gpu=h100-80&max_len=8192"
-        ))
-        .budget as f64
-    };
-    let r = b("qwen3-vl-8b") / b("qwen3-8b");
+    let r = sglang_budget("qwen3-vl-8b") / sglang_budget("qwen3-8b");
     assert!((r - 0.924766).abs() < 0.002, "{r}");
 }
 
@@ -321,6 +317,13 @@ fn sglang_gdn_state_cache() {
     assert!(!none.kv.values().contains('σ'));
 }
 
+/// The value of symbol `name` in a plan's KV-pool expression (the last in its list).
+fn kv_value(query: &str, name: &str) -> String {
+    let v = plan(query).kv.values();
+    let tail = v.split(&format!("{name}=")).nth(1).unwrap_or("");
+    tail.split([',', ';']).next().unwrap_or("").to_string()
+}
+
 /// `ssm_dtype` (the checkpoint's `mamba_ssm_dtype`; Qwen3.5 declares float32): vLLM's state
 /// page holds the recurrent state in it (else the model dtype), SGLang's slots too (else
 /// fp32). Qwen3.5-9B's gated DeltaNet at TP 1: conv 3 · 8,192 · 2 B = 49,152 B, state
@@ -328,31 +331,16 @@ fn sglang_gdn_state_cache() {
 #[test]
 fn ssm_dtype_sets_the_state_bytes() {
     let q = "mode=serve&layers=32&hidden=4096&heads=16&kv_heads=4&head_dim=256&ffn=12288&vocab=248320&linear_layers=24&ssm_conv=4&lin_k_heads=16&lin_v_heads=32&lin_k_dim=128&lin_v_dim=128&gpu=h100-80&max_len=32768";
-    let page = |extra: &str| {
-        let p = plan(&format!("{q}&engine_version=0.19.0{extra}"));
-        let v = p.kv.values();
-        v.split("page=")
-            .nth(1)
-            .unwrap()
-            .split(';')
-            .next()
-            .unwrap()
-            .to_string()
-    };
+    let page = |extra: &str| kv_value(&format!("{q}&engine_version=0.19.0{extra}"), "page");
     // B = 16·⌈P_s/(16·c_1)⌉ with c_1 = 2 · 4 · 256 · 2 B = 4,096 B a token and layer.
     let padded = |p_s: u64| (16 * p_s.div_ceil(16 * 4096) * 4096).to_string();
     assert_eq!(page(""), padded(49_152 + 524_288 * 2));
     assert_eq!(page("&ssm_dtype=fp32"), padded(49_152 + 524_288 * 4));
     let sigma = |extra: &str| {
-        let p = plan(&format!("{q}&engine=sglang&engine_version=0.5.9{extra}"));
-        let v = p.kv.values();
-        v.split("σ=")
-            .nth(1)
-            .unwrap()
-            .split(';')
-            .next()
-            .unwrap()
-            .to_string()
+        kv_value(
+            &format!("{q}&engine=sglang&engine_version=0.5.9{extra}"),
+            "σ",
+        )
     };
     assert_eq!(sigma(""), (24 * (49_152 + 524_288 * 4)).to_string());
     assert_eq!(
