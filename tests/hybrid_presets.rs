@@ -296,3 +296,26 @@ fn active_parameters_against_the_model_cards() {
     // A dense hybrid touches every parameter.
     assert_eq!(active("nemotron-h-8b"), 8_100_852_736.0);
 }
+
+/// State-shape keys on a transformer change nothing and say so, once, naming each; on a
+/// hybrid they are its shape (no such warning).
+#[test]
+fn state_keys_on_a_transformer_are_named_as_ignored() {
+    let inert = |q: &str| -> Vec<(&'static str, String)> {
+        at(q)
+            .problems()
+            .into_iter()
+            .filter(|(_, m)| m.contains("this model has none"))
+            .collect()
+    };
+    let w = inert("model=llama-3-8b&ssm_state=64&ssm_dtype=fp32&lin_kind=lightning");
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].0, "ssm_state");
+    assert!(
+        w[0].1
+            .starts_with("ssm_state, ssm_dtype, lin_kind shape state blocks"),
+        "{w:?}"
+    );
+    assert!(inert("model=nemotron-h-8b&ssm_state=64").is_empty());
+    assert!(inert("model=llama-3-8b").is_empty());
+}

@@ -106,6 +106,36 @@ impl Scenario {
         out
     }
 
+    /// State-shape keys set on a model without state blocks (no `mamba_layers`,
+    /// `conv_layers` or `linear_layers`): named once, with every such key, as ignored.
+    fn inert_state_keys(&self, out: &mut Vec<(&'static str, String)>) {
+        let o = &self.model.overrides;
+        let set: Vec<&'static str> = [
+            ("ssm_version", o.ssm_version.is_some()),
+            ("ssm_inner", o.ssm_inner.is_some()),
+            ("ssm_state", o.ssm_state.is_some()),
+            ("ssm_groups", o.ssm_groups.is_some()),
+            ("ssm_heads", o.ssm_heads.is_some()),
+            ("ssm_conv", o.ssm_conv.is_some()),
+            ("ssm_chunk", o.ssm_chunk.is_some()),
+            ("ssm_dtype", o.ssm_dtype.is_some()),
+            ("lin_k_heads", o.lin_k_heads.is_some()),
+            ("lin_v_heads", o.lin_v_heads.is_some()),
+            ("lin_k_dim", o.lin_k_dim.is_some()),
+            ("lin_v_dim", o.lin_v_dim.is_some()),
+            ("lin_kind", o.lin_kind.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(k, on)| on.then_some(k))
+        .collect();
+        if let Some(first) = set.first() {
+            out.push((
+                first,
+                format!("{} shape{} state blocks (Mamba, short convolution, linear attention), and this model has none (set mamba_layers, conv_layers or linear_layers): ignored", set.join(", "), if set.len() == 1 { "s" } else { "" }),
+            ));
+        }
+    }
+
     /// A hybrid preset's exact count holds for its own shape only: said when the shape is
     /// overridden without an explicit `params`.
     fn exact_count_caveat(&self, arch: &Arch, out: &mut Vec<(&'static str, String)>) {
@@ -153,6 +183,7 @@ impl Scenario {
     fn hybrid_caveats(&self, arch: &Arch, out: &mut Vec<(&'static str, String)>) {
         self.exact_count_caveat(arch, out);
         if !arch.is_hybrid() {
+            self.inert_state_keys(out);
             return;
         }
         self.linear_caveats(arch, out);
