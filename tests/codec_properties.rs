@@ -403,11 +403,16 @@ proptest! {
         t.workload.seq = memfit_core::scenario::at_least_one((s.workload.seq.get() + extra).min(1 << 26));
         prop_assert!(estimate(&t).per_gpu_bytes >= e0, "seq");
         // Layers and hidden through the architecture (an explicit `params=` fixes Ψ).
+        // A hybrid's stage holds L_s blocks of the model's *mean* block (which stage a Mamba
+        // or convolution block falls in is not placed), so one more attention block moves the
+        // mean towards the attention block's bytes, down by a few bytes when the state block is
+        // the larger (GPT-2 with `conv_layers=1`, `pp=15`, `seq=1`, layers 302 → 303: stage 0
+        // keeps 21 blocks and its activations fall 42 B): layers compared on transformers only.
         if s.model.params.is_none() && s.model.largest_layer.is_none() && s.parallel.pp.get() <= s.arch().layers.get() {
             let a = s.arch();
             let mut t = s.clone();
             t.model.overrides.layers = Some(at_least_one((a.layers.get() + extra).min(1024)));
-            prop_assert!(estimate(&t).per_gpu_bytes >= e0, "layers {} → {:?}", a.layers, t.model.overrides.layers);
+            prop_assert!(a.is_hybrid() || estimate(&t).per_gpu_bytes >= e0, "layers {} → {:?}", a.layers, t.model.overrides.layers);
             // Growing hidden by a multiple of the heads keeps the head width a whole number.
             let mut t = s.clone();
             t.model.overrides.hidden = Some(at_least_one((a.hidden.get() + extra * a.heads.get()).min(1 << 20)));
