@@ -37,6 +37,13 @@ pub fn phase_label(p: Phase) -> &'static str {
     }
 }
 
+/// The engine's name as its project writes it, from the report's spelling (`sglang` →
+/// "SGLang").
+fn engine_label(id: &str) -> &str {
+    use memfit_core::spelling::Spelled;
+    memfit_core::scenario::Engine::parse(id).map_or(id, |e| e.label())
+}
+
 /// The verdict for an estimate in the given units.
 pub fn verdict(e: &Estimate, units: Units) -> Verdict {
     let headroom = if e.out_of_range {
@@ -63,7 +70,13 @@ pub fn verdict(e: &Estimate, units: Units) -> Verdict {
         headline: if e.out_of_range {
             "Out of range".into()
         } else if let Some(r) = e.serve.as_ref().filter(|r| r.error.is_some()) {
-            format!("Does not serve one request of {} tokens", r.max_len)
+            // A pool that holds some tokens but fewer than `max_len` refuses the context;
+            // an empty pool, or a refusal with room to spare, is the launch itself.
+            if (1..r.max_len).contains(&r.kv_tokens) {
+                format!("Does not serve one request of {} tokens", r.max_len)
+            } else {
+                format!("{} refuses to start", engine_label(&r.engine))
+            }
         } else if e.fits {
             "Fits".into()
         } else {
@@ -132,6 +145,31 @@ mod tests {
     use super::*;
     use memfit_core::estimate::estimate;
     use memfit_core::scenario::{Scenario, Zero};
+
+    /// The headline of a refused launch says what was refused: the context (a pool of
+    /// 48,080 tokens for vLLM's 131,072-token request on a 24 GB card) or the start itself
+    /// (SGLang with no memory left for the pool; a tensor-parallel size the heads refuse,
+    /// with 1,975,226 tokens of pool to spare).
+    #[test]
+    fn refused_launches_name_what_was_refused() {
+        let headline = |q: &str| {
+            let s = memfit_core::contract::query::decode(q).0.scenario;
+            verdict(&estimate(&s), Units::Gib).headline
+        };
+        assert_eq!(
+            headline("mode=serve&model=llama-3-8b&gpu=rtx4090&max_len=131072"),
+            "Does not serve one request of 131072 tokens"
+        );
+        assert_eq!(
+            headline("mode=serve&engine=sglang&engine_version=0.5.3&model=llama-2-70b&gpu=rtx4090"),
+            "SGLang refuses to start"
+        );
+        assert_eq!(
+            headline("mode=serve&engine=sglang&model=llama-3-8b&gpu=h100-80&tp=3&gpus_per_node=3"),
+            "SGLang refuses to start"
+        );
+        assert_eq!(headline("mode=serve&model=llama-2-70b&gpu=rtx4090"), "vLLM refuses to start");
+    }
 
     #[test]
     fn verdict_for_llama2_7b_zero3_8gpu() {
