@@ -817,6 +817,50 @@ fn multimodal_configs_carry_their_vision_encoder() {
     assert_eq!(s.model.vision, None);
 }
 
+/// An import carries the checkpoint's context (`max_position_embeddings` → `context`), so
+/// serving's default `max_len` is the config's, as vLLM and SGLang derive it, not the
+/// preset the import stands on: Llama 3.2 1B (131,072; it stands on `llama-2-7b`, 4,096)
+/// and EXAONE 4.0 32B (131,072). A longer `max_len` is named against it; a config without
+/// one (BLOOM's ALiBi) leaves the preset's.
+#[test]
+fn imports_carry_the_checkpoint_context() {
+    for (file, ctx) in [
+        ("llama-3.2-1b.json", 131_072u32),
+        ("exaone-4.0-32b.json", 131_072),
+        ("gpt2.json", 1024),
+    ] {
+        let (mut s, _) = import(file);
+        assert_eq!(s.model.context, Some(ctx), "{file}");
+        s.workload.mode = memfit_core::scenario::Mode::Serve;
+        assert_eq!(
+            estimate(&s).serve.unwrap().max_len,
+            u64::from(ctx),
+            "{file}"
+        );
+    }
+    let (s, _) = import("bloom-560m.json");
+    assert_eq!(s.model.context, None);
+    let q = "mode=serve&model=llama-2-7b&layers=16&hidden=2048&heads=32&kv_heads=8&head_dim=64&ffn=8192&vocab=128256&context=131072";
+    let long = memfit_core::estimate::estimate(
+        &memfit_core::contract::query::decode(&format!("{q}&max_len=200000"))
+            .0
+            .scenario,
+    );
+    assert!(
+        long.warnings.iter().any(|w| w.key == "max_len"
+            && w.message
+                .contains("longer than the model's context (131,072 tokens")),
+        "{:?}",
+        long.warnings
+    );
+    let fits = estimate(
+        &memfit_core::contract::query::decode(&format!("{q}&max_len=131072"))
+            .0
+            .scenario,
+    );
+    assert!(fits.warnings.iter().all(|w| w.key != "max_len"));
+}
+
 /// A multimodal import stands on its family's preset (`model` in the query), so serving
 /// sees the checkpoint's context and vLLM's rotary caches: the imports plan as the presets do.
 #[test]
@@ -865,12 +909,17 @@ fn qwen35_counts_are_exact() {
             s.model.overrides.ssm_dtype,
             Some(memfit_core::model::SsmDtype::Fp32)
         );
-        // Served by vLLM, the encoder loads with the decoder (both bf16; the rotary cache aside).
+        // Served by vLLM, the encoder loads with the decoder (both bf16), and the rotary
+        // cache of the config's 262,144 positions (`context`, carried by the import):
+        // 262,144 × 256 × 2 B = 128 MiB. vLLM's is a quarter of that (rotary_dim 64, the
+        // partial factor ¼); memfit has no key for the factor and counts the whole head.
+        assert_eq!(s.model.context, Some(262_144));
         let mut served = s.clone();
         served.workload.mode = memfit_core::scenario::Mode::Serve;
-        let w = estimate(&served).serve.unwrap().weights_bytes;
+        let plan = estimate(&served).serve.unwrap();
         let both = (text + s.model.vision.unwrap()) * 2;
-        assert!(w >= both && w < both + (64 << 20), "{file}: {w}");
+        assert_eq!(plan.weights_bytes, both + 262_144 * 256 * 2, "{file}");
+        assert_eq!(plan.max_len, 262_144, "{file}");
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/configs")
             .join(file);

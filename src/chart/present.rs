@@ -168,7 +168,10 @@ mod tests {
             headline("mode=serve&engine=sglang&model=llama-3-8b&gpu=h100-80&tp=3&gpus_per_node=3"),
             "SGLang refuses to start"
         );
-        assert_eq!(headline("mode=serve&model=llama-2-70b&gpu=rtx4090"), "vLLM refuses to start");
+        assert_eq!(
+            headline("mode=serve&model=llama-2-70b&gpu=rtx4090"),
+            "vLLM refuses to start"
+        );
     }
 
     #[test]

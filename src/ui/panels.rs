@@ -75,6 +75,7 @@ pub fn ModelPanel(settings: RwSignal<Settings>) -> impl IntoView {
                 <KeyField settings name="params" placeholder=Signal::derive(move || counts.with(|(p, e)| if *e { p.psi } else { p.counts.total }.to_string())) />
                 <KeyField settings name="largest_layer" placeholder=Signal::derive(move || counts.with(|(p, e)| if *e { p.largest } else { p.counts.largest_layer }.to_string())) />
                 <KeyField settings name="vision" placeholder=Signal::derive(move || settings.with(|x| preset_vision(&x.scenario))) />
+                <KeyField settings name="context" placeholder=Signal::derive(move || settings.with(|x| x.scenario.context().map_or(String::new(), |c| c.to_string()))) />
             </div>
             </Disclosure>
             <p class="hint" data-testid="param-count">{move || counts.with(|(p, e)| param_count_line(p, *e))}</p>
@@ -136,9 +137,9 @@ fn preset_vision(s: &memfit_core::scenario::Scenario) -> String {
         .to_string()
 }
 
-/// The block's form and the explicit counts (the rest of the advanced group; the last three,
-/// the counts, show the resolved or the preset's count in their blank boxes).
-const FORM_KEYS: [&str; 10] = [
+/// The block's form and the explicit counts (the rest of the advanced group; the last four,
+/// the counts and the context, show the resolved or the preset's value in their blank boxes).
+const FORM_KEYS: [&str; 11] = [
     "mlp",
     "norm",
     "tied",
@@ -149,6 +150,7 @@ const FORM_KEYS: [&str; 10] = [
     "params",
     "largest_layer",
     "vision",
+    "context",
 ];
 
 /// Every key of the model panel's advanced group, in the form's order.

@@ -192,6 +192,7 @@ impl TryFrom<FlatSettings> for Settings {
                 params: f.params,
                 largest_layer: f.largest_layer,
                 vision: None,
+                context: None,
             },
             workload,
             cluster: Cluster {

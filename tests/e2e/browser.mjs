@@ -913,7 +913,7 @@ await test('first screen: advanced groups start closed and say so; a link that s
   await open(page, 'model=llama-2-7b&layers=40&frag=10');
   const arch = groups.filter({ hasText: 'Architecture overrides' });
   check(await arch.evaluate((d) => d.open), 'architecture overrides closed although layers is set');
-  check((await arch.locator('summary').textContent()).includes('1 of 42 changed'), 'override count');
+  check((await arch.locator('summary').textContent()).includes('1 of 43 changed'), 'override count');
   const runtime = groups.filter({ hasText: 'Runtime overheads' });
   check(await runtime.evaluate((d) => d.open), 'runtime group closed although frag is set');
   check(await page.locator('#f-frag').isVisible(), 'frag input hidden');

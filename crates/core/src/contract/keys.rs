@@ -630,6 +630,7 @@ pub const KEYS: &[Key] = &[
     field!("params", scenario.model.params, opt_int(1, MAX_PARAMS), "explicit total parameters (DeepSpeed's cold input)", "parameters", "Params (explicit)", "{range}, empty = from the architecture"),
     field!("largest_layer", scenario.model.largest_layer, opt_int(1, MAX_PARAMS), "explicit largest-layer parameters", "parameters", "Largest layer", "{range}, empty = from the architecture"),
     field!("vision", scenario.model.vision, opt_int(0, MAX_PARAMS), "serving: the vision encoder (and projector) a multimodal checkpoint loads with the language model, counted in the weights ÷ TP; 0 = none (a text-only launch)", "parameters", "Vision encoder (serving)", "{range}, empty = the preset's (Gemma 3 4B–27B, Llama 4, Mistral Small 3.1), 0 = none"),
+    field!("context", scenario.model.context, opt_int(1, 1 << 27), "serving: the context the checkpoint is configured for (config.json's max_position_embeddings): the default max_len, what vLLM and SGLang check a longer max_len against, vLLM's rotary cache rows", "tokens", "Model context (serving)", "{range}, empty = the preset's"),
     field!("mode", scenario.workload.mode, options::<Mode>(false), "training or inference", "-", "Mode", "{options}"),
     field!("batch", scenario.workload.batch, int(1, 1 << 20), "micro-batch per GPU", "sequences", "Micro-batch / GPU", "{range}"),
     field!("seq", scenario.workload.seq, int(1, 1 << 26), "sequence length (the prompt, in inference)", "tokens", "Sequence", "{range}"),

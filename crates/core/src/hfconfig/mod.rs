@@ -148,6 +148,23 @@ fn rope_keys(v: &Value, keys: &mut Vec<(&'static str, String)>) {
 /// assert!(i.keys.contains(&("kv_heads", "8".to_string())));
 /// ```
 pub fn parse(text: &str) -> Result<Imported, String> {
+    let (mut i, ctx) = parse_decoder(text)?;
+    if let Some(c) = ctx {
+        i.keys.push(("context", c.to_string()));
+    }
+    Ok(i)
+}
+
+/// The model's context as the text decoder's config gives it (`max_position_embeddings`;
+/// GPT-2's `n_positions`), within the `context` key's range: `None` where the config has
+/// none (BLOOM and Falcon's ALiBi, T5's relative positions). vLLM derives a longer context
+/// from some `rope_scaling` types (YaRN's factor); that is not read: a `max_len` sets it.
+fn context_of(v: &Value) -> Option<u64> {
+    get(v, &["max_position_embeddings", "n_positions"]).filter(|c| (1..=1 << 27).contains(c))
+}
+
+/// [`parse`] without the `context` key, and the context ([`context_of`]).
+fn parse_decoder(text: &str) -> Result<(Imported, Option<u64>), String> {
     let text = &json_non_finite_to_null(text);
     let v: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
     if !v.is_object() {
@@ -160,9 +177,10 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         .to_string();
     let mut acc = Acc::default();
     let (v, model_type) = text_decoder(v, &outer_type, &mut acc)?;
+    let ctx = context_of(&v);
     if let Some(family) = exact_family(&model_type) {
         let e = family(&v, &mut acc)?;
-        return Ok(exact_import(&v, outer_type, &model_type, acc, e));
+        return Ok((exact_import(&v, outer_type, &model_type, acc, e), ctx));
     }
     let tied = v.get("tie_word_embeddings").and_then(Value::as_bool);
     let base = match model_type.as_str() {
@@ -188,7 +206,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         "gpt_neox" => gpt_neox(&v, &mut acc)?,
         "falcon" | "RefinedWeb" | "RefinedWebModel" => falcon(&v, &mut acc)?,
         "t5" | "mt5" => t5(&v, &mut acc)?,
-        other => return generic::generic(&v, other),
+        other => return generic::generic(&v, other).map(|i| (i, ctx)),
     };
     let base = multimodal_base(&outer_type).unwrap_or(base);
     let Acc {
@@ -209,7 +227,7 @@ pub fn parse(text: &str) -> Result<Imported, String> {
             quant_keys(q, &mut keys, &mut notes);
         }
     }
-    Ok(Imported {
+    let i = Imported {
         model_type: outer_type,
         base,
         keys,
@@ -217,7 +235,8 @@ pub fn parse(text: &str) -> Result<Imported, String> {
         params: exact.map(|x| x.min(1_000_000_000_000_000) as u64),
         largest_layer: None,
         layer_mix: None,
-    })
+    };
+    Ok((i, ctx))
 }
 
 /// The preset a multimodal checkpoint's import stands on, where memfit has one of its

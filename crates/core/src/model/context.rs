@@ -84,12 +84,17 @@ pub fn longest_context(preset: &str) -> Option<u32> {
 /// 512 MiB more than one cache of `P` rows: the llm-d planner's "Model loading took 8.58
 /// GiB" (vLLM 0.19) was 0.51 GiB above memfit's weights before this was counted.
 ///
+/// `context` is the model's (`P`, [`crate::scenario::Scenario::context`]); the caches'
+/// count and scaling are the preset's family's.
+///
 /// ```
-/// assert_eq!(memfit_core::model::rope_cache_rows("gemma-3-4b"), Some(9 * 131_072));
-/// assert_eq!(memfit_core::model::rope_cache_rows("llama-3-8b"), Some(8_192));
+/// use memfit_core::model::{model_context, rope_cache_rows};
+/// assert_eq!(rope_cache_rows("gemma-3-4b", model_context("gemma-3-4b")), Some(9 * 131_072));
+/// assert_eq!(rope_cache_rows("llama-3-8b", Some(8_192)), Some(8_192));
+/// assert_eq!(rope_cache_rows("llama-2-7b", Some(262_144)), Some(262_144));
 /// ```
-pub fn rope_cache_rows(preset: &str) -> Option<u64> {
-    let p = u64::from(model_context(preset)?);
+pub fn rope_cache_rows(preset: &str, context: Option<u32>) -> Option<u64> {
+    let p = u64::from(context?);
     Some(match preset {
         "gemma-3-4b" | "gemma-3-12b" | "gemma-3-27b" => p + 8 * p,
         "gemma-3-1b" => 2 * p,

@@ -232,13 +232,15 @@ impl Scenario {
     /// Selects a model preset and drops the architecture overrides made for the
     /// previous one (the form does this; the URL decoder sets fields one by one).
     pub fn select_model(&mut self, id: &str) {
-        self.model = ModelSpec {
-            preset: id.to_string(),
-            overrides: ArchOverrides::default(),
-            params: None,
-            largest_layer: None,
-            vision: None,
-        };
+        self.model = ModelSpec::of(id);
+    }
+
+    /// The model's context, tokens: `context` when set, else the preset's
+    /// ([`crate::model::model_context`]; an edited shape keeps its preset's context).
+    pub fn context(&self) -> Option<u32> {
+        self.model
+            .context
+            .or_else(|| crate::model::model_context(&self.model.preset))
     }
 
     /// Whether the scenario trains.

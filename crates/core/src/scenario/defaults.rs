@@ -3,16 +3,24 @@
 
 use super::*;
 
+impl ModelSpec {
+    /// Preset `id` as it is: no overrides, no explicit counts.
+    pub fn of(id: &str) -> Self {
+        ModelSpec {
+            preset: id.to_string(),
+            overrides: ArchOverrides::default(),
+            params: None,
+            largest_layer: None,
+            vision: None,
+            context: None,
+        }
+    }
+}
+
 impl Default for Scenario {
     fn default() -> Self {
         Scenario {
-            model: ModelSpec {
-                preset: "llama-2-7b".into(),
-                overrides: ArchOverrides::default(),
-                params: None,
-                largest_layer: None,
-                vision: None,
-            },
+            model: ModelSpec::of("llama-2-7b"),
             workload: Workload {
                 mode: Mode::Train,
                 batch: count(1),

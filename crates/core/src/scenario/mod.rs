@@ -170,6 +170,11 @@ pub struct ModelSpec {
     /// ([`crate::model::vision_tower`]), 0 = none (a text-only launch).
     #[serde(default)]
     pub vision: Option<u64>,
+    /// `context`: the context the checkpoint is configured for (`config.json`'s
+    /// `max_position_embeddings`), tokens; `None` = the preset's
+    /// ([`crate::model::model_context`]). Serving reads it ([`Scenario::context`]).
+    #[serde(default)]
+    pub context: Option<u32>,
 }
 
 /// What one step (or request) processes.

@@ -229,8 +229,9 @@ impl Scenario {
         }
         out
     }
-    /// A `max_len` longer than any checkpoint of the preset was configured for (its
-    /// `config.json`'s `max_position_embeddings`, [`crate::model::longest_context`]): vLLM
+    /// A `max_len` longer than the model's `context` or, without one, than any checkpoint of
+    /// an unedited preset was configured for (its `config.json`'s `max_position_embeddings`,
+    /// [`crate::model::longest_context`]): vLLM
     /// and SGLang refuse it at start-up unless an environment variable allows it. A warning,
     /// not a refusal: a config with rope scaling derives a longer context. Source: vLLM
     /// `_get_and_verify_max_len` (`config.py` 0.6.6–0.10.x, `config/model.py` 0.11–0.33.0),
@@ -240,11 +241,16 @@ impl Scenario {
     /// Qwen2.5 7B (32,768 tokens) with `max_len=131072` on vLLM: named; Llama 3 8B with
     /// 131,072 is not (Llama 3.1's checkpoints have it), with 200,000 it is.
     fn context_problems(&self, out: &mut Vec<(&'static str, String)>) {
-        let (Some(ml), false) = (self.serving.max_len, self.model.overrides.any()) else {
+        let Some(ml) = self.serving.max_len else {
             return;
         };
-        let Some(ctx) = crate::model::longest_context(&self.model.preset) else {
-            return;
+        let ctx = match self.model.context {
+            Some(c) => c,
+            None if self.model.overrides.any() => return,
+            None => match crate::model::longest_context(&self.model.preset) {
+                Some(c) => c,
+                None => return,
+            },
         };
         let ml = ml.get();
         if ml <= ctx {
@@ -260,19 +266,19 @@ impl Scenario {
             format!(
                 "max_len = {} is longer than {}'s context ({} tokens, its config.json's max_position_embeddings): {engine} refuses it at start-up (\"{words} …\") unless {env} is set or the checkpoint's config (rope scaling) allows more; counted as given",
                 crate::units::group_digits(ml as u64),
-                self.preset().name,
+                if self.model.context.is_some() { "the model" } else { self.preset().name },
                 crate::units::group_digits(ctx as u64)
             ),
         ));
     }
-    /// The context a served request may use: `max_len`, else the preset's context
-    /// ([`crate::model::model_context`]), else `seq + gen`.
+    /// The context a served request may use: `max_len`, else the model's context
+    /// ([`Scenario::context`]), else `seq + gen`.
     pub fn serve_max_len(&self) -> u64 {
         self.serving
             .max_len
             .map(|c| c.get() as u64)
             .unwrap_or_else(|| {
-                crate::model::model_context(&self.model.preset)
+                self.context()
                     .map(u64::from)
                     .unwrap_or(self.workload.seq.get() as u64 + self.workload.gen as u64)
             })

@@ -358,7 +358,7 @@ const SOURCES: [&str; 6] = [
 /// experts are padded, `W_pad(t = 1)·E_r/E`).
 fn weights(s: &Scenario, p: &Prepared, l: &Layout, split: Option<ExpertSplit>) -> Expr {
     let arch = &p.arch;
-    let rows = crate::model::rope_cache_rows(&s.model.preset).unwrap_or(0);
+    let rows = crate::model::rope_cache_rows(&s.model.preset, s.context()).unwrap_or(0);
     let k = s.numerics.precision.compute_bytes();
     let rope = if arch.positions == 0 && arch.mla.is_none() {
         sat(rows as u128 * arch.head_dim.get() as u128 * k as u128)
