@@ -7,14 +7,28 @@
 // the config.json fetch a user asks for. Debug builds (what `trunk serve` makes) allow
 // inline scripts instead of hashing them, because the dev server injects its autoreload
 // script after this hook has run, and its websocket; release builds stay strict.
-import { readFile, writeFile, access } from 'node:fs/promises';
+import { readFile, writeFile, access, readdir } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { minify } from 'terser';
 
 const dir = process.env.TRUNK_STAGING_DIR;
 if (!dir) throw new Error('csp.mjs runs as a Trunk post_build hook (TRUNK_STAGING_DIR is unset)');
 const file = join(dir, 'index.html');
 let html = await readFile(file, 'utf8');
+const debug = process.env.TRUNK_PROFILE === 'debug';
+
+// Release builds ship wasm-bindgen's JS glue minified (terser, ES module: exports and the
+// wasm imports' property names kept): the first module's glue is 52.7 kB raw, 8.9 kB gzip -9,
+// and 23.4 kB, 6.6 kB minified (2026-11-28). Done before the integrity values below.
+if (!debug) {
+  for (const name of (await readdir(dir)).filter((n) => n.endsWith('.js'))) {
+    const path = join(dir, name);
+    const out = await minify(await readFile(path, 'utf8'), { module: true, compress: true, mangle: true });
+    if (!out.code) throw new Error(`csp.mjs: terser returned nothing for ${name}`);
+    await writeFile(path, out.code);
+  }
+}
 
 // Subresource integrity, checked against the files as they ended up. Trunk builds the page's
 // wasm binaries in parallel and each runs wasm-bindgen into one shared output folder, so a
@@ -45,7 +59,6 @@ for (const m of [...html.matchAll(/<(?:link|script)\b[^>]*?(?:href|src)="([^"]+)
 if (fixed) console.log(`csp.mjs: ${fixed} integrity value(s) recomputed from the files`);
 const inline = [...html.matchAll(/<script(\s[^>]*)?>([\s\S]*?)<\/script>/g)].filter((m) => !/\ssrc=/.test(m[1] ?? ''));
 const hashes = inline.map((m) => `'sha256-${createHash('sha256').update(m[2], 'utf8').digest('base64')}'`);
-const debug = process.env.TRUNK_PROFILE === 'debug';
 const policy = [
   "default-src 'none'",
   `script-src 'self' 'wasm-unsafe-eval' ${debug ? "'unsafe-inline'" : hashes.join(' ')}`.trim(),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing memfit needs, skipping what is already present
 # at the right version: the wasm32 target, trunk 0.21.14, wasm-bindgen-cli at
-# Cargo.lock's version, npm's binaryen 132 + playwright-core, Debian's chromium.
+# Cargo.lock's version, npm's binaryen 132 + playwright-core + terser, Debian's chromium.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 
@@ -35,7 +35,7 @@ if ! wasm-bindgen --version 2>/dev/null | grep -qx "wasm-bindgen $WB_VERSION"; t
     step cargo install --locked wasm-bindgen-cli --version "=$WB_VERSION" \
       || step cargo install wasm-bindgen-cli --version "=$WB_VERSION" ) & pids+=($!)
 fi
-if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ]; then
+if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/terser ]; then
   step npm ci --no-audit --no-fund --loglevel=error
 fi
 step cargo fetch --locked
