@@ -179,7 +179,7 @@ prop_compose! {
     fn serving()(
         quant in prop::sample::select(Quant::ALL.to_vec()),
         engine in prop::sample::select(Engine::ALL.to_vec()),
-        version in opt((0u16..=100, 0u16..=100, 0u16..=100)),
+        version in opt((0u16..=100, 0u16..=100, 0u16..=100, 0u16..=9)),
         gpu_util in opt(prop_oneof![Just(0.9f64), Just(1.0), 1e-6f64..=1.0]),
         max_len in opt(1u32..=1 << 26),
         max_batched_tokens in opt(1u32..=1 << 26),
@@ -207,7 +207,7 @@ prop_compose! {
     ) -> (Quant, Serving, HardwareOverrides, bool, bool, FitColour, CeFusion, Fp8Recipe, Device, bool, Modules, (Tf32, SsmKernels, bool)) {
         (quant, Serving {
             engine,
-            version: version.map(|(a, b, c)| Version(a, b, c)),
+            version: version.map(|(a, b, c, d)| Version(a, b, c, d)),
             gpu_util,
             max_len: max_len.map(at_least_one),
             max_batched_tokens: max_batched_tokens.map(at_least_one),

@@ -210,7 +210,7 @@ impl Scenario {
                 // SGLang's state cache is modelled from 0.5.2 for Mamba-2 and gated DeltaNet.
                 let sglang_state = e == Engine::Sglang
                     && arch.states_mamba2_or_gdn()
-                    && self.engine_release().unwrap_or_else(|(_, used)| used) >= Version(0, 5, 2);
+                    && self.engine_release().unwrap_or_else(|(_, used)| used) >= Version(0, 5, 2, 0);
                 if (matches!(e, Engine::Sglang | Engine::Trtllm) && !sglang_state) || v0 {
                     out.push((
                         "mamba_layers",

@@ -21,31 +21,31 @@ pub const CUDA_TOTAL: &[(&str, u64)] = &[
 ];
 
 /// vLLM's first V1 release (the V0 engine is ≤ 0.7).
-pub const VLLM_V1_FROM: Version = Version(0, 8, 0);
+pub const VLLM_V1_FROM: Version = Version(0, 8, 0, 0);
 /// vLLM's `--enable-expert-parallel` first release (not in 0.7.3's `arg_utils.py`).
-pub const VLLM_EP_FROM: Version = Version(0, 8, 0);
+pub const VLLM_EP_FROM: Version = Version(0, 8, 0, 0);
 /// vLLM's first release whose FlashInfer sampler is opt-in (`VLLM_USE_FLASHINFER_SAMPLER=1`):
 /// the PyTorch sort runs the dummy sampler pass's top-k/top-p by default.
 ///
 /// Source: vLLM sdists 0.11.0 (FlashInfer's when installed unless the variable is `0`) and
 /// 0.12.0 (`if envs.VLLM_USE_FLASHINFER_SAMPLER:`), `v1/sample/ops/topk_topp_sampler.py`.
-pub const VLLM_FLASHINFER_OPTIN_FROM: Version = Version(0, 12, 0);
+pub const VLLM_FLASHINFER_OPTIN_FROM: Version = Version(0, 12, 0, 0);
 /// vLLM's first release with the Triton top-k/top-p kernel (8 rows or more).
 ///
 /// Source: vLLM sdists 0.16.0 (no `apply_top_k_top_p_triton`) and 0.17.0,
 /// `v1/sample/ops/topk_topp_sampler.py`.
-pub const VLLM_TRITON_TOPK_FROM: Version = Version(0, 17, 0);
+pub const VLLM_TRITON_TOPK_FROM: Version = Version(0, 17, 0, 0);
 /// vLLM's first release with `--quantization mxfp4` (gpt-oss).
 ///
 /// Source: vLLM sdists 0.10.0 (no `quantization/mxfp4.py`) and 0.10.1 (`Mxfp4Config`).
-pub const VLLM_MXFP4_FROM: Version = Version(0, 10, 1);
+pub const VLLM_MXFP4_FROM: Version = Version(0, 10, 1, 0);
 /// vLLM's first release whose MXFP4 config loads a linear layer unquantized instead of
 /// raising `NotImplementedError("Mxfp4 linear layer is not implemented")`.
 ///
 /// Source: vLLM `model_executor/layers/quantization/mxfp4.py Mxfp4Config.get_quant_method`
 /// (raises in 0.10.1–0.11.0; `UnquantizedLinearMethod()` with a debug log from 0.11.1,
 /// through 0.33.0).
-pub const VLLM_MXFP4_LINEAR_FALLBACK: Version = Version(0, 11, 1);
+pub const VLLM_MXFP4_LINEAR_FALLBACK: Version = Version(0, 11, 1, 0);
 
 /// Whether release `v` of `e` builds EPLB's redundant experts for the model preset
 /// `preset` (its model code takes `num_redundant_experts`; vLLM builds EPLB only for a
@@ -60,7 +60,7 @@ pub const VLLM_MXFP4_LINEAR_FALLBACK: Version = Version(0, 11, 1);
 /// `qwen3_moe.py` from 0.4.6.post5, `qwen2_moe.py` and `gpt_oss.py` in 0.5.3 (0.4.7–0.5.2
 /// not read, given 0.5.3's rule).
 pub fn eplb_model(e: Engine, preset: &str, v: Version) -> Option<bool> {
-    let from = |x: (u16, u16, u16)| v >= Version(x.0, x.1, x.2);
+    let from = |x: (u16, u16, u16)| v >= Version(x.0, x.1, x.2, 0);
     let any = |ps: &[&str]| ps.iter().any(|p| preset.starts_with(p));
     let qwen3 = ["qwen3-30b-a3b", "qwen3-235b-a22b"];
     Some(match e {
@@ -81,10 +81,10 @@ impl Engine {
     /// The newest release memfit models (what an empty `engine_version` means).
     pub fn newest(self) -> Version {
         match self {
-            Engine::Vllm => Version(0, 33, 0),
-            Engine::Sglang => Version(0, 5, 3),
-            Engine::Trtllm => Version(1, 0, 0),
-            Engine::Llamacpp => Version(7300, 0, 0),
+            Engine::Vllm => Version(0, 33, 0, 0),
+            Engine::Sglang => Version(0, 5, 3, 0),
+            Engine::Trtllm => Version(1, 0, 0, 0),
+            Engine::Llamacpp => Version(7300, 0, 0, 0),
         }
     }
     /// The releases memfit models, `(oldest, newest)`: what its sources were read at
@@ -96,9 +96,9 @@ impl Engine {
     /// whose `mem_fraction_static` rule is modelled); TensorRT-LLM 1.0.
     pub fn modelled(self) -> Option<(Version, Version)> {
         match self {
-            Engine::Vllm => Some((Version(0, 6, 6), self.newest())),
-            Engine::Sglang => Some((Version(0, 4, 0), self.newest())),
-            Engine::Trtllm => Some((Version(1, 0, 0), self.newest())),
+            Engine::Vllm => Some((Version(0, 6, 6, 0), self.newest())),
+            Engine::Sglang => Some((Version(0, 4, 0, 0), self.newest())),
+            Engine::Trtllm => Some((Version(1, 0, 0, 0), self.newest())),
             Engine::Llamacpp => None,
         }
     }
@@ -137,7 +137,7 @@ impl Scenario {
         };
         if v < lo {
             Err((v, lo))
-        } else if v > Version(hi.0, hi.1, u16::MAX) {
+        } else if v > Version(hi.0, hi.1, u16::MAX, u16::MAX) {
             Err((v, hi))
         } else {
             Ok(v)
@@ -394,7 +394,7 @@ impl Scenario {
             out.push((key, format!("`{key}` {why}")));
         }
         let v = self.engine_release().unwrap_or_else(|(_, used)| used);
-        if sv.engine == Engine::Sglang && sv.block_size.is_some() && v < Version(0, 4, 4) {
+        if sv.engine == Engine::Sglang && sv.block_size.is_some() && v < Version(0, 4, 4, 0) {
             out.push(("block_size", format!("SGLang {v} has no --page-size (it arrived in 0.4.4; one token a page): `block_size` ignored")));
         }
     }

@@ -218,28 +218,47 @@ spelled! {
     }
 }
 
-/// An engine release, `major.minor[.patch]`.
+/// An engine release, `major.minor[.patch][.postN]`: `Version(0, 4, 7, 1)` is SGLang's
+/// `0.4.7.post1` (PEP 440's post release, which orders after `0.4.7`; SGLang changed rules in
+/// post releases), `Version(0, 11, 0, 0)` vLLM's `0.11.0`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Version(pub u16, pub u16, pub u16);
+pub struct Version(pub u16, pub u16, pub u16, pub u16);
 
 impl Version {
-    /// Parses `0.11`, `0.11.2`, `v0.11.2` (letters after the numbers, as in `0.11.0rc1`,
-    /// are ignored).
+    /// Parses `0.11`, `0.11.2`, `v0.11.2`, `0.4.7.post1` (other letters after the numbers,
+    /// as in `0.11.0rc1`, are ignored).
+    ///
+    /// ```
+    /// use memfit_core::scenario::Version;
+    /// assert_eq!(Version::parse("0.4.7.post1"), Some(Version(0, 4, 7, 1)));
+    /// assert_eq!(Version::parse("v0.11"), Some(Version(0, 11, 0, 0)));
+    /// assert_eq!(Version::parse("0.4.7.post1").unwrap().to_string(), "0.4.7.post1");
+    /// assert!(Version(0, 4, 7, 1) > Version(0, 4, 7, 0) && Version(0, 4, 7, 1) < Version(0, 4, 8, 0));
+    /// ```
     pub fn parse(text: &str) -> Option<Version> {
         let t = text.trim().trim_start_matches(['v', 'V', 'b', 'B']);
         let mut parts = t.split('.').map(|p| {
-            let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+            let digits: String = p
+                .trim_start_matches("post")
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
             digits.parse::<u16>().ok()
         });
         let major = parts.next()??;
         let minor = parts.next().flatten().unwrap_or(0);
         let patch = parts.next().flatten().unwrap_or(0);
-        Some(Version(major, minor, patch))
+        let post = parts.next().flatten().unwrap_or(0);
+        Some(Version(major, minor, patch, post))
     }
 }
 
 impl std::fmt::Display for Version {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}.{}.{}", self.0, self.1, self.2)
+        write!(f, "{}.{}.{}", self.0, self.1, self.2)?;
+        if self.3 > 0 {
+            write!(f, ".post{}", self.3)?;
+        }
+        Ok(())
     }
 }

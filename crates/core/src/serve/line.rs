@@ -134,7 +134,7 @@ impl Plan {
         let zero = || Expr::new(&[Tok::Num(0)]);
         Plan {
             engine: s.serving.engine,
-            version: Version(0, 0, 0),
+            version: Version(0, 0, 0, 0),
             budget: 0,
             weights: zero(),
             activation: zero(),
@@ -161,7 +161,7 @@ impl Plan {
         let v = self.version;
         let mut f: Vec<String> = vec![
             self.engine.as_str().into(),
-            format!("{}.{}.{}", v.0, v.1, v.2),
+            format!("{}.{}.{}.{}", v.0, v.1, v.2, v.3),
         ];
         let ints = [
             self.budget,
@@ -201,7 +201,7 @@ impl Plan {
         }
         let engine = *Engine::ALL.iter().find(|e| e.as_str() == f[0])?;
         let mut v = f[1].split('.').map(|x| x.parse::<u16>().ok());
-        let version = Version(v.next()??, v.next()??, v.next()??);
+        let version = Version(v.next()??, v.next()??, v.next()??, v.next()??);
         let n = |i: usize| f[i].parse::<u64>().ok();
         let host = match f[10].split_once('.') {
             None => None,

@@ -39,7 +39,7 @@ fn vllm_llama_3_8b_by_hand() {
 /// The eras: what each release range charges.
 #[test]
 fn vllm_eras() {
-    let e = |a, b, c| VllmEra::of(Version(a, b, c));
+    let e = |a, b, c| VllmEra::of(Version(a, b, c, 0));
     assert!(e(0, 7, 3).v0 && !e(0, 8, 0).v0);
     assert!(e(0, 8, 5).charges_context && !e(0, 9, 1).charges_context);
     assert!(!e(0, 13, 0).ceil_budget && e(0, 14, 0).ceil_budget);
@@ -81,7 +81,7 @@ fn vllm_refuses_a_context_that_does_not_fit() {
         .unwrap()
         .starts_with("No available memory for the cache blocks."));
     // format_gib: Python's str(round(x, 2)).
-    let m = super::engines::vllm_too_long(Version(0, 14, 0), 10, 3 * GIB, GIB + GIB / 10, 5);
+    let m = super::engines::vllm_too_long(Version(0, 14, 0, 0), 10, 3 * GIB, GIB + GIB / 10, 5);
     assert!(
         m.contains("(3.0 GiB KV cache") && m.contains("(1.1 GiB)"),
         "{m}"

@@ -37,11 +37,11 @@ fn the_release_picks_the_sampler_path() {
     // The Triton kernel takes 8 rows or more; fewer go through the sort.
     let (x, _) = decode(&format!("{Q}&engine_version=0.19.0"));
     assert_eq!(
-        sampler_path(&x.scenario, Version(0, 19, 0), 8),
+        sampler_path(&x.scenario, Version(0, 19, 0, 0), 8),
         Sampler::Triton
     );
     assert_eq!(
-        sampler_path(&x.scenario, Version(0, 19, 0), 4),
+        sampler_path(&x.scenario, Version(0, 19, 0, 0), 4),
         Sampler::Sort
     );
 }

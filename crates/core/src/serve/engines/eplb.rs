@@ -11,20 +11,20 @@ use crate::scenario::{eplb_model, Engine, Layout, Scenario, Version};
 
 /// vLLM's first release with EPLB (`--enable-eplb`, `--num-redundant-experts`: not in
 /// 0.9.1's `engine/arg_utils.py`, in 0.9.2's).
-pub(crate) const VLLM_EPLB_FROM: Version = Version(0, 9, 2);
+pub(crate) const VLLM_EPLB_FROM: Version = Version(0, 9, 2, 0);
 /// vLLM's `ParallelConfig` requires `--enable-expert-parallel` (and `t·d > 1`) for EPLB
 /// from 0.10.0 (`config.py`; 0.9.2 has neither check).
-pub(crate) const VLLM_EPLB_NEEDS_EP: Version = Version(0, 10, 0);
+pub(crate) const VLLM_EPLB_NEEDS_EP: Version = Version(0, 10, 0, 0);
 /// vLLM's `--eplb-config '{"num_redundant_experts": N}'` (`EPLBConfig`, 0.10.2's
 /// `engine/arg_utils.py`, where `--num-redundant-experts` is "[DEPRECATED] … will be
 /// removed in v0.12.0").
-pub(crate) const VLLM_EPLB_CONFIG_FROM: Version = Version(0, 10, 2);
+pub(crate) const VLLM_EPLB_CONFIG_FROM: Version = Version(0, 10, 2, 0);
 /// `--num-redundant-experts` gone (not in 0.12.0's `engine/arg_utils.py`).
-pub(crate) const VLLM_NUM_REDUNDANT_GONE: Version = Version(0, 12, 0);
+pub(crate) const VLLM_NUM_REDUNDANT_GONE: Version = Version(0, 12, 0, 0);
 /// SGLang's `--ep-num-redundant-experts`: first in 0.4.6.post5 (`srt/server_args.py`; not
 /// in 0.4.6–0.4.6.post4). memfit's releases drop `.postN`, so 0.4.7 is the first it
 /// reads as having it.
-pub(crate) const SGLANG_EPLB_FROM: Version = Version(0, 4, 7);
+pub(crate) const SGLANG_EPLB_FROM: Version = Version(0, 4, 7, 0);
 
 /// The redundant experts asked for: `redundant_experts` on a mixture under vLLM or SGLang
 /// (0 for a dense model and the other engines, which [`Scenario::serve_problems`] names):
@@ -182,8 +182,8 @@ fn vllm_format_refusal(s: &Scenario, v: Version) -> Option<String> {
     if q != Quant::Mxfp4 {
         return None;
     }
-    let gpt_oss = s.model.preset.starts_with("gpt-oss") && v >= Version(0, 20, 0);
-    if !gpt_oss && v >= Version(0, 24, 0) {
+    let gpt_oss = s.model.preset.starts_with("gpt-oss") && v >= Version(0, 20, 0, 0);
+    if !gpt_oss && v >= Version(0, 24, 0, 0) {
         return None;
     }
     let class = if gpt_oss {
@@ -191,7 +191,7 @@ fn vllm_format_refusal(s: &Scenario, v: Version) -> Option<String> {
     } else {
         "Mxfp4MoEMethod"
     };
-    Some(if v < Version(0, 13, 0) {
+    Some(if v < Version(0, 13, 0, 0) {
         format!("NotImplementedError: EPLB is not supported {class}. {old}")
     } else {
         format!("NotImplementedError: EPLB is not supported {class}.")

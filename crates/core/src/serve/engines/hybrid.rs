@@ -203,7 +203,7 @@ pub(super) fn sglang_state(
     v: Version,
     rest: u64,
 ) -> Option<(u64, u64)> {
-    if v < Version(0, 5, 2) || !arch.states_mamba2_or_gdn() {
+    if v < Version(0, 5, 2, 0) || !arch.states_mamba2_or_gdn() {
         return None;
     }
     let stage = (arch.layers.get() as u64).div_ceil(l.pp.get() as u64);
@@ -213,7 +213,7 @@ pub(super) fn sglang_state(
     if sigma == 0 {
         return None;
     }
-    let slots = if v >= Version(0, 5, 4) {
+    let slots = if v >= Version(0, 5, 4, 0) {
         sat(rest as u128 * 9 / 19 / sigma as u128)
     } else {
         s.serving.max_seqs.map_or(512, |c| c.get() as u64)

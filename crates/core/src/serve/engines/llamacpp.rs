@@ -294,7 +294,7 @@ fn host_kv(
 /// llama.cpp's first build whose flash attention defaults to `auto` (PR #15434, "use FA +
 /// max. GPU layers by default", merged 2025-08-30); before it `common.h` had
 /// `flash_attn = false`.
-pub(crate) const LLAMACPP_FA_AUTO_FROM: Version = Version(6325, 0, 0);
+pub(crate) const LLAMACPP_FA_AUTO_FROM: Version = Version(6325, 0, 0, 0);
 
 /// Whether the compute graph uses flash attention: `flash_attn`, or with `auto` the build's
 /// default (off before [`LLAMACPP_FA_AUTO_FROM`]; from it `-fa auto`, which turns flash

@@ -9,7 +9,7 @@ use super::*;
 /// the earliest logged build that shows it, b8133 (`offloaded 40/41 layers`, layer 0 on the
 /// CPU, the output on the GPU). Builds between the merge and b8133 are read with the older
 /// rule (the merge's build was not looked up).
-pub(crate) const LLAMACPP_OUTPUT_FIRST_FROM: Version = Version(8133, 0, 0);
+pub(crate) const LLAMACPP_OUTPUT_FIRST_FROM: Version = Version(8133, 0, 0, 0);
 
 /// `token_embd`'s bytes in the file's format (`W_embd`).
 pub(super) fn embd_bytes(s: &Scenario, arch: &crate::model::Arch) -> u64 {

@@ -94,9 +94,9 @@ pub(crate) struct ExpertSplit {
 pub(crate) use crate::scenario::VLLM_EP_FROM;
 /// vLLM's even split of a remainder (the first `E mod EP` ranks take one more); before it,
 /// the last rank took every expert left over.
-pub(crate) const VLLM_EP_EVEN_FROM: Version = Version(0, 10, 1);
+pub(crate) const VLLM_EP_EVEN_FROM: Version = Version(0, 10, 1, 0);
 /// SGLang's `--ep-size` first release (not in 0.4.0's `server_args.py`).
-pub(crate) const SGLANG_EP_FROM: Version = Version(0, 4, 1);
+pub(crate) const SGLANG_EP_FROM: Version = Version(0, 4, 1, 0);
 
 /// How release `v` of the engine spreads the routed experts when `ep > 1` on a mixture
 /// (`None`: no expert parallelism, every rank holds every expert ÷ TP).
@@ -347,7 +347,7 @@ fn vision_bytes(s: &Scenario, l: &Layout) -> Option<[crate::expr::Tok; 8]> {
     let sglang_text_only = s.serving.engine == Engine::Sglang
         && s.model.preset.starts_with("llama-4")
         && s.model.vision.is_none()
-        && used_release(s) >= Version(0, 4, 6);
+        && used_release(s) >= Version(0, 4, 6, 0);
     if sglang_text_only {
         return None;
     }

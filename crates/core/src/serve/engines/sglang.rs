@@ -134,16 +134,16 @@ fn multimodal_factor(s: &Scenario, v: Version) -> f64 {
     let Some(vt) = s.vision() else {
         return 1.0;
     };
-    let off =
-        v >= Version(0, 4, 6) && (preset.starts_with("gemma-3") || preset.starts_with("llama-4"));
+    let off = v >= Version(0, 4, 6, 0)
+        && (preset.starts_with("gemma-3") || preset.starts_with("llama-4"));
     let given = s.serving.gpu_util.is_some();
     let (l, h) = (vt.shape.0 as f64, vt.shape.1 as f64);
     match v {
         _ if off => 1.0,
-        v if v < Version(0, 4, 5) => 0.95,
-        v if v < Version(0, 4, 9) => 0.90,
+        v if v < Version(0, 4, 5, 0) => 0.95,
+        v if v < Version(0, 4, 9, 0) => 0.90,
         _ if given => 1.0,
-        v if v < Version(0, 4, 10) => 0.90,
+        v if v < Version(0, 4, 10, 0) => 0.90,
         _ => 0.95 * (1.0 - 0.1 * (l * h * h / (24.0 * 1024.0 * 1024.0) - 1.0)).clamp(0.8, 1.05),
     }
 }
@@ -165,7 +165,7 @@ fn start_refusal(kv_bytes: u64, reserve: u64, mfs: f64, tokens: u64, ml: u64) ->
 }
 
 /// SGLang's first release with `--page-size` (0.4.3.post4 has none: one token a page).
-const PAGE_SIZE_FROM: Version = Version(0, 4, 4);
+const PAGE_SIZE_FROM: Version = Version(0, 4, 4, 0);
 
 /// The KV pool's page, `block_size` (`--page-size`, default 1) from 0.4.4; the pool's
 /// tokens are rounded down to whole pages (`max_total_num_tokens // page_size *
@@ -185,7 +185,7 @@ fn chunk_size(s: &Scenario, v: Version) -> u64 {
     let smi = s.usable_bytes() / MIB;
     s.serving.max_batched_tokens.map_or_else(
         || match smi {
-            _ if v < Version(0, 4, 10) => {
+            _ if v < Version(0, 4, 10, 0) => {
                 if smi < 25_000 {
                     2048
                 } else {
@@ -246,7 +246,7 @@ fn default_mfs(s: &Scenario, l: &Layout, v: Version, dp_attention: bool) -> f64 
         ..*l
     };
     let tp = l.tp.get() as f64 * l.pp.get() as f64;
-    if v < Version(0, 4, 10) {
+    if v < Version(0, 4, 10, 0) {
         match l.tp.get().saturating_mul(l.pp.get()) {
             x if x >= 16 => 0.79,
             x if x >= 8 => 0.81,
@@ -296,7 +296,7 @@ fn default_mfs(s: &Scenario, l: &Layout, v: Version, dp_attention: bool) -> f64 
 /// Source: SGLang `srt/server_args.py` (`choices=["auto", "fp8_e5m2"]` in 0.4.0 and 0.4.1,
 /// `["auto", "fp8_e5m2", "fp8_e4m3"]` from 0.4.2 through 0.5.3; PyPI sdists).
 pub(crate) fn cache_dtypes(v: Version) -> &'static [&'static str] {
-    if v < Version(0, 4, 2) {
+    if v < Version(0, 4, 2, 0) {
         &["auto", "fp8_e5m2"]
     } else {
         &["auto", "fp8_e5m2", "fp8_e4m3"]

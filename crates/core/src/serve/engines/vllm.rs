@@ -27,11 +27,15 @@ impl VllmEra {
     pub(crate) fn of(v: Version) -> VllmEra {
         VllmEra {
             v0: v < VLLM_V1_FROM,
-            charges_context: v >= Version(0, 8, 0) && v < Version(0, 9, 1),
-            ceil_budget: v >= Version(0, 14, 0),
-            util: if v >= Version(0, 20, 0) { 0.92 } else { 0.90 },
-            graphs: v >= Version(0, 20, 0),
-            big_batch_160: v >= Version(0, 29, 0),
+            charges_context: v >= Version(0, 8, 0, 0) && v < Version(0, 9, 1, 0),
+            ceil_budget: v >= Version(0, 14, 0, 0),
+            util: if v >= Version(0, 20, 0, 0) {
+                0.92
+            } else {
+                0.90
+            },
+            graphs: v >= Version(0, 20, 0, 0),
+            big_batch_160: v >= Version(0, 29, 0, 0),
         }
     }
 }
@@ -181,7 +185,7 @@ fn plan_sources(s: &Scenario, arch: &Arch, ep: bool, padded: bool) -> [&'static 
 /// encoder and both rotary caches were counted). Gemma 3 12B (8 + 40): no padding.
 fn grouped_per_token(arch: &Arch, l: &Layout, v: Version, per_token: u64) -> u64 {
     let (f, w) = super::super::kv::stage_layers(arch, l.pp);
-    if v < Version(0, 11, 0) || f == 0 || w == 0 {
+    if v < Version(0, 11, 0, 0) || f == 0 || w == 0 {
         return per_token;
     }
     let (lo, hi) = (f.min(w), f.max(w));
@@ -264,7 +268,7 @@ fn kv_pool(
     if era.v0 {
         // `ml ≥ 1` from the keys or the model's context; the guard keeps a 0 finite.
         pl.concurrency = pl.tokens as f64 / ml.max(1) as f64;
-    } else if v >= Version(0, 20, 2) {
+    } else if v >= Version(0, 20, 2, 0) {
         pl.tokens = (pl.concurrency * ml as f64) as u64;
     }
     (block, pl)
@@ -409,7 +413,7 @@ fn batch_limits(s: &Scenario, era: VllmEra, ml: u64) -> (u64, u64) {
 /// max_num_batched_tokens)`; 0.10.0 and before keep the default).
 fn checked_limits(s: &Scenario, v: Version, ml: u64) -> (u64, u64) {
     let (seqs, n) = batch_limits(s, VllmEra::of(v), ml);
-    if s.serving.max_seqs.is_none() && v >= Version(0, 10, 1) {
+    if s.serving.max_seqs.is_none() && v >= Version(0, 10, 1, 0) {
         (seqs.min(n), n)
     } else {
         (seqs, n)

@@ -53,11 +53,11 @@ pub(super) fn refusal(
 /// `Literal[1, 8, 16, 32, 64, 128]`, 256 added in 0.12.0), and from 0.18.0 a plain `int`
 /// (`SkipValidation[int]`; 0.33.0 `Field(gt=0)`).
 pub(crate) fn block_sizes(v: Version) -> Option<&'static [u32]> {
-    if v < Version(0, 8, 5) {
+    if v < Version(0, 8, 5, 0) {
         Some(&[8, 16, 32, 64, 128])
-    } else if v < Version(0, 12, 0) {
+    } else if v < Version(0, 12, 0, 0) {
         Some(&[1, 8, 16, 32, 64, 128])
-    } else if v < Version(0, 18, 0) {
+    } else if v < Version(0, 18, 0, 0) {
         Some(&[1, 8, 16, 32, 64, 128, 256])
     } else {
         None
@@ -115,10 +115,10 @@ pub(crate) fn vllm_heads_vs_tp(heads: u32, tp: u32) -> String {
 /// 0.20.0, `int4_per_token_head` 0.25.0, `nvfp4_4over6` 0.28.0, `nvfp4_ds_mla` 0.30.0,
 /// `ultraquant_4bit` 0.32.0, the octave types 0.33.0 (sdists of every minor release read).
 pub(crate) fn cache_dtypes(v: Version) -> Vec<&'static str> {
-    if v < Version(0, 8, 5) {
+    if v < Version(0, 8, 5, 0) {
         return vec!["auto", "fp8", "fp8_e5m2", "fp8_e4m3"];
     }
-    let from = |x: (u16, u16)| v >= Version(x.0, x.1, 0);
+    let from = |x: (u16, u16)| v >= Version(x.0, x.1, 0, 0);
     let mut out = vec!["auto"];
     if from((0, 18)) {
         out.push("float16");
@@ -130,7 +130,7 @@ pub(crate) fn cache_dtypes(v: Version) -> Vec<&'static str> {
     if from((0, 10)) {
         out.push("fp8_inc");
     }
-    if v >= Version(0, 11, 1) {
+    if v >= Version(0, 11, 1, 0) {
         out.push("fp8_ds_mla");
     }
     if from((0, 30)) {
@@ -200,13 +200,13 @@ pub(crate) fn kv_cache_dtype_refusal(s: &Scenario, v: Version) -> Option<String>
         Dtype::Bf16 | Dtype::Fp16 => name,
         d => d.as_str(),
     };
-    if v >= Version(0, 33, 0) {
+    if v >= Version(0, 33, 0, 0) {
         return Some(format!(
             "Invalid kv_cache_dtype: '{value}'. Valid values are: [{}]",
             py_strs(&choices)
         ));
     }
-    if v >= Version(0, 8, 5) {
+    if v >= Version(0, 8, 5, 0) {
         choices.sort_unstable();
     }
     Some(format!(
@@ -226,13 +226,13 @@ pub(crate) fn kv_cache_dtype_refusal(s: &Scenario, v: Version) -> Option<String>
 /// device (…/… GiB) on startup is less than desired GPU memory utilization (…)"), from 0.14
 /// `v1/worker/utils.py request_memory` (the device named, `format_gib` numbers), through 0.33.0.
 pub(crate) fn startup_memory_refusal(s: &Scenario, v: Version, total: u64) -> Option<String> {
-    if v < Version(0, 9, 1) {
+    if v < Version(0, 9, 1, 0) {
         return None;
     }
     let util = s.serving.gpu_util?;
     let free = total.saturating_sub(s.cuda_ctx_mib() as u64 * MIB);
     let product = total as f64 * util;
-    let requested = if v >= Version(0, 14, 0) {
+    let requested = if v >= Version(0, 14, 0, 0) {
         product.ceil()
     } else {
         product
@@ -240,7 +240,7 @@ pub(crate) fn startup_memory_refusal(s: &Scenario, v: Version, total: u64) -> Op
     if (free as f64) >= requested {
         return None;
     }
-    let device = if v >= Version(0, 14, 0) {
+    let device = if v >= Version(0, 14, 0, 0) {
         " cuda:0"
     } else {
         ""
@@ -258,7 +258,7 @@ pub(crate) fn startup_memory_refusal(s: &Scenario, v: Version, total: u64) -> Op
 /// Source: vLLM `worker/worker.py raise_if_cache_size_invalid` (V0, ≤ 0.7),
 /// `v1/core/kv_cache_utils.py check_enough_kv_cache_memory` (0.8–0.33.0).
 pub(crate) fn vllm_no_memory(v: Version) -> String {
-    let link = if v >= Version(0, 13, 0) {
+    let link = if v >= Version(0, 13, 0, 0) {
         " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
     } else {
         ""
@@ -279,23 +279,23 @@ pub(crate) fn vllm_v0_too_long(ml: u64, tokens: u64) -> String {
 /// 0.13, `format_gib` numbers (`round(x, 2)`) from 0.14, the CPU-backend remark from 0.22.
 pub(crate) fn vllm_too_long(v: Version, ml: u64, need: u64, avail: u64, fit: u64) -> String {
     let num = |b: u64| {
-        if v >= Version(0, 14, 0) {
+        if v >= Version(0, 14, 0, 0) {
             py_gib(b)
         } else {
             format!("{:.2}", b as f64 / GIB as f64)
         }
     };
-    let word = if v >= Version(0, 22, 0) {
+    let word = if v >= Version(0, 22, 0, 0) {
         "model's"
     } else {
         "models's"
     };
-    let util = if v >= Version(0, 22, 0) {
+    let util = if v >= Version(0, 22, 0, 0) {
         "`gpu_memory_utilization` (which also controls CPU memory on the CPU backend)"
     } else {
         "`gpu_memory_utilization`"
     };
-    let link = if v >= Version(0, 13, 0) {
+    let link = if v >= Version(0, 13, 0, 0) {
         " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
     } else {
         ""
