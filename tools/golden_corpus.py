@@ -231,6 +231,9 @@ def cases(binary):
     q("serve-sglang-qwen3-next-state-cache", "mode=serve&engine=sglang&engine_version=0.5.9&model=qwen3-next-80b-a3b&gpu=h100-80&gpus_per_node=4&tp=4&max_len=32768")
     q("serve-sglang-nemotron-h-state-cache-0.5.3", "mode=serve&engine=sglang&engine_version=0.5.3&model=nemotron-h-8b&gpu=h100-80&max_len=32768")
     q("serve-vllm-context-key-llama32-1b-shape", "mode=serve&engine_version=0.19.0&layers=16&hidden=2048&heads=32&kv_heads=8&head_dim=64&ffn=8192&vocab=128256&tied=1&context=131072&gpu=rtx4090")
+    q("serve-sglang-llama-3-8b-0.4.10-tiers", "mode=serve&engine=sglang&engine_version=0.4.10&model=llama-3-8b&gpu=h100-80&max_len=8192")
+    q("serve-sglang-llama-3-8b-rtx4090-0.5.23", "mode=serve&engine=sglang&engine_version=0.5.23&model=llama-3-8b&gpu=rtx4090&max_len=8192")
+    q("serve-sglang-deepseek-v3-dp-attention-0.5.3", "mode=serve&engine=sglang&engine_version=0.5.3&model=deepseek-v3&quant=fp8&gpu=h200&gpus_per_node=8&tp=1&dp=8&ep=8&max_len=32768")
     names = [c["name"] for c in out]
     assert len(names) == len(set(names)), "duplicate case names"
     return out

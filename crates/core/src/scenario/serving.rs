@@ -82,7 +82,7 @@ impl Engine {
     pub fn newest(self) -> Version {
         match self {
             Engine::Vllm => Version(0, 33, 0, 0),
-            Engine::Sglang => Version(0, 5, 3, 0),
+            Engine::Sglang => Version(0, 5, 23, 0),
             Engine::Trtllm => Version(1, 0, 0, 0),
             Engine::Llamacpp => Version(7300, 0, 0, 0),
         }
@@ -92,8 +92,9 @@ impl Engine {
     /// modelled; llama.cpp's build numbers are not checked (every build is read with one
     /// set of rules; the build decides only `flash_attn=auto`'s default, off before b6325).
     ///
-    /// Source: vLLM's PyPI sdists 0.6.6.post1 … 0.33.0; SGLang's 0.4.0 … 0.5.3 (the newest
-    /// whose `mem_fraction_static` rule is modelled); TensorRT-LLM 1.0.
+    /// Source: vLLM's PyPI sdists 0.6.6.post1 … 0.33.0; SGLang's 0.4.0 … 0.5.23 (sdists and
+    /// wheels; the rules that changed after 0.5.3 read release by release, `sglang_args`);
+    /// TensorRT-LLM 1.0.
     pub fn modelled(self) -> Option<(Version, Version)> {
         match self {
             Engine::Vllm => Some((Version(0, 6, 6, 0), self.newest())),

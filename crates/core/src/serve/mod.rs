@@ -243,3 +243,5 @@ mod tests_eplb;
 mod tests_multimodal;
 #[cfg(test)]
 mod tests_sampler;
+#[cfg(test)]
+mod tests_sglang;

@@ -70,11 +70,16 @@ fn cache_dtypes_the_engine_lacks_are_refused() {
             .error
             .is_none()
     );
-    // SGLang: fp8_e4m3 from 0.4.2.
+    // SGLang: fp8_e4m3 from 0.4.2; bf16 from 0.5.4; the fp4 and mxfp8 types later.
     assert_eq!(
-        refusal("mode=serve&engine=sglang&model=llama-3-8b&max_len=8192&kv_dtype=q4_0"),
+        refusal("mode=serve&engine=sglang&engine_version=0.5.3&model=llama-3-8b&max_len=8192&kv_dtype=q4_0"),
         "argument --kv-cache-dtype: invalid choice: 'q4_0' (choose from 'auto', 'fp8_e5m2', 'fp8_e4m3')"
     );
+    assert_eq!(
+        refusal("mode=serve&engine=sglang&model=llama-3-8b&max_len=8192&kv_dtype=q4_0"),
+        "argument --kv-cache-dtype: invalid choice: 'q4_0' (choose from 'auto', 'fp8_e5m2', 'fp8_e4m3', 'mxfp8', 'bf16', 'bfloat16', 'nvfp4', 'fp4_mx_block16')"
+    );
+    assert!(refusal("mode=serve&engine=sglang&engine_version=0.5.16&model=llama-3-8b&max_len=8192&kv_dtype=int4").ends_with("'nvfp4', 'fp4_mx_block16', 'fp4_e2m1')"));
     assert_eq!(
         refusal("mode=serve&engine=sglang&engine_version=0.4.1&model=llama-3-8b&max_len=8192&kv_dtype=int4"),
         "argument --kv-cache-dtype: invalid choice: 'int4' (choose from 'auto', 'fp8_e5m2')"
@@ -133,7 +138,7 @@ fn versions_outside_the_modelled_range_are_named() {
     );
     assert_eq!(
         w("engine=sglang&engine_version=0.6.4"),
-        one("memfit models SGLang 0.4.0 to 0.5.x; 0.6.4 is outside that range, so 0.5.3's rules are used")
+        one("memfit models SGLang 0.4.0 to 0.5.x; 0.6.4 is outside that range, so 0.5.23's rules are used")
     );
     assert_eq!(
         w("engine=sglang&engine_version=0.1.0"),
@@ -788,20 +793,22 @@ fn sglang_fraction_one_fails_at_graph_capture() {
 #[test]
 fn sglang_page_size() {
     let q = "mode=serve&engine=sglang&model=llama-3-8b&max_len=8192";
-    let one = plan(q);
-    let p64 = plan(&format!("{q}&block_size=64"));
+    let one = plan(&format!("{q}&engine_version=0.5.3"));
+    let p64 = plan(&format!("{q}&engine_version=0.5.3&block_size=64"));
     assert_eq!(p64.block_size, 64);
     // Same bytes, rounded down to whole pages of 64 tokens.
     assert_eq!(p64.tokens, one.tokens / 64 * 64);
     assert_eq!(p64.tokens % 64, 0);
     // H100 80 GB on 0.5.3: the default chunked prefill is 8,192 tokens (60–160 GiB).
     assert_eq!(
-        refusal(&format!("{q}&block_size=48")),
-        "AssertionError (srt/server_args.py: `assert self.chunked_prefill_size % self.page_size == 0`; chunked_prefill_size 8192, page_size 48)"
+        refusal(&format!("{q}&engine_version=0.5.3&block_size=48")),
+        "AssertionError: chunked_prefill_size must be divisible by page_size (chunked_prefill_size 8192, page_size 48)"
     );
-    assert!(plan(&format!("{q}&block_size=48&max_batched_tokens=4800"))
-        .error
-        .is_none());
+    assert!(plan(&format!(
+        "{q}&engine_version=0.5.3&block_size=48&max_batched_tokens=4800"
+    ))
+    .error
+    .is_none());
     // Before 0.4.4 there is no --page-size: one token a page.
     let old = plan(&format!("{q}&block_size=64&engine_version=0.4.3"));
     assert_eq!(old.block_size, 1);

@@ -42,7 +42,7 @@ fn vllm_deepseek_v3_redundant_experts_by_hand() {
     ));
     assert_eq!(new.weights.eval(), 111_034_376_576);
     let sg = plan(&format!(
-        "{V3}&engine=sglang&engine_version=0.5.3&tp=1&dp=8&ep=8&redundant_experts=32"
+        "{V3}&engine=sglang&engine_version=0.5.3&tp=1&dp=8&ep=8&redundant_experts=32&max_len=32768"
     ));
     assert_eq!(sg.weights.eval(), 111_034_376_576);
     assert!(sg.error.is_none(), "{:?}", sg.error);

@@ -181,15 +181,20 @@ pub(super) fn vllm_pool(
 /// # Formula
 /// ```text
 /// σ = L_s · (conv: (K−1)·conv_dim/t · 2 B  +  SSM: ⌈H/t⌉·P·N · 4 B)
-/// S = ⌊(R · r/(1 + r)) / σ⌋,  r = 0.9          (0.5.4+: mamba_full_memory_ratio)
-/// S = max_running_requests, else 512            (0.5.2–0.5.3)
+/// S = ⌊(R · r/(1 + r)) / σ⌋,  r = 0.9          (0.5.3.post3+ [0.2 in .post2]: mamba_full_memory_ratio; Mamba-2
+///                                              models from 0.5.6.post1)
+/// S = max_running_requests, else 512            (0.5.2–0.5.3; Mamba-2 models to 0.5.6,
+///                                              which ran with the radix cache off)
 /// KV = R − S·σ
 /// ```
 /// `R` the memory left for the pools (`rest_memory`), `L_s` the stage's state blocks, the
 /// convolution state in bf16 (`SGLANG_MAMBA_CONV_DTYPE`) and the SSM state in fp32 (the
 /// default `mamba_ssm_dtype`); gated DeltaNet: `conv_dim = 2·H_k·d_k + H_v·d_v`, `H = H_v`,
-/// `P = d_v`, `N = d_k`. Source: SGLang `model_executor/model_runner_kv_cache_mixin.py`
-/// (`handle_max_mamba_cache`, 0.5.4–0.5.10), `model_runner.py` (0.5.2, 0.5.3: `rest_memory
+/// `P = d_v`, `N = d_k`. The 0.5.17 pool's extra slot comes out of the same bytes (`⌊(B −
+/// σ)/σ⌋ + 1` slots). Source: SGLang `model_executor/model_runner_kv_cache_mixin.py`
+/// (`handle_max_mamba_cache`, 0.5.4–0.5.10; 0.5.3.post2 has the ratio at 0.2, 0.5.3.post3
+/// at 0.9; `disable_radix_cache` set for Mamba-2 models until 0.5.6.post1),
+/// `mem_cache/kv_cache_configurator.py` (0.5.23: the ratio still 0.9), `model_runner.py` (0.5.2, 0.5.3: `rest_memory
 /// -= max_mamba_cache_size · mamba_cache_per_req`), `configs/mamba_utils.py`
 /// (`Mamba2StateShape.create`, `mamba2_state_dtype`, `mamba_cache_per_req`).
 ///
@@ -213,8 +218,16 @@ pub(super) fn sglang_state(
     if sigma == 0 {
         return None;
     }
-    let slots = if v >= Version(0, 5, 4, 0) {
-        sat(rest as u128 * 9 / 19 / sigma as u128)
+    // Mamba-2 models ran without the radix cache until 0.5.6.post1, so kept 0.5.3's count.
+    let ratio = v >= Version(0, 5, 3, 2) && (arch.mamba_layers == 0 || v >= Version(0, 5, 6, 1));
+    // r/(1 + r): 0.2 → 1/6 in 0.5.3.post2, 0.9 → 9/19 after.
+    let (num, den) = if v < Version(0, 5, 3, 3) {
+        (1, 6)
+    } else {
+        (9, 19)
+    };
+    let slots = if ratio {
+        sat(rest as u128 * num / den / sigma as u128)
     } else {
         s.serving.max_seqs.map_or(512, |c| c.get() as u64)
     };

@@ -6,6 +6,7 @@ mod llamacpp;
 mod llamacpp_offload;
 mod llamacpp_pipeline;
 mod sglang;
+mod sglang_args;
 mod trtllm;
 pub(crate) mod vllm;
 mod vllm_checks;

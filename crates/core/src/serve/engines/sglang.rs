@@ -1,5 +1,6 @@
 //! SGLang's start-up: the static memory fraction and the token pool.
 
+use super::sglang_args::{chunk_size, default_mfs, RESERVE_FROM};
 use super::*;
 
 /// SGLang's start-up (`ModelRunner.profile_max_num_token`, 0.4–0.5).
@@ -8,10 +9,9 @@ use super::*;
 /// ```text
 /// F        = free memory before the weights (device total − CUDA context − D)
 /// D        = 164 MiB with more than one rank (the distributed start, [`DIST_INIT`]), else 0
-/// rest     = (F − W) − F·(1 − mfs)
+/// rest     = (F − W) − F·(1 − mfs)  [− 100 MiB for a multimodal model, 0.5.18–]
 /// tokens   = ⌊rest / (P·c_tok)⌋·P            P = page_size (`block_size`, 1; from 0.4.4)
-/// mfs default (0.5.x) = round((M_smi − R)/M_smi, 3),  R = 512 + 1.5·max(cp, 2048) + 2·bs + t·p/8·1024  (MiB;
-///          ≥ 10,240 on GPUs over 60 GiB), cp and bs by the GPU's size; 0.4.x: 0.88/0.87/0.85/0.81/0.79 by t·p
+/// mfs default: by release and GPU ([`default_mfs`])
 /// ```
 pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let v = used_release(s);
@@ -20,7 +20,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let mfs = s
         .serving
         .gpu_util
-        .unwrap_or_else(|| default_mfs(s, l, v, split.is_some()));
+        .unwrap_or_else(|| default_mfs(s, p, l, v, split.is_some()));
     // A reserve larger than the device leaves nothing (SGLang then fails to start).
     let mfs = (mfs * multimodal_factor(s, v)).clamp(0.0, 1.0);
     let dist = if l.tp.get() > 1 || l.pp.get() > 1 || split.is_some() {
@@ -31,37 +31,31 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let free = total.saturating_sub(s.cuda_ctx_mib() as u64 * MIB + dist);
     let weights = serve_weights(s, p, l, split);
     let w = weights.eval();
-    // # Formula
-    // R = ⌊F·(10⁶ − m)/10⁶⌋ with F the free memory (bytes) and m = mem_fraction_static in
-    // parts per million: what SGLang leaves for activations and CUDA graphs
-    // (`model_runner.py`: `rest_memory = available − total·(1 − mem_fraction_static)`).
-    // Example: F = 80 GiB, m = 880,000: R = ⌊85,899,345,920·120,000/10⁶⌋ = 10,307,921,510 B.
-    let m = (mfs * 1e6).round() as u128;
-    let reserve_expr = Expr::new(&[
-        Sym("F", free as u128),
-        Num(1_000_000),
-        Sym("m", m),
-        Sub,
-        Mul,
-        Num(1_000_000),
-        Div,
-    ]);
-    let reserve = reserve_expr.eval().min(free);
-    let rest = free.saturating_sub(w).saturating_sub(reserve);
+    let (reserve_expr, reserve, mm) = held_back(s, v, free, mfs);
+    let rest = free.saturating_sub(w).saturating_sub(reserve + mm);
     // Hybrids: the state cache's slots come out of the same rest first (`hybrid::sglang_state`).
     let state = hybrid::sglang_state(s, &p.arch, l, v, rest);
     let (slots, sigma) = state.unwrap_or((0, 0));
     let kv_bytes = rest.saturating_sub(slots.saturating_mul(sigma));
     let (per_token, _, _) = per_token(s, &p.arch, l);
     let ml = max_len(s);
-    let page = page_size(s, v);
+    let page = page_size(s, &p.arch, v);
     let pl = pool(kv_bytes, per_token, page, ml);
     let kv = pool_expr(pl.tokens, per_token, state);
     let error = kv_cache_dtype_refusal(s, v)
         .or_else(|| page_refusal(s, v, page))
         .or_else(|| expert_refusal(s, &p.arch, l, v))
         .or_else(|| heads_vs_tp(&p.arch, l))
-        .or_else(|| start_refusal(kv_bytes, reserve, mfs, pl.tokens, ml));
+        .or_else(|| {
+            let m = Memory {
+                free,
+                weights: w,
+                reserve,
+                rest,
+                kv: kv_bytes,
+            };
+            start_refusal(v, m, mfs, pl.tokens, ml)
+        });
     Plan {
         engine: Engine::Sglang,
         version: v,
@@ -86,6 +80,41 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         error,
         host: None,
         sources: eplb_sources(SOURCES, s, &p.arch, split.is_some()),
+    }
+}
+
+/// What SGLang holds back from the pools: `(expression, reserve, multimodal share)`.
+///
+/// # Formula
+/// R = ⌊F·(10⁶ − m)/10⁶⌋ with F the free memory (bytes) and m = mem_fraction_static in
+/// parts per million: what SGLang leaves for activations and CUDA graphs
+/// (`model_runner.py`: `rest_memory = available − total·(1 − mem_fraction_static)`); from
+/// 0.5.18 a multimodal model's pools give `M_mm` = 100 MiB more to the encoder's cache
+/// (`mm_runtime_reservation_gb`: `SGLANG_VLM_CACHE_SIZE_MB`, default 100).
+///
+/// # Example
+/// F = 80 GiB, m = 880,000: R = ⌊85,899,345,920·120,000/10⁶⌋ = 10,307,921,510 B.
+fn held_back(s: &Scenario, v: Version, free: u64, mfs: f64) -> (Expr, u64, u64) {
+    let m = (mfs * 1e6).round() as u128;
+    let expr = Expr::new(&[
+        Sym("F", free as u128),
+        Num(1_000_000),
+        Sym("m", m),
+        Sub,
+        Mul,
+        Num(1_000_000),
+        Div,
+    ]);
+    let reserve = expr.eval().min(free);
+    let mm = if s.vision().is_some() && v >= Version(0, 5, 18, 0) {
+        100 * MIB
+    } else {
+        0
+    };
+    if mm > 0 {
+        (expr.then(&[Sym("M_mm", mm as u128), Add]), reserve, mm)
+    } else {
+        (expr, reserve, 0)
     }
 }
 
@@ -148,15 +177,27 @@ fn multimodal_factor(s: &Scenario, v: Version) -> f64 {
     }
 }
 
-/// What SGLang says once the pool is sized, in the order it meets it: no memory for the
-/// pool ("Not enough memory"), nothing held back for CUDA graphs ([`graph_capture_refusal`]),
-/// a pool shorter than the context (requests cut). Source: SGLang `model_runner.py`
-/// (`init_memory_pool`, then `init_cuda_graphs`), `scheduler.py` (`max_req_input_len`).
-fn start_refusal(kv_bytes: u64, reserve: u64, mfs: f64, tokens: u64, ml: u64) -> Option<String> {
-    if kv_bytes == 0 {
-        Some("Not enough memory. Please try to increase --mem-fraction-static.".to_string())
-    } else if reserve == 0 {
-        Some(graph_capture_refusal(mfs))
+/// What SGLang says once the pool is sized, in the order it meets it: weights larger than
+/// the free memory (torch's out-of-memory error while they load, before any of SGLang's
+/// checks; its numbers are memfit's), the weights leave
+/// nothing under the fraction (0.5.14: [`weights_refusal`]), no memory for the pool ("Not
+/// enough memory", [`pool_refusal`]), nothing held back for CUDA graphs
+/// ([`graph_capture_refusal`]), a pool shorter than the context (requests cut). Source:
+/// SGLang `model_runner.py` (`init_memory_pool`, then `init_cuda_graphs`), `scheduler.py`
+/// (`max_req_input_len`).
+fn start_refusal(v: Version, m: Memory, mfs: f64, tokens: u64, ml: u64) -> Option<String> {
+    if m.weights > m.free {
+        Some(format!(
+            "torch.OutOfMemoryError: CUDA out of memory while the weights load ({} GiB on this rank, {} GiB free)",
+            py_gib(m.weights),
+            py_gib(m.free)
+        ))
+    } else if v >= Version(0, 5, 14, 0) && m.rest == 0 {
+        Some(weights_refusal(m, mfs))
+    } else if m.kv == 0 {
+        Some(pool_refusal(v, mfs))
+    } else if m.reserve == 0 {
+        Some(graph_capture_refusal(v, mfs))
     } else {
         (tokens < ml).then(|| {
             format!("max_total_num_tokens={tokens} is smaller than the context length {ml}: requests are cut to {} tokens", tokens.saturating_sub(1))
@@ -164,51 +205,83 @@ fn start_refusal(kv_bytes: u64, reserve: u64, mfs: f64, tokens: u64, ml: u64) ->
     }
 }
 
+/// The bytes [`start_refusal`] reads: the free memory before the weights `F`, the weights
+/// `W`, the reserve `F·(1 − m)`, what is left for the pools, and the KV pool's share of it.
+#[derive(Clone, Copy)]
+struct Memory {
+    free: u64,
+    weights: u64,
+    reserve: u64,
+    rest: u64,
+    kv: u64,
+}
+
+/// SGLang's "Not enough memory" when nothing is left for the KV pool, with the fraction as
+/// the release prints it (Python's `repr` of the float, which Rust's `{}` writes alike).
+/// Source: SGLang `model_runner.py` (0.4.10, 0.5.2: the sentence alone; 0.5.3: `Current
+/// value: {self.server_args.mem_fraction_static=}`), `MemoryPoolConfig` /
+/// `pool_configurator.py` (0.5.10–0.5.23: `Current value: mem_fraction_static=…`).
+fn pool_refusal(v: Version, mfs: f64) -> String {
+    let head = "Not enough memory. Please try to increase --mem-fraction-static.";
+    match v {
+        v if v < RESERVE_FROM => head.to_string(),
+        v if v < Version(0, 5, 10, 0) => {
+            format!("{head} Current value: self.server_args.mem_fraction_static={mfs}")
+        }
+        _ => format!("{head} Current value: mem_fraction_static={mfs}"),
+    }
+}
+
+/// SGLang's refusal (0.5.14–) when the loaded weights exceed the static budget.
+///
+/// # Formula
+/// `minimum = 1 − (F − W)/F`, `suggested = ⌈minimum·1000⌉/1000`.
+///
+/// Source: SGLang `model_executor/pool_configurator.py` (0.5.14), `mem_cache/
+/// kv_cache_configurator.py` (`_profile_available_bytes`, 0.5.23), quoted.
+fn weights_refusal(m: Memory, mfs: f64) -> String {
+    let min = m.weights.min(m.free) as f64 / m.free.max(1) as f64;
+    let suggested = (min * 1000.0).ceil() / 1000.0;
+    format!("Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={mfs}. Raise --mem-fraction-static above {suggested:.3} (minimum viable = 1 - available/pre = {min:.4}). If using speculative decoding, draft weights are now counted.")
+}
+
 /// SGLang's first release with `--page-size` (0.4.3.post4 has none: one token a page).
 const PAGE_SIZE_FROM: Version = Version(0, 4, 4, 0);
 
 /// The KV pool's page, `block_size` (`--page-size`, default 1) from 0.4.4; the pool's
 /// tokens are rounded down to whole pages (`max_total_num_tokens // page_size *
-/// page_size`). Source: SGLang `srt/server_args.py`, `model_executor/model_runner.py
-/// init_memory_pool` (0.4.4, 0.4.6, 0.5.3 sdists).
-pub(crate) fn page_size(s: &Scenario, v: Version) -> Count {
+/// page_size`). From 0.5.7 a datacenter Blackwell GPU (compute capability 10.0) runs a
+/// standard-attention model on `trtllm_mha` by default, which sets a page of 64.
+/// Source: SGLang `srt/server_args.py`, `model_executor/model_runner.py init_memory_pool`
+/// (0.4.4, 0.4.6, 0.5.3 sdists), `_handle_attention_backend_compatibility` (0.5.7),
+/// `arg_groups/model_override_base.py get_default_attn_backend` (0.5.23).
+fn page_size(s: &Scenario, arch: &Arch, v: Version) -> Count {
     match s.serving.block_size {
         Some(b) if v >= PAGE_SIZE_FROM => b,
+        None if v >= Version(0, 5, 7, 0)
+            && arch.mla.is_none()
+            && crate::gpu::compute_capability(&s.cluster.gpu) == 100 =>
+        {
+            crate::scenario::count(64)
+        }
         _ => Count::MIN,
     }
 }
 
-/// SGLang's chunked-prefill size: `max_batched_tokens`, else the release's default for the
-/// GPU (before 0.4.10: 2,048 under 25,000 MiB, else 8,192; from 0.4.10 by the GPU's size,
-/// as in [`default_mfs`]). Source: SGLang `srt/server_args.py` (0.4.4, 0.4.6, 0.5.3).
-fn chunk_size(s: &Scenario, v: Version) -> u64 {
-    let smi = s.usable_bytes() / MIB;
-    s.serving.max_batched_tokens.map_or_else(
-        || match smi {
-            _ if v < Version(0, 4, 10, 0) => {
-                if smi < 25_000 {
-                    2048
-                } else {
-                    8192
-                }
-            }
-            m if m < 35 * 1024 => 2048,
-            m if m < 60 * 1024 => 4096,
-            m if m < 160 * 1024 => 8192,
-            _ => 16_384,
-        },
-        |c| c.get() as u64,
-    )
-}
-
 /// SGLang's refusal of a chunked-prefill size that is not whole pages: a bare assertion in
 /// `ServerArgs.__post_init__` (`assert self.chunked_prefill_size % self.page_size == 0`,
-/// 0.4.4–0.5.3), quoted with its line.
+/// 0.4.4–0.4.9.post3), quoted with its line; with its message from 0.4.9.post6
+/// (`check_server_args`; 0.4.9.post4–5 not read). Source: SGLang `srt/server_args.py`
+/// (0.4.7.post1, 0.4.9.post3, 0.4.9.post6, 0.5.3, 0.5.23's `arg_groups/validation_hook.py`).
 fn page_refusal(s: &Scenario, v: Version, page: Count) -> Option<String> {
     let cp = chunk_size(s, v);
     let p = page.get() as u64;
     (!cp.is_multiple_of(p)).then(|| {
-        format!("AssertionError (srt/server_args.py: `assert self.chunked_prefill_size % self.page_size == 0`; chunked_prefill_size {cp}, page_size {p})")
+        if v >= Version(0, 4, 9, 6) {
+            format!("AssertionError: chunked_prefill_size must be divisible by page_size (chunked_prefill_size {cp}, page_size {p})")
+        } else {
+            format!("AssertionError (srt/server_args.py: `assert self.chunked_prefill_size % self.page_size == 0`; chunked_prefill_size {cp}, page_size {p})")
+        }
     })
 }
 
@@ -217,10 +290,16 @@ fn page_refusal(s: &Scenario, v: Version, page: Count) -> Option<String> {
 /// have none. SGLang's words, with the cause torch reports in place of its message.
 ///
 /// Source: SGLang `model_executor/cuda_graph_runner.py` (0.4.6: the message inline; 0.5.3:
-/// `CUDA_GRAPH_CAPTURE_FAILED_MSG`), `model_runner.py profile_max_num_token` (`rest_memory
-/// = available − total·(1 − mem_fraction_static)`: with 1 the pool is all of it).
-fn graph_capture_refusal(mfs: f64) -> String {
-    format!("Capture cuda graph failed: CUDA out of memory (mem_fraction_static = {mfs} gives the KV pool all the free memory; nothing is left for CUDA graphs and activations). Possible solutions: 1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7) 2. set --cuda-graph-max-bs to a smaller value (e.g., 16) …")
+/// `CUDA_GRAPH_CAPTURE_FAILED_MSG`), `model_executor/runner_backend_utils` (0.5.14–0.5.23:
+/// the decode graphs' flags), `model_runner.py profile_max_num_token` (`rest_memory =
+/// available − total·(1 − mem_fraction_static)`: with 1 the pool is all of it).
+fn graph_capture_refusal(v: Version, mfs: f64) -> String {
+    let flag = if v >= Version(0, 5, 14, 0) {
+        "--cuda-graph-max-bs-decode"
+    } else {
+        "--cuda-graph-max-bs"
+    };
+    format!("Capture cuda graph failed: CUDA out of memory (mem_fraction_static = {mfs} gives the KV pool all the free memory; nothing is left for CUDA graphs and activations). Possible solutions: 1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7) 2. set {flag} to a smaller value (e.g., 16) …")
 }
 
 const SOURCES: [&str; 6] = [
@@ -232,74 +311,42 @@ const SOURCES: [&str; 6] = [
     "the CUDA context, and the distributed start with more than one rank (SGLang's log: \"Init torch distributed ends. mem usage\"), before the weights load",
 ];
 
-/// `mem_fraction_static`'s default for release `v` on this GPU and layout (the `mfs
-/// default` lines of [`plan`]'s formula). With expert parallelism over DP attention
-/// SGLang's `--tp` is every GPU of the server, `t·d` (the DP ranks split it).
-fn default_mfs(s: &Scenario, l: &Layout, v: Version, dp_attention: bool) -> f64 {
-    let smi = s.usable_bytes() / MIB;
-    let l = &Layout {
-        tp: if dp_attention {
-            l.tp.saturating_mul(l.dp)
-        } else {
-            l.tp
-        },
-        ..*l
-    };
-    let tp = l.tp.get() as f64 * l.pp.get() as f64;
-    if v < Version(0, 4, 10, 0) {
-        match l.tp.get().saturating_mul(l.pp.get()) {
-            x if x >= 16 => 0.79,
-            x if x >= 8 => 0.81,
-            x if x >= 4 => 0.85,
-            x if x >= 2 => 0.87,
-            _ => 0.88,
-        }
-    } else {
-        let g = smi as f64;
-        let wide = l.tp.get() >= 4;
-        let bs = match smi {
-            m if m < 20 * 1024 => 8.0,
-            m if m < 35 * 1024 => {
-                if wide {
-                    80.0
-                } else {
-                    16.0
-                }
-            }
-            m if m < 60 * 1024 => {
-                if wide {
-                    160.0
-                } else {
-                    32.0
-                }
-            }
-            m if m < 160 * 1024 => {
-                if wide {
-                    512.0
-                } else {
-                    256.0
-                }
-            }
-            _ => 512.0,
-        };
-        let cp = chunk_size(s, v) as f64;
-        let mut r = 512.0 + f64::max(cp, 2048.0) * 1.5 + bs * 2.0 + tp / 8.0 * 1024.0;
-        if g > 60.0 * 1024.0 {
-            r = r.max(10.0 * 1024.0);
-        }
-        ((g - r) / g * 1000.0).round() / 1000.0
-    }
-}
-
 /// `--kv-cache-dtype`'s choices in release `v`.
 ///
 /// Source: SGLang `srt/server_args.py` (`choices=["auto", "fp8_e5m2"]` in 0.4.0 and 0.4.1,
-/// `["auto", "fp8_e5m2", "fp8_e4m3"]` from 0.4.2 through 0.5.3; PyPI sdists).
+/// `["auto", "fp8_e5m2", "fp8_e4m3"]` from 0.4.2 through 0.5.3; `bf16`, `bfloat16` from
+/// 0.5.4, `fp4_e2m1` from 0.5.4.post3, `mxfp8`, `nvfp4`, `fp4_mx_block16` from 0.5.16,
+/// `fp4_e2m1` gone in 0.5.21: `arg_groups/fields/model.py`; PyPI sdists and wheels).
 pub(crate) fn cache_dtypes(v: Version) -> &'static [&'static str] {
-    if v < Version(0, 4, 2, 0) {
-        &["auto", "fp8_e5m2"]
-    } else {
-        &["auto", "fp8_e5m2", "fp8_e4m3"]
+    const FP8: [&str; 3] = ["auto", "fp8_e5m2", "fp8_e4m3"];
+    match v {
+        v if v < Version(0, 4, 2, 0) => &FP8[..2],
+        v if v < Version(0, 5, 4, 0) => &FP8,
+        v if v < Version(0, 5, 4, 3) => &["auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16"],
+        v if v < Version(0, 5, 16, 0) => &[
+            "auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16", "fp4_e2m1",
+        ],
+        v if v < Version(0, 5, 21, 0) => &[
+            "auto",
+            "fp8_e5m2",
+            "fp8_e4m3",
+            "mxfp8",
+            "bf16",
+            "bfloat16",
+            "nvfp4",
+            "fp4_mx_block16",
+            "fp4_e2m1",
+        ],
+        _ => &[
+            "auto",
+            "fp8_e5m2",
+            "fp8_e4m3",
+            "mxfp8",
+            "bf16",
+            "bfloat16",
+            "nvfp4",
+            "fp4_mx_block16",
+        ],
     }
 }
 
@@ -316,10 +363,12 @@ pub(crate) fn kv_cache_dtype_refusal(s: &Scenario, v: Version) -> Option<String>
         d,
         crate::scenario::Dtype::Bf16 | crate::scenario::Dtype::Fp16 | crate::scenario::Dtype::Fp32
     ) && d.bits(p) == crate::scenario::Dtype::Auto.bits(p);
+    let bf16 = d == crate::scenario::Dtype::Bf16 && v >= Version(0, 5, 4, 0);
     if matches!(
         d,
         crate::scenario::Dtype::Auto | crate::scenario::Dtype::Fp8
     ) || same_width
+        || bf16
     {
         return None;
     }

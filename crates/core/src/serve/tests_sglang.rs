@@ -1,0 +1,109 @@
+//! SGLang release by release after 0.5.3 (PyPI wheels 0.5.3 … 0.5.23): the refusals'
+//! words, the reserve for DP attention, the page on Blackwell, the state cache of Mamba-2
+//! hybrids, the multimodal cache's share.
+
+use super::tests::plan;
+use crate::units::MIB;
+
+const Q8B: &str = "mode=serve&engine=sglang&model=llama-3-8b&gpu=rtx4090&gpu_util=0.6&max_len=8192";
+
+/// Llama 3 8B on an RTX 4090 with `--mem-fraction-static 0.6`: F = 25,127,026,688 B free
+/// before the weights, W = 16,060,522,496 B, the reserve F·0.4 = 10,050,810,675 B leaves
+/// nothing. Each release says it its way; 0.5.14 names the fraction that would do:
+/// minimum 16,060,522,496 / 25,127,026,688 = 0.6392, suggested ⌈639.17⌉/1000 = 0.640.
+#[test]
+fn no_room_for_the_pool_in_each_release_s_words() {
+    let err = |v: &str| plan(&format!("{Q8B}&engine_version={v}")).error.unwrap();
+    let head = "Not enough memory. Please try to increase --mem-fraction-static.";
+    assert_eq!(err("0.5.2"), head);
+    assert_eq!(
+        err("0.5.3"),
+        format!("{head} Current value: self.server_args.mem_fraction_static=0.6")
+    );
+    assert_eq!(
+        err("0.5.10"),
+        format!("{head} Current value: mem_fraction_static=0.6")
+    );
+    assert_eq!(
+        err("0.5.14"),
+        "Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.6. Raise --mem-fraction-static above 0.640 (minimum viable = 1 - available/pre = 0.6392). If using speculative decoding, draft weights are now counted."
+    );
+    // Weights larger than the free memory fail as they load, in every release.
+    let big = plan("mode=serve&engine=sglang&model=llama-2-70b&gpu=rtx4090");
+    assert!(big
+        .error
+        .unwrap()
+        .starts_with("torch.OutOfMemoryError: CUDA out of memory while the weights load"));
+}
+
+/// The chunked-prefill assertion's message arrived in 0.4.9.post6; a datacenter Blackwell
+/// GPU runs a standard-attention model on `trtllm_mha` from 0.5.7 (a page of 64 tokens),
+/// an MLA model keeps one token a page.
+#[test]
+fn pages_by_release_and_gpu() {
+    let q = "mode=serve&engine=sglang&model=llama-3-8b&max_len=8192&block_size=48";
+    assert_eq!(
+        plan(&format!("{q}&engine_version=0.5.23")).error.unwrap(),
+        "AssertionError: chunked_prefill_size must be divisible by page_size (chunked_prefill_size 8192, page_size 48)"
+    );
+    assert!(plan(&format!("{q}&engine_version=0.4.9.post3"))
+        .error
+        .unwrap()
+        .contains("`assert self.chunked_prefill_size % self.page_size == 0`"));
+    let b200 = |v: &str, m: &str| {
+        plan(&format!("mode=serve&engine=sglang&engine_version={v}&model={m}&gpu=b200-180&gpus_per_node=8&tp=8&max_len=8192")).block_size
+    };
+    assert_eq!(b200("0.5.6", "llama-3-70b"), 1);
+    assert_eq!(b200("0.5.7", "llama-3-70b"), 64);
+    assert_eq!(b200("0.5.23", "deepseek-v3"), 1);
+    let p = plan(
+        "mode=serve&engine=sglang&model=llama-3-70b&gpu=b200-180&gpus_per_node=8&tp=8&max_len=8192",
+    );
+    assert_eq!(p.tokens % 64, 0);
+}
+
+/// Mamba-2 hybrids kept 0.5.3's 512 state slots (or `max_seqs`) while SGLang turned their
+/// radix cache off (to 0.5.6); gated-DeltaNet ones took 0.9/1.9 of the pools' memory from
+/// 0.5.3.post3 (0.2/1.2 in 0.5.3.post2).
+#[test]
+fn state_slots_by_release_and_kind() {
+    let slots = |m: &str, v: &str| {
+        let p = plan(&format!("mode=serve&engine=sglang&engine_version={v}&model={m}&gpu=h100-80&gpus_per_node=4&tp=4&max_len=32768"));
+        p.kv.values()
+    };
+    let nemotron = |v: &str| slots("nemotron-h-8b", v);
+    assert!(nemotron("0.5.4").contains("S=512"), "{}", nemotron("0.5.4"));
+    assert!(nemotron("0.5.6").contains("S=512"));
+    assert!(!nemotron("0.5.6.post1").contains("S=512"));
+    let next = |v: &str| slots("qwen3-next-80b-a3b", v);
+    assert!(next("0.5.3").contains("S=512"));
+    assert!(!next("0.5.3.post3").contains("S=512"));
+    // 0.2/1.2 = 1/6 of the rest against 0.9/1.9: fewer slots in .post2.
+    let n = |text: String| -> u64 {
+        let at = text.find("S=").unwrap() + 2;
+        text[at..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+            .parse()
+            .unwrap()
+    };
+    assert!(n(next("0.5.3.post2")) * 2 < n(next("0.5.3.post3")));
+}
+
+/// From 0.5.18 a multimodal model's pools give 100 MiB to the encoder's cache
+/// (`SGLANG_VLM_CACHE_SIZE_MB`): the held-back bytes grow by exactly that.
+#[test]
+fn multimodal_cache_share_from_0_5_18() {
+    let q = "mode=serve&engine=sglang&model=mistral-small-3.1-24b&gpu=h100-80&max_len=8192&gpu_util=0.9";
+    let held = |v: &str| plan(&format!("{q}&engine_version={v}")).activation.eval();
+    assert_eq!(held("0.5.18") - held("0.5.17"), 100 * MIB);
+    let text =
+        "mode=serve&engine=sglang&model=mistral-small-24b&gpu=h100-80&max_len=8192&gpu_util=0.9";
+    let held = |v: &str| {
+        plan(&format!("{text}&engine_version={v}"))
+            .activation
+            .eval()
+    };
+    assert_eq!(held("0.5.18"), held("0.5.17"));
+}
