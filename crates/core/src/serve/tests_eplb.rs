@@ -100,16 +100,24 @@ fn vllm_eplb_refusals() {
     );
 }
 
-/// SGLang: `--ep-num-redundant-experts` from 0.4.6.post5 (memfit reads 0.4.7 on), the
+/// SGLang: `--ep-num-redundant-experts` from 0.4.6.post5 (not in 0.4.6.post4), the
 /// physical experts checked against `--ep-size` (`expert_location.py`), the replicas on
 /// every GPU with `--ep-size 1`.
 #[test]
 fn sglang_redundant_experts() {
     let q = format!("{V3}&engine=sglang&tp=8&ep=8");
     assert_eq!(
-        error(&format!("{q}&engine_version=0.4.6&redundant_experts=32")).as_deref(),
+        error(&format!(
+            "{q}&engine_version=0.4.6.post4&redundant_experts=32"
+        ))
+        .as_deref(),
         Some("unrecognized arguments: --ep-num-redundant-experts 32")
     );
+    assert!(!error(&format!(
+        "{q}&engine_version=0.4.6.post5&redundant_experts=32"
+    ))
+    .unwrap_or_default()
+    .contains("unrecognized arguments"));
     let e = error(&format!("{q}&engine_version=0.5.3&redundant_experts=30")).unwrap();
     assert!(e.contains("num_physical_experts % ep_size == 0") && e.contains("286"));
     // Qwen1.5-MoE's 60 experts do not split over 8 ranks; 60 + 4 = 64 do.

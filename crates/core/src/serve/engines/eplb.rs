@@ -22,9 +22,8 @@ pub(crate) const VLLM_EPLB_CONFIG_FROM: Version = Version(0, 10, 2, 0);
 /// `--num-redundant-experts` gone (not in 0.12.0's `engine/arg_utils.py`).
 pub(crate) const VLLM_NUM_REDUNDANT_GONE: Version = Version(0, 12, 0, 0);
 /// SGLang's `--ep-num-redundant-experts`: first in 0.4.6.post5 (`srt/server_args.py`; not
-/// in 0.4.6–0.4.6.post4). memfit's releases drop `.postN`, so 0.4.7 is the first it
-/// reads as having it.
-pub(crate) const SGLANG_EPLB_FROM: Version = Version(0, 4, 7, 0);
+/// in 0.4.6–0.4.6.post4).
+pub(crate) const SGLANG_EPLB_FROM: Version = Version(0, 4, 6, 5);
 
 /// The redundant experts asked for: `redundant_experts` on a mixture under vLLM or SGLang
 /// (0 for a dense model and the other engines, which [`Scenario::serve_problems`] names):
