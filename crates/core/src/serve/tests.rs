@@ -74,12 +74,19 @@ fn vllm_refuses_a_context_that_does_not_fit() {
         "{msg}"
     );
     assert!(msg.ends_with("conserving_memory/ for more details."));
-    // No memory left at all (70B in bf16 on one H100).
-    let p = plan("mode=serve&model=llama-3-70b&max_len=8192");
+    // No memory left under the budget (70B in bf16 over two H100s at 0.5: 65.7 GiB of
+    // weights a GPU against a 39.8 GiB budget).
+    let p = plan("mode=serve&model=llama-3-70b&max_len=8192&gpus_per_node=2&tp=2&gpu_util=0.5");
     assert!(p
         .error
         .unwrap()
         .starts_with("No available memory for the cache blocks."));
+    // Weights larger than the device fail as they load (131.42 GiB on one H100).
+    let p = plan("mode=serve&model=llama-3-70b&max_len=8192");
+    assert_eq!(
+        p.error.unwrap(),
+        "torch.OutOfMemoryError: CUDA out of memory while the weights load (131.42 GiB on this rank, 78.6 GiB free)"
+    );
     // format_gib: Python's str(round(x, 2)).
     let m = super::engines::vllm_too_long(Version(0, 14, 0, 0), 10, 3 * GIB, GIB + GIB / 10, 5);
     assert!(

@@ -209,11 +209,11 @@ fn vllm_v0_refuses_in_its_own_words() {
         "The model's max seq len (29000) is larger than the maximum number of tokens that can be stored in KV cache (23648). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
     );
     assert_eq!(
-        refusal("mode=serve&model=llama-3-70b&max_len=8192&engine_version=0.12.0"),
+        refusal("mode=serve&model=llama-3-70b&max_len=8192&engine_version=0.12.0&gpus_per_node=2&tp=2&gpu_util=0.5"),
         "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
     );
     assert_eq!(
-        refusal("mode=serve&model=llama-3-70b&max_len=8192"),
+        refusal("mode=serve&model=llama-3-70b&max_len=8192&gpus_per_node=2&tp=2&gpu_util=0.5"),
         "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
     );
 }

@@ -64,6 +64,23 @@ pub(crate) fn device_total(s: &Scenario) -> u64 {
     s.cuda_total()
 }
 
+/// Weights larger than the memory free before they load: the launch fails in torch's
+/// allocator while they load, before any of the engine's own checks (its message there is
+/// torch's; the figures are memfit's). `None` when they fit.
+///
+/// ```text
+/// W > F  →  "torch.OutOfMemoryError: CUDA out of memory while the weights load (W GiB …, F GiB free)"
+/// ```
+pub(crate) fn load_oom(weights: u64, free: u64) -> Option<String> {
+    (weights > free).then(|| {
+        format!(
+            "torch.OutOfMemoryError: CUDA out of memory while the weights load ({} GiB on this rank, {} GiB free)",
+            py_gib(weights),
+            py_gib(free)
+        )
+    })
+}
+
 /// The weights on one rank: the format's bytes (see [`quant::weights_expr`]) over
 /// `t·p` ranks.
 ///

@@ -186,12 +186,8 @@ fn multimodal_factor(s: &Scenario, v: Version) -> f64 {
 /// SGLang `model_runner.py` (`init_memory_pool`, then `init_cuda_graphs`), `scheduler.py`
 /// (`max_req_input_len`).
 fn start_refusal(v: Version, m: Memory, mfs: f64, tokens: u64, ml: u64) -> Option<String> {
-    if m.weights > m.free {
-        Some(format!(
-            "torch.OutOfMemoryError: CUDA out of memory while the weights load ({} GiB on this rank, {} GiB free)",
-            py_gib(m.weights),
-            py_gib(m.free)
-        ))
+    if let Some(e) = load_oom(m.weights, m.free) {
+        Some(e)
     } else if v >= Version(0, 5, 14, 0) && m.rest == 0 {
         Some(weights_refusal(m, mfs))
     } else if m.kv == 0 {

@@ -115,7 +115,9 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         Sym("c_tok", per_token as u128),
         Mul,
     ]);
+    let free = total.saturating_sub(s.cuda_ctx_mib() as u64 * MIB);
     let error = refusal(s, arch, l, v, total, checked_limits(s, v, ml))
+        .or_else(|| load_oom(weights.eval(), free))
         .or_else(|| pool_error(v, ml, kv_bytes, (block, per_token), &pl));
     Plan {
         engine: Engine::Vllm,
