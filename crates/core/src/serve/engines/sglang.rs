@@ -143,16 +143,17 @@ const DIST_INIT: u64 = 164 * MIB;
 
 /// SGLang's cut of `mem_fraction_static` for a multimodal checkpoint (memfit's: Gemma 3
 /// 4B–27B, Llama 4, Mistral Small 3.1, whose encoder `model::vision_tower` counts): ×0.95
-/// through 0.4.4 and ×0.90 in 0.4.5–0.4.8, given or defaulted ("Automatically reduce
-/// --mem-fraction-static … because this is a multimodal model"); from 0.4.9 only a defaulted
-/// fraction, ×0.90 in 0.4.9, then by the encoder's size: `0.95·clamp(1 − 0.1·(c − 1), 0.8,
-/// 1.05)` with `c = L·H²/(24·1024²)` (`adjust_mem_fraction_for_vlm`). From 0.4.6 Gemma 3 and
-/// Llama 4 run with multimodal off unless `--enable-multimodal` (`mm_disabled_models`): no cut.
+/// through 0.4.4.post3 and ×0.90 in 0.4.4.post4–0.4.8.post1, given or defaulted
+/// ("Automatically reduce --mem-fraction-static … because this is a multimodal model"); from
+/// 0.4.9 only a defaulted fraction, ×0.90 in 0.4.9–0.4.9.post2, then by the encoder's size:
+/// `0.95·clamp(1 − 0.1·(c − 1), 0.8, 1.05)` with `c = L·H²/(24·1024²)`
+/// (`adjust_mem_fraction_for_vlm`, unchanged to 0.5.23). From 0.4.6 Gemma 3 and Llama 4 run
+/// with multimodal off unless `--enable-multimodal` (`mm_disabled_models`): no cut.
 ///
-/// Source: SGLang `model_executor/model_runner.py` (0.4.3.post4, 0.4.4: `*= 0.95`; 0.4.5,
-/// 0.4.7, 0.4.8: `*= 0.90`), `server_args.py` (0.4.9: `*= 0.90` in the default branch;
-/// 0.4.10.post2, 0.5.3: `adjust_mem_fraction_for_vlm`), `configs/model_config.py`
-/// (`mm_disabled_models`, 0.4.6–0.5.3).
+/// Source: SGLang `model_executor/model_runner.py` (`*= 0.95` to 0.4.4.post3, `*= 0.90`
+/// 0.4.4.post4–0.4.8.post1), `server_args.py` (0.4.9–0.4.9.post2: `*= 0.90` in the default
+/// branch; 0.4.9.post3–0.5.2, 0.5.3, 0.5.23: `adjust_mem_fraction_for_vlm`; every wheel
+/// diffed), `configs/model_config.py` (`mm_disabled_models`, 0.4.6–0.5.23).
 ///
 /// # Example
 /// `google/gemma-3-4b-it` on an H200, SGLang of 2025-03-27 (0.4.4.post2), 0.88: 0.836; its
@@ -169,10 +170,10 @@ fn multimodal_factor(s: &Scenario, v: Version) -> f64 {
     let (l, h) = (vt.shape.0 as f64, vt.shape.1 as f64);
     match v {
         _ if off => 1.0,
-        v if v < Version(0, 4, 5, 0) => 0.95,
+        v if v < Version(0, 4, 4, 4) => 0.95,
         v if v < Version(0, 4, 9, 0) => 0.90,
         _ if given => 1.0,
-        v if v < Version(0, 4, 10, 0) => 0.90,
+        v if v < Version(0, 4, 9, 3) => 0.90,
         _ => 0.95 * (1.0 - 0.1 * (l * h * h / (24.0 * 1024.0 * 1024.0) - 1.0)).clamp(0.8, 1.05),
     }
 }

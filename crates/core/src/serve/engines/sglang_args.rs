@@ -27,7 +27,8 @@ fn server_tp(l: &Layout, dp_attention: bool) -> u64 {
 ///
 /// # Formula
 /// ```text
-/// ≤ 0.4.7:              0.88 / 0.87 / 0.85 / 0.81 / 0.79 by t·p (1, ≥2, ≥4, ≥8, ≥16)
+/// ≤ 0.4.7:              0.88 / 0.87 / 0.85 / 0.81 / 0.79 by t·p, with GPUs over 80 GiB
+///                       from 0.4.5.post3 ([`early_mfs`])
 /// 0.4.7.post1 – 0.5.2:  m = round((g − R)/g, 3),  R (MiB) by g: < 35 GiB (2.8 + t·p/10)·1024,
 ///                       < 90 GiB (9.5 + t·p/2)·1024, < 160 GiB (12 + t·p/2)·1024, else 32·1024;
 ///                       + 4,096 with DP attention
@@ -40,8 +41,8 @@ fn server_tp(l: &Layout, dp_attention: bool) -> u64 {
 /// ([`graph_max_bs`]), `d` the DP size, `n(C)` the prefill graphs' token buckets up to `C`
 /// ([`prefill_graph_reserve`]).
 ///
-/// Source: SGLang `srt/server_args.py` `ServerArgs.__post_init__` (0.4.6.post5, 0.4.7: the
-/// table; 0.4.7.post1, 0.4.8, 0.4.9, 0.4.9.post6, 0.4.10, 0.5.2: the tiers),
+/// Source: SGLang `srt/server_args.py` `ServerArgs.__post_init__` (every wheel 0.4.0 – 0.5.2:
+/// the table to 0.4.7, the tiers 0.4.7.post1 – 0.5.2),
 /// `_handle_gpu_memory_settings` (0.5.3 – 0.5.18), `arg_groups/memory_hook.py` (0.5.19 –
 /// 0.5.23), PyPI wheels.
 ///
@@ -61,13 +62,7 @@ pub(super) fn default_mfs(
     let tp = (t * l.pp.get() as u64) as f64;
     let round3 = |r: f64| ((g - r) / g * 1000.0).round() / 1000.0;
     if v < TIERS_FROM {
-        return match t * l.pp.get() as u64 {
-            x if x >= 16 => 0.79,
-            x if x >= 8 => 0.81,
-            x if x >= 4 => 0.85,
-            x if x >= 2 => 0.87,
-            _ => 0.88,
-        };
+        return early_mfs(g, t * l.pp.get() as u64, v);
     }
     if v < RESERVE_FROM {
         let gib = 1024.0;
@@ -93,11 +88,58 @@ pub(super) fn default_mfs(
     round3(r)
 }
 
+/// `mem_fraction_static`'s default before the tiers (0.4.0 – 0.4.7): `g` in MiB, `n = t·p`.
+///
+/// # Formula
+/// ```text
+/// table(n) = 0.79 (n ≥ 16), 0.81 (≥ 8), 0.85 (≥ 4), 0.87 (≥ 2), 0.88
+/// 0.4.0 – 0.4.5.post2:       table(n)
+/// 0.4.5.post3 – 0.4.6.post1: table(n) if g ≤ 81,920, else (g − 13·1024)/g
+/// 0.4.6.post2 – 0.4.7:       f = table(n) if g ≤ 81,920, else 0.88;
+///                            g > 96·1024: min(f + 48·1024·(1 − f)/g, (g − 18·1024)/g)
+///                            (0.4.7: 0.79 when g > 180,000)
+/// ```
+/// Source: SGLang `srt/server_args.py ServerArgs.__post_init__`, every PyPI wheel 0.4.0 …
+/// 0.4.7 diffed release by release (posts included).
+///
+/// # Example
+/// An H200 (g = 143,771), TP 8: 0.81 to 0.4.5.post2, 0.9074 in 0.4.6, then min(0.88 +
+/// 49,152·0.12/143,771, 125,339/143,771) = 0.8718.
+fn early_mfs(g: f64, n: u64, v: Version) -> f64 {
+    let table = match n {
+        x if x >= 16 => 0.79,
+        x if x >= 8 => 0.81,
+        x if x >= 4 => 0.85,
+        x if x >= 2 => 0.87,
+        _ => 0.88,
+    };
+    let gib = 1024.0;
+    match v {
+        v if v < Version(0, 4, 5, 3) => table,
+        v if v < Version(0, 4, 6, 2) => {
+            if g <= 81_920.0 {
+                table
+            } else {
+                (g - 13.0 * gib) / g
+            }
+        }
+        _ if v >= Version(0, 4, 7, 0) && g > 180_000.0 => 0.79,
+        _ => {
+            let f = if g <= 81_920.0 { table } else { 0.88 };
+            if g > 96.0 * gib {
+                f64::min(f + 48.0 * gib * (1.0 - f) / g, (g - 18.0 * gib) / g)
+            } else {
+                f
+            }
+        }
+    }
+}
+
 /// The chunked-prefill size: `max_batched_tokens`, else the release's default for the GPU.
 ///
 /// # Formula
 /// ```text
-/// ≤ 0.4.7:             2,048 when g < 25,000 MiB, else 8,192
+/// ≤ 0.4.7:             2,048 when g < 25,000 MiB, else 8,192 (0.4.7: 16,384 over 180,000)
 /// 0.4.7.post1 – 0.5.2: 2,048 (g < 35 GiB), 8,192 (< 160 GiB), else 16,384
 /// 0.5.3 –:             2,048 (< 35 GiB; 4,096 from 0.5.20), 4,096 (< 60 GiB),
 ///                      8,192 (< 160 GiB), else 16,384
@@ -111,13 +153,11 @@ pub(super) fn chunk_size(s: &Scenario, v: Version) -> u64 {
     let g = s.usable_bytes() / MIB;
     let gib = 1024;
     match g {
-        g if v < TIERS_FROM => {
-            if g < 25_000 {
-                2048
-            } else {
-                8192
-            }
-        }
+        g if v < TIERS_FROM => match g {
+            g if g > 180_000 && v >= Version(0, 4, 7, 0) => 16_384,
+            g if g < 25_000 => 2048,
+            _ => 8192,
+        },
         g if g < 35 * gib && v >= SMALL_TIER_2026 => 4096,
         g if g < 35 * gib => 2048,
         g if g < 60 * gib && v >= RESERVE_FROM => 4096,
@@ -300,6 +340,10 @@ mod tests {
         };
         let table = [
             ("0.4.6", "h100-80", 0.88),
+            ("0.4.6", "h200", 0.9074),
+            ("0.4.6.post2", "h200", 0.8718),
+            ("0.4.7", "h200", 0.8718),
+            ("0.4.5.post2", "h200", 0.88),
             ("0.4.10", "h100-80", 0.874),
             ("0.4.10", "rtx4090", 0.879),
             ("0.5.3", "h100-80", 0.835),
@@ -311,7 +355,8 @@ mod tests {
             ("0.5.23", "rtx4090", 0.704),
         ];
         for (v, gpu, want) in table {
-            assert_eq!(mfs(&q(v, gpu)), want, "{v} on {gpu}");
+            let got = mfs(&q(v, gpu));
+            assert!((got - want).abs() < 5e-5, "{v} on {gpu}: {got}");
         }
     }
 }
