@@ -237,7 +237,12 @@ fn pool_refusal(v: Version, mfs: f64) -> String {
 /// Source: SGLang `model_executor/pool_configurator.py` (0.5.14), `mem_cache/
 /// kv_cache_configurator.py` (`_profile_available_bytes`, 0.5.23), quoted.
 fn weights_refusal(m: Memory, mfs: f64) -> String {
-    let min = m.weights.min(m.free) as f64 / m.free.max(1) as f64;
+    // (A device with nothing free needs all of it: minimum 1.)
+    let min = if m.free == 0 {
+        1.0
+    } else {
+        m.weights.min(m.free) as f64 / m.free as f64
+    };
     let suggested = (min * 1000.0).ceil() / 1000.0;
     format!("Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={mfs}. Raise --mem-fraction-static above {suggested:.3} (minimum viable = 1 - available/pre = {min:.4}). If using speculative decoding, draft weights are now counted.")
 }
