@@ -108,13 +108,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let unpadded = per_token;
     let per_token = grouped_per_token(arch, l, v, per_token);
     let (block, pl) = kv_pool(s, arch, v, kv_bytes, per_token, ml);
-    let kv = Expr::new(&[
-        Sym("blocks", pl.blocks as u128),
-        Sym("B", block as u128),
-        Mul,
-        Sym("c_tok", per_token as u128),
-        Mul,
-    ]);
+    let kv = pool_bytes(pl.blocks, block, per_token);
     let free = total.saturating_sub(s.cuda_ctx_mib() as u64 * MIB);
     let error = refusal(s, arch, l, v, total, checked_limits(s, v, ml))
         .or_else(|| load_oom(weights.eval(), free))
@@ -213,6 +207,17 @@ fn budget_of(s: &Scenario, era: VllmEra, total: u64) -> u64 {
     } else {
         product.floor() as u64
     }
+}
+
+/// The pool's bytes as the plan shows them: `blocks·B·c_tok`.
+fn pool_bytes(blocks: u64, block: u64, per_token: u64) -> Expr {
+    Expr::new(&[
+        Sym("blocks", blocks as u128),
+        Sym("B", block as u128),
+        Mul,
+        Sym("c_tok", per_token as u128),
+        Mul,
+    ])
 }
 
 /// The refusal when the pool holds no block (or, before V1, fewer tokens than one request),
