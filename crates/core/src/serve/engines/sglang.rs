@@ -321,34 +321,28 @@ const SOURCES: [&str; 6] = [
 /// `fp4_e2m1` gone in 0.5.21: `arg_groups/fields/model.py`; PyPI sdists and wheels).
 pub(crate) fn cache_dtypes(v: Version) -> &'static [&'static str] {
     const FP8: [&str; 3] = ["auto", "fp8_e5m2", "fp8_e4m3"];
+    const BF16: [&str; 6] = [
+        "auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16", "fp4_e2m1",
+    ];
+    // 0.5.16's order; 0.5.21 drops the last.
+    const MX: [&str; 9] = [
+        "auto",
+        "fp8_e5m2",
+        "fp8_e4m3",
+        "mxfp8",
+        "bf16",
+        "bfloat16",
+        "nvfp4",
+        "fp4_mx_block16",
+        "fp4_e2m1",
+    ];
     match v {
         v if v < Version(0, 4, 2, 0) => &FP8[..2],
         v if v < Version(0, 5, 4, 0) => &FP8,
-        v if v < Version(0, 5, 4, 3) => &["auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16"],
-        v if v < Version(0, 5, 16, 0) => &[
-            "auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16", "fp4_e2m1",
-        ],
-        v if v < Version(0, 5, 21, 0) => &[
-            "auto",
-            "fp8_e5m2",
-            "fp8_e4m3",
-            "mxfp8",
-            "bf16",
-            "bfloat16",
-            "nvfp4",
-            "fp4_mx_block16",
-            "fp4_e2m1",
-        ],
-        _ => &[
-            "auto",
-            "fp8_e5m2",
-            "fp8_e4m3",
-            "mxfp8",
-            "bf16",
-            "bfloat16",
-            "nvfp4",
-            "fp4_mx_block16",
-        ],
+        v if v < Version(0, 5, 4, 3) => &BF16[..5],
+        v if v < Version(0, 5, 16, 0) => &BF16,
+        v if v < Version(0, 5, 21, 0) => &MX,
+        _ => &MX[..8],
     }
 }
 
