@@ -107,3 +107,74 @@ fn multimodal_cache_share_from_0_5_18() {
     };
     assert_eq!(held("0.5.18"), held("0.5.17"));
 }
+
+/// The distributed start by interconnect (`sglang::dist_init`), against the logs in
+/// `tests/data/serve_logs.json`. Calibration rows: the constant is the mean of the NVLink
+/// logs' printed "Init torch distributed ends. mem usage" (1.25 GB grok-2 on 8 × H100,
+/// 1.96 GB Llama 3.3 70B on 8 × H200) and of the PCIe-only ones (0.13 GB 4 × L4, 0.19 GB
+/// 2 × RTX 4090). Qwen3-235B-A22B FP8 on 4 × H100 at 0.93 (vllm#21348, ≈0.4.9; its own
+/// tokens not used) was +8.8 % with 164 MiB on every GPU.
+#[test]
+fn distributed_start_by_interconnect() {
+    let tokens = |q: &str| plan(&format!("mode=serve&engine=sglang&{q}")).tokens as f64;
+    for (q, logged) in [
+        (
+            "engine_version=0.4.9&model=qwen3-235b-a22b&quant=fp8&gpu=h100-80&gpus_per_node=4&tp=4&gpu_util=0.93",
+            367_404.0,
+        ),
+        // Default fraction 0.897 (C 8,192, D 512, TP 8: R = 14,848 MiB of 143,771).
+        (
+            "engine_version=0.5.3&model=llama-3-70b&gpu=h200&gpus_per_node=8&tp=8",
+            2_795_207.0,
+        ),
+    ] {
+        let err = tokens(q) / logged - 1.0;
+        assert!(err.abs() < 0.01, "{q}: {:+.2} %", 100.0 * err);
+    }
+    // By hand: the H100 run's free memory falls by 1,644 − 164 = 1,480 MiB, its pool by
+    // 0.93 of that, ⌊·/48,128 B⌋ tokens (one KV head of 128 on each of 94 layers, K and V).
+    let h100 = "model=qwen3-235b-a22b&quant=fp8&gpus_per_node=4&tp=4&gpu_util=0.93";
+    let nvlink = tokens(&format!("{h100}&gpu=h100-80"));
+    let pcie = tokens(&format!("{h100}&gpu=h100-pcie"));
+    let drop = (1480.0 * MIB as f64 * 0.93 / 48_128.0).round();
+    assert!(
+        (pcie - nvlink - drop).abs() <= 2.0,
+        "{pcie} − {nvlink} vs {drop}"
+    );
+    // One GPU: no distributed start, NVLink or not.
+    let one = "model=llama-3-8b&gpu_util=0.9&max_len=8192";
+    let (a, b) = (
+        plan(&format!("mode=serve&engine=sglang&{one}&gpu=h100-80")),
+        plan(&format!("mode=serve&engine=sglang&{one}&gpu=h100-pcie")),
+    );
+    assert_eq!(a.tokens, b.tokens);
+}
+
+/// Qwen3-8B on one B200, SGLang's main branch of 2026-04-27 (its clean-startup-log skill:
+/// default fraction, page 64 from `trtllm_mha`, prefill graphs captured): 992,896 tokens.
+/// The GPU is read from the log (177.57 GB free at load begin, the Blackwell-only backend)
+/// and the release from the date, so this checks the 0.5.10+ rules; nothing was set from it.
+#[test]
+fn sglang_b200_default_2026() {
+    let p = plan("mode=serve&engine=sglang&engine_version=0.5.10&model=qwen3-8b&gpu=b200-180");
+    let err = p.tokens as f64 / 992_896.0 - 1.0;
+    assert!(err.abs() < 0.01, "{} ({:+.2} %)", p.tokens, 100.0 * err);
+    assert_eq!(p.tokens % 64, 0);
+}
+
+/// Gemma 3 12B on 2 × RTX 4090 (sglang#12496, Nov 2025) printed `mem_fraction_static=0.717`
+/// with `--chunked-prefill-size 4096`: R = 512 + 1.5·4,096 + 2·24 + 2/8·1,024 = 6,960 MiB of
+/// 24,564 → round(0.71666, 3) = 0.717 (the 20–35 GiB tier's D = 24 from 0.5.4.post1; Gemma 3
+/// runs with multimodal off from 0.4.6, so no cut). Without the flag: C = 2,048, R = 3,888 →
+/// 0.842.
+#[test]
+fn gemma3_12b_printed_fraction() {
+    let q = "mode=serve&engine=sglang&engine_version=0.5.5&model=gemma-3-12b&gpu=rtx4090&gpus_per_node=2&tp=2&kv_dtype=fp8";
+    let m = |extra: &str| plan(&format!("{q}{extra}")).activation.values();
+    assert!(
+        m("&max_batched_tokens=4096").contains("m=717000"),
+        "{}",
+        m("&max_batched_tokens=4096")
+    );
+    assert!(m("").contains("m=842000"), "{}", m(""));
+}

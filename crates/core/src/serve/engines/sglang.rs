@@ -8,7 +8,8 @@ use super::*;
 /// # Formula
 /// ```text
 /// F        = free memory before the weights (device total − CUDA context − D)
-/// D        = 164 MiB with more than one rank (the distributed start, [`DIST_INIT`]), else 0
+/// D        = the distributed start with more than one rank ([`dist_init`]: 1,644 MiB on
+///            NVLink GPUs, 164 MiB elsewhere), else 0
 /// rest     = (F − W) − F·(1 − mfs)  [− 100 MiB for a multimodal model, 0.5.18–]
 /// tokens   = ⌊rest / (P·c_tok)⌋·P            P = page_size (`block_size`, 1; from 0.4.4)
 /// mfs default: by release and GPU ([`default_mfs`])
@@ -24,7 +25,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     // A reserve larger than the device leaves nothing (SGLang then fails to start).
     let mfs = (mfs * multimodal_factor(s, v)).clamp(0.0, 1.0);
     let dist = if l.tp.get() > 1 || l.pp.get() > 1 || split.is_some() {
-        DIST_INIT
+        dist_init(s)
     } else {
         0
     };
@@ -134,12 +135,45 @@ fn pool_expr(tokens: u64, per_token: u64, state: Option<(u64, u64)>) -> Expr {
 
 /// What SGLang's distributed start takes before the weights load with more than one rank
 /// (NCCL's communicators, the custom all-reduce's buffers), bytes: its log line "Init torch
-/// distributed ends. mem usage=…" prints 0.13 GB on 4 × L4 (0.4.3.post4) and 0.19 GB on 2 ×
-/// RTX 4090 (a 2026 build); 164 MiB is their mean (**calibrated** on those two lines, SGLang's
-/// GB being GiB). It lowers the free memory `F` the fraction is taken of, as the CUDA
-/// context does. NVLS is off in SGLang from 0.4.3 (`NCCL_NVLS_ENABLE` from
-/// `--enable-nccl-nvls`, default off), so no NVSwitch term as vLLM's.
-const DIST_INIT: u64 = 164 * MIB;
+/// distributed ends. mem usage=…" (SGLang's GB being GiB).
+///
+/// # Formula
+/// ```text
+/// D = 1,644 MiB   NVLink GPUs (H100 SXM, H100 NVL, H200, GH200, B200, A100)
+///   =   164 MiB   otherwise (PCIe-only: L4, L40S, A10, RTX cards, H100 PCIe, …)
+/// ```
+/// Where the GPUs reach each other over NVLink, NCCL's peer-to-peer transport keeps each
+/// channel's receive buffers (Simple, LL128, LL) in device memory, for the TP group's
+/// communicator and for torch's own; without peer access (consumer cards, most PCIe
+/// servers) it goes through host memory and the custom all-reduce is off. The logs:
+/// NVLink 1.25 GB (grok-2, 8 × H100 TP 8, v0.5.2rc2) and 1.96 GB (Llama 3.3 70B, 8 × H200
+/// TP 8, a build of 2025-10-16; the other ranks 1.77–2.01), **calibrated**: their mean;
+/// PCIe-only 0.13 GB (4 × L4, 0.4.3.post4) and 0.19 GB (2 × RTX 4090, a 2026 build),
+/// their mean. Which GPUs have peers over NVLink is memfit's reading of the usual servers
+/// (A100 and H100 NVL without a log). It lowers the free memory `F` the fraction is taken
+/// of, as the CUDA context does. NVLS is off in SGLang from 0.4.3 (`NCCL_NVLS_ENABLE` from
+/// `--enable-nccl-nvls`, default off), so no NVLS term as vLLM's. AMD (RCCL over xGMI,
+/// 3.81 GB on 8 × MI355X in one 2026 log) is not modelled: 164 MiB.
+///
+/// Source: SGLang `model_executor/model_runner.py` `init_torch_distributed` (the log line),
+/// `distributed/parallel_state.py` (`PyNcclCommunicator`, `CustomAllreduce` per TP group);
+/// the logs in `tests/data/serve_logs.json`.
+///
+/// # Example
+/// Qwen3-235B-A22B FP8 on 4 × H100 at 0.93 (vllm#21348, whose own line was not used): `F`
+/// falls by 1,480 MiB, the pool by 0.93 of it (1.34 GiB, 29,985 tokens of 48,128 B):
+/// 399,662 → 369,674 tokens against the logged 367,404.
+fn dist_init(s: &Scenario) -> u64 {
+    let nvlink = matches!(
+        s.cluster.gpu.as_str(),
+        "h100-80" | "h100-nvl" | "h200" | "gh200" | "b200-180" | "b200-192" | "a100-40" | "a100-80"
+    );
+    if nvlink {
+        1644 * MIB
+    } else {
+        164 * MIB
+    }
+}
 
 /// SGLang's cut of `mem_fraction_static` for a multimodal checkpoint (memfit's: Gemma 3
 /// 4B–27B, Llama 4, Mistral Small 3.1, whose encoder `model::vision_tower` counts): ×0.95
