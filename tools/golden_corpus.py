@@ -234,6 +234,10 @@ def cases(binary):
     q("serve-sglang-llama-3-8b-0.4.10-tiers", "mode=serve&engine=sglang&engine_version=0.4.10&model=llama-3-8b&gpu=h100-80&max_len=8192")
     q("serve-sglang-llama-3-8b-rtx4090-0.5.23", "mode=serve&engine=sglang&engine_version=0.5.23&model=llama-3-8b&gpu=rtx4090&max_len=8192")
     q("serve-sglang-deepseek-v3-dp-attention-0.5.3", "mode=serve&engine=sglang&engine_version=0.5.3&model=deepseek-v3&quant=fp8&gpu=h200&gpus_per_node=8&tp=1&dp=8&ep=8&max_len=32768")
+    q("serve-sglang-qwen3-235b-fp8-4xh100-nvlink-start", "mode=serve&engine=sglang&engine_version=0.4.9&model=qwen3-235b-a22b&quant=fp8&gpu=h100-80&gpus_per_node=4&tp=4&gpu_util=0.93")
+    q("serve-llamacpp-fp8-cache-refused", "mode=serve&engine=llamacpp&model=llama-3-8b&kv_dtype=fp8")
+    q("serve-llamacpp-q8-cache-without-fa-b5000", "mode=serve&engine=llamacpp&engine_version=b5000&model=llama-3-8b&kv_dtype=q8_0")
+    q("serve-sglang-dense-mxfp4-refused", "mode=serve&engine=sglang&model=llama-3-8b&quant=mxfp4")
     names = [c["name"] for c in out]
     assert len(names) == len(set(names)), "duplicate case names"
     return out

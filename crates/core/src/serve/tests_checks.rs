@@ -846,3 +846,39 @@ fn engine_keys_named_where_they_mean_nothing() {
     let with = plan(&format!("{l}&gpu_util=0.5&max_seqs=64&block_size=32"));
     assert_eq!((base.tokens, base.kv.eval()), (with.tokens, with.kv.eval()));
 }
+
+/// llama.cpp's cache-type checks (`llamacpp::cache_type_refusal`): a type outside its list
+/// fails as the argument is read; a quantized V cache without flash attention fails as the
+/// context is created — by default before b6325 (flash attention off), only with `-fa off`
+/// after (`-fa auto`). The f16/bf16/f32 caches start either way.
+#[test]
+fn llamacpp_cache_type_checks() {
+    let q = "mode=serve&engine=llamacpp&model=llama-3-8b";
+    let err = |extra: &str| plan(&format!("{q}&{extra}")).error;
+    for d in ["fp8", "int8", "int4"] {
+        let e = err(&format!("kv_dtype={d}")).unwrap();
+        assert!(
+            e.starts_with(&format!(
+                "error while handling argument \"--cache-type-k\": Unsupported cache type: {d}"
+            )),
+            "{e}"
+        );
+    }
+    let v = err("kv_dtype=q8_0&engine_version=b5000").unwrap();
+    assert!(
+        v.starts_with("llama_init_from_model: V cache quantization requires flash_attn"),
+        "{v}"
+    );
+    assert!(v.contains("pass -fa"), "{v}");
+    assert!(err("kv_dtype=q4_0&flash_attn=off")
+        .unwrap()
+        .contains("requires flash_attn"));
+    for ok in [
+        "kv_dtype=q8_0",
+        "kv_dtype=q8_0&engine_version=b5000&flash_attn=on",
+        "kv_dtype=bf16&flash_attn=off",
+        "kv_dtype=fp32&engine_version=b5000",
+    ] {
+        assert_eq!(err(ok), None, "{ok}");
+    }
+}

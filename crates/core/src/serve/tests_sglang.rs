@@ -178,3 +178,24 @@ fn gemma3_12b_printed_fraction() {
     );
     assert!(m("").contains("m=842000"), "{}", m(""));
 }
+
+/// `quant=mxfp4` under SGLang (`sglang::mxfp4_refusal`): unknown before 0.5.0; from it only
+/// MoE experts are quantized, and a dense model's linear layers assert.
+#[test]
+fn sglang_mxfp4_by_release_and_kind() {
+    let err = |q: &str| plan(&format!("mode=serve&engine=sglang&{q}")).error;
+    let old = err("model=llama-3-8b&quant=mxfp4&engine_version=0.4.10").unwrap();
+    assert!(
+        old.starts_with("ValueError: Unknown quantization method: mxfp4."),
+        "{old}"
+    );
+    let dense = err("model=llama-3-8b&quant=mxfp4").unwrap();
+    assert!(
+        dense.starts_with("AssertionError (srt/layers/linear.py"),
+        "{dense}"
+    );
+    assert_eq!(
+        err("model=gpt-oss-20b&quant=mxfp4&engine_version=0.5.1&max_len=8192"),
+        None
+    );
+}

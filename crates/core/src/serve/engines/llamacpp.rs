@@ -2,7 +2,7 @@
 
 use super::llamacpp_offload::*;
 use super::*;
-use crate::scenario::{CtxPer, FlashAttn};
+use crate::scenario::{CtxPer, Dtype, FlashAttn};
 use crate::serve::HostMemory;
 
 /// llama.cpp: the GGUF weights on the GPU, a KV cache of `n_ctx` cells, a compute buffer.
@@ -88,7 +88,8 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         par,
     );
     let kv_host = host_kv(s, arch, place, row, n_ctx, swa_cells);
-    let error = (used > total).then(|| out_of_memory(used, total));
+    let error =
+        cache_type_refusal(s, v).or_else(|| (used > total).then(|| out_of_memory(used, total)));
     Plan {
         engine: Engine::Llamacpp,
         version: v,
@@ -159,6 +160,37 @@ fn activation_expr(
 
 /// llama.cpp's failure when the buffers do not fit the device (its CUDA backend's
 /// `cudaMalloc failed: out of memory`), with the bytes it would need.
+/// llama.cpp's checks on the cache type (`--cache-type-k`/`--cache-type-v`; memfit's
+/// `kv_dtype` sets both): a type outside its list fails as the argument is read, and a
+/// quantized V cache without flash attention fails as the context is created (before
+/// b6325 flash attention is off unless `-fa` is given, so `flash_attn=on` is needed there).
+/// Ollama checks the same things its own way: it logs "quantized kv cache requested but
+/// flash attention disabled" and runs f16, and takes only f16, q8_0 and q4_0.
+///
+/// Source: llama.cpp `common/arg.cpp` (`kv_cache_types`: f32, f16, bf16, q8_0, q4_0, q4_1,
+/// iq4_nl, q5_0, q5_1; `kv_cache_type_from_str` throws "Unsupported cache type: "),
+/// `src/llama-context.cpp` (`ggml_is_quantized(type_v)` without flash attention:
+/// "V cache quantization requires flash_attn", the context is not created); Ollama
+/// `llm/server.go`.
+///
+/// # Example
+/// `kv_dtype=fp8`: refused as the argument is read; `kv_dtype=q8_0&flash_attn=off`: refused
+/// at the context; `kv_dtype=q8_0` on b7300 (`-fa auto`): starts.
+pub(crate) fn cache_type_refusal(s: &Scenario, v: Version) -> Option<String> {
+    let d = s.numerics.kv_dtype;
+    if matches!(d, Dtype::Fp8 | Dtype::Int8 | Dtype::Int4) {
+        return Some(format!(
+            "error while handling argument \"--cache-type-k\": Unsupported cache type: {} (llama.cpp's cache types: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1; Ollama's: f16, q8_0, q4_0)",
+            d.as_str()
+        ));
+    }
+    (d.is_ggml() && !flash_attn(s, v)).then(|| {
+        format!("llama_init_from_model: V cache quantization requires flash_attn — failed to create context ({} V cache without flash attention{}; Ollama instead logs \"quantized kv cache requested but flash attention disabled\" and runs an f16 cache)",
+            d.as_str(),
+            if v < LLAMACPP_FA_AUTO_FROM { ", which is off by default before b6325: pass -fa" } else { "" })
+    })
+}
+
 fn out_of_memory(used: u64, total: u64) -> String {
     format!(
         "cudaMalloc failed: out of memory — needs {} GiB of the device's {} GiB",

@@ -46,6 +46,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let error = kv_cache_dtype_refusal(s, v)
         .or_else(|| page_refusal(s, v, page))
         .or_else(|| expert_refusal(s, &p.arch, l, v))
+        .or_else(|| mxfp4_refusal(s, &p.arch, v))
         .or_else(|| heads_vs_tp(&p.arch, l))
         .or_else(|| {
             let m = Memory {
@@ -407,6 +408,31 @@ pub(crate) fn kv_cache_dtype_refusal(s: &Scenario, v: Version) -> Option<String>
         d.as_str(),
         py_strs(cache_dtypes(v))
     ))
+}
+
+/// SGLang's answer to `quant=mxfp4`: before 0.5.0 (gpt-oss's release) it has no such method;
+/// from it MXFP4 quantizes only MoE experts, and a linear layer outside the checkpoint's
+/// ignored modules gets no method at all, so a dense model fails on its first linear
+/// layer's assertion (on CUDA; ROCm loads those layers unquantized).
+///
+/// Source: SGLang `srt/configs/model_config.py` `_verify_quantization` ("Unknown
+/// quantization method: … Must be one of …", 0.4.10.post2), `srt/layers/quantization/
+/// mxfp4.py` `Mxfp4Config.get_quant_method` (0.5.0rc0–0.5.23: `None` for a `LinearBase`
+/// not skipped), `srt/layers/linear.py` (`assert self.quant_method is not None`).
+///
+/// # Example
+/// Llama 3 8B with `quant=mxfp4`: 0.4.10 "Unknown quantization method: mxfp4 …"; 0.5.23 the
+/// assertion. gpt-oss-20b (32 experts) on 0.5.23: no refusal.
+fn mxfp4_refusal(s: &Scenario, arch: &Arch, v: Version) -> Option<String> {
+    if s.numerics.quant != crate::quant::Quant::Mxfp4 {
+        return None;
+    }
+    if v < Version(0, 5, 0, 0) {
+        return Some(format!("ValueError: Unknown quantization method: mxfp4. Must be one of ['awq', 'fp8', 'gptq', …] (SGLang {v}; MXFP4 arrived with gpt-oss in 0.5.0)"));
+    }
+    (arch.experts == 0).then(|| {
+        "AssertionError (srt/layers/linear.py: `assert self.quant_method is not None`): SGLang's MXFP4 quantizes only MoE experts, and gives a dense model's linear layers no method".to_string()
+    })
 }
 
 /// SGLang's refusal of a tensor-parallel size that does not divide the attention heads: a
