@@ -95,6 +95,7 @@ pub fn apply_preset(x: &mut Settings, keys: &[(&str, &str)]) {
         "max_batched_tokens",
         "max_seqs",
         "block_size",
+        "graph_bs",
     ] {
         let _ = set_key(x, k, "");
     }

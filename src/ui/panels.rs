@@ -303,7 +303,7 @@ pub fn ZeroPanel(settings: RwSignal<Settings>) -> impl IntoView {
 }
 
 /// The serving engine's keys, in the form's order.
-const SERVING: [&str; 14] = [
+const SERVING: [&str; 15] = [
     "engine",
     "engine_version",
     "gpu_util",
@@ -312,6 +312,7 @@ const SERVING: [&str; 14] = [
     "max_seqs",
     "sampler",
     "block_size",
+    "graph_bs",
     "parallel",
     "ctx_per",
     "flash_attn",

@@ -345,6 +345,11 @@ pub struct Serving {
     /// `--ep-num-redundant-experts` (0 = EPLB off).
     #[serde(default)]
     pub redundant_experts: u32,
+    /// `graph_bs`: the decode CUDA graphs' largest batch, SGLang `--cuda-graph-max-bs`
+    /// (`--cuda-graph-max-bs-decode` from 0.5.14); `Some(0)`: no CUDA graphs (SGLang
+    /// `--disable-cuda-graph`, vLLM `--enforce-eager`); `None` = the engine's default.
+    #[serde(default)]
+    pub graph_bs: Option<u32>,
 }
 
 impl Default for Serving {
@@ -364,6 +369,7 @@ impl Default for Serving {
             ngl: None,
             kv_offload: true,
             redundant_experts: 0,
+            graph_bs: None,
         }
     }
 }

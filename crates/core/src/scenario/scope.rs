@@ -31,7 +31,7 @@ pub fn mode_reads(key: &str, mode: Mode) -> bool {
 /// `--no-kv-offload`).
 const LLAMACPP_KEYS: [&str; 5] = ["parallel", "ctx_per", "flash_attn", "ngl", "kv_offload"];
 /// The paged engines' (vLLM, SGLang, TensorRT-LLM) keys that llama.cpp has no setting for.
-const PAGED_KEYS: [&str; 3] = ["gpu_util", "max_seqs", "block_size"];
+const PAGED_KEYS: [&str; 4] = ["gpu_util", "max_seqs", "block_size", "graph_bs"];
 
 /// Whether engine `e`'s plan reads serving key `key` (any other key: true). llama.cpp's own
 /// keys are read only by llama.cpp; the paged engines' `gpu_util`, `max_seqs`, `block_size`
@@ -55,7 +55,10 @@ pub fn engine_reads(key: &str, e: Engine) -> bool {
         _ if LLAMACPP_KEYS.contains(&key) => false,
         Engine::Vllm => true,
         Engine::Sglang => key != "sampler",
-        Engine::Trtllm => !matches!(key, "sampler" | "max_seqs" | "redundant_experts" | "vision"),
+        Engine::Trtllm => !matches!(
+            key,
+            "sampler" | "max_seqs" | "redundant_experts" | "vision" | "graph_bs"
+        ),
     }
 }
 
@@ -201,6 +204,7 @@ impl Scenario {
                 Serve,
                 v.redundant_experts != dv.redundant_experts,
             ),
+            ("graph_bs", Serve, v.graph_bs.is_some()),
             ("batch", TrainInfer, w.batch != dw.batch),
             ("logits", TrainInfer, w.logits != dw.logits),
             ("attn", TrainInfer, a.attn != da.attn),

@@ -221,6 +221,12 @@ impl Scenario {
                 format!("llama.cpp splits the layers over its GPUs itself (--split-mode layer, run as a pipeline); memfit counts that split over tp GPUs: pp = {} is not read (set tp to the GPU count)", self.parallel.pp),
             ));
         }
+        if let (Engine::Vllm, Some(n @ 1..)) = (e, self.serving.graph_bs) {
+            out.push((
+                "graph_bs",
+                format!("vLLM's capture sizes (--max-cudagraph-capture-size, --cuda-graph-sizes) are not read: only 0 (--enforce-eager) changes memfit's plan, so graph_bs = {n} is counted as the release's default"),
+            ));
+        }
         let d = self.numerics.kv_dtype;
         if e == Engine::Trtllm && (d.is_ggml() || d.is_integer()) {
             out.push((
@@ -388,8 +394,10 @@ impl Scenario {
             let why = match sv.engine {
                 Engine::Llamacpp if key == "vision" => "is not counted under llama.cpp, which loads a vision encoder from a separate mmproj file (--mmproj): ignored".to_string(),
                 Engine::Trtllm if key == "vision" => "is not counted under TensorRT-LLM, which builds a vision encoder as an engine of its own: ignored".to_string(),
+                Engine::Llamacpp if key == "graph_bs" => "is SGLang's and vLLM's setting; llama.cpp captures its CUDA graphs itself (GGML_CUDA_DISABLE_GRAPHS turns them off), inside its compute buffer: ignored".to_string(),
                 Engine::Llamacpp => "is a paged engine's setting (vLLM, SGLang, TensorRT-LLM); llama.cpp allocates what its context needs, runs `parallel` sequences and pages nothing: ignored".to_string(),
                 Engine::Trtllm if key == "max_seqs" => "(max_batch_size) is not read by memfit's TensorRT-LLM plan, which sizes the pool from a max_batched_tokens profile: ignored".to_string(),
+                Engine::Trtllm if key == "graph_bs" => "(cuda_graph_config's max_batch_size) is not read by memfit's TensorRT-LLM plan: ignored".to_string(),
                 _ => format!("is llama.cpp's setting (engine=llamacpp); ignored under {name}"),
             };
             out.push((key, format!("`{key}` {why}")));

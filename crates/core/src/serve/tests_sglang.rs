@@ -199,3 +199,61 @@ fn sglang_mxfp4_by_release_and_kind() {
         None
     );
 }
+
+/// `graph_bs` (`--cuda-graph-max-bs`, `--disable-cuda-graph`) in SGLang's default fraction,
+/// Llama 3 8B on one H100 (g = 81,559 MiB, C = 8,192): R = 512 + 12,288 + 2·D + 128 (+ 8·58
+/// prefill graphs from 0.5.10).
+/// - D = 32 given (0.5.3): R = 12,992 → 0.841 (the default D = 256: 13,440 → 0.835).
+/// - `--disable-cuda-graph` to 0.5.13: the reserve counts the default D and the prefill
+///   graphs stay (0.830 on 0.5.13); 0.5.14–0.5.15 turn the prefill graphs off (13,440 →
+///   0.835); from 0.5.16 the decode term goes too (12,928 → 0.841).
+/// - `gpu_util=1` without graphs: no capture failure, the warm-up's first forward instead.
+#[test]
+fn sglang_graph_batch_and_disabled_graphs() {
+    let q = "mode=serve&engine=sglang&model=llama-3-8b&gpu=h100-80&max_len=8192";
+    let m = |extra: &str| plan(&format!("{q}&{extra}")).activation.values();
+    for (extra, mfs) in [
+        ("engine_version=0.5.3", "m=835000"),
+        ("engine_version=0.5.3&graph_bs=32", "m=841000"),
+        ("engine_version=0.5.3&graph_bs=0", "m=835000"),
+        ("engine_version=0.5.13&graph_bs=0", "m=830000"),
+        ("engine_version=0.5.14&graph_bs=0", "m=835000"),
+        ("engine_version=0.5.16&graph_bs=0", "m=841000"),
+        ("engine_version=0.5.16", "m=830000"),
+    ] {
+        assert!(m(extra).contains(mfs), "{extra}: {}", m(extra));
+    }
+    let off = plan(&format!("{q}&graph_bs=0&gpu_util=1")).error.unwrap();
+    assert!(
+        off.starts_with("CUDA out of memory at the first forward"),
+        "{off}"
+    );
+    let on = plan(&format!("{q}&gpu_util=1")).error.unwrap();
+    assert!(on.starts_with("Capture cuda graph failed"), "{on}");
+}
+
+/// vLLM's `--enforce-eager` (`graph_bs=0`): from 0.20 the 512 MiB graph estimate is not
+/// subtracted, 256 more blocks of 2 MiB (Llama 3 8B: 16 tokens · 128 KiB); before 0.20
+/// nothing changes. Another `graph_bs` is named and counted as the default.
+#[test]
+fn vllm_enforce_eager() {
+    let q = "mode=serve&model=llama-3-8b&gpu=h100-80&max_len=8192";
+    let t = |extra: &str| plan(&format!("{q}&{extra}")).tokens;
+    assert_eq!(t("graph_bs=0") - t(""), 256 * 16);
+    assert_eq!(
+        t("engine_version=0.19.0&graph_bs=0"),
+        t("engine_version=0.19.0")
+    );
+    let (x, w) = crate::contract::query::decode(&format!("{q}&graph_bs=64"));
+    assert!(w.is_empty());
+    let warned = x
+        .scenario
+        .serve_problems(&crate::serve::Prepared::of(&x.scenario).arch);
+    assert!(
+        warned
+            .iter()
+            .any(|(k, m)| *k == "graph_bs" && m.contains("--enforce-eager")),
+        "{warned:?}"
+    );
+    assert_eq!(t("graph_bs=64"), t(""));
+}

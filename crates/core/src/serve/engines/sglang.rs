@@ -1,6 +1,6 @@
 //! SGLang's start-up: the static memory fraction and the token pool.
 
-use super::sglang_args::{chunk_size, default_mfs, RESERVE_FROM};
+use super::sglang_args::{chunk_size, default_mfs, graphs_off, RESERVE_FROM};
 use super::*;
 
 /// SGLang's start-up (`ModelRunner.profile_max_num_token`, 0.4–0.5).
@@ -55,6 +55,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
                 reserve,
                 rest,
                 kv: kv_bytes,
+                graphs: !graphs_off(s),
             };
             start_refusal(v, m, mfs, pl.tokens, ml)
         });
@@ -228,8 +229,10 @@ fn start_refusal(v: Version, m: Memory, mfs: f64, tokens: u64, ml: u64) -> Optio
         Some(weights_refusal(m, mfs))
     } else if m.kv == 0 {
         Some(pool_refusal(v, mfs))
-    } else if m.reserve == 0 {
+    } else if m.reserve == 0 && m.graphs {
         Some(graph_capture_refusal(v, mfs))
+    } else if m.reserve == 0 {
+        Some(format!("CUDA out of memory at the first forward (the server's warm-up request): mem_fraction_static = {mfs} gives the KV pool all the free memory and, with CUDA graphs off, nothing is left for the activations"))
     } else {
         (tokens < ml).then(|| {
             format!("max_total_num_tokens={tokens} is smaller than the context length {ml}: requests are cut to {} tokens", tokens.saturating_sub(1))
@@ -246,6 +249,8 @@ struct Memory {
     reserve: u64,
     rest: u64,
     kv: u64,
+    /// CUDA graphs are captured (not `--disable-cuda-graph`).
+    graphs: bool,
 }
 
 /// SGLang's "Not enough memory" when nothing is left for the KV pool, with the fraction as

@@ -14,6 +14,17 @@ pub(super) const TIERS_FROM: Version = Version(0, 4, 7, 1);
 pub(super) const RESERVE_FROM: Version = Version(0, 5, 3, 0);
 /// The release that captures prefill CUDA graphs by default (piecewise, 0.5.10).
 const PREFILL_GRAPHS_FROM: Version = Version(0, 5, 10, 0);
+/// The release whose `--disable-cuda-graph` turns the prefill graphs off too (0.5.14's
+/// per-phase `cuda_graph_config`; before it only `--disable-piecewise-cuda-graph` did).
+const DISABLE_BOTH_FROM: Version = Version(0, 5, 14, 0);
+/// The release whose reserve counts the decode graphs only when they are captured
+/// (`reserve_for_graph_mb`, 0.5.16; before it `2·D` whatever `--disable-cuda-graph`).
+const DECODE_GATED_FROM: Version = Version(0, 5, 16, 0);
+
+/// `graph_bs=0`: the launch captures no CUDA graphs (`--disable-cuda-graph`).
+pub(super) fn graphs_off(s: &Scenario) -> bool {
+    s.serving.graph_bs == Some(0)
+}
 /// The release whose 20–35 GiB tier takes 4,096-token chunks and 48/160 graph batches.
 const SMALL_TIER_2026: Version = Version(0, 5, 20, 0);
 
@@ -32,14 +43,16 @@ fn server_tp(l: &Layout, dp_attention: bool) -> u64 {
 /// 0.4.7.post1 – 0.5.2:  m = round((g − R)/g, 3),  R (MiB) by g: < 35 GiB (2.8 + t·p/10)·1024,
 ///                       < 90 GiB (9.5 + t·p/2)·1024, < 160 GiB (12 + t·p/2)·1024, else 32·1024;
 ///                       + 4,096 with DP attention
-/// 0.5.3 –:              R = 512 + 1.5·max(C, 2048) + 2·D + t·p/8·1024
+/// 0.5.3 –:              R = 512 + 1.5·max(C, 2048) + [graphs] 2·D + t·p/8·1024
 ///                           + [DP attention] 3·D·d (+ 1.5·D·d when D > 300)
 ///                           + [0.5.10–, prefill graphs] 8·n(C), or 1,536 with MLA;
 ///                       R ≥ 10,240 when g > 60 GiB
 /// ```
 /// `C` the chunked prefill ([`chunk_size`]), `D` the decode graphs' largest batch
 /// ([`graph_max_bs`]), `d` the DP size, `n(C)` the prefill graphs' token buckets up to `C`
-/// ([`prefill_graph_reserve`]).
+/// ([`prefill_graph_reserve`]). `[graphs]`: dropped with `--disable-cuda-graph`
+/// (`graph_bs=0`) from 0.5.16; before it the default `D` is counted either way, and the DP
+/// attention terms keep it in every release.
 ///
 /// Source: SGLang `srt/server_args.py` `ServerArgs.__post_init__` (every wheel 0.4.0 – 0.5.2:
 /// the table to 0.4.7, the tiers 0.4.7.post1 – 0.5.2),
@@ -76,7 +89,12 @@ pub(super) fn default_mfs(
     }
     let c = chunk_size(s, v) as f64;
     let d = graph_max_bs(s, l, v, dp_attention) as f64;
-    let mut r = 512.0 + c.max(2048.0) * 1.5 + d * 2.0 + tp / 8.0 * 1024.0;
+    let decode = if graphs_off(s) && v >= DECODE_GATED_FROM {
+        0.0
+    } else {
+        d * 2.0
+    };
+    let mut r = 512.0 + c.max(2048.0) * 1.5 + decode + tp / 8.0 * 1024.0;
     if dp_attention {
         let dp = l.dp.get() as f64;
         r += d * dp * 3.0 + if d > 300.0 { d * dp * 1.5 } else { 0.0 };
@@ -166,8 +184,11 @@ pub(super) fn chunk_size(s: &Scenario, v: Version) -> u64 {
     }
 }
 
-/// The decode CUDA graphs' largest batch (`cuda_graph_max_bs`) as the release defaults it,
-/// capped from 0.5.22 by `--max-running-requests` (`max_seqs`).
+/// The decode CUDA graphs' largest batch (`cuda_graph_max_bs`): `graph_bs` where given
+/// (over 0), else as the release defaults it, capped from 0.5.22 by
+/// `--max-running-requests` (`max_seqs`; a given batch is not capped). With
+/// `--disable-cuda-graph` SGLang still sets the default, which its reserve reads (see
+/// [`default_mfs`]).
 ///
 /// # Formula
 /// ```text
@@ -177,6 +198,9 @@ pub(super) fn chunk_size(s: &Scenario, v: Version) -> u64 {
 /// Source: SGLang `_handle_gpu_memory_settings` (0.5.3, 0.5.4.post1: 24),
 /// `arg_groups/memory_hook.py` (0.5.20, 0.5.22).
 fn graph_max_bs(s: &Scenario, l: &Layout, v: Version, dp_attention: bool) -> u64 {
+    if let Some(n) = s.serving.graph_bs.filter(|&n| n > 0) {
+        return u64::from(n);
+    }
     let g = s.usable_bytes() / MIB;
     let wide = server_tp(l, dp_attention) >= 4;
     let gib = 1024;
@@ -221,7 +245,8 @@ fn graph_max_bs(s: &Scenario, l: &Layout, v: Version, dp_attention: bool) -> u64
 /// buckets ≤ C: 4…32 step 4, 48…256 step 16, 288…512 step 32, 576…1,024 step 64,
 ///              1,280…4,096 step 256, 4,608… step 512      (n = 42, 50, 58, 74 at 2k, 4k, 8k, 16k)
 /// reserve = 8·n  (MLA: 1,536; 0.5.13–0.5.16: C capped at the context `max_len`)
-/// off: multimodal, pipeline parallelism; DP attention and EPLB (0.5.10–0.5.16 / 0.5.14);
+/// off: multimodal, pipeline parallelism; `--disable-cuda-graph` (0.5.14–);
+///      DP attention and EPLB (0.5.10–0.5.16 / 0.5.14);
 ///      Qwen3-Next (0.5.10–0.5.14); MLA (0.5.15–0.5.16)
 /// ```
 /// Source: SGLang `server_args.py` (`_handle_piecewise_cuda_graph`, `piecewise_cuda_graph_tokens`,
@@ -241,6 +266,7 @@ fn prefill_graph_reserve(
     let eplb = eplb::redundant(s, &p.arch) > 0;
     let before = |x: (u16, u16, u16)| v < Version(x.0, x.1, x.2, 0);
     let off = v < PREFILL_GRAPHS_FROM
+        || (graphs_off(s) && v >= DISABLE_BOTH_FROM)
         || s.vision().is_some()
         || l.pp.get() > 1
         || (dp_attention && before((0, 5, 17)))

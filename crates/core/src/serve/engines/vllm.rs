@@ -56,7 +56,8 @@ impl VllmEra {
 /// the forward over `max_num_batched_tokens` tokens (attention skipped in V1) or the
 /// dummy sampler over `r = min(max_num_seqs, tokens)` rows at `S` bytes a logit
 /// ([`sampler_bytes`]: 16, or 36 on PyTorch's sort path);
-/// `N_t` non-torch memory (cuBLAS workspaces; NCCL's buffers with more than one rank); `B` the
+/// `N_t` non-torch memory (cuBLAS workspaces; NCCL's buffers with more than one rank); `G`
+/// the CUDA graphs' estimate (512 MiB; 0 with `--enforce-eager`, `graph_bs=0`); `B` the
 /// block size (16); `c_tok` the KV bytes per token on the rank.
 ///
 /// Source: vLLM `v1/worker/gpu_worker.py determine_available_memory`, `utils/mem_utils.py
@@ -563,6 +564,14 @@ fn non_torch(s: &Scenario, l: &Layout, era: VllmEra, split: Option<ExpertSplit>)
     };
     (
         sym("N_t", NON_TORCH_1 + nccl + context),
-        sym("G", if era.graphs { GRAPHS } else { 0 }),
+        // `--enforce-eager` (`graph_bs=0`) captures nothing, and vLLM estimates nothing.
+        sym(
+            "G",
+            if era.graphs && s.serving.graph_bs != Some(0) {
+                GRAPHS
+            } else {
+                0
+            },
+        ),
     )
 }
