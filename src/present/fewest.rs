@@ -24,10 +24,13 @@ pub fn fewest_answer(m: &MinGpus, s: &Scenario) -> String {
                 .map(|l| format!(" ({})", l.describe_on(&on)))
                 .unwrap_or_default()
         ),
-        None => format!(
-            "Fewest GPUs: no layout fits on up to {} nodes × {} GPUs (the CLI searches up to 1,024 nodes).",
-            m.nodes, m.gpus_per_node
-        ),
+        None => match memfit_core::contract::explore::no_gpu_count_helps(s) {
+            Some(why) => format!("Fewest GPUs: {why}."),
+            None => format!(
+                "Fewest GPUs: no layout fits on up to {} nodes × {} GPUs (the CLI searches up to 1,024 nodes).",
+                m.nodes, m.gpus_per_node
+            ),
+        },
     };
     let load = m.layout.map(|l| {
         let mut t = on.clone();
@@ -88,5 +91,35 @@ mod tests {
             assert_eq!(load.map(|l| decode(&l).0.scenario), Some(want), "{q}");
         }
         assert_eq!(read_fewest_answer(""), None);
+    }
+
+    /// A setting the engine refuses on any layout (llama.cpp's fp8 cache) is named, not
+    /// answered with "no layout fits on up to … nodes"; a model too large for the nodes
+    /// searched keeps that answer.
+    #[test]
+    fn a_refused_setting_is_named_instead_of_the_node_count() {
+        let answer = |q: &str, nodes: u32| {
+            let key = sweep_key(&decode(q).0.scenario);
+            let mut job = MinGpusJob::new(&key, nodes);
+            while !job.step(20_000) {}
+            read_fewest_answer(&fewest_answer(&job.finish(), &key)).expect(q)
+        };
+        let (text, load) = answer(
+            "mode=serve&engine=llamacpp&model=llama-3-8b&kv_dtype=fp8",
+            2,
+        );
+        assert!(
+            text.starts_with("Fewest GPUs: no GPU count helps: llama.cpp refuses these settings on any layout — error while handling argument \"--cache-type-k\": Unsupported cache type: fp8"),
+            "{text}"
+        );
+        assert_eq!(load, None);
+        let (big, _) = answer(
+            "mode=serve&model=llama-3.1-405b&gpu=rtx4090&gpus_per_node=1",
+            2,
+        );
+        assert!(
+            big.starts_with("Fewest GPUs: no layout fits on up to 2 nodes"),
+            "{big}"
+        );
     }
 }

@@ -79,10 +79,28 @@ pub fn min_gpus_value(x: &Settings, m: &MinGpus) -> Value {
         "message": match m.value {
             Some(g) => format!("fits on {g} × {} at the earliest{}", s.gpu().name,
                 m.layout.map(|l| format!(" ({})", l.describe_on(&cluster.scenario))).unwrap_or_default()),
-            None => format!("no layout fits on up to {} nodes of {} × {}",
-                m.nodes, m.gpus_per_node, s.gpu().name),
+            None => match no_gpu_count_helps(s) {
+                Some(why) => why,
+                None => format!("no layout fits on up to {} nodes of {} × {}",
+                    m.nodes, m.gpus_per_node, s.gpu().name),
+            },
         },
     });
     super::nulls::null_out_of_range(&mut v);
     v
+}
+
+/// In serving, the engine's refusal of a setting that no GPU count or layout changes
+/// ([`crate::serve::settings_refusal`]), as the fewest-GPU search's answer: "no GPU count
+/// helps: <engine> refuses these settings on any layout — <its words>".
+pub fn no_gpu_count_helps(s: &crate::scenario::Scenario) -> Option<String> {
+    if s.workload.mode != crate::scenario::Mode::Serve {
+        return None;
+    }
+    crate::serve::settings_refusal(s).map(|e| {
+        format!(
+            "no GPU count helps: {} refuses these settings on any layout — {e}",
+            s.serving.engine.label()
+        )
+    })
 }

@@ -228,6 +228,30 @@ pub fn refuses(s: &Scenario, p: &Prepared) -> bool {
     Plan::of(s, p, &s.layout()).error.is_some()
 }
 
+/// What the engine refuses in `s`'s settings whatever the memory and the GPU count: its
+/// start-up on one GPU of 1 PiB (`gpu_mem`), every parallel degree 1. `Some` only where no
+/// layout or cluster can help (a cache type, a weight format or a page size the engine does
+/// not take), so the fewest-GPU search's "no layout fits" can name the setting instead.
+///
+/// # Example
+/// ```
+/// use memfit_core::contract::query::decode;
+/// let (x, _) = decode("mode=serve&engine=llamacpp&model=llama-3-8b&kv_dtype=fp8");
+/// assert!(memfit_core::serve::settings_refusal(&x.scenario).unwrap().contains("Unsupported cache type: fp8"));
+/// let (big, _) = decode("mode=serve&model=llama-3.1-405b&gpu=rtx4090");
+/// assert_eq!(memfit_core::serve::settings_refusal(&big.scenario), None);
+/// ```
+pub fn settings_refusal(s: &Scenario) -> Option<String> {
+    let one = crate::scenario::at_least_one(1);
+    let mut t = s.clone();
+    t.cluster.gpu_mem_mib = Some(1 << 30);
+    t.cluster.gpus_per_node = one;
+    t.cluster.nodes = one;
+    let par = &mut t.parallel;
+    (par.dp, par.tp, par.pp, par.cp, par.ep) = (None, one, one, one, one);
+    Plan::of(&t, &Prepared::of(&t), &t.layout()).error
+}
+
 /// `n` as an expression of one named symbol.
 pub(crate) fn sym(name: &'static str, n: u64) -> Expr {
     Expr::new(&[Sym(name, n as u128)])
