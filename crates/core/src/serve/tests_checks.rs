@@ -773,18 +773,41 @@ fn vllm_v0_batched_tokens_below_the_context() {
     );
 }
 
-/// SGLang with `mem_fraction_static = 1` holds nothing back: the pool takes all the free
-/// memory and CUDA graph capture fails (SGLang's message); 0.95 starts.
+/// SGLang with `mem_fraction_static = 1` holds nothing back: the request-to-token table
+/// (allocated first: R = 4,096, (4,097)·(8,196)·4 = 134,316,048 B) leaves the KV pool short
+/// and its allocation fails; at 0.995 the 0.39 GiB held back holds the table but not SGLang's
+/// own estimate of the graphs (2 MiB · 256), and graph capture fails (SGLang's message);
+/// 0.95 starts.
 #[test]
-fn sglang_fraction_one_fails_at_graph_capture() {
+fn sglang_high_fractions_fail_at_the_pool_or_the_graphs() {
     let q = "mode=serve&engine=sglang&model=llama-3-8b&max_len=8192";
     let e = refusal(&format!("{q}&gpu_util=1"));
     assert!(
-        e.starts_with("Capture cuda graph failed: CUDA out of memory"),
+        e.starts_with("torch.OutOfMemoryError: CUDA out of memory while the KV pool is allocated: the request-to-token table allocated before it (ReqToTokenPool, 0.13 GiB)"),
         "{e}"
     );
-    assert!(e.contains("1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)"));
+    let g = refusal(&format!("{q}&gpu_util=0.995"));
+    assert!(
+        g.starts_with("Capture cuda graph failed: CUDA out of memory"),
+        "{g}"
+    );
+    assert!(g.contains("1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)"));
     assert!(plan(&format!("{q}&gpu_util=0.95")).error.is_none());
+}
+
+/// The request-to-token table by hand (`sglang::req_pool_bytes`): 131,072 tokens of context on
+/// an H100 at 0.99 hold back 0.79 GiB, below the table's (2,049)·(131,076)·4 B = 1.00 GiB
+/// (R = 2,048: ⌊T/C·512⌋ ≈ 2,011 clamped up); `max_seqs=256` shrinks it to 0.13 GiB and the
+/// launch passes that check. At 0.98 (1.57 GiB) it starts.
+#[test]
+fn sglang_request_table_in_the_held_back_share() {
+    let q = "mode=serve&engine=sglang&model=llama-3-8b&max_len=131072";
+    let e = refusal(&format!("{q}&gpu_util=0.99"));
+    assert!(e.contains("ReqToTokenPool, 1.00 GiB"), "{e}");
+    assert!(e.contains("does not fit in the 0.79 GiB"), "{e}");
+    let small = plan(&format!("{q}&gpu_util=0.99&max_seqs=256")).error;
+    assert!(!small.is_some_and(|e| e.contains("ReqToTokenPool")));
+    assert!(plan(&format!("{q}&gpu_util=0.98")).error.is_none());
 }
 
 /// SGLang's `--page-size` (0.4.4+): the pool's tokens are whole pages, and the

@@ -1,6 +1,6 @@
 //! SGLang's start-up: the static memory fraction and the token pool.
 
-use super::sglang_args::{chunk_size, default_mfs, graphs_off, RESERVE_FROM};
+use super::sglang_args::{chunk_size, default_mfs, graph_max_bs, graphs_off, RESERVE_FROM};
 use super::*;
 
 /// SGLang's start-up (`ModelRunner.profile_max_num_token`, 0.4–0.5).
@@ -55,7 +55,14 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
                 reserve,
                 rest,
                 kv: kv_bytes,
-                graphs: !graphs_off(s),
+                graphs: (!graphs_off(s)).then(|| 2 * MIB * graph_max_bs(s, l, v, split.is_some())),
+                req_pool: req_pool_bytes(
+                    s,
+                    pl.tokens,
+                    ml,
+                    state.map(|x| x.0),
+                    split.is_some().then_some(l.dp.get() as u64),
+                ),
             };
             start_refusal(v, m, mfs, pl.tokens, ml)
         });
@@ -218,8 +225,10 @@ fn multimodal_factor(s: &Scenario, v: Version) -> f64 {
 /// the free memory (torch's out-of-memory error while they load, before any of SGLang's
 /// checks; its numbers are memfit's), the weights leave
 /// nothing under the fraction (0.5.14: [`weights_refusal`]), no memory for the pool ("Not
-/// enough memory", [`pool_refusal`]), nothing held back for CUDA graphs
-/// ([`graph_capture_refusal`]), a pool shorter than the context (requests cut). Source:
+/// enough memory", [`pool_refusal`]), the held-back share smaller than the request-to-token
+/// table allocated before the KV pool ([`req_pool_bytes`]: the KV pool's allocation fails),
+/// less left than SGLang's own graph estimate ([`graph_capture_refusal`]), a pool shorter
+/// than the context (requests cut). Source:
 /// SGLang `model_runner.py` (`init_memory_pool`, then `init_cuda_graphs`), `scheduler.py`
 /// (`max_req_input_len`).
 fn start_refusal(v: Version, m: Memory, mfs: f64, tokens: u64, ml: u64) -> Option<String> {
@@ -229,10 +238,10 @@ fn start_refusal(v: Version, m: Memory, mfs: f64, tokens: u64, ml: u64) -> Optio
         Some(weights_refusal(m, mfs))
     } else if m.kv == 0 {
         Some(pool_refusal(v, mfs))
-    } else if m.reserve == 0 && m.graphs {
-        Some(graph_capture_refusal(v, mfs))
-    } else if m.reserve == 0 {
-        Some(format!("CUDA out of memory at the first forward (the server's warm-up request): mem_fraction_static = {mfs} gives the KV pool all the free memory and, with CUDA graphs off, nothing is left for the activations"))
+    } else if m.reserve < m.req_pool {
+        Some(format!("torch.OutOfMemoryError: CUDA out of memory while the KV pool is allocated: the request-to-token table allocated before it (ReqToTokenPool, {} GiB) does not fit in the {} GiB that mem_fraction_static = {mfs} holds back", gib(m.req_pool), gib(m.reserve)))
+    } else if let Some(g) = m.graphs.filter(|&g| m.reserve - m.req_pool < g) {
+        Some(graph_capture_refusal(v, mfs, m.reserve - m.req_pool, g))
     } else {
         (tokens < ml).then(|| {
             format!("max_total_num_tokens={tokens} is smaller than the context length {ml}: requests are cut to {} tokens", tokens.saturating_sub(1))
@@ -249,8 +258,50 @@ struct Memory {
     reserve: u64,
     rest: u64,
     kv: u64,
-    /// CUDA graphs are captured (not `--disable-cuda-graph`).
-    graphs: bool,
+    /// SGLang's own estimate of the decode CUDA graphs, 2 MiB a batch size up to `D` (its
+    /// reserve's `2·D` term); `None` with `--disable-cuda-graph`.
+    graphs: Option<u64>,
+    /// The request-to-token table allocated from the held-back share ([`req_pool_bytes`]).
+    req_pool: u64,
+}
+
+/// SGLang's request-to-token table (`ReqToTokenPool.req_to_token`, int32), allocated right
+/// after the KV pool from the share `mem_fraction_static` holds back, bytes.
+///
+/// # Formula
+/// ```text
+/// R     = max_running_requests (÷ the DP size under DP attention), else
+///         clamp(⌊T / C · 512⌋, 2,048, 4,096);  R ≤ T/2;  hybrids: R ≤ the state slots
+/// bytes = (R + 1) · (C + 4) · 4
+/// ```
+/// `T` the pool's tokens, `C` the context (`context_length`, memfit's `max_len`).
+///
+/// Source: SGLang `model_executor/model_runner.py init_memory_pool` (0.4.0–0.5.3: `max_num_reqs
+/// = min(max(int(T / context_len · 512), 2048), 4096)`, `max_context_len = context_len + 4`),
+/// `mem_cache/kv_cache_configurator.py resolve_max_num_reqs` (0.5.23: the same, capped at
+/// `T // 2`), `mem_cache/memory_pool.py ReqToTokenPool` (`torch.zeros((size + 1,
+/// max_context_len), dtype=torch.int32)`). Checked on the logs' "Memory pool end" lines (the
+/// drop below the weights' and the pool's, GiB): QwQ-32B 4 × L4 1.155 against 1.000 (R 2,048,
+/// C 131,072); grok-2 8 × H100 1.89 against 1.724 (R 3,529, the log's
+/// `max_running_requests=3529`); Qwen3-8B on a B200 0.68 against 0.625 (R 4,096); 0.05–0.17
+/// GiB more in each (not modelled).
+///
+/// # Example
+/// Llama 3 8B, 131,072 tokens of context, a pool of 480,000: R = 2,048, 2,049 · 131,076 · 4 =
+/// 1,074,298,896 B.
+fn req_pool_bytes(
+    s: &Scenario,
+    tokens: u64,
+    ml: u64,
+    slots: Option<u64>,
+    dp_attention: Option<u64>,
+) -> u64 {
+    let r = match s.serving.max_seqs {
+        Some(n) => (n.get() as u64 / dp_attention.unwrap_or(1)).max(1),
+        None => (tokens.saturating_mul(512) / ml.max(1)).clamp(2048, 4096),
+    };
+    let r = r.min(tokens / 2).min(slots.unwrap_or(u64::MAX));
+    (r + 1).saturating_mul(ml + 4).saturating_mul(4)
 }
 
 /// SGLang's "Not enough memory" when nothing is left for the KV pool, with the fraction as
@@ -327,21 +378,24 @@ fn page_refusal(s: &Scenario, v: Version, page: Count) -> Option<String> {
     })
 }
 
-/// SGLang's refusal when `mem_fraction_static` holds nothing back: the KV pool takes the
-/// whole free memory, and the CUDA graphs captured next (then every forward's activations)
-/// have none. SGLang's words, with the cause torch reports in place of its message.
+/// SGLang's refusal when what `mem_fraction_static` holds back, less the request-to-token
+/// table, is below SGLang's own estimate of the decode graphs (2 MiB a batch size, its
+/// reserve's `2·D`; the logs' captures took more: 0.93 GiB at `D` 80 on 4 × L4, 0.89 at
+/// 160 on 8 × H100, so this is a floor, and a launch above it may still fail). SGLang's
+/// words, with the cause torch reports in place of its message. With `mem_fraction_static`
+/// 1 the KV pool's own allocation fails first ([`start_refusal`]).
 ///
 /// Source: SGLang `model_executor/cuda_graph_runner.py` (0.4.6: the message inline; 0.5.3:
 /// `CUDA_GRAPH_CAPTURE_FAILED_MSG`), `model_executor/runner_backend_utils` (0.5.14–0.5.23:
 /// the decode graphs' flags), `model_runner.py profile_max_num_token` (`rest_memory =
 /// available − total·(1 − mem_fraction_static)`: with 1 the pool is all of it).
-fn graph_capture_refusal(v: Version, mfs: f64) -> String {
+fn graph_capture_refusal(v: Version, mfs: f64, left: u64, estimate: u64) -> String {
     let flag = if v >= Version(0, 5, 14, 0) {
         "--cuda-graph-max-bs-decode"
     } else {
         "--cuda-graph-max-bs"
     };
-    format!("Capture cuda graph failed: CUDA out of memory (mem_fraction_static = {mfs} gives the KV pool all the free memory; nothing is left for CUDA graphs and activations). Possible solutions: 1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7) 2. set {flag} to a smaller value (e.g., 16) …")
+    format!("Capture cuda graph failed: CUDA out of memory (mem_fraction_static = {mfs} leaves {} GiB beside the KV pool and the request-to-token table, below SGLang's own estimate of the decode graphs, {} GiB). Possible solutions: 1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7) 2. set {flag} to a smaller value (e.g., 16) …", gib(left), gib(estimate))
 }
 
 const SOURCES: [&str; 6] = [

@@ -197,7 +197,7 @@ pub(super) fn chunk_size(s: &Scenario, v: Version) -> u64 {
 /// ```
 /// Source: SGLang `_handle_gpu_memory_settings` (0.5.3, 0.5.4.post1: 24),
 /// `arg_groups/memory_hook.py` (0.5.20, 0.5.22).
-fn graph_max_bs(s: &Scenario, l: &Layout, v: Version, dp_attention: bool) -> u64 {
+pub(super) fn graph_max_bs(s: &Scenario, l: &Layout, v: Version, dp_attention: bool) -> u64 {
     if let Some(n) = s.serving.graph_bs.filter(|&n| n > 0) {
         return u64::from(n);
     }
