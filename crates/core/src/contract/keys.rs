@@ -520,7 +520,7 @@ fn set_engine_version(x: &mut Settings, v: &str) -> Result<Applied, String> {
         return Ok(None);
     }
     let ver =
-        Version::parse(v).ok_or_else(|| format!("`{v}` is not a version (major.minor[.patch])"))?;
+        Version::parse(v).ok_or_else(|| format!("`{v}` is not a release memfit reads: major.minor[.patch][.postN] (vLLM, SGLang, TensorRT-LLM) or a llama.cpp build bN (b1–b65535)"))?;
     x.scenario.serving.version = Some(ver);
     Ok(None)
 }
@@ -696,7 +696,7 @@ pub const KEYS: &[Key] = &[
     field!("units", view.units, options::<Units>(false), "display units", "-", "Units", "{options}"),
     field!("quant", scenario.numerics.quant, options::<Quant>(false), "weight format (inference and serving): quantised layouts to the byte", "-", "Weight format", "{options}"),
     field!("engine", scenario.serving.engine, options::<Engine>(false), "serving engine (`mode=serve`)", "-", "Engine", "{options}"),
-    Key { name: "engine_version", #[cfg(not(target_arch = "wasm32"))] meaning: "engine release whose start-up is modelled", unit: "-", label: "Engine version", values: Values::Text, #[cfg(not(target_arch = "wasm32"))] allowed: "`major.minor[.patch][.postN]`, empty = the newest modelled (see README, Serving)",
+    Key { name: "engine_version", #[cfg(not(target_arch = "wasm32"))] meaning: "engine release whose start-up is modelled", unit: "-", label: "Engine version", values: Values::Text, #[cfg(not(target_arch = "wasm32"))] allowed: "`major.minor[.patch][.postN]`, llama.cpp's build `bN`; empty = the newest modelled (see README, Serving)",
           get: |x| x.scenario.serving.version.map(|v| v.to_string()).unwrap_or_default(), set: set_engine_version },
     field!("gpu_util", scenario.serving.gpu_util, Values::Float { hi: 1.0 }, "vLLM gpu_memory_utilization / SGLang mem_fraction_static / TensorRT-LLM free_gpu_memory_fraction", "fraction", "Memory fraction", "0 < x ≤ 1, empty = the engine's default"),
     field!("max_len", scenario.serving.max_len, opt_int(1, 1 << 26), "max_model_len (vLLM, SGLang context_length) / n_ctx (llama.cpp)", "tokens", "Max length", "{range}, empty = the model's context (`seq` + `gen` if the model has none)"),

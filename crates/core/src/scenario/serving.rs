@@ -88,8 +88,10 @@ impl Engine {
         }
     }
     /// The releases memfit models, `(oldest, newest)`: what its sources were read at
-    /// (docs/serving.md, "Sources read"). Patch releases of the newest minor count as
-    /// modelled; llama.cpp's build numbers are not checked (every build is read with one
+    /// (docs/serving.md, "Sources read"). Patch releases of vLLM's and TensorRT-LLM's newest
+    /// minor count as modelled; SGLang's third number counts releases (0.5.4 … 0.5.23 each
+    /// changed rules), so a release after the newest read is named; llama.cpp's build numbers
+    /// are not checked (every build is read with one
     /// set of rules; the build decides only `flash_attn=auto`'s default, off before b6325).
     ///
     /// Source: vLLM's PyPI sdists 0.6.6.post1 … 0.33.0; SGLang's 0.4.0 … 0.5.23 (sdists and
@@ -101,6 +103,24 @@ impl Engine {
             Engine::Sglang => Some((Version(0, 4, 0, 0), self.newest())),
             Engine::Trtllm => Some((Version(1, 0, 0, 0), self.newest())),
             Engine::Llamacpp => None,
+        }
+    }
+    /// The last release [`Engine::modelled`] covers: the newest's posts (SGLang), else
+    /// every patch of the newest minor.
+    pub fn newest_covered(self) -> Version {
+        let hi = self.newest();
+        match self {
+            Engine::Sglang => Version(hi.0, hi.1, hi.2, u16::MAX),
+            _ => Version(hi.0, hi.1, u16::MAX, u16::MAX),
+        }
+    }
+    /// The newest release [`Engine::modelled`] covers, as a warning writes it: `0.5.23`
+    /// (SGLang, post releases included) or `0.33.x`.
+    pub fn newest_label(self) -> String {
+        let hi = self.newest();
+        match self {
+            Engine::Sglang => hi.to_string(),
+            _ => format!("{}.{}.x", hi.0, hi.1),
         }
     }
     /// The engine's name as its project writes it.
@@ -138,7 +158,7 @@ impl Scenario {
         };
         if v < lo {
             Err((v, lo))
-        } else if v > Version(hi.0, hi.1, u16::MAX, u16::MAX) {
+        } else if v > e.newest_covered() {
             Err((v, hi))
         } else {
             Ok(v)
@@ -172,12 +192,12 @@ impl Scenario {
         let v = match self.engine_release() {
             Ok(v) => v,
             Err((asked, used)) => {
-                if let Some((lo, hi)) = e.modelled() {
+                if let Some((lo, _)) = e.modelled() {
                     out.push((
                         "engine_version",
                         format!(
-                            "memfit models {name} {lo} to {}.{}.x; {asked} is outside that range, so {used}'s rules are used",
-                            hi.0, hi.1
+                            "memfit models {name} {lo} to {}; {asked} is outside that range, so {used}'s rules are used",
+                            e.newest_label()
                         ),
                     ));
                 }

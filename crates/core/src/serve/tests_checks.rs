@@ -138,11 +138,11 @@ fn versions_outside_the_modelled_range_are_named() {
     );
     assert_eq!(
         w("engine=sglang&engine_version=0.6.4"),
-        one("memfit models SGLang 0.4.0 to 0.5.x; 0.6.4 is outside that range, so 0.5.23's rules are used")
+        one("memfit models SGLang 0.4.0 to 0.5.23; 0.6.4 is outside that range, so 0.5.23's rules are used")
     );
     assert_eq!(
         w("engine=sglang&engine_version=0.1.0"),
-        one("memfit models SGLang 0.4.0 to 0.5.x; 0.1.0 is outside that range, so 0.4.0's rules are used")
+        one("memfit models SGLang 0.4.0 to 0.5.23; 0.1.0 is outside that range, so 0.4.0's rules are used")
     );
     assert!(w("engine_version=0.33.1").is_empty() && w("engine_version=0.6.6").is_empty());
     let r = plan("mode=serve&model=llama-3-8b&max_len=8192&engine_version=0.2.4").report();

@@ -296,9 +296,14 @@ fn req_pool_bytes(
     slots: Option<u64>,
     dp_attention: Option<u64>,
 ) -> u64 {
-    let r = match s.serving.max_seqs {
-        Some(n) => (n.get() as u64 / dp_attention.unwrap_or(1)).max(1),
-        None => (tokens.saturating_mul(512) / ml.max(1)).clamp(2048, 4096),
+    let r = match (
+        s.serving.max_seqs.map(|n| n.get() as u64),
+        dp_attention.unwrap_or(1),
+    ) {
+        // SGLang's `max(1, max_running_requests // dp_size)`.
+        (Some(n), d) if n < d => 1,
+        (Some(n), d) => n / d,
+        (None, _) => (tokens.saturating_mul(512).checked_div(ml).unwrap_or(0)).clamp(2048, 4096),
     };
     let r = r.min(tokens / 2).min(slots.unwrap_or(u64::MAX));
     (r + 1).saturating_mul(ml + 4).saturating_mul(4)
