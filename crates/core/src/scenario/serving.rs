@@ -84,7 +84,7 @@ impl Engine {
             Engine::Vllm => Version(0, 33, 0, 0),
             Engine::Sglang => Version(0, 5, 23, 0),
             Engine::Trtllm => Version(1, 0, 0, 0),
-            Engine::Llamacpp => Version(7300, 0, 0, 0),
+            Engine::Llamacpp => Version(8179, 0, 0, 0),
         }
     }
     /// The releases memfit models, `(oldest, newest)`: what its sources were read at

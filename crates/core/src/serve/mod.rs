@@ -150,15 +150,19 @@ impl Plan {
     pub fn of(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         line::plan(s, p, l)
     }
+    /// The release as its project writes it: `0.5.23`, `0.4.7.post1`; llama.cpp's build
+    /// number `b8179`.
+    pub fn release(&self) -> String {
+        match self.engine {
+            Engine::Llamacpp => format!("b{}", self.version.0),
+            _ => self.version.to_string(),
+        }
+    }
     /// The `serve` object.
     pub fn report(&self) -> ServeReport {
         ServeReport {
             engine: self.engine.as_str().into(),
-            engine_version: match self.engine {
-                // llama.cpp releases are build numbers (b7300).
-                Engine::Llamacpp => format!("b{}", self.version.0),
-                _ => self.version.to_string(),
-            },
+            engine_version: self.release(),
             budget_bytes: self.budget,
             weights_bytes: self.weights.eval(),
             activation_bytes: self.activation.eval(),
@@ -182,7 +186,7 @@ impl Plan {
         let serving = [Phase::Decode];
         let g = Location::Gpu;
         let e = self.engine.as_str();
-        let ctx = || format!("engine={e} {}", self.version);
+        let ctx = || format!("engine={e} {}", self.release());
         let rows: [(Mech, Component, &Expr, &str); 6] = [
             (
                 Mech::ServeWeights,

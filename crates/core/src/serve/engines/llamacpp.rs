@@ -175,7 +175,7 @@ fn activation_expr(
 ///
 /// # Example
 /// `kv_dtype=fp8`: refused as the argument is read; `kv_dtype=q8_0&flash_attn=off`: refused
-/// at the context; `kv_dtype=q8_0` on b7300 (`-fa auto`): starts.
+/// at the context; `kv_dtype=q8_0` on b8179 (`-fa auto`): starts.
 pub(crate) fn cache_type_refusal(s: &Scenario, v: Version) -> Option<String> {
     let d = s.numerics.kv_dtype;
     if matches!(d, Dtype::Fp8 | Dtype::Int8 | Dtype::Int4) {
