@@ -240,6 +240,7 @@ def cases(binary):
     q("serve-sglang-dense-mxfp4-refused", "mode=serve&engine=sglang&model=llama-3-8b&quant=mxfp4")
     q("serve-sglang-graphs-disabled-0.5.16", "mode=serve&engine=sglang&engine_version=0.5.16&model=llama-3-8b&gpu=h100-80&max_len=8192&graph_bs=0")
     q("serve-min-gpus-refused-setting", "mode=serve&engine=llamacpp&model=llama-3-8b&kv_dtype=fp8&solve=min_gpus")
+    q("serve-sglang-gpt-oss-120b-swa-pool", "mode=serve&engine=sglang&engine_version=0.5.10&model=gpt-oss-120b&quant=mxfp4&gpu=h100-80&max_len=8192")
     names = [c["name"] for c in out]
     assert len(names) == len(set(names)), "duplicate case names"
     return out

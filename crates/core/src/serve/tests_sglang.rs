@@ -258,3 +258,36 @@ fn vllm_enforce_eager() {
     );
     assert_eq!(t("graph_bs=64"), t(""));
 }
+
+/// SGLang's sliding-window pool (`sglang::swa_pool`, `kv_pool`): gpt-oss-120b (18 full, 18
+/// window layers; a layer's K and V 8 heads · 64 · 2 · 2 B = 2,048 B a token) on one H100:
+/// one pool of 73,728 B a token through 0.5.7, from 0.5.8 `T` full tokens at 36,864 + 0.8 ·
+/// 36,864 = 66,356 B (rounded up) and ⌊0.8·T⌋ window tokens — 10/9 the tokens from the same
+/// bytes. On a B200 (`trtllm_mha`) 0.5.8–0.5.9 keep one pool; 0.5.10 splits there too. Llama
+/// 4 (36 chunked of 48 layers) splits from 0.5.8; Gemma 3 never.
+#[test]
+fn sglang_sliding_window_pool() {
+    let q = "mode=serve&engine=sglang&model=gpt-oss-120b&quant=mxfp4&max_len=8192";
+    let p = |extra: &str| plan(&format!("{q}&{extra}"));
+    let one = p("gpu=h100-80&engine_version=0.5.7");
+    let split = p("gpu=h100-80&engine_version=0.5.8");
+    assert_eq!((one.per_token, split.per_token), (73_728, 66_356));
+    assert_eq!(split.tokens, one.tokens * 73_728 / 66_356);
+    let values = split.kv.values();
+    assert!(
+        values.contains(&format!("T_swa={}", split.tokens * 4 / 5)),
+        "{values}"
+    );
+    assert_eq!(p("gpu=b200-180&engine_version=0.5.9").per_token, 73_728);
+    assert_eq!(p("gpu=b200-180&engine_version=0.5.10").per_token, 66_356);
+    let scout = |v: &str| {
+        plan(&format!("mode=serve&engine=sglang&model=llama-4-scout&gpu=h100-80&gpus_per_node=4&tp=4&max_len=8192&engine_version={v}")).per_token
+    };
+    // 48 layers of 2 KV heads (8/4) · 128 · 2 · 2 B = 1,024 B: 49,152 in one pool; 12 full
+    // and 36 chunked: 12,288 + 0.8 · 36,864 = 41,780 (rounded up).
+    assert_eq!((scout("0.5.7"), scout("0.5.8")), (49_152, 41_780));
+    let gemma = |v: &str| {
+        plan(&format!("mode=serve&engine=sglang&model=gemma-3-12b&gpu=h100-80&max_len=8192&engine_version={v}")).per_token
+    };
+    assert_eq!(gemma("0.5.7"), gemma("0.5.23"));
+}

@@ -38,11 +38,9 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let state = hybrid::sglang_state(s, &p.arch, l, v, rest);
     let (slots, sigma) = state.unwrap_or((0, 0));
     let kv_bytes = rest.saturating_sub(slots.saturating_mul(sigma));
-    let (per_token, _, _) = per_token(s, &p.arch, l);
     let ml = max_len(s);
     let page = page_size(s, &p.arch, v);
-    let pl = pool(kv_bytes, per_token, page, ml);
-    let kv = pool_expr(pl.tokens, per_token, state);
+    let (pl, kv, per_token) = kv_pool(s, &p.arch, l, v, (kv_bytes, page, ml), state);
     let error = kv_cache_dtype_refusal(s, v)
         .or_else(|| page_refusal(s, v, page))
         .or_else(|| expert_refusal(s, &p.arch, l, v))
@@ -126,6 +124,80 @@ fn held_back(s: &Scenario, v: Version, free: u64, mfs: f64) -> (Expr, u64, u64) 
     } else {
         (expr, reserve, 0)
     }
+}
+
+/// Whether SGLang keeps the sliding-window layers in a pool of their own (hybrid SWA
+/// memory): gpt-oss and Llama 4 from 0.5.8 (`is_hybrid_swa_model`), except gpt-oss under
+/// `trtllm_mha` (Blackwell's default backend for it) in 0.5.8–0.5.9; through 0.5.7 gpt-oss
+/// sets `disable_hybrid_swa_memory` and Llama 4 needs `--hybrid-kvcache-ratio`; Gemma 2/3
+/// stay on one pool in every release read (0.4.0–0.5.23).
+///
+/// Source: SGLang `configs/model_config.py` (`is_hybrid_swa_model`, 0.5.8–0.5.23),
+/// `server_args.py` (the gpt-oss branch: `disable_hybrid_swa_memory = True` to 0.5.7, only
+/// with `trtllm_mha` or speculative decoding in 0.5.8, only `trtllm_mha` in 0.5.9, none from
+/// 0.5.10; Gemma's "Disable hybrid SWA memory … not yet supported"), every wheel 0.5.4–0.5.23.
+fn swa_pool(s: &Scenario, arch: &Arch, v: Version) -> bool {
+    let id = s.model.preset.as_str();
+    let blackwell = crate::gpu::compute_capability(&s.cluster.gpu) == 100;
+    arch.window > 0
+        && arch.local_layers > 0
+        && v >= Version(0, 5, 8, 0)
+        && match id {
+            x if x.starts_with("gpt-oss") => v >= Version(0, 5, 10, 0) || !blackwell,
+            x => x.starts_with("llama-4"),
+        }
+}
+
+/// SGLang's KV pool from the bytes left for it (`kv`, its page and the context): one pool of
+/// `tokens·c_tok`, or with a sliding-window pool ([`swa_pool`]) the full layers' tokens `T`
+/// and the window layers' `⌊0.8·T⌋` (`swa_full_tokens_ratio`), each whole pages:
+///
+/// # Formula
+/// ```text
+/// one pool:  T = ⌊kv / (P·c_tok)⌋·P
+/// SWA pool:  T = ⌊kv / (P·(c_full + 0.8·c_swa))⌋·P,  T_swa = ⌊0.8·T/P⌋·P
+///            c_full = L_f·row, c_swa = L_w·row (row: a layer's K and V bytes a token)
+/// ```
+/// Source: SGLang `model_runner.py` (0.5.3–0.5.13: "Use sliding window memory pool.
+/// full_layer_tokens=…, swa_layer_tokens=…", `denominator = swa_full_tokens_ratio ·
+/// swa_layers_num + full_layers_num`), `model_executor/pool_configurator.py`
+/// (`HybridSWAPoolConfigurator`, 0.5.23: `cell = c_full + ratio·c_swa`); the ratio's default
+/// 0.8 in every release read.
+///
+/// # Example
+/// gpt-oss-120b at TP 1 (18 full and 18 window layers, 8 KV heads of 64, bf16: row 2,048 B):
+/// one pool 73,728 B a token; split, 36,864 + 0.8·36,864 = 66,355 B: 11 % more tokens.
+fn kv_pool(
+    s: &Scenario,
+    arch: &Arch,
+    l: &Layout,
+    v: Version,
+    (kv, page, ml): (u64, Count, u64),
+    state: Option<(u64, u64)>,
+) -> (Pool, Expr, u64) {
+    let (per_token, layers, _) = per_token(s, arch, l);
+    if !swa_pool(s, arch, v) {
+        let pl = pool(kv, per_token, page, ml);
+        let expr = pool_expr(pl.tokens, per_token, state);
+        return (pl, expr, per_token);
+    }
+    let (full, windowed) = stage_layers(arch, l.pp);
+    let row = per_token / layers.max(1);
+    let (c_full, c_swa) = (row * full, row * windowed);
+    let cell = c_full + (c_swa * 4).div_ceil(5);
+    let pl = pool(kv, cell, page, ml);
+    let p = page.get() as u64;
+    let swa_tokens = pl.tokens * 4 / 5 / p * p;
+    let expr = Expr::new(&[
+        Sym("T", pl.tokens as u128),
+        Sym("c_full", c_full as u128),
+        Mul,
+        Sym("T_swa", swa_tokens as u128),
+        Sym("c_swa", c_swa as u128),
+        Mul,
+        Add,
+    ]);
+    (pl, expr, cell)
 }
 
 /// The pools' bytes as the plan shows them: `tokens·c_tok`, and a hybrid's state cache
