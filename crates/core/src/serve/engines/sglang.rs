@@ -175,14 +175,14 @@ fn kv_pool(
     (kv, page, ml): (u64, Count, u64),
     state: Option<(u64, u64)>,
 ) -> (Pool, Expr, u64) {
-    let (per_token, layers, _) = per_token(s, arch, l);
+    let (per_token, _, format) = per_token(s, arch, l);
     if !swa_pool(s, arch, v) {
         let pl = pool(kv, per_token, page, ml);
         let expr = pool_expr(pl.tokens, per_token, state);
         return (pl, expr, per_token);
     }
     let (full, windowed) = stage_layers(arch, l.pp);
-    let row = per_token / layers.max(1);
+    let row = layer_row(arch, format, l.tp);
     let (c_full, c_swa) = (row * full, row * windowed);
     let cell = c_full + (c_swa * 4).div_ceil(5);
     let pl = pool(kv, cell, page, ml);
