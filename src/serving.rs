@@ -19,15 +19,7 @@ pub fn summary(r: &ServeReport, units: Units) -> Vec<String> {
         r.max_concurrency,
         group_digits(r.max_len)
     )];
-    out.push(format!(
-        "The engine's budget {}: weights {}, activation peak {}, non-torch {}, CUDA graphs {}, KV cache {}.",
-        units.format(r.budget_bytes),
-        units.format(r.weights_bytes),
-        units.format(r.activation_bytes),
-        units.format(r.non_torch_bytes),
-        units.format(r.cuda_graph_bytes),
-        units.format(r.kv_cache_bytes)
-    ));
+    out.push(budget_line(r, units));
     out.push(format!(
         "The longest single request that fits: {} tokens.",
         group_digits(r.max_len_fit)
@@ -41,6 +33,28 @@ pub fn summary(r: &ServeReport, units: Units) -> Vec<String> {
         ));
     }
     out
+}
+
+/// How the engine divides the memory, in its own terms: vLLM's and TensorRT-LLM's budget
+/// less what the profile measured; SGLang's static share (weights and pools) and what
+/// `mem_fraction_static` holds back beside it; llama.cpp's three allocations.
+fn budget_line(r: &ServeReport, units: Units) -> String {
+    let f = |b: u64| units.format(b);
+    match r.engine.as_str() {
+        "sglang" => format!(
+            "SGLang's static share {} (mem_fraction_static of the free memory): weights {}, KV cache {}; held back beside it for activations, CUDA graphs and the request-to-token table: {}.",
+            f(r.budget_bytes), f(r.weights_bytes), f(r.kv_cache_bytes), f(r.activation_bytes)
+        ),
+        "llamacpp" => format!(
+            "llama.cpp's allocations on the device ({}): weights {}, compute buffer {}, KV cache {}.",
+            f(r.budget_bytes), f(r.weights_bytes), f(r.activation_bytes), f(r.kv_cache_bytes)
+        ),
+        _ => format!(
+            "The engine's budget {}: weights {}, activation peak {}, non-torch {}, CUDA graphs {}, KV cache {}.",
+            f(r.budget_bytes), f(r.weights_bytes), f(r.activation_bytes), f(r.non_torch_bytes),
+            f(r.cuda_graph_bytes), f(r.kv_cache_bytes)
+        ),
+    }
 }
 
 /// Where the routed experts are, when the engine spreads them ("32 of the 256 routed experts
@@ -394,6 +408,22 @@ mod tests {
         )
         .iter()
         .any(|l| l.starts_with("In host memory")));
+    }
+
+    /// The budget line in each engine's terms: SGLang's static share (weights + KV) and what
+    /// it holds back; llama.cpp's allocations; vLLM's budget less its profile.
+    #[test]
+    fn budget_line_in_each_engine_s_terms() {
+        let line = |q: &str| summary(&report(q), Units::Gib)[1].clone();
+        let sg = report("mode=serve&engine=sglang&model=llama-3-8b&max_len=8192");
+        // The static share is the weights and the pool, less what does not fill a token.
+        let left = sg.budget_bytes - sg.weights_bytes - sg.kv_cache_bytes;
+        assert!(left < sg.kv_bytes_per_token, "{left}");
+        let s = line("mode=serve&engine=sglang&model=llama-3-8b&max_len=8192");
+        assert!(s.starts_with("SGLang's static share ") && s.contains("held back beside it for activations, CUDA graphs and the request-to-token table"), "{s}");
+        assert!(line("mode=serve&engine=llamacpp&model=llama-3-8b")
+            .starts_with("llama.cpp's allocations on the device"));
+        assert!(line("mode=serve&model=llama-3-8b").starts_with("The engine's budget "));
     }
 
     /// A mixture under vLLM: each cell tries expert parallelism and keeps the better plan.
