@@ -366,7 +366,7 @@ pub fn decode_onto(base: Settings, query: &str) -> (Settings, Vec<Warning>) {
                     message.push_str(&format!(
                         "; using {}",
                         if kept.is_empty() {
-                            "the preset's value".into()
+                            empty_means(&k).into()
                         } else {
                             format!("`{kept}`")
                         }
@@ -388,10 +388,41 @@ pub fn decode_onto(base: Settings, query: &str) -> (Settings, Vec<Warning>) {
     (s, warnings)
 }
 
+/// What an empty key stands for, as an input problem names the value kept: a serving key's
+/// empty is the engine's default (for its release, GPU and layout), a model key's the
+/// preset's value.
+fn empty_means(k: &str) -> &'static str {
+    use crate::scenario::{mode_reads, Mode};
+    match k {
+        "max_len" => return "the model's context",
+        "ngl" => return "every layer",
+        "engine_version" => return "the newest modelled release",
+        _ => {}
+    }
+    if mode_reads(k, Mode::Serve) && !mode_reads(k, Mode::Train) && !mode_reads(k, Mode::Infer) {
+        "the engine's default"
+    } else {
+        "the preset's value"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::scenario::{count, Fsdp, LoraTargets, Sharding, Tuning, Zero};
+
+    /// A bad value names what the empty key stands for: the engine's default for a serving
+    /// knob, the model's context for `max_len`, every layer for `ngl`, the preset's value for
+    /// a model key.
+    #[test]
+    fn bad_values_name_what_empty_means() {
+        let (_, w) = decode("mode=serve&graph_bs=-3&max_len=0&ngl=-1&params=-1");
+        let said = |k: &str| w.iter().find(|x| x.key == k).unwrap().message.clone();
+        assert!(said("graph_bs").ends_with("using the engine's default"));
+        assert!(said("max_len").ends_with("using the model's context"));
+        assert!(said("ngl").ends_with("using every layer"));
+        assert!(said("params").ends_with("using the preset's value"));
+    }
 
     #[test]
     fn default_encodes_to_version_only() {
