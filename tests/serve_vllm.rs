@@ -20,8 +20,12 @@ fn gpu_id(name: &str) -> &'static str {
         "a100-80"
     } else if n.contains("a100") && n.contains("40") {
         "a100-40"
+    } else if n.contains("l40s") {
+        "l40s"
     } else if n.starts_with("nvidia l4") {
         "l4"
+    } else if n.contains("h200") && !n.contains("gh200") {
+        "h200"
     } else {
         panic!("no GPU for {name}")
     }
@@ -187,7 +191,7 @@ fn split_is_fixed() {
         split["held_out"].as_array().unwrap(),
         split["calibration"].as_array().unwrap(),
     );
-    assert_eq!((h.len(), c.len()), (19, 35));
+    assert_eq!((h.len(), c.len()), (19, 38));
     assert!(h.iter().all(|x| !c.contains(x)));
 }
 

@@ -17,7 +17,9 @@ def gpu_id(name):
     if "h100" in n and "80" in n: return "h100-80"
     if "a100" in n and "80" in n: return "a100-80"
     if "a100" in n and "40" in n: return "a100-40"
+    if "l40s" in n: return "l40s"
     if n.startswith("nvidia l4"): return "l4"
+    if "h200" in n and "gh200" not in n: return "h200"
 
 def quant_of(e):
     m = (e["model"] or "").lower(); q = (e.get("quantization") or "").lower()

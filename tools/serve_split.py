@@ -12,6 +12,8 @@ import hashlib, json, sys
 MODELS = {
     "meta-llama/Llama-3.1-8B-Instruct": "llama-3-8b",
     "meta-llama/Meta-Llama-3.1-8B-Instruct": "llama-3-8b",
+    "meta-llama/Meta-Llama-3-8B-Instruct": "llama-3-8b",
+    "TechxGenus/Meta-Llama-3-70B-Instruct-AWQ": "llama-3-70b",
     "RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16": "llama-3-8b",
     "RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w8a8": "llama-3-8b",
     "Qwen/Qwen2.5-7B-Instruct": "qwen2.5-7b",
@@ -44,7 +46,9 @@ def gpu(name):
     if "h100" in n and "80" in n: return "h100-80"
     if "a100" in n and "80" in n: return "a100-80"
     if "a100" in n and "40" in n: return "a100-40"
+    if "l40s" in n: return "l40s"
     if n.startswith("nvidia l4"): return "l4"
+    if "h200" in n and "gh200" not in n: return "h200"
     return None
 
 def eligible(e):

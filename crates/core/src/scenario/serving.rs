@@ -27,9 +27,12 @@ pub const VLLM_EP_FROM: Version = Version(0, 8, 0, 0);
 /// vLLM's first release whose FlashInfer sampler is opt-in (`VLLM_USE_FLASHINFER_SAMPLER=1`):
 /// the PyTorch sort runs the dummy sampler pass's top-k/top-p by default.
 ///
-/// Source: vLLM sdists 0.11.0 (FlashInfer's when installed unless the variable is `0`) and
-/// 0.12.0 (`if envs.VLLM_USE_FLASHINFER_SAMPLER:`), `v1/sample/ops/topk_topp_sampler.py`.
-pub const VLLM_FLASHINFER_OPTIN_FROM: Version = Version(0, 12, 0, 0);
+/// Source: vLLM sdists 0.11.0 (FlashInfer's when installed unless the variable is `0`),
+/// 0.11.1, 0.11.2 and 0.12.0 (`if envs.VLLM_USE_FLASHINFER_SAMPLER:` … "Users must opt in
+/// explicitly"), `v1/sample/ops/topk_topp_sampler.py`. A 0.11.2 log with FlashInfer
+/// installed (faradawn/bench3, Llama 3 8B on an H200, 1,024 rows) fits the sort path:
+/// 868,080 tokens logged, 870,048 with it, 890,080 with FlashInfer's 16 B.
+pub const VLLM_FLASHINFER_OPTIN_FROM: Version = Version(0, 11, 1, 0);
 /// vLLM's first release with the Triton top-k/top-p kernel (8 rows or more).
 ///
 /// Source: vLLM sdists 0.16.0 (no `apply_top_k_top_p_triton`) and 0.17.0,

@@ -206,15 +206,15 @@ spelled! {
     /// asks for both), which sets the bytes a logit holds at the pass's peak.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
     pub enum Sampler {
-        /// The release's default: FlashInfer's (0.8–0.11, as the Docker images ship it), the PyTorch sort (0.12–0.16), the Triton kernel (0.17+, 8 rows or more).
+        /// The release's default: FlashInfer's (0.8–0.11.0, as the Docker images ship it), the PyTorch sort (0.11.1–0.16), the Triton kernel (0.17+, 8 rows or more).
         #[default]
         Auto = "auto", "the release's default", "";
         /// The Triton top-k/top-p kernel (vLLM 0.17+, 8 rows or more): no sort.
         Triton = "triton", "Triton kernel (0.17+)", "vLLM 0.17+: the Triton top-k/top-p kernel, no sort";
-        /// FlashInfer's sampling from the probabilities (installed flashinfer; opt-in from 0.12 with VLLM_USE_FLASHINFER_SAMPLER=1).
-        Flashinfer = "flashinfer", "FlashInfer", "FlashInfer's top-k/top-p sampling (installed flashinfer; from 0.12 VLLM_USE_FLASHINFER_SAMPLER=1)";
-        /// PyTorch's sort (pip installs without flashinfer before 0.12; the default 0.12–0.16).
-        Sort = "sort", "PyTorch sort", "PyTorch's logits.sort: pip installs without flashinfer before 0.12, the default 0.12–0.16";
+        /// FlashInfer's sampling from the probabilities (installed flashinfer; opt-in from 0.11.1 with VLLM_USE_FLASHINFER_SAMPLER=1).
+        Flashinfer = "flashinfer", "FlashInfer", "FlashInfer's top-k/top-p sampling (installed flashinfer; from 0.11.1 VLLM_USE_FLASHINFER_SAMPLER=1)";
+        /// PyTorch's sort (pip installs without flashinfer before 0.11.1; the default 0.11.1–0.16).
+        Sort = "sort", "PyTorch sort", "PyTorch's logits.sort: pip installs without flashinfer before 0.11.1, the default 0.11.1–0.16";
     }
 }
 

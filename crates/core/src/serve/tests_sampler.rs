@@ -15,11 +15,13 @@ const Q: &str =
 const A_MOE: u64 = 8192 * 2 * 8 * (2048 + 384);
 
 /// Per release, by hand: 16 B a logit on FlashInfer's path (0.11, the Docker images) and the
-/// Triton kernel's (0.19), 36 B on PyTorch's sort, the default of 0.12–0.16.
+/// Triton kernel's (0.19), 36 B on PyTorch's sort, the default of 0.11.1–0.16.
 #[test]
 fn the_release_picks_the_sampler_path() {
     for (v, per_logit) in [
         ("0.11.0", 16),
+        ("0.11.1", 36),
+        ("0.11.2", 36),
         ("0.14.0", 36),
         ("0.16.0", 36),
         ("0.19.0", 16),
@@ -59,6 +61,25 @@ fn the_sort_path_on_the_gh200_log() {
     assert!((sort / logged - 1.0).abs() < 0.005, "{sort}");
     let default = plan(q).report().kv_tokens as f64;
     assert!(default / logged - 1.0 > 0.04, "{default}");
+}
+
+/// The log that moved the opt-in to 0.11.1 (a calibration row, read after the 0.11.1 and
+/// 0.11.2 sdists showed it): Llama 3 8B Instruct on one H200, vLLM 0.11.2 in Docker
+/// (flashinfer installed: its autotuner logs), `max_model_len` 1,024, the API server's
+/// 8,192 batched tokens and 1,024 rows on a ≥ 70 GiB GPU (faradawn/bench3 at 446e08c,
+/// `logs/vllm_server.log`): "Model loading took 14.9596 GiB", "Available KV cache memory:
+/// 105.97 GiB", "GPU KV cache size: 868,080 tokens". The sort path's sampler is
+/// 1,024·128,256·36 B = 4.40 GiB; FlashInfer's 16 B would leave 2.68 GiB more for the cache.
+#[test]
+fn the_sort_path_is_the_default_from_0_11_1() {
+    let q = "mode=serve&engine=vllm&engine_version=0.11.2&model=llama-3-8b&gpu=h200&max_len=1024";
+    let logged = 868_080.0;
+    let p = plan(q);
+    assert_eq!(p.activation.eval(), 1024 * 128_256 * 36);
+    let tokens = p.report().kv_tokens as f64;
+    assert!((tokens / logged - 1.0).abs() < 0.005, "{tokens}");
+    let fi = plan(&format!("{q}&sampler=flashinfer")).report().kv_tokens as f64;
+    assert!(fi / logged - 1.0 > 0.02, "{fi}");
 }
 
 /// `sampler` where it means nothing is named: another engine, vLLM's V0 engine, the Triton

@@ -489,10 +489,10 @@ fn profile_peak(
 ///
 /// Source: vLLM sdists, `v1/sample/ops/topk_topp_sampler.py TopKTopPSampler.__init__` and
 /// `apply_top_k_top_p`: FlashInfer's sampler when flashinfer ≥ 0.2.3 is installed
-/// (0.9.2–0.11; 0.8.x with flashinfer < 0.2.3), which the Docker images ship (0.8.5's
+/// (0.9.2–0.11.0; 0.8.x with flashinfer < 0.2.3), which the Docker images ship (0.8.5's
 /// `docker/Dockerfile`: flashinfer 0.2.1.post2; 0.9.2–0.11.0: 0.2.6.post1) and the pip
 /// wheels do not require (`requirements/cuda.txt`, no flashinfer before 0.12); opt-in
-/// (`VLLM_USE_FLASHINFER_SAMPLER=1`) from 0.12.0, the PyTorch sort otherwise; the Triton
+/// (`VLLM_USE_FLASHINFER_SAMPLER=1`) from 0.11.1, the PyTorch sort otherwise; the Triton
 /// kernel from 0.17.0 for 8 rows or more (`HAS_TRITON and logits.shape[0] >= 8`; not in
 /// 0.16.0).
 pub(crate) fn sampler_path(s: &Scenario, v: Version, rows: u64) -> Sampler {
