@@ -124,3 +124,33 @@ fn sampler_keys_that_mean_nothing_are_named() {
     ))
     .is_empty());
 }
+
+/// The API server's default rows and batched tokens by release (`BatchRule`, read in the
+/// 0.8.0–0.8.5.post1 and 0.9.0 sdists), seen through the dummy sampler's
+/// `min(max_num_seqs, max_num_batched_tokens)·V·16 B` (Llama 3 8B, V = 128,256; FlashInfer's
+/// 16 B up to 0.11.0), which is above the forward's peak in each case.
+#[test]
+fn default_rows_follow_the_release() {
+    let samp = |rows: u64| rows * 128_256 * 16;
+    for (gpu, v, rows) in [
+        // 0.8.0–0.8.3: 1,024 rows on every GPU.
+        ("rtx4090", "0.8.0", 1024),
+        ("rtx4090", "0.8.3", 1024),
+        // 0.8.4: 1,024 only where the device name has "h100" or "h200".
+        ("rtx4090", "0.8.4", 256),
+        ("a100-80", "0.8.4", 256),
+        ("h100-80", "0.8.4", 1024),
+        ("gh200", "0.8.4", 1024),
+        // 0.8.5: 70 GiB of device memory, the A100 80 GB included.
+        ("a100-80", "0.8.5", 1024),
+        ("rtx4090", "0.8.5", 256),
+        // 0.9.0 on: not on an A100.
+        ("a100-80", "0.9.0", 256),
+        ("h100-80", "0.9.0", 1024),
+    ] {
+        let p = plan(&format!(
+            "mode=serve&engine=vllm&engine_version={v}&model=llama-3-8b&gpu={gpu}&max_len=4096"
+        ));
+        assert_eq!(p.activation.eval(), samp(rows), "{gpu} {v}");
+    }
+}

@@ -18,8 +18,48 @@ pub(crate) struct VllmEra {
     pub util: f64,
     /// CUDA graphs estimated and subtracted before the KV cache (0.20+).
     pub graphs: bool,
-    /// GPUs of ≥ 160 GiB get 16,384 batched tokens in the API server (0.29+).
-    pub big_batch_160: bool,
+    /// How the API server's `max_num_seqs` and `max_num_batched_tokens` defaults are
+    /// chosen for the GPU ([`BatchRule`]).
+    pub batch_rule: BatchRule,
+}
+
+/// The API server's default `(max_num_seqs, max_num_batched_tokens)` by release, V1
+/// (`EngineArgs._set_default_args_v1`, read in the 0.8.0 – 0.8.5.post1, 0.9.0 – 0.12.0 and
+/// 0.29.0 sdists).
+///
+/// | releases | 1,024 rows | 8,192 batched tokens (16,384 from 0.29 on ≥ 160 GiB) |
+/// |---|---|---|
+/// | 0.8.0 – 0.8.3 | every GPU | device name with "h100" or "h200" |
+/// | 0.8.4 | device name with "h100" or "h200" | the same |
+/// | 0.8.5 | ≥ 70 GiB | ≥ 70 GiB |
+/// | 0.9.0 – | ≥ 70 GiB, not an A100 | ≥ 70 GiB, not an A100 |
+///
+/// Otherwise 256 rows and 2,048 tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BatchRule {
+    /// 0.8.0–0.8.3: H100/H200 by name for the tokens; 1,024 rows everywhere.
+    NameRowsEverywhere,
+    /// 0.8.4: H100/H200 by name for both.
+    Name,
+    /// 0.8.5: 70 GiB of device memory.
+    Memory,
+    /// 0.9.0–0.28: 70 GiB and not an A100.
+    MemoryNotA100,
+    /// 0.29+: as before, and 16,384 tokens on ≥ 160 GiB.
+    MemoryNotA100Big160,
+}
+
+impl BatchRule {
+    /// The rule of release `v` (V1 releases; V0 has its own defaults).
+    pub(crate) fn of(v: Version) -> BatchRule {
+        match v {
+            v if v < Version(0, 8, 4, 0) => BatchRule::NameRowsEverywhere,
+            v if v < Version(0, 8, 5, 0) => BatchRule::Name,
+            v if v < Version(0, 9, 0, 0) => BatchRule::Memory,
+            v if v < Version(0, 29, 0, 0) => BatchRule::MemoryNotA100,
+            _ => BatchRule::MemoryNotA100Big160,
+        }
+    }
 }
 
 impl VllmEra {
@@ -35,7 +75,7 @@ impl VllmEra {
                 0.90
             },
             graphs: v >= Version(0, 20, 0, 0),
-            big_batch_160: v >= Version(0, 29, 0, 0),
+            batch_rule: BatchRule::of(v),
         }
     }
 }
@@ -393,17 +433,42 @@ fn weights(s: &Scenario, p: &Prepared, l: &Layout, split: Option<ExpertSplit>) -
 }
 
 /// `(max_num_seqs, max_num_batched_tokens)`: the keys, else the release's defaults for
-/// this GPU (V0: 256 and max(max_len, 2,048) up to 32k; V1: 1,024 and 8,192 on ≥ 70 GiB
-/// GPUs other than the A100, 1,024 and 16,384 on ≥ 160 GiB from 0.29, else 256 and 2,048).
+/// this GPU (V0: 256 and max(max_len, 2,048) up to 32k; V1: [`BatchRule`]).
+///
+/// # Formula
+/// ```text
+/// V1, the API server:  (1,024, 8,192) on a "large" GPU, (1,024, 16,384) on ≥ 160 GiB from 0.29,
+///                      else (256, 2,048); 0.8.0–0.8.3: 1,024 rows on every GPU
+/// large = name has h100/h200 (0.8.0–0.8.4) | M ≥ 70 GiB (0.8.5) | M ≥ 70 GiB, not an A100 (0.9.0+)
+/// ```
+/// `M` the device's total memory (bytes, as `torch.cuda` reports it). Source: vLLM
+/// `engine/arg_utils.py EngineArgs._set_default_args_v1` (0.8.0 – 0.12.0, 0.29.0 sdists).
+///
+/// # Example
+/// Llama 3 8B on one RTX 4090 (V = 128,256), vLLM 0.8.3: (1,024, 2,048), so the dummy
+/// sampler holds min(1,024, 2,048)·128,256·16 B = 2.1 GB; 0.8.4: (256, 2,048), 0.53 GB.
+/// An A100 80 GB: (1,024, 8,192) on 0.8.5, (256, 2,048) from 0.9.0.
 fn batch_limits(s: &Scenario, era: VllmEra, ml: u64) -> (u64, u64) {
     let nvml = s.usable_bytes();
-    let large = nvml >= 70 * GIB && !s.cluster.gpu.starts_with("a100");
+    let g = s.cluster.gpu.as_str();
+    let named = g.starts_with("h100") || g.starts_with("h200") || g == "gh200";
+    let memory = nvml >= 70 * GIB;
+    let (large, rows_everywhere) = match era.batch_rule {
+        BatchRule::NameRowsEverywhere => (named, true),
+        BatchRule::Name => (named, false),
+        BatchRule::Memory => (memory, false),
+        BatchRule::MemoryNotA100 | BatchRule::MemoryNotA100Big160 => {
+            (memory && !g.starts_with("a100"), false)
+        }
+    };
     let (seqs_default, batched_default) = if era.v0 {
         (256, if ml > 32_768 { 2048 } else { ml.max(2048) })
-    } else if era.big_batch_160 && nvml >= 160 * GIB {
+    } else if era.batch_rule == BatchRule::MemoryNotA100Big160 && nvml >= 160 * GIB {
         (1024, 16_384)
     } else if large {
         (1024, 8192)
+    } else if rows_everywhere {
+        (1024, 2048)
     } else {
         (256, 2048)
     };
