@@ -100,6 +100,14 @@ fn query(e: &Value, preset: &str) -> String {
     if let Some(f) = quant_of(e) {
         q.push(format!("quant={f}"));
     }
+    // What the log itself states: --enable-expert-parallel (EP over the TP ranks), and the
+    // sampler's warning that flashinfer is not installed.
+    if e["enable_expert_parallel"].as_bool() == Some(true) {
+        q.push(format!("ep={tp}"));
+    }
+    if let Some(p) = e["sampler_from_log"].as_str() {
+        q.push(format!("sampler={p}"));
+    }
     q.join("&")
 }
 
@@ -191,7 +199,7 @@ fn split_is_fixed() {
         split["held_out"].as_array().unwrap(),
         split["calibration"].as_array().unwrap(),
     );
-    assert_eq!((h.len(), c.len()), (19, 38));
+    assert_eq!((h.len(), c.len()), (19, 39));
     assert!(h.iter().all(|x| !c.contains(x)));
 }
 

@@ -45,6 +45,10 @@ def q_of(e, preset):
     elif dt in ("float16", "fp16", "half"): parts.append("precision=fp16")
     q = quant_of(e)
     if q: parts.append(f"quant={q}")
+    # Settings the log itself states: --enable-expert-parallel (EP over the TP ranks) and
+    # the sampler's own warning about flashinfer.
+    if e.get("enable_expert_parallel"): parts.append(f"ep={tp}")
+    if e.get("sampler_from_log"): parts.append(f"sampler={e['sampler_from_log']}")
     return "&".join(parts)
 
 def logged_tokens(e):

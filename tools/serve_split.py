@@ -24,6 +24,7 @@ MODELS = {
     "moonshotai/Kimi-Dev-72B": "qwen2.5-72b",
     "Qwen/Qwen3-8B": "qwen3-8b",
     "Qwen/Qwen3-30B-A3B": "qwen3-30b-a3b",
+    "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8": "qwen3-235b-a22b",
     "Qwen/Qwen1.5-MoE-A2.7B": "qwen1.5-moe-a2.7b",
     "google/gemma-2-27b-it": "gemma-2-27b",
     "google/gemma-2-9b-it": "gemma-2-9b",

@@ -396,7 +396,7 @@ fn hybrid_plan(
 
 const SOURCES: [&str; 6] = [
     SRC_WEIGHTS,
-    "vLLM gpu_model_runner.profile_run: torch peak of a max_num_batched_tokens forward (attention skipped in V1) or _dummy_sampler_run over min(max_num_seqs, tokens) rows",
+    "vLLM gpu_model_runner.profile_run: torch peak of a max_num_batched_tokens forward (attention skipped in V1) or _dummy_sampler_run over min(max_num_seqs, tokens) rows at S bytes a logit: 16 with FlashInfer's top-k/top-p (the Docker images to 0.11.0) or the Triton kernel (0.17+), 36 with PyTorch's sort (a pip install without flashinfer before 0.11.1, every install 0.11.1–0.16); the key `sampler` says which",
     "vLLM utils/mem_utils.py memory_profiling: non_torch_increase (cuBLAS workspaces; NCCL buffers allocated at the first collective; everything 0.8.0–0.9.0); constants from the calibration logs",
     "vLLM gpu_model_runner.profile_cudagraph_memory (subtracted from 0.20)",
     "vLLM v1/core/kv_cache_utils.py get_num_blocks, get_max_concurrency_for_kv_cache_config",
