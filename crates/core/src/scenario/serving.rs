@@ -12,13 +12,16 @@ use super::*;
 /// docs/serving.md): H100 80 GB 85,029,158,912 B (79.19 GiB, as vLLM's logs print); L40S
 /// 45,486 MiB, vLLM 0.10.2's "Free memory on device (43.93/44.42 GiB)" and "Desired GPU
 /// memory utilization is (0.9, 39.98 GiB)" (`vllm-hosting-8xl40s-…` in tests/data; until
-/// 2026-11-28 45,589 MiB, a figure without a recorded source).
+/// 2026-11-28 45,589 MiB, a figure without a recorded source); RTX 3090 24,146 MiB, V0's
+/// "Memory profiling results: total_gpu_memory=23.58GiB" (vLLM issue 10517, in tests/data;
+/// the capacity less 512 MiB, 24,064 MiB, before).
 pub const CUDA_TOTAL: &[(&str, u64)] = &[
     ("h100-80", 85_029_158_912),
     ("h100-pcie", 85_029_158_912),
     ("a100-80", 85_093_777_408),
     ("a100-40", 40_536 * MIB),
     ("l40s", 45_486 * MIB),
+    ("rtx3090", 24_146 * MIB),
     ("rtx4090", 24_563 * MIB),
     ("h200", 143_156 * MIB),
 ];
