@@ -100,30 +100,22 @@ pub const ENGINE_PRESETS: &[(&str, &[(&str, &str)])] = &[
     ),
 ];
 
-/// Applies an engine preset: the serving keys back to their defaults, then the preset's.
+/// Serving keys an engine preset leaves as they are: the engine (every preset names it), the
+/// context the user asked for, and EPLB's replicas (vLLM's and SGLang's alike).
+const PRESET_KEEPS: [&str; 3] = ["engine", "max_len", "redundant_experts"];
+
+/// Applies an engine preset: the serving keys ([`SERVING_KEYS`] but [`PRESET_KEEPS`]) back
+/// to their defaults (an Ollama preset after a llama-server one must not keep its shared
+/// context, nor a partial offload), then the preset's.
+///
+/// [`SERVING_KEYS`]: memfit_core::scenario::SERVING_KEYS
 pub fn apply_preset(x: &mut Settings, keys: &[(&str, &str)]) {
-    use memfit_core::contract::query::set_key;
-    for k in [
-        "engine_version",
-        "gpu_util",
-        "max_batched_tokens",
-        "max_seqs",
-        "block_size",
-        "graph_bs",
-    ] {
-        let _ = set_key(x, k, "");
-    }
-    let _ = set_key(x, "parallel", "1");
-    let _ = set_key(x, "sampler", "auto");
-    // llama.cpp's keys back to their defaults (an Ollama preset after a llama-server one
-    // must not keep its shared context, nor a partial offload).
-    for (k, v) in [
-        ("ctx_per", "sequence"),
-        ("flash_attn", "auto"),
-        ("ngl", ""),
-        ("kv_offload", "1"),
-    ] {
-        let _ = set_key(x, k, v);
+    use memfit_core::contract::query::{get_key, set_key};
+    let defaults = Settings::default();
+    for k in memfit_core::scenario::SERVING_KEYS {
+        if !PRESET_KEEPS.contains(&k) {
+            let _ = set_key(x, k, &get_key(&defaults, k));
+        }
     }
     for (k, v) in keys {
         let _ = set_key(x, k, v);

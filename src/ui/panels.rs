@@ -302,25 +302,6 @@ pub fn ZeroPanel(settings: RwSignal<Settings>) -> impl IntoView {
     }
 }
 
-/// The serving engine's keys, in the form's order.
-const SERVING: [&str; 15] = [
-    "engine",
-    "engine_version",
-    "gpu_util",
-    "max_len",
-    "max_batched_tokens",
-    "max_seqs",
-    "sampler",
-    "block_size",
-    "graph_bs",
-    "parallel",
-    "ctx_per",
-    "flash_attn",
-    "ngl",
-    "kv_offload",
-    "redundant_experts",
-];
-
 /// The serving engine and its knobs (shown with `mode=serve`).
 #[component]
 pub fn ServingInputs(settings: RwSignal<Settings>) -> impl IntoView {
@@ -341,7 +322,7 @@ pub fn ServingInputs(settings: RwSignal<Settings>) -> impl IntoView {
                 </div>
                 <p class="hint">"Blank fields take the engine's default for its version, GPU and layout."</p>
                 <div class="grid">
-                    {SERVING.map(|name| view! { <KeyField settings name placeholder="default".to_string() /> }).collect_view()}
+                    {memfit_core::scenario::SERVING_KEYS.map(|name| view! { <KeyField settings name placeholder="default".to_string() /> }).collect_view()}
                 </div>
             </fieldset>
         </Show>

@@ -14,7 +14,7 @@ mod context;
 mod defaults;
 mod problems;
 mod scope;
-pub use scope::{engine_reads, mode_reads};
+pub use scope::{engine_reads, mode_reads, SERVING_KEYS};
 mod serving;
 
 pub use access::*;

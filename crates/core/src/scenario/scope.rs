@@ -27,6 +27,27 @@ pub fn mode_reads(key: &str, mode: Mode) -> bool {
         .is_none_or(|(_, r, _)| r.reads(mode))
 }
 
+/// Every serving engine key, in the order the page's form shows them: the one list the form,
+/// the engine presets' reset (`src/serving.rs`) and the scope table below
+/// ([`Scenario::serving_and_stack_keys`], checked by a test) agree on.
+pub const SERVING_KEYS: [&str; 15] = [
+    "engine",
+    "engine_version",
+    "gpu_util",
+    "max_len",
+    "max_batched_tokens",
+    "max_seqs",
+    "sampler",
+    "block_size",
+    "graph_bs",
+    "parallel",
+    "ctx_per",
+    "flash_attn",
+    "ngl",
+    "kv_offload",
+    "redundant_experts",
+];
+
 /// llama.cpp's own serving keys (`-np`, llama-server's or Ollama's context, `-fa`, `-ngl`,
 /// `--no-kv-offload`).
 const LLAMACPP_KEYS: [&str; 5] = ["parallel", "ctx_per", "flash_attn", "ngl", "kv_offload"];
@@ -213,5 +234,29 @@ impl Scenario {
             ("device", TrainInfer, r.device != dr.device),
             ("modules", TrainInfer, r.modules != dr.modules),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The form's list and the scope table name the same serving keys, and every key the
+    /// engines read apart (llama.cpp's, the paged engines') is one of them.
+    #[test]
+    fn serving_keys_agree_with_the_scope_table() {
+        let mut table: Vec<&str> = Scenario::default()
+            .serving_and_stack_keys()
+            .into_iter()
+            .filter(|(_, r, _)| *r == ReadIn::Serve)
+            .map(|(k, _, _)| k)
+            .collect();
+        let mut form = SERVING_KEYS.to_vec();
+        table.sort_unstable();
+        form.sort_unstable();
+        assert_eq!(table, form);
+        for k in LLAMACPP_KEYS.iter().chain(PAGED_KEYS.iter()) {
+            assert!(SERVING_KEYS.contains(k), "{k}");
+        }
     }
 }
