@@ -14,12 +14,14 @@ use super::*;
 /// memory utilization is (0.9, 39.98 GiB)" (`vllm-hosting-8xl40s-…` in tests/data; until
 /// 2026-11-28 45,589 MiB, a figure without a recorded source); RTX 3090 24,146 MiB, V0's
 /// "Memory profiling results: total_gpu_memory=23.58GiB" (vLLM issue 10517, in tests/data;
-/// the capacity less 512 MiB, 24,064 MiB, before).
+/// the capacity less 512 MiB, 24,064 MiB, before); A100 40 GB 40,448 MiB, V0's
+/// "total_gpu_memory (39.50GiB) x gpu_memory_utilization (0.90) = 35.55GiB" (vLLM issue
+/// 12330, in tests/data; 40,536 MiB before, which is the PCIe card's `nvidia-smi` total).
 pub const CUDA_TOTAL: &[(&str, u64)] = &[
     ("h100-80", 85_029_158_912),
     ("h100-pcie", 85_029_158_912),
     ("a100-80", 85_093_777_408),
-    ("a100-40", 40_536 * MIB),
+    ("a100-40", 40_448 * MIB),
     ("l40s", 45_486 * MIB),
     ("rtx3090", 24_146 * MIB),
     ("rtx4090", 24_563 * MIB),
