@@ -1,6 +1,6 @@
 //! vLLM's dummy sampler pass by the code that runs its top-k/top-p (issue 38 item 4): the
 //! release's default, the `sampler` key, its warnings, and the one log the sort path's
-//! bytes were set on.
+//! bytes were set on; the release's default rows, and the device totals read from logs.
 
 use super::engines::vllm::sampler_path;
 use super::tests::plan;
@@ -153,4 +153,27 @@ fn default_rows_follow_the_release() {
         ));
         assert_eq!(p.activation.eval(), samp(rows), "{gpu} {v}");
     }
+}
+
+/// The device totals taken from logs print back as the logs printed them: vLLM's
+/// `total × gpu_memory_utilization` and the totals themselves, in GiB to two decimals
+/// (L40S, 0.10.2: "(43.93/44.42 GiB)", "(0.9, 39.98 GiB)"; RTX 3090, V0:
+/// "total_gpu_memory=23.58GiB"; A100 40 GB, V0: "total_gpu_memory (39.50GiB) x
+/// gpu_memory_utilization (0.90) = 35.55GiB").
+#[test]
+fn device_totals_print_as_the_logs() {
+    let total = |gpu: &str| {
+        let (x, _) = decode(&format!("mode=serve&gpu={gpu}"));
+        x.scenario.cuda_total() as f64 / (1u64 << 30) as f64
+    };
+    let two = |v: f64| format!("{v:.2}");
+    assert_eq!(two(total("l40s")), "44.42");
+    assert_eq!(two(0.9 * total("l40s")), "39.98");
+    assert_eq!(two(total("rtx3090")), "23.58");
+    assert_eq!(two(total("a100-40")), "39.50");
+    assert_eq!(two(0.9 * total("a100-40")), "35.55");
+    // vLLM 0.10.2's budget on the L40S is the float product (no ceiling before 0.14).
+    let p =
+        plan("mode=serve&engine=vllm&engine_version=0.10.2&model=llama-3-8b&gpu=l40s&max_len=4096");
+    assert_eq!(super::engines::py_gib(p.budget), "39.98");
 }
