@@ -153,6 +153,15 @@ fn default_rows_follow_the_release() {
         ));
         assert_eq!(p.activation.eval(), samp(rows), "{gpu} {v}");
     }
+    // The 160 GiB tier (16,384 batched tokens) first in 0.28.0: with one row the forward's
+    // peak, 2·n·(2·4,096 + 3·14,336) B, shows the tokens.
+    let fwd = |n: u64| n * 2 * (2 * 4096 + 3 * 14_336);
+    for (v, n) in [("0.27.1", 8192), ("0.28.0", 16_384)] {
+        let p = plan(&format!(
+            "mode=serve&engine=vllm&engine_version={v}&model=llama-3-8b&gpu=b200-180&max_len=4096&max_seqs=1"
+        ));
+        assert_eq!(p.activation.eval(), fwd(n), "{v}");
+    }
 }
 
 /// The device totals taken from logs print back as the logs printed them: vLLM's

@@ -25,9 +25,9 @@ pub(crate) struct VllmEra {
 
 /// The API server's default `(max_num_seqs, max_num_batched_tokens)` by release, V1
 /// (`EngineArgs._set_default_args_v1`, read in the 0.8.0 – 0.8.5.post1, 0.9.0 – 0.12.0 and
-/// 0.29.0 sdists).
+/// 0.13.0 – 0.29.0 sdists: the 160 GiB tier first in 0.28.0, not in 0.27.1).
 ///
-/// | releases | 1,024 rows | 8,192 batched tokens (16,384 from 0.29 on ≥ 160 GiB) |
+/// | releases | 1,024 rows | 8,192 batched tokens (16,384 from 0.28 on ≥ 160 GiB) |
 /// |---|---|---|
 /// | 0.8.0 – 0.8.3 | every GPU | device name with "h100" or "h200" |
 /// | 0.8.4 | device name with "h100" or "h200" | the same |
@@ -43,9 +43,9 @@ pub enum BatchRule {
     Name,
     /// 0.8.5: 70 GiB of device memory.
     Memory,
-    /// 0.9.0–0.28: 70 GiB and not an A100.
+    /// 0.9.0–0.27: 70 GiB and not an A100.
     MemoryNotA100,
-    /// 0.29+: as before, and 16,384 tokens on ≥ 160 GiB.
+    /// 0.28+: as before, and 16,384 tokens on ≥ 160 GiB.
     MemoryNotA100Big160,
 }
 
@@ -56,7 +56,7 @@ impl BatchRule {
             v if v < Version(0, 8, 4, 0) => BatchRule::NameRowsEverywhere,
             v if v < Version(0, 8, 5, 0) => BatchRule::Name,
             v if v < Version(0, 9, 0, 0) => BatchRule::Memory,
-            v if v < Version(0, 29, 0, 0) => BatchRule::MemoryNotA100,
+            v if v < Version(0, 28, 0, 0) => BatchRule::MemoryNotA100,
             _ => BatchRule::MemoryNotA100Big160,
         }
     }
@@ -437,12 +437,12 @@ fn weights(s: &Scenario, p: &Prepared, l: &Layout, split: Option<ExpertSplit>) -
 ///
 /// # Formula
 /// ```text
-/// V1, the API server:  (1,024, 8,192) on a "large" GPU, (1,024, 16,384) on ≥ 160 GiB from 0.29,
+/// V1, the API server:  (1,024, 8,192) on a "large" GPU, (1,024, 16,384) on ≥ 160 GiB from 0.28,
 ///                      else (256, 2,048); 0.8.0–0.8.3: 1,024 rows on every GPU
 /// large = name has h100/h200 (0.8.0–0.8.4) | M ≥ 70 GiB (0.8.5) | M ≥ 70 GiB, not an A100 (0.9.0+)
 /// ```
 /// `M` the device's total memory (bytes, as `torch.cuda` reports it). Source: vLLM
-/// `engine/arg_utils.py EngineArgs._set_default_args_v1` (0.8.0 – 0.12.0, 0.29.0 sdists).
+/// `engine/arg_utils.py EngineArgs._set_default_args_v1` (0.8.0 – 0.29.0 sdists).
 ///
 /// # Example
 /// Llama 3 8B on one RTX 4090 (V = 128,256), vLLM 0.8.3: (1,024, 2,048), so the dummy
