@@ -6,109 +6,11 @@
 //! used (`serve/engines.rs`). `tools/serve_eval.py` prints the same comparison row by row.
 
 use memfit_core::contract::report::estimate_query;
+use memfit_evidence::serve::query;
 use serde_json::Value;
 
 fn load(name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(format!("tests/data/{name}")).unwrap()).unwrap()
-}
-
-fn gpu_id(name: &str) -> &'static str {
-    let n = name.to_lowercase();
-    if n.contains("h100") && n.contains("80") {
-        "h100-80"
-    } else if n.contains("a100") && n.contains("80") {
-        "a100-80"
-    } else if n.contains("a100") && n.contains("40") {
-        "a100-40"
-    } else if n.contains("l40s") {
-        "l40s"
-    } else if n.starts_with("nvidia l4") {
-        "l4"
-    } else if n.contains("h200") && !n.contains("gh200") {
-        "h200"
-    } else {
-        panic!("no GPU for {name}")
-    }
-}
-
-/// The weight format a checkpoint states (its name or `quantization`).
-fn quant_of(e: &Value) -> Option<&'static str> {
-    let m = e["model"].as_str().unwrap_or("").to_lowercase();
-    let q = e["quantization"].as_str().unwrap_or("").to_lowercase();
-    if m.contains("gpt-oss") {
-        Some("mxfp4")
-    } else if m.contains("w4a16") || q.contains("gptq") || q.contains("awq") {
-        Some("w4a16")
-    } else if m.contains("w8a8") {
-        Some("w8a8")
-    } else if m.contains("fp8") || q.starts_with("fp8") {
-        Some("fp8")
-    } else {
-        None
-    }
-}
-
-/// The entry's stated settings as a query.
-fn query(e: &Value, preset: &str) -> String {
-    let n = |k: &str| e[k].as_u64();
-    let (tp, pp) = (n("tp").unwrap_or(1), n("pp").unwrap_or(1));
-    let version: Vec<&str> = e["engine_version"]
-        .as_str()
-        .unwrap()
-        .split('.')
-        .take(3)
-        .collect();
-    let mut q = vec![
-        "mode=serve".to_string(),
-        "engine=vllm".into(),
-        format!("engine_version={}", version.join(".")),
-        format!("model={preset}"),
-        format!("gpu={}", gpu_id(e["gpu"].as_str().unwrap())),
-        format!("gpus_per_node={}", tp * pp),
-        format!("tp={tp}"),
-        format!("pp={pp}"),
-        format!("max_len={}", n("max_model_len").unwrap()),
-    ];
-    if let Some(u) = e["gpu_memory_utilization"].as_f64() {
-        q.push(format!("gpu_util={u}"));
-    }
-    for (k, key) in [
-        ("max_num_seqs", "max_seqs"),
-        ("max_num_batched_tokens", "max_batched_tokens"),
-        ("block_size", "block_size"),
-    ] {
-        if let Some(v) = n(k) {
-            q.push(format!("{key}={v}"));
-        }
-    }
-    if e["kv_cache_dtype"]
-        .as_str()
-        .unwrap_or("auto")
-        .starts_with("fp8")
-    {
-        q.push("kv_dtype=fp8".into());
-    }
-    match e["dtype"]
-        .as_str()
-        .unwrap_or("")
-        .trim_start_matches("torch.")
-    {
-        "float32" | "fp32" => q.push("precision=fp32".into()),
-        "float16" | "fp16" | "half" => q.push("precision=fp16".into()),
-        _ => {}
-    }
-    if let Some(f) = quant_of(e) {
-        q.push(format!("quant={f}"));
-    }
-    // What the log itself states: --enable-expert-parallel (EP over the TP ranks), and the
-    // sampler's warning that flashinfer is not installed.
-    if e["enable_expert_parallel"].as_bool() == Some(true) {
-        q.push(format!("ep={tp}"));
-    }
-    if let Some(p) = e["sampler_from_log"].as_str() {
-        q.push(format!("sampler={p}"));
-    }
-    q.join("&")
 }
 
 /// The run ids of one part of the committed split (`held_out` or `calibration`).
@@ -121,30 +23,18 @@ fn split_ids(name: &str) -> Vec<String> {
         .collect()
 }
 
-/// `(id, logged tokens, predicted tokens, error %)` of one part.
+/// `(id, logged tokens, predicted tokens, error %)` of one part (the query each log's
+/// settings make: `memfit_evidence::serve::query`, which the page's accuracy panel shares).
 fn part(name: &str) -> Vec<(String, u64, u64, f64)> {
-    let (logs, split) = (load("serve_logs.json"), load("serve_split.json"));
-    let ids = split_ids(name);
-    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-    let mut out = Vec::new();
-    for e in logs["entries"].as_array().unwrap() {
-        let id = e["id"].as_str().unwrap();
-        if !ids.contains(&id) {
-            continue;
-        }
-        let Some(logged) = e["logged"]["kv_cache_tokens"].as_u64() else {
-            continue;
-        };
-        let preset = split["models"][e["model"].as_str().unwrap()]
-            .as_str()
-            .unwrap();
-        let q = query(e, preset);
-        let (_, est) = estimate_query(&q);
-        let ours = est.serve.as_ref().unwrap().kv_tokens;
-        let err = (ours as f64 - logged as f64) / logged as f64 * 100.0;
-        out.push((id.to_string(), logged, ours, err));
-    }
-    out
+    let held = name == "held_out";
+    memfit_evidence::serve::rows()
+        .into_iter()
+        .filter(|r| r.held_out == held)
+        .map(|r| {
+            let err = r.rel_error() * 100.0;
+            (r.id, r.logged, r.estimated, err)
+        })
+        .collect()
 }
 
 fn median_max(rows: &[(String, u64, u64, f64)]) -> (f64, f64) {
@@ -222,7 +112,8 @@ fn vllm_logged_parts() {
             let preset = split["models"][e["model"].as_str().unwrap()]
                 .as_str()
                 .unwrap();
-            let (_, est) = estimate_query(&query(e, preset));
+            let q = query(e, preset).expect("a split entry's settings");
+            let (_, est) = estimate_query(&q);
             let s = est.serve.unwrap();
             let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
             let lg = &e["logged"];

@@ -1,14 +1,15 @@
 //! "How accurate is this?": memfit against published measured runs, against real
-//! `transformers` runs and its step time against published training runs (held out and
-//! calibration apart), each row a link that loads its
+//! `transformers` runs, its step time against published training runs and its serving
+//! plans against vLLM start-up logs (held out and calibration apart), each row a link that
+//! loads its
 //! scenario. The tables (`accuracy.json`, the page's own file) are fetched from the page's
 //! origin when the panel is first opened: nothing is requested at load.
 
 use leptos::prelude::*;
 
 use crate::present::{
-    cuda_summary, hf_summary, parse_accuracy, published_summary, pytorch_summary, step_summary,
-    value_text, Accuracy, AccuracyRow,
+    cuda_summary, hf_summary, parse_accuracy, published_summary, pytorch_summary, serving_summary,
+    step_summary, value_text, Accuracy, AccuracyRow,
 };
 
 /// Where the panel's tables stand.
@@ -93,10 +94,13 @@ pub fn AccuracyPanel() -> impl IntoView {
                 <h3>"Step time: published training runs, held out and calibration"</h3>
                 <p data-testid="step-summary">{move || with(|a| step_summary(&a.steptime))}</p>
                 <RowsTable testid="step-table" rows=rows(|a| a.steptime.rows.clone()) row_testid="step-row" />
+                <h3>"Serving: vLLM's KV-cache tokens against start-up logs, held out and calibration"</h3>
+                <p data-testid="serve-acc-summary">{move || with(|a| serving_summary(&a.serving))}</p>
+                <RowsTable testid="serve-acc-table" rows=rows(|a| a.serving.rows.clone()) row_testid="serve-acc-row" />
                 <h3>"memfit's first PyTorch harness (in-sample)"</h3>
                 <p data-testid="pytorch-summary">{move || with(|a| pytorch_summary(&a.pytorch))}</p>
                 <RowsTable testid="pytorch-table" rows=rows(|a| a.pytorch.rows.clone()) row_testid="pytorch-row" />
-                <p class="hint">"Where the misses come from: docs/validation.md, docs/steptime.md, tests/hf_measured.rs and tests/pytorch_measured.rs in the repository."</p>
+                <p class="hint">"Where the misses come from: docs/validation.md, docs/steptime.md, docs/serving.md, tests/hf_measured.rs, tests/pytorch_measured.rs and tests/serve_vllm.rs in the repository."</p>
             </details>
         </section>
     }

@@ -1049,7 +1049,7 @@ await test('learn: every step\'s link loads its scenario and the page shows the 
   }
 });
 
-await test('accuracy panel: fetched on opening; the published runs, the same median as docs/validation.md; real-stack runs and the step-time comparison held out and calibration apart; rows load their scenario', 1440, async (page) => {
+await test('accuracy panel: fetched on opening; the published runs, the same median as docs/validation.md; real-stack runs, the step-time comparison and the serving logs held out and calibration apart; rows load their scenario', 1440, async (page) => {
   await open(page, '');
   const panel = page.getByTestId('accuracy');
   await panel.locator('summary').click();
@@ -1103,6 +1103,18 @@ await test('accuracy panel: fetched on opening; the published runs, the same med
   const [, sMed, sMax, sOk, sPairs] = stepDoc.match(/is not met\*\* \(held out: ([\d.]+) %, ([\d.]+) %, (\d+) of (\d+)\)/);
   const stepSummary = await page.getByTestId('step-summary').textContent();
   check(stepSummary.includes(`held out (${split.held_out.length} runs): median |error| ${sMed} %, max ${sMax} %, the faster of a pair predicted faster in ${sOk} of ${sPairs}`), `step-time summary: ${stepSummary}`);
+  // Serving: every log of the committed split with logged tokens a row, held out and
+  // calibration counted apart; a row's link loads the start-up whose tokens the row shows.
+  const logs = JSON.parse(await readFile('tests/data/serve_logs.json', 'utf8')).entries;
+  const sSplit = JSON.parse(await readFile('tests/data/serve_split.json', 'utf8'));
+  const withTokens = (ids) => logs.filter((e) => ids.includes(e.id) && e.logged.kv_cache_tokens).length;
+  const [sHeld, sCal] = [withTokens(sSplit.held_out), withTokens(sSplit.calibration)];
+  check(await page.getByTestId('serve-acc-row').count() === sHeld + sCal, `serving rows ${await page.getByTestId('serve-acc-row').count()} != ${sHeld} + ${sCal}`);
+  const serveSummary = await page.getByTestId('serve-acc-summary').textContent();
+  check(serveSummary.includes(`held out (${sHeld} logs)`) && serveSummary.includes(`calibration (${sCal} logs)`), `serving summary: ${serveSummary}`);
+  const serveHref = await page.getByTestId('serve-acc-row').first().locator('a').getAttribute('href');
+  const serveCell = await page.getByTestId('serve-acc-row').first().locator('td').nth(3).textContent();
+  check(Number(serveCell.replace(/,/g, '')) === cliJson(serveHref.slice(1)).serve.kv_tokens, `serving row ${serveCell} vs CLI`);
   await panel.screenshot({ path: `${outDir}/accuracy.png` });
   const link = page.getByTestId('accuracy-row').first().locator('a');
   const href = await link.getAttribute('href');

@@ -7,6 +7,7 @@ pub mod cuda;
 pub mod cuda_h100;
 pub mod hf;
 pub mod hf_ssm;
+pub mod serve;
 pub mod stats;
 pub mod steptime;
 pub mod validation;

@@ -384,10 +384,48 @@ pub fn accuracy_asset() -> String {
                "torch": versions["torch"], "transformers": versions["transformers"]},
         "steptime": crate::steptime::asset_json(),
         "cuda": cuda_json(),
+        "serving": serving_json(),
     });
     let mut text = serde_json::to_string(&doc).unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// vLLM's KV-cache tokens against public start-up logs for the page (`assets/accuracy.json`
+/// "serving", see [`crate::serve`]): every compared log, its release in the row's set, and
+/// the calibration and held-out figures apart.
+fn serving_json() -> Value {
+    let rows = crate::serve::rows();
+    let part = |held: bool| {
+        let errs: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.held_out == held)
+            .map(|r| r.rel_error().abs())
+            .collect();
+        let n = errs.len();
+        let (median, max) = crate::stats::median_max(errs);
+        json!({"n": n, "median": median, "max": max})
+    };
+    let row = |r: &crate::serve::ServeRow| {
+        let part = if r.held_out {
+            "held out"
+        } else {
+            "calibration"
+        };
+        serde_json::to_value(Row {
+            set: format!("{part} · vLLM {}", r.release),
+            label: r.id.clone(),
+            query: r.query.clone(),
+            metric: "KV-cache tokens".into(),
+            measured: r.logged as f64,
+            estimated: r.estimated as f64,
+            held_out: r.held_out,
+            unstated: String::new(),
+        })
+        .unwrap_or(Value::Null)
+    };
+    json!({"rows": rows.iter().map(row).collect::<Vec<_>>(),
+           "calibration": part(false), "held_out": part(true)})
 }
 
 /// The real CUDA runs for the page (`assets/accuracy.json` "cuda"): every row, and the

@@ -1,0 +1,191 @@
+//! vLLM's KV-cache tokens against public start-up logs (`tests/data/serve_logs.json`),
+//! calibration and held-out parts apart. The held-out third was fixed by
+//! `tools/serve_split.py` (sha1 of the entry id) and committed before any prediction was
+//! compared with the logs; `tests/serve_vllm.rs` checks the figures, `tools/serve_eval.py`
+//! prints them row by row, and the page's accuracy panel shows them (`assets/accuracy.json`
+//! "serving").
+
+use memfit_core::contract::report::estimate_query;
+use serde_json::Value;
+
+/// The logs, as collected (see `tests/data/serve_logs.json` "field_notes").
+pub const LOGS: &str = include_str!("../../../tests/data/serve_logs.json");
+/// The committed split: which entries are held out, and the preset each model maps to.
+pub const SPLIT: &str = include_str!("../../../tests/data/serve_split.json");
+
+/// One log compared: its logged and predicted KV-cache tokens.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServeRow {
+    /// The entry's id.
+    pub id: String,
+    /// The engine release the log states.
+    pub release: String,
+    /// memfit's query for the start-up the log states.
+    pub query: String,
+    /// "GPU KV cache size: N tokens" as logged.
+    pub logged: u64,
+    /// memfit's `serve.kv_tokens`.
+    pub estimated: u64,
+    /// In the held-out third.
+    pub held_out: bool,
+}
+
+impl ServeRow {
+    /// `(estimated − logged) / logged`.
+    pub fn rel_error(&self) -> f64 {
+        (self.estimated as f64 - self.logged as f64) / self.logged as f64
+    }
+}
+
+/// memfit's GPU preset for a log's GPU name (the split's GPUs).
+///
+/// ```
+/// use memfit_evidence::serve::gpu_id;
+/// assert_eq!(gpu_id("NVIDIA L40S (46068 MiB)"), Some("l40s"));
+/// assert_eq!(gpu_id("NVIDIA L4"), Some("l4"));
+/// assert_eq!(gpu_id("NVIDIA GH200 480GB"), None);
+/// ```
+pub fn gpu_id(name: &str) -> Option<&'static str> {
+    let n = name.to_lowercase();
+    Some(if n.contains("h100") && n.contains("80") {
+        "h100-80"
+    } else if n.contains("a100") && n.contains("80") {
+        "a100-80"
+    } else if n.contains("a100") && n.contains("40") {
+        "a100-40"
+    } else if n.contains("l40s") {
+        "l40s"
+    } else if n.starts_with("nvidia l4") {
+        "l4"
+    } else if n.contains("h200") && !n.contains("gh200") {
+        "h200"
+    } else {
+        return None;
+    })
+}
+
+/// The weight format a checkpoint states (its name or `quantization`).
+fn quant_of(e: &Value) -> Option<&'static str> {
+    let m = e["model"].as_str().unwrap_or("").to_lowercase();
+    let q = e["quantization"].as_str().unwrap_or("").to_lowercase();
+    if m.contains("gpt-oss") {
+        Some("mxfp4")
+    } else if m.contains("w4a16") || q.contains("gptq") || q.contains("awq") {
+        Some("w4a16")
+    } else if m.contains("w8a8") {
+        Some("w8a8")
+    } else if m.contains("fp8") || q.starts_with("fp8") {
+        Some("fp8")
+    } else {
+        None
+    }
+}
+
+/// The entry's stated settings as a query (`None` when its GPU or release is missing).
+pub fn query(e: &Value, preset: &str) -> Option<String> {
+    let n = |k: &str| e[k].as_u64();
+    let (tp, pp) = (n("tp").unwrap_or(1), n("pp").unwrap_or(1));
+    let version: Vec<&str> = e["engine_version"].as_str()?.split('.').take(3).collect();
+    let mut q = vec![
+        "mode=serve".to_string(),
+        "engine=vllm".into(),
+        format!("engine_version={}", version.join(".")),
+        format!("model={preset}"),
+        format!("gpu={}", gpu_id(e["gpu"].as_str()?)?),
+        format!("gpus_per_node={}", tp * pp),
+        format!("tp={tp}"),
+        format!("pp={pp}"),
+        format!("max_len={}", n("max_model_len")?),
+    ];
+    if let Some(u) = e["gpu_memory_utilization"].as_f64() {
+        q.push(format!("gpu_util={u}"));
+    }
+    for (k, key) in [
+        ("max_num_seqs", "max_seqs"),
+        ("max_num_batched_tokens", "max_batched_tokens"),
+        ("block_size", "block_size"),
+    ] {
+        if let Some(v) = n(k) {
+            q.push(format!("{key}={v}"));
+        }
+    }
+    if e["kv_cache_dtype"]
+        .as_str()
+        .unwrap_or("auto")
+        .starts_with("fp8")
+    {
+        q.push("kv_dtype=fp8".into());
+    }
+    match e["dtype"]
+        .as_str()
+        .unwrap_or("")
+        .trim_start_matches("torch.")
+    {
+        "float32" | "fp32" => q.push("precision=fp32".into()),
+        "float16" | "fp16" | "half" => q.push("precision=fp16".into()),
+        _ => {}
+    }
+    if let Some(f) = quant_of(e) {
+        q.push(format!("quant={f}"));
+    }
+    // What the log itself states: --enable-expert-parallel (EP over the TP ranks), and the
+    // sampler's warning that flashinfer is not installed.
+    if e["enable_expert_parallel"].as_bool() == Some(true) {
+        q.push(format!("ep={tp}"));
+    }
+    if let Some(p) = e["sampler_from_log"].as_str() {
+        q.push(format!("sampler={p}"));
+    }
+    Some(q.join("&"))
+}
+
+/// The split's ids of one part (`held_out` or `calibration`).
+pub fn split_ids(split: &Value, part: &str) -> Vec<String> {
+    split[part]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every split entry with logged tokens, compared (calibration and held out; the split's
+/// order within the logs' order).
+pub fn rows() -> Vec<ServeRow> {
+    let (Ok(logs), Ok(split)) = (
+        serde_json::from_str::<Value>(LOGS),
+        serde_json::from_str::<Value>(SPLIT),
+    ) else {
+        return Vec::new();
+    };
+    let held = split_ids(&split, "held_out");
+    let cal = split_ids(&split, "calibration");
+    let mut out = Vec::new();
+    for e in logs["entries"].as_array().into_iter().flatten() {
+        let id = e["id"].as_str().unwrap_or("");
+        let held_out = held.iter().any(|h| h == id);
+        if !held_out && !cal.iter().any(|c| c == id) {
+            continue;
+        }
+        let (Some(logged), Some(preset)) = (
+            e["logged"]["kv_cache_tokens"].as_u64(),
+            split["models"][e["model"].as_str().unwrap_or("")].as_str(),
+        ) else {
+            continue;
+        };
+        let Some(q) = query(e, preset) else { continue };
+        let (_, est) = estimate_query(&q);
+        let Some(s) = est.serve else { continue };
+        out.push(ServeRow {
+            id: id.to_string(),
+            release: e["engine_version"].as_str().unwrap_or("").to_string(),
+            query: q,
+            logged,
+            estimated: s.kv_tokens,
+            held_out,
+        });
+    }
+    out
+}
