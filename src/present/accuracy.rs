@@ -330,16 +330,29 @@ pub fn accuracy() -> Accuracy {
 /// ```
 pub fn hf_summary(t: &SplitTable) -> String {
     format!(
-        "Real transformers models ({}) and loops — model(…, labels=…).loss, the HF Trainer, FSDP2 on a fake process group, generate — measured with PyTorch's MemTracker on CPU (torch {}, transformers {}; tensors only, no CUDA caching allocator): held out ({} runs): median |error| {:.1} %, max {:.1} %; calibration ({} runs): median |error| {:.1} %, max {:.1} %. The held-out runs were chosen by a hash of their id before any modelling and never tuned on.",
+        "Real transformers models ({}) and loops — model(…, labels=…).loss, the HF Trainer, FSDP2 on a fake process group, generate — measured with PyTorch's MemTracker on CPU (torch {}, transformers {}; tensors only, no CUDA caching allocator): {}. The held-out runs were chosen by a hash of their id before any modelling and never tuned on.",
         "Llama, Qwen2, Qwen3, Mistral, Gemma 2 and 3, Phi-3, GPT-2, GPT-NeoX, Mixtral, Qwen2-MoE",
         t.torch,
         t.transformers,
-        t.held_out.n,
-        t.held_out.median * 100.0,
-        t.held_out.max * 100.0,
-        t.calibration.n,
-        t.calibration.median * 100.0,
-        t.calibration.max * 100.0
+        held_then_calibration(t, "runs", 1)
+    )
+}
+
+/// `held out (N runs): median |error| M %, max X %; calibration (…)` of a split table, to
+/// `digits` decimals.
+fn held_then_calibration(t: &SplitTable, what: &str, digits: usize) -> String {
+    let p = |x: &Part| {
+        format!(
+            "({} {what}): median |error| {:.digits$} %, max {:.digits$} %",
+            x.n,
+            x.median * 100.0,
+            x.max * 100.0
+        )
+    };
+    format!(
+        "held out {}; calibration {}",
+        p(&t.held_out),
+        p(&t.calibration)
     )
 }
 
@@ -355,13 +368,8 @@ pub fn hf_summary(t: &SplitTable) -> String {
 /// ```
 pub fn serving_summary(t: &SplitTable) -> String {
     format!(
-        "vLLM's \"GPU KV cache size: N tokens\" in public start-up logs (issues and repositories; each row names its release), each log's own settings as memfit's inputs: held out ({} logs): median |error| {:.2} %, max {:.2} %; calibration ({} logs): median |error| {:.2} %, max {:.2} %. The held-out third was chosen by a hash of each log's id before any comparison and never tuned on; the calibration logs are where the engine's constants were set.",
-        t.held_out.n,
-        t.held_out.median * 100.0,
-        t.held_out.max * 100.0,
-        t.calibration.n,
-        t.calibration.median * 100.0,
-        t.calibration.max * 100.0
+        "vLLM's \"GPU KV cache size: N tokens\" in public start-up logs (issues and repositories; each row names its release), each log's own settings as memfit's inputs: {}. The held-out third was chosen by a hash of each log's id before any comparison and never tuned on; the calibration logs are where the engine's constants were set.",
+        held_then_calibration(t, "logs", 2)
     )
 }
 

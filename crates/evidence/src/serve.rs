@@ -139,18 +139,6 @@ pub fn query(e: &Value, preset: &str) -> Option<String> {
     Some(q.join("&"))
 }
 
-/// The split's ids of one part (`held_out` or `calibration`).
-pub fn split_ids(split: &Value, part: &str) -> Vec<String> {
-    split[part]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// Every split entry with logged tokens, compared (calibration and held out; the split's
 /// order within the logs' order).
 pub fn rows() -> Vec<ServeRow> {
@@ -160,8 +148,8 @@ pub fn rows() -> Vec<ServeRow> {
     ) else {
         return Vec::new();
     };
-    let held = split_ids(&split, "held_out");
-    let cal = split_ids(&split, "calibration");
+    let held = crate::stats::string_list(&split, "held_out");
+    let cal = crate::stats::string_list(&split, "calibration");
     let mut out = Vec::new();
     for e in logs["entries"].as_array().into_iter().flatten() {
         let id = e["id"].as_str().unwrap_or("");

@@ -22,6 +22,18 @@ pub fn median_max(mut errs: Vec<f64>) -> (f64, f64) {
     (median, errs[n - 1])
 }
 
+/// The strings of a JSON list `doc[key]` (empty when it is not one): a split file's ids.
+pub fn string_list(doc: &serde_json::Value, key: &str) -> Vec<String> {
+    doc[key]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::median_max;

@@ -274,16 +274,7 @@ pub fn compare(part: Part) -> Vec<Compared> {
     ) else {
         return Vec::new();
     };
-    let ids = |name: &str| -> Vec<String> {
-        split[name]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let ids = |name: &str| crate::stats::string_list(&split, name);
     let (cal, held) = (ids("calibration"), ids("held_out"));
     let mut out = Vec::new();
     for r in runs["runs"].as_array().into_iter().flatten() {
