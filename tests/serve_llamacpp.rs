@@ -135,7 +135,7 @@ fn ollama_and_llama_cpp_buffers() {
 /// SGLang 0.4: QwQ-32B (Qwen2.5-32B's shape) on 4 × L4 and R1-Distill-Qwen-7B on an RTX
 /// 3090 under WSL2 (calibration: the L4 log's "Init torch distributed ends. mem usage=0.13
 /// GB" is one of the two lines the distributed start was set on). memfit: −1.4 % and
-/// +6.1 %: the logged weights ("mem usage") are 0.2–0.3 GiB above the parameters', and
+/// +7.3 %: the logged weights ("mem usage") are 0.2–0.3 GiB above the parameters', and
 /// WSL's free memory before loading is below the device total less the CUDA context.
 /// Observations with their bound, not a budget (the held-out SGLang logs are in
 /// `serve::tests_multimodal`).
