@@ -141,3 +141,36 @@ fn vllm_logged_parts() {
         );
     }
 }
+
+/// `memfit --serve-eval`'s report: a row per log of the part and the part's figures, the
+/// same ones the budget tests read.
+#[test]
+fn serve_eval_report_states_the_parts() {
+    for name in ["held_out", "calibration"] {
+        let rows = part_rows_with_tokens(name);
+        let text = memfit_evidence::serve::report(name, true);
+        assert_eq!(text.lines().filter(|l| l.starts_with("| `")).count(), rows);
+        let (median, max) = median_max(&part(name));
+        assert!(
+            text.contains(&format!(
+                "{name}: {rows} runs, median |error| {median:.2} %, max {max:.2} %"
+            )),
+            "{text}"
+        );
+    }
+}
+
+/// The split's entries of one part whose log states its tokens.
+fn part_rows_with_tokens(name: &str) -> usize {
+    let logs = load("serve_logs.json");
+    let ids = split_ids(name);
+    logs["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            ids.iter().any(|i| i == e["id"].as_str().unwrap())
+                && e["logged"]["kv_cache_tokens"].as_u64().is_some()
+        })
+        .count()
+}

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 fn help() -> String {
     let mut h = String::from(
         "memfit — will this LLM job fit in GPU memory?\n\n\
-         USAGE:\n  memfit [--strict] '<query string>'\n  memfit --explore [--limit N] '<query string>'   (every layout of the cluster; N = 0: all fitting)\n  memfit [--strict] --json '<JSON object of query keys>'\n  memfit [--strict] --config path/to/config.json ['<query string>']   (import a Hugging Face config, then apply the query)\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n  memfit --validation ../shared/reference/measured_runs.json   (docs/validation.md)\n  memfit --accuracy-json     (assets/accuracy.json: the page's accuracy tables)\n  memfit --alloc-replay stream.json [--expandable]   (PyTorch's caching allocator on a stream from tools/trace_alloc.py)\n  memfit --train-eval calibration|held_out|all [--markdown] [--pairs] [--queries]   (the step-time model against published training runs; docs/steptime.md)\n\n\
+         USAGE:\n  memfit [--strict] '<query string>'\n  memfit --explore [--limit N] '<query string>'   (every layout of the cluster; N = 0: all fitting)\n  memfit [--strict] --json '<JSON object of query keys>'\n  memfit [--strict] --config path/to/config.json ['<query string>']   (import a Hugging Face config, then apply the query)\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n  memfit --validation ../shared/reference/measured_runs.json   (docs/validation.md)\n  memfit --accuracy-json     (assets/accuracy.json: the page's accuracy tables)\n  memfit --alloc-replay stream.json [--expandable]   (PyTorch's caching allocator on a stream from tools/trace_alloc.py)\n  memfit --train-eval calibration|held_out|all [--markdown] [--pairs] [--queries]   (the step-time model against published training runs; docs/steptime.md)\n  memfit --serve-eval calibration|held_out|all [--markdown]   (vLLM's KV-cache tokens against start-up logs; docs/serving.md)\n\n\
          Prints the estimate as one JSON object. Exit 0 on success (warnings are in\n\
          \"warnings\"), 2 when the input cannot be used (or, with --strict, has warnings).\n\nKEYS:\n",
     );
@@ -63,6 +63,15 @@ fn main() -> ExitCode {
     }
     if let Some(pos) = args.iter().position(|a| a == "--train-eval") {
         return train_eval(&args, pos);
+    }
+    if let Some(pos) = args.iter().position(|a| a == "--serve-eval") {
+        return match args.get(pos + 1).map(String::as_str) {
+            Some(p @ ("calibration" | "held_out" | "all")) => {
+                print!("{}", memfit_evidence::serve::report(p, has("--markdown")));
+                ExitCode::SUCCESS
+            }
+            _ => fail("--serve-eval needs calibration, held_out or all"),
+        };
     }
     if let Some(pos) = args.iter().position(|a| a == "--alloc-replay") {
         return alloc_replay(args.get(pos + 1), has("--expandable"));

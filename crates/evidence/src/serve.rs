@@ -28,6 +28,12 @@ pub struct ServeRow {
     pub estimated: u64,
     /// In the held-out third.
     pub held_out: bool,
+    /// "Model loading took X GiB" where the log prints it, and memfit's weights, GiB.
+    pub weights_gib: (Option<f64>, f64),
+    /// "Available KV cache memory: X GiB" where printed, and memfit's KV pool, GiB.
+    pub kv_gib: (Option<f64>, f64),
+    /// The profiling run's torch peak increase where printed, and memfit's, GiB.
+    pub activation_gib: (Option<f64>, f64),
 }
 
 impl ServeRow {
@@ -166,6 +172,8 @@ pub fn rows() -> Vec<ServeRow> {
         let Some(q) = query(e, preset) else { continue };
         let (_, est) = estimate_query(&q);
         let Some(s) = est.serve else { continue };
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        let lg = |k: &str| e["logged"][k].as_f64();
         out.push(ServeRow {
             id: id.to_string(),
             release: e["engine_version"].as_str().unwrap_or("").to_string(),
@@ -173,7 +181,66 @@ pub fn rows() -> Vec<ServeRow> {
             logged,
             estimated: s.kv_tokens,
             held_out,
+            weights_gib: (lg("model_loading_gib"), gib(s.weights_bytes)),
+            kv_gib: (lg("available_kv_cache_gib"), gib(s.kv_cache_bytes)),
+            activation_gib: (lg("torch_peak_increase_gib"), gib(s.activation_bytes)),
         });
     }
+    out
+}
+
+/// One part of the comparison as `memfit --serve-eval` prints it: a row per log (logged and
+/// memfit's weights, KV pool and profiling peak in GiB, tokens and their error) or, with
+/// `markdown`, the table docs/serving.md carries; then the part's median and max |error|.
+/// `part` is `calibration`, `held_out` or `all`.
+pub fn report(part: &str, markdown: bool) -> String {
+    use memfit_core::units::group_digits;
+    let rows: Vec<ServeRow> = rows()
+        .into_iter()
+        .filter(|r| part == "all" || r.held_out == (part == "held_out"))
+        .collect();
+    let opt = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.2}"));
+    let mut out = String::new();
+    if markdown {
+        out.push_str("| run | logged tokens | memfit | error |\n|---|---:|---:|---:|\n");
+    } else {
+        out.push_str(&format!(
+            "{:62} {:>7} {:>7} {:>7} {:>7} {:>9} {:>9} {:>6} {:>5} {:>5}\n",
+            "id", "W log", "W", "KV log", "KV", "tok log", "tok", "err%", "A log", "A"
+        ));
+    }
+    for r in &rows {
+        let err = r.rel_error() * 100.0;
+        if markdown {
+            out.push_str(&format!(
+                "| `{}` | {} | {} | {err:+.2} % |\n",
+                r.id,
+                group_digits(r.logged),
+                group_digits(r.estimated)
+            ));
+        } else {
+            let id = &r.id[r.id.len().saturating_sub(62)..];
+            out.push_str(&format!(
+                "{id:62} {:>7} {:>7.2} {:>7} {:>7.2} {:>9} {:>9} {err:>6.1} {:>5} {:>5.2}\n",
+                opt(r.weights_gib.0),
+                r.weights_gib.1,
+                opt(r.kv_gib.0),
+                r.kv_gib.1,
+                r.logged,
+                r.estimated,
+                opt(r.activation_gib.0),
+                r.activation_gib.1
+            ));
+        }
+    }
+    let (median, max) =
+        crate::stats::median_max(rows.iter().map(|r| r.rel_error().abs()).collect());
+    out.push_str(&format!(
+        "{}{part}: {} runs, median |error| {:.2} %, max {:.2} %\n",
+        if markdown { "\n" } else { "" },
+        rows.len(),
+        median * 100.0,
+        max * 100.0
+    ));
     out
 }
