@@ -9,7 +9,7 @@ use leptos::prelude::*;
 
 use crate::present::{
     cuda_summary, hf_summary, parse_accuracy, published_summary, pytorch_summary, serving_summary,
-    step_summary, value_text, Accuracy, AccuracyRow,
+    sglang_summary, step_summary, value_text, Accuracy, AccuracyRow,
 };
 
 /// Where the panel's tables stand.
@@ -94,9 +94,11 @@ pub fn AccuracyPanel() -> impl IntoView {
                 <h3>"Step time: published training runs, held out and calibration"</h3>
                 <p data-testid="step-summary">{move || with(|a| step_summary(&a.steptime))}</p>
                 <RowsTable testid="step-table" rows=rows(|a| a.steptime.rows.clone()) row_testid="step-row" />
-                <h3>"Serving: vLLM's KV-cache tokens against start-up logs, held out and calibration"</h3>
+                <h3>"Serving: vLLM's and SGLang's KV-cache tokens against start-up logs, held out and calibration"</h3>
                 <p data-testid="serve-acc-summary">{move || with(|a| serving_summary(&a.serving))}</p>
                 <RowsTable testid="serve-acc-table" rows=rows(|a| a.serving.rows.clone()) row_testid="serve-acc-row" />
+                <p data-testid="sglang-acc-summary">{move || with(|a| sglang_summary(&a.serving_sglang))}</p>
+                <RowsTable testid="sglang-acc-table" rows=rows(|a| a.serving_sglang.rows.clone()) row_testid="sglang-acc-row" />
                 <h3>"memfit's first PyTorch harness (in-sample)"</h3>
                 <p data-testid="pytorch-summary">{move || with(|a| pytorch_summary(&a.pytorch))}</p>
                 <RowsTable testid="pytorch-table" rows=rows(|a| a.pytorch.rows.clone()) row_testid="pytorch-row" />

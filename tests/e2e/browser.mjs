@@ -1115,6 +1115,12 @@ await test('accuracy panel: fetched on opening; the published runs, the same med
   const serveHref = await page.getByTestId('serve-acc-row').first().locator('a').getAttribute('href');
   const serveCell = await page.getByTestId('serve-acc-row').first().locator('td').nth(3).textContent();
   check(Number(serveCell.replace(/,/g, '')) === cliJson(serveHref.slice(1)).serve.kv_tokens, `serving row ${serveCell} vs CLI`);
+  // SGLang: the nine logs memfit_evidence::serve::SGLANG reads (three held out), each a row.
+  check(await page.getByTestId('sglang-acc-row').count() === 9, `SGLang rows ${await page.getByTestId('sglang-acc-row').count()} != 9`);
+  check((await page.getByTestId('sglang-acc-summary').textContent()).includes('held out (3 logs)'), 'SGLang summary');
+  const sgHref = await page.getByTestId('sglang-acc-row').first().locator('a').getAttribute('href');
+  const sgCell = await page.getByTestId('sglang-acc-row').first().locator('td').nth(3).textContent();
+  check(Number(sgCell.replace(/,/g, '')) === cliJson(sgHref.slice(1)).serve.kv_tokens, `SGLang row ${sgCell} vs CLI`);
   await panel.screenshot({ path: `${outDir}/accuracy.png` });
   const link = page.getByTestId('accuracy-row').first().locator('a');
   const href = await link.getAttribute('href');

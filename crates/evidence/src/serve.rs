@@ -189,6 +189,70 @@ pub fn rows() -> Vec<ServeRow> {
     out
 }
 
+/// SGLang's start-up logs in `tests/data/serve_logs.json` with the query each one's settings
+/// make, read by hand (SGLang prints fewer of them than vLLM; releases from the log or its
+/// date), and whether the log is one of the three held out before SGLang's rules were
+/// modelled (docs/serving.md, "SGLang start-up logs"). The same queries as the tests in
+/// `serve::tests_sglang`, `serve::tests_multimodal` and `tests/serve_llamacpp.rs`.
+pub const SGLANG: [(&str, &str, bool); 9] = [
+    ("sglang-docs-sendrequest-h100-llama31-8b", "engine_version=0.4.1&model=llama-3-8b&gpu=h100-80&gpu_util=0.88&max_len=131072", true),
+    ("sglang-pr4760-h100-llama31-8b", "engine_version=0.4.4&model=llama-3-8b&gpu=h100-80&max_len=131072", true),
+    ("sglang-kuiperinfer-4x4090-qwen3-14b", "engine_version=0.5.3&model=qwen3-8b&layers=40&hidden=5120&heads=40&kv_heads=8&head_dim=128&ffn=17408&gpu=rtx4090&gpus_per_node=4&tp=4&gpu_util=0.8&max_len=40960", true),
+    ("sglang-llmsinclouds-4xl4-qwq32b", "engine_version=0.4.3&model=qwen2.5-32b&gpu=l4&gpus_per_node=4&tp=4&gpu_util=0.85&max_len=131072", false),
+    ("sglang-mydeepseekr1-rtx3090-r1-distill-qwen-7b", "engine_version=0.4.3&model=qwen2.5-7b&gpu=rtx3090&gpu_util=0.88&max_len=131072", false),
+    ("sglang-pr4826-h200-gemma3-4b-it", "engine_version=0.4.4&model=gemma-3-4b&gpu=h200&gpu_util=0.88&max_len=131072", false),
+    ("sglang-issue21348-4xh100-qwen3-235b-a22b-fp8", "engine_version=0.4.9&model=qwen3-235b-a22b&quant=fp8&gpu=h100-80&gpus_per_node=4&tp=4&gpu_util=0.93", false),
+    ("sglang-pr11716-8xh200-llama33-70b", "engine_version=0.5.3&model=llama-3-70b&gpu=h200&gpus_per_node=8&tp=8", false),
+    ("sglang-skill-b200-qwen3-8b", "engine_version=0.5.10&model=qwen3-8b&gpu=b200-180", false),
+];
+
+/// SGLang's logs compared ([`SGLANG`]): the pool's tokens as logged ("max_total_num_tokens"
+/// or "KV Cache is allocated. #tokens") against memfit's.
+pub fn sglang_rows() -> Vec<ServeRow> {
+    let Ok(logs) = serde_json::from_str::<Value>(LOGS) else {
+        return Vec::new();
+    };
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let mut out = Vec::new();
+    for (id, q, held_out) in SGLANG {
+        let Some(e) = logs["entries"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|e| e["id"].as_str() == Some(id))
+        else {
+            continue;
+        };
+        let lg = &e["logged"];
+        let Some(logged) = ["max_total_num_tokens", "kv_cache_tokens", "kv_tokens"]
+            .iter()
+            .find_map(|k| lg[*k].as_u64())
+        else {
+            continue;
+        };
+        let query = format!("mode=serve&engine=sglang&{q}");
+        let (_, est) = estimate_query(&query);
+        let Some(s) = est.serve else { continue };
+        let release = q
+            .split('&')
+            .find_map(|kv| kv.strip_prefix("engine_version="))
+            .unwrap_or("")
+            .to_string();
+        out.push(ServeRow {
+            id: id.to_string(),
+            release,
+            query,
+            logged,
+            estimated: s.kv_tokens,
+            held_out,
+            weights_gib: (lg["weights_mem_usage_gb"].as_f64(), gib(s.weights_bytes)),
+            kv_gib: (None, gib(s.kv_cache_bytes)),
+            activation_gib: (None, gib(s.activation_bytes)),
+        });
+    }
+    out
+}
+
 /// One part of the comparison as `memfit --serve-eval` prints it: a row per log (logged and
 /// memfit's weights, KV pool and profiling peak in GiB, tokens and their error) or, with
 /// `markdown`, the table docs/serving.md carries; then the part's median and max |error|.

@@ -385,6 +385,7 @@ pub fn accuracy_asset() -> String {
         "steptime": crate::steptime::asset_json(),
         "cuda": cuda_json(),
         "serving": serving_json(),
+        "serving_sglang": serving_sglang_json(),
     });
     let mut text = serde_json::to_string(&doc).unwrap_or_default();
     text.push('\n');
@@ -395,7 +396,17 @@ pub fn accuracy_asset() -> String {
 /// "serving", see [`crate::serve`]): every compared log, its release in the row's set, and
 /// the calibration and held-out figures apart.
 fn serving_json() -> Value {
-    let rows = crate::serve::rows();
+    serving_part(&crate::serve::rows(), "vLLM")
+}
+
+/// SGLang's start-up logs for the page (`assets/accuracy.json` "serving_sglang",
+/// [`crate::serve::sglang_rows`]).
+fn serving_sglang_json() -> Value {
+    serving_part(&crate::serve::sglang_rows(), "SGLang")
+}
+
+/// One engine's logs as a split table: the rows, the calibration and held-out figures.
+fn serving_part(rows: &[crate::serve::ServeRow], engine: &str) -> Value {
     let part = |held: bool| {
         let errs: Vec<f64> = rows
             .iter()
@@ -413,7 +424,7 @@ fn serving_json() -> Value {
             "calibration"
         };
         serde_json::to_value(Row {
-            set: format!("{part} · vLLM {}", r.release),
+            set: format!("{part} · {engine} {}", r.release),
             label: r.id.clone(),
             query: r.query.clone(),
             metric: "KV-cache tokens".into(),
