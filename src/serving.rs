@@ -19,6 +19,7 @@ pub fn summary(r: &ServeReport, units: Units) -> Vec<String> {
         r.max_concurrency,
         group_digits(r.max_len)
     )];
+    out.extend(fit_line(r, units));
     out.push(budget_line(r, units));
     out.push(format!(
         "The longest single request that fits: {} tokens.",
@@ -33,6 +34,41 @@ pub fn summary(r: &ServeReport, units: Units) -> Vec<String> {
         ));
     }
     out
+}
+
+/// What llama.cpp's `--fit` changed (llama-server from b7437): the settings the figures are
+/// for, and why.
+fn fit_line(r: &ServeReport, units: Units) -> Option<String> {
+    let x = r.fit.as_ref()?;
+    let f = |b: u64| units.format(b);
+    let why = format!(
+        "llama-server's --fit: the settings would use {} of the {} free, not leaving its {} margin",
+        f(x.projected_bytes),
+        f(x.free_bytes),
+        f(x.margin_bytes)
+    );
+    let ctx = match x.n_ctx == x.n_ctx_from {
+        true => String::new(),
+        false => format!(
+            "the context is cut from {} to {} tokens",
+            group_digits(x.n_ctx_from),
+            group_digits(x.n_ctx)
+        ),
+    };
+    let and = |a: &str, b: String| match (a.is_empty(), b.is_empty()) {
+        (true, _) => b,
+        (_, true) => a.to_string(),
+        _ => format!("{a}, and {b}"),
+    };
+    let what = match (x.outcome.as_str(), x.ngl) {
+        ("layers", Some(g)) => and(&ctx, format!("{g} layers (of the repeating layers and the output layer) stay on the GPU, the rest in host memory")),
+        ("ngl_set", _) => and(&ctx, "it stops there, since ngl is set (\"n_gpu_layers already set by user\")".into()),
+        ("not_modelled", _) => and(&ctx, "it would go on to move a mixture's experts or spread the layers over the GPUs, which memfit does not model (the figures keep the layers as given)".into()),
+        _ => ctx,
+    };
+    Some(format!(
+        "{why}: {what}. The figures are for that launch; fit=off shows the settings as given."
+    ))
 }
 
 /// How the engine divides the memory, in its own terms: vLLM's and TensorRT-LLM's budget
@@ -378,6 +414,35 @@ mod tests {
         );
         let tp8 = "mode=serve&engine=vllm&engine_version=0.10.1&model=deepseek-v3&quant=fp8&gpu=h200&gpus_per_node=8&tp=8";
         assert_eq!(line(tp8), None);
+    }
+
+    /// The panel says what llama-server's --fit changed: Llama 2 7B with a 131,072-token
+    /// context on an RTX 4090 gets the context the fit leaves room for (37,888 tokens:
+    /// `serve::tests_fit`); with fit=off, or under Ollama, no line.
+    #[test]
+    fn summary_says_what_the_fit_changed() {
+        let q = "mode=serve&engine=llamacpp&model=llama-2-7b&context=131072&quant=q4_k_m&gpu=rtx4090&ctx_per=total&engine_version=b8179";
+        let line = |q: &str| {
+            summary(&report(q), Units::Gib)
+                .into_iter()
+                .find(|l| l.starts_with("llama-server's --fit"))
+        };
+        let l = line(q).expect("a fit line");
+        assert!(
+            l.contains(
+                "the context is cut from 131,072 to 37,888 tokens. The figures are for that launch"
+            ),
+            "{l}"
+        );
+        assert_eq!(line(&format!("{q}&fit=off")), None);
+        let layers = "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_k_m&gpu=rtx4090&ctx_per=total&max_len=8192";
+        let l = line(layers).expect("a fit line");
+        assert!(
+            l.contains(
+                ": 42 layers (of the repeating layers and the output layer) stay on the GPU"
+            ),
+            "{l}"
+        );
     }
 
     /// llama.cpp's host memory and file in the panel, as the JSON has them (Qwen2.5 7B

@@ -14,8 +14,8 @@ use memfit_core::quant::Quant;
 use memfit_core::scenario::{
     at_least_one, AdamImpl, ArchOverrides, Attn, CeFusion, Convention, Count, CtxPer, Device,
     Dtype, Engine, Finetune, FlashAttn, Fp8Recipe, Framework, Fsdp, GradAcc, HardwareOverrides,
-    Logits, LoraTargets, Loss, Mode, Modules, Offload, Optimizer, Precision, Sampler, Scenario,
-    Schedule, Serving, Solve, SsmKernels, Tf32, Version, Zero,
+    LlamaFit, Logits, LoraTargets, Loss, Mode, Modules, Offload, Optimizer, Precision, Sampler,
+    Scenario, Schedule, Serving, Solve, SsmKernels, Tf32, Version, Zero,
 };
 use memfit_core::units::Units;
 use proptest::prelude::*;
@@ -188,6 +188,7 @@ prop_compose! {
         parallel in 1u32..=4096,
         ctx_per in prop::sample::select(CtxPer::ALL.to_vec()),
         flash_attn in prop::sample::select(FlashAttn::ALL.to_vec()),
+        fit in prop::sample::select(LlamaFit::ALL.to_vec()),
         sampler in prop::sample::select(Sampler::ALL.to_vec()),
         ngl in opt(0u32..=65_536),
         kv_offload in any::<bool>(),
@@ -218,6 +219,7 @@ prop_compose! {
             ctx_per,
             sampler,
             flash_attn,
+            fit,
             ngl,
             kv_offload,
             redundant_experts,

@@ -11,9 +11,9 @@ use crate::model::{preset, Bias, LinKind, Mlp, Norm, SsmDtype};
 use crate::quant::Quant;
 use crate::scenario::{
     AdamImpl, Attn, CeFusion, Convention, Count, CtxPer, Device, Dtype, Engine, Finetune,
-    FlashAttn, Fp8Recipe, Framework, Fsdp, GradAcc, Logits, LoraTargets, Loss, Mode, Modules,
-    Offload, Optimizer, Precision, Recompute, Sampler, Schedule, Sharding, Solve, SsmKernels, Tf32,
-    Tuning, Version, Zero,
+    FlashAttn, Fp8Recipe, Framework, Fsdp, GradAcc, LlamaFit, Logits, LoraTargets, Loss, Mode,
+    Modules, Offload, Optimizer, Precision, Recompute, Sampler, Schedule, Sharding, Solve,
+    SsmKernels, Tf32, Tuning, Version, Zero,
 };
 use crate::spelling::{Spelled, Spelling};
 use crate::units::Units;
@@ -331,6 +331,7 @@ spelled_field!(
     SsmKernels,
     CtxPer,
     FlashAttn,
+    LlamaFit,
     Sampler,
     Schedule,
     Framework,
@@ -722,6 +723,7 @@ pub const KEYS: &[Key] = &[
     field!("ctx_per", scenario.serving.ctx_per, options::<CtxPer>(false), "what llama.cpp's `max_len` is with `parallel` sequences: each sequence's context (Ollama's num_ctx: the cache holds max_len·parallel tokens) or the total the slots share (llama-server's -c: max_len tokens, max_len/parallel per slot)", "-", "Context per (llama.cpp)", "{options}"),
     field!("sampler", scenario.serving.sampler, options::<Sampler>(false), "vLLM's top-k/top-p code in the profiling run's dummy sampler pass, which sets the bytes a logit holds there: `auto` is the release's default (FlashInfer's 0.8–0.11.0 as the Docker images ship it, PyTorch's sort 0.11.1–0.16, the Triton kernel from 0.17); `sort` for a pip install without flashinfer before 0.11.1", "-", "Sampler (vLLM)", "{options}"),
     field!("flash_attn", scenario.serving.flash_attn, options::<FlashAttn>(false), "llama.cpp's flash attention (`-fa`; Ollama's OLLAMA_FLASH_ATTENTION): without it the compute buffer holds the f32 attention scores of a micro-batch (n_ctx × n_ubatch × heads); `auto` is the build's default (off before b6325, on from b6325)", "-", "Flash attention (llama.cpp)", "{options}"),
+    field!("fit", scenario.serving.fit, options::<LlamaFit>(false), "llama.cpp's automatic fit (`--fit`, llama-server and llama-cli from b7437): when the settings do not leave 1 GiB of the device free, an unset context (max_len) is shrunk toward 4,096 tokens, then layers go to host memory (an unset ngl); `auto` is the front end's default (on for llama-server, `ctx_per=total`, from b7437; off for Ollama and older builds)", "-", "Fit to the GPU (llama.cpp)", "{options}"),
     field!("ngl", scenario.serving.ngl, opt_int(0, 65_536), "llama.cpp's -ngl / Ollama's num_gpu: layers on the GPUs, counted as llama.cpp counts them (the repeating layers and the output layer, L + 1); the rest, their KV cache included, stay in host memory (serve.host_bytes)", "layers", "GPU layers (llama.cpp)", "{range}, empty = every layer"),
     field!("kv_offload", scenario.serving.kv_offload, flag("off", "on"), "llama.cpp keeps the KV cache of its GPU layers on the GPUs; `0` is --no-kv-offload (the whole cache in host memory)", "-", "KV offload (llama.cpp)", "`0`, `1`"),
     field!("redundant_experts", scenario.serving.redundant_experts, int(0, 4096), "EPLB's redundant experts per MoE layer (vLLM --enable-eplb with --num-redundant-experts, 0.9.2–0.11, or --eplb-config '{\"num_redundant_experts\": N}', 0.10.2+; SGLang --ep-num-redundant-experts, 0.4.6.post5+): E + N physical experts spread over the EP ranks, (E + N)/EP on each GPU", "experts", "Redundant experts (EPLB)", "{range}; 0 = EPLB off"),

@@ -332,6 +332,9 @@ pub struct Serving {
     /// `flash_attn`: llama.cpp's `-fa` (`auto` = the build's default).
     #[serde(default)]
     pub flash_attn: FlashAttn,
+    /// `fit`: llama.cpp's `--fit` (`auto` = on for llama-server from b7437).
+    #[serde(default)]
+    pub fit: LlamaFit,
     /// `ngl`: llama.cpp's `-ngl` / Ollama's `num_gpu`, layers on the GPUs counted as
     /// llama.cpp counts them (the repeating layers and the output layer); `None` = all.
     #[serde(default)]
@@ -366,6 +369,7 @@ impl Default for Serving {
             ctx_per: CtxPer::Sequence,
             sampler: Sampler::Auto,
             flash_attn: FlashAttn::Auto,
+            fit: LlamaFit::Auto,
             ngl: None,
             kv_offload: true,
             redundant_experts: 0,

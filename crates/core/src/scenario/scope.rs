@@ -30,7 +30,7 @@ pub fn mode_reads(key: &str, mode: Mode) -> bool {
 /// Every serving engine key, in the order the page's form shows them: the one list the form,
 /// the engine presets' reset (`src/serving.rs`) and the scope table below
 /// ([`Scenario::serving_and_stack_keys`], checked by a test) agree on.
-pub const SERVING_KEYS: [&str; 15] = [
+pub const SERVING_KEYS: [&str; 16] = [
     "engine",
     "engine_version",
     "gpu_util",
@@ -43,6 +43,7 @@ pub const SERVING_KEYS: [&str; 15] = [
     "parallel",
     "ctx_per",
     "flash_attn",
+    "fit",
     "ngl",
     "kv_offload",
     "redundant_experts",
@@ -50,7 +51,14 @@ pub const SERVING_KEYS: [&str; 15] = [
 
 /// llama.cpp's own serving keys (`-np`, llama-server's or Ollama's context, `-fa`, `-ngl`,
 /// `--no-kv-offload`).
-const LLAMACPP_KEYS: [&str; 5] = ["parallel", "ctx_per", "flash_attn", "ngl", "kv_offload"];
+const LLAMACPP_KEYS: [&str; 6] = [
+    "parallel",
+    "ctx_per",
+    "flash_attn",
+    "fit",
+    "ngl",
+    "kv_offload",
+];
 /// The paged engines' (vLLM, SGLang, TensorRT-LLM) keys that llama.cpp has no setting for.
 const PAGED_KEYS: [&str; 4] = ["gpu_util", "max_seqs", "block_size", "graph_bs"];
 
@@ -218,6 +226,7 @@ impl Scenario {
             ("ctx_per", Serve, v.ctx_per != dv.ctx_per),
             ("sampler", Serve, v.sampler != dv.sampler),
             ("flash_attn", Serve, v.flash_attn != dv.flash_attn),
+            ("fit", Serve, v.fit != dv.fit),
             ("ngl", Serve, v.ngl.is_some()),
             ("kv_offload", Serve, v.kv_offload != dv.kv_offload),
             (

@@ -28,6 +28,14 @@ pub const CUDA_TOTAL: &[(&str, u64)] = &[
     ("h200", 143_156 * MIB),
 ];
 
+/// llama.cpp's first build whose llama-server runs `--fit` by default: PR #16653 ("llama:
+/// automatically set parameters not set by the user in such a way that maximizes GPU
+/// utilization", merged 2025-12-15 as b1f3a6e5d); b7437 is the earliest build a log shows it
+/// in (llama.cpp issue #18097, 2025-12-16, "version: 7437 (ec98e2002)", naming b1f3a6e5d as
+/// the first bad commit; #18181 shows llama-server b7474 fitting by default). The merge's own
+/// build number was not found: builds between it and b7437 are read without the fit.
+pub const LLAMACPP_FIT_FROM: Version = Version(7437, 0, 0, 0);
+
 /// vLLM's first V1 release (the V0 engine is ≤ 0.7).
 pub const VLLM_V1_FROM: Version = Version(0, 8, 0, 0);
 /// vLLM's `--enable-expert-parallel` first release (not in 0.7.3's `arg_utils.py`).
@@ -436,6 +444,13 @@ impl Scenario {
         let v = self.engine_release().unwrap_or_else(|(_, used)| used);
         if sv.engine == Engine::Sglang && sv.block_size.is_some() && v < Version(0, 4, 4, 0) {
             out.push(("block_size", format!("SGLang {v} has no --page-size (it arrived in 0.4.4; one token a page): `block_size` ignored")));
+        }
+        if sv.engine == Engine::Llamacpp && sv.fit == LlamaFit::On {
+            if sv.ctx_per == CtxPer::Sequence {
+                out.push(("fit", "`fit=on` is llama-server's --fit; Ollama (ctx_per=sequence) passes its own context and layer count to its runner: ignored (set ctx_per=total for llama-server)".to_string()));
+            } else if v < LLAMACPP_FIT_FROM {
+                out.push(("fit", format!("llama.cpp b{} has no --fit (memfit applies it from b{}, the earliest build logged with it): counted as if it had", v.0, LLAMACPP_FIT_FROM.0)));
+            }
         }
     }
     /// Qwen2.5-VL or Qwen3-VL served by vLLM with its encoder: before sizing the KV cache vLLM

@@ -202,6 +202,22 @@ spelled! {
 }
 
 spelled! {
+    /// llama.cpp's automatic fit (`--fit on|off`, llama-server and llama-cli from b7437):
+    /// with the settings the user left unset, shrink the context, then move layers to host
+    /// memory, until 1 GiB of the device stays free.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum LlamaFit {
+        /// The front end's default: on for llama-server (`ctx_per=total`) from b7437, off for Ollama (`ctx_per=sequence`, which picks its own layers) and older builds.
+        #[default]
+        Auto = "auto", "llama-server's default", "";
+        /// `--fit on`: the unset context and `-ngl` are fitted to the device.
+        On = "on", "on", "`--fit on`: an unset max_len (context) and ngl are fitted to leave 1 GiB free";
+        /// `--fit off`: the settings as given (the context the model was trained with, every layer on the GPUs).
+        Off = "off", "off", "`--fit off`: the settings as given";
+    }
+}
+
+spelled! {
     /// Which code runs vLLM's top-k/top-p step in its dummy sampler pass (the profiling run
     /// asks for both), which sets the bytes a logit holds at the pass's peak.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,7 +5,7 @@
 //! Every other program (the CLI, the tests, the page's other modules) computes here
 //! ([`compute_here`]).
 
-use super::{engines, HostMemory, Plan};
+use super::{engines, Fitted, HostMemory, Plan};
 use crate::expr::{Expr, Tok, MAX_TOKENS};
 use crate::resolved::Prepared;
 use crate::scenario::{Engine, Layout, Scenario, Version};
@@ -151,6 +151,7 @@ impl Plan {
             max_len_fit: 0,
             error: None,
             host: None,
+            fit: None,
             sources: [""; 6],
         }
     }
@@ -188,6 +189,7 @@ impl Plan {
             &self.outside,
         ];
         f.extend(exprs.into_iter().map(expr_to_text));
+        f.push(self.fit.map_or(String::new(), |x| x.to_text()));
         // Last: the one free text (`-` for none).
         f.push(self.error.as_ref().map_or("-".into(), |e| format!("E{e}")));
         f.join(&FS.to_string())
@@ -195,8 +197,8 @@ impl Plan {
 
     /// The plan of [`Plan::to_line`]'s line (`None` where it is not one).
     pub fn from_line(line: &str) -> Option<Plan> {
-        let f: Vec<&str> = line.splitn(24, FS).collect();
-        if f.len() != 24 {
+        let f: Vec<&str> = line.splitn(25, FS).collect();
+        if f.len() != 25 {
             return None;
         }
         let engine = *Engine::ALL.iter().find(|e| e.as_str() == f[0])?;
@@ -212,7 +214,11 @@ impl Plan {
         };
         let src = |i: usize| intern(f[11 + i]);
         let e = |i: usize| expr_from_text(f[17 + i]);
-        let error = match f[23] {
+        let fit = match f[23] {
+            "" => None,
+            t => Some(Fitted::parse(t)?),
+        };
+        let error = match f[24] {
             "-" => None,
             t => Some(t.strip_prefix('E')?.to_string()),
         };
@@ -236,6 +242,7 @@ impl Plan {
             kv: e(4)?,
             outside: e(5)?,
             error,
+            fit,
         })
     }
 }

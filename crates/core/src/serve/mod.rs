@@ -71,6 +71,155 @@ pub struct ServeReport {
     /// experts are ([`expert_placement`]).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub experts: Option<Experts>,
+    /// llama.cpp's `--fit` (llama-server from b7437): what it changed, where it ran and the
+    /// settings did not leave its margin free ([`Fitted`]).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub fit: Option<FitReport>,
+}
+
+/// How llama.cpp's fit ended (`serve.fit.outcome`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FitOutcome {
+    /// The context was shrunk and everything fits (`context`).
+    Context,
+    /// Layers moved to host memory (`layers`), after the context where it was unset.
+    Layers,
+    /// `-ngl` was set: the fit stops before moving layers (`ngl_set`).
+    NglSet,
+    /// What the fit does next is not modelled (`not_modelled`): a mixture's experts moved
+    /// layer by layer, or several GPUs.
+    NotModelled,
+}
+
+impl FitOutcome {
+    const ALL: [FitOutcome; 4] = [
+        FitOutcome::Context,
+        FitOutcome::Layers,
+        FitOutcome::NglSet,
+        FitOutcome::NotModelled,
+    ];
+    /// The spelling in `serve.fit.outcome`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FitOutcome::Context => "context",
+            FitOutcome::Layers => "layers",
+            FitOutcome::NglSet => "ngl_set",
+            FitOutcome::NotModelled => "not_modelled",
+        }
+    }
+}
+
+/// What llama.cpp's fit changed (the plan's figures are those of the settings it chose).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fitted {
+    /// The context before the fit (`max_len`, else the model's), tokens.
+    pub n_ctx_from: u64,
+    /// The context the fit chose (`n_ctx_from` where it kept it), tokens.
+    pub n_ctx: u64,
+    /// The `-ngl` it chose (`None`: every layer, as before).
+    pub ngl: Option<u64>,
+    /// What the dry run projected for the device before the fit (the CUDA context not
+    /// counted, as llama.cpp prints it), B.
+    pub projected_bytes: u64,
+    /// The device's free memory as llama.cpp reads it (`M_total − ctx`), B.
+    pub free_bytes: u64,
+    /// What the smaller context saves by the fit's line through its two dry runs
+    /// (`(c₀ − c)·(U(c₀) − U(4,096))/(c₀ − 4,096)`, or `U(c₀) − U(4,096)` at the shortest
+    /// context; 0 where the context was kept), B.
+    pub reduction_bytes: u64,
+    /// The layers `-ngl` counts (`L + 1`: the repeating layers and the output layer).
+    pub layers: u64,
+    /// How it ended.
+    pub outcome: FitOutcome,
+}
+
+impl Fitted {
+    /// The fields in one dot-separated text (the plan's line), read back by [`Fitted::parse`].
+    pub(crate) fn to_text(self) -> String {
+        let code = FitOutcome::ALL
+            .iter()
+            .position(|o| *o == self.outcome)
+            .unwrap_or(0);
+        format!(
+            "{}.{}.{}.{}.{}.{}.{}.{code}",
+            self.n_ctx_from,
+            self.n_ctx,
+            self.ngl.map_or(0, |g| g.saturating_add(1)),
+            self.projected_bytes,
+            self.free_bytes,
+            self.reduction_bytes,
+            self.layers
+        )
+    }
+    /// See [`Fitted::to_text`].
+    pub(crate) fn parse(t: &str) -> Option<Fitted> {
+        let n: Vec<u64> = t
+            .split('.')
+            .map(|x| x.parse().ok())
+            .collect::<Option<_>>()?;
+        let [from, ctx, ngl, projected, free, reduction, layers, code] = n[..] else {
+            return None;
+        };
+        Some(Fitted {
+            n_ctx_from: from,
+            n_ctx: ctx,
+            ngl: ngl.checked_sub(1),
+            projected_bytes: projected,
+            free_bytes: free,
+            reduction_bytes: reduction,
+            layers,
+            outcome: *FitOutcome::ALL.get(code as usize)?,
+        })
+    }
+    /// What llama.cpp logs (its wording, MiB as it rounds them), with memfit's note where
+    /// the fit goes on past the model.
+    pub fn message(self) -> String {
+        let layers = self.layers;
+        let mib = |b: u64| b / crate::units::MIB;
+        let mut m = format!(
+            "projected to use {} MiB of device memory vs. {} MiB of free device memory",
+            mib(self.projected_bytes),
+            mib(self.free_bytes)
+        );
+        if self.n_ctx != self.n_ctx_from {
+            m += &format!(
+                "; context size reduced from {} to {} -> need {} MiB less memory in total",
+                self.n_ctx_from,
+                self.n_ctx,
+                mib(self.reduction_bytes)
+            );
+        }
+        m += &match (self.outcome, self.ngl) {
+            (FitOutcome::Context, _) => "; entire model can be fit by reducing context".to_string(),
+            (FitOutcome::Layers, Some(g)) => format!("; offloaded {g}/{layers} layers to GPU (n_gpu_layers = {g}), the rest in host memory"),
+            (FitOutcome::Layers, None) => String::new(),
+            (FitOutcome::NglSet, _) => "; failed to fit params to free device memory: n_gpu_layers already set by user, abort (the layers stay as set; the context above is kept)".to_string(),
+            (FitOutcome::NotModelled, _) => "; llama.cpp would go on to move a mixture's experts or spread layers over its GPUs, which memfit does not model: the figures are those of the settings as given (with the context above)".to_string(),
+        };
+        m
+    }
+}
+
+/// `serve.fit`: [`Fitted`] with its message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FitReport {
+    /// [`Fitted::n_ctx_from`].
+    pub n_ctx_from: u64,
+    /// [`Fitted::n_ctx`].
+    pub n_ctx: u64,
+    /// [`Fitted::ngl`].
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub ngl: Option<u64>,
+    /// [`Fitted::projected_bytes`].
+    pub projected_bytes: u64,
+    /// [`Fitted::free_bytes`].
+    pub free_bytes: u64,
+    /// The free memory the fit keeps (`--fit-target`), B.
+    pub margin_bytes: u64,
+    /// [`FitOutcome::as_str`].
+    pub outcome: String,
+    /// [`Fitted::message`].
+    pub message: String,
 }
 
 /// Where a serving start-up puts a mixture's routed experts (`serve.experts`): spread over
@@ -142,6 +291,9 @@ pub struct Plan {
     pub host: Option<HostMemory>,
     /// Sources per item: weights, activation, non-torch, graphs, KV, outside.
     pub sources: [&'static str; 6],
+    /// What llama.cpp's fit changed (`None` for the other engines, or where it did not run
+    /// or changed nothing).
+    pub fit: Option<Fitted>,
 }
 
 impl Plan {
@@ -179,6 +331,16 @@ impl Plan {
             file_bytes: self.host.map(|h| h.file),
             host_bytes: self.host.map(|h| h.host),
             experts: None,
+            fit: self.fit.map(|f| FitReport {
+                n_ctx_from: f.n_ctx_from,
+                n_ctx: f.n_ctx,
+                ngl: f.ngl,
+                projected_bytes: f.projected_bytes,
+                free_bytes: f.free_bytes,
+                margin_bytes: engines::FIT_MARGIN,
+                outcome: f.outcome.as_str().into(),
+                message: f.message(),
+            }),
         }
     }
     /// Every figure as a ledger item (GPU, alive while serving).
@@ -267,6 +429,8 @@ mod tests;
 mod tests_checks;
 #[cfg(test)]
 mod tests_eplb;
+#[cfg(test)]
+mod tests_fit;
 #[cfg(test)]
 mod tests_multimodal;
 #[cfg(test)]

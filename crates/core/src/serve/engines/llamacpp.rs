@@ -39,7 +39,7 @@ use crate::serve::HostMemory;
 /// 295,501,824 = 4,617,396,224 B; KV = 8,192·32·4,096 = 1,073,741,824 B (1,024 MiB).
 /// With parallel 4: Ollama 32,768 cells, 4,096 MiB; llama-server `-c 8192 -np 4`
 /// (ctx_per=total) 8,192 cells, 1,024 MiB, 2,048 tokens per slot.
-pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
+pub(super) fn plan_at(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let v = used_release(s);
     let arch = &p.arch;
     let Cells {
@@ -114,6 +114,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
             host: split.mapped(arch, place).saturating_add(kv_host),
         }),
         sources: SOURCES,
+        fit: None,
     }
 }
 

@@ -3,6 +3,8 @@
 mod eplb;
 mod hybrid;
 mod llamacpp;
+mod llamacpp_fit;
+pub(crate) use llamacpp_fit::FIT_MARGIN;
 mod llamacpp_offload;
 mod llamacpp_pipeline;
 mod sglang;
@@ -574,7 +576,7 @@ pub(crate) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         Engine::Vllm => vllm::plan(s, p, l),
         Engine::Sglang => sglang::plan(s, p, l),
         Engine::Trtllm => trtllm::plan(s, p, l),
-        Engine::Llamacpp => llamacpp::plan(s, p, l),
+        Engine::Llamacpp => llamacpp_fit::plan(s, p, l, used_release(s)),
     }
 }
 

@@ -87,6 +87,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         max_len_fit: pl.fit,
         error,
         host: None,
+        fit: None,
         sources: eplb_sources(SOURCES, s, &p.arch, split.is_some()),
     }
 }

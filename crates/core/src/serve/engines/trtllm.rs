@@ -74,6 +74,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         max_len_fit: pl.fit,
         error,
         host: None,
+        fit: None,
         sources: [
             SRC_WEIGHTS,
             "TensorRT-LLM _torch/pyexecutor/_util.py KvCacheCreator: torch peak of a max_num_tokens dummy run",

@@ -180,6 +180,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         max_len_fit: pl.fit,
         error,
         host: None,
+        fit: None,
         sources: plan_sources(s, arch, split.is_some(), per_token != unpadded),
     }
 }
@@ -383,6 +384,7 @@ fn hybrid_plan(
         max_len_fit: h.fit,
         error,
         host: None,
+        fit: None,
         sources: [
             src[0],
             src[1],

@@ -1,0 +1,215 @@
+//! llama.cpp's `--fit` (llama-server from b7437): the context it shrinks, the layers it
+//! moves, where it stops, and where it does not run.
+
+use super::tests::plan;
+use super::*;
+use crate::contract::query::decode;
+use crate::units::MIB;
+
+/// Bytes the plan puts on the GPU, the CUDA context included (what the fit compares with
+/// the device's total less its 1,024 MiB margin).
+fn gpu_bytes(q: &str) -> u64 {
+    let p = plan(q);
+    [&p.weights, &p.activation, &p.kv, &p.outside]
+        .iter()
+        .map(|e| e.eval())
+        .sum()
+}
+
+fn fitted(q: &str) -> Fitted {
+    plan(q)
+        .fit
+        .unwrap_or_else(|| panic!("{q}: the fit did not run"))
+}
+
+const MARGIN: u64 = 1024 * MIB;
+
+/// Llama 2 7B (512 KiB of f16 KV a token) with a 131,072-token context on an RTX 4090,
+/// llama-server b8179, no `-c`: 64 GiB of cache at the model's context. The fit draws the
+/// line through its two dry runs (4,096 tokens and 131,072) and takes the context where it
+/// meets the device's total less 1,024 MiB, rounded down to 256; every layer stays.
+#[test]
+fn fit_shrinks_the_context() {
+    let q = "mode=serve&engine=llamacpp&model=llama-2-7b&context=131072&quant=q4_k_m&gpu=rtx4090&ctx_per=total&engine_version=b8179";
+    let off = |c: u64| gpu_bytes(&format!("{q}&fit=off&max_len={c}"));
+    let total = plan(q).budget;
+    let target = total - MARGIN;
+    let (u_min, u_max) = (off(4096), off(131_072));
+    assert!(u_max > target && u_min < target);
+    let n = 4096 + (131_072 - 4096) * (target - u_min) / (u_max - u_min);
+    let want = n - n % 256;
+    let f = fitted(q);
+    assert_eq!(f.outcome, FitOutcome::Context);
+    assert_eq!((f.n_ctx_from, f.n_ctx, f.ngl), (131_072, want, None));
+    let p = plan(q);
+    assert_eq!(p.max_len, want, "the slot's context is the fitted -c");
+    assert_eq!(p.error, None);
+    // The cache is linear in the context here (flash attention: the compute buffer does
+    // not grow with it), so the rounded-down context fits and 256 more would not.
+    assert!(gpu_bytes(q) <= target);
+    assert!(off(want + 256) > target);
+    // 512 KiB a token: the reduction the fit logs is (131,072 − c)·512 KiB.
+    assert_eq!(f.reduction_bytes, (131_072 - want) * 512 * 1024);
+    assert_eq!(f.free_bytes, total - p.outside.eval());
+    assert_eq!(f.projected_bytes, u_max - p.outside.eval());
+    let m = f.message();
+    assert!(
+        m.contains(&format!(
+            "context size reduced from 131072 to {want} -> need"
+        )),
+        "{m}"
+    );
+}
+
+/// A context the user set is never shrunk (PR #18070): layers go to host memory instead,
+/// as many as leave 1,024 MiB free. Llama 3 70B Q4_K_M at `-c 8192` on an RTX 4090.
+#[test]
+fn fit_moves_layers_when_the_context_is_set() {
+    let q = "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_k_m&gpu=rtx4090&ctx_per=total&max_len=8192";
+    let f = fitted(q);
+    assert_eq!(f.outcome, FitOutcome::Layers);
+    assert_eq!((f.n_ctx_from, f.n_ctx), (8192, 8192));
+    let g = f.ngl.expect("a layer count");
+    assert_eq!(f.layers, 81);
+    let target = plan(q).budget - MARGIN;
+    let at = |g: u64| gpu_bytes(&format!("{q}&fit=off&ngl={g}"));
+    assert!(at(g) <= target, "ngl {g} leaves the margin");
+    assert!(at(g + 1) > target, "ngl {} would not", g + 1);
+    let p = plan(q);
+    assert_eq!(p.error, None);
+    let mut given = plan(&format!("{q}&fit=off&ngl={g}"));
+    given.fit = Some(f);
+    assert_eq!(p, given);
+    assert!(f
+        .message()
+        .contains(&format!("offloaded {g}/81 layers to GPU")));
+}
+
+/// With neither set, the context goes first, to 4,096 tokens at the least, then layers.
+#[test]
+fn fit_shrinks_the_context_then_moves_layers() {
+    let q = "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_k_m&gpu=rtx4090&ctx_per=total&context=131072";
+    let f = fitted(q);
+    assert_eq!(f.outcome, FitOutcome::Layers);
+    assert_eq!((f.n_ctx_from, f.n_ctx), (131_072, 4096));
+    let g = f.ngl.unwrap();
+    let at = |g: u64| gpu_bytes(&format!("{q}&fit=off&max_len=4096&ngl={g}"));
+    let target = plan(q).budget - MARGIN;
+    assert!(at(g) <= target && at(g + 1) > target);
+    // At the shortest context the reduction is the whole difference of the two dry runs.
+    assert_eq!(
+        f.reduction_bytes,
+        gpu_bytes(&format!("{q}&fit=off")) - gpu_bytes(&format!("{q}&fit=off&max_len=4096"))
+    );
+}
+
+/// `-ngl` set: the fit shrinks an unset context, then stops ("n_gpu_layers already set by
+/// user to 999, abort", as a RamaLama log on a 20 GB card prints after "context size reduced
+/// from 32768 to 4096"), and the start-up runs out of memory as before.
+#[test]
+fn fit_stops_at_a_user_ngl() {
+    let q = "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_k_m&gpu=rtx4090&ctx_per=total&ngl=99";
+    let f = fitted(q);
+    assert_eq!(f.outcome, FitOutcome::NglSet);
+    assert_eq!((f.n_ctx_from, f.n_ctx, f.ngl), (8192, 4096, None));
+    let p = plan(q);
+    assert!(p
+        .error
+        .unwrap()
+        .starts_with("cudaMalloc failed: out of memory"));
+    assert_eq!(p.max_len, 4096);
+}
+
+/// Where the fit does not run, or has nothing to do, the plan is the settings' own:
+/// Ollama (`ctx_per=sequence`), builds before b7437, `fit=off`, and a model that leaves the
+/// margin free.
+#[test]
+fn fit_keeps_what_it_does_not_touch() {
+    let big = "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_k_m&gpu=rtx4090&max_len=8192";
+    for q in [
+        big.to_string(),
+        format!("{big}&ctx_per=total&engine_version=b7000"),
+        format!("{big}&ctx_per=total&fit=off"),
+        "mode=serve&engine=llamacpp&model=llama-3-8b&quant=q4_k_m&gpu=rtx4090&ctx_per=total".into(),
+    ] {
+        let p = plan(&q);
+        assert_eq!(p.fit, None, "{q}");
+        let fit_off = match q.contains("fit=off") {
+            true => plan(&q),
+            false => plan(&format!("{q}&fit=off")),
+        };
+        assert_eq!(p, fit_off, "{q}");
+    }
+    // Ollama's out-of-memory stays its own.
+    assert!(plan(big).error.is_some());
+    // `fit=on` runs it on a build before b7437 (and says so).
+    let on = format!("{big}&ctx_per=total&engine_version=b7000&fit=on");
+    assert_eq!(fitted(&on).outcome, FitOutcome::Layers);
+}
+
+/// The fit's published example (`tools/fit-params/README.md`, PR #16653, build 6895):
+/// Qwen3-30B-A3B in f16 on an RTX 4090 — "projected to use 61807 MiB of device memory vs.
+/// 24077 MiB of free device memory", "context size reduced from 40960 to 4096 -> need
+/// 3456 MiB less memory in total". memfit: 61,782 MiB (−0.04 %); the free memory is the
+/// device's less memfit's CUDA context (23,963 MiB; that machine's context was 486 MiB);
+/// the reduction 36,864 tokens × 96 KiB, to the MiB. What follows (the experts of 34 layers
+/// moved to host memory) is not modelled: named.
+#[test]
+fn fit_matches_its_readme_example() {
+    let q = "mode=serve&engine=llamacpp&model=qwen3-30b-a3b&precision=fp16&gpu=rtx4090&ctx_per=total&fit=on&engine_version=b7437";
+    let f = fitted(q);
+    let projected = f.projected_bytes as f64 / MIB as f64;
+    assert!((projected / 61_807.0 - 1.0).abs() < 0.001, "{projected}");
+    assert_eq!((f.n_ctx_from, f.n_ctx), (40_960, 4096));
+    assert_eq!(f.reduction_bytes / MIB, 3456);
+    assert_eq!(f.outcome, FitOutcome::NotModelled);
+    assert!(f
+        .message()
+        .contains("-> need 3456 MiB less memory in total"));
+}
+
+/// Several GPUs: the fit's per-device targets are not modelled; named, figures kept.
+#[test]
+fn fit_over_several_gpus_is_named() {
+    let q = "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_k_m&gpu=rtx4090&gpus_per_node=2&tp=2&ctx_per=total&max_len=65536";
+    let f = fitted(q);
+    assert_eq!(f.outcome, FitOutcome::NotModelled);
+    let mut p = plan(q);
+    p.fit = None;
+    assert_eq!(p, plan(&format!("{q}&fit=off")));
+}
+
+/// The plan's line carries the fit (the page's second module sends plans as lines).
+#[test]
+fn the_line_carries_the_fit() {
+    for q in [
+        "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_k_m&gpu=rtx4090&ctx_per=total",
+        "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_k_m&gpu=rtx4090&ctx_per=total&ngl=99",
+    ] {
+        let p = plan(q);
+        assert!(p.fit.is_some());
+        assert_eq!(Plan::from_line(&p.to_line()), Some(p));
+    }
+}
+
+/// `fit=on` where it cannot apply is named.
+#[test]
+fn fit_warnings() {
+    let warn = |q: &str| {
+        let (x, _) = decode(q);
+        let s = &x.scenario;
+        s.serve_problems(&s.arch())
+            .into_iter()
+            .filter(|(k, _)| *k == "fit")
+            .map(|(_, m)| m)
+            .collect::<Vec<_>>()
+    };
+    let base = "mode=serve&engine=llamacpp&model=llama-3-8b";
+    assert!(warn(&format!("{base}&fit=on"))[0].contains("Ollama (ctx_per=sequence)"));
+    assert!(
+        warn(&format!("{base}&fit=on&ctx_per=total&engine_version=b7000"))[0]
+            .starts_with("llama.cpp b7000 has no --fit")
+    );
+    assert!(warn(&format!("{base}&fit=on&ctx_per=total")).is_empty());
+    assert!(warn(&format!("{base}&ctx_per=total&engine_version=b7000")).is_empty());
+}
