@@ -209,6 +209,9 @@ pub struct Cell {
     /// EPLB's redundant experts the cell holds (`redundant_experts` on a mixture under
     /// vLLM or SGLang: `(E + R)/EP` experts per GPU), 0 without.
     pub redundant: u32,
+    /// What llama-server's `--fit` changed in the cell (`None` where it did not run or
+    /// changed nothing): the context it cut to, or the layers it kept on the GPU.
+    pub fit: Option<memfit_core::serve::Fitted>,
     /// The link that loads the cell's layout.
     pub query: String,
 }
@@ -314,13 +317,25 @@ fn cell(y: &Settings, tp: u32) -> Cell {
         } else {
             0
         },
+        fit: plan.fit,
         query: encode(y),
     }
 }
 
 /// A cell's text: the concurrency ("3.5×", "3.5× EP" with expert parallelism, "3.5× EPLB"
-/// with redundant experts), or "—" where one request does not fit.
+/// with redundant experts), or "—" where one request does not fit; where llama-server's
+/// `--fit` changed the launch, what it chose ("1.0× ctx 37,888", "42/81 layers").
 pub fn cell_text(c: &Cell) -> String {
+    use memfit_core::serve::FitOutcome;
+    match c.fit {
+        Some(f) if c.fits && f.outcome == FitOutcome::Layers => {
+            return format!("{}/{} layers", f.ngl.unwrap_or(0), f.layers);
+        }
+        Some(f) if c.fits && f.n_ctx < f.n_ctx_from => {
+            return format!("{:.1}× ctx {}", c.concurrency, group_digits(f.n_ctx));
+        }
+        _ => {}
+    }
     match (c.fits, c.ep > 1, c.redundant > 0) {
         (true, true, true) => format!("{:.1}× EPLB", c.concurrency),
         (true, true, false) => format!("{:.1}× EP", c.concurrency),
@@ -331,6 +346,10 @@ pub fn cell_text(c: &Cell) -> String {
 
 /// A cell's colour class: none, under one request, a few, many.
 pub fn cell_class(c: &Cell) -> &'static str {
+    // Layers in host memory: it starts, at the host's speed.
+    if c.fits && c.fit.is_some_and(|f| f.ngl.is_some()) {
+        return "few";
+    }
     match c.concurrency {
         x if !c.fits || x < 1.0 => "none",
         x if x < 4.0 => "few",
@@ -566,6 +585,30 @@ mod tests {
             // blocks / ⌈L/16⌉: exactly half when L doubles (L a multiple of 16).
             assert!((w[0].concurrency / w[1].concurrency - 2.0).abs() < 1e-9);
         }
+    }
+
+    /// llama-server on one RTX 4090: Llama 3 70B's cells at TP 1 read the layers the fit
+    /// keeps on the GPU where the file does not fit; with fit=off the same cells read "—".
+    #[test]
+    fn map_says_what_the_fit_chose() {
+        let q =
+            "mode=serve&engine=llamacpp&model=llama-3-70b&gpu=rtx4090&ctx_per=total&max_len=8192";
+        let m = fit_map(&settings(q));
+        let q8 = &m[0][0];
+        assert!(q8.fits && q8.fit.is_some_and(|f| f.ngl.is_some()), "{q8:?}");
+        let f = q8.fit.unwrap();
+        assert_eq!(cell_text(q8), format!("{}/81 layers", f.ngl.unwrap()));
+        assert_eq!(cell_class(q8), "few");
+        let off = fit_map(&settings(&format!("{q}&fit=off")));
+        assert_eq!(cell_text(&off[0][0]), "—");
+        let ctx =
+            "mode=serve&engine=llamacpp&model=llama-2-7b&context=131072&gpu=rtx4090&ctx_per=total";
+        let m = fit_map(&settings(ctx));
+        assert!(
+            cell_text(&m[0][3]).starts_with("1.0× ctx "),
+            "{:?}",
+            m[0][3]
+        );
     }
 
     #[test]

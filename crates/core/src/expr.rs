@@ -188,7 +188,8 @@ impl Expr {
         }
     }
 
-    /// The symbols' values, each once, in the order they first appear.
+    /// The symbols' values, each once, in the order they first appear; a value saturated at
+    /// 2^64 − 1 (a figure that does not fit in 64 bits) reads "out of range".
     pub fn values(&self) -> String {
         let mut seen: Vec<&str> = Vec::new();
         let mut out = Vec::new();
@@ -196,7 +197,10 @@ impl Expr {
             if let Tok::Sym(s, v) = *t {
                 if !seen.contains(&s) {
                     seen.push(s);
-                    out.push(format!("{s}={v}"));
+                    out.push(match v == u64::MAX as u128 {
+                        true => format!("{s}=out of range"),
+                        false => format!("{s}={v}"),
+                    });
                 }
             }
         }

@@ -216,7 +216,12 @@ fn resident(it: &Item, what: &'static str) -> Ev {
 fn serve_trace(s: &Scenario, p: &Prepared, l: &Layout) -> Trace {
     let mut lg = Ledger::bare();
     crate::serve::Plan::of(s, p, l).items(&mut lg);
-    let mut items = lg.into_items();
+    // The device's allocations (llama.cpp's host memory is not on it).
+    let mut items: Vec<_> = lg
+        .into_items()
+        .into_iter()
+        .filter(|i| i.location == crate::ledger::Location::Gpu)
+        .collect();
     // The context exists before anything the engine allocates.
     items.rotate_right(1);
     let mut tr = Trace::new(0);

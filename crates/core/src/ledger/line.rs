@@ -5,7 +5,7 @@
 use super::{Component, Item, Location, Mech, Phase, Warning};
 
 /// Every mechanism, in declaration order (`MECHS[m as usize] == m`, tested).
-const MECHS: [Mech; 60] = [
+const MECHS: [Mech; 61] = [
     Mech::Weights,
     Mech::Fp8Copies,
     Mech::FrozenBase,
@@ -56,6 +56,7 @@ const MECHS: [Mech; 60] = [
     Mech::ServeGraphs,
     Mech::ServeKv,
     Mech::ServeOutside,
+    Mech::ServeHost,
     Mech::DsParams,
     Mech::DsOffloadStates,
     Mech::DsLead,

@@ -264,6 +264,9 @@ pub enum Mech {
     ServeKv,
     /// What the process holds outside the engine's budget.
     ServeOutside,
+    /// What a serving process keeps in host memory (llama.cpp: the file's span the CPU maps
+    /// and the KV cache of the layers left on the CPU).
+    ServeHost,
     // Other tools' conventions.
     /// DeepSpeed's fp16 parameters (ZeRO-2 offload).
     DsParams,

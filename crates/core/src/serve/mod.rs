@@ -385,8 +385,23 @@ impl Plan {
         for (i, (mech, comp, expr, note)) in rows.into_iter().enumerate() {
             ledger.push_expr(&serving, mech, comp, g, expr, note, ctx, self.sources[i]);
         }
+        // llama.cpp's host memory, the whole process (one node), as `serve.host_bytes`.
+        if let Some(h) = self.host.filter(|h| h.host > 0) {
+            ledger.push_expr(
+                &serving,
+                Mech::ServeHost,
+                Component::Weights,
+                Location::Cpu,
+                &sym("H_host", h.host),
+                "host memory: the file's span the CPU maps and the CPU layers' KV cache",
+                ctx,
+                SRC_HOST,
+            );
+        }
     }
 }
+
+const SRC_HOST: &str = "llama.cpp llama_model_loader (token_embd and the layers -ngl leaves on the CPU in the CPU_Mapped buffer, get_mapping_range) and llama_kv_cache (the CPU layers' cache; all of it with --no-kv-offload): serve.host_bytes";
 
 /// Whether the engine refuses to start `s` (one request of `max_len` does not fit, or
 /// no memory is left for the cache): what the explorer counts as not fitting.
