@@ -447,9 +447,15 @@ impl Scenario {
         }
         if sv.engine == Engine::Llamacpp && sv.fit == LlamaFit::On {
             if sv.ctx_per == CtxPer::Sequence {
-                out.push(("fit", "`fit=on` is llama-server's --fit; Ollama (ctx_per=sequence) passes its own context and layer count to its runner: ignored (set ctx_per=total for llama-server)".to_string()));
+                out.push(("fit", "`fit=on` is llama-server's; Ollama (ctx_per=sequence) sets its own context and layers: ignored".to_string()));
             } else if v < LLAMACPP_FIT_FROM {
-                out.push(("fit", format!("llama.cpp b{} has no --fit (memfit applies it from b{}, the earliest build logged with it): counted as if it had", v.0, LLAMACPP_FIT_FROM.0)));
+                out.push((
+                    "fit",
+                    format!(
+                        "llama.cpp b{} has no --fit (from b{}): counted as if it had",
+                        v.0, LLAMACPP_FIT_FROM.0
+                    ),
+                ));
             }
         }
     }

@@ -211,9 +211,9 @@ spelled! {
         #[default]
         Auto = "auto", "llama-server's default", "";
         /// `--fit on`: the unset context and `-ngl` are fitted to the device.
-        On = "on", "on", "`--fit on`: an unset max_len (context) and ngl are fitted to leave 1 GiB free";
+        On = "on", "on", "";
         /// `--fit off`: the settings as given (the context the model was trained with, every layer on the GPUs).
-        Off = "off", "off", "`--fit off`: the settings as given";
+        Off = "off", "off", "";
     }
 }
 

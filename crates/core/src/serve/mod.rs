@@ -191,10 +191,10 @@ impl Fitted {
         }
         m += &match (self.outcome, self.ngl) {
             (FitOutcome::Context, _) => "; entire model can be fit by reducing context".to_string(),
-            (FitOutcome::Layers, Some(g)) => format!("; offloaded {g}/{layers} layers to GPU (n_gpu_layers = {g}), the rest in host memory"),
+            (FitOutcome::Layers, Some(g)) => format!("; offloaded {g}/{layers} layers to GPU"),
             (FitOutcome::Layers, None) => String::new(),
-            (FitOutcome::NglSet, _) => "; failed to fit params to free device memory: n_gpu_layers already set by user, abort (the layers stay as set; the context above is kept)".to_string(),
-            (FitOutcome::NotModelled, _) => "; llama.cpp would go on to move a mixture's experts or spread layers over its GPUs, which memfit does not model: the figures are those of the settings as given (with the context above)".to_string(),
+            (FitOutcome::NglSet, _) => "; failed to fit params to free device memory: n_gpu_layers already set by user, abort".to_string(),
+            (FitOutcome::NotModelled, _) => "; next it moves a mixture's experts or spreads layers over GPUs, not modelled: the layers stay as given".to_string(),
         };
         m
     }
