@@ -77,6 +77,17 @@ pub fn verdict(e: &Estimate, units: Units) -> Verdict {
             } else {
                 format!("{} refuses to start", engine_label(&r.engine))
             }
+        } else if let Some(f) = e
+            .serve
+            .as_ref()
+            .and_then(|r| r.fit.as_ref())
+            .filter(|_| e.fits)
+        {
+            // What llama-server's --fit chose, in the headline: the launch fits as it cut it.
+            match f.ngl {
+                Some(g) => format!("Fits with {g} of {} layers on the GPU", f.layers),
+                None => format!("Fits at a {}-token context", group_digits(f.n_ctx)),
+            }
         } else if e.fits {
             "Fits".into()
         } else {
@@ -171,6 +182,24 @@ mod tests {
         assert_eq!(
             headline("mode=serve&model=llama-2-70b&gpu=rtx4090"),
             "vLLM refuses to start"
+        );
+        // llama-server's --fit in the headline (serve::tests_fit has the figures).
+        let ls = "mode=serve&engine=llamacpp&ctx_per=total&gpu=rtx4090";
+        assert_eq!(
+            headline(&format!(
+                "{ls}&model=llama-2-7b&context=131072&quant=q4_k_m&engine_version=b8179"
+            )),
+            "Fits at a 37,888-token context"
+        );
+        assert_eq!(
+            headline(&format!("{ls}&model=llama-3-70b&quant=q4_k_m&max_len=8192")),
+            "Fits with 42 of 81 layers on the GPU"
+        );
+        assert_eq!(
+            headline(&format!(
+                "{ls}&model=llama-3-70b&quant=q4_k_m&max_len=8192&fit=off"
+            )),
+            "llama.cpp refuses to start"
         );
     }
 

@@ -49,16 +49,9 @@ pub const SERVING_KEYS: [&str; 16] = [
     "redundant_experts",
 ];
 
-/// llama.cpp's own serving keys (`-np`, llama-server's or Ollama's context, `-fa`, `-ngl`,
-/// `--no-kv-offload`).
-const LLAMACPP_KEYS: [&str; 6] = [
-    "parallel",
-    "ctx_per",
-    "flash_attn",
-    "fit",
-    "ngl",
-    "kv_offload",
-];
+/// llama.cpp's own serving keys (`-np`, llama-server's or Ollama's context, `-fa`, `--fit`,
+/// `-ngl`, `--no-kv-offload`): [`SERVING_KEYS`]' run from `parallel` to `kv_offload`.
+const LLAMACPP_KEYS: &[&str] = SERVING_KEYS.split_at(9).1.split_at(6).0;
 /// The paged engines' (vLLM, SGLang, TensorRT-LLM) keys that llama.cpp has no setting for.
 const PAGED_KEYS: [&str; 4] = ["gpu_util", "max_seqs", "block_size", "graph_bs"];
 
@@ -267,5 +260,16 @@ mod tests {
         for k in LLAMACPP_KEYS.iter().chain(PAGED_KEYS.iter()) {
             assert!(SERVING_KEYS.contains(k), "{k}");
         }
+        assert_eq!(
+            LLAMACPP_KEYS,
+            [
+                "parallel",
+                "ctx_per",
+                "flash_attn",
+                "fit",
+                "ngl",
+                "kv_offload"
+            ]
+        );
     }
 }

@@ -214,6 +214,8 @@ pub struct FitReport {
     pub projected_bytes: u64,
     /// [`Fitted::free_bytes`].
     pub free_bytes: u64,
+    /// [`Fitted::layers`].
+    pub layers: u64,
     /// The free memory the fit keeps (`--fit-target`), B.
     pub margin_bytes: u64,
     /// [`FitOutcome::as_str`].
@@ -337,6 +339,7 @@ impl Plan {
                 ngl: f.ngl,
                 projected_bytes: f.projected_bytes,
                 free_bytes: f.free_bytes,
+                layers: f.layers,
                 margin_bytes: engines::FIT_MARGIN,
                 outcome: f.outcome.as_str().into(),
                 message: f.message(),
