@@ -34,15 +34,13 @@ fn used(pl: &Plan) -> u64 {
 /// `s` with the context (`-c`) and `-ngl` the fit chose.
 fn with(s: &Scenario, n_ctx: u64, ngl: Option<u64>) -> Scenario {
     let mut t = s.clone();
-    t.serving.max_len = Some(count_of(n_ctx));
+    t.serving.max_len = Some(crate::nonzero::at_least_one(
+        n_ctx.min(u32::MAX as u64) as u32
+    ));
     if let Some(g) = ngl {
         t.serving.ngl = Some(g.min(u32::MAX as u64) as u32);
     }
     t
-}
-
-fn count_of(n: u64) -> Count {
-    Count::new(n.clamp(1, u32::MAX as u64) as u32).unwrap_or(Count::MIN)
 }
 
 /// llama.cpp's start-up after its fit: the plan of the settings the fit chose, and what it
