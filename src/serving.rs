@@ -41,8 +41,12 @@ pub fn summary(r: &ServeReport, units: Units) -> Vec<String> {
 fn fit_line(r: &ServeReport, units: Units) -> Option<String> {
     let x = r.fit.as_ref()?;
     let f = |b: u64| units.format(b);
+    let (on, gpu) = match x.devices {
+        1 => (String::new(), "the GPU"),
+        n => (format!(" on the {n} GPUs"), "the GPUs"),
+    };
     let why = format!(
-        "llama-server's --fit: the settings would use {} of the {} free, not leaving its {} margin",
+        "llama-server's --fit: the settings would use {} of the {} free{on}, not leaving its {} margin",
         f(x.projected_bytes),
         f(x.free_bytes),
         f(x.margin_bytes)
@@ -61,9 +65,9 @@ fn fit_line(r: &ServeReport, units: Units) -> Option<String> {
         _ => format!("{a}, and {b}"),
     };
     let what = match (x.outcome.as_str(), x.ngl) {
-        ("layers", Some(g)) => and(&ctx, format!("{g} layers (of the repeating layers and the output layer) stay on the GPU, the rest in host memory")),
+        ("layers", Some(g)) => and(&ctx, format!("{g} layers (of the repeating layers and the output layer) stay on {gpu}, the rest in host memory")),
         ("ngl_set", _) => and(&ctx, "it stops there, since ngl is set (\"n_gpu_layers already set by user\")".into()),
-        ("not_modelled", _) => and(&ctx, "it would go on to move a mixture's experts or spread the layers over the GPUs, which memfit does not model (the figures keep the layers as given)".into()),
+        ("not_modelled", _) => and(&ctx, "it would go on to move a mixture's experts to host memory, which memfit does not model (the figures keep the layers as given)".into()),
         _ => ctx,
     };
     Some(format!(

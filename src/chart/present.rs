@@ -85,7 +85,11 @@ pub fn verdict(e: &Estimate, units: Units) -> Verdict {
         {
             // What llama-server's --fit chose, in the headline: the launch fits as it cut it.
             match f.ngl {
-                Some(g) => format!("Fits with {g} of {} layers on the GPU", f.layers),
+                Some(g) => format!(
+                    "Fits with {g} of {} layers on the GPU{}",
+                    f.layers,
+                    if f.devices > 1 { "s" } else { "" }
+                ),
                 None => format!("Fits at a {}-token context", group_digits(f.n_ctx)),
             }
         } else if e.fits {

@@ -87,7 +87,7 @@ pub enum FitOutcome {
     /// `-ngl` was set: the fit stops before moving layers (`ngl_set`).
     NglSet,
     /// What the fit does next is not modelled (`not_modelled`): a mixture's experts moved
-    /// layer by layer, or several GPUs.
+    /// to host memory layer by layer.
     NotModelled,
 }
 
@@ -129,6 +129,9 @@ pub struct Fitted {
     pub reduction_bytes: u64,
     /// The layers `-ngl` counts (`L + 1`: the repeating layers and the output layer).
     pub layers: u64,
+    /// The GPUs the layers are split over (`tp`); the projected, free and reduced bytes are
+    /// their sums, as llama.cpp prints them.
+    pub devices: u64,
     /// How it ended.
     pub outcome: FitOutcome,
 }
@@ -141,14 +144,15 @@ impl Fitted {
             .position(|o| *o == self.outcome)
             .unwrap_or(0);
         format!(
-            "{}.{}.{}.{}.{}.{}.{}.{code}",
+            "{}.{}.{}.{}.{}.{}.{}.{}.{code}",
             self.n_ctx_from,
             self.n_ctx,
             self.ngl.map_or(0, |g| g.saturating_add(1)),
             self.projected_bytes,
             self.free_bytes,
             self.reduction_bytes,
-            self.layers
+            self.layers,
+            self.devices
         )
     }
     /// See [`Fitted::to_text`].
@@ -157,7 +161,7 @@ impl Fitted {
             .split('.')
             .map(|x| x.parse().ok())
             .collect::<Option<_>>()?;
-        let [from, ctx, ngl, projected, free, reduction, layers, code] = n[..] else {
+        let [from, ctx, ngl, projected, free, reduction, layers, devices, code] = n[..] else {
             return None;
         };
         Some(Fitted {
@@ -168,6 +172,7 @@ impl Fitted {
             free_bytes: free,
             reduction_bytes: reduction,
             layers,
+            devices,
             outcome: *FitOutcome::ALL.get(code as usize)?,
         })
     }
@@ -190,11 +195,14 @@ impl Fitted {
             );
         }
         m += &match (self.outcome, self.ngl) {
+            (FitOutcome::Context, _) if self.devices > 1 => {
+                "; entire model should be fit across devices by reducing context".to_string()
+            }
             (FitOutcome::Context, _) => "; entire model can be fit by reducing context".to_string(),
             (FitOutcome::Layers, Some(g)) => format!("; offloaded {g}/{layers} layers to GPU"),
             (FitOutcome::Layers, None) => String::new(),
             (FitOutcome::NglSet, _) => "; failed to fit params to free device memory: n_gpu_layers already set by user, abort".to_string(),
-            (FitOutcome::NotModelled, _) => "; next it moves a mixture's experts or spreads layers over GPUs, not modelled: the layers stay as given".to_string(),
+            (FitOutcome::NotModelled, _) => "; next it moves a mixture's experts to host memory, not modelled: the layers stay as given".to_string(),
         };
         m
     }
@@ -216,6 +224,8 @@ pub struct FitReport {
     pub free_bytes: u64,
     /// [`Fitted::layers`].
     pub layers: u64,
+    /// [`Fitted::devices`].
+    pub devices: u64,
     /// The free memory the fit keeps (`--fit-target`), B.
     pub margin_bytes: u64,
     /// [`FitOutcome::as_str`].
@@ -340,6 +350,7 @@ impl Plan {
                 projected_bytes: f.projected_bytes,
                 free_bytes: f.free_bytes,
                 layers: f.layers,
+                devices: f.devices,
                 margin_bytes: engines::FIT_MARGIN,
                 outcome: f.outcome.as_str().into(),
                 message: f.message(),

@@ -9,7 +9,10 @@ use crate::units::MIB;
 /// Bytes the plan puts on the GPU, the CUDA context included (what the fit compares with
 /// the device's total less its 1,024 MiB margin).
 fn gpu_bytes(q: &str) -> u64 {
-    let p = plan(q);
+    gpu_bytes_of(&plan(q))
+}
+
+fn gpu_bytes_of(p: &Plan) -> u64 {
     [&p.weights, &p.activation, &p.kv, &p.outside]
         .iter()
         .map(|e| e.eval())
@@ -168,15 +171,72 @@ fn fit_matches_its_readme_example() {
         .contains("-> need 3456 MiB less memory in total"));
 }
 
-/// Several GPUs: the fit's per-device targets are not modelled; named, figures kept.
+/// Several GPUs (llama.cpp's layer split, `tp=2`): the context line is drawn through the
+/// sums over the devices, and the target keeps back (t + 1)/2 layers' weights, since each
+/// GPU takes whole layers. Llama 3 70B Q4_K_M with a 131,072-token context on two RTX 3090s
+/// (a common llama-server setup): the context is cut and every layer stays.
 #[test]
-fn fit_over_several_gpus_is_named() {
-    let q = "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_k_m&gpu=rtx4090&gpus_per_node=2&tp=2&ctx_per=total&max_len=65536";
+fn fit_over_two_gpus_shrinks_the_context() {
+    let q = "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_k_m&gpu=rtx3090&gpus_per_node=2&tp=2&ctx_per=total&context=131072";
+    let off = |c: u64| plan(&format!("{q}&fit=off&max_len={c}"));
+    let full = off(131_072);
+    let ctx = full.outside.eval();
+    let total = full.budget;
+    // Written out as common_params_fit_impl computes it, in sums over the two GPUs.
+    let sum = |p: &Plan| 2 * (gpu_bytes_of(p) - ctx) as u128;
+    let per_layer = 2 * full.weights.eval() as u128 / 80;
+    let goal = 2 * (total - MARGIN - ctx) as u128 - 3 * per_layer / 2;
+    let (s_min, s_max) = (sum(&off(4096)), sum(&full));
+    assert!(s_max > goal && goal > s_min);
+    let n = 4096 + 127_976 * (goal - s_min) / (s_max - s_min);
+    let want = (n - n % 256) as u64;
     let f = fitted(q);
+    assert_eq!(f.outcome, FitOutcome::Context);
+    assert_eq!((f.n_ctx_from, f.n_ctx, f.ngl, f.devices), (131_072, want, None, 2));
+    assert_eq!(f.projected_bytes as u128, s_max);
+    assert_eq!(f.free_bytes, 2 * (total - ctx));
+    assert!(f
+        .message()
+        .ends_with("entire model should be fit across devices by reducing context"));
+    // The launch it chose leaves the margin on each GPU; the half-layer reserve kept the
+    // context short of where one GPU's line alone would have put it.
+    let p = plan(q);
+    assert_eq!(p.error, None);
+    assert_eq!(p.max_len, want);
+    assert!(gpu_bytes(q) <= total - MARGIN);
+    let alone = 4096 + 127_976 * (goal + 3 * per_layer / 2 - s_min) / (s_max - s_min);
+    assert!(alone > n);
+}
+
+/// Several GPUs with the context set: layers go to host memory until each GPU leaves its
+/// margin (memfit splits the kept layers evenly; llama.cpp packs them back to front).
+/// With `-ngl` set the fit stops after the context, as on one GPU; a mixture that must
+/// move layers is named.
+#[test]
+fn fit_over_two_gpus_moves_layers_or_stops() {
+    let q = "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_k_m&gpu=rtx3090&gpus_per_node=2&tp=2&ctx_per=total&max_len=65536";
+    let f = fitted(q);
+    assert_eq!((f.outcome, f.n_ctx, f.devices), (FitOutcome::Layers, 65_536, 2));
+    let g = f.ngl.unwrap();
+    let target = plan(q).budget - MARGIN;
+    let at = |g: u64| gpu_bytes(&format!("{q}&fit=off&ngl={g}"));
+    assert!(at(g) <= target && at(g + 1) > target, "{g}");
+    assert!(plan(&format!("{q}&fit=off")).error.is_some());
+    assert_eq!(plan(q).error, None);
+    // -ngl set, context unset: the context is cut (with the reserve of the user's layer
+    // count), then the fit stops; the layers stay as given.
+    let set = "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_k_m&gpu=rtx3090&gpus_per_node=2&tp=2&ctx_per=total&context=131072&ngl=99";
+    let f = fitted(set);
+    assert_eq!(f.outcome, FitOutcome::NglSet);
+    assert!(f.n_ctx < 131_072 && f.n_ctx >= 4096);
+    assert_eq!(plan(set).max_len, f.n_ctx);
+    // A mixture whose layers would have to move: named, the figures the settings' own.
+    let moe = "mode=serve&engine=llamacpp&model=qwen3-30b-a3b&precision=fp16&gpu=rtx3090&gpus_per_node=2&tp=2&ctx_per=total&max_len=32768";
+    let f = fitted(moe);
     assert_eq!(f.outcome, FitOutcome::NotModelled);
-    let mut p = plan(q);
+    let mut p = plan(moe);
     p.fit = None;
-    assert_eq!(p, plan(&format!("{q}&fit=off")));
+    assert_eq!(p, plan(&format!("{moe}&fit=off")));
 }
 
 /// The plan's line carries the fit (the page's second module sends plans as lines).
@@ -185,6 +245,7 @@ fn the_line_carries_the_fit() {
     for q in [
         "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_k_m&gpu=rtx4090&ctx_per=total",
         "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_k_m&gpu=rtx4090&ctx_per=total&ngl=99",
+        "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_k_m&gpu=rtx3090&gpus_per_node=2&tp=2&ctx_per=total&context=131072",
     ] {
         let p = plan(q);
         assert!(p.fit.is_some());

@@ -48,21 +48,27 @@ fn with(s: &Scenario, n_ctx: u64, ngl: Option<u64>) -> Scenario {
 ///
 /// # Formula
 /// ```text
-/// U(c, g) = W_gpu + C + KV + ctx           the plan's bytes on the GPU at context c, g layers
+/// U(c, g) = W_gpu + C + KV + ctx           one GPU's bytes at context c, g layers (memfit's
+///                                          even layer split over the t GPUs of `tp`)
 /// T       = M_total − 1,024 MiB            (free = M_total − ctx; the fit keeps 1,024 MiB of it)
 /// U(c₀, all) ≤ T                           → no change (c₀ = max_len, else the model's context)
-/// max_len unset, c₀ > 4,096:
-///   c = 4,096 + (c₀ − 4,096)·(T − U(4,096)) / (U(c₀) − U(4,096)),  rounded down to 256,
-///       at least 4,096                     (one GPU: done when U(4,096) < T)
-/// else, c = 4,096 (max_len unset) or max_len, and with ngl unset:
-///   ngl = the most layers g (of L + 1) with U(c, g) ≤ T   (dense; 0 when none fits)
-/// ngl set by the user: the fit stops ("n_gpu_layers already set by user to N, abort")
+/// max_len unset, c₀ > 4,096, in sums over the t GPUs (ctx not counted, as llama.cpp reads it):
+///   S(c)  = t·(U(c) − ctx),  S_T = t·(T − ctx) − [t > 1]·(t + 1)·(t·W_gpu / min(ngl, L)) / k
+///           (k = 2 dense, 6 a mixture: half a layer, a sixth of one, wasted per GPU and one more)
+///   c = 4,096 + (c₀ − 4,096)·(S_T − S(4,096)) / (S(c₀) − S(4,096)),  rounded down to 256,
+///       at least 4,096                     (one GPU: done when S(4,096) < S_T)
+/// else, c = 4,096 (max_len unset) or max_len; then, with several GPUs or the context not enough:
+///   ngl set by the user: the fit stops ("n_gpu_layers already set by user to N, abort")
+///   U(c, all) ≤ T: every layer stays (several GPUs: "should be fit across devices")
+///   else ngl = the most layers g (of L + 1) with U(c, g) ≤ T   (dense; 0 when none fits)
 /// ```
 /// `M_total` is the device's CUDA total ([`device_total`]), `U(c)` at every layer. The two
-/// dry runs' line through (4,096, U_min) and (c₀, U_max) is llama.cpp's interpolation; its
-/// integer division truncates. A mixture whose layers must move (llama.cpp first moves the
-/// routed experts of every layer, then fills layers back) and several GPUs (the context
-/// target less half a layer per GPU, then layers per device) are not modelled: named.
+/// dry runs' line through (4,096, S_min) and (c₀, S_max) is llama.cpp's interpolation; its
+/// integer division truncates. Over several GPUs llama.cpp fills whole layers back to front,
+/// the last GPU first; memfit splits the same count evenly, which can hold up to a layer a
+/// GPU more than the packing. A mixture whose layers must move (llama.cpp first moves the
+/// routed experts of every layer to host memory, then fills layers back) is not modelled:
+/// named.
 ///
 /// Source: llama.cpp `common/fit.cpp` `common_params_fit_impl` (first `llama_params_fit_impl`
 /// in `src/llama.cpp`, PR #16653; PR #18070: a context set by the user is never reduced),
@@ -87,69 +93,86 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout, v: Version) -> Plan {
     if u0 <= target {
         return base;
     }
+    let t = l.tp.get() as u64;
     let ctx = s.cuda_ctx_mib() as u64 * MIB;
     let c0 = max_len(s);
+    let sum = |b: u64| sat(t as u128 * b.saturating_sub(ctx) as u128);
     let mut fitted = Fitted {
         n_ctx_from: c0,
         n_ctx: c0,
         ngl: None,
-        projected_bytes: u0.saturating_sub(ctx),
-        free_bytes: total.saturating_sub(ctx),
+        projected_bytes: sum(u0),
+        free_bytes: sum(total),
         reduction_bytes: 0,
         layers: p.arch.layers.get() as u64 + 1,
+        devices: t,
         outcome: FitOutcome::Context,
     };
-    let auto_ctx = s.serving.max_len.is_none();
     let finish = |t: &Scenario, f: Fitted| {
         let mut pl = plan_at(t, p, l);
         pl.fit = Some(f);
         pl
     };
-    if l.tp.get() > 1 {
-        fitted.outcome = FitOutcome::NotModelled;
-        let mut pl = base;
-        pl.fit = Some(fitted);
-        return pl;
-    }
     let mut c = c0;
-    if auto_ctx && c0 > FIT_MIN_CTX {
-        let u_min = used(&plan_at(&with(s, FIT_MIN_CTX, None), p, l));
-        c = FIT_MIN_CTX;
-        let span = (c0 - FIT_MIN_CTX) as u128;
-        if target > u_min && u0 > u_min {
-            let step = span * (target - u_min) as u128 / (u0 - u_min) as u128;
-            let n = FIT_MIN_CTX as u128 + step;
-            c = sat(n - n % 256).max(FIT_MIN_CTX);
-            let per_ctx = (u0 - u_min) as u128 / span;
-            fitted.n_ctx = c;
-            fitted.reduction_bytes = sat((c0 - c) as u128 * per_ctx);
+    if s.serving.max_len.is_none() && c0 > FIT_MIN_CTX {
+        let met;
+        (c, met) = context(s, p, l, &base, &mut fitted);
+        if t == 1 && met {
             return finish(&with(s, c, None), fitted);
         }
-        fitted.n_ctx = c;
-        fitted.reduction_bytes = u0.saturating_sub(u_min);
     }
-    if s.serving.ngl.is_some() {
-        fitted.outcome = FitOutcome::NglSet;
+    let fits = |g: Option<u64>| used(&plan_at(&with(s, c, g), p, l)) <= target;
+    fitted.outcome = match s.serving.ngl {
+        Some(_) => FitOutcome::NglSet,
+        None if fits(None) => FitOutcome::Context,
+        None if p.arch.experts > 0 => FitOutcome::NotModelled,
+        None => FitOutcome::Layers,
+    };
+    if fitted.outcome != FitOutcome::Layers {
         return finish(&with(s, c, None), fitted);
     }
-    if p.arch.experts > 0 {
-        fitted.outcome = FitOutcome::NotModelled;
-        return finish(&with(s, c, None), fitted);
-    }
-    let layers = p.arch.layers.get() as u64 + 1;
-    let fits = |g: u64| used(&plan_at(&with(s, c, Some(g)), p, l)) <= target;
     // The most layers that fit: U grows with g, so a bisection finds llama.cpp's answer
     // (its false-position search stops at the last count that fits).
-    let (mut lo, mut hi) = (0u64, layers);
+    let (mut lo, mut hi) = (0u64, fitted.layers);
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
-        if fits(mid) {
+        if fits(Some(mid)) {
             lo = mid;
         } else {
             hi = mid - 1;
         }
     }
     fitted.ngl = Some(lo);
-    fitted.outcome = FitOutcome::Layers;
     finish(&with(s, c, Some(lo)), fitted)
+}
+
+/// The fit's second step, an unset context over 4,096 tokens: the context where the line
+/// through the dry runs at 4,096 tokens and at `c₀` meets the devices' target (see
+/// [`plan`]'s formula), with `fitted.n_ctx` and `fitted.reduction_bytes` set, and whether the
+/// line met the target; 4,096 where the shortest context does not reach it either.
+fn context(s: &Scenario, p: &Prepared, l: &Layout, base: &Plan, f: &mut Fitted) -> (u64, bool) {
+    let t = f.devices as u128;
+    let c0 = f.n_ctx_from;
+    let min = used(&plan_at(&with(s, FIT_MIN_CTX, None), p, l));
+    let ctx = s.cuda_ctx_mib() as u64 * MIB;
+    let sum = |b: u64| t * b.saturating_sub(ctx) as u128;
+    // Several GPUs take whole layers: the target keeps (t + 1)/2 layers' weights back
+    // (a sixth of that for a mixture, whose tensors move one by one).
+    let layers = (p.arch.layers.get() as u64).min(s.serving.ngl.map_or(u64::MAX, u64::from));
+    let per_layer = t * base.weights.eval() as u128 / layers.max(1) as u128;
+    let k = if p.arch.experts > 0 { 6 } else { 2 };
+    let slack = if t > 1 { (t + 1) * per_layer / k } else { 0 };
+    let goal = sum(device_total(s).saturating_sub(FIT_MARGIN)).saturating_sub(slack);
+    let (s_min, s_max) = (sum(min), sum(used(base)));
+    let span = (c0 - FIT_MIN_CTX) as u128;
+    f.n_ctx = FIT_MIN_CTX;
+    f.reduction_bytes = sat(s_max.saturating_sub(s_min));
+    let met = goal > s_min && s_max > s_min;
+    if met {
+        let n = FIT_MIN_CTX as u128 + span * (goal - s_min) / (s_max - s_min);
+        f.n_ctx = sat(n - n % 256).max(FIT_MIN_CTX);
+        let per_ctx = (s_max - s_min) / span;
+        f.reduction_bytes = sat((c0 - f.n_ctx) as u128 * per_ctx);
+    }
+    (f.n_ctx, met)
 }
