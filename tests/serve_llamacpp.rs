@@ -227,3 +227,39 @@ fn partial_offload_buffers() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// gpt-oss's GGUF files (`file type = MXFP4 MoE`) as ggml-org publishes them (converted
+/// with `--outtype q8_0`): `quant=mxfp4&weight_dtype=q8_0`. Logged by llama.cpp b6699 for
+/// gpt-oss-20b-mxfp4.gguf (ikawrakow/ik_llama.cpp issue #822, the mainline log, RTX 3070,
+/// `-ngl 99 --n-cpu-moe 99 -c 131072 -fa on`): "type f32: 289 tensors, type q8_0: 98
+/// tensors, type mxfp4: 72 tensors", "file size = 11.27 GiB", "CUDA0 model buffer size =
+/// 1242.03 MiB" (every tensor but `token_embd` and the routed experts), "CUDA0 KV buffer
+/// size = 3072.00 MiB" and "18.00 MiB" (the SWA cache, 768 cells). gpt-oss-120b (LM Studio,
+/// 2025-08-12): "type q8_0: 146 tensors, type mxfp4: 108 tensors", "file size = 59.02 GiB".
+/// `quant=mxfp4` alone keeps the rest in bf16 (Ollama's gpt-oss files: 13.8 and 65.3 GB).
+#[test]
+fn gpt_oss_mxfp4_gguf_files() {
+    let serve = |q: &str| {
+        let (_, est) = estimate_query(&format!(
+            "mode=serve&engine=llamacpp&gpu=h100-80&ctx_per=total&fit=off&{q}"
+        ));
+        est.serve.unwrap()
+    };
+    let gib = |b: Option<u64>| format!("{:.2}", b.unwrap() as f64 / (1u64 << 30) as f64);
+    let small = serve("model=gpt-oss-20b&quant=mxfp4&weight_dtype=q8_0&max_len=131072");
+    assert_eq!(gib(small.file_bytes), "11.27");
+    let big = serve("model=gpt-oss-120b&quant=mxfp4&weight_dtype=q8_0&max_len=131072");
+    assert_eq!(gib(big.file_bytes), "59.02");
+    // What the log's GPU held with the experts in host memory: memfit's GPU weights less
+    // the routed experts, written out: 24 layers × 32 experts × 3 matrices of 2,880 × 2,880
+    // in MXFP4 (17 B per 32), and their f32 biases (2·2,880 + 2,880 per expert).
+    let experts = 24 * 32 * 3 * 2880 * 2880 / 32 * 17;
+    let biases = 24 * 32 * (3 * 2880) * 4;
+    let dense = (small.weights_bytes - experts - biases) as f64 / (1u64 << 20) as f64;
+    assert!((dense - 1242.03).abs() < 0.5, "{dense:.2} MiB against 1242.03");
+    assert_eq!(mib(small.kv_cache_bytes), "3090.00");
+    // Ollama's files: the same experts, the rest in bf16.
+    let ollama = serve("model=gpt-oss-20b&quant=mxfp4&max_len=8192");
+    let gb = ollama.file_bytes.unwrap() as f64 / 1e9;
+    assert!((13.7..13.9).contains(&gb), "{gb}");
+}

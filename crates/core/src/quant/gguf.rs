@@ -103,6 +103,10 @@ pub enum FileType {
     IQ4NL,
     /// `IQ4_XS`
     IQ4XS,
+    /// `MXFP4 MoE` as `convert_hf_to_gguf.py` writes gpt-oss with `--outtype q8_0`
+    /// (ggml-org's and LM Studio's files): the routed experts in MXFP4 as the checkpoint
+    /// stores them, the other matrices in Q8_0, norms, biases and routers in f32.
+    Mxfp4MoeQ8,
 }
 
 impl FileType {
@@ -123,6 +127,7 @@ impl FileType {
             Q6K => self::Q6_K,
             IQ4NL => self::IQ4_NL,
             IQ4XS => self::IQ4_XS,
+            Mxfp4MoeQ8 => self::MXFP4,
         }
     }
 }
@@ -177,6 +182,10 @@ pub fn tensor_types(ft: FileType, arch: &Arch, tensors: &[Tensor]) -> Vec<Option
         .map(|t| {
             if matches!(t.role, Role::Router | Role::SsmSmall) {
                 return None;
+            }
+            if ft == FileType::Mxfp4MoeQ8 {
+                // The converter, not llama-quantize's rules: only two types.
+                return Some(if t.routed { MXFP4 } else { Q8_0 });
             }
             let ty = rule(ft, arch, t, &mut c);
             Some(fallback(ty, t.cols))

@@ -34,7 +34,7 @@ crate::spelled! {
         /// bitsandbytes LLM.int8().
         Int8 = "int8", "LLM.int8() (bitsandbytes)", "int8 codes, one fp32 scale per row";
         /// OCP MXFP4: 32 FP4 values share an E8M0 scale.
-        Mxfp4 = "mxfp4", "MXFP4", "gpt-oss: the routed experts only";
+        Mxfp4 = "mxfp4", "MXFP4", "gpt-oss: the routed experts only; with weight_dtype=q8_0 the rest in Q8_0, as gpt-oss GGUF files";
         /// NVIDIA NVFP4: 16 FP4 values share an FP8 scale, plus fp32 global scales.
         Nvfp4 = "nvfp4", "NVFP4", "";
         /// GGUF Q4_0.
@@ -163,6 +163,17 @@ pub struct Shares {
 /// Llama 3 8B in w4a16 with g = 128: Ψ_q = 6,979,321,856 (the block linears),
 /// G = Σ ⌈cols/128⌉·rows = 54,525,952 groups.
 pub fn shares(arch: &Arch, q: Quant, g: crate::nonzero::Count) -> Shares {
+    shares_in(arch, q, q.gguf(), g)
+}
+
+/// [`shares`] of a GGUF file of type `ft` (`None`: not a GGUF file), which [`Quant::gguf`]
+/// gives but for gpt-oss's `MXFP4 MoE` files ([`Numerics::gguf`](crate::scenario::Numerics::gguf)).
+pub fn shares_in(
+    arch: &Arch,
+    q: Quant,
+    ft: Option<gguf::FileType>,
+    g: crate::nonzero::Count,
+) -> Shares {
     let (ts, vectors) = tensors::tensors(arch);
     let moe = arch.experts > 0;
     let block = if q == Quant::Nvfp4 { 16 } else { 32 };
@@ -171,7 +182,7 @@ pub fn shares(arch: &Arch, q: Quant, g: crate::nonzero::Count) -> Shares {
         rest: vectors,
         ..Shares::default()
     };
-    let types = q.gguf().map(|ft| gguf::tensor_types(ft, arch, &ts));
+    let types = ft.map(|ft| gguf::tensor_types(ft, arch, &ts));
     for (i, t) in ts.iter().enumerate() {
         let gguf_type = types.as_ref().and_then(|v| v[i]);
         if let Some(ty) = gguf_type {
@@ -267,7 +278,10 @@ pub fn weights_expr(q: Quant, s: &Shares, k: u64, double_quant: bool) -> Expr {
             Mul,
             Add,
         ])),
-        Quant::Mxfp4 => kept(Expr::new(&[Num(17), Sym("B₃₂", s.blocks), Mul])),
+        // A GGUF file's MXFP4 (`Shares::gguf_mix` filled) is counted as the other GGUF types.
+        Quant::Mxfp4 if s.gguf_mix.is_empty() => {
+            kept(Expr::new(&[Num(17), Sym("B₃₂", s.blocks), Mul]))
+        }
         Quant::Nvfp4 => kept(Expr::new(&[
             Num(9),
             Sym("B₁₆", s.blocks),

@@ -271,6 +271,19 @@ fn yes() -> bool {
 }
 
 impl Numerics {
+    /// The GGUF file type the weights are (`None`: not a GGUF file): `quant`'s, and
+    /// `quant=mxfp4&weight_dtype=q8_0` for gpt-oss's `MXFP4 MoE` files as
+    /// `convert_hf_to_gguf.py --outtype q8_0` writes them (ggml-org's, LM Studio's: "type
+    /// q8_0: 98 tensors, type mxfp4: 72 tensors" for gpt-oss-20b). `quant=mxfp4` alone keeps
+    /// the rest in 16 bits (Ollama's gpt-oss files, 13.8 GB for the 20b).
+    pub fn gguf(&self) -> Option<crate::quant::gguf::FileType> {
+        match (self.quant, self.weight_dtype) {
+            (crate::quant::Quant::Mxfp4, Dtype::Q8_0) => {
+                Some(crate::quant::gguf::FileType::Mxfp4MoeQ8)
+            }
+            (q, _) => q.gguf(),
+        }
+    }
     /// `weight_dtype=int8|int4`, the older spelling of a quantised format, as the one
     /// key `quant` (`int8_g`, `int4_g`: the same bytes); a `quant` already set wins.
     pub fn normalise_weight_format(&mut self) {

@@ -481,7 +481,9 @@ impl Scenario {
     /// A weight format the engine does not load, named and counted at its bytes as if it
     /// did: llama.cpp loads GGUF files (its `q*`/`iq*` types, f16/bf16/f32 as `quant=none`,
     /// MXFP4 for gpt-oss), not Hugging Face checkpoints' FP8, INT8/INT4 or bitsandbytes
-    /// formats; TensorRT-LLM loads no GGUF file and has no bitsandbytes format.
+    /// formats; TensorRT-LLM loads no GGUF file and has no bitsandbytes format; a llama.cpp
+    /// block type as `weight_dtype` (`quant=mxfp4&weight_dtype=q8_0`: gpt-oss's GGUF file) is
+    /// llama.cpp's alone.
     ///
     /// Source: llama.cpp `ggml/include/ggml.h` (`enum ggml_type`) and `convert_hf_to_gguf.py`
     /// (a checkpoint is converted before it is served); TensorRT-LLM's quantization modes
@@ -495,6 +497,11 @@ impl Scenario {
             Engine::Llamacpp if !gguf && !matches!(q, Quant::None | Quant::Mxfp4) => format!(
                 "llama.cpp loads GGUF files (the q*/iq* types, f16/bf16/f32 as quant=none, MXFP4); quant={} is a Hugging Face checkpoint format it does not load (convert the model to GGUF first): counted at its bytes as if it did",
                 q.as_str()
+            ),
+            e if e != Engine::Llamacpp && self.numerics.weight_dtype.is_ggml() => format!(
+                "weight_dtype={} is a llama.cpp block type (a GGUF file's), not one {} stores weights in: counted at its bytes as if it were",
+                self.numerics.weight_dtype.as_str(),
+                e.as_str()
             ),
             Engine::Trtllm if gguf => format!(
                 "TensorRT-LLM does not load GGUF files (quant={}): counted at its bytes as if it did",

@@ -719,6 +719,22 @@ fn formats_the_engine_does_not_load_are_named() {
         assert!(!named("trtllm", q), "TensorRT-LLM {q}");
     }
     assert!(!named("vllm", "q4_k_m") && !named("sglang", "fp8"));
+    // A llama.cpp block type as the weights' dtype (gpt-oss's GGUF file with quant=mxfp4)
+    // is llama.cpp's alone.
+    let dtype = |e: &str, d: &str| {
+        serve_warnings(&format!(
+            "mode=serve&model=gpt-oss-20b&engine={e}&quant=mxfp4&weight_dtype={d}"
+        ))
+        .into_iter()
+        .find(|(k, _)| *k == "quant")
+        .map(|(_, m)| m)
+    };
+    for e in ["vllm", "sglang", "trtllm"] {
+        let m = dtype(e, "q8_0").unwrap_or_else(|| panic!("{e}"));
+        assert!(m.starts_with("weight_dtype=q8_0 is a llama.cpp block type"), "{m}");
+        assert_eq!(dtype(e, "bf16"), None, "{e}");
+    }
+    assert_eq!(dtype("llamacpp", "q8_0"), None);
 }
 
 /// llama.cpp's layer split is counted over `tp` GPUs; `pp` is named, not silently read as

@@ -14,9 +14,10 @@ pub(crate) const LLAMACPP_OUTPUT_FIRST_FROM: Version = Version(8133, 0, 0, 0);
 /// `token_embd`'s bytes in the file's format (`W_embd`).
 pub(super) fn embd_bytes(s: &Scenario, arch: &crate::model::Arch) -> u64 {
     let k = s.numerics.precision.compute_bytes();
-    match s.numerics.quant.gguf() {
-        Some(_) => {
-            quant::shares(arch, s.numerics.quant, crate::nonzero::count(32)).gguf_embd as u64
+    match s.numerics.gguf() {
+        Some(ft) => {
+            let n = crate::nonzero::count(32);
+            quant::shares_in(arch, s.numerics.quant, Some(ft), n).gguf_embd as u64
         }
         None => sat(arch.vocab.get() as u128 * arch.hidden.get() as u128 * k as u128),
     }
@@ -147,7 +148,6 @@ impl LayerBytes {
         let (ts, vectors) = tensors(arch);
         let types = s
             .numerics
-            .quant
             .gguf()
             .map(|ft| crate::quant::gguf::tensor_types(ft, arch, &ts));
         let elements: u128 = ts.iter().map(|t| t.elements()).sum::<u128>() + vectors;
