@@ -65,9 +65,11 @@ fn fit_line(r: &ServeReport, units: Units) -> Option<String> {
         _ => format!("{a}, and {b}"),
     };
     let what = match (x.outcome.as_str(), x.ngl) {
+        ("experts", _) => and(&ctx, format!("the routed experts of the last {} of the {} layers go to host memory, the rest stays on {gpu} (llama.cpp also puts part of one more layer's experts on it, not modelled)", x.cpu_experts, x.layers - 1)),
+        ("layers", Some(g)) if x.cpu_experts > 0 => and(&ctx, format!("{g} layers (of the repeating layers and the output layer) stay on {gpu} with their routed experts in host memory, the rest in host memory")),
         ("layers", Some(g)) => and(&ctx, format!("{g} layers (of the repeating layers and the output layer) stay on {gpu}, the rest in host memory")),
         ("ngl_set", _) => and(&ctx, "it stops there, since ngl is set (\"n_gpu_layers already set by user\")".into()),
-        ("not_modelled", _) => and(&ctx, "it would go on to move a mixture's experts to host memory, which memfit does not model (the figures keep the layers as given)".into()),
+        ("not_modelled", _) => and(&ctx, "it would go on to move a mixture's experts to host memory over the GPUs, which memfit does not model (the figures keep the layers as given)".into()),
         _ => ctx,
     };
     Some(format!(
@@ -328,12 +330,16 @@ fn cell(y: &Settings, tp: u32) -> Cell {
 
 /// A cell's text: the concurrency ("3.5×", "3.5× EP" with expert parallelism, "3.5× EPLB"
 /// with redundant experts), or "—" where one request does not fit; where llama-server's
-/// `--fit` changed the launch, what it chose ("1.0× ctx 37,888", "42/81 layers").
+/// `--fit` changed the launch, what it chose ("1.0× ctx 37,888", "42/81 layers", "31/48 exp.
+/// host": the routed experts of 31 of the 48 layers in host memory).
 pub fn cell_text(c: &Cell) -> String {
     use memfit_core::serve::FitOutcome;
     match c.fit {
         Some(f) if c.fits && f.outcome == FitOutcome::Layers => {
             return format!("{}/{} layers", f.ngl.unwrap_or(0), f.layers);
+        }
+        Some(f) if c.fits && f.outcome == FitOutcome::Experts => {
+            return format!("{}/{} exp. host", f.cpu_experts, f.layers - 1);
         }
         Some(f) if c.fits && f.n_ctx < f.n_ctx_from => {
             return format!("{:.1}× ctx {}", c.concurrency, group_digits(f.n_ctx));
@@ -351,7 +357,7 @@ pub fn cell_text(c: &Cell) -> String {
 /// A cell's colour class: none, under one request, a few, many.
 pub fn cell_class(c: &Cell) -> &'static str {
     // Layers in host memory: it starts, at the host's speed.
-    if c.fits && c.fit.is_some_and(|f| f.ngl.is_some()) {
+    if c.fits && c.fit.is_some_and(|f| f.ngl.is_some() || f.cpu_experts > 0) {
         return "few";
     }
     match c.concurrency {
@@ -613,6 +619,23 @@ mod tests {
             "{:?}",
             m[0][3]
         );
+        // A mixture: the fit moves routed experts to host memory (the q8_0 cell of Qwen3
+        // 30B-A3B, 30 GiB, on one 24 GiB card); two GPUs hold it whole.
+        let moe =
+            "mode=serve&engine=llamacpp&model=qwen3-30b-a3b&gpu=rtx3090&ctx_per=total&max_len=8192";
+        let m = fit_map(&settings(moe));
+        let c = m[0]
+            .iter()
+            .find(|c| c.quant == memfit_core::quant::Quant::Q8_0)
+            .unwrap();
+        let f = c.fit.expect("the fit ran");
+        assert_eq!(cell_text(c), format!("{}/48 exp. host", f.cpu_experts));
+        assert_eq!(cell_class(c), "few");
+        let two = m[1]
+            .iter()
+            .find(|c| c.quant == memfit_core::quant::Quant::Q8_0)
+            .unwrap();
+        assert!(two.fits && two.fit.is_none(), "{two:?}");
     }
 
     #[test]

@@ -256,7 +256,10 @@ fn gpt_oss_mxfp4_gguf_files() {
     let experts = 24 * 32 * 3 * 2880 * 2880 / 32 * 17;
     let biases = 24 * 32 * (3 * 2880) * 4;
     let dense = (small.weights_bytes - experts - biases) as f64 / (1u64 << 20) as f64;
-    assert!((dense - 1242.03).abs() < 0.5, "{dense:.2} MiB against 1242.03");
+    assert!(
+        (dense - 1242.03).abs() < 0.5,
+        "{dense:.2} MiB against 1242.03"
+    );
     assert_eq!(mib(small.kv_cache_bytes), "3090.00");
     // Ollama's files: the same experts, the rest in bf16.
     let ollama = serve("model=gpt-oss-20b&quant=mxfp4&max_len=8192");

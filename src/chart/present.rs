@@ -85,6 +85,11 @@ pub fn verdict(e: &Estimate, units: Units) -> Verdict {
         {
             // What llama-server's --fit chose, in the headline: the launch fits as it cut it.
             match f.ngl {
+                None if f.cpu_experts > 0 => format!(
+                    "Fits with the experts of {} of {} layers in host memory",
+                    f.cpu_experts,
+                    f.layers - 1
+                ),
                 Some(g) => format!(
                     "Fits with {g} of {} layers on the GPU{}",
                     f.layers,
@@ -198,6 +203,18 @@ mod tests {
         assert_eq!(
             headline(&format!("{ls}&model=llama-3-70b&quant=q4_k_m&max_len=8192")),
             "Fits with 42 of 81 layers on the GPU"
+        );
+        assert_eq!(
+            headline(&format!(
+                "{ls}&model=gpt-oss-120b&quant=mxfp4&weight_dtype=q8_0&max_len=4096"
+            )),
+            "Fits with the experts of 24 of 36 layers in host memory"
+        );
+        assert_eq!(
+            headline(&format!(
+                "{ls}&model=llama-3-70b&quant=q4_k_m&max_len=65536&tp=2&gpus_per_node=2"
+            )),
+            "Fits with 60 of 81 layers on the GPUs"
         );
         assert_eq!(
             headline(&format!(

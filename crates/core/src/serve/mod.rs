@@ -87,16 +87,19 @@ pub enum FitOutcome {
     /// `-ngl` was set: the fit stops before moving layers (`ngl_set`).
     NglSet,
     /// What the fit does next is not modelled (`not_modelled`): a mixture's experts moved
-    /// to host memory layer by layer.
+    /// to host memory over several GPUs.
     NotModelled,
+    /// Every layer on the GPU, the routed experts of some in host memory (`experts`).
+    Experts,
 }
 
 impl FitOutcome {
-    const ALL: [FitOutcome; 4] = [
+    const ALL: [FitOutcome; 5] = [
         FitOutcome::Context,
         FitOutcome::Layers,
         FitOutcome::NglSet,
         FitOutcome::NotModelled,
+        FitOutcome::Experts,
     ];
     /// The spelling in `serve.fit.outcome`.
     pub fn as_str(self) -> &'static str {
@@ -105,6 +108,7 @@ impl FitOutcome {
             FitOutcome::Layers => "layers",
             FitOutcome::NglSet => "ngl_set",
             FitOutcome::NotModelled => "not_modelled",
+            FitOutcome::Experts => "experts",
         }
     }
 }
@@ -132,6 +136,9 @@ pub struct Fitted {
     /// The GPUs the layers are split over (`tp`); the projected, free and reduced bytes are
     /// their sums, as llama.cpp prints them.
     pub devices: u64,
+    /// GPU layers whose routed experts the fit put in host memory (llama.cpp's
+    /// "overflowing" layers; 0 for a dense model).
+    pub cpu_experts: u64,
     /// How it ended.
     pub outcome: FitOutcome,
 }
@@ -144,7 +151,7 @@ impl Fitted {
             .position(|o| *o == self.outcome)
             .unwrap_or(0);
         format!(
-            "{}.{}.{}.{}.{}.{}.{}.{}.{code}",
+            "{}.{}.{}.{}.{}.{}.{}.{}.{}.{code}",
             self.n_ctx_from,
             self.n_ctx,
             self.ngl.map_or(0, |g| g.saturating_add(1)),
@@ -152,7 +159,8 @@ impl Fitted {
             self.free_bytes,
             self.reduction_bytes,
             self.layers,
-            self.devices
+            self.devices,
+            self.cpu_experts
         )
     }
     /// See [`Fitted::to_text`].
@@ -161,7 +169,9 @@ impl Fitted {
             .split('.')
             .map(|x| x.parse().ok())
             .collect::<Option<_>>()?;
-        let [from, ctx, ngl, projected, free, reduction, layers, devices, code] = n[..] else {
+        let [from, ctx, ngl, projected, free, reduction, layers, devices, cpu_experts, code] =
+            n[..]
+        else {
             return None;
         };
         Some(Fitted {
@@ -173,6 +183,7 @@ impl Fitted {
             reduction_bytes: reduction,
             layers,
             devices,
+            cpu_experts,
             outcome: *FitOutcome::ALL.get(code as usize)?,
         })
     }
@@ -199,10 +210,16 @@ impl Fitted {
                 "; entire model should be fit across devices by reducing context".to_string()
             }
             (FitOutcome::Context, _) => "; entire model can be fit by reducing context".to_string(),
+            (FitOutcome::Experts, _) => {
+                format!("; {layers} layers ({} overflowing)", self.cpu_experts)
+            }
+            (FitOutcome::Layers, Some(g)) if self.cpu_experts > 0 => {
+                format!("; {g} layers ({} overflowing)", self.cpu_experts)
+            }
             (FitOutcome::Layers, Some(g)) => format!("; offloaded {g}/{layers} layers to GPU"),
             (FitOutcome::Layers, None) => String::new(),
             (FitOutcome::NglSet, _) => "; failed to fit params to free device memory: n_gpu_layers already set by user, abort".to_string(),
-            (FitOutcome::NotModelled, _) => "; next it moves a mixture's experts to host memory, not modelled: the layers stay as given".to_string(),
+            (FitOutcome::NotModelled, _) => "; next it moves a mixture's experts to host memory over the GPUs, not modelled: the layers stay as given".to_string(),
         };
         m
     }
@@ -226,6 +243,8 @@ pub struct FitReport {
     pub layers: u64,
     /// [`Fitted::devices`].
     pub devices: u64,
+    /// [`Fitted::cpu_experts`].
+    pub cpu_experts: u64,
     /// The free memory the fit keeps (`--fit-target`), B.
     pub margin_bytes: u64,
     /// [`FitOutcome::as_str`].
@@ -351,6 +370,7 @@ impl Plan {
                 free_bytes: f.free_bytes,
                 layers: f.layers,
                 devices: f.devices,
+                cpu_experts: f.cpu_experts,
                 margin_bytes: engines::FIT_MARGIN,
                 outcome: f.outcome.as_str().into(),
                 message: f.message(),

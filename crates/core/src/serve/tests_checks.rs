@@ -731,7 +731,10 @@ fn formats_the_engine_does_not_load_are_named() {
     };
     for e in ["vllm", "sglang", "trtllm"] {
         let m = dtype(e, "q8_0").unwrap_or_else(|| panic!("{e}"));
-        assert!(m.starts_with("weight_dtype=q8_0 is a llama.cpp block type"), "{m}");
+        assert!(
+            m.starts_with("weight_dtype=q8_0 is a llama.cpp block type"),
+            "{m}"
+        );
         assert_eq!(dtype(e, "bf16"), None, "{e}");
     }
     assert_eq!(dtype("llamacpp", "q8_0"), None);

@@ -40,6 +40,13 @@ use crate::serve::HostMemory;
 /// With parallel 4: Ollama 32,768 cells, 4,096 MiB; llama-server `-c 8192 -np 4`
 /// (ctx_per=total) 8,192 cells, 1,024 MiB, 2,048 tokens per slot.
 pub(super) fn plan_at(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
+    plan_with(s, p, l, 0)
+}
+
+/// [`plan_at`] with the routed experts of the last `cpu_experts` GPU layers in host memory
+/// (what llama.cpp's fit does to a mixture, [`super::llamacpp_fit`]): `W_gpu` less their
+/// bytes, the host's mapped span reaching the output layer.
+pub(crate) fn plan_with(s: &Scenario, p: &Prepared, l: &Layout, cpu_experts: u64) -> Plan {
     let v = used_release(s);
     let arch = &p.arch;
     let Cells {
@@ -50,9 +57,12 @@ pub(super) fn plan_at(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         seq_len,
         swa_cells,
     } = cells(s, arch);
-    let place = placement(s, arch, v);
+    let place = Placement {
+        cpu_experts,
+        ..placement(s, arch, v)
+    };
     let split = LayerBytes::of(s, p);
-    let weights = match place.all(arch) {
+    let weights = match place.all(arch) && cpu_experts == 0 {
         true => gpu_weights(s, p, l),
         false => split.gpu_expr(arch, place, l.tp.get()),
     };
@@ -60,12 +70,10 @@ pub(super) fn plan_at(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
     let (full, windowed) = kv_stage(arch, place, s.serving.kv_offload, l.tp);
     let row = layer_row(arch, f, Count::MIN);
     let rs = recurrent_bytes(arch, par.get());
-    let kv = kv_expr(n_ctx, full, swa_cells, windowed, row);
     // The recurrent blocks' state (a transformer has none: its formula stays as it was).
-    let kv = if rs > 0 {
-        kv.then(&[Sym("R_s", rs), Add])
-    } else {
-        kv
+    let kv = match kv_expr(n_ctx, full, swa_cells, windowed, row) {
+        kv if rs > 0 => kv.then(&[Sym("R_s", rs), Add]),
+        kv => kv,
     };
     let per_token = sat(row as u128 * full as u128);
     let cells3 = (n_ub, n_ctx, swa_cells);

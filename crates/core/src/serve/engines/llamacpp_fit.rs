@@ -1,9 +1,10 @@
 //! llama.cpp's automatic fit (`--fit`, on by default in llama-server and llama-cli from
 //! b7437): before loading, llama.cpp measures its buffers with a dry run and, when they
 //! would not leave 1 GiB of the device free, first shrinks an unset context, then moves
-//! layers to host memory (an unset `-ngl`).
+//! a mixture's routed experts and layers to host memory (an unset `-ngl`).
 
-use super::llamacpp::plan_at;
+use super::llamacpp::{plan_at, plan_with};
+use super::llamacpp_offload::placement;
 use super::*;
 use crate::scenario::{CtxPer, LlamaFit, LLAMACPP_FIT_FROM};
 use crate::serve::{FitOutcome, Fitted};
@@ -60,15 +61,22 @@ fn with(s: &Scenario, n_ctx: u64, ngl: Option<u64>) -> Scenario {
 /// else, c = 4,096 (max_len unset) or max_len; then, with several GPUs or the context not enough:
 ///   ngl set by the user: the fit stops ("n_gpu_layers already set by user to N, abort")
 ///   U(c, all) ≤ T: every layer stays (several GPUs: "should be fit across devices")
-///   else ngl = the most layers g (of L + 1) with U(c, g) ≤ T   (dense; 0 when none fits)
+///   a mixture on one GPU, U(c, all, e = L) ≤ T (every layer's routed experts in host memory):
+///     e = L − f, f the most layers (the first ones) whose experts fit back: U(c, all, L − f) ≤ T
+///     ("L + 1 layers (e overflowing)")
+///   else ngl = the most layers g (of L + 1) with U(c, g, e) ≤ T, e = every GPU layer's
+///     experts for a mixture, 0 for a dense model   (0 when none fits)
 /// ```
+/// `U(c, g, e)` is [`plan_with`]'s: the routed experts (and gpt-oss's expert biases) of the
+/// last `e` GPU layers in host memory. llama.cpp's last step, part of one more layer's
+/// experts on the GPU (its up, or up and gate, projections), is not modelled: up to two
+/// thirds of a layer's experts fewer on the GPU than llama.cpp puts there.
 /// `M_total` is the device's CUDA total ([`device_total`]), `U(c)` at every layer. The two
 /// dry runs' line through (4,096, S_min) and (c₀, S_max) is llama.cpp's interpolation; its
 /// integer division truncates. Over several GPUs llama.cpp fills whole layers back to front,
 /// the last GPU first; memfit splits the same count evenly, which can hold up to a layer a
-/// GPU more than the packing. A mixture whose layers must move (llama.cpp first moves the
-/// routed experts of every layer to host memory, then fills layers back) is not modelled:
-/// named.
+/// GPU more than the packing. A mixture whose layers must move over several GPUs is not
+/// modelled: named.
 ///
 /// Source: llama.cpp `common/fit.cpp` `common_params_fit_impl` (first `llama_params_fit_impl`
 /// in `src/llama.cpp`, PR #16653; PR #18070: a context set by the user is never reduced),
@@ -106,6 +114,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout, v: Version) -> Plan {
         reduction_bytes: 0,
         layers: p.arch.layers.get() as u64 + 1,
         devices: t,
+        cpu_experts: 0,
         outcome: FitOutcome::Context,
     };
     let finish = |t: &Scenario, f: Fitted| {
@@ -121,29 +130,57 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout, v: Version) -> Plan {
             return finish(&with(s, c, None), fitted);
         }
     }
-    let fits = |g: Option<u64>| used(&plan_at(&with(s, c, g), p, l)) <= target;
+    let at = |g: Option<u64>, e: u64| used(&plan_with(&with(s, c, g), p, l, e)) <= target;
+    let moe = p.arch.experts > 0;
+    let layers = p.arch.layers.get() as u64;
     fitted.outcome = match s.serving.ngl {
         Some(_) => FitOutcome::NglSet,
-        None if fits(None) => FitOutcome::Context,
-        None if p.arch.experts > 0 => FitOutcome::NotModelled,
+        None if at(None, 0) => FitOutcome::Context,
+        None if moe && t > 1 => FitOutcome::NotModelled,
+        None if moe && at(None, layers) => FitOutcome::Experts,
         None => FitOutcome::Layers,
     };
-    if fitted.outcome != FitOutcome::Layers {
-        return finish(&with(s, c, None), fitted);
+    match fitted.outcome {
+        FitOutcome::Experts => {
+            // The most layers with their experts on the GPU (the first ones; llama.cpp
+            // converts the dense-only layers to full ones front to back).
+            let full = most(layers, |f| at(None, layers - f));
+            fitted.cpu_experts = layers - full;
+            let mut pl = plan_with(&with(s, c, None), p, l, layers - full);
+            pl.fit = Some(fitted);
+            pl
+        }
+        FitOutcome::Layers => {
+            // The most layers on the GPU (a mixture's with their experts in host memory).
+            let e = if moe { layers } else { 0 };
+            let g = most(fitted.layers, |g| at(Some(g), e));
+            let t = with(s, c, Some(g));
+            let gpu = placement(&t, &p.arch, v).gpu;
+            fitted.ngl = Some(g);
+            fitted.cpu_experts = e.min(gpu);
+            let mut pl = plan_with(&t, p, l, e);
+            pl.fit = Some(fitted);
+            pl
+        }
+        _ => finish(&with(s, c, None), fitted),
     }
-    // The most layers that fit: U grows with g, so a bisection finds llama.cpp's answer
-    // (its false-position search stops at the last count that fits).
-    let (mut lo, mut hi) = (0u64, fitted.layers);
+}
+
+/// The largest `n ≤ max` with `fits(n)` (0 when none), for a `fits` that holds up to a
+/// point and not beyond: memory grows with the layers (or experts) on the GPU, so a
+/// bisection finds llama.cpp's answer (its false-position search stops at the last count
+/// that fits).
+fn most(max: u64, fits: impl Fn(u64) -> bool) -> u64 {
+    let (mut lo, mut hi) = (0u64, max);
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
-        if fits(Some(mid)) {
+        if fits(mid) {
             lo = mid;
         } else {
             hi = mid - 1;
         }
     }
-    fitted.ngl = Some(lo);
-    finish(&with(s, c, Some(lo)), fitted)
+    lo
 }
 
 /// The fit's second step, an unset context over 4,096 tokens: the context where the line
@@ -159,7 +196,9 @@ fn context(s: &Scenario, p: &Prepared, l: &Layout, base: &Plan, f: &mut Fitted) 
     // Several GPUs take whole layers: the target keeps (t + 1)/2 layers' weights back
     // (a sixth of that for a mixture, whose tensors move one by one).
     let layers = (p.arch.layers.get() as u64).min(s.serving.ngl.map_or(u64::MAX, u64::from));
-    let per_layer = t * base.weights.eval() as u128 / layers.max(1) as u128;
+    let per_layer = (t * base.weights.eval() as u128)
+        .checked_div(layers as u128)
+        .unwrap_or(0);
     let k = if p.arch.experts > 0 { 6 } else { 2 };
     let slack = if t > 1 { (t + 1) * per_layer / k } else { 0 };
     let goal = sum(device_total(s).saturating_sub(FIT_MARGIN)).saturating_sub(slack);

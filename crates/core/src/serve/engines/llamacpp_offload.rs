@@ -47,6 +47,9 @@ pub(crate) struct Placement {
     pub gpu: u64,
     /// The output layer (final norm and head) on the GPUs.
     pub output_gpu: bool,
+    /// GPU layers whose routed experts stay in host memory (the last of the GPU layers,
+    /// as llama.cpp's fit overrides them: `blk.N.ffn_(up|down|gate)_exps` to the CPU).
+    pub cpu_experts: u64,
 }
 
 impl Placement {
@@ -65,17 +68,20 @@ pub(crate) fn placement(s: &Scenario, arch: &crate::model::Arch, v: Version) -> 
                 Placement {
                     gpu: ngl.saturating_sub(1),
                     output_gpu: ngl >= 1,
+                    cpu_experts: 0,
                 }
             } else {
                 Placement {
                     gpu: ngl,
                     output_gpu: false,
+                    cpu_experts: 0,
                 }
             }
         }
         _ => Placement {
             gpu: layers,
             output_gpu: true,
+            cpu_experts: 0,
         },
     }
 }
@@ -113,6 +119,8 @@ pub(super) fn kv_stage(
 /// and the output layer (final norm, head).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct LayerBytes {
+    /// Each repeating layer's routed experts, B (0 for a dense layer; in `layers` too).
+    pub routed: Vec<u64>,
     /// The file's weights, `W_gguf + 4·Ψ_r` (every tensor once).
     pub total: u64,
     /// `token_embd`, `W_embd`.
@@ -145,6 +153,7 @@ impl LayerBytes {
         let embd = embd_bytes(s, arch);
         let n = arch.layers.get() as usize;
         let mut layers = vec![0u64; n];
+        let mut routed = vec![0u64; n];
         let (ts, vectors) = tensors(arch);
         let types = s
             .numerics
@@ -160,10 +169,15 @@ impl LayerBytes {
             }
             let b = match types.as_ref().and_then(|v| v.get(i).copied().flatten()) {
                 Some(ty) => ty.row_bytes(t.cols) as u128 * t.rows as u128 * t.n as u128,
+                // A GGUF's untyped tensors (routers) are f32.
+                None if types.is_some() => 4 * t.elements(),
                 // The tensor table's element total (≥ 1 for any shape: a count of weights, not a type).
                 None => t.elements() * total as u128 / elements.max(1),
             };
             layers[li] = sat(layers[li] as u128 + b);
+            if t.routed {
+                routed[li] = sat(routed[li] as u128 + b);
+            }
         }
         if n > 0 {
             let per = if types.is_some() {
@@ -175,8 +189,21 @@ impl LayerBytes {
             for x in &mut layers {
                 *x = sat(*x as u128 + per);
             }
+            // gpt-oss's expert biases (gate, up: f_e each; down: h) move with the experts.
+            if arch.expert_bias {
+                let e = arch.experts as u128
+                    * (2 * arch.expert_ffn() as u128 + arch.hidden.get() as u128);
+                let b = match types.is_some() {
+                    true => 4 * e,
+                    false => (e * total as u128).checked_div(elements).unwrap_or(0),
+                };
+                for x in routed.iter_mut().filter(|x| **x > 0) {
+                    *x = sat(*x as u128 + b);
+                }
+            }
         }
         LayerBytes {
+            routed,
             total,
             embd,
             layers,
@@ -197,6 +224,16 @@ impl LayerBytes {
             .fold(0u64, |a, &b| a.saturating_add(b))
     }
 
+    /// The routed experts the placement keeps in host memory: those of the last
+    /// `cpu_experts` of the GPU layers, B.
+    pub(super) fn cpu_routed(&self, place: Placement) -> u64 {
+        let n = self.routed.len();
+        let c = (place.cpu_experts.min(place.gpu) as usize).min(n);
+        self.routed[n - c..]
+            .iter()
+            .fold(0u64, |a, &b| a.saturating_add(b))
+    }
+
     /// The weights on one GPU under partial offload.
     ///
     /// # Formula
@@ -208,8 +245,9 @@ impl LayerBytes {
         } else {
             0
         };
+        let layers = self.gpu_layers(place.gpu) - self.cpu_routed(place);
         Expr::new(&[
-            Sym("W_layers,gpu", self.gpu_layers(place.gpu) as u128),
+            Sym("W_layers,gpu", layers as u128),
             Sym("W_out,gpu", out as u128),
             Add,
             Sym("t", t as u128),
@@ -224,6 +262,8 @@ impl LayerBytes {
     /// # Formula
     /// ```text
     /// output on the GPU:  W_embd + Σ_{first L − g} W_i      (every layer on the GPU: W_embd)
+    ///   experts in host memory: W − W_out                  (the last layer's experts are the
+    ///                                                       CPU's; gpt-oss-20b's 10,949.33 MiB)
     /// output on the CPU:  W                                  (the span reaches the file's end)
     /// ```
     /// Source: llama.cpp `llama_model_loader::get_mapping_range` (`first` = the lowest
@@ -237,6 +277,10 @@ impl LayerBytes {
     pub(super) fn mapped(&self, arch: &crate::model::Arch, place: Placement) -> u64 {
         if !place.output_gpu {
             return self.total;
+        }
+        if self.cpu_routed(place) > 0 {
+            // The last layer's experts are the CPU's: the span reaches the output layer.
+            return self.total.saturating_sub(self.output());
         }
         let cpu = (arch.layers.get() as u64).saturating_sub(place.gpu) as usize;
         let head = self.layers[..cpu.min(self.layers.len())]

@@ -4,6 +4,8 @@ mod eplb;
 mod hybrid;
 mod llamacpp;
 mod llamacpp_fit;
+#[cfg(test)]
+pub(crate) use llamacpp::plan_with as llamacpp_plan_with;
 pub(crate) use llamacpp_fit::FIT_MARGIN;
 mod llamacpp_offload;
 mod llamacpp_pipeline;
