@@ -69,7 +69,6 @@ fn fit_line(r: &ServeReport, units: Units) -> Option<String> {
         ("layers", Some(g)) if x.cpu_experts > 0 => and(&ctx, format!("{g} layers (of the repeating layers and the output layer) stay on {gpu} with their routed experts in host memory, the rest in host memory")),
         ("layers", Some(g)) => and(&ctx, format!("{g} layers (of the repeating layers and the output layer) stay on {gpu}, the rest in host memory")),
         ("ngl_set", _) => and(&ctx, "it stops there, since ngl is set (\"n_gpu_layers already set by user\")".into()),
-        ("not_modelled", _) => and(&ctx, "it would go on to move a mixture's experts to host memory over the GPUs, which memfit does not model (the figures keep the layers as given)".into()),
         _ => ctx,
     };
     Some(format!(

@@ -86,19 +86,15 @@ pub enum FitOutcome {
     Layers,
     /// `-ngl` was set: the fit stops before moving layers (`ngl_set`).
     NglSet,
-    /// What the fit does next is not modelled (`not_modelled`): a mixture's experts moved
-    /// to host memory over several GPUs.
-    NotModelled,
     /// Every layer on the GPU, the routed experts of some in host memory (`experts`).
     Experts,
 }
 
 impl FitOutcome {
-    const ALL: [FitOutcome; 5] = [
+    const ALL: [FitOutcome; 4] = [
         FitOutcome::Context,
         FitOutcome::Layers,
         FitOutcome::NglSet,
-        FitOutcome::NotModelled,
         FitOutcome::Experts,
     ];
     /// The spelling in `serve.fit.outcome`.
@@ -107,7 +103,6 @@ impl FitOutcome {
             FitOutcome::Context => "context",
             FitOutcome::Layers => "layers",
             FitOutcome::NglSet => "ngl_set",
-            FitOutcome::NotModelled => "not_modelled",
             FitOutcome::Experts => "experts",
         }
     }
@@ -219,7 +214,6 @@ impl Fitted {
             (FitOutcome::Layers, Some(g)) => format!("; offloaded {g}/{layers} layers to GPU"),
             (FitOutcome::Layers, None) => String::new(),
             (FitOutcome::NglSet, _) => "; failed to fit params to free device memory: n_gpu_layers already set by user, abort".to_string(),
-            (FitOutcome::NotModelled, _) => "; next it moves a mixture's experts to host memory over the GPUs, not modelled: the layers stay as given".to_string(),
         };
         m
     }

@@ -316,8 +316,8 @@ fn fit_over_two_gpus_shrinks_the_context() {
 
 /// Several GPUs with the context set: layers go to host memory until each GPU leaves its
 /// margin (memfit splits the kept layers evenly; llama.cpp packs them back to front).
-/// With `-ngl` set the fit stops after the context, as on one GPU; a mixture that must
-/// move layers is named.
+/// With `-ngl` set the fit stops after the context, as on one GPU; a mixture's experts
+/// go to host memory as on one GPU.
 #[test]
 fn fit_over_two_gpus_moves_layers_or_stops() {
     let q = "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_k_m&gpu=rtx3090&gpus_per_node=2&tp=2&ctx_per=total&max_len=65536";
@@ -339,13 +339,21 @@ fn fit_over_two_gpus_moves_layers_or_stops() {
     assert_eq!(f.outcome, FitOutcome::NglSet);
     assert!(f.n_ctx < 131_072 && f.n_ctx >= 4096);
     assert_eq!(plan(set).max_len, f.n_ctx);
-    // A mixture whose layers would have to move: named, the figures the settings' own.
+    // A mixture over two GPUs: the experts of the last layers go to host memory, split
+    // evenly like the layers, as few as leave each GPU its margin.
     let moe = "mode=serve&engine=llamacpp&model=qwen3-30b-a3b&precision=fp16&gpu=rtx3090&gpus_per_node=2&tp=2&ctx_per=total&max_len=32768";
     let f = fitted(moe);
-    assert_eq!(f.outcome, FitOutcome::NotModelled);
-    let mut p = plan(moe);
-    p.fit = None;
-    assert_eq!(p, plan(&format!("{moe}&fit=off")));
+    assert_eq!((f.outcome, f.devices), (FitOutcome::Experts, 2));
+    let (x, _) = decode(&format!("{moe}&fit=off"));
+    let s = &x.scenario;
+    let with = |e: u64| {
+        let p = super::engines::llamacpp_plan_with(s, &Prepared::of(s), &s.layout(), e);
+        gpu_bytes_of(&p)
+    };
+    let e = f.cpu_experts;
+    let target = plan(moe).budget - MARGIN;
+    assert!(e > 0 && with(e) <= target && with(e - 1) > target, "{e}");
+    assert_eq!(plan(moe).error, None);
 }
 
 /// The plan's line carries the fit (the page's second module sends plans as lines).

@@ -61,7 +61,7 @@ fn with(s: &Scenario, n_ctx: u64, ngl: Option<u64>) -> Scenario {
 /// else, c = 4,096 (max_len unset) or max_len; then, with several GPUs or the context not enough:
 ///   ngl set by the user: the fit stops ("n_gpu_layers already set by user to N, abort")
 ///   U(c, all) ≤ T: every layer stays (several GPUs: "should be fit across devices")
-///   a mixture on one GPU, U(c, all, e = L) ≤ T (every layer's routed experts in host memory):
+///   a mixture, U(c, all, e = L) ≤ T (every layer's routed experts in host memory):
 ///     e = L − f, f the most layers (the first ones) whose experts fit back: U(c, all, L − f) ≤ T
 ///     ("L + 1 layers (e overflowing)")
 ///   else ngl = the most layers g (of L + 1) with U(c, g, e) ≤ T, e = every GPU layer's
@@ -75,8 +75,7 @@ fn with(s: &Scenario, n_ctx: u64, ngl: Option<u64>) -> Scenario {
 /// dry runs' line through (4,096, S_min) and (c₀, S_max) is llama.cpp's interpolation; its
 /// integer division truncates. Over several GPUs llama.cpp fills whole layers back to front,
 /// the last GPU first; memfit splits the same count evenly, which can hold up to a layer a
-/// GPU more than the packing. A mixture whose layers must move over several GPUs is not
-/// modelled: named.
+/// GPU more than the packing; a mixture's full layers (experts on the GPU) likewise.
 ///
 /// Source: llama.cpp `common/fit.cpp` `common_params_fit_impl` (first `llama_params_fit_impl`
 /// in `src/llama.cpp`, PR #16653; PR #18070: a context set by the user is never reduced),
@@ -136,7 +135,6 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout, v: Version) -> Plan {
     fitted.outcome = match s.serving.ngl {
         Some(_) => FitOutcome::NglSet,
         None if at(None, 0) => FitOutcome::Context,
-        None if moe && t > 1 => FitOutcome::NotModelled,
         None if moe && at(None, layers) => FitOutcome::Experts,
         None => FitOutcome::Layers,
     };
