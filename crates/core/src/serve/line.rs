@@ -152,6 +152,7 @@ impl Plan {
             error: None,
             host: None,
             fit: None,
+            fit_message: String::new(),
             sources: [""; 6],
         }
     }
@@ -190,15 +191,16 @@ impl Plan {
         ];
         f.extend(exprs.into_iter().map(expr_to_text));
         f.push(self.fit.map_or(String::new(), |x| x.to_text()));
-        // Last: the one free text (`-` for none).
+        // Free texts (without the separator): the fit's message, then the error.
+        f.push(self.fit_message.clone());
         f.push(self.error.as_ref().map_or("-".into(), |e| format!("E{e}")));
         f.join(&FS.to_string())
     }
 
     /// The plan of [`Plan::to_line`]'s line (`None` where it is not one).
     pub fn from_line(line: &str) -> Option<Plan> {
-        let f: Vec<&str> = line.splitn(25, FS).collect();
-        if f.len() != 25 {
+        let f: Vec<&str> = line.splitn(26, FS).collect();
+        if f.len() != 26 {
             return None;
         }
         let engine = *Engine::ALL.iter().find(|e| e.as_str() == f[0])?;
@@ -218,7 +220,7 @@ impl Plan {
             "" => None,
             t => Some(Fitted::parse(t)?),
         };
-        let error = match f[24] {
+        let error = match f[25] {
             "-" => None,
             t => Some(t.strip_prefix('E')?.to_string()),
         };
@@ -243,6 +245,7 @@ impl Plan {
             outside: e(5)?,
             error,
             fit,
+            fit_message: f[24].to_string(),
         })
     }
 }

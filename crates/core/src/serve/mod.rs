@@ -200,20 +200,18 @@ impl Fitted {
                 mib(self.reduction_bytes)
             );
         }
-        m += &match (self.outcome, self.ngl) {
-            (FitOutcome::Context, _) if self.devices > 1 => {
-                "; entire model should be fit across devices by reducing context".to_string()
-            }
-            (FitOutcome::Context, _) => "; entire model can be fit by reducing context".to_string(),
-            (FitOutcome::Experts, _) => {
-                format!("; {layers} layers ({} overflowing)", self.cpu_experts)
-            }
-            (FitOutcome::Layers, Some(g)) if self.cpu_experts > 0 => {
-                format!("; {g} layers ({} overflowing)", self.cpu_experts)
-            }
-            (FitOutcome::Layers, Some(g)) => format!("; offloaded {g}/{layers} layers to GPU"),
-            (FitOutcome::Layers, None) => String::new(),
-            (FitOutcome::NglSet, _) => "; failed to fit params to free device memory: n_gpu_layers already set by user, abort".to_string(),
+        let g = self.ngl.unwrap_or(layers);
+        m += &match self.outcome {
+            FitOutcome::Context => format!(
+                "; entire model {} by reducing context",
+                match self.devices {
+                    1 => "can be fit",
+                    _ => "should be fit across devices",
+                }
+            ),
+            _ if self.cpu_experts > 0 => format!("; {g} layers ({} overflowing)", self.cpu_experts),
+            FitOutcome::Layers => format!("; offloaded {g}/{layers} layers to GPU"),
+            _ => "; failed to fit params to free device memory: n_gpu_layers already set by user, abort".to_string(),
         };
         m
     }
@@ -319,6 +317,9 @@ pub struct Plan {
     /// What llama.cpp's fit changed (`None` for the other engines, or where it did not run
     /// or changed nothing).
     pub fit: Option<Fitted>,
+    /// [`Fitted::message`], written where the plan is made (the page's first module reads
+    /// it from the plan's line and carries no copy of the wording).
+    pub fit_message: String,
 }
 
 impl Plan {
@@ -367,7 +368,7 @@ impl Plan {
                 cpu_experts: f.cpu_experts,
                 margin_bytes: engines::FIT_MARGIN,
                 outcome: f.outcome.as_str().into(),
-                message: f.message(),
+                message: self.fit_message.clone(),
             }),
         }
     }

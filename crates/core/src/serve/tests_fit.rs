@@ -82,6 +82,7 @@ fn fit_moves_layers_when_the_context_is_set() {
     assert_eq!(p.error, None);
     let mut given = plan(&format!("{q}&fit=off&ngl={g}"));
     given.fit = Some(f);
+    given.fit_message = f.message();
     assert_eq!(p, given);
     assert!(f
         .message()

@@ -118,6 +118,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout, v: Version) -> Plan {
     };
     let finish = |t: &Scenario, f: Fitted| {
         let mut pl = plan_at(t, p, l);
+        pl.fit_message = f.message();
         pl.fit = Some(f);
         pl
     };
@@ -145,6 +146,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout, v: Version) -> Plan {
             let full = most(layers, |f| at(None, layers - f));
             fitted.cpu_experts = layers - full;
             let mut pl = plan_with(&with(s, c, None), p, l, layers - full);
+            pl.fit_message = fitted.message();
             pl.fit = Some(fitted);
             pl
         }
@@ -157,6 +159,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout, v: Version) -> Plan {
             fitted.ngl = Some(g);
             fitted.cpu_experts = e.min(gpu);
             let mut pl = plan_with(&t, p, l, e);
+            pl.fit_message = fitted.message();
             pl.fit = Some(fitted);
             pl
         }

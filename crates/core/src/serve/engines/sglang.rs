@@ -88,6 +88,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         error,
         host: None,
         fit: None,
+        fit_message: String::new(),
         sources: eplb_sources(SOURCES, s, &p.arch, split.is_some()),
     }
 }

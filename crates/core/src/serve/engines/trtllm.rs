@@ -75,6 +75,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         error,
         host: None,
         fit: None,
+        fit_message: String::new(),
         sources: [
             SRC_WEIGHTS,
             "TensorRT-LLM _torch/pyexecutor/_util.py KvCacheCreator: torch peak of a max_num_tokens dummy run",

@@ -181,6 +181,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         error,
         host: None,
         fit: None,
+        fit_message: String::new(),
         sources: plan_sources(s, arch, split.is_some(), per_token != unpadded),
     }
 }
@@ -385,6 +386,7 @@ fn hybrid_plan(
         error,
         host: None,
         fit: None,
+        fit_message: String::new(),
         sources: [
             src[0],
             src[1],
