@@ -266,3 +266,41 @@ fn gpt_oss_mxfp4_gguf_files() {
     let gb = ollama.file_bytes.unwrap() as f64 / 1e9;
     assert!((13.7..13.9).contains(&gb), "{gb}");
 }
+
+/// Without `max_len`, each front end picks the context itself. Ollama (v0.15.5+): 4,096,
+/// 32,768 or 262,144 tokens as the node's GPU memory (every GPU's total, summed) reaches
+/// 23 and 47 GiB, never past the model's context; llama-server: `-c 4096` before b7437,
+/// the model's context after (its `--fit` may cut it). Llama 3.1 8B's shape with its
+/// 131,072-token context, Q4_K_M.
+#[test]
+fn default_contexts_of_the_front_ends() {
+    let ctx = |q: &str| {
+        let (_, est) = estimate_query(&format!(
+            "mode=serve&engine=llamacpp&model=llama-3-8b&context=131072&quant=q4_k_m&{q}"
+        ));
+        est.serve.unwrap().max_len
+    };
+    // RTX 4090: 23.99 GiB; L4: 22.49 GiB; two L4s 44.98; two RTX 4090s 47.98.
+    assert_eq!(ctx("gpu=rtx4090"), 32_768);
+    assert_eq!(ctx("gpu=l4"), 4096);
+    assert_eq!(ctx("gpu=l4&gpus_per_node=2"), 32_768);
+    assert_eq!(
+        ctx("gpu=rtx4090&gpus_per_node=2"),
+        131_072,
+        "262,144 capped at the model's"
+    );
+    assert_eq!(ctx("gpu=h100-80"), 131_072);
+    assert_eq!(
+        ctx("gpu=rtx4090&context=8192"),
+        8192,
+        "capped at the model's"
+    );
+    assert_eq!(ctx("gpu=rtx4090&max_len=1000"), 1000, "max_len as given");
+    // llama-server: its -c.
+    assert_eq!(ctx("gpu=h100-80&ctx_per=total&engine_version=b7000"), 4096);
+    assert_eq!(ctx("gpu=h100-80&ctx_per=total"), 131_072);
+    assert_eq!(
+        ctx("gpu=h100-80&ctx_per=total&engine_version=b7437"),
+        131_072
+    );
+}

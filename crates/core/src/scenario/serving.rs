@@ -317,17 +317,53 @@ impl Scenario {
             ),
         ));
     }
-    /// The context a served request may use: `max_len`, else the model's context
-    /// ([`Scenario::context`]), else `seq + gen`.
+    /// The context a served request may use: `max_len`, else the engine's default: the
+    /// model's context ([`Scenario::context`], else `seq + gen`) for vLLM, SGLang and
+    /// TensorRT-LLM; llama.cpp's front ends pick their own.
+    ///
+    /// # Formula
+    /// ```text
+    /// llama-server (ctx_per=total):   -c 4096 before b7437, then the model's context (the fit may cut it)
+    /// Ollama (ctx_per=sequence):      num_ctx = min(C, T),  T = 262,144 if V ≥ 47 GiB,
+    ///                                 32,768 if V ≥ 23 GiB, else 4,096
+    /// ```
+    /// `C` the model's context, `V` the node's GPU memory (each GPU's CUDA total, summed over
+    /// `gpus_per_node`), bytes.
+    ///
+    /// Source: llama.cpp PR #10136 (2024-11-02: `n_ctx = 4096` in `common/common.h`; before it
+    /// 0, the model's context, at a build not found) and the `--fit` merge b1f3a6e5d (`n_ctx =
+    /// 0`, with `fit_params`; read in Ollama's vendored copy at ec98e2002 = b7437); Ollama
+    /// v0.15.5 (commit 0334ffa62, `server/routes.go` `Serve`: the total VRAM over every GPU,
+    /// tiers at 47 and 23 GiB; `llm/server.go` caps `num_ctx` at the model's `context_length`
+    /// from v0.9.3, per sequence from v0.11.5). Older Ollama: 4,096 (v0.6.7–v0.15.4), 2,048
+    /// (before): set `max_len`.
+    ///
+    /// # Example
+    /// Llama 3.1 8B (131,072 tokens) under Ollama on one RTX 4090 (23.99 GiB): 32,768; on an
+    /// H100 80 GB: 131,072; on an L4 (22.49 GiB): 4,096.
     pub fn serve_max_len(&self) -> u64 {
-        self.serving
-            .max_len
-            .map(|c| c.get() as u64)
-            .unwrap_or_else(|| {
-                self.context()
-                    .map(u64::from)
-                    .unwrap_or(self.workload.seq.get() as u64 + self.workload.gen as u64)
-            })
+        if let Some(c) = self.serving.max_len {
+            return c.get() as u64;
+        }
+        let model = self
+            .context()
+            .map(u64::from)
+            .unwrap_or(self.workload.seq.get() as u64 + self.workload.gen as u64);
+        let gib = |n: u64| n << 30;
+        let vram = self.cuda_total() as u128 * self.cluster.gpus_per_node.get() as u128;
+        match (self.serving.engine, self.serving.ctx_per) {
+            (Engine::Llamacpp, CtxPer::Sequence) => model.min(match vram {
+                v if v >= gib(47) as u128 => 262_144,
+                v if v >= gib(23) as u128 => 32_768,
+                _ => 4096,
+            }),
+            (Engine::Llamacpp, _)
+                if self.serving.version.is_some_and(|v| v < LLAMACPP_FIT_FROM) =>
+            {
+                4096
+            }
+            _ => model,
+        }
     }
     /// vLLM's V0 engine (≤ 0.7) with `max_batched_tokens` below the context and chunked
     /// prefill off: it refuses to start. V0 turns chunked prefill on by itself only for a
