@@ -36,6 +36,28 @@ pub fn summary(r: &ServeReport, units: Units) -> Vec<String> {
     out
 }
 
+/// Where an empty `max_len` leaves llama.cpp's context: the front end's own default
+/// ([`Scenario::serve_max_len`]), named so the reader knows which number to set.
+pub fn default_context_line(s: &Scenario) -> Option<String> {
+    use memfit_core::scenario::CtxPer;
+    if s.serving.engine != Engine::Llamacpp || s.serving.max_len.is_some() {
+        return None;
+    }
+    let n = group_digits(s.serve_max_len());
+    Some(match s.serving.ctx_per {
+        CtxPer::Sequence => format!(
+            "Max length is empty: Ollama's default num_ctx for {:.2} GiB of GPU memory on the node, {n} tokens (from v0.15.5: 4,096, 32,768 from 23 GiB, 262,144 from 47 GiB, at most the model's context; earlier releases 4,096 or 2,048: set it).",
+            (s.cuda_total() as f64 * s.cluster.gpus_per_node.get() as f64) / (1u64 << 30) as f64
+        ),
+        _ if n == "4,096" => format!(
+            "Max length is empty: llama-server's default -c, {n} tokens (from PR #10136 until the --fit builds)."
+        ),
+        _ => format!(
+            "Max length is empty: llama-server's default -c 0, the model's context, {n} tokens (its --fit may cut it)."
+        ),
+    })
+}
+
 /// What llama.cpp's `--fit` changed (llama-server from b7437): the settings the figures are
 /// for, and why.
 fn fit_line(r: &ServeReport, units: Units) -> Option<String> {
@@ -475,6 +497,27 @@ mod tests {
 
     /// llama.cpp's host memory and file in the panel, as the JSON has them (Qwen2.5 7B
     /// Q4_K_M with one layer on the GPU: most of the file stays in host memory).
+    /// An empty max_len names the front end's default it stands for.
+    #[test]
+    fn default_context_is_named() {
+        let line = |q: &str| default_context_line(&settings(q).scenario);
+        let q = "mode=serve&engine=llamacpp&model=llama-3-8b&context=131072&gpu=rtx4090";
+        let ollama = line(q).unwrap();
+        assert!(
+            ollama.contains("for 23.99 GiB of GPU memory on the node, 32,768 tokens"),
+            "{ollama}"
+        );
+        let old = line(&format!("{q}&ctx_per=total&engine_version=b7000")).unwrap();
+        assert!(old.contains("default -c, 4,096 tokens"), "{old}");
+        let new = line(&format!("{q}&ctx_per=total")).unwrap();
+        assert!(
+            new.contains("-c 0, the model's context, 131,072 tokens"),
+            "{new}"
+        );
+        assert_eq!(line(&format!("{q}&max_len=8192")), None);
+        assert_eq!(line("mode=serve&engine=vllm&model=llama-3-8b"), None);
+    }
+
     #[test]
     fn summary_gives_llama_cpp_host_memory() {
         let q = "mode=serve&engine=llamacpp&model=qwen2.5-7b&quant=q4_k_m&max_len=1024&ngl=1&gpu=a100-80";

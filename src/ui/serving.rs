@@ -2,7 +2,9 @@
 //! serving fit map (TP × weight format), each cell loading its layout.
 
 use crate::chart::{render_concurrency, ChartSize};
-use crate::serving::{cell_class, cell_text, concurrency_curve, fit_map, summary};
+use crate::serving::{
+    cell_class, cell_text, concurrency_curve, default_context_line, fit_map, summary,
+};
 use leptos::prelude::*;
 use memfit_core::contract::query::decode;
 use memfit_core::contract::Settings;
@@ -17,15 +19,19 @@ pub fn ServePanel(
     #[prop(into)] units: Signal<Units>,
 ) -> impl IntoView {
     let report = Memo::new(move |_| estimate.with(|e| e.serve.clone()));
+    let scenario = Memo::new(move |_| settings.with(|x| x.scenario.clone()));
     let lines = move || {
-        report.with(|r| {
+        let mut out = report.with(|r| {
             r.as_ref()
                 .map(|r| summary(r, units.get()))
                 .unwrap_or_default()
-        })
+        });
+        if !out.is_empty() {
+            out.extend(scenario.with(default_context_line));
+        }
+        out
     };
     let error = move || report.with(|r| r.as_ref().and_then(|r| r.error.clone()));
-    let scenario = Memo::new(move |_| settings.with(|x| x.scenario.clone()));
     let curve = Memo::new(move |_| {
         // Only a serving scenario has a curve (the panel is hidden otherwise).
         if report.with(Option::is_none) {
