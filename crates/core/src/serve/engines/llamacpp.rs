@@ -40,13 +40,14 @@ use crate::serve::HostMemory;
 /// With parallel 4: Ollama 32,768 cells, 4,096 MiB; llama-server `-c 8192 -np 4`
 /// (ctx_per=total) 8,192 cells, 1,024 MiB, 2,048 tokens per slot.
 pub(super) fn plan_at(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
-    plan_with(s, p, l, 0)
+    plan_with(s, p, l, (0, 0))
 }
 
 /// [`plan_at`] with the routed experts of the last `cpu_experts` GPU layers in host memory
-/// (what llama.cpp's fit does to a mixture, [`super::llamacpp_fit`]): `W_gpu` less their
-/// bytes, the host's mapped span reaching the output layer.
-pub(crate) fn plan_with(s: &Scenario, p: &Prepared, l: &Layout, cpu_experts: u64) -> Plan {
+/// (what llama.cpp's fit does to a mixture, [`super::llamacpp_fit`]), the first of them
+/// keeping its up (`partial` 1) or up and gate (2) projections on the GPU: `W_gpu` less
+/// their bytes, the host's mapped span reaching the output layer.
+pub(crate) fn plan_with(s: &Scenario, p: &Prepared, l: &Layout, cpu: (u64, u8)) -> Plan {
     let v = used_release(s);
     let arch = &p.arch;
     let Cells {
@@ -58,16 +59,14 @@ pub(crate) fn plan_with(s: &Scenario, p: &Prepared, l: &Layout, cpu_experts: u64
         swa_cells,
     } = cells(s, arch);
     let place = Placement {
-        cpu_experts,
+        cpu_experts: cpu.0,
+        partial: cpu.1,
         ..placement(s, arch, v)
     };
     let split = LayerBytes::of(s, p);
-    let weights = match place.all(arch) && cpu_experts == 0 {
-        true => gpu_weights(s, p, l),
-        false => split.gpu_expr(arch, place, l.tp.get()),
-    };
-    let f = KvFormat::of(s.numerics.kv_dtype, s.numerics.precision);
+    let weights = weights_at(s, p, l, place, &split);
     let (full, windowed) = kv_stage(arch, place, s.serving.kv_offload, l.tp);
+    let f = KvFormat::of(s.numerics.kv_dtype, s.numerics.precision);
     let row = layer_row(arch, f, Count::MIN);
     let rs = recurrent_bytes(arch, par.get());
     // The recurrent blocks' state (a transformer has none: its formula stays as it was).
@@ -469,6 +468,15 @@ pub(crate) fn recurrent_bytes(arch: &crate::model::Arch, parallel: u64) -> u128 
             0
         };
     4 * rows * layers
+}
+
+/// One GPU's weights: the file's less `token_embd` (every layer and its experts on the
+/// GPUs, [`gpu_weights`]), else the placement's layers ([`LayerBytes::gpu_expr`]).
+fn weights_at(s: &Scenario, p: &Prepared, l: &Layout, place: Placement, b: &LayerBytes) -> Expr {
+    match place.all(&p.arch) && place.cpu_experts == 0 {
+        true => gpu_weights(s, p, l),
+        false => b.gpu_expr(&p.arch, place, l.tp.get()),
+    }
 }
 
 /// The weights on the GPU: the GGUF's (or the format's) bytes less an untied `token_embd`,

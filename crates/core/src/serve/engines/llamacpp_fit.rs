@@ -63,14 +63,17 @@ fn with(s: &Scenario, n_ctx: u64, ngl: Option<u64>) -> Scenario {
 ///   U(c, all) ≤ T: every layer stays (several GPUs: "should be fit across devices")
 ///   a mixture, U(c, all, e = L) ≤ T (every layer's routed experts in host memory):
 ///     e = L − f, f the most layers (the first ones) whose experts fit back: U(c, all, L − f) ≤ T
-///     ("L + 1 layers (e overflowing)")
+///     ("L + 1 layers (e overflowing)"); one GPU: the first overflowing layer's up, then
+///     gate, projections back where U stays under T
 ///   else ngl = the most layers g (of L + 1) with U(c, g, e) ≤ T, e = every GPU layer's
 ///     experts for a mixture, 0 for a dense model   (0 when none fits)
 /// ```
 /// `U(c, g, e)` is [`plan_with`]'s: the routed experts (and gpt-oss's expert biases) of the
-/// last `e` GPU layers in host memory. llama.cpp's last step, part of one more layer's
-/// experts on the GPU (its up, or up and gate, projections), is not modelled: up to two
-/// thirds of a layer's experts fewer on the GPU than llama.cpp puts there.
+/// last `e` GPU layers in host memory. On one GPU llama.cpp then tries part of one more layer:
+/// the first overflowing layer's up projections back on the GPU where `U < T`, then its
+/// gate ones too (`LAYER_FRACTION_UP`, `LAYER_FRACTION_GATE`; the count of overflowing layers
+/// stays). Its fallback when the up projections do not fit (`LAYER_FRACTION_ATTN`: that
+/// layer's shared experts and router to host memory too) is not modelled.
 /// `M_total` is the device's CUDA total ([`device_total`]), `U(c)` at every layer. The two
 /// dry runs' line through (4,096, S_min) and (c₀, S_max) is llama.cpp's interpolation; its
 /// integer division truncates. Over several GPUs llama.cpp fills whole layers back to front,
@@ -116,12 +119,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout, v: Version) -> Plan {
         cpu_experts: 0,
         outcome: FitOutcome::Context,
     };
-    let finish = |t: &Scenario, f: Fitted| {
-        let mut pl = plan_at(t, p, l);
-        pl.fit_message = f.message();
-        pl.fit = Some(f);
-        pl
-    };
+    let finish = |t: &Scenario, f: Fitted| attach(plan_at(t, p, l), f);
     let mut c = c0;
     if s.serving.max_len.is_none() && c0 > FIT_MIN_CTX {
         let met;
@@ -130,7 +128,8 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout, v: Version) -> Plan {
             return finish(&with(s, c, None), fitted);
         }
     }
-    let at = |g: Option<u64>, e: u64| used(&plan_with(&with(s, c, g), p, l, e)) <= target;
+    let bytes = |g: Option<u64>, e: u64, k: u8| used(&plan_with(&with(s, c, g), p, l, (e, k)));
+    let at = |g: Option<u64>, e: u64| bytes(g, e, 0) <= target;
     let moe = p.arch.experts > 0;
     let layers = p.arch.layers.get() as u64;
     fitted.outcome = match s.serving.ngl {
@@ -145,10 +144,14 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout, v: Version) -> Plan {
             // converts the dense-only layers to full ones front to back).
             let full = most(layers, |f| at(None, layers - f));
             fitted.cpu_experts = layers - full;
-            let mut pl = plan_with(&with(s, c, None), p, l, layers - full);
-            pl.fit_message = fitted.message();
-            pl.fit = Some(fitted);
-            pl
+            // Then part of one more layer on one GPU: its up projections, then its gate ones,
+            // each kept where it stays under the target.
+            let e = layers - full;
+            let k = match t == 1 && e > 0 {
+                true => (1..=2).take_while(|&k| bytes(None, e, k) < target).count() as u8,
+                false => 0,
+            };
+            attach(plan_with(&with(s, c, None), p, l, (e, k)), fitted)
         }
         FitOutcome::Layers => {
             // The most layers on the GPU (a mixture's with their experts in host memory).
@@ -158,13 +161,17 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout, v: Version) -> Plan {
             let gpu = placement(&t, &p.arch, v).gpu;
             fitted.ngl = Some(g);
             fitted.cpu_experts = e.min(gpu);
-            let mut pl = plan_with(&t, p, l, e);
-            pl.fit_message = fitted.message();
-            pl.fit = Some(fitted);
-            pl
+            attach(plan_with(&t, p, l, (e, 0)), fitted)
         }
         _ => finish(&with(s, c, None), fitted),
     }
+}
+
+/// `pl` with the fit that chose it, and the fit's message in llama.cpp's words.
+fn attach(mut pl: Plan, f: Fitted) -> Plan {
+    pl.fit_message = f.message();
+    pl.fit = Some(f);
+    pl
 }
 
 /// The largest `n ≤ max` with `fits(n)` (0 when none), for a `fits` that holds up to a

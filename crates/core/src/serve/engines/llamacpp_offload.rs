@@ -50,6 +50,9 @@ pub(crate) struct Placement {
     /// GPU layers whose routed experts stay in host memory (the last of the GPU layers,
     /// as llama.cpp's fit overrides them: `blk.N.ffn_(up|down|gate)_exps` to the CPU).
     pub cpu_experts: u64,
+    /// Of the first of those layers, the routed projections kept on the GPU all the same
+    /// (llama.cpp's last try: 1 = up, 2 = up and gate; 0 = none).
+    pub partial: u8,
 }
 
 impl Placement {
@@ -69,12 +72,14 @@ pub(crate) fn placement(s: &Scenario, arch: &crate::model::Arch, v: Version) -> 
                     gpu: ngl.saturating_sub(1),
                     output_gpu: ngl >= 1,
                     cpu_experts: 0,
+                    partial: 0,
                 }
             } else {
                 Placement {
                     gpu: ngl,
                     output_gpu: false,
                     cpu_experts: 0,
+                    partial: 0,
                 }
             }
         }
@@ -82,6 +87,7 @@ pub(crate) fn placement(s: &Scenario, arch: &crate::model::Arch, v: Version) -> 
             gpu: layers,
             output_gpu: true,
             cpu_experts: 0,
+            partial: 0,
         },
     }
 }
@@ -121,6 +127,8 @@ pub(super) fn kv_stage(
 pub(crate) struct LayerBytes {
     /// Each repeating layer's routed experts, B (0 for a dense layer; in `layers` too).
     pub routed: Vec<u64>,
+    /// Each layer's routed up and gate projections, B (in `routed` too).
+    pub up_gate: Vec<(u64, u64)>,
     /// The file's weights, `W_gguf + 4·Ψ_r` (every tensor once).
     pub total: u64,
     /// `token_embd`, `W_embd`.
@@ -154,6 +162,7 @@ impl LayerBytes {
         let n = arch.layers.get() as usize;
         let mut layers = vec![0u64; n];
         let mut routed = vec![0u64; n];
+        let mut up_gate = vec![(0u64, 0u64); n];
         let (ts, vectors) = tensors(arch);
         let types = s
             .numerics
@@ -177,6 +186,12 @@ impl LayerBytes {
             layers[li] = sat(layers[li] as u128 + b);
             if t.routed {
                 routed[li] = sat(routed[li] as u128 + b);
+                let (u, g) = &mut up_gate[li];
+                match t.role {
+                    Role::FfnUp => *u = sat(*u as u128 + b),
+                    Role::FfnGate => *g = sat(*g as u128 + b),
+                    _ => {}
+                }
             }
         }
         if n > 0 {
@@ -204,6 +219,7 @@ impl LayerBytes {
         }
         LayerBytes {
             routed,
+            up_gate,
             total,
             embd,
             layers,
@@ -225,13 +241,25 @@ impl LayerBytes {
     }
 
     /// The routed experts the placement keeps in host memory: those of the last
-    /// `cpu_experts` of the GPU layers, B.
+    /// `cpu_experts` of the GPU layers, less the first one's up (and gate) projections with
+    /// `partial`, B.
     pub(super) fn cpu_routed(&self, place: Placement) -> u64 {
         let n = self.routed.len();
         let c = (place.cpu_experts.min(place.gpu) as usize).min(n);
-        self.routed[n - c..]
+        let all = self.routed[n - c..]
             .iter()
-            .fold(0u64, |a, &b| a.saturating_add(b))
+            .fold(0u64, |a, &b| a.saturating_add(b));
+        // The first of them keeps its up (and gate) projections on the GPU.
+        let (up, gate) = match c {
+            0 => (0, 0),
+            _ => self.up_gate[n - c],
+        };
+        let kept = match place.partial {
+            0 => 0,
+            1 => up,
+            _ => up.saturating_add(gate),
+        };
+        all.saturating_sub(kept)
     }
 
     /// The weights on one GPU under partial offload.
