@@ -18,10 +18,17 @@ pub fn fewest_answer(m: &MinGpus, s: &Scenario) -> String {
     on.cluster.nodes = at_least_one(m.nodes);
     let text = match m.value {
         Some(g) => format!(
-            "Fewest GPUs: fits on {g} × {} at the earliest{}.",
+            "Fewest GPUs: fits on {g} × {} at the earliest{}{}.",
             s.gpu().name,
             m.layout
                 .map(|l| format!(" ({})", l.describe_on(&on)))
+                .unwrap_or_default(),
+            m.layout
+                .and_then(|l| {
+                    let mut t = on.clone();
+                    l.apply(&mut t);
+                    memfit_core::contract::explore::host_note(&t)
+                })
                 .unwrap_or_default()
         ),
         None => match memfit_core::contract::explore::no_gpu_count_helps(s) {
@@ -73,6 +80,8 @@ mod tests {
             // Expert parallelism is named ("DP 8, EP 8"; "DP 8 (EP 8)"): the scenario's `ep`.
             "mode=serve&engine=vllm&engine_version=0.10.1&model=deepseek-v3&quant=fp8&gpu=h200&gpus_per_node=8&tp=1&dp=8&ep=8",
             "model=mixtral-8x7b&gpus_per_node=8&ep=8&zero=1",
+            // llama-server's --fit: one GPU, with layers in host memory (named).
+            "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_k_m&gpu=rtx3090&ctx_per=total&max_len=8192&gpus_per_node=8",
         ] {
             let x = decode(q).0;
             let key = sweep_key(&x.scenario);
@@ -84,6 +93,11 @@ mod tests {
             assert!(cli["value"].is_u64(), "{q}: {cli}");
             assert_eq!(text, format!("Fewest GPUs: {}.", cli["message"].as_str().unwrap()), "{q}");
             assert_eq!(q.contains("ep=8"), text.contains("EP 8"), "{q}: {text}");
+            assert_eq!(
+                q.contains("llamacpp"),
+                text.contains("layers on the GPU, the rest in host memory"),
+                "{q}: {text}"
+            );
             let mut want = x.scenario.clone();
             want.cluster.gpus_per_node = at_least_one(m.gpus_per_node);
             want.cluster.nodes = at_least_one(m.nodes);

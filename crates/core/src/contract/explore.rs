@@ -77,8 +77,13 @@ pub fn min_gpus_value(x: &Settings, m: &MinGpus) -> Value {
         "previous_candidate": m.previous,
         "layout": m.layout.map(|l| layout_json(&cluster, &l)),
         "message": match m.value {
-            Some(g) => format!("fits on {g} × {} at the earliest{}", s.gpu().name,
-                m.layout.map(|l| format!(" ({})", l.describe_on(&cluster.scenario))).unwrap_or_default()),
+            Some(g) => format!("fits on {g} × {} at the earliest{}{}", s.gpu().name,
+                m.layout.map(|l| format!(" ({})", l.describe_on(&cluster.scenario))).unwrap_or_default(),
+                m.layout.and_then(|l| {
+                    let mut t = cluster.scenario.clone();
+                    l.apply(&mut t);
+                    host_note(&t)
+                }).unwrap_or_default()),
             None => match no_gpu_count_helps(s) {
                 Some(why) => why,
                 None => format!("no layout fits on up to {} nodes of {} × {}",
@@ -88,6 +93,32 @@ pub fn min_gpus_value(x: &Settings, m: &MinGpus) -> Value {
     });
     super::nulls::null_out_of_range(&mut v);
     v
+}
+
+/// A llama.cpp launch that starts with part of the model in host memory, as llama-server's
+/// `--fit` placed it (the fewest-GPU search counts it as fitting, since it starts): ", with
+/// 44 of 81 layers on the GPU, the rest in host memory" or ", with the experts of 24 of 36
+/// layers in host memory"; `None` for every other launch.
+pub fn host_note(s: &crate::scenario::Scenario) -> Option<String> {
+    if s.workload.mode != crate::scenario::Mode::Serve
+        || s.serving.engine != crate::scenario::Engine::Llamacpp
+    {
+        return None;
+    }
+    let p = crate::estimate::Prepared::of(s);
+    let f = crate::serve::Plan::of(s, &p, &s.layout()).fit?;
+    match (f.ngl, f.cpu_experts) {
+        (Some(g), _) => Some(format!(
+            ", with {g} of {} layers on the GPU{}, the rest in host memory",
+            f.layers,
+            if f.devices > 1 { "s" } else { "" }
+        )),
+        (None, e) if e > 0 => Some(format!(
+            ", with the experts of {e} of {} layers in host memory",
+            f.layers - 1
+        )),
+        _ => None,
+    }
 }
 
 /// In serving, the engine's refusal of a setting that no GPU count or layout changes
