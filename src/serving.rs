@@ -44,9 +44,17 @@ pub fn default_context_line(s: &Scenario) -> Option<String> {
         return None;
     }
     let n = group_digits(s.serve_max_len());
+    let old_ollama = s
+        .ollama_used()
+        .filter(|v| *v < memfit_core::scenario::OLLAMA_CTX_BY_VRAM_FROM);
+    if let Some(v) = old_ollama {
+        return Some(format!(
+            "Max length is empty: Ollama {v}'s default num_ctx, {n} tokens (2,048 before v0.6.7, 4,096 from it, by GPU memory from v0.15.5)."
+        ));
+    }
     Some(match s.serving.ctx_per {
         CtxPer::Sequence => format!(
-            "Max length is empty: Ollama's default num_ctx for {:.2} GiB of GPU memory on the node, {n} tokens (from v0.15.5: 4,096, 32,768 from 23 GiB, 262,144 from 47 GiB, at most the model's context; earlier releases 4,096 or 2,048: set it).",
+            "Max length is empty: Ollama's default num_ctx for {:.2} GiB of GPU memory on the node, {n} tokens (from v0.15.5: 4,096, 32,768 from 23 GiB, 262,144 from 47 GiB, at most the model's context; earlier releases 4,096 or 2,048: name yours, engine_version=ollama-0.x.y).",
             (s.cuda_total() as f64 * s.cluster.gpus_per_node.get() as f64) / (1u64 << 30) as f64
         ),
         _ if n == "4,096" => format!(
@@ -513,6 +521,11 @@ mod tests {
         assert!(
             new.contains("-c 0, the model's context, 131,072 tokens"),
             "{new}"
+        );
+        let ollama_old = line(&format!("{q}&engine_version=ollama-0.13.5")).unwrap();
+        assert!(
+            ollama_old.contains("Ollama 0.13.5's default num_ctx, 4,096 tokens"),
+            "{ollama_old}"
         );
         assert_eq!(line(&format!("{q}&max_len=8192")), None);
         assert_eq!(line("mode=serve&engine=vllm&model=llama-3-8b"), None);

@@ -209,7 +209,12 @@ prop_compose! {
     ) -> (Quant, Serving, HardwareOverrides, bool, bool, FitColour, CeFusion, Fp8Recipe, Device, bool, Modules, (Tf32, SsmKernels, bool)) {
         (quant, Serving {
             engine,
-            version: version.map(|(a, b, c, d)| Version(a, b, c, d)),
+            // Under llama.cpp the codec's releases are builds `bN` (N ≥ 1) and Ollama's `0.x.y`.
+            version: version.map(|(a, b, c, d)| match (engine, a) {
+                (Engine::Llamacpp, 0) => Version(0, b, c, d),
+                (Engine::Llamacpp, _) => Version(a, 0, 0, 0),
+                _ => Version(a, b, c, d),
+            }),
             gpu_util,
             max_len: max_len.map(at_least_one),
             max_batched_tokens: max_batched_tokens.map(at_least_one),

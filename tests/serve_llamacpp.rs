@@ -304,3 +304,71 @@ fn default_contexts_of_the_front_ends() {
         131_072
     );
 }
+
+/// Ollama's own defaults, named by its release (`engine_version=ollama-0.x.y`), against the
+/// Ollama logs in `tests/data/serve_logs.json`, with only what each log shows was set: no
+/// `max_len` (the default `num_ctx`), no `flash_attn` (Ollama's choice). Before v0.15.5
+/// the default context is 4,096 (2,048 before v0.6.7); flash attention is off before
+/// v0.11.8 and left to llama.cpp's `auto` from v0.13.4 for a model its llama.cpp runner
+/// loads. What the logs print: `n_ctx`, the KV buffer and the compute buffer (flash path
+/// 266.5 MiB for Llama 3.1 70B on 0.13.5; without it 1,088.45 MiB on 0.11.10, whose output
+/// layer is on the CPU). The 0.3.14 log sets `OLLAMA_FLASH_ATTENTION=1` (`flash_attn = 1`
+/// where the release's default is off) and leaves `num_ctx`: 2,048.
+#[test]
+fn ollama_releases_defaults() {
+    let runs = [
+        (
+            "ollama-ticketllm-llama31-70b-q4km-l40s-ctx4096",
+            "model=llama-3-70b&context=131072&quant=q4_k_m&gpu=l40s&engine_version=ollama-0.13.5",
+        ),
+        (
+            "ollama-cs6501-t4-llama32-1b-q8-ctx4096",
+            "model=llama-3.2-1b&quant=q8_0&gpu=l4&engine_version=ollama-0.15.2",
+        ),
+        (
+            "ollama-podcastothering-llama33-70b-q4_0-1xmig3g40gb",
+            "model=llama-3-70b&context=131072&quant=q4_0&gpu_mem=40960&ngl=80&engine_version=ollama-0.11.10",
+        ),
+        (
+            "ollama-llmmob-a100-64gb-qwen25-7b-q4km-ctx2048-ngl29",
+            "model=qwen2.5-7b&quant=q4_k_m&gpu=a100-80&flash_attn=on&engine_version=ollama-0.3.14",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (id, q) in runs {
+        let e = entry(id);
+        let lg = &e["logged"];
+        let (settings, est) = estimate_query(&format!("mode=serve&engine=llamacpp&{q}"));
+        let link = memfit_core::contract::query::encode(&settings);
+        assert!(
+            link.contains("engine_version=ollama-"),
+            "{id}: the release is written back as Ollama's: {link}"
+        );
+        let s = est.serve.unwrap();
+        let checks = [
+            ("n_ctx", s.kv_tokens as f64, e["n_ctx"].as_f64().unwrap()),
+            (
+                "KV buffer MiB",
+                s.kv_cache_bytes as f64 / (1u64 << 20) as f64,
+                lg["kv_buffer_mib"]["CUDA0"].as_f64().unwrap(),
+            ),
+            (
+                "compute buffer MiB",
+                s.activation_bytes as f64 / (1u64 << 20) as f64,
+                lg["compute_buffer_mib"]["CUDA0"].as_f64().unwrap(),
+            ),
+        ];
+        for (what, ours, logged) in checks {
+            if format!("{ours:.2}") != format!("{logged:.2}") {
+                failures.push(format!("{id} {what}: {ours:.2}, logged {logged:.2}"));
+            }
+        }
+        assert_eq!(s.engine_version, q.rsplit('=').next().unwrap(), "{id}");
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The same L40S launch read as the newest Ollama: 32,768 tokens (44.42 GiB ≥ 23 GiB).
+    let (_, newest) = estimate_query(
+        "mode=serve&engine=llamacpp&model=llama-3-70b&context=131072&quant=q4_k_m&gpu=l40s",
+    );
+    assert_eq!(newest.serve.unwrap().max_len, 32_768);
+}

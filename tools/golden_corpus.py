@@ -237,6 +237,8 @@ def cases(binary):
     q("serve-sglang-qwen3-235b-fp8-4xh100-nvlink-start", "mode=serve&engine=sglang&engine_version=0.4.9&model=qwen3-235b-a22b&quant=fp8&gpu=h100-80&gpus_per_node=4&tp=4&gpu_util=0.93")
     q("serve-llamacpp-fp8-cache-refused", "mode=serve&engine=llamacpp&model=llama-3-8b&kv_dtype=fp8")
     q("serve-llamacpp-q8-cache-without-fa-b5000", "mode=serve&engine=llamacpp&engine_version=b5000&model=llama-3-8b&kv_dtype=q8_0")
+    q("serve-ollama-0.13.5-llama-3-70b-l40s-defaults", "mode=serve&engine=llamacpp&engine_version=ollama-0.13.5&model=llama-3-70b&context=131072&quant=q4_k_m&gpu=l40s")
+    q("serve-ollama-0.11.10-q8-cache-falls-back", "mode=serve&engine=llamacpp&engine_version=ollama-0.11.10&model=llama-3-8b&quant=q4_k_m&kv_dtype=q8_0&gpu=rtx4090")
     q("serve-sglang-dense-mxfp4-refused", "mode=serve&engine=sglang&model=llama-3-8b&quant=mxfp4")
     q("serve-sglang-graphs-disabled-0.5.16", "mode=serve&engine=sglang&engine_version=0.5.16&model=llama-3-8b&gpu=h100-80&max_len=8192&graph_bs=0")
     q("serve-min-gpus-refused-setting", "mode=serve&engine=llamacpp&model=llama-3-8b&kv_dtype=fp8&solve=min_gpus")

@@ -515,15 +515,60 @@ fn set_weight_dtype(x: &mut Settings, v: &str) -> Result<Applied, String> {
     Ok(None)
 }
 
+/// Sets the engine; a change of engine clears `engine_version`, which the next engine would
+/// read as its own numbering (vLLM's 0.19.0 as Ollama's 0.19.0). A link applies `engine`
+/// before `engine_version` (the canonical order), so a link's release is kept.
+fn set_engine(x: &mut Settings, v: &str) -> Result<Applied, String> {
+    let e: Engine = Field::read(v, &options::<Engine>(false))?;
+    let sv = &mut x.scenario.serving;
+    if e != sv.engine {
+        sv.version = None;
+    }
+    sv.engine = e;
+    Ok(None)
+}
+
+fn get_engine_version(x: &Settings) -> String {
+    let sv = &x.scenario.serving;
+    match (sv.version, sv.engine) {
+        (None, _) => String::new(),
+        (Some(v), Engine::Llamacpp) if v.0 == 0 => format!("ollama-{v}"),
+        (Some(v), Engine::Llamacpp) => format!("b{}", v.0),
+        (Some(v), _) => v.to_string(),
+    }
+}
+
 fn set_engine_version(x: &mut Settings, v: &str) -> Result<Applied, String> {
     if is_empty(v) {
         x.scenario.serving.version = None;
         return Ok(None);
     }
-    let ver =
-        Version::parse(v).ok_or_else(|| format!("`{v}` is not a release memfit reads: major.minor[.patch][.postN] (vLLM, SGLang, TensorRT-LLM) or a llama.cpp build bN (b1–b65535)"))?;
-    x.scenario.serving.version = Some(ver);
+    let llama = x.scenario.serving.engine == Engine::Llamacpp;
+    x.scenario.serving.version = Some(read_release(v.trim(), llama)?);
     Ok(None)
+}
+
+/// An `engine_version` as the engine numbers its releases: vLLM's, SGLang's and
+/// TensorRT-LLM's `major.minor[.patch][.postN]`; under `engine=llamacpp`, llama.cpp's build
+/// `bN` (`Version(N, 0, 0, 0)`) or an Ollama release `ollama-0.13.5` (also `0.13.5`: llama.cpp
+/// has no dotted releases), kept as `Version(0, 13, 5, 0)`. Ollama has released only `0.x`,
+/// so a llama.cpp version whose first number is 0 is Ollama's ([`Scenario::ollama_release`]).
+fn read_release(t: &str, llama: bool) -> Result<Version, String> {
+    let ollama = t.len() > 6 && t.is_char_boundary(6) && t[..6].eq_ignore_ascii_case("ollama");
+    let rest = if ollama {
+        t[6..].trim_start_matches(['-', '_', ' ', '@', 'v'])
+    } else {
+        t
+    };
+    let ver = Version::parse(rest).ok_or_else(|| format!("`{t}` is not a release memfit reads: major.minor[.patch][.postN] (vLLM, SGLang, TensorRT-LLM), a llama.cpp build bN (b1–b65535) or an Ollama release ollama-0.x.y"))?;
+    let build = rest.starts_with(['b', 'B']) || !rest.contains('.');
+    match (llama, ollama) {
+        (false, true) => Err(format!("`{t}` is an Ollama release: Ollama runs llama.cpp, so set engine=llamacpp")),
+        (true, _) if build && !ollama && ver.0 >= 1 && ver.1 == 0 => Ok(ver),
+        (true, _) if !build && ver.0 == 0 => Ok(ver),
+        (true, _) => Err(format!("`{t}` is neither a llama.cpp build (bN, b1–b65535) nor an Ollama release (ollama-0.x.y)")),
+        (false, false) => Ok(ver),
+    }
 }
 
 fn adapters_only(key: &str) -> String {
@@ -696,11 +741,12 @@ pub const KEYS: &[Key] = &[
     field!("convention", scenario.stack.convention, options::<Convention>(false), "whose accounting", "-", "Convention", "{options}"),
     field!("units", view.units, options::<Units>(false), "display units", "-", "Units", "{options}"),
     field!("quant", scenario.numerics.quant, options::<Quant>(false), "weight format (inference and serving): quantised layouts to the byte", "-", "Weight format", "{options}"),
-    field!("engine", scenario.serving.engine, options::<Engine>(false), "serving engine (`mode=serve`)", "-", "Engine", "{options}"),
-    Key { name: "engine_version", #[cfg(not(target_arch = "wasm32"))] meaning: "engine release whose start-up is modelled", unit: "-", label: "Engine version", values: Values::Text, #[cfg(not(target_arch = "wasm32"))] allowed: "`major.minor[.patch][.postN]`, llama.cpp's build `bN`; empty = the newest modelled (see README, Serving)",
-          get: |x| x.scenario.serving.version.map(|v| v.to_string()).unwrap_or_default(), set: set_engine_version },
+    Key { name: "engine", #[cfg(not(target_arch = "wasm32"))] meaning: "serving engine (`mode=serve`); another engine than the one set clears `engine_version` (each engine numbers its own releases)", unit: "-", label: "Engine", values: options::<Engine>(false), #[cfg(not(target_arch = "wasm32"))] allowed: "{options}",
+          get: |x| show_field(&x.scenario.serving.engine), set: set_engine },
+    Key { name: "engine_version", #[cfg(not(target_arch = "wasm32"))] meaning: "engine release whose start-up is modelled", unit: "-", label: "Engine version", values: Values::Text, #[cfg(not(target_arch = "wasm32"))] allowed: "`major.minor[.patch][.postN]`; engine=llamacpp: llama.cpp's build `bN` or an Ollama release `ollama-0.x.y`; empty = the newest modelled (see README, Serving)",
+          get: get_engine_version, set: set_engine_version },
     field!("gpu_util", scenario.serving.gpu_util, Values::Float { hi: 1.0 }, "vLLM gpu_memory_utilization / SGLang mem_fraction_static / TensorRT-LLM free_gpu_memory_fraction", "fraction", "Memory fraction", "0 < x ≤ 1, empty = the engine's default"),
-    field!("max_len", scenario.serving.max_len, opt_int(1, 1 << 26), "max_model_len (vLLM, SGLang context_length) / n_ctx (llama.cpp)", "tokens", "Max length", "{range}, empty = the model's context (`seq` + `gen` if the model has none); llama.cpp: Ollama's by GPU memory (4,096, 32,768 from 23 GiB, 262,144 from 47 GiB, at most the model's), llama-server's 4,096 before b7437"),
+    field!("max_len", scenario.serving.max_len, opt_int(1, 1 << 26), "max_model_len (vLLM, SGLang context_length) / n_ctx (llama.cpp)", "tokens", "Max length", "{range}, empty = the model's context (`seq` + `gen` if the model has none); llama.cpp: Ollama's by GPU memory (4,096, 32,768 from 23 GiB, 262,144 from 47 GiB, at most the model's; ollama-0.6.7 to 0.15.4: 4,096, earlier 2,048), llama-server's 4,096 before b7437"),
     field!("max_batched_tokens", scenario.serving.max_batched_tokens, opt_int(1, 1 << 26), "tokens in one forward: max_num_batched_tokens / chunked_prefill_size / n_ubatch", "tokens", "Max batched tokens", "{range}, empty = the engine's default"),
     field!("max_seqs", scenario.serving.max_seqs, opt_int(1, 1 << 20), "max_num_seqs / max_running_requests", "sequences", "Max sequences", "{range}, empty = the engine's default"),
     field!("block_size", scenario.serving.block_size, opt_int(1, 1 << 16), "tokens per KV-cache block (page)", "tokens", "KV block size", "{range}, empty = the engine's default"),
@@ -722,7 +768,7 @@ pub const KEYS: &[Key] = &[
     field!("parallel", scenario.serving.parallel, int(1, 4096), "llama.cpp --parallel / OLLAMA_NUM_PARALLEL (sequences served at once; `ctx_per` says whether each gets `max_len` or they share it)", "sequences", "Parallel (llama.cpp)", "{range}"),
     field!("ctx_per", scenario.serving.ctx_per, options::<CtxPer>(false), "what llama.cpp's `max_len` is with `parallel` sequences: each sequence's context (Ollama's num_ctx: the cache holds max_len·parallel tokens) or the total the slots share (llama-server's -c: max_len tokens, max_len/parallel per slot)", "-", "Context per (llama.cpp)", "{options}"),
     field!("sampler", scenario.serving.sampler, options::<Sampler>(false), "vLLM's top-k/top-p code in the profiling run's dummy sampler pass, which sets the bytes a logit holds there: `auto` is the release's default (FlashInfer's 0.8–0.11.0 as the Docker images ship it, PyTorch's sort 0.11.1–0.16, the Triton kernel from 0.17); `sort` for a pip install without flashinfer before 0.11.1", "-", "Sampler (vLLM)", "{options}"),
-    field!("flash_attn", scenario.serving.flash_attn, options::<FlashAttn>(false), "llama.cpp's flash attention (`-fa`; Ollama's OLLAMA_FLASH_ATTENTION): without it the compute buffer holds the f32 attention scores of a micro-batch (n_ctx × n_ubatch × heads); `auto` is the build's default (off before b6325, on from b6325)", "-", "Flash attention (llama.cpp)", "{options}"),
+    field!("flash_attn", scenario.serving.flash_attn, options::<FlashAttn>(false), "llama.cpp's flash attention (`-fa`; Ollama's OLLAMA_FLASH_ATTENTION): without it the compute buffer holds the f32 attention scores of a micro-batch (n_ctx × n_ubatch × heads); `auto` is the front end's default: the build's (off before b6325, on from b6325), or with engine_version=ollama-0.x.y Ollama's (off before 0.11.8, then on for the models it lists, for every model from 0.13.4)", "-", "Flash attention (llama.cpp)", "{options}"),
     field!("fit", scenario.serving.fit, options::<LlamaFit>(false), "llama.cpp's --fit (b7437+): until 1 GiB stays free, an unset max_len shrinks (to 4,096 at least), then an unset ngl; `auto` = on for llama-server (ctx_per=total)", "-", "Fit to the GPU (llama.cpp)", "{options}"),
     field!("ngl", scenario.serving.ngl, opt_int(0, 65_536), "llama.cpp's -ngl / Ollama's num_gpu: layers on the GPUs, counted as llama.cpp counts them (the repeating layers and the output layer, L + 1); the rest, their KV cache included, stay in host memory (serve.host_bytes)", "layers", "GPU layers (llama.cpp)", "{range}, empty = every layer"),
     field!("kv_offload", scenario.serving.kv_offload, flag("off", "on"), "llama.cpp keeps the KV cache of its GPU layers on the GPUs; `0` is --no-kv-offload (the whole cache in host memory)", "-", "KV offload (llama.cpp)", "`0`, `1`"),

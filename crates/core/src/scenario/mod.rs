@@ -15,10 +15,12 @@ mod defaults;
 mod problems;
 mod scope;
 pub use scope::{engine_reads, mode_reads, SERVING_KEYS};
+mod ollama;
 mod serving;
 
 pub use access::*;
 pub use context::CudaContext;
+pub use ollama::*;
 pub use serving::*;
 
 mod enums;

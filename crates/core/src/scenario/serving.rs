@@ -172,15 +172,45 @@ impl Scenario {
     pub fn engine_release(&self) -> Result<Version, (Version, Version)> {
         let e = self.serving.engine;
         let v = self.serving.version.unwrap_or(e.newest());
-        let Some((lo, hi)) = e.modelled() else {
+        let range = match self.ollama_release() {
+            Some(_) => Some(OLLAMA_MODELLED),
+            None => e.modelled(),
+        };
+        let Some((lo, hi)) = range else {
             return Ok(v);
         };
+        if self.ollama_release().is_some() {
+            return if v < lo {
+                Err((v, lo))
+            } else if v > Version(hi.0, hi.1, u16::MAX, u16::MAX) {
+                Err((v, hi))
+            } else {
+                Ok(v)
+            };
+        }
         if v < lo {
             Err((v, lo))
         } else if v > e.newest_covered() {
             Err((v, hi))
         } else {
             Ok(v)
+        }
+    }
+
+    /// The Ollama release `engine_version` names (`engine=llamacpp`, a version whose first
+    /// number is 0: `ollama-0.13.5`), if it names one.
+    pub fn ollama_release(&self) -> Option<Version> {
+        let v = self.serving.version?;
+        (self.serving.engine == Engine::Llamacpp && v.0 == 0).then_some(v)
+    }
+
+    /// The llama.cpp build whose rules apply (`engine=llamacpp`): the build `engine_version`
+    /// names, the one the named Ollama release vendors ([`ollama_build`]), or the newest
+    /// modelled.
+    pub fn llamacpp_build(&self) -> Version {
+        match self.ollama_release() {
+            Some(_) => ollama_build(self.engine_release().unwrap_or_else(|(_, used)| used)),
+            None => self.serving.version.unwrap_or(Engine::Llamacpp.newest()),
         }
     }
 
@@ -211,7 +241,16 @@ impl Scenario {
         let v = match self.engine_release() {
             Ok(v) => v,
             Err((asked, used)) => {
-                if let Some((lo, _)) = e.modelled() {
+                if self.ollama_release().is_some() {
+                    let (lo, hi) = OLLAMA_MODELLED;
+                    out.push((
+                        "engine_version",
+                        format!(
+                            "memfit models Ollama {lo} to {}.{}.x; {asked} is outside that range, so {used}'s rules are used",
+                            hi.0, hi.1
+                        ),
+                    ));
+                } else if let Some((lo, _)) = e.modelled() {
                     out.push((
                         "engine_version",
                         format!(
@@ -253,6 +292,7 @@ impl Scenario {
         self.redundant_problems(arch, &mut out);
         self.engine_key_problems(&mut out);
         self.encoder_profile_problems(&mut out);
+        self.ollama_problems(arch, &mut out);
         self.format_problems(&mut out);
         if e == Engine::Llamacpp && self.parallel.pp.get() > 1 {
             out.push((
@@ -326,6 +366,8 @@ impl Scenario {
     /// llama-server (ctx_per=total):   -c 4096 before b7437, then the model's context (the fit may cut it)
     /// Ollama (ctx_per=sequence):      num_ctx = min(C, T),  T = 262,144 if V ≥ 47 GiB,
     ///                                 32,768 if V ≥ 23 GiB, else 4,096
+    /// Ollama before 0.15.5 (engine_version=ollama-0.x.y):
+    ///                                 min(C, 4,096) from 0.9.3; 4,096 from 0.6.7; 2,048 before
     /// ```
     /// `C` the model's context, `V` the node's GPU memory (each GPU's CUDA total, summed over
     /// `gpus_per_node`), bytes.
@@ -335,12 +377,14 @@ impl Scenario {
     /// 0`, with `fit_params`; read in Ollama's vendored copy at ec98e2002 = b7437); Ollama
     /// v0.15.5 (commit 0334ffa62, `server/routes.go` `Serve`: the total VRAM over every GPU,
     /// tiers at 47 and 23 GiB; `llm/server.go` caps `num_ctx` at the model's `context_length`
-    /// from v0.9.3, per sequence from v0.11.5). Older Ollama: 4,096 (v0.6.7–v0.15.4), 2,048
-    /// (before): set `max_len`.
+    /// from v0.9.3, per sequence from v0.11.5). Older Ollama, named by `engine_version`:
+    /// 4,096 (v0.6.7–v0.15.4), 2,048 (before); an Ollama launch without a release is read as
+    /// the newest.
     ///
     /// # Example
     /// Llama 3.1 8B (131,072 tokens) under Ollama on one RTX 4090 (23.99 GiB): 32,768; on an
-    /// H100 80 GB: 131,072; on an L4 (22.49 GiB): 4,096.
+    /// H100 80 GB: 131,072; on an L4 (22.49 GiB): 4,096. Llama 3.1 70B under Ollama 0.13.5 on
+    /// an L40S: 4,096 (logged `n_ctx = 4096`; the newest release would give 32,768).
     pub fn serve_max_len(&self) -> u64 {
         if let Some(c) = self.serving.max_len {
             return c.get() as u64;
@@ -351,17 +395,17 @@ impl Scenario {
             .unwrap_or(self.workload.seq.get() as u64 + self.workload.gen as u64);
         let gib = |n: u64| n << 30;
         let vram = self.cuda_total() as u128 * self.cluster.gpus_per_node.get() as u128;
+        let ollama = self.ollama_used();
         match (self.serving.engine, self.serving.ctx_per) {
+            _ if ollama.is_some_and(|v| v < OLLAMA_CTX_4096_FROM) => 2048,
+            _ if ollama.is_some_and(|v| v < OLLAMA_CAP_FROM) => 4096,
+            _ if ollama.is_some_and(|v| v < OLLAMA_CTX_BY_VRAM_FROM) => model.min(4096),
             (Engine::Llamacpp, CtxPer::Sequence) => model.min(match vram {
                 v if v >= gib(47) as u128 => 262_144,
                 v if v >= gib(23) as u128 => 32_768,
                 _ => 4096,
             }),
-            (Engine::Llamacpp, _)
-                if self.serving.version.is_some_and(|v| v < LLAMACPP_FIT_FROM) =>
-            {
-                4096
-            }
+            (Engine::Llamacpp, _) if self.llamacpp_build() < LLAMACPP_FIT_FROM => 4096,
             _ => model,
         }
     }

@@ -191,12 +191,12 @@ spelled! {
     /// whether the compute buffer holds the f32 attention scores of a micro-batch.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
     pub enum FlashAttn {
-        /// The build's default: off before b6325 (`common.h` `flash_attn = false`), `-fa auto` from b6325 (on where the GPU runs it: every CUDA GPU memfit lists).
+        /// The front end's default: the build's, off before b6325 (`common.h` `flash_attn = false`), `-fa auto` from b6325 (on where the GPU runs it: every CUDA GPU memfit lists); with `engine_version=ollama-0.x.y`, Ollama's (`Scenario::ollama_flash_default`).
         #[default]
-        Auto = "auto", "the build's default", "";
+        Auto = "auto", "the default", "";
         /// Flash attention (`-fa on`, `OLLAMA_FLASH_ATTENTION=1`).
         On = "on", "on", "`-fa on`, OLLAMA_FLASH_ATTENTION=1";
-        /// The plain attention graph (`-fa off`; Ollama before it enabled flash attention by default): the f32 scores `n_ctx × n_ubatch × heads` in the compute buffer.
+        /// The plain attention graph (`-fa off`; Ollama's default before 0.11.8): the f32 scores `n_ctx × n_ubatch × heads` in the compute buffer.
         Off = "off", "off", "`-fa off`: the f32 scores n_ctx × n_ubatch × heads in the compute buffer";
     }
 }

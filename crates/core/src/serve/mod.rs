@@ -329,9 +329,10 @@ impl Plan {
         line::plan(s, p, l)
     }
     /// The release as its project writes it: `0.5.23`, `0.4.7.post1`; llama.cpp's build
-    /// number `b8179`.
+    /// number `b8179`, an Ollama release `ollama-0.13.5`.
     pub fn release(&self) -> String {
         match self.engine {
+            Engine::Llamacpp if self.version.0 == 0 => format!("ollama-{}", self.version),
             Engine::Llamacpp => format!("b{}", self.version.0),
             _ => self.version.to_string(),
         }
@@ -477,6 +478,8 @@ mod tests_eplb;
 mod tests_fit;
 #[cfg(test)]
 mod tests_multimodal;
+#[cfg(test)]
+mod tests_ollama;
 #[cfg(test)]
 mod tests_sampler;
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use super::llamacpp_offload::*;
 use super::*;
-use crate::scenario::{CtxPer, Dtype, FlashAttn};
+use crate::scenario::{CtxPer, Dtype, LLAMACPP_FA_AUTO_FROM};
 use crate::serve::HostMemory;
 
 /// llama.cpp: the GGUF weights on the GPU, a KV cache of `n_ctx` cells, a compute buffer.
@@ -48,7 +48,7 @@ pub(super) fn plan_at(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
 /// keeping its up (`partial` 1) or up and gate (2) projections on the GPU: `W_gpu` less
 /// their bytes, the host's mapped span reaching the output layer.
 pub(crate) fn plan_with(s: &Scenario, p: &Prepared, l: &Layout, cpu: (u64, u8)) -> Plan {
-    let v = used_release(s);
+    let v = s.llamacpp_build();
     let arch = &p.arch;
     let Cells {
         par,
@@ -76,7 +76,7 @@ pub(crate) fn plan_with(s: &Scenario, p: &Prepared, l: &Layout, cpu: (u64, u8)) 
     };
     let per_token = sat(row as u128 * full as u128);
     let cells3 = (n_ub, n_ctx, swa_cells);
-    let activation = activation_expr(s, arch, place, &split, cells3, (full, windowed), l.tp, v);
+    let activation = activation_expr(s, arch, place, &split, cells3, (full, windowed), l.tp);
     let compute = activation.eval();
     let ctx = s.cuda_ctx_mib() as u64 * MIB;
     let total = device_total(s);
@@ -95,11 +95,11 @@ pub(crate) fn plan_with(s: &Scenario, p: &Prepared, l: &Layout, cpu: (u64, u8)) 
         par,
     );
     let kv_host = host_kv(s, arch, place, row, n_ctx, swa_cells);
-    let error =
-        cache_type_refusal(s, v).or_else(|| (used > total).then(|| out_of_memory(used, total)));
+    let error = cache_type_refusal(s, arch, v)
+        .or_else(|| (used > total).then(|| out_of_memory(used, total)));
     Plan {
         engine: Engine::Llamacpp,
-        version: v,
+        version: used_release(s),
         budget: total,
         weights,
         activation,
@@ -139,10 +139,9 @@ fn activation_expr(
     (n_ub, n_ctx, swa_cells): (u64, u64, u64),
     (full, windowed): (u64, u64),
     gpus: Count,
-    v: Version,
 ) -> Expr {
     let n_kv = if full > 0 { n_ctx } else { swa_cells };
-    let fa = flash_attn(s, v);
+    let fa = s.llamacpp_flash(arch);
     let c = offloaded_head(
         compute_buffer(arch, n_ub, n_kv, fa),
         arch,
@@ -185,7 +184,11 @@ fn activation_expr(
 /// # Example
 /// `kv_dtype=fp8`: refused as the argument is read; `kv_dtype=q8_0&flash_attn=off`: refused
 /// at the context; `kv_dtype=q8_0` on b8179 (`-fa auto`): starts.
-pub(crate) fn cache_type_refusal(s: &Scenario, v: Version) -> Option<String> {
+pub(crate) fn cache_type_refusal(
+    s: &Scenario,
+    arch: &crate::model::Arch,
+    v: Version,
+) -> Option<String> {
     let d = s.numerics.kv_dtype;
     if matches!(d, Dtype::Fp8 | Dtype::Int8 | Dtype::Int4) {
         return Some(format!(
@@ -193,8 +196,12 @@ pub(crate) fn cache_type_refusal(s: &Scenario, v: Version) -> Option<String> {
             d.as_str()
         ));
     }
-    (d.is_ggml() && !flash_attn(s, v)).then(|| {
-        format!("llama_init_from_model: V cache quantization requires flash_attn — failed to create context ({} V cache without flash attention{}; Ollama instead logs \"quantized kv cache requested but flash attention disabled\" and runs an f16 cache)",
+    (d.is_ggml() && !s.llamacpp_flash(arch)).then(|| {
+        let ollama = match s.ollama_used() {
+            Some(o) => format!("; Ollama {o} passes OLLAMA_KV_CACHE_TYPE on to llama-server"),
+            None => "; Ollama before 0.30 instead logs \"quantized kv cache requested but flash attention disabled\" and runs an f16 cache: name its release (engine_version=ollama-0.x.y)".to_string(),
+        };
+        format!("llama_init_from_model: V cache quantization requires flash_attn — failed to create context ({} V cache without flash attention{}{ollama})",
             d.as_str(),
             if v < LLAMACPP_FA_AUTO_FROM { ", which is off by default before b6325: pass -fa" } else { "" })
     })
@@ -330,31 +337,6 @@ fn host_kv(
         0
     };
     cost(full_all, windowed_all).saturating_sub(gpu)
-}
-
-/// llama.cpp's first build whose flash attention defaults to `auto` (PR #15434, "use FA +
-/// max. GPU layers by default", merged 2025-08-30); before it `common.h` had
-/// `flash_attn = false`.
-pub(crate) const LLAMACPP_FA_AUTO_FROM: Version = Version(6325, 0, 0, 0);
-
-/// Whether the compute graph uses flash attention: `flash_attn`, or with `auto` the build's
-/// default (off before [`LLAMACPP_FA_AUTO_FROM`]; from it `-fa auto`, which turns flash
-/// attention on where the device runs the op, as CUDA does for the head sizes memfit's
-/// presets have: logged `flash_attn = auto` runs print the flash path's buffer).
-///
-/// Ollama passes its own setting (`OLLAMA_FLASH_ATTENTION`, off by default through 0.11;
-/// later releases turn it on per model): set `flash_attn` for an Ollama run.
-///
-/// Source: llama.cpp `common/common.h` (`flash_attn = false`, then `flash_attn_type =
-/// LLAMA_FLASH_ATTN_TYPE_AUTO`, PR #15434, b6325), `src/llama-context.cpp` (auto resolves
-/// on when every FA op lands on its layer's device); logged builds b5285 (`flash_attn = 0`)
-/// and b8133/b8179 (`flash_attn = auto`).
-pub(crate) fn flash_attn(s: &Scenario, v: Version) -> bool {
-    match s.serving.flash_attn {
-        FlashAttn::On => true,
-        FlashAttn::Off => false,
-        FlashAttn::Auto => v >= LLAMACPP_FA_AUTO_FROM,
-    }
 }
 
 /// The compute buffer llama.cpp reserves for one micro-batch of `n_ub` tokens (the worst

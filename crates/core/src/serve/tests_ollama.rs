@@ -1,0 +1,249 @@
+//! Ollama's releases (`engine=llamacpp&engine_version=ollama-0.x.y`): how the release is
+//! read and written back, and what each release does with what a launch leaves unset
+//! (`scenario::ollama`). The release boundaries were read in Ollama's git history at each
+//! tag; the logged runs they are checked on are in `tests/serve_llamacpp.rs`.
+
+use super::tests::plan;
+use super::*;
+use crate::contract::query::{decode, encode};
+
+fn warnings(q: &str) -> Vec<(String, String)> {
+    decode(q)
+        .1
+        .into_iter()
+        .map(|w| (w.key, w.message))
+        .collect()
+}
+
+fn problems(q: &str) -> Vec<(&'static str, String)> {
+    let (x, w) = decode(q);
+    assert!(w.is_empty(), "{q}: {w:?}");
+    let s = &x.scenario;
+    s.serve_problems(&Prepared::of(s).arch)
+}
+
+/// Builds are written `bN`, Ollama's releases `ollama-0.x.y` (a bare `0.13.5` under
+/// llama.cpp is Ollama's: llama.cpp has no dotted releases); anything else is refused with
+/// a message, and an Ollama release under another engine is named.
+#[test]
+fn releases_read_and_written_back() {
+    let link =
+        |v: &str| encode(&decode(&format!("mode=serve&engine=llamacpp&engine_version={v}")).0);
+    assert!(link("b7437").ends_with("engine_version=b7437"));
+    assert!(link("7437").ends_with("engine_version=b7437"));
+    assert!(link("ollama-0.13.5").ends_with("engine_version=ollama-0.13.5"));
+    assert!(link("0.13.5").ends_with("engine_version=ollama-0.13.5"));
+    assert!(link("Ollama v0.6.7").ends_with("engine_version=ollama-0.6.7"));
+    for bad in ["b0", "1.2.3", "ollama-1.0.0", "ollama"] {
+        let w = warnings(&format!("mode=serve&engine=llamacpp&engine_version={bad}"));
+        assert_eq!(w.len(), 1, "{bad}: {w:?}");
+        assert_eq!(w[0].0, "engine_version");
+    }
+    let w = warnings("mode=serve&engine=vllm&engine_version=ollama-0.13.5");
+    assert!(w[0].1.contains("set engine=llamacpp"), "{w:?}");
+    // Another engine clears the release (vLLM's 0.19.0 is not Ollama's 0.19.0); the same
+    // engine keeps it.
+    let (mut x, _) = decode("mode=serve&engine=vllm&engine_version=0.19.0");
+    crate::contract::query::set_key(&mut x, "engine", "vllm").unwrap();
+    assert_eq!(x.scenario.serving.version, Some(Version(0, 19, 0, 0)));
+    crate::contract::query::set_key(&mut x, "engine", "llamacpp").unwrap();
+    assert_eq!(x.scenario.serving.version, None);
+    // The plan names the release as the link does.
+    let p = plan("mode=serve&engine=llamacpp&model=llama-3-8b&engine_version=ollama-0.13.5");
+    assert_eq!(p.release(), "ollama-0.13.5");
+    assert_eq!(
+        plan("mode=serve&engine=llamacpp&model=llama-3-8b&engine_version=b5000").release(),
+        "b5000"
+    );
+}
+
+/// The llama.cpp each release vendors decides the build's rules: before b8133 the output
+/// layer stays on the CPU with `-ngl` below the layer count (every release before 0.30),
+/// from b8133 it goes first (0.30.0 runs b9452).
+#[test]
+fn vendored_builds() {
+    let s = |v: &str| {
+        decode(&format!("mode=serve&engine=llamacpp&engine_version={v}"))
+            .0
+            .scenario
+    };
+    assert_eq!(s("ollama-0.11.10").llamacpp_build(), Version(1, 0, 0, 0));
+    assert_eq!(s("ollama-0.12.4").llamacpp_build(), Version(6646, 0, 0, 0));
+    assert_eq!(s("ollama-0.13.5").llamacpp_build(), Version(7437, 0, 0, 0));
+    assert_eq!(s("ollama-0.24.0").llamacpp_build(), Version(7437, 0, 0, 0));
+    assert_eq!(s("ollama-0.30.0").llamacpp_build(), Version(9452, 0, 0, 0));
+    assert_eq!(s("b8000").llamacpp_build(), Version(8000, 0, 0, 0));
+    let q = "mode=serve&engine=llamacpp&model=llama-3-8b&ngl=20";
+    let out = |v: &str| plan(&format!("{q}&engine_version={v}")).weights.eval();
+    // 20 layers + the output layer on the GPU (0.30) against 20 layers alone (0.24).
+    assert!(out("ollama-0.30.0") > out("ollama-0.24.0"));
+    assert_eq!(out("ollama-0.24.0"), out("b8000"));
+    assert_eq!(out("ollama-0.30.0"), out("b8133"));
+}
+
+/// The default context (`max_len` empty) by release: 2,048 before 0.6.7, 4,096 to 0.15.4
+/// (at most the model's context from 0.9.3), then by the node's GPU memory.
+#[test]
+fn default_context_by_release() {
+    let ctx = |v: &str, extra: &str| {
+        let (x, _) = decode(&format!(
+            "mode=serve&engine=llamacpp&model=llama-3-8b&context=131072&gpu=h100-80&engine_version={v}{extra}"
+        ));
+        x.scenario.serve_max_len()
+    };
+    assert_eq!(ctx("ollama-0.6.6", ""), 2048);
+    assert_eq!(ctx("ollama-0.6.7", ""), 4096);
+    assert_eq!(
+        ctx("ollama-0.9.2", "&context=2048"),
+        4096,
+        "no cap before 0.9.3"
+    );
+    assert_eq!(ctx("ollama-0.9.3", "&context=2048"), 2048);
+    assert_eq!(ctx("ollama-0.15.4", ""), 4096);
+    assert_eq!(
+        ctx("ollama-0.15.5", ""),
+        131_072,
+        "262,144 on 79 GiB, at most the model's"
+    );
+    assert_eq!(ctx("ollama-0.15.5", "&gpu=l4"), 4096);
+    assert_eq!(ctx("ollama-0.13.5", "&max_len=9000"), 9000);
+}
+
+/// Flash attention with `OLLAMA_FLASH_ATTENTION` unset: off before 0.11.8; on for the
+/// models Ollama lists from the release that listed them (gpt-oss 0.11.8, qwen3 0.12.4,
+/// gemma3 0.12.6); for the others from 0.13.4; never for gemma2 or MLA.
+#[test]
+fn flash_attention_by_release() {
+    let fa = |model: &str, v: &str| {
+        let (x, _) = decode(&format!(
+            "mode=serve&engine=llamacpp&model={model}&engine_version={v}"
+        ));
+        let s = &x.scenario;
+        s.llamacpp_flash(&Prepared::of(s).arch)
+    };
+    assert!(!fa("gpt-oss-20b", "ollama-0.11.7"));
+    assert!(fa("gpt-oss-20b", "ollama-0.11.8"));
+    assert!(!fa("qwen3-8b", "ollama-0.12.3"));
+    assert!(fa("qwen3-8b", "ollama-0.12.4"));
+    assert!(!fa("gemma-3-4b", "ollama-0.12.5"));
+    assert!(fa("gemma-3-4b", "ollama-0.12.6"));
+    assert!(!fa("llama-3-8b", "ollama-0.13.3"));
+    assert!(fa("llama-3-8b", "ollama-0.13.4"));
+    assert!(!fa("gemma-2-9b", "ollama-0.30.0"));
+    assert!(!fa("deepseek-v3", "ollama-0.30.0"));
+    // Without flash attention the compute buffer holds the f32 scores: larger.
+    let act = |v: &str| {
+        plan(&format!(
+            "mode=serve&engine=llamacpp&model=llama-3-8b&max_len=8192&engine_version={v}"
+        ))
+        .activation
+        .eval()
+    };
+    assert!(act("ollama-0.13.3") > act("ollama-0.13.4"));
+    assert_eq!(act("ollama-0.13.4"), act("b8179"));
+}
+
+/// The cache type: Ollama before 0.30 runs f16 where it does not take the type asked for
+/// (named, and the f16 cache counted); from 0.30 llama-server's checks apply.
+#[test]
+fn kv_cache_type_by_release() {
+    let q = "mode=serve&engine=llamacpp&model=llama-3-8b&max_len=8192";
+    let kv = |extra: &str| plan(&format!("{q}&{extra}")).kv.eval();
+    let f16 = kv("engine_version=ollama-0.13.3");
+    let named = |extra: &str| {
+        problems(&format!("{q}&{extra}"))
+            .into_iter()
+            .find(|(k, _)| *k == "kv_dtype")
+            .map(|(_, m)| m)
+    };
+    // 0.13.3: flash attention off for Llama → f16, named in Ollama's words.
+    let m = named("engine_version=ollama-0.13.3&kv_dtype=q8_0").unwrap();
+    assert!(
+        m.contains("quantized kv cache requested but flash attention disabled"),
+        "{m}"
+    );
+    assert_eq!(kv("engine_version=ollama-0.13.3&kv_dtype=q8_0"), f16);
+    // With flash attention on, q8_0 holds: 34 B per 32 values against 64.
+    assert_eq!(
+        kv("engine_version=ollama-0.13.3&kv_dtype=q8_0&flash_attn=on") * 32,
+        f16 * 17
+    );
+    assert_eq!(
+        named("engine_version=ollama-0.13.3&kv_dtype=q8_0&flash_attn=on"),
+        None
+    );
+    // 0.13.4–0.24: the llama.cpp runner's `auto` is not enough.
+    let m = named("engine_version=ollama-0.13.5&kv_dtype=q4_0").unwrap();
+    assert!(m.contains("OLLAMA_FLASH_ATTENTION must be enabled"), "{m}");
+    assert_eq!(
+        named("engine_version=ollama-0.13.5&kv_dtype=q4_0&flash_attn=on"),
+        None
+    );
+    // A type outside Ollama's three, and a release without the setting.
+    assert!(
+        named("engine_version=ollama-0.13.5&kv_dtype=q5_0&flash_attn=on")
+            .unwrap()
+            .contains("f16, q8_0 and q4_0")
+    );
+    assert!(
+        named("engine_version=ollama-0.4.7&kv_dtype=q8_0&flash_attn=on")
+            .unwrap()
+            .contains("no OLLAMA_KV_CACHE_TYPE")
+    );
+    assert_eq!(
+        plan(&format!("{q}&engine_version=ollama-0.4.7&kv_dtype=fp8")).error,
+        None
+    );
+    // 0.30+: passed on; llama.cpp refuses a quantized V cache without flash attention.
+    let e = plan(&format!(
+        "{q}&engine_version=ollama-0.30.0&kv_dtype=q8_0&flash_attn=off"
+    ))
+    .error
+    .unwrap();
+    assert!(
+        e.contains("passes OLLAMA_KV_CACHE_TYPE on to llama-server"),
+        "{e}"
+    );
+    assert_eq!(
+        named("engine_version=ollama-0.30.0&kv_dtype=q8_0&flash_attn=off"),
+        None
+    );
+}
+
+/// The sequences served with `OLLAMA_NUM_PARALLEL` unset (4 from 0.2.0, 2 from 0.6.7, 1
+/// from 0.10.0), `ctx_per=total` under an Ollama release, and releases outside the range.
+#[test]
+fn other_release_warnings() {
+    let q = "mode=serve&engine=llamacpp&model=llama-3-8b";
+    let keys = |extra: &str| -> Vec<&'static str> {
+        problems(&format!("{q}&{extra}"))
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect()
+    };
+    assert_eq!(keys("engine_version=ollama-0.1.48"), Vec::<&str>::new());
+    assert_eq!(keys("engine_version=ollama-0.2.0"), ["parallel"]);
+    assert!(problems(&format!("{q}&engine_version=ollama-0.6.7"))[0]
+        .1
+        .contains("serves 2 sequences"));
+    assert_eq!(
+        keys("engine_version=ollama-0.6.7&parallel=2"),
+        Vec::<&str>::new()
+    );
+    assert_eq!(keys("engine_version=ollama-0.10.0"), Vec::<&str>::new());
+    assert_eq!(
+        keys("engine_version=ollama-0.13.5&ctx_per=total"),
+        ["ctx_per"]
+    );
+    assert_eq!(
+        keys("engine_version=b7437&ctx_per=total"),
+        Vec::<&str>::new()
+    );
+    let m = problems(&format!("{q}&engine_version=ollama-0.40.0"));
+    assert_eq!(m[0].0, "engine_version");
+    assert!(
+        m[0].1.contains("memfit models Ollama 0.1.0 to 0.33.x"),
+        "{}",
+        m[0].1
+    );
+}
