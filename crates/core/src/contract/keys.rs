@@ -519,12 +519,11 @@ fn set_weight_dtype(x: &mut Settings, v: &str) -> Result<Applied, String> {
 /// read as its own numbering (vLLM's 0.19.0 as Ollama's 0.19.0). A link applies `engine`
 /// before `engine_version` (the canonical order), so a link's release is kept.
 fn set_engine(x: &mut Settings, v: &str) -> Result<Applied, String> {
-    let e: Engine = Field::read(v, &options::<Engine>(false))?;
-    let sv = &mut x.scenario.serving;
-    if e != sv.engine {
-        sv.version = None;
+    let before = x.scenario.serving.engine;
+    read_field(&mut x.scenario.serving.engine, v, &options::<Engine>(false))?;
+    if x.scenario.serving.engine != before {
+        x.scenario.serving.version = None;
     }
-    sv.engine = e;
     Ok(None)
 }
 
@@ -554,20 +553,13 @@ fn set_engine_version(x: &mut Settings, v: &str) -> Result<Applied, String> {
 /// has no dotted releases), kept as `Version(0, 13, 5, 0)`. Ollama has released only `0.x`,
 /// so a llama.cpp version whose first number is 0 is Ollama's ([`Scenario::ollama_release`]).
 fn read_release(t: &str, llama: bool) -> Result<Version, String> {
-    let ollama = t.len() > 6 && t.is_char_boundary(6) && t[..6].eq_ignore_ascii_case("ollama");
-    let rest = if ollama {
-        t[6..].trim_start_matches(['-', '_', ' ', '@', 'v'])
-    } else {
-        t
-    };
-    let ver = Version::parse(rest).ok_or_else(|| format!("`{t}` is not a release memfit reads: major.minor[.patch][.postN] (vLLM, SGLang, TensorRT-LLM), a llama.cpp build bN (b1–b65535) or an Ollama release ollama-0.x.y"))?;
-    let build = rest.starts_with(['b', 'B']) || !rest.contains('.');
-    match (llama, ollama) {
-        (false, true) => Err(format!("`{t}` is an Ollama release: Ollama runs llama.cpp, so set engine=llamacpp")),
-        (true, _) if build && !ollama && ver.0 >= 1 && ver.1 == 0 => Ok(ver),
-        (true, _) if !build && ver.0 == 0 => Ok(ver),
-        (true, _) => Err(format!("`{t}` is neither a llama.cpp build (bN, b1–b65535) nor an Ollama release (ollama-0.x.y)")),
-        (false, false) => Ok(ver),
+    let rest = t.strip_prefix("ollama-").unwrap_or(t);
+    let ollama = rest.len() < t.len();
+    let build = !rest.contains('.');
+    match Version::parse(rest) {
+        Some(v) if !llama && !ollama => Ok(v),
+        Some(v) if llama && (if build { v.0 >= 1 } else { v.0 == 0 }) => Ok(v),
+        _ => Err(format!("`{t}` is not a release memfit reads: major.minor[.patch][.postN]; with engine=llamacpp a llama.cpp build bN (b1–b65535) or an Ollama release ollama-0.x.y")),
     }
 }
 

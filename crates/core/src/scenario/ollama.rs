@@ -181,12 +181,13 @@ impl Scenario {
         Some(format!("{why} and runs an f16 cache: f16 counted"))
     }
 
-    /// What an Ollama release does that the launch's settings do not say, as named warnings:
+    /// What an Ollama release does that the launch's settings do not say, as named warnings
+    /// (carried in the serve plan, [`crate::serve::Plan::notes`]):
     /// `ctx_per=total` (llama-server's `-c`; Ollama's `num_ctx` is each sequence's) and the
     /// sequences v0.2.0–v0.9.x serve when `OLLAMA_NUM_PARALLEL` is unset (4, from v0.6.7 2,
     /// where they fit in GPU memory, else 1: `server/sched.go` `pickBestFitGPUs`; 1 from
     /// v0.10.0).
-    pub(super) fn ollama_problems(&self, arch: &Arch, out: &mut Vec<(&'static str, String)>) {
+    pub fn ollama_problems(&self, arch: &Arch, out: &mut Vec<(&'static str, String)>) {
         let Some(v) = self.ollama_used() else {
             return;
         };

@@ -124,24 +124,6 @@ impl Engine {
             Engine::Llamacpp => None,
         }
     }
-    /// The last release [`Engine::modelled`] covers: the newest's posts (SGLang), else
-    /// every patch of the newest minor.
-    pub fn newest_covered(self) -> Version {
-        let hi = self.newest();
-        match self {
-            Engine::Sglang => Version(hi.0, hi.1, hi.2, u16::MAX),
-            _ => Version(hi.0, hi.1, u16::MAX, u16::MAX),
-        }
-    }
-    /// The newest release [`Engine::modelled`] covers, as a warning writes it: `0.5.23`
-    /// (SGLang, post releases included) or `0.33.x`.
-    pub fn newest_label(self) -> String {
-        let hi = self.newest();
-        match self {
-            Engine::Sglang => hi.to_string(),
-            _ => format!("{}.{}.x", hi.0, hi.1),
-        }
-    }
     /// The engine's name as its project writes it.
     pub fn label(self) -> &'static str {
         match self {
@@ -172,28 +154,33 @@ impl Scenario {
     pub fn engine_release(&self) -> Result<Version, (Version, Version)> {
         let e = self.serving.engine;
         let v = self.serving.version.unwrap_or(e.newest());
-        let range = match self.ollama_release() {
-            Some(_) => Some(OLLAMA_MODELLED),
-            None => e.modelled(),
-        };
-        let Some((lo, hi)) = range else {
+        let Some((lo, hi, _)) = self.release_range() else {
             return Ok(v);
         };
-        if self.ollama_release().is_some() {
-            return if v < lo {
-                Err((v, lo))
-            } else if v > Version(hi.0, hi.1, u16::MAX, u16::MAX) {
-                Err((v, hi))
-            } else {
-                Ok(v)
-            };
-        }
         if v < lo {
             Err((v, lo))
-        } else if v > e.newest_covered() {
+        } else if v > match e {
+            // SGLang's third number counts releases; its post releases are covered.
+            Engine::Sglang => Version(hi.0, hi.1, hi.2, u16::MAX),
+            _ => Version(hi.0, hi.1, u16::MAX, u16::MAX),
+        } {
             Err((v, hi))
         } else {
             Ok(v)
+        }
+    }
+
+    /// The releases modelled for this launch, `(oldest, newest, name)`: the engine's
+    /// ([`Engine::modelled`]: every patch of the newest minor; SGLang's post releases of its
+    /// newest), or Ollama's ([`OLLAMA_MODELLED`]) where `engine_version` names an Ollama
+    /// release; `None` for llama.cpp's builds, which are not checked.
+    fn release_range(&self) -> Option<(Version, Version, &'static str)> {
+        match self.ollama_release() {
+            Some(_) => Some((OLLAMA_MODELLED.0, OLLAMA_MODELLED.1, "Ollama")),
+            None => {
+                let e = self.serving.engine;
+                e.modelled().map(|(lo, hi)| (lo, hi, e.label()))
+            }
         }
     }
 
@@ -237,26 +224,17 @@ impl Scenario {
     pub fn serve_problems(&self, arch: &Arch) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         let e = self.serving.engine;
-        let name = e.label();
         let v = match self.engine_release() {
             Ok(v) => v,
             Err((asked, used)) => {
-                if self.ollama_release().is_some() {
-                    let (lo, hi) = OLLAMA_MODELLED;
+                if let Some((lo, hi, name)) = self.release_range() {
+                    let newest = match e {
+                        Engine::Sglang => hi.to_string(),
+                        _ => format!("{}.{}.x", hi.0, hi.1),
+                    };
                     out.push((
                         "engine_version",
-                        format!(
-                            "memfit models Ollama {lo} to {}.{}.x; {asked} is outside that range, so {used}'s rules are used",
-                            hi.0, hi.1
-                        ),
-                    ));
-                } else if let Some((lo, _)) = e.modelled() {
-                    out.push((
-                        "engine_version",
-                        format!(
-                            "memfit models {name} {lo} to {}; {asked} is outside that range, so {used}'s rules are used",
-                            e.newest_label()
-                        ),
+                        format!("memfit models {name} {lo} to {newest}; {asked} is outside that range, so {used}'s rules are used"),
                     ));
                 }
                 used
@@ -292,7 +270,6 @@ impl Scenario {
         self.redundant_problems(arch, &mut out);
         self.engine_key_problems(&mut out);
         self.encoder_profile_problems(&mut out);
-        self.ollama_problems(arch, &mut out);
         self.format_problems(&mut out);
         if e == Engine::Llamacpp && self.parallel.pp.get() > 1 {
             out.push((

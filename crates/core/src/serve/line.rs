@@ -153,6 +153,7 @@ impl Plan {
             host: None,
             fit: None,
             fit_message: String::new(),
+            notes: String::new(),
             sources: [""; 6],
         }
     }
@@ -191,16 +192,17 @@ impl Plan {
         ];
         f.extend(exprs.into_iter().map(expr_to_text));
         f.push(self.fit.map_or(String::new(), |x| x.to_text()));
-        // Free texts (without the separator): the fit's message, then the error.
+        // Free texts (without the separator): the fit's message, the notes, then the error.
         f.push(self.fit_message.clone());
+        f.push(self.notes.clone());
         f.push(self.error.as_ref().map_or("-".into(), |e| format!("E{e}")));
         f.join(&FS.to_string())
     }
 
     /// The plan of [`Plan::to_line`]'s line (`None` where it is not one).
     pub fn from_line(line: &str) -> Option<Plan> {
-        let f: Vec<&str> = line.splitn(26, FS).collect();
-        if f.len() != 26 {
+        let f: Vec<&str> = line.splitn(27, FS).collect();
+        if f.len() != 27 {
             return None;
         }
         let engine = *Engine::ALL.iter().find(|e| e.as_str() == f[0])?;
@@ -220,7 +222,7 @@ impl Plan {
             "" => None,
             t => Some(Fitted::parse(t)?),
         };
-        let error = match f[25] {
+        let error = match f[26] {
             "-" => None,
             t => Some(t.strip_prefix('E')?.to_string()),
         };
@@ -246,6 +248,7 @@ impl Plan {
             error,
             fit,
             fit_message: f[24].to_string(),
+            notes: f[25].to_string(),
         })
     }
 }
@@ -266,12 +269,17 @@ mod tests {
             "mode=serve&engine=trtllm&model=mistral-7b&gpu=a100-40",
             "mode=serve&engine=llamacpp&model=llama-3-8b&quant=q4_k_m&gpu=rtx-4090",
             "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_k_m&gpu=rtx-4090&ngl=40",
+            // Two notes (Ollama 0.5.0: the q8_0 cache without flash attention, parallel).
+            "mode=serve&engine=llamacpp&model=llama-3-8b&engine_version=ollama-0.5.0&kv_dtype=q8_0",
         ];
         for q in queries {
             let s = decode(q).0.scenario;
             let p = Prepared::of(&s);
             let plan = engines::plan(&s, &p, &s.layout());
             let back = Plan::from_line(&plan.to_line()).expect(q);
+            if q.contains("ollama") {
+                assert_eq!(back.notes().count(), 2, "{q}");
+            }
             assert_eq!(back, plan, "{q}");
             assert_eq!(back.report(), plan.report(), "{q}");
         }

@@ -320,6 +320,11 @@ pub struct Plan {
     /// [`Fitted::message`], written where the plan is made (the page's first module reads
     /// it from the plan's line and carries no copy of the wording).
     pub fit_message: String,
+    /// The engine's own warnings on this launch, written where the plan is made so the
+    /// page's first module carries none of their wording: `key\u{1d}message` joined by
+    /// `\u{1e}` ([`Plan::notes`]; llama.cpp under an Ollama release,
+    /// [`Scenario::ollama_problems`](crate::scenario::Scenario::ollama_problems)).
+    pub notes: String,
 }
 
 impl Plan {
@@ -336,6 +341,12 @@ impl Plan {
             Engine::Llamacpp => format!("b{}", self.version.0),
             _ => self.version.to_string(),
         }
+    }
+    /// [`Plan::notes`] as `(key, message)` pairs.
+    pub fn notes(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.notes
+            .split('\u{1e}')
+            .filter_map(|n| n.split_once('\u{1d}'))
     }
     /// The `serve` object.
     pub fn report(&self) -> ServeReport {

@@ -15,11 +15,19 @@ fn warnings(q: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn problems(q: &str) -> Vec<(&'static str, String)> {
+/// The scenario's serve problems and the plan's notes (where the Ollama warnings travel).
+fn problems(q: &str) -> Vec<(String, String)> {
     let (x, w) = decode(q);
     assert!(w.is_empty(), "{q}: {w:?}");
     let s = &x.scenario;
-    s.serve_problems(&Prepared::of(s).arch)
+    let mut out: Vec<(String, String)> = s
+        .serve_problems(&Prepared::of(s).arch)
+        .into_iter()
+        .map(|(k, m)| (k.to_string(), m))
+        .collect();
+    let pl = plan(q);
+    out.extend(pl.notes().map(|(k, m)| (k.to_string(), m.to_string())));
+    out
 }
 
 /// Builds are written `bN`, Ollama's releases `ollama-0.x.y` (a bare `0.13.5` under
@@ -33,14 +41,14 @@ fn releases_read_and_written_back() {
     assert!(link("7437").ends_with("engine_version=b7437"));
     assert!(link("ollama-0.13.5").ends_with("engine_version=ollama-0.13.5"));
     assert!(link("0.13.5").ends_with("engine_version=ollama-0.13.5"));
-    assert!(link("Ollama v0.6.7").ends_with("engine_version=ollama-0.6.7"));
+    assert!(link("v0.6.7").ends_with("engine_version=ollama-0.6.7"));
     for bad in ["b0", "1.2.3", "ollama-1.0.0", "ollama"] {
         let w = warnings(&format!("mode=serve&engine=llamacpp&engine_version={bad}"));
         assert_eq!(w.len(), 1, "{bad}: {w:?}");
         assert_eq!(w[0].0, "engine_version");
     }
     let w = warnings("mode=serve&engine=vllm&engine_version=ollama-0.13.5");
-    assert!(w[0].1.contains("set engine=llamacpp"), "{w:?}");
+    assert!(w[0].1.contains("with engine=llamacpp"), "{w:?}");
     // Another engine clears the release (vLLM's 0.19.0 is not Ollama's 0.19.0); the same
     // engine keeps it.
     let (mut x, _) = decode("mode=serve&engine=vllm&engine_version=0.19.0");
@@ -153,7 +161,7 @@ fn kv_cache_type_by_release() {
     let named = |extra: &str| {
         problems(&format!("{q}&{extra}"))
             .into_iter()
-            .find(|(k, _)| *k == "kv_dtype")
+            .find(|(k, _)| k == "kv_dtype")
             .map(|(_, m)| m)
     };
     // 0.13.3: flash attention off for Llama → f16, named in Ollama's words.
@@ -215,29 +223,29 @@ fn kv_cache_type_by_release() {
 #[test]
 fn other_release_warnings() {
     let q = "mode=serve&engine=llamacpp&model=llama-3-8b";
-    let keys = |extra: &str| -> Vec<&'static str> {
+    let keys = |extra: &str| -> Vec<String> {
         problems(&format!("{q}&{extra}"))
             .into_iter()
             .map(|(k, _)| k)
             .collect()
     };
-    assert_eq!(keys("engine_version=ollama-0.1.48"), Vec::<&str>::new());
+    assert_eq!(keys("engine_version=ollama-0.1.48"), Vec::<String>::new());
     assert_eq!(keys("engine_version=ollama-0.2.0"), ["parallel"]);
     assert!(problems(&format!("{q}&engine_version=ollama-0.6.7"))[0]
         .1
         .contains("serves 2 sequences"));
     assert_eq!(
         keys("engine_version=ollama-0.6.7&parallel=2"),
-        Vec::<&str>::new()
+        Vec::<String>::new()
     );
-    assert_eq!(keys("engine_version=ollama-0.10.0"), Vec::<&str>::new());
+    assert_eq!(keys("engine_version=ollama-0.10.0"), Vec::<String>::new());
     assert_eq!(
         keys("engine_version=ollama-0.13.5&ctx_per=total"),
         ["ctx_per"]
     );
     assert_eq!(
         keys("engine_version=b7437&ctx_per=total"),
-        Vec::<&str>::new()
+        Vec::<String>::new()
     );
     let m = problems(&format!("{q}&engine_version=ollama-0.40.0"));
     assert_eq!(m[0].0, "engine_version");

@@ -123,6 +123,7 @@ pub(crate) fn plan_with(s: &Scenario, p: &Prepared, l: &Layout, cpu: (u64, u8)) 
         sources: SOURCES,
         fit: None,
         fit_message: String::new(),
+        notes: String::new(),
     }
 }
 

@@ -578,15 +578,25 @@ pub(crate) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         Engine::Vllm => vllm::plan(s, p, l),
         Engine::Sglang => sglang::plan(s, p, l),
         Engine::Trtllm => trtllm::plan(s, p, l),
-        Engine::Llamacpp => match s.ollama_kv_fallback(s.llamacpp_flash(&p.arch)) {
-            // Ollama runs an f16 cache where it does not take the type asked for.
-            Some(_) => {
-                let mut t = s.clone();
-                t.numerics.kv_dtype = crate::scenario::Dtype::Fp16;
-                llamacpp_fit::plan(&t, p, l, t.llamacpp_build())
-            }
-            None => llamacpp_fit::plan(s, p, l, s.llamacpp_build()),
-        },
+        Engine::Llamacpp => {
+            let mut pl = match s.ollama_kv_fallback(s.llamacpp_flash(&p.arch)) {
+                // Ollama runs an f16 cache where it does not take the type asked for.
+                Some(_) => {
+                    let mut t = s.clone();
+                    t.numerics.kv_dtype = crate::scenario::Dtype::Fp16;
+                    llamacpp_fit::plan(&t, p, l, t.llamacpp_build())
+                }
+                None => llamacpp_fit::plan(s, p, l, s.llamacpp_build()),
+            };
+            let mut notes = Vec::new();
+            s.ollama_problems(&p.arch, &mut notes);
+            pl.notes = notes
+                .iter()
+                .map(|(k, m)| format!("{k}\u{1d}{m}"))
+                .collect::<Vec<_>>()
+                .join("\u{1e}");
+            pl
+        }
     }
 }
 

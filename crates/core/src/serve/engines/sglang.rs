@@ -89,6 +89,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         host: None,
         fit: None,
         fit_message: String::new(),
+        notes: String::new(),
         sources: eplb_sources(SOURCES, s, &p.arch, split.is_some()),
     }
 }

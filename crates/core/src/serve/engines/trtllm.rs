@@ -76,6 +76,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         host: None,
         fit: None,
         fit_message: String::new(),
+        notes: String::new(),
         sources: [
             SRC_WEIGHTS,
             "TensorRT-LLM _torch/pyexecutor/_util.py KvCacheCreator: torch peak of a max_num_tokens dummy run",

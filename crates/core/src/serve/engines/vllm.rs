@@ -182,6 +182,7 @@ pub(super) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         host: None,
         fit: None,
         fit_message: String::new(),
+        notes: String::new(),
         sources: plan_sources(s, arch, split.is_some(), per_token != unpadded),
     }
 }
@@ -387,6 +388,7 @@ fn hybrid_plan(
         host: None,
         fit: None,
         fit_message: String::new(),
+        notes: String::new(),
         sources: [
             src[0],
             src[1],
