@@ -379,13 +379,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
     }
     let usable = s.usable_bytes();
     let serve = (r == Route::Serve).then(|| crate::serve::Plan::of(s, &p, &layout));
-    if let Some(pl) = &serve {
-        warnings.extend(pl.notes().map(|(key, message)| Warning {
-            key: key.into(),
-            value: String::new(),
-            message: message.into(),
-        }));
-    }
+    warnings.extend(serve.iter().flat_map(crate::serve::Plan::note_warnings));
     let fits = per_gpu_bytes <= usable
         && serve.as_ref().is_none_or(|pl| pl.error.is_none())
         && !crate::stage::replay_out_of_memory(s);

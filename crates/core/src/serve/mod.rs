@@ -348,6 +348,14 @@ impl Plan {
             .split('\u{1e}')
             .filter_map(|n| n.split_once('\u{1d}'))
     }
+    /// [`Plan::notes`] as the estimate's warnings.
+    pub fn note_warnings(&self) -> impl Iterator<Item = crate::ledger::Warning> + '_ {
+        self.notes().map(|(key, message)| crate::ledger::Warning {
+            key: key.into(),
+            value: String::new(),
+            message: message.into(),
+        })
+    }
     /// The `serve` object.
     pub fn report(&self) -> ServeReport {
         ServeReport {
