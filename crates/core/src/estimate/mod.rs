@@ -337,6 +337,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
     let layout = s.layout();
     let r = route(s);
     let mut warnings = input_warnings(s, r);
+    let inputs = warnings.len();
     let convention = match r {
         Route::DeepSpeed | Route::Megatron => s.stack.convention.as_str(),
         Route::Infer | Route::Serve | Route::Train => Convention::Memfit.as_str(),
@@ -379,7 +380,9 @@ pub fn estimate(s: &Scenario) -> Estimate {
     }
     let usable = s.usable_bytes();
     let serve = (r == Route::Serve).then(|| crate::serve::Plan::of(s, &p, &layout));
-    warnings.extend(serve.iter().flat_map(crate::serve::Plan::note_warnings));
+    // The plan's notes are input problems too: listed with them.
+    let notes = serve.iter().flat_map(crate::serve::Plan::note_warnings);
+    warnings.splice(inputs..inputs, notes);
     let fits = per_gpu_bytes <= usable
         && serve.as_ref().is_none_or(|pl| pl.error.is_none())
         && !crate::stage::replay_out_of_memory(s);

@@ -6,7 +6,9 @@ use super::*;
 
 impl Scenario {
     /// Every cross-field problem of the scenario: [`Scenario::problems_for`] and the
-    /// [`Scenario::ignored_settings`].
+    /// [`Scenario::ignored_settings`]. A serving engine's own checks
+    /// ([`Scenario::serve_problems`]) are the serve plan's notes, which the estimate lists
+    /// with these.
     pub fn problems(&self) -> Vec<(&'static str, String)> {
         let mut out = self.problems_for(&self.arch());
         out.extend(self.ignored_settings());
@@ -99,9 +101,6 @@ impl Scenario {
                     format!("Transformer Engine runs 1×128 block scaling on Hopper only (compute capability 9.0, CUDA ≥ 12.9); {id} is not — counted as if it ran"),
                 ));
             }
-        }
-        if self.workload.mode == Mode::Serve {
-            out.extend(self.serve_problems(&self.arch()));
         }
         out
     }

@@ -195,15 +195,16 @@ impl Scenario {
     /// names, the one the named Ollama release vendors ([`ollama_build`]), or the newest
     /// modelled.
     pub fn llamacpp_build(&self) -> Version {
-        match self.ollama_release() {
-            Some(_) => ollama_build(self.engine_release().unwrap_or_else(|(_, used)| used)),
+        match self.ollama_used() {
+            Some(v) => ollama_build(v),
             None => self.serving.version.unwrap_or(Engine::Llamacpp.newest()),
         }
     }
 
     /// What memfit takes from a serving scenario but the engine would not, as named
-    /// warnings; what the engine refuses is the serve plan's `error` instead, in the
-    /// engine's words (`serve::Plan`).
+    /// warnings, carried in the serve plan's notes ([`crate::serve::Plan::notes`]: worked
+    /// out where the plan is made, so the page's first module carries none of this wording);
+    /// what the engine refuses is the serve plan's `error` instead, in the engine's words.
     ///
     /// - `engine_version` outside the releases memfit models ([`Engine::modelled`]): the
     ///   nearest modelled release's rules are used, and named.

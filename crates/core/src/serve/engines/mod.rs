@@ -572,32 +572,32 @@ fn sat(x: u128) -> u64 {
     x.min(u64::MAX as u128) as u64
 }
 
-/// Every engine's plan.
+/// Every engine's plan, with its notes: [`Scenario::serve_problems`] and, under an Ollama
+/// release, [`Scenario::ollama_problems`] (written here so the page's first module, which
+/// reads them from the plan's line, carries none of their wording).
 pub(crate) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
-    match s.serving.engine {
+    let mut pl = match s.serving.engine {
         Engine::Vllm => vllm::plan(s, p, l),
         Engine::Sglang => sglang::plan(s, p, l),
         Engine::Trtllm => trtllm::plan(s, p, l),
-        Engine::Llamacpp => {
-            let mut pl = match s.ollama_kv_fallback(s.llamacpp_flash(&p.arch)) {
-                // Ollama runs an f16 cache where it does not take the type asked for.
-                Some(_) => {
-                    let mut t = s.clone();
-                    t.numerics.kv_dtype = crate::scenario::Dtype::Fp16;
-                    llamacpp_fit::plan(&t, p, l, t.llamacpp_build())
-                }
-                None => llamacpp_fit::plan(s, p, l, s.llamacpp_build()),
-            };
-            let mut notes = Vec::new();
-            s.ollama_problems(&p.arch, &mut notes);
-            pl.notes = notes
-                .iter()
-                .map(|(k, m)| format!("{k}\u{1d}{m}"))
-                .collect::<Vec<_>>()
-                .join("\u{1e}");
-            pl
-        }
-    }
+        // Ollama runs an f16 cache where it does not take the type asked for.
+        Engine::Llamacpp => match s.ollama_kv_fallback(s.llamacpp_flash(&p.arch)) {
+            Some(_) => {
+                let mut t = s.clone();
+                t.numerics.kv_dtype = crate::scenario::Dtype::Fp16;
+                llamacpp_fit::plan(&t, p, l, t.llamacpp_build())
+            }
+            None => llamacpp_fit::plan(s, p, l, s.llamacpp_build()),
+        },
+    };
+    let mut notes = s.serve_problems(&s.arch());
+    s.ollama_problems(&p.arch, &mut notes);
+    pl.notes = notes
+        .iter()
+        .map(|(k, m)| format!("{k}\u{1d}{m}"))
+        .collect::<Vec<_>>()
+        .join("\u{1e}");
+    pl
 }
 
 const SRC_WEIGHTS: &str = "the format's layout (quant), ÷ t·p; vLLM adds the rotary cos/sin cache";
