@@ -558,7 +558,7 @@ fn read_release(t: &str, llama: bool) -> Result<Version, String> {
     let build = !rest.contains('.');
     match Version::parse(rest) {
         Some(v) if !llama && !ollama => Ok(v),
-        Some(v) if llama && (if build { v.0 >= 1 } else { v.0 == 0 }) => Ok(v),
+        Some(v) if llama && (if build { v.0 >= 1 && !ollama } else { v.0 == 0 }) => Ok(v),
         _ => Err(format!("`{t}` is not a release memfit reads: major.minor[.patch][.postN]; with engine=llamacpp a llama.cpp build bN (b1–b65535) or an Ollama release ollama-0.x.y")),
     }
 }

@@ -42,7 +42,14 @@ fn releases_read_and_written_back() {
     assert!(link("ollama-0.13.5").ends_with("engine_version=ollama-0.13.5"));
     assert!(link("0.13.5").ends_with("engine_version=ollama-0.13.5"));
     assert!(link("v0.6.7").ends_with("engine_version=ollama-0.6.7"));
-    for bad in ["b0", "1.2.3", "ollama-1.0.0", "ollama"] {
+    for bad in [
+        "b0",
+        "1.2.3",
+        "ollama-1.0.0",
+        "ollama",
+        "ollama-b7437",
+        "ollama-7437",
+    ] {
         let w = warnings(&format!("mode=serve&engine=llamacpp&engine_version={bad}"));
         assert_eq!(w.len(), 1, "{bad}: {w:?}");
         assert_eq!(w[0].0, "engine_version");
