@@ -6,7 +6,7 @@ use memfit_core::contract::query::encode;
 use memfit_core::contract::Settings;
 use memfit_core::estimate::Prepared;
 use memfit_core::quant::Quant;
-use memfit_core::scenario::{count, Engine, Scenario};
+use memfit_core::scenario::{count, Dtype, Engine, Scenario};
 use memfit_core::serve::{Plan, ServeReport};
 use memfit_core::units::{group_digits, Units};
 
@@ -234,6 +234,9 @@ pub struct Cell {
     pub tp: u32,
     /// Weight format.
     pub quant: Quant,
+    /// The non-expert weights' type where the column sets one (llama-quantize's
+    /// `MXFP4_MOE`: `weight_dtype=q8_0` beside `quant=mxfp4`), else the scenario's.
+    pub weight_dtype: Dtype,
     /// Requests of `max_len` that fit (0 when none).
     pub concurrency: f64,
     /// Whether one request fits.
@@ -283,7 +286,20 @@ pub fn formats(e: Engine, moe: bool) -> &'static [Quant] {
     }
 }
 
-/// The map: TP 1, 2, 4, 8 × the engine's formats, each cell one engine plan. TP and the
+/// The map's columns: [`formats`], and on a mixture under llama.cpp llama-quantize's
+/// `MXFP4_MOE` after Q5_K_M (the routed experts, 3-D tensors, in MXFP4 at 4.25 bits, every
+/// other matrix and the output in Q8_0: `llama-quant.cpp`, "MoE tensors -> MXFP4, other
+/// tensors -> Q8_0"; the layout of ggml-org's gpt-oss files, `quant=mxfp4&weight_dtype=q8_0`).
+/// A column's `Dtype` is its `weight_dtype`, `None` to keep the scenario's.
+pub fn columns(e: Engine, moe: bool) -> Vec<(Quant, Option<Dtype>)> {
+    let mut out: Vec<(Quant, Option<Dtype>)> = formats(e, moe).iter().map(|&q| (q, None)).collect();
+    if e == Engine::Llamacpp && moe {
+        out.insert(3, (Quant::Mxfp4, Some(Dtype::Q8_0)));
+    }
+    out
+}
+
+/// The map: TP 1, 2, 4, 8 × the engine's formats ([`columns`]), each cell one engine plan. TP and the
 /// weight format are the two choices that set the weights per GPU, so the room left for
 /// the KV cache; the KV dtype only scales the cost per token and stays as chosen.
 ///
@@ -303,9 +319,9 @@ pub fn fit_map(x: &Settings) -> Vec<Vec<Cell>> {
     [1u32, 2, 4, 8]
         .iter()
         .map(|&tp| {
-            formats(s.serving.engine, moe)
-                .iter()
-                .map(|&q| {
+            columns(s.serving.engine, moe)
+                .into_iter()
+                .map(|(q, w)| {
                     let mut y = x.clone();
                     y.scenario.parallel.tp = count(tp);
                     y.scenario.parallel.dp = None;
@@ -314,6 +330,9 @@ pub fn fit_map(x: &Settings) -> Vec<Vec<Cell>> {
                         y.scenario.cluster.gpus_per_node = count(tp);
                     }
                     y.scenario.numerics.quant = q;
+                    if let Some(w) = w {
+                        y.scenario.numerics.weight_dtype = w;
+                    }
                     y.scenario.parallel.ep = count(1);
                     let plain = cell(&y, tp);
                     let l = y.scenario.layout();
@@ -344,6 +363,7 @@ fn cell(y: &Settings, tp: u32) -> Cell {
     Cell {
         tp,
         quant: t.numerics.quant,
+        weight_dtype: t.numerics.weight_dtype,
         concurrency: plan.concurrency,
         fits: plan.error.is_none(),
         ep: t.parallel.ep.get(),
@@ -354,6 +374,15 @@ fn cell(y: &Settings, tp: u32) -> Cell {
         },
         fit: plan.fit,
         query: encode(y),
+    }
+}
+
+/// A column's heading: the `quant` key's value, `mxfp4 + q8_0` for llama-quantize's
+/// `MXFP4_MOE` ([`columns`]).
+pub fn column_label(c: &Cell) -> String {
+    match (c.quant, c.weight_dtype) {
+        (Quant::Mxfp4, Dtype::Q8_0) => "mxfp4 + q8_0".into(),
+        (q, _) => q.as_str().into(),
     }
 }
 
@@ -612,6 +641,44 @@ mod tests {
             .flatten()
             .all(|c| c.ep == 1 && !c.query.contains("ep=")));
         assert!(d[0].iter().all(|c| c.quant != Quant::Mxfp4));
+    }
+
+    /// llama.cpp on a mixture: llama-quantize's MXFP4_MOE between Q5_K_M and Q4_K_M, its
+    /// link the layout of ggml-org's gpt-oss files (11.27 GiB for the 20b, as b6699 logs
+    /// "file size = 11.27 GiB"); a dense model has no such column (every matrix would be Q8_0).
+    #[test]
+    fn map_has_mxfp4_moe_on_a_mixture_under_llama_cpp() {
+        let q = "mode=serve&engine=llamacpp&model=gpt-oss-20b&gpu=rtx4090&max_len=8192";
+        let m = fit_map(&settings(q));
+        let heads: Vec<String> = m[0].iter().map(column_label).collect();
+        assert_eq!(
+            heads,
+            [
+                "q8_0",
+                "q6_k",
+                "q5_k_m",
+                "mxfp4 + q8_0",
+                "q4_k_m",
+                "q3_k_m",
+                "q2_k"
+            ]
+        );
+        let c = &m[0][3];
+        assert!(
+            c.query.contains("quant=mxfp4") && c.query.contains("weight_dtype=q8_0"),
+            "{}",
+            c.query
+        );
+        assert!(c.fits, "{c:?}");
+        let t = &settings(&c.query).scenario;
+        let host = Plan::of(t, &Prepared::of(t), &t.layout()).host.unwrap();
+        let gib = host.file as f64 / (1u64 << 30) as f64;
+        assert_eq!(format!("{gib:.2}"), "11.27");
+        let d = fit_map(&settings(
+            "mode=serve&engine=llamacpp&model=llama-3-8b&gpu=rtx4090&max_len=8192",
+        ));
+        assert!(d[0].iter().all(|c| c.quant != Quant::Mxfp4));
+        assert_eq!(d[0].len(), 6);
     }
 
     /// EPLB in the map: DeepSeek-V3 FP8 on 8 H200s, vLLM 0.10.1, 32 redundant experts.

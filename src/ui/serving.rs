@@ -3,7 +3,7 @@
 
 use crate::chart::{render_concurrency, ChartSize};
 use crate::serving::{
-    cell_class, cell_text, concurrency_curve, default_context_line, fit_map, summary,
+    cell_class, cell_text, column_label, concurrency_curve, default_context_line, fit_map, summary,
 };
 use leptos::prelude::*;
 use memfit_core::contract::query::decode;
@@ -82,7 +82,7 @@ fn ServeMap(settings: RwSignal<Settings>) -> impl IntoView {
         <div class="serve-map-wrap">
         <table class="serve-map" data-testid="serve-map">
             <thead><tr><th>"TP"</th>
-                {move || map.with(|m| m.first().map(|row| row.iter().map(|c| view! { <th>{c.quant.as_str()}</th> }).collect_view()))}
+                {move || map.with(|m| m.first().map(|row| row.iter().map(|c| view! { <th>{column_label(c)}</th> }).collect_view()))}
             </tr></thead>
             <tbody>
                 {move || map.with(|m| m.iter().map(|row| {
