@@ -75,6 +75,14 @@ fn fit_line(r: &ServeReport, units: Units) -> Option<String> {
         1 => (String::new(), "the GPU"),
         n => (format!(" on the {n} GPUs"), "the GPUs"),
     };
+    if let ("ollama", Some(g)) = (x.outcome.as_str(), x.ngl) {
+        return Some(format!(
+            "Ollama places the layers itself (num_gpu unset): its estimate of every layer on {gpu}, {}, is more than the {} free{on} less what it keeps back (one more layer, 457 MiB and its compute-graph estimate), so {g} of the {} layers go to {gpu} and the rest stay in host memory. The figures are for that launch; set ngl to place them yourself.",
+            f(x.projected_bytes),
+            f(x.free_bytes),
+            x.layers
+        ));
+    }
     let why = format!(
         "llama-server's --fit: the settings would use {} of the {} free{on}, not leaving its {} margin",
         f(x.projected_bytes),
@@ -393,7 +401,7 @@ pub fn column_label(c: &Cell) -> String {
 pub fn cell_text(c: &Cell) -> String {
     use memfit_core::serve::FitOutcome;
     match c.fit {
-        Some(f) if c.fits && f.outcome == FitOutcome::Layers => {
+        Some(f) if c.fits && matches!(f.outcome, FitOutcome::Layers | FitOutcome::Ollama) => {
             return format!("{}/{} layers", f.ngl.unwrap_or(0), f.layers);
         }
         Some(f) if c.fits && f.outcome == FitOutcome::Experts => {

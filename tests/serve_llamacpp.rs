@@ -372,3 +372,53 @@ fn ollama_releases_defaults() {
     );
     assert_eq!(newest.serve.unwrap().max_len, 32_768);
 }
+
+/// Ollama's own layer placement (`num_gpu` unset: memfit's `ngl` empty under
+/// `ctx_per=sequence`) against the logs' `offloaded N/81 layers`: Llama 3.3 70B Q4_0 on a
+/// 40 GiB MIG slice at 80 (v0.11.10: `memory.required.full="39.9 GiB"` against
+/// `memory.available="[39.3 GiB]"`, so the output layer stays on the CPU), Llama 3.1 70B
+/// Q4_K_M on an L40S (4,096 and 8,192 tokens) and on two 24 GB cards at 81. The MIG launch
+/// is then the one with `ngl=80` whose buffers `partial_offload_buffers` checks.
+#[test]
+fn ollama_places_the_layers() {
+    let runs = [
+        (
+            "ollama-podcastothering-llama33-70b-q4_0-1xmig3g40gb",
+            "model=llama-3-70b&context=131072&quant=q4_0&gpu_mem=40960&engine_version=ollama-0.11.10",
+        ),
+        (
+            "ollama-ticketllm-llama31-70b-q4km-l40s-ctx4096",
+            "model=llama-3-70b&context=131072&quant=q4_k_m&gpu=l40s&engine_version=ollama-0.13.5",
+        ),
+        (
+            "ollama-ticketllm-llama31-70b-q4km-l40s-ctx8192",
+            "model=llama-3-70b&context=131072&quant=q4_k_m&gpu=l40s&max_len=8192&engine_version=ollama-0.13.5",
+        ),
+        (
+            "ollama-ticketllm-llama31-70b-q4km-2xrtx6000-ctx4096",
+            "model=llama-3-70b&context=131072&quant=q4_k_m&gpu=rtx3090&gpus_per_node=2&tp=2&engine_version=ollama-0.13.5",
+        ),
+    ];
+    for (id, q) in runs {
+        let logged = entry(id)["n_gpu_layers_offloaded"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let (_, est) = estimate_query(&format!("mode=serve&engine=llamacpp&{q}"));
+        let s = est.serve.unwrap();
+        let placed = s.fit.as_ref().map_or(81, |f| f.ngl.unwrap());
+        assert_eq!(format!("{placed}/81"), logged, "{id}");
+        assert!(est.fits, "{id}");
+    }
+    let mig = "mode=serve&engine=llamacpp&model=llama-3-70b&context=131072&quant=q4_0&gpu_mem=40960&engine_version=ollama-0.11.10";
+    let (_, placed) = estimate_query(mig);
+    let (_, given) = estimate_query(&format!("{mig}&ngl=80"));
+    assert_eq!(placed.per_gpu_bytes, given.per_gpu_bytes);
+    let fit = placed.serve.unwrap().fit.unwrap();
+    assert!(fit.message.contains("layers.offload=80"), "{}", fit.message);
+    assert!(
+        fit.message.contains("memory.required.full=39.9 GiB"),
+        "{}",
+        fit.message
+    );
+}

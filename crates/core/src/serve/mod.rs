@@ -77,7 +77,7 @@ pub struct ServeReport {
     pub fit: Option<FitReport>,
 }
 
-/// How llama.cpp's fit ended (`serve.fit.outcome`).
+/// How llama.cpp's fit ended, or what Ollama placed (`serve.fit.outcome`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FitOutcome {
     /// The context was shrunk and everything fits (`context`).
@@ -88,14 +88,18 @@ pub enum FitOutcome {
     NglSet,
     /// Every layer on the GPU, the routed experts of some in host memory (`experts`).
     Experts,
+    /// Ollama placed the layers itself (`num_gpu` unset), some in host memory (`ollama`):
+    /// `engines::ollama_layout`.
+    Ollama,
 }
 
 impl FitOutcome {
-    const ALL: [FitOutcome; 4] = [
+    const ALL: [FitOutcome; 5] = [
         FitOutcome::Context,
         FitOutcome::Layers,
         FitOutcome::NglSet,
         FitOutcome::Experts,
+        FitOutcome::Ollama,
     ];
     /// The spelling in `serve.fit.outcome`.
     pub fn as_str(self) -> &'static str {
@@ -104,6 +108,7 @@ impl FitOutcome {
             FitOutcome::Layers => "layers",
             FitOutcome::NglSet => "ngl_set",
             FitOutcome::Experts => "experts",
+            FitOutcome::Ollama => "ollama",
         }
     }
 }
@@ -211,6 +216,7 @@ impl Fitted {
             ),
             _ if self.cpu_experts > 0 => format!("; {g} layers ({} overflowing)", self.cpu_experts),
             FitOutcome::Layers => format!("; offloaded {g}/{layers} layers to GPU"),
+            FitOutcome::Ollama => format!("; Ollama offloads {g}/{layers} layers to GPU"),
             _ => "; failed to fit params to free device memory: n_gpu_layers already set by user, abort".to_string(),
         };
         m
@@ -237,7 +243,8 @@ pub struct FitReport {
     pub devices: u64,
     /// [`Fitted::cpu_experts`].
     pub cpu_experts: u64,
-    /// The free memory the fit keeps (`--fit-target`), B.
+    /// The free memory the fit keeps (`--fit-target`), B; 0 where Ollama placed the layers
+    /// (its reserve is in `projected_bytes`).
     pub margin_bytes: u64,
     /// [`FitOutcome::as_str`].
     pub outcome: String,
@@ -386,7 +393,10 @@ impl Plan {
                 layers: f.layers,
                 devices: f.devices,
                 cpu_experts: f.cpu_experts,
-                margin_bytes: engines::FIT_MARGIN,
+                margin_bytes: match f.outcome {
+                    FitOutcome::Ollama => 0,
+                    _ => engines::FIT_MARGIN,
+                },
                 outcome: f.outcome.as_str().into(),
                 message: self.fit_message.clone(),
             }),

@@ -6,6 +6,7 @@
 use super::tests::plan;
 use super::*;
 use crate::contract::query::{decode, encode};
+use crate::units::MIB;
 
 fn warnings(q: &str) -> Vec<(String, String)> {
     decode(q)
@@ -15,19 +16,14 @@ fn warnings(q: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The scenario's serve problems and the plan's notes (where the Ollama warnings travel).
+/// The plan's notes: the engine's checks and the Ollama warnings.
 fn problems(q: &str) -> Vec<(String, String)> {
-    let (x, w) = decode(q);
+    let (_, w) = decode(q);
     assert!(w.is_empty(), "{q}: {w:?}");
-    let s = &x.scenario;
-    let mut out: Vec<(String, String)> = s
-        .serve_problems(&Prepared::of(s).arch)
-        .into_iter()
-        .map(|(k, m)| (k.to_string(), m))
-        .collect();
     let pl = plan(q);
-    out.extend(pl.notes().map(|(k, m)| (k.to_string(), m.to_string())));
-    out
+    pl.notes()
+        .map(|(k, m)| (k.to_string(), m.to_string()))
+        .collect()
 }
 
 /// Builds are written `bN`, Ollama's releases `ollama-0.x.y` (a bare `0.13.5` under
@@ -261,4 +257,71 @@ fn other_release_warnings() {
         "{}",
         m[0].1
     );
+}
+
+/// Ollama's compute-graph estimate against the figures its logs print: Llama 3.3 70B at 4,096
+/// tokens (`memory.graph.full="584.0 MiB"`, partial "1.1 GiB", v0.11.10) and Qwen2.5 7B at
+/// 1,024 tokens × 256 and 2,048 × 512 (152.0 / 578.4 MiB and 304.0 / 730.4 MiB, v0.3.14),
+/// each written out from `GraphSize`'s formula.
+#[test]
+fn ollama_graph_estimate() {
+    use super::engines::ollama_layout::graph_size;
+    let g = |q: &str, c: u64, b: u64| {
+        let s = decode(q).0.scenario;
+        graph_size(&s, &Prepared::of(&s), c, b, 0)
+    };
+    let llama = "mode=serve&engine=llamacpp&model=llama-3-70b&quant=q4_0";
+    // full: 4·512·(1 + 4·8192 + 4096·65); partial: 4·512·8192 + 4·512·136,448 + 8192·128,256·105/128.
+    assert_eq!(
+        g(llama, 4096, 512),
+        (
+            4 * 512 * 8192 + 4 * 512 * (8192 + 128_256) + 8192 * 128_256 * 105 / 128,
+            4 * 512 * (1 + 4 * 8192 + 4096 * 65)
+        )
+    );
+    assert_eq!(g(llama, 4096, 512).1 / MIB, 584);
+    let qwen = "mode=serve&engine=llamacpp&model=qwen2.5-7b&quant=q4_k_m";
+    let head = |b: u64| 4 * b * (3584 + 152_064) + 3584 * 152_064 * 105 / 128;
+    assert_eq!(g(qwen, 1024, 256), (head(256), 4 * 256 * (3584 + 152_064)));
+    assert_eq!(g(qwen, 2048, 512), (head(512), 4 * 512 * (3584 + 152_064)));
+    let mib = |x: u64| format!("{:.1}", x as f64 / MIB as f64);
+    assert_eq!(
+        [g(qwen, 1024, 256), g(qwen, 2048, 512)].map(|(p, f)| (mib(p), mib(f))),
+        [
+            ("578.4".to_string(), "152.0".to_string()),
+            ("730.4".to_string(), "304.0".to_string())
+        ]
+    );
+}
+
+/// Which runner loads a model, by release (`OllamaEngineRequired` at each tag), and what
+/// it changes: Qwen3-30B-A3B Q8_0 (31 GiB) on an RTX 4090 at 8,192 tokens. On the llama.cpp
+/// runner (v0.11.10) Ollama's estimate keeps one more layer back and a 1.0 GiB graph from
+/// its formula: 33 of 49 layers; on its own engine (v0.13.5) it measures the graph
+/// (llama.cpp's compute buffer) and keeps no layer back: 35.
+#[test]
+fn ollama_engine_by_release() {
+    use super::engines::ollama_layout::ollama_engine;
+    let v = |m: u16, p: u16| Some(Version(0, m, p, 0));
+    for (id, at, own) in [
+        ("qwen3-8b", v(11, 10), false),
+        ("qwen3-8b", v(12, 0), true),
+        ("qwen3-30b-a3b", v(12, 1), false),
+        ("qwen3-30b-a3b", v(12, 2), true),
+        ("llama-3-8b", v(13, 5), false),
+        ("gemma-3-4b", v(6, 0), true),
+        ("gemma-3-4b", v(30, 0), false),
+        ("deepseek-v3", v(12, 11), false),
+        ("deepseek-v3", v(13, 0), true),
+        ("gemma-3-4b", None, false),
+    ] {
+        assert_eq!(ollama_engine(id, at), own, "{id} {at:?}");
+    }
+    let q = "mode=serve&engine=llamacpp&model=qwen3-30b-a3b&quant=q8_0&gpu=rtx4090&max_len=8192";
+    let fit = |r: &str| plan(&format!("{q}&engine_version={r}")).fit.unwrap();
+    let (runner, own) = (fit("ollama-0.11.10"), fit("ollama-0.13.5"));
+    assert_eq!((runner.ngl, own.ngl, own.layers), (Some(33), Some(35), 49));
+    assert!(plan(&format!("{q}&engine_version=ollama-0.13.5"))
+        .fit_message
+        .contains("Ollama's engine measures"));
 }

@@ -9,6 +9,7 @@ pub(crate) use llamacpp::plan_with as llamacpp_plan_with;
 pub(crate) use llamacpp_fit::FIT_MARGIN;
 mod llamacpp_offload;
 mod llamacpp_pipeline;
+pub(crate) mod ollama_layout;
 mod sglang;
 mod sglang_args;
 mod trtllm;
@@ -580,15 +581,20 @@ pub(crate) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
         Engine::Vllm => vllm::plan(s, p, l),
         Engine::Sglang => sglang::plan(s, p, l),
         Engine::Trtllm => trtllm::plan(s, p, l),
-        // Ollama runs an f16 cache where it does not take the type asked for.
-        Engine::Llamacpp => match s.ollama_kv_fallback(s.llamacpp_flash(&p.arch)) {
-            Some(_) => {
+        Engine::Llamacpp => {
+            // Ollama runs an f16 cache where it does not take the type asked for.
+            let f16 = s.ollama_kv_fallback(s.llamacpp_flash(&p.arch)).map(|_| {
                 let mut t = s.clone();
                 t.numerics.kv_dtype = crate::scenario::Dtype::Fp16;
-                llamacpp_fit::plan(&t, p, l, t.llamacpp_build())
+                t
+            });
+            let s = f16.as_ref().unwrap_or(s);
+            let pl = llamacpp_fit::plan(s, p, l, s.llamacpp_build());
+            match ollama_layout::applies(s) {
+                true => ollama_layout::plan(s, p, l, pl),
+                false => pl,
             }
-            None => llamacpp_fit::plan(s, p, l, s.llamacpp_build()),
-        },
+        }
     };
     let mut notes = s.serve_problems(&s.arch());
     s.ollama_problems(&p.arch, &mut notes);
