@@ -94,6 +94,35 @@ fn fa_listed_from(id: &str) -> Option<Version> {
     }
 }
 
+/// Whether Ollama release `v` loads the preset `id` on its own engine (`ollamarunner`, which
+/// measures its allocations) rather than its llama.cpp runner (`fs/ggml/ggml.go`
+/// `OllamaEngineRequired`, read at each tag): gemma3 from v0.6.0, mistral3 v0.6.5, llama4
+/// v0.6.7, qwen25vl v0.7.0, gptoss v0.11.0, qwen3 v0.12.0, qwen3moe v0.12.2, qwen3vl v0.12.7,
+/// deepseek2 v0.13.0, lfm2 v0.14.3, qwen3next v0.15.5; from v0.30.0 every GGUF model runs
+/// through llama-server, and without a named release memfit takes that.
+pub fn ollama_engine(id: &str, v: Option<Version>) -> bool {
+    let Some(v) = v.filter(|v| *v < OLLAMA_LLAMA_SERVER_FROM) else {
+        return false;
+    };
+    let from: &[(&str, u16, u16)] = &[
+        ("gemma-3-", 6, 0),
+        ("mistral-small-3.1", 6, 5),
+        ("llama-4-", 6, 7),
+        ("qwen2.5-vl", 7, 0),
+        ("gpt-oss", 11, 0),
+        ("qwen3-vl", 12, 7),
+        ("qwen3-next", 15, 5),
+        ("qwen3-30b", 12, 2),
+        ("qwen3-235b", 12, 2),
+        ("qwen3-", 12, 0),
+        ("deepseek-", 13, 0),
+        ("lfm2", 14, 3),
+    ];
+    from.iter()
+        .find(|(p, _, _)| id.starts_with(p))
+        .is_some_and(|&(_, m, n)| v >= Version(0, m, n, 0))
+}
+
 impl Scenario {
     /// Whether llama.cpp's compute graph uses flash attention: `flash_attn`, or with `auto`
     /// the front end's default — Ollama's ([`Scenario::ollama_flash_default`]) where
@@ -129,15 +158,17 @@ impl Scenario {
     /// v < 0.11.8:            off
     /// model on the list:     on from the release that listed it (gpt-oss 0.11.8, qwen3 0.12.4,
     ///                        gemma3 0.12.6, qwen3-vl 0.12.8, mistral3 0.13.2, qwen3-next 0.15.5)
-    /// other models:          on from 0.13.4 (llama.cpp's `auto`; from 0.30.0 llama-server's)
+    /// other models:          on from 0.13.4 (llama.cpp's `auto`; from 0.30.0 llama-server's),
+    ///                        but off on Ollama's own engine before 0.30.0 ([`ollama_engine`]:
+    ///                        llama4, qwen25vl, deepseek2, lfm2 are not on the list)
     /// never:                 gemma2, and K and V heads of different sizes (MLA)
     /// ```
     /// Source: Ollama `fs/ggml/ggml.go` (`FlashAttention`, `SupportsFlashAttention`),
     /// `llm/server.go` (v0.13.5: `flashAttention := ml.FlashAttentionAuto` for the llama.cpp
     /// runner). Logged: v0.11.10 Llama 3.3 70B `flash_attn = 0`; v0.13.5 Llama 3.1 70B
     /// `flash_attn = auto`, its compute buffer the flash path's (266.5 MiB at 4,096 and
-    /// 8,192 tokens). Approximation: a model on Ollama's own engine that is not on the list
-    /// (llama4, for one) stays off from 0.13.4 in Ollama; memfit turns it on.
+    /// 8,192 tokens). On Ollama's own engine `fa = envconfig.FlashAttention(f.FlashAttention())`
+    /// stays the list's answer (v0.13.5 `llm/server.go`, the `textProcessor != nil` branch).
     pub fn ollama_flash_default(&self, v: Version, arch: &Arch) -> bool {
         let id = self.preset().id;
         if v < OLLAMA_FA_LIST_FROM || id.starts_with("gemma-2") || arch.mla.is_some() {
@@ -145,7 +176,8 @@ impl Scenario {
         }
         match fa_listed_from(id) {
             Some(from) => v >= from,
-            None => v >= OLLAMA_FA_AUTO_FROM,
+            // Ollama's own engine keeps its list's answer; its llama.cpp runner says `auto`.
+            None => v >= OLLAMA_FA_AUTO_FROM && !ollama_engine(id, Some(v)),
         }
     }
 

@@ -142,6 +142,20 @@ fn flash_attention_by_release() {
     assert!(fa("llama-3-8b", "ollama-0.13.4"));
     assert!(!fa("gemma-2-9b", "ollama-0.30.0"));
     assert!(!fa("deepseek-v3", "ollama-0.30.0"));
+    // Ollama's own engine keeps its list's answer (llama4 and qwen25vl are not on it) until
+    // 0.30.0 runs every GGUF model through llama-server (`auto`).
+    assert!(!fa("llama-4-scout", "ollama-0.13.5"));
+    assert!(!fa("qwen2.5-vl-7b", "ollama-0.24.0"));
+    assert!(fa("llama-4-scout", "ollama-0.30.0"));
+    // …and a quantized cache there falls back in that engine's words.
+    let w = problems(
+        "mode=serve&engine=llamacpp&model=llama-4-scout&kv_dtype=q8_0&engine_version=ollama-0.13.5",
+    );
+    assert!(
+        w.iter().any(|(k, m)| k == "kv_dtype"
+            && m.contains("quantized kv cache requested but flash attention disabled")),
+        "{w:?}"
+    );
     // Without flash attention the compute buffer holds the f32 scores: larger.
     let act = |v: &str| {
         plan(&format!(
@@ -301,7 +315,7 @@ fn ollama_graph_estimate() {
 /// (llama.cpp's compute buffer) and keeps no layer back: 35.
 #[test]
 fn ollama_engine_by_release() {
-    use super::engines::ollama_layout::ollama_engine;
+    use crate::scenario::ollama_engine;
     let v = |m: u16, p: u16| Some(Version(0, m, p, 0));
     for (id, at, own) in [
         ("qwen3-8b", v(11, 10), false),

@@ -11,7 +11,7 @@ use super::device_total;
 use super::llamacpp::plan_with;
 use super::llamacpp_offload::LayerBytes;
 use crate::resolved::Prepared;
-use crate::scenario::{CtxPer, Layout, Scenario, Version, OLLAMA_LLAMA_SERVER_FROM};
+use crate::scenario::{ollama_engine, CtxPer, Layout, Scenario};
 use crate::serve::{FitOutcome, Fitted, Plan};
 use crate::units::MIB;
 
@@ -22,35 +22,6 @@ pub(crate) const OLLAMA_MIN_MEMORY: u64 = 457 * MIB;
 /// with `ngl` unset (`num_gpu` left to Ollama).
 pub(crate) fn applies(s: &Scenario) -> bool {
     s.serving.ctx_per == CtxPer::Sequence && s.serving.ngl.is_none()
-}
-
-/// Whether Ollama release `v` loads the preset `id` on its own engine (`ollamarunner`, which
-/// measures its allocations) rather than its llama.cpp runner (`fs/ggml/ggml.go`
-/// `OllamaEngineRequired`, read at each tag): gemma3 from v0.6.0, mistral3 v0.6.5, llama4
-/// v0.6.7, qwen25vl v0.7.0, gptoss v0.11.0, qwen3 v0.12.0, qwen3moe v0.12.2, qwen3vl v0.12.7,
-/// deepseek2 v0.13.0, lfm2 v0.14.3, qwen3next v0.15.5; from v0.30.0 every GGUF model runs
-/// through llama-server, and without a named release memfit takes that.
-pub(crate) fn ollama_engine(id: &str, v: Option<Version>) -> bool {
-    let Some(v) = v.filter(|v| *v < OLLAMA_LLAMA_SERVER_FROM) else {
-        return false;
-    };
-    let from: &[(&str, u16, u16)] = &[
-        ("gemma-3-", 6, 0),
-        ("mistral-small-3.1", 6, 5),
-        ("llama-4-", 6, 7),
-        ("qwen2.5-vl", 7, 0),
-        ("gpt-oss", 11, 0),
-        ("qwen3-vl", 12, 7),
-        ("qwen3-next", 15, 5),
-        ("qwen3-30b", 12, 2),
-        ("qwen3-235b", 12, 2),
-        ("qwen3-", 12, 0),
-        ("deepseek-", 13, 0),
-        ("lfm2", 14, 3),
-    ];
-    from.iter()
-        .find(|(p, _, _)| id.starts_with(p))
-        .is_some_and(|&(_, m, n)| v >= Version(0, m, n, 0))
 }
 
 /// Ollama's compute-graph estimate, `(partial, full)` offload, B.
@@ -133,7 +104,7 @@ pub(crate) fn graph_size(s: &Scenario, p: &Prepared, c: u64, b: u64, kv: u64) ->
 /// L_i   = W_i + K_i                    (layer i's tensors and KV cache)
 /// L_out = W_out (+ W_embd, tied)       (the output layer)
 /// cap   = F − (L_0 + 457 MiB + max(graph_partial, graph_full))   per GPU (F: free, total − ctx)
-///       = F − (457 MiB + C)        on Ollama's own engine ([`ollama_engine`]: it measures the
+///       = F − (457 MiB + C)        on Ollama's own engine ([`crate::scenario::ollama_engine`]: it measures the
 ///                                   graph, C llama.cpp's compute buffer, and keeps no layer back)
 /// all layers:  Σ L_i + L_out ≤ t·cap
 /// else n_gpu = the most of the last layers with Σ L_i ≤ t·cap, the output layer on the CPU
