@@ -154,17 +154,7 @@ pub(crate) fn plan(s: &Scenario, p: &Prepared, l: &Layout, base: Plan) -> Plan {
     if sum.saturating_add(out) <= cap(reserve) {
         return base;
     }
-    // The most of the last layers under the cap, the output layer on the CPU.
-    let place = |cap: u64| {
-        let mut used = 0u64;
-        (0..n as usize)
-            .rev()
-            .take_while(|&i| {
-                used = used.saturating_add(layer(i));
-                used <= cap
-            })
-            .count() as u64
-    };
+    let place = |cap: u64| last_layers(&layer, n as usize, cap);
     let at = |g: u64| {
         let mut with = s.clone();
         with.serving.ngl = Some(g as u32);
@@ -198,17 +188,38 @@ pub(crate) fn plan(s: &Scenario, p: &Prepared, l: &Layout, base: Plan) -> Plan {
         cpu_experts: 0,
         outcome: FitOutcome::Ollama,
     };
+    pl.fit_message = message(&fitted, own, (partial, full));
+    pl.fit = Some(fitted);
+    pl
+}
+
+/// The most of the last layers whose bytes (`layer(i)`, `i < n`) stay under `cap`: Ollama's
+/// `greedyFit` from the last layer down, the output layer left on the CPU.
+fn last_layers(layer: &impl Fn(usize) -> u64, n: usize, cap: u64) -> u64 {
+    let mut used = 0u64;
+    (0..n)
+        .rev()
+        .take_while(|&i| {
+            used = used.saturating_add(layer(i));
+            used <= cap
+        })
+        .count() as u64
+}
+
+/// What Ollama's placement says, in its log's terms (`layers.offload`, `memory.available`,
+/// `memory.required.full`) and how it reckoned: the runner's estimate or its engine's
+/// measurement. `graph` is `(partial, full)`.
+fn message(f: &Fitted, own: bool, (partial, full): (u64, u64)) -> String {
     let gib = |x: u64| format!("{:.1} GiB", x as f64 / (1u64 << 30) as f64);
     let how = match own {
         true => format!("Ollama's engine measures each layer's weights and KV cache, the output layer and its compute graph ({}) and keeps 457 MiB back", gib(full)),
         false => format!("its estimate: each layer's weights and KV cache, the output layer, one more layer, 457 MiB and the compute graph, {} partial / {} full", gib(partial), gib(full)),
     };
-    pl.fit_message = format!(
-        "Ollama places the layers (num_gpu unset): layers.model={} layers.offload={g}, memory.available={} against memory.required.full={} ({how})",
-        n + 1,
-        gib(fitted.free_bytes),
-        gib(fitted.projected_bytes),
-    );
-    pl.fit = Some(fitted);
-    pl
+    format!(
+        "Ollama places the layers (num_gpu unset): layers.model={} layers.offload={}, memory.available={} against memory.required.full={} ({how})",
+        f.layers,
+        f.ngl.unwrap_or(0),
+        gib(f.free_bytes),
+        gib(f.projected_bytes),
+    )
 }
