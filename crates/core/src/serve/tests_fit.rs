@@ -143,16 +143,27 @@ fn fit_keeps_what_it_does_not_touch() {
         };
         assert_eq!(p, fit_off, "{q}");
     }
-    // Under Ollama's convention Ollama places the layers (`fit` is llama-server's and
-    // changes nothing there): 41 of 81 on the RTX 4090, the launch starts.
-    let ollama = plan(big);
+    // Under Ollama's convention before 0.30 Ollama places the layers (`fit` is
+    // llama-server's and changes nothing there): 41 of 81 on the RTX 4090, the launch starts.
+    let old = format!("{big}&engine_version=ollama-0.13.5");
+    let ollama = plan(&old);
     assert!(ollama.error.is_none());
     let f = ollama.fit.unwrap();
     assert_eq!(
         (f.outcome, f.ngl, f.layers),
         (FitOutcome::Ollama, Some(41), 81)
     );
-    assert_eq!(plan(&format!("{big}&fit=off")), plan(big));
+    assert_eq!(plan(&format!("{old}&fit=off")), plan(&old));
+    // From 0.30 (and without a release: the newest) Ollama starts llama-server with `-c` and
+    // no `-ngl`, so llama-server's fit places them, as with `ctx_per=total`: 42 of 81.
+    let newest = plan(big).fit.unwrap();
+    let server = fitted(&format!("{big}&ctx_per=total"));
+    assert_eq!((newest.outcome, newest.ngl), (FitOutcome::Layers, Some(42)));
+    assert_eq!(newest, server);
+    assert_eq!(
+        plan(&format!("{big}&engine_version=ollama-0.30.0")).fit,
+        Some(newest)
+    );
     // `fit=on` runs it on a build before b7437 (and says so).
     let on = format!("{big}&ctx_per=total&engine_version=b7000&fit=on");
     assert_eq!(fitted(&on).outcome, FitOutcome::Layers);

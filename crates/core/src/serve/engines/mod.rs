@@ -591,6 +591,17 @@ pub(crate) fn plan(s: &Scenario, p: &Prepared, l: &Layout) -> Plan {
             let s = f16.as_ref().unwrap_or(s);
             let pl = llamacpp_fit::plan(s, p, l, s.llamacpp_build());
             match ollama_layout::applies(s) {
+                // Ollama 0.30+ starts llama-server with `-c` and no `-ngl`: where its fit
+                // changes the launch, that launch.
+                true if ollama_layout::runs_llama_server(s) => {
+                    let t = ollama_layout::llama_server_launch(s);
+                    let fitted = llamacpp_fit::plan(&t, p, l, t.llamacpp_build());
+                    if fitted.fit.is_some() {
+                        fitted
+                    } else {
+                        pl
+                    }
+                }
                 true => ollama_layout::plan(s, p, l, pl),
                 false => pl,
             }

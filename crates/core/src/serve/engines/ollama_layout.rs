@@ -24,6 +24,30 @@ pub(crate) fn applies(s: &Scenario) -> bool {
     s.serving.ctx_per == CtxPer::Sequence && s.serving.ngl.is_none()
 }
 
+/// Whether Ollama starts llama-server (v0.30.0 and later, and without a named release: the
+/// newest): `llm/llama_server.go` passes `-c num_ctx·parallel -np parallel` and no `-ngl`
+/// ("let llama-server auto-detect"), so llama-server's own fit places the layers with the
+/// context given ([`llama_server_launch`]). Before, Ollama places them ([`plan`]).
+pub(crate) fn runs_llama_server(s: &Scenario) -> bool {
+    s.ollama_used()
+        .is_none_or(|v| v >= crate::scenario::OLLAMA_LLAMA_SERVER_FROM)
+}
+
+/// The llama-server launch Ollama 0.30+ makes of `s`: `-c` the sequences' total
+/// (`ctx_per=total`, `max_len` = num_ctx·parallel), `--fit` at its default (on).
+pub(crate) fn llama_server_launch(s: &Scenario) -> Scenario {
+    let mut t = s.clone();
+    let total = s
+        .serve_max_len()
+        .saturating_mul(s.serving.parallel.get() as u64);
+    t.serving.max_len = Some(crate::nonzero::at_least_one(
+        total.min(u32::MAX as u64) as u32
+    ));
+    t.serving.ctx_per = CtxPer::Total;
+    t.serving.fit = crate::scenario::LlamaFit::On;
+    t
+}
+
 /// Ollama's compute-graph estimate, `(partial, full)` offload, B.
 ///
 /// # Formula
