@@ -110,7 +110,7 @@ fn fit_line(r: &ServeReport, units: Units) -> Option<String> {
         _ => ctx,
     };
     Some(format!(
-        "{why}: {what}. The figures are for that launch; fit=off shows the settings as given."
+        "{why}: {what}. The figures are for that launch; with ctx_per=total, fit=off (llama-server's --fit off) shows the settings as given; Ollama 0.30+ always leaves the fit on."
     ))
 }
 
