@@ -74,7 +74,8 @@ pub fn ollama_build(v: Version) -> Version {
 
 /// The release from which Ollama's list (`fs/ggml/ggml.go` `FlashAttention`) turns flash
 /// attention on for the model preset `id` runs on (gptoss v0.11.8; qwen3 and qwen3moe
-/// v0.12.4; gemma3 v0.12.6; qwen3vl v0.12.8; mistral3 v0.13.2; qwen3next v0.15.5).
+/// v0.12.4; gemma3 v0.12.6; qwen3vl v0.12.8; mistral3 v0.13.2; lfm2 v0.14.3; qwen3next
+/// v0.15.5; nemotron_h v0.17.1).
 fn fa_listed_from(id: &str) -> Option<Version> {
     let from = |m: u16, p: u16| Some(Version(0, m, p, 0));
     if id.starts_with("gpt-oss") {
@@ -89,6 +90,10 @@ fn fa_listed_from(id: &str) -> Option<Version> {
         from(12, 6)
     } else if id.starts_with("mistral-small-3") {
         from(13, 2)
+    } else if id.starts_with("lfm2") {
+        from(14, 3)
+    } else if id.starts_with("nemotron-h") {
+        from(17, 1)
     } else {
         None
     }
@@ -98,7 +103,8 @@ fn fa_listed_from(id: &str) -> Option<Version> {
 /// measures its allocations) rather than its llama.cpp runner (`fs/ggml/ggml.go`
 /// `OllamaEngineRequired`, read at each tag): gemma3 from v0.6.0, mistral3 v0.6.5, llama4
 /// v0.6.7, qwen25vl v0.7.0, gptoss v0.11.0, qwen3 v0.12.0, qwen3moe v0.12.2, qwen3vl v0.12.7,
-/// deepseek2 v0.13.0, lfm2 v0.14.3, qwen3next v0.15.5; from v0.30.0 every GGUF model runs
+/// deepseek2 v0.13.0 (DeepSeek-V3/R1's files; V2's fall back), lfm2 v0.14.3, qwen3next v0.15.5,
+/// nemotron_h v0.17.1 (qwen3 dense left the list in v0.12.5 alone: not modelled); from v0.30.0 every GGUF model runs
 /// through llama-server, and without a named release memfit takes that.
 pub fn ollama_engine(id: &str, v: Option<Version>) -> bool {
     let Some(v) = v.filter(|v| *v < OLLAMA_LLAMA_SERVER_FROM) else {
@@ -115,7 +121,10 @@ pub fn ollama_engine(id: &str, v: Option<Version>) -> bool {
         ("qwen3-30b", 12, 2),
         ("qwen3-235b", 12, 2),
         ("qwen3-", 12, 0),
-        ("deepseek-", 13, 0),
+        // DeepSeek-V2's files (tokenizer pre `deepseek-llm`) fall back to the llama.cpp runner.
+        ("deepseek-v3", 13, 0),
+        ("deepseek-r1", 13, 0),
+        ("nemotron-h", 17, 1),
         ("lfm2", 14, 3),
     ];
     from.iter()
@@ -175,9 +184,9 @@ impl Scenario {
             return false;
         }
         match fa_listed_from(id) {
-            Some(from) => v >= from,
+            Some(from) if v >= from => true,
             // Ollama's own engine keeps its list's answer; its llama.cpp runner says `auto`.
-            None => v >= OLLAMA_FA_AUTO_FROM && !ollama_engine(id, Some(v)),
+            _ => v >= OLLAMA_FA_AUTO_FROM && !ollama_engine(id, Some(v)),
         }
     }
 

@@ -147,6 +147,9 @@ fn flash_attention_by_release() {
     assert!(!fa("llama-4-scout", "ollama-0.13.5"));
     assert!(!fa("qwen2.5-vl-7b", "ollama-0.24.0"));
     assert!(fa("llama-4-scout", "ollama-0.30.0"));
+    // lfm2 runs on the llama.cpp runner (auto) until 0.14.3, then on the engine, listed.
+    assert!(fa("lfm2-1.2b", "ollama-0.14.2"));
+    assert!(fa("lfm2-1.2b", "ollama-0.14.3"));
     // …and a quantized cache there falls back in that engine's words.
     let w = problems(
         "mode=serve&engine=llamacpp&model=llama-4-scout&kv_dtype=q8_0&engine_version=ollama-0.13.5",
@@ -327,6 +330,8 @@ fn ollama_engine_by_release() {
         ("gemma-3-4b", v(30, 0), false),
         ("deepseek-v3", v(12, 11), false),
         ("deepseek-v3", v(13, 0), true),
+        ("deepseek-v2-lite", v(13, 5), false),
+        ("nemotron-h-8b", v(17, 1), true),
         ("gemma-3-4b", None, false),
     ] {
         assert_eq!(ollama_engine(id, at), own, "{id} {at:?}");
