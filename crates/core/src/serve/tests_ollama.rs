@@ -309,6 +309,15 @@ fn ollama_graph_estimate() {
             ("730.4".to_string(), "304.0".to_string())
         ]
     );
+    // phi2 (Phi-2: e 2,560, h 32, V 51,200), 2,048 tokens: full max(4·512·53,760 = 110,100,480,
+    // 4·512·(1 + 10,240 + 2,048 + 65,536) = 159,385,600); partial max(4·512·56,320 +
+    // 2,560·51,200·105/128 = 115,343,360 + 107,520,000, 4·512·(2 + 7,680 + 2,048 + 65,536)).
+    let phi = "mode=serve&engine=llamacpp&model=phi-2&quant=q4_k_m";
+    assert_eq!(g(phi, 2048, 512), (222_863_360, 159_385_600));
+    // stablelm (StableLM 2 1.6B: e 2,048, h 32, V 100,352), 4,096 tokens: full
+    // 4·512·(4,096·33 + 6,144 + 2) = 289,411,072, above the vocabulary graph 4·512·104,448.
+    let stablelm = "mode=serve&engine=llamacpp&model=stablelm-2-1.6b&quant=q4_k_m";
+    assert_eq!(g(stablelm, 4096, 512), (289_411_072, 289_411_072));
 }
 
 /// Which runner loads a model, by release (`OllamaEngineRequired` at each tag), and what

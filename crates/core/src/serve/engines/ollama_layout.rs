@@ -65,10 +65,16 @@ pub(crate) fn llama_server_launch(s: &Scenario) -> Scenario {
 ///                 partial = max(4eb + eV·105/128 + 4Vb, 4b(2e + 1 + 2dh + c + ch) + 32dc + e·dh·9/16)
 /// command-r:      full    = max(4b(e+V), 4b(2 + 4e + c(1+h)))
 ///                 partial = max(4b(e+V) + eV·105/128, 4b(1 + 2e + c(1+h)) + 4ec + e²·9/16)
+/// phi2:           full    = max(4b(e+V), 4b(1 + 4e + c + ch))
+///                 partial = max(4b(2e+V) + eV·105/128, 4b(2 + 3e + c + ch))
+/// stablelm:       full    = 4b(c(1+h) + 3e + 2),  partial = max(4b(V + 2e), full)
 /// others:         partial = full = (h/k_min)·K/6
 /// ```
-/// Ollama has formulas of its own for deepseek2, phi2, stablelm, gpt-oss, chatglm and mllama;
-/// memfit gives them the default (not checked against a log of one).
+/// Ollama has formulas of its own for deepseek2, gpt-oss, chatglm and mllama; memfit gives them
+/// the default (deepseek2's reads the GGUF's per-head key and value lengths, which differ between
+/// the files converted before and after llama.cpp's MLA cache; gpt-oss runs on Ollama's own
+/// engine from its first release, where the graph is measured). The phi2 and stablelm formulas
+/// (Phi-1.5, Phi-2, StableLM) are not checked against a log of one.
 /// Source: Ollama `fs/ggml/ggml.go` `GraphSize` (v0.13.5), `llm/server.go` (the default).
 ///
 /// # Example
@@ -112,6 +118,13 @@ pub(crate) fn graph_size(s: &Scenario, p: &Prepared, c: u64, b: u64, kv: u64) ->
             head.max(4 * b * (1 + 2 * e + c * (1 + h)) + 4 * e * c + e * e * 9 / 16),
             full,
         )
+    } else if family(&["phi-2", "phi-1.5"]) {
+        let full = (4 * b * (e + v)).max(4 * b * (1 + 4 * e + c + c * h));
+        let partial = (4 * b * (2 * e + v) + e * v * 105 / 128).max(4 * b * (2 + 3 * e + c + c * h));
+        (partial, full)
+    } else if family(&["stablelm-"]) {
+        let full = 4 * b * (c * (1 + h) + 3 * e + 2);
+        ((4 * b * (v + 2 * e)).max(full), full)
     } else {
         let g = h / k * kv as u128 / 6;
         (g, g)
