@@ -120,7 +120,8 @@ pub(crate) fn graph_size(s: &Scenario, p: &Prepared, c: u64, b: u64, kv: u64) ->
         )
     } else if family(&["phi-2", "phi-1.5"]) {
         let full = (4 * b * (e + v)).max(4 * b * (1 + 4 * e + c + c * h));
-        let partial = (4 * b * (2 * e + v) + e * v * 105 / 128).max(4 * b * (2 + 3 * e + c + c * h));
+        let partial =
+            (4 * b * (2 * e + v) + e * v * 105 / 128).max(4 * b * (2 + 3 * e + c + c * h));
         (partial, full)
     } else if family(&["stablelm-"]) {
         let full = 4 * b * (c * (1 + h) + 3 * e + 2);
