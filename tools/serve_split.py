@@ -40,6 +40,16 @@ MODELS = {
     "RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic": "llama-3-70b",
     "redhatai/Llama-3.3-70B-Instruct-quantized.w4a16": "llama-3-70b",
     "redhatai/Llama-3.3-70B-Instruct-quantized.w8a8": "llama-3-70b",
+    # Added 2026-11-28 with the third batch of logs (same shapes as the preset: Qwen2.5-Coder
+    # and R1-Distill-Qwen have their base model's; the local paths are the named checkpoints).
+    "Qwen/Qwen2.5-14B-Instruct": "qwen2.5-14b",
+    "Qwen/Qwen2.5-Coder-14B-Instruct": "qwen2.5-14b",
+    "Qwen/Qwen2.5-Coder-32B-Instruct-AWQ": "qwen2.5-32b",
+    "/teamspace/studios/this_studio/elloraa/repos/DeepSeek-R1-Distill-Qwen-32B-FP8": "qwen2.5-32b",
+    "Qwen/Qwen3-30B-A3B-Instruct-2507": "qwen3-30b-a3b",
+    "cpatonn/Qwen3-30B-A3B-Thinking-2507-AWQ-4bit": "qwen3-30b-a3b",
+    "/home/Competition2025/P12/shareP12/models/Qwen3-235B-A22B-FP8": "qwen3-235b-a22b",
+    "microsoft/Phi-3-mini-4k-instruct": "phi-3-mini",
 }
 
 def gpu(name):
@@ -50,6 +60,11 @@ def gpu(name):
     if "l40s" in n: return "l40s"
     if n.startswith("nvidia l4"): return "l4"
     if "h200" in n and "gh200" not in n: return "h200"
+    # Added 2026-11-28 (the catalogue's other cards, named as nvidia-smi and ROCm name them).
+    for name, gid in (("rtx 3090", "rtx3090"), ("rtx 4090", "rtx4090"), ("rtx 5090", "rtx5090"),
+                      ("mi300x", "mi300x"), ("a10g", "a10g")):
+        if name in n: return gid
+    if n.startswith("nvidia a10") and not n.startswith("nvidia a100"): return "a10"
     return None
 
 def eligible(e):
