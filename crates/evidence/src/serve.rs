@@ -49,6 +49,10 @@ impl ServeRow {
 /// use memfit_evidence::serve::gpu_id;
 /// assert_eq!(gpu_id("NVIDIA L40S (46068 MiB)"), Some("l40s"));
 /// assert_eq!(gpu_id("NVIDIA L4"), Some("l4"));
+/// assert_eq!(gpu_id("NVIDIA GeForce RTX 3090 24 GB (WSL2)"), Some("rtx3090"));
+/// assert_eq!(gpu_id("NVIDIA A10G"), Some("a10g"));
+/// assert_eq!(gpu_id("NVIDIA A10"), Some("a10"));
+/// assert_eq!(gpu_id("NVIDIA A100-SXM4-40GB"), Some("a100-40"));
 /// assert_eq!(gpu_id("NVIDIA GH200 480GB"), None);
 /// ```
 pub fn gpu_id(name: &str) -> Option<&'static str> {
@@ -65,6 +69,19 @@ pub fn gpu_id(name: &str) -> Option<&'static str> {
         "l4"
     } else if n.contains("h200") && !n.contains("gh200") {
         "h200"
+    } else if let Some((_, id)) = [
+        ("rtx 3090", "rtx3090"),
+        ("rtx 4090", "rtx4090"),
+        ("rtx 5090", "rtx5090"),
+        ("mi300x", "mi300x"),
+        ("a10g", "a10g"),
+    ]
+    .into_iter()
+    .find(|(name, _)| n.contains(name))
+    {
+        id
+    } else if n.starts_with("nvidia a10") && !n.starts_with("nvidia a100") {
+        "a10"
     } else {
         return None;
     })
