@@ -17,7 +17,7 @@ use std::process::ExitCode;
 fn help() -> String {
     let mut h = String::from(
         "memfit — will this LLM job fit in GPU memory?\n\n\
-         USAGE:\n  memfit [--strict] '<query string>'\n  memfit --explore [--limit N] '<query string>'   (every layout of the cluster; N = 0: all fitting)\n  memfit [--strict] --json '<JSON object of query keys>'\n  memfit [--strict] --config path/to/config.json ['<query string>']   (import a Hugging Face config, then apply the query)\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n  memfit --validation ../shared/reference/measured_runs.json   (docs/validation.md)\n  memfit --accuracy-json     (assets/accuracy.json: the page's accuracy tables)\n  memfit --alloc-replay stream.json [--expandable]   (PyTorch's caching allocator on a stream from tools/trace_alloc.py)\n  memfit --train-eval calibration|held_out|all [--markdown] [--pairs] [--queries]   (the step-time model against published training runs; docs/steptime.md)\n  memfit --serve-eval calibration|held_out|all [--markdown]   (vLLM's KV-cache tokens against start-up logs; docs/serving.md)\n\n\
+         USAGE:\n  memfit [--strict] '<query string>'\n  memfit --explore [--limit N] '<query string>'   (every layout of the cluster; N = 0: all fitting)\n  memfit [--strict] --json '<JSON object of query keys>'\n  memfit [--strict] --config path/to/config.json ['<query string>']   (import a Hugging Face config, then apply the query)\n  memfit --help\n  memfit --keys-markdown     (the README's key table)\n  memfit --validation ../shared/reference/measured_runs.json   (docs/validation.md)\n  memfit --accuracy-json     (assets/accuracy.json: the page's accuracy tables)\n  memfit --alloc-replay stream.json [--expandable]   (PyTorch's caching allocator on a stream from tools/trace_alloc.py)\n  memfit --train-eval calibration|held_out|all [--markdown] [--pairs] [--queries]   (the step-time model against published training runs; docs/steptime.md)\n  memfit --serve-eval calibration|held_out|all [--markdown]   (vLLM's KV-cache tokens against start-up logs; docs/serving.md)\n  memfit --serve-eval-llamacpp calibration|held_out|all [--markdown]   (llama.cpp's and Ollama's GPU buffers against start-up logs)\n\n\
          Prints the estimate as one JSON object. Exit 0 on success (warnings are in\n\
          \"warnings\"), 2 when the input cannot be used (or, with --strict, has warnings).\n\nKEYS:\n",
     );
@@ -71,6 +71,16 @@ fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
             _ => fail("--serve-eval needs calibration, held_out or all"),
+        };
+    }
+    if let Some(pos) = args.iter().position(|a| a == "--serve-eval-llamacpp") {
+        return match args.get(pos + 1).map(String::as_str) {
+            Some(p @ ("calibration" | "held_out" | "all")) => {
+                let md = has("--markdown");
+                print!("{}", memfit_evidence::serve_llamacpp::report(p, md));
+                ExitCode::SUCCESS
+            }
+            _ => fail("--serve-eval-llamacpp needs calibration, held_out or all"),
         };
     }
     if let Some(pos) = args.iter().position(|a| a == "--alloc-replay") {

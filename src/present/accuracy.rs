@@ -152,6 +152,9 @@ pub struct Accuracy {
     /// SGLang's pool tokens against public start-up logs, calibration and held out.
     #[serde(default)]
     pub serving_sglang: SplitTable,
+    /// llama.cpp's and Ollama's GPU buffers against public start-up logs.
+    #[serde(default)]
+    pub serving_llamacpp: SplitTable,
 }
 
 /// The real CUDA runs: every row, training and `generate` apart (all calibration).
@@ -372,6 +375,24 @@ fn held_then_calibration(t: &SplitTable, what: &str, digits: usize) -> String {
 pub fn serving_summary(t: &SplitTable) -> String {
     format!(
         "vLLM's \"GPU KV cache size: N tokens\" in public start-up logs (issues and repositories; each row names its release), each log's own settings as memfit's inputs: {}. The held-out third was chosen by a hash of each log's id before any comparison and never tuned on; the calibration logs are where the engine's constants were set.",
+        held_then_calibration(t, "logs", 2)
+    )
+}
+
+/// The llama.cpp and Ollama table's one-line summary (the error of the GPU total: model,
+/// KV and compute buffer).
+///
+/// ```
+/// use memfit::present::{Part, SplitTable, llamacpp_summary};
+/// let t = SplitTable { calibration: Part { n: 13, median: 0.0, max: 0.0184 },
+///                      held_out: Part { n: 9, median: 0.0, max: 0.0582 }, ..Default::default() };
+/// let s = llamacpp_summary(&t);
+/// assert!(s.contains("held out (9 logs): median |error| 0.00 %, max 5.82 %"));
+/// assert!(s.contains("calibration (13 logs)"));
+/// ```
+pub fn llamacpp_summary(t: &SplitTable) -> String {
+    format!(
+        "llama.cpp's and Ollama's GPU buffers (model + KV cache + compute, MiB as each log prints them) in public start-up logs, each log's context, sequences, layers on the GPU and flash attention as memfit's inputs: {}. The held-out third was chosen by a hash of each log's id and committed before any comparison; the model and KV buffers follow from the GGUF rules, the compute buffer is where the misses are (docs/serving.md).",
         held_then_calibration(t, "logs", 2)
     )
 }

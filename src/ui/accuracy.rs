@@ -8,8 +8,8 @@
 use leptos::prelude::*;
 
 use crate::present::{
-    cuda_summary, hf_summary, parse_accuracy, published_summary, pytorch_summary, serving_summary,
-    sglang_summary, step_summary, value_text, Accuracy, AccuracyRow,
+    cuda_summary, hf_summary, llamacpp_summary, parse_accuracy, published_summary, pytorch_summary,
+    serving_summary, sglang_summary, step_summary, value_text, Accuracy, AccuracyRow,
 };
 
 /// Where the panel's tables stand.
@@ -99,6 +99,9 @@ pub fn AccuracyPanel() -> impl IntoView {
                 <RowsTable testid="serve-acc-table" rows=rows(|a| a.serving.rows.clone()) row_testid="serve-acc-row" />
                 <p data-testid="sglang-acc-summary">{move || with(|a| sglang_summary(&a.serving_sglang))}</p>
                 <RowsTable testid="sglang-acc-table" rows=rows(|a| a.serving_sglang.rows.clone()) row_testid="sglang-acc-row" />
+                <h3>"Serving: llama.cpp's and Ollama's GPU buffers against start-up logs, held out and calibration"</h3>
+                <p data-testid="llamacpp-acc-summary">{move || with(|a| llamacpp_summary(&a.serving_llamacpp))}</p>
+                <RowsTable testid="llamacpp-acc-table" rows=rows(|a| a.serving_llamacpp.rows.clone()) row_testid="llamacpp-acc-row" />
                 <h3>"memfit's first PyTorch harness (in-sample)"</h3>
                 <p data-testid="pytorch-summary">{move || with(|a| pytorch_summary(&a.pytorch))}</p>
                 <RowsTable testid="pytorch-table" rows=rows(|a| a.pytorch.rows.clone()) row_testid="pytorch-row" />

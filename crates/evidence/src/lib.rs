@@ -8,6 +8,7 @@ pub mod cuda_h100;
 pub mod hf;
 pub mod hf_ssm;
 pub mod serve;
+pub mod serve_llamacpp;
 pub mod stats;
 pub mod steptime;
 pub mod validation;

@@ -386,6 +386,7 @@ pub fn accuracy_asset() -> String {
         "cuda": cuda_json(),
         "serving": serving_json(),
         "serving_sglang": serving_sglang_json(),
+        "serving_llamacpp": serving_llamacpp_json(),
     });
     let mut text = serde_json::to_string(&doc).unwrap_or_default();
     text.push('\n');
@@ -403,6 +404,45 @@ fn serving_json() -> Value {
 /// [`crate::serve::sglang_rows`]).
 fn serving_sglang_json() -> Value {
     serving_part(&crate::serve::sglang_rows(), "SGLang")
+}
+
+/// llama.cpp's and Ollama's start-up logs for the page (`assets/accuracy.json`
+/// "serving_llamacpp", [`crate::serve_llamacpp`]): a row per log, the GPU total (model +
+/// KV + compute buffer), and each part's figures for the total and for each buffer.
+fn serving_llamacpp_json() -> Value {
+    use crate::serve_llamacpp::{figures, rows, LlamaRow};
+    let rows = rows();
+    let part = |held: bool| {
+        let r: Vec<LlamaRow> = rows
+            .iter()
+            .filter(|r| r.held_out == held)
+            .cloned()
+            .collect();
+        let [model, kv, compute, total] = figures(&r);
+        let fig = |(median, max): (f64, f64)| json!({"median": median, "max": max});
+        json!({"n": r.len(), "median": total.0, "max": total.1,
+               "model": fig(model), "kv": fig(kv), "compute": fig(compute)})
+    };
+    let row = |r: &LlamaRow| {
+        let part = if r.held_out {
+            "held out"
+        } else {
+            "calibration"
+        };
+        serde_json::to_value(Row {
+            set: format!("{part} · {}", r.release),
+            label: r.id.clone(),
+            query: r.query.clone(),
+            metric: "GPU buffers: model + KV + compute, MiB".into(),
+            measured: r.logged.iter().sum(),
+            estimated: r.estimated.iter().sum(),
+            held_out: r.held_out,
+            unstated: String::new(),
+        })
+        .unwrap_or(Value::Null)
+    };
+    json!({"rows": rows.iter().map(row).collect::<Vec<_>>(),
+           "calibration": part(false), "held_out": part(true)})
 }
 
 /// One engine's logs as a split table: the rows, the calibration and held-out figures.
