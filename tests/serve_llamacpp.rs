@@ -427,8 +427,10 @@ fn ollama_places_the_layers() {
 /// b7342–b7896, Ollama 0.1.28–0.34.4). `tools/serve_split_llamacpp.py` chose the held-out
 /// third by a hash of each id and wrote each log's query from its printed settings; both
 /// were committed (413c585) before memfit was run on any of them. The model and KV buffers
-/// follow from the GGUF rules and the cache layout: within 0.2 % on every log (the gap is
-/// gpt-oss's, 17.5 MiB on the 20B and 102 MiB on the 120B). The compute buffer misses
+/// follow from the GGUF rules and the cache layout: within 0.05 % on every log (gpt-oss's
+/// 16-bit files were 17.5 MiB short on the 20B, 102 MiB on the 120B, until their norms,
+/// biases and routers were counted in f32 as GGUF keeps them, from the 20B's three
+/// calibration logs: now 0.01 and 0.02 MiB). The compute buffer misses
 /// where llama.cpp's reserve differs from memfit's `4·n_ub·(V + h)` (docs/serving.md,
 /// "Fourth batch"): so the bound is on the GPU total, the three buffers' sum.
 #[test]
@@ -437,11 +439,15 @@ fn fourth_batch_buffers() {
     let rows = rows();
     let held: Vec<_> = rows.iter().filter(|r| r.held_out).cloned().collect();
     let cal: Vec<_> = rows.iter().filter(|r| !r.held_out).cloned().collect();
-    assert_eq!((held.len(), cal.len()), (9, 13), "every split entry is scored");
+    assert_eq!(
+        (held.len(), cal.len()),
+        (9, 13),
+        "every split entry is scored"
+    );
     for r in &rows {
         for i in 0..2 {
             assert!(
-                r.rel_error(i).abs() < 0.002,
+                r.rel_error(i).abs() < 0.0005,
                 "{} buffer {i}: {:.2} MiB, logged {:.2}",
                 r.id,
                 r.estimated[i],
@@ -451,6 +457,12 @@ fn fourth_batch_buffers() {
     }
     let [_, _, _, (h_median, h_max)] = figures(&held);
     let [_, _, _, (c_median, c_max)] = figures(&cal);
-    assert!(h_median <= 0.01 && h_max <= 0.06, "held out {h_median} {h_max}");
-    assert!(c_median <= 0.01 && c_max <= 0.02, "calibration {c_median} {c_max}");
+    assert!(
+        h_median <= 0.01 && h_max <= 0.06,
+        "held out {h_median} {h_max}"
+    );
+    assert!(
+        c_median <= 0.01 && c_max <= 0.02,
+        "calibration {c_median} {c_max}"
+    );
 }

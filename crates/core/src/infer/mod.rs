@@ -66,7 +66,7 @@ pub fn format_weights(s: &Scenario, arch: &Arch, psi: u64) -> (Expr, &'static st
             s.numerics.weight_dtype.bits(s.numerics.precision),
         ),
         q => {
-            let sh = quant::shares_in(arch, q, s.numerics.gguf(), g);
+            let sh = quant::shares_in(arch, q, s.gguf(), g);
             let k = s.numerics.precision.compute_bytes();
             return (quant::weights_expr(q, &sh, k, s.double_quant()), q.source());
         }

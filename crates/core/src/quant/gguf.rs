@@ -107,6 +107,11 @@ pub enum FileType {
     /// (ggml-org's and LM Studio's files): the routed experts in MXFP4 as the checkpoint
     /// stores them, the other matrices in Q8_0, norms, biases and routers in f32.
     Mxfp4MoeQ8,
+    /// gpt-oss's `MXFP4 MoE` files with the rest in 16 bits (Ollama's `gpt-oss` blobs,
+    /// unsloth's `F16` files): the routed experts in MXFP4, the other matrices in F16 (or
+    /// BF16: the same bytes), norms, biases, sinks and routers in f32 as every GGUF keeps
+    /// its 1-D tensors and routers.
+    Mxfp4MoeF16,
 }
 
 impl FileType {
@@ -127,7 +132,7 @@ impl FileType {
             Q6K => self::Q6_K,
             IQ4NL => self::IQ4_NL,
             IQ4XS => self::IQ4_XS,
-            Mxfp4MoeQ8 => self::MXFP4,
+            Mxfp4MoeQ8 | Mxfp4MoeF16 => self::MXFP4,
         }
     }
 }
@@ -186,6 +191,9 @@ pub fn tensor_types(ft: FileType, arch: &Arch, tensors: &[Tensor]) -> Vec<Option
             if ft == FileType::Mxfp4MoeQ8 {
                 // The converter, not llama-quantize's rules: only two types.
                 return Some(if t.routed { MXFP4 } else { Q8_0 });
+            }
+            if ft == FileType::Mxfp4MoeF16 {
+                return Some(if t.routed { MXFP4 } else { F16 });
             }
             let ty = rule(ft, arch, t, &mut c);
             Some(fallback(ty, t.cols))

@@ -301,6 +301,35 @@ impl Numerics {
     }
 }
 
+impl Scenario {
+    /// The GGUF file type the weights are when llama.cpp serves them (`None`: not a GGUF
+    /// file): [`Numerics::gguf`], and for `quant=mxfp4` with 16-bit weights under
+    /// `engine=llamacpp` gpt-oss's MXFP4 file with its other matrices in F16 and its 1-D
+    /// tensors and routers in f32 ([`FileType::Mxfp4MoeF16`](crate::quant::gguf::FileType)):
+    /// the same `quant=mxfp4` under vLLM or SGLang is the Hugging Face checkpoint, whose
+    /// norms, biases and routers load in the model's dtype.
+    ///
+    /// Source: llama.cpp `convert_hf_to_gguf.py` (1-D tensors and `ffn_gate_inp` stay f32);
+    /// unsloth's `gpt-oss-20b-F16.gguf` loads 12,036.68 MiB on the GPU, and the 16-bit
+    /// count of the same tensors falls 17.5 MiB short (`tests/data/serve_logs.json`).
+    pub fn gguf(&self) -> Option<crate::quant::gguf::FileType> {
+        use crate::quant::{gguf::FileType, Quant};
+        match self.numerics.gguf() {
+            None if self.workload.mode == Mode::Serve
+                && self.serving.engine == Engine::Llamacpp
+                && self.numerics.quant == Quant::Mxfp4
+                && matches!(
+                    self.numerics.weight_dtype,
+                    Dtype::Auto | Dtype::Fp16 | Dtype::Bf16
+                ) =>
+            {
+                Some(FileType::Mxfp4MoeF16)
+            }
+            ft => ft,
+        }
+    }
+}
+
 /// Hardware figures that override the GPU preset's (`None` = the preset's), for the
 /// step-time model.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -14,7 +14,7 @@ pub(crate) const LLAMACPP_OUTPUT_FIRST_FROM: Version = Version(8133, 0, 0, 0);
 /// `token_embd`'s bytes in the file's format (`W_embd`).
 pub(super) fn embd_bytes(s: &Scenario, arch: &crate::model::Arch) -> u64 {
     let k = s.numerics.precision.compute_bytes();
-    match s.numerics.gguf() {
+    match s.gguf() {
         Some(ft) => {
             let n = crate::nonzero::count(32);
             quant::shares_in(arch, s.numerics.quant, Some(ft), n).gguf_embd as u64
@@ -165,7 +165,6 @@ impl LayerBytes {
         let mut up_gate = vec![(0u64, 0u64); n];
         let (ts, vectors) = tensors(arch);
         let types = s
-            .numerics
             .gguf()
             .map(|ft| crate::quant::gguf::tensor_types(ft, arch, &ts));
         let elements: u128 = ts.iter().map(|t| t.elements()).sum::<u128>() + vectors;
