@@ -43,8 +43,10 @@ pub const OLLAMA_LLAMA_SERVER_FROM: Version = Version(0, 30, 0, 0);
 /// on a build (flash attention's `auto` b6325, `--fit` b7437, the output layer first b8133):
 /// those releases vendor commits of mid-2025 or earlier (v0.11.5–v0.12.3: e54d41befc).
 /// Mapped from the commit messages: v0.12.4 b6646, v0.12.11 b6840, v0.13.2 b7108; v0.13.5
-/// (through v0.24.x) ec98e2002 = b7437; v0.30.0 b9452; v0.32.15 b10488. The commits of
-/// v0.12.6 and v0.13.3 are between the builds around them and are given the earlier one.
+/// (through v0.24.x) ec98e2002 = b7437; from v0.30.0 the build each tag's
+/// `LLAMA_CPP_VERSION` file names (v0.30.0 b9452 … v0.32.15 b10488, read at every tag to
+/// v0.33.0). The commits of v0.12.6 and v0.13.3 are between the builds around them and are
+/// given the earlier one.
 const OLLAMA_VENDORED: &[(Version, u16)] = &[
     (Version(0, 0, 0, 0), 1),
     (Version(0, 12, 4, 0), 6646),
@@ -52,6 +54,20 @@ const OLLAMA_VENDORED: &[(Version, u16)] = &[
     (Version(0, 13, 2, 0), 7108),
     (Version(0, 13, 5, 0), 7437),
     (Version(0, 30, 0, 0), 9452),
+    (Version(0, 30, 1, 0), 9479),
+    (Version(0, 30, 4, 0), 9493),
+    (Version(0, 30, 5, 0), 9509),
+    (Version(0, 30, 9, 0), 9626),
+    (Version(0, 30, 10, 0), 9672),
+    (Version(0, 30, 11, 0), 9781),
+    (Version(0, 31, 0, 0), 9840),
+    (Version(0, 31, 2, 0), 9888),
+    (Version(0, 32, 2, 0), 10069),
+    (Version(0, 32, 3, 0), 10091),
+    (Version(0, 32, 6, 0), 10242),
+    (Version(0, 32, 8, 0), 10353),
+    (Version(0, 32, 10, 0), 10380),
+    (Version(0, 32, 14, 0), 10434),
     (Version(0, 32, 15, 0), 10488),
 ];
 
@@ -62,6 +78,8 @@ const OLLAMA_VENDORED: &[(Version, u16)] = &[
 /// assert_eq!(ollama_build(Version(0, 13, 5, 0)), Version(7437, 0, 0, 0));
 /// assert_eq!(ollama_build(Version(0, 24, 0, 0)), Version(7437, 0, 0, 0));
 /// assert_eq!(ollama_build(Version(0, 11, 10, 0)), Version(1, 0, 0, 0));
+/// assert_eq!(ollama_build(Version(0, 30, 7, 0)), Version(9509, 0, 0, 0));
+/// assert_eq!(ollama_build(Version(0, 30, 10, 0)), Version(9672, 0, 0, 0));
 /// ```
 pub fn ollama_build(v: Version) -> Version {
     let b = OLLAMA_VENDORED

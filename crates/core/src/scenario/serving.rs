@@ -36,6 +36,13 @@ pub const CUDA_TOTAL: &[(&str, u64)] = &[
 /// build number was not found: builds between it and b7437 are read without the fit.
 pub const LLAMACPP_FIT_FROM: Version = Version(7437, 0, 0, 0);
 
+/// llama.cpp's first build that reserves the output layer's logits for the server's
+/// sequences rather than for every token of a micro-batch: b9460 (PR #23861, "llama: limit
+/// max outputs of `llama_context`", merged 2026-06-01; `n_outputs_pp = min(n_tokens,
+/// cparams.n_outputs_max)`, which llama-server sets to its slots). Ollama 0.30.1 (b9479) is
+/// the first release that runs it; 0.30.0 runs b9452.
+pub const LLAMACPP_OUTPUTS_PER_SEQ_FROM: Version = Version(9460, 0, 0, 0);
+
 /// vLLM's first V1 release (the V0 engine is ≤ 0.7).
 pub const VLLM_V1_FROM: Version = Version(0, 8, 0, 0);
 /// vLLM's `--enable-expert-parallel` first release (not in 0.7.3's `arg_utils.py`).
@@ -267,6 +274,7 @@ impl Scenario {
         self.sampler_problems(v, &mut out);
         self.v0_chunking_problems(v, &mut out);
         self.context_problems(&mut out);
+        self.logits_reserve_problems(arch, &mut out);
         self.serve_ep_problems(arch, v, &mut out);
         self.redundant_problems(arch, &mut out);
         self.engine_key_problems(&mut out);
@@ -292,6 +300,38 @@ impl Scenario {
             ));
         }
         out
+    }
+    /// llama.cpp from b9460 ([`LLAMACPP_OUTPUTS_PER_SEQ_FROM`]) reserves the logits of one
+    /// output per sequence, not of every token in the micro-batch; memfit's compute buffer
+    /// (`serve::engines::llamacpp::compute_buffer`) still holds `n_ub` rows, and the
+    /// layers' own peak that then sets the buffer is not modelled: named, with the most the
+    /// count can be over.
+    ///
+    /// # Formula
+    /// `ΔC ≤ 4·(n_ub − min(n_ub, n_seq))·V` bytes (f32 logits; `n_seq` = `parallel`).
+    ///
+    /// # Example
+    /// Qwen2.5 32B (V = 152,064), n_ub 512, one sequence: ≤ 4·511·152,064 B = 296.4 MiB.
+    /// Logged (Ollama 0.30.10, b9672, 48 of 65 layers): 225.96 MiB against memfit's 307.00.
+    fn logits_reserve_problems(&self, arch: &Arch, out: &mut Vec<(&'static str, String)>) {
+        let b = self.llamacpp_build();
+        if self.serving.engine != Engine::Llamacpp || b < LLAMACPP_OUTPUTS_PER_SEQ_FROM {
+            return;
+        }
+        let n_ub = self
+            .serving
+            .max_batched_tokens
+            .map_or(512, |c| c.get() as u64);
+        let n_seq = (self.serving.parallel.get() as u64).min(n_ub);
+        let over = 4 * (n_ub - n_seq) as u128 * arch.vocab.get() as u128;
+        out.push((
+            "engine_version",
+            format!(
+                "llama.cpp b{} reserves the logits of {n_seq} output(s) per micro-batch, one per sequence (b9460, PR #23861; Ollama 0.30.1 and later), not of its {n_ub} tokens: memfit's compute buffer still counts {n_ub} rows of f32 logits, up to {:.0} MiB more than llama.cpp reserves (Ollama 0.30.10's log: 225.96 MiB against memfit's 307.00)",
+                b.0,
+                over as f64 / MIB as f64
+            ),
+        ));
     }
     /// A `max_len` longer than the model's `context` or, without one, than any checkpoint of
     /// an unedited preset was configured for (its `config.json`'s `max_position_embeddings`,

@@ -353,3 +353,29 @@ fn ollama_engine_by_release() {
         .fit_message
         .contains("Ollama's engine measures"));
 }
+
+/// llama.cpp b9460 and Ollama 0.30.1 on reserve one output's logits per sequence: memfit
+/// names the over-count (`4·(n_ub − n_seq)·V`, by hand for Qwen2.5 32B: 4·511·152,064 B =
+/// 296.4 MiB), and says nothing for b9452 (Ollama 0.30.0) or earlier.
+#[test]
+fn logits_reserve_from_b9460() {
+    let warned = |v: &str| {
+        let (x, _) = decode(&format!(
+            "mode=serve&engine=llamacpp&model=qwen2.5-32b&quant=q4_k_m&max_len=4096&engine_version={v}"
+        ));
+        let s = &x.scenario;
+        s.serve_problems(&s.arch())
+            .into_iter()
+            .find(|(_, m)| m.contains("PR #23861"))
+            .map(|(_, m)| m)
+    };
+    let m = warned("ollama-0.30.10").expect("named for Ollama 0.30.10 (b9672)");
+    assert!(m.contains("up to 296 MiB more"), "{m}");
+    assert!(
+        m.starts_with("llama.cpp b9672 reserves the logits of 1 output(s)"),
+        "{m}"
+    );
+    assert!(warned("b9460").is_some());
+    assert!(warned("ollama-0.30.0").is_none());
+    assert!(warned("b8179").is_none());
+}
