@@ -1121,6 +1121,18 @@ await test('accuracy panel: fetched on opening; the published runs, the same med
   const sgHref = await page.getByTestId('sglang-acc-row').first().locator('a').getAttribute('href');
   const sgCell = await page.getByTestId('sglang-acc-row').first().locator('td').nth(3).textContent();
   check(Number(sgCell.replace(/,/g, '')) === cliJson(sgHref.slice(1)).serve.kv_tokens, `SGLang row ${sgCell} vs CLI`);
+  // llama.cpp and Ollama: every log of the committed fourth-batch split a row (held out and
+  // calibration apart); a row's memfit figure is the CLI's three GPU buffers, MiB.
+  const lSplit = JSON.parse(await readFile('tests/data/serve_split_llamacpp.json', 'utf8'));
+  const nL = lSplit.held_out.length + lSplit.calibration.length;
+  check(await page.getByTestId('llamacpp-acc-row').count() === nL, `llama.cpp rows ${await page.getByTestId('llamacpp-acc-row').count()} != ${nL}`);
+  const lSummary = await page.getByTestId('llamacpp-acc-summary').textContent();
+  check(lSummary.includes(`held out (${lSplit.held_out.length} logs)`) && lSummary.includes(`calibration (${lSplit.calibration.length} logs)`), `llama.cpp summary: ${lSummary}`);
+  const lHref = await page.getByTestId('llamacpp-acc-row').first().locator('a').getAttribute('href');
+  const lCell = Number((await page.getByTestId('llamacpp-acc-row').first().locator('td').nth(3).textContent()).replace(/,/g, ''));
+  const lServe = cliJson(lHref.slice(1)).serve;
+  const lMiB = (lServe.weights_bytes + lServe.kv_cache_bytes + lServe.activation_bytes) / 1048576;
+  check(Math.abs(lCell - lMiB) < 0.1, `llama.cpp row ${lCell} vs CLI ${lMiB}`);
   await panel.screenshot({ path: `${outDir}/accuracy.png` });
   const link = page.getByTestId('accuracy-row').first().locator('a');
   const href = await link.getAttribute('href');

@@ -327,7 +327,7 @@ impl Scenario {
         out.push((
             "engine_version",
             format!(
-                "llama.cpp b{} reserves the logits of {n_seq} output(s) per micro-batch, one per sequence (b9460, PR #23861; Ollama 0.30.1 and later), not of its {n_ub} tokens: memfit's compute buffer still counts {n_ub} rows of f32 logits, up to {:.0} MiB more than llama.cpp reserves (Ollama 0.30.10's log: 225.96 MiB against memfit's 307.00)",
+                "llama.cpp b{} reserves a micro-batch's logits for one output per sequence ({n_seq} here; b9460, PR #23861; Ollama 0.30.1 and later), not for its {n_ub} tokens: memfit's compute buffer still counts {n_ub} rows of f32 logits, up to {:.0} MiB more than llama.cpp reserves (Ollama 0.30.10's log: 225.96 MiB against memfit's 307.00)",
                 b.0,
                 over as f64 / MIB as f64
             ),
