@@ -372,7 +372,9 @@ fn logits_reserve_from_b9460() {
     let m = warned("ollama-0.30.10").expect("named for Ollama 0.30.10 (b9672)");
     assert!(m.contains("up to 296 MiB more"), "{m}");
     assert!(
-        m.starts_with("llama.cpp b9672 reserves the logits of 1 output(s)"),
+        m.starts_with(
+            "llama.cpp b9672 reserves a micro-batch's logits for one output per sequence (1 here"
+        ),
         "{m}"
     );
     assert!(warned("b9460").is_some());
