@@ -424,25 +424,41 @@ fn serving_llamacpp_json() -> Value {
                "model": fig(model), "kv": fig(kv), "compute": fig(compute)})
     };
     let row = |r: &LlamaRow| {
-        let part = if r.held_out {
-            "held out"
-        } else {
-            "calibration"
-        };
-        serde_json::to_value(Row {
-            set: format!("{part} · {}", r.release),
-            label: r.id.clone(),
-            query: r.query.clone(),
-            metric: "GPU buffers: model + KV + compute, MiB".into(),
-            measured: r.logged.iter().sum(),
-            estimated: r.estimated.iter().sum(),
-            held_out: r.held_out,
-            unstated: String::new(),
-        })
-        .unwrap_or(Value::Null)
+        let values = (r.logged.iter().sum(), r.estimated.iter().sum());
+        let metric = "GPU buffers: model + KV + compute, MiB";
+        log_row(
+            r.held_out,
+            r.release.clone(),
+            (&r.id, &r.query),
+            metric,
+            values,
+        )
     };
     json!({"rows": rows.iter().map(row).collect::<Vec<_>>(),
            "calibration": part(false), "held_out": part(true)})
+}
+
+/// One start-up log as a row of the page's table: its part and release as the set, its id,
+/// the query that loads it, and the logged and memfit's values of `metric`.
+fn log_row(
+    held_out: bool,
+    release: String,
+    (id, query): (&str, &str),
+    metric: &str,
+    (measured, estimated): (f64, f64),
+) -> Value {
+    let part = if held_out { "held out" } else { "calibration" };
+    serde_json::to_value(Row {
+        set: format!("{part} · {release}"),
+        label: id.to_string(),
+        query: query.to_string(),
+        metric: metric.to_string(),
+        measured,
+        estimated,
+        held_out,
+        unstated: String::new(),
+    })
+    .unwrap_or(Value::Null)
 }
 
 /// One engine's logs as a split table: the rows, the calibration and held-out figures.
@@ -458,22 +474,15 @@ fn serving_part(rows: &[crate::serve::ServeRow], engine: &str) -> Value {
         json!({"n": n, "median": median, "max": max})
     };
     let row = |r: &crate::serve::ServeRow| {
-        let part = if r.held_out {
-            "held out"
-        } else {
-            "calibration"
-        };
-        serde_json::to_value(Row {
-            set: format!("{part} · {engine} {}", r.release),
-            label: r.id.clone(),
-            query: r.query.clone(),
-            metric: "KV-cache tokens".into(),
-            measured: r.logged as f64,
-            estimated: r.estimated as f64,
-            held_out: r.held_out,
-            unstated: String::new(),
-        })
-        .unwrap_or(Value::Null)
+        let values = (r.logged as f64, r.estimated as f64);
+        let set = format!("{engine} {}", r.release);
+        log_row(
+            r.held_out,
+            set,
+            (&r.id, &r.query),
+            "KV-cache tokens",
+            values,
+        )
     };
     json!({"rows": rows.iter().map(row).collect::<Vec<_>>(),
            "calibration": part(false), "held_out": part(true)})
