@@ -31,6 +31,9 @@ pub struct LlamaRow {
     pub logged: [f64; 3],
     /// memfit's `weights_bytes`, `kv_cache_bytes` and `activation_bytes`, MiB.
     pub estimated: [f64; 3],
+    /// Host memory: the model buffers off the GPU (`CPU_Mapped`, `CPU`, `CUDA_Host`) and the
+    /// KV buffer on the CPU as logged, and memfit's `host_bytes`, MiB.
+    pub host: (f64, f64),
 }
 
 impl LlamaRow {
@@ -84,6 +87,14 @@ pub fn rows() -> Vec<LlamaRow> {
         };
         let (_, est) = estimate_query(q);
         let Some(s) = est.serve else { continue };
+        let off_gpu = |k: &str| -> f64 {
+            lg[k].as_object().map_or(0.0, |m| {
+                m.iter()
+                    .filter(|(d, _)| *d != "CUDA0")
+                    .filter_map(|(_, v)| v.as_f64())
+                    .sum()
+            })
+        };
         out.push(LlamaRow {
             id: id.clone(),
             release: e["settings"]["release"].as_str().unwrap_or("").to_string(),
@@ -95,6 +106,10 @@ pub fn rows() -> Vec<LlamaRow> {
                 mib(s.kv_cache_bytes),
                 mib(s.activation_bytes),
             ],
+            host: (
+                off_gpu("model_buffer_mib") + off_gpu("kv_buffer_mib"),
+                mib(s.host_bytes.unwrap_or(0)),
+            ),
         });
     }
     out
@@ -125,7 +140,7 @@ pub fn report(part: &str, markdown: bool) -> String {
         .collect();
     let mut out = String::new();
     if markdown {
-        out.push_str("| run | release | model MiB (memfit) | KV MiB (memfit) | compute MiB (memfit) | total error |\n|---|---|---:|---:|---:|---:|\n");
+        out.push_str("| run | release | model MiB (memfit) | KV MiB (memfit) | compute MiB (memfit) | total error | host MiB (memfit) |\n|---|---|---:|---:|---:|---:|---:|\n");
     } else {
         out.push_str(&format!(
             "{:58} {:>14} {:>19} {:>17} {:>17} {:>7}\n",
@@ -143,13 +158,15 @@ pub fn report(part: &str, markdown: bool) -> String {
         };
         if markdown {
             out.push_str(&format!(
-                "| `{}` | {} | {} | {} | {} | {:+.2} % |\n",
+                "| `{}` | {} | {} | {} | {} | {:+.2} % | {:.2} ({:.2}) |\n",
                 r.id,
                 r.release,
                 cell(0),
                 cell(1),
                 cell(2),
-                r.total_error() * 100.0
+                r.total_error() * 100.0,
+                r.host.0,
+                r.host.1
             ));
         } else {
             let id = &r.id[r.id.len().saturating_sub(58)..];
