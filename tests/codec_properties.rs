@@ -192,6 +192,7 @@ prop_compose! {
         sampler in prop::sample::select(Sampler::ALL.to_vec()),
         ngl in opt(0u32..=65_536),
         kv_offload in any::<bool>(),
+        mmap in any::<bool>(),
         redundant_experts in prop_oneof![Just(0u32), 0u32..=4096],
         graph_bs in opt(0u32..=1 << 16),
         hw in prop::array::uniform4(opt(prop_oneof![Just(989.4f64), Just(1.0), 1e-3f64..=1e6])),
@@ -227,6 +228,7 @@ prop_compose! {
             fit,
             ngl,
             kv_offload,
+            mmap,
             redundant_experts,
             graph_bs,
         }, HardwareOverrides { tflops: hw[0], hbm_bw: hw[1], intra_bw: hw[2], inter_bw: hw[3] }, time, tp_overlap, fitmap, ce_fusion, fp8_recipe, device, fp8_params, modules, (tf32, ssm_kernels, ep_overlap))

@@ -460,7 +460,8 @@ fn fourth_batch_buffers() {
     // CPU layers' range of its file (9,678.66 MiB; memfit maps the whole file when the output
     // layer stays on the CPU, as the Qwen2.5-Coder-32B and Llama 3.1 70B files need: where
     // the output tensor lies in the file decides it), Ollama 0.21.2 loads without mmap
-    // (`UseMmap:false`: 841.30 MiB, not the file), and Mixtral on 0.1.28 (2 MiB over).
+    // (`UseMmap:false`: 841.30 MiB, not the file; the committed query does not say so, and
+    // `mmap=0` gives the 841.30: `no_mmap_host_memory`), and Mixtral on 0.1.28 (2 MiB over).
     let unmodelled = ["qwq-32b", "rtx4050laptop", "mixtral"];
     for r in rows
         .iter()
@@ -484,4 +485,23 @@ fn fourth_batch_buffers() {
         c_median <= 0.01 && c_max <= 0.02,
         "calibration {c_median} {c_max}"
     );
+}
+
+/// `mmap=0` (llama.cpp's `--no-mmap`; Ollama turns mmap off on Windows with CUDA): host
+/// memory holds the CPU's tensors alone. Calibration log of the fourth batch, Ollama 0.21.2
+/// loading Llama 3.1 8B Q4_K_M with `UseMmap:false` at 31 of 33 layers: `CPU model buffer`
+/// 281.81 MiB (`token_embd`), `CUDA_Host model buffer` 543.49 (layer 0 and the output layer)
+/// and `CPU KV buffer` 16.00: 841.30 MiB. With the file mapped memfit counts the whole file,
+/// 4,685.30 MiB, as llama.cpp maps it while the output layer stays on the CPU.
+#[test]
+fn no_mmap_host_memory() {
+    let q = "mode=serve&engine=llamacpp&model=llama-3-8b&quant=q4_k_m&engine_version=ollama-0.21.2&gpu_mem=6144&max_len=4096&ngl=31&flash_attn=on";
+    let host = |extra: &str| {
+        let (_, est) = estimate_query(&format!("{q}{extra}"));
+        est.serve.unwrap().host_bytes.unwrap()
+    };
+    assert_eq!(mib(host("&mmap=0")), "841.30");
+    assert_eq!(mib(host("")), "4701.30");
+    let (_, est) = estimate_query(&format!("{q}&mmap=0"));
+    assert_eq!(mib(est.serve.unwrap().weights_bytes), "3860.00");
 }

@@ -387,6 +387,11 @@ pub struct Serving {
     /// `--no-kv-offload`, the whole cache in host memory).
     #[serde(default = "yes")]
     pub kv_offload: bool,
+    /// `mmap`: llama.cpp maps the GGUF file (`false`: `--no-mmap`, Ollama's `use_mmap`
+    /// false: the tensors the CPU keeps are read into host buffers, the rest of the file is
+    /// not held in host memory).
+    #[serde(default = "yes")]
+    pub mmap: bool,
     /// `redundant_experts`: EPLB's redundant (replicated) routed experts per MoE layer,
     /// vLLM `--enable-eplb --num-redundant-experts` / `--eplb-config`, SGLang
     /// `--ep-num-redundant-experts` (0 = EPLB off).
@@ -416,6 +421,7 @@ impl Default for Serving {
             fit: LlamaFit::Auto,
             ngl: None,
             kv_offload: true,
+            mmap: true,
             redundant_experts: 0,
             graph_bs: None,
         }

@@ -30,7 +30,7 @@ pub fn mode_reads(key: &str, mode: Mode) -> bool {
 /// Every serving engine key, in the order the page's form shows them: the one list the form,
 /// the engine presets' reset (`src/serving.rs`) and the scope table below
 /// ([`Scenario::serving_and_stack_keys`], checked by a test) agree on.
-pub const SERVING_KEYS: [&str; 16] = [
+pub const SERVING_KEYS: [&str; 17] = [
     "engine",
     "engine_version",
     "gpu_util",
@@ -46,12 +46,13 @@ pub const SERVING_KEYS: [&str; 16] = [
     "fit",
     "ngl",
     "kv_offload",
+    "mmap",
     "redundant_experts",
 ];
 
 /// llama.cpp's own serving keys (`-np`, llama-server's or Ollama's context, `-fa`, `--fit`,
-/// `-ngl`, `--no-kv-offload`): [`SERVING_KEYS`]' run from `parallel` to `kv_offload`.
-const LLAMACPP_KEYS: &[&str] = SERVING_KEYS.split_at(9).1.split_at(6).0;
+/// `-ngl`, `--no-kv-offload`, `--no-mmap`): [`SERVING_KEYS`]' run from `parallel` to `mmap`.
+const LLAMACPP_KEYS: &[&str] = SERVING_KEYS.split_at(9).1.split_at(7).0;
 /// The paged engines' (vLLM, SGLang, TensorRT-LLM) keys that llama.cpp has no setting for.
 const PAGED_KEYS: [&str; 4] = ["gpu_util", "max_seqs", "block_size", "graph_bs"];
 
@@ -222,6 +223,7 @@ impl Scenario {
             ("fit", Serve, v.fit != dv.fit),
             ("ngl", Serve, v.ngl.is_some()),
             ("kv_offload", Serve, v.kv_offload != dv.kv_offload),
+            ("mmap", Serve, v.mmap != dv.mmap),
             (
                 "redundant_experts",
                 Serve,
@@ -268,7 +270,8 @@ mod tests {
                 "flash_attn",
                 "fit",
                 "ngl",
-                "kv_offload"
+                "kv_offload",
+                "mmap"
             ]
         );
     }

@@ -94,7 +94,8 @@ pub(crate) fn plan_with(s: &Scenario, p: &Prepared, l: &Layout, cpu: (u64, u8)) 
         shared,
         par,
     );
-    let kv_host = host_kv(s, arch, place, row, n_ctx, swa_cells);
+    let resident = split.host_part(arch, place, s.serving.mmap);
+    let host = resident.saturating_add(host_kv(s, arch, place, row, n_ctx, swa_cells));
     let error = cache_type_refusal(s, arch, v)
         .or_else(|| (used > total).then(|| out_of_memory(used, total)));
     Plan {
@@ -118,7 +119,7 @@ pub(crate) fn plan_with(s: &Scenario, p: &Prepared, l: &Layout, cpu: (u64, u8)) 
         error,
         host: Some(HostMemory {
             file: split.total,
-            host: split.mapped(arch, place).saturating_add(kv_host),
+            host,
         }),
         sources: SOURCES,
         fit: None,

@@ -261,6 +261,31 @@ impl LayerBytes {
         all.saturating_sub(kept)
     }
 
+    /// What host memory holds of the file (`serve.host_bytes` less the KV cache on the CPU):
+    /// the mapped range ([`Self::mapped`]), or with `--no-mmap` (`mmap=0`) the CPU's tensors
+    /// alone, read into host buffers (llama.cpp's `CPU` and `CUDA_Host model buffer`).
+    ///
+    /// # Formula
+    /// ```text
+    /// mmap:       W_mapped
+    /// --no-mmap:  W − (Σ_{last g} W_i − W_experts,cpu) − [output on the GPU]·W_out
+    /// ```
+    /// Source: llama.cpp `llama_model_loader::load_all_data` (without mmap every tensor is
+    /// read into its buffer; the CPU's into host buffers, pinned when a GPU backend offers them).
+    ///
+    /// # Example
+    /// Llama 3.1 8B Q4_K_M on Ollama 0.21.2 without mmap, 31 of 33 layers (the output layer on
+    /// the CPU): the file's 4,685.30 MiB less the GPU's 3,860.00 = 825.30 MiB, logged as
+    /// `CPU model buffer` 281.81 (`token_embd`) + `CUDA_Host model buffer` 543.49.
+    pub(super) fn host_part(&self, arch: &crate::model::Arch, place: Placement, mmap: bool) -> u64 {
+        if mmap {
+            return self.mapped(arch, place);
+        }
+        let out = if place.output_gpu { self.output() } else { 0 };
+        let gpu = self.gpu_layers(place.gpu) - self.cpu_routed(place);
+        self.total.saturating_sub(gpu.saturating_add(out))
+    }
+
     /// The weights on one GPU under partial offload.
     ///
     /// # Formula
