@@ -430,9 +430,12 @@ fn ollama_places_the_layers() {
 /// follow from the GGUF rules and the cache layout: within 0.05 % on every log (gpt-oss's
 /// 16-bit files were 17.5 MiB short on the 20B, 102 MiB on the 120B, until their norms,
 /// biases and routers were counted in f32 as GGUF keeps them, from the 20B's three
-/// calibration logs: now 0.01 and 0.02 MiB). The compute buffer misses
-/// where llama.cpp's reserve differs from memfit's `4·n_ub·(V + h)` (docs/serving.md,
-/// "Fourth batch"): so the bound is on the GPU total, the three buffers' sum.
+/// calibration logs: now 0.01 and 0.02 MiB). The compute buffer misses where llama.cpp's
+/// allocator lays the graph out otherwise than memfit's phases (docs/serving.md, "Fourth
+/// batch"): so the tight bound is on the GPU total, the three buffers' sum. A fifth batch,
+/// one Ollama log on b9672 (Llama 3.1 8B at 15 of 33 layers), is calibration by
+/// declaration: its figures were read before the split reached it, and the CPU layers'
+/// attention term was found on it (its 248.00 MiB compute buffer, to the MiB).
 #[test]
 fn fourth_batch_buffers() {
     use memfit_evidence::serve_llamacpp::{figures, rows};
@@ -441,7 +444,7 @@ fn fourth_batch_buffers() {
     let cal: Vec<_> = rows.iter().filter(|r| !r.held_out).cloned().collect();
     assert_eq!(
         (held.len(), cal.len()),
-        (9, 13),
+        (9, 14),
         "every split entry is scored"
     );
     for r in &rows {
@@ -461,8 +464,11 @@ fn fourth_batch_buffers() {
     // layer stays on the CPU, as the Qwen2.5-Coder-32B and Llama 3.1 70B files need: where
     // the output tensor lies in the file decides it), Ollama 0.21.2 loads without mmap
     // (`UseMmap:false`: 841.30 MiB, not the file; the committed query does not say so, and
-    // `mmap=0` gives the 841.30: `no_mmap_host_memory`), and Mixtral on 0.1.28 (2 MiB over).
-    let unmodelled = ["qwq-32b", "rtx4050laptop", "mixtral"];
+    // `mmap=0` gives the 841.30: `no_mmap_host_memory`), Mixtral on 0.1.28 (2 MiB over), and
+    // the fifth batch's Hermes 3 on b9672, whose mapped range is 288.06 MiB more than its CPU
+    // layers and token_embd (memfit 2,388.38 MiB; llama.cpp's own fit projects 2,388 before
+    // mapping 2,676.44): the file's order again.
+    let unmodelled = ["qwq-32b", "rtx4050laptop", "mixtral", "hermes3"];
     for r in rows
         .iter()
         .filter(|r| !unmodelled.iter().any(|u| r.id.contains(u)))
@@ -475,15 +481,31 @@ fn fourth_batch_buffers() {
             r.host.0
         );
     }
-    let [_, _, _, (h_median, h_max)] = figures(&held);
-    let [_, _, _, (c_median, c_max)] = figures(&cal);
+    let [_, _, (hc_median, hc_max), (h_median, h_max)] = figures(&held);
+    let [_, _, (cc_median, cc_max), (c_median, c_max)] = figures(&cal);
+    // Held out: 0.00 / 0.67 % on the total (5.82 % before the layer's peak was modelled:
+    // Qwen2.5 7B on Ollama 0.34.4, b9460's one output a sequence), compute 0.00 / 20.1 %.
     assert!(
-        h_median <= 0.01 && h_max <= 0.06,
+        h_median <= 0.01 && h_max <= 0.01,
         "held out {h_median} {h_max}"
+    );
+    assert!(
+        hc_median <= 0.01 && hc_max <= 0.21,
+        "held out compute {hc_median} {hc_max}"
     );
     assert!(
         c_median <= 0.01 && c_max <= 0.02,
         "calibration {c_median} {c_max}"
+    );
+    assert!(
+        cc_median <= 0.01 && cc_max <= 0.22,
+        "calibration compute {cc_median} {cc_max}"
+    );
+    let hermes = rows.iter().find(|r| r.id.starts_with("raubo-")).unwrap();
+    assert!(
+        (hermes.estimated[2] - 248.0).abs() < 0.01,
+        "{:.2}",
+        hermes.estimated[2]
     );
 }
 

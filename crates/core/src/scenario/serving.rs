@@ -43,6 +43,16 @@ pub const LLAMACPP_FIT_FROM: Version = Version(7437, 0, 0, 0);
 /// the first release that runs it; 0.30.0 runs b9452.
 pub const LLAMACPP_OUTPUTS_PER_SEQ_FROM: Version = Version(9460, 0, 0, 0);
 
+/// The first llama.cpp build memfit knows to run a CPU layer's large products on the GPU
+/// (op offload: PR #6083, "backend : offload large batches to GPU", merged 2024-03-18):
+/// b2474, which Ollama took on 2024-03-23 ("Bump llama.cpp to b2474"); the PR is a few
+/// builds earlier, so b24xx builds before b2474 are taken as without it. Ollama 0.1.30
+/// (b2527) is the first release with it: 0.1.29 runs `ceca1ae` (2024-03-11).
+pub const LLAMACPP_OP_OFFLOAD_FROM: Version = Version(2474, 0, 0, 0);
+
+/// See [`LLAMACPP_OP_OFFLOAD_FROM`].
+pub const OLLAMA_OP_OFFLOAD_FROM: Version = Version(0, 1, 30, 0);
+
 /// vLLM's first V1 release (the V0 engine is ≤ 0.7).
 pub const VLLM_V1_FROM: Version = Version(0, 8, 0, 0);
 /// vLLM's `--enable-expert-parallel` first release (not in 0.7.3's `arg_utils.py`).
@@ -274,7 +284,6 @@ impl Scenario {
         self.sampler_problems(v, &mut out);
         self.v0_chunking_problems(v, &mut out);
         self.context_problems(&mut out);
-        self.logits_reserve_problems(arch, &mut out);
         self.serve_ep_problems(arch, v, &mut out);
         self.redundant_problems(arch, &mut out);
         self.engine_key_problems(&mut out);
@@ -300,38 +309,6 @@ impl Scenario {
             ));
         }
         out
-    }
-    /// llama.cpp from b9460 ([`LLAMACPP_OUTPUTS_PER_SEQ_FROM`]) reserves the logits of one
-    /// output per sequence, not of every token in the micro-batch; memfit's compute buffer
-    /// (`serve::engines::llamacpp::compute_buffer`) still holds `n_ub` rows, and the
-    /// layers' own peak that then sets the buffer is not modelled: named, with the most the
-    /// count can be over.
-    ///
-    /// # Formula
-    /// `ΔC ≤ 4·(n_ub − min(n_ub, n_seq))·V` bytes (f32 logits; `n_seq` = `parallel`).
-    ///
-    /// # Example
-    /// Qwen2.5 32B (V = 152,064), n_ub 512, one sequence: ≤ 4·511·152,064 B = 296.4 MiB.
-    /// Logged (Ollama 0.30.10, b9672, 48 of 65 layers): 225.96 MiB against memfit's 307.00.
-    fn logits_reserve_problems(&self, arch: &Arch, out: &mut Vec<(&'static str, String)>) {
-        let b = self.llamacpp_build();
-        if self.serving.engine != Engine::Llamacpp || b < LLAMACPP_OUTPUTS_PER_SEQ_FROM {
-            return;
-        }
-        let n_ub = self
-            .serving
-            .max_batched_tokens
-            .map_or(512, |c| c.get() as u64);
-        let n_seq = (self.serving.parallel.get() as u64).min(n_ub);
-        let over = 4 * (n_ub - n_seq) as u128 * arch.vocab.get() as u128;
-        out.push((
-            "engine_version",
-            format!(
-                "llama.cpp b{} reserves a micro-batch's logits for one output per sequence ({n_seq} here; b9460, PR #23861; Ollama 0.30.1 and later), not for its {n_ub} tokens: memfit's compute buffer still counts {n_ub} rows of f32 logits, up to {:.0} MiB more than llama.cpp reserves (Ollama 0.30.10's log: 225.96 MiB against memfit's 307.00)",
-                b.0,
-                over as f64 / MIB as f64
-            ),
-        ));
     }
     /// A `max_len` longer than the model's `context` or, without one, than any checkpoint of
     /// an unedited preset was configured for (its `config.json`'s `max_position_embeddings`,

@@ -354,30 +354,28 @@ fn ollama_engine_by_release() {
         .contains("Ollama's engine measures"));
 }
 
-/// llama.cpp b9460 and Ollama 0.30.1 on reserve one output's logits per sequence: memfit
-/// names the over-count (`4·(n_ub − n_seq)·V`, by hand for Qwen2.5 32B: 4·511·152,064 B =
-/// 296.4 MiB), and says nothing for b9452 (Ollama 0.30.0) or earlier.
+/// llama.cpp b9460 and Ollama 0.30.1 on reserve one output's logits per sequence, so a
+/// layer's peak sets the compute buffer. By hand, Qwen2.5 32B Q4_K_M (V = 152,064, h =
+/// 5,120, f = 27,648), n_ub 512, n_ctx 4,096, flash attention, one sequence:
+/// - b9459: 4·512·(152,064 + 5,120) = 321,912,832 B (the logits of 512 tokens);
+/// - b9460: 6·512·4,096 + 4·512·(5,120 + 3·27,648) = 192,937,984 B (184.00 MiB);
+/// - Ollama 0.30.10 (b9672) with 48 of 64 layers on the GPU: the CPU layers' Q4_K up matrix
+///   (27,648·5,120/256·144 = 79,626,240 B) copied in beside 4·512·(2·5,120 + 2·27,648):
+///   12,582,912 + 134,217,728 + 79,626,240 = 226,426,880 B (215.94 MiB; the log: 225.96).
+///
+/// Four sequences on b9460 reserve 4 rows, still under the layer's peak.
 #[test]
 fn logits_reserve_from_b9460() {
-    let warned = |v: &str| {
-        let (x, _) = decode(&format!(
-            "mode=serve&engine=llamacpp&model=qwen2.5-32b&quant=q4_k_m&max_len=4096&engine_version={v}"
-        ));
-        let s = &x.scenario;
-        s.serve_problems(&s.arch())
-            .into_iter()
-            .find(|(_, m)| m.contains("PR #23861"))
-            .map(|(_, m)| m)
-    };
-    let m = warned("ollama-0.30.10").expect("named for Ollama 0.30.10 (b9672)");
-    assert!(m.contains("up to 296 MiB more"), "{m}");
-    assert!(
-        m.starts_with(
-            "llama.cpp b9672 reserves a micro-batch's logits for one output per sequence (1 here"
-        ),
-        "{m}"
+    let q = "mode=serve&engine=llamacpp&model=qwen2.5-32b&quant=q4_k_m&max_len=4096&gpu=a100-80&flash_attn=on";
+    let compute = |extra: &str| plan(&format!("{q}&{extra}")).activation.eval();
+    assert_eq!(compute("engine_version=b9459"), 321_912_832);
+    assert_eq!(compute("engine_version=ollama-0.30.0"), 321_912_832);
+    assert_eq!(compute("engine_version=b9460"), 192_937_984);
+    assert_eq!(
+        compute("engine_version=b9460&parallel=4&ctx_per=total"),
+        192_937_984
     );
-    assert!(warned("b9460").is_some());
-    assert!(warned("ollama-0.30.0").is_none());
-    assert!(warned("b8179").is_none());
+    assert_eq!(compute("engine_version=ollama-0.30.10&ngl=48"), 226_426_880);
+    // Before b9460 the 512 rows of logits still set it: the CPU layers' peak is smaller.
+    assert_eq!(compute("engine_version=b9459&ngl=48"), 321_912_832);
 }

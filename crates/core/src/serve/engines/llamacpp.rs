@@ -142,19 +142,25 @@ fn activation_expr(
     (full, windowed): (u64, u64),
     gpus: Count,
 ) -> Expr {
-    let n_kv = if full > 0 { n_ctx } else { swa_cells };
     let fa = s.llamacpp_flash(arch);
-    let c = offloaded_head(
-        compute_buffer(arch, n_ub, n_kv, fa),
-        arch,
-        place,
-        split,
-        n_ub,
-    );
     let mask_cells = (
         if full > 0 { n_ctx } else { 0 },
         if windowed > 0 { swa_cells } else { 0 },
     );
+    let m = Micro {
+        n_ub,
+        n_out: outputs_reserved(s, n_ub),
+        n_kv: if full > 0 { n_ctx } else { swa_cells },
+        n_m: mask_cells.0.saturating_add(mask_cells.1),
+        fa,
+    };
+    let c = offloaded_head(compute_buffer(arch, m), arch, place, split, m.n_out);
+    let row = layer_row(
+        arch,
+        KvFormat::of(s.numerics.kv_dtype, s.numerics.precision),
+        Count::MIN,
+    );
+    let c = cpu_layer_copies(s, c, arch, place, split, m, m.n_kv.saturating_mul(row));
     let kv_gpu = s.serving.kv_offload;
     super::llamacpp_pipeline::pipeline_copies(
         c,
@@ -166,6 +172,22 @@ fn activation_expr(
         mask_cells,
         fa,
     )
+}
+
+/// The rows of logits llama.cpp reserves in its graph: every token of the micro-batch
+/// before b9460, from then one output per sequence.
+///
+/// # Formula
+/// `n_out = n_ub` (before b9460) or `min(n_ub, n_seq)`, `n_seq` = `parallel`.
+///
+/// Source: llama.cpp PR #23861 (b9460, merged 2026-06-01): `n_outputs_max = n_seq_max`,
+/// the reserve's `n_outputs = min(n_tokens, n_outputs_max)`. Example: n_ub 512, parallel 4:
+/// 512 rows on b9459, 4 on b9460.
+fn outputs_reserved(s: &Scenario, n_ub: u64) -> u64 {
+    match s.llamacpp_build() < crate::scenario::LLAMACPP_OUTPUTS_PER_SEQ_FROM {
+        true => n_ub,
+        false => n_ub.min(s.serving.parallel.get() as u64),
+    }
 }
 
 /// llama.cpp's failure when the buffers do not fit the device (its CUDA backend's
@@ -341,46 +363,108 @@ fn host_kv(
     cost(full_all, windowed_all).saturating_sub(gpu)
 }
 
+/// One micro-batch as llama.cpp reserves its graph: the counts [`compute_buffer`] and
+/// [`super::llamacpp_offload::cpu_layer_copies`] read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Micro {
+    /// Tokens per micro-batch (`n_ubatch`), `n_ub`.
+    pub n_ub: u64,
+    /// Rows of logits the graph reserves, `n_out`: `n_ub`, or from b9460 one per sequence.
+    pub n_out: u64,
+    /// Cells of the widest attention, `n_kv`.
+    pub n_kv: u64,
+    /// Cells of every attention mask together (full and windowed), `n_m`.
+    pub n_m: u64,
+    /// Flash attention.
+    pub fa: bool,
+}
+
+/// The widest f32 activation of a layer's feed-forward block, in elements per token: `f`
+/// in [`compute_buffer`] (a dense layer's `ffn`; a mixture's `k` chosen experts of
+/// `f_e` each, the larger where both kinds of layer are present).
+pub(super) fn ffn_width(arch: &crate::model::Arch) -> u64 {
+    let dense = if arch.experts == 0 || arch.first_dense > 0 {
+        arch.ffn.get() as u64
+    } else {
+        0
+    };
+    let routed = if arch.experts > 0 {
+        arch.top_k as u64 * arch.expert_ffn() as u64
+    } else {
+        0
+    };
+    dense.max(routed)
+}
+
 /// The compute buffer llama.cpp reserves for one micro-batch of `n_ub` tokens (the worst
 /// case graph, the KV cache full: `n_kv` cells).
 ///
 /// # Formula
 /// ```text
-/// C_fa   = 4·n_ub·(V + h)                          (flash attention: the f32 logits of the
-///                                                   micro-batch and its f32 hidden state)
-/// C_plain = max(C_fa, 4·n_ub·(n_kv·(a + 1) + 4·h)) (without: the f32 scores
-///                                                   kq = n_kv × n_ub × a, the f32 mask
-///                                                   n_kv × n_ub, four f32 hidden states)
+/// C_fa    = max(4·n_out·(V + h), P_layer)           the f32 logits and normed hidden state,
+/// P_layer = 6·n_ub·n_m + 4·n_ub·(h + 3·f)            a layer's peak: the masks, the residual,
+///                                                    gate, up and gated product ([`layer_peak`])
+/// C_plain = max(C_fa, 4·n_ub·(n_kv·(a + 1) + 4·h))   (without flash attention: the f32 scores
+///                                                    kq = n_kv × n_ub × a, the f32 mask
+///                                                    n_kv × n_ub, four f32 hidden states)
+/// n_out   = n_ub   (before b9460)   or   min(n_ub, n_seq)   (b9460, PR #23861, on)
 /// ```
 /// `n_ub` tokens (n_ubatch, 512 by default), `V` vocabulary, `h` hidden size, `a` query
 /// heads, `n_kv` cells of the widest attention (n_ctx, or the window's cells when every
-/// layer is windowed); bytes. Without flash attention the graph multiplies K by Q into an
-/// f32 `[n_kv, n_ub, a]` tensor (`ggml_mul_mat` with `GGML_PREC_F32`), the soft-max runs in
-/// place on it (ggml-alloc's `ggml_op_can_inplace(GGML_OP_SOFT_MAX)`), with the f32 mask
-/// `[n_kv, n_ub]` beside it; the logits, smaller, later reuse its space.
+/// layer is windowed), `n_m` the cells of every mask (n_ctx for full attention plus the
+/// window's cells), `f` the feed-forward width ([`ffn_width`]: `ffn`, or `k·f_e`), `n_seq`
+/// the sequences (`--parallel`); bytes.
 ///
-/// Source: llama.cpp `src/llama-graph.cpp` `build_attn_mha` (the `kq` branch) and
-/// `build_attn_inp_kq_mask` ("flash attention requires an f16 mask", f32 otherwise);
-/// Ollama `fs/ggml/ggml.go` `GraphSize` (`fullOffload = max(4·batch·(1 + 4·embedding +
-/// context·(1 + heads)), 4·batch·(embedding + vocab))` for llama), which the logged
-/// buffers below reproduce.
+/// With flash attention, the layer's peak: the scheduler copies each f32 mask onto the GPU
+/// (`4·n_ub·n_m`, freed after the cast) and casts it to f16 (`2·n_ub·n_m`, alive through
+/// every layer); the feed-forward block holds the residual (h), the gate and up products
+/// (f each) and the gated product (f; `ggml_swiglu_split` is not an op ggml-alloc runs in
+/// place). Before b9460 the logits of all `n_ub` tokens are larger for every model with a
+/// vocabulary over `3·f + 6·n_m/4` (the first term sets the buffer); from b9460 the graph
+/// keeps one output per sequence (`n_outputs_max = n_seq_max`) and the layer's peak sets it.
+/// Without flash attention the graph multiplies K by Q into an f32 `[n_kv, n_ub, a]` tensor
+/// (`ggml_mul_mat` with `GGML_PREC_F32`), the soft-max runs in place on it (ggml-alloc's
+/// `ggml_op_can_inplace(GGML_OP_SOFT_MAX)`), with the f32 mask `[n_kv, n_ub]` beside it; the
+/// logits, smaller, later reuse its space. Not counted: the freed f32 masks' space that the
+/// allocator reuses for the layer's smaller tensors at long contexts (the layer term is then
+/// an over-estimate by up to `4·n_ub·n_m`).
+///
+/// Source: llama.cpp `src/llama-graph.cpp` `build_attn_mha` (the `kq` branch),
+/// `build_attn_inp_kq_mask` (`ggml_cast(…, GGML_TYPE_F16)` with flash attention), `build_ffn`
+/// (`ggml_swiglu_split`); `ggml/src/ggml-alloc.c` `ggml_op_can_inplace`;
+/// `ggml/src/ggml-backend.cpp` (an input on another backend copied at the split's start);
+/// `src/llama-context.cpp` (`n_outputs_max`, b9460); Ollama `fs/ggml/ggml.go` `GraphSize`
+/// (`fullOffload = max(4·batch·(1 + 4·embedding + context·(1 + heads)), 4·batch·(embedding +
+/// vocab))` for llama), which the logged buffers below reproduce.
 ///
 /// # Example
 /// Llama 3 8B, n_ctx 8,192, n_ub 512, without flash attention: 4·512·(8,192·33 + 4·4,096) =
 /// 587,202,560 B = 560.00 MiB, as Ollama/llama.cpp logs print it (`CUDA0 compute buffer
-/// size = 560.00 MiB`, Ollama runner logs with `flash_attn = 0`, 2024–2025). With flash attention: 4·512·(128,256 + 4,096) = 271,056,896 B =
-/// 258.50 MiB.
-pub(crate) fn compute_buffer(arch: &crate::model::Arch, n_ub: u64, n_kv: u64, fa: bool) -> Expr {
-    let fa_expr = logits_and_hidden(arch, n_ub);
-    if fa {
-        return Expr::new(&fa_expr);
+/// size = 560.00 MiB`, Ollama runner logs with `flash_attn = 0`, 2024–2025). With flash
+/// attention: 4·512·(128,256 + 4,096) = 271,056,896 B = 258.50 MiB (the layer's peak,
+/// 6·512·8,192 + 4·512·(4,096 + 3·14,336) = 121,634,816 B, is smaller). On b9460 and later,
+/// one sequence: the layer's peak sets it, 116.00 MiB.
+pub(crate) fn compute_buffer(arch: &crate::model::Arch, m: Micro) -> Expr {
+    let mut toks = vec![
+        Num(4),
+        Sym("n_out", m.n_out as u128),
+        Mul,
+        Sym("V", arch.vocab.get() as u128),
+        Sym("h", arch.hidden.get() as u128),
+        Add,
+        Mul,
+    ];
+    let f = ffn_width(arch) as u128;
+    toks.push(Sym("P_layer", layer_peak(arch, m, 3 * f)));
+    toks.push(Max);
+    if m.fa {
+        return Expr::new(&toks);
     }
-    let mut toks = fa_expr.to_vec();
     toks.extend_from_slice(&[
         Num(4),
-        Sym("n_ub", n_ub as u128),
+        Sym("n_ub", m.n_ub as u128),
         Mul,
-        Sym("n_kv", n_kv as u128),
+        Sym("n_kv", m.n_kv as u128),
         Sym("a", arch.heads.get() as u128),
         Num(1),
         Add,
@@ -393,6 +477,14 @@ pub(crate) fn compute_buffer(arch: &crate::model::Arch, n_ub: u64, n_kv: u64, fa
         Max,
     ]);
     Expr::new(&toks)
+}
+
+/// A layer's peak, bytes: `m·n_ub·n_m + 4·n_ub·(h + width)`, `m` 6 with flash attention
+/// (the f32 mask's copy and its f16 cast) else 4, `width` the activations alive beside the
+/// residual, in elements per token (shown as one symbol, `P_layer`, in the formula).
+pub(super) fn layer_peak(arch: &crate::model::Arch, m: Micro, width: u128) -> u128 {
+    let masks = if m.fa { 6 } else { 4 } * m.n_ub as u128 * m.n_m as u128;
+    masks + 4 * m.n_ub as u128 * (arch.hidden.get() as u128 + width)
 }
 
 const SOURCES: [&str; 6] = [

@@ -135,6 +135,9 @@ pub(crate) struct LayerBytes {
     pub embd: u64,
     /// Each repeating layer's tensors, `W_i`.
     pub layers: Vec<u64>,
+    /// Each repeating layer's largest up or gate matrix and largest down matrix, B (a
+    /// mixture's: the routed experts' whole tensor).
+    pub ffn_mats: Vec<(u64, u64)>,
 }
 
 impl LayerBytes {
@@ -163,6 +166,7 @@ impl LayerBytes {
         let mut layers = vec![0u64; n];
         let mut routed = vec![0u64; n];
         let mut up_gate = vec![(0u64, 0u64); n];
+        let mut ffn_mats = vec![(0u64, 0u64); n];
         let (ts, vectors) = tensors(arch);
         let types = s
             .gguf()
@@ -183,6 +187,12 @@ impl LayerBytes {
                 None => t.elements() * total as u128 / elements.max(1),
             };
             layers[li] = sat(layers[li] as u128 + b);
+            let (w_in, w_down) = &mut ffn_mats[li];
+            match t.role {
+                Role::FfnUp | Role::FfnGate => *w_in = (*w_in).max(sat(b)),
+                Role::FfnDown => *w_down = (*w_down).max(sat(b)),
+                _ => {}
+            }
             if t.routed {
                 routed[li] = sat(routed[li] as u128 + b);
                 let (u, g) = &mut up_gate[li];
@@ -219,6 +229,7 @@ impl LayerBytes {
         LayerBytes {
             routed,
             up_gate,
+            ffn_mats,
             total,
             embd,
             layers,
@@ -369,13 +380,13 @@ const OFFLOAD_MIN_BATCH: u64 = 32;
 ///
 /// # Formula
 /// ```text
-/// C = max(C_graph, W_head + 4·n_ub·(V + h))     (output layer on the CPU, n_ub ≥ 32)
+/// C = max(C_graph, W_head + 4·n_out·(V + h))     (output layer on the CPU, n_out ≥ 32)
 /// ```
 /// `C_graph` [`super::llamacpp::compute_buffer`]'s figure, `W_head` the head matrix in its
-/// GGUF type ([`LayerBytes::head`]), `4·n_ub·(V + h)` the f32 logits and normed hidden state
-/// of the micro-batch; bytes. The CPU layers' matrices are copied in too, one split at a
-/// time (a new split frees the previous copy), each smaller than the head in the logged runs:
-/// not counted.
+/// GGUF type ([`LayerBytes::head`]), `4·n_out·(V + h)` the f32 logits and normed hidden
+/// state of the graph's outputs (`n_out` rows: the micro-batch's `n_ub` before b9460, one
+/// per sequence from then, when the product is too small to offload); bytes. The CPU
+/// layers' matrices are copied in too, one split at a time ([`cpu_layer_copies`]).
 ///
 /// Source: llama.cpp `ggml/src/ggml-backend.cpp` `ggml_backend_sched_backend_id_from_cur`
 /// (a weight in host memory: "check if a backend with higher prio wants to offload the op")
@@ -392,23 +403,89 @@ pub(super) fn offloaded_head(
     arch: &crate::model::Arch,
     place: Placement,
     bytes: &LayerBytes,
-    n_ub: u64,
+    n_out: u64,
 ) -> Expr {
-    if place.output_gpu || n_ub < OFFLOAD_MIN_BATCH {
+    if place.output_gpu || n_out < OFFLOAD_MIN_BATCH {
         return c;
     }
     let mut toks = vec![Sym("W_head", bytes.head(arch) as u128)];
-    toks.extend(logits_and_hidden(arch, n_ub));
+    toks.extend(logits_and_hidden(arch, n_out));
     toks.extend([Add, Max]);
     c.then(&toks)
 }
 
-/// The f32 logits and normed hidden state of a micro-batch, `4·n_ub·(V + h)` bytes, as
-/// tokens (the flash path's compute buffer, and beside the head copied in for op offload).
-pub(super) fn logits_and_hidden(arch: &crate::model::Arch, n_ub: u64) -> [crate::expr::Tok; 7] {
+/// The compute buffer when repeating layers stay on the CPU: the scheduler runs their
+/// matrix products on the GPU (op offload, `n_ub ≥ 32`), copying each weight into the GPU's
+/// compute buffer at the start of its own split, freed at the next; the largest of them
+/// meets the feed-forward block's activations.
+///
+/// # Formula
+/// ```text
+/// C = max(C_graph, P_cpu)
+/// P_cpu = m·n_ub·n_m + max(4·n_ub·(h + h + 2·f) + W_in,     (up: residual, normed input,
+///                          4·n_ub·(h + h + f) + W_down,      gate, up; down)
+///                          4·n_ub·(h + 2·h_q) + KV_l)        (attention)
+/// ```
+/// `C_graph` the figure so far, `W_in` the CPU layers' largest up or gate matrix and `W_down`
+/// their largest down matrix in their GGUF types ([`LayerBytes::ffn_mats`]), `f`, `n_m`, `m`
+/// as in [`super::llamacpp::compute_buffer`], `h_q = a·d` the queries' width, `KV_l =
+/// n_kv·c_layer` one layer's K and V in host memory, copied in for the flash-attention
+/// product that runs on the GPU beside the residual, the roped queries and the product's
+/// output; bytes.
+///
+/// Source: llama.cpp `ggml/src/ggml-backend.cpp` `ggml_backend_sched_split_graph` pass 5
+/// ("by starting a new split, the memory of the previously offloaded weights can be
+/// reused"; the copies are the split's first nodes, freed by ggml-alloc after their last
+/// use), `ggml-cuda.cu` `ggml_backend_cuda_device_offload_op`.
+///
+/// # Example
+/// Qwen2.5 32B Q4_K_M (h = 5,120, f = 27,648), 16 of 64 layers on the CPU, n_ub 512, n_ctx
+/// 4,096, flash attention: W_in = 27,648·5,120/256·144 = 79,626,240 B (Q4_K), W_down (Q6_K)
+/// 116,121,600 B; 6·512·4,096 + 4·512·(10,240 + 55,296) + 79,626,240 = 226,426,880 B
+/// (215.94 MiB; Ollama 0.30.10 logged 225.96). Llama 3.1 8B Q4_0, 18 of 32 layers on the CPU,
+/// n_ctx 32,768: the attention's 6·512·32,768 + 32,768·4,096 + 4·512·(4,096 + 8,192) =
+/// 260,046,848 B = 248.00 MiB (Ollama on b9672 logged 248.00).
+pub(super) fn cpu_layer_copies(
+    s: &Scenario,
+    c: Expr,
+    arch: &crate::model::Arch,
+    place: Placement,
+    bytes: &LayerBytes,
+    m: super::llamacpp::Micro,
+    kv_layer: u64,
+) -> Expr {
+    let cpu = (arch.layers.get() as u64).saturating_sub(place.gpu) as usize;
+    if cpu == 0 || m.n_ub < OFFLOAD_MIN_BATCH || !op_offload(s) {
+        return c;
+    }
+    let (w_in, w_down) = bytes.ffn_mats[..cpu.min(bytes.ffn_mats.len())]
+        .iter()
+        .fold((0u64, 0u64), |a, b| (a.0.max(b.0), a.1.max(b.1)));
+    let f = super::llamacpp::ffn_width(arch) as u128;
+    let h = arch.hidden.get() as u128;
+    let q = arch.heads.get() as u128 * arch.head_dim.get() as u128;
+    let peak = |width: u128, w: u64| super::llamacpp::layer_peak(arch, m, width) + w as u128;
+    let worst = peak(h + 2 * f, w_in)
+        .max(peak(h + f, w_down))
+        .max(peak(2 * q, kv_layer));
+    c.then(&[Sym("P_cpu", worst), Max])
+}
+
+/// Whether the build runs a CPU layer's products on the GPU (op offload): Ollama from 0.1.30,
+/// llama.cpp from b2474 ([`crate::scenario::LLAMACPP_OP_OFFLOAD_FROM`]).
+fn op_offload(s: &Scenario) -> bool {
+    match s.ollama_used() {
+        Some(v) => v >= crate::scenario::OLLAMA_OP_OFFLOAD_FROM,
+        None => s.llamacpp_build() >= crate::scenario::LLAMACPP_OP_OFFLOAD_FROM,
+    }
+}
+
+/// The f32 logits and normed hidden state of the graph's outputs, `4·n_out·(V + h)` bytes,
+/// as tokens (beside the head copied in for op offload).
+pub(super) fn logits_and_hidden(arch: &crate::model::Arch, n_out: u64) -> [crate::expr::Tok; 7] {
     [
         Num(4),
-        Sym("n_ub", n_ub as u128),
+        Sym("n_out", n_out as u128),
         Mul,
         Sym("V", arch.vocab.get() as u128),
         Sym("h", arch.hidden.get() as u128),
