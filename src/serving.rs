@@ -396,7 +396,7 @@ pub fn column_label(c: &Cell) -> String {
 
 /// A cell's text: the concurrency ("3.5×", "3.5× EP" with expert parallelism, "3.5× EPLB"
 /// with redundant experts), or "—" where one request does not fit; where llama-server's
-/// `--fit` changed the launch, what it chose ("1.0× ctx 37,888", "42/81 layers", "31/48 exp.
+/// `--fit` changed the launch, what it chose ("1.0× ctx 37,632", "42/81 layers", "31/48 exp.
 /// host": the routed experts of 31 of the 48 layers in host memory).
 pub fn cell_text(c: &Cell) -> String {
     use memfit_core::serve::FitOutcome;
@@ -512,7 +512,7 @@ mod tests {
     }
 
     /// The panel says what llama-server's --fit changed: Llama 2 7B with a 131,072-token
-    /// context on an RTX 4090 gets the context the fit leaves room for (37,888 tokens:
+    /// context on an RTX 4090 gets the context the fit leaves room for (37,632 tokens:
     /// `serve::tests_fit`); with fit=off, or under Ollama, no line.
     #[test]
     fn summary_says_what_the_fit_changed() {
@@ -525,7 +525,7 @@ mod tests {
         let l = line(q).expect("a fit line");
         assert!(
             l.contains(
-                "the context is cut from 131,072 to 37,888 tokens. The figures are for that launch"
+                "the context is cut from 131,072 to 37,632 tokens. The figures are for that launch"
             ),
             "{l}"
         );

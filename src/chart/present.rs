@@ -198,7 +198,7 @@ mod tests {
             headline(&format!(
                 "{ls}&model=llama-2-7b&context=131072&quant=q4_k_m&engine_version=b8179"
             )),
-            "Fits at a 37,888-token context"
+            "Fits at a 37,632-token context"
         );
         assert_eq!(
             headline(&format!("{ls}&model=llama-3-70b&quant=q4_k_m&max_len=8192")),
@@ -214,7 +214,7 @@ mod tests {
             headline(&format!(
                 "{ls}&model=llama-3-70b&quant=q4_k_m&max_len=65536&tp=2&gpus_per_node=2"
             )),
-            "Fits with 60 of 81 layers on the GPUs"
+            "Fits with 59 of 81 layers on the GPUs"
         );
         assert_eq!(
             headline(&format!(
