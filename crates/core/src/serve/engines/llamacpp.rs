@@ -363,39 +363,6 @@ fn host_kv(
     cost(full_all, windowed_all).saturating_sub(gpu)
 }
 
-/// One micro-batch as llama.cpp reserves its graph: the counts [`compute_buffer`] and
-/// [`super::llamacpp_offload::cpu_layer_copies`] read.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Micro {
-    /// Tokens per micro-batch (`n_ubatch`), `n_ub`.
-    pub n_ub: u64,
-    /// Rows of logits the graph reserves, `n_out`: `n_ub`, or from b9460 one per sequence.
-    pub n_out: u64,
-    /// Cells of the widest attention, `n_kv`.
-    pub n_kv: u64,
-    /// Cells of every attention mask together (full and windowed), `n_m`.
-    pub n_m: u64,
-    /// Flash attention.
-    pub fa: bool,
-}
-
-/// The widest f32 activation of a layer's feed-forward block, in elements per token: `f`
-/// in [`compute_buffer`] (a dense layer's `ffn`; a mixture's `k` chosen experts of
-/// `f_e` each, the larger where both kinds of layer are present).
-pub(super) fn ffn_width(arch: &crate::model::Arch) -> u64 {
-    let dense = if arch.experts == 0 || arch.first_dense > 0 {
-        arch.ffn.get() as u64
-    } else {
-        0
-    };
-    let routed = if arch.experts > 0 {
-        arch.top_k as u64 * arch.expert_ffn() as u64
-    } else {
-        0
-    };
-    dense.max(routed)
-}
-
 /// The compute buffer llama.cpp reserves for one micro-batch of `n_ub` tokens (the worst
 /// case graph, the KV cache full: `n_kv` cells).
 ///
@@ -477,14 +444,6 @@ pub(crate) fn compute_buffer(arch: &crate::model::Arch, m: Micro) -> Expr {
         Max,
     ]);
     Expr::new(&toks)
-}
-
-/// A layer's peak, bytes: `m·n_ub·n_m + 4·n_ub·(h + width)`, `m` 6 with flash attention
-/// (the f32 mask's copy and its f16 cast) else 4, `width` the activations alive beside the
-/// residual, in elements per token (shown as one symbol, `P_layer`, in the formula).
-pub(super) fn layer_peak(arch: &crate::model::Arch, m: Micro, width: u128) -> u128 {
-    let masks = if m.fa { 6 } else { 4 } * m.n_ub as u128 * m.n_m as u128;
-    masks + 4 * m.n_ub as u128 * (arch.hidden.get() as u128 + width)
 }
 
 const SOURCES: [&str; 6] = [

@@ -451,7 +451,7 @@ pub(super) fn cpu_layer_copies(
     arch: &crate::model::Arch,
     place: Placement,
     bytes: &LayerBytes,
-    m: super::llamacpp::Micro,
+    m: Micro,
     kv_layer: u64,
 ) -> Expr {
     let cpu = (arch.layers.get() as u64).saturating_sub(place.gpu) as usize;
@@ -461,14 +461,55 @@ pub(super) fn cpu_layer_copies(
     let (w_in, w_down) = bytes.ffn_mats[..cpu.min(bytes.ffn_mats.len())]
         .iter()
         .fold((0u64, 0u64), |a, b| (a.0.max(b.0), a.1.max(b.1)));
-    let f = super::llamacpp::ffn_width(arch) as u128;
+    let f = ffn_width(arch) as u128;
     let h = arch.hidden.get() as u128;
     let q = arch.heads.get() as u128 * arch.head_dim.get() as u128;
-    let peak = |width: u128, w: u64| super::llamacpp::layer_peak(arch, m, width) + w as u128;
+    let peak = |width: u128, w: u64| layer_peak(arch, m, width) + w as u128;
     let worst = peak(h + 2 * f, w_in)
         .max(peak(h + f, w_down))
         .max(peak(2 * q, kv_layer));
     c.then(&[Sym("P_cpu", worst), Max])
+}
+
+/// One micro-batch as llama.cpp reserves its graph: the counts [`compute_buffer`] and
+/// [`cpu_layer_copies`] read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Micro {
+    /// Tokens per micro-batch (`n_ubatch`), `n_ub`.
+    pub n_ub: u64,
+    /// Rows of logits the graph reserves, `n_out`: `n_ub`, or from b9460 one per sequence.
+    pub n_out: u64,
+    /// Cells of the widest attention, `n_kv`.
+    pub n_kv: u64,
+    /// Cells of every attention mask together (full and windowed), `n_m`.
+    pub n_m: u64,
+    /// Flash attention.
+    pub fa: bool,
+}
+
+/// The widest f32 activation of a layer's feed-forward block, in elements per token: `f`
+/// in [`super::llamacpp::compute_buffer`] (a dense layer's `ffn`; a mixture's `k` chosen experts of
+/// `f_e` each, the larger where both kinds of layer are present).
+pub(super) fn ffn_width(arch: &crate::model::Arch) -> u64 {
+    let dense = if arch.experts == 0 || arch.first_dense > 0 {
+        arch.ffn.get() as u64
+    } else {
+        0
+    };
+    let routed = if arch.experts > 0 {
+        arch.top_k as u64 * arch.expert_ffn() as u64
+    } else {
+        0
+    };
+    dense.max(routed)
+}
+
+/// A layer's peak, bytes: `m·n_ub·n_m + 4·n_ub·(h + width)`, `m` 6 with flash attention
+/// (the f32 mask's copy and its f16 cast) else 4, `width` the activations alive beside the
+/// residual, in elements per token (shown as one symbol, `P_layer`, in the formula).
+pub(super) fn layer_peak(arch: &crate::model::Arch, m: Micro, width: u128) -> u128 {
+    let masks = if m.fa { 6 } else { 4 } * m.n_ub as u128 * m.n_m as u128;
+    masks + 4 * m.n_ub as u128 * (arch.hidden.get() as u128 + width)
 }
 
 /// Whether the build runs a CPU layer's products on the GPU (op offload): Ollama from 0.1.30,
