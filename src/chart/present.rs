@@ -166,6 +166,21 @@ mod tests {
     use memfit_core::estimate::estimate;
     use memfit_core::scenario::{Scenario, Zero};
 
+    /// The ZeRO comparison says its bars are training's outside training, and nothing in it.
+    #[test]
+    fn zero_panel_names_training_outside_training() {
+        let note = |q: &str| zero_mode_note(&memfit_core::contract::query::decode(q).0.scenario);
+        assert_eq!(note("model=llama-2-7b"), None);
+        let serve = note("mode=serve&model=llama-2-7b").unwrap();
+        assert!(
+            serve.starts_with("The scenario is serving; these bars are what training"),
+            "{serve}"
+        );
+        assert!(note("mode=infer&model=llama-2-7b")
+            .unwrap()
+            .contains("is inference;"));
+    }
+
     /// The headline of a refused launch says what was refused: the context (a pool of
     /// 48,080 tokens for vLLM's 131,072-token request on a 24 GB card) or the start itself
     /// (SGLang with no memory left for the pool; a tensor-parallel size the heads refuse,
@@ -276,6 +291,20 @@ pub struct Variant {
     pub comm: String,
     /// The step-time model's step and throughput, as text.
     pub time: String,
+}
+
+/// What the ZeRO comparison shows when the scenario is not training: the bars are always
+/// training's (ZeRO shards training state), so a serving or inference reader is told so.
+pub fn zero_mode_note(s: &memfit_core::scenario::Scenario) -> Option<String> {
+    use memfit_core::scenario::Mode;
+    let what = match s.workload.mode {
+        Mode::Train => return None,
+        Mode::Infer => "inference",
+        Mode::Serve => "serving",
+    };
+    Some(format!(
+        "The scenario is {what}; these bars are what training this model would take with each ZeRO stage (ZeRO partitions training's gradients, optimizer states and weights), on the selected GPU."
+    ))
 }
 
 /// ZeRO stages 0–3 × optimizer offload none/CPU for the scenario at data-parallel size `dp`.

@@ -47,9 +47,11 @@ pub fn ZeroComparison(
     };
     let fig = NodeRef::<leptos::html::Figure>::new();
     super::draw_svg(fig, move || svg.get());
+    let training_note = move || scenario.with(crate::chart::present::zero_mode_note);
     view! {
         <section class="panel compare" id="zero-compare" data-testid="zero-compare" node_ref=node>
             <h2>"ZeRO stages side by side"</h2>
+            {move || training_note().map(|t| view! { <p class="hint" data-testid="zero-mode-note">{t}</p> })}
             <div class="row">
                 <label for="dp-slider">"Data-parallel ranks N_d: " <strong data-testid="dp-value">{move || dp.get()}</strong></label>
                 <input id="dp-slider" autocomplete="off" type="range" min="1" max="10" step="1" data-testid="dp-slider"

@@ -366,12 +366,17 @@ await test('ZeRO panel and comparison: stage change, DP slider, fitting bars mar
   await page.getByTestId('dp-slider').fill('6');
   await page.waitForFunction(() => document.querySelector('[data-testid=dp-value]').textContent === '64');
   check((await page.getByTestId('zero-compare').textContent()).includes('✓'), 'no bar marked as fitting');
+  check(await page.getByTestId('zero-mode-note').count() === 0, 'a training scenario\'s ZeRO panel says it is not training');
   check(await page.getByTestId('seq-curve').locator('svg').count() === 1, 'no sequence curve');
   // The curve is computed while its panel is on screen (IntersectionObserver): bring it
   // into view and wait for it rather than reading it at once.
   await page.getByTestId('seq-curve').scrollIntoViewIfNeeded();
   const maxSeq = await page.waitForFunction(() => document.querySelector('[data-testid=max-seq]')?.textContent.includes('tokens'), null, { timeout: 10000 }).then(() => true, () => false);
   check(maxSeq, 'no max sequence');
+  // Serving: the ZeRO panel's bars are training's, and it says so.
+  await open(page, 'mode=serve&model=llama-3-8b&gpu=h100-80');
+  await page.getByTestId('zero-mode-note').waitFor({ state: 'attached' });
+  check((await page.getByTestId('zero-mode-note').textContent()).startsWith('The scenario is serving; these bars are what training'), 'the serving ZeRO panel does not say its bars are training\'s');
 });
 
 await test('below the chart, panels are built when the reader scrolls towards them or selects an item', 1440, async (page) => {
