@@ -359,7 +359,8 @@ fn ollama_engine_by_release() {
 /// 5,120, f = 27,648), n_ub 512, n_ctx 4,096, flash attention, one sequence:
 /// - b9459: 4·512·(152,064 + 5,120) = 321,912,832 B (the logits of 512 tokens);
 /// - b9460: 6·512·4,096 + 4·512·(5,120 + 3·27,648) = 192,937,984 B (184.00 MiB);
-/// - Ollama 0.30.10 (b9672) with 48 of 64 layers on the GPU: the CPU layers' Q4_K up matrix
+/// - Ollama 0.30.10 (b9672) at ngl 48 (the output layer and 47 of 64 layers on the GPU): the CPU
+///   layers' Q4_K up matrix
 ///   (27,648·5,120/256·144 = 79,626,240 B) copied in beside 4·512·(2·5,120 + 2·27,648):
 ///   12,582,912 + 134,217,728 + 79,626,240 = 226,426,880 B (215.94 MiB; the log: 225.96).
 ///

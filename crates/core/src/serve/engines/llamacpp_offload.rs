@@ -439,7 +439,7 @@ pub(super) fn offloaded_head(
 /// use), `ggml-cuda.cu` `ggml_backend_cuda_device_offload_op`.
 ///
 /// # Example
-/// Qwen2.5 32B Q4_K_M (h = 5,120, f = 27,648), 16 of 64 layers on the CPU, n_ub 512, n_ctx
+/// Qwen2.5 32B Q4_K_M (h = 5,120, f = 27,648), 17 of 64 layers on the CPU, n_ub 512, n_ctx
 /// 4,096, flash attention: W_in = 27,648·5,120/256·144 = 79,626,240 B (Q4_K), W_down (Q6_K)
 /// 116,121,600 B; 6·512·4,096 + 4·512·(10,240 + 55,296) + 79,626,240 = 226,426,880 B
 /// (215.94 MiB; Ollama 0.30.10 logged 225.96). Llama 3.1 8B Q4_0, 18 of 32 layers on the CPU,
@@ -471,7 +471,8 @@ pub(super) fn cpu_layer_copies(
     c.then(&[Sym("P_cpu", worst), Max])
 }
 
-/// One micro-batch as llama.cpp reserves its graph: the counts [`compute_buffer`] and
+/// One micro-batch as llama.cpp reserves its graph: the counts
+/// [`super::llamacpp::compute_buffer`] and
 /// [`cpu_layer_copies`] read.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Micro {
